@@ -1,0 +1,133 @@
+/**
+ * The HTTP API under /v1 (Hono). Handlers stay thin: parse and validate at the edge,
+ * check policy, then hand over to the run's RunCoordinator or to the results store.
+ * Every route but /healthz requires `Authorization: Bearer <EDGELOAD_API_TOKEN>`.
+ */
+import { Hono, type Context } from "hono";
+import { ArrivalSchedule } from "../core/arrival-schedule.ts";
+import { planRun } from "../core/plan.ts";
+import { parseRunSpec, redactSpec } from "../core/run-spec.ts";
+import type { Env } from "./env.ts";
+import { checkTarget, limitsOf, modeOf } from "./policy.ts";
+import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, tooManyRuns, unauthorized } from "./problems.ts";
+import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
+
+type App = { Bindings: Env };
+
+const RUN_ID = /^r-[0-9a-z]{6,12}-[0-9a-f]{8}$/;
+
+export const api = new Hono<App>();
+
+api.onError((error, c) => {
+  if (error instanceof ApiError) return error.toResponse(new URL(c.req.url).pathname);
+  console.error("unhandled error", error);
+  return new ApiError(500, "internal", "Internal error", "the request failed; see the Worker logs").toResponse(new URL(c.req.url).pathname);
+});
+api.notFound((c) => notFound(`route ${c.req.method} ${new URL(c.req.url).pathname}`).toResponse(new URL(c.req.url).pathname));
+
+api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env) }));
+
+api.use("/v1/*", async (c, next) => {
+  const expected = c.env.EDGELOAD_API_TOKEN;
+  if (!expected) throw notConfigured("EDGELOAD_API_TOKEN is not set; run `wrangler secret put EDGELOAD_API_TOKEN`");
+  const header = c.req.header("authorization") ?? "";
+  const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
+  if (!(await constantTimeEqual(presented, expected))) throw unauthorized();
+  await next();
+});
+
+api.post("/v1/runs", async (c) => {
+  let input: unknown;
+  try {
+    input = await c.req.json();
+  } catch {
+    throw badRequest("the body must be a JSON run spec", [{ field: "(body)", detail: "not valid JSON" }]);
+  }
+  const parsed = parseRunSpec(input);
+  if (!parsed.ok) throw invalidSpec(parsed.problems);
+  const spec = parsed.spec;
+
+  const targetProblem = checkTarget(spec.target, c.env);
+  if (targetProblem) throw forbidden("target-not-allowed", "Target not allowed", targetProblem.detail, [targetProblem]);
+  const limits = limitsOf(c.env);
+  const planned = planRun(spec, new ArrivalSchedule(spec.stages).total, limits);
+  if (!planned.ok) throw forbidden("cap-exceeded", "Run exceeds this deployment's caps", planned.problems.map((p) => p.detail).join("; "), planned.problems);
+  if ((await countActiveRuns(c.env.DB)) >= limits.maxConcurrentRuns) throw tooManyRuns(limits.maxConcurrentRuns);
+
+  const id = newRunId();
+  const coordinator = c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id));
+  const { t0Ms } = await coordinator.create({ runId: id, spec, plan: planned.plan, mode: modeOf(c.env) });
+  const links = runLinks(c, id);
+  c.header("location", links.self);
+  return c.json(
+    { id, status: "running", startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan: planned.plan, links },
+    201,
+  );
+});
+
+api.get("/v1/runs", async (c) => {
+  const limit = Number(c.req.query("limit") ?? 20);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badRequest("limit must be an integer from 1 to 200", [{ field: "limit", detail: "out of range" }]);
+  const status = c.req.query("status");
+  const runs = await listRuns(c.env.DB, { limit, ...(status ? { status } : {}) });
+  return c.json({
+    runs: runs.map((r) => ({
+      id: r.id, name: r.name, status: r.status, target: r.target,
+      createdAt: new Date(r.created_at).toISOString(),
+      startedAt: r.t0 ? new Date(r.t0).toISOString() : null,
+      endedAt: r.ended_at ? new Date(r.ended_at).toISOString() : null,
+      durationS: r.duration_ms / 1000,
+      thresholdsOk: r.thresholds_ok === null ? null : r.thresholds_ok === 1,
+      abortReason: r.abort_reason,
+      links: runLinks(c, r.id),
+    })),
+  });
+});
+
+api.get("/v1/runs/:id", async (c) => {
+  const view = await coordinatorOf(c).status();
+  if (!view) throw notFound(`run ${c.req.param("id")}`);
+  return c.json({ ...view, links: runLinks(c, view.id) });
+});
+
+api.get("/v1/runs/:id/summary", async (c) => {
+  const summary = await coordinatorOf(c).summary();
+  if (!summary) throw notFound(`run ${c.req.param("id")}`);
+  return c.json(summary);
+});
+
+api.get("/v1/runs/:id/timeseries", async (c) => {
+  const id = c.req.param("id");
+  const view = await coordinatorOf(c).status();
+  if (!view) throw notFound(`run ${id}`);
+  return c.json({ id, windowS: 1, points: await timeseries(c.env.DB, id) });
+});
+
+api.post("/v1/runs/:id/abort", async (c) => {
+  const view = await coordinatorOf(c).abort("aborted through the API");
+  if (!view) throw notFound(`run ${c.req.param("id")}`);
+  return c.json({ ...view, links: runLinks(c, view.id) }, 202);
+});
+
+function coordinatorOf(c: Context<App>) {
+  const id = c.req.param("id") ?? "";
+  if (!RUN_ID.test(id)) throw notFound(`run ${id}`);
+  return c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id));
+}
+
+function runLinks(c: Context<App>, id: string) {
+  const base = `${new URL(c.req.url).origin}/v1/runs/${id}`;
+  return { self: base, summary: `${base}/summary`, timeseries: `${base}/timeseries`, abort: `${base}/abort` };
+}
+
+/** Time-sortable run id: `r-<ms base36>-<8 hex>`. */
+function newRunId(): string {
+  return `r-${Date.now().toString(36)}-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`;
+}
+
+/** Compares secrets without leaking their length or content through timing. */
+async function constantTimeEqual(a: string, b: string): Promise<boolean> {
+  const enc = new TextEncoder();
+  const [ha, hb] = await Promise.all([crypto.subtle.digest("SHA-256", enc.encode(a)), crypto.subtle.digest("SHA-256", enc.encode(b))]);
+  return crypto.subtle.timingSafeEqual(ha, hb) && a.length > 0;
+}

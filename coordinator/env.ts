@@ -1,0 +1,25 @@
+/**
+ * Bindings of the coordinator Worker (see wrangler.toml). The LoadShard class is deployed
+ * in the same Worker, so both Durable Objects share this Env.
+ */
+import type { RunCoordinator } from "./run-coordinator.ts";
+import type { LoadShard } from "../workers/shard/load-shard.ts";
+
+export interface Env {
+  readonly RUN_COORDINATOR: DurableObjectNamespace<RunCoordinator>;
+  readonly LOAD_SHARD: DurableObjectNamespace<LoadShard>;
+  readonly DB: D1Database;
+  readonly SEEDS: R2Bucket;
+  /** Secret: bearer token for every control route. */
+  readonly EDGELOAD_API_TOKEN?: string;
+  /** "local" under wrangler dev (allows loopback targets), "deployed" otherwise. */
+  readonly EDGELOAD_MODE?: string;
+  /** Comma-separated allowed target origins or host patterns (`*.example.com`). */
+  readonly ALLOWED_TARGETS?: string;
+  readonly MAX_RATE_PER_S?: string;
+  readonly MAX_DURATION_S?: string;
+  readonly MAX_SHARDS?: string;
+  readonly MAX_TOTAL_REQUESTS?: string;
+  readonly MAX_CONCURRENT_RUNS?: string;
+  readonly SUBREQUESTS_PER_INVOCATION?: string;
+}

@@ -1,0 +1,13 @@
+/**
+ * The coordinator Worker: the HTTP API, plus the Durable Object classes it deploys
+ * (RunCoordinator, one per run; LoadShard, N per run).
+ */
+import { api } from "./api.ts";
+import type { Env } from "./env.ts";
+
+export { RunCoordinator } from "./run-coordinator.ts";
+export { LoadShard } from "../workers/shard/load-shard.ts";
+
+export default {
+  fetch: (request, env, ctx) => api.fetch(request, env, ctx),
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,187 @@
+/**
+ * Every D1 statement edgeload runs, in one place. The schema is documented in
+ * migrations/SCHEMA.md.
+ *
+ * Write bound: for each second of a run the coordinator writes at most
+ * regions × steps × (1 window row + 5 histogram rows), whatever the request rate and the
+ * shard count, because shards are merged per region before anything reaches D1. Rows go
+ * out in batched multi-row INSERTs that respect D1's 100-bound-parameter limit.
+ */
+import { Histogram } from "../core/histogram.ts";
+import type { RunStatus } from "../core/protocol.ts";
+import { MetricStats, TRENDS, type TrendName } from "../core/stats.ts";
+
+/** Histogram metric names in D1, by trend. */
+export const HISTOGRAM_METRICS: Record<TrendName, string> = {
+  duration: "http_req_duration",
+  ttfb: "http_req_waiting",
+  corrected: "http_req_corrected",
+  lag: "schedule_lag",
+  slotWait: "slot_wait",
+};
+
+/** D1 allows 100 bound parameters per statement. */
+const MAX_PARAMS = 100;
+
+export interface WindowCell {
+  readonly windowS: number;
+  readonly region: string;
+  readonly step: string;
+  readonly stats: MetricStats;
+}
+
+const WINDOW_COLUMNS = [
+  "run_id", "window_s", "region", "step", "sent", "requests", "failed", "dropped", "timeouts", "connection_errors",
+  "status_4xx", "status_5xx", "checks_passed", "checks_failed", "bytes_received", "statuses_json",
+] as const;
+const HISTOGRAM_COLUMNS = ["run_id", "window_s", "region", "step", "metric", "count", "sum_us", "min_us", "max_us", "buckets"] as const;
+
+/** Rows written per window second per (region, step): 1 counters row + one per trend. */
+export const ROWS_PER_CELL = 1 + TRENDS.length;
+
+/** Statements writing these cells; run them in one `db.batch` (a transaction). */
+export function windowStatements(db: D1Database, runId: string, cells: readonly WindowCell[]): D1PreparedStatement[] {
+  const windowRows: unknown[][] = [];
+  const histogramRows: unknown[][] = [];
+  for (const { windowS, region, step, stats } of cells) {
+    const c = stats.counters;
+    windowRows.push([
+      runId, windowS, region, step, c.sent, c.completed, c.failed, c.dropped, c.timeouts, c.connectionErrors,
+      c.status4xx, c.status5xx, c.checksPassed, c.checksFailed, c.bytesReceived, JSON.stringify(stats.statuses),
+    ]);
+    for (const trend of TRENDS) {
+      const h = stats.trends[trend];
+      if (h.count === 0) continue;
+      histogramRows.push([runId, windowS, region, step, HISTOGRAM_METRICS[trend], h.count, Math.round(h.sum), h.min, h.max, JSON.stringify(h.buckets())]);
+    }
+  }
+  return [...multiRowInserts(db, "windows", WINDOW_COLUMNS, windowRows), ...multiRowInserts(db, "histograms", HISTOGRAM_COLUMNS, histogramRows)];
+}
+
+function multiRowInserts(db: D1Database, table: string, columns: readonly string[], rows: unknown[][]): D1PreparedStatement[] {
+  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
+  const out: D1PreparedStatement[] = [];
+  for (let i = 0; i < rows.length; i += perStatement) {
+    const chunk = rows.slice(i, i + perStatement);
+    const placeholders = chunk.map(() => `(${columns.map(() => "?").join(",")})`).join(",");
+    out.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${placeholders}`).bind(...chunk.flat()));
+  }
+  return out;
+}
+
+export interface RunRow {
+  readonly id: string;
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly target: string;
+  readonly created_at: number;
+  readonly t0: number | null;
+  readonly ended_at: number | null;
+  readonly duration_ms: number;
+  readonly thresholds_ok: number | null;
+  readonly abort_reason: string | null;
+}
+
+export function insertRun(db: D1Database, row: { id: string; name: string; target: string; createdAt: number; durationMs: number; specJson: string; planJson: string }): D1PreparedStatement {
+  return db
+    .prepare("INSERT INTO runs (id, name, status, target, created_at, duration_ms, spec_json, plan_json) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)")
+    .bind(row.id, row.name, row.target, row.createdAt, row.durationMs, row.specJson, row.planJson);
+}
+
+export function updateRunStatus(db: D1Database, id: string, status: RunStatus, fields: { t0?: number; endedAt?: number; summaryJson?: string; thresholdsOk?: boolean; abortReason?: string | null } = {}): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE runs SET status = ?, t0 = COALESCE(?, t0), ended_at = COALESCE(?, ended_at), summary_json = COALESCE(?, summary_json),
+       thresholds_ok = COALESCE(?, thresholds_ok), abort_reason = COALESCE(?, abort_reason) WHERE id = ?`,
+    )
+    .bind(status, fields.t0 ?? null, fields.endedAt ?? null, fields.summaryJson ?? null, fields.thresholdsOk === undefined ? null : fields.thresholdsOk ? 1 : 0, fields.abortReason ?? null, id);
+}
+
+export function insertShards(db: D1Database, runId: string, shards: ReadonlyArray<{ index: number; region: string; segment: string }>): D1PreparedStatement[] {
+  const rows = shards.map((s) => [runId, s.index, s.region, s.segment]);
+  return multiRowInserts(db, "shards", ["run_id", "shard", "region", "segment"], rows);
+}
+
+export function updateShard(db: D1Database, runId: string, s: { index: number; colo: string; requests: number; failed: number; dropped: number; restarts: number; invocations: number; subrequests: number; peakInFlight: number; summaryJson: string }): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE shards SET colo = ?, requests = ?, failed = ?, dropped = ?, restarts = ?, invocations = ?, subrequests = ?,
+       peak_in_flight = ?, summary_json = ? WHERE run_id = ? AND shard = ?`,
+    )
+    .bind(s.colo, s.requests, s.failed, s.dropped, s.restarts, s.invocations, s.subrequests, s.peakInFlight, s.summaryJson, runId, s.index);
+}
+
+export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "finishing"];
+
+export async function countActiveRuns(db: D1Database): Promise<number> {
+  const row = await db.prepare(`SELECT COUNT(*) AS n FROM runs WHERE status IN (${ACTIVE_STATUSES.map(() => "?").join(",")})`).bind(...ACTIVE_STATUSES).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+export async function listRuns(db: D1Database, options: { limit: number; status?: string }): Promise<RunRow[]> {
+  const where = options.status ? "WHERE status = ?" : "";
+  const binds = options.status ? [options.status, options.limit] : [options.limit];
+  const { results } = await db
+    .prepare(`SELECT id, name, status, target, created_at, t0, ended_at, duration_ms, thresholds_ok, abort_reason FROM runs ${where} ORDER BY created_at DESC LIMIT ?`)
+    .bind(...binds)
+    .all<RunRow>();
+  return results;
+}
+
+export async function getSummaryJson(db: D1Database, id: string): Promise<string | null> {
+  const row = await db.prepare("SELECT summary_json FROM runs WHERE id = ?").bind(id).first<{ summary_json: string | null }>();
+  return row?.summary_json ?? null;
+}
+
+export interface TimeseriesPoint {
+  readonly t: number;
+  readonly region: string;
+  readonly requests: number;
+  readonly failed: number;
+  readonly dropped: number;
+  readonly rps: number;
+  readonly p50: number | null;
+  readonly p95: number | null;
+  readonly p99: number | null;
+}
+
+/**
+ * Per-second series by region plus "all": request rate, failures, drops and
+ * http_req_duration percentiles (ms). Percentiles come from histograms merged here from
+ * the stored buckets, never from averaging per-region figures.
+ */
+export async function timeseries(db: D1Database, runId: string): Promise<TimeseriesPoint[]> {
+  const [windows, histograms] = await db.batch<Record<string, unknown>>([
+    db.prepare("SELECT window_s, region, SUM(requests) AS requests, SUM(failed) AS failed, SUM(dropped) AS dropped FROM windows WHERE run_id = ? GROUP BY window_s, region ORDER BY window_s").bind(runId),
+    db.prepare("SELECT window_s, region, count, sum_us, min_us, max_us, buckets FROM histograms WHERE run_id = ? AND metric = 'http_req_duration' ORDER BY window_s").bind(runId),
+  ]);
+  const key = (t: number, region: string) => `${t}\u0000${region}`;
+  const points = new Map<string, { t: number; region: string; requests: number; failed: number; dropped: number; h: Histogram }>();
+  const at = (t: number, region: string) => {
+    let p = points.get(key(t, region));
+    if (!p) points.set(key(t, region), (p = { t, region, requests: 0, failed: 0, dropped: 0, h: new Histogram() }));
+    return p;
+  };
+  for (const r of windows!.results) {
+    for (const region of [r.region as string, "all"]) {
+      const p = at(r.window_s as number, region);
+      p.requests += r.requests as number;
+      p.failed += r.failed as number;
+      p.dropped += r.dropped as number;
+    }
+  }
+  for (const r of histograms!.results) {
+    const h = histogramFromRow(r);
+    for (const region of [r.region as string, "all"]) at(r.window_s as number, region).h.merge(h);
+  }
+  const ms = (h: Histogram, q: number) => (h.count ? Math.round(h.quantile(q)) / 1000 : null);
+  return [...points.values()]
+    .sort((a, b) => a.t - b.t || a.region.localeCompare(b.region))
+    .map((p) => ({ t: p.t, region: p.region, requests: p.requests, failed: p.failed, dropped: p.dropped, rps: p.requests, p50: ms(p.h, 0.5), p95: ms(p.h, 0.95), p99: ms(p.h, 0.99) }));
+}
+
+/** Rebuilds a histogram from a stored row (bucket midpoints map back to their buckets). */
+export function histogramFromRow(row: Record<string, unknown>): Histogram {
+  const pairs = JSON.parse(row.buckets as string) as Array<[number, number]>;
+  return Histogram.fromBuckets(pairs, { sum: row.sum_us as number, min: row.min_us as number, max: row.max_us as number });
+}

@@ -1,0 +1,412 @@
+/**
+ * RunCoordinator: one Durable Object per run. It starts the shards at a common T0,
+ * receives their window flushes, merges them exactly, writes merged windows to D1 in
+ * bounded batches, evaluates thresholds while the run goes (abortOnFail), and writes the
+ * summary at the end. Lifecycle: pending → running → finishing → passed | failed |
+ * aborted | error.
+ *
+ * Durability: every accepted flush is appended to a log in this object's SQLite storage
+ * in the same turn it is merged, keyed by (shard, window) so a retried flush is recognised
+ * and ignored. Totals are checkpointed every few seconds and the log trimmed behind the
+ * checkpoint; a restarted object rebuilds totals and unwritten windows from checkpoint +
+ * log, so nothing is lost and nothing is counted twice.
+ *
+ * RPC surface: create(), flush(), status(), summary(), abort().
+ */
+import { DurableObject } from "cloudflare:workers";
+import { ArrivalSchedule } from "../core/arrival-schedule.ts";
+import type { Plan } from "../core/plan.ts";
+import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type ShardFlush, type ShardTelemetry } from "../core/protocol.ts";
+import { redactSpec, type RunSpec } from "../core/run-spec.ts";
+import { RunTotals, type RunTotalsWire } from "../core/run-totals.ts";
+import { MetricStats, type MetricStatsWire } from "../core/stats.ts";
+import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../core/summary.ts";
+import type { Env } from "./env.ts";
+import { insertRun, insertShards, updateRunStatus, updateShard, windowStatements, type WindowCell } from "./results-store.ts";
+
+interface RunRecord {
+  readonly runId: string;
+  /** Full spec (with secrets) until the run ends; redacted afterwards. */
+  readonly spec: RunSpec;
+  readonly plan: Plan;
+  readonly mode: Mode;
+  readonly createdMs: number;
+  readonly t0Ms: number;
+  readonly status: RunStatus;
+  readonly endMs: number | null;
+  readonly abortReason: string | null;
+  readonly shardsDone: readonly number[];
+  readonly watermarks: Readonly<Record<number, number>>;
+  readonly telemetry: Readonly<Record<number, ShardTelemetry>>;
+}
+
+export interface RunView {
+  readonly id: string;
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly target: string;
+  readonly createdAt: string;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly abortReason: string | null;
+  readonly progress: { readonly elapsedS: number; readonly durationS: number; readonly fraction: number };
+  readonly live: {
+    readonly targetRatePerS: number;
+    readonly achievedRatePerS: number;
+    readonly requests: number;
+    readonly failed: number;
+    readonly dropped: number;
+    readonly p95Ms: number | null;
+    readonly shardsDone: number;
+    readonly shards: number;
+  };
+  readonly thresholdsOk: boolean | null;
+}
+
+/** How long before T0 shards are started, so every one is armed in time. */
+const START_LEAD_MS = { local: 1_500, deployed: 3_000 } as const;
+const TICK_MS = 1_000;
+/** A window is written once every shard has passed it, or this long after it ended. */
+const MAX_LATENESS_MS = 10_000;
+/** After the planned end, shards get this long (plus the request timeout) to report done. */
+const FINISH_GRACE_MS = 15_000;
+/** After an abort, shards get this long to flush what they measured. */
+const ABORT_GRACE_MS = 5_000;
+const CHECKPOINT_EVERY_MS = 5_000;
+
+export class RunCoordinator extends DurableObject<Env> {
+  #run: RunRecord | null = null;
+  #totals = new RunTotals();
+  /** Merged cells of windows not yet written to D1: window → "region\0step" → cell. */
+  #open = new Map<number, Map<string, { region: string; step: number; stats: MetricStats }>>();
+  /** Requests sent per window, across shards, for the live achieved rate. */
+  #sentByWindow = new Map<number, number>();
+  #lastCheckpointMs = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS flush_log (id INTEGER PRIMARY KEY AUTOINCREMENT, shard INTEGER NOT NULL, window_s INTEGER NOT NULL,
+        data TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0, UNIQUE (shard, window_s))`,
+    );
+    void ctx.blockConcurrencyWhile(async () => this.#restore());
+  }
+
+  /** Plans are made by the Worker; this persists the run, starts every shard and returns T0. */
+  async create(input: { runId: string; spec: RunSpec; plan: Plan; mode: Mode }): Promise<{ t0Ms: number }> {
+    if (this.#run) return { t0Ms: this.#run.t0Ms };
+    const now = Date.now();
+    const t0Ms = now + START_LEAD_MS[input.mode];
+    const run: RunRecord = {
+      ...input, createdMs: now, t0Ms, status: "pending", endMs: null, abortReason: null,
+      shardsDone: [], watermarks: {}, telemetry: {}
+    };
+    this.#save(run);
+    const db = this.env.DB;
+    await db.batch([
+      insertRun(db, {
+        id: run.runId, name: run.spec.name, target: run.spec.target, createdAt: now, durationMs: run.spec.durationMs,
+        specJson: JSON.stringify(redactSpec(run.spec)), planJson: JSON.stringify(run.plan),
+      }),
+      ...insertShards(db, run.runId, run.plan.shards),
+    ]);
+    const deadlineMs = t0Ms + run.spec.durationMs + run.spec.timeoutMs;
+    const started = await Promise.allSettled(
+      run.plan.shards.map((shard) =>
+        this.#shardStub(shard.index).start({
+          runId: run.runId, shard, weights: run.plan.weights, iterationsPerInvocation: run.plan.iterationsPerInvocation,
+          t0Ms, deadlineMs, spec: run.spec, mode: run.mode,
+        }),
+      ),
+    );
+    const failure = started.find((s) => s.status === "rejected");
+    if (failure) {
+      await this.#broadcastAbort();
+      await this.#finish("error", `could not start every shard: ${String((failure as PromiseRejectedResult).reason)}`);
+      throw new Error("could not start every shard");
+    }
+    this.#save({ ...this.#run!, status: "running" });
+    await db.batch([updateRunStatus(db, run.runId, "running", { t0: t0Ms })]);
+    await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
+    return { t0Ms };
+  }
+
+  /** Receives a shard's closed windows. Idempotent per (shard, window). */
+  async flush(message: ShardFlush): Promise<FlushAck> {
+    const run = this.#run;
+    if (!run || run.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
+    const region = run.plan.shards[message.shardIndex]?.region;
+    if (region === undefined) throw new Error(`unknown shard ${message.shardIndex}`);
+    let accepted = 0;
+    let duplicates = 0;
+    for (const window of message.windows) {
+      const cursor = this.ctx.storage.sql.exec(
+        "INSERT OR IGNORE INTO flush_log (shard, window_s, data) VALUES (?, ?, ?)",
+        message.shardIndex, window.windowS, JSON.stringify(window.steps),
+      );
+      if (cursor.rowsWritten === 0) {
+        duplicates++;
+        continue;
+      }
+      accepted++;
+      this.#mergeWindow(message.shardIndex, region, window.windowS, window.steps, true);
+    }
+    const done = message.done && !run.shardsDone.includes(message.shardIndex) ? [...run.shardsDone, message.shardIndex] : run.shardsDone;
+    this.#save({
+      ...run,
+      shardsDone: done,
+      watermarks: { ...run.watermarks, [message.shardIndex]: Math.max(run.watermarks[message.shardIndex] ?? 0, message.watermarkS) },
+      telemetry: { ...run.telemetry, [message.shardIndex]: message.telemetry },
+    });
+    if (done.length === run.plan.shards.length && !FINAL_STATUSES.includes(run.status)) {
+      await this.ctx.storage.setAlarm(Date.now()); // everyone is done: finish now
+    }
+    return { accepted, duplicates, stop: run.status === "aborted" || run.status === "failed" || run.status === "error" };
+  }
+
+  /** Status, progress and live totals. */
+  async status(): Promise<RunView | null> {
+    const run = this.#run;
+    if (!run) return null;
+    const now = Date.now();
+    const elapsedMs = Math.max(0, Math.min((run.endMs ?? now) - run.t0Ms, run.spec.durationMs));
+    const all = this.#totals.select();
+    const p95 = all.trends.duration.count ? Math.round(all.trends.duration.quantile(0.95)) / 1000 : null;
+    const schedule = new ArrivalSchedule(run.spec.stages);
+    const targetRate = schedule.arrivalsBy(elapsedMs + 500) - schedule.arrivalsBy(Math.max(0, elapsedMs - 500));
+    const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
+    return {
+      id: run.runId,
+      name: run.spec.name,
+      status: run.status,
+      target: run.spec.target,
+      createdAt: new Date(run.createdMs).toISOString(),
+      startedAt: new Date(run.t0Ms).toISOString(),
+      endedAt: run.endMs ? new Date(run.endMs).toISOString() : null,
+      abortReason: run.abortReason,
+      progress: { elapsedS: elapsedMs / 1000, durationS: run.spec.durationMs / 1000, fraction: run.spec.durationMs ? elapsedMs / run.spec.durationMs : 1 },
+      live: {
+        targetRatePerS: Math.round(targetRate * 100) / 100,
+        achievedRatePerS: this.#sentByWindow.get(lastComplete) ?? 0,
+        requests: all.counters.completed,
+        failed: all.counters.failed,
+        dropped: all.counters.dropped,
+        p95Ms: p95,
+        shardsDone: run.shardsDone.length,
+        shards: run.plan.shards.length,
+      },
+      thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" : null,
+    };
+  }
+
+  /** The summary: final once the run ended, otherwise a live one over what arrived. */
+  async summary(): Promise<Summary | null> {
+    const stored = this.ctx.storage.kv.get<Summary>("summary");
+    if (stored) return stored;
+    const run = this.#run;
+    return run ? this.#buildSummary(run, Date.now()) : null;
+  }
+
+  /** Stops every shard (within seconds) and ends the run as aborted. */
+  async abort(reason: string): Promise<RunView | null> {
+    const run = this.#run;
+    if (!run) return null;
+    if (!FINAL_STATUSES.includes(run.status)) {
+      this.#save({ ...run, status: "aborted", abortReason: reason, endMs: Date.now() });
+      await this.#broadcastAbort();
+      await this.ctx.storage.setAlarm(Date.now() + ABORT_GRACE_MS);
+    }
+    return this.status();
+  }
+
+  override async alarm(): Promise<void> {
+    const run = this.#run;
+    if (!run || this.ctx.storage.kv.get("summary")) return;
+    const now = Date.now();
+    const everyoneDone = run.shardsDone.length === run.plan.shards.length;
+
+    await this.#writeClosedWindows(run, now, everyoneDone);
+
+    const endOfSchedule = run.t0Ms + run.spec.durationMs;
+    if (run.status === "aborted") {
+      if (everyoneDone || now >= (run.endMs ?? now) + ABORT_GRACE_MS) return this.#finish("aborted", run.abortReason);
+    } else if (everyoneDone || now >= endOfSchedule + run.spec.timeoutMs + FINISH_GRACE_MS) {
+      return this.#finish(null, everyoneDone ? null : "some shards never reported done");
+    } else {
+      const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms);
+      if (abortBy) {
+        const reason = `threshold ${abortBy.key}: ${abortBy.source} failed (abortOnFail)`;
+        this.#save({ ...run, status: "failed", abortReason: reason, endMs: now });
+        await this.#broadcastAbort();
+        await this.ctx.storage.setAlarm(now + ABORT_GRACE_MS);
+        return;
+      }
+      if (run.status === "running" && now >= endOfSchedule) {
+        this.#save({ ...run, status: "finishing" });
+        await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "finishing")]);
+      }
+    }
+    if (run.status === "failed" && (everyoneDone || now >= (run.endMs ?? now) + ABORT_GRACE_MS)) {
+      return this.#finish("failed", run.abortReason);
+    }
+    if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) this.#checkpoint();
+    await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
+  }
+
+  #shardStub(index: number) {
+    const run = this.#run!;
+    const ns = this.env.LOAD_SHARD;
+    const region = run.plan.shards[index]!.region;
+    return ns.get(ns.idFromName(`${run.runId}/${index}`), { locationHint: region as DurableObjectLocationHint });
+  }
+
+  async #broadcastAbort(): Promise<void> {
+    const run = this.#run!;
+    await Promise.allSettled(run.plan.shards.map((s) => this.#shardStub(s.index).abort()));
+  }
+
+  #mergeWindow(shard: number, region: string, windowS: number, steps: ShardFlush["windows"][number]["steps"], live: boolean): void {
+    for (const [step, wire] of steps) {
+      const stats = MetricStats.fromWire(wire as MetricStatsWire);
+      if (live) this.#totals.add(shard, region, step, stats);
+      this.#openCell(windowS, region, step).merge(stats);
+      this.#sentByWindow.set(windowS, (this.#sentByWindow.get(windowS) ?? 0) + stats.counters.sent);
+    }
+  }
+
+  #openCell(windowS: number, region: string, step: number): MetricStats {
+    let cells = this.#open.get(windowS);
+    if (!cells) this.#open.set(windowS, (cells = new Map()));
+    const key = `${region}\u0000${step}`;
+    let cell = cells.get(key);
+    if (!cell) cells.set(key, (cell = { region, step, stats: new MetricStats() }));
+    return cell.stats;
+  }
+
+  /**
+   * Writes to D1 every open window that no shard can still add to: below every running
+   * shard's watermark, or older than MAX_LATENESS_MS. One batch per tick.
+   *
+   * The windows leave the open set, and their log rows are marked written, before the
+   * batch is awaited: a flush arriving meanwhile opens a fresh cell (written next tick as
+   * an extra row) instead of being merged into a cell that is already on its way.
+   */
+  async #writeClosedWindows(run: RunRecord, now: number, all: boolean): Promise<void> {
+    const running = run.plan.shards.filter((s) => !run.shardsDone.includes(s.index));
+    const watermark = Math.min(...running.map((s) => run.watermarks[s.index] ?? 0), Number.MAX_SAFE_INTEGER);
+    const lateLimit = Math.floor((now - run.t0Ms - MAX_LATENESS_MS) / WINDOW_MS);
+    const cutoff = all ? Number.MAX_SAFE_INTEGER : Math.max(watermark, lateLimit);
+    const ready = [...this.#open.keys()].filter((w) => w < cutoff).sort((a, b) => a - b);
+    if (ready.length === 0) return;
+    const cells: Array<WindowCell & { stepIndex: number }> = [];
+    for (const w of ready) {
+      for (const c of this.#open.get(w)!.values()) {
+        cells.push({ windowS: w, region: c.region, step: run.spec.steps[c.step]?.name ?? String(c.step), stepIndex: c.step, stats: c.stats });
+      }
+      this.#open.delete(w);
+    }
+    const sql = this.ctx.storage.sql;
+    const ids = sql.exec<{ id: number }>("SELECT id FROM flush_log WHERE written = 0 AND window_s < ?", cutoff).toArray().map((r) => r.id);
+    const mark = (written: 0 | 1) => {
+      for (let i = 0; i < ids.length; i += 90) {
+        const chunk = ids.slice(i, i + 90);
+        sql.exec(`UPDATE flush_log SET written = ? WHERE id IN (${chunk.map(() => "?").join(",")})`, written, ...chunk);
+      }
+    };
+    mark(1);
+    try {
+      await this.env.DB.batch(windowStatements(this.env.DB, run.runId, cells));
+    } catch (error) {
+      mark(0);
+      for (const c of cells) this.#openCell(c.windowS, c.region, c.stepIndex).merge(c.stats);
+      throw error;
+    }
+    const oldest = ready[ready.length - 1]! - 10;
+    for (const w of [...this.#sentByWindow.keys()]) if (w < oldest) this.#sentByWindow.delete(w);
+  }
+
+  /** Persists totals and trims log rows that are both in the checkpoint and in D1. */
+  #checkpoint(): void {
+    const sql = this.ctx.storage.sql;
+    const maxId = sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM flush_log").one().id ?? 0;
+    this.ctx.storage.kv.put("totals", { throughId: maxId, wire: this.#totals.toWire() });
+    sql.exec("DELETE FROM flush_log WHERE id <= ? AND written = 1", maxId);
+    this.#lastCheckpointMs = Date.now();
+  }
+
+  /** Rebuilds totals (checkpoint + newer log rows) and unwritten windows after a restart. */
+  #restore(): void {
+    this.#run = this.ctx.storage.kv.get<RunRecord>("run") ?? null;
+    if (!this.#run) return;
+    const checkpoint = this.ctx.storage.kv.get<{ throughId: number; wire: RunTotalsWire }>("totals");
+    this.#totals = checkpoint ? RunTotals.fromWire(checkpoint.wire) : new RunTotals();
+    const throughId = checkpoint?.throughId ?? 0;
+    const rows = this.ctx.storage.sql.exec<{ id: number; shard: number; window_s: number; data: string; written: number }>(
+      "SELECT id, shard, window_s, data, written FROM flush_log WHERE id > ? OR written = 0 ORDER BY id", throughId,
+    );
+    for (const row of rows) {
+      const region = this.#run.plan.shards[row.shard]!.region;
+      const steps = JSON.parse(row.data) as ShardFlush["windows"][number]["steps"];
+      if (row.id > throughId) {
+        for (const [step, wire] of steps) this.#totals.add(row.shard, region, step, MetricStats.fromWire(wire as MetricStatsWire));
+      }
+      if (row.written === 0) this.#mergeWindow(row.shard, region, row.window_s, steps, false);
+    }
+  }
+
+  #save(run: RunRecord): void {
+    this.#run = run;
+    this.ctx.storage.kv.put("run", run);
+  }
+
+  #buildSummary(run: RunRecord, endMs: number): Summary {
+    return buildSummary({
+      runId: run.runId,
+      status: run.status,
+      spec: run.spec,
+      plan: run.plan,
+      t0Ms: run.t0Ms,
+      endMs: Math.min(endMs, run.t0Ms + run.spec.durationMs) > run.t0Ms ? Math.min(endMs, run.t0Ms + run.spec.durationMs) : run.t0Ms + 1,
+      totals: this.#totals,
+      abortReason: run.abortReason,
+      shards: run.plan.shards.map((s) => ({
+        index: s.index, region: s.region, segment: s.segment,
+        colo: run.telemetry[s.index]?.colo ?? "unknown", telemetry: run.telemetry[s.index] ?? null,
+      })),
+    });
+  }
+
+  /**
+   * Ends the run: writes what is left, computes the summary with the final status
+   * (`forced` when aborted or failed by abortOnFail, otherwise from thresholds), stores
+   * it in D1, and forgets the secrets.
+   */
+  async #finish(forced: RunStatus | null, note: string | null): Promise<void> {
+    const run = this.#run!;
+    const now = Date.now();
+    const endMs = run.endMs ?? Math.min(now, run.t0Ms + run.spec.durationMs);
+    await this.#writeClosedWindows(run, now, true);
+    const provisional = this.#buildSummary({ ...run, endMs }, endMs);
+    const status: RunStatus = forced ?? (provisional.edgeload.thresholdsPassed ? "passed" : "failed");
+    const final = { ...run, status, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };
+    const summary = this.#buildSummary(final, endMs);
+    const elapsedS = Math.max(0.001, (endMs - run.t0Ms) / 1000);
+    const db = this.env.DB;
+    await db.batch([
+      updateRunStatus(db, run.runId, status, { endedAt: endMs, summaryJson: JSON.stringify(summary), thresholdsOk: summary.edgeload.thresholdsPassed, abortReason: final.abortReason }),
+      ...run.plan.shards.map((s) => {
+        const stats = this.#totals.shard(s.index);
+        const t = run.telemetry[s.index];
+        return updateShard(db, run.runId, {
+          index: s.index, colo: t?.colo ?? "unknown", requests: stats.counters.completed, failed: stats.counters.failed,
+          dropped: stats.counters.dropped, restarts: t?.restarts ?? 0, invocations: t?.invocations ?? 0,
+          subrequests: t?.subrequests ?? 0, peakInFlight: t?.peakInFlight ?? 0, summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
+        });
+      }),
+    ]);
+    this.ctx.storage.kv.put("summary", summary);
+    this.#save(final);
+    this.#checkpoint();
+    await this.ctx.storage.deleteAlarm();
+  }
+}

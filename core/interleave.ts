@@ -1,0 +1,50 @@
+/**
+ * Deterministic interleaving of integer weights: nginx's smooth weighted round-robin.
+ *
+ * Used wherever a stream of indices is shared out by weight without coordination: global
+ * iterations among shards (each shard derives its own share, like k6's execution
+ * segments) and iterations among weighted request steps. Over any prefix of n slots, each
+ * owner holds either floor or ceil of n·w/W (within one of its exact share), and one full
+ * cycle of W slots holds exactly w slots per owner, so shares always sum to the whole.
+ */
+
+/**
+ * One cycle of owners, length sum(weights). `cycle[slot]` is the owner of that slot.
+ * @example interleaveCycle([2, 1]) → [0, 1, 0]
+ */
+export function interleaveCycle(weights: readonly number[]): number[] {
+  const total = weights.reduce((a, w) => a + w, 0);
+  if (!weights.every((w) => Number.isInteger(w) && w >= 0) || total <= 0) {
+    throw new RangeError(`weights must be non-negative integers with a positive sum, got ${JSON.stringify(weights)}`);
+  }
+  const current = weights.map(() => 0);
+  const cycle = new Array<number>(total);
+  for (let slot = 0; slot < total; slot++) {
+    let best = -1;
+    for (let i = 0; i < weights.length; i++) {
+      current[i]! += weights[i]!;
+      if (best < 0 || current[i]! > current[best]!) best = i;
+    }
+    current[best]! -= total;
+    cycle[slot] = best;
+  }
+  return cycle;
+}
+
+/**
+ * The positions, within one cycle, owned by `owner`, ascending.
+ * @example ownedSlots([2, 1], 0) → [0, 2]
+ */
+export function ownedSlots(weights: readonly number[], owner: number): number[] {
+  const cycle = interleaveCycle(weights);
+  const slots: number[] = [];
+  for (let s = 0; s < cycle.length; s++) if (cycle[s] === owner) slots.push(s);
+  return slots;
+}
+
+/** Reduces weights by their greatest common divisor so cycles stay short. */
+export function reduceWeights(weights: readonly number[]): number[] {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const g = weights.reduce((acc, w) => gcd(acc, w), 0) || 1;
+  return weights.map((w) => w / g);
+}

@@ -1,0 +1,70 @@
+/**
+ * Messages between the RunCoordinator and its LoadShards (Durable Object RPC).
+ *
+ * Kept in one module so both sides compile against the same shapes. Everything here is
+ * structured-clone friendly: plain objects, arrays, numbers and strings.
+ */
+import type { Plan, ShardPlan } from "./plan.ts";
+import type { RunSpec } from "./run-spec.ts";
+import type { MetricStatsWire } from "./stats.ts";
+
+/** Width of a metrics window. Windows are numbered by seconds since T0. */
+export const WINDOW_MS = 1000;
+
+export type Mode = "local" | "deployed";
+
+/** Everything a shard needs to run its share; stored in the shard's own storage. */
+export interface ShardAssignment {
+  readonly runId: string;
+  readonly shard: ShardPlan;
+  readonly weights: Plan["weights"];
+  readonly iterationsPerInvocation: number;
+  /** Common start time (epoch ms) of every shard. */
+  readonly t0Ms: number;
+  /** Epoch ms by which the shard has stopped, whatever happens to the coordinator. */
+  readonly deadlineMs: number;
+  /** Full spec including secrets: lives only in Durable Object storage, never in D1. */
+  readonly spec: RunSpec;
+  readonly mode: Mode;
+}
+
+/** One window's measurements from one shard, per step index. */
+export interface ShardWindow {
+  readonly windowS: number;
+  readonly steps: ReadonlyArray<readonly [stepIndex: number, stats: MetricStatsWire]>;
+}
+
+/** Saturation and placement telemetry a shard reports with each flush. */
+export interface ShardTelemetry {
+  readonly region: string;
+  /** Observed colo (`/cdn-cgi/trace` when deployed, "local" under wrangler dev). */
+  readonly colo: string;
+  readonly invocations: number;
+  readonly restarts: number;
+  readonly subrequests: number;
+  readonly peakInFlight: number;
+}
+
+export interface ShardFlush {
+  readonly runId: string;
+  readonly shardIndex: number;
+  /** Completed windows, oldest first. Re-sending a window is harmless: it is deduplicated. */
+  readonly windows: readonly ShardWindow[];
+  /** Every window below this number is complete at the shard (nothing more will come). */
+  readonly watermarkS: number;
+  /** The shard has finished: no further flushes. */
+  readonly done: boolean;
+  readonly telemetry: ShardTelemetry;
+}
+
+export interface FlushAck {
+  /** Windows merged now. */
+  readonly accepted: number;
+  /** Windows already received earlier (retries), ignored. */
+  readonly duplicates: number;
+  /** The run is over (aborted or failed): the shard must stop sending. */
+  readonly stop: boolean;
+}
+
+export type RunStatus = "pending" | "running" | "finishing" | "passed" | "failed" | "aborted" | "error";
+export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "aborted", "error"];

@@ -1,0 +1,318 @@
+/**
+ * The run spec: one schema, validated once at the edge, with k6's option names.
+ *
+ * Decoding goes in two steps, as k6 decodes scenarios: the common fields first, then the
+ * executor's own fields chosen by `executor` (a discriminated union). Every problem of
+ * both steps is reported at once, each with the path of the offending field. Defaults and
+ * normalisation (durations to ms, rates to per-second) live here, so the rest of the
+ * system only sees a `RunSpec`.
+ *
+ * @example
+ * parseRunSpec({ target: "http://127.0.0.1:9090", steps: [{ path: "/delay?ms=20" }],
+ *                executor: "constant-arrival-rate", rate: 200, duration: "30s" })
+ */
+import { z } from "zod";
+import type { RateStage } from "./arrival-schedule.ts";
+import { parseDurationMs } from "./duration.ts";
+import { templateErrors, usesSecrets, type TemplateScope } from "./template.ts";
+import { parseThresholds, type ThresholdInput } from "./thresholds.ts";
+
+/** Cloudflare's Durable Object location hints. */
+export const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "apac-ne", "apac-se", "oc", "afr", "me"] as const;
+export type LocationHint = (typeof LOCATION_HINTS)[number];
+
+export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
+
+/** One problem with the input, RFC 9457-style: which field, what is wrong. */
+export interface Problem {
+  readonly field: string;
+  readonly detail: string;
+}
+
+export type SpecResult = { ok: true; spec: RunSpec } | { ok: false; problems: Problem[] };
+
+const duration = (what: string) =>
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const ms = parseDurationMs(v);
+    if (ms === undefined) {
+      ctx.addIssue({ code: "custom", message: `${JSON.stringify(v)} is not a ${what} like "30s", "1m30s" or "500ms"` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const positiveInt = z.number().int().positive();
+const nonNegative = z.number().nonnegative();
+
+const check = z
+  .object({
+    name: z.string().min(1).optional(),
+    status: z.union([z.number().int().min(100).max(599), z.array(z.number().int().min(100).max(599)).min(1)]).optional(),
+    bodyIncludes: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((c) => c.status !== undefined || c.bodyIncludes !== undefined, { message: "a check needs `status` or `bodyIncludes`" });
+
+const step = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "use 1–64 letters, digits, _ . -").optional(),
+    method: z.enum(HTTP_METHODS).default("GET"),
+    path: z.string().startsWith("/", "must start with /").default("/"),
+    headers: z.record(z.string(), z.string()).default({}),
+    body: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
+    expect: z
+      .object({ status: z.union([z.number().int().min(100).max(599), z.array(z.number().int().min(100).max(599)).min(1)]) })
+      .strict()
+      .optional(),
+    weight: positiveInt.max(1000).default(1),
+    checks: z.array(check).default([]),
+  })
+  .strict();
+
+const thresholdEntry = z.union([
+  z.string(),
+  z
+    .object({ threshold: z.string(), abortOnFail: z.boolean().optional(), delayAbortEval: z.union([z.string(), z.number()]).optional() })
+    .strict(),
+]);
+
+const common = z
+  .object({
+    name: z.string().max(120).default("run"),
+    target: z.string().url("must be an absolute http(s) URL").refine((u) => /^https?:/.test(u), "must use http or https"),
+    steps: z.array(step).min(1, "at least one step is required").max(50),
+    executor: z.string(),
+    timeout: duration("timeout").default(10_000),
+    shards: z.union([positiveInt, z.literal("auto")]).default("auto"),
+    regions: z.array(z.enum(LOCATION_HINTS)).min(1).default(["wnam", "enam", "weur", "apac"]),
+    connectionSlots: positiveInt.max(1000).default(6),
+    expectedLatency: duration("latency").default(50),
+    preAllocatedVUs: positiveInt.optional(),
+    maxVUs: positiveInt.optional(),
+    thresholds: z.record(z.string(), z.array(thresholdEntry)).default({}),
+    vars: z.record(z.string(), z.string()).default({}),
+    secrets: z.record(z.string(), z.string()).default({}),
+    tags: z.record(z.string(), z.string()).default({}),
+    // Executor-specific fields, decoded in the second step.
+    rate: z.unknown().optional(),
+    timeUnit: z.unknown().optional(),
+    duration: z.unknown().optional(),
+    startRate: z.unknown().optional(),
+    stages: z.unknown().optional(),
+  })
+  .strict();
+
+const constantArrivalRate = z.object({
+  executor: z.literal("constant-arrival-rate"),
+  rate: nonNegative,
+  timeUnit: duration("time unit").default(1000),
+  duration: duration("duration"),
+});
+
+const rampingArrivalRate = z.object({
+  executor: z.literal("ramping-arrival-rate"),
+  startRate: nonNegative.default(0),
+  timeUnit: duration("time unit").default(1000),
+  stages: z.array(z.object({ target: nonNegative, duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
+});
+
+const EXECUTORS = {
+  "constant-arrival-rate": constantArrivalRate,
+  "ramping-arrival-rate": rampingArrivalRate,
+} as const;
+export type ExecutorName = keyof typeof EXECUTORS;
+
+export interface StepSpec {
+  readonly name: string;
+  readonly method: (typeof HTTP_METHODS)[number];
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Serialised request body (objects become JSON with a content-type header). */
+  readonly body: string | null;
+  /** Statuses that count as success for http_req_failed (k6 default: 200–399). */
+  readonly expectedStatuses: readonly number[] | null;
+  readonly weight: number;
+  readonly checks: readonly { name: string; status?: readonly number[]; bodyIncludes?: string }[];
+}
+
+export interface RunSpec {
+  readonly name: string;
+  /** Base URL without a trailing slash; step paths are appended to it. */
+  readonly target: string;
+  readonly steps: readonly StepSpec[];
+  readonly executor: ExecutorName;
+  /** The load profile as per-second rate stages (see ArrivalSchedule). */
+  readonly stages: readonly RateStage[];
+  readonly durationMs: number;
+  readonly peakRatePerS: number;
+  readonly timeoutMs: number;
+  readonly shards: number | "auto";
+  readonly regions: readonly LocationHint[];
+  readonly connectionSlots: number;
+  readonly expectedLatencyMs: number;
+  /** Maximum iterations in flight across the run (k6's maxVUs); beyond it, iterations drop. */
+  readonly maxInFlight: number;
+  readonly thresholds: Readonly<Record<string, readonly ThresholdInput[]>>;
+  readonly vars: Readonly<Record<string, string>>;
+  readonly secrets: Readonly<Record<string, string>>;
+  readonly tags: Readonly<Record<string, string>>;
+  /** The executor options as given (normalised), echoed in summaries. */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+function toProblems(error: z.ZodError, prefix: (string | number)[] = []): Problem[] {
+  return error.issues.map((issue) => ({
+    field: [...prefix, ...issue.path].map(String).join(".") || "(root)",
+    detail: issue.message,
+  }));
+}
+
+/** Validates and normalises a run spec, reporting every problem at once. */
+export function parseRunSpec(input: unknown): SpecResult {
+  const problems: Problem[] = [];
+  const base = common.safeParse(input);
+  if (!base.success) problems.push(...toProblems(base.error));
+
+  const executorName = (input as { executor?: unknown } | null)?.executor;
+  const executorSchema = typeof executorName === "string" ? EXECUTORS[executorName as ExecutorName] : undefined;
+  if (!executorSchema) {
+    problems.push({ field: "executor", detail: `must be one of ${Object.keys(EXECUTORS).join(", ")}` });
+  }
+  const executorInput = typeof input === "object" && input !== null
+    ? Object.fromEntries(Object.entries(input).filter(([k]) => ["executor", "rate", "timeUnit", "duration", "startRate", "stages"].includes(k)))
+    : {};
+  const exec = executorSchema?.safeParse(executorInput);
+  if (exec && !exec.success) problems.push(...toProblems(exec.error));
+  if (!base.success || !exec?.success) return { ok: false, problems: dedupe(problems) };
+
+  const b = base.data;
+  const e = exec.data;
+  const scope: TemplateScope = { vars: b.vars, secrets: b.secrets };
+  const stages = rateStages(e);
+  const durationMs = stages.reduce((a, s) => a + s.durationMs, 0);
+  const peakRatePerS = Math.max(0, ...stages.map((s) => Math.max(s.fromPerS, s.toPerS)));
+
+  if (durationMs <= 0) problems.push({ field: e.executor === "constant-arrival-rate" ? "duration" : "stages", detail: "the run must last longer than 0s" });
+  if (b.maxVUs !== undefined && b.preAllocatedVUs !== undefined && b.maxVUs < b.preAllocatedVUs) {
+    problems.push({ field: "maxVUs", detail: `must be at least preAllocatedVUs (${b.preAllocatedVUs})` });
+  }
+  const names = new Set<string>();
+  const steps: StepSpec[] = b.steps.map((s, i) => {
+    const name = s.name ?? (b.steps.length === 1 ? "default" : `step${i + 1}`);
+    if (names.has(name)) problems.push({ field: `steps.${i}.name`, detail: `duplicate step name "${name}"` });
+    names.add(name);
+    const body = s.body === undefined ? null : typeof s.body === "string" ? s.body : JSON.stringify(s.body);
+    const headers = { ...s.headers };
+    if (s.body !== undefined && typeof s.body !== "string" && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
+      headers["content-type"] = "application/json";
+    }
+    const templated: [string, string][] = [["path", s.path], ...Object.entries(headers).map(([k, v]) => [`headers.${k}`, v] as [string, string])];
+    if (body !== null) templated.push(["body", body]);
+    for (const [field, text] of templated) {
+      for (const detail of templateErrors(text, scope)) problems.push({ field: `steps.${i}.${field}`, detail });
+    }
+    if (s.method === "GET" || s.method === "HEAD") {
+      if (body !== null) problems.push({ field: `steps.${i}.body`, detail: `a ${s.method} request cannot have a body` });
+    }
+    const asList = (v: number | number[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
+    return {
+      name,
+      method: s.method,
+      path: s.path,
+      headers,
+      body,
+      expectedStatuses: asList(s.expect?.status) ?? null,
+      weight: s.weight,
+      checks: s.checks.map((c, j) => ({
+        name: c.name ?? (c.status !== undefined ? `status is ${asList(c.status)!.join(" or ")}` : `body includes ${JSON.stringify(c.bodyIncludes)}`) + (s.checks.length > 1 && !c.name ? ` #${j + 1}` : ""),
+        ...(c.status !== undefined ? { status: asList(c.status)! } : {}),
+        ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
+      })),
+    };
+  });
+  const thresholds = parseThresholds(b.thresholds);
+  if (!thresholds.ok) {
+    for (const message of thresholds.errors) {
+      const [field, ...rest] = message.split(": ");
+      problems.push({ field: field!, detail: rest.join(": ") });
+    }
+  }
+  if (problems.length) return { ok: false, problems: dedupe(problems) };
+
+  const { executor: _executor, ...options } = e;
+  return {
+    ok: true,
+    spec: {
+      name: b.name,
+      target: b.target.replace(/\/+$/, ""),
+      steps,
+      executor: e.executor,
+      stages,
+      durationMs,
+      peakRatePerS,
+      timeoutMs: b.timeout,
+      shards: b.shards,
+      regions: b.regions,
+      connectionSlots: b.connectionSlots,
+      expectedLatencyMs: b.expectedLatency,
+      maxInFlight: b.maxVUs ?? b.preAllocatedVUs ?? defaultInFlight(peakRatePerS),
+      thresholds: b.thresholds,
+      vars: b.vars,
+      secrets: b.secrets,
+      tags: b.tags,
+      options,
+    },
+  };
+}
+
+/**
+ * Without preAllocatedVUs/maxVUs, allow one second's worth of peak arrivals in flight
+ * (at least 50): enough for responses up to ~1 s before iterations start to drop.
+ */
+function defaultInFlight(peakRatePerS: number): number {
+  return Math.max(50, Math.ceil(peakRatePerS));
+}
+
+function rateStages(e: z.output<typeof constantArrivalRate> | z.output<typeof rampingArrivalRate>): RateStage[] {
+  const perS = (rate: number) => (rate * 1000) / e.timeUnit;
+  if (e.executor === "constant-arrival-rate") {
+    return [{ durationMs: e.duration, fromPerS: perS(e.rate), toPerS: perS(e.rate) }];
+  }
+  let from = perS(e.startRate);
+  return e.stages.map((s) => {
+    const stage = { durationMs: s.duration, fromPerS: from, toPerS: perS(s.target) };
+    from = stage.toPerS;
+    return stage;
+  });
+}
+
+function dedupe(problems: Problem[]): Problem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.field}\u0000${p.detail}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+const SECRET_HEADERS = /^(authorization|cookie|proxy-authorization|x-api-key|x-auth-token)$/i;
+export const REDACTED = "[redacted]";
+
+/**
+ * The spec as it may be stored or shown: secrets removed, and header values or bodies that
+ * carry credentials (auth headers, `{{secrets.…}}` templates) replaced by "[redacted]".
+ */
+export function redactSpec(spec: RunSpec): RunSpec {
+  return {
+    ...spec,
+    secrets: Object.fromEntries(Object.keys(spec.secrets).map((k) => [k, REDACTED])),
+    steps: spec.steps.map((s) => ({
+      ...s,
+      headers: Object.fromEntries(
+        Object.entries(s.headers).map(([k, v]) => [k, SECRET_HEADERS.test(k) || usesSecrets(v) ? REDACTED : v]),
+      ),
+      body: s.body !== null && usesSecrets(s.body) ? REDACTED : s.body,
+    })),
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The end-of-test summary as text, in k6's style: thresholds first, then one dotted line
+ * per metric, then edgeload's own breakdown per region (and per step when there are
+ * several), and saturation notes.
+ */
+import type { Summary, TrendSummary } from "./summary.ts";
+
+const TREND_ORDER = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"] as const;
+
+export function formatMs(ms: number): string {
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)}s`;
+  if (ms >= 100) return `${ms.toFixed(0)}ms`;
+  if (ms >= 10) return `${ms.toFixed(1)}ms`;
+  if (ms >= 1) return `${ms.toFixed(2)}ms`;
+  return `${(ms * 1000).toFixed(0)}µs`;
+}
+
+function formatBytes(n: number): string {
+  const units = ["B", "kB", "MB", "GB"];
+  let v = n;
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) { v /= 1000; i++; }
+  return `${v.toFixed(v >= 100 || i === 0 ? 0 : 1)} ${units[i]}`;
+}
+
+function pct(rate: number): string {
+  return `${(rate * 100).toFixed(2)}%`;
+}
+
+function trendLine(t: TrendSummary): string {
+  return TREND_ORDER.map((k) => `${k}=${formatMs(t[k])}`).join(" ");
+}
+
+function dotted(name: string, value: string, width = 32): string {
+  return `  ${name}${".".repeat(Math.max(3, width - name.length))}: ${value}`;
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => "  " + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  return [line(header), ...rows.map(line)];
+}
+
+export function renderSummary(summary: Summary): string {
+  const e = summary.edgeload;
+  const m = summary.metrics as Record<string, any>;
+  const out: string[] = [];
+  out.push(`  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`);
+  out.push(`  target ${e.target} · ${e.executor} · ${e.plan.shards} shards in ${e.plan.regions.join(", ")} · ${e.durationS}s`);
+  out.push("");
+
+  if (e.thresholds.length) {
+    out.push("  THRESHOLDS");
+    for (const t of e.thresholds) {
+      const observed = t.observed === null ? "no data" : t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed") ? formatMs(t.observed) : String(t.observed);
+      out.push(`    ${t.ok ? "✓" : "✗"} ${t.metric} '${t.threshold}' observed ${observed}${t.abortOnFail ? " (abortOnFail)" : ""}`);
+    }
+    out.push("");
+  }
+
+  out.push("  TOTAL RESULTS");
+  if (m.checks) out.push(dotted("checks", `${pct(m.checks.value)} ✓ ${m.checks.passes} ✗ ${m.checks.fails}`));
+  out.push(dotted("data_received", `${formatBytes(m.data_received.count)} ${formatBytes(m.data_received.rate)}/s`));
+  out.push(dotted("dropped_iterations", `${m.dropped_iterations.count} ${m.dropped_iterations.rate.toFixed(2)}/s`));
+  if (m.http_req_duration) out.push(dotted("http_req_duration", trendLine(m.http_req_duration)));
+  out.push(dotted("http_req_failed", `${pct(m.http_req_failed.value)} ✓ ${m.http_req_failed.passes} ✗ ${m.http_req_failed.fails}`));
+  if (m.http_req_waiting) out.push(dotted("http_req_waiting", trendLine(m.http_req_waiting)));
+  out.push(dotted("http_reqs", `${m.http_reqs.count} ${m.http_reqs.rate.toFixed(2)}/s`));
+  out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
+  if (e.totals.corrected) out.push(dotted("corrected latency (from intended)", trendLine(e.totals.corrected), 34));
+  if (e.totals.schedule_lag) out.push(dotted("schedule lag", trendLine(e.totals.schedule_lag)));
+  out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
+  out.push("");
+
+  const groupRows = (groups: Record<string, any>) =>
+    Object.entries(groups).map(([name, g]) => [
+      name,
+      String(g.requests),
+      g.ratePerS.toFixed(1),
+      pct(g.failedRate),
+      String(g.dropped),
+      g.http_req_duration ? formatMs(g.http_req_duration.med) : "-",
+      g.http_req_duration ? formatMs(g.http_req_duration["p(95)"]) : "-",
+      g.http_req_duration ? formatMs(g.http_req_duration["p(99)"]) : "-",
+      g.corrected ? formatMs(g.corrected["p(99)"]) : "-",
+    ]);
+  const header = ["", "reqs", "rps", "failed", "dropped", "p50", "p95", "p99", "corr p99"];
+  out.push("  BY REGION (percentiles from merged histograms)");
+  out.push(...table(["region", ...header.slice(1)], groupRows(e.regions)));
+  if (Object.keys(e.steps).length > 1) {
+    out.push("");
+    out.push("  BY STEP");
+    out.push(...table(["step", ...header.slice(1)], groupRows(e.steps)));
+  }
+  out.push("");
+  if (e.saturated) {
+    out.push("  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:");
+    for (const r of e.saturation) out.push(`    - ${r}`);
+  } else {
+    out.push("  generator not saturated (no drops, schedule lag within bounds)");
+  }
+  for (const note of e.plan.notes) out.push(`  note: ${note}`);
+  return out.join("\n");
+}

@@ -1,0 +1,250 @@
+/**
+ * The end-of-run summary: k6's `--summary-export` layout for the metrics k6 has, so k6
+ * tooling reads it, plus an `edgeload` section with the plan, per-region, per-step,
+ * per-colo and per-shard breakdowns, saturation and thresholds.
+ *
+ * Every percentile here comes from a merged histogram; nothing is averaged across groups.
+ */
+import { metricAggregate, rateOf } from "./aggregate.ts";
+import type { Plan } from "./plan.ts";
+import type { RunStatus, ShardTelemetry } from "./protocol.ts";
+import type { RunSpec } from "./run-spec.ts";
+import type { RunTotals } from "./run-totals.ts";
+import { MetricStats, type TrendName } from "./stats.ts";
+import { evaluateThresholds, parseThresholds, shouldAbort, type Threshold, type ThresholdOutcome } from "./thresholds.ts";
+
+/** k6's summary-export trend keys. p(99) is added because every Authrim preset uses it. */
+const TREND_KEYS = [
+  ["avg", "avg"],
+  ["min", "min"],
+  ["med", "med"],
+  ["max", "max"],
+  ["p(90)", "p90"],
+  ["p(95)", "p95"],
+  ["p(99)", "p99"],
+] as const;
+
+export interface TrendSummary {
+  readonly avg: number;
+  readonly min: number;
+  readonly med: number;
+  readonly max: number;
+  readonly "p(90)": number;
+  readonly "p(95)": number;
+  readonly "p(99)": number;
+}
+
+/** Trend figures in milliseconds (k6 units), or null without samples. */
+export function trendSummary(stats: MetricStats, trend: TrendName): TrendSummary | null {
+  const h = stats.trends[trend];
+  if (h.count === 0) return null;
+  const ms = (us: number) => round3(us / 1000);
+  return {
+    avg: ms(h.mean),
+    min: ms(h.min),
+    med: ms(h.quantile(0.5)),
+    max: ms(h.max),
+    "p(90)": ms(h.quantile(0.9)),
+    "p(95)": ms(h.quantile(0.95)),
+    "p(99)": ms(h.quantile(0.99)),
+  };
+}
+
+/** The compact per-group figures used in breakdowns (region, step, colo, shard). */
+export interface GroupSummary {
+  readonly requests: number;
+  readonly ratePerS: number;
+  readonly failed: number;
+  readonly failedRate: number;
+  readonly dropped: number;
+  readonly statuses: Readonly<Record<string, number>>;
+  readonly http_req_duration: TrendSummary | null;
+  readonly http_req_waiting: TrendSummary | null;
+  readonly corrected: TrendSummary | null;
+  readonly schedule_lag: TrendSummary | null;
+  readonly slot_wait: TrendSummary | null;
+}
+
+export function groupSummary(stats: MetricStats, elapsedS: number): GroupSummary {
+  const c = stats.counters;
+  return {
+    requests: c.completed,
+    ratePerS: elapsedS > 0 ? round3(c.completed / elapsedS) : 0,
+    failed: c.failed,
+    failedRate: round6(rateOf(stats, "http_req_failed") ?? 0),
+    dropped: c.dropped,
+    statuses: stats.statuses,
+    http_req_duration: trendSummary(stats, "duration"),
+    http_req_waiting: trendSummary(stats, "ttfb"),
+    corrected: trendSummary(stats, "corrected"),
+    schedule_lag: trendSummary(stats, "lag"),
+    slot_wait: trendSummary(stats, "slotWait"),
+  };
+}
+
+export interface ShardReport {
+  readonly index: number;
+  readonly region: string;
+  readonly colo: string;
+  readonly segment: string;
+  readonly telemetry: ShardTelemetry | null;
+}
+
+export interface SummaryInput {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly spec: RunSpec;
+  readonly plan: Plan;
+  readonly t0Ms: number;
+  /** Time measurement stopped (epoch ms); the run's elapsed time is endMs − t0Ms. */
+  readonly endMs: number;
+  readonly totals: RunTotals;
+  readonly shards: readonly ShardReport[];
+  readonly abortReason?: string | null;
+}
+
+export interface Saturation {
+  readonly saturated: boolean;
+  readonly reasons: readonly string[];
+}
+
+/** Lag above this (p95, ms) means the generator could not keep the schedule. */
+export const LAG_SATURATION_MS = 10;
+
+/**
+ * Whether the generator rather than the target limited the run: iterations dropped for
+ * lack of in-flight capacity, lost to restarts, or sent late because the shard could not
+ * keep up (schedule lag, which includes waiting for a connection slot).
+ */
+export function saturation(stats: MetricStats): Saturation {
+  const reasons: string[] = [];
+  const c = stats.counters;
+  if (c.dropped > 0) reasons.push(`${c.dropped} iterations dropped: the in-flight cap (maxVUs) was reached`);
+  if (c.interrupted > 0) reasons.push(`${c.interrupted} iterations lost to shard restarts`);
+  const lag = stats.trends.lag;
+  if (lag.count > 0) {
+    const p95 = lag.quantile(0.95) / 1000;
+    if (p95 > LAG_SATURATION_MS) {
+      const slot = stats.trends.slotWait.quantile(0.95) / 1000;
+      reasons.push(`schedule lag p95 ${round3(p95)} ms (slot wait p95 ${round3(slot || 0)} ms): shards could not send on time; add shards or connection slots`);
+    }
+  }
+  return { saturated: reasons.length > 0, reasons };
+}
+
+/** Evaluates the spec's thresholds against run totals. */
+export function thresholdOutcomes(spec: RunSpec, totals: RunTotals, elapsedS: number): { thresholds: Threshold[]; outcomes: ThresholdOutcome[] } {
+  const parsed = parseThresholds(spec.thresholds);
+  const thresholds = parsed.ok ? parsed.value : [];
+  const stepIndex = new Map(spec.steps.map((s, i) => [s.name, i]));
+  const outcomes = evaluateThresholds(thresholds, (t) => {
+    const step = t.tags.step === undefined ? undefined : stepIndex.get(t.tags.step) ?? -1;
+    const stats = totals.select({ ...(t.tags.region ? { region: t.tags.region } : {}), ...(step !== undefined ? { step } : {}) });
+    return metricAggregate(stats, t.metric, t.aggregation, elapsedS);
+  });
+  return { thresholds, outcomes };
+}
+
+/** The abortOnFail threshold that fails at `elapsedMs` since T0, if any. */
+export function shouldAbortRun(spec: RunSpec, totals: RunTotals, elapsedMs: number): Threshold | undefined {
+  const wantsAbort = Object.values(spec.thresholds).some((entries) => entries.some((e) => typeof e !== "string" && e.abortOnFail));
+  if (!wantsAbort) return undefined;
+  const { thresholds, outcomes } = thresholdOutcomes(spec, totals, Math.max(0.001, elapsedMs / 1000));
+  return shouldAbort(thresholds, outcomes, elapsedMs);
+}
+
+export function buildSummary(input: SummaryInput) {
+  const { spec, plan, totals } = input;
+  const elapsedS = Math.max(0.001, (input.endMs - input.t0Ms) / 1000);
+  const all = totals.select();
+  const c = all.counters;
+  const { outcomes } = thresholdOutcomes(spec, totals, elapsedS);
+
+  const failedByMetric = (metricKey: string) => {
+    const entries = outcomes.filter((o) => o.key === metricKey);
+    return entries.length ? { thresholds: Object.fromEntries(entries.map((o) => [o.source, !o.ok])) } : {};
+  };
+  const trendMetric = (trend: TrendName, key: string) => {
+    const t = trendSummary(all, trend);
+    return t ? { ...t, ...failedByMetric(key) } : undefined;
+  };
+  const counter = (count: number, key: string) => ({ count, rate: round6(count / elapsedS), ...failedByMetric(key) });
+  const checksTotal = c.checksPassed + c.checksFailed;
+
+  const metrics: Record<string, unknown> = {
+    http_reqs: counter(c.completed, "http_reqs"),
+    iterations: counter(c.completed, "iterations"),
+    dropped_iterations: counter(c.dropped, "dropped_iterations"),
+    http_req_duration: trendMetric("duration", "http_req_duration"),
+    http_req_waiting: trendMetric("ttfb", "http_req_waiting"),
+    http_req_failed: { passes: c.failed, fails: c.completed - c.failed, value: round6(c.completed ? c.failed / c.completed : 0), ...failedByMetric("http_req_failed") },
+    data_received: { count: c.bytesReceived, rate: round3(c.bytesReceived / elapsedS) },
+  };
+  if (checksTotal > 0) {
+    metrics.checks = { passes: c.checksPassed, fails: c.checksFailed, value: round6(c.checksPassed / checksTotal), ...failedByMetric("checks") };
+  }
+  for (const [k, v] of Object.entries(metrics)) if (v === undefined) delete metrics[k];
+  // Tag-filtered thresholds appear as k6 sub-metrics, e.g. "http_req_duration{step:login}".
+  for (const o of outcomes) {
+    if (o.key.includes("{") && !(o.key in metrics)) metrics[o.key] = failedByMetric(o.key);
+  }
+
+  const byShard = input.shards.map((s) => ({ ...s, ...groupSummary(totals.shard(s.index), elapsedS) }));
+  const colos = new Map<string, MetricStats>();
+  for (const s of input.shards) {
+    let stats = colos.get(s.colo);
+    if (!stats) colos.set(s.colo, (stats = new MetricStats()));
+    stats.merge(totals.shard(s.index));
+  }
+  const sat = saturation(all);
+  const failedThresholds = outcomes.filter((o) => !o.ok);
+
+  return {
+    root_group: { name: "", path: "", id: "d41d8cd98f00b204e9800998ecf8427e", groups: {}, checks: {} },
+    options: { summaryTrendStats: TREND_KEYS.map(([k]) => k), summaryTimeUnit: "ms", noColor: false },
+    state: { isStdOutTTY: false, isStdErrTTY: false, testRunDurationMs: round3(elapsedS * 1000) },
+    metrics,
+    edgeload: {
+      runId: input.runId,
+      name: spec.name,
+      status: input.status,
+      abortReason: input.abortReason ?? null,
+      target: spec.target,
+      startedAt: new Date(input.t0Ms).toISOString(),
+      endedAt: new Date(input.endMs).toISOString(),
+      durationS: round3(elapsedS),
+      executor: spec.executor,
+      options: spec.options,
+      targetRatePerS: round3(plan.totalIterations / (spec.durationMs / 1000)),
+      achievedRatePerS: round3(c.sent / elapsedS),
+      plan: {
+        shards: plan.shards.length,
+        regions: spec.regions,
+        connectionSlots: spec.connectionSlots,
+        capacityPerShardPerS: plan.capacityPerShardPerS,
+        peakPerShardPerS: plan.peakPerShardPerS,
+        totalIterations: plan.totalIterations,
+        notes: plan.notes,
+      },
+      totals: { ...groupSummary(all, elapsedS), sent: c.sent, interrupted: c.interrupted, timeouts: c.timeouts, connectionErrors: c.connectionErrors, status4xx: c.status4xx, status5xx: c.status5xx },
+      regions: Object.fromEntries(totals.regions().map((r) => [r, groupSummary(totals.select({ region: r }), elapsedS)])),
+      steps: Object.fromEntries(totals.steps().map((i) => [spec.steps[i]?.name ?? `step${i}`, groupSummary(totals.select({ step: i }), elapsedS)])),
+      colos: Object.fromEntries([...colos.entries()].map(([colo, s]) => [colo, groupSummary(s, elapsedS)])),
+      shards: byShard,
+      saturated: sat.saturated,
+      saturation: sat.reasons,
+      thresholds: outcomes.map((o) => ({ metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail })),
+      thresholdsPassed: failedThresholds.length === 0,
+    },
+  };
+}
+
+export type Summary = ReturnType<typeof buildSummary>;
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}

@@ -1,0 +1,95 @@
+/**
+ * A small client for the edgeload HTTP API, used by the CLI, tests and the benchmark.
+ * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem.
+ */
+import type { RunView } from "../../coordinator/run-coordinator.ts";
+import type { Summary } from "../../core/summary.ts";
+
+export interface ProblemBody {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly problems?: ReadonlyArray<{ field: string; detail: string }>;
+}
+
+export class ApiProblem extends Error {
+  readonly status: number;
+  readonly body: ProblemBody;
+
+  constructor(body: ProblemBody) {
+    const lines = [`${body.title}: ${body.detail}`, ...(body.problems ?? []).map((p) => `  - ${p.field}: ${p.detail}`)];
+    super(lines.join("\n"));
+    this.status = body.status;
+    this.body = body;
+  }
+}
+
+export interface CreatedRun {
+  readonly id: string;
+  readonly status: string;
+  readonly startsAt: string;
+  readonly plan: { shards: ReadonlyArray<{ index: number; region: string }>; notes: readonly string[] };
+  readonly links: Record<string, string>;
+}
+
+export class EdgeloadClient {
+  readonly baseUrl: string;
+  readonly #token: string;
+
+  constructor(baseUrl: string, token: string) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.#token = token;
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(this.baseUrl + path, {
+      method,
+      headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      if ((response.headers.get("content-type") ?? "").includes("problem+json")) throw new ApiProblem(JSON.parse(text) as ProblemBody);
+      throw new ApiProblem({ type: "about:blank", title: `HTTP ${response.status}`, status: response.status, detail: text.slice(0, 300) });
+    }
+    return JSON.parse(text) as T;
+  }
+
+  createRun(spec: unknown): Promise<CreatedRun> {
+    return this.#call("POST", "/v1/runs", spec);
+  }
+
+  getRun(id: string): Promise<RunView> {
+    return this.#call("GET", `/v1/runs/${id}`);
+  }
+
+  summary(id: string): Promise<Summary> {
+    return this.#call("GET", `/v1/runs/${id}/summary`);
+  }
+
+  timeseries(id: string): Promise<{ points: Array<Record<string, unknown>> }> {
+    return this.#call("GET", `/v1/runs/${id}/timeseries`);
+  }
+
+  abort(id: string): Promise<RunView> {
+    return this.#call("POST", `/v1/runs/${id}/abort`);
+  }
+
+  listRuns(limit = 20): Promise<{ runs: Array<Record<string, unknown>> }> {
+    return this.#call("GET", `/v1/runs?limit=${limit}`);
+  }
+
+  /** Polls until the run reaches a final status, calling `onProgress` every `everyMs`. */
+  async waitForEnd(id: string, onProgress: (view: RunView) => void, everyMs = 1000, maxWaitMs = 6 * 3600_000): Promise<RunView> {
+    const deadline = Date.now() + maxWaitMs;
+    for (;;) {
+      const view = await this.getRun(id);
+      onProgress(view);
+      if (["passed", "failed", "aborted", "error"].includes(view.status)) return view;
+      if (Date.now() > deadline) throw new Error(`run ${id} did not finish within ${maxWaitMs / 1000}s`);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  }
+}

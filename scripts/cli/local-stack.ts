@@ -1,0 +1,150 @@
+/**
+ * The local stack: the coordinator Worker (RunCoordinator and LoadShard Durable Objects,
+ * local D1 and R2) and the target Worker, started in workerd through wrangler's
+ * programmatic API (`unstable_startWorker`) on loopback ports. State persists under
+ * `.edgeload/state`, so local runs can be read again after the stack restarts.
+ *
+ * The same function serves `edgeload dev`, `edgeload demo`, the end-to-end tests and the
+ * benchmark, so all of them exercise the stack exactly as a user starts it.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
+
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const DEV_FILE = join(PROJECT_ROOT, ".edgeload", "dev.json");
+
+export interface StackOptions {
+  /** Where local D1/R2/DO state lives; false for in-memory (tests). */
+  readonly persist?: string | false;
+  readonly apiPort?: number;
+  readonly targetPort?: number;
+  /** Write `.edgeload/dev.json` so other commands find this stack. */
+  readonly writeDevFile?: boolean;
+  /** Extra vars for the coordinator (e.g. lower caps in tests). */
+  readonly vars?: Record<string, string>;
+  readonly logLevel?: "none" | "error" | "warn" | "info" | "log" | "debug";
+}
+
+export interface LocalStack {
+  readonly apiUrl: string;
+  readonly targetUrl: string;
+  readonly token: string;
+  readonly stop: () => Promise<void>;
+}
+
+export interface DevFile {
+  readonly apiUrl: string;
+  readonly targetUrl: string;
+  readonly token: string;
+  readonly pid: number;
+  readonly startedAt: string;
+}
+
+/** wrangler must not phone home: these machines are offline. */
+export function offlineWranglerEnv(): void {
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+  process.env.WRANGLER_SEND_METRICS ??= "false";
+  process.env.WRANGLER_LOG ??= "warn";
+}
+
+export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
+  offlineWranglerEnv();
+  const persist = options.persist === undefined ? join(PROJECT_ROOT, ".edgeload", "state") : options.persist;
+  if (persist) await mkdir(persist, { recursive: true });
+  const token = randomBytes(24).toString("base64url");
+  const logLevel = options.logLevel ?? "warn";
+  const dev = (port: number | undefined) => ({
+    server: { hostname: "127.0.0.1", port: port ?? 0 },
+    inspector: false as const,
+    watch: false,
+    logLevel,
+    ...(persist ? { persist } : {}),
+  });
+
+  const target = await unstable_startWorker({ config: join(PROJECT_ROOT, "workers/target/wrangler.toml"), dev: dev(options.targetPort) });
+  let coordinator: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+  try {
+    await waitHealthy(target);
+    const vars: Record<string, string> = { EDGELOAD_MODE: "local", ...options.vars, EDGELOAD_API_TOKEN: token };
+    coordinator = await unstable_startWorker({
+      config: join(PROJECT_ROOT, "wrangler.toml"),
+      bindings: Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, { type: "plain_text" as const, value: v }])),
+      dev: dev(options.apiPort),
+    });
+    await waitHealthy(coordinator);
+    await applyLocalMigrations(coordinator);
+  } catch (error) {
+    await Promise.allSettled([target.dispose(), coordinator?.dispose()]);
+    throw error;
+  }
+  const apiUrl = (await coordinator.url).origin;
+  const targetUrl = (await target.url).origin;
+  const worker = coordinator;
+  if (options.writeDevFile) {
+    const file: DevFile = { apiUrl, targetUrl, token, pid: process.pid, startedAt: new Date().toISOString() };
+    await mkdir(dirname(DEV_FILE), { recursive: true });
+    await writeFile(DEV_FILE, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
+  }
+  let stopped = false;
+  return {
+    apiUrl,
+    targetUrl,
+    token,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await Promise.allSettled([worker.dispose(), target.dispose()]);
+      if (options.writeDevFile) await rm(DEV_FILE, { force: true });
+    },
+  };
+}
+
+/** The running local stack recorded by `edgeload dev`, if its process is alive. */
+export async function readDevFile(): Promise<DevFile | null> {
+  try {
+    const file = JSON.parse(await readFile(DEV_FILE, "utf8")) as DevFile;
+    process.kill(file.pid, 0); // throws when the process is gone
+    return file;
+  } catch {
+    return null;
+  }
+}
+
+type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
+
+/** Waits for /healthz to answer; wrangler starts the runtime on the first request. */
+async function waitHealthy(worker: StartedWorker): Promise<void> {
+  await worker.ready;
+  const url = new URL("/healthz", await worker.url);
+  const response = await worker.fetch(url.href);
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${url.href} answered ${response.status}: ${text.slice(0, 200)}`);
+}
+
+/**
+ * Applies coordinator/migrations to the local D1, recording them in `d1_migrations` the
+ * way `wrangler d1 migrations apply --local` does, so both stay interchangeable. The
+ * database comes from the worker's Miniflare instance, as wrangler's own test harness
+ * gets it (there is no public accessor on startWorker's handle yet).
+ */
+async function applyLocalMigrations(worker: StartedWorker): Promise<void> {
+  const mf = (worker.raw as unknown as { runtimes: Array<{ mf?: { getD1Database(binding: string): Promise<D1Like> } }> }).runtimes[0]?.mf;
+  if (!mf) throw new Error("wrangler did not expose the local runtime; cannot apply D1 migrations");
+  const db = await mf.getD1Database("DB");
+  await db.prepare("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)").run();
+  const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all<{ name: string }>()).results.map((r) => r.name));
+  const dir = join(PROJECT_ROOT, "coordinator/migrations");
+  for (const name of (await readdir(dir)).filter((f) => f.endsWith(".sql")).sort()) {
+    if (applied.has(name)) continue;
+    const statements = unstable_splitSqlQuery(await readFile(join(dir, name), "utf8"));
+    await db.batch([...statements.map((s) => db.prepare(s)), db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(name)]);
+  }
+}
+
+interface D1Like {
+  prepare(sql: string): { run(): Promise<unknown>; all<T>(): Promise<{ results: T[] }>; bind(...v: unknown[]): unknown };
+  batch(statements: unknown[]): Promise<unknown>;
+}

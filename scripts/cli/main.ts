@@ -1,0 +1,279 @@
+/**
+ * The `edgeload` command line.
+ *
+ *   edgeload dev   [--api-port 8787] [--target-port 9090]      start the local stack
+ *   edgeload run   <spec.json> | --target URL --rate N --duration 30s [options]
+ *   edgeload demo  [--summary-export file]                     local stack + a demo run
+ *   edgeload runs | status <id> | summary <id> | abort <id>
+ *
+ * Exit codes follow k6: 0 ok, 99 thresholds failed, 104 invalid config, 105 aborted,
+ * 103 run error, 1 anything else (e.g. no stack to talk to).
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import type { RunView } from "../../coordinator/run-coordinator.ts";
+import type { Summary } from "../../core/summary.ts";
+import { formatMs, renderSummary } from "../../core/summary-text.ts";
+import { ApiProblem, EdgeloadClient } from "./client.ts";
+import { readDevFile, startLocalStack, type LocalStack } from "./local-stack.ts";
+import { demoSpec, quickSpec, QuickSpecError } from "./quick-spec.ts";
+
+export const EXIT = { ok: 0, failure: 1, thresholdsFailed: 99, runError: 103, invalidConfig: 104, aborted: 105 } as const;
+
+class CliError extends Error {
+  readonly code: number;
+  constructor(message: string, code: number = EXIT.failure) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const USAGE = `usage:
+  edgeload dev   [--api-port 8787] [--target-port 9090]
+  edgeload run   <spec.json> [--summary-export file] [--url URL --token TOKEN] [--quiet]
+  edgeload run   --target URL --rate N --duration 30s [--shards N] [--regions wnam,enam]
+                 [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]
+                 [--max-vus N] [--threshold "http_req_duration=p(95)<300"]...
+  edgeload demo  [--summary-export file]
+  edgeload runs | status <id> | summary <id> | abort <id>   [--url URL --token TOKEN]
+
+The API is found from --url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running \`edgeload dev\`.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "dev": return await devCommand(rest);
+      case "run": return await runCommand(rest);
+      case "demo": return await demoCommand(rest);
+      case "runs": return await simpleCommand(rest, async (client) => print(await client.listRuns()));
+      case "status": return await simpleCommand(rest, async (client, id) => print(await client.getRun(need(id))));
+      case "summary": return await simpleCommand(rest, async (client, id) => console.log(renderSummary(await client.summary(need(id)))));
+      case "abort": return await simpleCommand(rest, async (client, id) => print(await client.abort(need(id))));
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        console.log(USAGE);
+        return command === undefined ? EXIT.failure : EXIT.ok;
+      default:
+        throw new CliError(`unknown command "${command}"\n${USAGE}`);
+    }
+  } catch (error) {
+    if (error instanceof CliError) {
+      console.error(`edgeload: ${error.message}`);
+      return error.code;
+    }
+    if (error instanceof ApiProblem) {
+      console.error(`edgeload: ${error.message}`);
+      return error.status === 400 || error.status === 403 ? EXIT.invalidConfig : EXIT.failure;
+    }
+    throw error;
+  }
+}
+
+function need(id: string | undefined): string {
+  if (!id) throw new CliError("a run id is required");
+  return id;
+}
+
+function print(value: unknown): void {
+  console.log(JSON.stringify(value, null, 2));
+}
+
+const CONNECTION_OPTIONS = { url: { type: "string" }, token: { type: "string" } } as const;
+
+async function connect(values: { url?: string | undefined; token?: string | undefined }): Promise<EdgeloadClient> {
+  const url = values.url ?? process.env.EDGELOAD_URL;
+  const token = values.token ?? process.env.EDGELOAD_TOKEN;
+  if (url) {
+    if (!token) throw new CliError("--token (or EDGELOAD_TOKEN) is required with --url");
+    return new EdgeloadClient(url, token);
+  }
+  const dev = await readDevFile();
+  if (!dev) throw new CliError("no edgeload to talk to: start `edgeload dev` in another terminal, or pass --url and --token");
+  return new EdgeloadClient(dev.apiUrl, dev.token);
+}
+
+async function simpleCommand(args: string[], action: (client: EdgeloadClient, id?: string) => Promise<void>): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: CONNECTION_OPTIONS, allowPositionals: true });
+  await action(await connect(values), positionals[0]);
+  return EXIT.ok;
+}
+
+async function devCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { "api-port": { type: "string", default: "8787" }, "target-port": { type: "string", default: "9090" } } });
+  const stack = await startLocalStack({ apiPort: Number(values["api-port"]), targetPort: Number(values["target-port"]), writeDevFile: true });
+  console.log(`edgeload local stack is up (state in .edgeload/state)
+  API      ${stack.apiUrl}
+  target   ${stack.targetUrl}   (knobs: /delay?ms=20&jitter=5&status=200&size=1024&fail=0.01)
+  token    ${stack.token}
+
+  export EDGELOAD_URL=${stack.apiUrl} EDGELOAD_TOKEN=${stack.token}
+  edgeload run --target ${stack.targetUrl}/delay?ms=20 --rate 200 --duration 15s
+
+Ctrl-C stops it.`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  console.log("\nstopping…");
+  await stack.stop();
+  return EXIT.ok;
+}
+
+const RUN_OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  "summary-export": { type: "string" },
+  quiet: { type: "boolean", default: false },
+  target: { type: "string" },
+  rate: { type: "string" },
+  duration: { type: "string" },
+  shards: { type: "string" },
+  regions: { type: "string" },
+  method: { type: "string" },
+  header: { type: "string", multiple: true },
+  body: { type: "string" },
+  timeout: { type: "string" },
+  "max-vus": { type: "string" },
+  threshold: { type: "string", multiple: true },
+  name: { type: "string" },
+} as const;
+
+async function runCommand(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: RUN_OPTIONS, allowPositionals: true });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\n${USAGE}`, EXIT.invalidConfig);
+  }
+  const { values, positionals } = parsed;
+  const spec = positionals[0] ? await readSpecFile(positionals[0]) : quickFromFlags(values);
+  const client = await connect(values);
+  return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet });
+}
+
+function quickFromFlags(values: Record<string, unknown>): Record<string, unknown> {
+  const v = values as Record<string, string | string[] | undefined>;
+  if (!v.target || !v.rate || !v.duration) throw new CliError(`a spec file, or --target, --rate and --duration, are required\n${USAGE}`, EXIT.invalidConfig);
+  const number = (name: string, raw: string | undefined) => {
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new CliError(`--${name}: "${raw}" is not a number`, EXIT.invalidConfig);
+    return n;
+  };
+  try {
+    return quickSpec({
+      target: v.target as string,
+      rate: number("rate", v.rate as string)!,
+      duration: v.duration as string,
+      ...(v.method ? { method: (v.method as string).toUpperCase() } : {}),
+      ...(v.header ? { headers: v.header as string[] } : {}),
+      ...(v.body !== undefined ? { body: v.body as string } : {}),
+      ...(v.shards ? { shards: number("shards", v.shards as string)! } : {}),
+      ...(v.regions ? { regions: v.regions as string } : {}),
+      ...(v.timeout ? { timeout: v.timeout as string } : {}),
+      ...(v["max-vus"] ? { maxVUs: number("max-vus", v["max-vus"] as string)! } : {}),
+      ...(v.threshold ? { thresholds: v.threshold as string[] } : {}),
+      ...(v.name ? { name: v.name as string } : {}),
+    });
+  } catch (error) {
+    if (error instanceof QuickSpecError) throw new CliError(error.message, EXIT.invalidConfig);
+    throw error;
+  }
+}
+
+async function readSpecFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new CliError(`cannot read spec file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, EXIT.invalidConfig);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`spec file ${path} is not valid JSON: ${(error as Error).message}`, EXIT.invalidConfig);
+  }
+}
+
+export function progressLine(view: RunView): string {
+  const l = view.live;
+  const p = view.progress;
+  return [
+    view.status.padEnd(9),
+    `${p.elapsedS.toFixed(1)}s/${p.durationS.toFixed(0)}s`,
+    `target ${l.targetRatePerS.toFixed(0)}/s`,
+    `achieved ${l.achievedRatePerS.toFixed(0)}/s`,
+    `reqs ${l.requests}`,
+    `failed ${l.failed}`,
+    `dropped ${l.dropped}`,
+    `p95 ${l.p95Ms === null ? "-" : formatMs(l.p95Ms)}`,
+    `shards done ${l.shardsDone}/${l.shards}`,
+  ].join("  ");
+}
+
+/** Submits a spec, shows live progress, prints the summary; returns the k6 exit code. */
+export async function submitAndFollow(
+  client: EdgeloadClient,
+  spec: unknown,
+  options: { summaryExport?: string | undefined; quiet?: boolean | undefined } = {},
+): Promise<number> {
+  const run = await client.createRun(spec);
+  const regions = [...new Set(run.plan.shards.map((s) => s.region))];
+  console.log(`run ${run.id}: ${run.plan.shards.length} shards in ${regions.join(", ")}, starting ${run.startsAt}`);
+  for (const note of run.plan.notes) console.log(`  note: ${note}`);
+
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) process.exit(EXIT.aborted);
+    interrupted = true;
+    console.log("\naborting the run (Ctrl-C again to leave without waiting)…");
+    void client.abort(run.id).catch((error: unknown) => console.error(`abort failed: ${String(error)}`));
+  };
+  process.on("SIGINT", onSigint);
+  const tty = process.stdout.isTTY === true;
+  let lastPrinted = 0;
+  let view: RunView;
+  try {
+    view = await client.waitForEnd(run.id, (v) => {
+      if (options.quiet) return;
+      if (tty) process.stdout.write(`\r${progressLine(v)}\u001b[K`);
+      else if (Date.now() - lastPrinted >= 5000) {
+        console.log(progressLine(v));
+        lastPrinted = Date.now();
+      }
+    });
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+  if (tty && !options.quiet) process.stdout.write("\n");
+  const summary: Summary = await client.summary(run.id);
+  console.log("\n" + renderSummary(summary) + "\n");
+  if (options.summaryExport) {
+    await writeFile(options.summaryExport, JSON.stringify(summary, null, 2) + "\n");
+    console.log(`summary written to ${options.summaryExport}`);
+  }
+  switch (view.status) {
+    case "passed": return EXIT.ok;
+    case "failed": return EXIT.thresholdsFailed;
+    case "aborted": return EXIT.aborted;
+    default: return EXIT.runError;
+  }
+}
+
+async function demoCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { "summary-export": { type: "string" }, quiet: { type: "boolean", default: false } } });
+  console.log("starting the local stack (coordinator, shards, D1, R2 and target in workerd)…");
+  const started = Date.now();
+  let stack: LocalStack | undefined;
+  try {
+    stack = await startLocalStack({ writeDevFile: false });
+    console.log(`  API ${stack.apiUrl}   target ${stack.targetUrl}   (up in ${((Date.now() - started) / 1000).toFixed(1)}s)`);
+    const client = new EdgeloadClient(stack.apiUrl, stack.token);
+    return await submitAndFollow(client, demoSpec(stack.targetUrl), { summaryExport: values["summary-export"], quiet: values.quiet });
+  } finally {
+    await stack?.stop();
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Run specs the CLI builds without a spec file: the vegeta-like quick form of
+ * `edgeload run --target … --rate … --duration …`, and the demo's spec.
+ */
+
+export interface QuickOptions {
+  readonly target: string;
+  readonly rate: number;
+  readonly duration: string;
+  readonly method?: string;
+  readonly headers?: readonly string[];
+  readonly body?: string;
+  readonly shards?: number;
+  readonly regions?: string;
+  readonly timeout?: string;
+  readonly maxVUs?: number;
+  readonly thresholds?: readonly string[];
+  readonly name?: string;
+}
+
+/**
+ * @example quickSpec({ target: "http://127.0.0.1:9090/delay?ms=20", rate: 1000, duration: "15s" })
+ *   → constant-arrival-rate at 1000/s against path /delay?ms=20 of http://127.0.0.1:9090
+ */
+export function quickSpec(o: QuickOptions): Record<string, unknown> {
+  let url: URL;
+  try {
+    url = new URL(o.target);
+  } catch {
+    throw new QuickSpecError(`--target: "${o.target}" is not an absolute URL`);
+  }
+  const headers: Record<string, string> = {};
+  for (const h of o.headers ?? []) {
+    const i = h.indexOf(":");
+    if (i <= 0) throw new QuickSpecError(`--header: "${h}" must look like "Name: value"`);
+    headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
+  }
+  const thresholds: Record<string, string[]> = {};
+  for (const t of o.thresholds ?? []) {
+    const i = t.indexOf("=");
+    if (i <= 0) throw new QuickSpecError(`--threshold: "${t}" must look like "http_req_duration=p(95)<300"`);
+    (thresholds[t.slice(0, i)] ??= []).push(t.slice(i + 1));
+  }
+  return {
+    name: o.name ?? `${o.method ?? "GET"} ${url.host}${url.pathname}`,
+    target: url.origin,
+    steps: [{ method: o.method ?? "GET", path: url.pathname + url.search, headers, ...(o.body !== undefined ? { body: o.body } : {}) }],
+    executor: "constant-arrival-rate",
+    rate: o.rate,
+    duration: o.duration,
+    ...(o.shards !== undefined ? { shards: o.shards } : {}),
+    ...(o.regions ? { regions: o.regions.split(",").map((r) => r.trim()) } : {}),
+    ...(o.timeout ? { timeout: o.timeout } : {}),
+    ...(o.maxVUs !== undefined ? { maxVUs: o.maxVUs } : {}),
+    thresholds,
+  };
+}
+
+export class QuickSpecError extends Error {}
+
+/** The demo: 200 requests/s after a short ramp, 25 s steady, 4 shards in 4 regions. */
+export function demoSpec(targetUrl: string): Record<string, unknown> {
+  return {
+    name: "demo: 200 rps against the local target",
+    target: targetUrl,
+    steps: [{ name: "delay", method: "GET", path: "/delay?ms=20&jitter=10", checks: [{ status: 200 }] }],
+    executor: "ramping-arrival-rate",
+    startRate: 20,
+    timeUnit: "1s",
+    stages: [
+      { target: 200, duration: "5s" },
+      { target: 200, duration: "25s" },
+    ],
+    shards: 4,
+    regions: ["wnam", "enam", "weur", "apac"],
+    maxVUs: 400,
+    timeout: "5s",
+    thresholds: {
+      http_req_duration: ["p(95)<250", "p(99)<500"],
+      http_req_failed: ["rate<0.01"],
+      checks: ["rate>0.99"],
+      dropped_iterations: ["count<10"],
+    },
+  };
+}

@@ -1,0 +1,288 @@
+/**
+ * The shard's send loop: open-model pacing, connection slots, timing and window stats.
+ *
+ * No Durable Object API in here: the clock, sleep and fetch are injected, and closed
+ * windows leave through a callback. LoadShard (a thin Durable Object) persists state and
+ * flushes windows; tests and benchmarks can drive the engine directly.
+ *
+ * Per iteration: when the pacer says it is due (never earlier), the engine either starts
+ * it or, if the in-flight cap is reached, counts it in `dropped` — it never slides the
+ * schedule. A started iteration waits for a connection slot, sends, takes a timestamp at
+ * headers (TTFB) and after the body, and records duration, TTFB, corrected latency
+ * (from the intended time) and schedule lag into the window of its completion second.
+ */
+import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
+import { interleaveCycle } from "../../core/interleave.ts";
+import { dueBatch, ShardShare } from "../../core/pacer.ts";
+import { WINDOW_MS, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
+import { MetricStats } from "../../core/stats.ts";
+import { compileTemplate, type Template, type TemplateContext } from "../../core/template.ts";
+import { ConnectionSlots } from "./connection-slots.ts";
+
+export interface EngineClock {
+  /** Epoch milliseconds. */
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export interface EngineCursor {
+  /** Next own iteration to consider. */
+  readonly cursor: number;
+}
+
+export type SliceEnd = "finished" | "deadline" | "stopped" | "handoff";
+
+export interface SliceResult {
+  readonly end: SliceEnd;
+  readonly cursor: number;
+  readonly sent: number;
+  readonly peakInFlight: number;
+}
+
+interface CompiledStep {
+  readonly url: Template;
+  readonly method: string;
+  readonly headers: ReadonlyArray<readonly [string, Template]>;
+  readonly constantHeaders: Record<string, string> | null;
+  readonly body: Template | null;
+  readonly expected: ReadonlySet<number> | null;
+  readonly checks: ReadonlyArray<{ status?: ReadonlySet<number>; bodyIncludes?: string }>;
+  readonly needsBodyText: boolean;
+}
+
+const US_PER_MS = 1000;
+
+export class ShardEngine {
+  readonly share: ShardShare;
+  readonly #a: ShardAssignment;
+  readonly #clock: EngineClock;
+  readonly #fetch: typeof fetch;
+  readonly #onWindow: (w: ShardWindow) => void;
+  readonly #steps: CompiledStep[];
+  readonly #stepCycle: number[];
+  readonly #slots: ConnectionSlots;
+  readonly #windows = new Map<number, MetricStats[]>();
+  #closedThrough = 0; // windows below this number have been handed out
+  #inFlight = 0;
+  #peakInFlight = 0;
+  #stop = false;
+  #wake: (() => void) | null = null;
+  readonly #idle: Array<() => void> = [];
+
+  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: ShardWindow) => void) {
+    this.#a = a;
+    this.#clock = clock;
+    this.#fetch = fetcher;
+    this.#onWindow = onWindow;
+    this.share = new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
+    this.#stepCycle = interleaveCycle(a.spec.steps.map((s) => s.weight));
+    this.#slots = new ConnectionSlots(a.spec.connectionSlots);
+    const scope = { vars: a.spec.vars, secrets: a.spec.secrets };
+    this.#steps = a.spec.steps.map((s) => {
+      const headers = Object.entries(s.headers).map(([k, v]) => [k, compileTemplate(v, scope)] as const);
+      const constant = Object.values(s.headers).every((v) => !v.includes("{{"));
+      return {
+        url: compileTemplate(a.spec.target + s.path, scope),
+        method: s.method,
+        headers,
+        constantHeaders: constant ? { ...s.headers } : null,
+        body: s.body === null ? null : compileTemplate(s.body, scope),
+        expected: s.expectedStatuses ? new Set(s.expectedStatuses) : null,
+        checks: s.checks.map((c) => ({
+          ...(c.status ? { status: new Set(c.status) } : {}),
+          ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
+        })),
+        needsBodyText: s.checks.some((c) => c.bodyIncludes !== undefined),
+      };
+    });
+  }
+
+  /** Windows below this number are complete and have been handed to the callback. */
+  get closedThrough(): number {
+    return this.#closedThrough;
+  }
+
+  /** Ask the loop to stop sending; in-flight requests finish (or time out). */
+  stop(): void {
+    this.#stop = true;
+    this.#wake?.();
+  }
+
+  /**
+   * Counts own iterations [from, to) as dropped without sending them: used when a
+   * restarted shard resumes at the current time instead of replaying what it missed.
+   */
+  skip(from: number, to: number, nowMs: number): void {
+    if (to <= from) return;
+    const stats = this.#statsFor(this.#windowOf(nowMs), 0);
+    stats.counters.dropped += to - from;
+    stats.counters.interrupted += to - from;
+  }
+
+  /**
+   * Runs the schedule from `cursor` until the share is exhausted, the deadline passes,
+   * stop() is called, or `budget` iterations were started (then "handoff": the caller
+   * continues in a fresh invocation). Waits for in-flight requests before returning and
+   * closes every window that has ended.
+   */
+  async run(cursor: number, budget: number): Promise<SliceResult> {
+    const a = this.#a;
+    let started = 0;
+    let end: SliceEnd = "finished";
+    for (;;) {
+      const now = this.#clock.now();
+      this.#closeWindowsBefore(this.#windowOf(now));
+      if (this.#stop) { end = "stopped"; break; }
+      if (now >= a.deadlineMs) { end = "deadline"; break; }
+      const batch = dueBatch(this.share, cursor, now - a.t0Ms, budget - started);
+      for (let k = batch.from; k < batch.to; k++) this.#launch(k, now);
+      started += batch.to - batch.from;
+      cursor = batch.to;
+      if (cursor >= this.share.total) { end = "finished"; break; }
+      if (started >= budget) { end = "handoff"; break; }
+      const untilWindowEnd = a.t0Ms + (this.#windowOf(now) + 1) * WINDOW_MS - now;
+      await this.#sleep(Math.min(batch.waitMs, untilWindowEnd, a.deadlineMs - now));
+    }
+    await this.#drain();
+    if (end !== "handoff") this.closeAll();
+    else this.#closeWindowsBefore(this.#windowOf(this.#clock.now()));
+    return { end, cursor, sent: started, peakInFlight: this.#peakInFlight };
+  }
+
+  /** Hands out every window still open, including the current one (end of the shard). */
+  closeAll(): void {
+    const last = Math.max(this.#closedThrough, ...this.#windows.keys()) + 1;
+    this.#closeWindowsBefore(last);
+  }
+
+  #sleep(ms: number): Promise<void> {
+    // Wake on the next millisecond boundary; the pacer re-checks and never sends early.
+    return new Promise<void>((resolve) => {
+      this.#wake = resolve;
+      void this.#clock.sleep(Math.max(1, Math.ceil(ms))).then(resolve);
+    }).finally(() => (this.#wake = null));
+  }
+
+  #drain(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#idle.push(resolve));
+  }
+
+  #windowOf(epochMs: number): number {
+    return Math.max(0, Math.floor((epochMs - this.#a.t0Ms) / WINDOW_MS));
+  }
+
+  #statsFor(windowS: number, step: number): MetricStats {
+    // A completion can only land in a closed window if the clock went backwards: fold it
+    // into the oldest open one rather than lose it.
+    const w = Math.max(windowS, this.#closedThrough);
+    let perStep = this.#windows.get(w);
+    if (!perStep) this.#windows.set(w, (perStep = []));
+    return (perStep[step] ??= new MetricStats());
+  }
+
+  #closeWindowsBefore(windowS: number): void {
+    if (windowS <= this.#closedThrough) return;
+    const ready = [...this.#windows.keys()].filter((w) => w < windowS).sort((x, y) => x - y);
+    this.#closedThrough = windowS;
+    for (const w of ready) {
+      const perStep = this.#windows.get(w)!;
+      this.#windows.delete(w);
+      const steps: Array<readonly [number, ReturnType<MetricStats["toWire"]>]> = [];
+      perStep.forEach((stats, i) => { if (stats && !stats.isEmpty) steps.push([i, stats.toWire()]); });
+      if (steps.length) this.#onWindow({ windowS: w, steps });
+    }
+  }
+
+  #launch(k: number, now: number): void {
+    const global = this.share.globalIndex(k);
+    const step = this.#stepCycle[global % this.#stepCycle.length]!;
+    const intendedMs = this.#a.t0Ms + this.share.schedule.dueMs(global);
+    if (this.#inFlight >= this.#a.shard.maxInFlight) {
+      this.#statsFor(this.#windowOf(now), step).counters.dropped++;
+      return;
+    }
+    this.#inFlight++;
+    if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
+    void this.#iteration(step, global, intendedMs);
+  }
+
+  async #iteration(stepIndex: number, global: number, intendedMs: number): Promise<void> {
+    const step = this.#steps[stepIndex]!;
+    const ctx: TemplateContext = { iteration: global, shard: this.#a.shard.index, region: this.#a.shard.region };
+    const init: RequestInit = {
+      method: step.method,
+      headers: step.constantHeaders ?? Object.fromEntries(step.headers.map(([k, v]) => [k, v(ctx)])),
+      signal: AbortSignal.timeout(this.#a.spec.timeoutMs),
+    };
+    if (step.body) init.body = step.body(ctx);
+    const url = step.url(ctx);
+
+    const queuedMs = this.#clock.now();
+    const wait = this.#slots.acquire();
+    if (wait) await wait;
+    const sendMs = this.#clock.now();
+    let holdingSlot = true;
+    let status = 0;
+    let ttfbMs = 0;
+    let bytes = 0;
+    let bodyText: string | null = null;
+    let failure: "timeout" | "connection" | null = null;
+    try {
+      const response = await this.#fetch(url, init);
+      ttfbMs = this.#clock.now() - sendMs;
+      this.#slots.release();
+      holdingSlot = false;
+      status = response.status;
+      if (step.needsBodyText) {
+        bodyText = await response.text();
+        bytes = bodyText.length;
+      } else {
+        bytes = (await response.arrayBuffer()).byteLength;
+      }
+    } catch (error) {
+      if (holdingSlot) this.#slots.release();
+      failure = isTimeout(error) ? "timeout" : "connection";
+    }
+    const endMs = this.#clock.now();
+
+    const stats = this.#statsFor(this.#windowOf(endMs), stepIndex);
+    const c = stats.counters;
+    const t = stats.trends;
+    c.sent++;
+    c.completed++;
+    t.lag.record((sendMs - intendedMs) * US_PER_MS);
+    t.slotWait.record((sendMs - queuedMs) * US_PER_MS);
+    t.corrected.record((endMs - intendedMs) * US_PER_MS);
+    if (failure) {
+      c.failed++;
+      if (failure === "timeout") c.timeouts++;
+      else c.connectionErrors++;
+      stats.countStatus(failure);
+    } else {
+      t.duration.record((endMs - sendMs) * US_PER_MS);
+      t.ttfb.record(ttfbMs * US_PER_MS);
+      c.bytesReceived += bytes;
+      stats.countStatus(status);
+      if (status >= 500) c.status5xx++;
+      else if (status >= 400) c.status4xx++;
+      const ok = step.expected ? step.expected.has(status) : status >= 200 && status < 400;
+      if (!ok) c.failed++;
+      let anyCheckFailed = false;
+      for (const check of step.checks) {
+        const passed = (!check.status || check.status.has(status)) && (check.bodyIncludes === undefined || (bodyText ?? "").includes(check.bodyIncludes));
+        if (passed) c.checksPassed++;
+        else { c.checksFailed++; anyCheckFailed = true; }
+      }
+      if (anyCheckFailed) c.checkFailedRequests++;
+    }
+
+    this.#inFlight--;
+    if (this.#inFlight === 0 && this.#idle.length) for (const resolve of this.#idle.splice(0)) resolve();
+  }
+}
+
+function isTimeout(error: unknown): boolean {
+  const name = (error as { name?: string } | null)?.name;
+  return name === "TimeoutError" || name === "AbortError";
+}

@@ -1,0 +1,238 @@
+/**
+ * LoadShard: one Durable Object per shard of a run, placed with a location hint.
+ *
+ * Thin by design: it stores its assignment, runs the ShardEngine from alarms, persists
+ * closed windows and its cursor, and flushes windows to the RunCoordinator. Running from
+ * alarms means it survives eviction: a planned handover between invocations (to stay
+ * under the per-invocation subrequest limit) continues where it left off, while an
+ * unplanned restart resumes at the current time and counts what it missed as dropped.
+ * It stops by its own deadline even if the coordinator is gone.
+ *
+ * RPC surface: start(), abort(), inspect().
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { FlushAck, ShardAssignment, ShardFlush, ShardTelemetry, ShardWindow } from "../../core/protocol.ts";
+import type { Env } from "../../coordinator/env.ts";
+import { ShardEngine } from "./engine.ts";
+
+type Phase = "scheduled" | "running" | "done";
+
+interface ShardState {
+  readonly phase: Phase;
+  /** Next own iteration to consider. */
+  readonly cursor: number;
+  /** The last invocation ended on purpose (subrequest budget): resume without skipping. */
+  readonly handoff: boolean;
+  readonly stopRequested: boolean;
+  readonly restarts: number;
+  readonly invocations: number;
+  readonly subrequests: number;
+  readonly peakInFlight: number;
+  readonly colo: string;
+  /** Every window below this has been handed to the flusher. */
+  readonly watermarkS: number;
+}
+
+const WINDOW_PREFIX = "window:";
+/** Windows per flush RPC, so one message stays small. */
+const WINDOWS_PER_FLUSH = 20;
+/** After its deadline a shard keeps retrying flushes this long, then gives up. */
+const FLUSH_GRACE_MS = 60_000;
+
+export class LoadShard extends DurableObject<Env> {
+  #engine: ShardEngine | null = null;
+  #flushing: Promise<void> | null = null;
+  #flushAgain = false;
+
+  /** Stores the assignment and arms the alarm for T0. Idempotent for the same run. */
+  async start(assignment: ShardAssignment): Promise<{ ok: true }> {
+    const existing = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+    if (existing && existing.runId !== assignment.runId) throw new Error(`shard already belongs to run ${existing.runId}`);
+    if (!existing) {
+      this.ctx.storage.kv.put("assignment", assignment);
+      this.#save({
+        phase: "scheduled", cursor: 0, handoff: false, stopRequested: false, restarts: 0, invocations: 0,
+        subrequests: 0, peakInFlight: 0, colo: assignment.mode === "local" ? "local" : "unknown", watermarkS: 0,
+      });
+      await this.ctx.storage.setAlarm(assignment.t0Ms);
+    }
+    return { ok: true };
+  }
+
+  /** Stops sending within one loop turn; what was measured is still flushed. */
+  async abort(): Promise<{ phase: Phase }> {
+    const state = this.#state();
+    if (!state) return { phase: "done" };
+    this.#save({ ...state, stopRequested: true });
+    if (this.#engine) {
+      this.#engine.stop();
+      return { phase: "running" };
+    }
+    if (state.phase !== "done") {
+      await this.ctx.storage.deleteAlarm();
+      this.#save({ ...this.#state()!, phase: "done" });
+      await this.#flush(true);
+    }
+    return { phase: "done" };
+  }
+
+  /** State for tests and diagnostics (no secrets). */
+  async inspect(): Promise<ShardState & { pendingWindows: number; alarm: number | null }> {
+    const state = this.#state();
+    const pendingWindows = [...this.ctx.storage.kv.list({ prefix: WINDOW_PREFIX })].length;
+    return { ...(state as ShardState), pendingWindows, alarm: await this.ctx.storage.getAlarm() };
+  }
+
+  override async alarm(): Promise<void> {
+    const assignment = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+    let state = this.#state();
+    if (!assignment || !state) return;
+    if (state.phase === "done") {
+      // Only flushing is left (a previous attempt failed): retry until the grace ends.
+      await this.#flush(true);
+      return;
+    }
+    if (state.colo === "unknown") state = { ...state, colo: await observeColo() };
+
+    const engine = new ShardEngine(assignment, clock, fetch.bind(globalThis), (w) => this.#windowClosed(w, engine));
+    const now = Date.now();
+    let cursor = state.cursor;
+    const resumedAfterCrash = state.phase === "running" && !state.handoff;
+    if (resumedAfterCrash) {
+      // Unplanned restart: resume at the current time; what fell due meanwhile is dropped.
+      const resumeAt = engine.share.firstDueAtOrAfter(now - assignment.t0Ms);
+      engine.skip(cursor, Math.max(cursor, resumeAt), now);
+      cursor = Math.max(cursor, resumeAt);
+    }
+    this.#engine = engine;
+    this.#save({ ...state, phase: "running", cursor, handoff: false, invocations: state.invocations + 1, restarts: state.restarts + (resumedAfterCrash ? 1 : 0) });
+    if (state.stopRequested) engine.stop();
+
+    let result;
+    try {
+      result = await engine.run(cursor, assignment.iterationsPerInvocation);
+    } finally {
+      this.#engine = null;
+    }
+    const after = this.#state()!;
+    const handoff = result.end === "handoff";
+    this.#save({
+      ...after,
+      phase: handoff ? "running" : "done",
+      cursor: result.cursor,
+      handoff,
+      subrequests: after.subrequests + result.sent,
+      peakInFlight: Math.max(after.peakInFlight, result.peakInFlight),
+    });
+    if (handoff) await this.ctx.storage.setAlarm(Date.now());
+    await this.#flush(!handoff);
+  }
+
+  #state(): ShardState | undefined {
+    return this.ctx.storage.kv.get<ShardState>("state");
+  }
+
+  #save(state: ShardState): void {
+    this.ctx.storage.kv.put("state", state);
+  }
+
+  /** A window closed in the engine: persist it with the cursor, then flush in background. */
+  #windowClosed(window: ShardWindow, engine: ShardEngine): void {
+    const state = this.#state();
+    if (!state) return;
+    // allowUnconfirmed: an output gate would hold the next sends until the write is
+    // confirmed, adding latency to requests that have nothing to do with it.
+    void this.ctx.storage.put<unknown>(
+      { [WINDOW_PREFIX + String(window.windowS).padStart(8, "0")]: window, state: { ...state, watermarkS: engine.closedThrough } },
+      { allowUnconfirmed: true },
+    );
+    void this.#flush(false);
+  }
+
+  /**
+   * Sends pending windows to the coordinator, oldest first, deleting each batch once
+   * acknowledged. Only one flush runs at a time; calls during one schedule another.
+   * With `final`, marks the shard done at the coordinator and retries until the deadline
+   * grace ends; an unreachable coordinator never keeps the shard alive past that.
+   */
+  #flush(final: boolean): Promise<void> {
+    if (this.#flushing) {
+      this.#flushAgain = true;
+      return final ? this.#flushing.then(() => this.#flush(true)) : this.#flushing;
+    }
+    this.#flushing = this.#flushOnce(final).finally(() => {
+      this.#flushing = null;
+      if (this.#flushAgain) {
+        this.#flushAgain = false;
+        void this.#flush(false);
+      }
+    });
+    return this.#flushing;
+  }
+
+  async #flushOnce(final: boolean): Promise<void> {
+    const assignment = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+    if (!assignment) return;
+    const coordinator = this.env.RUN_COORDINATOR.get(this.env.RUN_COORDINATOR.idFromName(assignment.runId));
+    for (let attempt = 0; ; attempt++) {
+      const pending = [...this.ctx.storage.kv.list<ShardWindow>({ prefix: WINDOW_PREFIX, limit: WINDOWS_PER_FLUSH })];
+      const state = this.#state()!;
+      const last = pending.length < WINDOWS_PER_FLUSH;
+      const done = final && state.phase === "done" && last;
+      if (pending.length === 0 && !done) return;
+      const message: ShardFlush = {
+        runId: assignment.runId,
+        shardIndex: assignment.shard.index,
+        windows: pending.map(([, w]) => w),
+        watermarkS: done ? Number.MAX_SAFE_INTEGER : state.watermarkS,
+        done,
+        telemetry: telemetry(assignment, state),
+      };
+      let ack: FlushAck;
+      try {
+        ack = await coordinator.flush(message);
+      } catch (error) {
+        const giveUpAt = assignment.deadlineMs + FLUSH_GRACE_MS;
+        if (Date.now() > giveUpAt) {
+          console.warn(`shard ${assignment.shard.index}: coordinator unreachable past the grace period, giving up`, String(error));
+          return;
+        }
+        if (!final) return; // the next window close retries
+        await clock.sleep(Math.min(5_000, 200 * 2 ** attempt));
+        continue;
+      }
+      for (const [key] of pending) this.ctx.storage.kv.delete(key);
+      if (ack.stop) this.#engine?.stop();
+      if (done || (!final && last)) return;
+    }
+  }
+}
+
+function telemetry(a: ShardAssignment, s: ShardState): ShardTelemetry {
+  return {
+    region: a.shard.region,
+    colo: s.colo,
+    invocations: s.invocations,
+    restarts: s.restarts,
+    subrequests: s.subrequests,
+    peakInFlight: s.peakInFlight,
+  };
+}
+
+const clock = {
+  now: () => Date.now(),
+  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+};
+
+/**
+ * The colo this object runs in. There is no API for it; a deployed object can read it
+ * from any Cloudflare zone's /cdn-cgi/trace, which reports the colo that served it.
+ */
+async function observeColo(): Promise<string> {
+  try {
+    const text = await (await fetch("https://cloudflare.com/cdn-cgi/trace", { signal: AbortSignal.timeout(3_000) })).text();
+    return /^colo=(\w+)$/m.exec(text)?.[1] ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
