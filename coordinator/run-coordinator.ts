@@ -87,7 +87,7 @@ export class RunCoordinator extends DurableObject<Env> {
     super(ctx, env);
     ctx.storage.sql.exec(
       `CREATE TABLE IF NOT EXISTS flush_log (id INTEGER PRIMARY KEY AUTOINCREMENT, shard INTEGER NOT NULL, window_s INTEGER NOT NULL,
-        data TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0, UNIQUE (shard, window_s))`,
+        part INTEGER NOT NULL, data TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0, UNIQUE (shard, window_s, part))`,
     );
     void ctx.blockConcurrencyWhile(async () => this.#restore());
   }
@@ -131,7 +131,7 @@ export class RunCoordinator extends DurableObject<Env> {
     return { t0Ms };
   }
 
-  /** Receives a shard's closed windows. Idempotent per (shard, window). */
+  /** Receives a shard's closed windows. Idempotent per (shard, window, part). */
   async flush(message: ShardFlush): Promise<FlushAck> {
     const run = this.#run;
     if (!run || run.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
@@ -141,8 +141,8 @@ export class RunCoordinator extends DurableObject<Env> {
     let duplicates = 0;
     for (const window of message.windows) {
       const cursor = this.ctx.storage.sql.exec(
-        "INSERT OR IGNORE INTO flush_log (shard, window_s, data) VALUES (?, ?, ?)",
-        message.shardIndex, window.windowS, JSON.stringify(window.steps),
+        "INSERT OR IGNORE INTO flush_log (shard, window_s, part, data) VALUES (?, ?, ?, ?)",
+        message.shardIndex, window.windowS, window.part, JSON.stringify(window.steps),
       );
       if (cursor.rowsWritten === 0) {
         duplicates++;

@@ -28,9 +28,15 @@ export interface ShardAssignment {
   readonly mode: Mode;
 }
 
-/** One window's measurements from one shard, per step index. */
+/**
+ * One window's measurements from one shard, per step index. A window measured across two
+ * shard invocations (a handoff, a restart) arrives in parts; (shard, window, part) is the
+ * key that makes a retried flush recognisable.
+ */
 export interface ShardWindow {
   readonly windowS: number;
+  /** The shard invocation that measured this part of the window. */
+  readonly part: number;
   readonly steps: ReadonlyArray<readonly [stepIndex: number, stats: MetricStatsWire]>;
 }
 

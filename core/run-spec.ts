@@ -79,7 +79,7 @@ const thresholdEntry = z.union([
 const common = z
   .object({
     name: z.string().max(120).default("run"),
-    target: z.string().url("must be an absolute http(s) URL").refine((u) => /^https?:/.test(u), "must use http or https"),
+    target: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an absolute http or https URL"),
     steps: z.array(step).min(1, "at least one step is required").max(50),
     executor: z.string(),
     timeout: duration("timeout").default(10_000),
@@ -183,6 +183,13 @@ export function parseRunSpec(input: unknown): SpecResult {
     : {};
   const exec = executorSchema?.safeParse(executorInput);
   if (exec && !exec.success) problems.push(...toProblems(exec.error));
+  const thresholds = parseThresholds(thresholdInput(input));
+  if (!thresholds.ok) {
+    for (const message of thresholds.errors) {
+      const [field, ...rest] = message.split(": ");
+      problems.push({ field: field!, detail: rest.join(": ") });
+    }
+  }
   if (!base.success || !exec?.success) return { ok: false, problems: dedupe(problems) };
 
   const b = base.data;
@@ -230,13 +237,6 @@ export function parseRunSpec(input: unknown): SpecResult {
       })),
     };
   });
-  const thresholds = parseThresholds(b.thresholds);
-  if (!thresholds.ok) {
-    for (const message of thresholds.errors) {
-      const [field, ...rest] = message.split(": ");
-      problems.push({ field: field!, detail: rest.join(": ") });
-    }
-  }
   if (problems.length) return { ok: false, problems: dedupe(problems) };
 
   const { executor: _executor, ...options } = e;
@@ -263,6 +263,13 @@ export function parseRunSpec(input: unknown): SpecResult {
       options,
     },
   };
+}
+
+/** The thresholds map from raw input, when it has the right shape (else the schema reports it). */
+function thresholdInput(input: unknown): Record<string, ThresholdInput[]> {
+  const raw = (input as { thresholds?: unknown } | null)?.thresholds;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
+  return Object.fromEntries(Object.entries(raw).filter(([, v]) => Array.isArray(v))) as Record<string, ThresholdInput[]>;
 }
 
 /**

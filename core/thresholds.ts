@@ -80,6 +80,10 @@ export function parseThresholds(input: Record<string, readonly ThresholdInput[]>
     const tags = parseTags(keyMatch[2], `thresholds.${key}`, errors);
     entries.forEach((entry, i) => {
       const path = `thresholds.${key}[${i}]`;
+      if (typeof entry !== "string" && (typeof entry !== "object" || entry === null)) {
+        errors.push(`${path}: must be a string like "p(95)<300" or an object {threshold, abortOnFail, delayAbortEval}`);
+        return;
+      }
       const source = typeof entry === "string" ? entry : entry.threshold;
       const parsed = parseExpression(source, METRIC_KINDS[metric as MetricName], path);
       if (!parsed.ok) {

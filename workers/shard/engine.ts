@@ -57,7 +57,7 @@ export class ShardEngine {
   readonly #a: ShardAssignment;
   readonly #clock: EngineClock;
   readonly #fetch: typeof fetch;
-  readonly #onWindow: (w: ShardWindow) => void;
+  readonly #onWindow: (w: Omit<ShardWindow, "part">) => void;
   readonly #steps: CompiledStep[];
   readonly #stepCycle: number[];
   readonly #slots: ConnectionSlots;
@@ -69,7 +69,7 @@ export class ShardEngine {
   #wake: (() => void) | null = null;
   readonly #idle: Array<() => void> = [];
 
-  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: ShardWindow) => void) {
+  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void) {
     this.#a = a;
     this.#clock = clock;
     this.#fetch = fetcher;
@@ -144,8 +144,9 @@ export class ShardEngine {
       await this.#sleep(Math.min(batch.waitMs, untilWindowEnd, a.deadlineMs - now));
     }
     await this.#drain();
-    if (end !== "handoff") this.closeAll();
-    else this.#closeWindowsBefore(this.#windowOf(this.#clock.now()));
+    // Hand out everything, including the current partial window: after a handoff the
+    // next invocation reports the rest of that second as another part of the window.
+    this.closeAll();
     return { end, cursor, sent: started, peakInFlight: this.#peakInFlight };
   }
 
@@ -259,6 +260,9 @@ export class ShardEngine {
       if (failure === "timeout") c.timeouts++;
       else c.connectionErrors++;
       stats.countStatus(failure);
+      // As in k6, a check on a request that got no response fails.
+      c.checksFailed += step.checks.length;
+      if (step.checks.length) c.checkFailedRequests++;
     } else {
       t.duration.record((endMs - sendMs) * US_PER_MS);
       t.ttfb.record(ttfbMs * US_PER_MS);

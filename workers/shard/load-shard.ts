@@ -94,7 +94,8 @@ export class LoadShard extends DurableObject<Env> {
     }
     if (state.colo === "unknown") state = { ...state, colo: await observeColo() };
 
-    const engine = new ShardEngine(assignment, clock, fetch.bind(globalThis), (w) => this.#windowClosed(w, engine));
+    const part = state.invocations + 1;
+    const engine = new ShardEngine(assignment, clock, fetch.bind(globalThis), (w) => this.#windowClosed({ ...w, part }, engine));
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;
@@ -105,7 +106,7 @@ export class LoadShard extends DurableObject<Env> {
       cursor = Math.max(cursor, resumeAt);
     }
     this.#engine = engine;
-    this.#save({ ...state, phase: "running", cursor, handoff: false, invocations: state.invocations + 1, restarts: state.restarts + (resumedAfterCrash ? 1 : 0) });
+    this.#save({ ...state, phase: "running", cursor, handoff: false, invocations: part, restarts: state.restarts + (resumedAfterCrash ? 1 : 0) });
     if (state.stopRequested) engine.stop();
 
     let result;
@@ -143,7 +144,7 @@ export class LoadShard extends DurableObject<Env> {
     // allowUnconfirmed: an output gate would hold the next sends until the write is
     // confirmed, adding latency to requests that have nothing to do with it.
     void this.ctx.storage.put<unknown>(
-      { [WINDOW_PREFIX + String(window.windowS).padStart(8, "0")]: window, state: { ...state, watermarkS: engine.closedThrough } },
+      { [`${WINDOW_PREFIX}${String(window.windowS).padStart(8, "0")}:${window.part}`]: window, state: { ...state, watermarkS: engine.closedThrough } },
       { allowUnconfirmed: true },
     );
     void this.#flush(false);

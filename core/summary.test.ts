@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { ArrivalSchedule } from "./arrival-schedule.ts";
+import { planRun } from "./plan.ts";
+import { parseRunSpec } from "./run-spec.ts";
+import { RunTotals } from "./run-totals.ts";
+import { MetricStats } from "./stats.ts";
+import { buildSummary, saturation, shouldAbortRun } from "./summary.ts";
+import { renderSummary } from "./summary-text.ts";
+
+function setup(overrides: Record<string, unknown> = {}) {
+  const r = parseRunSpec({
+    target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 10, duration: "10s", shards: 2, regions: ["wnam", "weur"],
+    thresholds: { http_req_duration: ["p(95)<50", "p(99)<1000"], "http_req_duration{region:weur}": ["p(95)<50"], http_req_failed: ["rate<0.5"] },
+    ...overrides,
+  });
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  const planned = planRun(r.spec, new ArrivalSchedule(r.spec.stages).total);
+  if (!planned.ok) throw new Error();
+  return { spec: r.spec, plan: planned.plan };
+}
+
+/** Stats of `n` requests all taking `ms` milliseconds. */
+function requests(n: number, ms: number, failed = 0): MetricStats {
+  const s = new MetricStats();
+  for (let i = 0; i < n; i++) {
+    s.counters.sent++;
+    s.counters.completed++;
+    s.trends.duration.record(ms * 1000);
+    s.trends.lag.record(500);
+    s.countStatus(200);
+  }
+  s.counters.failed += failed;
+  return s;
+}
+
+describe("buildSummary", () => {
+  // wnam: 90 fast requests at 10 ms; weur: 10 slow ones at 400 ms. Averaging per-region
+  // p95s would give (10 + 400) / 2 = 205 ms; the merged histogram's p95 is 400 ms, and its
+  // p90 is 10 ms. A summary that averages percentiles fails this test.
+  const { spec, plan } = setup();
+  const totals = new RunTotals();
+  totals.add(0, "wnam", 0, requests(90, 10));
+  totals.add(1, "weur", 0, requests(10, 400, 5));
+  const summary = buildSummary({
+    runId: "r-test", status: "failed", spec, plan, t0Ms: 0, endMs: 10_000, totals,
+    shards: plan.shards.map((s) => ({ index: s.index, region: s.region, segment: s.segment, colo: "local", telemetry: null })),
+  });
+  const m = summary.metrics as Record<string, any>;
+
+  it("computes global percentiles from the merged histogram, never by averaging groups", () => {
+    expect(m.http_req_duration["p(95)"]).toBeCloseTo(400, 0);
+    expect(m.http_req_duration["p(90)"]).toBeCloseTo(10, 0);
+    expect(summary.edgeload.regions.wnam!.http_req_duration!["p(95)"]).toBeCloseTo(10, 0);
+    expect(summary.edgeload.regions.weur!.http_req_duration!["p(95)"]).toBeCloseTo(400, 0);
+  });
+
+  it("uses k6's summary-export shapes: counters with rate, rates with passes/fails/value", () => {
+    expect(m.http_reqs).toEqual({ count: 100, rate: 10 });
+    expect(m.http_req_failed).toMatchObject({ passes: 5, fails: 95, value: 0.05 });
+    expect(Object.keys(m.http_req_duration)).toEqual(expect.arrayContaining(["avg", "min", "med", "max", "p(90)", "p(95)", "thresholds"]));
+  });
+
+  it("marks thresholds the k6 way (true = failed) and lists them with observed values", () => {
+    expect(m.http_req_duration.thresholds).toEqual({ "p(95)<50": true, "p(99)<1000": false });
+    expect(m["http_req_duration{region:weur}"].thresholds).toEqual({ "p(95)<50": true });
+    expect(summary.edgeload.thresholdsPassed).toBe(false);
+    expect(summary.edgeload.thresholds.find((t) => t.metric === "http_req_failed")).toMatchObject({ ok: true, observed: 0.05 });
+  });
+
+  it("breaks down per shard and per colo", () => {
+    expect(summary.edgeload.shards.map((s) => s.requests)).toEqual([90, 10]);
+    expect(summary.edgeload.colos.local!.requests).toBe(100);
+  });
+
+  it("renders a k6-style text summary with per-region rows", () => {
+    const text = renderSummary(summary);
+    expect(text).toMatch(/✗ http_req_duration 'p\(95\)<50'/);
+    expect(text).toMatch(/http_reqs\.+: 100 10\.00\/s/);
+    expect(text).toMatch(/^ {2}weur +10 /m);
+  });
+});
+
+describe("saturation", () => {
+  it.each([
+    // [what happened, saturated]
+    [(s: MetricStats) => { s.counters.dropped = 3; }, true],
+    [(s: MetricStats) => { s.counters.interrupted = 1; }, true],
+    [(s: MetricStats) => { for (let i = 0; i < 100; i++) s.trends.lag.record(50_000); }, true],
+    [(s: MetricStats) => { for (let i = 0; i < 100; i++) s.trends.lag.record(1_000); }, false],
+  ])("case %# → saturated=%s", (mutate, expected) => {
+    const s = requests(10, 20);
+    mutate(s);
+    expect(saturation(s).saturated).toBe(expected);
+  });
+});
+
+describe("shouldAbortRun", () => {
+  it("only considers abortOnFail thresholds", () => {
+    const totals = new RunTotals();
+    totals.add(0, "wnam", 0, requests(10, 10, 10));
+    expect(shouldAbortRun(setup().spec, totals, 5_000)).toBeUndefined();
+    const { spec } = setup({ thresholds: { http_req_failed: [{ threshold: "rate<0.1", abortOnFail: true }] } });
+    expect(shouldAbortRun(spec, totals, 5_000)?.source).toBe("rate<0.1");
+  });
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { compare, evaluateThresholds, parseThresholds, shouldAbort, type Threshold } from "./thresholds.ts";
+
+describe("parseThresholds", () => {
+  it.each([
+    // [metric key, expression, expected aggregation, operator, value]
+    ["http_req_duration", "p(95)<300", { kind: "percentile", p: 95 }, "<", 300],
+    ["http_req_duration", "p(99.9) <= 1500", { kind: "percentile", p: 99.9 }, "<=", 1500],
+    ["http_req_duration", "avg<200", { kind: "avg" }, "<", 200],
+    ["http_req_duration", "med==20", { kind: "med" }, "==", 20],
+    ["http_req_failed", "rate<0.01", { kind: "rate" }, "<", 0.01],
+    ["checks", "rate>0.99", { kind: "rate" }, ">", 0.99],
+    ["dropped_iterations", "count<10", { kind: "count" }, "<", 10],
+    ["http_reqs", "rate>=100", { kind: "rate" }, ">=", 100],
+    ["http_req_duration{step:login}", "max!=0", { kind: "max" }, "!=", 0],
+  ])("%s: %s", (key, source, aggregation, operator, value) => {
+    const parsed = parseThresholds({ [key]: [source] });
+    expect(parsed.ok).toBe(true);
+    if (parsed.ok) expect(parsed.value[0]).toMatchObject({ key, source, aggregation, operator, value, abortOnFail: false });
+  });
+
+  it("reads k6's object form with abortOnFail and delayAbortEval", () => {
+    const parsed = parseThresholds({ http_req_failed: [{ threshold: "rate<0.05", abortOnFail: true, delayAbortEval: "10s" }] });
+    expect(parsed).toMatchObject({ ok: true, value: [{ abortOnFail: true, delayAbortEvalMs: 10_000 }] });
+  });
+
+  it("parses tag filters on step and region", () => {
+    const parsed = parseThresholds({ "http_req_duration{step:login,region:weur}": ["p(95)<300"] });
+    expect(parsed).toMatchObject({ ok: true, value: [{ metric: "http_req_duration", tags: { step: "login", region: "weur" } }] });
+  });
+
+  it.each([
+    // [input, what the error must mention]
+    [{ http_req_durations: ["p(95)<1"] }, "unknown metric"],
+    [{ http_req_duration: ["p95<300"] }, "is not a threshold"],
+    [{ http_req_duration: ["rate<0.1"] }, "does not apply to a trend"],
+    [{ http_req_failed: ["p(95)<1"] }, "does not apply to a rate"],
+    [{ http_req_duration: ["p(101)<5"] }, "between 0 and 100"],
+    [{ "http_req_duration{colo:AMS}": ["p(95)<5"] }, "tag filter"],
+    [{ http_req_failed: [{ threshold: "rate<0.1", delayAbortEval: "soon" }] }, "not a duration"],
+  ])("rejects %j", (input, message) => {
+    const parsed = parseThresholds(input as never);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.errors.join("\n")).toContain(message);
+  });
+
+  it("reports every bad threshold, not the first", () => {
+    const parsed = parseThresholds({ http_req_duration: ["nope", "p(95)<300", "also nope"], bogus: ["rate<1"] });
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.errors).toHaveLength(3);
+  });
+});
+
+describe("evaluation", () => {
+  it.each([
+    [1, "<", 2, true], [2, "<", 2, false], [2, "<=", 2, true], [3, ">", 2, true],
+    [2, ">=", 2, true], [2, "==", 2, true], [2, "===", 3, false], [2, "!=", 3, true],
+  ] as const)("%d %s %d is %s", (a, op, b, expected) => {
+    expect(compare(a, op, b)).toBe(expected);
+  });
+
+  const parse = (input: Record<string, unknown[]>) => {
+    const r = parseThresholds(input as never);
+    if (!r.ok) throw new Error(r.errors.join());
+    return r.value;
+  };
+
+  it("passes a threshold without data but says so (observed null)", () => {
+    const t = parse({ checks: ["rate>0.99"] });
+    expect(evaluateThresholds(t, () => null)).toEqual([{ key: "checks", source: "rate>0.99", observed: null, ok: true, abortOnFail: false }]);
+  });
+
+  it("aborts on a failing abortOnFail threshold only after delayAbortEval", () => {
+    const t: Threshold[] = parse({ http_req_failed: [{ threshold: "rate<0.01", abortOnFail: true, delayAbortEval: "5s" }, "rate<0.5"] });
+    const outcomes = evaluateThresholds(t, () => 0.2);
+    expect(outcomes.map((o) => o.ok)).toEqual([false, true]);
+    expect(shouldAbort(t, outcomes, 4_999)).toBeUndefined();
+    expect(shouldAbort(t, outcomes, 5_000)?.source).toBe("rate<0.01");
+  });
+});

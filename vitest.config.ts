@@ -1,0 +1,61 @@
+/**
+ * Three test projects, all run by `npm test`:
+ *  - unit:    pure modules (core/, scripts/) in plain Node
+ *  - workers: Durable Objects, D1 and routes inside workerd (@cloudflare/vitest-plugin),
+ *             against the real target Worker started by test/workers/global-setup.ts
+ *  - e2e:     the local stack started exactly as the CLI starts it, driven over HTTP
+ */
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+process.env.WRANGLER_SEND_METRICS ??= "false";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["core/**/*.test.ts", "scripts/**/*.test.ts", "workers/shard/**/*.test.ts"],
+          environment: "node",
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest(async ({ inject }) => ({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                EDGELOAD_API_TOKEN: "test-token",
+                EDGELOAD_MODE: "local",
+                MAX_RATE_PER_S: "5000",
+                MAX_SHARDS: "16",
+                MAX_CONCURRENT_RUNS: "4",
+                TARGET_URL: inject<string>("targetUrl"),
+                TEST_MIGRATIONS: await readD1Migrations("./coordinator/migrations"),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/workers/**/*.test.ts"],
+          globalSetup: ["test/workers/global-setup.ts"],
+          setupFiles: ["test/workers/apply-migrations.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
