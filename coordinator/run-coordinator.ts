@@ -33,6 +33,8 @@ interface RunRecord {
   readonly createdMs: number;
   readonly t0Ms: number;
   readonly status: RunStatus;
+  /** Set by an abort or a failing abortOnFail threshold: the status #finish will give. */
+  readonly stopping: "aborted" | "failed" | null;
   readonly endMs: number | null;
   readonly abortReason: string | null;
   readonly shardsDone: readonly number[];
@@ -73,6 +75,8 @@ const FINISH_GRACE_MS = 15_000;
 /** After an abort, shards get this long to flush what they measured. */
 const ABORT_GRACE_MS = 5_000;
 const CHECKPOINT_EVERY_MS = 5_000;
+/** After its deadline a shard keeps retrying its last flushes this long, then gives up. */
+const SHARD_FLUSH_GRACE_MS = 60_000;
 
 export class RunCoordinator extends DurableObject<Env> {
   #run: RunRecord | null = null;
@@ -98,7 +102,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const now = Date.now();
     const t0Ms = now + START_LEAD_MS[input.mode];
     const run: RunRecord = {
-      ...input, createdMs: now, t0Ms, status: "pending", endMs: null, abortReason: null,
+      ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null,
       shardsDone: [], watermarks: {}, telemetry: {}
     };
     this.#save(run);
@@ -115,7 +119,7 @@ export class RunCoordinator extends DurableObject<Env> {
       run.plan.shards.map((shard) =>
         this.#shardStub(shard.index).start({
           runId: run.runId, shard, weights: run.plan.weights, iterationsPerInvocation: run.plan.iterationsPerInvocation,
-          t0Ms, deadlineMs, spec: run.spec, mode: run.mode,
+          t0Ms, deadlineMs, flushGraceMs: SHARD_FLUSH_GRACE_MS, spec: run.spec, mode: run.mode,
         }),
       ),
     );
@@ -140,11 +144,11 @@ export class RunCoordinator extends DurableObject<Env> {
     let accepted = 0;
     let duplicates = 0;
     for (const window of message.windows) {
-      const cursor = this.ctx.storage.sql.exec(
-        "INSERT OR IGNORE INTO flush_log (shard, window_s, part, data) VALUES (?, ?, ?, ?)",
+      const inserted = this.ctx.storage.sql.exec(
+        "INSERT INTO flush_log (shard, window_s, part, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
         message.shardIndex, window.windowS, window.part, JSON.stringify(window.steps),
-      );
-      if (cursor.rowsWritten === 0) {
+      ).toArray();
+      if (inserted.length === 0) {
         duplicates++;
         continue;
       }
@@ -161,7 +165,7 @@ export class RunCoordinator extends DurableObject<Env> {
     if (done.length === run.plan.shards.length && !FINAL_STATUSES.includes(run.status)) {
       await this.ctx.storage.setAlarm(Date.now()); // everyone is done: finish now
     }
-    return { accepted, duplicates, stop: run.status === "aborted" || run.status === "failed" || run.status === "error" };
+    return { accepted, duplicates, stop: run.stopping !== null || FINAL_STATUSES.includes(run.status) };
   }
 
   /** Status, progress and live totals. */
@@ -207,16 +211,23 @@ export class RunCoordinator extends DurableObject<Env> {
     return run ? this.#buildSummary(run, Date.now()) : null;
   }
 
-  /** Stops every shard (within seconds) and ends the run as aborted. */
+  /**
+   * Stops every shard (within seconds). The run is `finishing` while shards flush what
+   * they measured, then `aborted`.
+   */
   async abort(reason: string): Promise<RunView | null> {
     const run = this.#run;
     if (!run) return null;
-    if (!FINAL_STATUSES.includes(run.status)) {
-      this.#save({ ...run, status: "aborted", abortReason: reason, endMs: Date.now() });
-      await this.#broadcastAbort();
-      await this.ctx.storage.setAlarm(Date.now() + ABORT_GRACE_MS);
-    }
+    if (!FINAL_STATUSES.includes(run.status) && run.stopping === null) await this.#stop("aborted", reason);
     return this.status();
+  }
+
+  async #stop(status: "aborted" | "failed", reason: string): Promise<void> {
+    const now = Date.now();
+    this.#save({ ...this.#run!, status: "finishing", stopping: status, abortReason: reason, endMs: now });
+    await this.env.DB.batch([updateRunStatus(this.env.DB, this.#run!.runId, "finishing", { abortReason: reason })]);
+    await this.#broadcastAbort();
+    await this.ctx.storage.setAlarm(now + ABORT_GRACE_MS);
   }
 
   override async alarm(): Promise<void> {
@@ -228,26 +239,17 @@ export class RunCoordinator extends DurableObject<Env> {
     await this.#writeClosedWindows(run, now, everyoneDone);
 
     const endOfSchedule = run.t0Ms + run.spec.durationMs;
-    if (run.status === "aborted") {
-      if (everyoneDone || now >= (run.endMs ?? now) + ABORT_GRACE_MS) return this.#finish("aborted", run.abortReason);
+    if (run.stopping) {
+      if (everyoneDone || now >= (run.endMs ?? now) + ABORT_GRACE_MS) return this.#finish(run.stopping, run.abortReason);
     } else if (everyoneDone || now >= endOfSchedule + run.spec.timeoutMs + FINISH_GRACE_MS) {
       return this.#finish(null, everyoneDone ? null : "some shards never reported done");
     } else {
       const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms);
-      if (abortBy) {
-        const reason = `threshold ${abortBy.key}: ${abortBy.source} failed (abortOnFail)`;
-        this.#save({ ...run, status: "failed", abortReason: reason, endMs: now });
-        await this.#broadcastAbort();
-        await this.ctx.storage.setAlarm(now + ABORT_GRACE_MS);
-        return;
-      }
+      if (abortBy) return this.#stop("failed", `threshold ${abortBy.key}: ${abortBy.source} failed (abortOnFail)`);
       if (run.status === "running" && now >= endOfSchedule) {
         this.#save({ ...run, status: "finishing" });
         await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "finishing")]);
       }
-    }
-    if (run.status === "failed" && (everyoneDone || now >= (run.endMs ?? now) + ABORT_GRACE_MS)) {
-      return this.#finish("failed", run.abortReason);
     }
     if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) this.#checkpoint();
     await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
@@ -388,7 +390,7 @@ export class RunCoordinator extends DurableObject<Env> {
     await this.#writeClosedWindows(run, now, true);
     const provisional = this.#buildSummary({ ...run, endMs }, endMs);
     const status: RunStatus = forced ?? (provisional.edgeload.thresholdsPassed ? "passed" : "failed");
-    const final = { ...run, status, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };
+    const final = { ...run, status, stopping: null, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };
     const summary = this.#buildSummary(final, endMs);
     const elapsedS = Math.max(0.001, (endMs - run.t0Ms) / 1000);
     const db = this.env.DB;

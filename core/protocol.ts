@@ -23,6 +23,8 @@ export interface ShardAssignment {
   readonly t0Ms: number;
   /** Epoch ms by which the shard has stopped, whatever happens to the coordinator. */
   readonly deadlineMs: number;
+  /** After the deadline, how long the shard keeps retrying its last flushes. */
+  readonly flushGraceMs: number;
   /** Full spec including secrets: lives only in Durable Object storage, never in D1. */
   readonly spec: RunSpec;
   readonly mode: Mode;

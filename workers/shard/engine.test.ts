@@ -37,7 +37,7 @@ function assignment(time: VirtualTime, spec: Record<string, unknown>, shard = { 
   const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", ...spec });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return {
-    runId: "r-test", weights: shard.weights, iterationsPerInvocation: 1_000_000, t0Ms: time.now, mode: "local",
+    runId: "r-test", weights: shard.weights, iterationsPerInvocation: 1_000_000, t0Ms: time.now, mode: "local", flushGraceMs: 0,
     deadlineMs: time.now + parsed.spec.durationMs + parsed.spec.timeoutMs, spec: parsed.spec,
     shard: { index: shard.index, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight },
   };

@@ -36,13 +36,12 @@ interface ShardState {
 const WINDOW_PREFIX = "window:";
 /** Windows per flush RPC, so one message stays small. */
 const WINDOWS_PER_FLUSH = 20;
-/** After its deadline a shard keeps retrying flushes this long, then gives up. */
-const FLUSH_GRACE_MS = 60_000;
 
 export class LoadShard extends DurableObject<Env> {
   #engine: ShardEngine | null = null;
   #flushing: Promise<void> | null = null;
   #flushAgain = false;
+  #finalRequested = false;
 
   /** Stores the assignment and arms the alarm for T0. Idempotent for the same run. */
   async start(assignment: ShardAssignment): Promise<{ ok: true }> {
@@ -152,22 +151,24 @@ export class LoadShard extends DurableObject<Env> {
 
   /**
    * Sends pending windows to the coordinator, oldest first, deleting each batch once
-   * acknowledged. Only one flush runs at a time; calls during one schedule another.
-   * With `final`, marks the shard done at the coordinator and retries until the deadline
-   * grace ends; an unreachable coordinator never keeps the shard alive past that.
+   * acknowledged. Single flight: a call while a flush runs makes that flush go round once
+   * more (picking up a final request) instead of starting a second one. A failed
+   * non-final flush is retried at the next window close; a final one retries with backoff
+   * until the deadline grace ends, so an unreachable coordinator never keeps the shard
+   * alive past that.
    */
   #flush(final: boolean): Promise<void> {
+    if (final) this.#finalRequested = true;
     if (this.#flushing) {
       this.#flushAgain = true;
-      return final ? this.#flushing.then(() => this.#flush(true)) : this.#flushing;
+      return this.#flushing;
     }
-    this.#flushing = this.#flushOnce(final).finally(() => {
-      this.#flushing = null;
-      if (this.#flushAgain) {
+    this.#flushing = (async () => {
+      do {
         this.#flushAgain = false;
-        void this.#flush(false);
-      }
-    });
+        await this.#flushOnce(this.#finalRequested);
+      } while (this.#flushAgain);
+    })().finally(() => (this.#flushing = null));
     return this.#flushing;
   }
 
@@ -193,7 +194,7 @@ export class LoadShard extends DurableObject<Env> {
       try {
         ack = await coordinator.flush(message);
       } catch (error) {
-        const giveUpAt = assignment.deadlineMs + FLUSH_GRACE_MS;
+        const giveUpAt = assignment.deadlineMs + assignment.flushGraceMs;
         if (Date.now() > giveUpAt) {
           console.warn(`shard ${assignment.shard.index}: coordinator unreachable past the grace period, giving up`, String(error));
           return;

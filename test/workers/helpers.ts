@@ -1,0 +1,46 @@
+// Shared helpers for the workers tests: authenticated calls to the coordinator Worker.
+import { env, exports } from "cloudflare:workers";
+
+export const TOKEN = "test-token";
+
+export function api(path: string, init: RequestInit & { token?: string | null } = {}): Promise<Response> {
+  const { token = TOKEN, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  if (token !== null) headers.set("authorization", `Bearer ${token}`);
+  if (rest.body !== undefined) headers.set("content-type", "application/json");
+  return (exports as unknown as { default: Fetcher }).default.fetch(new Request(`http://edgeload.test${path}`, { ...rest, headers }));
+}
+
+/** A small valid spec against the real local target. */
+export function spec(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: "workers test",
+    target: env.TARGET_URL,
+    steps: [{ path: "/delay?ms=5", checks: [{ status: 200 }] }],
+    executor: "constant-arrival-rate",
+    rate: 40,
+    duration: "2s",
+    shards: 2,
+    regions: ["wnam", "weur"],
+    timeout: "2s",
+    ...overrides,
+  };
+}
+
+export async function createRun(overrides: Record<string, unknown> = {}): Promise<{ id: string; startsAt: string }> {
+  const response = await api("/v1/runs", { method: "POST", body: JSON.stringify(spec(overrides)) });
+  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+export async function waitForStatus(id: string, final = ["passed", "failed", "aborted", "error"], timeoutMs = 30_000): Promise<Record<string, any>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const view = (await (await api(`/v1/runs/${id}`)).json()) as Record<string, any>;
+    if (final.includes(view.status)) return view;
+    if (Date.now() > deadline) throw new Error(`run ${id} still ${view.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
