@@ -16,7 +16,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { ArrivalSchedule } from "../core/arrival-schedule.ts";
 import type { Plan } from "../core/plan.ts";
-import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type ShardFlush, type ShardTelemetry } from "../core/protocol.ts";
+import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
 import { RunTotals, type RunTotalsWire } from "../core/run-totals.ts";
 import { MetricStats, type MetricStatsWire } from "../core/stats.ts";
@@ -40,29 +40,6 @@ interface RunRecord {
   readonly shardsDone: readonly number[];
   readonly watermarks: Readonly<Record<number, number>>;
   readonly telemetry: Readonly<Record<number, ShardTelemetry>>;
-}
-
-export interface RunView {
-  readonly id: string;
-  readonly name: string;
-  readonly status: RunStatus;
-  readonly target: string;
-  readonly createdAt: string;
-  readonly startedAt: string;
-  readonly endedAt: string | null;
-  readonly abortReason: string | null;
-  readonly progress: { readonly elapsedS: number; readonly durationS: number; readonly fraction: number };
-  readonly live: {
-    readonly targetRatePerS: number;
-    readonly achievedRatePerS: number;
-    readonly requests: number;
-    readonly failed: number;
-    readonly dropped: number;
-    readonly p95Ms: number | null;
-    readonly shardsDone: number;
-    readonly shards: number;
-  };
-  readonly thresholdsOk: boolean | null;
 }
 
 /** How long before T0 shards are started, so every one is armed in time. */

@@ -76,3 +76,27 @@ export interface FlushAck {
 
 export type RunStatus = "pending" | "running" | "finishing" | "passed" | "failed" | "aborted" | "error";
 export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "aborted", "error"];
+
+/** A run as the API shows it: status, progress and live totals (GET /v1/runs/:id). */
+export interface RunView {
+  readonly id: string;
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly target: string;
+  readonly createdAt: string;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly abortReason: string | null;
+  readonly progress: { readonly elapsedS: number; readonly durationS: number; readonly fraction: number };
+  readonly live: {
+    readonly targetRatePerS: number;
+    readonly achievedRatePerS: number;
+    readonly requests: number;
+    readonly failed: number;
+    readonly dropped: number;
+    readonly p95Ms: number | null;
+    readonly shardsDone: number;
+    readonly shards: number;
+  };
+  readonly thresholdsOk: boolean | null;
+}

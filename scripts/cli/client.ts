@@ -2,7 +2,7 @@
  * A small client for the edgeload HTTP API, used by the CLI, tests and the benchmark.
  * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem.
  */
-import type { RunView } from "../../coordinator/run-coordinator.ts";
+import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 
 export interface ProblemBody {

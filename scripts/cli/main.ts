@@ -11,7 +11,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import type { RunView } from "../../coordinator/run-coordinator.ts";
+import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 import { formatMs, renderSummary } from "../../core/summary-text.ts";
 import { ApiProblem, EdgeloadClient } from "./client.ts";

@@ -1,0 +1,127 @@
+/**
+ * End to end: the local stack started exactly as `edgeload dev` and `edgeload demo` start
+ * it, driven over HTTP like a user does, and the `edgeload` CLI run as a real process for
+ * its exit codes and summary export. Load goes only to the loopback target.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EdgeloadClient } from "../../scripts/cli/client.ts";
+import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
+
+let stack: LocalStack;
+let client: EdgeloadClient;
+let stateDir: string;
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), "edgeload-e2e-"));
+  stack = await startLocalStack({ persist: stateDir });
+  client = new EdgeloadClient(stack.apiUrl, stack.token);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+/** p50 of `n` sequential requests from Node's own fetch: what the target itself takes. */
+async function referenceP50(url: string, n = 60): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await (await fetch(url)).arrayBuffer();
+    samples.push(performance.now() - started);
+  }
+  return samples.sort((a, b) => a - b)[Math.floor(n / 2)]!;
+}
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, "scripts/cli/edgeload.mjs"), ...args], {
+      env: { ...process.env, EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe("a short run against the local target with a fixed delay", () => {
+  it("holds the target rate, fails nothing, and measures the delay the target really has", async () => {
+    const delayMs = 20;
+    const url = `${stack.targetUrl}/delay?ms=${delayMs}`;
+    const run = await client.createRun({
+      name: "e2e fixed delay",
+      target: stack.targetUrl,
+      steps: [{ path: `/delay?ms=${delayMs}`, checks: [{ status: 200 }] }],
+      executor: "constant-arrival-rate",
+      rate: 200,
+      duration: "8s",
+      shards: 4,
+      thresholds: { http_req_failed: ["rate==0"] },
+    });
+    const seen = new Set<string>();
+    const final = await client.waitForEnd(run.id, (v) => seen.add(v.status), 250);
+    expect(final.status).toBe("passed");
+    expect(seen.has("running")).toBe(true);
+
+    const summary = await client.summary(run.id);
+    const e = summary.edgeload;
+    const m = summary.metrics as Record<string, any>;
+    expect(m.http_reqs.count).toBe(1600);
+    expect(Math.abs(e.achievedRatePerS - e.targetRatePerS) / e.targetRatePerS).toBeLessThan(0.02);
+    expect(m.http_req_failed.passes).toBe(0);
+    expect(m.dropped_iterations.count).toBe(0);
+    expect(Object.keys(e.regions).sort()).toEqual(["apac", "enam", "weur", "wnam"]);
+
+    // The target answers a 20 ms delay in a little more (wrangler's dev proxy hop and
+    // workerd's timer granularity): compare with what a plain client measures, too.
+    const p50 = m.http_req_duration.med as number;
+    const reference = await referenceP50(url);
+    expect(p50).toBeGreaterThanOrEqual(delayMs);
+    expect(p50 - delayMs).toBeLessThan(9);
+    expect(Math.abs(p50 - reference)).toBeLessThan(4);
+
+    // Per-second series: the steady seconds run at the target rate.
+    const { points } = await client.timeseries(run.id);
+    const steady = points.filter((p) => p.region === "all" && (p.t as number) >= 1 && (p.t as number) <= 6);
+    for (const p of steady) expect(Math.abs((p.requests as number) - 200)).toBeLessThanOrEqual(10);
+  });
+});
+
+describe("the edgeload CLI", () => {
+  it("exits 0, prints a k6-style summary with per-region rows and writes --summary-export", async () => {
+    const exportFile = join(stateDir, "summary.json");
+    const result = await cli(["run", "--target", `${stack.targetUrl}/delay?ms=2`, "--rate", "40", "--duration", "2s", "--shards", "2", "--regions", "wnam,weur", "--summary-export", exportFile]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/http_reqs\.+: 80 /);
+    expect(result.stdout).toMatch(/^ {2}weur +40 /m);
+    const exported = JSON.parse(await readFile(exportFile, "utf8"));
+    expect(exported.metrics.http_reqs.count).toBe(80);
+    expect(exported.edgeload.plan.shards).toBe(2);
+  });
+
+  it("exits 99 when thresholds fail", async () => {
+    const result = await cli(["run", "--target", `${stack.targetUrl}/delay?ms=5`, "--rate", "20", "--duration", "1s", "--regions", "wnam", "--threshold", "http_req_duration=p(95)<1"]);
+    expect(result.code).toBe(99);
+    expect(result.stdout).toContain("✗ http_req_duration 'p(95)<1'");
+  });
+
+  it.each([
+    // [arguments, what stderr says]
+    [["run", "--target", "not-a-url", "--rate", "1", "--duration", "1s"], /not an absolute URL/],
+    [["run", "--target", "http://127.0.0.1:9/", "--rate", "1", "--duration", "soon"], /duration: "soon" is not a duration/],
+    [["run", "/nonexistent/spec.json"], /cannot read spec file/],
+  ])("exits 104 on invalid config: %j", async (args, message) => {
+    const result = await cli(args);
+    expect(result.code).toBe(104);
+    expect(result.stderr).toMatch(message);
+  });
+});
