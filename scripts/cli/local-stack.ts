@@ -12,6 +12,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
+import { workerdDescendants } from "./processes.ts";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const DEV_FILE = join(PROJECT_ROOT, ".edgeload", "dev.json");
@@ -30,8 +31,17 @@ export interface StackOptions {
 
 export interface LocalStack {
   readonly apiUrl: string;
+  /**
+   * The target's own workerd socket. Load goes here rather than through wrangler's dev
+   * proxy, which would add a second workerd hop (and more CPU than the target itself) to
+   * every request; the proxy URL stays available for humans on a fixed port.
+   */
   readonly targetUrl: string;
+  /** The target through wrangler's dev proxy (fixed port with `edgeload dev`). */
+  readonly targetProxyUrl: string;
   readonly token: string;
+  /** workerd process ids per worker (Linux), for CPU accounting in benchmarks. */
+  readonly processes: { readonly target: readonly number[]; readonly coordinator: readonly number[] };
   readonly stop: () => Promise<void>;
 }
 
@@ -64,10 +74,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     ...(persist ? { persist } : {}),
   });
 
+  const before = new Set(workerdDescendants());
   const target = await unstable_startWorker({ config: join(PROJECT_ROOT, "workers/target/wrangler.toml"), dev: dev(options.targetPort) });
   let coordinator: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
   try {
     await waitHealthy(target);
+    for (const pid of workerdDescendants()) before.add(pid);
     const vars: Record<string, string> = { EDGELOAD_MODE: "local", ...options.vars, EDGELOAD_API_TOKEN: token };
     coordinator = await unstable_startWorker({
       config: join(PROJECT_ROOT, "wrangler.toml"),
@@ -80,8 +92,11 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     await Promise.allSettled([target.dispose(), coordinator?.dispose()]);
     throw error;
   }
+  const targetPids = workerdDescendants().filter((p) => before.has(p));
+  const coordinatorPids = workerdDescendants().filter((p) => !before.has(p));
   const apiUrl = (await coordinator.url).origin;
-  const targetUrl = (await target.url).origin;
+  const targetProxyUrl = (await target.url).origin;
+  const targetUrl = (await runtimeOf(target).ready).origin;
   const worker = coordinator;
   if (options.writeDevFile) {
     const file: DevFile = { apiUrl, targetUrl, token, pid: process.pid, startedAt: new Date().toISOString() };
@@ -92,7 +107,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   return {
     apiUrl,
     targetUrl,
+    targetProxyUrl,
     token,
+    processes: { target: targetPids, coordinator: coordinatorPids },
     stop: async () => {
       if (stopped) return;
       stopped = true;
@@ -131,9 +148,7 @@ async function waitHealthy(worker: StartedWorker): Promise<void> {
  * gets it (there is no public accessor on startWorker's handle yet).
  */
 async function applyLocalMigrations(worker: StartedWorker): Promise<void> {
-  const mf = (worker.raw as unknown as { runtimes: Array<{ mf?: { getD1Database(binding: string): Promise<D1Like> } }> }).runtimes[0]?.mf;
-  if (!mf) throw new Error("wrangler did not expose the local runtime; cannot apply D1 migrations");
-  const db = await mf.getD1Database("DB");
+  const db = await runtimeOf(worker).getD1Database("DB");
   await db.prepare("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)").run();
   const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all<{ name: string }>()).results.map((r) => r.name));
   const dir = join(PROJECT_ROOT, "coordinator/migrations");
@@ -142,6 +157,23 @@ async function applyLocalMigrations(worker: StartedWorker): Promise<void> {
     const statements = unstable_splitSqlQuery(await readFile(join(dir, name), "utf8"));
     await db.batch([...statements.map((s) => db.prepare(s)), db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(name)]);
   }
+}
+
+interface LocalRuntime {
+  /** Resolves to the URL of the worker's own socket (no dev proxy in between). */
+  readonly ready: Promise<URL>;
+  getD1Database(binding: string): Promise<D1Like>;
+}
+
+/**
+ * The Miniflare instance behind a started worker, as wrangler's own test harness reaches
+ * it (startWorker's handle has no public accessor for it yet). Exists once the worker has
+ * served its first request (see waitHealthy).
+ */
+function runtimeOf(worker: StartedWorker): LocalRuntime {
+  const mf = (worker.raw as unknown as { runtimes: Array<{ mf?: LocalRuntime }> }).runtimes[0]?.mf;
+  if (!mf) throw new Error("wrangler did not expose the local runtime of a started worker");
+  return mf;
 }
 
 interface D1Like {

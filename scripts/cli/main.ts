@@ -106,11 +106,12 @@ async function devCommand(args: string[]): Promise<number> {
   const stack = await startLocalStack({ apiPort: Number(values["api-port"]), targetPort: Number(values["target-port"]), writeDevFile: true });
   console.log(`edgeload local stack is up (state in .edgeload/state)
   API      ${stack.apiUrl}
-  target   ${stack.targetUrl}   (knobs: /delay?ms=20&jitter=5&status=200&size=1024&fail=0.01)
+  target   ${stack.targetProxyUrl}   (knobs: /delay?ms=20&jitter=5&status=200&size=1024&fail=0.01)
+           ${stack.targetUrl}   (the same target without wrangler's dev proxy: use it for high rates)
   token    ${stack.token}
 
   export EDGELOAD_URL=${stack.apiUrl} EDGELOAD_TOKEN=${stack.token}
-  edgeload run --target ${stack.targetUrl}/delay?ms=20 --rate 200 --duration 15s
+  edgeload run --target ${stack.targetProxyUrl}/delay?ms=20 --rate 200 --duration 15s
 
 Ctrl-C stops it.`);
   await new Promise<void>((resolve) => {

@@ -133,6 +133,21 @@ describe("ShardEngine", () => {
     expect([c.checksPassed, c.checksFailed]).toEqual([10, 30]); // errored requests fail their checks, as in k6
   });
 
+  it("times out requests the target never answers, from the actual send, without a timer each", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { rate: 10, duration: "1s", timeout: "500ms" });
+    const fetcher = ((_url: string, init: RequestInit) =>
+      new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)))) as unknown as typeof fetch;
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const result = await time.run(new ShardEngine(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
+    expect(result.end).toBe("finished");
+    const t = totals(windows);
+    expect([t.counters.completed, t.counters.timeouts, t.counters.failed]).toEqual([10, 10, 10]);
+    // Each gave up between 500 ms and one loop turn later.
+    expect(t.trends.corrected.min).toBeGreaterThanOrEqual(500_000);
+    expect(t.trends.corrected.max).toBeLessThanOrEqual(502_000);
+  });
+
   it("stops at a budget (handoff) and continues from the cursor without loss or overlap", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 50, duration: "2s" });

@@ -18,6 +18,7 @@ import { WINDOW_MS, type ShardAssignment, type ShardWindow } from "../../core/pr
 import { MetricStats } from "../../core/stats.ts";
 import { compileTemplate, type Template, type TemplateContext } from "../../core/template.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
+import { TimeoutQueue } from "./timeout-queue.ts";
 
 export interface EngineClock {
   /** Epoch milliseconds. */
@@ -61,6 +62,7 @@ export class ShardEngine {
   readonly #steps: CompiledStep[];
   readonly #stepCycle: number[];
   readonly #slots: ConnectionSlots;
+  readonly #timeouts = new TimeoutQueue();
   readonly #windows = new Map<number, MetricStats[]>();
   #closedThrough = 0; // windows below this number have been handed out
   #inFlight = 0;
@@ -141,7 +143,9 @@ export class ShardEngine {
       if (cursor >= this.share.total) { end = "finished"; break; }
       if (started >= budget) { end = "handoff"; break; }
       const untilWindowEnd = a.t0Ms + (this.#windowOf(now) + 1) * WINDOW_MS - now;
-      await this.#sleep(Math.min(batch.waitMs, untilWindowEnd, a.deadlineMs - now));
+      const untilTimeout = this.#timeouts.nextDeadlineMs - now;
+      await this.#sleep(Math.min(batch.waitMs, untilWindowEnd, untilTimeout, a.deadlineMs - now));
+      this.#timeouts.sweep(this.#clock.now());
     }
     await this.#drain();
     // Hand out everything, including the current partial window: after a handoff the
@@ -164,9 +168,14 @@ export class ShardEngine {
     }).finally(() => (this.#wake = null));
   }
 
-  #drain(): Promise<void> {
-    if (this.#inFlight === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => this.#idle.push(resolve));
+  /** Waits for every in-flight request, still enforcing timeouts meanwhile. */
+  async #drain(): Promise<void> {
+    while (this.#inFlight > 0) {
+      const idle = new Promise<void>((resolve) => this.#idle.push(resolve));
+      const untilTimeout = Math.max(1, this.#timeouts.nextDeadlineMs - this.#clock.now());
+      await Promise.race([idle, this.#clock.sleep(Math.min(untilTimeout, 1000))]);
+      this.#timeouts.sweep(this.#clock.now());
+    }
   }
 
   #windowOf(epochMs: number): number {
@@ -211,18 +220,19 @@ export class ShardEngine {
   async #iteration(stepIndex: number, global: number, intendedMs: number): Promise<void> {
     const step = this.#steps[stepIndex]!;
     const ctx: TemplateContext = { iteration: global, shard: this.#a.shard.index, region: this.#a.shard.region };
-    const init: RequestInit = {
-      method: step.method,
-      headers: step.constantHeaders ?? Object.fromEntries(step.headers.map(([k, v]) => [k, v(ctx)])),
-      signal: AbortSignal.timeout(this.#a.spec.timeoutMs),
-    };
-    if (step.body) init.body = step.body(ctx);
-    const url = step.url(ctx);
-
     const queuedMs = this.#clock.now();
     const wait = this.#slots.acquire();
     if (wait) await wait;
     const sendMs = this.#clock.now();
+    // The timeout runs from the actual send, like k6's (time queued for a slot is lag).
+    const timeout = this.#timeouts.add(sendMs + this.#a.spec.timeoutMs);
+    const init: RequestInit = {
+      method: step.method,
+      headers: step.constantHeaders ?? Object.fromEntries(step.headers.map(([k, v]) => [k, v(ctx)])),
+      signal: timeout.signal,
+    };
+    if (step.body) init.body = step.body(ctx);
+    const url = step.url(ctx);
     let holdingSlot = true;
     let status = 0;
     let ttfbMs = 0;
@@ -246,6 +256,7 @@ export class ShardEngine {
       failure = isTimeout(error) ? "timeout" : "connection";
     }
     const endMs = this.#clock.now();
+    timeout.done();
 
     const stats = this.#statsFor(this.#windowOf(endMs), stepIndex);
     const c = stats.counters;

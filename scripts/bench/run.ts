@@ -1,0 +1,222 @@
+/**
+ * `npm run bench`: figures measured side by side in one run, reported as ratios (these
+ * machines are shared and noisy, so absolute numbers vary between runs).
+ *
+ *  1. histogram: edgeload's histogram vs hdr-histogram-js (pure JS mode, as Workers run
+ *     it) — record, serialise + parse, merge, size.
+ *  2. generator: the local edgeload stack and k6, one after the other, sending the same
+ *     constant-arrival-rate load to the same local target with a fixed delay: achieved
+ *     rate, dropped, p50/p99 of http_req_duration, and generator CPU seconds per 1,000
+ *     requests (from /proc of the generator processes), with the ratio edgeload/k6.
+ *
+ *     Also the workerd fetch floor: a bare closed loop of fetch() in its own workerd
+ *     (scripts/bench/fetch-floor), i.e. what any fetch-based generator pays in workerd.
+ *
+ * Options: --only histogram|generator, --rates 1000,2000, --duration 15s, --delay 20,
+ * --shards 16. Load goes only to the loopback target and stops by itself.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import * as hdr from "hdr-histogram-js";
+import { Histogram } from "../../core/histogram.ts";
+import { EdgeloadClient } from "../cli/client.ts";
+import { unstable_startWorker } from "wrangler";
+import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../cli/local-stack.ts";
+import { cpuSeconds, reapedChildrenCpuSeconds, workerdDescendants } from "../cli/processes.ts";
+import { findK6 } from "./k6-binary.ts";
+
+const { values } = parseArgs({
+  options: {
+    only: { type: "string" },
+    rates: { type: "string", default: "1000,2000" },
+    duration: { type: "string", default: "15s" },
+    delay: { type: "string", default: "20" },
+    shards: { type: "string", default: "16" },
+  },
+});
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => "  " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("   ")).join("\n");
+}
+
+function time(fn: () => void, repeat = 5): number {
+  let best = Infinity;
+  for (let i = 0; i < repeat; i++) {
+    const t = performance.now();
+    fn();
+    best = Math.min(best, performance.now() - t);
+  }
+  return best;
+}
+
+/** Latency-like values in µs: around 20 ms with a long tail. */
+function samples(n: number, seed = 1): number[] {
+  let x = seed;
+  const rand = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return Array.from({ length: n }, () => Math.round(20_000 * Math.exp(0.3 * Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand()))));
+}
+
+function histogramBench(): void {
+  console.log("\n## Histogram: edgeload (core/histogram.ts) vs hdr-histogram-js 3 (JS, 2 significant digits)\n");
+  const newHdr = () => hdr.build({ numberOfSignificantValueDigits: 2, highestTrackableValue: 2 ** 32, bitBucketSize: 64, useWebAssembly: false });
+  const values1M = samples(1_000_000);
+  const window = samples(250, 7); // one shard's window at 250 requests/s
+
+  const recordOwn = time(() => { const h = new Histogram(); for (const v of values1M) h.record(v); });
+  const recordHdr = time(() => { const h = newHdr(); for (const v of values1M) h.recordValue(v); });
+
+  const own = new Histogram();
+  const theirs = newHdr();
+  for (const v of window) { own.record(v); theirs.recordValue(v); }
+  const ownText = JSON.stringify(own.snapshot());
+  const hdrText = hdr.encodeIntoCompressedBase64(theirs);
+  const roundTripOwn = time(() => { for (let i = 0; i < 1000; i++) Histogram.fromSnapshot(JSON.parse(JSON.stringify(own.snapshot()))); }, 3);
+  const roundTripHdr = time(() => { for (let i = 0; i < 1000; i++) hdr.decodeFromCompressedBase64(hdr.encodeIntoCompressedBase64(theirs), 64, false); }, 3);
+
+  const ownParts = Array.from({ length: 64 }, (_, i) => { const h = new Histogram(); for (const v of samples(250, i + 2)) h.record(v); return h; });
+  const hdrParts = Array.from({ length: 64 }, (_, i) => { const h = newHdr(); for (const v of samples(250, i + 2)) h.recordValue(v); return h; });
+  const mergeOwn = time(() => { const total = new Histogram(); for (const p of ownParts) total.merge(p); });
+  const mergeHdr = time(() => { const total = newHdr(); for (const p of hdrParts) total.add(p); });
+
+  const p99own = own.quantile(0.99);
+  const p99hdr = theirs.getValueAtPercentile(99);
+  const ratio = (a: number, b: number) => (a / b).toFixed(2);
+  console.log(table([
+    ["", "edgeload", "hdr-histogram-js", "edgeload/hdr"],
+    ["record 1M values (ms)", recordOwn.toFixed(1), recordHdr.toFixed(1), ratio(recordOwn, recordHdr)],
+    ["serialise + parse a 250-value window ×1000 (ms)", roundTripOwn.toFixed(1), roundTripHdr.toFixed(1), ratio(roundTripOwn, roundTripHdr)],
+    ["serialised window size (bytes)", String(ownText.length), String(hdrText.length), ratio(ownText.length, hdrText.length)],
+    ["merge 64 windows (ms)", mergeOwn.toFixed(2), mergeHdr.toFixed(2), ratio(mergeOwn, mergeHdr)],
+    ["memory per histogram (bytes)", String(3328 * 8), String(theirs.estimatedFootprintInBytes), ratio(3328 * 8, theirs.estimatedFootprintInBytes)],
+    ["p99 of the window (µs)", p99own.toFixed(0), String(p99hdr), ""],
+  ]));
+}
+
+interface GeneratorResult {
+  readonly name: string;
+  readonly requests: number;
+  readonly achievedPerS: number;
+  readonly dropped: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly cpuS: number;
+}
+
+async function runK6(k6: string, targetUrl: string, rate: number, duration: string): Promise<GeneratorResult> {
+  const dir = await mkdtemp(join(tmpdir(), "edgeload-bench-"));
+  const exportFile = join(dir, "k6.json");
+  const cpuBefore = reapedChildrenCpuSeconds();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(k6, ["run", "--quiet", "--no-usage-report", "--summary-export", exportFile, join(PROJECT_ROOT, "scripts/bench/k6-constant-rate.js")], {
+      env: { ...process.env, TARGET_URL: targetUrl, RATE: String(rate), DURATION: duration, VUS: String(Math.max(100, Math.ceil(rate / 5))) },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 || code === 99 ? resolve() : reject(new Error(`k6 exited ${code}`))));
+  });
+  const cpuS = reapedChildrenCpuSeconds() - cpuBefore;
+  const m = JSON.parse(await readFile(exportFile, "utf8")).metrics;
+  await rm(dir, { recursive: true, force: true });
+  const durationS = parseFloat(duration);
+  return {
+    name: "k6",
+    requests: m.http_reqs.count,
+    achievedPerS: m.http_reqs.count / durationS,
+    dropped: m.dropped_iterations?.count ?? 0,
+    p50Ms: m.http_req_duration.med,
+    p99Ms: m.http_req_duration["p(99)"],
+    cpuS,
+  };
+}
+
+/** CPU per request of a bare fetch loop in workerd against the same target. */
+async function fetchFloor(targetUrl: string, requests: number): Promise<GeneratorResult> {
+  const before = new Set(workerdDescendants());
+  const floor = await unstable_startWorker({
+    config: join(PROJECT_ROOT, "scripts/bench/fetch-floor/wrangler.toml"),
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, watch: false, logLevel: "warn" },
+  });
+  try {
+    const url = await floor.url;
+    await (await floor.fetch(`${url.origin}/?n=1&concurrency=1&target=${encodeURIComponent(targetUrl)}`)).text();
+    const pids = workerdDescendants().filter((p) => !before.has(p));
+    const cpuBefore = cpuSeconds(pids);
+    const started = performance.now();
+    const response = await floor.fetch(`${url.origin}/?n=${requests}&concurrency=25&target=${encodeURIComponent(targetUrl)}`);
+    if (!response.ok) throw new Error(`fetch floor failed: ${await response.text()}`);
+    await response.text();
+    const wallS = (performance.now() - started) / 1000;
+    return { name: "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0, p50Ms: NaN, p99Ms: NaN, cpuS: cpuSeconds(pids) - cpuBefore };
+  } finally {
+    await floor.dispose();
+  }
+}
+
+async function edgeloadRun(stack: LocalStack, path: string, rate: number, duration: string, shards: number): Promise<GeneratorResult> {
+  const client = new EdgeloadClient(stack.apiUrl, stack.token);
+  const generatorPids = stack.processes.coordinator;
+  if (generatorPids.length === 0) throw new Error("could not find the generator's workerd process in /proc");
+  const cpuBefore = cpuSeconds(generatorPids);
+  const run = await client.createRun({
+    name: "bench", target: stack.targetUrl, steps: [{ path }], executor: "constant-arrival-rate", rate, duration,
+    shards, regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, rate), timeout: "10s",
+  });
+  await client.waitForEnd(run.id, () => {}, 1000);
+  const cpuS = cpuSeconds(generatorPids) - cpuBefore;
+  const s = await client.summary(run.id);
+  const m = s.metrics as Record<string, any>;
+  if (s.edgeload.saturated) console.log(`  note: edgeload reported saturation at ${rate}/s: ${s.edgeload.saturation.join("; ")}`);
+  return {
+    name: "edgeload",
+    requests: m.http_reqs.count,
+    achievedPerS: s.edgeload.achievedRatePerS,
+    dropped: m.dropped_iterations.count,
+    p50Ms: m.http_req_duration.med,
+    p99Ms: m.http_req_duration["p(99)"],
+    cpuS,
+  };
+}
+
+async function generatorBench(): Promise<void> {
+  const rates = values.rates!.split(",").map(Number);
+  const duration = values.duration!;
+  const delay = Number(values.delay);
+  const shards = Number(values.shards);
+  const k6 = findK6();
+  const stack = await startLocalStack({ persist: false });
+  try {
+    const path = `/delay?ms=${delay}`;
+    await (await fetch(stack.targetUrl + path)).arrayBuffer(); // warm the target
+    const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
+    const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
+    const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p99Ms), r.cpuS.toFixed(2), perK(r).toFixed(3)];
+    for (const rate of rates) {
+      console.log(`\n## Generator: edgeload (local stack, ${shards} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delay} ms\n`);
+      const edge = await edgeloadRun(stack, path, rate, duration, shards);
+      await new Promise((r) => setTimeout(r, 3000)); // cool-down between the two
+      const k6Result = await runK6(k6, stack.targetUrl + path, rate, duration);
+      await new Promise((r) => setTimeout(r, 3000));
+      const floor = await fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000));
+      console.log(table([
+        ["", "requests", "achieved/s", "dropped", "p50 ms", "p99 ms", "CPU s", "CPU s per 1k req"],
+        row(edge),
+        row(k6Result),
+        row(floor),
+        ["edgeload/k6", (edge.requests / k6Result.requests).toFixed(3), (edge.achievedPerS / k6Result.achievedPerS).toFixed(3), "",
+          (edge.p50Ms / k6Result.p50Ms).toFixed(2), `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", (perK(edge) / perK(k6Result)).toFixed(2)],
+        ["edgeload/floor", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2)],
+      ]));
+    }
+    console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
+  floor = a bare fetch loop's workerd process; the target's CPU is not counted. p99 diff is edgeload − k6 in ms.`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+if (!values.only || values.only === "histogram") histogramBench();
+if (!values.only || values.only === "generator") await generatorBench();
