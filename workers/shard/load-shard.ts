@@ -13,6 +13,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { FlushAck, ShardAssignment, ShardFlush, ShardTelemetry, ShardWindow } from "../../core/protocol.ts";
 import type { Env } from "../../coordinator/env.ts";
+import { redactSpec } from "../../core/run-spec.ts";
 import { ShardEngine } from "./engine.ts";
 
 type Phase = "scheduled" | "running" | "done";
@@ -70,6 +71,8 @@ export class LoadShard extends DurableObject<Env> {
     if (state.phase !== "done") {
       await this.ctx.storage.deleteAlarm();
       this.#save({ ...this.#state()!, phase: "done" });
+      const assignment = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+      if (assignment) this.#forgetSecrets(assignment);
       await this.#flush(true);
     }
     return { phase: "done" };
@@ -116,6 +119,7 @@ export class LoadShard extends DurableObject<Env> {
     }
     const after = this.#state()!;
     const handoff = result.end === "handoff";
+    if (!handoff) this.#forgetSecrets(assignment);
     this.#save({
       ...after,
       phase: handoff ? "running" : "done",
@@ -126,6 +130,11 @@ export class LoadShard extends DurableObject<Env> {
     });
     if (handoff) await this.ctx.storage.setAlarm(Date.now());
     await this.#flush(!handoff);
+  }
+
+  /** Once the shard has stopped sending, its stored spec keeps no secret. */
+  #forgetSecrets(assignment: ShardAssignment): void {
+    this.ctx.storage.kv.put("assignment", { ...assignment, spec: redactSpec(assignment.spec) });
   }
 
   #state(): ShardState | undefined {
