@@ -46,7 +46,7 @@ export function renderSummary(summary: Summary): string {
   const m = summary.metrics as Record<string, any>;
   const out: string[] = [];
   out.push(`  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`);
-  out.push(`  target ${e.target} · ${e.executor} · ${e.plan.shards} shards in ${e.plan.regions.join(", ")} · ${e.durationS}s`);
+  out.push(`  target ${e.target} · ${e.executor} · ${e.plan.shards} shard${e.plan.shards === 1 ? "" : "s"} in ${e.plan.regions.join(", ")} · ${e.durationS}s`);
   out.push("");
 
   if (e.thresholds.length) {
@@ -67,8 +67,10 @@ export function renderSummary(summary: Summary): string {
   if (m.http_req_waiting) out.push(dotted("http_req_waiting", trendLine(m.http_req_waiting)));
   out.push(dotted("http_reqs", `${m.http_reqs.count} ${m.http_reqs.rate.toFixed(2)}/s`));
   out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
-  if (e.totals.corrected) out.push(dotted("corrected latency (from intended)", trendLine(e.totals.corrected), 34));
-  if (e.totals.schedule_lag) out.push(dotted("schedule lag", trendLine(e.totals.schedule_lag)));
+  // edgeload's own trends: latency from the intended send time (coordinated omission
+  // corrected) and how late requests left compared with the schedule.
+  if (e.totals.corrected) out.push(dotted("http_req_corrected", trendLine(e.totals.corrected)));
+  if (e.totals.schedule_lag) out.push(dotted("schedule_lag", trendLine(e.totals.schedule_lag)));
   out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
   out.push("");
 

@@ -8,14 +8,15 @@
  * benchmark, so all of them exercise the stack exactly as a user starts it.
  */
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
+import { DEV_FILE, type DevFile } from "./dev-file.ts";
 import { workerdDescendants } from "./processes.ts";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-export const DEV_FILE = join(PROJECT_ROOT, ".edgeload", "dev.json");
 
 export interface StackOptions {
   /** Where local D1/R2/DO state lives; false for in-memory (tests). */
@@ -45,13 +46,6 @@ export interface LocalStack {
   readonly stop: () => Promise<void>;
 }
 
-export interface DevFile {
-  readonly apiUrl: string;
-  readonly targetUrl: string;
-  readonly token: string;
-  readonly pid: number;
-  readonly startedAt: string;
-}
 
 /** wrangler must not phone home: these machines are offline. */
 export function offlineWranglerEnv(): void {
@@ -102,6 +96,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     const file: DevFile = { apiUrl, targetUrl, token, pid: process.pid, startedAt: new Date().toISOString() };
     await mkdir(dirname(DEV_FILE), { recursive: true });
     await writeFile(DEV_FILE, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
+    // wrangler's own signal handling may end the process before stop() runs.
+    process.once("exit", () => rmSync(DEV_FILE, { force: true }));
   }
   let stopped = false;
   return {
@@ -117,17 +113,6 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       if (options.writeDevFile) await rm(DEV_FILE, { force: true });
     },
   };
-}
-
-/** The running local stack recorded by `edgeload dev`, if its process is alive. */
-export async function readDevFile(): Promise<DevFile | null> {
-  try {
-    const file = JSON.parse(await readFile(DEV_FILE, "utf8")) as DevFile;
-    process.kill(file.pid, 0); // throws when the process is gone
-    return file;
-  } catch {
-    return null;
-  }
 }
 
 type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;

@@ -15,7 +15,7 @@ import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 import { formatMs, renderSummary } from "../../core/summary-text.ts";
 import { ApiProblem, EdgeloadClient } from "./client.ts";
-import { readDevFile, startLocalStack, type LocalStack } from "./local-stack.ts";
+import type { LocalStack } from "./local-stack.ts";
 import { demoSpec, quickSpec, QuickSpecError } from "./quick-spec.ts";
 
 export const EXIT = { ok: 0, failure: 1, thresholdsFailed: 99, runError: 103, invalidConfig: 104, aborted: 105 } as const;
@@ -90,7 +90,7 @@ async function connect(values: { url?: string | undefined; token?: string | unde
     if (!token) throw new CliError("--token (or EDGELOAD_TOKEN) is required with --url");
     return new EdgeloadClient(url, token);
   }
-  const dev = await readDevFile();
+  const dev = await (await import("./dev-file.ts")).readDevFile();
   if (!dev) throw new CliError("no edgeload to talk to: start `edgeload dev` in another terminal, or pass --url and --token");
   return new EdgeloadClient(dev.apiUrl, dev.token);
 }
@@ -103,6 +103,9 @@ async function simpleCommand(args: string[], action: (client: EdgeloadClient, id
 
 async function devCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { "api-port": { type: "string", default: "8787" }, "target-port": { type: "string", default: "9090" } } });
+  // wrangler is loaded only by the commands that start a stack: it installs its own
+  // signal handlers, which must not pre-empt `edgeload run`'s Ctrl-C (abort the run).
+  const { startLocalStack } = await import("./local-stack.ts");
   const stack = await startLocalStack({ apiPort: Number(values["api-port"]), targetPort: Number(values["target-port"]), writeDevFile: true });
   console.log(`edgeload local stack is up (state in .edgeload/state)
   API      ${stack.apiUrl}
@@ -223,7 +226,8 @@ export async function submitAndFollow(
 ): Promise<number> {
   const run = await client.createRun(spec);
   const regions = [...new Set(run.plan.shards.map((s) => s.region))];
-  console.log(`run ${run.id}: ${run.plan.shards.length} shards in ${regions.join(", ")}, starting ${run.startsAt}`);
+  const n = run.plan.shards.length;
+  console.log(`run ${run.id}: ${n} shard${n === 1 ? "" : "s"} in ${regions.join(", ")}, starting ${run.startsAt}`);
   for (const note of run.plan.notes) console.log(`  note: ${note}`);
 
   let interrupted = false;
@@ -270,6 +274,7 @@ async function demoCommand(args: string[]): Promise<number> {
   const started = Date.now();
   let stack: LocalStack | undefined;
   try {
+    const { startLocalStack } = await import("./local-stack.ts");
     stack = await startLocalStack({ writeDevFile: false });
     console.log(`  API ${stack.apiUrl}   target ${stack.targetUrl}   (up in ${((Date.now() - started) / 1000).toFixed(1)}s)`);
     const client = new EdgeloadClient(stack.apiUrl, stack.token);

@@ -1,0 +1,30 @@
+/**
+ * `.edgeload/dev.json`: where `edgeload dev` records the running local stack (URLs and
+ * API token) so other commands find it without flags. Kept apart from local-stack.ts so
+ * that reading it does not load wrangler.
+ */
+import { readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const DEV_FILE = join(resolve(dirname(fileURLToPath(import.meta.url)), "../.."), ".edgeload", "dev.json");
+
+export interface DevFile {
+  readonly apiUrl: string;
+  readonly targetUrl: string;
+  readonly token: string;
+  readonly pid: number;
+  readonly startedAt: string;
+}
+
+/** The running local stack recorded by `edgeload dev`, if its process is alive. */
+export async function readDevFile(): Promise<DevFile | null> {
+  try {
+    const file = JSON.parse(await readFile(DEV_FILE, "utf8")) as DevFile;
+    process.kill(file.pid, 0); // throws when the process is gone
+    return file;
+  } catch {
+    return null;
+  }
+}
+
