@@ -32,6 +32,8 @@ export default defineConfig({
                 MAX_RATE_PER_S: "5000",
                 MAX_SHARDS: "16",
                 MAX_CONCURRENT_RUNS: "4",
+                // Small invocations (100 requests each) so tests see shards hand over and can evict between.
+                SUBREQUESTS_PER_INVOCATION: "600",
                 TARGET_URL: inject<string>("targetUrl"),
                 TEST_MIGRATIONS: await readD1Migrations("./coordinator/migrations"),
               },
