@@ -118,6 +118,8 @@ export class RunCoordinator extends DurableObject<Env> {
     if (!run || run.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
     const region = run.plan.shards[message.shardIndex]?.region;
     if (region === undefined) throw new Error(`unknown shard ${message.shardIndex}`);
+    // After the summary is written the run's figures are final: tell the shard to stop.
+    if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
     let accepted = 0;
     let duplicates = 0;
     for (const window of message.windows) {
