@@ -347,7 +347,8 @@ export class RunCoordinator extends DurableObject<Env> {
       spec: run.spec,
       plan: run.plan,
       t0Ms: run.t0Ms,
-      endMs: Math.min(endMs, run.t0Ms + run.spec.durationMs) > run.t0Ms ? Math.min(endMs, run.t0Ms + run.spec.durationMs) : run.t0Ms + 1,
+      // Rates are per second of schedule: never past its end, never zero-length.
+      endMs: Math.max(run.t0Ms + 1, Math.min(endMs, run.t0Ms + run.spec.durationMs)),
       totals: this.#totals,
       abortReason: run.abortReason,
       shards: run.plan.shards.map((s) => ({
