@@ -19,7 +19,7 @@ import type { Plan } from "../core/plan.ts";
 import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
 import { RunTotals, type RunTotalsWire } from "../core/run-totals.ts";
-import { MetricStats, type MetricStatsWire } from "../core/stats.ts";
+import { COUNTERS, MetricStats } from "../core/stats.ts";
 import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../core/summary.ts";
 import type { Env } from "./env.ts";
 import { insertRun, insertShards, updateRunStatus, updateShard, windowStatements, type WindowCell } from "./results-store.ts";
@@ -247,11 +247,11 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   #mergeWindow(shard: number, region: string, windowS: number, steps: ShardFlush["windows"][number]["steps"], live: boolean): void {
+    const sentIndex = COUNTERS.indexOf("sent");
     for (const [step, wire] of steps) {
-      const stats = MetricStats.fromWire(wire as MetricStatsWire);
-      if (live) this.#totals.add(shard, region, step, stats);
-      this.#openCell(windowS, region, step).merge(stats);
-      this.#sentByWindow.set(windowS, (this.#sentByWindow.get(windowS) ?? 0) + stats.counters.sent);
+      if (live) this.#totals.addWire(shard, region, step, wire);
+      this.#openCell(windowS, region, step).mergeWire(wire);
+      this.#sentByWindow.set(windowS, (this.#sentByWindow.get(windowS) ?? 0) + (wire.c[sentIndex] ?? 0));
     }
   }
 
@@ -329,7 +329,7 @@ export class RunCoordinator extends DurableObject<Env> {
       const region = this.#run.plan.shards[row.shard]!.region;
       const steps = JSON.parse(row.data) as ShardFlush["windows"][number]["steps"];
       if (row.id > throughId) {
-        for (const [step, wire] of steps) this.#totals.add(row.shard, region, step, MetricStats.fromWire(wire as MetricStatsWire));
+        for (const [step, wire] of steps) this.#totals.addWire(row.shard, region, step, wire);
       }
       if (row.written === 0) this.#mergeWindow(row.shard, region, row.window_s, steps, false);
     }

@@ -15,13 +15,27 @@ export class RunTotals {
   readonly #shards = new Map<number, MetricStats>();
 
   add(shard: number, region: string, step: number, stats: MetricStats): void {
+    this.#cell(region, step).merge(stats);
+    this.#shard(shard).merge(stats);
+  }
+
+  /** Same as add(), straight from the wire form without building a temporary MetricStats. */
+  addWire(shard: number, region: string, step: number, wire: MetricStatsWire): void {
+    this.#cell(region, step).mergeWire(wire);
+    this.#shard(shard).mergeWire(wire);
+  }
+
+  #cell(region: string, step: number): MetricStats {
     const key = `${region}\u0000${step}`;
     let cell = this.#cells.get(key);
     if (!cell) this.#cells.set(key, (cell = { region, step, stats: new MetricStats() }));
-    cell.stats.merge(stats);
-    let s = this.#shards.get(shard);
-    if (!s) this.#shards.set(shard, (s = new MetricStats()));
-    s.merge(stats);
+    return cell.stats;
+  }
+
+  #shard(index: number): MetricStats {
+    let s = this.#shards.get(index);
+    if (!s) this.#shards.set(index, (s = new MetricStats()));
+    return s;
   }
 
   /** Merged stats of the cells matching the filter (all cells without one). */
