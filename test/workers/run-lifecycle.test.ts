@@ -2,7 +2,7 @@
  * RunCoordinator and LoadShard inside workerd with real D1, Durable Object storage and
  * alarms, sending real requests to the local target Worker.
  */
-import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import schemaDoc from "../../coordinator/migrations/SCHEMA.md?raw";
@@ -158,6 +158,22 @@ describe("idempotence and recovery", () => {
     expect(summary.edgeload.totals.interrupted).toBeGreaterThanOrEqual(38);
     expect(summary.edgeload.totals.interrupted).toBeLessThanOrEqual(48);
     expect(summary.edgeload.saturated).toBe(true);
+  });
+
+  it("never counts an iteration twice when every object is killed mid-invocation", async () => {
+    // 40/s for 5 s on one shard: 200 iterations in invocations of 100. Kill everything
+    // (shard and coordinator, no graceful eviction) 1.5 s in, after windows were flushed.
+    const { id, startsAt } = await createRun({ rate: 40, duration: "5s", shards: 1, regions: ["wnam"] });
+    await sleep(Date.parse(startsAt) + 1_500 - Date.now()); // inside the first invocation (0–2.5 s)
+    await abortAllDurableObjects();
+    const final = await waitForStatus(id, undefined, 45_000);
+    expect(final.status).toMatch(/passed|failed/);
+    const totals = await windowTotals(id);
+    const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as Record<string, any>;
+    expect(totals.sent + totals.dropped).toBeLessThanOrEqual(200);
+    // At most what was in flight or due around the kill goes missing: not the whole invocation.
+    expect(totals.sent + totals.dropped).toBeGreaterThanOrEqual(185);
+    expect(summary.metrics.http_reqs.count).toBe(totals.requests);
   });
 
   it("rebuilds an evicted coordinator's totals from its checkpoint and log", async () => {

@@ -65,6 +65,7 @@ export class ShardEngine {
   readonly #timeouts = new TimeoutQueue();
   readonly #windows = new Map<number, MetricStats[]>();
   #closedThrough = 0; // windows below this number have been handed out
+  #cursor = 0; // next own iteration to consider
   #inFlight = 0;
   #peakInFlight = 0;
   #stop = false;
@@ -104,6 +105,15 @@ export class ShardEngine {
     return this.#closedThrough;
   }
 
+  /**
+   * Next own iteration the loop will consider. Checkpointed with each closed window: an
+   * iteration at or past it was started after that window closed, so its result can only
+   * be in a later window — counting it as interrupted after a crash never counts it twice.
+   */
+  get cursor(): number {
+    return this.#cursor;
+  }
+
   /** Ask the loop to stop sending; in-flight requests finish (or time out). */
   stop(): void {
     this.#stop = true;
@@ -129,6 +139,7 @@ export class ShardEngine {
    */
   async run(cursor: number, budget: number): Promise<SliceResult> {
     const a = this.#a;
+    this.#cursor = cursor;
     let started = 0;
     let end: SliceEnd = "finished";
     for (;;) {
@@ -139,7 +150,7 @@ export class ShardEngine {
       const batch = dueBatch(this.share, cursor, now - a.t0Ms, budget - started);
       for (let k = batch.from; k < batch.to; k++) this.#launch(k, now);
       started += batch.to - batch.from;
-      cursor = batch.to;
+      cursor = this.#cursor = batch.to;
       if (cursor >= this.share.total) { end = "finished"; break; }
       if (started >= budget) { end = "handoff"; break; }
       const untilWindowEnd = a.t0Ms + (this.#windowOf(now) + 1) * WINDOW_MS - now;

@@ -145,14 +145,20 @@ export class LoadShard extends DurableObject<Env> {
     this.ctx.storage.kv.put("state", state);
   }
 
-  /** A window closed in the engine: persist it with the cursor, then flush in background. */
+  /**
+   * A window closed in the engine: persist it together with the cursor (so a crash
+   * resumes from here, see ShardEngine.cursor), then flush in the background.
+   */
   #windowClosed(window: ShardWindow, engine: ShardEngine): void {
     const state = this.#state();
     if (!state) return;
     // allowUnconfirmed: an output gate would hold the next sends until the write is
     // confirmed, adding latency to requests that have nothing to do with it.
     void this.ctx.storage.put<unknown>(
-      { [`${WINDOW_PREFIX}${String(window.windowS).padStart(8, "0")}:${window.part}`]: window, state: { ...state, watermarkS: engine.closedThrough } },
+      {
+        [`${WINDOW_PREFIX}${String(window.windowS).padStart(8, "0")}:${window.part}`]: window,
+        state: { ...state, watermarkS: engine.closedThrough, cursor: engine.cursor },
+      },
       { allowUnconfirmed: true },
     );
     void this.#flush(false);
