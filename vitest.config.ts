@@ -3,6 +3,7 @@
  *  - unit:    pure modules (core/, scripts/) in plain Node
  *  - workers: Durable Objects, D1 and routes inside workerd (@cloudflare/vitest-plugin),
  *             against the real target Worker started by test/workers/global-setup.ts
+ *  - target:  the Authrim-style target Worker against its contract, inside workerd
  *  - e2e:     the local stack started exactly as the CLI starts it, driven over HTTP
  */
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
@@ -47,6 +48,24 @@ export default defineConfig({
           setupFiles: ["test/workers/apply-migrations.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest(async () => ({
+            wrangler: { configPath: "./workers/target/wrangler.toml" },
+            miniflare: {
+              bindings: {
+                ADMIN_API_SECRET: "admin-test-secret",
+                TEST_MIGRATIONS: await readD1Migrations("./workers/target/migrations"),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: "target",
+          include: ["test/target/**/*.test.ts"],
+          setupFiles: ["test/target/apply-migrations.ts"],
         },
       },
       {

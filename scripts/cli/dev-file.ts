@@ -12,6 +12,8 @@ export const DEV_FILE = join(resolve(dirname(fileURLToPath(import.meta.url)), ".
 export interface DevFile {
   readonly apiUrl: string;
   readonly targetUrl: string;
+  /** The local target's ADMIN_API_SECRET (for seeders). */
+  readonly targetAdminSecret: string;
   readonly token: string;
   readonly pid: number;
   readonly startedAt: string;

@@ -40,6 +40,8 @@ export interface LocalStack {
   readonly targetUrl: string;
   /** The target through wrangler's dev proxy (fixed port with `edgeload dev`). */
   readonly targetProxyUrl: string;
+  /** The target's ADMIN_API_SECRET, generated per stack (local only). */
+  readonly targetAdminSecret: string;
   readonly token: string;
   /** workerd process ids per worker (Linux), for CPU accounting in benchmarks. */
   readonly processes: { readonly target: readonly number[]; readonly coordinator: readonly number[] };
@@ -59,6 +61,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const persist = options.persist === undefined ? join(PROJECT_ROOT, ".edgeload", "state") : options.persist;
   if (persist) await mkdir(persist, { recursive: true });
   const token = randomBytes(24).toString("base64url");
+  const targetAdminSecret = randomBytes(24).toString("base64url");
   const logLevel = options.logLevel ?? "warn";
   const dev = (port: number | undefined) => ({
     server: { hostname: "127.0.0.1", port: port ?? 0 },
@@ -69,10 +72,15 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   });
 
   const before = new Set(workerdDescendants());
-  const target = await unstable_startWorker({ config: join(PROJECT_ROOT, "workers/target/wrangler.toml"), dev: dev(options.targetPort) });
+  const target = await unstable_startWorker({
+    config: join(PROJECT_ROOT, "workers/target/wrangler.toml"),
+    bindings: { ADMIN_API_SECRET: { type: "plain_text", value: targetAdminSecret } },
+    dev: dev(options.targetPort),
+  });
   let coordinator: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
   try {
     await waitHealthy(target);
+    await applyLocalMigrations(target, "TARGET_DB", join(PROJECT_ROOT, "workers/target/migrations"));
     for (const pid of workerdDescendants()) before.add(pid);
     const vars: Record<string, string> = { EDGELOAD_MODE: "local", ...options.vars, EDGELOAD_API_TOKEN: token };
     coordinator = await unstable_startWorker({
@@ -81,7 +89,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       dev: dev(options.apiPort),
     });
     await waitHealthy(coordinator);
-    await applyLocalMigrations(coordinator);
+    await applyLocalMigrations(coordinator, "DB", join(PROJECT_ROOT, "coordinator/migrations"));
   } catch (error) {
     await Promise.allSettled([target.dispose(), coordinator?.dispose()]);
     throw error;
@@ -93,7 +101,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const targetUrl = (await runtimeOf(target).ready).origin;
   const worker = coordinator;
   if (options.writeDevFile) {
-    const file: DevFile = { apiUrl, targetUrl, token, pid: process.pid, startedAt: new Date().toISOString() };
+    const file: DevFile = { apiUrl, targetUrl, targetAdminSecret, token, pid: process.pid, startedAt: new Date().toISOString() };
     await mkdir(dirname(DEV_FILE), { recursive: true });
     await writeFile(DEV_FILE, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
     // wrangler's own signal handling may end the process before stop() runs.
@@ -104,6 +112,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     apiUrl,
     targetUrl,
     targetProxyUrl,
+    targetAdminSecret,
     token,
     processes: { target: targetPids, coordinator: coordinatorPids },
     stop: async () => {
@@ -127,16 +136,15 @@ async function waitHealthy(worker: StartedWorker): Promise<void> {
 }
 
 /**
- * Applies coordinator/migrations to the local D1, recording them in `d1_migrations` the
+ * Applies a worker's migrations to its local D1, recording them in `d1_migrations` the
  * way `wrangler d1 migrations apply --local` does, so both stay interchangeable. The
  * database comes from the worker's Miniflare instance, as wrangler's own test harness
  * gets it (there is no public accessor on startWorker's handle yet).
  */
-async function applyLocalMigrations(worker: StartedWorker): Promise<void> {
-  const db = await runtimeOf(worker).getD1Database("DB");
+async function applyLocalMigrations(worker: StartedWorker, binding: string, dir: string): Promise<void> {
+  const db = await runtimeOf(worker).getD1Database(binding);
   await db.prepare("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)").run();
   const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all<{ name: string }>()).results.map((r) => r.name));
-  const dir = join(PROJECT_ROOT, "coordinator/migrations");
   for (const name of (await readdir(dir)).filter((f) => f.endsWith(".sql")).sort()) {
     if (applied.has(name)) continue;
     const statements = unstable_splitSqlQuery(await readFile(join(dir, name), "utf8"));

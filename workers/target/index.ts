@@ -1,48 +1,212 @@
 /**
- * The local target: a Worker with deterministic knobs for tests and benchmarks. Every
- * path accepts the same query parameters, so `/delay?ms=20` and `/api?status=503` work:
+ * The local target: an Authrim-style OIDC provider subset (see ../../../shared/AUTHRIM.md
+ * for the contract, README.md beside this file for what is implemented) plus the
+ * deterministic knobs of knobs.ts on every other path (`/delay?ms=20`, …).
  *
- *   ms=N        wait N ms before answering (setTimeout; headers and body come together)
- *   jitter=N    add a uniform 0..N ms to the wait
- *   status=N    answer with status N (default 200)
- *   size=N      response body of N bytes (default: a small JSON document)
- *   fail=R      fraction 0..1 of requests answered with failStatus (default 500); the
- *               failures are spread evenly (every 1/R-th request), not drawn at random
- *
- * GET /healthz answers 200 at once. A later issue grows this into an Authrim-style OIDC
- * provider; these knobs stay.
+ * State lives where a real provider keeps it: signing keys and revocations in Durable
+ * Objects (revocations sharded by jti), clients and users in D1. Admin routes need
+ * `Authorization: Bearer <ADMIN_API_SECRET>`; the local stack provisions that secret.
  */
+import { Hono, type Context } from "hono";
+import type { JWK } from "jose";
+import { checkAccessToken, issuerOf, type TokenCheck } from "./access-token.ts";
+import { authenticateClient, clientExists, createClient, createUser, findUserByEmail, findUserById } from "./directory.ts";
+import { knobs } from "./knobs.ts";
+import { revocationShard, type Revocations } from "./revocations.ts";
+import type { SigningKeys } from "./signing-keys.ts";
 
-let served = 0;
+export { Revocations } from "./revocations.ts";
+export { SigningKeys } from "./signing-keys.ts";
 
-function numberParam(url: URL, name: string, fallback: number): number {
-  const raw = url.searchParams.get(name);
-  if (raw === null || raw === "") return fallback;
-  const n = Number(raw);
-  return Number.isFinite(n) && n >= 0 ? n : fallback;
+export interface TargetEnv {
+  readonly TARGET_DB: D1Database;
+  readonly SIGNING_KEYS: DurableObjectNamespace<SigningKeys>;
+  readonly REVOCATIONS: DurableObjectNamespace<Revocations>;
+  readonly ADMIN_API_SECRET?: string;
 }
 
-function body(size: number | null, fields: Record<string, unknown>): string {
-  if (size === null) return JSON.stringify(fields);
-  return "x".repeat(Math.min(size, 16 * 1024 * 1024));
+type App = { Bindings: TargetEnv };
+const app = new Hono<App>();
+
+const keysOf = (env: TargetEnv) => env.SIGNING_KEYS.get(env.SIGNING_KEYS.idFromName("signing-keys"));
+const revocationsFor = (env: TargetEnv, jti: string) => env.REVOCATIONS.get(env.REVOCATIONS.idFromName(`revocations-${revocationShard(jti)}`));
+
+/** The JWKS, cached per isolate for a few seconds: verifying must not cost an RPC each time. */
+let jwksCache: { jwks: { keys: JWK[] }; fetchedAtMs: number } | null = null;
+const JWKS_TTL_MS = 5_000;
+
+async function jwks(env: TargetEnv, fresh = false): Promise<{ keys: JWK[] }> {
+  if (!fresh && jwksCache && Date.now() - jwksCache.fetchedAtMs < JWKS_TTL_MS) return jwksCache.jwks;
+  jwksCache = { jwks: await keysOf(env).jwks(), fetchedAtMs: Date.now() };
+  return jwksCache.jwks;
 }
 
-export default {
-  async fetch(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    if (url.pathname === "/healthz") return new Response("ok");
-    const n = served++;
-    const waitMs = numberParam(url, "ms", 0) + Math.random() * numberParam(url, "jitter", 0);
-    const failRate = Math.min(1, numberParam(url, "fail", 0));
-    // Request n fails when the cumulative failure count steps up: exactly rate × n overall.
-    const fails = failRate > 0 && Math.floor((n + 1) * failRate) > Math.floor(n * failRate);
-    const status = fails ? numberParam(url, "failStatus", 500) : numberParam(url, "status", 200);
-    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-    const size = url.searchParams.has("size") ? numberParam(url, "size", 0) : null;
-    const text = body(size, { ok: !fails, path: url.pathname, n, waitedMs: Math.round(waitMs) });
-    return new Response(status === 204 || status === 304 ? null : text, {
-      status,
-      headers: { "content-type": size === null ? "application/json" : "text/plain" },
-    });
-  },
-} satisfies ExportedHandler;
+async function validate(c: Context<App>, token: string): Promise<TokenCheck> {
+  const context = async (fresh: boolean) => ({
+    issuer: issuerOf(new URL(c.req.url)),
+    jwks: await jwks(c.env, fresh),
+    clientExists: (id: string) => clientExists(c.env.TARGET_DB, id),
+    isRevoked: (jti: string) => revocationsFor(c.env, jti).isRevoked(jti),
+    nowS: Math.floor(Date.now() / 1000),
+  });
+  const result = await checkAccessToken(token, await context(false));
+  // A key rotated since the cache was filled: look once more with a fresh JWKS.
+  return !result.ok && result.reason === "bad_signature" ? checkAccessToken(token, await context(true)) : result;
+}
+
+function oauthError(status: number, error: string, description: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ error, error_description: description }), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+}
+
+/** HTTP Basic client authentication (RFC 6749 §2.3.1); the client id, or a 401 response. */
+async function authenticate(c: Context<App>): Promise<string | Response> {
+  const header = c.req.header("authorization") ?? "";
+  const unauthorized = () => oauthError(401, "invalid_client", "client authentication failed", { "www-authenticate": 'Basic realm="authrim-target"' });
+  if (!header.startsWith("Basic ")) return unauthorized();
+  let decoded: string;
+  try {
+    decoded = atob(header.slice(6));
+  } catch {
+    return unauthorized();
+  }
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return unauthorized();
+  const clientId = decodeURIComponent(decoded.slice(0, colon));
+  const secret = decodeURIComponent(decoded.slice(colon + 1));
+  return (await authenticateClient(c.env.TARGET_DB, clientId, secret)) ? clientId : unauthorized();
+}
+
+async function requireAdmin(c: Context<App>): Promise<Response | null> {
+  const expected = c.env.ADMIN_API_SECRET;
+  if (!expected) return c.json({ error: "ADMIN_API_SECRET is not configured" }, 503);
+  const presented = (c.req.header("authorization") ?? "").replace(/^Bearer /, "");
+  const enc = new TextEncoder();
+  const [a, b] = await Promise.all([crypto.subtle.digest("SHA-256", enc.encode(presented)), crypto.subtle.digest("SHA-256", enc.encode(expected))]);
+  return crypto.subtle.timingSafeEqual(a, b) ? null : c.json({ error: "unauthorized" }, 401);
+}
+
+app.get("/.well-known/openid-configuration", (c) => {
+  const issuer = issuerOf(new URL(c.req.url));
+  const base = new URL(c.req.url).origin;
+  return c.json({
+    issuer,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/token`,
+    userinfo_endpoint: `${base}/userinfo`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    introspection_endpoint: `${base}/introspect`,
+    revocation_endpoint: `${base}/revoke`,
+    response_types_supported: ["code"],
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: ["RS256"],
+    token_endpoint_auth_methods_supported: ["client_secret_basic"],
+    grant_types_supported: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
+    scopes_supported: ["openid", "profile", "email"],
+    code_challenge_methods_supported: ["S256"],
+  });
+});
+
+app.get("/.well-known/jwks.json", async (c) => c.json(await jwks(c.env)));
+
+app.on(["GET", "POST"], "/userinfo", async (c) => {
+  const header = c.req.header("authorization") ?? "";
+  if (!header.startsWith("Bearer ")) {
+    return oauthError(401, "invalid_token", "a bearer access token is required", { "www-authenticate": 'Bearer error="invalid_request"' });
+  }
+  const result = await validate(c, header.slice(7));
+  if (!result.ok) return oauthError(401, "invalid_token", `the access token is ${result.reason.replace("_", " ")}`, { "www-authenticate": 'Bearer error="invalid_token"' });
+  const user = await findUserById(c.env.TARGET_DB, result.claims.sub);
+  return c.json({
+    sub: result.claims.sub,
+    ...(user ? { email: user.email, email_verified: user.email_verified, ...(user.name ? { name: user.name } : {}) } : {}),
+  });
+});
+
+/** RFC 7662: `active` is true exactly for valid tokens; nothing else is disclosed otherwise. */
+app.post("/introspect", async (c) => {
+  const caller = await authenticate(c);
+  if (caller instanceof Response) return caller;
+  const form = await c.req.parseBody();
+  const token = typeof form.token === "string" ? form.token : "";
+  if (!token) return oauthError(400, "invalid_request", "the token parameter is required");
+  const result = await validate(c, token);
+  if (!result.ok) return c.json({ active: false });
+  const { sub, client_id, scope, exp, iat, iss, aud, jti } = result.claims;
+  return c.json({ active: true, token_type: "access_token", sub, client_id, scope, exp, iat, iss, aud, jti });
+});
+
+/** RFC 7009: revocation answers 200 even for tokens it does not know. */
+app.post("/revoke", async (c) => {
+  const caller = await authenticate(c);
+  if (caller instanceof Response) return caller;
+  const form = await c.req.parseBody();
+  const token = typeof form.token === "string" ? form.token : "";
+  if (!token) return oauthError(400, "invalid_request", "the token parameter is required");
+  const result = await validate(c, token);
+  if (result.ok) await revocationsFor(c.env, result.claims.jti).revoke(result.claims.jti, result.claims.exp ?? Math.floor(Date.now() / 1000) + 86_400);
+  return c.body(null, 200);
+});
+
+app.post("/api/admin/signing-keys/rotate", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const { kid } = await keysOf(c.env).rotate();
+  jwksCache = null;
+  return c.json({ kid }, 201);
+});
+
+app.get("/api/admin/test/signing-key", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const key = await keysOf(c.env).current();
+  if (!key) return c.json({ error: "no signing key yet: POST /api/admin/signing-keys/rotate first" }, 404);
+  return c.json({ kid: key.kid, privatePEM: key.privatePEM, publicJWK: key.publicJWK });
+});
+
+app.post("/api/admin/clients", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as Record<string, unknown> | null;
+  const strings = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null);
+  const problems: string[] = [];
+  if (!body || typeof body.client_name !== "string" || !body.client_name) problems.push("client_name: required");
+  const redirectUris = strings(body?.redirect_uris ?? []);
+  const grantTypes = strings(body?.grant_types ?? ["authorization_code"]);
+  if (!redirectUris) problems.push("redirect_uris: must be an array of URLs");
+  if (!grantTypes) problems.push("grant_types: must be an array of strings");
+  if (problems.length || !body) return c.json({ error: "invalid_client_metadata", problems }, 400);
+  const created = await createClient(c.env.TARGET_DB, {
+    ...(typeof body.client_id === "string" ? { client_id: body.client_id } : {}),
+    ...(typeof body.client_secret === "string" ? { client_secret: body.client_secret } : {}),
+    client_name: body.client_name as string,
+    redirect_uris: redirectUris!,
+    grant_types: grantTypes!,
+    scope: typeof body.scope === "string" ? body.scope : "openid profile email",
+    skip_consent: body.skip_consent === true,
+    token_exchange_allowed: body.token_exchange_allowed === true,
+  });
+  return c.json({ ...created, client_name: body.client_name, redirect_uris: redirectUris, grant_types: grantTypes }, 201);
+});
+
+app.get("/api/admin/users", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const email = c.req.query("email");
+  if (!email) return c.json({ error: "the email query parameter is required" }, 400);
+  const user = await findUserByEmail(c.env.TARGET_DB, email);
+  return c.json({ users: user ? [user] : [] });
+});
+
+app.post("/api/admin/users", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as { email?: unknown; name?: unknown; email_verified?: unknown } | null;
+  if (!body || typeof body.email !== "string" || !body.email.includes("@")) return c.json({ error: "email: a valid address is required" }, 400);
+  const user = await createUser(c.env.TARGET_DB, { email: body.email, name: typeof body.name === "string" ? body.name : null, email_verified: body.email_verified === true });
+  if (!user) return c.json({ error: `a user with email ${body.email} exists` }, 409);
+  return c.json(user, 201);
+});
+
+app.all("*", (c) => knobs(c.req.raw));
+
+export default app satisfies ExportedHandler<TargetEnv>;

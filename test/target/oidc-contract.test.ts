@@ -1,0 +1,142 @@
+/**
+ * The Authrim-style target against its contract (../shared/AUTHRIM.md): signing keys and
+ * JWKS, userinfo, RFC 7662 introspection and RFC 7009 revocation, for each token type of
+ * the reference token mix, with tokens signed the way Authrim's seeder signs them: with
+ * the private key from /api/admin/test/signing-key.
+ */
+import { exports } from "cloudflare:workers";
+import { generateKeyPair, importPKCS8, SignJWT } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const ADMIN = "admin-test-secret";
+const BASE = "http://target.test";
+const ISSUER = "https://target.test"; // Authrim's issuer: the base URL with http: → https:
+
+function call(path: string, init: RequestInit = {}): Promise<Response> {
+  return (exports as unknown as { default: Fetcher }).default.fetch(new Request(BASE + path, init));
+}
+
+const admin = (path: string, init: RequestInit = {}) =>
+  call(path, { ...init, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", ...(init.headers as Record<string, string>) } });
+
+const basic = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)}`;
+
+let client: { client_id: string; client_secret: string };
+let user: { id: string; email: string };
+let signingKey: CryptoKey;
+let kid: string;
+
+/** An access token as Authrim's seeder makes one; `over` changes claims for a token type. */
+async function token(over: Record<string, unknown> = {}, key: CryptoKey = signingKey, keyId = kid): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ client_id: client.client_id, scope: "openid profile email", ...over })
+    .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid: keyId })
+    .setIssuer((over.iss as string) ?? ISSUER)
+    .setSubject(user.id)
+    .setAudience((over.aud as string) ?? ISSUER)
+    .setIssuedAt(now)
+    .setExpirationTime((over.exp as number) ?? now + 30 * 86_400)
+    .setJti(crypto.randomUUID())
+    .sign(key);
+}
+
+async function introspect(t: string, auth = basic(client.client_id, client.client_secret)) {
+  return call("/introspect", { method: "POST", headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token: t }) });
+}
+
+beforeAll(async () => {
+  expect((await call("/api/admin/signing-keys/rotate", { method: "POST" })).status).toBe(401);
+  ({ kid } = (await (await admin("/api/admin/signing-keys/rotate", { method: "POST" })).json()) as { kid: string });
+  const key = (await (await admin("/api/admin/test/signing-key")).json()) as { kid: string; privatePEM: string };
+  expect(key.kid).toBe(kid);
+  signingKey = await importPKCS8(key.privatePEM, "RS256");
+  client = (await (await admin("/api/admin/clients", {
+    method: "POST",
+    body: JSON.stringify({ client_name: "load test", redirect_uris: ["https://app.test/cb"], grant_types: ["authorization_code", "refresh_token"], scope: "openid profile email", skip_consent: true }),
+  })).json()) as typeof client;
+  const created = await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: "otp-bench-00001@test.authrim.internal", name: "Bench", email_verified: true }) });
+  expect(created.status).toBe(201);
+  user = (await created.json()) as typeof user;
+});
+
+describe("discovery and keys", () => {
+  it("publishes discovery with the https issuer and the JWKS with the current key", async () => {
+    const discovery = (await (await call("/.well-known/openid-configuration")).json()) as Record<string, string>;
+    expect(discovery.issuer).toBe(ISSUER);
+    expect(discovery.introspection_endpoint).toBe(`${BASE}/introspect`);
+    const jwks = (await (await call("/.well-known/jwks.json")).json()) as { keys: Array<{ kid: string; alg: string; d?: string }> };
+    expect(jwks.keys.map((k) => [k.kid, k.alg])).toEqual([[kid, "RS256"]]);
+    expect(jwks.keys[0]!.d).toBeUndefined(); // never the private part
+  });
+
+  it("keeps verifying tokens signed before a rotation", async () => {
+    const before = await token();
+    await admin("/api/admin/signing-keys/rotate", { method: "POST" });
+    expect(await (await introspect(before)).json()).toMatchObject({ active: true });
+  });
+});
+
+describe("the token mix against /introspect and /userinfo", () => {
+  const cases: Array<[string, () => Promise<string>, boolean]> = [
+    // [type, how the seeder makes it, active]
+    ["valid", () => token(), true],
+    ["valid_exchanged", () => token({ act: { sub: "client:svc", client_id: "svc" }, resource: "https://api.test" }), true],
+    ["expired", () => token({ exp: Math.floor(Date.now() / 1000) - 3600 }), false],
+    ["wrong_audience", () => token({ aud: "https://other-service.test" }), false],
+    ["wrong_client", () => token({ client_id: "client_does_not_exist" }), false],
+    ["wrong_issuer", () => token({ iss: "https://evil.test" }), false],
+    ["foreign_signature", async () => token({}, (await generateKeyPair("RS256")).privateKey, kid), false],
+  ];
+
+  it.each(cases)("%s → active %s", async (_type, make, active) => {
+    const t = await make();
+    const response = await introspect(t);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body.active).toBe(active);
+    if (active) expect(body).toMatchObject({ sub: user.id, client_id: client.client_id, iss: ISSUER });
+    else expect(Object.keys(body)).toEqual(["active"]); // nothing disclosed about invalid tokens
+
+    const info = await call("/userinfo", { headers: { authorization: `Bearer ${t}` } });
+    expect(info.status).toBe(active ? 200 : 401);
+    if (active) expect(await info.json()).toMatchObject({ sub: user.id, email: "otp-bench-00001@test.authrim.internal" });
+    else expect(info.headers.get("www-authenticate")).toContain('error="invalid_token"');
+  });
+
+  it("revokes a token (RFC 7009): afterwards inactive and refused by userinfo", async () => {
+    const t = await token();
+    const auth = basic(client.client_id, client.client_secret);
+    const revoked = await call("/revoke", { method: "POST", headers: { authorization: auth }, body: new URLSearchParams({ token: t, token_type_hint: "access_token" }) });
+    expect(revoked.status).toBe(200);
+    expect(await (await introspect(t)).json()).toEqual({ active: false });
+    expect((await call("/userinfo", { headers: { authorization: `Bearer ${t}` } })).status).toBe(401);
+    // Unknown tokens are answered 200 too, as RFC 7009 asks.
+    expect((await call("/revoke", { method: "POST", headers: { authorization: auth }, body: new URLSearchParams({ token: "nonsense" }) })).status).toBe(200);
+  });
+});
+
+describe("client and admin authentication", () => {
+  it.each([
+    ["a wrong secret", () => basic(client.client_id, "wrong")],
+    ["an unknown client", () => basic("nobody", "x")],
+    ["no credentials", () => ""],
+  ])("refuses introspection with %s (401 invalid_client)", async (_, auth) => {
+    const response = await introspect(await token(), auth());
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ error: "invalid_client" });
+  });
+
+  it("refuses admin calls without the admin secret and duplicate users", async () => {
+    expect((await call("/api/admin/test/signing-key")).status).toBe(401);
+    expect((await call("/api/admin/users?email=x@y.z", { headers: { authorization: "Bearer nope" } })).status).toBe(401);
+    const again = await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: "otp-bench-00001@test.authrim.internal" }) });
+    expect(again.status).toBe(409);
+    const found = (await (await admin(`/api/admin/users?email=${encodeURIComponent("otp-bench-00001@test.authrim.internal")}`)).json()) as { users: unknown[] };
+    expect(found.users).toHaveLength(1);
+  });
+
+  it("keeps the deterministic knobs on every other path", async () => {
+    const response = await call("/delay?ms=1&status=503");
+    expect(response.status).toBe(503);
+  });
+});

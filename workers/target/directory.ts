@@ -1,0 +1,78 @@
+/**
+ * The target's clients and users in D1. Client secrets are stored only as SHA-256 hashes
+ * and compared in constant time.
+ */
+
+export interface ClientInput {
+  readonly client_id?: string;
+  readonly client_secret?: string;
+  readonly client_name: string;
+  readonly redirect_uris: readonly string[];
+  readonly grant_types: readonly string[];
+  readonly scope: string;
+  readonly skip_consent: boolean;
+  readonly token_exchange_allowed: boolean;
+}
+
+export interface User {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string | null;
+  readonly email_verified: boolean;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function createClient(db: D1Database, input: ClientInput): Promise<{ client_id: string; client_secret: string }> {
+  const clientId = input.client_id ?? `client_${crypto.randomUUID().replace(/-/g, "")}`;
+  const clientSecret = input.client_secret ?? crypto.randomUUID().replace(/-/g, "") + crypto.randomUUID().replace(/-/g, "");
+  await db
+    .prepare(
+      `INSERT INTO clients (client_id, client_secret_sha256, client_name, redirect_uris, grant_types, scope, skip_consent, token_exchange_allowed, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(clientId, await sha256Hex(clientSecret), input.client_name, JSON.stringify(input.redirect_uris), JSON.stringify(input.grant_types),
+      input.scope, input.skip_consent ? 1 : 0, input.token_exchange_allowed ? 1 : 0, Date.now())
+    .run();
+  return { client_id: clientId, client_secret: clientSecret };
+}
+
+export async function clientExists(db: D1Database, clientId: string): Promise<boolean> {
+  return (await db.prepare("SELECT 1 AS x FROM clients WHERE client_id = ?").bind(clientId).first()) !== null;
+}
+
+/** Whether `clientId`/`secret` authenticate a client (constant-time on the hash). */
+export async function authenticateClient(db: D1Database, clientId: string, secret: string): Promise<boolean> {
+  const row = await db.prepare("SELECT client_secret_sha256 AS h FROM clients WHERE client_id = ?").bind(clientId).first<{ h: string }>();
+  const presented = new TextEncoder().encode(await sha256Hex(secret));
+  const stored = new TextEncoder().encode(row?.h ?? "0".repeat(64));
+  return crypto.subtle.timingSafeEqual(presented, stored) && row !== null;
+}
+
+interface UserRow {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string | null;
+  readonly email_verified: number;
+}
+
+async function findUser(db: D1Database, column: "email" | "id", value: string): Promise<User | null> {
+  const row = await db.prepare(`SELECT id, email, name, email_verified FROM users WHERE ${column} = ?`).bind(value).first<UserRow>();
+  return row ? { ...row, email_verified: row.email_verified === 1 } : null;
+}
+
+export const findUserByEmail = (db: D1Database, email: string) => findUser(db, "email", email);
+export const findUserById = (db: D1Database, id: string) => findUser(db, "id", id);
+
+/** Creates a user; null when the email is taken. */
+export async function createUser(db: D1Database, input: { email: string; name?: string | null; email_verified?: boolean }): Promise<User | null> {
+  const user: User = { id: crypto.randomUUID(), email: input.email, name: input.name ?? null, email_verified: input.email_verified === true };
+  const result = await db
+    .prepare("INSERT INTO users (id, email, name, email_verified, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING")
+    .bind(user.id, user.email, user.name, user.email_verified ? 1 : 0, Date.now())
+    .run();
+  return result.meta.changes === 1 ? user : null;
+}

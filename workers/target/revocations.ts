@@ -1,0 +1,38 @@
+/**
+ * Revocations: revoked access-token ids (`jti`), spread over REVOCATION_SHARDS Durable
+ * Objects by a hash of the jti, as a real provider shards hot state. An entry is kept
+ * until the token would have expired anyway.
+ *
+ * RPC surface: revoke(), isRevoked().
+ */
+import { DurableObject } from "cloudflare:workers";
+
+export const REVOCATION_SHARDS = 8;
+
+/** Which revocation shard holds a jti (FNV-1a, stable across isolates). */
+export function revocationShard(jti: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < jti.length; i++) {
+    h ^= jti.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % REVOCATION_SHARDS;
+}
+
+export class Revocations extends DurableObject {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS revoked (jti TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)");
+  }
+
+  /** Records a revocation until `expiresAtS` (epoch seconds). Idempotent. */
+  async revoke(jti: string, expiresAtS: number): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    sql.exec("INSERT INTO revoked (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING", jti, expiresAtS);
+    sql.exec("DELETE FROM revoked WHERE expires_at < ?", Math.floor(Date.now() / 1000) - 60);
+  }
+
+  async isRevoked(jti: string): Promise<boolean> {
+    return this.ctx.storage.sql.exec("SELECT 1 FROM revoked WHERE jti = ?", jti).toArray().length > 0;
+  }
+}
