@@ -11,6 +11,7 @@ import type { Env } from "./env.ts";
 import { checkTarget, limitsOf, modeOf } from "./policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, tooManyRuns, unauthorized } from "./problems.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
+import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
 
 type App = { Bindings: Env };
 
@@ -26,6 +27,9 @@ api.onError((error, c) => {
 api.notFound((c) => notFound(`route ${c.req.method} ${new URL(c.req.url).pathname}`).toResponse(new URL(c.req.url).pathname));
 
 api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env) }));
+
+// Signed seed URLs carry their own credential (see signed-url.ts): no API token here.
+api.get("/seeds/:name", signedSeedFetch);
 
 api.use("/v1/*", async (c, next) => {
   const expected = c.env.EDGELOAD_API_TOKEN;
@@ -108,6 +112,8 @@ api.post("/v1/runs/:id/abort", async (c) => {
   if (!view) throw notFound(`run ${c.req.param("id")}`);
   return c.json({ ...view, links: runLinks(c, view.id) }, 202);
 });
+
+api.route("/v1/seeds", seedsApi);
 
 function coordinatorOf(c: Context<App>) {
   const id = c.req.param("id") ?? "";

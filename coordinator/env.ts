@@ -12,6 +12,8 @@ export interface Env {
   readonly SEEDS: R2Bucket;
   /** Secret: bearer token for every control route. */
   readonly EDGELOAD_API_TOKEN?: string;
+  /** Optional secret: HMAC key of signed seed URLs (default: derived from the API token). */
+  readonly SEED_URL_KEY?: string;
   /** "local" under wrangler dev (allows loopback targets), "deployed" otherwise. */
   readonly EDGELOAD_MODE?: string;
   /** Comma-separated allowed target origins or host patterns (`*.example.com`). */

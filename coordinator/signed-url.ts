@@ -1,0 +1,75 @@
+/**
+ * Signed, expiring seed URLs: whoever holds one may GET the seed set without the API token
+ * (k6 reads it as `TOKEN_URL`). The signature is an HMAC-SHA256 over the seed name, the
+ * served format, the token type and the expiry, so none of them can be changed; it is
+ * checked with `crypto.subtle.verify`, which compares in constant time.
+ *
+ * The key is the secret SEED_URL_KEY when set, else one derived from EDGELOAD_API_TOKEN
+ * (HMAC of a fixed label), so rotating the API token also invalidates issued URLs.
+ */
+
+export interface SeedUrlFields {
+  readonly name: string;
+  /** "object" serves the stored document; "array" a bare array of one token type. */
+  readonly format: "object" | "array";
+  readonly type: string;
+  /** Expiry, epoch seconds. */
+  readonly exp: number;
+}
+
+const encoder = new TextEncoder();
+
+async function hmacKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+}
+
+export async function seedUrlKey(env: { SEED_URL_KEY?: string; EDGELOAD_API_TOKEN?: string }): Promise<CryptoKey> {
+  if (env.SEED_URL_KEY) return hmacKey(env.SEED_URL_KEY);
+  if (!env.EDGELOAD_API_TOKEN) throw new Error("neither SEED_URL_KEY nor EDGELOAD_API_TOKEN is set");
+  const base = await hmacKey(env.EDGELOAD_API_TOKEN);
+  const derived = await crypto.subtle.sign("HMAC", base, encoder.encode("edgeload seed URL key v1"));
+  return crypto.subtle.importKey("raw", derived, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+}
+
+/** The exact bytes signed: unambiguous because names cannot contain "\n". */
+function message(f: SeedUrlFields): Uint8Array {
+  return encoder.encode(`edgeload-seed-v1\n${f.name}\n${f.format}\n${f.type}\n${f.exp}`);
+}
+
+function toBase64Url(bytes: ArrayBuffer): string {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): Uint8Array | null {
+  try {
+    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+export async function signSeedUrl(key: CryptoKey, origin: string, f: SeedUrlFields): Promise<string> {
+  const sig = toBase64Url(await crypto.subtle.sign("HMAC", key, message(f)));
+  const params = new URLSearchParams({ exp: String(f.exp), sig });
+  if (f.format === "array") {
+    params.set("format", "array");
+    params.set("type", f.type);
+  }
+  return `${origin}/seeds/${encodeURIComponent(f.name)}?${params}`;
+}
+
+export type SeedUrlCheck = { ok: true; fields: SeedUrlFields } | { ok: false; reason: "expired" | "bad_signature" | "malformed" };
+
+/** Checks a signed URL's query for `name` at `nowS` (epoch seconds). */
+export async function verifySeedUrl(key: CryptoKey, name: string, query: URLSearchParams, nowS: number): Promise<SeedUrlCheck> {
+  const exp = Number(query.get("exp"));
+  const sig = fromBase64Url(query.get("sig") ?? "");
+  const format = query.get("format") === "array" ? "array" : "object";
+  const type = format === "array" ? query.get("type") ?? "valid" : "valid";
+  if (!Number.isInteger(exp) || !sig || sig.length === 0) return { ok: false, reason: "malformed" };
+  const fields: SeedUrlFields = { name, format, type, exp };
+  if (!(await crypto.subtle.verify("HMAC", key, sig, message(fields)))) return { ok: false, reason: "bad_signature" };
+  if (exp < nowS) return { ok: false, reason: "expired" };
+  return { ok: true, fields };
+}
