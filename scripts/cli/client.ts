@@ -77,6 +77,18 @@ export class EdgeloadClient {
     return this.#call("POST", `/v1/runs/${id}/abort`);
   }
 
+  uploadSeed(name: string, doc: unknown): Promise<{ name: string; total: number; counts: Record<string, number>; sha256: string }> {
+    return this.#call("PUT", `/v1/seeds/${encodeURIComponent(name)}`, doc);
+  }
+
+  seedUrl(name: string, request: { expiresIn?: string; format?: "object" | "array"; type?: string } = {}): Promise<{ url: string; expiresAt: string }> {
+    return this.#call("POST", `/v1/seeds/${encodeURIComponent(name)}/url`, request);
+  }
+
+  listSeeds(): Promise<{ seeds: Array<Record<string, unknown>> }> {
+    return this.#call("GET", "/v1/seeds");
+  }
+
   listRuns(limit = 20): Promise<{ runs: Array<Record<string, unknown>> }> {
     return this.#call("GET", `/v1/runs?limit=${limit}`);
   }

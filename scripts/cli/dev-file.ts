@@ -14,6 +14,8 @@ export interface DevFile {
   readonly targetUrl: string;
   /** The local target's ADMIN_API_SECRET (for seeders). */
   readonly targetAdminSecret: string;
+  /** The load-test client registered on the local target at start. */
+  readonly targetClient: { readonly clientId: string; readonly clientSecret: string };
   readonly token: string;
   readonly pid: number;
   readonly startedAt: string;

@@ -42,6 +42,8 @@ export interface LocalStack {
   readonly targetProxyUrl: string;
   /** The target's ADMIN_API_SECRET, generated per stack (local only). */
   readonly targetAdminSecret: string;
+  /** A load-test client registered on the target at start (local only). */
+  readonly targetClient: { readonly clientId: string; readonly clientSecret: string };
   readonly token: string;
   /** workerd process ids per worker (Linux), for CPU accounting in benchmarks. */
   readonly processes: { readonly target: readonly number[]; readonly coordinator: readonly number[] };
@@ -62,6 +64,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   if (persist) await mkdir(persist, { recursive: true });
   const token = randomBytes(24).toString("base64url");
   const targetAdminSecret = randomBytes(24).toString("base64url");
+  let targetClient: LocalStack["targetClient"] = { clientId: "", clientSecret: "" };
   const logLevel = options.logLevel ?? "warn";
   const dev = (port: number | undefined) => ({
     server: { hostname: "127.0.0.1", port: port ?? 0 },
@@ -81,6 +84,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   try {
     await waitHealthy(target);
     await applyLocalMigrations(target, "TARGET_DB", join(PROJECT_ROOT, "workers/target/migrations"));
+    targetClient = await provisionTarget(target, targetAdminSecret);
     for (const pid of workerdDescendants()) before.add(pid);
     const vars: Record<string, string> = { EDGELOAD_MODE: "local", ...options.vars, EDGELOAD_API_TOKEN: token };
     coordinator = await unstable_startWorker({
@@ -101,7 +105,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const targetUrl = (await runtimeOf(target).ready).origin;
   const worker = coordinator;
   if (options.writeDevFile) {
-    const file: DevFile = { apiUrl, targetUrl, targetAdminSecret, token, pid: process.pid, startedAt: new Date().toISOString() };
+    const file: DevFile = { apiUrl, targetUrl, targetAdminSecret, targetClient, token, pid: process.pid, startedAt: new Date().toISOString() };
     await mkdir(dirname(DEV_FILE), { recursive: true });
     await writeFile(DEV_FILE, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
     // wrangler's own signal handling may end the process before stop() runs.
@@ -113,6 +117,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     targetUrl,
     targetProxyUrl,
     targetAdminSecret,
+    targetClient,
     token,
     processes: { target: targetPids, coordinator: coordinatorPids },
     stop: async () => {
@@ -125,6 +130,30 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 }
 
 type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
+
+/**
+ * Makes the local target ready for seeding, as an operator would a real Authrim: a signing
+ * key (created once, kept in persisted state) and a fresh load-test client.
+ */
+async function provisionTarget(target: StartedWorker, adminSecret: string): Promise<LocalStack["targetClient"]> {
+  const base = (await target.url).origin;
+  const admin = (path: string, init: RequestInit = {}) =>
+    target.fetch(base + path, { ...init, headers: { authorization: `Bearer ${adminSecret}`, "content-type": "application/json" } } as never);
+  const key = await admin("/api/admin/test/signing-key");
+  await key.text();
+  if (key.status === 404) await (await admin("/api/admin/signing-keys/rotate", { method: "POST" })).text();
+  const response = await admin("/api/admin/clients", {
+    method: "POST",
+    body: JSON.stringify({
+      client_name: "edgeload load test", redirect_uris: ["http://127.0.0.1/callback"], scope: "openid profile email",
+      grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
+      skip_consent: true, token_exchange_allowed: true,
+    }),
+  });
+  if (response.status !== 201) throw new Error(`could not register the load-test client on the target: ${response.status} ${await response.text()}`);
+  const client = (await response.json()) as { client_id: string; client_secret: string };
+  return { clientId: client.client_id, clientSecret: client.client_secret };
+}
 
 /** Waits for /healthz to answer; wrangler starts the runtime on the first request. */
 async function waitHealthy(worker: StartedWorker): Promise<void> {

@@ -35,7 +35,10 @@ const USAGE = `usage:
                  [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]
                  [--max-vus N] [--threshold "http_req_duration=p(95)<300"]...
   edgeload demo  [--summary-export file]
-  edgeload runs | status <id> | summary <id> | abort <id>   [--url URL --token TOKEN]
+  edgeload seed access-tokens --count 3000 [--name tokens-3k] [--mix valid=60,valid_exchanged=5,…]
+                 [--base-url URL --client-id ID --client-secret S --admin-secret S] [--concurrency 20]
+                 [--users 100] [--out file.json] [--expires-in 24h]
+  edgeload seeds | runs | status <id> | summary <id> | abort <id>   [--url URL --token TOKEN]
 
 The API is found from --url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running \`edgeload dev\`.`;
 
@@ -47,6 +50,8 @@ export async function main(argv: string[]): Promise<number> {
       case "run": return await runCommand(rest);
       case "demo": return await demoCommand(rest);
       case "runs": return await simpleCommand(rest, async (client) => print(await client.listRuns()));
+      case "seeds": return await simpleCommand(rest, async (client) => print(await client.listSeeds()));
+      case "seed": return await seedCommand(rest);
       case "status": return await simpleCommand(rest, async (client, id) => print(await client.getRun(need(id))));
       case "summary": return await simpleCommand(rest, async (client, id) => console.log(renderSummary(await client.summary(need(id)))));
       case "abort": return await simpleCommand(rest, async (client, id) => print(await client.abort(need(id))));
@@ -266,6 +271,70 @@ export async function submitAndFollow(
     case "aborted": return EXIT.aborted;
     default: return EXIT.runError;
   }
+}
+
+async function seedCommand(args: string[]): Promise<number> {
+  const [kind, ...rest] = args;
+  if (kind !== "access-tokens") throw new CliError(`unknown seed kind "${kind ?? ""}"; available: access-tokens\n${USAGE}`, EXIT.invalidConfig);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: {
+        ...CONNECTION_OPTIONS,
+        "base-url": { type: "string" }, "client-id": { type: "string" }, "client-secret": { type: "string" }, "admin-secret": { type: "string" },
+        count: { type: "string" }, mix: { type: "string" }, concurrency: { type: "string", default: "20" }, users: { type: "string", default: "100" },
+        name: { type: "string" }, out: { type: "string" }, "expires-in": { type: "string", default: "24h" },
+      },
+    });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\n${USAGE}`, EXIT.invalidConfig);
+  }
+  const v = parsed.values;
+  const count = Number(v.count);
+  if (!Number.isInteger(count) || count < 1) throw new CliError("--count: a positive whole number of tokens is required", EXIT.invalidConfig);
+  const { parseMix } = await import("../../seeds/token-mix.ts");
+  const mix = v.mix ? parseMix(v.mix) : null;
+  if (mix && !mix.ok) throw new CliError(mix.error, EXIT.invalidConfig);
+  // Against the local stack, its target, admin secret and load-test client are the defaults.
+  const dev = v["base-url"] ? null : await (await import("./dev-file.ts")).readDevFile();
+  const baseUrl = v["base-url"] ?? dev?.targetUrl;
+  const clientId = v["client-id"] ?? dev?.targetClient.clientId;
+  const clientSecret = v["client-secret"] ?? dev?.targetClient.clientSecret;
+  const adminSecret = v["admin-secret"] ?? dev?.targetAdminSecret;
+  if (!baseUrl || !clientId || !clientSecret || !adminSecret) {
+    throw new CliError("--base-url, --client-id, --client-secret and --admin-secret are required (or run `edgeload dev` for local defaults)", EXIT.invalidConfig);
+  }
+  const name = v.name ?? `access-tokens-${count}`;
+  const client = await connect(v);
+  const { seedAccessTokens, SeedError } = await import("../../seeds/access-tokens.ts");
+  let lastPhase = "";
+  let doc;
+  try {
+    doc = await seedAccessTokens({
+      baseUrl, clientId, clientSecret, adminSecret, count, concurrency: Number(v.concurrency), users: Number(v.users), testName: name,
+      ...(mix?.ok ? { mix: mix.mix } : {}),
+      onProgress: (done, total, phase) => {
+        if (process.stderr.isTTY) process.stderr.write(`\r  ${phase.padEnd(8)} ${done}/${total}\u001b[K`);
+        else if (phase !== lastPhase) process.stderr.write(`  ${phase}…\n`);
+        lastPhase = phase;
+      },
+    });
+  } catch (error) {
+    if (error instanceof SeedError) throw new CliError(error.message);
+    throw error;
+  }
+  if (process.stderr.isTTY) process.stderr.write("\n");
+  if (v.out) await writeFile(v.out, JSON.stringify(doc, null, 2) + "\n", { mode: 0o600 });
+  const stored = await client.uploadSeed(name, doc);
+  const whole = await client.seedUrl(name, { expiresIn: v["expires-in"] });
+  const valid = await client.seedUrl(name, { expiresIn: v["expires-in"], format: "array", type: "valid" });
+  const verification = doc.metadata.verification;
+  console.log(`seed set ${name}: ${stored.total} tokens ${JSON.stringify(stored.counts)}, sha256 ${stored.sha256.slice(0, 16)}…`);
+  console.log(`verification: ${verification.verified} correct, ${verification.incorrect} incorrect${verification.all_correct ? " (all correct)" : " — CHECK THE PROVIDER"}`);
+  console.log(`TOKEN_URL (expires ${whole.expiresAt}):\n  ${whole.url}`);
+  console.log(`valid tokens as a bare array (Authrim's userinfo cloud script):\n  ${valid.url}`);
+  return verification.all_correct ? EXIT.ok : EXIT.failure;
 }
 
 async function demoCommand(args: string[]): Promise<number> {

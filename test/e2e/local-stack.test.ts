@@ -125,3 +125,37 @@ describe("the edgeload CLI", () => {
     expect(result.stderr).toMatch(message);
   });
 });
+
+describe("seeding access tokens (seed → R2 → signed URL)", () => {
+  it("makes the exact mix, truly revokes, verifies, and serves the set at a signed TOKEN_URL", async () => {
+    const result = await cli([
+      "seed", "access-tokens", "--count", "200", "--users", "10", "--name", "e2e-tokens",
+      "--base-url", stack.targetUrl, "--client-id", stack.targetClient.clientId,
+      "--client-secret", stack.targetClient.clientSecret, "--admin-secret", stack.targetAdminSecret,
+    ]);
+    expect(result.stderr).not.toMatch(/error/i);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("(all correct)");
+    const tokenUrl = /TOKEN_URL \(expires [^)]+\):\n {2}(\S+)/.exec(result.stdout)![1]!;
+
+    // Anyone holding the URL can read the set: no API token.
+    const doc = (await (await fetch(tokenUrl)).json()) as { tokens: Array<{ access_token: string; type: string }>; metadata: any };
+    const { mixCounts } = await import("../../seeds/token-mix.ts");
+    const { parseSeedSet } = await import("../../core/seed-set.ts");
+    expect(parseSeedSet(doc).ok).toBe(true);
+    expect(doc.metadata.counts).toEqual(mixCounts(200));
+    expect(doc.metadata.total).toBe(200);
+    expect(doc.metadata.verification.all_correct).toBe(true);
+
+    // Every revoked token is inactive at the provider, every valid one active.
+    const auth = `Basic ${btoa(`${stack.targetClient.clientId}:${stack.targetClient.clientSecret}`)}`;
+    const active = async (t: string) =>
+      ((await (await fetch(`${stack.targetUrl}/introspect`, { method: "POST", headers: { authorization: auth }, body: new URLSearchParams({ token: t }) })).json()) as { active: boolean }).active;
+    for (const t of doc.tokens.filter((x) => x.type === "revoked")) expect(await active(t.access_token)).toBe(false);
+    for (const t of doc.tokens.filter((x) => x.type === "valid").slice(0, 20)) expect(await active(t.access_token)).toBe(true);
+
+    // The bare-array URL serves just the valid tokens.
+    const arrayUrl = /bare array[^\n]*\n {2}(\S+)/.exec(result.stdout)![1]!;
+    expect(await (await fetch(arrayUrl)).json()).toEqual(doc.tokens.filter((t) => t.type === "valid").map((t) => t.access_token));
+  });
+});
