@@ -140,3 +140,90 @@ describe("client and admin authentication", () => {
     expect(response.status).toBe(503);
   });
 });
+
+describe("/token", () => {
+  const form = (auth: string, fields: Record<string, string>) =>
+    call("/token", { method: "POST", headers: { authorization: auth }, body: new URLSearchParams(fields) });
+  let exchanger: { client_id: string; client_secret: string };
+
+  beforeAll(async () => {
+    exchanger = (await (await admin("/api/admin/clients", {
+      method: "POST",
+      body: JSON.stringify({ client_name: "exchanger", redirect_uris: [], grant_types: ["refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"], token_exchange_allowed: true }),
+    })).json()) as typeof exchanger;
+  });
+
+  const exchange = (subject: string, auth = basic(exchanger.client_id, exchanger.client_secret)) =>
+    form(auth, {
+      grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+      subject_token: subject,
+      subject_token_type: "urn:ietf:params:oauth:token-type:access_token",
+      requested_token_type: "urn:ietf:params:oauth:token-type:access_token",
+    });
+
+  it("exchanges a valid subject token (RFC 8693) for one acting as the caller", async () => {
+    const response = await exchange(await token());
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { access_token: string; issued_token_type: string; scope: string };
+    expect(body).toMatchObject({ issued_token_type: "urn:ietf:params:oauth:token-type:access_token", scope: "openid profile" });
+    const info = (await (await introspect(body.access_token)).json()) as Record<string, unknown>;
+    expect(info).toMatchObject({ active: true, sub: user.id, client_id: exchanger.client_id });
+  });
+
+  it.each([
+    // [subject, expected description]
+    ["expired", () => token({ exp: Math.floor(Date.now() / 1000) - 60 }), /expired/],
+    ["wrong audience", () => token({ aud: "https://elsewhere.test" }), /invalid/],
+  ])("refuses an %s subject with invalid_grant", async (_, make, why) => {
+    const response = await exchange(await make());
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: string; error_description: string };
+    expect(body.error).toBe("invalid_grant");
+    expect(body.error_description).toMatch(why);
+  });
+
+  it("refuses a revoked subject and says it was revoked", async () => {
+    const t = await token();
+    await call("/revoke", { method: "POST", headers: { authorization: basic(client.client_id, client.client_secret) }, body: new URLSearchParams({ token: t }) });
+    const body = (await (await exchange(t)).json()) as { error: string; error_description: string };
+    expect(body).toMatchObject({ error: "invalid_grant" });
+    expect(body.error_description).toContain("revoked");
+  });
+
+  it("refuses token exchange to a client not allowed to use it", async () => {
+    const response = await exchange(await token(), basic(client.client_id, client.client_secret));
+    expect(((await response.json()) as { error: string }).error).toBe("unauthorized_client");
+  });
+
+  it("rotates refresh tokens and revokes the family when an old one is reused", async () => {
+    const first = `seeded-refresh-${crypto.randomUUID()}`;
+    expect((await admin("/api/admin/test/tokens", { method: "POST", body: JSON.stringify({ token: first, userId: user.id, clientId: exchanger.client_id, scope: "openid", ttl: 3600 }) })).status).toBe(201);
+    const auth = basic(exchanger.client_id, exchanger.client_secret);
+    const rotate = async (t: string) => {
+      const response = await form(auth, { grant_type: "refresh_token", refresh_token: t });
+      return { status: response.status, body: (await response.json()) as { refresh_token?: string; access_token?: string; error?: string; error_description?: string } };
+    };
+    const r1 = await rotate(first);
+    expect(r1.status).toBe(200);
+    expect(r1.body.refresh_token).not.toBe(first);
+    expect(await (await introspect(r1.body.access_token!)).json()).toMatchObject({ active: true, sub: user.id });
+    const r2 = await rotate(r1.body.refresh_token!);
+    expect(r2.status).toBe(200);
+
+    const reuse = await rotate(first); // an old token again: theft suspected
+    expect(reuse.status).toBe(400);
+    expect(reuse.body.error_description).toContain("reuse detected");
+    const afterReuse = await rotate(r2.body.refresh_token!); // the whole family is gone
+    expect(afterReuse.body).toMatchObject({ error: "invalid_grant" });
+    expect(afterReuse.body.error_description).toContain("revoked");
+  });
+
+  it("refuses another client's refresh token and unknown grant types", async () => {
+    const t = `seeded-refresh-${crypto.randomUUID()}`;
+    await admin("/api/admin/test/tokens", { method: "POST", body: JSON.stringify({ token: t, userId: user.id, clientId: exchanger.client_id }) });
+    const other = await form(basic(client.client_id, client.client_secret), { grant_type: "refresh_token", refresh_token: t });
+    expect(((await other.json()) as { error_description: string }).error_description).toContain("another client");
+    const odd = await form(basic(client.client_id, client.client_secret), { grant_type: "password" });
+    expect(((await odd.json()) as { error: string }).error).toBe("unsupported_grant_type");
+  });
+});

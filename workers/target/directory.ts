@@ -40,6 +40,12 @@ export async function createClient(db: D1Database, input: ClientInput): Promise<
   return { client_id: clientId, client_secret: clientSecret };
 }
 
+export async function findClient(db: D1Database, clientId: string): Promise<{ client_id: string; grant_types: string[]; token_exchange_allowed: boolean } | null> {
+  const row = await db.prepare("SELECT client_id, grant_types, token_exchange_allowed FROM clients WHERE client_id = ?").bind(clientId)
+    .first<{ client_id: string; grant_types: string; token_exchange_allowed: number }>();
+  return row ? { client_id: row.client_id, grant_types: JSON.parse(row.grant_types) as string[], token_exchange_allowed: row.token_exchange_allowed === 1 } : null;
+}
+
 export async function clientExists(db: D1Database, clientId: string): Promise<boolean> {
   return (await db.prepare("SELECT 1 AS x FROM clients WHERE client_id = ?").bind(clientId).first()) !== null;
 }

@@ -10,11 +10,14 @@
 import { Hono, type Context } from "hono";
 import type { JWK } from "jose";
 import { checkAccessToken, issuerOf, type TokenCheck } from "./access-token.ts";
-import { authenticateClient, clientExists, createClient, createUser, findUserByEmail, findUserById } from "./directory.ts";
+import { authenticateClient, clientExists, createClient, createUser, findClient, findUserByEmail, findUserById } from "./directory.ts";
 import { knobs } from "./knobs.ts";
+import { refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
 import { revocationShard, type Revocations } from "./revocations.ts";
 import type { SigningKeys } from "./signing-keys.ts";
+import { tokenEndpoint } from "./token-endpoint.ts";
 
+export { RefreshTokens } from "./refresh-tokens.ts";
 export { Revocations } from "./revocations.ts";
 export { SigningKeys } from "./signing-keys.ts";
 
@@ -22,6 +25,7 @@ export interface TargetEnv {
   readonly TARGET_DB: D1Database;
   readonly SIGNING_KEYS: DurableObjectNamespace<SigningKeys>;
   readonly REVOCATIONS: DurableObjectNamespace<Revocations>;
+  readonly REFRESH_TOKENS: DurableObjectNamespace<RefreshTokens>;
   readonly ADMIN_API_SECRET?: string;
 }
 
@@ -29,6 +33,7 @@ type App = { Bindings: TargetEnv };
 const app = new Hono<App>();
 
 const keysOf = (env: TargetEnv) => env.SIGNING_KEYS.get(env.SIGNING_KEYS.idFromName("signing-keys"));
+const refreshTokensIn = (env: TargetEnv, shard: number) => env.REFRESH_TOKENS.get(env.REFRESH_TOKENS.idFromName(`refresh-${shard}`));
 const revocationsFor = (env: TargetEnv, jti: string) => env.REVOCATIONS.get(env.REVOCATIONS.idFromName(`revocations-${revocationShard(jti)}`));
 
 /** The JWKS, cached per isolate for a few seconds: verifying must not cost an RPC each time. */
@@ -145,6 +150,38 @@ app.post("/revoke", async (c) => {
   const result = await validate(c, token);
   if (result.ok) await revocationsFor(c.env, result.claims.jti).revoke(result.claims.jti, result.claims.exp ?? Math.floor(Date.now() / 1000) + 86_400);
   return c.body(null, 200);
+});
+
+app.post("/token", async (c) => {
+  const caller = await authenticate(c);
+  if (caller instanceof Response) return caller;
+  const form = await c.req.parseBody();
+  const client = await findClient(c.env.TARGET_DB, caller);
+  const result = await tokenEndpoint(form, {
+    issuer: issuerOf(new URL(c.req.url)),
+    clientId: caller,
+    tokenExchangeAllowed: client?.token_exchange_allowed === true,
+    signingKeys: keysOf(c.env),
+    refreshTokens: (shard) => refreshTokensIn(c.env, shard),
+    validate: (token) => validate(c, token),
+  });
+  return c.json(result.body, result.status, { "cache-control": "no-store" });
+});
+
+/** Registers a refresh token, as Authrim's refresh seeder does: {token, userId, clientId, scope, ttl}. */
+app.post("/api/admin/test/tokens", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as { token?: unknown; userId?: unknown; clientId?: unknown; scope?: unknown; ttl?: unknown } | null;
+  const problems: string[] = [];
+  if (!body || typeof body.token !== "string" || body.token.length < 16) problems.push("token: a string of at least 16 characters");
+  if (typeof body?.userId !== "string") problems.push("userId: required");
+  if (typeof body?.clientId !== "string") problems.push("clientId: required");
+  if (problems.length || !body) return c.json({ error: "invalid_request", problems }, 400);
+  const ttl = typeof body.ttl === "number" && body.ttl > 0 ? body.ttl : 30 * 86_400;
+  const token = body.token as string;
+  await refreshTokensIn(c.env, refreshShard(token)).register(token, { userId: body.userId as string, clientId: body.clientId as string, scope: typeof body.scope === "string" ? body.scope : "openid profile email" }, ttl);
+  return c.json({ ok: true, shard_index: refreshShard(token) }, 201);
 });
 
 app.post("/api/admin/signing-keys/rotate", async (c) => {

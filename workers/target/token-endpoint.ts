@@ -1,0 +1,92 @@
+/**
+ * POST /token for the grants the reference suite exercises:
+ *
+ * - RFC 8693 token exchange: a valid subject access token becomes a new access token for
+ *   the calling client, with an `act` claim naming it; expired, revoked or otherwise
+ *   invalid subjects are refused with `invalid_grant` (a revoked one says so).
+ * - Refresh tokens (RFC 6749 §6) with rotation: each use returns a new refresh token of
+ *   the same family; reusing an old one revokes the family.
+ *
+ * Client authentication is HTTP Basic, checked by the caller (index.ts).
+ */
+import { importPKCS8, SignJWT } from "jose";
+import type { TokenCheck } from "./access-token.ts";
+import { refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
+import type { SigningKeys } from "./signing-keys.ts";
+
+export const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
+const ACCESS_TOKEN_TTL_S = 3600;
+
+export interface TokenEndpointDeps {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly tokenExchangeAllowed: boolean;
+  readonly signingKeys: DurableObjectStub<SigningKeys>;
+  readonly refreshTokens: (shard: number) => DurableObjectStub<RefreshTokens>;
+  readonly validate: (token: string) => Promise<TokenCheck>;
+}
+
+/** The signing key, imported once per isolate per key id. */
+let signer: { kid: string; key: CryptoKey } | null = null;
+
+async function signAccessToken(deps: TokenEndpointDeps, claims: Record<string, unknown>, sub: string, audience: string): Promise<string> {
+  const current = await deps.signingKeys.current();
+  if (!current) throw new Error("no signing key: POST /api/admin/signing-keys/rotate first");
+  if (signer?.kid !== current.kid) signer = { kid: current.kid, key: await importPKCS8(current.privatePEM, "RS256") };
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid: signer.kid })
+    .setIssuer(deps.issuer).setSubject(sub).setAudience(audience)
+    .setIssuedAt(now).setExpirationTime(now + ACCESS_TOKEN_TTL_S).setJti(crypto.randomUUID())
+    .sign(signer.key);
+}
+
+export type TokenResponse = { status: 200; body: Record<string, unknown> } | { status: 400; body: { error: string; error_description: string } };
+
+const invalid = (error: string, description: string): TokenResponse => ({ status: 400, body: { error, error_description: description } });
+
+export async function tokenEndpoint(form: Record<string, unknown>, deps: TokenEndpointDeps): Promise<TokenResponse> {
+  const grant = form.grant_type;
+  if (grant === TOKEN_EXCHANGE) return tokenExchange(form, deps);
+  if (grant === "refresh_token") return refresh(form, deps);
+  return invalid("unsupported_grant_type", `grant_type ${String(grant)} is not supported here`);
+}
+
+async function tokenExchange(form: Record<string, unknown>, deps: TokenEndpointDeps): Promise<TokenResponse> {
+  if (!deps.tokenExchangeAllowed) return invalid("unauthorized_client", "this client may not use token exchange");
+  const subject = form.subject_token;
+  if (typeof subject !== "string" || !subject) return invalid("invalid_request", "subject_token is required");
+  if (form.subject_token_type !== ACCESS_TOKEN_TYPE) return invalid("invalid_request", `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  if (form.requested_token_type !== undefined && form.requested_token_type !== ACCESS_TOKEN_TYPE) {
+    return invalid("invalid_request", `requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  const checked = await deps.validate(subject);
+  if (!checked.ok) {
+    const why = checked.reason === "revoked" ? "the subject token has been revoked" : checked.reason === "expired" ? "the subject token has expired" : `the subject token is invalid (${checked.reason.replace("_", " ")})`;
+    return invalid("invalid_grant", why);
+  }
+  const scope = typeof form.scope === "string" && form.scope ? form.scope : "openid profile";
+  const audience = typeof form.audience === "string" && form.audience ? form.audience : deps.issuer;
+  const access_token = await signAccessToken(deps, { client_id: deps.clientId, scope, act: { sub: `client:${deps.clientId}`, client_id: deps.clientId } }, checked.claims.sub, audience);
+  return { status: 200, body: { access_token, issued_token_type: ACCESS_TOKEN_TYPE, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, scope } };
+}
+
+async function refresh(form: Record<string, unknown>, deps: TokenEndpointDeps): Promise<TokenResponse> {
+  const token = form.refresh_token;
+  if (typeof token !== "string" || !token) return invalid("invalid_request", "refresh_token is required");
+  const shard = refreshShard(token);
+  const result = await deps.refreshTokens(shard).rotate(token, deps.clientId, shard);
+  if (!result.ok) {
+    const why = {
+      unknown: "unknown refresh token",
+      expired: "the refresh token has expired",
+      reused: "refresh token reuse detected: the token family is revoked",
+      family_revoked: "the refresh token's family has been revoked",
+      wrong_client: "the refresh token was issued to another client",
+    }[result.reason];
+    return invalid("invalid_grant", why);
+  }
+  const access_token = await signAccessToken(deps, { client_id: result.grant.clientId, scope: result.grant.scope }, result.grant.userId, deps.issuer);
+  return { status: 200, body: { access_token, refresh_token: result.next, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, scope: result.grant.scope } };
+}
