@@ -227,3 +227,82 @@ describe("/token", () => {
     expect(((await odd.json()) as { error: string }).error).toBe("unsupported_grant_type");
   });
 });
+
+describe("/authorize, sessions and the mail-OTP login", () => {
+  const REDIRECT = "https://app.test/cb";
+  const verifier = "a-code-verifier-that-is-long-enough-for-pkce-0123456789";
+  let challenge: string;
+
+  beforeAll(async () => {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+    challenge = btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  });
+
+  const authorizeUrl = (extra: Record<string, string> = {}) =>
+    "/authorize?" + new URLSearchParams({
+      response_type: "code", client_id: client.client_id, redirect_uri: REDIRECT, scope: "openid", state: "st-123", nonce: "n-1",
+      prompt: "none", code_challenge: challenge, code_challenge_method: "S256", ...extra,
+    });
+
+  const codeGrant = (code: string, codeVerifier = verifier) =>
+    call("/token", {
+      method: "POST",
+      headers: { authorization: basic(client.client_id, client.client_secret) },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: codeVerifier }),
+    });
+
+  it("answers silent auth with a code and the same state for a valid session, login_required without", async () => {
+    const session = (await (await admin("/api/admin/test/sessions", { method: "POST", body: JSON.stringify({ user_id: user.id, ttl_seconds: 600 }) })).json()) as { session_id: string };
+    const withSession = await call(authorizeUrl(), { headers: { cookie: `authrim_session=${session.session_id}` }, redirect: "manual" });
+    expect(withSession.status).toBe(302);
+    const location = new URL(withSession.headers.get("location")!);
+    expect(location.origin + location.pathname).toBe(REDIRECT);
+    expect(location.searchParams.get("state")).toBe("st-123");
+    expect(location.searchParams.get("code")).toBeTruthy();
+
+    const without = await call(authorizeUrl(), { redirect: "manual" });
+    expect(without.status).toBe(302);
+    expect(new URL(without.headers.get("location")!).searchParams.get("error")).toBe("login_required");
+  });
+
+  it("never redirects to an unregistered redirect_uri", async () => {
+    const response = await call(authorizeUrl({ redirect_uri: "https://evil.test/cb" }), { redirect: "manual" });
+    expect(response.status).toBe(400);
+  });
+
+  it("runs the five-step mail-OTP login to tokens, with PKCE and single-use codes", async () => {
+    // 1. GET /authorize without a session: the login step, with a pre-login cookie.
+    const start = await call(authorizeUrl({ prompt: "login" }), { redirect: "manual" });
+    expect(start.status).toBe(200);
+    const otpCookie = /authrim_otp_session=([^;]+)/.exec(start.headers.get("set-cookie") ?? "")![1]!;
+    // 2. The admin test API issues a mail code.
+    const issued = (await (await admin("/api/admin/test/email-codes", { method: "POST", body: JSON.stringify({ email: user.email, create_user: false }) })).json()) as { code: string };
+    expect(issued.code).toMatch(/^\d{6}$/);
+    // 3. Verify it within the pre-login session: a login session cookie comes back.
+    const wrong = await call("/api/auth/email-code/verify", { method: "POST", headers: { cookie: `authrim_otp_session=${otpCookie}`, "content-type": "application/json" }, body: JSON.stringify({ email: user.email, code: "000000" === issued.code ? "111111" : "000000" }) });
+    expect(wrong.status).toBe(400);
+    const verified = await call("/api/auth/email-code/verify", { method: "POST", headers: { cookie: `authrim_otp_session=${otpCookie}`, "content-type": "application/json" }, body: JSON.stringify({ email: user.email, code: issued.code }) });
+    expect(verified.status).toBe(200);
+    const session = /authrim_session=([^;]+)/.exec(verified.headers.get("set-cookie") ?? "")![1]!;
+    // 4. Silent authorize with the session.
+    const auth = await call(authorizeUrl(), { headers: { cookie: `authrim_session=${session}` }, redirect: "manual" });
+    const code = new URL(auth.headers.get("location")!).searchParams.get("code")!;
+    // 5. Code + PKCE verifier for tokens; the access token introspects active.
+    const tokens = await codeGrant(code);
+    expect(tokens.status).toBe(200);
+    const body = (await tokens.json()) as { access_token: string; id_token: string; refresh_token: string };
+    expect(await (await introspect(body.access_token)).json()).toMatchObject({ active: true, sub: user.id });
+    expect(body.refresh_token).toMatch(/^rt_\d_/);
+    // The code is single-use.
+    expect(((await (await codeGrant(code)).json()) as { error: string }).error).toBe("invalid_grant");
+  });
+
+  it("refuses a code whose PKCE verifier does not match", async () => {
+    const session = (await (await admin("/api/admin/test/sessions", { method: "POST", body: JSON.stringify({ user_id: user.id }) })).json()) as { session_id: string };
+    const auth = await call(authorizeUrl(), { headers: { cookie: `authrim_session=${session.session_id}` }, redirect: "manual" });
+    const code = new URL(auth.headers.get("location")!).searchParams.get("code")!;
+    const response = await codeGrant(code, "a-different-verifier-that-is-also-long-enough-0000000");
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error_description: string }).error_description).toContain("PKCE");
+  });
+});

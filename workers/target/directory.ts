@@ -40,10 +40,19 @@ export async function createClient(db: D1Database, input: ClientInput): Promise<
   return { client_id: clientId, client_secret: clientSecret };
 }
 
-export async function findClient(db: D1Database, clientId: string): Promise<{ client_id: string; grant_types: string[]; token_exchange_allowed: boolean } | null> {
-  const row = await db.prepare("SELECT client_id, grant_types, token_exchange_allowed FROM clients WHERE client_id = ?").bind(clientId)
-    .first<{ client_id: string; grant_types: string; token_exchange_allowed: number }>();
-  return row ? { client_id: row.client_id, grant_types: JSON.parse(row.grant_types) as string[], token_exchange_allowed: row.token_exchange_allowed === 1 } : null;
+export interface Client {
+  readonly client_id: string;
+  readonly redirect_uris: string[];
+  readonly grant_types: string[];
+  readonly token_exchange_allowed: boolean;
+}
+
+export async function findClient(db: D1Database, clientId: string): Promise<Client | null> {
+  const row = await db.prepare("SELECT client_id, redirect_uris, grant_types, token_exchange_allowed FROM clients WHERE client_id = ?").bind(clientId)
+    .first<{ client_id: string; redirect_uris: string; grant_types: string; token_exchange_allowed: number }>();
+  return row
+    ? { client_id: row.client_id, redirect_uris: JSON.parse(row.redirect_uris) as string[], grant_types: JSON.parse(row.grant_types) as string[], token_exchange_allowed: row.token_exchange_allowed === 1 }
+    : null;
 }
 
 export async function clientExists(db: D1Database, clientId: string): Promise<boolean> {

@@ -12,11 +12,14 @@ import type { JWK } from "jose";
 import { checkAccessToken, issuerOf, type TokenCheck } from "./access-token.ts";
 import { authenticateClient, clientExists, createClient, createUser, findClient, findUserByEmail, findUserById } from "./directory.ts";
 import { knobs } from "./knobs.ts";
+import { authStateShard, type AuthKind, type AuthState } from "./auth-state.ts";
+import { authorize, cookie, createSession, issueEmailCode, OTP_SESSION_COOKIE, verifyEmailCode, type AuthStore, type CodeRecord } from "./login.ts";
 import { refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
 import { revocationShard, type Revocations } from "./revocations.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 import { tokenEndpoint } from "./token-endpoint.ts";
 
+export { AuthState } from "./auth-state.ts";
 export { RefreshTokens } from "./refresh-tokens.ts";
 export { Revocations } from "./revocations.ts";
 export { SigningKeys } from "./signing-keys.ts";
@@ -26,6 +29,7 @@ export interface TargetEnv {
   readonly SIGNING_KEYS: DurableObjectNamespace<SigningKeys>;
   readonly REVOCATIONS: DurableObjectNamespace<Revocations>;
   readonly REFRESH_TOKENS: DurableObjectNamespace<RefreshTokens>;
+  readonly AUTH_STATE: DurableObjectNamespace<AuthState>;
   readonly ADMIN_API_SECRET?: string;
 }
 
@@ -33,6 +37,16 @@ type App = { Bindings: TargetEnv };
 const app = new Hono<App>();
 
 const keysOf = (env: TargetEnv) => env.SIGNING_KEYS.get(env.SIGNING_KEYS.idFromName("signing-keys"));
+/** Login state spread over its shards: each record goes to the shard of its (kind, key). */
+function authStore(env: TargetEnv): AuthStore {
+  const stub = (kind: AuthKind, key: string) => env.AUTH_STATE.get(env.AUTH_STATE.idFromName(`auth-${authStateShard(kind, key)}`));
+  return {
+    put: (kind, key, value, ttlS) => stub(kind, key).put(kind, key, value, ttlS),
+    get: <T>(kind: AuthKind, key: string) => stub(kind, key).get(kind, key) as Promise<T | null>,
+    take: <T>(kind: AuthKind, key: string) => stub(kind, key).take(kind, key) as Promise<T | null>,
+  };
+}
+
 const refreshTokensIn = (env: TargetEnv, shard: number) => env.REFRESH_TOKENS.get(env.REFRESH_TOKENS.idFromName(`refresh-${shard}`));
 const revocationsFor = (env: TargetEnv, jti: string) => env.REVOCATIONS.get(env.REVOCATIONS.idFromName(`revocations-${revocationShard(jti)}`));
 
@@ -164,8 +178,43 @@ app.post("/token", async (c) => {
     signingKeys: keysOf(c.env),
     refreshTokens: (shard) => refreshTokensIn(c.env, shard),
     validate: (token) => validate(c, token),
+    takeCode: (code) => authStore(c.env).take<CodeRecord>("code", code),
   });
   return c.json(result.body, result.status, { "cache-control": "no-store" });
+});
+
+app.get("/authorize", (c) =>
+  authorize(new URL(c.req.url), c.req.header("cookie"), { store: authStore(c.env), findClient: (id) => findClient(c.env.TARGET_DB, id) }),
+);
+
+/** A login session for a user, as Authrim's silent-auth seeder makes them: {user_id, ttl_seconds}. */
+app.post("/api/admin/test/sessions", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as { user_id?: unknown; ttl_seconds?: unknown } | null;
+  if (!body || typeof body.user_id !== "string") return c.json({ error: "user_id: required" }, 400);
+  if (!(await findUserById(c.env.TARGET_DB, body.user_id))) return c.json({ error: `no user ${body.user_id}` }, 404);
+  const ttl = typeof body.ttl_seconds === "number" && body.ttl_seconds > 0 ? body.ttl_seconds : 3600;
+  const sessionId = await createSession(authStore(c.env), body.user_id, ttl);
+  return c.json({ session_id: sessionId, cookie_name: "authrim_session", expires_in: ttl }, 201);
+});
+
+/** Issues a mail OTP and returns it (a test API: nothing is mailed). */
+app.post("/api/admin/test/email-codes", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as { email?: unknown; create_user?: unknown } | null;
+  if (!body || typeof body.email !== "string") return c.json({ error: "email: required" }, 400);
+  let user = await findUserByEmail(c.env.TARGET_DB, body.email);
+  if (!user && body.create_user === true) user = await createUser(c.env.TARGET_DB, { email: body.email, email_verified: true });
+  if (!user) return c.json({ error: `no user with email ${body.email} (create_user is false)` }, 404);
+  return c.json(await issueEmailCode(authStore(c.env), body.email, user.id), 201);
+});
+
+app.post("/api/auth/email-code/verify", async (c) => {
+  const body = (await c.req.json().catch(() => null)) as { email?: unknown; code?: unknown } | null;
+  if (!body || typeof body.email !== "string" || typeof body.code !== "string") return c.json({ error: "invalid_request", error_description: "email and code are required" }, 400);
+  return verifyEmailCode(authStore(c.env), body.email, body.code, cookie(c.req.header("cookie"), OTP_SESSION_COOKIE));
 });
 
 /** Registers a refresh token, as Authrim's refresh seeder does: {token, userId, clientId, scope, ttl}. */

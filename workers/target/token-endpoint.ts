@@ -6,12 +6,15 @@
  *   invalid subjects are refused with `invalid_grant` (a revoked one says so).
  * - Refresh tokens (RFC 6749 §6) with rotation: each use returns a new refresh token of
  *   the same family; reusing an old one revokes the family.
+ * - Authorization code (RFC 6749 §4.1) with PKCE S256 (RFC 7636): single-use codes bound
+ *   to client and redirect URI; returns an access token, a refresh token and an ID token.
  *
  * Client authentication is HTTP Basic, checked by the caller (index.ts).
  */
 import { importPKCS8, SignJWT } from "jose";
 import type { TokenCheck } from "./access-token.ts";
-import { refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
+import { s256, type CodeRecord } from "./login.ts";
+import { REFRESH_SHARDS, refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 
 export const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -25,6 +28,8 @@ export interface TokenEndpointDeps {
   readonly signingKeys: DurableObjectStub<SigningKeys>;
   readonly refreshTokens: (shard: number) => DurableObjectStub<RefreshTokens>;
   readonly validate: (token: string) => Promise<TokenCheck>;
+  /** Reads and deletes an authorization code (single use). */
+  readonly takeCode: (code: string) => Promise<CodeRecord | null>;
 }
 
 /** The signing key, imported once per isolate per key id. */
@@ -50,6 +55,7 @@ export async function tokenEndpoint(form: Record<string, unknown>, deps: TokenEn
   const grant = form.grant_type;
   if (grant === TOKEN_EXCHANGE) return tokenExchange(form, deps);
   if (grant === "refresh_token") return refresh(form, deps);
+  if (grant === "authorization_code") return authorizationCode(form, deps);
   return invalid("unsupported_grant_type", `grant_type ${String(grant)} is not supported here`);
 }
 
@@ -70,6 +76,24 @@ async function tokenExchange(form: Record<string, unknown>, deps: TokenEndpointD
   const audience = typeof form.audience === "string" && form.audience ? form.audience : deps.issuer;
   const access_token = await signAccessToken(deps, { client_id: deps.clientId, scope, act: { sub: `client:${deps.clientId}`, client_id: deps.clientId } }, checked.claims.sub, audience);
   return { status: 200, body: { access_token, issued_token_type: ACCESS_TOKEN_TYPE, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, scope } };
+}
+
+async function authorizationCode(form: Record<string, unknown>, deps: TokenEndpointDeps): Promise<TokenResponse> {
+  const { code, redirect_uri: redirectUri, code_verifier: verifier } = form;
+  if (typeof code !== "string" || typeof redirectUri !== "string" || typeof verifier !== "string") {
+    return invalid("invalid_request", "code, redirect_uri and code_verifier are required");
+  }
+  const record = await deps.takeCode(code);
+  if (!record) return invalid("invalid_grant", "the authorization code is unknown, used or expired");
+  if (record.client_id !== deps.clientId) return invalid("invalid_grant", "the code was issued to another client");
+  if (record.redirect_uri !== redirectUri) return invalid("invalid_grant", "redirect_uri does not match the authorization request");
+  if ((await s256(verifier)) !== record.code_challenge) return invalid("invalid_grant", "PKCE verification failed: code_verifier does not match code_challenge");
+  const access_token = await signAccessToken(deps, { client_id: deps.clientId, scope: record.scope }, record.user_id, deps.issuer);
+  const id_token = await signAccessToken(deps, { ...(record.nonce ? { nonce: record.nonce } : {}), azp: deps.clientId }, record.user_id, deps.clientId);
+  const shard = Math.floor(Math.random() * REFRESH_SHARDS);
+  const refresh_token = `rt_${shard}_${crypto.randomUUID().replace(/-/g, "")}`;
+  await deps.refreshTokens(shard).register(refresh_token, { userId: record.user_id, clientId: deps.clientId, scope: record.scope }, 30 * 86_400);
+  return { status: 200, body: { access_token, id_token, refresh_token, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, scope: record.scope } };
 }
 
 async function refresh(form: Record<string, unknown>, deps: TokenEndpointDeps): Promise<TokenResponse> {
