@@ -135,6 +135,12 @@ describe("client and admin authentication", () => {
     expect(found.users).toHaveLength(1);
   });
 
+  it("reports refresh-token sharding for a client", async () => {
+    const response = await admin(`/api/admin/settings/refresh-token-sharding?clientId=${client.client_id}`);
+    expect(await response.json()).toEqual({ clientId: client.client_id, generation: 1, shardCount: 8 });
+    expect((await admin("/api/admin/settings/refresh-token-sharding?clientId=nobody")).status).toBe(404);
+  });
+
   it("keeps the deterministic knobs on every other path", async () => {
     const response = await call("/delay?ms=1&status=503");
     expect(response.status).toBe(503);

@@ -14,7 +14,7 @@ import { authenticateClient, clientExists, createClient, createUser, findClient,
 import { knobs } from "./knobs.ts";
 import { authStateShard, type AuthKind, type AuthState } from "./auth-state.ts";
 import { authorize, cookie, createSession, issueEmailCode, OTP_SESSION_COOKIE, verifyEmailCode, type AuthStore, type CodeRecord } from "./login.ts";
-import { refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
+import { REFRESH_SHARDS, refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
 import { revocationShard, type Revocations } from "./revocations.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 import { tokenEndpoint } from "./token-endpoint.ts";
@@ -215,6 +215,16 @@ app.post("/api/auth/email-code/verify", async (c) => {
   const body = (await c.req.json().catch(() => null)) as { email?: unknown; code?: unknown } | null;
   if (!body || typeof body.email !== "string" || typeof body.code !== "string") return c.json({ error: "invalid_request", error_description: "email and code are required" }, 400);
   return verifyEmailCode(authStore(c.env), body.email, body.code, cookie(c.req.header("cookie"), OTP_SESSION_COOKIE));
+});
+
+/** Refresh-token sharding as Authrim's refresh seeder reads it (this target: one generation). */
+app.get("/api/admin/settings/refresh-token-sharding", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const clientId = c.req.query("clientId");
+  if (!clientId) return c.json({ error: "the clientId query parameter is required" }, 400);
+  if (!(await clientExists(c.env.TARGET_DB, clientId))) return c.json({ error: `no client ${clientId}` }, 404);
+  return c.json({ clientId, generation: 1, shardCount: REFRESH_SHARDS });
 });
 
 /** Registers a refresh token, as Authrim's refresh seeder does: {token, userId, clientId, scope, ttl}. */
