@@ -141,14 +141,20 @@ app.on(["GET", "POST"], "/userinfo", async (c) => {
   });
 });
 
-/** RFC 7662: `active` is true exactly for valid tokens; nothing else is disclosed otherwise. */
-app.post("/introspect", async (c) => {
+/** The common start of /introspect and /revoke: client authentication, then the token form field, checked. */
+async function clientTokenRequest(c: Context<App>): Promise<TokenCheck | Response> {
   const caller = await authenticate(c);
   if (caller instanceof Response) return caller;
   const form = await c.req.parseBody();
   const token = typeof form.token === "string" ? form.token : "";
   if (!token) return oauthError(400, "invalid_request", "the token parameter is required");
-  const result = await validate(c, token);
+  return validate(c, token);
+}
+
+/** RFC 7662: `active` is true exactly for valid tokens; nothing else is disclosed otherwise. */
+app.post("/introspect", async (c) => {
+  const result = await clientTokenRequest(c);
+  if (result instanceof Response) return result;
   if (!result.ok) return c.json({ active: false });
   const { sub, client_id, scope, exp, iat, iss, aud, jti } = result.claims;
   return c.json({ active: true, token_type: "access_token", sub, client_id, scope, exp, iat, iss, aud, jti });
@@ -156,12 +162,8 @@ app.post("/introspect", async (c) => {
 
 /** RFC 7009: revocation answers 200 even for tokens it does not know. */
 app.post("/revoke", async (c) => {
-  const caller = await authenticate(c);
-  if (caller instanceof Response) return caller;
-  const form = await c.req.parseBody();
-  const token = typeof form.token === "string" ? form.token : "";
-  if (!token) return oauthError(400, "invalid_request", "the token parameter is required");
-  const result = await validate(c, token);
+  const result = await clientTokenRequest(c);
+  if (result instanceof Response) return result;
   if (result.ok) await revocationsFor(c.env, result.claims.jti).revoke(result.claims.jti, result.claims.exp ?? Math.floor(Date.now() / 1000) + 86_400);
   return c.body(null, 200);
 });
