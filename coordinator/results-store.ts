@@ -36,9 +36,6 @@ const WINDOW_COLUMNS = [
 ] as const;
 const HISTOGRAM_COLUMNS = ["run_id", "window_s", "region", "step", "metric", "count", "sum_us", "min_us", "max_us", "buckets"] as const;
 
-/** Rows written per window second per (region, step): 1 counters row + one per trend. */
-export const ROWS_PER_CELL = 1 + TRENDS.length;
-
 /** Statements writing these cells; run them in one `db.batch` (a transaction). */
 export function windowStatements(db: D1Database, runId: string, cells: readonly WindowCell[]): D1PreparedStatement[] {
   const windowRows: unknown[][] = [];
@@ -126,11 +123,6 @@ export async function listRuns(db: D1Database, options: { limit: number; status?
     .bind(...binds)
     .all<RunRow>();
   return results;
-}
-
-export async function getSummaryJson(db: D1Database, id: string): Promise<string | null> {
-  const row = await db.prepare("SELECT summary_json FROM runs WHERE id = ?").bind(id).first<{ summary_json: string | null }>();
-  return row?.summary_json ?? null;
 }
 
 export interface TimeseriesPoint {

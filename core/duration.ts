@@ -19,13 +19,3 @@ export function parseDurationMs(input: unknown): number | undefined {
   }
   return total;
 }
-
-/** Compact human form of milliseconds: 1500 → "1.5s", 90000 → "1m30s". */
-export function formatDurationMs(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = (ms % 60_000) / 1000;
-  const parts = [h ? `${h}h` : "", m ? `${m}m` : "", s ? `${Number(s.toFixed(3))}s` : ""];
-  return parts.join("") || "0s";
-}

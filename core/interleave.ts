@@ -41,10 +41,3 @@ export function ownedSlots(weights: readonly number[], owner: number): number[] 
   for (let s = 0; s < cycle.length; s++) if (cycle[s] === owner) slots.push(s);
   return slots;
 }
-
-/** Reduces weights by their greatest common divisor so cycles stay short. */
-export function reduceWeights(weights: readonly number[]): number[] {
-  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-  const g = weights.reduce((acc, w) => gcd(acc, w), 0) || 1;
-  return weights.map((w) => w / g);
-}

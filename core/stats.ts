@@ -89,10 +89,3 @@ export class MetricStats {
     return new MetricStats().mergeWire(wire);
   }
 }
-
-/** Merges any number of MetricStats into a new one. */
-export function mergeAll(items: Iterable<MetricStats>): MetricStats {
-  const out = new MetricStats();
-  for (const item of items) out.merge(item);
-  return out;
-}

@@ -141,11 +141,6 @@ function parseExpression(
   return { ok: true, value: { aggregation, operator: operator as Operator, value: Number(value) } };
 }
 
-/** k6's name for an aggregation, as used in summary keys: `p(95)`, `avg`, `rate`. */
-export function aggregationLabel(a: Aggregation): string {
-  return a.kind === "percentile" ? `p(${a.p})` : a.kind;
-}
-
 export function compare(observed: number, operator: Operator, limit: number): boolean {
   switch (operator) {
     case "<": return observed < limit;

@@ -26,11 +26,6 @@ export interface EngineClock {
   sleep(ms: number): Promise<void>;
 }
 
-export interface EngineCursor {
-  /** Next own iteration to consider. */
-  readonly cursor: number;
-}
-
 export type SliceEnd = "finished" | "deadline" | "stopped" | "handoff";
 
 export interface SliceResult {
