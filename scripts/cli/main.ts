@@ -15,6 +15,7 @@ import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 import { formatMs, renderSummary } from "../../core/summary-text.ts";
 import { ApiProblem, EdgeloadClient } from "./client.ts";
+import { parseRunSpec } from "../../core/run-spec.ts";
 import type { LocalStack } from "./local-stack.ts";
 import { demoSpec, quickSpec, QuickSpecError } from "./quick-spec.ts";
 
@@ -159,6 +160,11 @@ async function runCommand(args: string[]): Promise<number> {
   }
   const { values, positionals } = parsed;
   const spec = positionals[0] ? await readSpecFile(positionals[0]) : quickFromFlags(values);
+  // Validate before talking to anyone, as k6 does; the API validates again (authoritatively).
+  const checked = parseRunSpec(spec);
+  if (!checked.ok) {
+    throw new CliError(`invalid run spec:\n${checked.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  }
   const client = await connect(values);
   return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet });
 }
