@@ -12,6 +12,7 @@ import { checkTarget, limitsOf, modeOf } from "./policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, tooManyRuns, unauthorized } from "./problems.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
+import { secretsEqual } from "../workers/web-crypto.ts";
 
 type App = { Bindings: Env };
 
@@ -36,7 +37,7 @@ api.use("/v1/*", async (c, next) => {
   if (!expected) throw notConfigured("EDGELOAD_API_TOKEN is not set; run `wrangler secret put EDGELOAD_API_TOKEN`");
   const header = c.req.header("authorization") ?? "";
   const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
-  if (!(await constantTimeEqual(presented, expected))) throw unauthorized();
+  if (!(await secretsEqual(presented, expected))) throw unauthorized();
   await next();
 });
 
@@ -129,11 +130,4 @@ function runLinks(c: Context<App>, id: string) {
 /** Time-sortable run id: `r-<ms base36>-<8 hex>`. */
 function newRunId(): string {
   return `r-${Date.now().toString(36)}-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`;
-}
-
-/** Compares secrets without leaking their length or content through timing. */
-async function constantTimeEqual(a: string, b: string): Promise<boolean> {
-  const enc = new TextEncoder();
-  const [ha, hb] = await Promise.all([crypto.subtle.digest("SHA-256", enc.encode(a)), crypto.subtle.digest("SHA-256", enc.encode(b))]);
-  return crypto.subtle.timingSafeEqual(ha, hb) && a.length > 0;
 }

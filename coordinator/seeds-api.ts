@@ -12,6 +12,7 @@ import { parseSeedSet, SEED_NAME, TOKEN_TYPES, tokensOfType, type SeedSummary, t
 import type { Env } from "./env.ts";
 import { ApiError, badRequest, forbidden, notFound } from "./problems.ts";
 import { seedUrlKey, signSeedUrl, verifySeedUrl } from "./signed-url.ts";
+import { sha256Hex } from "../workers/web-crypto.ts";
 
 export const MAX_SEED_BYTES = 32 * 1024 * 1024;
 const MAX_URL_LIFETIME_MS = 7 * 24 * 3600_000;
@@ -22,10 +23,6 @@ type App = { Bindings: Env };
 function checkName(name: string): string {
   if (!SEED_NAME.test(name)) throw badRequest("bad seed name", [{ field: "name", detail: "use 1–64 of a-z 0-9 . _ -, starting with a letter or digit" }]);
   return name;
-}
-
-async function sha256Hex(data: ArrayBuffer): Promise<string> {
-  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", data))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 interface SeedListing extends SeedSummary {

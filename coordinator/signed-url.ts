@@ -7,6 +7,7 @@
  * The key is the secret SEED_URL_KEY when set, else one derived from EDGELOAD_API_TOKEN
  * (HMAC of a fixed label), so rotating the API token also invalidates issued URLs.
  */
+import { base64url } from "../workers/web-crypto.ts";
 
 export interface SeedUrlFields {
   readonly name: string;
@@ -36,10 +37,6 @@ function message(f: SeedUrlFields): Uint8Array {
   return encoder.encode(`edgeload-seed-v1\n${f.name}\n${f.format}\n${f.type}\n${f.exp}`);
 }
 
-function toBase64Url(bytes: ArrayBuffer): string {
-  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 function fromBase64Url(text: string): Uint8Array | null {
   try {
     const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
@@ -50,7 +47,7 @@ function fromBase64Url(text: string): Uint8Array | null {
 }
 
 export async function signSeedUrl(key: CryptoKey, origin: string, f: SeedUrlFields): Promise<string> {
-  const sig = toBase64Url(await crypto.subtle.sign("HMAC", key, message(f)));
+  const sig = base64url(await crypto.subtle.sign("HMAC", key, message(f)));
   const params = new URLSearchParams({ exp: String(f.exp), sig });
   if (f.format === "array") {
     params.set("format", "array");

@@ -2,6 +2,7 @@
  * The target's clients and users in D1. Client secrets are stored only as SHA-256 hashes
  * and compared in constant time.
  */
+import { secretsEqual, sha256Hex } from "../web-crypto.ts";
 
 export interface ClientInput {
   readonly client_id?: string;
@@ -19,11 +20,6 @@ export interface User {
   readonly email: string;
   readonly name: string | null;
   readonly email_verified: boolean;
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 export async function createClient(db: D1Database, input: ClientInput): Promise<{ client_id: string; client_secret: string }> {
@@ -62,9 +58,8 @@ export async function clientExists(db: D1Database, clientId: string): Promise<bo
 /** Whether `clientId`/`secret` authenticate a client (constant-time on the hash). */
 export async function authenticateClient(db: D1Database, clientId: string, secret: string): Promise<boolean> {
   const row = await db.prepare("SELECT client_secret_sha256 AS h FROM clients WHERE client_id = ?").bind(clientId).first<{ h: string }>();
-  const presented = new TextEncoder().encode(await sha256Hex(secret));
-  const stored = new TextEncoder().encode(row?.h ?? "0".repeat(64));
-  return crypto.subtle.timingSafeEqual(presented, stored) && row !== null;
+  // An unknown client still costs a hash and a comparison, so timing does not tell it apart.
+  return (await secretsEqual(await sha256Hex(secret), row?.h ?? "")) && row !== null;
 }
 
 interface UserRow {

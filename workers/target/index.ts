@@ -18,6 +18,7 @@ import { REFRESH_SHARDS, refreshShard, type RefreshTokens } from "./refresh-toke
 import { revocationShard, type Revocations } from "./revocations.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 import { tokenEndpoint } from "./token-endpoint.ts";
+import { secretsEqual } from "../web-crypto.ts";
 
 export { AuthState } from "./auth-state.ts";
 export { RefreshTokens } from "./refresh-tokens.ts";
@@ -99,9 +100,7 @@ async function requireAdmin(c: Context<App>): Promise<Response | null> {
   const expected = c.env.ADMIN_API_SECRET;
   if (!expected) return c.json({ error: "ADMIN_API_SECRET is not configured" }, 503);
   const presented = (c.req.header("authorization") ?? "").replace(/^Bearer /, "");
-  const enc = new TextEncoder();
-  const [a, b] = await Promise.all([crypto.subtle.digest("SHA-256", enc.encode(presented)), crypto.subtle.digest("SHA-256", enc.encode(expected))]);
-  return crypto.subtle.timingSafeEqual(a, b) ? null : c.json({ error: "unauthorized" }, 401);
+  return (await secretsEqual(presented, expected)) ? null : c.json({ error: "unauthorized" }, 401);
 }
 
 app.get("/.well-known/openid-configuration", (c) => {

@@ -9,6 +9,7 @@
  * the OTP session cookie; sets `authrim_session`) → GET /authorize?prompt=none (302 with a
  * code) → POST /token (code + PKCE verifier).
  */
+import { base64url, sha256 } from "../web-crypto.ts";
 import type { AuthKind } from "./auth-state.ts";
 
 export const SESSION_COOKIE = "authrim_session";
@@ -43,8 +44,7 @@ const randomId = () => crypto.randomUUID().replace(/-/g, "") + crypto.randomUUID
 
 /** base64url(SHA-256(verifier)), RFC 7636 §4.2. */
 export async function s256(verifier: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return base64url(await sha256(verifier));
 }
 
 function redirect(location: string, extraHeaders: Record<string, string> = {}): Response {
