@@ -9,6 +9,12 @@ function exactQuantile(sorted: number[], q: number): number {
   return sorted[Math.max(0, Math.ceil(q * sorted.length - 1e-9) - 1)]!;
 }
 
+function histogramOf(samples: readonly number[]): Histogram {
+  const h = new Histogram();
+  for (const v of samples) h.record(v);
+  return h;
+}
+
 const values = fc.array(fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 5_000_000 }), fc.integer({ min: 0, max: MAX_VALUE })), { minLength: 1, maxLength: 400 });
 
 describe("bucket layout", () => {
@@ -46,8 +52,7 @@ describe("Histogram", () => {
   it("keeps every percentile within the relative error bound of an exact sort", () => {
     fc.assert(
       fc.property(values, fc.double({ min: 0, max: 1, noNaN: true }), (samples, q) => {
-        const h = new Histogram();
-        for (const v of samples) h.record(v);
+        const h = histogramOf(samples);
         const exact = exactQuantile([...samples].sort((a, b) => a - b), q);
         expect(Math.abs(h.quantile(q) - exact)).toBeLessThanOrEqual(exact * RELATIVE_ERROR + 1e-9);
       }),
@@ -58,8 +63,7 @@ describe("Histogram", () => {
   it("keeps count, sum, min and max exact", () => {
     fc.assert(
       fc.property(values, (samples) => {
-        const h = new Histogram();
-        for (const v of samples) h.record(v);
+        const h = histogramOf(samples);
         expect(h.count).toBe(samples.length);
         expect(h.sum).toBe(samples.reduce((a, b) => a + b, 0));
         expect(h.min).toBe(Math.min(...samples));
@@ -71,7 +75,7 @@ describe("Histogram", () => {
   it("merges associatively and commutatively, equal to recording everything in one", () => {
     fc.assert(
       fc.property(values, values, values, (a, b, c) => {
-        const of = (xs: number[]) => { const h = new Histogram(); for (const v of xs) h.record(v); return h; };
+        const of = histogramOf;
         const left = of(a).merge(of(b)).merge(of(c));
         const right = of(a).merge(of(b).merge(of(c)));
         const swapped = of(c).merge(of(a)).merge(of(b));
@@ -87,8 +91,7 @@ describe("Histogram", () => {
   it("round-trips through its snapshot and its stored bucket form", () => {
     fc.assert(
       fc.property(values, (samples) => {
-        const h = new Histogram();
-        for (const v of samples) h.record(v);
+        const h = histogramOf(samples);
         expect(Histogram.fromSnapshot(h.snapshot()).snapshot()).toEqual(h.snapshot());
         const fromRows = Histogram.fromBuckets(h.buckets(), { sum: h.sum, min: h.min, max: h.max });
         expect(fromRows.snapshot()).toEqual(h.snapshot());
