@@ -18,6 +18,7 @@ import { ArrivalSchedule } from "../core/arrival-schedule.ts";
 import type { Plan } from "../core/plan.ts";
 import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
+import { ABORT_GRACE_MS, lifecycleStep } from "../core/run-lifecycle.ts";
 import { RunTotals, type RunTotalsWire } from "../core/run-totals.ts";
 import { COUNTERS, MetricStats } from "../core/stats.ts";
 import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../core/summary.ts";
@@ -47,10 +48,6 @@ const START_LEAD_MS = { local: 1_500, deployed: 3_000 } as const;
 const TICK_MS = 1_000;
 /** A window is written once every shard has passed it, or this long after it ended. */
 const MAX_LATENESS_MS = 10_000;
-/** After the planned end, shards get this long (plus the request timeout) to report done. */
-const FINISH_GRACE_MS = 15_000;
-/** After an abort, shards get this long to flush what they measured. */
-const ABORT_GRACE_MS = 5_000;
 const CHECKPOINT_EVERY_MS = 5_000;
 /** After its deadline a shard keeps retrying its last flushes this long, then gives up. */
 const SHARD_FLUSH_GRACE_MS = 60_000;
@@ -217,18 +214,18 @@ export class RunCoordinator extends DurableObject<Env> {
 
     await this.#writeClosedWindows(run, now, everyoneDone);
 
-    const endOfSchedule = run.t0Ms + run.spec.durationMs;
-    if (run.stopping) {
-      if (everyoneDone || now >= (run.endMs ?? now) + ABORT_GRACE_MS) return this.#finish(run.stopping, run.abortReason);
-    } else if (everyoneDone || now >= endOfSchedule + run.spec.timeoutMs + FINISH_GRACE_MS) {
-      return this.#finish(null, everyoneDone ? null : "some shards never reported done");
-    } else {
+    const step = lifecycleStep(
+      { status: run.status, stopping: run.stopping, endMs: run.endMs, t0Ms: run.t0Ms, durationMs: run.spec.durationMs, timeoutMs: run.spec.timeoutMs, everyoneDone },
+      now,
+    );
+    if (step.kind === "finish") return this.#finish(step.status, step.note);
+    if (step.evaluateThresholds) {
       const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms);
       if (abortBy) return this.#stop("failed", `threshold ${abortBy.key}: ${abortBy.source} failed (abortOnFail)`);
-      if (run.status === "running" && now >= endOfSchedule) {
-        this.#save({ ...run, status: "finishing" });
-        await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "finishing")]);
-      }
+    }
+    if (step.enterFinishing) {
+      this.#save({ ...run, status: "finishing" });
+      await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "finishing")]);
     }
     if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) this.#checkpoint();
     await this.ctx.storage.setAlarm(Date.now() + TICK_MS);

@@ -1,0 +1,46 @@
+/**
+ * The RunCoordinator's lifecycle decision, made on each tick from the run's state and the
+ * time: finish now (and with which status), or keep going — evaluating abortOnFail
+ * thresholds and entering `finishing` once the schedule is over. Pure, so the timing
+ * rules are tested in Node; the Durable Object only carries them out.
+ *
+ *   pending → running → finishing → passed | failed | aborted | error
+ */
+import type { RunStatus } from "./protocol.ts";
+
+/** After the planned end, shards get this long (plus the request timeout) to report done. */
+export const FINISH_GRACE_MS = 15_000;
+/** After an abort (API or abortOnFail), shards get this long to flush what they measured. */
+export const ABORT_GRACE_MS = 5_000;
+
+export interface LifecycleState {
+  readonly status: RunStatus;
+  /** Set by an abort or a failing abortOnFail threshold: the status the run ends with. */
+  readonly stopping: "aborted" | "failed" | null;
+  /** When sending stopped (set on abort), epoch ms. */
+  readonly endMs: number | null;
+  readonly t0Ms: number;
+  readonly durationMs: number;
+  readonly timeoutMs: number;
+  /** Every shard has sent its final flush. */
+  readonly everyoneDone: boolean;
+}
+
+export type LifecycleStep =
+  /** End the run. `status` null: passed or failed by thresholds. `note` null: keep any abort reason. */
+  | { readonly kind: "finish"; readonly status: "aborted" | "failed" | null; readonly note: string | null }
+  /** Keep going; evaluate abortOnFail thresholds unless stopping, enter `finishing` if asked. */
+  | { readonly kind: "continue"; readonly evaluateThresholds: boolean; readonly enterFinishing: boolean };
+
+export function lifecycleStep(s: LifecycleState, nowMs: number): LifecycleStep {
+  if (s.stopping) {
+    const graceOver = nowMs >= (s.endMs ?? nowMs) + ABORT_GRACE_MS;
+    return s.everyoneDone || graceOver
+      ? { kind: "finish", status: s.stopping, note: null }
+      : { kind: "continue", evaluateThresholds: false, enterFinishing: false };
+  }
+  const endOfSchedule = s.t0Ms + s.durationMs;
+  if (s.everyoneDone) return { kind: "finish", status: null, note: null };
+  if (nowMs >= endOfSchedule + s.timeoutMs + FINISH_GRACE_MS) return { kind: "finish", status: null, note: "some shards never reported done" };
+  return { kind: "continue", evaluateThresholds: true, enterFinishing: s.status === "running" && nowMs >= endOfSchedule };
+}
