@@ -8,7 +8,7 @@
  */
 import { Hono } from "hono";
 import { parseDurationMs } from "../core/duration.ts";
-import { parseSeedSet, SEED_NAME, TOKEN_TYPES, tokensOfType, type SeedSummary, type SeedToken, type TokenType } from "../core/seed-set.ts";
+import { parseSeedSet, SEED_NAME, seedObjectKey, TOKEN_TYPES, tokensOfType, type SeedSummary, type TokenType } from "../core/seed-set.ts";
 import type { Env } from "./env.ts";
 import { ApiError, badRequest, forbidden, notFound } from "./problems.ts";
 import { seedUrlKey, signSeedUrl, verifySeedUrl } from "./signed-url.ts";
@@ -16,7 +16,6 @@ import { sha256Hex } from "../workers/web-crypto.ts";
 
 export const MAX_SEED_BYTES = 32 * 1024 * 1024;
 const MAX_URL_LIFETIME_MS = 7 * 24 * 3600_000;
-const keyOf = (name: string) => `seeds/${name}.json`;
 
 type App = { Bindings: Env };
 
@@ -36,6 +35,7 @@ function listing(name: string, size: number, meta: Record<string, string> | unde
   return {
     name,
     size,
+    kind: (meta?.kind ?? "access-tokens") as SeedSummary["kind"],
     format: (meta?.format ?? "authrim") as SeedSummary["format"],
     total: Number(meta?.total ?? 0),
     counts: JSON.parse(meta?.counts ?? "{}") as SeedSummary["counts"],
@@ -62,13 +62,14 @@ seedsApi.put("/:name", async (c) => {
   const parsed = parseSeedSet(doc);
   if (!parsed.ok) throw new ApiError(400, "invalid-seed", "Invalid seed set", `${parsed.problems.length} problem(s) in the seed set`, parsed.problems);
   const meta = {
+    kind: parsed.summary.kind,
     format: parsed.summary.format,
     total: String(parsed.summary.total),
     counts: JSON.stringify(parsed.summary.counts),
     sha256: await sha256Hex(bytes),
     createdAt: new Date().toISOString(),
   };
-  await c.env.SEEDS.put(keyOf(name), bytes, { httpMetadata: { contentType: "application/json" }, customMetadata: meta });
+  await c.env.SEEDS.put(seedObjectKey(name), bytes, { httpMetadata: { contentType: "application/json" }, customMetadata: meta });
   return c.json(listing(name, bytes.byteLength, meta), 201);
 });
 
@@ -94,7 +95,7 @@ seedsApi.post("/:name/url", async (c) => {
   const type = body.type ?? "valid";
   if (!TOKEN_TYPES.includes(type as TokenType)) problems.push({ field: "type", detail: `must be one of ${TOKEN_TYPES.join(", ")}` });
   if (problems.length) throw badRequest("bad signed-URL request", problems);
-  if (!(await c.env.SEEDS.head(keyOf(name)))) throw notFound(`seed set ${name}`);
+  if (!(await c.env.SEEDS.head(seedObjectKey(name)))) throw notFound(`seed set ${name}`);
   const exp = Math.floor((Date.now() + lifetimeMs!) / 1000);
   const url = await signSeedUrl(await seedUrlKey(c.env), new URL(c.req.url).origin, { name, format: format as "object" | "array", type: type as string, exp });
   return c.json({ name, url, format, ...(format === "array" ? { type } : {}), expiresAt: new Date(exp * 1000).toISOString() }, 201);
@@ -109,12 +110,14 @@ export async function signedSeedFetch(c: import("hono").Context<App>): Promise<R
     const detail = check.reason === "expired" ? "this signed URL has expired; ask for a new one" : "the URL's signature does not match";
     throw forbidden(`seed-url-${check.reason.replace("_", "-")}`, "Seed URL refused", detail);
   }
-  const object = await c.env.SEEDS.get(keyOf(name));
+  const object = await c.env.SEEDS.get(seedObjectKey(name));
   if (!object) throw notFound(`seed set ${name}`);
   const headers = { "content-type": "application/json", "cache-control": "private, no-store" };
   if (check.fields.format === "object") return new Response(object.body, { headers });
-  const doc = (await object.json()) as unknown;
-  const parsed = parseSeedSet(doc);
-  const tokens: readonly SeedToken[] = parsed.ok ? parsed.tokens : [];
-  return new Response(JSON.stringify(tokensOfType(tokens, check.fields.type as TokenType)), { headers });
+  // The array form: for token sets, the bare JWTs of one type (Authrim's userinfo cloud
+  // script); for other kinds, the bare list of entries.
+  const parsed = parseSeedSet((await object.json()) as unknown);
+  if (!parsed.ok) throw new ApiError(500, "seed-unreadable", "Stored seed set is unreadable", `seed set ${name} no longer validates`);
+  const body = parsed.data.kind === "access-tokens" ? tokensOfType(parsed.data.entries, check.fields.type as TokenType) : parsed.data.entries;
+  return new Response(JSON.stringify(body), { headers });
 }

@@ -6,13 +6,13 @@ const jwt = (n: number) => `aaa.bbb${n}.ccc`;
 describe("parseSeedSet", () => {
   it("summarises Authrim's object shape by token type", () => {
     const r = parseSeedSet({ tokens: [{ access_token: jwt(1), type: "valid" }, { access_token: jwt(2), type: "wrong_client" }, { access_token: jwt(3), type: "valid" }], metadata: {} });
-    expect(r.ok && r.summary).toEqual({ format: "authrim", total: 3, counts: { valid: 2, wrong_client: 1 } });
-    expect(r.ok && tokensOfType(r.tokens)).toEqual([jwt(1), jwt(3)]);
+    expect(r.ok && r.summary).toEqual({ kind: "access-tokens", format: "authrim", total: 3, counts: { valid: 2, wrong_client: 1 } });
+    expect(r.ok && r.data.kind === "access-tokens" && tokensOfType(r.data.entries)).toEqual([jwt(1), jwt(3)]);
   });
 
   it("reads a bare array as valid tokens", () => {
     const r = parseSeedSet([jwt(1), jwt(2)]);
-    expect(r.ok && r.summary).toEqual({ format: "array", total: 2, counts: { valid: 2 } });
+    expect(r.ok && r.summary).toEqual({ kind: "access-tokens", format: "array", total: 2, counts: { valid: 2 } });
   });
 
   it("reports every bad entry (capped at 20) with its path", () => {
@@ -22,5 +22,38 @@ describe("parseSeedSet", () => {
       expect(r.problems).toHaveLength(20);
       expect(r.problems.slice(0, 2).map((p) => p.field)).toEqual(["tokens[0].access_token", "tokens[0].type"]);
     }
+  });
+
+  it("recognises the other kinds in object and bare-array form", () => {
+    const users = [{ email: "a@test", userId: "u1" }];
+    const refresh = [{ token: "rt-1", user_id: "u1", client_id: "c", client_secret: "s", jti: "j", rtv: 1, generation: 1, shard_index: 3 }];
+    const sessions = [{ session_id: "s1", user_id: "u1" }];
+    const codes = [{ code: "c1", code_verifier: "v".repeat(43), redirect_uri: "http://127.0.0.1/cb", state: "st", nonce: "n", user_id: "u1", shard_index: 0 }];
+    const cases: Array<[unknown, string, string]> = [
+      [{ users, emails: ["a@test"], metadata: {} }, "users", "object"],
+      [users, "users", "array"],
+      [{ refresh_tokens: refresh }, "refresh-tokens", "object"],
+      [refresh, "refresh-tokens", "array"],
+      [{ sessions }, "sessions", "object"],
+      [sessions, "sessions", "array"],
+      [{ codes }, "auth-codes", "object"],
+      [codes, "auth-codes", "array"],
+    ];
+    for (const [doc, kind, format] of cases) {
+      const r = parseSeedSet(doc);
+      expect(r.ok && r.summary).toEqual({ kind, format, total: 1, counts: {} });
+      expect(r.ok && r.data.entries).toHaveLength(1);
+    }
+  });
+
+  it("names the missing or mistyped fields of other kinds, and an unknown shape", () => {
+    const r = parseSeedSet({ refresh_tokens: [{ token: "rt", client_id: "c", rtv: "one" }] });
+    expect(!r.ok && r.problems).toEqual([
+      { field: "refresh_tokens[0].user_id", detail: "must be the user's id" },
+      { field: "refresh_tokens[0].rtv", detail: "must be an integer" },
+    ]);
+    const unknown = parseSeedSet({ things: [] });
+    expect(!unknown.ok && unknown.problems[0]!.detail).toMatch(/expected a seed set/);
+    expect(parseSeedSet([]).ok).toBe(false);
   });
 });

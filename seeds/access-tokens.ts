@@ -9,14 +9,12 @@
  * before they are created and revocation is idempotent.
  */
 import { importPKCS8, SignJWT } from "jose";
-import { TOKEN_TYPES, type SeedToken, type TokenType } from "../core/seed-set.ts";
+import { ACTIVE_EXPECTED, TOKEN_TYPES, type SeedToken, type TokenType } from "../core/seed-set.ts";
+import { pool, Provider, type ProviderAccess } from "./provider-api.ts";
 import { DEFAULT_MIX, mixCounts } from "./token-mix.ts";
+import { ensureUsers, userSpread } from "./users.ts";
 
-export interface AccessTokenSeedOptions {
-  readonly baseUrl: string;
-  readonly clientId: string;
-  readonly clientSecret: string;
-  readonly adminSecret: string;
+export interface AccessTokenSeedOptions extends Required<ProviderAccess> {
   readonly count: number;
   readonly mix?: Readonly<Record<TokenType, number>>;
   readonly concurrency?: number;
@@ -28,56 +26,20 @@ export interface AccessTokenSeedOptions {
   readonly onProgress?: (done: number, total: number, phase: string) => void;
 }
 
-export class SeedError extends Error {}
-
-/** Active state introspection must report for each type. */
-const EXPECTED_ACTIVE: Readonly<Record<TokenType, boolean>> = {
-  valid: true, valid_exchanged: true, expired: false, revoked: false, wrong_audience: false, wrong_client: false,
-};
-
-/** Runs `work` over `items` with at most `concurrency` at a time, in order of start. */
-async function pool<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      await work(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, lane));
-}
-
 export async function seedAccessTokens(o: AccessTokenSeedOptions) {
-  const base = o.baseUrl.replace(/\/+$/, "");
+  const provider = new Provider(o);
   const concurrency = o.concurrency ?? 20;
   const progress = o.onProgress ?? (() => {});
-  const call = async (what: string, path: string, init: RequestInit = {}): Promise<Response> => {
-    let response: Response;
-    try {
-      response = await fetch(base + path, { ...init, signal: AbortSignal.timeout(30_000) });
-    } catch (error) {
-      throw new SeedError(`${what}: cannot reach ${base}${path} (${(error as Error).message})`);
-    }
-    if (!response.ok) throw new SeedError(`${what}: ${init.method ?? "GET"} ${path} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
-    return response;
-  };
-  const admin = (what: string, path: string, init: RequestInit = {}) =>
-    call(what, path, { ...init, headers: { authorization: `Bearer ${o.adminSecret}`, "content-type": "application/json" } });
-  const basic = `Basic ${btoa(`${o.clientId}:${o.clientSecret}`)}`;
+  const basic = provider.basic;
 
-  const issuer = ((await (await call("discovery", "/.well-known/openid-configuration")).json()) as { issuer: string }).issuer;
-  const keyInfo = (await (await admin("signing key (POST /api/admin/signing-keys/rotate creates the first one)", "/api/admin/test/signing-key")).json()) as { kid: string; privatePEM: string };
+  const issuer = ((await (await provider.call("discovery", "/.well-known/openid-configuration")).json()) as { issuer: string }).issuer;
+  const keyInfo = await provider.adminJson<{ kid: string; privatePEM: string }>("signing key (POST /api/admin/signing-keys/rotate creates the first one)", "/api/admin/test/signing-key");
   const key = await importPKCS8(keyInfo.privatePEM, "RS256");
 
   // Users: looked up first, so a re-run reuses them instead of creating duplicates.
-  const userCount = Math.max(1, Math.min(o.users ?? 100, o.count));
-  const userIds: string[] = new Array(userCount);
-  await pool([...Array(userCount).keys()], concurrency, async (i) => {
-    const email = `otp-bench-${String(i + 1).padStart(5, "0")}@test.authrim.internal`;
-    const found = (await (await admin("user lookup", `/api/admin/users?email=${encodeURIComponent(email)}`)).json()) as { users: Array<{ id: string }> };
-    userIds[i] = found.users[0]?.id ?? ((await (await admin("user creation", "/api/admin/users", { method: "POST", body: JSON.stringify({ email, name: `Bench ${i + 1}`, email_verified: true }) })).json()) as { id: string }).id;
-    progress(i + 1, userCount, "users");
-  });
+  const userCount = userSpread(o.count, o.users, 100);
+  const accounts = await ensureUsers(provider, [...Array(userCount).keys()], { concurrency, onProgress: progress });
+  const userIds = [...Array(userCount).keys()].map((i) => accounts.get(i)!.userId);
 
   const counts = mixCounts(o.count, o.mix ?? DEFAULT_MIX);
   const now = Math.floor(Date.now() / 1000);
@@ -107,7 +69,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
 
   const revoked = tokens.filter((t) => t.type === "revoked");
   await pool(revoked, concurrency, async (t, i) => {
-    await call("revocation", "/revoke", { method: "POST", headers: { authorization: basic }, body: new URLSearchParams({ token: t.access_token, token_type_hint: "access_token" }) });
+    await provider.call("revocation", "/revoke", { method: "POST", headers: { authorization: basic }, body: new URLSearchParams({ token: t.access_token, token_type_hint: "access_token" }) });
     progress(i + 1, revoked.length, "revoked");
   });
 
@@ -116,9 +78,9 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   const results: Record<string, { expected: boolean; correct: number; incorrect: number; errors: number }> = {};
   const sample = TOKEN_TYPES.flatMap((type) => tokens.filter((t) => t.type === type).slice(0, sampleSize));
   await pool(sample, concurrency, async (t) => {
-    const entry = (results[t.type] ??= { expected: EXPECTED_ACTIVE[t.type], correct: 0, incorrect: 0, errors: 0 });
+    const entry = (results[t.type] ??= { expected: ACTIVE_EXPECTED[t.type], correct: 0, incorrect: 0, errors: 0 });
     try {
-      const body = (await (await call("introspection", "/introspect", { method: "POST", headers: { authorization: basic }, body: new URLSearchParams({ token: t.access_token }) })).json()) as { active?: unknown };
+      const body = (await (await provider.call("introspection", "/introspect", { method: "POST", headers: { authorization: basic }, body: new URLSearchParams({ token: t.access_token }) })).json()) as { active?: unknown };
       if (body.active === entry.expected) entry.correct++;
       else entry.incorrect++;
     } catch {
@@ -134,7 +96,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
       version: 3,
       test_name: o.testName ?? "edgeload access tokens",
       generated_at: new Date().toISOString(),
-      base_url: base,
+      base_url: provider.base,
       client_id: o.clientId,
       scope: "openid profile email",
       counts,

@@ -4,13 +4,14 @@
  */
 
 const encoder = new TextEncoder();
-const bytesOf = (data: string | ArrayBuffer | Uint8Array) => (typeof data === "string" ? encoder.encode(data) : data);
+type Bytes = string | ArrayBuffer | Uint8Array<ArrayBuffer>;
+const bytesOf = (data: Bytes) => (typeof data === "string" ? encoder.encode(data) : data);
 
-export function sha256(data: string | ArrayBuffer | Uint8Array): Promise<ArrayBuffer> {
+export function sha256(data: Bytes): Promise<ArrayBuffer> {
   return crypto.subtle.digest("SHA-256", bytesOf(data));
 }
 
-export async function sha256Hex(data: string | ArrayBuffer | Uint8Array): Promise<string> {
+export async function sha256Hex(data: Bytes): Promise<string> {
   return [...new Uint8Array(await sha256(data))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -20,6 +21,11 @@ export function base64url(data: ArrayBuffer | Uint8Array): string {
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** The PKCE S256 code challenge of a verifier: base64url(SHA-256(verifier)), RFC 7636 §4.2. */
+export async function s256(verifier: string): Promise<string> {
+  return base64url(await sha256(verifier));
+}
+
 /**
  * Whether a presented secret equals the expected one, in constant time: both are hashed
  * first so lengths never differ, then compared with timingSafeEqual. An empty expected
@@ -27,5 +33,7 @@ export function base64url(data: ArrayBuffer | Uint8Array): string {
  */
 export async function secretsEqual(presented: string, expected: string): Promise<boolean> {
   const [a, b] = await Promise.all([sha256(presented), sha256(expected)]);
-  return crypto.subtle.timingSafeEqual(a, b) && expected.length > 0;
+  // timingSafeEqual is a Workers extension of SubtleCrypto (absent from Node's types).
+  const subtle = crypto.subtle as SubtleCrypto & { timingSafeEqual(a: ArrayBuffer, b: ArrayBuffer): boolean };
+  return subtle.timingSafeEqual(a, b) && expected.length > 0;
 }

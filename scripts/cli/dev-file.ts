@@ -9,13 +9,20 @@ import { fileURLToPath } from "node:url";
 
 export const DEV_FILE = join(resolve(dirname(fileURLToPath(import.meta.url)), "../.."), ".edgeload", "dev.json");
 
+/** The load-test client registered on the local target at start. */
+export interface TargetClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly redirectUri: string;
+}
+
 export interface DevFile {
   readonly apiUrl: string;
   readonly targetUrl: string;
   /** The local target's ADMIN_API_SECRET (for seeders). */
   readonly targetAdminSecret: string;
   /** The load-test client registered on the local target at start. */
-  readonly targetClient: { readonly clientId: string; readonly clientSecret: string };
+  readonly targetClient: TargetClient;
   readonly token: string;
   readonly pid: number;
   readonly startedAt: string;

@@ -13,7 +13,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
-import { DEV_FILE, type DevFile } from "./dev-file.ts";
+import { DEV_FILE, type DevFile, type TargetClient } from "./dev-file.ts";
 import { workerdDescendants } from "./processes.ts";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -30,6 +30,9 @@ export interface StackOptions {
   readonly logLevel?: "none" | "error" | "warn" | "info" | "log" | "debug";
 }
 
+/** Where the load-test client's codes are "sent": never followed, only parsed from Location. */
+const LOAD_TEST_REDIRECT_URI = "http://127.0.0.1/callback";
+
 export interface LocalStack {
   readonly apiUrl: string;
   /**
@@ -43,7 +46,7 @@ export interface LocalStack {
   /** The target's ADMIN_API_SECRET, generated per stack (local only). */
   readonly targetAdminSecret: string;
   /** A load-test client registered on the target at start (local only). */
-  readonly targetClient: { readonly clientId: string; readonly clientSecret: string };
+  readonly targetClient: TargetClient;
   readonly token: string;
   /** workerd process ids per worker (Linux), for CPU accounting in benchmarks. */
   readonly processes: { readonly target: readonly number[]; readonly coordinator: readonly number[] };
@@ -64,7 +67,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   if (persist) await mkdir(persist, { recursive: true });
   const token = randomBytes(24).toString("base64url");
   const targetAdminSecret = randomBytes(24).toString("base64url");
-  let targetClient: LocalStack["targetClient"] = { clientId: "", clientSecret: "" };
+  let targetClient: TargetClient = { clientId: "", clientSecret: "", redirectUri: LOAD_TEST_REDIRECT_URI };
   const logLevel = options.logLevel ?? "warn";
   const dev = (port: number | undefined) => ({
     server: { hostname: "127.0.0.1", port: port ?? 0 },
@@ -135,7 +138,7 @@ type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
  * Makes the local target ready for seeding, as an operator would a real Authrim: a signing
  * key (created once, kept in persisted state) and a fresh load-test client.
  */
-async function provisionTarget(target: StartedWorker, adminSecret: string): Promise<LocalStack["targetClient"]> {
+async function provisionTarget(target: StartedWorker, adminSecret: string): Promise<TargetClient> {
   const base = (await target.url).origin;
   const admin = (path: string, init: RequestInit = {}) =>
     target.fetch(base + path, { ...init, headers: { authorization: `Bearer ${adminSecret}`, "content-type": "application/json" } } as never);
@@ -145,14 +148,14 @@ async function provisionTarget(target: StartedWorker, adminSecret: string): Prom
   const response = await admin("/api/admin/clients", {
     method: "POST",
     body: JSON.stringify({
-      client_name: "edgeload load test", redirect_uris: ["http://127.0.0.1/callback"], scope: "openid profile email",
+      client_name: "edgeload load test", redirect_uris: [LOAD_TEST_REDIRECT_URI], scope: "openid profile email",
       grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
       skip_consent: true, token_exchange_allowed: true,
     }),
   });
   if (response.status !== 201) throw new Error(`could not register the load-test client on the target: ${response.status} ${await response.text()}`);
   const client = (await response.json()) as { client_id: string; client_secret: string };
-  return { clientId: client.client_id, clientSecret: client.client_secret };
+  return { clientId: client.client_id, clientSecret: client.client_secret, redirectUri: LOAD_TEST_REDIRECT_URI };
 }
 
 /** Waits for /healthz to answer; wrangler starts the runtime on the first request. */

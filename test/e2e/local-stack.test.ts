@@ -3,12 +3,12 @@
  * it, driven over HTTP like a user does, and the `edgeload` CLI run as a real process for
  * its exit codes and summary export. Load goes only to the loopback target.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EdgeloadClient } from "../../scripts/cli/client.ts";
+import { runCli } from "./cli-process.ts";
 import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
 
 let stack: LocalStack;
@@ -37,20 +37,8 @@ async function referenceP50(url: string, n = 60): Promise<number> {
   return samples.sort((a, b) => a - b)[Math.floor(n / 2)]!;
 }
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, "scripts/cli/edgeload.mjs"), ...args], {
-      env: { ...process.env, EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+/** The CLI as a real process, talking to this file's stack. */
+const cli = (args: string[]) => runCli(args, { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
 
 describe("a short run against the local target with a fixed delay", () => {
   it("holds the target rate, fails nothing, and measures the delay the target really has", async () => {

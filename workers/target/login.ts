@@ -9,7 +9,6 @@
  * the OTP session cookie; sets `authrim_session`) → GET /authorize?prompt=none (302 with a
  * code) → POST /token (code + PKCE verifier).
  */
-import { base64url, sha256 } from "../web-crypto.ts";
 import type { AuthKind } from "./auth-state.ts";
 
 export const SESSION_COOKIE = "authrim_session";
@@ -41,11 +40,6 @@ export function cookie(header: string | undefined, name: string): string | null 
 }
 
 const randomId = () => crypto.randomUUID().replace(/-/g, "") + crypto.randomUUID().replace(/-/g, "").slice(0, 16);
-
-/** base64url(SHA-256(verifier)), RFC 7636 §4.2. */
-export async function s256(verifier: string): Promise<string> {
-  return base64url(await sha256(verifier));
-}
 
 function redirect(location: string, extraHeaders: Record<string, string> = {}): Response {
   return new Response(null, { status: 302, headers: { location, "cache-control": "no-store", ...extraHeaders } });

@@ -1,0 +1,101 @@
+/**
+ * Refresh tokens on an Authrim-style provider, as its refresh seeder registers them
+ * (AUTHRIM.md): each one the first token of its own family, registered for the load-test
+ * client through `POST /api/admin/test/tokens {token, userId, clientId, scope, ttl}`.
+ * The seed set is `{refresh_tokens: [{token, jti, rtv, generation, shard_index, user_id,
+ * client_id, client_secret}], metadata}`; like Authrim's, each entry carries the client
+ * secret, so a k6 virtual user can rotate its family with HTTP Basic alone.
+ *
+ * The generation comes from `GET /api/admin/settings/refresh-token-sharding` (generation 1
+ * and 8 shards where a provider does not have that endpoint), the shard index from the
+ * registration's answer (or, where a provider does not say, Authrim's own placement:
+ * SHA-256 of `userId:clientId`).
+ */
+import { randomBytes } from "node:crypto";
+import type { SeedRefreshToken } from "../core/seed-set.ts";
+import { Provider, type ProviderAccess } from "./provider-api.ts";
+import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
+import { ensureUsers, userSpread } from "./users.ts";
+
+export interface RefreshTokenSeedOptions extends Required<ProviderAccess>, SeedRunOptions {
+  /** Users the token families are spread over (default: one user per family, as Authrim's seeder). */
+  readonly users?: number;
+  readonly scope?: string;
+  /** Token lifetime (default 30 days). */
+  readonly ttlSeconds?: number;
+}
+
+export interface RefreshTokenSeedSet {
+  readonly refresh_tokens: SeedRefreshToken[];
+  readonly metadata: SeedMetadata & { readonly scope: string; readonly generation: number; readonly shard_count: number };
+}
+
+interface Sharding {
+  readonly generation: number;
+  readonly shardCount: number;
+}
+
+/**
+ * The client's refresh-token sharding: this target answers `{generation, shardCount}`,
+ * Authrim `{config: {currentGeneration, currentShardCount}}`; a provider without the
+ * endpoint (404) gets Authrim's fallback.
+ */
+async function sharding(provider: Provider, clientId: string): Promise<Sharding> {
+  const what = "refresh-token sharding settings";
+  const path = `/api/admin/settings/refresh-token-sharding?clientId=${encodeURIComponent(clientId)}`;
+  const fallback = { generation: 1, shardCount: 8 };
+  const response = await provider.adminRequest(what, path);
+  if (response.status === 404) {
+    await response.body?.cancel();
+    return fallback;
+  }
+  if (!response.ok) throw await provider.refused(what, "GET", path, response);
+  const body = (await response.json().catch(() => ({}))) as { generation?: unknown; shardCount?: unknown; config?: { currentGeneration?: unknown; currentShardCount?: unknown } };
+  const generation = body.generation ?? body.config?.currentGeneration;
+  const shardCount = body.shardCount ?? body.config?.currentShardCount;
+  return {
+    generation: Number.isInteger(generation) ? (generation as number) : fallback.generation,
+    shardCount: Number.isInteger(shardCount) && (shardCount as number) > 0 ? (shardCount as number) : fallback.shardCount,
+  };
+}
+
+/** Authrim's shard of a user's refresh tokens: the first 4 bytes of SHA-256(`userId:clientId`) as an int32, modulo. */
+async function authrimShard(userId: string, clientId: string, shardCount: number): Promise<number> {
+  const hash = new DataView(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${userId}:${clientId}`)));
+  return Math.abs(hash.getInt32(0)) % shardCount;
+}
+
+/** `count` refresh-token families for the load-test client, resumable from `o.checkpoint`. */
+export async function seedRefreshTokens(o: RefreshTokenSeedOptions): Promise<RefreshTokenSeedSet> {
+  const provider = new Provider(o);
+  const users = userSpread(o.count, o.users, o.count);
+  const scope = o.scope ?? "openid profile email";
+  const ttl = o.ttlSeconds ?? 30 * 86_400;
+  const checkpoint = await Checkpoint.open<SeedRefreshToken>(o.checkpoint, { kind: "refresh-tokens", baseUrl: provider.base, clientId: o.clientId, slots: o.count, users }, o, "tokens");
+  await provider.checkClient();
+  const { generation, shardCount } = await sharding(provider, o.clientId);
+  const accounts = await ensureUsers(provider, checkpoint.missing().map((slot) => slot % users), o);
+
+  const tokens = await checkpoint.fill(o, "tokens", async (slot) => {
+    const user = accounts.get(slot % users)!;
+    // Opaque, 64 characters of base64url (384 random bits).
+    const token = randomBytes(48).toString("base64url");
+    const answer = await provider.adminJson<{ shard_index?: unknown; version?: unknown }>("refresh-token registration", "/api/admin/test/tokens", {
+      method: "POST", body: { token, userId: user.userId, clientId: o.clientId, scope, ttl },
+    });
+    const shard = Number.isInteger(answer.shard_index) ? (answer.shard_index as number) : await authrimShard(user.userId, o.clientId, shardCount);
+    return {
+      token,
+      // Authrim's jti layout: v{generation}_{shard}_{random}.
+      jti: `v${generation}_${shard}_${randomBytes(16).toString("base64url")}`,
+      rtv: Number.isInteger(answer.version) ? (answer.version as number) : 1,
+      generation,
+      shard_index: shard,
+      user_id: user.userId,
+      client_id: o.clientId,
+      client_secret: o.clientSecret,
+    };
+  });
+  await checkpoint.remove();
+  return { refresh_tokens: tokens, metadata: seedMetadata("refresh-tokens", provider, o, tokens.length, { scope, generation, shard_count: shardCount }) };
+}

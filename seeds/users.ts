@@ -1,0 +1,81 @@
+/**
+ * Users on an Authrim-style provider, named as the reference suite names them
+ * (`otp-bench-00001@test.authrim.internal`, AUTHRIM.md), and the users seed set
+ * `{users: [{email, userId}], emails: [...], metadata}`.
+ *
+ * Every seeder gets its users from here: each is looked up by email before it is created,
+ * so a re-run, a resumed run or another seeder reuses the same users and none is ever
+ * created twice (a creation that loses a race to another run answers 409 and is looked up
+ * again).
+ */
+import type { SeedUser } from "../core/seed-set.ts";
+import { json, pool, Provider, SeedError, type ProviderAccess } from "./provider-api.ts";
+import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
+
+/** The email of user `index` (0-based): `otp-bench-00001@test.authrim.internal` for 0. */
+export function benchEmail(index: number): string {
+  return `otp-bench-${String(index + 1).padStart(5, "0")}@test.authrim.internal`;
+}
+
+/** User `index`, looked up by email and created only when the provider has none. */
+export async function ensureUser(provider: Provider, index: number): Promise<SeedUser> {
+  const email = benchEmail(index);
+  const lookup = async () => {
+    const found = await provider.adminJson<{ users?: Array<{ id?: unknown }> }>("user lookup", `/api/admin/users?email=${encodeURIComponent(email)}`);
+    const id = found.users?.[0]?.id;
+    return typeof id === "string" ? id : null;
+  };
+  const existing = await lookup();
+  if (existing !== null) return { email, userId: existing };
+  const path = "/api/admin/users";
+  const init = { method: "POST", body: { email, name: `Bench ${index + 1}`, email_verified: true } };
+  const response = await provider.adminRequest("user creation", path, init);
+  let id: unknown;
+  if (response.status === 409) {
+    // Another run created it since the lookup: take that one.
+    await response.body?.cancel();
+    id = await lookup();
+  } else if (response.ok) {
+    id = (await json<{ id?: unknown }>("user creation", response)).id;
+  } else {
+    throw await provider.refused("user creation", "POST", path, response);
+  }
+  if (typeof id !== "string") throw new SeedError("user creation", `POST ${path} answered ${response.status} without the user's id`, response.status);
+  return { email, userId: id };
+}
+
+/** Users by index for `indices`, made or found with bounded concurrency (progress phase "users"). */
+export async function ensureUsers(provider: Provider, indices: readonly number[], o: Pick<SeedRunOptions, "concurrency" | "onProgress">): Promise<Map<number, SeedUser>> {
+  const users = new Map<number, SeedUser>();
+  const wanted = [...new Set(indices)];
+  await pool(wanted, o.concurrency ?? 20, async (index) => {
+    users.set(index, await ensureUser(provider, index));
+    o.onProgress?.(users.size, wanted.length, "users");
+  });
+  return users;
+}
+
+/**
+ * How many users `count` entries are spread over: `requested` when given (at most one per
+ * entry, at least one), otherwise `fallback`.
+ */
+export function userSpread(count: number, requested: number | undefined, fallback: number): number {
+  return Math.max(1, Math.min(requested ?? fallback, count));
+}
+
+export type UserSeedOptions = Pick<ProviderAccess, "baseUrl" | "adminSecret"> & SeedRunOptions;
+
+export interface UserSeedSet {
+  readonly users: SeedUser[];
+  readonly emails: string[];
+  readonly metadata: SeedMetadata;
+}
+
+/** `count` users (`otp-bench-00001…`), reusing those that exist; resumable from `o.checkpoint`. */
+export async function seedUsers(o: UserSeedOptions): Promise<UserSeedSet> {
+  const provider = new Provider({ baseUrl: o.baseUrl, adminSecret: o.adminSecret });
+  const checkpoint = await Checkpoint.open<SeedUser>(o.checkpoint, { kind: "users", baseUrl: provider.base, clientId: null, slots: o.count, users: o.count }, o, "users");
+  const users = await checkpoint.fill(o, "users", (slot) => ensureUser(provider, slot));
+  await checkpoint.remove();
+  return { users, emails: users.map((u) => u.email), metadata: seedMetadata("users", provider, o, users.length, {}) };
+}
