@@ -6,7 +6,9 @@
 import { Hono, type Context } from "hono";
 import { ArrivalSchedule } from "../core/arrival-schedule.ts";
 import { planRun } from "../core/plan.ts";
-import { parseRunSpec, redactSpec } from "../core/run-spec.ts";
+import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/run-spec.ts";
+import { seedObjectKey } from "../core/seed-set.ts";
+import { SCENARIOS } from "../scenarios/catalog.ts";
 import type { Env } from "./env.ts";
 import { checkTarget, limitsOf, modeOf } from "./policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, tooManyRuns, unauthorized } from "./problems.ts";
@@ -52,6 +54,8 @@ api.post("/v1/runs", async (c) => {
   if (!parsed.ok) throw invalidSpec(parsed.problems);
   const spec = parsed.spec;
 
+  const seedProblem = await checkSeed(spec, c.env);
+  if (seedProblem) throw invalidSpec([seedProblem]);
   const targetProblem = checkTarget(spec.target, c.env);
   if (targetProblem) throw forbidden("target-not-allowed", "Target not allowed", targetProblem.detail, [targetProblem]);
   const limits = limitsOf(c.env);
@@ -69,6 +73,21 @@ api.post("/v1/runs", async (c) => {
     201,
   );
 });
+
+/**
+ * The scenario's seed set must exist and be of the kind the scenario reads, before any
+ * shard starts (shards read it from R2 at their first invocation).
+ */
+async function checkSeed(spec: RunSpec, env: Env): Promise<Problem | null> {
+  const seed = spec.scenario?.seed;
+  if (!seed) return null;
+  const head = await env.SEEDS.head(seedObjectKey(seed));
+  if (!head) return { field: "scenario.seed", detail: `no seed set named ${seed} (see GET /v1/seeds, or upload one with PUT /v1/seeds/${seed})` };
+  const wanted = SCENARIOS[spec.scenario!.name]?.seedKind;
+  const kind = head.customMetadata?.kind ?? "access-tokens";
+  if (wanted && kind !== wanted) return { field: "scenario.seed", detail: `seed set ${seed} holds ${kind}; the ${spec.scenario!.name} scenario reads ${wanted}` };
+  return null;
+}
 
 api.get("/v1/runs", async (c) => {
   const limit = Number(c.req.query("limit") ?? 20);

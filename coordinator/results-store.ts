@@ -3,9 +3,10 @@
  * migrations/SCHEMA.md.
  *
  * Write bound: for each second of a run the coordinator writes at most
- * regions × steps × (1 window row + 5 histogram rows), whatever the request rate and the
- * shard count, because shards are merged per region before anything reaches D1. Rows go
- * out in batched multi-row INSERTs that respect D1's 100-bound-parameter limit.
+ * regions × steps × (1 window row + 5 histogram rows + the scenario's custom trends),
+ * whatever the request rate and the shard count, because shards are merged per region
+ * before anything reaches D1. Rows go out in batched multi-row INSERTs that respect D1's
+ * 100-bound-parameter limit.
  */
 import { Histogram } from "../core/histogram.ts";
 import type { RunStatus } from "../core/protocol.ts";
@@ -32,7 +33,7 @@ export interface WindowCell {
 
 const WINDOW_COLUMNS = [
   "run_id", "window_s", "region", "step", "sent", "requests", "failed", "dropped", "timeouts", "connection_errors",
-  "status_4xx", "status_5xx", "checks_passed", "checks_failed", "bytes_received", "statuses_json",
+  "status_4xx", "status_5xx", "checks_passed", "checks_failed", "bytes_received", "statuses_json", "custom_json", "iterations",
 ] as const;
 const HISTOGRAM_COLUMNS = ["run_id", "window_s", "region", "step", "metric", "count", "sum_us", "min_us", "max_us", "buckets"] as const;
 
@@ -44,15 +45,23 @@ export function windowStatements(db: D1Database, runId: string, cells: readonly 
     const c = stats.counters;
     windowRows.push([
       runId, windowS, region, step, c.sent, c.completed, c.failed, c.dropped, c.timeouts, c.connectionErrors,
-      c.status4xx, c.status5xx, c.checksPassed, c.checksFailed, c.bytesReceived, JSON.stringify(stats.statuses),
+      c.status4xx, c.status5xx, c.checksPassed, c.checksFailed, c.bytesReceived, JSON.stringify(stats.statuses), customJson(stats), c.iterations,
     ]);
-    for (const trend of TRENDS) {
-      const h = stats.trends[trend];
+    const histograms: Array<readonly [string, Histogram]> = TRENDS.map((t) => [HISTOGRAM_METRICS[t], stats.trends[t]] as const);
+    if (stats.hasCustom) histograms.push(...stats.custom.trends);
+    for (const [metric, h] of histograms) {
       if (h.count === 0) continue;
-      histogramRows.push([runId, windowS, region, step, HISTOGRAM_METRICS[trend], h.count, Math.round(h.sum), h.min, h.max, JSON.stringify(h.buckets())]);
+      histogramRows.push([runId, windowS, region, step, metric, h.count, Math.round(h.sum), h.min, h.max, JSON.stringify(h.buckets())]);
     }
   }
   return [...multiRowInserts(db, "windows", WINDOW_COLUMNS, windowRows), ...multiRowInserts(db, "histograms", HISTOGRAM_COLUMNS, histogramRows)];
+}
+
+/** Custom counters and rates of a window row (custom trends go to `histograms`). */
+function customJson(stats: MetricStats): string | null {
+  if (!stats.hasCustom) return null;
+  const { c, r } = stats.custom.toWire();
+  return c || r ? JSON.stringify({ ...(c ? { c } : {}), ...(r ? { r } : {}) }) : null;
 }
 
 function multiRowInserts(db: D1Database, table: string, columns: readonly string[], rows: unknown[][]): D1PreparedStatement[] {

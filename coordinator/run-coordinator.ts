@@ -58,7 +58,7 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Merged cells of windows not yet written to D1: window → "region\0step" → cell. */
   #open = new Map<number, Map<string, { region: string; step: number; stats: MetricStats }>>();
   /** Requests sent per window, across shards, for the live achieved rate. */
-  #sentByWindow = new Map<number, number>();
+  #iterationsByWindow = new Map<number, number>();
   #lastCheckpointMs = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -167,7 +167,7 @@ export class RunCoordinator extends DurableObject<Env> {
       progress: { elapsedS: elapsedMs / 1000, durationS: run.spec.durationMs / 1000, fraction: run.spec.durationMs ? elapsedMs / run.spec.durationMs : 1 },
       live: {
         targetRatePerS: Math.round(targetRate * 100) / 100,
-        achievedRatePerS: this.#sentByWindow.get(lastComplete) ?? 0,
+        achievedRatePerS: this.#iterationsByWindow.get(lastComplete) ?? 0,
         requests: all.counters.completed,
         failed: all.counters.failed,
         dropped: all.counters.dropped,
@@ -244,11 +244,12 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   #mergeWindow(shard: number, region: string, windowS: number, steps: ShardFlush["windows"][number]["steps"], live: boolean): void {
-    const sentIndex = COUNTERS.indexOf("sent");
+    // The achieved rate counts iterations (a five-request login is one), like the target rate.
+    const iterationsIndex = COUNTERS.indexOf("iterations");
     for (const [step, wire] of steps) {
       if (live) this.#totals.addWire(shard, region, step, wire);
       this.#openCell(windowS, region, step).mergeWire(wire);
-      this.#sentByWindow.set(windowS, (this.#sentByWindow.get(windowS) ?? 0) + (wire.c[sentIndex] ?? 0));
+      this.#iterationsByWindow.set(windowS, (this.#iterationsByWindow.get(windowS) ?? 0) + (wire.c[iterationsIndex] ?? 0));
     }
   }
 
@@ -300,7 +301,7 @@ export class RunCoordinator extends DurableObject<Env> {
       throw error;
     }
     const oldest = ready[ready.length - 1]! - 10;
-    for (const w of [...this.#sentByWindow.keys()]) if (w < oldest) this.#sentByWindow.delete(w);
+    for (const w of [...this.#iterationsByWindow.keys()]) if (w < oldest) this.#iterationsByWindow.delete(w);
   }
 
   /** Persists totals and trims log rows that are both in the checkpoint and in D1. */

@@ -2,8 +2,9 @@
  * k6 metric names read off a MetricStats: the bridge between thresholds, summaries and
  * merged measurements. Trend values come out in milliseconds, as in k6.
  */
+import type { Histogram } from "./histogram.ts";
 import type { MetricStats, TrendName } from "./stats.ts";
-import type { Aggregation, MetricName } from "./thresholds.ts";
+import type { Aggregation, MetricName, Threshold } from "./thresholds.ts";
 
 export const TREND_OF: Partial<Record<MetricName, TrendName>> = {
   http_req_duration: "duration",
@@ -14,8 +15,11 @@ export const TREND_OF: Partial<Record<MetricName, TrendName>> = {
 
 /** Trend aggregate in ms, or null without samples. */
 export function trendAggregate(stats: MetricStats, trend: TrendName, aggregation: Aggregation): number | null {
-  const h = stats.trends[trend];
-  if (h.count === 0) return null;
+  return histogramAggregate(stats.trends[trend], aggregation);
+}
+
+function histogramAggregate(h: Histogram | undefined, aggregation: Aggregation): number | null {
+  if (!h || h.count === 0) return null;
   const us = (() => {
     switch (aggregation.kind) {
       case "avg": return h.mean;
@@ -38,10 +42,37 @@ export function rateOf(stats: MetricStats, metric: "http_req_failed" | "checks")
 }
 
 export function countOf(stats: MetricStats, metric: "http_reqs" | "iterations" | "dropped_iterations"): number {
-  return metric === "dropped_iterations" ? stats.counters.dropped : stats.counters.completed;
+  const c = stats.counters;
+  return metric === "dropped_iterations" ? c.dropped : metric === "iterations" ? c.iterations : c.completed;
 }
 
-/** Any aggregate of any known metric; `elapsedS` turns counts into rates. */
+/** The recorded name of a custom metric, with its `type` tag if the threshold filters one. */
+export function customKey(metric: string, type: string | undefined): string {
+  return type === undefined ? metric : `${metric}{type:${type}}`;
+}
+
+/**
+ * Aggregate of a scenario's custom metric. A counter never incremented is 0 (the
+ * scenario declares it), a rate or trend without samples has no value.
+ */
+export function customAggregate(stats: MetricStats, t: Pick<Threshold, "metric" | "kind" | "aggregation" | "tags">, elapsedS: number): number | null {
+  const key = customKey(t.metric, t.tags.type);
+  const custom = stats.hasCustom ? stats.custom : null;
+  switch (t.kind) {
+    case "trend": return histogramAggregate(custom?.trends.get(key), t.aggregation);
+    case "rate": {
+      const r = custom?.rates.get(key);
+      return r && r[1] > 0 ? r[0] / r[1] : null;
+    }
+    case "counter": {
+      const count = custom?.counters.get(key) ?? 0;
+      if (t.aggregation.kind === "count") return count;
+      return elapsedS > 0 ? count / elapsedS : null;
+    }
+  }
+}
+
+/** Any aggregate of any built-in metric; `elapsedS` turns counts into rates. */
 export function metricAggregate(stats: MetricStats, metric: MetricName, aggregation: Aggregation, elapsedS: number): number | null {
   const trend = TREND_OF[metric];
   if (trend) return trendAggregate(stats, trend, aggregation);

@@ -7,15 +7,26 @@
  * normalisation (durations to ms, rates to per-second) live here, so the rest of the
  * system only sees a `RunSpec`.
  *
+ * A run sends either its own `steps` or a built-in `scenario` (scenarios/catalog.ts), whose
+ * steps, seed set and custom metrics come from its definition. A `preset` (presets.ts)
+ * stands for a scenario's executor options and thresholds; thresholds given alongside it
+ * replace the preset's for the same metric.
+ *
  * @example
  * parseRunSpec({ target: "http://127.0.0.1:9090", steps: [{ path: "/delay?ms=20" }],
  *                executor: "constant-arrival-rate", rate: 200, duration: "30s" })
+ * parseRunSpec({ target: "https://auth.example", preset: "rps300",
+ *                scenario: { name: "introspect", seed: "tokens-3k", clientId: "…", clientSecret: "…" } })
  */
 import { z } from "zod";
 import type { RateStage } from "./arrival-schedule.ts";
 import { parseDurationMs } from "./duration.ts";
+import { SCENARIOS, SCENARIO_NAMES } from "../scenarios/catalog.ts";
+import type { ScenarioOptions } from "../scenarios/scenario.ts";
+import { expandPreset } from "./presets.ts";
+import { SEED_NAME } from "./seed-set.ts";
 import { templateErrors, usesSecrets, type TemplateScope } from "./template.ts";
-import { parseThresholds, type ThresholdInput } from "./thresholds.ts";
+import { parseThresholds, type MetricKind, type ThresholdInput } from "./thresholds.ts";
 
 /** Cloudflare's Durable Object location hints. */
 export const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "apac-ne", "apac-se", "oc", "afr", "me"] as const;
@@ -76,12 +87,28 @@ const thresholdEntry = z.union([
     .strict(),
 ]);
 
+const scenario = z
+  .object({
+    name: z.enum(SCENARIO_NAMES as [string, ...string[]], { message: `must be one of ${SCENARIO_NAMES.join(", ")}` }),
+    seed: z.string().regex(SEED_NAME, "a seed set name (see GET /v1/seeds)").optional(),
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().min(1).optional(),
+    adminSecret: z.string().min(1).optional(),
+    redirectUri: z.string().refine((u) => URL.canParse(u), "must be an absolute URL").optional(),
+    scope: z.string().min(1).default("openid profile"),
+    audience: z.string().min(1).optional(),
+  })
+  .strict();
+
 const common = z
   .object({
     name: z.string().max(120).default("run"),
     target: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an absolute http or https URL"),
-    steps: z.array(step).min(1, "at least one step is required").max(50),
-    executor: z.string(),
+    steps: z.array(step).min(1, "at least one step is required").max(50).optional(),
+    scenario: scenario.optional(),
+    preset: z.string().optional(),
+    durationScale: z.number().positive().max(10).optional(),
+    executor: z.string().optional(),
     timeout: duration("timeout").default(10_000),
     shards: z.union([positiveInt, z.literal("auto")]).default("auto"),
     regions: z.array(z.enum(LOCATION_HINTS)).min(1).default(["wnam", "enam", "weur", "apac"]),
@@ -135,11 +162,23 @@ export interface StepSpec {
   readonly checks: readonly { name: string; status?: readonly number[]; bodyIncludes?: string }[];
 }
 
+/** A built-in scenario as a run uses it. */
+export interface ScenarioSpec {
+  readonly name: string;
+  /** Seed set in R2 that shards load once, or null for scenarios that read none. */
+  readonly seed: string | null;
+  /** Client credentials and URIs; the secrets in here are redacted like `secrets`. */
+  readonly options: ScenarioOptions;
+}
+
 export interface RunSpec {
   readonly name: string;
   /** Base URL without a trailing slash; step paths are appended to it. */
   readonly target: string;
   readonly steps: readonly StepSpec[];
+  readonly scenario: ScenarioSpec | null;
+  /** The preset the profile came from, e.g. "rps300" (null when given explicitly). */
+  readonly preset: string | null;
   readonly executor: ExecutorName;
   /** The load profile as per-second rate stages (see ArrivalSchedule). */
   readonly stages: readonly RateStage[];
@@ -168,10 +207,13 @@ function toProblems(error: z.ZodError, prefix: (string | number)[] = []): Proble
 }
 
 /** Validates and normalises a run spec, reporting every problem at once. */
-export function parseRunSpec(input: unknown): SpecResult {
+export function parseRunSpec(raw: unknown): SpecResult {
   const problems: Problem[] = [];
+  const input = withPreset(raw, problems);
   const base = common.safeParse(input);
   if (!base.success) problems.push(...toProblems(base.error));
+  const scenarioName = (input as { scenario?: { name?: unknown } } | null)?.scenario?.name;
+  const definition = typeof scenarioName === "string" ? SCENARIOS[scenarioName] : undefined;
 
   const executorName = (input as { executor?: unknown } | null)?.executor;
   const executorSchema = typeof executorName === "string" ? EXECUTORS[executorName as ExecutorName] : undefined;
@@ -183,7 +225,7 @@ export function parseRunSpec(input: unknown): SpecResult {
     : {};
   const exec = executorSchema?.safeParse(executorInput);
   if (exec && !exec.success) problems.push(...toProblems(exec.error));
-  const thresholds = parseThresholds(thresholdInput(input));
+  const thresholds = parseThresholds(thresholdInput(input), definition?.metrics ?? {});
   if (!thresholds.ok) {
     for (const message of thresholds.errors) {
       const [field, ...rest] = message.split(": ");
@@ -203,9 +245,14 @@ export function parseRunSpec(input: unknown): SpecResult {
   if (b.maxVUs !== undefined && b.preAllocatedVUs !== undefined && b.maxVUs < b.preAllocatedVUs) {
     problems.push({ field: "maxVUs", detail: `must be at least preAllocatedVUs (${b.preAllocatedVUs})` });
   }
+  if (b.steps && b.scenario) problems.push({ field: "scenario", detail: "give either steps or a built-in scenario, not both" });
+  if (!b.steps && !b.scenario) problems.push({ field: "steps", detail: `at least one step is required, or a built-in scenario (${SCENARIO_NAMES.join(", ")})` });
+  const scenarioSpec = b.scenario && definition ? scenarioOf(b.scenario, definition, problems) : null;
   const names = new Set<string>();
-  const steps: StepSpec[] = b.steps.map((s, i) => {
-    const name = s.name ?? (b.steps.length === 1 ? "default" : `step${i + 1}`);
+  const steps: StepSpec[] = scenarioSpec ? definition!.steps.map((s) => ({
+    name: s.name, method: s.method as StepSpec["method"], path: s.path, headers: {}, body: null, expectedStatuses: null, weight: 1, checks: [],
+  })) : (b.steps ?? []).map((s, i, all) => {
+    const name = s.name ?? (all.length === 1 ? "default" : `step${i + 1}`);
     if (names.has(name)) problems.push({ field: `steps.${i}.name`, detail: `duplicate step name "${name}"` });
     names.add(name);
     const body = s.body === undefined ? null : typeof s.body === "string" ? s.body : JSON.stringify(s.body);
@@ -246,6 +293,8 @@ export function parseRunSpec(input: unknown): SpecResult {
       name: b.name,
       target: b.target.replace(/\/+$/, ""),
       steps,
+      scenario: scenarioSpec,
+      preset: b.preset ?? null,
       executor: e.executor,
       stages,
       durationMs,
@@ -263,6 +312,51 @@ export function parseRunSpec(input: unknown): SpecResult {
       options,
     },
   };
+}
+
+/**
+ * Replaces `preset` (and `durationScale`) by the executor options and thresholds it
+ * stands for; the spec's own thresholds win for the metrics they name.
+ */
+function withPreset(input: unknown, problems: Problem[]): unknown {
+  if (typeof input !== "object" || input === null) return input;
+  const spec = input as Record<string, unknown>;
+  if (spec.preset === undefined) {
+    if (spec.durationScale !== undefined) problems.push({ field: "durationScale", detail: "applies to a preset only" });
+    return input;
+  }
+  const scenarioName = (spec.scenario as { name?: unknown } | undefined)?.name;
+  if (typeof spec.preset !== "string" || typeof scenarioName !== "string") {
+    problems.push({ field: "preset", detail: "a preset name like \"rps300\" for the spec's built-in scenario" });
+    return input;
+  }
+  const clashing = ["executor", "rate", "timeUnit", "duration", "startRate", "stages"].filter((k) => spec[k] !== undefined);
+  if (clashing.length) problems.push({ field: "preset", detail: `a preset sets the load profile; remove ${clashing.join(", ")}` });
+  const scale = spec.durationScale ?? 1;
+  const expanded = expandPreset(scenarioName, spec.preset, typeof scale === "number" ? scale : NaN);
+  if (!expanded.ok) {
+    problems.push({ field: "preset", detail: expanded.error });
+    return input;
+  }
+  const { ratePerS: _rate, thresholds, ...profile } = expanded.value;
+  const own = typeof spec.thresholds === "object" && spec.thresholds !== null ? spec.thresholds : {};
+  return { ...spec, ...profile, thresholds: { ...thresholds, ...own } };
+}
+
+/** The scenario part of a spec, checking the seed and options its definition needs. */
+function scenarioOf(s: z.output<typeof scenario>, definition: (typeof SCENARIOS)[string], problems: Problem[]): ScenarioSpec {
+  if (definition.seedKind && !s.seed) problems.push({ field: "scenario.seed", detail: `the ${definition.name} scenario reads a ${definition.seedKind} seed set; name one (see GET /v1/seeds)` });
+  if (!definition.seedKind && s.seed) problems.push({ field: "scenario.seed", detail: `the ${definition.name} scenario reads no seed set` });
+  for (const need of definition.needs) {
+    if (!s[need]) problems.push({ field: `scenario.${need}`, detail: `the ${definition.name} scenario needs ${need}` });
+  }
+  const { name, seed, ...options } = s;
+  return { name, seed: seed ?? null, options };
+}
+
+/** Custom metrics of the spec's scenario, by kind (for thresholds). */
+export function customMetricKinds(spec: Pick<RunSpec, "scenario">): Readonly<Record<string, MetricKind>> {
+  return spec.scenario ? SCENARIOS[spec.scenario.name]?.metrics ?? {} : {};
 }
 
 /** The thresholds map from raw input, when it has the right shape (else the schema reports it). */
@@ -311,9 +405,18 @@ export const REDACTED = "[redacted]";
  * carry credentials (auth headers, `{{secrets.…}}` templates) replaced by "[redacted]".
  */
 export function redactSpec(spec: RunSpec): RunSpec {
+  const options = spec.scenario?.options;
   return {
     ...spec,
     secrets: Object.fromEntries(Object.keys(spec.secrets).map((k) => [k, REDACTED])),
+    scenario: spec.scenario && options ? {
+      ...spec.scenario,
+      options: {
+        ...options,
+        ...(options.clientSecret ? { clientSecret: REDACTED } : {}),
+        ...(options.adminSecret ? { adminSecret: REDACTED } : {}),
+      },
+    } : spec.scenario,
     steps: spec.steps.map((s) => ({
       ...s,
       headers: Object.fromEntries(

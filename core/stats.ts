@@ -23,6 +23,7 @@ export const COUNTERS = [
   "checkFailedRequests", // requests with at least one failed check
   "bytesReceived",
   "interrupted", // due iterations lost to a shard restart (counted, never replayed)
+  "iterations", // finished iterations: one per flow, whatever its number of requests (k6 iterations)
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 
@@ -36,6 +37,17 @@ export const TRENDS = [
 ] as const;
 export type TrendName = (typeof TRENDS)[number];
 
+/**
+ * A scenario's own metrics, as k6 custom metrics: counters, rates (passes of total) and
+ * trends (ms histograms in µs), by name. A name may carry tags in k6's sub-metric form,
+ * e.g. `false_positives{type:revoked}`.
+ */
+export interface CustomMetricsWire {
+  readonly c?: Readonly<Record<string, number>>;
+  readonly r?: Readonly<Record<string, readonly [passes: number, total: number]>>;
+  readonly t?: Readonly<Record<string, HistogramSnapshot>>;
+}
+
 /** The wire and storage form of MetricStats. */
 export interface MetricStatsWire {
   /** Counter values in COUNTERS order. */
@@ -43,12 +55,72 @@ export interface MetricStatsWire {
   /** Responses by status code, plus "timeout" and "connection" for errors. */
   readonly s: Readonly<Record<string, number>>;
   readonly h: Readonly<Record<TrendName, HistogramSnapshot>>;
+  /** Custom metrics; absent when the run has none. */
+  readonly x?: CustomMetricsWire;
+}
+
+/** Custom metrics of one MetricStats. Created on first use, so plain runs pay nothing. */
+export class CustomMetrics {
+  readonly counters = new Map<string, number>();
+  readonly rates = new Map<string, [passes: number, total: number]>();
+  readonly trends = new Map<string, Histogram>();
+
+  count(name: string, n = 1): void {
+    this.counters.set(name, (this.counters.get(name) ?? 0) + n);
+  }
+
+  rate(name: string, passed: boolean): void {
+    this.#addRate(name, passed ? 1 : 0, 1);
+  }
+
+  /** Records a trend sample in microseconds. */
+  trend(name: string, us: number): void {
+    this.#trend(name).record(us);
+  }
+
+  merge(other: CustomMetrics): void {
+    for (const [k, v] of other.counters) this.count(k, v);
+    for (const [k, [p, t]] of other.rates) this.#addRate(k, p, t);
+    for (const [k, h] of other.trends) this.#trend(k).merge(h);
+  }
+
+  mergeWire(wire: CustomMetricsWire): void {
+    for (const [k, v] of Object.entries(wire.c ?? {})) this.count(k, v);
+    for (const [k, [p, t]] of Object.entries(wire.r ?? {})) this.#addRate(k, p, t);
+    for (const [k, snap] of Object.entries(wire.t ?? {})) this.#trend(k).mergeSnapshot(snap);
+  }
+
+  toWire(): CustomMetricsWire {
+    const out: { c?: Record<string, number>; r?: Record<string, [number, number]>; t?: Record<string, HistogramSnapshot> } = {};
+    if (this.counters.size) out.c = Object.fromEntries(this.counters);
+    if (this.rates.size) out.r = Object.fromEntries([...this.rates].map(([k, v]) => [k, [v[0], v[1]]]));
+    if (this.trends.size) out.t = Object.fromEntries([...this.trends].map(([k, h]) => [k, h.snapshot()]));
+    return out;
+  }
+
+  get isEmpty(): boolean {
+    return this.counters.size === 0 && this.rates.size === 0 && this.trends.size === 0;
+  }
+
+  #addRate(name: string, passes: number, total: number): void {
+    let r = this.rates.get(name);
+    if (!r) this.rates.set(name, (r = [0, 0]));
+    r[0] += passes;
+    r[1] += total;
+  }
+
+  #trend(name: string): Histogram {
+    let h = this.trends.get(name);
+    if (!h) this.trends.set(name, (h = new Histogram()));
+    return h;
+  }
 }
 
 export class MetricStats {
   readonly counters: Record<CounterName, number>;
   readonly statuses: Record<string, number> = {};
   readonly trends: Record<TrendName, Histogram>;
+  #custom: CustomMetrics | null = null;
 
   constructor() {
     this.counters = Object.fromEntries(COUNTERS.map((n) => [n, 0])) as Record<CounterName, number>;
@@ -59,6 +131,15 @@ export class MetricStats {
     return this.counters.sent === 0 && this.counters.completed === 0 && this.counters.dropped === 0 && this.counters.interrupted === 0;
   }
 
+  /** The scenario's custom metrics (created on first use). */
+  get custom(): CustomMetrics {
+    return (this.#custom ??= new CustomMetrics());
+  }
+
+  get hasCustom(): boolean {
+    return this.#custom !== null && !this.#custom.isEmpty;
+  }
+
   countStatus(key: string | number): void {
     this.statuses[key] = (this.statuses[key] ?? 0) + 1;
   }
@@ -67,6 +148,7 @@ export class MetricStats {
     for (const n of COUNTERS) this.counters[n] += other.counters[n];
     for (const [k, v] of Object.entries(other.statuses)) this.statuses[k] = (this.statuses[k] ?? 0) + v;
     for (const n of TRENDS) this.trends[n].merge(other.trends[n]);
+    if (other.hasCustom) this.custom.merge(other.custom);
     return this;
   }
 
@@ -74,6 +156,7 @@ export class MetricStats {
     COUNTERS.forEach((n, i) => (this.counters[n] += wire.c[i] ?? 0));
     for (const [k, v] of Object.entries(wire.s)) this.statuses[k] = (this.statuses[k] ?? 0) + v;
     for (const n of TRENDS) if (wire.h[n]) this.trends[n].mergeSnapshot(wire.h[n]);
+    if (wire.x) this.custom.mergeWire(wire.x);
     return this;
   }
 
@@ -82,6 +165,7 @@ export class MetricStats {
       c: COUNTERS.map((n) => this.counters[n]),
       s: { ...this.statuses },
       h: Object.fromEntries(TRENDS.map((n) => [n, this.trends[n].snapshot()])) as Record<TrendName, HistogramSnapshot>,
+      ...(this.hasCustom ? { x: this.custom.toWire() } : {}),
     };
   }
 

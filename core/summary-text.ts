@@ -52,7 +52,8 @@ export function renderSummary(summary: Summary): string {
   if (e.thresholds.length) {
     out.push("  THRESHOLDS");
     for (const t of e.thresholds) {
-      const observed = t.observed === null ? "no data" : t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed") ? formatMs(t.observed) : String(t.observed);
+      const isTrend = (t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed")) || m[t.metric]?.type === "trend";
+      const observed = t.observed === null ? "no data" : isTrend ? formatMs(t.observed) : String(t.observed);
       out.push(`    ${t.ok ? "✓" : "✗"} ${t.metric} '${t.threshold}' observed ${observed}${t.abortOnFail ? " (abortOnFail)" : ""}`);
     }
     out.push("");
@@ -73,6 +74,17 @@ export function renderSummary(summary: Summary): string {
   if (e.totals.schedule_lag) out.push(dotted("schedule_lag", trendLine(e.totals.schedule_lag)));
   out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
   out.push("");
+
+  if (e.scenario) {
+    out.push(`  SCENARIO ${e.scenario.name}${e.scenario.seed ? ` · seed ${e.scenario.seed}` : ""}${e.scenario.preset ? ` · preset ${e.scenario.preset}` : ""}`);
+    for (const [name, metric] of Object.entries(e.scenario.metrics)) {
+      const value = metric.type === "counter" ? `${metric.count} ${metric.rate.toFixed(2)}/s`
+        : metric.type === "rate" ? `${pct(metric.value)} ✓ ${metric.passes} ✗ ${metric.fails}`
+        : trendLine(metric);
+      out.push(dotted(name, value, 40));
+    }
+    out.push("");
+  }
 
   const groupRows = (groups: Record<string, any>) =>
     Object.entries(groups).map(([name, g]) => [

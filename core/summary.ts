@@ -5,13 +5,14 @@
  *
  * Every percentile here comes from a merged histogram; nothing is averaged across groups.
  */
-import { metricAggregate, rateOf } from "./aggregate.ts";
+import { customAggregate, metricAggregate, rateOf } from "./aggregate.ts";
 import type { Plan } from "./plan.ts";
 import type { RunStatus, ShardTelemetry } from "./protocol.ts";
-import type { RunSpec } from "./run-spec.ts";
+import { customMetricKinds, type RunSpec } from "./run-spec.ts";
 import type { RunTotals } from "./run-totals.ts";
+import type { Histogram } from "./histogram.ts";
 import { MetricStats, type TrendName } from "./stats.ts";
-import { evaluateThresholds, parseThresholds, shouldAbort, type Threshold, type ThresholdOutcome } from "./thresholds.ts";
+import { evaluateThresholds, parseThresholds, shouldAbort, type MetricKind, type MetricName, type Threshold, type ThresholdOutcome } from "./thresholds.ts";
 
 /** k6's summary-export trend keys. p(99) is added because every Authrim preset uses it. */
 const TREND_KEYS = [
@@ -36,7 +37,10 @@ export interface TrendSummary {
 
 /** Trend figures in milliseconds (k6 units), or null without samples. */
 export function trendSummary(stats: MetricStats, trend: TrendName): TrendSummary | null {
-  const h = stats.trends[trend];
+  return histogramSummary(stats.trends[trend]);
+}
+
+function histogramSummary(h: Histogram): TrendSummary | null {
   if (h.count === 0) return null;
   const ms = (us: number) => round3(us / 1000);
   return {
@@ -134,13 +138,13 @@ export function saturation(stats: MetricStats): Saturation {
 
 /** Evaluates the spec's thresholds against run totals. */
 export function thresholdOutcomes(spec: RunSpec, totals: RunTotals, elapsedS: number): { thresholds: Threshold[]; outcomes: ThresholdOutcome[] } {
-  const parsed = parseThresholds(spec.thresholds);
+  const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
   const thresholds = parsed.ok ? parsed.value : [];
   const stepIndex = new Map(spec.steps.map((s, i) => [s.name, i]));
   const outcomes = evaluateThresholds(thresholds, (t) => {
     const step = t.tags.step === undefined ? undefined : stepIndex.get(t.tags.step) ?? -1;
     const stats = totals.select({ ...(t.tags.region ? { region: t.tags.region } : {}), ...(step !== undefined ? { step } : {}) });
-    return metricAggregate(stats, t.metric, t.aggregation, elapsedS);
+    return t.custom ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);
   });
   return { thresholds, outcomes };
 }
@@ -173,7 +177,7 @@ export function buildSummary(input: SummaryInput) {
 
   const metrics: Record<string, unknown> = {
     http_reqs: counter(c.completed, "http_reqs"),
-    iterations: counter(c.completed, "iterations"),
+    iterations: counter(c.iterations, "iterations"),
     dropped_iterations: counter(c.dropped, "dropped_iterations"),
     http_req_duration: trendMetric("duration", "http_req_duration"),
     http_req_waiting: trendMetric("ttfb", "http_req_waiting"),
@@ -188,6 +192,9 @@ export function buildSummary(input: SummaryInput) {
   for (const o of outcomes) {
     if (o.key.includes("{") && !(o.key in metrics)) metrics[o.key] = failedByMetric(o.key);
   }
+
+  const scenarioMetrics = spec.scenario ? customMetricsSummary(all, customMetricKinds(spec), elapsedS) : {};
+  for (const [key, value] of Object.entries(scenarioMetrics)) metrics[key] = { ...value, ...failedByMetric(key) };
 
   const byShard = input.shards.map((s) => ({ ...s, ...groupSummary(totals.shard(s.index), elapsedS) }));
   const colos = new Map<string, MetricStats>();
@@ -215,8 +222,9 @@ export function buildSummary(input: SummaryInput) {
       durationS: round3(elapsedS),
       executor: spec.executor,
       options: spec.options,
+      scenario: spec.scenario ? { name: spec.scenario.name, seed: spec.scenario.seed, preset: spec.preset, metrics: scenarioMetrics } : null,
       targetRatePerS: round3(plan.totalIterations / (spec.durationMs / 1000)),
-      achievedRatePerS: round3(c.sent / elapsedS),
+      achievedRatePerS: round3(c.iterations / elapsedS),
       plan: {
         shards: plan.shards.length,
         regions: spec.regions,
@@ -240,6 +248,38 @@ export function buildSummary(input: SummaryInput) {
 }
 
 export type Summary = ReturnType<typeof buildSummary>;
+
+export type CustomMetricSummary =
+  | { readonly type: "counter"; readonly count: number; readonly rate: number }
+  | { readonly type: "rate"; readonly passes: number; readonly fails: number; readonly value: number }
+  | ({ readonly type: "trend" } & TrendSummary);
+
+/**
+ * A scenario's custom metrics in k6's summary shapes: every declared one (a counter never
+ * incremented shows 0 — "zero false positives" is a result), plus each tagged variant that
+ * was recorded, e.g. `false_positives{type:revoked}`. A rate or trend without samples is
+ * left out.
+ */
+export function customMetricsSummary(stats: MetricStats, declared: Readonly<Record<string, MetricKind>>, elapsedS: number): Record<string, CustomMetricSummary> {
+  const custom = stats.hasCustom ? stats.custom : null;
+  const names = new Set([...Object.keys(declared), ...(custom ? [...custom.counters.keys(), ...custom.rates.keys(), ...custom.trends.keys()] : [])]);
+  const out: Record<string, CustomMetricSummary> = {};
+  for (const key of [...names].sort()) {
+    const kind = declared[key.replace(/\{.*$/, "")];
+    if (kind === "counter") {
+      const count = custom?.counters.get(key) ?? 0;
+      out[key] = { type: "counter", count, rate: round6(count / elapsedS) };
+    } else if (kind === "rate") {
+      const r = custom?.rates.get(key);
+      if (r && r[1] > 0) out[key] = { type: "rate", passes: r[0], fails: r[1] - r[0], value: round6(r[0] / r[1]) };
+    } else if (kind === "trend") {
+      const h = custom?.trends.get(key);
+      const t = h ? histogramSummary(h) : null;
+      if (t) out[key] = { type: "trend", ...t };
+    }
+  }
+  return out;
+}
 
 function round3(n: number): number {
   return Math.round(n * 1000) / 1000;

@@ -10,7 +10,9 @@
  *   operator    = "<" | "<=" | ">" | ">=" | "==" | "===" | "!="
  *
  * A metric key may carry tag filters like k6 sub-metrics: `http_req_duration{step:login}`
- * or `{region:weur}`. Trend values are milliseconds, as in k6.
+ * or `{region:weur}`, and for a scenario's custom metrics `{type:revoked}` (the token type
+ * they were recorded for). Custom metrics (counters, rates, trends) are known from the
+ * scenario. Trend values are milliseconds, as in k6.
  */
 import { parseDurationMs } from "./duration.ts";
 
@@ -28,7 +30,7 @@ export const METRIC_KINDS = {
 
 export type MetricName = keyof typeof METRIC_KINDS;
 export type MetricKind = (typeof METRIC_KINDS)[MetricName];
-export type TagFilter = "step" | "region";
+export type TagFilter = "step" | "region" | "type";
 export type Operator = "<" | "<=" | ">" | ">=" | "==" | "===" | "!=";
 
 export type Aggregation =
@@ -42,7 +44,10 @@ export interface Threshold {
   readonly key: string;
   /** The expression as written, e.g. `p(95)<300`. */
   readonly source: string;
-  readonly metric: MetricName;
+  /** A built-in metric (METRIC_KINDS) or a custom metric of the run's scenario. */
+  readonly metric: string;
+  readonly kind: MetricKind;
+  readonly custom: boolean;
   readonly tags: Readonly<Partial<Record<TagFilter, string>>>;
   readonly aggregation: Aggregation;
   readonly operator: Operator;
@@ -66,18 +71,25 @@ export type ThresholdInput =
   | string
   | { threshold: string; abortOnFail?: boolean; delayAbortEval?: string | number };
 
-/** Parses a spec's `thresholds` map, collecting every problem with its path. */
-export function parseThresholds(input: Record<string, readonly ThresholdInput[]>): ParseResult<Threshold[]> {
+/**
+ * Parses a spec's `thresholds` map, collecting every problem with its path. `custom` are
+ * the custom metrics of the run's scenario, by kind.
+ */
+export function parseThresholds(input: Record<string, readonly ThresholdInput[]>, custom: Readonly<Record<string, MetricKind>> = {}): ParseResult<Threshold[]> {
   const errors: string[] = [];
   const out: Threshold[] = [];
   for (const [key, entries] of Object.entries(input)) {
     const keyMatch = KEY.exec(key);
     const metric = keyMatch?.[1];
-    if (!keyMatch || !metric || !(metric in METRIC_KINDS)) {
-      errors.push(`thresholds.${key}: unknown metric; expected one of ${Object.keys(METRIC_KINDS).join(", ")} with optional {step:…} or {region:…}`);
+    const isCustom = metric !== undefined && Object.hasOwn(custom, metric);
+    if (!keyMatch || !metric || !(Object.hasOwn(METRIC_KINDS, metric) || isCustom)) {
+      const known = [...Object.keys(METRIC_KINDS), ...Object.keys(custom)].join(", ");
+      errors.push(`thresholds.${key}: unknown metric; expected one of ${known} with optional {step:…}, {region:…} or {type:…}`);
       continue;
     }
+    const kind = isCustom ? custom[metric]! : METRIC_KINDS[metric as MetricName];
     const tags = parseTags(keyMatch[2], `thresholds.${key}`, errors);
+    if (tags.type !== undefined && !isCustom) errors.push(`thresholds.${key}: {type:…} applies to a scenario's custom metrics only`);
     entries.forEach((entry, i) => {
       const path = `thresholds.${key}[${i}]`;
       if (typeof entry !== "string" && (typeof entry !== "object" || entry === null)) {
@@ -85,7 +97,7 @@ export function parseThresholds(input: Record<string, readonly ThresholdInput[]>
         return;
       }
       const source = typeof entry === "string" ? entry : entry.threshold;
-      const parsed = parseExpression(source, METRIC_KINDS[metric as MetricName], path);
+      const parsed = parseExpression(source, kind, path);
       if (!parsed.ok) {
         errors.push(...parsed.errors);
         return;
@@ -98,7 +110,9 @@ export function parseThresholds(input: Record<string, readonly ThresholdInput[]>
       out.push({
         key,
         source,
-        metric: metric as MetricName,
+        metric,
+        kind,
+        custom: isCustom,
         tags,
         ...parsed.value,
         abortOnFail: typeof entry === "string" ? false : entry.abortOnFail === true,
@@ -114,8 +128,8 @@ function parseTags(raw: string | undefined, path: string, errors: string[]): Par
   if (raw === undefined || raw.trim() === "") return tags;
   for (const part of raw.split(",")) {
     const [name, value] = part.split(":").map((s) => s.trim());
-    if ((name === "step" || name === "region") && value) tags[name] = value;
-    else errors.push(`${path}: tag filter "${part}" must be step:<name> or region:<hint>`);
+    if ((name === "step" || name === "region" || name === "type") && value) tags[name] = value;
+    else errors.push(`${path}: tag filter "${part}" must be step:<name>, region:<hint> or type:<token type>`);
   }
   return tags;
 }

@@ -3,7 +3,12 @@
  *
  *   edgeload dev   [--api-port 8787] [--target-port 9090]      start the local stack
  *   edgeload run   <spec.json> | --target URL --rate N --duration 30s [options]
- *   edgeload demo  [--summary-export file]                     local stack + a demo run
+ *                  | --scenario NAME --preset rpsN --seed NAME [options]
+ *   edgeload run   --scenario userinfo|introspect|token-exchange|refresh|silent-auth|otp-login
+                 --preset rps300 [--duration-scale 0.1] | --rate N --duration 30s
+                 [--seed NAME] [--target URL] [--client-id ID --client-secret S] [--admin-secret S]
+                 [--redirect-uri URI] [--scope "openid profile"] [--audience A] [--shards N] [--regions …]
+  edgeload demo  [--summary-export file]                     local stack + a demo run
  *   edgeload runs | status <id> | summary <id> | abort <id>
  *
  * Exit codes follow k6: 0 ok, 99 thresholds failed, 104 invalid config, 105 aborted,
@@ -17,7 +22,7 @@ import { formatMs, renderSummary } from "../../core/summary-text.ts";
 import { ApiProblem, EdgeloadClient } from "./client.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { LocalStack } from "./local-stack.ts";
-import { demoSpec, quickSpec, QuickSpecError } from "./quick-spec.ts";
+import { demoSpec, quickSpec, QuickSpecError, scenarioRunSpec } from "./quick-spec.ts";
 
 export const EXIT = { ok: 0, failure: 1, thresholdsFailed: 99, runError: 103, invalidConfig: 104, aborted: 105 } as const;
 
@@ -35,10 +40,18 @@ const USAGE = `usage:
   edgeload run   --target URL --rate N --duration 30s [--shards N] [--regions wnam,enam]
                  [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]
                  [--max-vus N] [--threshold "http_req_duration=p(95)<300"]...
+  edgeload run   --scenario userinfo|introspect|token-exchange|refresh|silent-auth|otp-login
+                 --preset rps300 [--duration-scale 0.1] | --rate N --duration 30s
+                 [--seed NAME] [--target URL] [--client-id ID --client-secret S] [--admin-secret S]
+                 [--redirect-uri URI] [--scope "openid profile"] [--audience A] [--shards N] [--regions …]
   edgeload demo  [--summary-export file]
   edgeload seed access-tokens --count 3000 [--name tokens-3k] [--mix valid=60,valid_exchanged=5,…]
                  [--base-url URL --client-id ID --client-secret S --admin-secret S] [--concurrency 20]
                  [--users 100] [--out file.json] [--expires-in 24h]
+  edgeload seed users|refresh-tokens|sessions|auth-codes --count N [--name NAME] [--users N]
+                 [--base-url … --client-id … --client-secret … --admin-secret …] [--redirect-uri URI]
+                 [--concurrency 20] [--out file.json] [--expires-in 24h]
+                 (after a failure, the same command resumes from .edgeload/seeding/<name>.json)
   edgeload seeds | runs | status <id> | summary <id> | abort <id>   [--url URL --token TOKEN]
 
 The API is found from --url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running \`edgeload dev\`.`;
@@ -149,6 +162,16 @@ const RUN_OPTIONS = {
   "max-vus": { type: "string" },
   threshold: { type: "string", multiple: true },
   name: { type: "string" },
+  scenario: { type: "string" },
+  preset: { type: "string" },
+  seed: { type: "string" },
+  "duration-scale": { type: "string" },
+  "client-id": { type: "string" },
+  "client-secret": { type: "string" },
+  "admin-secret": { type: "string" },
+  "redirect-uri": { type: "string" },
+  scope: { type: "string" },
+  audience: { type: "string" },
 } as const;
 
 async function runCommand(args: string[]): Promise<number> {
@@ -159,7 +182,7 @@ async function runCommand(args: string[]): Promise<number> {
     throw new CliError(`${(error as Error).message}\n${USAGE}`, EXIT.invalidConfig);
   }
   const { values, positionals } = parsed;
-  const spec = positionals[0] ? await readSpecFile(positionals[0]) : quickFromFlags(values);
+  const spec = positionals[0] ? await readSpecFile(positionals[0]) : values.scenario ? await scenarioFromFlags(values) : quickFromFlags(values);
   // Validate before talking to anyone, as k6 does; the API validates again (authoritatively).
   const checked = parseRunSpec(spec);
   if (!checked.ok) {
@@ -193,6 +216,54 @@ function quickFromFlags(values: Record<string, unknown>): Record<string, unknown
       ...(v.threshold ? { thresholds: v.threshold as string[] } : {}),
       ...(v.name ? { name: v.name as string } : {}),
     });
+  } catch (error) {
+    if (error instanceof QuickSpecError) throw new CliError(error.message, EXIT.invalidConfig);
+    throw error;
+  }
+}
+
+/**
+ * `--scenario NAME` with a preset or a rate. Against the local stack, the target, the
+ * load-test client and the admin secret default from `.edgeload/dev.json`.
+ */
+async function scenarioFromFlags(values: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const v = values as Record<string, string | string[] | undefined>;
+  const { SCENARIOS } = await import("../../scenarios/catalog.ts");
+  const definition = SCENARIOS[v.scenario as string];
+  if (!definition) throw new CliError(`--scenario: unknown scenario "${String(v.scenario)}"; built in: ${Object.keys(SCENARIOS).join(", ")}`, EXIT.invalidConfig);
+  const dev = v.target ? null : await (await import("./dev-file.ts")).readDevFile();
+  const target = (v.target as string | undefined) ?? dev?.targetUrl;
+  if (!target) throw new CliError("--target is required (or run `edgeload dev` to default to the local target)", EXIT.invalidConfig);
+  const number = (name: string) => {
+    const raw = v[name] as string | undefined;
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new CliError(`--${name}: "${raw}" is not a positive number`, EXIT.invalidConfig);
+    return n;
+  };
+  const str = (name: string) => v[name] as string | undefined;
+  try {
+    return scenarioRunSpec({
+      scenario: definition.name,
+      target,
+      ...(str("seed") ? { seed: str("seed")! } : {}),
+      ...(str("preset") ? { preset: str("preset")! } : {}),
+      ...(number("duration-scale") !== undefined ? { durationScale: number("duration-scale")! } : {}),
+      ...(number("rate") !== undefined ? { rate: number("rate")! } : {}),
+      ...(str("duration") ? { duration: str("duration")! } : {}),
+      ...((str("client-id") ?? dev?.targetClient.clientId) ? { clientId: (str("client-id") ?? dev?.targetClient.clientId)! } : {}),
+      ...((str("client-secret") ?? dev?.targetClient.clientSecret) ? { clientSecret: (str("client-secret") ?? dev?.targetClient.clientSecret)! } : {}),
+      ...((str("admin-secret") ?? dev?.targetAdminSecret) ? { adminSecret: (str("admin-secret") ?? dev?.targetAdminSecret)! } : {}),
+      ...((str("redirect-uri") ?? dev?.targetClient.redirectUri) ? { redirectUri: (str("redirect-uri") ?? dev?.targetClient.redirectUri)! } : {}),
+      ...(str("scope") ? { scope: str("scope")! } : {}),
+      ...(str("audience") ? { audience: str("audience")! } : {}),
+      ...(number("shards") !== undefined ? { shards: number("shards")! } : {}),
+      ...(str("regions") ? { regions: str("regions")! } : {}),
+      ...(str("timeout") ? { timeout: str("timeout")! } : {}),
+      ...(number("max-vus") !== undefined ? { maxVUs: number("max-vus")! } : {}),
+      ...(v.threshold ? { thresholds: v.threshold as string[] } : {}),
+      ...(str("name") ? { name: str("name")! } : {}),
+    }, definition.needs);
   } catch (error) {
     if (error instanceof QuickSpecError) throw new CliError(error.message, EXIT.invalidConfig);
     throw error;
@@ -281,7 +352,11 @@ export async function submitAndFollow(
 
 async function seedCommand(args: string[]): Promise<number> {
   const [kind, ...rest] = args;
-  if (kind !== "access-tokens") throw new CliError(`unknown seed kind "${kind ?? ""}"; available: access-tokens\n${USAGE}`, EXIT.invalidConfig);
+  type SeedKind = import("../../core/seed-set.ts").SeedKind;
+  const { SEED_KINDS, SEED_NAME } = await import("../../core/seed-set.ts");
+  if (!SEED_KINDS.includes(kind as SeedKind)) {
+    throw new CliError(`unknown seed kind "${kind ?? ""}"; available: ${SEED_KINDS.join(", ")}\n${USAGE}`, EXIT.invalidConfig);
+  }
   let parsed;
   try {
     parsed = parseArgs({
@@ -289,58 +364,97 @@ async function seedCommand(args: string[]): Promise<number> {
       options: {
         ...CONNECTION_OPTIONS,
         "base-url": { type: "string" }, "client-id": { type: "string" }, "client-secret": { type: "string" }, "admin-secret": { type: "string" },
-        count: { type: "string" }, mix: { type: "string" }, concurrency: { type: "string", default: "20" }, users: { type: "string", default: "100" },
-        name: { type: "string" }, out: { type: "string" }, "expires-in": { type: "string", default: "24h" },
+        count: { type: "string" }, mix: { type: "string" }, concurrency: { type: "string", default: "20" }, users: { type: "string" },
+        "redirect-uri": { type: "string" }, name: { type: "string" }, out: { type: "string" }, "expires-in": { type: "string", default: "24h" },
       },
     });
   } catch (error) {
     throw new CliError(`${(error as Error).message}\n${USAGE}`, EXIT.invalidConfig);
   }
   const v = parsed.values;
-  const count = Number(v.count);
-  if (!Number.isInteger(count) || count < 1) throw new CliError("--count: a positive whole number of tokens is required", EXIT.invalidConfig);
+  const whole = (flag: string, raw: string | undefined, min: number): number | undefined => {
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new CliError(`--${flag}: a whole number of at least ${min} is required`, EXIT.invalidConfig);
+    return n;
+  };
+  const count = whole("count", v.count ?? "", 1)!;
+  const concurrency = whole("concurrency", v.concurrency, 1)!;
+  const users = whole("users", v.users, 1);
   const { parseMix } = await import("../../seeds/token-mix.ts");
+  if (v.mix !== undefined && kind !== "access-tokens") throw new CliError("--mix is for access-tokens only", EXIT.invalidConfig);
   const mix = v.mix ? parseMix(v.mix) : null;
   if (mix && !mix.ok) throw new CliError(mix.error, EXIT.invalidConfig);
+  const name = v.name ?? `${kind}-${count}`;
+  if (!SEED_NAME.test(name)) throw new CliError(`--name: "${name}" is not a seed name (1–64 of a-z 0-9 . _ -, starting with a letter or digit)`, EXIT.invalidConfig);
   // Against the local stack, its target, admin secret and load-test client are the defaults.
-  const dev = v["base-url"] ? null : await (await import("./dev-file.ts")).readDevFile();
+  const { DEV_FILE, readDevFile } = await import("./dev-file.ts");
+  const { dirname, join } = await import("node:path");
+  const dev = v["base-url"] ? null : await readDevFile();
   const baseUrl = v["base-url"] ?? dev?.targetUrl;
   const clientId = v["client-id"] ?? dev?.targetClient.clientId;
   const clientSecret = v["client-secret"] ?? dev?.targetClient.clientSecret;
   const adminSecret = v["admin-secret"] ?? dev?.targetAdminSecret;
-  if (!baseUrl || !clientId || !clientSecret || !adminSecret) {
-    throw new CliError("--base-url, --client-id, --client-secret and --admin-secret are required (or run `edgeload dev` for local defaults)", EXIT.invalidConfig);
+  const redirectUri = v["redirect-uri"] ?? dev?.targetClient.redirectUri;
+  const needsClient = kind !== "users" && kind !== "sessions";
+  if (!baseUrl || !adminSecret || (needsClient && (!clientId || !clientSecret))) {
+    const flags = needsClient ? "--base-url, --client-id, --client-secret and --admin-secret are" : "--base-url and --admin-secret are";
+    throw new CliError(`${flags} required (or run \`edgeload dev\` for local defaults)`, EXIT.invalidConfig);
   }
-  const name = v.name ?? `access-tokens-${count}`;
+  if (kind === "auth-codes" && !redirectUri) throw new CliError("--redirect-uri (registered for the client) is required for auth-codes", EXIT.invalidConfig);
   const client = await connect(v);
-  const { seedAccessTokens, SeedError } = await import("../../seeds/access-tokens.ts");
+  const { SeedError } = await import("../../seeds/provider-api.ts");
   let lastPhase = "";
+  const onProgress = (done: number, total: number, phase: string) => {
+    if (process.stderr.isTTY) process.stderr.write(`\r  ${phase.padEnd(8)} ${done}/${total}\u001b[K`);
+    else if (phase !== lastPhase) process.stderr.write(`  ${phase}…\n`);
+    lastPhase = phase;
+  };
+  // Every kind but access tokens (signed locally; re-running it makes nothing twice) resumes
+  // from a checkpoint after a failure.
+  const run = {
+    baseUrl: baseUrl!, adminSecret: adminSecret!, clientId: clientId!, clientSecret: clientSecret!, count, concurrency, testName: name, onProgress,
+    ...(users === undefined ? {} : { users }),
+    checkpoint: join(dirname(DEV_FILE), "seeding", `${name}.json`),
+    onResume: (made: number, total: number, phase: string) => {
+      console.log(`resuming: ${made} of ${total} already made${kind === "auth-codes" ? ` (${phase}; the codes themselves are always made afresh)` : ""}`);
+    },
+  };
   let doc;
   try {
-    doc = await seedAccessTokens({
-      baseUrl, clientId, clientSecret, adminSecret, count, concurrency: Number(v.concurrency), users: Number(v.users), testName: name,
-      ...(mix?.ok ? { mix: mix.mix } : {}),
-      onProgress: (done, total, phase) => {
-        if (process.stderr.isTTY) process.stderr.write(`\r  ${phase.padEnd(8)} ${done}/${total}\u001b[K`);
-        else if (phase !== lastPhase) process.stderr.write(`  ${phase}…\n`);
-        lastPhase = phase;
-      },
-    });
+    switch (kind as SeedKind) {
+      case "access-tokens": doc = await (await import("../../seeds/access-tokens.ts")).seedAccessTokens({ ...run, ...(mix?.ok ? { mix: mix.mix } : {}) }); break;
+      case "users": doc = await (await import("../../seeds/users.ts")).seedUsers(run); break;
+      case "refresh-tokens": doc = await (await import("../../seeds/refresh-tokens.ts")).seedRefreshTokens(run); break;
+      case "sessions": doc = await (await import("../../seeds/sessions.ts")).seedSessions(run); break;
+      case "auth-codes": doc = await (await import("../../seeds/auth-codes.ts")).seedAuthCodes({ ...run, redirectUri: redirectUri! }); break;
+    }
   } catch (error) {
-    if (error instanceof SeedError) throw new CliError(error.message);
+    if (process.stderr.isTTY) process.stderr.write("\n");
+    if (error instanceof SeedError) {
+      const kept = kind !== "access-tokens" && (await import("node:fs")).existsSync(run.checkpoint);
+      const resumable = kept ? `\nwhat was made is kept in ${run.checkpoint}: run the same command again to continue` : "";
+      throw new CliError(error.message + resumable);
+    }
     throw error;
   }
   if (process.stderr.isTTY) process.stderr.write("\n");
   if (v.out) await writeFile(v.out, JSON.stringify(doc, null, 2) + "\n", { mode: 0o600 });
   const stored = await client.uploadSeed(name, doc);
-  const whole = await client.seedUrl(name, { expiresIn: v["expires-in"] });
-  const valid = await client.seedUrl(name, { expiresIn: v["expires-in"], format: "array", type: "valid" });
-  const verification = doc.metadata.verification;
-  console.log(`seed set ${name}: ${stored.total} tokens ${JSON.stringify(stored.counts)}, sha256 ${stored.sha256.slice(0, 16)}…`);
-  console.log(`verification: ${verification.verified} correct, ${verification.incorrect} incorrect${verification.all_correct ? " (all correct)" : " — CHECK THE PROVIDER"}`);
-  console.log(`TOKEN_URL (expires ${whole.expiresAt}):\n  ${whole.url}`);
-  console.log(`valid tokens as a bare array (Authrim's userinfo cloud script):\n  ${valid.url}`);
-  return verification.all_correct ? EXIT.ok : EXIT.failure;
+  const url = await client.seedUrl(name, { expiresIn: v["expires-in"] });
+  if ("tokens" in doc) {
+    const valid = await client.seedUrl(name, { expiresIn: v["expires-in"], format: "array", type: "valid" });
+    const verification = doc.metadata.verification;
+    console.log(`seed set ${name}: ${stored.total} tokens ${JSON.stringify(stored.counts)}, sha256 ${stored.sha256.slice(0, 16)}…`);
+    console.log(`verification: ${verification.verified} correct, ${verification.incorrect} incorrect${verification.all_correct ? " (all correct)" : " — CHECK THE PROVIDER"}`);
+    console.log(`TOKEN_URL (expires ${url.expiresAt}):\n  ${url.url}`);
+    console.log(`valid tokens as a bare array (Authrim's userinfo cloud script):\n  ${valid.url}`);
+    return verification.all_correct ? EXIT.ok : EXIT.failure;
+  }
+  console.log(`seed set ${name}: ${stored.total} ${kind}, sha256 ${stored.sha256.slice(0, 16)}…`);
+  if ("codes" in doc) console.log(`note: ${doc.metadata.note}; the first expires at ${doc.metadata.expires_at}`);
+  console.log(`signed URL (expires ${url.expiresAt}):\n  ${url.url}`);
+  return EXIT.ok;
 }
 
 async function demoCommand(args: string[]): Promise<number> {

@@ -35,12 +35,7 @@ export function quickSpec(o: QuickOptions): Record<string, unknown> {
     if (i <= 0) throw new QuickSpecError(`--header: "${h}" must look like "Name: value"`);
     headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
   }
-  const thresholds: Record<string, string[]> = {};
-  for (const t of o.thresholds ?? []) {
-    const i = t.indexOf("=");
-    if (i <= 0) throw new QuickSpecError(`--threshold: "${t}" must look like "http_req_duration=p(95)<300"`);
-    (thresholds[t.slice(0, i)] ??= []).push(t.slice(i + 1));
-  }
+  const thresholds = thresholdFlags(o.thresholds ?? []);
   return {
     name: o.name ?? `${o.method ?? "GET"} ${url.host}${url.pathname}`,
     target: url.origin,
@@ -56,7 +51,72 @@ export function quickSpec(o: QuickOptions): Record<string, unknown> {
   };
 }
 
+/** `--threshold "metric=expression"` flags as a k6 thresholds map. */
+function thresholdFlags(flags: readonly string[]): Record<string, string[]> {
+  const thresholds: Record<string, string[]> = {};
+  for (const t of flags) {
+    const i = t.indexOf("=");
+    if (i <= 0) throw new QuickSpecError(`--threshold: "${t}" must look like "http_req_duration=p(95)<300"`);
+    (thresholds[t.slice(0, i)] ??= []).push(t.slice(i + 1));
+  }
+  return thresholds;
+}
+
 export class QuickSpecError extends Error {}
+
+export interface ScenarioRunOptions {
+  readonly scenario: string;
+  readonly target: string;
+  readonly seed?: string;
+  /** A preset like "rps300"; otherwise rate and duration give a constant arrival rate. */
+  readonly preset?: string;
+  readonly durationScale?: number;
+  readonly rate?: number;
+  readonly duration?: string;
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  readonly adminSecret?: string;
+  readonly redirectUri?: string;
+  readonly scope?: string;
+  readonly audience?: string;
+  readonly shards?: number;
+  readonly regions?: string;
+  readonly timeout?: string;
+  readonly maxVUs?: number;
+  readonly thresholds?: readonly string[];
+  readonly name?: string;
+}
+
+/**
+ * The spec of `edgeload run --scenario …`: a built-in scenario at a preset (or a constant
+ * rate). Options the scenario does not need are left out, so no secret travels for nothing.
+ *
+ * @example scenarioRunSpec({ scenario: "introspect", preset: "rps300", seed: "tokens-3k", target: "https://auth.example", clientId, clientSecret })
+ */
+export function scenarioRunSpec(o: ScenarioRunOptions, needs: readonly string[]): Record<string, unknown> {
+  if (!o.preset && (o.rate === undefined || !o.duration)) throw new QuickSpecError("--preset (e.g. rps100), or --rate and --duration, are required with --scenario");
+  if (o.preset && (o.rate !== undefined || o.duration)) throw new QuickSpecError("--preset sets the load profile; drop --rate/--duration (use --duration-scale to shorten it)");
+  const pick = (name: keyof ScenarioRunOptions) => (needs.includes(name) && o[name] !== undefined ? { [name]: o[name] } : {});
+  return {
+    name: o.name ?? `${o.scenario}${o.preset ? ` ${o.preset}` : ""}`,
+    target: o.target.replace(/\/+$/, ""),
+    scenario: {
+      name: o.scenario,
+      ...(o.seed ? { seed: o.seed } : {}),
+      ...pick("clientId"), ...pick("clientSecret"), ...pick("adminSecret"), ...pick("redirectUri"),
+      ...(o.scope ? { scope: o.scope } : {}),
+      ...(o.audience ? { audience: o.audience } : {}),
+    },
+    ...(o.preset
+      ? { preset: o.preset, ...(o.durationScale !== undefined ? { durationScale: o.durationScale } : {}) }
+      : { executor: "constant-arrival-rate", rate: o.rate, duration: o.duration }),
+    ...(o.shards !== undefined ? { shards: o.shards } : {}),
+    ...(o.regions ? { regions: o.regions.split(",").map((r) => r.trim()) } : {}),
+    ...(o.timeout ? { timeout: o.timeout } : {}),
+    ...(o.maxVUs !== undefined ? { maxVUs: o.maxVUs } : {}),
+    ...(o.thresholds?.length ? { thresholds: thresholdFlags(o.thresholds) } : {}),
+  };
+}
 
 /** The demo: 200 requests/s after a short ramp, 25 s steady, 4 shards in 4 regions. */
 export function demoSpec(targetUrl: string): Record<string, unknown> {

@@ -7,7 +7,13 @@ import { describe, expect, it } from "vitest";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { ShardAssignment, ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
+import { customStepsFlow } from "../../scenarios/custom-steps.ts";
+import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
+
+/** An engine running the spec's own steps, as LoadShard builds it. */
+const engineFor = (a: ShardAssignment, ...rest: [ConstructorParameters<typeof ShardEngine>[1], typeof fetch, (w: Omit<ShardWindow, "part">) => void]) =>
+  new ShardEngine(a, ...rest, customStepsFlow(a.spec));
 
 class VirtualTime {
   now = 1_000_000;
@@ -71,7 +77,7 @@ describe("ShardEngine", () => {
     const a = assignment(time, { rate: 100, duration: "2s" }, { index: 1, weights: [1, 1] });
     const target = fakeTarget(time, 5);
     const windows: Array<Omit<ShardWindow, "part">> = [];
-    const engine = new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w));
+    const engine = engineFor(a, time.clock, target.fetcher, (w) => windows.push(w));
     const result = await time.run(engine.run(0, Infinity));
     expect(result.end).toBe("finished");
     expect(target.calls).toHaveLength(100); // half of 200 iterations
@@ -93,7 +99,7 @@ describe("ShardEngine", () => {
     const a = assignment(time, { rate: 100, duration: "2s", connectionSlots: 100 }, undefined, 5);
     const target = fakeTarget(time, 100);
     const windows: Array<Omit<ShardWindow, "part">> = [];
-    const engine = new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w));
+    const engine = engineFor(a, time.clock, target.fetcher, (w) => windows.push(w));
     await time.run(engine.run(0, Infinity));
     const t = totals(windows);
     expect(t.counters.sent + t.counters.dropped).toBe(200);
@@ -107,7 +113,7 @@ describe("ShardEngine", () => {
     const a = assignment(time, { rate: 100, duration: "1s", connectionSlots: 2 });
     const target = fakeTarget(time, 50);
     const windows: Array<Omit<ShardWindow, "part">> = [];
-    const engine = new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w));
+    const engine = engineFor(a, time.clock, target.fetcher, (w) => windows.push(w));
     await time.run(engine.run(0, Infinity));
     expect(target.peak()).toBe(2);
     const t = totals(windows);
@@ -127,7 +133,7 @@ describe("ShardEngine", () => {
       return new Response("x", { status: i === 2 ? 503 : 200 });
     }) as unknown as typeof fetch;
     const windows: Array<Omit<ShardWindow, "part">> = [];
-    await time.run(new ShardEngine(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
+    await time.run(engineFor(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
     const c = totals(windows).counters;
     expect([c.completed, c.timeouts, c.connectionErrors, c.status5xx, c.failed]).toEqual([40, 10, 10, 10, 30]);
     expect([c.checksPassed, c.checksFailed]).toEqual([10, 30]); // errored requests fail their checks, as in k6
@@ -139,7 +145,7 @@ describe("ShardEngine", () => {
     const fetcher = ((_url: string, init: RequestInit) =>
       new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)))) as unknown as typeof fetch;
     const windows: Array<Omit<ShardWindow, "part">> = [];
-    const result = await time.run(new ShardEngine(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
+    const result = await time.run(engineFor(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
     expect(result.end).toBe("finished");
     const t = totals(windows);
     expect([t.counters.completed, t.counters.timeouts, t.counters.failed]).toEqual([10, 10, 10]);
@@ -153,10 +159,10 @@ describe("ShardEngine", () => {
     const a = assignment(time, { rate: 50, duration: "2s" });
     const target = fakeTarget(time, 2);
     const windows: Array<Omit<ShardWindow, "part">> = [];
-    const first = new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w));
+    const first = engineFor(a, time.clock, target.fetcher, (w) => windows.push(w));
     const r1 = await time.run(first.run(0, 30));
     expect(r1).toMatchObject({ end: "handoff", cursor: 30, sent: 30 });
-    const second = new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w));
+    const second = engineFor(a, time.clock, target.fetcher, (w) => windows.push(w));
     const r2 = await time.run(second.run(r1.cursor, Infinity));
     expect(r2.end).toBe("finished");
     expect(totals(windows).counters.completed).toBe(100);
@@ -170,8 +176,45 @@ describe("ShardEngine", () => {
     const a = { ...assignment(time, { rate: 10, duration: "10s" }) };
     const cut = { ...a, deadlineMs: a.t0Ms + 2_050 };
     const target = fakeTarget(time, 1);
-    const result = await time.run(new ShardEngine(cut, time.clock, target.fetcher, () => {}).run(0, Infinity));
+    const result = await time.run(engineFor(cut, time.clock, target.fetcher, () => {}).run(0, Infinity));
     expect(result.end).toBe("deadline");
     expect(target.calls.length).toBe(21); // due at 0, 100, …, 2000 ms
+  });
+
+  it("runs multi-step flows: per-step metrics, custom metrics in the window, and a flow that sends nothing counts as dropped", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { rate: 10, duration: "1s" });
+    const target = fakeTarget(time, 5);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const flow: Flow = {
+      async run(io, it) {
+        if (it.global % 5 === 4) return; // e.g. no free refresh family
+        const first = await io.send(0, { url: "http://127.0.0.1:9/a", method: "GET" });
+        await io.send(1, { url: "http://127.0.0.1:9/b", method: "GET" });
+        io.check(first.status === 200);
+        io.rate("flow_success", true);
+        io.count("typed{type:x}", 2);
+        io.trend("flow_duration", 10);
+      },
+    };
+    await time.run(new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w), flow).run(0, Infinity));
+    const perStep = [0, 1].map((step) => {
+      const s = new MetricStats();
+      for (const w of windows) for (const [i, stats] of w.steps) if (i === step) s.mergeWire(stats);
+      return s;
+    });
+    expect(target.calls).toHaveLength(16);
+    expect(perStep[0]!.counters.completed).toBe(8);
+    expect(perStep[1]!.counters.completed).toBe(8);
+    // Checks and custom metrics land under the step of the last request sent.
+    expect(perStep[1]!.counters.checksPassed).toBe(8);
+    expect(perStep[1]!.custom.rates.get("flow_success")).toEqual([8, 8]);
+    expect(perStep[1]!.custom.counters.get("typed{type:x}")).toBe(16);
+    expect(perStep[1]!.custom.trends.get("flow_duration")!.count).toBe(8);
+    expect(perStep[0]!.counters.dropped).toBe(2);
+    // One iteration per flow, not per request.
+    expect(perStep[0]!.counters.iterations + perStep[1]!.counters.iterations).toBe(8);
+    // The second request of a flow answers to the moment it was asked for, not the schedule.
+    expect(perStep[1]!.trends.lag.max).toBe(0);
   });
 });

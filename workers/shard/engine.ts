@@ -7,16 +7,18 @@
  *
  * Per iteration: when the pacer says it is due (never earlier), the engine either starts
  * it or, if the in-flight cap is reached, counts it in `dropped` — it never slides the
- * schedule. A started iteration waits for a connection slot, sends, takes a timestamp at
- * headers (TTFB) and after the body, and records duration, TTFB, corrected latency
- * (from the intended time) and schedule lag into the window of its completion second.
+ * schedule. A started iteration runs the flow (scenarios/flow.ts: one request for custom
+ * steps, several for a login). Each request waits for a connection slot, sends, takes a
+ * timestamp at headers (TTFB) and after the body, and records duration, TTFB, corrected
+ * latency (from the intended time: the schedule for a flow's first request, the moment
+ * the flow asked for later ones) and schedule lag into the window of its completion second.
  */
 import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/interleave.ts";
 import { dueBatch, ShardShare } from "../../core/pacer.ts";
 import { WINDOW_MS, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
-import { compileTemplate, type Template, type TemplateContext } from "../../core/template.ts";
+import type { Flow, FlowIO, FlowRequest, FlowResponse, IterationInfo } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
 
@@ -35,17 +37,6 @@ export interface SliceResult {
   readonly peakInFlight: number;
 }
 
-interface CompiledStep {
-  readonly url: Template;
-  readonly method: string;
-  readonly headers: ReadonlyArray<readonly [string, Template]>;
-  readonly constantHeaders: Record<string, string> | null;
-  readonly body: Template | null;
-  readonly expected: ReadonlySet<number> | null;
-  readonly checks: ReadonlyArray<{ status?: ReadonlySet<number>; bodyIncludes?: string }>;
-  readonly needsBodyText: boolean;
-}
-
 const US_PER_MS = 1000;
 
 export class ShardEngine {
@@ -54,8 +45,9 @@ export class ShardEngine {
   readonly #clock: EngineClock;
   readonly #fetch: typeof fetch;
   readonly #onWindow: (w: Omit<ShardWindow, "part">) => void;
-  readonly #steps: CompiledStep[];
-  readonly #stepCycle: number[];
+  readonly #flow: Flow;
+  /** Step an iteration dropped at its due time is counted under. */
+  readonly #dropStep: (global: number) => number;
   readonly #slots: ConnectionSlots;
   readonly #timeouts = new TimeoutQueue();
   readonly #windows = new Map<number, MetricStats[]>();
@@ -67,32 +59,16 @@ export class ShardEngine {
   #wake: (() => void) | null = null;
   readonly #idle: Array<() => void> = [];
 
-  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void) {
+  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void, flow: Flow) {
     this.#a = a;
     this.#clock = clock;
     this.#fetch = fetcher;
     this.#onWindow = onWindow;
+    this.#flow = flow;
     this.share = new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
-    this.#stepCycle = interleaveCycle(a.spec.steps.map((s) => s.weight));
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
-    const scope = { vars: a.spec.vars, secrets: a.spec.secrets };
-    this.#steps = a.spec.steps.map((s) => {
-      const headers = Object.entries(s.headers).map(([k, v]) => [k, compileTemplate(v, scope)] as const);
-      const constant = Object.values(s.headers).every((v) => !v.includes("{{"));
-      return {
-        url: compileTemplate(a.spec.target + s.path, scope),
-        method: s.method,
-        headers,
-        constantHeaders: constant ? { ...s.headers } : null,
-        body: s.body === null ? null : compileTemplate(s.body, scope),
-        expected: s.expectedStatuses ? new Set(s.expectedStatuses) : null,
-        checks: s.checks.map((c) => ({
-          ...(c.status ? { status: new Set(c.status) } : {}),
-          ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
-        })),
-        needsBodyText: s.checks.some((c) => c.bodyIncludes !== undefined),
-      };
-    });
+    const cycle = a.spec.scenario ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
+    this.#dropStep = (global) => cycle[global % cycle.length]!;
   }
 
   /** Windows below this number are complete and have been handed to the callback. */
@@ -212,54 +188,69 @@ export class ShardEngine {
 
   #launch(k: number, now: number): void {
     const global = this.share.globalIndex(k);
-    const step = this.#stepCycle[global % this.#stepCycle.length]!;
     const intendedMs = this.#a.t0Ms + this.share.schedule.dueMs(global);
     if (this.#inFlight >= this.#a.shard.maxInFlight) {
-      this.#statsFor(this.#windowOf(now), step).counters.dropped++;
+      this.#statsFor(this.#windowOf(now), this.#dropStep(global)).counters.dropped++;
       return;
     }
     this.#inFlight++;
     if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
-    void this.#iteration(step, global, intendedMs);
+    void this.#iteration(global, intendedMs);
   }
 
-  async #iteration(stepIndex: number, global: number, intendedMs: number): Promise<void> {
-    const step = this.#steps[stepIndex]!;
-    const ctx: TemplateContext = { iteration: global, shard: this.#a.shard.index, region: this.#a.shard.region };
+  async #iteration(global: number, intendedMs: number): Promise<void> {
+    const io = new IterationIO(this, intendedMs);
+    const it: IterationInfo = { global, shard: this.#a.shard.index, region: this.#a.shard.region };
+    try {
+      await this.#flow.run(io, it);
+    } catch (error) {
+      // A flow bug must not stop the shard; it shows as a failed check on the last step.
+      console.error(`flow error in iteration ${global}:`, error);
+      io.check(false);
+    }
+    // A flow that sent nothing (e.g. every refresh family busy) did not run: dropped.
+    const counters = this.#statsFor(this.#windowOf(this.#clock.now()), io.step).counters;
+    if (io.requests === 0) counters.dropped++;
+    else counters.iterations++;
+    this.#inFlight--;
+    if (this.#inFlight === 0 && this.#idle.length) for (const resolve of this.#idle.splice(0)) resolve();
+  }
+
+  /** Sends one request of a flow and records its built-in metrics under `stepIndex`. */
+  async send(stepIndex: number, request: FlowRequest, intendedMs: number): Promise<FlowResponse> {
     const queuedMs = this.#clock.now();
     const wait = this.#slots.acquire();
     if (wait) await wait;
     const sendMs = this.#clock.now();
     // The timeout runs from the actual send, like k6's (time queued for a slot is lag).
     const timeout = this.#timeouts.add(sendMs + this.#a.spec.timeoutMs);
-    const init: RequestInit = {
-      method: step.method,
-      headers: step.constantHeaders ?? Object.fromEntries(step.headers.map(([k, v]) => [k, v(ctx)])),
-      signal: timeout.signal,
-    };
-    if (step.body) init.body = step.body(ctx);
-    const url = step.url(ctx);
+    const init: RequestInit = { method: request.method, signal: timeout.signal };
+    if (request.headers) init.headers = request.headers;
+    if (request.body !== undefined) init.body = request.body;
+    if (request.redirect) init.redirect = request.redirect;
     let holdingSlot = true;
     let status = 0;
     let ttfbMs = 0;
     let bytes = 0;
-    let bodyText: string | null = null;
-    let failure: "timeout" | "connection" | null = null;
+    let headers: Headers | null = null;
+    let body: string | null = null;
+    let error: "timeout" | "connection" | null = null;
     try {
-      const response = await this.#fetch(url, init);
+      const response = await this.#fetch(request.url, init);
       ttfbMs = this.#clock.now() - sendMs;
       this.#slots.release();
       holdingSlot = false;
       status = response.status;
-      if (step.needsBodyText) {
-        bodyText = await response.text();
-        bytes = bodyText.length;
+      headers = response.headers;
+      if (request.readBody) {
+        body = await response.text();
+        bytes = body.length;
       } else {
         bytes = (await response.arrayBuffer()).byteLength;
       }
-    } catch (error) {
+    } catch (e) {
       if (holdingSlot) this.#slots.release();
-      failure = isTimeout(error) ? "timeout" : "connection";
+      error = isTimeout(e) ? "timeout" : "connection";
     }
     const endMs = this.#clock.now();
     timeout.done();
@@ -272,14 +263,11 @@ export class ShardEngine {
     t.lag.record((sendMs - intendedMs) * US_PER_MS);
     t.slotWait.record((sendMs - queuedMs) * US_PER_MS);
     t.corrected.record((endMs - intendedMs) * US_PER_MS);
-    if (failure) {
+    if (error) {
       c.failed++;
-      if (failure === "timeout") c.timeouts++;
+      if (error === "timeout") c.timeouts++;
       else c.connectionErrors++;
-      stats.countStatus(failure);
-      // As in k6, a check on a request that got no response fails.
-      c.checksFailed += step.checks.length;
-      if (step.checks.length) c.checkFailedRequests++;
+      stats.countStatus(error);
     } else {
       t.duration.record((endMs - sendMs) * US_PER_MS);
       t.ttfb.record(ttfbMs * US_PER_MS);
@@ -287,19 +275,72 @@ export class ShardEngine {
       stats.countStatus(status);
       if (status >= 500) c.status5xx++;
       else if (status >= 400) c.status4xx++;
-      const ok = step.expected ? step.expected.has(status) : status >= 200 && status < 400;
+      const ok = request.expect ? request.expect.has(status) : status >= 200 && status < 400;
       if (!ok) c.failed++;
-      let anyCheckFailed = false;
-      for (const check of step.checks) {
-        const passed = (!check.status || check.status.has(status)) && (check.bodyIncludes === undefined || (bodyText ?? "").includes(check.bodyIncludes));
-        if (passed) c.checksPassed++;
-        else { c.checksFailed++; anyCheckFailed = true; }
-      }
-      if (anyCheckFailed) c.checkFailedRequests++;
     }
+    return { status, error, headers, body };
+  }
 
-    this.#inFlight--;
-    if (this.#inFlight === 0 && this.#idle.length) for (const resolve of this.#idle.splice(0)) resolve();
+  /** The stats a flow's check or custom metric lands in: its step, the current window. */
+  statsNow(stepIndex: number): MetricStats {
+    return this.#statsFor(this.#windowOf(this.#clock.now()), stepIndex);
+  }
+
+  now(): number {
+    return this.#clock.now();
+  }
+}
+
+/**
+ * What one iteration's flow sees of the engine. Checks and custom metrics are recorded
+ * under the step of the last request sent, in the window of the moment they are recorded.
+ */
+class IterationIO implements FlowIO {
+  readonly #engine: ShardEngine;
+  #intendedMs: number;
+  step = 0;
+  requests = 0;
+  #checkFailed = false;
+
+  constructor(engine: ShardEngine, intendedMs: number) {
+    this.#engine = engine;
+    this.#intendedMs = intendedMs;
+  }
+
+  send(step: number, request: FlowRequest): Promise<FlowResponse> {
+    // Only the first request answers to the schedule; later ones start when asked.
+    const intended = this.requests === 0 ? this.#intendedMs : this.#engine.now();
+    this.step = step;
+    this.requests++;
+    this.#checkFailed = false;
+    return this.#engine.send(step, request, intended);
+  }
+
+  check(passed: boolean): void {
+    const c = this.#engine.statsNow(this.step).counters;
+    if (passed) {
+      c.checksPassed++;
+      return;
+    }
+    c.checksFailed++;
+    if (!this.#checkFailed) c.checkFailedRequests++;
+    this.#checkFailed = true;
+  }
+
+  count(name: string, n = 1): void {
+    this.#engine.statsNow(this.step).custom.count(name, n);
+  }
+
+  rate(name: string, passed: boolean): void {
+    this.#engine.statsNow(this.step).custom.rate(name, passed);
+  }
+
+  trend(name: string, ms: number): void {
+    this.#engine.statsNow(this.step).custom.trend(name, ms * US_PER_MS);
+  }
+
+  now(): number {
+    return this.#engine.now();
   }
 }
 

@@ -8,12 +8,19 @@
  * unplanned restart resumes at the current time and counts what it missed as dropped.
  * It stops by its own deadline even if the coordinator is gone.
  *
+ * The flow (custom steps or a built-in scenario) is built once per object instance; a
+ * scenario's seed set is read from R2 then, never per request. Flow state (refresh-token
+ * families) is checkpointed with each window, so a restart continues it.
+ *
  * RPC surface: start(), abort(), inspect().
  */
 import { DurableObject } from "cloudflare:workers";
 import type { FlushAck, ShardAssignment, ShardFlush, ShardTelemetry, ShardWindow } from "../../core/protocol.ts";
 import type { Env } from "../../coordinator/env.ts";
 import { redactSpec } from "../../core/run-spec.ts";
+import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/seed-set.ts";
+import { createFlow } from "../../scenarios/create-flow.ts";
+import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
 
 type Phase = "scheduled" | "running" | "done";
@@ -32,14 +39,18 @@ interface ShardState {
   readonly colo: string;
   /** Every window below this has been handed to the flusher. */
   readonly watermarkS: number;
+  /** Times this shard read its seed set from R2 (once per object instance). */
+  readonly seedLoads?: number;
 }
 
 const WINDOW_PREFIX = "window:";
+const FLOW_STATE = "flowState";
 /** Windows per flush RPC, so one message stays small. */
 const WINDOWS_PER_FLUSH = 20;
 
 export class LoadShard extends DurableObject<Env> {
   #engine: ShardEngine | null = null;
+  #flow: Flow | null = null;
   #flushing: Promise<void> | null = null;
   #flushAgain = false;
   #finalRequested = false;
@@ -96,8 +107,13 @@ export class LoadShard extends DurableObject<Env> {
     }
     if (state.colo === "unknown") state = { ...state, colo: await observeColo() };
 
+    if (!this.#flow) {
+      const built = await this.#buildFlow(assignment, state);
+      this.#flow = built.flow;
+      state = built.state;
+    }
     const part = state.invocations + 1;
-    const engine = new ShardEngine(assignment, clock, fetch.bind(globalThis), (w) => this.#windowClosed({ ...w, part }, engine));
+    const engine = new ShardEngine(assignment, clock, fetch.bind(globalThis), (w) => this.#windowClosed({ ...w, part }, engine), this.#flow);
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;
@@ -132,6 +148,28 @@ export class LoadShard extends DurableObject<Env> {
     await this.#flush(!handoff);
   }
 
+  /**
+   * The flow for this run, with its seed set read from R2 and its checkpointed state
+   * restored. A seed set that is missing or unreadable fails the shard loudly: the
+   * coordinator checked it exists when the run was created.
+   */
+  async #buildFlow(assignment: ShardAssignment, state: ShardState): Promise<{ flow: Flow; state: ShardState }> {
+    let data: SeedData | null = null;
+    const seed = assignment.spec.scenario?.seed;
+    if (seed) {
+      const object = await this.env.SEEDS.get(seedObjectKey(seed));
+      if (!object) throw new Error(`seed set ${seed} is not in R2`);
+      const parsed = parseSeedSet(await object.json());
+      if (!parsed.ok) throw new Error(`seed set ${seed} does not validate: ${parsed.problems[0]?.detail}`);
+      data = parsed.data;
+      state = { ...state, seedLoads: (state.seedLoads ?? 0) + 1 };
+    }
+    const flow = createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.weights.length });
+    const saved = this.ctx.storage.kv.get<unknown>(FLOW_STATE);
+    if (saved !== undefined) flow.restore?.(saved);
+    return { flow, state };
+  }
+
   /** Once the shard has stopped sending, its stored spec keeps no secret. */
   #forgetSecrets(assignment: ShardAssignment): void {
     this.ctx.storage.kv.put("assignment", { ...assignment, spec: redactSpec(assignment.spec) });
@@ -158,6 +196,7 @@ export class LoadShard extends DurableObject<Env> {
       {
         [`${WINDOW_PREFIX}${String(window.windowS).padStart(8, "0")}:${window.part}`]: window,
         state: { ...state, watermarkS: engine.closedThrough, cursor: engine.cursor },
+        ...(this.#flow?.snapshot ? { [FLOW_STATE]: this.#flow.snapshot() } : {}),
       },
       { allowUnconfirmed: true },
     );

@@ -1,0 +1,149 @@
+/**
+ * The scenarios that read an access-token seed set: userinfo, introspect and token
+ * exchange (AUTHRIM.md). Each iteration uses the token at its run-wide index in a fixed
+ * shuffle of the set, so every shard layout sends the same tokens and the set's type mix.
+ */
+import { ACTIVE_EXPECTED, TOKEN_TYPES, type SeedToken, type TokenType } from "../core/seed-set.ts";
+import { basicAuth, FORM, jsonBody, type Flow } from "./flow.ts";
+import { flowMetrics, required, seedEntries, shuffled, type ScenarioContext, type ScenarioDefinition } from "./scenario.ts";
+
+const OK_200 = new Set([200]);
+const OK_400 = new Set([400]);
+
+function tokenPicker(ctx: ScenarioContext, types: readonly TokenType[]): (global: number) => SeedToken {
+  const tokens = shuffled(seedEntries(ctx, "access-tokens").filter((t) => types.includes(t.type)));
+  if (tokens.length === 0) throw new Error(`the seed set has no tokens of type ${types.join(" or ")}`);
+  return (global) => tokens[global % tokens.length]!;
+}
+
+export const userinfo: ScenarioDefinition = {
+  name: "userinfo",
+  description: "GET /userinfo with a valid bearer token; 200 JSON with sub",
+  seedKind: "access-tokens",
+  needs: [],
+  steps: [{ name: "userinfo", method: "GET", path: "/userinfo" }],
+  metrics: flowMetrics("userinfo"),
+  create(ctx): Flow {
+    const pick = tokenPicker(ctx, ["valid", "valid_exchanged"]);
+    const url = `${ctx.target}/userinfo`;
+    return {
+      async run(io, it) {
+        const start = io.now();
+        const r = await io.send(0, { url, method: "GET", headers: { authorization: `Bearer ${pick(it.global).access_token}` }, expect: OK_200, readBody: true });
+        const ok = r.status === 200 && typeof jsonBody<{ sub?: unknown }>(r)?.sub === "string";
+        io.check(ok);
+        io.rate("userinfo_success", ok);
+        io.trend("userinfo_duration", io.now() - start);
+      },
+    };
+  },
+};
+
+/** Per-type rate names of the reference suite (the first two are its own names). */
+const TYPE_RATE: Readonly<Record<TokenType, string>> = {
+  wrong_audience: "wrong_audience_rejected",
+  wrong_client: "wrong_client_rejected",
+  valid_exchanged: "exchanged_token_correct",
+  valid: "valid_accepted",
+  expired: "expired_rejected",
+  revoked: "revoked_rejected",
+};
+
+export const introspect: ScenarioDefinition = {
+  name: "introspect",
+  description: "POST /introspect (RFC 7662, Basic client auth) over the whole token mix; `active` checked per type",
+  seedKind: "access-tokens",
+  needs: ["clientId", "clientSecret"],
+  steps: [{ name: "introspect", method: "POST", path: "/introspect" }],
+  metrics: {
+    ...flowMetrics("introspect"),
+    active_correct: "rate",
+    false_positives: "counter",
+    false_negatives: "counter",
+    ...Object.fromEntries(TOKEN_TYPES.map((t) => [TYPE_RATE[t], "rate" as const])),
+  },
+  create(ctx): Flow {
+    const pick = tokenPicker(ctx, TOKEN_TYPES);
+    const url = `${ctx.target}/introspect`;
+    const headers = { authorization: basicAuth(required(ctx.options, "clientId"), required(ctx.options, "clientSecret")), "content-type": FORM };
+    return {
+      async run(io, it) {
+        const token = pick(it.global);
+        const start = io.now();
+        const r = await io.send(0, { url, method: "POST", headers, body: `token=${encodeURIComponent(token.access_token)}`, expect: OK_200, readBody: true });
+        const active = r.status === 200 ? jsonBody<{ active?: unknown }>(r)?.active : undefined;
+        io.trend("introspect_duration", io.now() - start);
+        if (typeof active !== "boolean") {
+          // No verdict (error status, timeout, unparsable body): a failure, not a wrong answer.
+          io.check(false);
+          io.rate("introspect_success", false);
+          return;
+        }
+        const expected = ACTIVE_EXPECTED[token.type];
+        const correct = active === expected;
+        io.check(correct);
+        io.rate("introspect_success", correct);
+        io.rate("active_correct", correct);
+        io.rate(`active_correct{type:${token.type}}`, correct);
+        io.rate(TYPE_RATE[token.type], correct);
+        if (!correct) {
+          // A false positive is an invalid token reported active; a false negative the reverse.
+          const kind = active ? "false_positives" : "false_negatives";
+          io.count(kind);
+          io.count(`${kind}{type:${token.type}}`);
+        }
+      },
+    };
+  },
+};
+
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
+
+export const tokenExchange: ScenarioDefinition = {
+  name: "token-exchange",
+  description: "POST /token RFC 8693 with valid, expired and revoked subject tokens; invalid or revoked subjects must be refused",
+  seedKind: "access-tokens",
+  needs: ["clientId", "clientSecret"],
+  steps: [{ name: "token_exchange", method: "POST", path: "/token" }],
+  metrics: {
+    ...flowMetrics("token-exchange"),
+    invalid_token_accepted: "counter",
+    revoked_token_accepted: "counter",
+    valid_token_rejected: "counter",
+    revoked_reason_reported: "rate",
+  },
+  create(ctx): Flow {
+    const pick = tokenPicker(ctx, ["valid", "expired", "revoked"]);
+    const url = `${ctx.target}/token`;
+    const headers = { authorization: basicAuth(required(ctx.options, "clientId"), required(ctx.options, "clientSecret")), "content-type": FORM };
+    const fixed = new URLSearchParams({ grant_type: TOKEN_EXCHANGE, subject_token_type: ACCESS_TOKEN_TYPE, requested_token_type: ACCESS_TOKEN_TYPE, scope: ctx.options.scope });
+    if (ctx.options.audience) fixed.set("audience", ctx.options.audience);
+    const fixedText = fixed.toString();
+    return {
+      async run(io, it) {
+        const token = pick(it.global);
+        const valid = token.type === "valid";
+        const start = io.now();
+        const r = await io.send(0, {
+          url, method: "POST", headers, body: `${fixedText}&subject_token=${encodeURIComponent(token.access_token)}`,
+          // An expired or revoked subject must be refused: that 400 is the expected answer.
+          expect: valid ? OK_200 : OK_400, readBody: true,
+        });
+        io.trend("token_exchange_duration", io.now() - start);
+        const body = jsonBody<{ access_token?: unknown; error?: unknown; error_description?: unknown }>(r);
+        const accepted = r.status === 200 && typeof body?.access_token === "string";
+        const refused = r.status === 400 && body?.error === "invalid_grant";
+        const correct = valid ? accepted : refused;
+        io.check(correct);
+        io.rate("token_exchange_success", correct);
+        if (valid && !accepted && r.status !== 0) io.count("valid_token_rejected");
+        if (!valid && accepted) io.count("invalid_token_accepted");
+        if (token.type === "revoked") {
+          if (accepted) io.count("revoked_token_accepted");
+          if (refused) io.rate("revoked_reason_reported", /revoked/i.test(String(body?.error_description ?? "")));
+        }
+      },
+    };
+  },
+};

@@ -1,0 +1,75 @@
+/**
+ * A flow is what one iteration does: one request (a custom step) or several in order (the
+ * mail-OTP login). Flows are plain async functions over an injected `FlowIO`, so they know
+ * nothing of pacing, connection slots, timeouts or windows — the shard engine owns those —
+ * and they run unchanged in plain Node against a scripted IO in tests.
+ *
+ * A flow reports through the IO: `send` records the request's built-in metrics under its
+ * step (duration, TTFB, status, http_req_failed by `expect`), `check` counts a k6 check on
+ * the last request, and `count`/`rate`/`trend` record the scenario's custom metrics.
+ * An iteration whose flow sends nothing (e.g. every refresh family is busy) counts as a
+ * dropped iteration.
+ */
+
+export interface FlowRequest {
+  readonly url: string;
+  readonly method: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /** Statuses that count as success for http_req_failed (default 200–399). */
+  readonly expect?: ReadonlySet<number> | null;
+  /** Whether the flow needs the body text (else it is read and discarded). */
+  readonly readBody?: boolean;
+  /** "manual" to see a redirect instead of following it (silent authentication). */
+  readonly redirect?: "manual" | "follow";
+}
+
+export interface FlowResponse {
+  /** 0 when there was no response (see `error`). */
+  readonly status: number;
+  readonly error: "timeout" | "connection" | null;
+  readonly headers: Headers | null;
+  /** The body text when `readBody` was asked for, else null. */
+  readonly body: string | null;
+}
+
+export interface FlowIO {
+  send(step: number, request: FlowRequest): Promise<FlowResponse>;
+  /** Counts one k6 check on the last request sent. */
+  check(passed: boolean): void;
+  count(name: string, n?: number): void;
+  rate(name: string, passed: boolean): void;
+  /** Records a custom trend sample in milliseconds. */
+  trend(name: string, ms: number): void;
+  /** Epoch milliseconds. */
+  now(): number;
+}
+
+export interface IterationInfo {
+  /** The run-wide iteration index (identical whatever the shard layout). */
+  readonly global: number;
+  readonly shard: number;
+  readonly region: string;
+}
+
+export interface Flow {
+  run(io: FlowIO, it: IterationInfo): Promise<void>;
+  /** State to persist with each checkpoint (refresh families), if the flow keeps any. */
+  snapshot?(): unknown;
+  restore?(state: unknown): void;
+}
+
+/** A JSON body, or null when it is not JSON. */
+export function jsonBody<T = Record<string, unknown>>(r: FlowResponse): T | null {
+  if (r.body === null) return null;
+  try {
+    return JSON.parse(r.body) as T;
+  } catch {
+    return null;
+  }
+}
+
+/** HTTP Basic client authentication, as Authrim's suite sends it. */
+export const basicAuth = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)}`;
+
+export const FORM = "application/x-www-form-urlencoded";

@@ -1,0 +1,118 @@
+/**
+ * Every built-in scenario end to end at a low rate: seeds made by the real seeders against
+ * the Authrim-style target of the local stack, stored in R2 through the API, read by the
+ * shards, and the scenario's correctness metrics checked in the run summary. Load goes only
+ * to the loopback target.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EdgeloadClient } from "../../scripts/cli/client.ts";
+import { startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
+import { seedAccessTokens } from "../../seeds/access-tokens.ts";
+import { seedRefreshTokens } from "../../seeds/refresh-tokens.ts";
+import { seedSessions } from "../../seeds/sessions.ts";
+import { seedUsers } from "../../seeds/users.ts";
+
+let stack: LocalStack;
+let client: EdgeloadClient;
+let stateDir: string;
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), "edgeload-scenarios-"));
+  stack = await startLocalStack({ persist: stateDir });
+  client = new EdgeloadClient(stack.apiUrl, stack.token);
+  const access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient };
+  const [tokens, families, sessions, users] = await Promise.all([
+    seedAccessTokens({ ...access, count: 120, users: 10 }),
+    seedRefreshTokens({ ...access, count: 60, users: 10 }),
+    seedSessions({ ...access, count: 20, users: 10 }),
+    seedUsers({ ...access, count: 10 }),
+  ]);
+  await Promise.all([
+    client.uploadSeed("e2e-tokens", tokens),
+    client.uploadSeed("e2e-refresh", families),
+    client.uploadSeed("e2e-sessions", sessions),
+    client.uploadSeed("e2e-users", users),
+  ]);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+/** Runs a scenario at a constant low rate and returns its summary's metrics. */
+async function runScenario(name: string, seed: string, rate: number, overrides: Record<string, unknown> = {}) {
+  const { clientId, clientSecret, redirectUri } = stack.targetClient;
+  const run = await client.createRun({
+    name: `e2e ${name}`, target: stack.targetUrl,
+    scenario: { name, seed, clientId, clientSecret, redirectUri, ...(name === "otp-login" ? { adminSecret: stack.targetAdminSecret } : {}) },
+    executor: "constant-arrival-rate", rate, duration: "3s", shards: 2, regions: ["wnam", "weur"], timeout: "5s",
+    ...overrides,
+  });
+  const view = await client.waitForEnd(run.id, () => {}, 250);
+  const summary = await client.summary(run.id);
+  return { view, metrics: summary.metrics as Record<string, any>, summary };
+}
+
+describe("built-in scenarios against the Authrim-style target", () => {
+  it("introspect: every token type judged correctly, zero false positives and negatives", async () => {
+    const { metrics } = await runScenario("introspect", "e2e-tokens", 40);
+    expect(metrics.http_reqs.count).toBe(120);
+    expect(metrics.active_correct).toMatchObject({ passes: 120, fails: 0 });
+    expect(metrics.false_positives.count).toBe(0);
+    expect(metrics.false_negatives.count).toBe(0);
+    // A fixed shuffle spreads the set's mix over the run: every type was exercised.
+    for (const type of ["valid", "valid_exchanged", "expired", "revoked", "wrong_audience", "wrong_client"]) {
+      expect(metrics[`active_correct{type:${type}}`].passes, type).toBeGreaterThan(0);
+    }
+    expect(metrics.wrong_audience_rejected.value).toBe(1);
+    expect(metrics.wrong_client_rejected.value).toBe(1);
+    expect(metrics.exchanged_token_correct.value).toBe(1);
+  });
+
+  it("userinfo: every valid token answers with its subject", async () => {
+    const { metrics } = await runScenario("userinfo", "e2e-tokens", 40);
+    expect(metrics.userinfo_success).toMatchObject({ passes: 120, fails: 0 });
+    expect(metrics.http_req_failed.passes).toBe(0);
+  });
+
+  it("token-exchange: valid subjects exchanged, no expired or revoked subject accepted, revocation reported", async () => {
+    const { metrics } = await runScenario("token-exchange", "e2e-tokens", 40, {
+      thresholds: { invalid_token_accepted: ["count==0"], revoked_token_accepted: ["count==0"] },
+    });
+    expect(metrics.token_exchange_success).toMatchObject({ passes: 120, fails: 0 });
+    expect(metrics.invalid_token_accepted).toMatchObject({ count: 0, thresholds: { "count==0": false } });
+    expect(metrics.revoked_token_accepted.count).toBe(0);
+    expect(metrics.revoked_reason_reported.value).toBe(1);
+    expect(metrics.http_req_failed.passes).toBe(0);
+  });
+
+  it("refresh: four shards keep rotating their own families without a single reuse", async () => {
+    // 60 families over 4 shards, each rotated about 3 times.
+    const { metrics, view } = await runScenario("refresh", "e2e-refresh", 60, { shards: 4, regions: ["wnam", "enam", "weur", "apac"] });
+    expect(view.status).toBe("passed");
+    expect(metrics.rotation_success).toMatchObject({ passes: 180, fails: 0 });
+    expect(metrics.families_lost.count).toBe(0);
+    expect(metrics.families_busy.count).toBe(0);
+  });
+
+  it("silent-auth: a 302 with a code and the same state for every session", async () => {
+    const { metrics } = await runScenario("silent-auth", "e2e-sessions", 40);
+    expect(metrics.silent_auth_success).toMatchObject({ passes: 120, fails: 0 });
+    expect(metrics.login_required.count).toBe(0);
+  });
+
+  it("otp-login: five steps per login, each tagged, and the flow's own latency", async () => {
+    const { metrics, summary } = await runScenario("otp-login", "e2e-users", 8);
+    expect(metrics.otp_login_success).toMatchObject({ passes: 24, fails: 0 });
+    expect(metrics.iterations.count).toBe(24);
+    expect(metrics.http_reqs.count).toBe(120);
+    expect(Object.keys(summary.edgeload.steps)).toEqual(["authorize", "email_code", "verify", "authorize_silent", "token"]);
+    for (const step of Object.values(summary.edgeload.steps) as Array<{ requests: number; failed: number }>) expect(step).toMatchObject({ requests: 24, failed: 0 });
+    expect(metrics.otp_login_duration["p(95)"]).toBeGreaterThanOrEqual(metrics.http_req_duration.med);
+    expect(summary.edgeload.achievedRatePerS).toBeCloseTo(8, 0);
+  });
+});
