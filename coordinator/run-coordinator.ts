@@ -41,6 +41,9 @@ interface RunRecord {
   readonly shardsDone: readonly number[];
   readonly watermarks: Readonly<Record<number, number>>;
   readonly telemetry: Readonly<Record<number, ShardTelemetry>>;
+  /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */
+  readonly tickFailures?: number;
+  readonly lastError?: string | null;
 }
 
 /** How long before T0 shards are started, so every one is armed in time. */
@@ -51,6 +54,11 @@ const MAX_LATENESS_MS = 10_000;
 const CHECKPOINT_EVERY_MS = 5_000;
 /** After its deadline a shard keeps retrying its last flushes this long, then gives up. */
 const SHARD_FLUSH_GRACE_MS = 60_000;
+/**
+ * A tick that throws (D1 refusing writes, say) is retried with backoff up to 30 s; after
+ * this many failures in a row the run ends as `error`, its summary kept in the coordinator.
+ */
+const MAX_TICK_FAILURES = 12;
 
 export class RunCoordinator extends DurableObject<Env> {
   #run: RunRecord | null = null;
@@ -176,6 +184,7 @@ export class RunCoordinator extends DurableObject<Env> {
         shards: run.plan.shards.length,
       },
       thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" : null,
+      lastError: run.lastError ?? null,
     };
   }
 
@@ -206,7 +215,43 @@ export class RunCoordinator extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(now + ABORT_GRACE_MS);
   }
 
+  /**
+   * One tick. Failures are handled here rather than left to the runtime's alarm retries,
+   * which give up after a few attempts and would leave the run `running` for ever.
+   */
   override async alarm(): Promise<void> {
+    try {
+      await this.#tick();
+    } catch (error) {
+      await this.#tickFailed(error);
+      return;
+    }
+    const run = this.#run;
+    if (run?.tickFailures) this.#save({ ...run, tickFailures: 0, lastError: null });
+  }
+
+  async #tickFailed(error: unknown): Promise<void> {
+    const run = this.#run;
+    if (!run) throw error;
+    const failures = (run.tickFailures ?? 0) + 1;
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`run ${run.runId}: tick ${failures} failed: ${message}`);
+    this.#save({ ...run, tickFailures: failures, lastError: message });
+    if (failures < MAX_TICK_FAILURES) {
+      await this.ctx.storage.setAlarm(Date.now() + Math.min(30_000, 500 * 2 ** failures));
+      return;
+    }
+    // Give up: the run ends as an error; its summary stays readable from this object.
+    const endMs = run.endMs ?? Math.min(Date.now(), run.t0Ms + run.spec.durationMs);
+    const final = { ...run, status: "error" as const, stopping: null, endMs, abortReason: `results could not be stored: ${message}`, spec: redactSpec(run.spec) };
+    this.ctx.storage.kv.put("summary", this.#buildSummary(final, endMs));
+    this.#save(final);
+    await this.#broadcastAbort().catch(() => {});
+    await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "error", { endedAt: endMs, abortReason: final.abortReason })]).catch(() => {});
+    await this.ctx.storage.deleteAlarm();
+  }
+
+  async #tick(): Promise<void> {
     const run = this.#run;
     if (!run || this.ctx.storage.kv.get("summary")) return;
     const now = Date.now();

@@ -99,4 +99,6 @@ export interface RunView {
     readonly shards: number;
   };
   readonly thresholdsOk: boolean | null;
+  /** The coordinator's last failure to progress (e.g. D1 unavailable), while it retries. */
+  readonly lastError: string | null;
 }
