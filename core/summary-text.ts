@@ -116,3 +116,29 @@ export function renderSummary(summary: Summary): string {
   for (const note of e.plan.notes) out.push(`  note: ${note}`);
   return out.join("\n");
 }
+
+/**
+ * One row per scenario run: load, latency, success and — for introspection — correctness,
+ * the figures the reference suite's reports lead with.
+ */
+export function renderScenarioTable(summaries: readonly Summary[]): string {
+  const rows = summaries.map((s) => {
+    const m = s.metrics as Record<string, any>;
+    const name = s.edgeload.scenario?.name ?? s.edgeload.name;
+    const prefix = name.replace(/-/g, "_");
+    const success = m[`${prefix}_success`];
+    const correct = m.active_correct;
+    return [
+      name,
+      String(m.http_reqs.count),
+      s.edgeload.achievedRatePerS.toFixed(1),
+      m.http_req_duration ? formatMs(m.http_req_duration.med) : "-",
+      m.http_req_duration ? formatMs(m.http_req_duration["p(95)"]) : "-",
+      m.http_req_duration ? formatMs(m.http_req_duration["p(99)"]) : "-",
+      success ? pct(success.value) : "-",
+      correct ? `${pct(correct.value)} (FP ${m.false_positives?.count ?? 0}, FN ${m.false_negatives?.count ?? 0})` : "-",
+      s.edgeload.thresholdsPassed ? "✓" : "✗",
+    ];
+  });
+  return ["", "  RESULTS BY SCENARIO", ...table(["scenario", "reqs", "rps", "p50", "p95", "p99", "success", "introspection correct", "thresholds"], rows), ""].join("\n");
+}

@@ -18,11 +18,11 @@ import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
-import { formatMs, renderSummary } from "../../core/summary-text.ts";
+import { formatMs, renderScenarioTable, renderSummary } from "../../core/summary-text.ts";
 import { ApiProblem, EdgeloadClient } from "./client.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { LocalStack } from "./local-stack.ts";
-import { demoSpec, quickSpec, QuickSpecError, scenarioRunSpec } from "./quick-spec.ts";
+import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scenarioRunSpec } from "./quick-spec.ts";
 
 export const EXIT = { ok: 0, failure: 1, thresholdsFailed: 99, runError: 103, invalidConfig: 104, aborted: 105 } as const;
 
@@ -297,6 +297,7 @@ export function progressLine(view: RunView): string {
     `dropped ${l.dropped}`,
     `p95 ${l.p95Ms === null ? "-" : formatMs(l.p95Ms)}`,
     `shards done ${l.shardsDone}/${l.shards}`,
+    ...(view.lastError ? [`⚠ retrying: ${view.lastError}`] : []),
   ].join("  ");
 }
 
@@ -306,6 +307,15 @@ export async function submitAndFollow(
   spec: unknown,
   options: { summaryExport?: string | undefined; quiet?: boolean | undefined } = {},
 ): Promise<number> {
+  return (await followRun(client, spec, options)).exit;
+}
+
+/** Submits a run, shows its progress, prints its summary; the exit code k6 would give. */
+async function followRun(
+  client: EdgeloadClient,
+  spec: unknown,
+  options: { summaryExport?: string | undefined; quiet?: boolean | undefined } = {},
+): Promise<{ exit: number; summary: Summary }> {
   const run = await client.createRun(spec);
   const regions = [...new Set(run.plan.shards.map((s) => s.region))];
   const n = run.plan.shards.length;
@@ -342,7 +352,11 @@ export async function submitAndFollow(
     await writeFile(options.summaryExport, JSON.stringify(summary, null, 2) + "\n");
     console.log(`summary written to ${options.summaryExport}`);
   }
-  switch (view.status) {
+  return { exit: exitCodeOf(view.status), summary };
+}
+
+function exitCodeOf(status: RunView["status"]): number {
+  switch (status) {
     case "passed": return EXIT.ok;
     case "failed": return EXIT.thresholdsFailed;
     case "aborted": return EXIT.aborted;
@@ -457,9 +471,15 @@ async function seedCommand(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/**
+ * The demo, end to end against the local Authrim-style target: seed an access-token set
+ * (signed with the target's key, revoked ones revoked, verified by introspection), store it
+ * in R2 and print its signed TOKEN_URL, then run the userinfo and introspect scenarios at
+ * a shortened rps100 preset and print each summary and a per-scenario table.
+ */
 async function demoCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { "summary-export": { type: "string" }, quiet: { type: "boolean", default: false } } });
-  console.log("starting the local stack (coordinator, shards, D1, R2 and target in workerd)…");
+  console.log("starting the local stack (coordinator, shards, D1, R2 and the Authrim-style target in workerd)…");
   const started = Date.now();
   let stack: LocalStack | undefined;
   try {
@@ -467,8 +487,30 @@ async function demoCommand(args: string[]): Promise<number> {
     stack = await startLocalStack({ writeDevFile: false });
     console.log(`  API ${stack.apiUrl}   target ${stack.targetUrl}   (up in ${((Date.now() - started) / 1000).toFixed(1)}s)`);
     const client = new EdgeloadClient(stack.apiUrl, stack.token);
-    return await submitAndFollow(client, demoSpec(stack.targetUrl), { summaryExport: values["summary-export"], quiet: values.quiet });
+
+    const seed = "demo-tokens";
+    console.log(`\nseeding ${DEMO_TOKENS} access tokens against the target (Authrim's mix: valid, valid_exchanged, expired, revoked, wrong_audience, wrong_client)…`);
+    const { seedAccessTokens } = await import("../../seeds/access-tokens.ts");
+    const doc = await seedAccessTokens({ baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient, count: DEMO_TOKENS, users: 50, testName: "edgeload demo" });
+    const stored = await client.uploadSeed(seed, doc);
+    const url = await client.seedUrl(seed, { expiresIn: "1h" });
+    const v = doc.metadata.verification;
+    console.log(`  seed set ${seed}: ${stored.total} tokens ${JSON.stringify(stored.counts)}`);
+    console.log(`  verified by introspection: ${v.verified} correct, ${v.incorrect} incorrect`);
+    console.log(`  TOKEN_URL (k6 can read it; expires ${url.expiresAt}):\n    ${url.url}`);
+
+    const results: Array<{ scenario: string; exit: number; summary: Summary }> = [];
+    for (const scenario of DEMO_SCENARIOS) {
+      console.log(`\n── ${scenario}: preset ${DEMO_PRESET.preset} shortened ×${DEMO_PRESET.durationScale} ──`);
+      const summaryExport = values["summary-export"]?.replace(/(\.json)?$/, `.${scenario}$1`);
+      const result = await followRun(client, demoSpec(scenario, stack.targetUrl, seed, stack.targetClient), { summaryExport, quiet: values.quiet });
+      results.push({ scenario, ...result });
+    }
+    console.log(renderScenarioTable(results.map((r) => r.summary)));
+    return results.reduce((worst, r) => (r.exit !== EXIT.ok ? r.exit : worst), EXIT.ok as number);
   } finally {
     await stack?.stop();
   }
 }
+
+const DEMO_TOKENS = 600;

@@ -1,6 +1,7 @@
 /**
  * Run specs the CLI builds without a spec file: the vegeta-like quick form of
- * `edgeload run --target … --rate … --duration …`, and the demo's spec.
+ * `edgeload run --target … --rate … --duration …`, the scenario form
+ * (`--scenario … --preset …`), and the demo's runs.
  */
 
 export interface QuickOptions {
@@ -118,28 +119,14 @@ export function scenarioRunSpec(o: ScenarioRunOptions, needs: readonly string[])
   };
 }
 
-/** The demo: 200 requests/s after a short ramp, 25 s steady, 4 shards in 4 regions. */
-export function demoSpec(targetUrl: string): Record<string, unknown> {
-  return {
-    name: "demo: 200 rps against the local target",
-    target: targetUrl,
-    steps: [{ name: "delay", method: "GET", path: "/delay?ms=20&jitter=10", checks: [{ status: 200 }] }],
-    executor: "ramping-arrival-rate",
-    startRate: 20,
-    timeUnit: "1s",
-    stages: [
-      { target: 200, duration: "5s" },
-      { target: 200, duration: "25s" },
-    ],
-    shards: 4,
-    regions: ["wnam", "enam", "weur", "apac"],
-    maxVUs: 400,
-    timeout: "5s",
-    thresholds: {
-      http_req_duration: ["p(95)<250", "p(99)<500"],
-      http_req_failed: ["rate<0.01"],
-      checks: ["rate>0.99"],
-      dropped_iterations: ["count<10"],
-    },
-  };
+/** The demo's scenarios, in the order it runs them, and their load: rps100 shortened to ~12 s. */
+export const DEMO_SCENARIOS = ["userinfo", "introspect"] as const;
+export const DEMO_PRESET = { preset: "rps100", durationScale: 0.15 } as const;
+
+/** One demo run: a built-in scenario over the demo's token set, 4 shards in 4 regions. */
+export function demoSpec(scenario: (typeof DEMO_SCENARIOS)[number], target: string, seed: string, client: { clientId: string; clientSecret: string }): Record<string, unknown> {
+  return scenarioRunSpec(
+    { scenario, target, seed, ...DEMO_PRESET, ...client, shards: 4, regions: "wnam,enam,weur,apac", name: `demo: ${scenario} at ${DEMO_PRESET.preset} ×${DEMO_PRESET.durationScale}` },
+    ["clientId", "clientSecret"],
+  );
 }
