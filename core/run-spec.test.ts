@@ -1,19 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { parseRunSpec, redactSpec, REDACTED } from "./run-spec.ts";
+import { specProblems, validSpec } from "./run-spec-fixtures.ts";
 
 const minimal = { target: "http://127.0.0.1:9090", steps: [{ path: "/delay?ms=20" }], executor: "constant-arrival-rate", rate: 200, duration: "30s" };
 
-function ok(input: unknown) {
-  const r = parseRunSpec(input);
-  if (!r.ok) throw new Error(JSON.stringify(r.problems));
-  return r.spec;
-}
-
-function problems(input: unknown) {
-  const r = parseRunSpec(input);
-  if (r.ok) throw new Error("expected problems");
-  return r.problems;
-}
+const ok = validSpec;
+const problems = specProblems;
 
 describe("parseRunSpec", () => {
   it("normalises a minimal constant-arrival-rate spec with k6 defaults", () => {

@@ -7,6 +7,7 @@ import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { planRun } from "./plan.ts";
 import { expandPreset, presetNames } from "./presets.ts";
 import { parseRunSpec, redactSpec, REDACTED } from "./run-spec.ts";
+import { specProblems, validSpec } from "./run-spec-fixtures.ts";
 import { RunTotals } from "./run-totals.ts";
 import { MetricStats } from "./stats.ts";
 import { buildSummary } from "./summary.ts";
@@ -17,17 +18,8 @@ const introspect = {
   scenario: { name: "introspect", seed: "tokens-3k", clientId: "cid", clientSecret: "s3cret" },
 };
 
-function ok(input: unknown) {
-  const r = parseRunSpec(input);
-  if (!r.ok) throw new Error(JSON.stringify(r.problems));
-  return r.spec;
-}
-
-function problems(input: unknown) {
-  const r = parseRunSpec(input);
-  if (r.ok) throw new Error("expected problems");
-  return r.problems;
-}
+const ok = validSpec;
+const problems = specProblems;
 
 describe("presets", () => {
   it("ramps 15 s, holds 180 s, ramps down 15 s; rps100 is the short shape", () => {

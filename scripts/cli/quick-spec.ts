@@ -4,19 +4,35 @@
  * (`--scenario … --preset …`), and the demo's runs.
  */
 
-export interface QuickOptions {
+/** Flags both forms share: placement, limits, thresholds and the run's name. */
+export interface CommonRunOptions {
+  readonly shards?: number;
+  /** Comma-separated location hints. */
+  readonly regions?: string;
+  readonly timeout?: string;
+  readonly maxVUs?: number;
+  /** `metric=expression` flags. */
+  readonly thresholds?: readonly string[];
+  readonly name?: string;
+}
+
+export interface QuickOptions extends CommonRunOptions {
   readonly target: string;
   readonly rate: number;
   readonly duration: string;
   readonly method?: string;
   readonly headers?: readonly string[];
   readonly body?: string;
-  readonly shards?: number;
-  readonly regions?: string;
-  readonly timeout?: string;
-  readonly maxVUs?: number;
-  readonly thresholds?: readonly string[];
-  readonly name?: string;
+}
+
+/** The spec fields of the common flags that were given. */
+function commonFields(o: CommonRunOptions): Record<string, unknown> {
+  return {
+    ...(o.shards !== undefined ? { shards: o.shards } : {}),
+    ...(o.regions ? { regions: o.regions.split(",").map((r) => r.trim()) } : {}),
+    ...(o.timeout ? { timeout: o.timeout } : {}),
+    ...(o.maxVUs !== undefined ? { maxVUs: o.maxVUs } : {}),
+  };
 }
 
 /**
@@ -44,10 +60,7 @@ export function quickSpec(o: QuickOptions): Record<string, unknown> {
     executor: "constant-arrival-rate",
     rate: o.rate,
     duration: o.duration,
-    ...(o.shards !== undefined ? { shards: o.shards } : {}),
-    ...(o.regions ? { regions: o.regions.split(",").map((r) => r.trim()) } : {}),
-    ...(o.timeout ? { timeout: o.timeout } : {}),
-    ...(o.maxVUs !== undefined ? { maxVUs: o.maxVUs } : {}),
+    ...commonFields(o),
     thresholds,
   };
 }
@@ -65,7 +78,7 @@ function thresholdFlags(flags: readonly string[]): Record<string, string[]> {
 
 export class QuickSpecError extends Error {}
 
-export interface ScenarioRunOptions {
+export interface ScenarioRunOptions extends CommonRunOptions {
   readonly scenario: string;
   readonly target: string;
   readonly seed?: string;
@@ -80,12 +93,6 @@ export interface ScenarioRunOptions {
   readonly redirectUri?: string;
   readonly scope?: string;
   readonly audience?: string;
-  readonly shards?: number;
-  readonly regions?: string;
-  readonly timeout?: string;
-  readonly maxVUs?: number;
-  readonly thresholds?: readonly string[];
-  readonly name?: string;
 }
 
 /**
@@ -111,10 +118,7 @@ export function scenarioRunSpec(o: ScenarioRunOptions, needs: readonly string[])
     ...(o.preset
       ? { preset: o.preset, ...(o.durationScale !== undefined ? { durationScale: o.durationScale } : {}) }
       : { executor: "constant-arrival-rate", rate: o.rate, duration: o.duration }),
-    ...(o.shards !== undefined ? { shards: o.shards } : {}),
-    ...(o.regions ? { regions: o.regions.split(",").map((r) => r.trim()) } : {}),
-    ...(o.timeout ? { timeout: o.timeout } : {}),
-    ...(o.maxVUs !== undefined ? { maxVUs: o.maxVUs } : {}),
+    ...commonFields(o),
     ...(o.thresholds?.length ? { thresholds: thresholdFlags(o.thresholds) } : {}),
   };
 }

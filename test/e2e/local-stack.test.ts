@@ -3,27 +3,21 @@
  * it, driven over HTTP like a user does, and the `edgeload` CLI run as a real process for
  * its exit codes and summary export. Load goes only to the loopback target.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { EdgeloadClient } from "../../scripts/cli/client.ts";
 import { runCli } from "./cli-process.ts";
-import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
+import { PROJECT_ROOT, type LocalStack } from "../../scripts/cli/local-stack.ts";
+import { useLocalStack } from "./local-stack-fixture.ts";
 
+const fixture = useLocalStack("edgeload-e2e-");
 let stack: LocalStack;
 let client: EdgeloadClient;
 let stateDir: string;
 
-beforeAll(async () => {
-  stateDir = await mkdtemp(join(tmpdir(), "edgeload-e2e-"));
-  stack = await startLocalStack({ persist: stateDir });
-  client = new EdgeloadClient(stack.apiUrl, stack.token);
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await rm(stateDir, { recursive: true, force: true });
+beforeAll(() => {
+  ({ stack, client, stateDir } = fixture);
 });
 
 /** p50 of `n` sequential requests from Node's own fetch: what the target itself takes. */

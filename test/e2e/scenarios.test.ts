@@ -4,25 +4,21 @@
  * shards, and the scenario's correctness metrics checked in the run summary. Load goes only
  * to the loopback target.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { EdgeloadClient } from "../../scripts/cli/client.ts";
-import { startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
+import type { LocalStack } from "../../scripts/cli/local-stack.ts";
 import { seedAccessTokens } from "../../seeds/access-tokens.ts";
 import { seedRefreshTokens } from "../../seeds/refresh-tokens.ts";
 import { seedSessions } from "../../seeds/sessions.ts";
 import { seedUsers } from "../../seeds/users.ts";
+import { useLocalStack } from "./local-stack-fixture.ts";
 
+const fixture = useLocalStack("edgeload-scenarios-");
 let stack: LocalStack;
 let client: EdgeloadClient;
-let stateDir: string;
 
 beforeAll(async () => {
-  stateDir = await mkdtemp(join(tmpdir(), "edgeload-scenarios-"));
-  stack = await startLocalStack({ persist: stateDir });
-  client = new EdgeloadClient(stack.apiUrl, stack.token);
+  ({ stack, client } = fixture);
   const access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient };
   const [tokens, families, sessions, users] = await Promise.all([
     seedAccessTokens({ ...access, count: 120, users: 10 }),
@@ -36,11 +32,6 @@ beforeAll(async () => {
     client.uploadSeed("e2e-sessions", sessions),
     client.uploadSeed("e2e-users", users),
   ]);
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await rm(stateDir, { recursive: true, force: true });
 });
 
 /** Runs a scenario at a constant low rate and returns its summary's metrics. */

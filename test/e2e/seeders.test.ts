@@ -8,19 +8,19 @@
  * status, and `edgeload seed` stores a set behind a signed URL.
  */
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { parseSeedSet, type SeedKind } from "../../core/seed-set.ts";
 import { DEV_FILE } from "../../scripts/cli/dev-file.ts";
-import { startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
+import type { LocalStack } from "../../scripts/cli/local-stack.ts";
 import { seedAuthCodes } from "../../seeds/auth-codes.ts";
 import { SeedError } from "../../seeds/provider-api.ts";
 import { seedRefreshTokens } from "../../seeds/refresh-tokens.ts";
 import { seedSessions } from "../../seeds/sessions.ts";
 import { benchEmail, seedUsers } from "../../seeds/users.ts";
 import { runCli } from "./cli-process.ts";
+import { useLocalStack } from "./local-stack-fixture.ts";
 
 let stack: LocalStack;
 let stateDir: string;
@@ -28,16 +28,12 @@ let access: { baseUrl: string; adminSecret: string; clientId: string; clientSecr
 /** The redirect URI registered for the load-test client. */
 let redirectUri: string;
 
-beforeAll(async () => {
-  stateDir = await mkdtemp(join(tmpdir(), "edgeload-seeders-"));
-  stack = await startLocalStack({ persist: stateDir });
+const fixture = useLocalStack("edgeload-seeders-");
+
+beforeAll(() => {
+  ({ stack, stateDir } = fixture);
   access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, clientId: stack.targetClient.clientId, clientSecret: stack.targetClient.clientSecret };
   redirectUri = stack.targetClient.redirectUri;
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await rm(stateDir, { recursive: true, force: true });
 });
 
 /** The id the target has for a user's email, or null. */

@@ -1,0 +1,31 @@
+/**
+ * One local stack per test file, started exactly as the CLI starts it, with its state in a
+ * temporary folder that is removed afterwards. Call at the top of a file; the returned
+ * object is filled in before the file's own `beforeAll` hooks run.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { EdgeloadClient } from "../../scripts/cli/client.ts";
+import { startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
+
+export interface StackFixture {
+  stack: LocalStack;
+  client: EdgeloadClient;
+  stateDir: string;
+}
+
+export function useLocalStack(prefix: string): StackFixture {
+  const fixture = {} as StackFixture;
+  beforeAll(async () => {
+    fixture.stateDir = await mkdtemp(join(tmpdir(), prefix));
+    fixture.stack = await startLocalStack({ persist: fixture.stateDir });
+    fixture.client = new EdgeloadClient(fixture.stack.apiUrl, fixture.stack.token);
+  });
+  afterAll(async () => {
+    await fixture.stack?.stop();
+    if (fixture.stateDir) await rm(fixture.stateDir, { recursive: true, force: true });
+  });
+  return fixture;
+}
