@@ -7,11 +7,14 @@ import { Hono, type Context } from "hono";
 import { ArrivalSchedule } from "../core/arrival-schedule.ts";
 import { planRun } from "../core/plan.ts";
 import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/run-spec.ts";
+import { parseQuery, runQuery, toCsv } from "../core/query.ts";
+import { readOnlySqlProblem } from "../core/read-only-sql.ts";
 import { seedObjectKey } from "../core/seed-set.ts";
 import { SCENARIOS } from "../scenarios/catalog.ts";
 import type { Env } from "./env.ts";
 import { checkTarget, limitsOf, modeOf } from "./policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, tooManyRuns, unauthorized } from "./problems.ts";
+import { loadQueryInput } from "./results-queries.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
 import { secretsEqual } from "../workers/web-crypto.ts";
@@ -126,6 +129,41 @@ api.get("/v1/runs/:id/timeseries", async (c) => {
   if (!view) throw notFound(`run ${id}`);
   return c.json({ id, windowS: 1, points: await timeseries(c.env.DB, id) });
 });
+
+/**
+ * Analytics over the run's stored windows (core/query.ts):
+ * `?by=region,step&every=1m&metrics=rps,p95,p99,error_rate&trend=duration&format=json|csv`.
+ */
+api.get("/v1/runs/:id/query", async (c) => {
+  const id = c.req.param("id");
+  const parsed = parseQuery({ by: c.req.query("by"), every: c.req.query("every"), metrics: c.req.query("metrics"), trend: c.req.query("trend") });
+  if (!parsed.ok) throw badRequest("bad query", parsed.problems);
+  const format = c.req.query("format") ?? "json";
+  if (format !== "json" && format !== "csv") throw badRequest("bad query", [{ field: "format", detail: 'must be "json" or "csv"' }]);
+  const input = await loadQueryInput(c.env.DB, id, parsed.query.trend);
+  if (!input) throw notFound(`run ${id}`);
+  const rows = runQuery(input, parsed.query);
+  if (format === "csv") return c.body(toCsv(rows), 200, { "content-type": "text/csv; charset=utf-8" });
+  return c.json({ id, query: parsed.query, rows });
+});
+
+/** Read-only SQL against the results database (one SELECT; at most MAX_SQL_ROWS rows). */
+api.post("/v1/sql", async (c) => {
+  const body = (await c.req.json().catch(() => null)) as { sql?: unknown; params?: unknown } | null;
+  if (!body || typeof body.sql !== "string") throw badRequest("bad SQL request", [{ field: "sql", detail: "a SELECT statement as a string" }]);
+  const problem = readOnlySqlProblem(body.sql);
+  if (problem) throw badRequest("bad SQL request", [{ field: "sql", detail: problem }]);
+  const params = Array.isArray(body.params) ? body.params : [];
+  let rows: Record<string, unknown>[];
+  try {
+    rows = (await c.env.DB.prepare(body.sql).bind(...params).all()).results;
+  } catch (error) {
+    throw badRequest("the query failed", [{ field: "sql", detail: error instanceof Error ? error.message : String(error) }]);
+  }
+  return c.json({ rows: rows.slice(0, MAX_SQL_ROWS), truncated: rows.length > MAX_SQL_ROWS });
+});
+
+const MAX_SQL_ROWS = 10_000;
 
 api.post("/v1/runs/:id/abort", async (c) => {
   const view = await coordinatorOf(c).abort("aborted through the API");

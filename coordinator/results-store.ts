@@ -10,6 +10,8 @@
  */
 import { Histogram } from "../core/histogram.ts";
 import type { RunStatus } from "../core/protocol.ts";
+import { runQuery, type QueryRow } from "../core/query.ts";
+import { loadQueryInput } from "./results-queries.ts";
 import { MetricStats, TRENDS, type TrendName } from "../core/stats.ts";
 
 /** Histogram metric names in D1, by trend. */
@@ -108,13 +110,24 @@ export function insertShards(db: D1Database, runId: string, shards: ReadonlyArra
   return multiRowInserts(db, "shards", ["run_id", "shard", "region", "segment"], rows);
 }
 
-export function updateShard(db: D1Database, runId: string, s: { index: number; colo: string; requests: number; failed: number; dropped: number; restarts: number; invocations: number; subrequests: number; peakInFlight: number; summaryJson: string }): D1PreparedStatement {
+export function updateShard(db: D1Database, runId: string, s: { index: number; colo: string; stats: MetricStats; restarts: number; invocations: number; subrequests: number; peakInFlight: number; summaryJson: string }): D1PreparedStatement {
+  const c = s.stats.counters;
   return db
     .prepare(
       `UPDATE shards SET colo = ?, requests = ?, failed = ?, dropped = ?, restarts = ?, invocations = ?, subrequests = ?,
-       peak_in_flight = ?, summary_json = ? WHERE run_id = ? AND shard = ?`,
+       peak_in_flight = ?, summary_json = ?, histograms_json = ? WHERE run_id = ? AND shard = ?`,
     )
-    .bind(s.colo, s.requests, s.failed, s.dropped, s.restarts, s.invocations, s.subrequests, s.peakInFlight, s.summaryJson, runId, s.index);
+    .bind(s.colo, c.completed, c.failed, c.dropped, s.restarts, s.invocations, s.subrequests, s.peakInFlight, s.summaryJson, shardHistogramsJson(s.stats), runId, s.index);
+}
+
+/** A shard's whole-run latency histograms, in the row shape of `histograms` (see 0003). */
+function shardHistogramsJson(stats: MetricStats): string {
+  const out: Record<string, unknown> = {};
+  for (const trend of ["duration", "ttfb", "corrected"] as const) {
+    const h = stats.trends[trend];
+    if (h.count) out[HISTOGRAM_METRICS[trend]] = { count: h.count, sum_us: Math.round(h.sum), min_us: h.min, max_us: h.max, buckets: JSON.stringify(h.buckets()) };
+  }
+  return JSON.stringify(out);
 }
 
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "finishing"];
@@ -134,55 +147,16 @@ export async function listRuns(db: D1Database, options: { limit: number; status?
   return results;
 }
 
-export interface TimeseriesPoint {
-  readonly t: number;
-  readonly region: string;
-  readonly requests: number;
-  readonly failed: number;
-  readonly dropped: number;
-  readonly rps: number;
-  readonly p50: number | null;
-  readonly p95: number | null;
-  readonly p99: number | null;
-}
-
 /**
  * Per-second series by region plus "all": request rate, failures, drops and
- * http_req_duration percentiles (ms). Percentiles come from histograms merged here from
- * the stored buckets, never from averaging per-region figures.
+ * http_req_duration percentiles (ms), from histograms merged per second (core/query.ts).
  */
-export async function timeseries(db: D1Database, runId: string): Promise<TimeseriesPoint[]> {
-  const [windows, histograms] = await db.batch<Record<string, unknown>>([
-    db.prepare("SELECT window_s, region, SUM(requests) AS requests, SUM(failed) AS failed, SUM(dropped) AS dropped FROM windows WHERE run_id = ? GROUP BY window_s, region ORDER BY window_s").bind(runId),
-    db.prepare("SELECT window_s, region, count, sum_us, min_us, max_us, buckets FROM histograms WHERE run_id = ? AND metric = 'http_req_duration' ORDER BY window_s").bind(runId),
-  ]);
-  const key = (t: number, region: string) => `${t}\u0000${region}`;
-  const points = new Map<string, { t: number; region: string; requests: number; failed: number; dropped: number; h: Histogram }>();
-  const at = (t: number, region: string) => {
-    let p = points.get(key(t, region));
-    if (!p) points.set(key(t, region), (p = { t, region, requests: 0, failed: 0, dropped: 0, h: new Histogram() }));
-    return p;
-  };
-  for (const r of windows!.results) {
-    for (const region of [r.region as string, "all"]) {
-      const p = at(r.window_s as number, region);
-      p.requests += r.requests as number;
-      p.failed += r.failed as number;
-      p.dropped += r.dropped as number;
-    }
-  }
-  for (const r of histograms!.results) {
-    const h = histogramFromRow(r);
-    for (const region of [r.region as string, "all"]) at(r.window_s as number, region).h.merge(h);
-  }
-  const ms = (h: Histogram, q: number) => (h.count ? Math.round(h.quantile(q)) / 1000 : null);
-  return [...points.values()]
-    .sort((a, b) => a.t - b.t || a.region.localeCompare(b.region))
-    .map((p) => ({ t: p.t, region: p.region, requests: p.requests, failed: p.failed, dropped: p.dropped, rps: p.requests, p50: ms(p.h, 0.5), p95: ms(p.h, 0.95), p99: ms(p.h, 0.99) }));
+export async function timeseries(db: D1Database, runId: string): Promise<QueryRow[]> {
+  const input = await loadQueryInput(db, runId, "duration");
+  if (!input) return [];
+  const metrics = ["requests", "failed", "dropped", "rps", "p50", "p95", "p99"] as const;
+  const byRegion = runQuery(input, { by: ["region"], everyS: 1, metrics, trend: "duration" });
+  const all = runQuery(input, { by: [], everyS: 1, metrics, trend: "duration" }).map((r) => ({ t: r.t!, region: "all", ...r }));
+  return [...byRegion, ...all].sort((a, b) => (a.t as number) - (b.t as number) || String(a.region).localeCompare(String(b.region)));
 }
 
-/** Rebuilds a histogram from a stored row (bucket midpoints map back to their buckets). */
-export function histogramFromRow(row: Record<string, unknown>): Histogram {
-  const pairs = JSON.parse(row.buckets as string) as Array<[number, number]>;
-  return Histogram.fromBuckets(pairs, { sum: row.sum_us as number, min: row.min_us as number, max: row.max_us as number });
-}

@@ -423,8 +423,7 @@ export class RunCoordinator extends DurableObject<Env> {
         const stats = this.#totals.shard(s.index);
         const t = run.telemetry[s.index];
         return updateShard(db, run.runId, {
-          index: s.index, colo: t?.colo ?? "unknown", requests: stats.counters.completed, failed: stats.counters.failed,
-          dropped: stats.counters.dropped, restarts: t?.restarts ?? 0, invocations: t?.invocations ?? 0,
+          index: s.index, colo: t?.colo ?? "unknown", stats, restarts: t?.restarts ?? 0, invocations: t?.invocations ?? 0,
           subrequests: t?.subrequests ?? 0, peakInFlight: t?.peakInFlight ?? 0, summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
         });
       }),

@@ -35,7 +35,7 @@ function dotted(name: string, value: string, width = 32): string {
   return `  ${name}${".".repeat(Math.max(3, width - name.length))}: ${value}`;
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => "  " + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   return [line(header), ...rows.map(line)];

@@ -12,7 +12,10 @@
  *     Also the workerd fetch floor: a bare closed loop of fetch() in its own workerd
  *     (scripts/bench/fetch-floor), i.e. what any fetch-based generator pays in workerd.
  *
- * Options: --only histogram|generator, --rates 1000,2000, --duration 15s, --delay 20,
+ *  3. queries: analytics over a synthetic 1-hour, 64-shard run in the local D1 (must stay
+ *     under 2 s each).
+ *
+ * Options: --only histogram|generator|query, --rates 1000,2000, --duration 15s, --delay 20,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -218,5 +221,20 @@ async function generatorBench(): Promise<void> {
   }
 }
 
+/**
+ * 3. queries: a synthetic 1-hour, 64-shard run in the local D1, each analytics query over
+ *    the API (scripts/bench/query-timing.ts, its own process: it builds D1 statements with
+ *    the coordinator's code, so it type-checks against both Node and Workers types).
+ */
+async function queryBench(): Promise<void> {
+  console.log("\n## Queries: a synthetic 1-hour run (4 regions, 64 shards, 1000/s) in the local D1, asked over the API three times each\n");
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, "scripts/bench/query-timing.ts")], { stdio: "inherit" });
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`query-timing exited ${code}`))));
+  });
+}
+
 if (!values.only || values.only === "histogram") histogramBench();
 if (!values.only || values.only === "generator") await generatorBench();
+if (!values.only || values.only === "query") await queryBench();

@@ -2,6 +2,7 @@
  * A small client for the edgeload HTTP API, used by the CLI, tests and the benchmark.
  * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem.
  */
+import type { QueryRow } from "../../core/query.ts";
 import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 
@@ -71,6 +72,16 @@ export class EdgeloadClient {
 
   timeseries(id: string): Promise<{ points: Array<Record<string, unknown>> }> {
     return this.#call("GET", `/v1/runs/${id}/timeseries`);
+  }
+
+  /** Analytics over a run's stored windows (core/query.ts): `by`, `every`, `metrics`, `trend`. */
+  query(id: string, params: Readonly<Record<string, string>>): Promise<{ rows: QueryRow[] }> {
+    return this.#call("GET", `/v1/runs/${id}/query?${new URLSearchParams(params)}`);
+  }
+
+  /** Read-only SQL against the results database. */
+  sql(sql: string, params: readonly unknown[] = []): Promise<{ rows: Record<string, unknown>[]; truncated: boolean }> {
+    return this.#call("POST", "/v1/sql", { sql, params });
   }
 
   abort(id: string): Promise<RunView> {

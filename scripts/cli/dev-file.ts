@@ -4,10 +4,10 @@
  * that reading it does not load wrangler.
  */
 import { readFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "./paths.ts";
 
-export const DEV_FILE = join(resolve(dirname(fileURLToPath(import.meta.url)), "../.."), ".edgeload", "dev.json");
+export const DEV_FILE = join(PROJECT_ROOT, ".edgeload", "dev.json");
 
 /** The load-test client registered on the local target at start. */
 export interface TargetClient {

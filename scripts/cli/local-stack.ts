@@ -10,13 +10,13 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
 import { DEV_FILE, type DevFile, type TargetClient } from "./dev-file.ts";
+import { PROJECT_ROOT } from "./paths.ts";
 import { workerdDescendants } from "./processes.ts";
 
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export { PROJECT_ROOT };
 
 export interface StackOptions {
   /** Where local D1/R2/DO state lives; false for in-memory (tests). */
@@ -50,6 +50,11 @@ export interface LocalStack {
   readonly token: string;
   /** workerd process ids per worker (Linux), for CPU accounting in benchmarks. */
   readonly processes: { readonly target: readonly number[]; readonly coordinator: readonly number[] };
+  /**
+   * The coordinator's results database through Miniflare's D1 proxy, for benchmarks that
+   * fill it with synthetic runs (see scripts/bench/query-timing.ts).
+   */
+  readonly resultsDatabase: () => Promise<D1Like>;
   readonly stop: () => Promise<void>;
 }
 
@@ -123,6 +128,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     targetClient,
     token,
     processes: { target: targetPids, coordinator: coordinatorPids },
+    resultsDatabase: () => runtimeOf(worker).getD1Database("DB"),
     stop: async () => {
       if (stopped) return;
       stopped = true;
@@ -201,7 +207,7 @@ function runtimeOf(worker: StartedWorker): LocalRuntime {
   return mf;
 }
 
-interface D1Like {
+export interface D1Like {
   prepare(sql: string): { run(): Promise<unknown>; all<T>(): Promise<{ results: T[] }>; bind(...v: unknown[]): unknown };
   batch(statements: unknown[]): Promise<unknown>;
 }

@@ -1,0 +1,32 @@
+/**
+ * What every CLI command shares: k6's exit codes, the error that carries one, and finding
+ * the API to talk to (--url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running
+ * `edgeload dev` recorded in .edgeload/dev.json).
+ */
+import { EdgeloadClient } from "./client.ts";
+
+/** Exit codes as k6 gives them: 0 ok, 99 thresholds failed, 104 invalid config, 105 aborted, 103 run error. */
+export const EXIT = { ok: 0, failure: 1, thresholdsFailed: 99, runError: 103, invalidConfig: 104, aborted: 105 } as const;
+
+/** A failure to report in one line, with the exit code to leave with. */
+export class CliError extends Error {
+  readonly code: number;
+  constructor(message: string, code: number = EXIT.failure) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export const CONNECTION_OPTIONS = { url: { type: "string" }, token: { type: "string" } } as const;
+
+export async function connect(values: { url?: string | undefined; token?: string | undefined }): Promise<EdgeloadClient> {
+  const url = values.url ?? process.env.EDGELOAD_URL;
+  const token = values.token ?? process.env.EDGELOAD_TOKEN;
+  if (url) {
+    if (!token) throw new CliError("--token (or EDGELOAD_TOKEN) is required with --url");
+    return new EdgeloadClient(url, token);
+  }
+  const dev = await (await import("./dev-file.ts")).readDevFile();
+  if (!dev) throw new CliError("no edgeload to talk to: start `edgeload dev` in another terminal, or pass --url and --token");
+  return new EdgeloadClient(dev.apiUrl, dev.token);
+}

@@ -1,0 +1,84 @@
+/**
+ * `edgeload query`: analytics over stored runs.
+ *
+ *   edgeload query <run> [--by region,step] [--every 1m] [--metrics rps,p50,p95,p99,error_rate]
+ *                        [--trend duration|ttfb|corrected] [--format table|json|csv]
+ *   edgeload query --sql "SELECT … ?1 …" [--param VALUE]... [--format …]
+ *
+ * Talks to the API when one is reachable (--url/--token, EDGELOAD_URL, or a running
+ * `edgeload dev`); otherwise reads the local state's results database directly, so runs
+ * made by `npm run demo` can be queried afterwards with nothing running.
+ */
+import { parseArgs } from "node:util";
+import { parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
+import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
+import { table } from "../../core/summary-text.ts";
+import { loadQueryInput } from "../../coordinator/results-queries.ts";
+import { CliError, connect, CONNECTION_OPTIONS, EXIT } from "./connection.ts";
+import { asSqlReader, openLocalResults } from "./local-results.ts";
+
+const OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  by: { type: "string" }, every: { type: "string" }, metrics: { type: "string" }, trend: { type: "string" },
+  format: { type: "string", default: "table" }, sql: { type: "string" }, param: { type: "string", multiple: true },
+  local: { type: "boolean", default: false },
+} as const;
+
+export async function queryCommand(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true });
+  } catch (error) {
+    throw new CliError((error as Error).message, EXIT.invalidConfig);
+  }
+  const { values: v, positionals } = parsed;
+  if (!["table", "json", "csv"].includes(v.format)) throw new CliError(`--format: "${v.format}" must be table, json or csv`, EXIT.invalidConfig);
+  const client = v.local ? null : await connect(v).catch(() => null);
+  const started = performance.now();
+  let rows: QueryRow[];
+  if (v.sql !== undefined) {
+    const problem = readOnlySqlProblem(v.sql);
+    if (problem) throw new CliError(`--sql: ${problem}`, EXIT.invalidConfig);
+    const params = v.param ?? [];
+    rows = client ? (await client.sql(v.sql, params)).rows as QueryRow[] : localSql(v.sql, params);
+  } else {
+    const runId = positionals[0];
+    if (!runId) throw new CliError("a run id is required (see `edgeload runs`), or --sql", EXIT.invalidConfig);
+    const params = { by: v.by ?? "", every: v.every ?? "run", metrics: v.metrics ?? "requests,rps,error_rate,p50,p95,p99", trend: v.trend ?? "duration" };
+    const q = parseQuery(params);
+    if (!q.ok) throw new CliError(`bad query:\n${q.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+    rows = client ? (await client.query(runId, params)).rows : await localQuery(runId, q.query);
+  }
+  const tookMs = performance.now() - started;
+  print(rows, v.format as "table" | "json" | "csv");
+  if (v.format === "table") console.error(`${rows.length} row${rows.length === 1 ? "" : "s"} in ${tookMs.toFixed(0)} ms (${client ? "API" : "local state"})`);
+  return EXIT.ok;
+}
+
+function localDb() {
+  const db = openLocalResults();
+  if (!db) throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
+  return db;
+}
+
+function localSql(sql: string, params: readonly string[]): QueryRow[] {
+  try {
+    return localDb().prepare(sql).all(...params) as QueryRow[];
+  } catch (error) {
+    throw new CliError(`the query failed: ${(error as Error).message}`, EXIT.invalidConfig);
+  }
+}
+
+async function localQuery(runId: string, q: Parameters<typeof runQuery>[1]): Promise<QueryRow[]> {
+  const input = await loadQueryInput(asSqlReader(localDb()), runId, q.trend);
+  if (!input) throw new CliError(`no run ${runId} in the local results`);
+  return runQuery(input, q);
+}
+
+function print(rows: readonly QueryRow[], format: "table" | "json" | "csv"): void {
+  if (format === "json") return console.log(JSON.stringify(rows, null, 2));
+  if (format === "csv") return void process.stdout.write(toCsv(rows));
+  if (rows.length === 0) return console.log("(no rows)");
+  const columns = Object.keys(rows[0]!);
+  console.log(table(columns, rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? "-" : String(r[c]))))).join("\n"));
+}
