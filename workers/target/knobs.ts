@@ -9,11 +9,28 @@
  *   size=N      response body of N bytes (default: a small JSON document)
  *   fail=R      fraction 0..1 of requests answered with failStatus (default 500); the
  *               failures are spread evenly (every 1/R-th request), not drawn at random
+ *   maxRps=N    serve at most N requests per wall-clock second; the rest of that second
+ *               are answered 503 at once (with `retry-after: 1`), before any other knob,
+ *               so capacity ladders have a known limit to find. Every request carrying
+ *               maxRps counts, whatever its path or N. The count is per isolate: the local
+ *               target runs in one, a deployed Worker in many (each with its own count)
  *
  * GET /healthz answers 200 at once.
  */
 
 let served = 0;
+
+/** Requests carrying `maxRps` seen in the current wall-clock second of this isolate. */
+const thisSecond = { second: 0, count: 0 };
+
+/** Whether this request is over `maxRps` in its second (it is counted either way). */
+function overMaxRps(url: URL, nowMs: number): boolean {
+  if (!url.searchParams.has("maxRps")) return false;
+  const second = Math.floor(nowMs / 1000);
+  if (second !== thisSecond.second) Object.assign(thisSecond, { second, count: 0 });
+  thisSecond.count++;
+  return thisSecond.count > numberParam(url, "maxRps", Infinity);
+}
 
 function numberParam(url: URL, name: string, fallback: number): number {
   const raw = url.searchParams.get(name);
@@ -30,6 +47,9 @@ function body(size: number | null, fields: Record<string, unknown>): string {
 export async function knobs(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/healthz") return new Response("ok");
+    if (overMaxRps(url, Date.now())) {
+      return new Response(JSON.stringify({ ok: false, error: "over maxRps" }), { status: 503, headers: { "content-type": "application/json", "retry-after": "1" } });
+    }
     const n = served++;
     const waitMs = numberParam(url, "ms", 0) + Math.random() * numberParam(url, "jitter", 0);
     const failRate = Math.min(1, numberParam(url, "fail", 0));
