@@ -1,0 +1,38 @@
+/**
+ * A run's report over HTTP, mounted under /v1/runs (behind the API token):
+ *
+ *   GET /v1/runs/:id/report               one HTML page: tables and inline SVG charts
+ *   GET /v1/runs/:id/report?format=json   what the report is made from (reports/report-input.ts),
+ *                                         which `edgeload report` renders to markdown + SVG files
+ *
+ * Built from the run's summary (its RunCoordinator) and the analytics queries over its
+ * stored windows, by the same pure code the CLI uses (reports/), so the page and the
+ * markdown agree. Charts are rendered here with Vega's CSP-safe interpreter: a Worker may
+ * not generate code from strings.
+ */
+import { Hono } from "hono";
+import { reportInput } from "../reports/report-input.ts";
+import type { Env } from "./env.ts";
+import { badRequest, notFound } from "./problems.ts";
+import { loadQueryInput } from "./results-queries.ts";
+
+type App = { Bindings: Env };
+
+export const reportApi = new Hono<App>();
+
+reportApi.get("/:id/report", async (c) => {
+  const id = c.req.param("id");
+  const format = c.req.query("format") ?? "html";
+  if (format !== "html" && format !== "json") throw badRequest("bad report request", [{ field: "format", detail: 'must be "html" or "json"' }]);
+  // D1 first: an unknown id is answered without creating a Durable Object for it.
+  const rows = await loadQueryInput(c.env.DB, id, "duration");
+  if (!rows) throw notFound(`run ${id}`);
+  const summary = await c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id)).summary();
+  if (!summary) throw notFound(`run ${id}`);
+  const input = reportInput(summary, rows);
+  if (format === "json") return c.json(input);
+  // Loaded on demand: Vega is most of the bundle, and no other request (nor any Durable
+  // Object sharing this script) should pay for evaluating it.
+  const { renderReport } = await import("../reports/report.ts");
+  return c.html((await renderReport(input)).html);
+});

@@ -1,0 +1,71 @@
+/**
+ * `edgeload report`: a run's report as files.
+ *
+ *   edgeload report <run> [--out reports/<run>] [--url URL --token TOKEN] [--local]
+ *
+ * Writes `<out>/report.md` with its SVG charts beside it and `<out>/report.html` (the same
+ * report as one page), then adds or replaces the report's row in `INDEX.md` next to the
+ * report folder. The report's data comes from the API (GET /v1/runs/:id/report?format=json);
+ * with no API reachable, or with --local, from the local state's results database, so runs
+ * made by `npm run demo` can be reported afterwards with nothing running.
+ */
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import type { Summary } from "../../core/summary.ts";
+import { loadQueryInput } from "../../coordinator/results-queries.ts";
+import { reportInput, type ReportInput } from "../../reports/report-input.ts";
+import { indexEntry, updateIndex } from "../../reports/report-index.ts";
+import { renderReport } from "../../reports/report.ts";
+import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
+import { asSqlReader, openLocalResults } from "./local-results.ts";
+
+const OPTIONS = { ...CONNECTION_OPTIONS, out: { type: "string" }, local: { type: "boolean", default: false } } as const;
+
+/** A report folder's name: it becomes a link in the index, so plain characters only. */
+const REPORT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export async function reportCommand(args: string[]): Promise<number> {
+  const { values: v, positionals } = parseOptions(args);
+  const runId = positionals[0];
+  if (!runId) throw new CliError("a run id is required (see `edgeload runs`)", EXIT.invalidConfig);
+  const out = resolve(v.out ?? join("reports", runId));
+  const name = basename(out);
+  if (!REPORT_NAME.test(name)) throw new CliError(`--out: the folder name "${name}" must be letters, digits, ".", "_" or "-"`, EXIT.invalidConfig);
+
+  const client = v.local ? null : await connect(v).catch(() => null);
+  const input = client ? await client.reportInput(runId) : await localReportInput(runId);
+  const report = await renderReport(input);
+
+  await mkdir(out, { recursive: true });
+  await writeFile(join(out, "report.md"), report.markdown);
+  await writeFile(join(out, "report.html"), report.html);
+  for (const [file, svg] of Object.entries(report.charts)) await writeFile(join(out, file), svg);
+  const index = join(dirname(out), "INDEX.md");
+  const existing = await readFile(index, "utf8").catch(() => null);
+  await writeFile(index, updateIndex(existing, indexEntry(name, input)));
+
+  const shown = (path: string) => (path.startsWith(process.cwd() + sep) ? relative(process.cwd(), path) : path);
+  console.log(`report for ${runId} (${input.summary.edgeload.status}) in ${shown(out)}/: report.md, report.html, ${Object.keys(report.charts).join(", ")}`);
+  console.log(`index: ${shown(index)}`);
+  return EXIT.ok;
+}
+
+function parseOptions(args: string[]) {
+  return parseCliArgs({ args, options: OPTIONS, allowPositionals: true });
+}
+
+/** The report's data from the local state, as the coordinator would build it. */
+async function localReportInput(runId: string): Promise<ReportInput> {
+  const db = openLocalResults();
+  if (!db) throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
+  try {
+    const run = db.prepare("SELECT summary_json FROM runs WHERE id = ?").get(runId) as { summary_json: string | null } | undefined;
+    if (!run) throw new CliError(`no run ${runId} in the local results`);
+    if (!run.summary_json) throw new CliError(`run ${runId} has no stored summary yet (it has not ended): start \`edgeload dev\` to report it live`);
+    const rows = await loadQueryInput(asSqlReader(db), runId, "duration");
+    if (!rows) throw new CliError(`no run ${runId} in the local results`);
+    return reportInput(JSON.parse(run.summary_json) as Summary, rows);
+  } finally {
+    db.close();
+  }
+}
