@@ -16,6 +16,8 @@ import { checkTarget, limitsOf, modeOf } from "./policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, tooManyRuns, unauthorized } from "./problems.ts";
 import { loadQueryInput } from "./results-queries.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
+import { baselinesApi, compareApi } from "./compare-api.ts";
+import { reportApi } from "./report-api.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
 import { secretsEqual } from "../workers/web-crypto.ts";
 
@@ -172,6 +174,9 @@ api.post("/v1/runs/:id/abort", async (c) => {
 });
 
 api.route("/v1/seeds", seedsApi);
+api.route("/v1/runs", compareApi); // GET /v1/runs/:a/compare/:b
+api.route("/v1", baselinesApi); // PUT /v1/baselines/:name, GET /v1/baselines
+api.route("/v1/runs", reportApi); // GET /v1/runs/:id/report
 
 function coordinatorOf(c: Context<App>) {
   const id = c.req.param("id") ?? "";

@@ -2,9 +2,11 @@
  * A small client for the edgeload HTTP API, used by the CLI, tests and the benchmark.
  * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem.
  */
+import type { Comparison } from "../../core/compare.ts";
 import type { QueryRow } from "../../core/query.ts";
 import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
+import type { ReportInput } from "../../reports/report-input.ts";
 
 export interface ProblemBody {
   readonly type: string;
@@ -32,6 +34,13 @@ export interface CreatedRun {
   readonly startsAt: string;
   readonly plan: { shards: ReadonlyArray<{ index: number; region: string }>; notes: readonly string[] };
   readonly links: Record<string, string>;
+}
+
+/** GET /v1/runs/:a/compare/:b: the comparison and the runs it resolved. */
+export interface ComparisonResponse extends Comparison {
+  readonly baseline: { readonly id: string; readonly baseline?: string; readonly status: string };
+  readonly candidate: { readonly id: string; readonly baseline?: string; readonly status: string };
+  readonly trend: string;
 }
 
 export class EdgeloadClient {
@@ -79,9 +88,31 @@ export class EdgeloadClient {
     return this.#call("GET", `/v1/runs/${id}/query?${new URLSearchParams(params)}`);
   }
 
+  /** What a run's report is made from (summary, query rows, latency histogram): GET /v1/runs/:id/report?format=json. */
+  reportInput(id: string): Promise<ReportInput> {
+    return this.#call("GET", `/v1/runs/${id}/report?format=json`);
+  }
+
   /** Read-only SQL against the results database. */
   sql(sql: string, params: readonly unknown[] = []): Promise<{ rows: Record<string, unknown>[]; truncated: boolean }> {
     return this.#call("POST", "/v1/sql", { sql, params });
+  }
+
+  /**
+   * Compares a candidate run with a baseline (a run id or a baseline name); `params` are
+   * the practical minimums and confidence (`minEffect`, `minLatency`, `minRate`, `confidence`).
+   */
+  compare(baseline: string, candidate: string, params: Readonly<Record<string, string>> = {}): Promise<ComparisonResponse> {
+    return this.#call("GET", `/v1/runs/${encodeURIComponent(baseline)}/compare/${encodeURIComponent(candidate)}?${new URLSearchParams(params)}`);
+  }
+
+  /** Saves (or moves) a baseline name to a run that has ended. */
+  saveBaseline(name: string, runId: string): Promise<{ name: string; runId: string; createdAt: string; previousRunId?: string }> {
+    return this.#call("PUT", `/v1/baselines/${encodeURIComponent(name)}`, { runId });
+  }
+
+  listBaselines(): Promise<{ baselines: Array<{ name: string; runId: string; createdAt: string; run: { name: string; status: string } | null }> }> {
+    return this.#call("GET", "/v1/baselines");
   }
 
   abort(id: string): Promise<RunView> {

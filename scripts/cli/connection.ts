@@ -3,6 +3,7 @@
  * the API to talk to (--url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running
  * `edgeload dev` recorded in .edgeload/dev.json).
  */
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { EdgeloadClient } from "./client.ts";
 
 /** Exit codes as k6 gives them: 0 ok, 99 thresholds failed, 104 invalid config, 105 aborted, 103 run error. */
@@ -29,4 +30,13 @@ export async function connect(values: { url?: string | undefined; token?: string
   const dev = await (await import("./dev-file.ts")).readDevFile();
   if (!dev) throw new CliError("no edgeload to talk to: start `edgeload dev` in another terminal, or pass --url and --token");
   return new EdgeloadClient(dev.apiUrl, dev.token);
+}
+
+/** node:util's parseArgs, with an unknown or malformed flag reported as invalid config (exit 104). */
+export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: string): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new CliError(usage ? `${(error as Error).message}\n${usage}` : (error as Error).message, EXIT.invalidConfig);
+  }
 }

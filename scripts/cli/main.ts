@@ -20,19 +20,11 @@ import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 import { formatMs, renderScenarioTable, renderSummary } from "../../core/summary-text.ts";
 import { ApiProblem, EdgeloadClient } from "./client.ts";
+import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { LocalStack } from "./local-stack.ts";
 import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scenarioRunSpec } from "./quick-spec.ts";
 
-export const EXIT = { ok: 0, failure: 1, thresholdsFailed: 99, runError: 103, invalidConfig: 104, aborted: 105 } as const;
-
-class CliError extends Error {
-  readonly code: number;
-  constructor(message: string, code: number = EXIT.failure) {
-    super(message);
-    this.code = code;
-  }
-}
 
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
@@ -52,6 +44,14 @@ const USAGE = `usage:
                  [--base-url … --client-id … --client-secret … --admin-secret …] [--redirect-uri URI]
                  [--concurrency 20] [--out file.json] [--expires-in 24h]
                  (after a failure, the same command resumes from .edgeload/seeding/<name>.json)
+  edgeload query <run> [--by region,step,status_class|shard,colo] [--every 1m|run]
+                 [--metrics rps,requests,error_rate,p50,p95,p99,p99.9,…] [--trend duration|ttfb|corrected]
+                 [--format table|json|csv]      (no stack running: reads .edgeload/state directly)
+  edgeload query --sql "SELECT …" [--format …]  (read-only SQL on the results database)
+  edgeload compare <baseline-run|baseline-name> <run> [--format table|json]
+  edgeload ladder --scenario NAME --presets rps100,rps500 | --target URL --rates 50,100 --duration 5s
+  edgeload report <run> [--out reports/NAME] [--local]
+  edgeload cf-analytics <run> --account ID [--zone ID] [--scripts a,b] [--margin 60s]   (CF_API_TOKEN)
   edgeload seeds | runs | status <id> | summary <id> | abort <id>   [--url URL --token TOKEN]
 
 The API is found from --url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running \`edgeload dev\`.`;
@@ -66,6 +66,11 @@ export async function main(argv: string[]): Promise<number> {
       case "runs": return await simpleCommand(rest, async (client) => print(await client.listRuns()));
       case "seeds": return await simpleCommand(rest, async (client) => print(await client.listSeeds()));
       case "seed": return await seedCommand(rest);
+      case "query": return await (await import("./query-command.ts")).queryCommand(rest);
+      case "compare": return await (await import("./compare-command.ts")).compareCommand(rest);
+      case "ladder": return await (await import("./ladder-command.ts")).ladderCommand(rest);
+      case "report": return await (await import("./report-command.ts")).reportCommand(rest);
+      case "cf-analytics": return await (await import("./cf-analytics-command.ts")).cfAnalyticsCommand(rest);
       case "status": return await simpleCommand(rest, async (client, id) => print(await client.getRun(need(id))));
       case "summary": return await simpleCommand(rest, async (client, id) => console.log(renderSummary(await client.summary(need(id)))));
       case "abort": return await simpleCommand(rest, async (client, id) => print(await client.abort(need(id))));
@@ -98,20 +103,6 @@ function need(id: string | undefined): string {
 
 function print(value: unknown): void {
   console.log(JSON.stringify(value, null, 2));
-}
-
-const CONNECTION_OPTIONS = { url: { type: "string" }, token: { type: "string" } } as const;
-
-async function connect(values: { url?: string | undefined; token?: string | undefined }): Promise<EdgeloadClient> {
-  const url = values.url ?? process.env.EDGELOAD_URL;
-  const token = values.token ?? process.env.EDGELOAD_TOKEN;
-  if (url) {
-    if (!token) throw new CliError("--token (or EDGELOAD_TOKEN) is required with --url");
-    return new EdgeloadClient(url, token);
-  }
-  const dev = await (await import("./dev-file.ts")).readDevFile();
-  if (!dev) throw new CliError("no edgeload to talk to: start `edgeload dev` in another terminal, or pass --url and --token");
-  return new EdgeloadClient(dev.apiUrl, dev.token);
 }
 
 async function simpleCommand(args: string[], action: (client: EdgeloadClient, id?: string) => Promise<void>): Promise<number> {
@@ -175,13 +166,7 @@ const RUN_OPTIONS = {
 } as const;
 
 async function runCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: RUN_OPTIONS, allowPositionals: true });
-  } catch (error) {
-    throw new CliError(`${(error as Error).message}\n${USAGE}`, EXIT.invalidConfig);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCliArgs({ args, options: RUN_OPTIONS, allowPositionals: true }, USAGE);
   const spec = positionals[0] ? await readSpecFile(positionals[0]) : values.scenario ? await scenarioFromFlags(values) : quickFromFlags(values);
   // Validate before talking to anyone, as k6 does; the API validates again (authoritatively).
   const checked = parseRunSpec(spec);
@@ -371,21 +356,15 @@ async function seedCommand(args: string[]): Promise<number> {
   if (!SEED_KINDS.includes(kind as SeedKind)) {
     throw new CliError(`unknown seed kind "${kind ?? ""}"; available: ${SEED_KINDS.join(", ")}\n${USAGE}`, EXIT.invalidConfig);
   }
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      options: {
-        ...CONNECTION_OPTIONS,
-        "base-url": { type: "string" }, "client-id": { type: "string" }, "client-secret": { type: "string" }, "admin-secret": { type: "string" },
-        count: { type: "string" }, mix: { type: "string" }, concurrency: { type: "string", default: "20" }, users: { type: "string" },
-        "redirect-uri": { type: "string" }, name: { type: "string" }, out: { type: "string" }, "expires-in": { type: "string", default: "24h" },
-      },
-    });
-  } catch (error) {
-    throw new CliError(`${(error as Error).message}\n${USAGE}`, EXIT.invalidConfig);
-  }
-  const v = parsed.values;
+  const v = parseCliArgs({
+    args: rest,
+    options: {
+      ...CONNECTION_OPTIONS,
+      "base-url": { type: "string" }, "client-id": { type: "string" }, "client-secret": { type: "string" }, "admin-secret": { type: "string" },
+      count: { type: "string" }, mix: { type: "string" }, concurrency: { type: "string", default: "20" }, users: { type: "string" },
+      "redirect-uri": { type: "string" }, name: { type: "string" }, out: { type: "string" }, "expires-in": { type: "string", default: "24h" },
+    },
+  }, USAGE).values;
   const whole = (flag: string, raw: string | undefined, min: number): number | undefined => {
     if (raw === undefined) return undefined;
     const n = Number(raw);

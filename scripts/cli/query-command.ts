@@ -9,12 +9,11 @@
  * `edgeload dev`); otherwise reads the local state's results database directly, so runs
  * made by `npm run demo` can be queried afterwards with nothing running.
  */
-import { parseArgs } from "node:util";
 import { parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
 import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
 import { table } from "../../core/summary-text.ts";
 import { loadQueryInput } from "../../coordinator/results-queries.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT } from "./connection.ts";
+import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
 
 const OPTIONS = {
@@ -25,13 +24,7 @@ const OPTIONS = {
 } as const;
 
 export async function queryCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true });
-  } catch (error) {
-    throw new CliError((error as Error).message, EXIT.invalidConfig);
-  }
-  const { values: v, positionals } = parsed;
+  const { values: v, positionals } = parseCliArgs({ args, options: OPTIONS, allowPositionals: true });
   if (!["table", "json", "csv"].includes(v.format)) throw new CliError(`--format: "${v.format}" must be table, json or csv`, EXIT.invalidConfig);
   const client = v.local ? null : await connect(v).catch(() => null);
   const started = performance.now();
