@@ -22,6 +22,8 @@ export interface Env {
   readonly MAX_DURATION_S?: string;
   readonly MAX_SHARDS?: string;
   readonly MAX_TOTAL_REQUESTS?: string;
+  /** Most VUs a closed-model run may have active at once (default 5000). */
+  readonly MAX_VUS?: string;
   readonly MAX_CONCURRENT_RUNS?: string;
   readonly SUBREQUESTS_PER_INVOCATION?: string;
 }

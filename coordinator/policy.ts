@@ -25,6 +25,7 @@ export function limitsOf(env: Env): Limits & { maxConcurrentRuns: number } {
     maxDurationMs: numberVar(env.MAX_DURATION_S, DEFAULT_LIMITS.maxDurationMs / 1000, "MAX_DURATION_S") * 1000,
     maxShards: numberVar(env.MAX_SHARDS, DEFAULT_LIMITS.maxShards, "MAX_SHARDS"),
     maxTotalRequests: numberVar(env.MAX_TOTAL_REQUESTS, DEFAULT_LIMITS.maxTotalRequests, "MAX_TOTAL_REQUESTS"),
+    maxVUs: numberVar(env.MAX_VUS, DEFAULT_LIMITS.maxVUs, "MAX_VUS"),
     subrequestsPerInvocation: numberVar(env.SUBREQUESTS_PER_INVOCATION, DEFAULT_LIMITS.subrequestsPerInvocation, "SUBREQUESTS_PER_INVOCATION"),
     maxConcurrentRuns: numberVar(env.MAX_CONCURRENT_RUNS, 5, "MAX_CONCURRENT_RUNS"),
   };

@@ -15,6 +15,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { ArrivalSchedule } from "../core/arrival-schedule.ts";
+import { VuSchedule } from "../core/vu-schedule.ts";
 import type { Plan } from "../core/plan.ts";
 import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
@@ -162,6 +163,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const p95 = all.trends.duration.count ? Math.round(all.trends.duration.quantile(0.95)) / 1000 : null;
     const schedule = new ArrivalSchedule(run.spec.stages);
     const targetRate = schedule.arrivalsBy(elapsedMs + 500) - schedule.arrivalsBy(Math.max(0, elapsedMs - 500));
+    const vus = run.spec.vus ? new VuSchedule(run.spec.vus) : null;
     const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
     return {
       id: run.runId,
@@ -174,7 +176,8 @@ export class RunCoordinator extends DurableObject<Env> {
       abortReason: run.abortReason,
       progress: { elapsedS: elapsedMs / 1000, durationS: run.spec.durationMs / 1000, fraction: run.spec.durationMs ? elapsedMs / run.spec.durationMs : 1 },
       live: {
-        targetRatePerS: Math.round(targetRate * 100) / 100,
+        targetRatePerS: vus ? null : Math.round(targetRate * 100) / 100,
+        ...(vus ? { targetVUs: vus.activeAt(Math.min(elapsedMs, vus.durationMs - 1)) } : {}),
         achievedRatePerS: this.#iterationsByWindow.get(lastComplete) ?? 0,
         requests: all.counters.completed,
         failed: all.counters.failed,

@@ -97,7 +97,7 @@ export function stepFromSummary(label: string, ratePerS: number, summary: Summar
     ratePerS,
     runId: e.runId,
     status: e.status,
-    targetRatePerS: e.targetRatePerS,
+    targetRatePerS: e.targetRatePerS ?? 0, // ladders run arrival-rate profiles
     achievedRatePerS: e.achievedRatePerS,
     p95Ms: m.http_req_duration?.["p(95)"] ?? null,
     p99Ms: m.http_req_duration?.["p(99)"] ?? null,

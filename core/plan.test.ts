@@ -57,4 +57,30 @@ describe("planRun", () => {
     const r = plan({}, { ...DEFAULT_LIMITS, subrequestsPerInvocation: 1000 });
     expect(r.ok && r.plan.iterationsPerInvocation).toBe(500);
   });
+
+  describe("closed-model runs", () => {
+    const vus = {
+      executor: "ramping-vus", startVUs: 0, stages: [{ target: 100, duration: "60s" }, { target: 100, duration: "60s" }], rate: undefined, duration: undefined,
+      flow: "sequence", steps: [{ path: "/a", think: "1s" }, { path: "/b", think: { min: "0s", max: "2s" } }],
+    };
+
+    it("estimates the requests from VU-seconds, the expected latency and think time, and says it is an estimate", () => {
+      const r = plan(vus);
+      if (!r.ok) throw new Error(JSON.stringify(r.problems));
+      // 49.5 × 60 + 100 × 60 = 8970 VU-s; an iteration is 2 × 50 ms + 1 s + 1 s (mean) = 2.1 s.
+      expect(r.plan.closedModel).toEqual({ peakVUs: 100, vuSeconds: 8970, estimatedIterations: 4272, estimatedRequests: 8544 });
+      expect(r.plan.totalIterations).toBe(4272);
+      expect(r.plan.notes.join()).toMatch(/closed model: the total cannot be known in advance; estimated ~8544 requests/);
+      // 100 VUs × 2 requests per 2.1 s ≈ 95/s: one shard per region is plenty.
+      expect(r.plan.shards).toHaveLength(4);
+    });
+
+    it("caps VUs (MAX_VUS) instead of the rate, and keeps room in the budget for iterations in progress", () => {
+      const refused = plan(vus, { ...DEFAULT_LIMITS, maxVUs: 50 });
+      expect(!refused.ok && refused.problems).toEqual([{ field: "stages", detail: "100 VUs exceed this deployment's cap of 50" }]);
+      const r = plan(vus, { ...DEFAULT_LIMITS, subrequestsPerInvocation: 1000 });
+      // 1000 − 500 reserved for flushes − 25 VUs per shard × 2 requests.
+      expect(r.ok && r.plan.iterationsPerInvocation).toBe(450);
+    });
+  });
 });

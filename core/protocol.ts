@@ -89,7 +89,10 @@ export interface RunView {
   readonly abortReason: string | null;
   readonly progress: { readonly elapsedS: number; readonly durationS: number; readonly fraction: number };
   readonly live: {
-    readonly targetRatePerS: number;
+    /** The schedule's rate now; null for closed-model runs, whose load is `targetVUs`. */
+    readonly targetRatePerS: number | null;
+    /** Closed-model runs: VUs the schedule has active now (absent for arrival-rate runs). */
+    readonly targetVUs?: number;
     readonly achievedRatePerS: number;
     readonly requests: number;
     readonly failed: number;

@@ -8,7 +8,14 @@
  * system only sees a `RunSpec`.
  *
  * A run sends either its own `steps` or a built-in `scenario` (scenarios/catalog.ts), whose
- * steps, seed set and custom metrics come from its definition. A `preset` (presets.ts)
+ * steps, seed set and custom metrics come from its definition. Own steps are picked one per
+ * iteration by weight, or with `flow: "sequence"` all run in order, each step optionally
+ * capturing values from its response for later steps, thinking after it, and recording
+ * its duration or success into custom metrics declared under `metrics`.
+ *
+ * Executors: the open-model `constant-arrival-rate` and `ramping-arrival-rate` (rate
+ * stages, see ArrivalSchedule) and the closed-model `constant-vus` and `ramping-vus` (VU
+ * stages, see VuSchedule), with k6's option names and defaults. A `preset` (presets.ts)
  * stands for a scenario's executor options and thresholds; thresholds given alongside it
  * replace the preset's for the same metric.
  *
@@ -22,11 +29,13 @@ import { z } from "zod";
 import type { RateStage } from "./arrival-schedule.ts";
 import { parseDurationMs } from "./duration.ts";
 import { SCENARIOS, SCENARIO_NAMES } from "../scenarios/catalog.ts";
+import { captureError, type CaptureSpec } from "../scenarios/capture.ts";
 import type { ScenarioOptions } from "../scenarios/scenario.ts";
+import type { VuProfile } from "./vu-schedule.ts";
 import { expandPreset } from "./presets.ts";
 import { SEED_NAME } from "./seed-set.ts";
 import { templateErrors, usesSecrets, type TemplateScope } from "./template.ts";
-import { parseThresholds, type MetricKind, type ThresholdInput } from "./thresholds.ts";
+import { METRIC_KINDS, parseThresholds, type MetricKind, type ThresholdInput } from "./thresholds.ts";
 
 /** Cloudflare's Durable Object location hints. */
 export const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "apac-ne", "apac-se", "oc", "afr", "me"] as const;
@@ -64,6 +73,19 @@ const check = z
   .strict()
   .refine((c) => c.status !== undefined || c.bodyIncludes !== undefined, { message: "a check needs `status` or `bodyIncludes`" });
 
+const CAPTURE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** What a step records into a declared custom metric: its request duration (trend), its success (rate), a count (counter). */
+export const RECORD_KINDS = ["duration", "success", "count"] as const;
+export type RecordKind = (typeof RECORD_KINDS)[number];
+const RECORD_METRIC_KIND: Readonly<Record<RecordKind, MetricKind>> = { duration: "trend", success: "rate", count: "counter" };
+
+const captureSource = z.union([
+  z.object({ json: z.string().min(1) }).strict(),
+  z.object({ header: z.string().min(1) }).strict(),
+  z.object({ regex: z.string().min(1) }).strict(),
+], { message: "a capture is one of {json: \"$.path\"}, {header: \"name\"} or {regex: \"pattern\"}" });
+
 const step = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "use 1–64 letters, digits, _ . -").optional(),
@@ -77,6 +99,9 @@ const step = z
       .optional(),
     weight: positiveInt.max(1000).default(1),
     checks: z.array(check).default([]),
+    capture: z.record(z.string().regex(CAPTURE_NAME, "use 1–64 letters, digits and _"), captureSource).default({}),
+    think: z.union([duration("think time"), z.object({ min: duration("think time"), max: duration("think time") }).strict()]).optional(),
+    record: z.record(z.string(), z.enum(RECORD_KINDS)).default({}),
   })
   .strict();
 
@@ -105,6 +130,8 @@ const common = z
     name: z.string().max(120).default("run"),
     target: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an absolute http or https URL"),
     steps: z.array(step).min(1, "at least one step is required").max(50).optional(),
+    flow: z.enum(["pick", "sequence"]).default("pick"),
+    metrics: z.record(z.string().regex(METRIC_NAME, "use 1–64 letters, digits and _"), z.object({ type: z.enum(["counter", "rate", "trend"]) }).strict()).default({}),
     scenario: scenario.optional(),
     preset: z.string().optional(),
     durationScale: z.number().positive().max(10).optional(),
@@ -126,8 +153,14 @@ const common = z
     duration: z.unknown().optional(),
     startRate: z.unknown().optional(),
     stages: z.unknown().optional(),
+    vus: z.unknown().optional(),
+    startVUs: z.unknown().optional(),
+    gracefulRampDown: z.unknown().optional(),
   })
   .strict();
+
+/** The fields decoded by the executor's own schema. */
+const EXECUTOR_FIELDS = ["executor", "rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown"] as const;
 
 const constantArrivalRate = z.object({
   executor: z.literal("constant-arrival-rate"),
@@ -143,10 +176,29 @@ const rampingArrivalRate = z.object({
   stages: z.array(z.object({ target: nonNegative, duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
 });
 
+const constantVus = z.object({
+  executor: z.literal("constant-vus"),
+  vus: positiveInt,
+  duration: duration("duration"),
+}).strict();
+
+const rampingVus = z.object({
+  executor: z.literal("ramping-vus"),
+  // k6's default: one VU at the start.
+  startVUs: z.number().int().nonnegative().default(1),
+  stages: z.array(z.object({ target: z.number().int().nonnegative(), duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
+  gracefulRampDown: duration("graceful ramp-down").default(30_000),
+}).strict();
+
 const EXECUTORS = {
   "constant-arrival-rate": constantArrivalRate,
   "ramping-arrival-rate": rampingArrivalRate,
+  "constant-vus": constantVus,
+  "ramping-vus": rampingVus,
 } as const;
+
+/** Closed-model executors: VUs run their flow back to back instead of arriving at a rate. */
+export const isClosedModel = (executor: ExecutorName) => executor === "constant-vus" || executor === "ramping-vus";
 export type ExecutorName = keyof typeof EXECUTORS;
 
 export interface StepSpec {
@@ -160,6 +212,12 @@ export interface StepSpec {
   readonly expectedStatuses: readonly number[] | null;
   readonly weight: number;
   readonly checks: readonly { name: string; status?: readonly number[]; bodyIncludes?: string }[];
+  /** Values taken from the response for later steps' `{{captured.NAME}}`. */
+  readonly capture: Readonly<Record<string, CaptureSpec>>;
+  /** Think time after the step (a uniform draw in [minMs, maxMs]), or null. */
+  readonly think: { readonly minMs: number; readonly maxMs: number } | null;
+  /** Declared custom metrics this step records into, and what it records. */
+  readonly record: Readonly<Record<string, RecordKind>>;
 }
 
 /** A built-in scenario as a run uses it. */
@@ -176,20 +234,27 @@ export interface RunSpec {
   /** Base URL without a trailing slash; step paths are appended to it. */
   readonly target: string;
   readonly steps: readonly StepSpec[];
+  /** "pick": one step per iteration by weight; "sequence": every step, in order. */
+  readonly flow: "pick" | "sequence";
+  /** Custom metrics declared by the spec (besides a built-in scenario's). */
+  readonly metrics: Readonly<Record<string, MetricKind>>;
   readonly scenario: ScenarioSpec | null;
   /** The preset the profile came from, e.g. "rps300" (null when given explicitly). */
   readonly preset: string | null;
   readonly executor: ExecutorName;
-  /** The load profile as per-second rate stages (see ArrivalSchedule). */
+  /** The load profile as per-second rate stages (see ArrivalSchedule); empty for VU executors. */
   readonly stages: readonly RateStage[];
+  /** The closed-model profile (see VuSchedule), or null for arrival-rate executors. */
+  readonly vus: VuProfile | null;
   readonly durationMs: number;
+  /** Peak arrival rate; 0 for VU executors, whose rate follows from the target's latency. */
   readonly peakRatePerS: number;
   readonly timeoutMs: number;
   readonly shards: number | "auto";
   readonly regions: readonly LocationHint[];
   readonly connectionSlots: number;
   readonly expectedLatencyMs: number;
-  /** Maximum iterations in flight across the run (k6's maxVUs); beyond it, iterations drop. */
+  /** Maximum iterations in flight across the run (k6's maxVUs; the peak VUs for VU executors); beyond it, iterations drop. */
   readonly maxInFlight: number;
   readonly thresholds: Readonly<Record<string, readonly ThresholdInput[]>>;
   readonly vars: Readonly<Record<string, string>>;
@@ -221,11 +286,20 @@ export function parseRunSpec(raw: unknown): SpecResult {
     problems.push({ field: "executor", detail: `must be one of ${Object.keys(EXECUTORS).join(", ")}` });
   }
   const executorInput = typeof input === "object" && input !== null
-    ? Object.fromEntries(Object.entries(input).filter(([k]) => ["executor", "rate", "timeUnit", "duration", "startRate", "stages"].includes(k)))
+    ? Object.fromEntries(Object.entries(input).filter(([k, v]) => (EXECUTOR_FIELDS as readonly string[]).includes(k) && v !== undefined))
     : {};
   const exec = executorSchema?.safeParse(executorInput);
-  if (exec && !exec.success) problems.push(...toProblems(exec.error));
-  const thresholds = parseThresholds(thresholdInput(input), definition?.metrics ?? {});
+  if (exec && !exec.success) {
+    for (const issue of exec.error.issues) {
+      // An option of another executor (e.g. `rate` with constant-vus): name each field.
+      if (issue.code === "unrecognized_keys") {
+        for (const key of issue.keys) problems.push({ field: key, detail: `not an option of the ${String(executorName)} executor` });
+      } else {
+        problems.push(...toProblems(new z.ZodError([issue])));
+      }
+    }
+  }
+  const thresholds = parseThresholds(thresholdInput(input), { ...definition?.metrics, ...metricsInput(input) });
   if (!thresholds.ok) {
     for (const message of thresholds.errors) {
       const [field, ...rest] = message.split(": ");
@@ -236,12 +310,26 @@ export function parseRunSpec(raw: unknown): SpecResult {
 
   const b = base.data;
   const e = exec.data;
-  const scope: TemplateScope = { vars: b.vars, secrets: b.secrets };
-  const stages = rateStages(e);
-  const durationMs = stages.reduce((a, s) => a + s.durationMs, 0);
+  const vus = vuProfile(e);
+  const stages = vus ? [] : rateStages(e as ArrivalOptions);
+  const durationMs = vus ? vus.stages.reduce((a, s) => a + s.durationMs, 0) : stages.reduce((a, s) => a + s.durationMs, 0);
   const peakRatePerS = Math.max(0, ...stages.map((s) => Math.max(s.fromPerS, s.toPerS)));
 
-  if (durationMs <= 0) problems.push({ field: e.executor === "constant-arrival-rate" ? "duration" : "stages", detail: "the run must last longer than 0s" });
+  if (durationMs <= 0) problems.push({ field: e.executor.startsWith("constant-") ? "duration" : "stages", detail: "the run must last longer than 0s" });
+  if (vus) {
+    for (const field of ["preAllocatedVUs", "maxVUs"] as const) {
+      if (b[field] !== undefined) problems.push({ field, detail: `applies to arrival-rate executors; ${e.executor} runs its VUs (${e.executor === "constant-vus" ? "vus" : "startVUs, stages"})` });
+    }
+  } else {
+    for (const field of ["vus", "startVUs", "gracefulRampDown"] as const) {
+      if ((input as Record<string, unknown>)[field] !== undefined) problems.push({ field, detail: `applies to the constant-vus and ramping-vus executors only` });
+    }
+  }
+  for (const name of Object.keys(b.metrics)) {
+    if (Object.hasOwn(METRIC_KINDS, name) || (definition && Object.hasOwn(definition.metrics, name))) {
+      problems.push({ field: `metrics.${name}`, detail: "a built-in metric has this name" });
+    }
+  }
   if (b.maxVUs !== undefined && b.preAllocatedVUs !== undefined && b.maxVUs < b.preAllocatedVUs) {
     problems.push({ field: "maxVUs", detail: `must be at least preAllocatedVUs (${b.preAllocatedVUs})` });
   }
@@ -249,9 +337,25 @@ export function parseRunSpec(raw: unknown): SpecResult {
   if (!b.steps && !b.scenario) problems.push({ field: "steps", detail: `at least one step is required, or a built-in scenario (${SCENARIO_NAMES.join(", ")})` });
   const scenarioSpec = b.scenario && definition ? scenarioOf(b.scenario, definition, problems) : null;
   const names = new Set<string>();
+  const capturedBefore = new Set<string>();
   const steps: StepSpec[] = scenarioSpec ? definition!.steps.map((s) => ({
     name: s.name, method: s.method as StepSpec["method"], path: s.path, headers: {}, body: null, expectedStatuses: null, weight: 1, checks: [],
+    capture: {}, think: null, record: {},
   })) : (b.steps ?? []).map((s, i, all) => {
+    // `{{captured.X}}` must name a value an earlier step captures (in list order).
+    const scope: TemplateScope = { vars: b.vars, secrets: b.secrets, captured: new Set(capturedBefore) };
+    for (const [name, source] of Object.entries(s.capture)) {
+      const error = captureError(source as CaptureSpec);
+      if (error) problems.push({ field: `steps.${i}.capture.${name}`, detail: error });
+      capturedBefore.add(name);
+    }
+    for (const [metric, what] of Object.entries(s.record)) {
+      const declared = b.metrics[metric]?.type;
+      if (!declared) problems.push({ field: `steps.${i}.record.${metric}`, detail: `declare it under metrics first, e.g. "metrics": {"${metric}": {"type": "${RECORD_METRIC_KIND[what]}"}}` });
+      else if (declared !== RECORD_METRIC_KIND[what]) problems.push({ field: `steps.${i}.record.${metric}`, detail: `"${what}" goes into a ${RECORD_METRIC_KIND[what]}, but ${metric} is a ${declared}` });
+    }
+    const think = s.think === undefined ? null : typeof s.think === "number" ? { minMs: s.think, maxMs: s.think } : { minMs: s.think.min, maxMs: s.think.max };
+    if (think && think.maxMs < think.minMs) problems.push({ field: `steps.${i}.think.max`, detail: "must be at least min" });
     const name = s.name ?? (all.length === 1 ? "default" : `step${i + 1}`);
     if (names.has(name)) problems.push({ field: `steps.${i}.name`, detail: `duplicate step name "${name}"` });
     names.add(name);
@@ -282,6 +386,9 @@ export function parseRunSpec(raw: unknown): SpecResult {
         ...(c.status !== undefined ? { status: asList(c.status)! } : {}),
         ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
       })),
+      capture: s.capture as Record<string, CaptureSpec>,
+      think,
+      record: s.record,
     };
   });
   if (problems.length) return { ok: false, problems: dedupe(problems) };
@@ -293,10 +400,13 @@ export function parseRunSpec(raw: unknown): SpecResult {
       name: b.name,
       target: b.target.replace(/\/+$/, ""),
       steps,
+      flow: b.flow,
+      metrics: Object.fromEntries(Object.entries(b.metrics).map(([k, m]) => [k, m.type])),
       scenario: scenarioSpec,
       preset: b.preset ?? null,
       executor: e.executor,
       stages,
+      vus,
       durationMs,
       peakRatePerS,
       timeoutMs: b.timeout,
@@ -304,7 +414,7 @@ export function parseRunSpec(raw: unknown): SpecResult {
       regions: b.regions,
       connectionSlots: b.connectionSlots,
       expectedLatencyMs: b.expectedLatency,
-      maxInFlight: b.maxVUs ?? b.preAllocatedVUs ?? defaultInFlight(peakRatePerS),
+      maxInFlight: vus ? Math.max(1, Math.max(vus.startVUs, ...vus.stages.map((s) => s.target))) : b.maxVUs ?? b.preAllocatedVUs ?? defaultInFlight(peakRatePerS),
       thresholds: b.thresholds,
       vars: b.vars,
       secrets: b.secrets,
@@ -330,7 +440,7 @@ function withPreset(input: unknown, problems: Problem[]): unknown {
     problems.push({ field: "preset", detail: "a preset name like \"rps300\" for the spec's built-in scenario" });
     return input;
   }
-  const clashing = ["executor", "rate", "timeUnit", "duration", "startRate", "stages"].filter((k) => spec[k] !== undefined);
+  const clashing = EXECUTOR_FIELDS.filter((k) => spec[k] !== undefined);
   if (clashing.length) problems.push({ field: "preset", detail: `a preset sets the load profile; remove ${clashing.join(", ")}` });
   const scale = spec.durationScale ?? 1;
   const expanded = expandPreset(scenarioName, spec.preset, typeof scale === "number" ? scale : NaN);
@@ -354,9 +464,22 @@ function scenarioOf(s: z.output<typeof scenario>, definition: (typeof SCENARIOS)
   return { name, seed: seed ?? null, options };
 }
 
-/** Custom metrics of the spec's scenario, by kind (for thresholds). */
-export function customMetricKinds(spec: Pick<RunSpec, "scenario">): Readonly<Record<string, MetricKind>> {
-  return spec.scenario ? SCENARIOS[spec.scenario.name]?.metrics ?? {} : {};
+/** Custom metrics of the spec's scenario and its own `metrics`, by kind (for thresholds). */
+export function customMetricKinds(spec: Pick<RunSpec, "scenario"> & Partial<Pick<RunSpec, "metrics">>): Readonly<Record<string, MetricKind>> {
+  // Specs stored before `metrics` existed have none.
+  return { ...(spec.scenario ? SCENARIOS[spec.scenario.name]?.metrics ?? {} : {}), ...spec.metrics };
+}
+
+/** The spec's declared metrics from raw input, when well-formed (else the schema reports it). */
+function metricsInput(input: unknown): Record<string, MetricKind> {
+  const raw = (input as { metrics?: unknown } | null)?.metrics;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
+  const out: Record<string, MetricKind> = {};
+  for (const [name, m] of Object.entries(raw)) {
+    const type = (m as { type?: unknown } | null)?.type;
+    if (type === "counter" || type === "rate" || type === "trend") out[name] = type;
+  }
+  return out;
 }
 
 /** The thresholds map from raw input, when it has the right shape (else the schema reports it). */
@@ -374,7 +497,19 @@ function defaultInFlight(peakRatePerS: number): number {
   return Math.max(50, Math.ceil(peakRatePerS));
 }
 
-function rateStages(e: z.output<typeof constantArrivalRate> | z.output<typeof rampingArrivalRate>): RateStage[] {
+type ArrivalOptions = z.output<typeof constantArrivalRate> | z.output<typeof rampingArrivalRate>;
+type ExecutorOptions = ArrivalOptions | z.output<typeof constantVus> | z.output<typeof rampingVus>;
+
+/** The VU profile of a closed-model executor, or null for arrival-rate ones. */
+function vuProfile(e: ExecutorOptions): VuProfile | null {
+  if (e.executor === "constant-vus") return { startVUs: e.vus, stages: [{ target: e.vus, durationMs: e.duration }], gracefulRampDownMs: 30_000 };
+  if (e.executor === "ramping-vus") {
+    return { startVUs: e.startVUs, stages: e.stages.map((s) => ({ target: s.target, durationMs: s.duration })), gracefulRampDownMs: e.gracefulRampDown };
+  }
+  return null;
+}
+
+function rateStages(e: ArrivalOptions): RateStage[] {
   const perS = (rate: number) => (rate * 1000) / e.timeUnit;
   if (e.executor === "constant-arrival-rate") {
     return [{ durationMs: e.duration, fromPerS: perS(e.rate), toPerS: perS(e.rate) }];

@@ -127,8 +127,13 @@ export class MetricStats {
     this.trends = Object.fromEntries(TRENDS.map((n) => [n, new Histogram()])) as Record<TrendName, Histogram>;
   }
 
+  /**
+   * Nothing recorded. A window part can hold only an iteration's end, its checks or its
+   * custom metrics (a flow that finishes after think time in a later second than its
+   * last request): that is not empty.
+   */
   get isEmpty(): boolean {
-    return this.counters.sent === 0 && this.counters.completed === 0 && this.counters.dropped === 0 && this.counters.interrupted === 0;
+    return COUNTERS.every((n) => this.counters[n] === 0) && !this.hasCustom;
   }
 
   /** The scenario's custom metrics (created on first use). */

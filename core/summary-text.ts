@@ -3,7 +3,7 @@
  * per metric, then edgeload's own breakdown per region (and per step when there are
  * several), and saturation notes.
  */
-import type { Summary, TrendSummary } from "./summary.ts";
+import type { CustomMetricSummary, Summary, TrendSummary } from "./summary.ts";
 
 const TREND_ORDER = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"] as const;
 
@@ -41,6 +41,12 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), ...rows.map(line)];
 }
 
+function customValue(metric: CustomMetricSummary): string {
+  return metric.type === "counter" ? `${metric.count} ${metric.rate.toFixed(2)}/s`
+    : metric.type === "rate" ? `${pct(metric.value)} ✓ ${metric.passes} ✗ ${metric.fails}`
+    : trendLine(metric);
+}
+
 export function renderSummary(summary: Summary): string {
   const e = summary.edgeload;
   const m = summary.metrics as Record<string, any>;
@@ -72,17 +78,27 @@ export function renderSummary(summary: Summary): string {
   // corrected) and how late requests left compared with the schedule.
   if (e.totals.corrected) out.push(dotted("http_req_corrected", trendLine(e.totals.corrected)));
   if (e.totals.schedule_lag) out.push(dotted("schedule_lag", trendLine(e.totals.schedule_lag)));
-  out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
+  if (e.vus) {
+    // Closed model: the load is the VUs, the rate is whatever the target's latency allows.
+    const stages = e.vus.stages.map((s) => `${s.target} for ${s.durationS}s`).join(", ");
+    out.push(dotted("vus", `peak ${e.vus.peak} · from ${e.vus.startVUs}: ${stages}`));
+    out.push(dotted("achieved iteration rate", `${e.achievedRatePerS.toFixed(2)}/s`));
+  } else if (e.targetRatePerS !== null) {
+    out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
+  }
   out.push("");
 
   if (e.scenario) {
     out.push(`  SCENARIO ${e.scenario.name}${e.scenario.seed ? ` · seed ${e.scenario.seed}` : ""}${e.scenario.preset ? ` · preset ${e.scenario.preset}` : ""}`);
     for (const [name, metric] of Object.entries(e.scenario.metrics)) {
-      const value = metric.type === "counter" ? `${metric.count} ${metric.rate.toFixed(2)}/s`
-        : metric.type === "rate" ? `${pct(metric.value)} ✓ ${metric.passes} ✗ ${metric.fails}`
-        : trendLine(metric);
-      out.push(dotted(name, value, 40));
+      out.push(dotted(name, customValue(metric), 40));
     }
+    out.push("");
+  }
+
+  if (!e.scenario && Object.keys(e.customMetrics).length) {
+    out.push("  CUSTOM METRICS");
+    for (const [name, metric] of Object.entries(e.customMetrics)) out.push(dotted(name, customValue(metric), 40));
     out.push("");
   }
 

@@ -103,3 +103,34 @@ describe("shouldAbortRun", () => {
     expect(shouldAbortRun(spec, totals, 5_000)?.source).toBe("rate<0.1");
   });
 });
+
+describe("closed-model summaries", () => {
+  it("show VUs instead of a target rate, the spec's custom metrics, and thresholds on them", () => {
+    const { spec, plan } = setup({
+      executor: "ramping-vus", startVUs: 0, stages: [{ target: 10, duration: "5s" }, { target: 0, duration: "5s" }], rate: undefined, duration: undefined,
+      metrics: { login_duration: { type: "trend" }, login_success_rate: { type: "rate" } },
+      steps: [{ name: "login", path: "/login", record: { login_duration: "duration", login_success_rate: "success" } }],
+      thresholds: { login_duration: ["p(95)<300"], login_success_rate: ["rate>0.9"] },
+    });
+    const stats = requests(20, 100);
+    stats.counters.iterations = 20;
+    for (let i = 0; i < 20; i++) {
+      stats.custom.trend("login_duration", 100_000);
+      stats.custom.rate("login_success_rate", i > 0);
+    }
+    const totals = new RunTotals();
+    totals.add(0, "wnam", 0, stats);
+    const summary = buildSummary({ runId: "r-vus", status: "passed", spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] });
+    const e = summary.edgeload;
+    expect(e.targetRatePerS).toBeNull();
+    expect(e.vus).toEqual({ peak: 10, startVUs: 0, stages: [{ target: 10, durationS: 5 }, { target: 0, durationS: 5 }], gracefulRampDownS: 30 });
+    expect(e.customMetrics.login_success_rate).toEqual({ type: "rate", passes: 19, fails: 1, value: 0.95 });
+    expect((summary.metrics as Record<string, any>).login_duration).toMatchObject({ type: "trend", "p(95)": 100, thresholds: { "p(95)<300": false } });
+    expect(e.thresholds.map((t) => [t.metric, t.ok])).toEqual([["login_duration", true], ["login_success_rate", true]]);
+    const text = renderSummary(summary);
+    expect(text).toMatch(/vus\.+: peak 10 · from 0: 10 for 5s, 0 for 5s/);
+    expect(text).toContain("CUSTOM METRICS");
+    expect(text).not.toContain("target vs achieved");
+    expect(text).not.toMatch(/null|NaN|undefined/);
+  });
+});

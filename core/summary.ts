@@ -12,6 +12,7 @@ import { customMetricKinds, type RunSpec } from "./run-spec.ts";
 import type { RunTotals } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 import { MetricStats, type TrendName } from "./stats.ts";
+import { VuSchedule, type VuProfile } from "./vu-schedule.ts";
 import { evaluateThresholds, parseThresholds, shouldAbort, type MetricKind, type MetricName, type Threshold, type ThresholdOutcome } from "./thresholds.ts";
 
 /** k6's summary-export trend keys. p(99) is added because every Authrim preset uses it. */
@@ -193,8 +194,11 @@ export function buildSummary(input: SummaryInput) {
     if (o.key.includes("{") && !(o.key in metrics)) metrics[o.key] = failedByMetric(o.key);
   }
 
-  const scenarioMetrics = spec.scenario ? customMetricsSummary(all, customMetricKinds(spec), elapsedS) : {};
+  const kinds = customMetricKinds(spec);
+  const scenarioMetrics = Object.keys(kinds).length ? customMetricsSummary(all, kinds, elapsedS) : {};
   for (const [key, value] of Object.entries(scenarioMetrics)) metrics[key] = { ...value, ...failedByMetric(key) };
+  const declared = spec.metrics ?? {};
+  const specMetrics = Object.fromEntries(Object.entries(scenarioMetrics).filter(([key]) => Object.hasOwn(declared, key.replace(/\{.*$/, ""))));
 
   const byShard = input.shards.map((s) => ({ ...s, ...groupSummary(totals.shard(s.index), elapsedS) }));
   const colos = new Map<string, MetricStats>();
@@ -223,7 +227,10 @@ export function buildSummary(input: SummaryInput) {
       executor: spec.executor,
       options: spec.options,
       scenario: spec.scenario ? { name: spec.scenario.name, seed: spec.scenario.seed, preset: spec.preset, metrics: scenarioMetrics } : null,
-      targetRatePerS: round3(plan.totalIterations / (spec.durationMs / 1000)),
+      // A closed-model run has no target rate: its VUs are the load (see `vus`).
+      targetRatePerS: spec.vus ? null : round3(plan.totalIterations / (spec.durationMs / 1000)),
+      vus: spec.vus ? vusSummary(spec.vus) : null,
+      customMetrics: specMetrics,
       achievedRatePerS: round3(c.iterations / elapsedS),
       plan: {
         shards: plan.shards.length,
@@ -232,6 +239,7 @@ export function buildSummary(input: SummaryInput) {
         capacityPerShardPerS: plan.capacityPerShardPerS,
         peakPerShardPerS: plan.peakPerShardPerS,
         totalIterations: plan.totalIterations,
+        ...(plan.closedModel ? { closedModel: plan.closedModel } : {}),
         notes: plan.notes,
       },
       totals: { ...groupSummary(all, elapsedS), sent: c.sent, interrupted: c.interrupted, timeouts: c.timeouts, connectionErrors: c.connectionErrors, status4xx: c.status4xx, status5xx: c.status5xx },
@@ -248,6 +256,16 @@ export function buildSummary(input: SummaryInput) {
 }
 
 export type Summary = ReturnType<typeof buildSummary>;
+
+/** The VU profile of a closed-model run as the summary shows it. */
+export function vusSummary(vus: VuProfile) {
+  return {
+    peak: new VuSchedule(vus).peak,
+    startVUs: vus.startVUs,
+    stages: vus.stages.map((s) => ({ target: s.target, durationS: s.durationMs / 1000 })),
+    gracefulRampDownS: vus.gracefulRampDownMs / 1000,
+  };
+}
 
 export type CustomMetricSummary =
   | { readonly type: "counter"; readonly count: number; readonly rate: number }

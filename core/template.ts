@@ -1,16 +1,27 @@
 /**
  * Template values in request paths, header values and bodies: `{{name}}`.
  *
- * Names: `iteration` (global iteration index), `shard`, `region`, `uuid`, `timestamp`
- * (ms since epoch), `randomInt(min,max)` (inclusive), `vars.NAME` and `secrets.NAME`
- * (from the spec). Templates are compiled once per shard; a string without `{{` compiles
- * to a constant, so the send loop pays nothing for templating it does not use.
+ * Names: `iteration` (global iteration index for arrival-rate executors; for VU executors
+ * the VU's own iteration number, like k6's `__ITER`, counted from the start of the shard's
+ * current invocation — not unique across a handoff, use `uuid` or `randomString(n)` for
+ * unique data), `vu` (k6's `__VU`, 1-based; 0 for
+ * arrival-rate executors), `shard`, `region`, `uuid`, `timestamp` (ms since epoch),
+ * `randomInt(min,max)` (inclusive), `randomString(n)` (n letters and digits),
+ * `randomEmail` (a fresh address under example.test), `vars.NAME` and `secrets.NAME`
+ * (from the spec), and `captured.NAME` (a value an earlier step of the flow captured from
+ * its response, see scenarios/capture.ts; inserted as is, without escaping). Every
+ * generator gives a fresh value at each use. Templates are compiled once per shard; a
+ * string without `{{` compiles to a constant, so the send loop pays nothing for
+ * templating it does not use.
  */
 
 export interface TemplateContext {
   readonly iteration: number;
   readonly shard: number;
   readonly region: string;
+  readonly vu?: number;
+  /** This VU's (or, for arrival-rate executors, this iteration's) captured values. */
+  readonly captured?: ReadonlyMap<string, string>;
 }
 
 export type Template = (ctx: TemplateContext) => string;
@@ -19,10 +30,23 @@ type Part = string | Template;
 
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
 const RANDOM_INT = /^randomInt\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$/;
+const RANDOM_STRING = /^randomString\(\s*(\d+)\s*\)$/;
+const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 export interface TemplateScope {
   readonly vars: Readonly<Record<string, string>>;
   readonly secrets: Readonly<Record<string, string>>;
+  /** Names captured by earlier steps; `{{captured.X}}` for any other X is an error. */
+  readonly captured?: ReadonlySet<string>;
+}
+
+/** n random letters and digits (crypto-random, so parallel VUs do not collide). */
+export function randomString(n: number): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(n));
+  let out = "";
+  // 62 symbols from a byte: the slight bias towards the first 8 is irrelevant for test data.
+  for (const b of bytes) out += ALPHANUMERIC[b % ALPHANUMERIC.length];
+  return out;
 }
 
 /** Names used in a template that do not resolve, for validation messages. */
@@ -69,8 +93,21 @@ function resolve(name: string, scope: TemplateScope): { value?: Part; error?: st
     case "iteration": return { value: (ctx) => String(ctx.iteration) };
     case "shard": return { value: (ctx) => String(ctx.shard) };
     case "region": return { value: (ctx) => ctx.region };
+    case "vu": return { value: (ctx) => String(ctx.vu ?? 0) };
     case "uuid": return { value: () => crypto.randomUUID() };
     case "timestamp": return { value: () => String(Date.now()) };
+    case "randomEmail": return { value: () => `user_${randomString(16).toLowerCase()}@example.test` };
+  }
+  const randomLength = RANDOM_STRING.exec(name);
+  if (randomLength) {
+    const n = Number(randomLength[1]);
+    if (n < 1 || n > 256) return { error: `{{${name}}}: the length must be 1–256` };
+    return { value: () => randomString(n) };
+  }
+  if (name.startsWith("captured.")) {
+    const key = name.slice("captured.".length);
+    if (!scope.captured?.has(key)) return { error: `{{${name}}}: no earlier step captures "${key}"` };
+    return { value: (ctx) => ctx.captured?.get(key) ?? "" };
   }
   const random = RANDOM_INT.exec(name);
   if (random) {
@@ -86,5 +123,5 @@ function resolve(name: string, scope: TemplateScope): { value?: Part; error?: st
       return value === undefined ? { error: `{{${name}}}: no ${kind} entry named "${key}"` } : { value };
     }
   }
-  return { error: `{{${name}}}: unknown template value; use iteration, shard, region, uuid, timestamp, randomInt(a,b), vars.NAME or secrets.NAME` };
+  return { error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), randomString(n), randomEmail, vars.NAME, secrets.NAME or captured.NAME` };
 }

@@ -58,6 +58,8 @@ export function targetProfile(summary: Summary): { readonly durationS: number; r
   const e = summary.edgeload;
   const parsed = parseRunSpec({ target: e.target, steps: [{}], executor: e.executor, ...e.options });
   if (!parsed.ok) return { durationS: 0, perSecond: [] };
+  // A closed-model run has no planned rate (its VUs are the load): its duration only.
+  if (parsed.spec.vus) return { durationS: parsed.spec.durationMs / 1000, perSecond: [] };
   const schedule = new ArrivalSchedule(parsed.spec.stages);
   const seconds = Math.ceil(schedule.durationMs / 1000);
   return {

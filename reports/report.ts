@@ -81,7 +81,9 @@ function matrixBlocks({ summary }: ReportInput): Block[] {
     ["regions", e.plan.regions.join(", ")],
     ["shards", `${e.plan.shards} (${e.plan.connectionSlots} connection slots each, up to ${e.plan.capacityPerShardPerS}/s per shard)`],
     ["duration", `${profile.durationS} s planned, ${e.durationS} s measured`],
-    ["target rate", `${e.targetRatePerS}/s mean, ${peak}/s peak, ${e.plan.totalIterations} iterations`],
+    e.vus
+      ? ["virtual users", `peak ${e.vus.peak} (${e.vus.stages.map((st) => `${st.target} for ${st.durationS} s`).join(", ")}), ~${e.plan.totalIterations} iterations estimated`]
+      : ["target rate", `${e.targetRatePerS}/s mean, ${peak}/s peak, ${e.plan.totalIterations} iterations`],
   ];
   return [
     { kind: "heading", level: 2, text: "Test matrix" },
@@ -97,7 +99,9 @@ function summaryBlocks({ summary }: ReportInput): Block[] {
   const failedThresholds = e.thresholds.filter((x) => !x.ok).length;
   const rows: Cell[][] = [
     ["requests", `${t.requests} (${t.ratePerS}/s)`],
-    ["iterations", `${e.achievedRatePerS}/s achieved of ${e.targetRatePerS}/s target (${e.targetRatePerS > 0 ? round((e.achievedRatePerS / e.targetRatePerS) * 100, 1) : 0}%)`],
+    e.targetRatePerS === null
+      ? ["iterations", `${e.achievedRatePerS}/s achieved by up to ${e.vus?.peak ?? 0} VUs`]
+      : ["iterations", `${e.achievedRatePerS}/s achieved of ${e.targetRatePerS}/s target (${e.targetRatePerS > 0 ? round((e.achievedRatePerS / e.targetRatePerS) * 100, 1) : 0}%)`],
     ["failed requests", `${t.failed} (${pct(t.failedRate)})`],
     ["status 4xx / 5xx", `${t.status4xx} / ${t.status5xx}`],
     ["timeouts / connection errors", `${t.timeouts} / ${t.connectionErrors}`],

@@ -1,12 +1,24 @@
 /**
- * The flow of a spec without a built-in scenario: its own steps, one request per
- * iteration, the step chosen by weight (smooth weighted round-robin over the run-wide
- * iteration index), with `{{…}}` templates compiled once and k6-style checks.
+ * The flow of a spec without a built-in scenario: its own steps, with `{{…}}` templates
+ * compiled once and k6-style checks.
+ *
+ * `flow: "pick"` (the default): one request per iteration, the step chosen by weight
+ * (smooth weighted round-robin over the iteration index). `flow: "sequence"`: every step
+ * in order, like a k6 default function making several requests.
+ *
+ * After each request, in this order: checks; captures (scenarios/capture.ts) into the
+ * captured map that later templates read as `{{captured.NAME}}`; records into declared
+ * custom metrics (`duration` → the request's http_req_duration into a trend, `success` →
+ * expected status, checks and captures all good into a rate, `count` → a counter); then
+ * the step's think time. A capture that finds nothing counts as a failed check on its
+ * step and ends the iteration after that step's think time: the steps after it are
+ * skipped, since they would send a request built from a missing value.
  */
 import { interleaveCycle } from "../core/interleave.ts";
-import type { RunSpec } from "../core/run-spec.ts";
+import type { RecordKind, RunSpec } from "../core/run-spec.ts";
 import { compileTemplate, type Template, type TemplateContext } from "../core/template.ts";
-import type { Flow } from "./flow.ts";
+import { compileCapture, readsBody, type Extractor } from "./capture.ts";
+import type { Flow, FlowIO, IterationInfo } from "./flow.ts";
 
 interface CompiledStep {
   readonly url: Template;
@@ -16,41 +28,93 @@ interface CompiledStep {
   readonly body: Template | null;
   readonly expect: ReadonlySet<number> | null;
   readonly checks: ReadonlyArray<{ status?: ReadonlySet<number>; bodyIncludes?: string }>;
+  readonly captures: ReadonlyArray<readonly [string, Extractor]>;
+  readonly record: ReadonlyArray<readonly [string, RecordKind]>;
+  readonly think: { readonly minMs: number; readonly maxMs: number } | null;
   readonly readBody: boolean;
 }
 
 export function customStepsFlow(spec: RunSpec): Flow {
-  const scope = { vars: spec.vars, secrets: spec.secrets };
   const cycle = interleaveCycle(spec.steps.map((s) => s.weight));
-  const steps: CompiledStep[] = spec.steps.map((s) => ({
-    url: compileTemplate(spec.target + s.path, scope),
-    method: s.method,
-    headers: Object.entries(s.headers).map(([k, v]) => [k, compileTemplate(v, scope)] as const),
-    constantHeaders: Object.values(s.headers).every((v) => !v.includes("{{")) ? { ...s.headers } : null,
-    body: s.body === null ? null : compileTemplate(s.body, scope),
-    expect: s.expectedStatuses ? new Set(s.expectedStatuses) : null,
-    checks: s.checks.map((c) => ({
-      ...(c.status ? { status: new Set(c.status) } : {}),
-      ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
-    })),
-    readBody: s.checks.some((c) => c.bodyIncludes !== undefined),
-  }));
+  const capturedBefore = new Set<string>();
+  const steps: CompiledStep[] = spec.steps.map((s) => {
+    // The spec validation guarantees every `{{captured.X}}` names an earlier capture.
+    const scope = { vars: spec.vars, secrets: spec.secrets, captured: new Set(capturedBefore) };
+    const capture = s.capture ?? {};
+    for (const name of Object.keys(capture)) capturedBefore.add(name);
+    return {
+      url: compileTemplate(spec.target + s.path, scope),
+      method: s.method,
+      headers: Object.entries(s.headers).map(([k, v]) => [k, compileTemplate(v, scope)] as const),
+      constantHeaders: Object.values(s.headers).every((v) => !v.includes("{{")) ? { ...s.headers } : null,
+      body: s.body === null ? null : compileTemplate(s.body, scope),
+      expect: s.expectedStatuses ? new Set(s.expectedStatuses) : null,
+      checks: s.checks.map((c) => ({
+        ...(c.status ? { status: new Set(c.status) } : {}),
+        ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
+      })),
+      captures: Object.entries(capture).map(([name, source]) => [name, compileCapture(source)] as const),
+      record: Object.entries(s.record ?? {}),
+      think: s.think ?? null,
+      readBody: s.checks.some((c) => c.bodyIncludes !== undefined) || Object.values(capture).some(readsBody),
+    };
+  });
+
+  /** Runs one step; false when a capture failed and the iteration must end. */
+  async function runStep(io: FlowIO, index: number, ctx: TemplateContext, captured: Map<string, string>): Promise<boolean> {
+    const step = steps[index]!;
+    const r = await io.send(index, {
+      url: step.url(ctx),
+      method: step.method,
+      headers: step.constantHeaders ?? Object.fromEntries(step.headers.map(([k, v]) => [k, v(ctx)])),
+      ...(step.body ? { body: step.body(ctx) } : {}),
+      expect: step.expect,
+      readBody: step.readBody,
+    });
+    let allPassed = r.error === null && (step.expect ? step.expect.has(r.status) : r.status >= 200 && r.status < 400);
+    // As in k6, a check on a request that got no response fails.
+    for (const check of step.checks) {
+      const passed = r.error === null && (!check.status || check.status.has(r.status)) && (check.bodyIncludes === undefined || (r.body ?? "").includes(check.bodyIncludes));
+      io.check(passed);
+      allPassed &&= passed;
+    }
+    let capturedAll = true;
+    for (const [name, extract] of step.captures) {
+      const value = r.error === null ? extract(r.headers, r.body) : undefined;
+      if (value === undefined) {
+        capturedAll = false;
+        captured.delete(name);
+      } else {
+        captured.set(name, value);
+      }
+    }
+    if (!capturedAll) io.check(false);
+    for (const [metric, what] of step.record) {
+      if (what === "duration") {
+        if (r.error === null) io.trend(metric, r.durationMs);
+      } else if (what === "success") {
+        io.rate(metric, allPassed && capturedAll);
+      } else {
+        io.count(metric);
+      }
+    }
+    if (step.think) {
+      const { minMs, maxMs } = step.think;
+      await io.sleep(minMs + Math.random() * (maxMs - minMs));
+    }
+    return capturedAll;
+  }
+
   return {
-    async run(io, it) {
-      const index = cycle[it.global % cycle.length]!;
-      const step = steps[index]!;
-      const ctx: TemplateContext = { iteration: it.global, shard: it.shard, region: it.region };
-      const r = await io.send(index, {
-        url: step.url(ctx),
-        method: step.method,
-        headers: step.constantHeaders ?? Object.fromEntries(step.headers.map(([k, v]) => [k, v(ctx)])),
-        ...(step.body ? { body: step.body(ctx) } : {}),
-        expect: step.expect,
-        readBody: step.readBody,
-      });
-      // As in k6, a check on a request that got no response fails.
-      for (const check of step.checks) {
-        io.check(r.error === null && (!check.status || check.status.has(r.status)) && (check.bodyIncludes === undefined || (r.body ?? "").includes(check.bodyIncludes)));
+    async run(io, it: IterationInfo) {
+      const captured = it.captured ?? new Map<string, string>();
+      const ctx: TemplateContext = { iteration: it.global, shard: it.shard, region: it.region, vu: it.vu ?? 0, captured };
+      if (spec.flow !== "sequence") {
+        await runStep(io, cycle[it.global % cycle.length]!, ctx, captured);
+        return;
+      }
+      for (let i = 0; i < steps.length; i++) {
+        if (!(await runStep(io, i, ctx, captured))) return;
       }
     },
   };

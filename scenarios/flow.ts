@@ -6,7 +6,8 @@
  *
  * A flow reports through the IO: `send` records the request's built-in metrics under its
  * step (duration, TTFB, status, http_req_failed by `expect`), `check` counts a k6 check on
- * the last request, and `count`/`rate`/`trend` record the scenario's custom metrics.
+ * the last request, `count`/`rate`/`trend` record custom metrics, and `sleep` is think time
+ * (on the engine's clock, cut short when the VU or the run has to stop).
  * An iteration whose flow sends nothing (e.g. every refresh family is busy) counts as a
  * dropped iteration.
  */
@@ -31,6 +32,8 @@ export interface FlowResponse {
   readonly headers: Headers | null;
   /** The body text when `readBody` was asked for, else null. */
   readonly body: string | null;
+  /** http_req_duration of this request (ms; 0 without a response). */
+  readonly durationMs: number;
 }
 
 export interface FlowIO {
@@ -41,6 +44,8 @@ export interface FlowIO {
   rate(name: string, passed: boolean): void;
   /** Records a custom trend sample in milliseconds. */
   trend(name: string, ms: number): void;
+  /** Think time: resolves after `ms`, or rejects with IterationInterrupted when the iteration must stop. */
+  sleep(ms: number): Promise<void>;
   /** Epoch milliseconds. */
   now(): number;
 }
@@ -50,6 +55,25 @@ export interface IterationInfo {
   readonly global: number;
   readonly shard: number;
   readonly region: string;
+  /** Closed-model runs: the VU's global number, 1-based like k6's __VU (absent for arrival-rate runs). */
+  readonly vu?: number;
+  /**
+   * Captured values: the VU's, kept across its iterations (closed model), or this
+   * iteration's own (arrival-rate executors, where the flow starts with an empty map).
+   */
+  readonly captured?: Map<string, string>;
+}
+
+/**
+ * Thrown out of `send`/`sleep` when an iteration must stop mid-flow (a ramp-down's
+ * graceful period or the run's end passed, or the run was aborted). Not a failure of the
+ * target: the engine does not count the iteration.
+ */
+export class IterationInterrupted extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "IterationInterrupted";
+  }
 }
 
 export interface Flow {

@@ -28,12 +28,13 @@ function scriptedIO(respond: Responder) {
       const headers = new Headers();
       if (r.setCookie) headers.append("set-cookie", r.setCookie);
       if (r.location) headers.set("location", r.location);
-      return { status: r.status ?? 200, error: r.error ?? null, headers, body: r.json !== undefined ? JSON.stringify(r.json) : r.body ?? null };
+      return { status: r.status ?? 200, error: r.error ?? null, headers, body: r.json !== undefined ? JSON.stringify(r.json) : r.body ?? null, durationMs: 0 };
     },
     check: (passed) => void (passed ? checks.passed++ : checks.failed++),
     count: (name, n = 1) => metrics.count(name, n),
     rate: (name, passed) => metrics.rate(name, passed),
     trend: (name, ms) => metrics.trend(name, ms * 1000),
+    sleep: async () => {},
     now: () => Date.now(),
   };
   return { io, metrics, sent, checks };

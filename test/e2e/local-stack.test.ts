@@ -57,7 +57,7 @@ describe("a short run against the local target with a fixed delay", () => {
     const e = summary.edgeload;
     const m = summary.metrics as Record<string, any>;
     expect(m.http_reqs.count).toBe(1600);
-    expect(Math.abs(e.achievedRatePerS - e.targetRatePerS) / e.targetRatePerS).toBeLessThan(0.02);
+    expect(Math.abs(e.achievedRatePerS - e.targetRatePerS!) / e.targetRatePerS!).toBeLessThan(0.02);
     expect(m.http_req_failed.passes).toBe(0);
     expect(m.dropped_iterations.count).toBe(0);
     expect(Object.keys(e.regions).sort()).toEqual(["apac", "enam", "weur", "wnam"]);

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { ShardAssignment, ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
+import { VuSchedule } from "../../core/vu-schedule.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
@@ -216,5 +217,190 @@ describe("ShardEngine", () => {
     expect(perStep[0]!.counters.iterations + perStep[1]!.counters.iterations).toBe(8);
     // The second request of a flow answers to the moment it was asked for, not the schedule.
     expect(perStep[1]!.trends.lag.max).toBe(0);
+  });
+});
+
+/** A closed-model assignment for shard `index` of `weights`. */
+function vuAssignment(time: VirtualTime, spec: Record<string, unknown>, shard = { index: 0, weights: [1] }): ShardAssignment {
+  const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], ...spec });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  return {
+    runId: "r-vus", weights: shard.weights, iterationsPerInvocation: 1_000_000, t0Ms: time.now, mode: "local", flushGraceMs: 0,
+    deadlineMs: time.now + parsed.spec.durationMs + parsed.spec.timeoutMs, spec: parsed.spec,
+    shard: { index: shard.index, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight: 1 },
+  };
+}
+
+/**
+ * The auth lifecycle's target in memory: register → 201 {username}, login → {token},
+ * GET /user and DELETE /logout with `Bearer <token>`. Remembers which token each logout
+ * presented and whether that token was live.
+ */
+function authTarget(time: VirtualTime, delayMs = 20) {
+  const users = new Map<string, string>(); // username → password
+  const tokens = new Map<string, string>(); // live token → username
+  const issued: string[] = [];
+  const logouts: Array<{ token: string; live: boolean }> = [];
+  let next = 0;
+  const fetcher = (async (url: string, init: RequestInit) => {
+    await time.sleep(delayMs);
+    const path = new URL(url).pathname;
+    const body = typeof init.body === "string" ? JSON.parse(init.body) : {};
+    const token = String((init.headers as Record<string, string> | undefined)?.authorization ?? "").replace(/^Bearer /, "");
+    if (path === "/app/v1/user") {
+      if (users.has(body.username)) return new Response("{}", { status: 409 });
+      users.set(body.username, body.password);
+      return Response.json({ username: body.username }, { status: 201 });
+    }
+    if (path === "/app/login") {
+      if (users.get(body.username) !== body.password) return new Response("{}", { status: 401 });
+      const t = `tok-${next++}`;
+      tokens.set(t, body.username);
+      issued.push(t);
+      return Response.json({ token: t });
+    }
+    if (path === "/app/user") return tokens.has(token) ? Response.json({ username: tokens.get(token) }) : new Response("{}", { status: 401 });
+    if (path === "/app/logout") {
+      logouts.push({ token, live: tokens.delete(token) });
+      return new Response(null, { status: 204 });
+    }
+    return new Response("{}", { status: 404 });
+  }) as unknown as typeof fetch;
+  return { fetcher, users, issued, logouts };
+}
+
+describe("ShardEngine, closed model (VUs)", () => {
+  it("holds the active iterations at the stage targets across shards, ramping up and down like k6", async () => {
+    const time = new VirtualTime();
+    // 0→10 VUs over 2 s, hold 2 s, 10→0 over 2 s; an iteration takes 50 ms + 100 ms think.
+    const spec = { executor: "ramping-vus", startVUs: 0, stages: [{ target: 10, duration: "2s" }, { target: 10, duration: "2s" }, { target: 0, duration: "2s" }],
+      steps: [{ path: "/", think: "100ms" }], connectionSlots: 100 };
+    const weights = [1, 1, 1];
+    const t0 = time.now;
+    const schedule = new VuSchedule(vuAssignment(time, spec).spec.vus!);
+    let active = 0;
+    const samples: Array<{ t: number; active: number }> = [];
+    const target = fakeTarget(time, 50);
+    const flow = customStepsFlow(vuAssignment(time, spec).spec);
+    const counting: Flow = {
+      async run(io, it) {
+        active++;
+        samples.push({ t: time.now - t0, active });
+        try { await flow.run(io, it); } finally { active--; }
+      },
+    };
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const engines = weights.map((_, index) => new ShardEngine(vuAssignment(time, spec, { index, weights }), time.clock, target.fetcher, (w) => windows.push(w), counting));
+    const results = await time.run(Promise.all(engines.map((e) => e.run(0, Infinity))));
+    expect(results.map((r) => r.end)).toEqual(["finished", "finished", "finished"]);
+    for (const { t, active: n } of samples) {
+      const want = schedule.activeAt(t);
+      // Up and hold: exactly the target. Down: VUs already removed may finish their
+      // iteration (150 ms, under one 200 ms step), so at most one more.
+      if (t < 4_000) expect(n).toBe(want);
+      else expect(n - want).toBeGreaterThanOrEqual(0), expect(n - want).toBeLessThanOrEqual(1);
+    }
+    // During the hold, each VU's iterations follow back to back: 10 VUs × 2 s / 150 ms.
+    const hold = samples.filter((s) => s.t >= 2_000 && s.t < 4_000).length;
+    expect(hold).toBeGreaterThanOrEqual(130);
+    expect(hold).toBeLessThanOrEqual(140);
+    // No schedule lag or corrected latency in the closed model; duration is there.
+    const t = totals(windows);
+    expect(t.trends.lag.count).toBe(0);
+    expect(t.trends.corrected.count).toBe(0);
+    expect(t.trends.duration.quantile(0.5)).toBe(50_000);
+    // Every started iteration is counted, but one a VU began just before the end was cut short.
+    expect(t.counters.iterations).toBeGreaterThanOrEqual(samples.length - 1);
+    expect(t.counters.iterations).toBeLessThanOrEqual(samples.length);
+  });
+
+  it("respects think time between a VU's steps, fixed and random within its range", async () => {
+    const time = new VirtualTime();
+    const spec = { executor: "constant-vus", vus: 3, duration: "5s", flow: "sequence",
+      steps: [{ name: "a", path: "/a?vu={{vu}}", think: "1s" }, { name: "b", path: "/b?vu={{vu}}", think: { min: "200ms", max: "400ms" } }] };
+    const a = vuAssignment(time, spec);
+    const sends: Array<{ at: number; path: string; vu: string }> = [];
+    const fetcher = (async (url: string) => {
+      const u = new URL(url);
+      sends.push({ at: time.now, path: u.pathname, vu: u.searchParams.get("vu")! });
+      await time.sleep(10);
+      return new Response("ok");
+    }) as unknown as typeof fetch;
+    await time.run(new ShardEngine(a, time.clock, fetcher, () => {}, customStepsFlow(a.spec)).run(0, Infinity));
+    expect(new Set(sends.map((s) => s.vu))).toEqual(new Set(["1", "2", "3"]));
+    for (const vu of ["1", "2", "3"]) {
+      const own = sends.filter((s) => s.vu === vu);
+      for (let i = 1; i < own.length; i++) {
+        const gap = own[i]!.at - own[i - 1]!.at - 10; // minus the response time
+        if (own[i - 1]!.path === "/a") expect(gap).toBe(1000);
+        else expect(gap).toBeGreaterThanOrEqual(200), expect(gap).toBeLessThanOrEqual(400);
+      }
+      // Each iteration ~1.32 s on average: 3–4 iterations in 5 s.
+      expect(own.filter((s) => s.path === "/a").length).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it("flows a captured token from login to logout in every iteration of every VU", async () => {
+    const time = new VirtualTime();
+    const spec = {
+      executor: "constant-vus", vus: 4, duration: "6s", flow: "sequence", vars: { password: "pw-123456" },
+      metrics: { login_duration: { type: "trend" }, login_success_rate: { type: "rate" } },
+      steps: [
+        { name: "register", method: "POST", path: "/app/v1/user", body: { username: "u_{{randomString(12)}}", password: "{{vars.password}}" }, capture: { username: { json: "$.username" } }, expect: { status: 201 }, think: "1s" },
+        { name: "login", method: "POST", path: "/app/login", body: { username: "{{captured.username}}", password: "{{vars.password}}" }, capture: { token: { json: "$.token" } }, think: "1s",
+          record: { login_duration: "duration", login_success_rate: "success" } },
+        { name: "user", path: "/app/user", headers: { authorization: "Bearer {{captured.token}}" }, checks: [{ status: 200 }], think: "1s" },
+        { name: "logout", method: "DELETE", path: "/app/logout", headers: { authorization: "Bearer {{captured.token}}" }, think: "2s" },
+      ],
+    };
+    const a = vuAssignment(time, spec);
+    const target = authTarget(time);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w), customStepsFlow(a.spec)).run(0, Infinity));
+    // An iteration takes 4 × 20 ms + 5 s: each VU completes one, and its second is cut
+    // after registering (the run ends during the think time before its login).
+    expect(target.users.size).toBe(8);
+    expect(target.logouts).toHaveLength(4);
+    expect(target.logouts.every((l) => l.live)).toBe(true); // logout used a token its login got
+    expect(new Set(target.logouts.map((l) => l.token))).toEqual(new Set(target.issued.slice(0, 4)));
+    const t = totals(windows);
+    expect(t.custom.trends.get("login_duration")!.quantile(0.5)).toBe(20_000);
+    expect(t.custom.rates.get("login_success_rate")).toEqual([4, 4]);
+    expect([t.counters.checksPassed, t.counters.checksFailed]).toEqual([4, 0]);
+    // The second iterations were cut by the end of the run: not counted.
+    expect(t.counters.iterations).toBe(4);
+  });
+
+  it("lets a VU the ramp-down removes finish within gracefulRampDown, then interrupts it", async () => {
+    const time = new VirtualTime();
+    // 2 VUs for 1 s, then 1 for 4 s. VU 2 is removed at 1 s in the middle of a 3 s think.
+    const spec = { executor: "ramping-vus", startVUs: 2, stages: [{ target: 2, duration: "1s" }, { target: 1, duration: "0s" }, { target: 1, duration: "4s" }],
+      gracefulRampDown: "500ms", steps: [{ path: "/?vu={{vu}}", think: "3s" }] };
+    const a = vuAssignment(time, spec);
+    const target = fakeTarget(time, 10);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w), customStepsFlow(a.spec)).run(0, Infinity));
+    // VU 1: iterations at 0 and 3.01 s (the second cut by the end at 5 s); VU 2 once, interrupted at 1.5 s.
+    expect(target.calls.map((c) => c - a.t0Ms)).toEqual([0, 0, 3010]);
+    expect(totals(windows).counters.iterations).toBe(1);
+  });
+
+  it("hands off at the request budget and continues from the schedule in a new invocation", async () => {
+    const time = new VirtualTime();
+    const spec = { executor: "constant-vus", vus: 5, duration: "2s", steps: [{ path: "/", think: "90ms" }] };
+    const a = vuAssignment(time, spec);
+    const target = fakeTarget(time, 10);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const first = new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w), customStepsFlow(a.spec));
+    const r1 = await time.run(first.run(0, 30));
+    expect(r1.end).toBe("handoff");
+    expect(r1.sent).toBeGreaterThanOrEqual(30);
+    expect(r1.sent).toBeLessThan(35); // iterations in progress finish; no new ones start
+    const second = new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w), customStepsFlow(a.spec));
+    const r2 = await time.run(second.run(0, Infinity));
+    expect(r2.end).toBe("finished");
+    // 5 VUs × 2 s / 100 ms per iteration, all sent across the two invocations.
+    expect(target.calls.length).toBe(100);
+    expect(totals(windows).counters.iterations).toBe(100);
   });
 });

@@ -12,13 +12,26 @@
  * timestamp at headers (TTFB) and after the body, and records duration, TTFB, corrected
  * latency (from the intended time: the schedule for a flow's first request, the moment
  * the flow asked for later ones) and schedule lag into the window of its completion second.
+ *
+ * Closed model (`constant-vus`, `ramping-vus`): no pacer. The engine keeps one loop per
+ * VU this shard owns (core/vu-schedule.ts) that is active now; a loop runs the flow back to
+ * back (its think time included) and ends when the schedule no longer has its VU. A VU
+ * the ramp-down stops finishes its iteration within `gracefulRampDown`; at the end of the
+ * last stage iterations stop (think time cut short, no new request; requests in flight
+ * complete within the timeout). An interrupted iteration is not counted, as in k6.
+ * Connection slots, timeouts and per-window stats work as in the open model; schedule lag
+ * and corrected latency do not apply (there is no intended time: a VU waits for its own
+ * previous request), so only duration, TTFB and slot wait are recorded. The budget counts
+ * requests: once this invocation sent that many, loops start no new iteration and the run
+ * hands off; the next invocation restarts the loops from the schedule at its current time.
  */
 import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/interleave.ts";
 import { dueBatch, ShardShare } from "../../core/pacer.ts";
 import { WINDOW_MS, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
-import type { Flow, FlowIO, FlowRequest, FlowResponse, IterationInfo } from "../../scenarios/flow.ts";
+import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
+import { IterationInterrupted, type Flow, type FlowIO, type FlowRequest, type FlowResponse, type IterationInfo } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
 
@@ -33,6 +46,7 @@ export type SliceEnd = "finished" | "deadline" | "stopped" | "handoff";
 export interface SliceResult {
   readonly end: SliceEnd;
   readonly cursor: number;
+  /** Iterations started (open model) or requests sent (closed model) in this slice. */
   readonly sent: number;
   readonly peakInFlight: number;
 }
@@ -40,7 +54,16 @@ export interface SliceResult {
 const US_PER_MS = 1000;
 
 export class ShardEngine {
-  readonly share: ShardShare;
+  /** Whether this is a closed-model (VU) run: no schedule share, no cursor. */
+  readonly closedModel: boolean;
+  readonly #share: ShardShare | null;
+  readonly #vuSchedule: VuSchedule | null;
+  readonly #shardVus: ShardVus | null;
+  readonly #vuLoops = new Map<number, Promise<void>>();
+  readonly #sleepers = new Set<() => void>();
+  #vusStopping = false;
+  #requests = 0;
+  #budget = Infinity;
   readonly #a: ShardAssignment;
   readonly #clock: EngineClock;
   readonly #fetch: typeof fetch;
@@ -65,10 +88,20 @@ export class ShardEngine {
     this.#fetch = fetcher;
     this.#onWindow = onWindow;
     this.#flow = flow;
-    this.share = new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
+    const vus = a.spec.vus ?? null;
+    this.closedModel = vus !== null;
+    this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
+    this.#vuSchedule = vus ? new VuSchedule(vus) : null;
+    this.#shardVus = vus ? new ShardVus(a.weights, a.shard.index) : null;
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
     const cycle = a.spec.scenario ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
     this.#dropStep = (global) => cycle[global % cycle.length]!;
+  }
+
+  /** This shard's share of the open-model schedule (not for closed-model runs). */
+  get share(): ShardShare {
+    if (!this.#share) throw new Error("a closed-model run has no arrival schedule");
+    return this.#share;
   }
 
   /** Windows below this number are complete and have been handed to the callback. */
@@ -89,6 +122,7 @@ export class ShardEngine {
   stop(): void {
     this.#stop = true;
     this.#wake?.();
+    for (const wake of this.#sleepers) wake();
   }
 
   /**
@@ -109,6 +143,7 @@ export class ShardEngine {
    * closes every window that has ended.
    */
   async run(cursor: number, budget: number): Promise<SliceResult> {
+    if (this.closedModel) return this.#runVus(budget);
     const a = this.#a;
     this.#cursor = cursor;
     let started = 0;
@@ -134,6 +169,98 @@ export class ShardEngine {
     // next invocation reports the rest of that second as another part of the window.
     this.closeAll();
     return { end, cursor, sent: started, peakInFlight: this.#peakInFlight };
+  }
+
+  /**
+   * The closed model: keeps a loop running for every owned VU the schedule has active,
+   * waking at each change of the VU count, each window end and each request timeout.
+   */
+  async #runVus(budget: number): Promise<SliceResult> {
+    const a = this.#a;
+    const schedule = this.#vuSchedule!;
+    const runEndMs = a.t0Ms + schedule.durationMs;
+    this.#budget = budget;
+    let end: SliceEnd;
+    for (;;) {
+      const now = this.#clock.now();
+      this.#closeWindowsBefore(this.#windowOf(now));
+      if (this.#stop) { end = "stopped"; break; }
+      if (now >= a.deadlineMs) { end = "deadline"; break; }
+      if (now >= runEndMs) { end = "finished"; break; }
+      if (this.#requests >= budget) { end = "handoff"; break; }
+      for (const vu of this.#shardVus!.owned(schedule.activeAt(now - a.t0Ms))) {
+        if (!this.#vuLoops.has(vu)) this.#vuLoops.set(vu, this.#vuLoop(vu, runEndMs));
+      }
+      const untilChange = a.t0Ms + schedule.nextChangeAfter(now - a.t0Ms) - now;
+      const untilWindowEnd = a.t0Ms + (this.#windowOf(now) + 1) * WINDOW_MS - now;
+      const untilTimeout = this.#timeouts.nextDeadlineMs - now;
+      await this.#sleep(Math.min(untilChange, untilWindowEnd, untilTimeout, a.deadlineMs - now, runEndMs - now));
+      this.#timeouts.sweep(this.#clock.now());
+    }
+    this.#vusStopping = true;
+    // Iterations finish (a handoff lets them run their course; the run's end and the
+    // deadline cut their think time) while timeouts are enforced and windows close.
+    while (this.#vuLoops.size > 0) {
+      const untilTimeout = Math.max(1, this.#timeouts.nextDeadlineMs - this.#clock.now());
+      await Promise.race([Promise.all(this.#vuLoops.values()), this.#clock.sleep(Math.min(untilTimeout, WINDOW_MS))]);
+      const now = this.#clock.now();
+      this.#timeouts.sweep(now);
+      this.#closeWindowsBefore(this.#windowOf(now));
+      if (now >= a.deadlineMs) for (const wake of this.#sleepers) wake();
+    }
+    this.closeAll();
+    return { end, cursor: 0, sent: this.#requests, peakInFlight: this.#peakInFlight };
+  }
+
+  /** One VU: iterations back to back while the schedule keeps it active. */
+  async #vuLoop(vu: number, runEndMs: number): Promise<void> {
+    const a = this.#a;
+    const schedule = this.#vuSchedule!;
+    const captured = new Map<string, string>();
+    try {
+      for (let iteration = 0; ; iteration++) {
+        const now = this.#clock.now();
+        const t = now - a.t0Ms;
+        if (this.#requests >= this.#budget) {
+          this.#wake?.(); // the supervisor hands off now rather than at its next wake-up
+          return;
+        }
+        if (this.#vusStopping || this.#stop || now >= runEndMs) return;
+        if (schedule.activeAt(t) <= vu) return; // ramped down
+        const stopsAtMs = a.t0Ms + schedule.stopsAt(vu, t);
+        const hardStopMs = stopsAtMs >= runEndMs ? runEndMs : Math.min(runEndMs, stopsAtMs + schedule.profile.gracefulRampDownMs);
+        this.#inFlight++;
+        if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
+        await this.#iteration({ global: iteration, shard: a.shard.index, region: a.shard.region, vu: vu + 1, captured }, null, hardStopMs);
+      }
+    } finally {
+      this.#vuLoops.delete(vu);
+    }
+  }
+
+  /**
+   * Think time for a flow: resolves after `ms`, or throws IterationInterrupted at the
+   * iteration's hard stop (or at once when the run is stopped).
+   */
+  async think(ms: number, hardStopMs: number): Promise<void> {
+    const now = this.#clock.now();
+    const stopAt = Math.min(hardStopMs, this.#a.deadlineMs);
+    const until = Math.min(now + Math.max(0, ms), stopAt);
+    if (!this.#stop && until > now) {
+      let wake!: () => void;
+      const woken = new Promise<void>((resolve) => (wake = resolve));
+      this.#sleepers.add(wake);
+      void this.#clock.sleep(until - now).then(wake);
+      await woken;
+      this.#sleepers.delete(wake);
+    }
+    if (this.#stop) throw new IterationInterrupted("run stopped");
+    if (now + ms > stopAt) throw new IterationInterrupted("think time passed the iteration's stop time");
+  }
+
+  /** Whether a flow may still send (closed model: not stopped, before its hard stop). */
+  mayStartRequest(hardStopMs: number): boolean {
+    return !(this.closedModel && (this.#stop || this.#clock.now() >= Math.min(hardStopMs, this.#a.deadlineMs)));
   }
 
   /** Hands out every window still open, including the current one (end of the shard). */
@@ -195,29 +322,38 @@ export class ShardEngine {
     }
     this.#inFlight++;
     if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
-    void this.#iteration(global, intendedMs);
+    void this.#iteration({ global, shard: this.#a.shard.index, region: this.#a.shard.region }, intendedMs, Infinity);
   }
 
-  async #iteration(global: number, intendedMs: number): Promise<void> {
-    const io = new IterationIO(this, intendedMs);
-    const it: IterationInfo = { global, shard: this.#a.shard.index, region: this.#a.shard.region };
+  /** Runs one iteration's flow; `intendedMs` is null in the closed model (no schedule). */
+  async #iteration(it: IterationInfo, intendedMs: number | null, hardStopMs: number): Promise<void> {
+    const io = new IterationIO(this, intendedMs, hardStopMs);
+    let interrupted = false;
     try {
       await this.#flow.run(io, it);
     } catch (error) {
-      // A flow bug must not stop the shard; it shows as a failed check on the last step.
-      console.error(`flow error in iteration ${global}:`, error);
-      io.check(false);
+      if (error instanceof IterationInterrupted) {
+        interrupted = true;
+      } else {
+        // A flow bug must not stop the shard; it shows as a failed check on the last step.
+        console.error(`flow error in iteration ${it.global}:`, error);
+        io.check(false);
+      }
     }
-    // A flow that sent nothing (e.g. every refresh family busy) did not run: dropped.
-    const counters = this.#statsFor(this.#windowOf(this.#clock.now()), io.step).counters;
-    if (io.requests === 0) counters.dropped++;
-    else counters.iterations++;
+    // A flow that sent nothing (e.g. every refresh family busy) did not run: dropped. One
+    // cut short (ramp-down, the run's end, an abort) is not counted at all, as in k6.
+    if (!interrupted) {
+      const counters = this.#statsFor(this.#windowOf(this.#clock.now()), io.step).counters;
+      if (io.requests === 0) counters.dropped++;
+      else counters.iterations++;
+    }
     this.#inFlight--;
     if (this.#inFlight === 0 && this.#idle.length) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   /** Sends one request of a flow and records its built-in metrics under `stepIndex`. */
-  async send(stepIndex: number, request: FlowRequest, intendedMs: number): Promise<FlowResponse> {
+  async send(stepIndex: number, request: FlowRequest, intendedMs: number | null): Promise<FlowResponse> {
+    this.#requests++;
     const queuedMs = this.#clock.now();
     const wait = this.#slots.acquire();
     if (wait) await wait;
@@ -260,9 +396,11 @@ export class ShardEngine {
     const t = stats.trends;
     c.sent++;
     c.completed++;
-    t.lag.record((sendMs - intendedMs) * US_PER_MS);
+    if (intendedMs !== null) {
+      t.lag.record((sendMs - intendedMs) * US_PER_MS);
+      t.corrected.record((endMs - intendedMs) * US_PER_MS);
+    }
     t.slotWait.record((sendMs - queuedMs) * US_PER_MS);
-    t.corrected.record((endMs - intendedMs) * US_PER_MS);
     if (error) {
       c.failed++;
       if (error === "timeout") c.timeouts++;
@@ -278,7 +416,7 @@ export class ShardEngine {
       const ok = request.expect ? request.expect.has(status) : status >= 200 && status < 400;
       if (!ok) c.failed++;
     }
-    return { status, error, headers, body };
+    return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs };
   }
 
   /** The stats a flow's check or custom metric lands in: its step, the current window. */
@@ -297,19 +435,22 @@ export class ShardEngine {
  */
 class IterationIO implements FlowIO {
   readonly #engine: ShardEngine;
-  #intendedMs: number;
+  readonly #intendedMs: number | null;
+  readonly #hardStopMs: number;
   step = 0;
   requests = 0;
   #checkFailed = false;
 
-  constructor(engine: ShardEngine, intendedMs: number) {
+  constructor(engine: ShardEngine, intendedMs: number | null, hardStopMs: number) {
     this.#engine = engine;
     this.#intendedMs = intendedMs;
+    this.#hardStopMs = hardStopMs;
   }
 
   send(step: number, request: FlowRequest): Promise<FlowResponse> {
+    if (!this.#engine.mayStartRequest(this.#hardStopMs)) return Promise.reject(new IterationInterrupted("past the iteration's stop time"));
     // Only the first request answers to the schedule; later ones start when asked.
-    const intended = this.requests === 0 ? this.#intendedMs : this.#engine.now();
+    const intended = this.#intendedMs === null ? null : this.requests === 0 ? this.#intendedMs : this.#engine.now();
     this.step = step;
     this.requests++;
     this.#checkFailed = false;
@@ -337,6 +478,10 @@ class IterationIO implements FlowIO {
 
   trend(name: string, ms: number): void {
     this.#engine.statsNow(this.step).custom.trend(name, ms * US_PER_MS);
+  }
+
+  sleep(ms: number): Promise<void> {
+    return this.#engine.think(ms, this.#hardStopMs);
   }
 
   now(): number {

@@ -6,7 +6,9 @@
  * alarms means it survives eviction: a planned handover between invocations (to stay
  * under the per-invocation subrequest limit) continues where it left off, while an
  * unplanned restart resumes at the current time and counts what it missed as dropped.
- * It stops by its own deadline even if the coordinator is gone.
+ * It stops by its own deadline even if the coordinator is gone. Closed-model runs (VUs)
+ * work the same way: their budget counts requests, and a new invocation (handoff or
+ * restart) restarts the VU loops the schedule has active at its current time.
  *
  * The flow (custom steps or a built-in scenario) is built once per object instance; a
  * scenario's seed set is read from R2 then, never per request. Flow state (refresh-token
@@ -117,7 +119,8 @@ export class LoadShard extends DurableObject<Env> {
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;
-    if (resumedAfterCrash) {
+    // A closed-model run has nothing to skip: its VU loops restart from the schedule now.
+    if (resumedAfterCrash && !engine.closedModel) {
       // Unplanned restart: resume at the current time; what fell due meanwhile is dropped.
       const resumeAt = engine.share.firstDueAtOrAfter(now - assignment.t0Ms);
       engine.skip(cursor, Math.max(cursor, resumeAt), now);

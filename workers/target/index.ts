@@ -18,6 +18,7 @@ import { REFRESH_SHARDS, refreshShard, type RefreshTokens } from "./refresh-toke
 import { revocationShard, type Revocations } from "./revocations.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 import { tokenEndpoint } from "./token-endpoint.ts";
+import { demoApp } from "./demo-app.ts";
 import { secretsEqual } from "../web-crypto.ts";
 
 export { AuthState } from "./auth-state.ts";
@@ -32,6 +33,8 @@ export interface TargetEnv {
   readonly REFRESH_TOKENS: DurableObjectNamespace<RefreshTokens>;
   readonly AUTH_STATE: DurableObjectNamespace<AuthState>;
   readonly ADMIN_API_SECRET?: string;
+  /** Bearer token of POST /app/messages/send; any non-empty token when unset. */
+  readonly APP_MESSAGING_TOKEN?: string;
 }
 
 type App = { Bindings: TargetEnv };
@@ -303,6 +306,9 @@ app.post("/api/admin/users", async (c) => {
   if (!user) return c.json({ error: `a user with email ${body.email} exists` }, 409);
   return c.json(user, 201);
 });
+
+// The demo user/messaging API of the closed-model examples (demo-app.ts).
+app.route("/app", demoApp);
 
 app.all("*", (c) => knobs(c.req.raw));
 
