@@ -54,28 +54,7 @@ export function flowMetrics(scenario: string): Record<string, CustomMetricKind> 
   return { [`${p}_duration`]: "trend", [`${p}_success`]: "rate" };
 }
 
-/**
- * A fixed pseudo-random permutation of seed entries, the same in every shard, so the
- * run-wide iteration index alone decides which entry an iteration uses and a short run
- * still sees the set's mix rather than its first type.
- */
-export function shuffled<T>(entries: readonly T[]): T[] {
-  const out = entries.slice();
-  let state = 0x9e3779b9;
-  const next = () => {
-    // mulberry32
-    state = (state + 0x6d2b79f5) | 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
+export { shuffled } from "../core/shuffle.ts";
 
 /** Seed entries of the kind a scenario reads; a clear error otherwise. */
 export function seedEntries<K extends SeedData["kind"]>(ctx: ScenarioContext, kind: K): Extract<SeedData, { kind: K }>["entries"] {

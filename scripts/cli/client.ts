@@ -3,6 +3,7 @@
  * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem.
  */
 import type { Comparison } from "../../core/compare.ts";
+import type { K6ImportView } from "../../core/k6-summary.ts";
 import type { QueryRow } from "../../core/query.ts";
 import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
@@ -113,6 +114,23 @@ export class EdgeloadClient {
 
   listBaselines(): Promise<{ baselines: Array<{ name: string; runId: string; createdAt: string; run: { name: string; status: string } | null }> }> {
     return this.#call("GET", "/v1/baselines");
+  }
+
+  /** Imports a k6 summary beside a run and compares them (POST /v1/runs/:id/crosscheck). */
+  crosscheck(id: string, k6Summary: unknown): Promise<K6ImportView> {
+    return this.#call("POST", `/v1/runs/${encodeURIComponent(id)}/crosscheck`, k6Summary);
+  }
+
+  /** The k6 summaries imported beside a run, each compared with it. */
+  crosschecks(id: string): Promise<{ runId: string; imports: K6ImportView[] }> {
+    return this.#call("GET", `/v1/runs/${encodeURIComponent(id)}/crosscheck`);
+  }
+
+  /** A run's status and its spec as stored (secrets redacted), or null for an unknown run. */
+  async runRecord(id: string): Promise<{ status: RunView["status"]; spec: Record<string, unknown> } | null> {
+    const { rows } = await this.sql("SELECT status, spec_json FROM runs WHERE id = ?", [id]);
+    const row = rows[0] as { status: RunView["status"]; spec_json: string } | undefined;
+    return row ? { status: row.status, spec: JSON.parse(row.spec_json) as Record<string, unknown> } : null;
   }
 
   abort(id: string): Promise<RunView> {

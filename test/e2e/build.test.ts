@@ -27,7 +27,7 @@ describe("build", () => {
     }
   });
 
-  it.each(["tsconfig.json", "tsconfig.node.json", "tsconfig.mixed.json"])("typechecks %s in strict mode", async (config) => {
+  it.each(["tsconfig.json", "tsconfig.node.json", "tsconfig.mixed.json", "scripts/k6"])("typechecks %s in strict mode", async (config) => {
     await expect(run(bin("tsc"), ["-p", config], { cwd: PROJECT_ROOT, env })).resolves.toBeDefined();
   });
 });

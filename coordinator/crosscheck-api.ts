@@ -1,0 +1,86 @@
+/**
+ * Crosscheck over HTTP: k6 summaries of the same load imported beside an edge run and
+ * compared with it (the maths is core/crosscheck.ts, the formats core/k6-summary.ts), kept
+ * in D1 (`k6_imports`, migration 0005):
+ *
+ *   POST /v1/runs/:id/crosscheck   body: a k6 summary (any supported format) → 201 with the comparison
+ *   GET  /v1/runs/:id/crosscheck   the imports stored for the run, each with its comparison
+ *
+ * A summary that is not valid is refused with every problem named, and nothing is stored.
+ * The run must have ended: its summary is what k6's is held against. Mounted by the API
+ * under /v1/runs, behind its token.
+ */
+import { Hono } from "hono";
+import { crosscheck, edgeFigures } from "../core/crosscheck.ts";
+import { parseK6Summary, storableK6Summary, type K6Format, type K6ImportView } from "../core/k6-summary.ts";
+import type { RunStatus } from "../core/protocol.ts";
+import type { Summary } from "../core/summary.ts";
+import type { Env } from "./env.ts";
+import { ApiError, badRequest, notFound } from "./problems.ts";
+import { ACTIVE_STATUSES } from "./results-store.ts";
+
+type App = { Bindings: Env };
+
+/** Largest k6 summary accepted (a handleSummary file of a run with many tagged sub-metrics stays far below). */
+export const MAX_K6_SUMMARY_BYTES = 4 * 1024 * 1024;
+
+/** The run's final summary; 404 for an unknown run, 409 while it is still going. */
+async function endedRunSummary(db: D1Database, id: string): Promise<Summary> {
+  const row = await db.prepare("SELECT status, summary_json FROM runs WHERE id = ?").bind(id).first<{ status: RunStatus; summary_json: string | null }>();
+  if (!row) throw notFound(`run ${id}`);
+  if (ACTIVE_STATUSES.includes(row.status)) {
+    throw new ApiError(409, "run-not-finished", "Run not finished", `run ${id} is still ${row.status}; crosscheck it once it has ended`);
+  }
+  if (!row.summary_json) throw new ApiError(409, "no-summary", "Run has no summary", `run ${id} ended ${row.status} without a stored summary`);
+  return JSON.parse(row.summary_json) as Summary;
+}
+
+/** The request body as JSON, refusing oversized or unparsable ones. */
+async function jsonBody(request: Request): Promise<unknown> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  const tooLarge = () => new ApiError(413, "k6-summary-too-large", "k6 summary too large", `send at most ${MAX_K6_SUMMARY_BYTES} bytes`);
+  if (declared > MAX_K6_SUMMARY_BYTES) throw tooLarge();
+  const bytes = await request.arrayBuffer();
+  if (bytes.byteLength > MAX_K6_SUMMARY_BYTES) throw tooLarge();
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (error) {
+    throw badRequest("the body must be a k6 summary in JSON", [{ field: "(body)", detail: `not valid JSON: ${(error as Error).message}` }]);
+  }
+}
+
+/** Routes under /v1/runs: `POST /:id/crosscheck`, `GET /:id/crosscheck`. */
+export const crosscheckApi = new Hono<App>();
+
+crosscheckApi.post("/:id/crosscheck", async (c) => {
+  const runId = c.req.param("id");
+  const edge = await endedRunSummary(c.env.DB, runId);
+  const doc = await jsonBody(c.req.raw);
+  const parsed = parseK6Summary(doc);
+  if (!parsed.ok) {
+    const n = parsed.problems.length;
+    throw new ApiError(400, "invalid-k6-summary", "Invalid k6 summary", `${n} problem${n === 1 ? "" : "s"} in the k6 summary (nothing was stored): ${parsed.problems.map((p) => p.field).join(", ")}`, parsed.problems);
+  }
+  const comparison = crosscheck(edgeFigures(edge), parsed.figures);
+  const importedAt = Date.now();
+  const id = `k6-${importedAt.toString(36)}-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`;
+  await c.env.DB.prepare("INSERT INTO k6_imports (id, run_id, format, imported_at, summary_json) VALUES (?, ?, ?, ?, ?)")
+    .bind(id, runId, parsed.format, importedAt, JSON.stringify(storableK6Summary(doc as Record<string, unknown>)))
+    .run();
+  const view: K6ImportView = { id, runId, format: parsed.format, importedAt: new Date(importedAt).toISOString(), comparison };
+  return c.json(view, 201);
+});
+
+crosscheckApi.get("/:id/crosscheck", async (c) => {
+  const runId = c.req.param("id");
+  const edge = edgeFigures(await endedRunSummary(c.env.DB, runId));
+  const { results } = await c.env.DB.prepare("SELECT id, format, imported_at, summary_json FROM k6_imports WHERE run_id = ? ORDER BY imported_at")
+    .bind(runId)
+    .all<{ id: string; format: K6Format; imported_at: number; summary_json: string }>();
+  const imports = results.map((r): K6ImportView => {
+    const parsed = parseK6Summary(JSON.parse(r.summary_json));
+    const view = { id: r.id, runId, format: r.format, importedAt: new Date(r.imported_at).toISOString() };
+    return parsed.ok ? { ...view, comparison: crosscheck(edge, parsed.figures) } : { ...view, comparison: null, problems: parsed.problems };
+  });
+  return c.json({ runId, imports });
+});
