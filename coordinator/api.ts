@@ -17,6 +17,7 @@ import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, 
 import { loadQueryInput } from "./results-queries.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
 import { baselinesApi, compareApi } from "./compare-api.ts";
+import { crosscheckApi } from "./crosscheck-api.ts";
 import { reportApi } from "./report-api.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
 import { secretsEqual } from "../workers/web-crypto.ts";
@@ -177,6 +178,7 @@ api.route("/v1/seeds", seedsApi);
 api.route("/v1/runs", compareApi); // GET /v1/runs/:a/compare/:b
 api.route("/v1", baselinesApi); // PUT /v1/baselines/:name, GET /v1/baselines
 api.route("/v1/runs", reportApi); // GET /v1/runs/:id/report
+api.route("/v1/runs", crosscheckApi); // POST/GET /v1/runs/:id/crosscheck
 
 function coordinatorOf(c: Context<App>) {
   const id = c.req.param("id") ?? "";

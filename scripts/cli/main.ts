@@ -51,6 +51,8 @@ const USAGE = `usage:
   edgeload compare <baseline-run|baseline-name> <run> [--format table|json]
   edgeload ladder --scenario NAME --presets rps100,rps500 | --target URL --rates 50,100 --duration 5s
   edgeload report <run> [--out reports/NAME] [--local]
+  edgeload crosscheck <run> --k6 summary.json | --run-k6 [--seed NAME] [--client-secret S] [--admin-secret S]
+                 [--k6-out FILE] [--format table|json]
   edgeload cf-analytics <run> --account ID [--zone ID] [--scripts a,b] [--margin 60s]   (CF_API_TOKEN)
   edgeload seeds | runs | status <id> | summary <id> | abort <id>   [--url URL --token TOKEN]
 
@@ -71,6 +73,7 @@ export async function main(argv: string[]): Promise<number> {
       case "ladder": return await (await import("./ladder-command.ts")).ladderCommand(rest);
       case "report": return await (await import("./report-command.ts")).reportCommand(rest);
       case "cf-analytics": return await (await import("./cf-analytics-command.ts")).cfAnalyticsCommand(rest);
+      case "crosscheck": return await (await import("./crosscheck-command.ts")).crosscheckCommand(rest);
       case "status": return await simpleCommand(rest, async (client, id) => print(await client.getRun(need(id))));
       case "summary": return await simpleCommand(rest, async (client, id) => console.log(renderSummary(await client.summary(need(id)))));
       case "abort": return await simpleCommand(rest, async (client, id) => print(await client.abort(need(id))));
@@ -275,7 +278,8 @@ export function progressLine(view: RunView): string {
   return [
     view.status.padEnd(9),
     `${p.elapsedS.toFixed(1)}s/${p.durationS.toFixed(0)}s`,
-    `target ${l.targetRatePerS.toFixed(0)}/s`,
+    // A closed-model run's load is its VUs; its rate follows from the target's latency.
+    l.targetRatePerS === null ? `vus ${l.targetVUs ?? 0}` : `target ${l.targetRatePerS.toFixed(0)}/s`,
     `achieved ${l.achievedRatePerS.toFixed(0)}/s`,
     `reqs ${l.requests}`,
     `failed ${l.failed}`,
