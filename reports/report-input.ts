@@ -7,6 +7,7 @@
  * The coordinator builds this from D1 (coordinator/report-api.ts); the CLI fetches it as
  * JSON from the same route and renders it locally.
  */
+import type { Reconciliation } from "../cloudflare/analytics/reconcile.ts";
 import { aggregateGroups, runQuery, type Query, type QueryInput, type QueryMetric, type QueryRow } from "../core/query.ts";
 import { parseRunSpec } from "../core/run-spec.ts";
 import { ArrivalSchedule } from "../core/arrival-schedule.ts";
@@ -23,6 +24,8 @@ export interface ReportInput {
   readonly byStep: readonly QueryRow[];
   /** The whole run's http_req_duration histogram: non-empty buckets as [µs, count]. */
   readonly latencyBuckets: ReadonlyArray<readonly [number, number]>;
+  /** `edgeload cf-analytics --format json` for the run, when the report should include it. */
+  readonly cloudflare?: Reconciliation;
 }
 
 const PER_SECOND_METRICS: readonly QueryMetric[] = ["iterations", "requests", "rps", "error_rate", "p50", "p95", "p99"];

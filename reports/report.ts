@@ -10,6 +10,7 @@
  * @example
  * const { markdown, charts, html } = await renderReport(reportInput(summary, rows));
  */
+import { cloudflareBlocks } from "./cloudflare-section.ts";
 import type { QueryRow } from "../core/query.ts";
 import type { CustomMetricSummary, TrendSummary } from "../core/summary.ts";
 import { errorRateChart, histogramChart, latencyChart, rateChart, renderSvg, type LatencyBin, type SeriesPoint } from "./charts.ts";
@@ -58,6 +59,7 @@ function reportBlocks(input: ReportInput): Block[] {
     ...thresholdBlocks(input),
     ...scenarioBlocks(input),
     ...saturationBlocks(input),
+    ...(input.cloudflare ? cloudflareBlocks(input.cloudflare) : []),
     { kind: "heading", level: 2, text: "Charts" },
     { kind: "chart", file: CHART_FILES.rate, title: "Achieved vs target rate (iterations per second)" },
     { kind: "chart", file: CHART_FILES.latency, title: "p50, p95 and p99 per second by region (ms)" },

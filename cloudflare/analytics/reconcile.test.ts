@@ -3,6 +3,8 @@ import type { CloudflareAnalytics } from "./client.ts";
 import { toD1Group, toDurableObjectGroup, toWorkerGroup, toZoneGroup, toZoneLatency, type GraphQLRow, type ZoneGroup } from "./queries.ts";
 import { reconcile, renderReconciliation, runTrafficFrom, type FindingKind, type Reconciliation, type RunTraffic } from "./reconcile.ts";
 import { fixtureRows, SCENARIO, scenarioSeconds, scenarioSummary } from "./test-support.ts";
+import { cloudflareBlocks } from "../../reports/cloudflare-section.ts";
+import { toMarkdown } from "../../reports/document.ts";
 
 const AFTER_RUN = Date.parse("2026-11-20T13:00:00Z");
 
@@ -159,5 +161,18 @@ describe("reconcile: what is not a loss", () => {
     expect(about(reconcile(run, cf, { nowMs: run.endMs + 90_000, marginS: 60 }), "analytics_lag")).toEqual([
       "the run ended 90 s ago: Cloudflare's analytics arrive a few minutes late, so the last minutes may be incomplete — run this again later",
     ]);
+  });
+});
+
+describe("the report's Cloudflare section", () => {
+  it("shows each minute's sent and edge counts, the latency sources and every finding", () => {
+    const r = reconcile(scenarioRun(), scenarioAnalytics(), { nowMs: AFTER_RUN, marginS: 60, entryScript: "authrim" });
+    const md = toMarkdown(cloudflareBlocks(r));
+    expect(md).toMatch(/^## Cloudflare's view/m);
+    for (const m of r.minutes.filter((x) => x.inRun)) expect(md).toContain(`| ${m.minute.slice(11, 16)} | ${m.sent} | ${m.edge ?? "-"} |`);
+    expect(md).toContain(`| run total | ${r.totals.sent} |`);
+    expect(r.findings.length).toBeGreaterThan(0);
+    for (const f of r.findings) expect(md).toContain(f.message.slice(0, 30));
+    expect(md).toContain("| client `http_req_duration` |");
   });
 });

@@ -9,6 +9,7 @@
  * with no API reachable, or with --local, from the local state's results database, so runs
  * made by `npm run demo` can be reported afterwards with nothing running.
  */
+import type { Reconciliation } from "../../cloudflare/analytics/reconcile.ts";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Summary } from "../../core/summary.ts";
@@ -19,7 +20,7 @@ import { renderReport } from "../../reports/report.ts";
 import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
 
-const OPTIONS = { ...CONNECTION_OPTIONS, out: { type: "string" }, local: { type: "boolean", default: false } } as const;
+const OPTIONS = { ...CONNECTION_OPTIONS, out: { type: "string" }, local: { type: "boolean", default: false }, "cf-analytics": { type: "string" } } as const;
 
 /** A report folder's name: it becomes a link in the index, so plain characters only. */
 const REPORT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -34,7 +35,8 @@ export async function reportCommand(args: string[]): Promise<number> {
 
   const client = v.local ? null : await connect(v).catch(() => null);
   const input = client ? await client.reportInput(runId) : await localReportInput(runId);
-  const report = await renderReport(input);
+  const cloudflare = v["cf-analytics"] ? await readReconciliation(v["cf-analytics"], runId) : undefined;
+  const report = await renderReport(cloudflare ? { ...input, cloudflare } : input);
 
   await mkdir(out, { recursive: true });
   await writeFile(join(out, "report.md"), report.markdown);
@@ -68,4 +70,19 @@ async function localReportInput(runId: string): Promise<ReportInput> {
   } finally {
     db.close();
   }
+}
+
+/** The JSON of `edgeload cf-analytics <run> --format json`, checked to be about this run. */
+async function readReconciliation(path: string, runId: string): Promise<Reconciliation> {
+  let doc: Partial<Reconciliation>;
+  try {
+    doc = JSON.parse(await readFile(path, "utf8")) as Partial<Reconciliation>;
+  } catch (error) {
+    throw new CliError(`--cf-analytics: cannot read ${path}: ${(error as Error).message}`, EXIT.invalidConfig);
+  }
+  if (!Array.isArray(doc.minutes) || !doc.totals || !doc.latency || !Array.isArray(doc.findings)) {
+    throw new CliError(`--cf-analytics: ${path} is not the output of \`edgeload cf-analytics <run> --format json\``, EXIT.invalidConfig);
+  }
+  if (doc.runId !== runId) throw new CliError(`--cf-analytics: ${path} is about run ${doc.runId}, not ${runId}`, EXIT.invalidConfig);
+  return doc as Reconciliation;
 }
