@@ -3,6 +3,7 @@
  * the API to talk to (--url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running
  * `edgeload dev` recorded in .edgeload/dev.json).
  */
+import { readFile } from "node:fs/promises";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { EdgeloadClient } from "./client.ts";
 
@@ -38,5 +39,23 @@ export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: strin
     return parseArgs(config);
   } catch (error) {
     throw new CliError(usage ? `${(error as Error).message}\n${usage}` : (error as Error).message, EXIT.invalidConfig);
+  }
+}
+
+/**
+ * A JSON file the user named, or an invalid-config error saying which file (`what`) could
+ * not be read or parsed, with `hint` on how to make a good one.
+ */
+export async function readJsonFile(path: string, what: string, hint = ""): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new CliError(`cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, EXIT.invalidConfig);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`${what} ${path} is not valid JSON (${(error as Error).message})${hint ? `: ${hint}` : ""}`, EXIT.invalidConfig);
   }
 }

@@ -13,14 +13,14 @@
  * Exit code 0 when every row agrees, 99 when one does not (as `edgeload compare`).
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { renderCrosscheck } from "../../core/crosscheck.ts";
 import { SCENARIOS } from "../../scenarios/catalog.ts";
 import type { K6ImportView } from "../../core/k6-summary.ts";
 import type { EdgeloadClient } from "./client.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
+import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 
 const USAGE = `usage:
@@ -72,18 +72,8 @@ function renderImport(view: K6ImportView): string {
   return `${head}\n\n${renderCrosscheck(view.comparison)}`;
 }
 
-async function readSummaryFile(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    throw new CliError(`cannot read k6 summary ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, EXIT.invalidConfig);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new CliError(`k6 summary ${path} is not JSON (${(error as Error).message}): write it with --summary-export or handleSummary`, EXIT.invalidConfig);
-  }
+function readSummaryFile(path: string): Promise<unknown> {
+  return readJsonFile(path, "k6 summary", "write it with --summary-export or handleSummary");
 }
 
 /** What the stored spec of a run holds that a k6 replay needs (core/run-spec.ts RunSpec, redacted). */

@@ -14,13 +14,13 @@
  * Exit codes follow k6: 0 ok, 99 thresholds failed, 104 invalid config, 105 aborted,
  * 103 run error, 1 anything else (e.g. no stack to talk to).
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 import { formatMs, renderScenarioTable, renderSummary } from "../../core/summary-text.ts";
 import { ApiProblem, EdgeloadClient } from "./client.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
+import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { LocalStack } from "./local-stack.ts";
 import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scenarioRunSpec } from "./quick-spec.ts";
@@ -258,18 +258,8 @@ async function scenarioFromFlags(values: Record<string, unknown>): Promise<Recor
   }
 }
 
-async function readSpecFile(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    throw new CliError(`cannot read spec file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, EXIT.invalidConfig);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new CliError(`spec file ${path} is not valid JSON: ${(error as Error).message}`, EXIT.invalidConfig);
-  }
+function readSpecFile(path: string): Promise<unknown> {
+  return readJsonFile(path, "spec file");
 }
 
 export function progressLine(view: RunView): string {

@@ -17,7 +17,7 @@ import { loadQueryInput } from "../../coordinator/results-queries.ts";
 import { reportInput, type ReportInput } from "../../reports/report-input.ts";
 import { indexEntry, updateIndex } from "../../reports/report-index.ts";
 import { renderReport } from "../../reports/report.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
+import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
 
 const OPTIONS = { ...CONNECTION_OPTIONS, out: { type: "string" }, local: { type: "boolean", default: false }, "cf-analytics": { type: "string" } } as const;
@@ -74,12 +74,7 @@ async function localReportInput(runId: string): Promise<ReportInput> {
 
 /** The JSON of `edgeload cf-analytics <run> --format json`, checked to be about this run. */
 async function readReconciliation(path: string, runId: string): Promise<Reconciliation> {
-  let doc: Partial<Reconciliation>;
-  try {
-    doc = JSON.parse(await readFile(path, "utf8")) as Partial<Reconciliation>;
-  } catch (error) {
-    throw new CliError(`--cf-analytics: cannot read ${path}: ${(error as Error).message}`, EXIT.invalidConfig);
-  }
+  const doc = (await readJsonFile(path, "--cf-analytics file")) as Partial<Reconciliation>;
   if (!Array.isArray(doc.minutes) || !doc.totals || !doc.latency || !Array.isArray(doc.findings)) {
     throw new CliError(`--cf-analytics: ${path} is not the output of \`edgeload cf-analytics <run> --format json\``, EXIT.invalidConfig);
   }

@@ -3,10 +3,10 @@
  * subrequest budget hands over between invocations (and survives eviction there), and an
  * unplanned restart restarts the VU loops from the schedule at the current time.
  */
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createRun, sleep, waitForStatus } from "./helpers.ts";
+import { api, createRun, sleep, waitForStatus, simulateShardCrash } from "./helpers.ts";
 
 const shardOf = (runId: string, index: number) => env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`${runId}/${index}`));
 
@@ -51,12 +51,7 @@ describe("closed-model runs in Durable Objects", () => {
     const { id, startsAt } = await createRun(vus({ duration: "2s" }));
     const shard = shardOf(id, 0);
     const t0 = Date.parse(startsAt);
-    // A shard that was running and died: its alarm is re-delivered 1 s after T0.
-    await runInDurableObject(shard, async (_instance, state) => {
-      const saved = state.storage.kv.get<Record<string, unknown>>("state")!;
-      state.storage.kv.put("state", { ...saved, phase: "running", cursor: 0, handoff: false });
-      await state.storage.setAlarm(t0 + 1_000);
-    });
+    await simulateShardCrash(shard, t0 + 1_000); // its alarm re-delivered 1 s after T0
     const view = await waitForStatus(id);
     expect(view.status).toBe("passed");
     expect((await shard.inspect()).restarts).toBe(1);

@@ -1,5 +1,6 @@
 // Shared helpers for the workers tests: authenticated calls to the coordinator Worker.
 import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 
 export const TOKEN = "test-token";
 
@@ -44,3 +45,15 @@ export async function waitForStatus(id: string, final = ["passed", "failed", "ab
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Makes a shard look as if it was running and died: its state says running (no planned
+ * handover) and its alarm is re-delivered at `atMs`, as the runtime does after a crash.
+ */
+export async function simulateShardCrash(shard: DurableObjectStub, atMs: number): Promise<void> {
+  await runInDurableObject(shard, async (_instance, state) => {
+    const saved = state.storage.kv.get<Record<string, unknown>>("state")!;
+    state.storage.kv.put("state", { ...saved, phase: "running", cursor: 0, handoff: false });
+    await state.storage.setAlarm(atMs);
+  });
+}

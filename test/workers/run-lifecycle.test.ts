@@ -10,7 +10,7 @@ import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import { MetricStats } from "../../core/stats.ts";
 import type { ShardAssignment } from "../../core/protocol.ts";
-import { api, createRun, sleep, spec, waitForStatus } from "./helpers.ts";
+import { api, createRun, sleep, spec, waitForStatus, simulateShardCrash } from "./helpers.ts";
 
 const shardOf = (runId: string, index: number) => env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`${runId}/${index}`));
 const coordinatorOf = (runId: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(runId));
@@ -141,13 +141,7 @@ describe("idempotence and recovery", () => {
     const { id, startsAt } = await createRun({ rate: 40, duration: "3s", shards: 1, regions: ["wnam"] });
     const shard = shardOf(id, 0);
     const t0 = Date.parse(startsAt);
-    // Simulate a shard that was running and died: state says running (no planned
-    // handover) and its alarm is re-delivered 1 s after T0.
-    await runInDurableObject(shard, async (_instance, state) => {
-      const saved = state.storage.kv.get<Record<string, unknown>>("state")!;
-      state.storage.kv.put("state", { ...saved, phase: "running", cursor: 0, handoff: false });
-      await state.storage.setAlarm(t0 + 1_000);
-    });
+    await simulateShardCrash(shard, t0 + 1_000); // its alarm re-delivered 1 s after T0
     await waitForStatus(id);
     const after = await shard.inspect();
     expect(after.restarts).toBe(1);
