@@ -15,7 +15,10 @@
  *  3. queries: analytics over a synthetic 1-hour, 64-shard run in the local D1 (must stay
  *     under 2 s each).
  *
- * Options: --only histogram|generator|query, --rates 1000,2000, --duration 15s, --delay 20,
+ *  4. soak: a long run with the generator's memory sampled every 10 s (it must plateau) and
+ *     the D1 rows per second (within the write bound).
+ *
+ * Options: --only histogram|generator|query|soak, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -28,7 +31,8 @@ import { Histogram } from "../../core/histogram.ts";
 import { EdgeloadClient } from "../cli/client.ts";
 import { unstable_startWorker } from "wrangler";
 import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../cli/local-stack.ts";
-import { cpuSeconds, reapedChildrenCpuSeconds, workerdDescendants } from "../cli/processes.ts";
+import { cpuSeconds, reapedChildrenCpuSeconds, residentBytes, workerdDescendants } from "../cli/processes.ts";
+import { parseDurationMs } from "../../core/duration.ts";
 import { findK6 } from "./k6-binary.ts";
 
 const { values } = parseArgs({
@@ -38,6 +42,8 @@ const { values } = parseArgs({
     duration: { type: "string", default: "15s" },
     delay: { type: "string", default: "20" },
     shards: { type: "string", default: "16" },
+    "soak-duration": { type: "string", default: "3m" },
+    "soak-rate": { type: "string", default: "300" },
   },
 });
 
@@ -235,6 +241,53 @@ async function queryBench(): Promise<void> {
   });
 }
 
+/**
+ * 4. soak: one long run (default 3 minutes at 300/s, 8 shards, a closed-model flow is not
+ *    needed: memory is per window, not per request) sampling the generator's resident
+ *    memory every 10 s and the D1 rows written per second. Histograms, not samples, so
+ *    memory must plateau after the first windows; the check compares the last third of
+ *    the run with the middle third.
+ */
+async function soakBench(): Promise<void> {
+  const durationS = Math.round((parseDurationMs(values["soak-duration"]!) ?? 180_000) / 1000);
+  const rate = Number(values["soak-rate"]);
+  console.log(`\n## Soak: ${rate}/s for ${durationS} s against /delay?ms=20, 8 shards in 4 regions; generator RSS every 10 s\n`);
+  const stateDir = await mkdtemp(join(tmpdir(), "edgeload-soak-"));
+  const stack = await startLocalStack({ persist: stateDir });
+  try {
+    const client = new EdgeloadClient(stack.apiUrl, stack.token);
+    const pids = stack.processes.coordinator;
+    const run = await client.createRun({
+      name: "soak", target: stack.targetUrl, steps: [{ path: "/delay?ms=20" }], executor: "constant-arrival-rate", rate, duration: `${durationS}s`,
+      shards: 8, regions: ["wnam", "enam", "weur", "apac"], maxVUs: rate * 2, timeout: "10s",
+    });
+    const samples: Array<{ t: number; rssMb: number }> = [];
+    const started = Date.now();
+    const sampler = setInterval(() => samples.push({ t: Math.round((Date.now() - started) / 1000), rssMb: residentBytes(pids) / 2 ** 20 }), 10_000);
+    const view = await client.waitForEnd(run.id, () => {}, 2000);
+    clearInterval(sampler);
+    const s = await client.summary(run.id);
+    const m = s.metrics as Record<string, any>;
+    const rows = await client.sql("SELECT (SELECT COUNT(*) FROM windows WHERE run_id = ?1) + (SELECT COUNT(*) FROM histograms WHERE run_id = ?1) AS rows, (SELECT COUNT(DISTINCT window_s) FROM windows WHERE run_id = ?1) AS seconds", [run.id]);
+    const { rows: written, seconds } = rows.rows[0] as { rows: number; seconds: number };
+    const third = Math.floor(samples.length / 3);
+    const mean = (xs: typeof samples) => xs.reduce((a, x) => a + x.rssMb, 0) / Math.max(1, xs.length);
+    const middle = mean(samples.slice(third, 2 * third));
+    const last = mean(samples.slice(2 * third));
+    console.log(table([
+      ["t (s)", ...samples.map((x) => String(x.t))],
+      ["generator RSS (MB)", ...samples.map((x) => x.rssMb.toFixed(0))],
+    ]));
+    console.log(`\n  ${view.status}: ${m.http_reqs.count} requests, ${m.dropped_iterations.count} dropped, p99 ${m.http_req_duration["p(99)"]} ms`);
+    console.log(`  RSS middle third ${middle.toFixed(1)} MB → last third ${last.toFixed(1)} MB (${(((last - middle) / middle) * 100).toFixed(1)}%): ${last <= middle * 1.1 ? "bounded" : "GROWING"}`);
+    console.log(`  D1: ${written} rows over ${seconds} s = ${(written / Math.max(1, seconds)).toFixed(1)} rows/s (bound: 4 regions × 1 step × 6 = 24/s)`);
+  } finally {
+    await stack.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
 if (!values.only || values.only === "histogram") histogramBench();
 if (!values.only || values.only === "generator") await generatorBench();
 if (!values.only || values.only === "query") await queryBench();
+if (!values.only || values.only === "soak") await soakBench();

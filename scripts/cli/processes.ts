@@ -58,3 +58,17 @@ export function cpuSeconds(pids: readonly number[]): number {
 export function reapedChildrenCpuSeconds(): number {
   return (readStat("self")?.childCpuTicks ?? 0) / CLOCK_TICKS_PER_S;
 }
+
+/** Resident memory (bytes) of the given live processes, from /proc/<pid>/status VmRSS. */
+export function residentBytes(pids: readonly number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+      total += Number(kb ?? 0) * 1024;
+    } catch {
+      // the process ended: it holds no memory
+    }
+  }
+  return total;
+}
