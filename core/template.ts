@@ -6,7 +6,8 @@
  * current invocation — not unique across a handoff, use `uuid` or `randomString(n)` for
  * unique data), `vu` (k6's `__VU`, 1-based; 0 for
  * arrival-rate executors), `shard`, `region`, `uuid`, `timestamp` (ms since epoch),
- * `randomInt(min,max)` (inclusive), `randomString(n)` (n letters and digits),
+ * `randomInt(min,max)` (inclusive), `zipf(n,s)` (a key 1…n, hot keys first: key k with
+ * probability ∝ 1/k^s, see core/zipf.ts), `randomString(n)` (n letters and digits),
  * `randomEmail` (a fresh address under example.test), `vars.NAME` and `secrets.NAME`
  * (from the spec), and `captured.NAME` (a value an earlier step of the flow captured from
  * its response, see scenarios/capture.ts; inserted as is, without escaping). Every
@@ -14,6 +15,7 @@
  * string without `{{` compiles to a constant, so the send loop pays nothing for
  * templating it does not use.
  */
+import { MAX_ZIPF_KEYS, zipfSampler } from "./zipf.ts";
 
 export interface TemplateContext {
   readonly iteration: number;
@@ -30,6 +32,8 @@ type Part = string | Template;
 
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
 const RANDOM_INT = /^randomInt\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$/;
+/** `zipf(n, s)`: a key 1…n, key k with probability ∝ 1/k^s (core/zipf.ts). */
+const ZIPF = /^zipf\(\s*(\d+)\s*,\s*(\d+(?:\.\d+)?)\s*\)$/;
 const RANDOM_STRING = /^randomString\(\s*(\d+)\s*\)$/;
 const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
@@ -109,6 +113,16 @@ function resolve(name: string, scope: TemplateScope): { value?: Part; error?: st
     if (!scope.captured?.has(key)) return { error: `{{${name}}}: no earlier step captures "${key}"` };
     return { value: (ctx) => ctx.captured?.get(key) ?? "" };
   }
+  const zipf = ZIPF.exec(name);
+  if (zipf) {
+    const n = Number(zipf[1]);
+    const exponent = Number(zipf[2]);
+    if (!(n >= 1 && n <= MAX_ZIPF_KEYS) || !(exponent >= 0 && exponent <= 10)) {
+      return { error: `{{${name}}}: use zipf(n, s) with 1 ≤ n ≤ ${MAX_ZIPF_KEYS} keys and an exponent s from 0 to 10` };
+    }
+    const draw = zipfSampler(n, exponent);
+    return { value: () => String(draw(Math.random())) };
+  }
   const random = RANDOM_INT.exec(name);
   if (random) {
     const min = Number(random[1]);
@@ -123,5 +137,5 @@ function resolve(name: string, scope: TemplateScope): { value?: Part; error?: st
       return value === undefined ? { error: `{{${name}}}: no ${kind} entry named "${key}"` } : { value };
     }
   }
-  return { error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), randomString(n), randomEmail, vars.NAME, secrets.NAME or captured.NAME` };
+  return { error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), zipf(n,s), randomString(n), randomEmail, vars.NAME, secrets.NAME or captured.NAME` };
 }
