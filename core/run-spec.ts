@@ -33,6 +33,7 @@ import { captureError, type CaptureSpec } from "../scenarios/capture.ts";
 import type { ScenarioOptions } from "../scenarios/scenario.ts";
 import type { VuProfile } from "./vu-schedule.ts";
 import { expandPreset } from "./presets.ts";
+import type { Problem } from "./problem.ts";
 import { SEED_NAME } from "./seed-set.ts";
 import { templateErrors, usesSecrets, type TemplateScope } from "./template.ts";
 import { METRIC_KINDS, parseThresholds, type MetricKind, type ThresholdInput } from "./thresholds.ts";
@@ -43,11 +44,7 @@ export type LocationHint = (typeof LOCATION_HINTS)[number];
 
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 
-/** One problem with the input, RFC 9457-style: which field, what is wrong. */
-export interface Problem {
-  readonly field: string;
-  readonly detail: string;
-}
+export type { Problem } from "./problem.ts";
 
 export type SpecResult = { ok: true; spec: RunSpec } | { ok: false; problems: Problem[] };
 

@@ -15,7 +15,7 @@
  * A summary (kind, counts, total) is what listings show — never the entries, which are
  * credentials.
  */
-import type { Problem } from "./run-spec.ts";
+import type { Problem } from "./problem.ts";
 
 export const TOKEN_TYPES = ["valid", "valid_exchanged", "expired", "revoked", "wrong_audience", "wrong_client"] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
@@ -23,6 +23,16 @@ export type TokenType = (typeof TOKEN_TYPES)[number];
 /** What introspection must answer (`active`) for each token type (AUTHRIM.md). */
 export const ACTIVE_EXPECTED: Readonly<Record<TokenType, boolean>> = {
   valid: true, valid_exchanged: true, expired: false, revoked: false, wrong_audience: false, wrong_client: false,
+};
+
+/** Per-type correctness rates of introspection, named as in the reference suite. */
+export const TYPE_RATE_METRIC: Readonly<Record<TokenType, string>> = {
+  wrong_audience: "wrong_audience_rejected",
+  wrong_client: "wrong_client_rejected",
+  valid_exchanged: "exchanged_token_correct",
+  valid: "valid_accepted",
+  expired: "expired_rejected",
+  revoked: "revoked_rejected",
 };
 
 export const SEED_KINDS = ["access-tokens", "users", "refresh-tokens", "sessions", "auth-codes"] as const;

@@ -3,7 +3,7 @@
  * exchange (AUTHRIM.md). Each iteration uses the token at its run-wide index in a fixed
  * shuffle of the set, so every shard layout sends the same tokens and the set's type mix.
  */
-import { ACTIVE_EXPECTED, TOKEN_TYPES, type SeedToken, type TokenType } from "../core/seed-set.ts";
+import { ACTIVE_EXPECTED, TOKEN_TYPES, TYPE_RATE_METRIC, type SeedToken, type TokenType } from "../core/seed-set.ts";
 import { basicAuth, FORM, jsonBody, type Flow } from "./flow.ts";
 import { flowMetrics, required, seedEntries, shuffled, type ScenarioContext, type ScenarioDefinition } from "./scenario.ts";
 
@@ -39,15 +39,6 @@ export const userinfo: ScenarioDefinition = {
   },
 };
 
-/** Per-type rate names of the reference suite (the first two are its own names). */
-const TYPE_RATE: Readonly<Record<TokenType, string>> = {
-  wrong_audience: "wrong_audience_rejected",
-  wrong_client: "wrong_client_rejected",
-  valid_exchanged: "exchanged_token_correct",
-  valid: "valid_accepted",
-  expired: "expired_rejected",
-  revoked: "revoked_rejected",
-};
 
 export const introspect: ScenarioDefinition = {
   name: "introspect",
@@ -60,7 +51,7 @@ export const introspect: ScenarioDefinition = {
     active_correct: "rate",
     false_positives: "counter",
     false_negatives: "counter",
-    ...Object.fromEntries(TOKEN_TYPES.map((t) => [TYPE_RATE[t], "rate" as const])),
+    ...Object.fromEntries(TOKEN_TYPES.map((t) => [TYPE_RATE_METRIC[t], "rate" as const])),
   },
   create(ctx): Flow {
     const pick = tokenPicker(ctx, TOKEN_TYPES);
@@ -85,7 +76,7 @@ export const introspect: ScenarioDefinition = {
         io.rate("introspect_success", correct);
         io.rate("active_correct", correct);
         io.rate(`active_correct{type:${token.type}}`, correct);
-        io.rate(TYPE_RATE[token.type], correct);
+        io.rate(TYPE_RATE_METRIC[token.type], correct);
         if (!correct) {
           // A false positive is an invalid token reported active; a false negative the reverse.
           const kind = active ? "false_positives" : "false_negatives";

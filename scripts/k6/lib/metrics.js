@@ -9,7 +9,7 @@
  * expression-less thresholds, k6's way to report a metric that got no samples.
  */
 import { Counter, Rate, Trend } from "k6/metrics";
-import { TOKEN_TYPES } from "./seeds.js";
+import { TOKEN_TYPES, TYPE_RATE_METRIC } from "../../../core/seed-set.ts";
 
 /**
  * The duration trend and success rate every scenario keeps, named as in Authrim's suite:
@@ -20,16 +20,6 @@ export function flowMetrics(scenario) {
   const prefix = scenario.replace(/-/g, "_");
   return { duration: new Trend(`${prefix}_duration`, true), success: new Rate(`${prefix}_success`) };
 }
-
-/** Per-type rate names of the reference suite (scenarios/access-token-scenarios.ts). */
-export const TYPE_RATE = /** @type {const} */ ({
-  wrong_audience: "wrong_audience_rejected",
-  wrong_client: "wrong_client_rejected",
-  valid_exchanged: "exchanged_token_correct",
-  valid: "valid_accepted",
-  expired: "expired_rejected",
-  revoked: "revoked_rejected",
-});
 
 export function userinfoMetrics() {
   return { ...flowMetrics("userinfo"), shownAtZero: [] };
@@ -49,7 +39,7 @@ export function introspectMetrics() {
     activeCorrect: new Rate("active_correct"),
     falsePositives,
     falseNegatives,
-    byType: /** @type {Record<keyof typeof TYPE_RATE, Rate>} */ (Object.fromEntries(TOKEN_TYPES.map((t) => [t, new Rate(TYPE_RATE[t])]))),
+    byType: /** @type {Record<(typeof TOKEN_TYPES)[number], Rate>} */ (Object.fromEntries(TOKEN_TYPES.map((t) => [t, new Rate(TYPE_RATE_METRIC[t])]))),
     shownAtZero: names(falsePositives, falseNegatives),
   };
 }

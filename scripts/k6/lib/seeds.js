@@ -14,6 +14,7 @@
  */
 import { SharedArray } from "k6/data";
 import http from "k6/http";
+import { TOKEN_TYPES } from "../../../core/seed-set.ts";
 import { shuffled } from "../../../core/shuffle.ts";
 
 export { shuffled };
@@ -29,12 +30,8 @@ export { shuffled };
  * @typedef {keyof SeedEntry} SeedKind
  */
 
-export const TOKEN_TYPES = /** @type {const} */ (["valid", "valid_exchanged", "expired", "revoked", "wrong_audience", "wrong_client"]);
-
-/** What introspection must answer (`active`) for each token type (AUTHRIM.md). */
-export const ACTIVE_EXPECTED = /** @type {Record<TokenType, boolean>} */ ({
-  valid: true, valid_exchanged: true, expired: false, revoked: false, wrong_audience: false, wrong_client: false,
-});
+// The token types and what introspection must answer for each: one table for edge and k6.
+export { ACTIVE_EXPECTED, TOKEN_TYPES } from "../../../core/seed-set.ts";
 
 /** Per kind: the list's key in the object form and the field every entry must have. */
 const SHAPES = /** @type {Record<SeedKind, { list: string, field: string }>} */ ({
