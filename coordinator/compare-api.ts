@@ -16,7 +16,7 @@ import type { RunStatus } from "../core/protocol.ts";
 import { QUERY_TRENDS, type QueryTrend } from "../core/query.ts";
 import type { Problem } from "../core/run-spec.ts";
 import type { Env } from "./env.ts";
-import { ApiError, badRequest, notFound } from "./problems.ts";
+import { badRequest, notFound, runNotFinished } from "./problems.ts";
 import { loadQueryInput } from "./results-queries.ts";
 import { ACTIVE_STATUSES } from "./results-store.ts";
 
@@ -41,7 +41,7 @@ async function resolveRun(db: D1Database, ref: string): Promise<ResolvedRun> {
   if (!row) throw notFound(named ? `baseline ${ref}` : `run ${ref}`);
   if (!row.status) throw notFound(`run ${row.id} (named by baseline ${ref})`);
   if (ACTIVE_STATUSES.includes(row.status)) {
-    throw new ApiError(409, "run-not-finished", "Run not finished", `run ${row.id} is still ${row.status}; compare it once it has ended`);
+    throw runNotFinished(row.id, row.status, "compare");
   }
   return { id: row.id, status: row.status, ...(named ? { baseline: ref } : {}) };
 }

@@ -16,7 +16,7 @@ import { parseK6Summary, storableK6Summary, type K6Format, type K6ImportView } f
 import type { RunStatus } from "../core/protocol.ts";
 import type { Summary } from "../core/summary.ts";
 import type { Env } from "./env.ts";
-import { ApiError, badRequest, notFound } from "./problems.ts";
+import { ApiError, badRequest, notFound, limitedBody, runNotFinished } from "./problems.ts";
 import { ACTIVE_STATUSES } from "./results-store.ts";
 
 type App = { Bindings: Env };
@@ -29,7 +29,7 @@ async function endedRunSummary(db: D1Database, id: string): Promise<Summary> {
   const row = await db.prepare("SELECT status, summary_json FROM runs WHERE id = ?").bind(id).first<{ status: RunStatus; summary_json: string | null }>();
   if (!row) throw notFound(`run ${id}`);
   if (ACTIVE_STATUSES.includes(row.status)) {
-    throw new ApiError(409, "run-not-finished", "Run not finished", `run ${id} is still ${row.status}; crosscheck it once it has ended`);
+    throw runNotFinished(id, row.status, "crosscheck");
   }
   if (!row.summary_json) throw new ApiError(409, "no-summary", "Run has no summary", `run ${id} ended ${row.status} without a stored summary`);
   return JSON.parse(row.summary_json) as Summary;
@@ -37,11 +37,7 @@ async function endedRunSummary(db: D1Database, id: string): Promise<Summary> {
 
 /** The request body as JSON, refusing oversized or unparsable ones. */
 async function jsonBody(request: Request): Promise<unknown> {
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  const tooLarge = () => new ApiError(413, "k6-summary-too-large", "k6 summary too large", `send at most ${MAX_K6_SUMMARY_BYTES} bytes`);
-  if (declared > MAX_K6_SUMMARY_BYTES) throw tooLarge();
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_K6_SUMMARY_BYTES) throw tooLarge();
+  const bytes = await limitedBody(request, MAX_K6_SUMMARY_BYTES, () => new ApiError(413, "k6-summary-too-large", "k6 summary too large", `send at most ${MAX_K6_SUMMARY_BYTES} bytes`));
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
   } catch (error) {

@@ -48,3 +48,18 @@ export const forbidden = (slug: string, title: string, detail: string, problems:
 export const notFound = (what: string) => new ApiError(404, "not-found", "Not found", `${what} does not exist`);
 export const tooManyRuns = (limit: number) => new ApiError(429, "too-many-runs", "Too many concurrent runs", `this deployment allows ${limit} concurrent runs; wait for one to finish or abort one`);
 export const notConfigured = (what: string) => new ApiError(503, "not-configured", "Not configured", what);
+
+/** 409 for a run that has not ended yet, when `action` needs its final figures. */
+export const runNotFinished = (id: string, status: string, action: string) =>
+  new ApiError(409, "run-not-finished", "Run not finished", `run ${id} is still ${status}; ${action} it once it has ended`);
+
+/**
+ * A request body of at most `maxBytes`, refused with `tooLarge` from its declared length
+ * before reading and from its real length after.
+ */
+export async function limitedBody(request: Request, maxBytes: number, tooLarge: () => ApiError): Promise<ArrayBuffer> {
+  if (Number(request.headers.get("content-length") ?? NaN) > maxBytes) throw tooLarge();
+  const bytes = await request.arrayBuffer();
+  if (bytes.byteLength > maxBytes) throw tooLarge();
+  return bytes;
+}

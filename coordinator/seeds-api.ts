@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { parseDurationMs } from "../core/duration.ts";
 import { parseSeedSet, SEED_NAME, seedObjectKey, TOKEN_TYPES, tokensOfType, type SeedSummary, type TokenType } from "../core/seed-set.ts";
 import type { Env } from "./env.ts";
-import { ApiError, badRequest, forbidden, notFound } from "./problems.ts";
+import { ApiError, badRequest, forbidden, notFound, limitedBody } from "./problems.ts";
 import { seedUrlKey, signSeedUrl, verifySeedUrl } from "./signed-url.ts";
 import { sha256Hex } from "../workers/web-crypto.ts";
 
@@ -49,10 +49,7 @@ export const seedsApi = new Hono<App>();
 
 seedsApi.put("/:name", async (c) => {
   const name = checkName(c.req.param("name"));
-  const declared = Number(c.req.header("content-length") ?? NaN);
-  if (declared > MAX_SEED_BYTES) throw new ApiError(413, "seed-too-large", "Seed set too large", `upload at most ${MAX_SEED_BYTES} bytes per seed set`);
-  const bytes = await c.req.arrayBuffer();
-  if (bytes.byteLength > MAX_SEED_BYTES) throw new ApiError(413, "seed-too-large", "Seed set too large", `upload at most ${MAX_SEED_BYTES} bytes per seed set`);
+  const bytes = await limitedBody(c.req.raw, MAX_SEED_BYTES, () => new ApiError(413, "seed-too-large", "Seed set too large", `upload at most ${MAX_SEED_BYTES} bytes per seed set`));
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder().decode(bytes));
