@@ -5,7 +5,13 @@
  *
  * State lives where a real provider keeps it: signing keys and revocations in Durable
  * Objects (revocations sharded by jti), clients and users in D1. Admin routes need
- * `Authorization: Bearer <ADMIN_API_SECRET>`; the local stack provisions that secret.
+ * `Authorization: Bearer <ADMIN_API_SECRET>` (admin-auth.ts); the local stack provisions
+ * that secret.
+ *
+ * Under `/app` live the load-test example apps: the demo user/messaging API
+ * (demo-app.ts), config streaming over SSE (config-app.ts, config-hub.ts) and the records
+ * API with two builds (records.ts); `GET /metrics` exposes the target's own series in the
+ * Prometheus text format (metrics.ts).
  */
 import { Hono, type Context } from "hono";
 import type { JWK } from "jose";
@@ -19,9 +25,14 @@ import { revocationShard, type Revocations } from "./revocations.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 import { tokenEndpoint } from "./token-endpoint.ts";
 import { demoApp } from "./demo-app.ts";
-import { secretsEqual } from "../web-crypto.ts";
+import { requireAdmin } from "./admin-auth.ts";
+import { configApp } from "./config-app.ts";
+import type { ConfigHub } from "./config-hub.ts";
+import { countRequests, metricsApp } from "./metrics.ts";
+import { recordsApp } from "./records.ts";
 
 export { AuthState } from "./auth-state.ts";
+export { ConfigHub } from "./config-hub.ts";
 export { RefreshTokens } from "./refresh-tokens.ts";
 export { Revocations } from "./revocations.ts";
 export { SigningKeys } from "./signing-keys.ts";
@@ -32,6 +43,7 @@ export interface TargetEnv {
   readonly REVOCATIONS: DurableObjectNamespace<Revocations>;
   readonly REFRESH_TOKENS: DurableObjectNamespace<RefreshTokens>;
   readonly AUTH_STATE: DurableObjectNamespace<AuthState>;
+  readonly CONFIG_HUB: DurableObjectNamespace<ConfigHub>;
   readonly ADMIN_API_SECRET?: string;
   /** Bearer token of POST /app/messages/send; any non-empty token when unset. */
   readonly APP_MESSAGING_TOKEN?: string;
@@ -39,6 +51,9 @@ export interface TargetEnv {
 
 type App = { Bindings: TargetEnv };
 const app = new Hono<App>();
+
+// Per-route request counts and durations of this isolate, for GET /metrics (metrics.ts).
+app.use("*", countRequests);
 
 const keysOf = (env: TargetEnv) => env.SIGNING_KEYS.get(env.SIGNING_KEYS.idFromName("signing-keys"));
 /** Login state spread over its shards: each record goes to the shard of its (kind, key). */
@@ -97,13 +112,6 @@ async function authenticate(c: Context<App>): Promise<string | Response> {
   const clientId = decodeURIComponent(decoded.slice(0, colon));
   const secret = decodeURIComponent(decoded.slice(colon + 1));
   return (await authenticateClient(c.env.TARGET_DB, clientId, secret)) ? clientId : unauthorized();
-}
-
-async function requireAdmin(c: Context<App>): Promise<Response | null> {
-  const expected = c.env.ADMIN_API_SECRET;
-  if (!expected) return c.json({ error: "ADMIN_API_SECRET is not configured" }, 503);
-  const presented = (c.req.header("authorization") ?? "").replace(/^Bearer /, "");
-  return (await secretsEqual(presented, expected)) ? null : c.json({ error: "unauthorized" }, 401);
 }
 
 app.get("/.well-known/openid-configuration", (c) => {
@@ -309,6 +317,11 @@ app.post("/api/admin/users", async (c) => {
 
 // The demo user/messaging API of the closed-model examples (demo-app.ts).
 app.route("/app", demoApp);
+// Config streaming over SSE (config-app.ts) and the records API with its two builds (records.ts).
+app.route("/app", configApp);
+app.route("/app", recordsApp);
+// Prometheus text exposition of what the target knows about itself (metrics.ts).
+app.route("/", metricsApp);
 
 app.all("*", (c) => knobs(c.req.raw));
 
