@@ -14,7 +14,7 @@ import { SCENARIOS } from "../scenarios/catalog.ts";
 import type { Env } from "./env.ts";
 import { checkTarget, limitsOf, modeOf } from "./policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, tooManyRuns, unauthorized } from "./problems.ts";
-import { loadQueryInput } from "./results-queries.ts";
+import { loadQueryInput, loadSeries } from "./results-queries.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
 import { baselinesApi, compareApi } from "./compare-api.ts";
 import { crosscheckApi } from "./crosscheck-api.ts";
@@ -71,11 +71,11 @@ api.post("/v1/runs", async (c) => {
 
   const id = newRunId();
   const coordinator = c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id));
-  const { t0Ms } = await coordinator.create({ runId: id, spec, plan: planned.plan, mode: modeOf(c.env) });
+  const { t0Ms, status } = await coordinator.create({ runId: id, spec, plan: planned.plan, mode: modeOf(c.env) });
   const links = runLinks(c, id);
   c.header("location", links.self);
   return c.json(
-    { id, status: "running", startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan: planned.plan, links },
+    { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan: planned.plan, links },
     201,
   );
 });
@@ -85,6 +85,10 @@ api.post("/v1/runs", async (c) => {
  * shard starts (shards read it from R2 at their first invocation).
  */
 async function checkSeed(spec: RunSpec, env: Env): Promise<Problem | null> {
+  for (const named of spec.scenarios ?? []) {
+    const problem = await checkSeed(named.spec, env);
+    if (problem) return { ...problem, field: `scenarios.${named.name}.${problem.field}` };
+  }
   const seed = spec.scenario?.seed;
   if (!seed) return null;
   const head = await env.SEEDS.head(seedObjectKey(seed));
@@ -137,6 +141,14 @@ api.get("/v1/runs/:id/timeseries", async (c) => {
  * Analytics over the run's stored windows (core/query.ts):
  * `?by=region,step&every=1m&metrics=rps,p95,p99,error_rate&trend=duration&format=json|csv`.
  */
+/** The target's series a run scraped (scrape steps), one entry per series: `?name=` narrows. */
+api.get("/v1/runs/:id/series", async (c) => {
+  const id = c.req.param("id");
+  const run = await c.env.DB.prepare("SELECT id FROM runs WHERE id = ?").bind(id).first();
+  if (!run) throw notFound(`run ${id}`);
+  return c.json({ id, series: await loadSeries(c.env.DB, id, c.req.query("name") ?? null) });
+});
+
 api.get("/v1/runs/:id/query", async (c) => {
   const id = c.req.param("id");
   const parsed = parseQuery({ by: c.req.query("by"), every: c.req.query("every"), metrics: c.req.query("metrics"), trend: c.req.query("trend") });

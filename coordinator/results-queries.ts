@@ -42,3 +42,34 @@ export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryT
   };
 }
 
+
+/**
+ * A run's scraped series samples (D1 `series`), oldest first; `?2` narrows to one metric
+ * name (NULL for all). One statement for the API route and the CLI alike.
+ */
+export const SERIES_SQL = `SELECT window_s, t_ms, name, labels, value FROM series
+  WHERE run_id = ?1 AND (?2 IS NULL OR name = ?2) ORDER BY name, labels, t_ms`;
+
+export interface SeriesSamples {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** [seconds since T0 (window), epoch ms of the scrape, value] */
+  readonly points: ReadonlyArray<readonly [number, number, number | null]>;
+}
+
+/** Rows of SERIES_SQL grouped into one entry per series (name + labels). */
+export function groupSeries(rows: ReadonlyArray<Record<string, unknown>>): SeriesSamples[] {
+  const out = new Map<string, { name: string; labels: Record<string, string>; points: Array<readonly [number, number, number | null]> }>();
+  for (const r of rows) {
+    const key = `${String(r.name)}${String(r.labels)}`;
+    let entry = out.get(key);
+    if (!entry) out.set(key, (entry = { name: String(r.name), labels: JSON.parse(String(r.labels)) as Record<string, string>, points: [] }));
+    entry.points.push([Number(r.window_s), Number(r.t_ms), r.value === null ? null : Number(r.value)]);
+  }
+  return [...out.values()];
+}
+
+export async function loadSeries(db: SqlReader, runId: string, name: string | null): Promise<SeriesSamples[]> {
+  const [rows] = await db.batch([db.prepare(SERIES_SQL).bind(runId, name)]);
+  return groupSeries(rows!.results);
+}

@@ -9,7 +9,7 @@
  * 100-bound-parameter limit.
  */
 import { Histogram } from "../core/histogram.ts";
-import type { RunStatus } from "../core/protocol.ts";
+import type { RunStatus, SeriesPoint } from "../core/protocol.ts";
 import { runQuery, type QueryRow } from "../core/query.ts";
 import { loadQueryInput } from "./results-queries.ts";
 import { MetricStats, TRENDS, type TrendName } from "../core/stats.ts";
@@ -38,6 +38,32 @@ const WINDOW_COLUMNS = [
   "status_4xx", "status_5xx", "checks_passed", "checks_failed", "bytes_received", "statuses_json", "custom_json", "iterations",
 ] as const;
 const HISTOGRAM_COLUMNS = ["run_id", "window_s", "region", "step", "metric", "count", "sum_us", "min_us", "max_us", "buckets"] as const;
+
+const SERIES_COLUMNS = ["run_id", "name", "labels", "t_ms", "window_s", "value", "shard"] as const;
+
+/** A scraped sample as stored: with the window and the shard it came from. */
+export interface SeriesRow extends SeriesPoint {
+  readonly windowS: number;
+  readonly shard: number;
+}
+
+/** Statements writing scraped series samples (D1 `series`). */
+export function seriesStatements(db: D1Database, runId: string, rows: readonly SeriesRow[]): D1PreparedStatement[] {
+  return multiRowInserts(db, "series", SERIES_COLUMNS, rows.map((r) => [runId, r.name, canonicalLabels(r.labels), r.tMs, r.windowS, storedValue(r.value), r.shard]));
+}
+
+/** Labels as JSON with sorted keys, so one series always has one spelling. */
+export function canonicalLabels(labels: Readonly<Record<string, string>>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+}
+
+/** SQLite has no NaN or infinities: NULL and ±1e308 instead. */
+function storedValue(value: number): number | null {
+  if (Number.isNaN(value)) return null;
+  if (value === Infinity) return 1e308;
+  if (value === -Infinity) return -1e308;
+  return value;
+}
 
 /** Statements writing these cells; run them in one `db.batch` (a transaction). */
 export function windowStatements(db: D1Database, runId: string, cells: readonly WindowCell[]): D1PreparedStatement[] {

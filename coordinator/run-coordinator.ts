@@ -14,17 +14,18 @@
  * RPC surface: create(), flush(), status(), summary(), abort().
  */
 import { DurableObject } from "cloudflare:workers";
-import { ArrivalSchedule } from "../core/arrival-schedule.ts";
-import { VuSchedule } from "../core/vu-schedule.ts";
+import { targetLoadAt } from "../core/load-profile.ts";
 import type { Plan } from "../core/plan.ts";
-import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry } from "../core/protocol.ts";
+import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
 import { ABORT_GRACE_MS, lifecycleStep } from "../core/run-lifecycle.ts";
 import { RunTotals, type RunTotalsWire } from "../core/run-totals.ts";
 import { COUNTERS, MetricStats } from "../core/stats.ts";
 import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../core/summary.ts";
+import { shardAssignments } from "../core/shard-assignment.ts";
+import { phaseFailure, runPhase, type PhaseResult } from "../scenarios/run-phase.ts";
 import type { Env } from "./env.ts";
-import { insertRun, insertShards, updateRunStatus, updateShard, windowStatements, type WindowCell } from "./results-store.ts";
+import { insertRun, insertShards, seriesStatements, updateRunStatus, updateShard, windowStatements, type SeriesRow, type WindowCell } from "./results-store.ts";
 
 interface RunRecord {
   readonly runId: string;
@@ -45,7 +46,22 @@ interface RunRecord {
   /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */
   readonly tickFailures?: number;
   readonly lastError?: string | null;
+  /** Outcomes of the run's setup and teardown steps (no captured values: those are secret-bearing). */
+  readonly phases?: { readonly setup?: PhaseView; readonly teardown?: PhaseView };
 }
+
+type PhaseView = Omit<PhaseResult, "captured">;
+
+/** A flushed window as logged: its steps, with its scraped series when it has any. */
+function logData(window: ShardWindow): string {
+  return JSON.stringify(window.series?.length ? { steps: window.steps, series: window.series } : window.steps);
+}
+
+function parseLogData(data: string): Pick<ShardWindow, "steps" | "series"> {
+  const parsed = JSON.parse(data) as unknown;
+  return Array.isArray(parsed) ? { steps: parsed as ShardWindow["steps"] } : (parsed as Pick<ShardWindow, "steps" | "series">);
+}
+const phaseView = ({ captured: _captured, ...view }: PhaseResult): PhaseView => view;
 
 /** How long before T0 shards are started, so every one is armed in time. */
 const START_LEAD_MS = { local: 1_500, deployed: 3_000 } as const;
@@ -66,6 +82,8 @@ export class RunCoordinator extends DurableObject<Env> {
   #totals = new RunTotals();
   /** Merged cells of windows not yet written to D1: window → "region\0step" → cell. */
   #open = new Map<number, Map<string, { region: string; step: number; stats: MetricStats }>>();
+  /** Scraped series samples of windows not yet written to D1. */
+  #openSeries = new Map<number, SeriesRow[]>();
   /** Requests sent per window, across shards, for the live achieved rate. */
   #iterationsByWindow = new Map<number, number>();
   #lastCheckpointMs = 0;
@@ -80,8 +98,8 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   /** Plans are made by the Worker; this persists the run, starts every shard and returns T0. */
-  async create(input: { runId: string; spec: RunSpec; plan: Plan; mode: Mode }): Promise<{ t0Ms: number }> {
-    if (this.#run) return { t0Ms: this.#run.t0Ms };
+  async create(input: { runId: string; spec: RunSpec; plan: Plan; mode: Mode }): Promise<{ t0Ms: number; status: RunStatus }> {
+    if (this.#run) return { t0Ms: this.#run.t0Ms, status: this.#run.status };
     const now = Date.now();
     const t0Ms = now + START_LEAD_MS[input.mode];
     const run: RunRecord = {
@@ -97,15 +115,22 @@ export class RunCoordinator extends DurableObject<Env> {
       }),
       ...insertShards(db, run.runId, run.plan.shards),
     ]);
-    const deadlineMs = t0Ms + run.spec.durationMs + run.spec.timeoutMs;
-    const started = await Promise.allSettled(
-      run.plan.shards.map((shard) =>
-        this.#shardStub(shard.index).start({
-          runId: run.runId, shard, weights: run.plan.weights, iterationsPerInvocation: run.plan.iterationsPerInvocation,
-          t0Ms, deadlineMs, flushGraceMs: SHARD_FLUSH_GRACE_MS, spec: run.spec, mode: run.mode,
-        }),
-      ),
-    );
+    // Setup runs once, here, before any shard starts; its captures go to every shard.
+    const setupSteps = run.spec.setup ?? [];
+    if (setupSteps.length) {
+      const setup = await runPhase(run.spec, setupSteps, fetch.bind(globalThis));
+      this.#save({ ...this.#run!, phases: { setup: phaseView(setup) } });
+      if (!setup.ok) {
+        await this.#finish("error", phaseFailure("setup", setup, setupSteps));
+        return { t0Ms, status: "error" };
+      }
+      // The shards start a little later than planned: after setup, with the usual lead.
+      const setupT0 = Math.max(t0Ms, Date.now() + START_LEAD_MS[input.mode]);
+      this.#save({ ...this.#run!, t0Ms: setupT0, spec: { ...run.spec, setupData: setup.captured } });
+    }
+    const ready = this.#run!;
+    const assignments = shardAssignments({ runId: ready.runId, spec: ready.spec, plan: ready.plan, t0Ms: ready.t0Ms, mode: ready.mode, flushGraceMs: SHARD_FLUSH_GRACE_MS });
+    const started = await Promise.allSettled(assignments.map((assignment, index) => this.#shardStub(index).start(assignment)));
     const failure = started.find((s) => s.status === "rejected");
     if (failure) {
       await this.#broadcastAbort();
@@ -113,9 +138,9 @@ export class RunCoordinator extends DurableObject<Env> {
       throw new Error("could not start every shard");
     }
     this.#save({ ...this.#run!, status: "running" });
-    await db.batch([updateRunStatus(db, run.runId, "running", { t0: t0Ms })]);
+    await db.batch([updateRunStatus(db, run.runId, "running", { t0: ready.t0Ms })]);
     await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
-    return { t0Ms };
+    return { t0Ms: ready.t0Ms, status: "running" };
   }
 
   /** Receives a shard's closed windows. Idempotent per (shard, window, part). */
@@ -131,14 +156,14 @@ export class RunCoordinator extends DurableObject<Env> {
     for (const window of message.windows) {
       const inserted = this.ctx.storage.sql.exec(
         "INSERT INTO flush_log (shard, window_s, part, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-        message.shardIndex, window.windowS, window.part, JSON.stringify(window.steps),
+        message.shardIndex, window.windowS, window.part, logData(window),
       ).toArray();
       if (inserted.length === 0) {
         duplicates++;
         continue;
       }
       accepted++;
-      this.#mergeWindow(message.shardIndex, region, window.windowS, window.steps, true);
+      this.#mergeWindow(message.shardIndex, region, window, true);
     }
     const done = message.done && !run.shardsDone.includes(message.shardIndex) ? [...run.shardsDone, message.shardIndex] : run.shardsDone;
     this.#save({
@@ -161,9 +186,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const elapsedMs = Math.max(0, Math.min((run.endMs ?? now) - run.t0Ms, run.spec.durationMs));
     const all = this.#totals.select();
     const p95 = all.trends.duration.count ? Math.round(all.trends.duration.quantile(0.95)) / 1000 : null;
-    const schedule = new ArrivalSchedule(run.spec.stages);
-    const targetRate = schedule.arrivalsBy(elapsedMs + 500) - schedule.arrivalsBy(Math.max(0, elapsedMs - 500));
-    const vus = run.spec.vus ? new VuSchedule(run.spec.vus) : null;
+    const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
     const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
     return {
       id: run.runId,
@@ -176,8 +199,8 @@ export class RunCoordinator extends DurableObject<Env> {
       abortReason: run.abortReason,
       progress: { elapsedS: elapsedMs / 1000, durationS: run.spec.durationMs / 1000, fraction: run.spec.durationMs ? elapsedMs / run.spec.durationMs : 1 },
       live: {
-        targetRatePerS: vus ? null : Math.round(targetRate * 100) / 100,
-        ...(vus ? { targetVUs: vus.activeAt(Math.min(elapsedMs, vus.durationMs - 1)) } : {}),
+        targetRatePerS: target.ratePerS,
+        ...(target.vus !== null ? { targetVUs: target.vus } : {}),
         achievedRatePerS: this.#iterationsByWindow.get(lastComplete) ?? 0,
         requests: all.counters.completed,
         failed: all.counters.failed,
@@ -291,7 +314,13 @@ export class RunCoordinator extends DurableObject<Env> {
     await Promise.allSettled(run.plan.shards.map((s) => this.#shardStub(s.index).abort()));
   }
 
-  #mergeWindow(shard: number, region: string, windowS: number, steps: ShardFlush["windows"][number]["steps"], live: boolean): void {
+  #mergeWindow(shard: number, region: string, window: Pick<ShardWindow, "windowS" | "steps" | "series">, live: boolean): void {
+    const { windowS, steps } = window;
+    if (window.series?.length) {
+      let rows = this.#openSeries.get(windowS);
+      if (!rows) this.#openSeries.set(windowS, (rows = []));
+      for (const point of window.series) rows.push({ ...point, windowS, shard });
+    }
     // The achieved rate counts iterations (a five-request login is one), like the target rate.
     const iterationsIndex = COUNTERS.indexOf("iterations");
     for (const [step, wire] of steps) {
@@ -323,14 +352,17 @@ export class RunCoordinator extends DurableObject<Env> {
     const watermark = Math.min(...running.map((s) => run.watermarks[s.index] ?? 0), Number.MAX_SAFE_INTEGER);
     const lateLimit = Math.floor((now - run.t0Ms - MAX_LATENESS_MS) / WINDOW_MS);
     const cutoff = all ? Number.MAX_SAFE_INTEGER : Math.max(watermark, lateLimit);
-    const ready = [...this.#open.keys()].filter((w) => w < cutoff).sort((a, b) => a - b);
+    const ready = [...new Set([...this.#open.keys(), ...this.#openSeries.keys()])].filter((w) => w < cutoff).sort((a, b) => a - b);
     if (ready.length === 0) return;
     const cells: Array<WindowCell & { stepIndex: number }> = [];
+    const series: SeriesRow[] = [];
     for (const w of ready) {
-      for (const c of this.#open.get(w)!.values()) {
+      for (const c of this.#open.get(w)?.values() ?? []) {
         cells.push({ windowS: w, region: c.region, step: run.spec.steps[c.step]?.name ?? String(c.step), stepIndex: c.step, stats: c.stats });
       }
+      series.push(...(this.#openSeries.get(w) ?? []));
       this.#open.delete(w);
+      this.#openSeries.delete(w);
     }
     const sql = this.ctx.storage.sql;
     const ids = sql.exec<{ id: number }>("SELECT id FROM flush_log WHERE written = 0 AND window_s < ?", cutoff).toArray().map((r) => r.id);
@@ -342,10 +374,11 @@ export class RunCoordinator extends DurableObject<Env> {
     };
     mark(1);
     try {
-      await this.env.DB.batch(windowStatements(this.env.DB, run.runId, cells));
+      await this.env.DB.batch([...windowStatements(this.env.DB, run.runId, cells), ...seriesStatements(this.env.DB, run.runId, series)]);
     } catch (error) {
       mark(0);
       for (const c of cells) this.#openCell(c.windowS, c.region, c.stepIndex).merge(c.stats);
+      for (const row of series) this.#openSeries.set(row.windowS, [...(this.#openSeries.get(row.windowS) ?? []), row]);
       throw error;
     }
     const oldest = ready[ready.length - 1]! - 10;
@@ -373,11 +406,11 @@ export class RunCoordinator extends DurableObject<Env> {
     );
     for (const row of rows) {
       const region = this.#run.plan.shards[row.shard]!.region;
-      const steps = JSON.parse(row.data) as ShardFlush["windows"][number]["steps"];
+      const window = { windowS: row.window_s, ...parseLogData(row.data) };
       if (row.id > throughId) {
-        for (const [step, wire] of steps) this.#totals.addWire(row.shard, region, step, wire);
+        for (const [step, wire] of window.steps) this.#totals.addWire(row.shard, region, step, wire);
       }
-      if (row.written === 0) this.#mergeWindow(row.shard, region, row.window_s, steps, false);
+      if (row.written === 0) this.#mergeWindow(row.shard, region, window, false);
     }
   }
 
@@ -397,6 +430,7 @@ export class RunCoordinator extends DurableObject<Env> {
       endMs: Math.max(run.t0Ms + 1, Math.min(endMs, run.t0Ms + run.spec.durationMs)),
       totals: this.#totals,
       abortReason: run.abortReason,
+      phases: run.phases ?? {},
       shards: run.plan.shards.map((s) => ({
         index: s.index, region: s.region, segment: s.segment,
         colo: run.telemetry[s.index]?.colo ?? "unknown", telemetry: run.telemetry[s.index] ?? null,
@@ -405,11 +439,24 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   /**
+   * Teardown runs once the load is over (whatever the outcome, as k6's does, unless setup
+   * failed), with what setup captured; its outcome goes into the summary.
+   */
+  async #teardown(): Promise<void> {
+    const run = this.#run!;
+    const steps = run.spec.teardown ?? [];
+    if (steps.length === 0 || run.phases?.teardown || run.phases?.setup?.ok === false) return;
+    const result = await runPhase(run.spec, steps, fetch.bind(globalThis));
+    this.#save({ ...this.#run!, phases: { ...this.#run!.phases, teardown: phaseView(result) } });
+  }
+
+  /**
    * Ends the run: writes what is left, computes the summary with the final status
    * (`forced` when aborted or failed by abortOnFail, otherwise from thresholds), stores
    * it in D1, and forgets the secrets.
    */
   async #finish(forced: RunStatus | null, note: string | null): Promise<void> {
+    await this.#teardown();
     const run = this.#run!;
     const now = Date.now();
     const endMs = run.endMs ?? Math.min(now, run.t0Ms + run.spec.durationMs);

@@ -13,8 +13,13 @@
  * total requests from `expectedLatency` and the steps' think time — an estimate, which the
  * plan's notes say — to size the shards and check the request cap. Their VUs are dealt to
  * shards by the same weights (see ShardVus).
+ *
+ * SSE streams add a second bound: a stream gives its slot back at the headers (as any
+ * request) but keeps its memory while open, so a run with stream steps gets enough shards
+ * that each holds at most STREAMS_PER_SHARD of them, and the plan's notes say so.
  */
 import type { LocationHint, Problem, RunSpec } from "./run-spec.ts";
+import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { VuSchedule } from "./vu-schedule.ts";
 
 /** Plan shards to run at this fraction of their theoretical capacity, leaving headroom. */
@@ -48,6 +53,18 @@ export interface ShardPlan {
   readonly segment: string;
   /** Iterations this shard may have in flight before it drops (its part of maxVUs). */
   readonly maxInFlight: number;
+  /** In a run of named scenarios: the scenario this shard runs. */
+  readonly scenario?: string;
+}
+
+/** How one named scenario of a run is spread: its own shards, weights and budget. */
+export interface ScenarioPlan {
+  readonly name: string;
+  readonly startMs: number;
+  /** Its shards are the run's shards [firstShard, firstShard + shardCount). */
+  readonly firstShard: number;
+  readonly shardCount: number;
+  readonly plan: Plan;
 }
 
 export interface Plan {
@@ -69,6 +86,30 @@ export interface Plan {
     readonly estimatedRequests: number;
   };
   readonly notes: readonly string[];
+  /** A run of named scenarios: each one's own plan, its shards numbered within the scenario. */
+  readonly scenarios?: readonly ScenarioPlan[];
+}
+
+const MIB = 1024 * 1024;
+/** Memory of one Worker isolate (a Durable Object shard), the platform limit. */
+export const ISOLATE_MEMORY_BYTES = 128 * MIB;
+/** What a shard keeps for itself: runtime, engine, windows, flushes. */
+export const SHARD_MEMORY_RESERVE_BYTES = 32 * MIB;
+/** Memory an open SSE stream costs a shard (response body stream, reader, parser buffers). */
+export const STREAM_MEMORY_BYTES = 64 * 1024;
+export const STREAMS_PER_SHARD = Math.floor((ISOLATE_MEMORY_BYTES - SHARD_MEMORY_RESERVE_BYTES) / STREAM_MEMORY_BYTES);
+
+/**
+ * How many SSE streams the run may hold open at once: one per VU (closed model), or the
+ * peak arrival rate times how long each is held (open model; held to the end, every
+ * arrival's stream).
+ */
+function concurrentStreams(spec: RunSpec, peakVUs: number | null): number {
+  const streamSteps = spec.steps.filter((s) => s.sse);
+  if (streamSteps.length === 0) return 0;
+  if (peakVUs !== null) return peakVUs;
+  const holdMs = Math.max(...streamSteps.map((s) => s.sse!.holdMs ?? spec.durationMs));
+  return Math.min(spec.peakRatePerS * (holdMs / 1000), new ArrivalSchedule(spec.stages).total);
 }
 
 /** Subrequests kept back per invocation for flushes to the coordinator and colo lookups. */
@@ -76,8 +117,13 @@ const SUBREQUEST_RESERVE = 500;
 
 export type PlanResult = { ok: true; plan: Plan } | { ok: false; problems: Problem[]; status: 403 };
 
-/** Plans a validated spec under the deployment's limits; caps violations are problems. */
+/**
+ * Plans a validated spec under the deployment's limits; caps violations are problems.
+ * `totalIterations` is the arrival schedule's total (ignored for named scenarios, which
+ * are planned one by one).
+ */
 export function planRun(spec: RunSpec, totalIterations: number, limits: Limits = DEFAULT_LIMITS): PlanResult {
+  if (spec.scenarios?.length) return planScenarios(spec, limits);
   const problems: Problem[] = [];
   const notes: string[] = [];
   const rateField = spec.executor === "constant-arrival-rate" ? "rate" : spec.executor === "constant-vus" ? "vus" : "stages";
@@ -86,7 +132,7 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
   const totalRequests = closed ? closed.estimatedRequests : totalIterations;
   if (closed) {
     if (closed.peakVUs > limits.maxVUs) problems.push({ field: rateField, detail: `${closed.peakVUs} VUs exceed this deployment's cap of ${limits.maxVUs}` });
-    notes.push(`closed model: the total cannot be known in advance; estimated ~${closed.estimatedRequests} requests (~${closed.estimatedIterations} iterations, peak ~${round(peakRatePerS)}/s) from ${closed.vuSeconds} VU-seconds at ${spec.expectedLatencyMs} ms expected latency and ${closed.thinkMs} ms think time per iteration`);
+    notes.push(`closed model: the total cannot be known in advance; estimated ~${closed.estimatedRequests} requests (~${closed.estimatedIterations} iterations, peak ~${round(peakRatePerS)}/s) from ${closed.vuSeconds} VU-seconds at ${spec.expectedLatencyMs} ms expected latency and ${closed.thinkMs} ms think (and stream hold) time per iteration`);
   } else if (spec.peakRatePerS > limits.maxRatePerS) {
     problems.push({ field: rateField, detail: `peak rate ${round(spec.peakRatePerS)}/s exceeds this deployment's cap of ${limits.maxRatePerS}/s` });
   }
@@ -98,7 +144,12 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
   }
 
   const capacityPerShardPerS = spec.connectionSlots / (Math.max(1, spec.expectedLatencyMs) / 1000);
-  const needed = Math.ceil(peakRatePerS / (capacityPerShardPerS * TARGET_UTILISATION));
+  const streams = concurrentStreams(spec, closed?.peakVUs ?? null);
+  const forStreams = Math.ceil(streams / STREAMS_PER_SHARD);
+  if (streams > 0) {
+    notes.push(`SSE: up to ~${Math.ceil(streams)} streams open at once; a stream holds a connection slot only until its headers arrive, but its memory (~${STREAM_MEMORY_BYTES / 1024} KiB) while open, so a shard (${ISOLATE_MEMORY_BYTES / MIB} MB isolate, ${SHARD_MEMORY_RESERVE_BYTES / MIB} MB kept for itself) holds at most ${STREAMS_PER_SHARD}: at least ${forStreams} shard${forStreams === 1 ? "" : "s"} for the streams`);
+  }
+  const needed = Math.max(forStreams, Math.ceil(peakRatePerS / (capacityPerShardPerS * TARGET_UTILISATION)));
   const regionCount = spec.regions.length;
   let count: number;
   if (spec.shards === "auto") {
@@ -145,6 +196,46 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
 }
 
 /**
+ * Each named scenario planned as a run of its own, its shards appended to the run's list;
+ * the run's caps apply to the sums (rate, requests, VUs, shards).
+ */
+function planScenarios(spec: RunSpec, limits: Limits): PlanResult {
+  const problems: Problem[] = [];
+  const scenarios: ScenarioPlan[] = [];
+  let firstShard = 0;
+  for (const s of spec.scenarios!) {
+    const planned = planRun(s.spec, new ArrivalSchedule(s.spec.stages).total, limits);
+    if (!planned.ok) {
+      problems.push(...planned.problems.map((p) => ({ field: `scenarios.${s.name}.${p.field}`, detail: p.detail })));
+      continue;
+    }
+    scenarios.push({ name: s.name, startMs: s.startMs, firstShard, shardCount: planned.plan.shards.length, plan: planned.plan });
+    firstShard += planned.plan.shards.length;
+  }
+  if (firstShard > limits.maxShards) problems.push({ field: "scenarios", detail: `${firstShard} shards in all exceed the cap of ${limits.maxShards}` });
+  const requests = scenarios.reduce((a, s) => a + (s.plan.closedModel?.estimatedRequests ?? s.plan.totalIterations), 0);
+  if (requests > limits.maxTotalRequests) problems.push({ field: "scenarios", detail: `${requests} requests in all exceed the cap of ${limits.maxTotalRequests}` });
+  if (spec.durationMs > limits.maxDurationMs) problems.push({ field: "scenarios", detail: `the run lasts ${spec.durationMs / 1000}s with its start times, over the cap of ${limits.maxDurationMs / 1000}s` });
+  if (problems.length) return { ok: false, problems, status: 403 };
+  const shards = scenarios.flatMap((s) => s.plan.shards.map((shard) => ({
+    ...shard, index: s.firstShard + shard.index, segment: `${s.name}:${shard.segment}`, scenario: s.name,
+  })));
+  return {
+    ok: true,
+    plan: {
+      shards,
+      weights: shards.map((s) => s.weight),
+      capacityPerShardPerS: Math.min(...scenarios.map((s) => s.plan.capacityPerShardPerS)),
+      peakPerShardPerS: Math.max(...scenarios.map((s) => s.plan.peakPerShardPerS)),
+      iterationsPerInvocation: Math.min(...scenarios.map((s) => s.plan.iterationsPerInvocation)),
+      totalIterations: scenarios.reduce((a, s) => a + s.plan.totalIterations, 0),
+      notes: scenarios.flatMap((s) => s.plan.notes.map((n) => `${s.name}: ${n}`)),
+      scenarios,
+    },
+  };
+}
+
+/**
  * What a closed-model run will roughly send: an iteration takes its requests at the
  * expected latency each plus its mean think time, and every active VU runs iterations
  * back to back.
@@ -156,7 +247,9 @@ function closedModelEstimate(spec: RunSpec) {
   const totalWeight = steps.reduce((a, s) => a + s.weight, 0);
   const sequence = spec.flow === "sequence" || spec.scenario !== null;
   const requestsPerIteration = sequence ? Math.max(1, steps.length) : 1;
-  const thinkMs = sequence ? steps.reduce((a, s) => a + meanThink(s), 0) : steps.reduce((a, s) => a + meanThink(s) * s.weight, 0) / Math.max(1, totalWeight);
+  // A stream step is held open (its hold time, or to the end) before the flow goes on.
+  const meanWait = (s: RunSpec["steps"][number]) => meanThink(s) + (s.sse ? s.sse.holdMs ?? spec.durationMs : 0);
+  const thinkMs = sequence ? steps.reduce((a, s) => a + meanWait(s), 0) : steps.reduce((a, s) => a + meanWait(s) * s.weight, 0) / Math.max(1, totalWeight);
   const iterationMs = Math.max(1, requestsPerIteration * Math.max(1, spec.expectedLatencyMs) + thinkMs);
   const vuSeconds = round(schedule.vuSeconds());
   const estimatedIterations = Math.ceil((vuSeconds * 1000) / iterationMs);

@@ -28,6 +28,31 @@ export interface ShardAssignment {
   /** Full spec including secrets: lives only in Durable Object storage, never in D1. */
   readonly spec: RunSpec;
   readonly mode: Mode;
+  /**
+   * In a run of named scenarios: the scenario this shard runs (`spec` is that scenario's,
+   * `shard` and `weights` its own; `t0Ms` its start). Its windows and steps are moved
+   * into the run's numbering when flushed (see toRunWindow).
+   */
+  readonly part?: ScenarioPart;
+}
+
+export interface ScenarioPart {
+  readonly scenario: string;
+  /** The shard's index among the run's shards (what the coordinator knows it by). */
+  readonly runShard: number;
+  readonly stepOffset: number;
+  /** The scenario's start in whole seconds after the run's T0. */
+  readonly windowOffsetS: number;
+}
+
+/** A window of a scenario's shard in the run's numbering of windows and steps. */
+export function toRunWindow(window: ShardWindow, part: ScenarioPart | undefined): ShardWindow {
+  if (!part) return window;
+  return {
+    ...window,
+    windowS: window.windowS + part.windowOffsetS,
+    steps: window.steps.map(([step, stats]) => [step + part.stepOffset, stats] as const),
+  };
 }
 
 /**
@@ -40,6 +65,17 @@ export interface ShardWindow {
   /** The shard invocation that measured this part of the window. */
   readonly part: number;
   readonly steps: ReadonlyArray<readonly [stepIndex: number, stats: MetricStatsWire]>;
+  /** Samples of the target's series scraped in this window (scrape steps), if any. */
+  readonly series?: readonly SeriesPoint[];
+}
+
+/** One sample of a scraped Prometheus series, stored with the run (D1 `series`). */
+export interface SeriesPoint {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** When it was scraped (epoch ms). */
+  readonly tMs: number;
+  readonly value: number;
 }
 
 /** Saturation and placement telemetry a shard reports with each flush. */

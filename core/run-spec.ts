@@ -36,6 +36,8 @@ import { expandPreset } from "./presets.ts";
 import type { Problem } from "./problem.ts";
 import { SEED_NAME } from "./seed-set.ts";
 import { templateErrors, usesSecrets, type TemplateScope } from "./template.ts";
+import { parseNamedScenarios } from "./named-scenarios.ts";
+import { parseSeriesSelector } from "./prometheus.ts";
 import { METRIC_KINDS, parseThresholds, type MetricKind, type ThresholdInput } from "./thresholds.ts";
 
 /** Cloudflare's Durable Object location hints. */
@@ -77,6 +79,19 @@ export const RECORD_KINDS = ["duration", "success", "count"] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 const RECORD_METRIC_KIND: Readonly<Record<RecordKind, MetricKind>> = { duration: "trend", success: "rate", count: "counter" };
 
+/**
+ * Metrics of runs with SSE steps (milliseconds for trends): time to the response headers,
+ * to the first event, how long streams stayed open, events received (comments such as
+ * heartbeats not counted), and streams that ended before their hold time was over.
+ */
+export const SSE_METRICS: Readonly<Record<string, MetricKind>> = {
+  sse_time_to_open: "trend",
+  sse_time_to_first_message: "trend",
+  sse_stream_duration: "trend",
+  sse_messages: "counter",
+  sse_streams_ended_early: "counter",
+};
+
 const captureSource = z.union([
   z.object({ json: z.string().min(1) }).strict(),
   z.object({ header: z.string().min(1) }).strict(),
@@ -99,6 +114,8 @@ const step = z
     capture: z.record(z.string().regex(CAPTURE_NAME, "use 1–64 letters, digits and _"), captureSource).default({}),
     think: z.union([duration("think time"), z.object({ min: duration("think time"), max: duration("think time") }).strict()]).optional(),
     record: z.record(z.string(), z.enum(RECORD_KINDS)).default({}),
+    sse: z.object({ holdFor: duration("hold time").optional() }).strict().optional(),
+    scrape: z.object({ series: z.array(z.string().min(1)).min(1, "name at least one series").max(50) }).strict().optional(),
   })
   .strict();
 
@@ -144,6 +161,9 @@ const common = z
     vars: z.record(z.string(), z.string()).default({}),
     secrets: z.record(z.string(), z.string()).default({}),
     tags: z.record(z.string(), z.string()).default({}),
+    // Decoded by their own parts: once-per-run steps (run-phases) and named scenarios.
+    setup: z.unknown().optional(),
+    teardown: z.unknown().optional(),
     // Executor-specific fields, decoded in the second step.
     rate: z.unknown().optional(),
     timeUnit: z.unknown().optional(),
@@ -215,6 +235,13 @@ export interface StepSpec {
   readonly think: { readonly minMs: number; readonly maxMs: number } | null;
   /** Declared custom metrics this step records into, and what it records. */
   readonly record: Readonly<Record<string, RecordKind>>;
+  /**
+   * A Server-Sent Events stream: opened like a request (its connection slot is given back
+   * at the headers), then read for `holdMs` (null: until the scenario ends).
+   */
+  readonly sse?: { readonly holdMs: number | null } | null;
+  /** A Prometheus scrape: the response is parsed and these series stored with the run. */
+  readonly scrape?: { readonly series: readonly string[] } | null;
 }
 
 /** A built-in scenario as a run uses it. */
@@ -238,7 +265,8 @@ export interface RunSpec {
   readonly scenario: ScenarioSpec | null;
   /** The preset the profile came from, e.g. "rps300" (null when given explicitly). */
   readonly preset: string | null;
-  readonly executor: ExecutorName;
+  /** "scenarios" for a run of several named scenarios, each with its own executor. */
+  readonly executor: ExecutorName | "scenarios";
   /** The load profile as per-second rate stages (see ArrivalSchedule); empty for VU executors. */
   readonly stages: readonly RateStage[];
   /** The closed-model profile (see VuSchedule), or null for arrival-rate executors. */
@@ -259,17 +287,50 @@ export interface RunSpec {
   readonly tags: Readonly<Record<string, string>>;
   /** The executor options as given (normalised), echoed in summaries. */
   readonly options: Readonly<Record<string, unknown>>;
+  /** Steps run once, in order, before any shard starts (by the coordinator, not per shard). */
+  readonly setup?: readonly StepSpec[];
+  /** Steps run once after the load has ended. */
+  readonly teardown?: readonly StepSpec[];
+  /** What the setup steps captured, filled in before shards start: `{{setup.NAME}}`. */
+  readonly setupData?: Readonly<Record<string, string>>;
+  /**
+   * Named scenarios (k6's `scenarios`), each run by its own shards from its `startMs`; empty
+   * for a run of one. This spec's `steps` are then all of theirs, named `scenario.step`.
+   */
+  readonly scenarios?: readonly NamedScenario[];
 }
 
-function toProblems(error: z.ZodError, prefix: (string | number)[] = []): Problem[] {
+/** One scenario of a run with several: its own single-scenario spec and where it sits. */
+export interface NamedScenario {
+  readonly name: string;
+  /** Offset from the run's T0 (whole seconds, so its windows line up with the run's). */
+  readonly startMs: number;
+  /** Index of its first step in the run's `steps`. */
+  readonly stepOffset: number;
+  readonly spec: RunSpec;
+}
+
+export function toProblems(error: z.ZodError, prefix: (string | number)[] = []): Problem[] {
   return error.issues.map((issue) => ({
     field: [...prefix, ...issue.path].map(String).join(".") || "(root)",
     detail: issue.message,
   }));
 }
 
-/** Validates and normalises a run spec, reporting every problem at once. */
+/**
+ * Validates and normalises a run spec, reporting every problem at once. A spec with
+ * `scenarios` is several named ones in one run (core/named-scenarios.ts), each decoded
+ * like a spec of its own.
+ */
 export function parseRunSpec(raw: unknown): SpecResult {
+  if (typeof raw === "object" && raw !== null && "scenarios" in raw) {
+    return parseNamedScenarios(raw as Record<string, unknown>, (input, setupNames) => parseOneScenario(input, setupNames));
+  }
+  return parseOneScenario(raw, null);
+}
+
+/** One scenario's spec; `setupNames` when the run's setup was decoded by the caller. */
+function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null): SpecResult {
   const problems: Problem[] = [];
   const input = withPreset(raw, problems);
   const base = common.safeParse(input);
@@ -296,7 +357,7 @@ export function parseRunSpec(raw: unknown): SpecResult {
       }
     }
   }
-  const thresholds = parseThresholds(thresholdInput(input), { ...definition?.metrics, ...metricsInput(input) });
+  const thresholds = parseThresholds(thresholdInput(input), { ...definition?.metrics, ...metricsInput(input), ...(hasSseStep(input) ? SSE_METRICS : {}) });
   if (!thresholds.ok) {
     for (const message of thresholds.errors) {
       const [field, ...rest] = message.split(": ");
@@ -323,7 +384,7 @@ export function parseRunSpec(raw: unknown): SpecResult {
     }
   }
   for (const name of Object.keys(b.metrics)) {
-    if (Object.hasOwn(METRIC_KINDS, name) || (definition && Object.hasOwn(definition.metrics, name))) {
+    if (Object.hasOwn(METRIC_KINDS, name) || Object.hasOwn(SSE_METRICS, name) || (definition && Object.hasOwn(definition.metrics, name))) {
       problems.push({ field: `metrics.${name}`, detail: "a built-in metric has this name" });
     }
   }
@@ -333,61 +394,12 @@ export function parseRunSpec(raw: unknown): SpecResult {
   if (b.steps && b.scenario) problems.push({ field: "scenario", detail: "give either steps or a built-in scenario, not both" });
   if (!b.steps && !b.scenario) problems.push({ field: "steps", detail: `at least one step is required, or a built-in scenario (${SCENARIO_NAMES.join(", ")})` });
   const scenarioSpec = b.scenario && definition ? scenarioOf(b.scenario, definition, problems) : null;
-  const names = new Set<string>();
-  const capturedBefore = new Set<string>();
+  const phases = setupNames ? { setup: [], teardown: [], setupNames } : runPhases(input, { vars: b.vars, secrets: b.secrets }, problems);
+  const stepScope = { vars: b.vars, secrets: b.secrets, metrics: b.metrics, setup: phases.setupNames };
   const steps: StepSpec[] = scenarioSpec ? definition!.steps.map((s) => ({
     name: s.name, method: s.method as StepSpec["method"], path: s.path, headers: {}, body: null, expectedStatuses: null, weight: 1, checks: [],
-    capture: {}, think: null, record: {},
-  })) : (b.steps ?? []).map((s, i, all) => {
-    // `{{captured.X}}` must name a value an earlier step captures (in list order).
-    const scope: TemplateScope = { vars: b.vars, secrets: b.secrets, captured: new Set(capturedBefore) };
-    for (const [name, source] of Object.entries(s.capture)) {
-      const error = captureError(source as CaptureSpec);
-      if (error) problems.push({ field: `steps.${i}.capture.${name}`, detail: error });
-      capturedBefore.add(name);
-    }
-    for (const [metric, what] of Object.entries(s.record)) {
-      const declared = b.metrics[metric]?.type;
-      if (!declared) problems.push({ field: `steps.${i}.record.${metric}`, detail: `declare it under metrics first, e.g. "metrics": {"${metric}": {"type": "${RECORD_METRIC_KIND[what]}"}}` });
-      else if (declared !== RECORD_METRIC_KIND[what]) problems.push({ field: `steps.${i}.record.${metric}`, detail: `"${what}" goes into a ${RECORD_METRIC_KIND[what]}, but ${metric} is a ${declared}` });
-    }
-    const think = s.think === undefined ? null : typeof s.think === "number" ? { minMs: s.think, maxMs: s.think } : { minMs: s.think.min, maxMs: s.think.max };
-    if (think && think.maxMs < think.minMs) problems.push({ field: `steps.${i}.think.max`, detail: "must be at least min" });
-    const name = s.name ?? (all.length === 1 ? "default" : `step${i + 1}`);
-    if (names.has(name)) problems.push({ field: `steps.${i}.name`, detail: `duplicate step name "${name}"` });
-    names.add(name);
-    const body = s.body === undefined ? null : typeof s.body === "string" ? s.body : JSON.stringify(s.body);
-    const headers = { ...s.headers };
-    if (s.body !== undefined && typeof s.body !== "string" && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
-      headers["content-type"] = "application/json";
-    }
-    const templated: [string, string][] = [["path", s.path], ...Object.entries(headers).map(([k, v]) => [`headers.${k}`, v] as [string, string])];
-    if (body !== null) templated.push(["body", body]);
-    for (const [field, text] of templated) {
-      for (const detail of templateErrors(text, scope)) problems.push({ field: `steps.${i}.${field}`, detail });
-    }
-    if (s.method === "GET" || s.method === "HEAD") {
-      if (body !== null) problems.push({ field: `steps.${i}.body`, detail: `a ${s.method} request cannot have a body` });
-    }
-    const asList = (v: number | number[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
-    return {
-      name,
-      method: s.method,
-      path: s.path,
-      headers,
-      body,
-      expectedStatuses: asList(s.expect?.status) ?? null,
-      weight: s.weight,
-      checks: s.checks.map((c, j) => ({
-        name: c.name ?? (c.status !== undefined ? `status is ${asList(c.status)!.join(" or ")}` : `body includes ${JSON.stringify(c.bodyIncludes)}`) + (s.checks.length > 1 && !c.name ? ` #${j + 1}` : ""),
-        ...(c.status !== undefined ? { status: asList(c.status)! } : {}),
-        ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
-      })),
-      capture: s.capture as Record<string, CaptureSpec>,
-      think,
-      record: s.record,
-    };
-  });
+    capture: {}, think: null, record: {}, sse: null, scrape: null,
+  })) : stepSpecs(b.steps ?? [], "steps", stepScope, problems);
   if (problems.length) return { ok: false, problems: dedupe(problems) };
 
   const { executor: _executor, ...options } = e;
@@ -398,7 +410,7 @@ export function parseRunSpec(raw: unknown): SpecResult {
       target: b.target.replace(/\/+$/, ""),
       steps,
       flow: b.flow,
-      metrics: Object.fromEntries(Object.entries(b.metrics).map(([k, m]) => [k, m.type])),
+      metrics: { ...Object.fromEntries(Object.entries(b.metrics).map(([k, m]) => [k, m.type])), ...(steps.some((st) => st.sse) ? SSE_METRICS : {}) },
       scenario: scenarioSpec,
       preset: b.preset ?? null,
       executor: e.executor,
@@ -417,8 +429,123 @@ export function parseRunSpec(raw: unknown): SpecResult {
       secrets: b.secrets,
       tags: b.tags,
       options,
+      setup: phases.setup,
+      teardown: phases.teardown,
+      setupData: {},
+      scenarios: [],
     },
   };
+}
+
+const phaseSteps = z.array(step).min(1, "give at least one step, or leave it out").max(20);
+
+/**
+ * The run's setup and teardown steps, run once each (k6's setup() and teardown()): always a
+ * sequence; what setup captures is `{{setup.NAME}}` in every later step.
+ */
+export function runPhases(input: unknown, scope: Omit<StepScope, "setup" | "metrics">, problems: Problem[]) {
+  const raw = (typeof input === "object" && input !== null ? input : {}) as { setup?: unknown; teardown?: unknown };
+  const decode = (list: "setup" | "teardown", setupNames: ReadonlySet<string>): StepSpec[] => {
+    if (raw[list] === undefined) return [];
+    const parsed = phaseSteps.safeParse(raw[list]);
+    if (!parsed.success) {
+      problems.push(...toProblems(parsed.error, [list]));
+      return [];
+    }
+    parsed.data.forEach((s, i) => {
+      for (const key of ["record", "sse", "scrape", "think"] as const) {
+        const value = s[key];
+        // `record` defaults to {}: only a non-empty one is a problem.
+        if (value !== undefined && !(key === "record" && Object.keys(value).length === 0)) {
+          problems.push({ field: `${list}.${i}.${key}`, detail: `${list} steps run once outside the load; ${key} applies to the load's steps` });
+        }
+      }
+    });
+    return stepSpecs(parsed.data, list, { ...scope, metrics: {}, setup: setupNames }, problems);
+  };
+  const setup = decode("setup", new Set());
+  const setupNames = new Set(setup.flatMap((s) => Object.keys(s.capture)));
+  return { setup, teardown: decode("teardown", setupNames), setupNames };
+}
+
+type RawStep = z.output<typeof step>;
+
+interface StepScope {
+  readonly vars: Readonly<Record<string, string>>;
+  readonly secrets: Readonly<Record<string, string>>;
+  readonly metrics: Readonly<Record<string, { type: MetricKind }>>;
+  /** Names the run's setup steps capture, for `{{setup.NAME}}`. */
+  readonly setup: ReadonlySet<string>;
+}
+
+/**
+ * Decoded steps of one list (`steps`, `setup` or `teardown`): templates checked against
+ * what earlier steps capture, records against declared metrics, names made unique.
+ */
+function stepSpecs(raw: readonly RawStep[], list: string, scope: StepScope, problems: Problem[]): StepSpec[] {
+  const b = scope;
+  const names = new Set<string>();
+  const capturedBefore = new Set<string>();
+  const setup = Object.fromEntries([...scope.setup].map((n) => [n, ""]));
+  return raw.map((s, i, all) => {
+    // `{{captured.X}}` must name a value an earlier step captures (in list order).
+    const templateScope: TemplateScope = { vars: b.vars, secrets: b.secrets, captured: new Set(capturedBefore), setup };
+    for (const [name, source] of Object.entries(s.capture)) {
+      const error = captureError(source as CaptureSpec);
+      if (error) problems.push({ field: `${list}.${i}.capture.${name}`, detail: error });
+      capturedBefore.add(name);
+    }
+    for (const [metric, what] of Object.entries(s.record)) {
+      const declared = b.metrics[metric]?.type;
+      if (!declared) problems.push({ field: `${list}.${i}.record.${metric}`, detail: `declare it under metrics first, e.g. "metrics": {"${metric}": {"type": "${RECORD_METRIC_KIND[what]}"}}` });
+      else if (declared !== RECORD_METRIC_KIND[what]) problems.push({ field: `${list}.${i}.record.${metric}`, detail: `"${what}" goes into a ${RECORD_METRIC_KIND[what]}, but ${metric} is a ${declared}` });
+    }
+    const think = s.think === undefined ? null : typeof s.think === "number" ? { minMs: s.think, maxMs: s.think } : { minMs: s.think.min, maxMs: s.think.max };
+    if (think && think.maxMs < think.minMs) problems.push({ field: `${list}.${i}.think.max`, detail: "must be at least min" });
+    const name = s.name ?? (all.length === 1 ? "default" : `step${i + 1}`);
+    if (names.has(name)) problems.push({ field: `${list}.${i}.name`, detail: `duplicate step name "${name}"` });
+    names.add(name);
+    const body = s.body === undefined ? null : typeof s.body === "string" ? s.body : JSON.stringify(s.body);
+    const headers = { ...s.headers };
+    if (s.body !== undefined && typeof s.body !== "string" && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
+      headers["content-type"] = "application/json";
+    }
+    const templated: [string, string][] = [["path", s.path], ...Object.entries(headers).map(([k, v]) => [`headers.${k}`, v] as [string, string])];
+    if (body !== null) templated.push(["body", body]);
+    for (const [field, text] of templated) {
+      for (const detail of templateErrors(text, templateScope)) problems.push({ field: `${list}.${i}.${field}`, detail });
+    }
+    if (s.method === "GET" || s.method === "HEAD") {
+      if (body !== null) problems.push({ field: `${list}.${i}.body`, detail: `a ${s.method} request cannot have a body` });
+    }
+    if (s.sse && s.scrape) problems.push({ field: `${list}.${i}.scrape`, detail: "a step is either an SSE stream or a scrape" });
+    if ((s.sse || s.scrape) && s.method !== "GET") problems.push({ field: `${list}.${i}.method`, detail: `${s.sse ? "an SSE stream" : "a scrape"} is a GET` });
+    for (const [j, selector] of (s.scrape?.series ?? []).entries()) {
+      const parsed = parseSeriesSelector(selector);
+      if (!parsed.ok) problems.push({ field: `${list}.${i}.scrape.series.${j}`, detail: parsed.error.detail });
+    }
+    if (s.sse && !Object.keys(headers).some((h) => h.toLowerCase() === "accept")) headers.accept = "text/event-stream";
+    const asList = (v: number | number[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
+    return {
+      name,
+      method: s.method,
+      path: s.path,
+      headers,
+      body,
+      expectedStatuses: asList(s.expect?.status) ?? null,
+      weight: s.weight,
+      checks: s.checks.map((c, j) => ({
+        name: c.name ?? (c.status !== undefined ? `status is ${asList(c.status)!.join(" or ")}` : `body includes ${JSON.stringify(c.bodyIncludes)}`) + (s.checks.length > 1 && !c.name ? ` #${j + 1}` : ""),
+        ...(c.status !== undefined ? { status: asList(c.status)! } : {}),
+        ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
+      })),
+      capture: s.capture as Record<string, CaptureSpec>,
+      think,
+      record: s.record,
+      sse: s.sse ? { holdMs: s.sse.holdFor ?? null } : null,
+      scrape: s.scrape ? { series: s.scrape.series } : null,
+    };
+  });
 }
 
 /**
@@ -479,8 +606,13 @@ function metricsInput(input: unknown): Record<string, MetricKind> {
   return out;
 }
 
+function hasSseStep(input: unknown): boolean {
+  const steps = (input as { steps?: unknown } | null)?.steps;
+  return Array.isArray(steps) && steps.some((st) => typeof st === "object" && st !== null && "sse" in st);
+}
+
 /** The thresholds map from raw input, when it has the right shape (else the schema reports it). */
-function thresholdInput(input: unknown): Record<string, ThresholdInput[]> {
+export function thresholdInput(input: unknown): Record<string, ThresholdInput[]> {
   const raw = (input as { thresholds?: unknown } | null)?.thresholds;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
   return Object.fromEntries(Object.entries(raw).filter(([, v]) => Array.isArray(v))) as Record<string, ThresholdInput[]>;
@@ -519,7 +651,7 @@ function rateStages(e: ArrivalOptions): RateStage[] {
   });
 }
 
-function dedupe(problems: Problem[]): Problem[] {
+export function dedupe(problems: Problem[]): Problem[] {
   const seen = new Set<string>();
   return problems.filter((p) => {
     const key = `${p.field}\u0000${p.detail}`;
@@ -534,13 +666,25 @@ export const REDACTED = "[redacted]";
 
 /**
  * The spec as it may be stored or shown: secrets removed, and header values or bodies that
- * carry credentials (auth headers, `{{secrets.…}}` templates) replaced by "[redacted]".
+ * carry credentials (auth headers, `{{secrets.…}}` templates) replaced by "[redacted]";
+ * likewise the values setup captured (often a token) and every named scenario's spec.
  */
 export function redactSpec(spec: RunSpec): RunSpec {
   const options = spec.scenario?.options;
+  const redactSteps = (steps: readonly StepSpec[]) => steps.map((s) => ({
+    ...s,
+    headers: Object.fromEntries(
+      Object.entries(s.headers).map(([k, v]) => [k, SECRET_HEADERS.test(k) || usesSecrets(v) ? REDACTED : v]),
+    ),
+    body: s.body !== null && usesSecrets(s.body) ? REDACTED : s.body,
+  }));
   return {
     ...spec,
     secrets: Object.fromEntries(Object.keys(spec.secrets).map((k) => [k, REDACTED])),
+    ...(spec.setupData ? { setupData: Object.fromEntries(Object.keys(spec.setupData).map((k) => [k, REDACTED])) } : {}),
+    ...(spec.setup ? { setup: redactSteps(spec.setup) } : {}),
+    ...(spec.teardown ? { teardown: redactSteps(spec.teardown) } : {}),
+    ...(spec.scenarios ? { scenarios: spec.scenarios.map((s) => ({ ...s, spec: redactSpec(s.spec) })) } : {}),
     scenario: spec.scenario && options ? {
       ...spec.scenario,
       options: {
@@ -549,12 +693,6 @@ export function redactSpec(spec: RunSpec): RunSpec {
         ...(options.adminSecret ? { adminSecret: REDACTED } : {}),
       },
     } : spec.scenario,
-    steps: spec.steps.map((s) => ({
-      ...s,
-      headers: Object.fromEntries(
-        Object.entries(s.headers).map(([k, v]) => [k, SECRET_HEADERS.test(k) || usesSecrets(v) ? REDACTED : v]),
-      ),
-      body: s.body !== null && usesSecrets(s.body) ? REDACTED : s.body,
-    })),
+    steps: redactSteps(spec.steps),
   };
 }

@@ -39,11 +39,12 @@ export class RunTotals {
   }
 
   /** Merged stats of the cells matching the filter (all cells without one). */
-  select(filter: { region?: string; step?: number } = {}): MetricStats {
+  select(filter: { region?: string; step?: number; steps?: ReadonlySet<number> } = {}): MetricStats {
     const out = new MetricStats();
     for (const c of this.#cells.values()) {
       if (filter.region !== undefined && c.region !== filter.region) continue;
       if (filter.step !== undefined && c.step !== filter.step) continue;
+      if (filter.steps !== undefined && !filter.steps.has(c.step)) continue;
       out.merge(c.stats);
     }
     return out;

@@ -6,6 +6,7 @@
  * Every percentile here comes from a merged histogram; nothing is averaged across groups.
  */
 import { customAggregate, metricAggregate, rateOf } from "./aggregate.ts";
+import { stepsOfScenario } from "./named-scenarios.ts";
 import type { Plan } from "./plan.ts";
 import type { RunStatus, ShardTelemetry } from "./protocol.ts";
 import { customMetricKinds, type RunSpec } from "./run-spec.ts";
@@ -106,6 +107,13 @@ export interface SummaryInput {
   readonly totals: RunTotals;
   readonly shards: readonly ShardReport[];
   readonly abortReason?: string | null;
+  /** Outcomes of the run's setup and teardown steps, when it has any. */
+  readonly phases?: { readonly setup?: PhaseOutcome; readonly teardown?: PhaseOutcome };
+}
+
+export interface PhaseOutcome {
+  readonly ok: boolean;
+  readonly steps: ReadonlyArray<{ readonly name: string; readonly status: number; readonly durationMs: number; readonly ok: boolean; readonly problem: string | null }>;
 }
 
 export interface Saturation {
@@ -143,8 +151,12 @@ export function thresholdOutcomes(spec: RunSpec, totals: RunTotals, elapsedS: nu
   const thresholds = parsed.ok ? parsed.value : [];
   const stepIndex = new Map(spec.steps.map((s, i) => [s.name, i]));
   const outcomes = evaluateThresholds(thresholds, (t) => {
-    const step = t.tags.step === undefined ? undefined : stepIndex.get(t.tags.step) ?? -1;
-    const stats = totals.select({ ...(t.tags.region ? { region: t.tags.region } : {}), ...(step !== undefined ? { step } : {}) });
+    // In a run of named scenarios, {scenario:x,step:y} is the scenario's own step "x.y".
+    const stepName = t.tags.step === undefined ? undefined : t.tags.scenario !== undefined ? `${t.tags.scenario}.${t.tags.step}` : t.tags.step;
+    const step = stepName === undefined ? undefined : stepIndex.get(stepName) ?? -1;
+    const scenario = t.tags.scenario === undefined ? undefined : spec.scenarios?.find((s) => s.name === t.tags.scenario);
+    const steps = t.tags.scenario === undefined ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []);
+    const stats = totals.select({ ...(t.tags.region ? { region: t.tags.region } : {}), ...(step !== undefined ? { step } : {}), ...(steps ? { steps } : {}) });
     return t.custom ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);
   });
   return { thresholds, outcomes };
@@ -227,8 +239,9 @@ export function buildSummary(input: SummaryInput) {
       executor: spec.executor,
       options: spec.options,
       scenario: spec.scenario ? { name: spec.scenario.name, seed: spec.scenario.seed, preset: spec.preset, metrics: scenarioMetrics } : null,
-      // A closed-model run has no target rate: its VUs are the load (see `vus`).
-      targetRatePerS: spec.vus ? null : round3(plan.totalIterations / (spec.durationMs / 1000)),
+      // A closed-model run has no target rate: its VUs are the load (see `vus`); a run of
+      // named scenarios has one per scenario (see `scenarios`).
+      targetRatePerS: spec.vus || spec.scenarios?.length ? null : round3(plan.totalIterations / (spec.durationMs / 1000)),
       vus: spec.vus ? vusSummary(spec.vus) : null,
       customMetrics: specMetrics,
       achievedRatePerS: round3(c.iterations / elapsedS),
@@ -251,8 +264,35 @@ export function buildSummary(input: SummaryInput) {
       saturation: sat.reasons,
       thresholds: outcomes.map((o) => ({ metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail })),
       thresholdsPassed: failedThresholds.length === 0,
+      scenarios: scenariosSummary(spec, plan, totals, outcomes, elapsedS),
+      setup: input.phases?.setup ?? null,
+      teardown: input.phases?.teardown ?? null,
     },
   };
+}
+
+/**
+ * Each named scenario of the run on its own: executor, start, its shards, totals over its
+ * steps, and the thresholds filtered to it. Empty for a run of one scenario.
+ */
+function scenariosSummary(spec: RunSpec, plan: Plan, totals: RunTotals, outcomes: readonly ThresholdOutcome[], elapsedS: number) {
+  return Object.fromEntries((spec.scenarios ?? []).map((s) => {
+    const planned = plan.scenarios?.find((p) => p.name === s.name);
+    const tag = new RegExp(`[{,]\\s*scenario:\\s*${s.name}\\s*[,}]`);
+    const own = outcomes.filter((o) => tag.test(o.key));
+    return [s.name, {
+      executor: s.spec.executor,
+      startS: s.startMs / 1000,
+      durationS: s.spec.durationMs / 1000,
+      options: s.spec.options,
+      vus: s.spec.vus ? vusSummary(s.spec.vus) : null,
+      shards: planned?.shardCount ?? 0,
+      steps: s.spec.steps.map((step) => `${s.name}.${step.name}`),
+      totals: groupSummary(totals.select({ steps: new Set(stepsOfScenario(s)) }), elapsedS),
+      thresholds: own.map((o) => ({ metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok })),
+      thresholdsPassed: own.every((o) => o.ok),
+    }];
+  }));
 }
 
 export type Summary = ReturnType<typeof buildSummary>;

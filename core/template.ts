@@ -9,7 +9,8 @@
  * `randomInt(min,max)` (inclusive), `zipf(n,s)` (a key 1…n, hot keys first: key k with
  * probability ∝ 1/k^s, see core/zipf.ts), `randomString(n)` (n letters and digits),
  * `randomEmail` (a fresh address under example.test), `vars.NAME` and `secrets.NAME`
- * (from the spec), and `captured.NAME` (a value an earlier step of the flow captured from
+ * (from the spec), `setup.NAME` (a value the run's setup steps captured, the same for every
+ * shard), and `captured.NAME` (a value an earlier step of the flow captured from
  * its response, see scenarios/capture.ts; inserted as is, without escaping). Every
  * generator gives a fresh value at each use. Templates are compiled once per shard; a
  * string without `{{` compiles to a constant, so the send loop pays nothing for
@@ -42,6 +43,8 @@ export interface TemplateScope {
   readonly secrets: Readonly<Record<string, string>>;
   /** Names captured by earlier steps; `{{captured.X}}` for any other X is an error. */
   readonly captured?: ReadonlySet<string>;
+  /** What the run's setup steps captured (names only while validating a spec). */
+  readonly setup?: Readonly<Record<string, string>>;
 }
 
 /** n random letters and digits (crypto-random, so parallel VUs do not collide). */
@@ -76,7 +79,7 @@ export function compileTemplate(text: string, scope: TemplateScope): Template {
   for (const m of text.matchAll(PLACEHOLDER)) {
     if (m.index > last) parts.push(text.slice(last, m.index));
     const { value, error } = resolve(m[1]!, scope);
-    if (error || !value) throw new Error(error);
+    if (error || value === undefined) throw new Error(error);
     parts.push(value);
     last = m.index + m[0].length;
   }
@@ -130,12 +133,13 @@ function resolve(name: string, scope: TemplateScope): { value?: Part; error?: st
     if (max < min) return { error: `{{${name}}}: max is below min` };
     return { value: () => String(min + Math.floor(Math.random() * (max - min + 1))) };
   }
-  for (const kind of ["vars", "secrets"] as const) {
+  for (const kind of ["vars", "secrets", "setup"] as const) {
     if (name.startsWith(`${kind}.`)) {
       const key = name.slice(kind.length + 1);
-      const value = scope[kind][key];
-      return value === undefined ? { error: `{{${name}}}: no ${kind} entry named "${key}"` } : { value };
+      const value = scope[kind]?.[key];
+      if (value !== undefined) return { value };
+      return { error: kind === "setup" ? `{{${name}}}: no setup step captures "${key}"` : `{{${name}}}: no ${kind} entry named "${key}"` };
     }
   }
-  return { error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), zipf(n,s), randomString(n), randomEmail, vars.NAME, secrets.NAME or captured.NAME` };
+  return { error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), zipf(n,s), randomString(n), randomEmail, vars.NAME, secrets.NAME, setup.NAME or captured.NAME` };
 }

@@ -10,7 +10,8 @@
  *   operator    = "<" | "<=" | ">" | ">=" | "==" | "===" | "!="
  *
  * A metric key may carry tag filters like k6 sub-metrics: `http_req_duration{step:login}`
- * or `{region:weur}`, and for a scenario's custom metrics `{type:revoked}` (the token type
+ * or `{region:weur}`, `{scenario:admin}` in a run of several named scenarios (its step
+ * filter then names the scenario's own step), and for a scenario's custom metrics `{type:revoked}` (the token type
  * they were recorded for). Custom metrics (counters, rates, trends) are known from the
  * scenario. Trend values are milliseconds, as in k6.
  */
@@ -30,7 +31,7 @@ export const METRIC_KINDS = {
 
 export type MetricName = keyof typeof METRIC_KINDS;
 export type MetricKind = (typeof METRIC_KINDS)[MetricName];
-export type TagFilter = "step" | "region" | "type";
+export type TagFilter = "step" | "region" | "type" | "scenario";
 export type Operator = "<" | "<=" | ">" | ">=" | "==" | "===" | "!=";
 
 export type Aggregation =
@@ -84,7 +85,7 @@ export function parseThresholds(input: Record<string, readonly ThresholdInput[]>
     const isCustom = metric !== undefined && Object.hasOwn(custom, metric);
     if (!keyMatch || !metric || !(Object.hasOwn(METRIC_KINDS, metric) || isCustom)) {
       const known = [...Object.keys(METRIC_KINDS), ...Object.keys(custom)].join(", ");
-      errors.push(`thresholds.${key}: unknown metric; expected one of ${known} with optional {step:…}, {region:…} or {type:…}`);
+      errors.push(`thresholds.${key}: unknown metric; expected one of ${known} with optional {step:…}, {region:…}, {scenario:…} or {type:…}`);
       continue;
     }
     const kind = isCustom ? custom[metric]! : METRIC_KINDS[metric as MetricName];
@@ -128,8 +129,8 @@ function parseTags(raw: string | undefined, path: string, errors: string[]): Par
   if (raw === undefined || raw.trim() === "") return tags;
   for (const part of raw.split(",")) {
     const [name, value] = part.split(":").map((s) => s.trim());
-    if ((name === "step" || name === "region" || name === "type") && value) tags[name] = value;
-    else errors.push(`${path}: tag filter "${part}" must be step:<name>, region:<hint> or type:<token type>`);
+    if ((name === "step" || name === "region" || name === "type" || name === "scenario") && value) tags[name] = value;
+    else errors.push(`${path}: tag filter "${part}" must be step:<name>, region:<hint>, scenario:<name> or type:<token type>`);
   }
   return tags;
 }

@@ -92,6 +92,7 @@ function scriptedIO(respond: (r: FlowRequest) => { status?: number; body?: strin
   const checks = { passed: 0, failed: 0 };
   const sleeps: number[] = [];
   const io: FlowIO = {
+    sample: () => {},
     async send(_step, request) {
       sent.push(request);
       const r = respond(request);

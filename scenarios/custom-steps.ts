@@ -10,12 +10,16 @@
  * captured map that later templates read as `{{captured.NAME}}`; records into declared
  * custom metrics (`duration` → the request's http_req_duration into a trend, `success` →
  * expected status, checks and captures all good into a rate, `count` → a counter); then
- * the step's think time. A capture that finds nothing counts as a failed check on its
+ * the step's think time. A scrape step (`scrape.series`) parses the Prometheus text it
+ * got and stores the chosen series' samples with the run (a check: every series found).
+ * An SSE step (`sse`) is read by the engine for its hold time (see ShardEngine.send)
+ * before the flow goes on. A capture that finds nothing counts as a failed check on its
  * step and ends the iteration after that step's think time: the steps after it are
  * skipped, since they would send a request built from a missing value.
  */
 import { interleaveCycle } from "../core/interleave.ts";
 import type { RecordKind, RunSpec } from "../core/run-spec.ts";
+import { parsePrometheusText, parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/prometheus.ts";
 import { compileTemplate, type Template, type TemplateContext } from "../core/template.ts";
 import { compileCapture, readsBody, type Extractor } from "./capture.ts";
 import type { Flow, FlowIO, IterationInfo } from "./flow.ts";
@@ -32,6 +36,15 @@ interface CompiledStep {
   readonly record: ReadonlyArray<readonly [string, RecordKind]>;
   readonly think: { readonly minMs: number; readonly maxMs: number } | null;
   readonly readBody: boolean;
+  readonly stream: { readonly holdMs: number | null } | null;
+  readonly scrape: readonly SeriesSelector[] | null;
+}
+
+/** A selector the spec validation already accepted. */
+function selectorOf(text: string): SeriesSelector {
+  const parsed = parseSeriesSelector(text);
+  if (!parsed.ok) throw new Error(`series ${text}: ${parsed.error.detail}`);
+  return parsed.selector;
 }
 
 export function customStepsFlow(spec: RunSpec): Flow {
@@ -39,7 +52,7 @@ export function customStepsFlow(spec: RunSpec): Flow {
   const capturedBefore = new Set<string>();
   const steps: CompiledStep[] = spec.steps.map((s) => {
     // The spec validation guarantees every `{{captured.X}}` names an earlier capture.
-    const scope = { vars: spec.vars, secrets: spec.secrets, captured: new Set(capturedBefore) };
+    const scope = { vars: spec.vars, secrets: spec.secrets, captured: new Set(capturedBefore), setup: spec.setupData ?? {} };
     const capture = s.capture ?? {};
     for (const name of Object.keys(capture)) capturedBefore.add(name);
     return {
@@ -56,7 +69,9 @@ export function customStepsFlow(spec: RunSpec): Flow {
       captures: Object.entries(capture).map(([name, source]) => [name, compileCapture(source)] as const),
       record: Object.entries(s.record ?? {}),
       think: s.think ?? null,
-      readBody: s.checks.some((c) => c.bodyIncludes !== undefined) || Object.values(capture).some(readsBody),
+      readBody: s.checks.some((c) => c.bodyIncludes !== undefined) || Object.values(capture).some(readsBody) || Boolean(s.scrape),
+      stream: s.sse ?? null,
+      scrape: s.scrape ? s.scrape.series.map(selectorOf) : null,
     };
   });
 
@@ -70,6 +85,7 @@ export function customStepsFlow(spec: RunSpec): Flow {
       ...(step.body ? { body: step.body(ctx) } : {}),
       expect: step.expect,
       readBody: step.readBody,
+      ...(step.stream ? { stream: step.stream } : {}),
     });
     let allPassed = r.error === null && (step.expect ? step.expect.has(r.status) : r.status >= 200 && r.status < 400);
     // As in k6, a check on a request that got no response fails.
@@ -77,6 +93,15 @@ export function customStepsFlow(spec: RunSpec): Flow {
       const passed = r.error === null && (!check.status || check.status.has(r.status)) && (check.bodyIncludes === undefined || (r.body ?? "").includes(check.bodyIncludes));
       io.check(passed);
       allPassed &&= passed;
+    }
+    if (step.scrape && r.error === null && r.status >= 200 && r.status < 300) {
+      // A scrape that does not parse, or misses a chosen series, fails its check.
+      const parsed = parsePrometheusText(r.body ?? "");
+      const samples = parsed.ok ? step.scrape.map((selector) => selectSamples(parsed.samples, selector)) : [];
+      io.sample(samples.flat().map((s) => ({ name: s.name, labels: s.labels, value: s.value })));
+      const complete = parsed.ok && samples.every((found) => found.length > 0);
+      io.check(complete);
+      allPassed &&= complete;
     }
     let capturedAll = true;
     for (const [name, extract] of step.captures) {

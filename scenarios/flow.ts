@@ -23,6 +23,29 @@ export interface FlowRequest {
   readonly readBody?: boolean;
   /** "manual" to see a redirect instead of following it (silent authentication). */
   readonly redirect?: "manual" | "follow";
+  /**
+   * A Server-Sent Events stream: after the headers the engine reads events for `holdMs`
+   * (null: until the scenario ends), recording the SSE metrics, then closes it.
+   */
+  readonly stream?: { readonly holdMs: number | null };
+}
+
+/** How a stream went (see FlowRequest.stream). */
+export interface StreamOutcome {
+  readonly messages: number;
+  /** From the send to the first event, or null when none came. */
+  readonly firstMessageMs: number | null;
+  /** How long it was open after its headers. */
+  readonly openForMs: number;
+  /** The server or the network ended it before its hold time was over. */
+  readonly endedEarly: boolean;
+}
+
+/** A sample of a scraped series (see FlowIO.sample). */
+export interface SeriesSample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
 }
 
 export interface FlowResponse {
@@ -34,6 +57,8 @@ export interface FlowResponse {
   readonly body: string | null;
   /** http_req_duration of this request (ms; 0 without a response). */
   readonly durationMs: number;
+  /** For a stream request that opened: how it went. */
+  readonly stream?: StreamOutcome;
 }
 
 export interface FlowIO {
@@ -44,6 +69,8 @@ export interface FlowIO {
   rate(name: string, passed: boolean): void;
   /** Records a custom trend sample in milliseconds. */
   trend(name: string, ms: number): void;
+  /** Stores samples of a scraped series with the run, stamped now (see custom-steps' scrape). */
+  sample(samples: readonly SeriesSample[]): void;
   /** Think time: resolves after `ms`, or rejects with IterationInterrupted when the iteration must stop. */
   sleep(ms: number): Promise<void>;
   /** Epoch milliseconds. */

@@ -22,6 +22,7 @@ function scriptedIO(respond: Responder) {
   const sent: Array<{ step: number; request: FlowRequest }> = [];
   const checks = { passed: 0, failed: 0 };
   const io: FlowIO = {
+    sample: () => {},
     async send(step, request) {
       sent.push({ step, request });
       const r = await respond(step, request);

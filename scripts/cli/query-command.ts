@@ -4,6 +4,7 @@
  *   edgeload query <run> [--by region,step] [--every 1m] [--metrics rps,p50,p95,p99,error_rate]
  *                        [--trend duration|ttfb|corrected] [--format table|json|csv]
  *   edgeload query --sql "SELECT … ?1 …" [--param VALUE]... [--format …]
+ *   edgeload query <run> --series [NAME] [--format …]     (the target's scraped series)
  *
  * Talks to the API when one is reachable (--url/--token, EDGELOAD_URL, or a running
  * `edgeload dev`); otherwise reads the local state's results database directly, so runs
@@ -12,7 +13,7 @@
 import { parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
 import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
 import { table } from "../../core/summary-text.ts";
-import { loadQueryInput } from "../../coordinator/results-queries.ts";
+import { groupSeries, loadQueryInput, SERIES_SQL } from "../../coordinator/results-queries.ts";
 import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
 
@@ -20,7 +21,7 @@ const OPTIONS = {
   ...CONNECTION_OPTIONS,
   by: { type: "string" }, every: { type: "string" }, metrics: { type: "string" }, trend: { type: "string" },
   format: { type: "string", default: "table" }, sql: { type: "string" }, param: { type: "string", multiple: true },
-  local: { type: "boolean", default: false },
+  local: { type: "boolean", default: false }, series: { type: "boolean", default: false },
 } as const;
 
 export async function queryCommand(args: string[]): Promise<number> {
@@ -34,6 +35,15 @@ export async function queryCommand(args: string[]): Promise<number> {
     if (problem) throw new CliError(`--sql: ${problem}`, EXIT.invalidConfig);
     const params = v.param ?? [];
     rows = client ? (await client.sql(v.sql, params)).rows as QueryRow[] : localSql(v.sql, params);
+  } else if (v.series) {
+    // The same statement the API's /series route runs, here as rows: one per sample.
+    const runId = positionals[0];
+    if (!runId) throw new CliError("a run id is required for --series (see `edgeload runs`)", EXIT.invalidConfig);
+    const params = [runId, positionals[1] ?? null];
+    const raw = client ? (await client.sql(SERIES_SQL, params)).rows : localDb().prepare(SERIES_SQL).all(...params);
+    rows = groupSeries(raw as Record<string, unknown>[]).flatMap((s) => s.points.map(([windowS, , value]) => ({
+      second: windowS, series: s.name + labelText(s.labels), value,
+    })));
   } else {
     const runId = positionals[0];
     if (!runId) throw new CliError("a run id is required (see `edgeload runs`), or --sql", EXIT.invalidConfig);
@@ -46,6 +56,11 @@ export async function queryCommand(args: string[]): Promise<number> {
   print(rows, v.format as "table" | "json" | "csv");
   if (v.format === "table") console.error(`${rows.length} row${rows.length === 1 ? "" : "s"} in ${tookMs.toFixed(0)} ms (${client ? "API" : "local state"})`);
   return EXIT.ok;
+}
+
+function labelText(labels: Readonly<Record<string, string>>): string {
+  const pairs = Object.entries(labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  return pairs.length ? `{${pairs.join(",")}}` : "";
 }
 
 function localDb() {

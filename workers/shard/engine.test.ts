@@ -404,3 +404,108 @@ describe("ShardEngine, closed model (VUs)", () => {
     expect(totals(windows).counters.iterations).toBe(100);
   });
 });
+
+describe("ShardEngine, SSE streams and scrapes", () => {
+  /** A stream that opens after 30 ms and sends an event every 100 ms from 50 ms after that, until cancelled. */
+  function sseTarget(time: VirtualTime, opts: { endAfterEvents?: number } = {}) {
+    let open = 0;
+    let peakOpen = 0;
+    let cancelled = 0;
+    const fetcher = (async () => {
+      await time.sleep(30);
+      let stop = false;
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          open++;
+          peakOpen = Math.max(peakOpen, open);
+          await time.sleep(50);
+          for (let n = 0; !stop; n++) {
+            if (opts.endAfterEvents !== undefined && n >= opts.endAfterEvents) {
+              open--;
+              controller.close();
+              return;
+            }
+            controller.enqueue(new TextEncoder().encode(`: ping\n\nevent: config\ndata: {"n":${n}}\n\n`));
+            await time.sleep(100);
+          }
+        },
+        cancel() {
+          stop = true;
+          open--;
+          cancelled++;
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    }) as unknown as typeof fetch;
+    return { fetcher, open: () => open, peakOpen: () => peakOpen, cancelled: () => cancelled };
+  }
+
+  it("holds each VU's stream until the scenario ends, counting events and timing the first", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { executor: "constant-vus", vus: 8, duration: "2s", connectionSlots: 2, steps: [{ path: "/stream", sse: {} }] });
+    const target = sseTarget(time);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const engine = engineFor(a, time.clock, target.fetcher, (w) => windows.push(w));
+    const result = await time.run(engine.run(0, 1_000_000));
+
+    expect(result.end).toBe("finished");
+    const all = totals(windows);
+    // 8 VUs each open one stream, held for the whole 2 s: the 2 slots only gate the opening.
+    expect(all.counters.completed).toBe(8);
+    expect(target.peakOpen()).toBe(8);
+    expect(target.cancelled()).toBe(8); // every stream closed at the scenario's end
+    const trends = all.custom.trends;
+    expect(trends.get("sse_time_to_open")!.count).toBe(8);
+    const first = trends.get("sse_time_to_first_message")!;
+    expect(first.count).toBe(8);
+    expect(first.min).toBeGreaterThanOrEqual(80_000); // 30 ms to open + 50 ms to the first event (µs)
+    // About 2 s / 100 ms events per stream; heartbeats are comments, not messages.
+    const messages = all.custom.counters.get("sse_messages")!;
+    expect(messages).toBeGreaterThanOrEqual(8 * 18);
+    expect(messages).toBeLessThanOrEqual(8 * 20);
+    expect(all.custom.counters.get("sse_streams_ended_early") ?? 0).toBe(0);
+    expect(trends.get("sse_stream_duration")!.max).toBeLessThanOrEqual(2_000_000);
+  });
+
+  it("ends a stream at its hold time, and counts one the server ends early", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { executor: "constant-vus", vus: 1, duration: "1s", steps: [{ path: "/stream", sse: { holdFor: "300ms" } }] });
+    const held = sseTarget(time);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(engineFor(a, time.clock, held.fetcher, (w) => windows.push(w)).run(0, 1_000_000));
+    // 1 s / (30 ms to open + 300 ms held) ≈ 3 streams, one after another.
+    expect(totals(windows).counters.completed).toBeGreaterThanOrEqual(3);
+    expect(held.peakOpen()).toBe(1);
+
+    const time2 = new VirtualTime();
+    const early = sseTarget(time2, { endAfterEvents: 2 });
+    const windows2: Array<Omit<ShardWindow, "part">> = [];
+    const b = assignment(time2, { executor: "constant-vus", vus: 1, duration: "1s", steps: [{ path: "/stream", sse: {} }] });
+    await time2.run(engineFor(b, time2.clock, early.fetcher, (w) => windows2.push(w)).run(0, 1_000_000));
+    const all = totals(windows2);
+    // Streams end after 2 events (~280 ms); the last one may be cut by the scenario's end instead.
+    const endedEarly = all.custom.counters.get("sse_streams_ended_early")!;
+    expect(endedEarly).toBeGreaterThanOrEqual(2);
+    expect(endedEarly).toBeGreaterThanOrEqual(all.counters.completed - 1);
+    expect(all.custom.counters.get("sse_messages")).toBeGreaterThanOrEqual(2 * endedEarly);
+  });
+
+  it("stores the chosen series of each scrape with the window it was taken in", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, {
+      rate: 1, timeUnit: "500ms", duration: "2s",
+      steps: [{ path: "/metrics", scrape: { series: ["streams_open", 'requests_total{route="/a"}'] } }],
+    });
+    let n = 0;
+    const fetcher = (async () => {
+      n++;
+      return new Response(`# TYPE streams_open gauge\nstreams_open ${n * 10}\n# TYPE requests_total counter\nrequests_total{route="/a"} ${n}\nrequests_total{route="/b"} 7\n`);
+    }) as unknown as typeof fetch;
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(engineFor(a, time.clock, fetcher, (w) => windows.push(w)).run(0, 1_000_000));
+    const points = windows.flatMap((w) => (w.series ?? []).map((p) => ({ w: w.windowS, ...p })));
+    expect(points.filter((p) => p.name === "streams_open").map((p) => [p.w, p.value])).toEqual([[0, 10], [0, 20], [1, 30], [1, 40]]);
+    expect(points.filter((p) => p.name === "requests_total").map((p) => p.labels)).toEqual(Array(4).fill({ route: "/a" }));
+    expect(totals(windows).counters.checksPassed).toBe(4);
+  });
+});

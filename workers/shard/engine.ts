@@ -28,10 +28,11 @@
 import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/interleave.ts";
 import { dueBatch, ShardShare } from "../../core/pacer.ts";
-import { WINDOW_MS, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
+import { WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
-import { IterationInterrupted, type Flow, type FlowIO, type FlowRequest, type FlowResponse, type IterationInfo } from "../../scenarios/flow.ts";
+import { createSseReader } from "../../core/sse.ts";
+import { IterationInterrupted, type Flow, type FlowIO, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample, type StreamOutcome } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
 
@@ -74,6 +75,10 @@ export class ShardEngine {
   readonly #slots: ConnectionSlots;
   readonly #timeouts = new TimeoutQueue();
   readonly #windows = new Map<number, MetricStats[]>();
+  /** Scraped series samples by window, flushed with it. */
+  readonly #series = new Map<number, SeriesPoint[]>();
+  /** Open event streams: closing functions, called at stop(). */
+  readonly #streams = new Set<() => void>();
   #closedThrough = 0; // windows below this number have been handed out
   #cursor = 0; // next own iteration to consider
   #inFlight = 0;
@@ -123,6 +128,7 @@ export class ShardEngine {
     this.#stop = true;
     this.#wake?.();
     for (const wake of this.#sleepers) wake();
+    for (const close of this.#streams) close();
   }
 
   /**
@@ -265,7 +271,7 @@ export class ShardEngine {
 
   /** Hands out every window still open, including the current one (end of the shard). */
   closeAll(): void {
-    const last = Math.max(this.#closedThrough, ...this.#windows.keys()) + 1;
+    const last = Math.max(this.#closedThrough, ...this.#windows.keys(), ...this.#series.keys()) + 1;
     this.#closeWindowsBefore(last);
   }
 
@@ -302,14 +308,16 @@ export class ShardEngine {
 
   #closeWindowsBefore(windowS: number): void {
     if (windowS <= this.#closedThrough) return;
-    const ready = [...this.#windows.keys()].filter((w) => w < windowS).sort((x, y) => x - y);
+    const ready = [...new Set([...this.#windows.keys(), ...this.#series.keys()])].filter((w) => w < windowS).sort((x, y) => x - y);
     this.#closedThrough = windowS;
     for (const w of ready) {
-      const perStep = this.#windows.get(w)!;
+      const perStep = this.#windows.get(w) ?? [];
+      const series = this.#series.get(w);
       this.#windows.delete(w);
+      this.#series.delete(w);
       const steps: Array<readonly [number, ReturnType<MetricStats["toWire"]>]> = [];
       perStep.forEach((stats, i) => { if (stats && !stats.isEmpty) steps.push([i, stats.toWire()]); });
-      if (steps.length) this.#onWindow({ windowS: w, steps });
+      if (steps.length || series) this.#onWindow({ windowS: w, steps, ...(series ? { series } : {}) });
     }
   }
 
@@ -351,8 +359,13 @@ export class ShardEngine {
     if (this.#inFlight === 0 && this.#idle.length) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
-  /** Sends one request of a flow and records its built-in metrics under `stepIndex`. */
-  async send(stepIndex: number, request: FlowRequest, intendedMs: number | null): Promise<FlowResponse> {
+  /**
+   * Sends one request of a flow and records its built-in metrics under `stepIndex`. A
+   * stream request (SSE) gives its slot back at the headers like any other, then is read
+   * until its hold time, the scenario's end, `holdUntilMs` (the iteration's hard stop) or
+   * stop(), whichever comes first; its duration and TTFB are both the time to open.
+   */
+  async send(stepIndex: number, request: FlowRequest, intendedMs: number | null, holdUntilMs = Infinity): Promise<FlowResponse> {
     this.#requests++;
     const queuedMs = this.#clock.now();
     const wait = this.#slots.acquire();
@@ -371,14 +384,17 @@ export class ShardEngine {
     let headers: Headers | null = null;
     let body: string | null = null;
     let error: "timeout" | "connection" | null = null;
+    let response: Response | null = null;
     try {
-      const response = await this.#fetch(request.url, init);
+      response = await this.#fetch(request.url, init);
       ttfbMs = this.#clock.now() - sendMs;
       this.#slots.release();
       holdingSlot = false;
       status = response.status;
       headers = response.headers;
-      if (request.readBody) {
+      if (request.stream && response.ok && response.body) {
+        timeout.done(); // the timeout covers opening; a stream's hold time is its own
+      } else if (request.readBody) {
         body = await response.text();
         bytes = body.length;
       } else {
@@ -388,7 +404,8 @@ export class ShardEngine {
       if (holdingSlot) this.#slots.release();
       error = isTimeout(e) ? "timeout" : "connection";
     }
-    const endMs = this.#clock.now();
+    const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
+    const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
     timeout.done();
 
     const stats = this.#statsFor(this.#windowOf(endMs), stepIndex);
@@ -416,7 +433,69 @@ export class ShardEngine {
       const ok = request.expect ? request.expect.has(status) : status >= 200 && status < 400;
       if (!ok) c.failed++;
     }
+    if (opened) {
+      const holdMs = request.stream!.holdMs;
+      const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);
+      const stream = await this.#readStream(stepIndex, opened, sendMs, endMs, until);
+      return { status, error, headers, body, durationMs: endMs - sendMs, stream };
+    }
     return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs };
+  }
+
+  /**
+   * Reads an open event stream until `untilMs` (or stop()), counting each event into the
+   * window it arrives in; records time to open, to the first event, how long it stayed
+   * open, and whether it ended before it was meant to.
+   */
+  async #readStream(stepIndex: number, body: ReadableStream<Uint8Array>, sendMs: number, openedMs: number, untilMs: number): Promise<StreamOutcome> {
+    const custom = (ms: number) => this.#statsFor(this.#windowOf(ms), stepIndex).custom;
+    custom(openedMs).trend("sse_time_to_open", (openedMs - sendMs) * US_PER_MS);
+    let messages = 0;
+    let firstMessageMs: number | null = null;
+    const sse = createSseReader(() => {
+      const now = this.#clock.now();
+      if (firstMessageMs === null) {
+        firstMessageMs = now - sendMs;
+        custom(now).trend("sse_time_to_first_message", firstMessageMs * US_PER_MS);
+      }
+      messages++;
+      custom(now).count("sse_messages");
+    });
+    const reader = body.getReader();
+    let endedEarly = false;
+    const close = () => void reader.cancel().catch(() => {});
+    this.#streams.add(close);
+    const holdTimer = Number.isFinite(untilMs) ? this.#clock.sleep(Math.max(0, untilMs - this.#clock.now())).then(close) : null;
+    try {
+      for (;;) {
+        if (this.#stop || this.#clock.now() >= untilMs) break;
+        const { done, value } = await reader.read();
+        if (done) {
+          endedEarly = this.#clock.now() < untilMs - 1 && !this.#stop;
+          break;
+        }
+        sse.push(value);
+      }
+    } catch {
+      endedEarly = !this.#stop && this.#clock.now() < untilMs - 1;
+    } finally {
+      this.#streams.delete(close);
+      close();
+      void holdTimer;
+    }
+    const endMs = this.#clock.now();
+    const last = custom(endMs);
+    last.trend("sse_stream_duration", (endMs - openedMs) * US_PER_MS);
+    if (endedEarly) last.count("sse_streams_ended_early");
+    return { messages, firstMessageMs, openForMs: endMs - openedMs, endedEarly };
+  }
+
+  /** Keeps scraped samples with the window of `atMs`, flushed with its metrics. */
+  recordSamples(samples: readonly SeriesSample[], atMs: number): void {
+    const w = Math.max(this.#windowOf(atMs), this.#closedThrough);
+    let points = this.#series.get(w);
+    if (!points) this.#series.set(w, (points = []));
+    for (const s of samples) points.push({ name: s.name, labels: s.labels, tMs: atMs, value: s.value });
   }
 
   /** The stats a flow's check or custom metric lands in: its step, the current window. */
@@ -454,7 +533,11 @@ class IterationIO implements FlowIO {
     this.step = step;
     this.requests++;
     this.#checkFailed = false;
-    return this.#engine.send(step, request, intended);
+    return this.#engine.send(step, request, intended, this.#hardStopMs);
+  }
+
+  sample(samples: readonly SeriesSample[]): void {
+    this.#engine.recordSamples(samples, this.#engine.now());
   }
 
   check(passed: boolean): void {

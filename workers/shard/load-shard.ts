@@ -17,7 +17,7 @@
  * RPC surface: start(), abort(), inspect().
  */
 import { DurableObject } from "cloudflare:workers";
-import type { FlushAck, ShardAssignment, ShardFlush, ShardTelemetry, ShardWindow } from "../../core/protocol.ts";
+import { toRunWindow, type FlushAck, type ShardAssignment, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../../core/protocol.ts";
 import type { Env } from "../../coordinator/env.ts";
 import { redactSpec } from "../../core/run-spec.ts";
 import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/seed-set.ts";
@@ -115,7 +115,7 @@ export class LoadShard extends DurableObject<Env> {
       state = built.state;
     }
     const part = state.invocations + 1;
-    const engine = new ShardEngine(assignment, clock, fetch.bind(globalThis), (w) => this.#windowClosed({ ...w, part }, engine), this.#flow);
+    const engine = new ShardEngine(assignment, clock, fetch.bind(globalThis), (w) => this.#windowClosed({ ...w, part }, engine, assignment.part), this.#flow);
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;
@@ -190,15 +190,18 @@ export class LoadShard extends DurableObject<Env> {
    * A window closed in the engine: persist it together with the cursor (so a crash
    * resumes from here, see ShardEngine.cursor), then flush in the background.
    */
-  #windowClosed(window: ShardWindow, engine: ShardEngine): void {
+  #windowClosed(window: ShardWindow, engine: ShardEngine, scenario: ShardAssignment["part"]): void {
     const state = this.#state();
     if (!state) return;
     // allowUnconfirmed: an output gate would hold the next sends until the write is
     // confirmed, adding latency to requests that have nothing to do with it.
+    // A named scenario's shard counts windows from its own start and steps from its own
+    // first: stored in the run's numbering, as the coordinator merges them.
+    const runWindow = toRunWindow(window, scenario);
     void this.ctx.storage.put<unknown>(
       {
-        [`${WINDOW_PREFIX}${String(window.windowS).padStart(8, "0")}:${window.part}`]: window,
-        state: { ...state, watermarkS: engine.closedThrough, cursor: engine.cursor },
+        [`${WINDOW_PREFIX}${String(runWindow.windowS).padStart(8, "0")}:${runWindow.part}`]: runWindow,
+        state: { ...state, watermarkS: engine.closedThrough + (scenario?.windowOffsetS ?? 0), cursor: engine.cursor },
         ...(this.#flow?.snapshot ? { [FLOW_STATE]: this.#flow.snapshot() } : {}),
       },
       { allowUnconfirmed: true },
@@ -241,7 +244,7 @@ export class LoadShard extends DurableObject<Env> {
       if (pending.length === 0 && !done) return;
       const message: ShardFlush = {
         runId: assignment.runId,
-        shardIndex: assignment.shard.index,
+        shardIndex: assignment.part?.runShard ?? assignment.shard.index,
         windows: pending.map(([, w]) => w),
         watermarkS: done ? Number.MAX_SAFE_INTEGER : state.watermarkS,
         done,

@@ -1,0 +1,91 @@
+/**
+ * A run's setup and teardown (k6's setup() and teardown()): steps sent once, in order, by
+ * the coordinator — not by every shard — before the load starts and after it ends.
+ *
+ * They are the same steps as the load's (templates, checks, captures; see
+ * custom-steps.ts) run through that flow with an IO that keeps each request's outcome
+ * instead of metrics. A step passes when its status is expected (200–399 by default) and
+ * its checks and captures hold; the phase stops at the first step that does not, since
+ * later steps usually depend on it. What setup captured becomes `{{setup.NAME}}`.
+ */
+import type { RunSpec, StepSpec } from "../core/run-spec.ts";
+import { customStepsFlow } from "./custom-steps.ts";
+import type { FlowIO, FlowRequest, FlowResponse } from "./flow.ts";
+
+export interface PhaseStepResult {
+  readonly name: string;
+  /** 0 when there was no response. */
+  readonly status: number;
+  readonly durationMs: number;
+  readonly ok: boolean;
+  /** Why it failed: status, failed check, missing capture, timeout, connection error. */
+  readonly problem: string | null;
+}
+
+export interface PhaseResult {
+  readonly ok: boolean;
+  readonly steps: readonly PhaseStepResult[];
+  /** Values captured by the steps (secret-bearing: never stored in D1). */
+  readonly captured: Readonly<Record<string, string>>;
+}
+
+/** Sends `steps` once, in order, against the spec's target; stops at the first failure. */
+export async function runPhase(spec: RunSpec, steps: readonly StepSpec[], fetcher: typeof fetch, clock: () => number = Date.now): Promise<PhaseResult> {
+  if (steps.length === 0) return { ok: true, steps: [], captured: {} };
+  const results: Array<{ name: string; status: number; durationMs: number; problem: string | null }> = [];
+  const flow = customStepsFlow({ ...spec, steps, flow: "sequence", metrics: {} });
+  const failed = () => results.some((r) => r.problem !== null);
+  const io: FlowIO = {
+    async send(index: number, request: FlowRequest): Promise<FlowResponse> {
+      // The flow sends the next step even after a failed status; a phase stops instead.
+      if (failed()) throw new PhaseStopped();
+      const started = clock();
+      const result = { name: steps[index]!.name, status: 0, durationMs: 0, problem: null as string | null };
+      results.push(result);
+      try {
+        const init: RequestInit = { method: request.method, signal: AbortSignal.timeout(spec.timeoutMs) };
+        if (request.headers) init.headers = request.headers;
+        if (request.body !== undefined) init.body = request.body;
+        const response = await fetcher(request.url, init);
+        const body = await response.text();
+        result.status = response.status;
+        result.durationMs = clock() - started;
+        const ok = request.expect ? request.expect.has(response.status) : response.status >= 200 && response.status < 400;
+        if (!ok) result.problem = `status ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}`;
+        return { status: response.status, error: null, headers: response.headers, body, durationMs: result.durationMs };
+      } catch (error) {
+        const timeout = (error as { name?: string } | null)?.name === "TimeoutError";
+        result.problem = timeout ? `no response within ${spec.timeoutMs} ms` : `connection failed: ${String(error)}`;
+        return { status: 0, error: timeout ? "timeout" : "connection", headers: null, body: null, durationMs: 0 };
+      }
+    },
+    check(passed) {
+      const last = results[results.length - 1];
+      if (!passed && last && last.problem === null) last.problem = "a check or capture failed";
+    },
+    count() {},
+    rate() {},
+    trend() {},
+    sample() {},
+    sleep: async () => {},
+    now: clock,
+  };
+  const captured = new Map<string, string>();
+  try {
+    await flow.run(io, { global: 0, shard: 0, region: "coordinator", captured });
+  } catch (error) {
+    if (!(error instanceof PhaseStopped)) throw error;
+  }
+  const done = results.map((r) => ({ ...r, ok: r.problem === null }));
+  return { ok: done.length === steps.length && done.every((r) => r.ok), steps: done, captured: Object.fromEntries(captured) };
+}
+
+class PhaseStopped extends Error {}
+
+/** One line for a run's abort reason: which step failed and why. */
+export function phaseFailure(phase: "setup" | "teardown", result: PhaseResult, steps: readonly StepSpec[]): string {
+  const failed = result.steps.find((s) => !s.ok);
+  if (failed) return `${phase} step ${failed.name} failed: ${failed.problem}`;
+  const skipped = steps[result.steps.length];
+  return `${phase} stopped before step ${skipped?.name ?? "?"}`;
+}
