@@ -102,6 +102,23 @@ export function renderSummary(summary: Summary): string {
     out.push("");
   }
 
+  const scenarios = Object.entries(e.scenarios ?? {});
+  if (scenarios.length) {
+    out.push("  SCENARIOS (each on its own shards, thresholds filtered to it)");
+    out.push(...table(["scenario", "executor", "start", "shards", "reqs", "rps", "failed", "p95", "thresholds"], scenarios.map(([name, sc]) => [
+      name, sc.executor, `${sc.startS}s`, String(sc.shards), String(sc.totals.requests), sc.totals.ratePerS.toFixed(1), pct(sc.totals.failedRate),
+      sc.totals.http_req_duration ? formatMs(sc.totals.http_req_duration["p(95)"]) : "-",
+      sc.thresholds.length ? `${sc.thresholdsPassed ? "✓" : "✗"} ${sc.thresholds.filter((t) => t.ok).length}/${sc.thresholds.length}` : "-",
+    ])));
+    out.push("");
+  }
+  for (const [phase, result] of [["setup", e.setup], ["teardown", e.teardown]] as const) {
+    if (!result) continue;
+    const steps = result.steps.map((st) => `${st.name} ${st.status || "-"}${st.ok ? "" : ` ✗ ${st.problem}`}`).join(", ");
+    out.push(dotted(phase, `${result.ok ? "✓" : "✗"} ${steps}`));
+  }
+  if (e.setup || e.teardown) out.push("");
+
   const groupRows = (groups: Record<string, any>) =>
     Object.entries(groups).map(([name, g]) => [
       name,

@@ -20,6 +20,7 @@ import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 import { formatMs, renderScenarioTable, renderSummary } from "../../core/summary-text.ts";
 import { ApiProblem, EdgeloadClient } from "./client.ts";
+import { LOCAL_ADMIN_SECRET, namedValues, withOverrides } from "./spec-overrides.ts";
 import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { LocalStack } from "./local-stack.ts";
@@ -28,7 +29,8 @@ import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scena
 
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
-  edgeload run   <spec.json> [--summary-export file] [--url URL --token TOKEN] [--quiet]
+  edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file]
+                 [--url URL --token TOKEN] [--quiet]
   edgeload run   --target URL --rate N --duration 30s [--shards N] [--regions wnam,enam]
                  [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]
                  [--max-vus N] [--threshold "http_req_duration=p(95)<300"]...
@@ -48,6 +50,7 @@ const USAGE = `usage:
                  [--metrics rps,requests,error_rate,p50,p95,p99,p99.9,…] [--trend duration|ttfb|corrected]
                  [--format table|json|csv]      (no stack running: reads .edgeload/state directly)
   edgeload query --sql "SELECT …" [--format …]  (read-only SQL on the results database)
+  edgeload query <run> --series [NAME] [--format …]   (the target's series scraped by the run)
   edgeload compare <baseline-run|baseline-name> <run> [--format table|json]
   edgeload ladder --scenario NAME --presets rps100,rps500 | --target URL --rates 50,100 --duration 5s
   edgeload report <run> [--out reports/NAME] [--local]
@@ -166,11 +169,17 @@ const RUN_OPTIONS = {
   "redirect-uri": { type: "string" },
   scope: { type: "string" },
   audience: { type: "string" },
+  var: { type: "string", multiple: true },
+  secret: { type: "string", multiple: true },
 } as const;
 
 async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs({ args, options: RUN_OPTIONS, allowPositionals: true }, USAGE);
-  const spec = positionals[0] ? await readSpecFile(positionals[0]) : values.scenario ? await scenarioFromFlags(values) : quickFromFlags(values);
+  const base = positionals[0] ? await readSpecFile(positionals[0]) : values.scenario ? await scenarioFromFlags(values) : quickFromFlags(values);
+  const vars = namedValues("var", values.var);
+  const secrets = namedValues("secret", values.secret);
+  const needsDev = JSON.stringify(base).includes(LOCAL_ADMIN_SECRET) || Object.values(secrets).includes(LOCAL_ADMIN_SECRET);
+  const spec = withOverrides(base, vars, secrets, needsDev ? await (await import("./dev-file.ts")).readDevFile() : null);
   // Validate before talking to anyone, as k6 does; the API validates again (authoritatively).
   const checked = parseRunSpec(spec);
   if (!checked.ok) {
@@ -269,7 +278,8 @@ export function progressLine(view: RunView): string {
     view.status.padEnd(9),
     `${p.elapsedS.toFixed(1)}s/${p.durationS.toFixed(0)}s`,
     // A closed-model run's load is its VUs; its rate follows from the target's latency.
-    l.targetRatePerS === null ? `vus ${l.targetVUs ?? 0}` : `target ${l.targetRatePerS.toFixed(0)}/s`,
+    // A run of named scenarios may have both.
+    [l.targetRatePerS === null ? null : `target ${l.targetRatePerS.toFixed(l.targetRatePerS < 10 ? 1 : 0)}/s`, l.targetVUs === undefined ? null : `vus ${l.targetVUs}`].filter(Boolean).join(" · ") || "vus 0",
     `achieved ${l.achievedRatePerS.toFixed(0)}/s`,
     `reqs ${l.requests}`,
     `failed ${l.failed}`,

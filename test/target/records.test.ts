@@ -166,3 +166,12 @@ describe("RecordCache (pure, explicit times)", () => {
     expect((await cache.read("k", 3, loader(null).load)).value).toBeNull();
   });
 });
+
+describe("records: numbered from, and listed with their versions", () => {
+  it("creates keys from a given number and lists every key of a prefix with its version", async () => {
+    expect(await json(call("POST", "/app/v1/records/bulk", { count: 3, prefix: "list-", from: 1 }))).toEqual({ status: 200, body: { created: 3 } });
+    await call("PUT", "/app/v1/records/list-2", { value: "x" });
+    expect(await json(call("GET", "/app/v1/records?prefix=list-"))).toEqual({ status: 200, body: { records: [["list-1", 1], ["list-2", 2], ["list-3", 1]] } });
+    expect((await call("POST", "/app/v1/records/bulk", { count: 1, from: -1 })).status).toBe(400);
+  });
+});

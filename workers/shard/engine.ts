@@ -373,7 +373,10 @@ export class ShardEngine {
     const sendMs = this.#clock.now();
     // The timeout runs from the actual send, like k6's (time queued for a slot is lag).
     const timeout = this.#timeouts.add(sendMs + this.#a.spec.timeoutMs);
-    const init: RequestInit = { method: request.method, signal: timeout.signal };
+    // A stream is closed by aborting its request: cancelling the body alone can leave the
+    // connection open (the target would hold the stream until its next write fails).
+    const streamAbort = request.stream ? new AbortController() : null;
+    const init: RequestInit = { method: request.method, signal: streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal };
     if (request.headers) init.headers = request.headers;
     if (request.body !== undefined) init.body = request.body;
     if (request.redirect) init.redirect = request.redirect;
@@ -436,7 +439,7 @@ export class ShardEngine {
     if (opened) {
       const holdMs = request.stream!.holdMs;
       const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);
-      const stream = await this.#readStream(stepIndex, opened, sendMs, endMs, until);
+      const stream = await this.#readStream(stepIndex, opened, sendMs, endMs, until, () => streamAbort!.abort());
       return { status, error, headers, body, durationMs: endMs - sendMs, stream };
     }
     return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs };
@@ -447,7 +450,7 @@ export class ShardEngine {
    * window it arrives in; records time to open, to the first event, how long it stayed
    * open, and whether it ended before it was meant to.
    */
-  async #readStream(stepIndex: number, body: ReadableStream<Uint8Array>, sendMs: number, openedMs: number, untilMs: number): Promise<StreamOutcome> {
+  async #readStream(stepIndex: number, body: ReadableStream<Uint8Array>, sendMs: number, openedMs: number, untilMs: number, abort: () => void): Promise<StreamOutcome> {
     const custom = (ms: number) => this.#statsFor(this.#windowOf(ms), stepIndex).custom;
     custom(openedMs).trend("sse_time_to_open", (openedMs - sendMs) * US_PER_MS);
     let messages = 0;
@@ -463,7 +466,10 @@ export class ShardEngine {
     });
     const reader = body.getReader();
     let endedEarly = false;
-    const close = () => void reader.cancel().catch(() => {});
+    const close = () => {
+      abort();
+      void reader.cancel().catch(() => {});
+    };
     this.#streams.add(close);
     const holdTimer = Number.isFinite(untilMs) ? this.#clock.sleep(Math.max(0, untilMs - this.#clock.now())).then(close) : null;
     try {

@@ -11,7 +11,8 @@
  * |---|---|
  * | `PUT /app/v1/records/:key` `{"value": <any JSON>}` | 200 `{key, version}`: version 1 on create, +1 on each write |
  * | `GET /app/v1/records/:key` | 200 `{key, value, version}`; 404 `{error}` when absent; v2 adds `x-cache: hit \| coalesced \| miss` |
- * | `POST /app/v1/records/bulk` `{"count": N, "prefix": "key-"}` | 200 `{created: N}`: keys `<prefix>0` … `<prefix>N-1` with value `{"n": i}` (N ≤ 100000, prefix default `key-`); idempotent |
+ * | `POST /app/v1/records/bulk` `{"count": N, "prefix": "key-", "from": 0}` | 200 `{created: N}`: keys `<prefix><from>` … `<prefix><from+N-1>` with value `{"n": i}` (N ≤ 100000, prefix default `key-`, from default 0); idempotent |
+ * | `GET /app/v1/records?prefix=key-` | 200 `{records: [[key, version], …]}`: every key with the prefix (at most 100000), in key order |
  * | `DELETE /app/v1/records?prefix=key-` | 200 `{deleted: n}`: every key starting with the prefix (required) |
  *
  * Keys are 1–128 of `A-Za-z0-9_.:-`, values up to 64 KiB of JSON; bad input answers 400
@@ -67,6 +68,15 @@ function prefixOf(raw: unknown): Parsed<string> {
     : { ok: false, problem: "prefix: 1–120 characters of A-Za-z0-9 _ . : -" };
 }
 
+/**
+ * A range on the primary key rather than LIKE, where `_` would be a wildcard: keys with the
+ * prefix are exactly those ≥ prefix and < the prefix with its last character + 1.
+ */
+function prefixRange(prefix: string): [string, string] {
+  const last = prefix.length - 1;
+  return [prefix, prefix.slice(0, last) + String.fromCharCode(prefix.charCodeAt(last) + 1)];
+}
+
 const bad = (c: Context<App>, problems: readonly string[]) => c.json({ error: problems.join("; "), problems }, 400);
 
 async function selectRecord(db: D1Database, key: string): Promise<StoredRecord | null> {
@@ -82,14 +92,16 @@ function recordsApi({ readThroughCache }: { readonly readThroughCache: boolean }
   const api = new Hono<App>();
 
   api.post("/bulk", async (c) => {
-    const body = (await c.req.json().catch(() => null)) as { count?: unknown; prefix?: unknown } | null;
+    const body = (await c.req.json().catch(() => null)) as { count?: unknown; prefix?: unknown; from?: unknown } | null;
     const count = body?.count;
+    const from = body?.from ?? 0;
     const prefix = prefixOf(body?.prefix ?? "key-");
     const problems = [
       ...(typeof count === "number" && Number.isInteger(count) && count >= 0 && count <= MAX_BULK ? [] : [`count: an integer in 0–${MAX_BULK}`]),
+      ...(typeof from === "number" && Number.isInteger(from) && from >= 0 && from <= 1_000_000_000 ? [] : ["from: an integer ≥ 0, the first key's number"]),
       ...(prefix.ok ? [] : [prefix.problem]),
     ];
-    if (problems.length || !prefix.ok || typeof count !== "number") return bad(c, problems);
+    if (problems.length || !prefix.ok || typeof count !== "number" || typeof from !== "number") return bad(c, problems);
     // Keys come from a recursive CTE, so a statement binds 4 values however many rows it
     // writes (D1 allows 100 bound parameters per statement). The start is cast because D1
     // may bind a JS number as REAL, which would make keys like `key-0.0`. A key whose value
@@ -104,21 +116,27 @@ function recordsApi({ readThroughCache }: { readonly readThroughCache: boolean }
     const nowMs = Date.now();
     const statements: D1PreparedStatement[] = [];
     for (let start = 0; start < count; start += BULK_ROWS_PER_STATEMENT) {
-      statements.push(statement.bind(prefix.value, start, Math.min(count, start + BULK_ROWS_PER_STATEMENT), nowMs));
+      statements.push(statement.bind(prefix.value, from + start, from + Math.min(count, start + BULK_ROWS_PER_STATEMENT), nowMs));
     }
     if (statements.length) await c.env.TARGET_DB.batch(statements);
     v2Cache.invalidatePrefix(prefix.value);
     return c.json({ created: count });
   });
 
+  api.get("/", async (c) => {
+    const prefix = prefixOf(c.req.query("prefix"));
+    if (!prefix.ok) return bad(c, [prefix.problem]);
+    const [lower, upper] = prefixRange(prefix.value);
+    const rows = await c.env.TARGET_DB.prepare("SELECT key, version FROM app_records WHERE key >= ?1 AND key < ?2 ORDER BY key LIMIT ?3")
+      .bind(lower, upper, MAX_BULK).all<{ key: string; version: number }>();
+    return c.json({ records: rows.results.map((r) => [r.key, r.version]) });
+  });
+
   api.delete("/", async (c) => {
     const prefix = prefixOf(c.req.query("prefix"));
     if (!prefix.ok) return bad(c, [prefix.problem]);
-    // A range on the primary key rather than LIKE, where `_` would be a wildcard: keys with
-    // the prefix are exactly those ≥ prefix and < the prefix with its last character + 1.
-    const last = prefix.value.length - 1;
-    const upper = prefix.value.slice(0, last) + String.fromCharCode(prefix.value.charCodeAt(last) + 1);
-    const result = await c.env.TARGET_DB.prepare("DELETE FROM app_records WHERE key >= ?1 AND key < ?2").bind(prefix.value, upper).run();
+    const [lower, upper] = prefixRange(prefix.value);
+    const result = await c.env.TARGET_DB.prepare("DELETE FROM app_records WHERE key >= ?1 AND key < ?2").bind(lower, upper).run();
     v2Cache.invalidatePrefix(prefix.value);
     return c.json({ deleted: result.meta.changes });
   });
