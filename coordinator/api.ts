@@ -9,7 +9,9 @@ import { planRun } from "../core/plan.ts";
 import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/run-spec.ts";
 import { parseQuery, runQuery, toCsv } from "../core/query.ts";
 import { readOnlySqlProblem } from "../core/read-only-sql.ts";
-import { seedObjectKey } from "../core/seed-set.ts";
+import { seedObjectKey, type SeedKind } from "../core/seed-set.ts";
+import { RECORD_FIELDS } from "../core/seed-records.ts";
+import { dataFields } from "../core/template.ts";
 import { SCENARIOS } from "../scenarios/catalog.ts";
 import type { Env } from "./env.ts";
 import { checkTarget, limitsOf, modeOf } from "./policy.ts";
@@ -89,6 +91,7 @@ async function checkSeed(spec: RunSpec, env: Env): Promise<Problem | null> {
     const problem = await checkSeed(named.spec, env);
     if (problem) return { ...problem, field: `scenarios.${named.name}.${problem.field}` };
   }
+  if (spec.data) return checkDataSeed(spec, spec.data.seed, env);
   const seed = spec.scenario?.seed;
   if (!seed) return null;
   const head = await env.SEEDS.head(seedObjectKey(seed));
@@ -96,6 +99,20 @@ async function checkSeed(spec: RunSpec, env: Env): Promise<Problem | null> {
   const wanted = SCENARIOS[spec.scenario!.name]?.seedKind;
   const kind = head.customMetadata?.kind ?? "access-tokens";
   if (wanted && kind !== wanted) return { field: "scenario.seed", detail: `seed set ${seed} holds ${kind}; the ${spec.scenario!.name} scenario reads ${wanted}` };
+  return null;
+}
+
+/** The spec's `data` seed set exists, and every `{{data.FIELD}}` is a field of its kind. */
+async function checkDataSeed(spec: RunSpec, seed: string, env: Env): Promise<Problem | null> {
+  const head = await env.SEEDS.head(seedObjectKey(seed));
+  if (!head) return { field: "data.seed", detail: `no seed set named ${seed} (see GET /v1/seeds, or upload one with PUT /v1/seeds/${seed})` };
+  const kind = (head.customMetadata?.kind ?? "access-tokens") as SeedKind;
+  const known = RECORD_FIELDS[kind] ?? [];
+  for (const [i, step] of spec.steps.entries()) {
+    const texts = [step.path, step.body ?? "", ...Object.values(step.headers)];
+    const unknown = texts.flatMap(dataFields).find((f) => !known.includes(f));
+    if (unknown) return { field: `steps.${i}`, detail: `{{data.${unknown}}}: seed set ${seed} holds ${kind}, whose records have ${known.join(", ")}` };
+  }
   return null;
 }
 

@@ -35,6 +35,7 @@ import type { VuProfile } from "./vu-schedule.ts";
 import { expandPreset } from "./presets.ts";
 import type { Problem } from "./problem.ts";
 import { SEED_NAME } from "./seed-set.ts";
+import { DATA_SELECTIONS, type DataSpec } from "./seed-records.ts";
 import { templateErrors, usesSecrets, type TemplateScope } from "./template.ts";
 import { parseNamedScenarios } from "./named-scenarios.ts";
 import { parseSeriesSelector } from "./prometheus.ts";
@@ -147,6 +148,11 @@ const common = z
     flow: z.enum(["pick", "sequence"]).default("pick"),
     metrics: z.record(z.string().regex(METRIC_NAME, "use 1–64 letters, digits and _"), z.object({ type: z.enum(["counter", "rate", "trend"]) }).strict()).default({}),
     scenario: scenario.optional(),
+    data: z.object({
+      seed: z.string().regex(SEED_NAME, "a seed set name (see GET /v1/seeds)"),
+      select: z.enum(DATA_SELECTIONS).default("per-vu"),
+      exponent: z.number().min(0).max(10).default(1),
+    }).strict().optional(),
     preset: z.string().optional(),
     durationScale: z.number().positive().max(10).optional(),
     executor: z.string().optional(),
@@ -263,6 +269,8 @@ export interface RunSpec {
   /** Custom metrics declared by the spec (besides a built-in scenario's). */
   readonly metrics: Readonly<Record<string, MetricKind>>;
   readonly scenario: ScenarioSpec | null;
+  /** The seed set the spec's own steps read records from (`{{data.FIELD}}`), or null. */
+  readonly data?: DataSpec | null;
   /** The preset the profile came from, e.g. "rps300" (null when given explicitly). */
   readonly preset: string | null;
   /** "scenarios" for a run of several named scenarios, each with its own executor. */
@@ -395,7 +403,11 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
   if (!b.steps && !b.scenario) problems.push({ field: "steps", detail: `at least one step is required, or a built-in scenario (${SCENARIO_NAMES.join(", ")})` });
   const scenarioSpec = b.scenario && definition ? scenarioOf(b.scenario, definition, problems) : null;
   const phases = setupNames ? { setup: [], teardown: [], setupNames } : runPhases(input, { vars: b.vars, secrets: b.secrets }, problems);
-  const stepScope = { vars: b.vars, secrets: b.secrets, metrics: b.metrics, setup: phases.setupNames };
+  const stepScope = { vars: b.vars, secrets: b.secrets, metrics: b.metrics, setup: phases.setupNames, data: b.data !== undefined };
+  if (b.data && b.scenario) problems.push({ field: "data", detail: "a built-in scenario reads its own seed set (scenario.seed)" });
+  if (b.data && b.data.select !== "zipf" && (input as { data?: { exponent?: unknown } }).data?.exponent !== undefined) {
+    problems.push({ field: "data.exponent", detail: "applies to select \"zipf\" only" });
+  }
   const steps: StepSpec[] = scenarioSpec ? definition!.steps.map((s) => ({
     name: s.name, method: s.method as StepSpec["method"], path: s.path, headers: {}, body: null, expectedStatuses: null, weight: 1, checks: [],
     capture: {}, think: null, record: {}, sse: null, scrape: null,
@@ -412,6 +424,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       flow: b.flow,
       metrics: { ...Object.fromEntries(Object.entries(b.metrics).map(([k, m]) => [k, m.type])), ...(steps.some((st) => st.sse) ? SSE_METRICS : {}) },
       scenario: scenarioSpec,
+      data: b.data ?? null,
       preset: b.preset ?? null,
       executor: e.executor,
       stages,
@@ -476,6 +489,8 @@ interface StepScope {
   readonly metrics: Readonly<Record<string, { type: MetricKind }>>;
   /** Names the run's setup steps capture, for `{{setup.NAME}}`. */
   readonly setup: ReadonlySet<string>;
+  /** Whether the spec reads seed records (`{{data.FIELD}}`). */
+  readonly data?: boolean;
 }
 
 /**
@@ -489,7 +504,7 @@ function stepSpecs(raw: readonly RawStep[], list: string, scope: StepScope, prob
   const setup = Object.fromEntries([...scope.setup].map((n) => [n, ""]));
   return raw.map((s, i, all) => {
     // `{{captured.X}}` must name a value an earlier step captures (in list order).
-    const templateScope: TemplateScope = { vars: b.vars, secrets: b.secrets, captured: new Set(capturedBefore), setup };
+    const templateScope: TemplateScope = { vars: b.vars, secrets: b.secrets, captured: new Set(capturedBefore), setup, data: scope.data ?? false };
     for (const [name, source] of Object.entries(s.capture)) {
       const error = captureError(source as CaptureSpec);
       if (error) problems.push({ field: `${list}.${i}.capture.${name}`, detail: error });

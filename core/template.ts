@@ -10,7 +10,8 @@
  * probability ∝ 1/k^s, see core/zipf.ts), `randomString(n)` (n letters and digits),
  * `randomEmail` (a fresh address under example.test), `vars.NAME` and `secrets.NAME`
  * (from the spec), `setup.NAME` (a value the run's setup steps captured, the same for every
- * shard), and `captured.NAME` (a value an earlier step of the flow captured from
+ * shard), `data.FIELD` (a field of the seed record the iteration took, see
+ * core/seed-records.ts), and `captured.NAME` (a value an earlier step of the flow captured from
  * its response, see scenarios/capture.ts; inserted as is, without escaping). Every
  * generator gives a fresh value at each use. Templates are compiled once per shard; a
  * string without `{{` compiles to a constant, so the send loop pays nothing for
@@ -25,6 +26,8 @@ export interface TemplateContext {
   readonly vu?: number;
   /** This VU's (or, for arrival-rate executors, this iteration's) captured values. */
   readonly captured?: ReadonlyMap<string, string>;
+  /** The seed record this iteration took (specs with `data`, see core/seed-records.ts). */
+  readonly data?: Readonly<Record<string, string>>;
 }
 
 export type Template = (ctx: TemplateContext) => string;
@@ -45,6 +48,8 @@ export interface TemplateScope {
   readonly captured?: ReadonlySet<string>;
   /** What the run's setup steps captured (names only while validating a spec). */
   readonly setup?: Readonly<Record<string, string>>;
+  /** Whether the spec reads a seed set with `data` (its fields are checked against the set's kind when the run is created). */
+  readonly data?: boolean;
 }
 
 /** n random letters and digits (crypto-random, so parallel VUs do not collide). */
@@ -64,6 +69,11 @@ export function templateErrors(text: string, scope: TemplateScope): string[] {
     if (problem) errors.push(problem);
   }
   return errors;
+}
+
+/** The fields a text reads as `{{data.FIELD}}`. */
+export function dataFields(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((n) => n.startsWith("data.")).map((n) => n.slice("data.".length));
 }
 
 /** Whether the text mentions `{{secrets.…}}`: such values are redacted when stored. */
@@ -111,6 +121,12 @@ function resolve(name: string, scope: TemplateScope): { value?: Part; error?: st
     if (n < 1 || n > 256) return { error: `{{${name}}}: the length must be 1–256` };
     return { value: () => randomString(n) };
   }
+  if (name.startsWith("data.")) {
+    const key = name.slice("data.".length);
+    if (!scope.data) return { error: `{{${name}}}: the spec reads no seed set; add "data": {"seed": "NAME"}` };
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return { error: `{{${name}}}: not a field name` };
+    return { value: (ctx) => ctx.data?.[key] ?? "" };
+  }
   if (name.startsWith("captured.")) {
     const key = name.slice("captured.".length);
     if (!scope.captured?.has(key)) return { error: `{{${name}}}: no earlier step captures "${key}"` };
@@ -141,5 +157,5 @@ function resolve(name: string, scope: TemplateScope): { value?: Part; error?: st
       return { error: kind === "setup" ? `{{${name}}}: no setup step captures "${key}"` : `{{${name}}}: no ${kind} entry named "${key}"` };
     }
   }
-  return { error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), zipf(n,s), randomString(n), randomEmail, vars.NAME, secrets.NAME, setup.NAME or captured.NAME` };
+  return { error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), zipf(n,s), randomString(n), randomEmail, vars.NAME, secrets.NAME, setup.NAME, data.FIELD or captured.NAME` };
 }

@@ -20,6 +20,7 @@
 import { interleaveCycle } from "../core/interleave.ts";
 import type { RecordKind, RunSpec } from "../core/run-spec.ts";
 import { parsePrometheusText, parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/prometheus.ts";
+import { recordPicker, type SeedRecord } from "../core/seed-records.ts";
 import { compileTemplate, type Template, type TemplateContext } from "../core/template.ts";
 import { compileCapture, readsBody, type Extractor } from "./capture.ts";
 import type { Flow, FlowIO, IterationInfo } from "./flow.ts";
@@ -47,12 +48,19 @@ function selectorOf(text: string): SeriesSelector {
   return parsed.selector;
 }
 
-export function customStepsFlow(spec: RunSpec): Flow {
+/** The seed records a spec with `data` reads, and the shard reading them. */
+export interface StepData {
+  readonly records: readonly SeedRecord[];
+  readonly shard: { readonly index: number; readonly count: number };
+}
+
+export function customStepsFlow(spec: RunSpec, data: StepData | null = null): Flow {
+  const picker = spec.data && data ? recordPicker(spec.data, data.records.length, data.shard, spec.vus !== null) : null;
   const cycle = interleaveCycle(spec.steps.map((s) => s.weight));
   const capturedBefore = new Set<string>();
   const steps: CompiledStep[] = spec.steps.map((s) => {
     // The spec validation guarantees every `{{captured.X}}` names an earlier capture.
-    const scope = { vars: spec.vars, secrets: spec.secrets, captured: new Set(capturedBefore), setup: spec.setupData ?? {} };
+    const scope = { vars: spec.vars, secrets: spec.secrets, captured: new Set(capturedBefore), setup: spec.setupData ?? {}, data: Boolean(spec.data) };
     const capture = s.capture ?? {};
     for (const name of Object.keys(capture)) capturedBefore.add(name);
     return {
@@ -133,7 +141,12 @@ export function customStepsFlow(spec: RunSpec): Flow {
   return {
     async run(io, it: IterationInfo) {
       const captured = it.captured ?? new Map<string, string>();
-      const ctx: TemplateContext = { iteration: it.global, shard: it.shard, region: it.region, vu: it.vu ?? 0, captured };
+      // No record left (unique selection used them all): the iteration sends nothing and
+      // counts as dropped.
+      const recordIndex = picker ? picker.pick(it) : null;
+      if (picker && recordIndex === null) return;
+      const record = recordIndex === null ? undefined : data!.records[recordIndex];
+      const ctx: TemplateContext = { iteration: it.global, shard: it.shard, region: it.region, vu: it.vu ?? 0, captured, ...(record ? { data: record } : {}) };
       if (spec.flow !== "sequence") {
         await runStep(io, cycle[it.global % cycle.length]!, ctx, captured);
         return;
@@ -142,5 +155,6 @@ export function customStepsFlow(spec: RunSpec): Flow {
         if (!(await runStep(io, i, ctx, captured))) return;
       }
     },
+    ...(picker ? { snapshot: () => picker.snapshot(), restore: (saved: unknown) => picker.restore(typeof saved === "number" ? saved : 0) } : {}),
   };
 }

@@ -170,4 +170,30 @@ describe("examples against the local target", () => {
     }
     expect(open).toBe(0);
   });
+
+  it("gives each VU its own seed records, never the same record on two shards, when the spec asks for unique", async () => {
+    // 60 users in a seed set; 6 VUs on 3 shards each write the record of the user they took.
+    const users = Array.from({ length: 60 }, (_, i) => ({ email: `seed-${i}@example.test`, userId: `u${String(i).padStart(3, "0")}` }));
+    await client.uploadSeed("users-60", { users });
+    const run = await client.createRun({
+      name: "unique seed records", target: stack.targetUrl, executor: "constant-vus", vus: 6, duration: "4s", shards: 3, regions: ["wnam", "weur", "apac"],
+      data: { seed: "users-60", select: "unique" },
+      steps: [{ name: "claim", method: "PUT", path: "/app/v1/records/claim-{{data.userId}}", body: { value: "{{data.email}}" }, checks: [{ status: 200 }], think: "50ms" }],
+    });
+    await client.waitForEnd(run.id, () => {}, 250);
+    const summary = await client.summary(run.id);
+    const claims = (await (await fetch(`${stack.targetUrl}/app/v1/records?prefix=claim-`)).json()) as { records: Array<[string, number]> };
+    // Every user claimed exactly once (version 1), across the three shards; then the
+    // iterations that found no record left were dropped, not sent.
+    expect(claims.records.map(([key]) => key)).toEqual(users.map((u) => `claim-${u.userId}`));
+    expect(claims.records.every(([, version]) => version === 1)).toBe(true);
+    expect(summary.metrics.http_reqs.count).toBe(60);
+    expect((summary.metrics as Record<string, any>).dropped_iterations.count).toBeGreaterThan(0);
+
+    // A field the seed's kind does not have is refused before anything runs.
+    await expect(client.createRun({
+      name: "bad field", target: stack.targetUrl, executor: "constant-vus", vus: 1, duration: "1s",
+      data: { seed: "users-60" }, steps: [{ path: "/u/{{data.token}}" }],
+    })).rejects.toThrow(/data\.token.*users.*email, userId/);
+  });
 });

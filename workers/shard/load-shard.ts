@@ -158,7 +158,7 @@ export class LoadShard extends DurableObject<Env> {
    */
   async #buildFlow(assignment: ShardAssignment, state: ShardState): Promise<{ flow: Flow; state: ShardState }> {
     let data: SeedData | null = null;
-    const seed = assignment.spec.scenario?.seed;
+    const seed = assignment.spec.scenario?.seed ?? assignment.spec.data?.seed;
     if (seed) {
       const object = await this.env.SEEDS.get(seedObjectKey(seed));
       if (!object) throw new Error(`seed set ${seed} is not in R2`);
