@@ -95,8 +95,12 @@ const MIB = 1024 * 1024;
 export const ISOLATE_MEMORY_BYTES = 128 * MIB;
 /** What a shard keeps for itself: runtime, engine, windows, flushes. */
 export const SHARD_MEMORY_RESERVE_BYTES = 32 * MIB;
-/** Memory an open SSE stream costs a shard (response body stream, reader, parser buffers). */
-export const STREAM_MEMORY_BYTES = 64 * 1024;
+/**
+ * Memory an open SSE stream costs a shard (request, response body stream, reader, parser
+ * buffers, socket): 155 KiB measured in workerd (`npm run bench -- --only streams`, the
+ * slope of resident memory over 0 → 1,000 held streams), rounded up.
+ */
+export const STREAM_MEMORY_BYTES = 160 * 1024;
 export const STREAMS_PER_SHARD = Math.floor((ISOLATE_MEMORY_BYTES - SHARD_MEMORY_RESERVE_BYTES) / STREAM_MEMORY_BYTES);
 
 /**

@@ -18,7 +18,10 @@
  *  4. soak: a long run with the generator's memory sampled every 10 s (it must plateau) and
  *     the D1 rows per second (within the write bound).
  *
- * Options: --only histogram|generator|query|soak, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
+ *  5. streams: what an open SSE stream costs a shard in memory, measured against the same
+ *     number of VUs sending short requests (the figure behind the plan's streams per shard).
+ *
+ * Options: --only histogram|generator|query|soak|streams, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -34,6 +37,7 @@ import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../cli/local-sta
 import { cpuSeconds, reapedChildrenCpuSeconds, residentBytes, workerdDescendants } from "../cli/processes.ts";
 import { parseDurationMs } from "../../core/duration.ts";
 import { findK6 } from "./k6-binary.ts";
+import { STREAM_MEMORY_BYTES } from "../../core/plan.ts";
 
 const { values } = parseArgs({
   options: {
@@ -287,7 +291,51 @@ async function soakBench(): Promise<void> {
   }
 }
 
+/**
+ * 5. streams: one shard ramping 0 → 1,000 VUs over 20 s, each VU opening an SSE stream of
+ *    the local target (a heartbeat every second) and holding it to the end. The generator's
+ *    resident memory is sampled every second with the VUs the schedule has active; the
+ *    slope of memory against open streams (least squares over the ramp) is what one held
+ *    stream costs — measured within one run, so the process's own baseline cancels out.
+ *    STREAM_MEMORY_BYTES in core/plan.ts (160 KiB) should stay above it.
+ */
+async function streamsBench(): Promise<void> {
+  console.log("\n## Streams: generator memory per open SSE stream (one shard, 0 → 1,000 streams over 20 s)\n");
+  const stateDir = await mkdtemp(join(tmpdir(), "edgeload-streams-"));
+  const stack = await startLocalStack({ persist: stateDir });
+  try {
+    const client = new EdgeloadClient(stack.apiUrl, stack.token);
+    const pids = stack.processes.coordinator;
+    const run = await client.createRun({
+      name: "streams", target: stack.targetUrl, executor: "ramping-vus", startVUs: 0, stages: [{ target: 1000, duration: "20s" }, { target: 1000, duration: "5s" }],
+      shards: 1, regions: ["wnam"], timeout: "10s", steps: [{ path: "/app/config/stream?heartbeat=1000", sse: {} }],
+    });
+    const samples: Array<{ vus: number; rss: number }> = [];
+    for (;;) {
+      const view = await client.getRun(run.id);
+      if (view.status !== "running" && view.status !== "pending") break;
+      if (view.live.targetVUs !== undefined && view.progress.elapsedS > 0) samples.push({ vus: view.live.targetVUs, rss: residentBytes(pids) });
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    await client.waitForEnd(run.id, () => {}, 1000);
+    const summary = await client.summary(run.id);
+    const m = summary.metrics as Record<string, any>;
+    const ramp = samples.filter((x) => x.vus > 0 && x.vus < 1000);
+    const n = ramp.length;
+    const mx = ramp.reduce((a, x) => a + x.vus, 0) / n;
+    const my = ramp.reduce((a, x) => a + x.rss, 0) / n;
+    const slope = ramp.reduce((a, x) => a + (x.vus - mx) * (x.rss - my), 0) / ramp.reduce((a, x) => a + (x.vus - mx) ** 2, 0);
+    console.log(table([["open streams", ...samples.map((x) => String(x.vus))], ["generator RSS (MB)", ...samples.map((x) => (x.rss / 2 ** 20).toFixed(0))]]));
+    console.log(`\n  ${m.http_reqs.count} streams opened, ${m.sse_streams_ended_early?.count ?? 0} ended early, ${m.sse_messages?.count ?? 0} events`);
+    console.log(`  memory per held stream: ${(slope / 1024).toFixed(1)} KiB (least squares over ${n} samples of the ramp); the plan assumes ${STREAM_MEMORY_BYTES / 1024} KiB`);
+  } finally {
+    await stack.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
 if (!values.only || values.only === "histogram") histogramBench();
 if (!values.only || values.only === "generator") await generatorBench();
 if (!values.only || values.only === "query") await queryBench();
 if (!values.only || values.only === "soak") await soakBench();
+if (!values.only || values.only === "streams") await streamsBench();

@@ -187,7 +187,7 @@ describe("examples against the local target", () => {
     // iterations that found no record left were dropped, not sent.
     expect(claims.records.map(([key]) => key)).toEqual(users.map((u) => `claim-${u.userId}`));
     expect(claims.records.every(([, version]) => version === 1)).toBe(true);
-    expect(summary.metrics.http_reqs.count).toBe(60);
+    expect((summary.metrics as Record<string, any>).http_reqs.count).toBe(60);
     expect((summary.metrics as Record<string, any>).dropped_iterations.count).toBeGreaterThan(0);
 
     // A field the seed's kind does not have is refused before anything runs.
