@@ -10,8 +10,7 @@ import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/ru
 import { parseQuery, runQuery, toCsv } from "../core/query.ts";
 import { readOnlySqlProblem } from "../core/read-only-sql.ts";
 import { seedObjectKey, type SeedKind } from "../core/seed-set.ts";
-import { RECORD_FIELDS } from "../core/seed-records.ts";
-import { dataFields } from "../core/template.ts";
+import { unknownDataField } from "../core/seed-records.ts";
 import { SCENARIOS } from "../scenarios/catalog.ts";
 import type { Env } from "./env.ts";
 import { checkTarget, limitsOf, modeOf } from "./policy.ts";
@@ -106,14 +105,7 @@ async function checkSeed(spec: RunSpec, env: Env): Promise<Problem | null> {
 async function checkDataSeed(spec: RunSpec, seed: string, env: Env): Promise<Problem | null> {
   const head = await env.SEEDS.head(seedObjectKey(seed));
   if (!head) return { field: "data.seed", detail: `no seed set named ${seed} (see GET /v1/seeds, or upload one with PUT /v1/seeds/${seed})` };
-  const kind = (head.customMetadata?.kind ?? "access-tokens") as SeedKind;
-  const known = RECORD_FIELDS[kind] ?? [];
-  for (const [i, step] of spec.steps.entries()) {
-    const texts = [step.path, step.body ?? "", ...Object.values(step.headers)];
-    const unknown = texts.flatMap(dataFields).find((f) => !known.includes(f));
-    if (unknown) return { field: `steps.${i}`, detail: `{{data.${unknown}}}: seed set ${seed} holds ${kind}, whose records have ${known.join(", ")}` };
-  }
-  return null;
+  return unknownDataField(spec.steps, seed, (head.customMetadata?.kind ?? "access-tokens") as SeedKind);
 }
 
 api.get("/v1/runs", async (c) => {

@@ -102,9 +102,13 @@ export class RunCoordinator extends DurableObject<Env> {
     if (this.#run) return { t0Ms: this.#run.t0Ms, status: this.#run.status };
     const now = Date.now();
     const t0Ms = now + START_LEAD_MS[input.mode];
+    // A named scenario's shards measure nothing before its start: windows before it need
+    // not wait for them.
+    const watermarks = Object.fromEntries((input.plan.scenarios ?? []).flatMap((s) =>
+      Array.from({ length: s.shardCount }, (_, i) => [s.firstShard + i, s.startMs / 1000] as const)));
     const run: RunRecord = {
       ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null,
-      shardsDone: [], watermarks: {}, telemetry: {}
+      shardsDone: [], watermarks, telemetry: {}
     };
     this.#save(run);
     const db = this.env.DB;

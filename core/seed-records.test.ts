@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recordPicker, seedRecords, type DataSpec } from "./seed-records.ts";
+import { recordPicker, seedRecords, unknownDataField, type DataSpec } from "./seed-records.ts";
 import { seededRandom } from "./statistics.ts";
 import { specProblems, validSpec } from "./run-spec-fixtures.ts";
 import { zipfProbability } from "./zipf.ts";
@@ -73,5 +73,12 @@ describe("seed records", () => {
       .toEqual([{ field: "steps.0.path", detail: '{{data.userId}}: the spec reads no seed set; add "data": {"seed": "NAME"}' }]);
     expect(specProblems({ target: "http://127.0.0.1:9", executor: "constant-vus", vus: 2, duration: "1s", data: { seed: "x", exponent: 2 }, steps: [{ path: "/" }] }))
       .toEqual([{ field: "data.exponent", detail: 'applies to select "zipf" only' }]);
+  });
+
+  it("names a {{data.FIELD}} the seed's kind does not have", () => {
+    const steps = validSpec({ target: "http://127.0.0.1:9", executor: "constant-vus", vus: 1, duration: "1s", data: { seed: "u" },
+      steps: [{ path: "/u/{{data.userId}}" }, { path: "/t", headers: { authorization: "Bearer {{data.token}}" } }] }).steps;
+    expect(unknownDataField(steps, "u", "users")).toEqual({ field: "steps.1", detail: "{{data.token}}: seed set u holds users, whose records have email, userId" });
+    expect(unknownDataField(steps.slice(0, 1), "u", "users")).toBeNull();
   });
 });

@@ -15,7 +15,10 @@
  * - `zipf`: record k (in set order) with probability ∝ 1/k^exponent: the first records are
  *   the hot ones (core/zipf.ts).
  */
+import type { Problem } from "./problem.ts";
+import type { StepSpec } from "./run-spec.ts";
 import type { SeedData, SeedKind } from "./seed-set.ts";
+import { dataFields } from "./template.ts";
 import { MAX_ZIPF_KEYS, zipfSampler } from "./zipf.ts";
 
 export const DATA_SELECTIONS = ["per-vu", "unique", "uniform", "zipf"] as const;
@@ -38,6 +41,16 @@ export const RECORD_FIELDS: Readonly<Record<SeedKind, readonly string[]>> = {
 };
 
 export type SeedRecord = Readonly<Record<string, string>>;
+
+/** The first `{{data.FIELD}}` of the steps that records of `kind` do not have, as a problem. */
+export function unknownDataField(steps: readonly StepSpec[], seed: string, kind: SeedKind): Problem | null {
+  const known = RECORD_FIELDS[kind];
+  for (const [i, step] of steps.entries()) {
+    const unknown = [step.path, step.body ?? "", ...Object.values(step.headers)].flatMap(dataFields).find((f) => !known.includes(f));
+    if (unknown) return { field: `steps.${i}`, detail: `{{data.${unknown}}}: seed set ${seed} holds ${kind}, whose records have ${known.join(", ")}` };
+  }
+  return null;
+}
 
 /** A seed set's entries as flat records of strings (fields a template can insert). */
 export function seedRecords(data: SeedData): SeedRecord[] {
