@@ -111,6 +111,15 @@ export interface SummaryInput {
   readonly phases?: { readonly setup?: PhaseOutcome; readonly teardown?: PhaseOutcome };
 }
 
+/** A threshold as the summary shows it. */
+export interface ThresholdView {
+  readonly metric: string;
+  readonly threshold: string;
+  readonly observed: number | null;
+  readonly ok: boolean;
+  readonly abortOnFail: boolean;
+}
+
 export interface PhaseOutcome {
   readonly ok: boolean;
   readonly steps: ReadonlyArray<{ readonly name: string; readonly status: number; readonly durationMs: number; readonly ok: boolean; readonly problem: string | null }>;
@@ -221,6 +230,7 @@ export function buildSummary(input: SummaryInput) {
   }
   const sat = saturation(all);
   const failedThresholds = outcomes.filter((o) => !o.ok);
+  const thresholds = outcomes.map((o): ThresholdView => ({ metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail }));
 
   return {
     root_group: { name: "", path: "", id: "d41d8cd98f00b204e9800998ecf8427e", groups: {}, checks: {} },
@@ -262,9 +272,9 @@ export function buildSummary(input: SummaryInput) {
       shards: byShard,
       saturated: sat.saturated,
       saturation: sat.reasons,
-      thresholds: outcomes.map((o) => ({ metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail })),
+      thresholds,
       thresholdsPassed: failedThresholds.length === 0,
-      scenarios: scenariosSummary(spec, plan, totals, outcomes, elapsedS),
+      scenarios: scenariosSummary(spec, plan, totals, thresholds, elapsedS),
       setup: input.phases?.setup ?? null,
       teardown: input.phases?.teardown ?? null,
     },
@@ -275,11 +285,11 @@ export function buildSummary(input: SummaryInput) {
  * Each named scenario of the run on its own: executor, start, its shards, totals over its
  * steps, and the thresholds filtered to it. Empty for a run of one scenario.
  */
-function scenariosSummary(spec: RunSpec, plan: Plan, totals: RunTotals, outcomes: readonly ThresholdOutcome[], elapsedS: number) {
+function scenariosSummary(spec: RunSpec, plan: Plan, totals: RunTotals, thresholds: readonly ThresholdView[], elapsedS: number) {
   return Object.fromEntries((spec.scenarios ?? []).map((s) => {
     const planned = plan.scenarios?.find((p) => p.name === s.name);
     const tag = new RegExp(`[{,]\\s*scenario:\\s*${s.name}\\s*[,}]`);
-    const own = outcomes.filter((o) => tag.test(o.key));
+    const own = thresholds.filter((t) => tag.test(t.metric));
     return [s.name, {
       executor: s.spec.executor,
       startS: s.startMs / 1000,
@@ -289,8 +299,8 @@ function scenariosSummary(spec: RunSpec, plan: Plan, totals: RunTotals, outcomes
       shards: planned?.shardCount ?? 0,
       steps: s.spec.steps.map((step) => `${s.name}.${step.name}`),
       totals: groupSummary(totals.select({ steps: new Set(stepsOfScenario(s)) }), elapsedS),
-      thresholds: own.map((o) => ({ metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok })),
-      thresholdsPassed: own.every((o) => o.ok),
+      thresholds: own,
+      thresholdsPassed: own.every((t) => t.ok),
     }];
   }));
 }

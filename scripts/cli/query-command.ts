@@ -10,6 +10,7 @@
  * `edgeload dev`); otherwise reads the local state's results database directly, so runs
  * made by `npm run demo` can be queried afterwards with nothing running.
  */
+import { seriesKey } from "../../core/prometheus.ts";
 import { parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
 import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
 import { table } from "../../core/summary-text.ts";
@@ -42,7 +43,7 @@ export async function queryCommand(args: string[]): Promise<number> {
     const params = [runId, positionals[1] ?? null];
     const raw = client ? (await client.sql(SERIES_SQL, params)).rows : localDb().prepare(SERIES_SQL).all(...params);
     rows = groupSeries(raw as Record<string, unknown>[]).flatMap((s) => s.points.map(([windowS, , value]) => ({
-      second: windowS, series: s.name + labelText(s.labels), value,
+      second: windowS, series: seriesKey(s), value,
     })));
   } else {
     const runId = positionals[0];
@@ -56,11 +57,6 @@ export async function queryCommand(args: string[]): Promise<number> {
   print(rows, v.format as "table" | "json" | "csv");
   if (v.format === "table") console.error(`${rows.length} row${rows.length === 1 ? "" : "s"} in ${tookMs.toFixed(0)} ms (${client ? "API" : "local state"})`);
   return EXIT.ok;
-}
-
-function labelText(labels: Readonly<Record<string, string>>): string {
-  const pairs = Object.entries(labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  return pairs.length ? `{${pairs.join(",")}}` : "";
 }
 
 function localDb() {

@@ -471,7 +471,7 @@ export class ShardEngine {
       void reader.cancel().catch(() => {});
     };
     this.#streams.add(close);
-    const holdTimer = Number.isFinite(untilMs) ? this.#clock.sleep(Math.max(0, untilMs - this.#clock.now())).then(close) : null;
+    if (Number.isFinite(untilMs)) void this.#clock.sleep(Math.max(0, untilMs - this.#clock.now())).then(close);
     try {
       for (;;) {
         if (this.#stop || this.#clock.now() >= untilMs) break;
@@ -487,7 +487,6 @@ export class ShardEngine {
     } finally {
       this.#streams.delete(close);
       close();
-      void holdTimer;
     }
     const endMs = this.#clock.now();
     const last = custom(endMs);
