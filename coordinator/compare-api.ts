@@ -14,7 +14,7 @@ import { Hono } from "hono";
 import { BASELINE_NAME, compareRuns, parseCompareOptions } from "../core/compare.ts";
 import type { RunStatus } from "../core/protocol.ts";
 import { QUERY_TRENDS, type QueryTrend } from "../core/query.ts";
-import type { Problem } from "../core/run-spec.ts";
+import type { Problem } from "../core/problem.ts";
 import type { Env } from "./env.ts";
 import { badRequest, notFound, runNotFinished } from "./problems.ts";
 import { loadQueryInput } from "./results-queries.ts";

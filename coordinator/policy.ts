@@ -3,7 +3,7 @@
  * caps on every run. A load generator is a weapon; the defaults are conservative.
  */
 import { DEFAULT_LIMITS, type Limits } from "../core/plan.ts";
-import type { Problem } from "../core/run-spec.ts";
+import type { Problem } from "../core/problem.ts";
 import type { Env } from "./env.ts";
 import type { Mode } from "../core/protocol.ts";
 

@@ -4,7 +4,7 @@
  * coordinator shows it live next to what the shards achieve.
  */
 import { ArrivalSchedule } from "./arrival-schedule.ts";
-import type { RunSpec } from "./run-spec.ts";
+import type { RunSpec } from "./spec/types.ts";
 import { VuSchedule } from "./vu-schedule.ts";
 
 export interface TargetLoad {

@@ -19,7 +19,10 @@
  *   admin: { executor: "constant-arrival-rate", rate: 1, duration: "50s", startTime: "5s", steps: [...] } } })
  */
 import { parseDurationMs } from "./duration.ts";
-import { customMetricKinds, dedupe, runPhases, thresholdInput, type NamedScenario, type Problem, type RunSpec, type SpecResult } from "./run-spec.ts";
+import { dedupe } from "./spec/fields.ts";
+import { customMetricKinds, thresholdInput } from "./spec/metrics-schema.ts";
+import { runPhases } from "./spec/step-schema.ts";
+import type { NamedScenario, Problem, RunSpec, SpecResult } from "./spec/types.ts";
 import { parseThresholds, type MetricKind, type ThresholdInput } from "./thresholds.ts";
 import { z } from "zod";
 

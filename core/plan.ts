@@ -18,7 +18,7 @@
  * request) but keeps its memory while open, so a run with stream steps gets enough shards
  * that each holds at most STREAMS_PER_SHARD of them, and the plan's notes say so.
  */
-import type { LocationHint, Problem, RunSpec } from "./run-spec.ts";
+import type { LocationHint, Problem, RunSpec } from "./spec/types.ts";
 import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { VuSchedule } from "./vu-schedule.ts";
 

@@ -5,7 +5,7 @@
  * structured-clone friendly: plain objects, arrays, numbers and strings.
  */
 import type { Plan, ShardPlan } from "./plan.ts";
-import type { RunSpec } from "./run-spec.ts";
+import type { RunSpec } from "./spec/types.ts";
 import type { MetricStatsWire } from "./stats.ts";
 
 /** Width of a metrics window. Windows are numbered by seconds since T0. */

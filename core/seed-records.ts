@@ -16,20 +16,13 @@
  *   the hot ones (core/zipf.ts).
  */
 import type { Problem } from "./problem.ts";
-import type { StepSpec } from "./run-spec.ts";
+import type { DataSpec } from "./spec/data-schema.ts";
+import type { StepSpec } from "./spec/types.ts";
 import type { SeedData, SeedKind } from "./seed-set.ts";
 import { dataFields } from "./template.ts";
 import { MAX_ZIPF_KEYS, zipfSampler } from "./zipf.ts";
 
-export const DATA_SELECTIONS = ["per-vu", "unique", "uniform", "zipf"] as const;
-export type DataSelection = (typeof DATA_SELECTIONS)[number];
-
-export interface DataSpec {
-  readonly seed: string;
-  readonly select: DataSelection;
-  /** Zipf exponent (select "zipf"). */
-  readonly exponent: number;
-}
+export type { DataSpec } from "./spec/data-schema.ts";
 
 /** The fields `{{data.FIELD}}` may name, by seed kind. */
 export const RECORD_FIELDS: Readonly<Record<SeedKind, readonly string[]>> = {

@@ -5,7 +5,7 @@
  */
 import type { Plan } from "./plan.ts";
 import type { Mode, ShardAssignment } from "./protocol.ts";
-import type { RunSpec } from "./run-spec.ts";
+import type { RunSpec } from "./spec/types.ts";
 
 export interface AssignmentInput {
   readonly runId: string;

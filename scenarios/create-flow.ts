@@ -1,5 +1,5 @@
 /** The flow a shard runs for a spec: its built-in scenario, or its own steps (with their seed records, if any). */
-import type { RunSpec } from "../core/run-spec.ts";
+import type { RunSpec } from "../core/spec/types.ts";
 import { seedRecords } from "../core/seed-records.ts";
 import type { SeedData } from "../core/seed-set.ts";
 import { SCENARIOS } from "./catalog.ts";

@@ -18,7 +18,7 @@
  * skipped, since they would send a request built from a missing value.
  */
 import { interleaveCycle } from "../core/interleave.ts";
-import type { RecordKind, RunSpec } from "../core/run-spec.ts";
+import type { RecordKind, RunSpec } from "../core/spec/types.ts";
 import { parsePrometheusText, parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/prometheus.ts";
 import { recordPicker, type SeedRecord } from "../core/seed-records.ts";
 import { compileTemplate, type Template, type TemplateContext } from "../core/template.ts";

@@ -8,7 +8,7 @@
  * its checks and captures hold; the phase stops at the first step that does not, since
  * later steps usually depend on it. What setup captured becomes `{{setup.NAME}}`.
  */
-import type { RunSpec, StepSpec } from "../core/run-spec.ts";
+import type { RunSpec, StepSpec } from "../core/spec/types.ts";
 import { customStepsFlow } from "./custom-steps.ts";
 import type { FlowIO, FlowRequest, FlowResponse } from "./flow.ts";
 

@@ -19,7 +19,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { toRunWindow, type FlushAck, type ShardAssignment, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../../core/protocol.ts";
 import type { Env } from "../../coordinator/env.ts";
-import { redactSpec } from "../../core/run-spec.ts";
+import { redactSpec } from "../../core/spec/redact.ts";
 import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/seed-set.ts";
 import { createFlow } from "../../scenarios/create-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";

@@ -1,0 +1,114 @@
+/**
+ * The second decoding step of a spec, as k6 decodes scenarios: the executor's own options,
+ * chosen by `executor` (a discriminated union), with k6's names and defaults. From them come
+ * the load profile the rest of the system runs: per-second rate stages for the open-model
+ * executors (see ArrivalSchedule) or a VU profile for the closed-model ones (see VuSchedule).
+ */
+import { z } from "zod";
+import type { RateStage } from "../arrival-schedule.ts";
+import type { Problem } from "../problem.ts";
+import type { VuProfile } from "../vu-schedule.ts";
+import { duration, nonNegative, positiveInt, toProblems } from "./fields.ts";
+import { EXECUTOR_NAMES, type ExecutorName } from "./types.ts";
+
+/** The fields decoded by the executor's own schema. */
+export const EXECUTOR_FIELDS = ["executor", "rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown"] as const;
+
+const constantArrivalRate = z.object({
+  executor: z.literal("constant-arrival-rate"),
+  rate: nonNegative,
+  timeUnit: duration("time unit").default(1000),
+  duration: duration("duration"),
+});
+
+const rampingArrivalRate = z.object({
+  executor: z.literal("ramping-arrival-rate"),
+  startRate: nonNegative.default(0),
+  timeUnit: duration("time unit").default(1000),
+  stages: z.array(z.object({ target: nonNegative, duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
+});
+
+const constantVus = z.object({
+  executor: z.literal("constant-vus"),
+  vus: positiveInt,
+  duration: duration("duration"),
+}).strict();
+
+const rampingVus = z.object({
+  executor: z.literal("ramping-vus"),
+  // k6's default: one VU at the start.
+  startVUs: z.number().int().nonnegative().default(1),
+  stages: z.array(z.object({ target: z.number().int().nonnegative(), duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
+  gracefulRampDown: duration("graceful ramp-down").default(30_000),
+}).strict();
+
+const EXECUTORS: { readonly [E in ExecutorName]: z.ZodType } = {
+  "constant-arrival-rate": constantArrivalRate,
+  "ramping-arrival-rate": rampingArrivalRate,
+  "constant-vus": constantVus,
+  "ramping-vus": rampingVus,
+};
+
+type ArrivalOptions = z.output<typeof constantArrivalRate> | z.output<typeof rampingArrivalRate>;
+export type ExecutorOptions = ArrivalOptions | z.output<typeof constantVus> | z.output<typeof rampingVus>;
+
+/**
+ * The executor's options from raw input, or null with every problem pushed: an unknown
+ * executor, a bad value, or an option of another executor (named field by field).
+ */
+export function decodeExecutor(input: unknown, problems: Problem[]): ExecutorOptions | null {
+  const executorName = (input as { executor?: unknown } | null)?.executor;
+  const schema = typeof executorName === "string" && (EXECUTOR_NAMES as readonly string[]).includes(executorName)
+    ? EXECUTORS[executorName as ExecutorName]
+    : undefined;
+  if (!schema) {
+    problems.push({ field: "executor", detail: `must be one of ${EXECUTOR_NAMES.join(", ")}` });
+    return null;
+  }
+  const executorInput = typeof input === "object" && input !== null
+    ? Object.fromEntries(Object.entries(input).filter(([k, v]) => (EXECUTOR_FIELDS as readonly string[]).includes(k) && v !== undefined))
+    : {};
+  const exec = schema.safeParse(executorInput);
+  if (exec.success) return exec.data as ExecutorOptions;
+  for (const issue of exec.error.issues) {
+    // An option of another executor (e.g. `rate` with constant-vus): name each field.
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) problems.push({ field: key, detail: `not an option of the ${String(executorName)} executor` });
+    } else {
+      problems.push(...toProblems(new z.ZodError([issue])));
+    }
+  }
+  return null;
+}
+
+/** The VU profile of a closed-model executor, or null for arrival-rate ones. */
+export function vuProfile(e: ExecutorOptions): VuProfile | null {
+  if (e.executor === "constant-vus") return { startVUs: e.vus, stages: [{ target: e.vus, durationMs: e.duration }], gracefulRampDownMs: 30_000 };
+  if (e.executor === "ramping-vus") {
+    return { startVUs: e.startVUs, stages: e.stages.map((s) => ({ target: s.target, durationMs: s.duration })), gracefulRampDownMs: e.gracefulRampDown };
+  }
+  return null;
+}
+
+/** The per-second rate stages of an arrival-rate executor; empty for VU executors. */
+export function rateStages(e: ExecutorOptions): RateStage[] {
+  if (e.executor === "constant-vus" || e.executor === "ramping-vus") return [];
+  const perS = (rate: number) => (rate * 1000) / e.timeUnit;
+  if (e.executor === "constant-arrival-rate") {
+    return [{ durationMs: e.duration, fromPerS: perS(e.rate), toPerS: perS(e.rate) }];
+  }
+  let from = perS(e.startRate);
+  return e.stages.map((s) => {
+    const stage = { durationMs: s.duration, fromPerS: from, toPerS: perS(s.target) };
+    from = stage.toPerS;
+    return stage;
+  });
+}
+
+/**
+ * Without preAllocatedVUs/maxVUs, allow one second's worth of peak arrivals in flight
+ * (at least 50): enough for responses up to ~1 s before iterations start to drop.
+ */
+export function defaultInFlight(peakRatePerS: number): number {
+  return Math.max(50, Math.ceil(peakRatePerS));
+}

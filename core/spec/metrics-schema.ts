@@ -1,0 +1,50 @@
+/**
+ * The spec's custom metrics (`metrics`, filled by steps' `record`) and its `thresholds`
+ * (k6 syntax, parsed by core/thresholds.ts). Thresholds may name built-in metrics, a
+ * built-in scenario's custom metrics and the spec's own, so both are read from the raw
+ * input before the schema has run: the parser then reports all problems in one pass.
+ */
+import { z } from "zod";
+import { SCENARIOS } from "../../scenarios/catalog.ts";
+import type { MetricKind, ThresholdInput } from "../thresholds.ts";
+import type { RunSpec } from "./types.ts";
+
+const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+export const metricsSchema = z
+  .record(z.string().regex(METRIC_NAME, "use 1–64 letters, digits and _"), z.object({ type: z.enum(["counter", "rate", "trend"]) }).strict())
+  .default({});
+
+const thresholdEntry = z.union([
+  z.string(),
+  z
+    .object({ threshold: z.string(), abortOnFail: z.boolean().optional(), delayAbortEval: z.union([z.string(), z.number()]).optional() })
+    .strict(),
+]);
+
+export const thresholdsSchema = z.record(z.string(), z.array(thresholdEntry)).default({});
+
+/** Custom metrics of the spec's scenario and its own `metrics`, by kind (for thresholds). */
+export function customMetricKinds(spec: Pick<RunSpec, "scenario"> & Partial<Pick<RunSpec, "metrics">>): Readonly<Record<string, MetricKind>> {
+  // Specs stored before `metrics` existed have none.
+  return { ...(spec.scenario ? SCENARIOS[spec.scenario.name]?.metrics ?? {} : {}), ...spec.metrics };
+}
+
+/** The spec's declared metrics from raw input, when well-formed (else the schema reports it). */
+export function metricsInput(input: unknown): Record<string, MetricKind> {
+  const raw = (input as { metrics?: unknown } | null)?.metrics;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
+  const out: Record<string, MetricKind> = {};
+  for (const [name, m] of Object.entries(raw)) {
+    const type = (m as { type?: unknown } | null)?.type;
+    if (type === "counter" || type === "rate" || type === "trend") out[name] = type;
+  }
+  return out;
+}
+
+/** The thresholds map from raw input, when it has the right shape (else the schema reports it). */
+export function thresholdInput(input: unknown): Record<string, ThresholdInput[]> {
+  const raw = (input as { thresholds?: unknown } | null)?.thresholds;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
+  return Object.fromEntries(Object.entries(raw).filter(([, v]) => Array.isArray(v))) as Record<string, ThresholdInput[]>;
+}
