@@ -6,6 +6,7 @@
 import { Hono, type Context } from "hono";
 import { ArrivalSchedule } from "../core/arrival-schedule.ts";
 import { planRun } from "../core/plan.ts";
+import { preflight, type Preflight } from "../core/preflight.ts";
 import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/run-spec.ts";
 import { parseQuery, runQuery, toCsv } from "../core/query.ts";
 import { readOnlySqlProblem } from "../core/read-only-sql.ts";
@@ -68,6 +69,8 @@ api.post("/v1/runs", async (c) => {
   const limits = limitsOf(c.env);
   const planned = planRun(spec, new ArrivalSchedule(spec.stages).total, limits);
   if (!planned.ok) throw forbidden("cap-exceeded", "Run exceeds this deployment's caps", planned.problems.map((p) => p.detail).join("; "), planned.problems);
+  const estimate = preflight(spec, planned.plan);
+  if (estimate.overBudget) throw invalidSpec([estimate.overBudget]);
   if ((await countActiveRuns(c.env.DB)) >= limits.maxConcurrentRuns) throw tooManyRuns(limits.maxConcurrentRuns);
 
   const id = newRunId();
@@ -76,10 +79,34 @@ api.post("/v1/runs", async (c) => {
   const links = runLinks(c, id);
   c.header("location", links.self);
   return c.json(
-    { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan: planned.plan, links },
+    { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan: planned.plan, estimate: costView(estimate), links },
     201,
   );
 });
+
+/**
+ * What a run would do, without starting it: plan, platform usage, limit checks and cost
+ * under this deployment's caps (the CLI's `edgeload plan` computes the same locally).
+ */
+api.post("/v1/plan", async (c) => {
+  let input: unknown;
+  try {
+    input = await c.req.json();
+  } catch {
+    throw badRequest("the body must be a JSON run spec", [{ field: "(body)", detail: "not valid JSON" }]);
+  }
+  const parsed = parseRunSpec(input);
+  if (!parsed.ok) throw invalidSpec(parsed.problems);
+  const spec = parsed.spec;
+  const planned = planRun(spec, new ArrivalSchedule(spec.stages).total, limitsOf(c.env));
+  if (!planned.ok) throw forbidden("cap-exceeded", "Run exceeds this deployment's caps", planned.problems.map((p) => p.detail).join("; "), planned.problems);
+  const estimate = preflight(spec, planned.plan);
+  return c.json({ spec: redactSpec(spec), plan: planned.plan, usage: estimate.usage, limits: estimate.limits, estimate: costView(estimate), overBudget: estimate.overBudget });
+});
+
+function costView(p: Preflight) {
+  return { usd: p.cost.totalUsd, usdPerMillionRequests: p.cost.usdPerMillionRequests, pricingDate: p.cost.pricingDate, lines: p.cost.lines, k6Cloud: p.cost.k6Cloud };
+}
 
 /**
  * The scenario's seed set must exist and be of the kind the scenario reads, before any

@@ -19,7 +19,8 @@
  *   admin: { executor: "constant-arrival-rate", rate: 1, duration: "50s", startTime: "5s", steps: [...] } } })
  */
 import { parseDurationMs } from "./duration.ts";
-import { dedupe } from "./spec/fields.ts";
+import { maxCostSchema } from "./spec/budget-schema.ts";
+import { dedupe, toProblems } from "./spec/fields.ts";
 import { customMetricKinds, thresholdInput } from "./spec/metrics-schema.ts";
 import { runPhases } from "./spec/step-schema.ts";
 import type { NamedScenario, Problem, RunSpec, SpecResult } from "./spec/types.ts";
@@ -31,11 +32,11 @@ const SCENARIO_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MAX_SCENARIOS = 10;
 
 /** Fields of the run itself when it has `scenarios`. */
-const RUN_FIELDS = new Set(["name", "target", "metrics", "vars", "secrets", "tags", "regions", "connectionSlots", "timeout", "expectedLatency", "thresholds", "setup", "teardown", "scenarios"]);
+const RUN_FIELDS = new Set(["name", "target", "metrics", "vars", "secrets", "tags", "regions", "connectionSlots", "timeout", "expectedLatency", "thresholds", "setup", "teardown", "scenarios", "maxCost"]);
 /** Run fields every scenario takes unless it sets its own. */
 const INHERITED = ["target", "vars", "secrets", "tags", "regions", "connectionSlots", "timeout", "expectedLatency"] as const;
 /** Run fields a scenario cannot set. */
-const RUN_ONLY = ["name", "target", "vars", "secrets", "setup", "teardown", "scenarios"] as const;
+const RUN_ONLY = ["name", "target", "vars", "secrets", "setup", "teardown", "scenarios", "maxCost"] as const;
 
 const startTime = z.union([z.string(), z.number()]).optional();
 
@@ -50,6 +51,8 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     return { ok: false, problems };
   }
   const shared = { vars: stringMap(raw.vars), secrets: stringMap(raw.secrets) };
+  const budget = maxCostSchema.safeParse(raw.maxCost);
+  if (!budget.success) problems.push(...toProblems(budget.error, ["maxCost"]));
   const phases = runPhases(raw, shared, problems);
   const runMetrics = typeof raw.metrics === "object" && raw.metrics !== null ? raw.metrics : {};
 
@@ -129,6 +132,7 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     vars: first.vars,
     secrets: first.secrets,
     tags: first.tags,
+    maxCostUsd: budget.success ? budget.data ?? null : null,
     options: { scenarios: Object.fromEntries(scenarios.map((s) => [s.name, { executor: s.spec.executor, startTime: `${s.startMs / 1000}s`, ...s.spec.options }])) },
     setup: phases.setup,
     teardown: phases.teardown,

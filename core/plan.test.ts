@@ -84,3 +84,17 @@ describe("planRun", () => {
     });
   });
 });
+
+describe("planRun: the subrequest budget per invocation", () => {
+  it.each([
+    // [spec overrides, requests per iteration, why]
+    [{}, 1, "one step per iteration: the budget is the subrequests less the reserve"],
+    [{ flow: "sequence", steps: [{ path: "/a" }, { path: "/b" }, { path: "/c" }] }, 3, "a 3-step sequence sends 3 requests per iteration"],
+    [{ steps: [{ path: "/a" }, { path: "/b" }] }, 1, "a weighted pick sends one of them"],
+  ])("%j: %i requests per iteration keep an invocation within 10,000 subrequests (%s)", (overrides, perIteration, _why) => {
+    const r = plan(overrides);
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    expect(r.plan.iterationsPerInvocation * perIteration + 500).toBeLessThanOrEqual(DEFAULT_LIMITS.subrequestsPerInvocation);
+    expect(r.plan.iterationsPerInvocation * (perIteration + 1) + 500).toBeGreaterThan(DEFAULT_LIMITS.subrequestsPerInvocation);
+  });
+});

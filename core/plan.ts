@@ -191,7 +191,10 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
       weights,
       capacityPerShardPerS: round(capacityPerShardPerS),
       peakPerShardPerS: round(peakRatePerS / count),
-      iterationsPerInvocation: Math.max(1, limits.subrequestsPerInvocation - SUBREQUEST_RESERVE - inFlightReserve),
+      iterationsPerInvocation: closed
+        ? Math.max(1, limits.subrequestsPerInvocation - SUBREQUEST_RESERVE - inFlightReserve)
+        // An open-model budget counts iterations, and each one sends its whole flow.
+        : Math.max(1, Math.floor((limits.subrequestsPerInvocation - SUBREQUEST_RESERVE) / requestsPerIteration(spec))),
       totalIterations: closed ? closed.estimatedIterations : totalIterations,
       ...(closed ? { closedModel: { peakVUs: closed.peakVUs, vuSeconds: closed.vuSeconds, estimatedIterations: closed.estimatedIterations, estimatedRequests: closed.estimatedRequests } } : {}),
       notes,
@@ -250,22 +253,31 @@ function closedModelEstimate(spec: RunSpec) {
   const meanThink = (s: RunSpec["steps"][number]) => (s.think ? (s.think.minMs + s.think.maxMs) / 2 : 0);
   const totalWeight = steps.reduce((a, s) => a + s.weight, 0);
   const sequence = spec.flow === "sequence" || spec.scenario !== null;
-  const requestsPerIteration = sequence ? Math.max(1, steps.length) : 1;
+  const perIteration = requestsPerIteration(spec);
   // A stream step is held open (its hold time, or to the end) before the flow goes on.
   const meanWait = (s: RunSpec["steps"][number]) => meanThink(s) + (s.sse ? s.sse.holdMs ?? spec.durationMs : 0);
   const thinkMs = sequence ? steps.reduce((a, s) => a + meanWait(s), 0) : steps.reduce((a, s) => a + meanWait(s) * s.weight, 0) / Math.max(1, totalWeight);
-  const iterationMs = Math.max(1, requestsPerIteration * Math.max(1, spec.expectedLatencyMs) + thinkMs);
+  const iterationMs = Math.max(1, perIteration * Math.max(1, spec.expectedLatencyMs) + thinkMs);
   const vuSeconds = round(schedule.vuSeconds());
   const estimatedIterations = Math.ceil((vuSeconds * 1000) / iterationMs);
   return {
     peakVUs: schedule.peak,
     vuSeconds,
     thinkMs: round(thinkMs),
-    requestsPerIteration,
+    requestsPerIteration: perIteration,
     estimatedIterations,
-    estimatedRequests: estimatedIterations * requestsPerIteration,
-    peakRatePerS: (schedule.peak * requestsPerIteration * 1000) / iterationMs,
+    estimatedRequests: estimatedIterations * perIteration,
+    peakRatePerS: (schedule.peak * perIteration * 1000) / iterationMs,
   };
+}
+
+/**
+ * Requests one iteration sends: every step of a sequence or a built-in scenario's flow, one
+ * step of a weighted pick. (A refresh or login flow may stop early; this is the most.)
+ */
+export function requestsPerIteration(spec: Pick<RunSpec, "flow" | "scenario" | "steps">): number {
+  const sequence = spec.flow === "sequence" || spec.scenario !== null;
+  return sequence ? Math.max(1, spec.steps.length) : 1;
 }
 
 function round(n: number): number {

@@ -31,6 +31,7 @@ import { parseNamedScenarios } from "./named-scenarios.ts";
 import type { Problem } from "./problem.ts";
 import { METRIC_KINDS, parseThresholds } from "./thresholds.ts";
 import { dataSchema } from "./spec/data-schema.ts";
+import { maxCostSchema } from "./spec/budget-schema.ts";
 import { decodeExecutor, defaultInFlight, rateStages, vuProfile } from "./spec/executor-schema.ts";
 import { dedupe, duration, positiveInt, toProblems } from "./spec/fields.ts";
 import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema } from "./spec/metrics-schema.ts";
@@ -69,6 +70,7 @@ const common = z
     vars: z.record(z.string(), z.string()).default({}),
     secrets: z.record(z.string(), z.string()).default({}),
     tags: z.record(z.string(), z.string()).default({}),
+    maxCost: maxCostSchema,
     // Decoded by their own parts: once-per-run steps (run-phases) and named scenarios.
     setup: z.unknown().optional(),
     teardown: z.unknown().optional(),
@@ -178,6 +180,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       vars: b.vars,
       secrets: b.secrets,
       tags: b.tags,
+      maxCostUsd: b.maxCost ?? null,
       options,
       setup: phases.setup,
       teardown: phases.teardown,

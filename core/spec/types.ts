@@ -102,6 +102,8 @@ export interface RunSpec {
   readonly vars: Readonly<Record<string, string>>;
   readonly secrets: Readonly<Record<string, string>>;
   readonly tags: Readonly<Record<string, string>>;
+  /** Budget cap: the run is refused when its estimated cost (USD) is above it; null: none. */
+  readonly maxCostUsd?: number | null;
   /** The executor options as given (normalised), echoed in summaries. */
   readonly options: Readonly<Record<string, unknown>>;
   /** Steps run once, in order, before any shard starts (by the coordinator, not per shard). */

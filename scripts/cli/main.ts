@@ -29,7 +29,7 @@ import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scena
 
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
-  edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file]
+  edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file] [--max-cost USD]
                  [--url URL --token TOKEN] [--quiet]
   edgeload run   --target URL --rate N --duration 30s [--shards N] [--regions wnam,enam]
                  [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]
@@ -56,6 +56,9 @@ const USAGE = `usage:
   edgeload report <run> [--out reports/NAME] [--local]
   edgeload crosscheck <run> --k6 summary.json | --run-k6 [--seed NAME] [--client-secret S] [--admin-secret S]
                  [--k6-out FILE] [--format table|json]
+  edgeload plan  <spec.json> [--max-cost USD] [--config wrangler.toml] [--format table|json]
+                 (shards, platform limits and estimated cost before any load; nothing is contacted)
+  edgeload deploy [--dry-run] [--with-target]   (wrangler deploy with bundle and config checks)
   edgeload cf-analytics <run> --account ID [--zone ID] [--scripts a,b] [--margin 60s]   (CF_API_TOKEN)
   edgeload seeds | runs | status <id> | summary <id> | abort <id>   [--url URL --token TOKEN]
 
@@ -77,6 +80,8 @@ export async function main(argv: string[]): Promise<number> {
       case "report": return await (await import("./report-command.ts")).reportCommand(rest);
       case "cf-analytics": return await (await import("./cf-analytics-command.ts")).cfAnalyticsCommand(rest);
       case "crosscheck": return await (await import("./crosscheck-command.ts")).crosscheckCommand(rest);
+      case "plan": return await (await import("./plan-command.ts")).planCommand(rest);
+      case "deploy": return await (await import("./deploy-command.ts")).deployCommand(rest);
       case "status": return await simpleCommand(rest, async (client, id) => print(await client.getRun(need(id))));
       case "summary": return await simpleCommand(rest, async (client, id) => console.log(renderSummary(await client.summary(need(id)))));
       case "abort": return await simpleCommand(rest, async (client, id) => print(await client.abort(need(id))));
@@ -171,6 +176,7 @@ const RUN_OPTIONS = {
   audience: { type: "string" },
   var: { type: "string", multiple: true },
   secret: { type: "string", multiple: true },
+  "max-cost": { type: "string" },
 } as const;
 
 async function runCommand(args: string[]): Promise<number> {
@@ -179,7 +185,8 @@ async function runCommand(args: string[]): Promise<number> {
   const vars = namedValues("var", values.var);
   const secrets = namedValues("secret", values.secret);
   const needsDev = JSON.stringify(base).includes(LOCAL_ADMIN_SECRET) || Object.values(secrets).includes(LOCAL_ADMIN_SECRET);
-  const spec = withOverrides(base, vars, secrets, needsDev ? await (await import("./dev-file.ts")).readDevFile() : null);
+  const overridden = withOverrides(base, vars, secrets, needsDev ? await (await import("./dev-file.ts")).readDevFile() : null);
+  const spec = values["max-cost"] === undefined ? overridden : { ...(overridden as object), maxCost: (await import("./plan-command.ts")).maxCost(values["max-cost"]) };
   // Validate before talking to anyone, as k6 does; the API validates again (authoritatively).
   const checked = parseRunSpec(spec);
   if (!checked.ok) {

@@ -24,6 +24,7 @@ import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/seed-set.
 import { createFlow } from "../../scenarios/create-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
+import { coloFromTrace } from "../../cloudflare/trace.ts";
 
 type Phase = "scheduled" | "running" | "done";
 
@@ -287,13 +288,13 @@ const clock = {
 };
 
 /**
- * The colo this object runs in. There is no API for it; a deployed object can read it
- * from any Cloudflare zone's /cdn-cgi/trace, which reports the colo that served it.
+ * The colo this object runs in (see cloudflare/trace.ts): a deployed object reads it from
+ * a Cloudflare zone's /cdn-cgi/trace, which reports the colo that served it.
  */
 async function observeColo(): Promise<string> {
   try {
     const text = await (await fetch("https://cloudflare.com/cdn-cgi/trace", { signal: AbortSignal.timeout(3_000) })).text();
-    return /^colo=(\w+)$/m.exec(text)?.[1] ?? "unknown";
+    return coloFromTrace(text);
   } catch {
     return "unknown";
   }

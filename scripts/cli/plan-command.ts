@@ -1,0 +1,54 @@
+/**
+ * `edgeload plan <spec.json> [--max-cost USD] [--config wrangler.toml] [--format table|json]`:
+ * what a run would do, before any load — shards per region, platform usage against every
+ * documented limit, and its estimated cost — under the caps of the deployment's
+ * wrangler.toml. Nothing is contacted. Exit 104 when the spec is invalid, the plan breaks a
+ * cap or a platform limit, or the cost is over `maxCost`.
+ */
+import { join } from "node:path";
+import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
+import { planRun } from "../../core/plan.ts";
+import { preflight } from "../../core/preflight.ts";
+import { renderPreflight } from "../../core/preflight-text.ts";
+import { parseRunSpec, redactSpec } from "../../core/run-spec.ts";
+import { CliError, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
+import { PROJECT_ROOT } from "./paths.ts";
+import { namedValues, withOverrides } from "./spec-overrides.ts";
+import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
+
+const USAGE = "usage: edgeload plan <spec.json> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json]";
+
+export async function planCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCliArgs({
+    args, allowPositionals: true,
+    options: { "max-cost": { type: "string" }, config: { type: "string" }, format: { type: "string", default: "table" }, var: { type: "string", multiple: true }, secret: { type: "string", multiple: true } },
+  }, USAGE);
+  if (!positionals[0]) throw new CliError(`a spec file is required\n${USAGE}`, EXIT.invalidConfig);
+  if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: table or json, not "${values.format}"`, EXIT.invalidConfig);
+  const raw = withOverrides(await readJsonFile(positionals[0], "run spec"), namedValues("var", values.var), namedValues("secret", values.secret), null);
+  const spec = parseRunSpec(values["max-cost"] === undefined ? raw : { ...(raw as object), maxCost: maxCost(values["max-cost"]) });
+  if (!spec.ok) throw new CliError(`invalid run spec:\n${spec.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  const limits = limitsFromConfig(readWranglerConfig(values.config ?? join(PROJECT_ROOT, "wrangler.toml")));
+  const planned = planRun(spec.spec, new ArrivalSchedule(spec.spec.stages).total, limits);
+  if (!planned.ok) throw new CliError(`the run exceeds the deployment's caps:\n${planned.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  const result = preflight(spec.spec, planned.plan);
+  if (values.format === "json") console.log(JSON.stringify({ spec: redactSpec(spec.spec), plan: planned.plan, ...result }, null, 2));
+  else console.log(renderPreflight(spec.spec, planned.plan, result));
+  const over = result.limits.filter((l) => !l.ok);
+  if (result.overBudget) {
+    console.error(`edgeload: ${result.overBudget.field}: ${result.overBudget.detail}`);
+    return EXIT.invalidConfig;
+  }
+  if (over.length) {
+    console.error(`edgeload: the run breaks ${over.length} platform limit${over.length === 1 ? "" : "s"}: ${over.map((l) => l.limit).join(", ")}`);
+    return EXIT.invalidConfig;
+  }
+  return EXIT.ok;
+}
+
+/** `--max-cost 5` or `--max-cost $5`. */
+export function maxCost(text: string): number {
+  const n = Number(text.replace(/^\$/, ""));
+  if (!(n > 0) || !Number.isFinite(n)) throw new CliError(`--max-cost: "${text}" is not a budget in US dollars above 0`, EXIT.invalidConfig);
+  return n;
+}
