@@ -96,3 +96,31 @@ describe("run resources", () => {
     expect(await response.json()).toHaveProperty("runs");
   });
 });
+
+describe("cost pre-flight", () => {
+  it("refuses a run whose estimated cost is above its maxCost with 400 naming maxCost, and stores nothing", async () => {
+    const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM runs").first<{ n: number }>();
+    const response = await api("/v1/runs", { method: "POST", body: JSON.stringify(spec({ rate: 500, duration: "10m", maxCost: 0.001 })) });
+    expect(response.status).toBe(400);
+    const body = await problem(response);
+    expect(body.problems).toEqual([{ field: "maxCost", detail: expect.stringMatching(/^the run's estimated cost is \$\S+ \(prices of \d{4}-\d\d-\d\d\), above its budget of \$0\.0010;/) }]);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM runs").first<{ n: number }>()).toEqual(before);
+  });
+
+  it("POST /v1/plan answers the plan, the platform limits and the estimate without starting a run", async () => {
+    const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM runs").first<{ n: number }>();
+    const response = await api("/v1/plan", { method: "POST", body: JSON.stringify(spec({ rate: 100, duration: "1m", maxCost: 10 })) });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { plan: { shards: unknown[] }; limits: Array<{ limit: string; ok: boolean }>; estimate: { usd: number; k6Cloud: { vuh: number } }; overBudget: unknown };
+    expect(body.plan.shards.length).toBeGreaterThan(0);
+    expect(body.limits.every((l) => l.ok)).toBe(true);
+    expect(body.estimate.usd).toBeGreaterThan(0);
+    expect(body.estimate.k6Cloud.vuh).toBeGreaterThanOrEqual(1);
+    expect(body.overBudget).toBeNull();
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM runs").first<{ n: number }>()).toEqual(before);
+  });
+
+  it("requires the token for /v1/plan", async () => {
+    expect((await api("/v1/plan", { method: "POST", token: null, body: "{}" })).status).toBe(401);
+  });
+});

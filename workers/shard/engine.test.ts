@@ -11,34 +11,11 @@ import { VuSchedule } from "../../core/vu-schedule.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
+import { VirtualTime } from "./virtual-time.ts";
 
 /** An engine running the spec's own steps, as LoadShard builds it. */
 const engineFor = (a: ShardAssignment, ...rest: [ConstructorParameters<typeof ShardEngine>[1], typeof fetch, (w: Omit<ShardWindow, "part">) => void]) =>
   new ShardEngine(a, ...rest, customStepsFlow(a.spec));
-
-class VirtualTime {
-  now = 1_000_000;
-  #timers: Array<{ at: number; resolve: () => void }> = [];
-
-  sleep = (ms: number): Promise<void> => new Promise((resolve) => this.#timers.push({ at: this.now + ms, resolve }));
-  readonly clock = { now: () => this.now, sleep: this.sleep };
-
-  /** Runs until `done` settles: settle microtasks, then jump to the next timer. */
-  async run<T>(done: Promise<T>): Promise<T> {
-    let finished = false;
-    const result = done.finally(() => (finished = true));
-    while (!finished) {
-      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-      if (finished) break;
-      this.#timers.sort((a, b) => a.at - b.at);
-      const next = this.#timers.shift();
-      if (!next) throw new Error("deadlock: nothing scheduled and the engine is not done");
-      this.now = Math.max(this.now, next.at);
-      next.resolve();
-    }
-    return result;
-  }
-}
 
 function assignment(time: VirtualTime, spec: Record<string, unknown>, shard = { index: 0, weights: [1] }, maxInFlight = 1000): ShardAssignment {
   const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", ...spec });
