@@ -22,7 +22,7 @@ export interface SqlReader {
  */
 export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryTrend): Promise<QueryInput | null> {
   const [runs, windows, histograms, shards] = await db.batch([
-    db.prepare("SELECT t0, ended_at, duration_ms FROM runs WHERE id = ?").bind(runId),
+    db.prepare("SELECT t0, ended_at, duration_ms, json_extract(summary_json, '$.edgeload.clock.resolutionMs') AS clock_ms FROM runs WHERE id = ?").bind(runId),
     db.prepare(
       `SELECT window_s, region, step, requests, iterations, failed, dropped, timeouts, connection_errors, status_4xx, status_5xx, statuses_json
        FROM windows WHERE run_id = ?`,
@@ -31,7 +31,7 @@ export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryT
     // SELECT *: a local state made before migration 0003 has no histograms_json yet.
     db.prepare("SELECT * FROM shards WHERE run_id = ?").bind(runId),
   ]);
-  const run = runs!.results[0] as { t0: number | null; ended_at: number | null; duration_ms: number } | undefined;
+  const run = runs!.results[0] as { t0: number | null; ended_at: number | null; duration_ms: number; clock_ms: number | null } | undefined;
   if (!run) return null;
   const durationS = run.t0 !== null && run.ended_at !== null ? (run.ended_at - run.t0) / 1000 : run.duration_ms / 1000;
   return {
@@ -39,6 +39,7 @@ export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryT
     histograms: histograms!.results as unknown as HistogramRow[],
     shards: shards!.results.map((r) => ({ ...r, histograms_json: r.histograms_json ?? null })) as unknown as ShardRow[],
     durationS,
+    clockResolutionMs: run.clock_ms ?? null,
   };
 }
 

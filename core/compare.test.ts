@@ -122,6 +122,19 @@ describe("compareRuns on synthetic runs", () => {
     expect(metric(strict, "mean").verdict).toBe("regressed");
   });
 
+  it("does not count a latency change smaller than a step of the runs' clock", () => {
+    // 20 ms runs 5% apart (1 ms): beyond max(5%, 1 ms) with a microsecond clock…
+    const baseline = syntheticRun({ requests: 50_000, seed: 5 });
+    const candidate = syntheticRun({ requests: 50_000, seed: 6, scale: 1.08 });
+    const fine = compareRuns({ ...baseline, clockResolutionMs: 0.001 }, { ...candidate, clockResolutionMs: 0.001 }, { minRelative: 0 });
+    expect(metric(fine, "mean").verdict).toBe("regressed");
+    // …but not when one run's clock moved in 10 ms steps: the change is inside one step.
+    const coarse = compareRuns({ ...baseline, clockResolutionMs: 1 }, { ...candidate, clockResolutionMs: 10 }, { minRelative: 0 });
+    expect(metric(coarse, "mean").verdict).toBe("unchanged");
+    expect(metric(coarse, "mean").minEffect).toBe(10);
+    expect(coarse.notes).toContain("the runs were timed with a 10 ms clock: latency changes under 10 ms are not counted (asked: 1 ms)");
+  });
+
   it("flags a rise in the dropped share like one in the error rate", () => {
     const result = compareRuns(syntheticRun({ requests: 20_000, seed: 7, droppedShare: 0.005 }), syntheticRun({ requests: 20_000, seed: 8, droppedShare: 0.03 }));
     expect(metric(result, "dropped_share").verdict).toBe("regressed");

@@ -5,7 +5,8 @@
  * Per region (and "all") it compares p50, p95, p99 and mean http_req_duration, the error
  * rate and the dropped share. A verdict other than "unchanged" needs the whole confidence
  * interval of the change (candidate − baseline) beyond a practical minimum: by default the
- * larger of 5% of the baseline and 1 ms for latency, 0.1 percentage point for rates. Huge
+ * larger of 5% of the baseline and 1 ms for latency (never less than a step of the coarser
+ * run's clock, core/clock-resolution.ts), 0.1 percentage point for rates. Huge
  * runs make every difference statistically significant; the practical minimum is what
  * keeps a 0.5% drift on a million requests from failing a pipeline, and the interval is
  * what keeps a 200-request run's p99 noise from doing so.
@@ -110,10 +111,14 @@ export interface Comparison {
 
 /** Compares two runs' stored rows (core/query.ts input) on one latency trend. */
 export function compareRuns(baseline: QueryInput, candidate: QueryInput, options: Partial<CompareOptions> = {}, trend: QueryTrend = "duration"): Comparison {
-  const o: CompareOptions = { ...DEFAULT_COMPARE_OPTIONS, ...options };
+  const asked: CompareOptions = { ...DEFAULT_COMPARE_OPTIONS, ...options };
+  // A latency change smaller than a step of the coarser run's clock cannot be measured.
+  const clockMs = Math.max(baseline.clockResolutionMs ?? 0, candidate.clockResolutionMs ?? 0);
+  const o: CompareOptions = { ...asked, minLatencyMs: Math.max(asked.minLatencyMs, clockMs) };
   const a = groupsByRegion(baseline, trend);
   const b = groupsByRegion(candidate, trend);
   const notes: string[] = [];
+  if (clockMs > asked.minLatencyMs) notes.push(`the runs were timed with a ${clockMs} ms clock: latency changes under ${clockMs} ms are not counted (asked: ${asked.minLatencyMs} ms)`);
   const regions: RegionSamples[] = [];
   const metrics: MetricComparison[] = [];
   for (const region of new Set([...a.keys(), ...b.keys()])) {

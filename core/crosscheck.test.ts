@@ -98,7 +98,28 @@ describe("edgeFigures", () => {
       requests: 1500, ratePerS: 300, errorRate: 0.002, failed: 3, durationS: 5, dropped: 0,
       latency: { p50: 22.98, p90: 25, p95: 26.05, p99: 32.9, max: 40 },
       steps: { default: { requests: 1500, latency: { p50: 22.98, p90: 25, p95: 26.05, p99: 32.9, max: 40 } } },
+      clockResolutionMs: null,
     });
+  });
+});
+
+describe("clock steps in the tolerances", () => {
+  it.each([
+    // [edgeload's clock ms, edge p50, k6 p50, verdict, why]
+    [1, 3.9, 1.0, "agree", "3 ms floor: 2.9 ms apart agrees, the clocks do not matter"],
+    [10, 12, 1.0, "disagree", "a 10 ms clock raises the floor to 10.001 ms: 11 ms apart still disagrees"],
+    [10, 10.9, 1.0, "agree", "a 10 ms clock: 9.9 ms apart is within one step of each clock"],
+    [null, 3.9, 1.0, "agree", "an old summary without a detected clock keeps the floors"],
+  ])("edge clock %s ms, p50 %d vs %d → %s (%s)", (clockMs, edgeP50, k6P50, verdict, _why) => {
+    const edge = { ...figures({ latency: { ...latency(edgeP50), p50: edgeP50 } }), clockResolutionMs: clockMs };
+    const k6 = figures({ latency: { ...latency(k6P50), p50: k6P50 } });
+    const p50 = crosscheck(edge, k6).rows.find((r) => r.metric === "p50" && r.step === null)!;
+    expect(p50.verdict).toBe(verdict);
+  });
+
+  it("says how closely the two clocks let latencies agree", () => {
+    const notes = crosscheck({ ...figures({}), clockResolutionMs: 1 }, figures({})).notes;
+    expect(notes).toContain("clocks: edgeload timed with 1 ms steps, k6 with 1 µs: no latency row can agree more closely than 1.001 ms");
   });
 });
 

@@ -20,8 +20,12 @@
  * spread; on real networks the relative part dominates.
  *
  * Percentiles are compared where both tools report them: the whole load, and each step
- * that both name (k6's `http_req_duration{step:…}` sub-metrics). Pure: figures in, rows out.
+ * that both name (k6's `http_req_duration{step:…}` sub-metrics). No latency tolerance is
+ * below the two clocks' steps added up (edgeload's detected resolution, 1 ms under workerd,
+ * and k6's microseconds): within that, two readings cannot be told apart. Pure: figures in,
+ * rows out.
  */
+import { K6_RESOLUTION_MS } from "./clock-resolution.ts";
 import type { Summary, TrendSummary } from "./summary.ts";
 
 /** Latency figures in milliseconds; null when a tool does not report one. */
@@ -45,6 +49,11 @@ export interface LoadFigures {
   readonly dropped: number;
   readonly latency: Latency;
   readonly steps: Readonly<Record<string, { readonly requests: number | null; readonly latency: Latency }>>;
+  /**
+   * The step of the clock the tool timed with, in ms (core/clock-resolution.ts): edgeload's
+   * as detected by its shards; k6's is its Go clock's (K6_RESOLUTION_MS) when not given.
+   */
+  readonly clockResolutionMs?: number | null;
 }
 
 type RowMetric = "requests" | "rate" | "error_rate" | keyof Latency;
@@ -117,6 +126,8 @@ export function edgeFigures(summary: Summary): LoadFigures {
     dropped: m.dropped_iterations?.count ?? 0,
     latency: latency(m.http_req_duration as unknown as TrendSummary | undefined),
     steps: Object.fromEntries(Object.entries(summary.edgeload.steps).map(([name, s]) => [name, { requests: s.requests, latency: latency(s.http_req_duration) }])),
+    // Summaries stored before the clock was detected have none.
+    clockResolutionMs: summary.edgeload.clock?.resolutionMs ?? null,
   };
 }
 
@@ -127,10 +138,15 @@ function row(metric: RowMetric, step: string | null, unit: CrosscheckRow["unit"]
   return { metric, step, unit, edge, k6, difference, tolerance, rule, verdict: Math.abs(difference) <= tolerance + 1e-9 ? "agree" : "disagree" };
 }
 
-function latencyRow(stat: keyof Latency, step: string | null, edge: Latency, k6: Latency): CrosscheckRow {
+/**
+ * A latency row. Its tolerance is never below the two clocks' steps together: two readings
+ * quantised by clocks of 1 ms and 1 µs can differ by up to 1.001 ms with nothing between
+ * them, so a smaller difference cannot be called a disagreement.
+ */
+function latencyRow(stat: keyof Latency, step: string | null, edge: Latency, k6: Latency, clockStepsMs: number): CrosscheckRow {
   const t = stat === "p50" ? TOLERANCES.median : stat === "max" ? TOLERANCES.max : stat === "p99" ? TOLERANCES.p99 : TOLERANCES.tail;
   const reference = k6[stat];
-  return row(stat, step, "ms", edge[stat], reference, reference === null ? null : Math.max(t.absoluteMs, t.relative * reference), t.rule);
+  return row(stat, step, "ms", edge[stat], reference, reference === null ? null : Math.max(t.absoluteMs, t.relative * reference, clockStepsMs), t.rule);
 }
 
 function requestsRow(step: string | null, edge: number | null, k6: number | null): CrosscheckRow {
@@ -154,19 +170,25 @@ function errorRateTolerance(edge: LoadFigures, k6: LoadFigures): number | null {
  *   // → { verdict: "agree", rows: [{ metric: "p95", step: null, edge: 24.1, k6: 23.0, tolerance: 3, verdict: "agree", … }, …] }
  */
 export function crosscheck(edge: LoadFigures, k6: LoadFigures): Crosscheck {
+  const edgeStepMs = edge.clockResolutionMs ?? null;
+  const k6StepMs = k6.clockResolutionMs ?? K6_RESOLUTION_MS;
+  const clockStepsMs = (edgeStepMs ?? 0) + k6StepMs;
   const rows: CrosscheckRow[] = [
     requestsRow(null, edge.requests, k6.requests),
     row("rate", null, "/s", edge.ratePerS, k6.ratePerS, k6.ratePerS === null ? null : TOLERANCES.rate.relative * k6.ratePerS, TOLERANCES.rate.rule),
     row("error_rate", null, "ratio", edge.errorRate, k6.errorRate, errorRateTolerance(edge, k6), TOLERANCES.errorRate.rule),
-    ...LATENCY_STATS.map((stat) => latencyRow(stat, null, edge.latency, k6.latency)),
+    ...LATENCY_STATS.map((stat) => latencyRow(stat, null, edge.latency, k6.latency, clockStepsMs)),
   ];
   const shared = Object.keys(edge.steps).filter((s) => s in k6.steps).sort();
   for (const step of shared) {
     const [e, k] = [edge.steps[step]!, k6.steps[step]!];
     if (e.requests !== null && k.requests !== null) rows.push(requestsRow(step, e.requests, k.requests));
-    rows.push(...STEP_STATS.map((stat) => latencyRow(stat, step, e.latency, k.latency)));
+    rows.push(...STEP_STATS.map((stat) => latencyRow(stat, step, e.latency, k.latency, clockStepsMs)));
   }
   const notes: string[] = [];
+  if (edgeStepMs !== null) {
+    notes.push(`clocks: edgeload timed with ${stepText(edgeStepMs)} steps, k6 with ${stepText(k6StepMs)}: no latency row can agree more closely than ${+clockStepsMs.toFixed(3)} ms`);
+  }
   const missing = LATENCY_STATS.filter((s) => k6.latency[s] === null);
   if (missing.length) notes.push(`k6's summary has no ${missing.join(", ")} of http_req_duration: set summaryTrendStats (edgeload's k6 scripts do) to compare them`);
   if (shared.length === 0 && Object.keys(k6.steps).length === 0) notes.push("k6's summary has no http_req_duration{step:…} sub-metrics: only the whole load is compared");
@@ -185,6 +207,10 @@ export function crosscheck(edge: LoadFigures, k6: LoadFigures): Crosscheck {
     rules: [...used].map(([rule, reason]) => ({ rule, reason })),
     notes,
   };
+}
+
+function stepText(ms: number): string {
+  return ms >= 1 ? `${ms} ms` : `${+(ms * 1000).toFixed(3)} µs`;
 }
 
 const LABEL: Readonly<Record<RowMetric, string>> = {

@@ -87,6 +87,10 @@ export interface ShardTelemetry {
   readonly restarts: number;
   readonly subrequests: number;
   readonly peakInFlight: number;
+  /** The finest grid of the clock readings this shard timed requests with, in µs (core/clock-resolution.ts). */
+  readonly clockResolutionUs?: number | null;
+  /** A response carried `cf-ray` or `server: cloudflare`: the target is behind Cloudflare. */
+  readonly behindCloudflare?: boolean;
 }
 
 export interface ShardFlush {

@@ -82,6 +82,8 @@ export interface QueryInput {
   readonly shards: readonly ShardRow[];
   /** Seconds the run lasted (rates over the whole run divide by it). */
   readonly durationS: number;
+  /** The step of the clock its latencies were timed with (ms), from its summary; null when unknown. */
+  readonly clockResolutionMs?: number | null;
 }
 
 export type QueryRow = Record<string, string | number | null>;

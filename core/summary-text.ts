@@ -3,15 +3,21 @@
  * per metric, then edgeload's own breakdown per region (and per step when there are
  * several), and saturation notes.
  */
+import { msDecimals } from "./clock-resolution.ts";
 import type { CustomMetricSummary, Summary, TrendSummary } from "./summary.ts";
 
 const TREND_ORDER = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"] as const;
 
-export function formatMs(ms: number): string {
+/**
+ * A duration in k6's style ("13.62ms", "852µs", "1.20s"), with no more digits than the
+ * clock that measured it had (`resolutionMs`, core/clock-resolution.ts): at workerd's 1 ms
+ * a p95 of 13.024 ms prints as "13ms".
+ */
+export function formatMs(ms: number, resolutionMs?: number | null): string {
   if (ms >= 1000) return `${(ms / 1000).toFixed(2)}s`;
-  if (ms >= 100) return `${ms.toFixed(0)}ms`;
-  if (ms >= 10) return `${ms.toFixed(1)}ms`;
-  if (ms >= 1) return `${ms.toFixed(2)}ms`;
+  const decimals = ms >= 100 ? 0 : ms >= 10 ? 1 : 2;
+  if (resolutionMs != null && resolutionMs >= 0.01) return `${ms.toFixed(Math.min(decimals, msDecimals(resolutionMs)))}ms`;
+  if (ms >= 1) return `${ms.toFixed(decimals)}ms`;
   return `${(ms * 1000).toFixed(0)}µs`;
 }
 
@@ -27,8 +33,8 @@ function pct(rate: number): string {
   return `${(rate * 100).toFixed(2)}%`;
 }
 
-function trendLine(t: TrendSummary): string {
-  return TREND_ORDER.map((k) => `${k}=${formatMs(t[k])}`).join(" ");
+function trendLine(t: TrendSummary, resolutionMs?: number | null): string {
+  return TREND_ORDER.map((k) => `${k}=${formatMs(t[k], resolutionMs)}`).join(" ");
 }
 
 function dotted(name: string, value: string, width = 32): string {
@@ -41,16 +47,19 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), ...rows.map(line)];
 }
 
-function customValue(metric: CustomMetricSummary): string {
+function customValue(metric: CustomMetricSummary, resolutionMs?: number | null): string {
   return metric.type === "counter" ? `${metric.count} ${metric.rate.toFixed(2)}/s`
     : metric.type === "rate" ? `${pct(metric.value)} ✓ ${metric.passes} ✗ ${metric.fails}`
-    : trendLine(metric);
+    : trendLine(metric, resolutionMs);
 }
 
 export function renderSummary(summary: Summary): string {
   const e = summary.edgeload;
   const m = summary.metrics as Record<string, any>;
   const out: string[] = [];
+  // Runs stored before the clock was detected have no `clock`: full digits, as before.
+  const resolution = e.clock?.resolutionMs ?? null;
+  const fmt = (ms: number) => formatMs(ms, resolution);
   out.push(`  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`);
   out.push(`  target ${e.target} · ${e.executor} · ${e.plan.shards} shard${e.plan.shards === 1 ? "" : "s"} in ${e.plan.regions.join(", ")} · ${e.durationS}s`);
   out.push("");
@@ -59,7 +68,7 @@ export function renderSummary(summary: Summary): string {
     out.push("  THRESHOLDS");
     for (const t of e.thresholds) {
       const isTrend = (t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed")) || m[t.metric]?.type === "trend";
-      const observed = t.observed === null ? "no data" : isTrend ? formatMs(t.observed) : String(t.observed);
+      const observed = t.observed === null ? "no data" : isTrend ? fmt(t.observed) : String(t.observed);
       out.push(`    ${t.ok ? "✓" : "✗"} ${t.metric} '${t.threshold}' observed ${observed}${t.abortOnFail ? " (abortOnFail)" : ""}`);
     }
     out.push("");
@@ -69,15 +78,15 @@ export function renderSummary(summary: Summary): string {
   if (m.checks) out.push(dotted("checks", `${pct(m.checks.value)} ✓ ${m.checks.passes} ✗ ${m.checks.fails}`));
   out.push(dotted("data_received", `${formatBytes(m.data_received.count)} ${formatBytes(m.data_received.rate)}/s`));
   out.push(dotted("dropped_iterations", `${m.dropped_iterations.count} ${m.dropped_iterations.rate.toFixed(2)}/s`));
-  if (m.http_req_duration) out.push(dotted("http_req_duration", trendLine(m.http_req_duration)));
+  if (m.http_req_duration) out.push(dotted("http_req_duration", trendLine(m.http_req_duration, resolution)));
   out.push(dotted("http_req_failed", `${pct(m.http_req_failed.value)} ✓ ${m.http_req_failed.passes} ✗ ${m.http_req_failed.fails}`));
-  if (m.http_req_waiting) out.push(dotted("http_req_waiting", trendLine(m.http_req_waiting)));
+  if (m.http_req_waiting) out.push(dotted("http_req_waiting", trendLine(m.http_req_waiting, resolution)));
   out.push(dotted("http_reqs", `${m.http_reqs.count} ${m.http_reqs.rate.toFixed(2)}/s`));
   out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
   // edgeload's own trends: latency from the intended send time (coordinated omission
   // corrected) and how late requests left compared with the schedule.
-  if (e.totals.corrected) out.push(dotted("http_req_corrected", trendLine(e.totals.corrected)));
-  if (e.totals.schedule_lag) out.push(dotted("schedule_lag", trendLine(e.totals.schedule_lag)));
+  if (e.totals.corrected) out.push(dotted("http_req_corrected", trendLine(e.totals.corrected, resolution)));
+  if (e.totals.schedule_lag) out.push(dotted("schedule_lag", trendLine(e.totals.schedule_lag, resolution)));
   if (e.vus) {
     // Closed model: the load is the VUs, the rate is whatever the target's latency allows.
     const stages = e.vus.stages.map((s) => `${s.target} for ${s.durationS}s`).join(", ");
@@ -91,14 +100,14 @@ export function renderSummary(summary: Summary): string {
   if (e.scenario) {
     out.push(`  SCENARIO ${e.scenario.name}${e.scenario.seed ? ` · seed ${e.scenario.seed}` : ""}${e.scenario.preset ? ` · preset ${e.scenario.preset}` : ""}`);
     for (const [name, metric] of Object.entries(e.scenario.metrics)) {
-      out.push(dotted(name, customValue(metric), 40));
+      out.push(dotted(name, customValue(metric, resolution), 40));
     }
     out.push("");
   }
 
   if (!e.scenario && Object.keys(e.customMetrics).length) {
     out.push("  CUSTOM METRICS");
-    for (const [name, metric] of Object.entries(e.customMetrics)) out.push(dotted(name, customValue(metric), 40));
+    for (const [name, metric] of Object.entries(e.customMetrics)) out.push(dotted(name, customValue(metric, resolution), 40));
     out.push("");
   }
 
@@ -107,7 +116,7 @@ export function renderSummary(summary: Summary): string {
     out.push("  SCENARIOS (each on its own shards, thresholds filtered to it)");
     out.push(...table(["scenario", "executor", "start", "shards", "reqs", "rps", "failed", "p95", "thresholds"], scenarios.map(([name, sc]) => [
       name, sc.executor, `${sc.startS}s`, String(sc.shards), String(sc.totals.requests), sc.totals.ratePerS.toFixed(1), pct(sc.totals.failedRate),
-      sc.totals.http_req_duration ? formatMs(sc.totals.http_req_duration["p(95)"]) : "-",
+      sc.totals.http_req_duration ? fmt(sc.totals.http_req_duration["p(95)"]) : "-",
       sc.thresholds.length ? `${sc.thresholdsPassed ? "✓" : "✗"} ${sc.thresholds.filter((t) => t.ok).length}/${sc.thresholds.length}` : "-",
     ])));
     out.push("");
@@ -126,10 +135,10 @@ export function renderSummary(summary: Summary): string {
       g.ratePerS.toFixed(1),
       pct(g.failedRate),
       String(g.dropped),
-      g.http_req_duration ? formatMs(g.http_req_duration.med) : "-",
-      g.http_req_duration ? formatMs(g.http_req_duration["p(95)"]) : "-",
-      g.http_req_duration ? formatMs(g.http_req_duration["p(99)"]) : "-",
-      g.corrected ? formatMs(g.corrected["p(99)"]) : "-",
+      g.http_req_duration ? fmt(g.http_req_duration.med) : "-",
+      g.http_req_duration ? fmt(g.http_req_duration["p(95)"]) : "-",
+      g.http_req_duration ? fmt(g.http_req_duration["p(99)"]) : "-",
+      g.corrected ? fmt(g.corrected["p(99)"]) : "-",
     ]);
   const header = ["", "reqs", "rps", "failed", "dropped", "p50", "p95", "p99", "corr p99"];
   out.push("  BY REGION (percentiles from merged histograms)");
@@ -146,6 +155,10 @@ export function renderSummary(summary: Summary): string {
   } else {
     out.push("  generator not saturated (no drops, schedule lag within bounds)");
   }
+  if (e.clock?.resolutionMs != null) {
+    out.push(`  clock: ${e.clock.resolutionMs >= 1 ? `${e.clock.resolutionMs} ms steps` : `${Math.round(e.clock.resolutionMs * 1000)} µs`} (detected from the shards' readings); latencies are shown to that step`);
+  }
+  if (e.path?.targetBehindCloudflare) out.push(`  path: ${e.path.note}`);
   for (const note of e.plan.notes) out.push(`  note: ${note}`);
   return out.join("\n");
 }
@@ -165,9 +178,9 @@ export function renderScenarioTable(summaries: readonly Summary[]): string {
       name,
       String(m.http_reqs.count),
       s.edgeload.achievedRatePerS.toFixed(1),
-      m.http_req_duration ? formatMs(m.http_req_duration.med) : "-",
-      m.http_req_duration ? formatMs(m.http_req_duration["p(95)"]) : "-",
-      m.http_req_duration ? formatMs(m.http_req_duration["p(99)"]) : "-",
+      m.http_req_duration ? formatMs(m.http_req_duration.med, s.edgeload.clock?.resolutionMs) : "-",
+      m.http_req_duration ? formatMs(m.http_req_duration["p(95)"], s.edgeload.clock?.resolutionMs) : "-",
+      m.http_req_duration ? formatMs(m.http_req_duration["p(99)"], s.edgeload.clock?.resolutionMs) : "-",
       success ? pct(success.value) : "-",
       correct ? `${pct(correct.value)} (FP ${m.false_positives?.count ?? 0}, FN ${m.false_negatives?.count ?? 0})` : "-",
       s.edgeload.thresholdsPassed ? "✓" : "✗",

@@ -134,3 +134,42 @@ describe("closed-model summaries", () => {
     expect(text).not.toMatch(/null|NaN|undefined/);
   });
 });
+
+describe("the measured path in summaries: clock resolution and Cloudflare's signature", () => {
+  const { spec, plan } = setup();
+  const summaryWith = (clockResolutionUs: number | null, behindCloudflare = false) => {
+    const totals = new RunTotals();
+    totals.add(0, "wnam", 0, requests(100, 3.024));
+    const telemetry = { region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 100, peakInFlight: 1, clockResolutionUs, behindCloudflare };
+    return buildSummary({
+      runId: "r-test", status: "passed", spec, plan, t0Ms: 0, endMs: 10_000, totals,
+      shards: plan.shards.map((s) => ({ index: s.index, region: s.region, segment: s.segment, colo: "local", telemetry: s.index === 0 ? telemetry : null })),
+    });
+  };
+
+  it.each([
+    // [shard clock µs, resolution ms, how p95 prints, why]
+    [1000, 1, "p(95)=3ms", "workerd's 1 ms clock: no digits it did not measure"],
+    [100, 0.1, "p(95)=3.0ms", "a 100 µs clock: one decimal"],
+    [1, 0.001, "p(95)=3.02ms", "a microsecond clock: k6's two decimals"],
+  ])("a %i µs clock → resolution %d ms, %s (%s)", (us, ms, printed, _why) => {
+    const summary = summaryWith(us);
+    expect(summary.edgeload.clock.resolutionMs).toBe(ms);
+    const text = renderSummary(summary);
+    expect(text).toContain(printed);
+    expect(text).toMatch(/clock: .* \(detected from the shards' readings\)/);
+  });
+
+  it("says nothing about the clock when no request was timed", () => {
+    expect(summaryWith(null).edgeload.clock).toEqual({ resolutionMs: null, note: "no request was timed" });
+  });
+
+  it("marks a run whose target answered with Cloudflare's signature, and only such a run", () => {
+    const behind = summaryWith(1000, true);
+    expect(behind.edgeload.path.targetBehindCloudflare).toBe(true);
+    expect(renderSummary(behind)).toMatch(/path: the target answered through Cloudflare \(cf-ray\): the load reached it as Worker subrequests/);
+    const direct = summaryWith(1000, false);
+    expect(direct.edgeload.path).toEqual({ targetBehindCloudflare: false, note: null });
+    expect(renderSummary(direct)).not.toContain("path:");
+  });
+});

@@ -11,6 +11,7 @@ import type { Plan } from "./plan.ts";
 import type { RunStatus, ShardTelemetry } from "./protocol.ts";
 import { customMetricKinds } from "./spec/metrics-schema.ts";
 import type { RunSpec } from "./spec/types.ts";
+import { clockView, pathView } from "./measured-path.ts";
 import type { RunTotals } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 import { MetricStats, type TrendName } from "./stats.ts";
@@ -278,6 +279,8 @@ export function buildSummary(input: SummaryInput) {
       scenarios: scenariosSummary(spec, plan, totals, thresholds, elapsedS),
       setup: input.phases?.setup ?? null,
       teardown: input.phases?.teardown ?? null,
+      clock: clockView(input.shards.map((s) => s.telemetry)),
+      path: pathView(input.shards.map((s) => s.telemetry)),
     },
   };
 }

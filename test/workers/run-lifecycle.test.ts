@@ -42,6 +42,10 @@ describe("a run from start to summary", () => {
     expect(summary.metrics.http_reqs.count).toBe(80);
     expect(Object.keys(summary.edgeload.regions).sort()).toEqual(["weur", "wnam"]);
     expect(summary.edgeload.shards.map((s: any) => [s.colo, s.requests])).toEqual([["local", 40], ["local", 40]]);
+    // workerd's clock moves in whole milliseconds: that is what the shards detect, and the
+    // local target is no Cloudflare zone.
+    expect(summary.edgeload.clock.resolutionMs).toBe(1);
+    expect(summary.edgeload.path.targetBehindCloudflare).toBe(false);
 
     const run = await env.DB.prepare("SELECT status, spec_json, summary_json, thresholds_ok FROM runs WHERE id = ?").bind(id).first<Record<string, string | number>>();
     expect(run).toMatchObject({ status: "passed", thresholds_ok: 1 });

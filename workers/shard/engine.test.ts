@@ -12,6 +12,7 @@ import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
 import { VirtualTime } from "./virtual-time.ts";
+import { RECORDED_RESPONSE_HEADERS } from "../../cloudflare/fixtures/cloudflare-response-headers.ts";
 
 /** An engine running the spec's own steps, as LoadShard builds it. */
 const engineFor = (a: ShardAssignment, ...rest: [ConstructorParameters<typeof ShardEngine>[1], typeof fetch, (w: Omit<ShardWindow, "part">) => void]) =>
@@ -484,5 +485,35 @@ describe("ShardEngine, SSE streams and scrapes", () => {
     expect(points.filter((p) => p.name === "streams_open").map((p) => [p.w, p.value])).toEqual([[0, 10], [0, 20], [1, 30], [1, 40]]);
     expect(points.filter((p) => p.name === "requests_total").map((p) => p.labels)).toEqual(Array(4).fill({ route: "/a" }));
     expect(totals(windows).counters.checksPassed).toBe(4);
+  });
+});
+
+describe("ShardEngine: what it learns about the measurement", () => {
+  const RECORDED = RECORDED_RESPONSE_HEADERS;
+
+  async function runAgainst(delayMs: number, headers: Record<string, string> = {}) {
+    const time = new VirtualTime();
+    // 47/s: due times fall on no round grid, as a real clock's readings do.
+    const a = assignment(time, { rate: 47, duration: "1s" });
+    const fetcher = (async () => {
+      await time.sleep(delayMs);
+      return new Response("ok", { headers });
+    }) as unknown as typeof fetch;
+    const engine = engineFor(a, time.clock, fetcher, () => {});
+    await time.run(engine.run(0, 1_000_000));
+    return engine;
+  }
+
+  it.each([
+    // [target delay ms, detected µs, why]
+    [7, 1000, "a clock in whole milliseconds, as workerd's"],
+    [7.001, 1, "readings a microsecond apart: a microsecond clock, as k6's"],
+  ])("times with a clock stepping %d ms → detects %i µs (%s)", async (delayMs, us, _why) => {
+    expect((await runAgainst(delayMs)).clockResolutionUs).toBe(us);
+  });
+
+  it("marks a target answering with Cloudflare's signature, from a recorded response, and not one without", async () => {
+    expect((await runAgainst(5, RECORDED.behindCloudflare)).behindCloudflare).toBe(true);
+    expect((await runAgainst(5, RECORDED.direct)).behindCloudflare).toBe(false);
   });
 });

@@ -32,6 +32,7 @@ import { WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } f
 import { MetricStats } from "../../core/stats.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { createSseReader } from "../../core/sse.ts";
+import { ClockGrid } from "../../core/clock-resolution.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample, type StreamOutcome } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
@@ -53,6 +54,8 @@ export interface SliceResult {
 }
 
 const US_PER_MS = 1000;
+/** Responses per invocation checked for Cloudflare's signature. */
+const CLOUDFLARE_CHECKS = 16;
 
 export class ShardEngine {
   /** Whether this is a closed-model (VU) run: no schedule share, no cursor. */
@@ -86,6 +89,11 @@ export class ShardEngine {
   #stop = false;
   #wake: (() => void) | null = null;
   readonly #idle: Array<() => void> = [];
+  /** The grid of the clock readings requests are timed with (core/clock-resolution.ts). */
+  readonly #clockGrid = new ClockGrid();
+  /** Responses looked at for Cloudflare's signature, and whether one carried it. */
+  #cloudflareChecks = 0;
+  #behindCloudflare = false;
 
   constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void, flow: Flow) {
     this.#a = a;
@@ -121,6 +129,19 @@ export class ShardEngine {
    */
   get cursor(): number {
     return this.#cursor;
+  }
+
+  /** The detected resolution of the clock requests were timed with, in µs (null: none timed yet). */
+  get clockResolutionUs(): number | null {
+    return this.#clockGrid.resolutionUs;
+  }
+
+  /**
+   * Whether a response carried Cloudflare's signature (`cf-ray`, `server: cloudflare`):
+   * the target is behind Cloudflare, and the load reached it as Worker subrequests.
+   */
+  get behindCloudflare(): boolean {
+    return this.#behindCloudflare;
   }
 
   /** Ask the loop to stop sending; in-flight requests finish (or time out). */
@@ -410,6 +431,13 @@ export class ShardEngine {
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
     timeout.done();
+    this.#clockGrid.observe(sendMs);
+    this.#clockGrid.observe(endMs);
+    // A target is behind Cloudflare or not: the first responses of an invocation tell.
+    if (headers && this.#cloudflareChecks < CLOUDFLARE_CHECKS) {
+      this.#cloudflareChecks++;
+      if (headers.has("cf-ray") || headers.get("server")?.toLowerCase() === "cloudflare") this.#behindCloudflare = true;
+    }
 
     const stats = this.#statsFor(this.#windowOf(endMs), stepIndex);
     const c = stats.counters;

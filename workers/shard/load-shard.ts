@@ -25,6 +25,7 @@ import { createFlow } from "../../scenarios/create-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
 import { coloFromTrace } from "../../cloudflare/trace.ts";
+import { finerResolution } from "../../core/clock-resolution.ts";
 
 type Phase = "scheduled" | "running" | "done";
 
@@ -44,6 +45,9 @@ interface ShardState {
   readonly watermarkS: number;
   /** Times this shard read its seed set from R2 (once per object instance). */
   readonly seedLoads?: number;
+  /** What its engines saw of the clock and of the target (see ShardTelemetry). */
+  readonly clockResolutionUs?: number | null;
+  readonly behindCloudflare?: boolean;
 }
 
 const WINDOW_PREFIX = "window:";
@@ -202,7 +206,11 @@ export class LoadShard extends DurableObject<Env> {
     void this.ctx.storage.put<unknown>(
       {
         [`${WINDOW_PREFIX}${String(runWindow.windowS).padStart(8, "0")}:${runWindow.part}`]: runWindow,
-        state: { ...state, watermarkS: engine.closedThrough + (scenario?.windowOffsetS ?? 0), cursor: engine.cursor },
+        state: {
+          ...state, watermarkS: engine.closedThrough + (scenario?.windowOffsetS ?? 0), cursor: engine.cursor,
+          clockResolutionUs: finerResolution(state.clockResolutionUs, engine.clockResolutionUs),
+          behindCloudflare: state.behindCloudflare || engine.behindCloudflare,
+        },
         ...(this.#flow?.snapshot ? { [FLOW_STATE]: this.#flow.snapshot() } : {}),
       },
       { allowUnconfirmed: true },
@@ -279,6 +287,8 @@ function telemetry(a: ShardAssignment, s: ShardState): ShardTelemetry {
     restarts: s.restarts,
     subrequests: s.subrequests,
     peakInFlight: s.peakInFlight,
+    clockResolutionUs: s.clockResolutionUs ?? null,
+    behindCloudflare: s.behindCloudflare ?? false,
   };
 }
 
