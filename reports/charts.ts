@@ -99,12 +99,15 @@ function regionLines(title: string, points: readonly SeriesPoint[], y: object, m
 
 /**
  * Request counts per latency bin on a log axis, with the whole run's p50, p95 and p99 as
- * rules over it.
+ * rules over it, and the step of the clock that timed them in the subtitle.
  */
-export function histogramChart(bins: readonly LatencyBin[], percentiles: ReadonlyArray<{ readonly label: string; readonly ms: number }>): TopLevelSpec {
+export function histogramChart(bins: readonly LatencyBin[], percentiles: ReadonlyArray<{ readonly label: string; readonly ms: number }>, clockStepMs: number | null = null): TopLevelSpec {
   const rules = percentiles.map((p, i) => ({ ...p, offsetPx: i * 14 }));
+  const title = "Latency distribution (http_req_duration)";
   return {
-    ...frame("Latency distribution (http_req_duration)"),
+    ...frame(title),
+    // The clock's step is the resolution of every bar and rule below: say it on the chart.
+    ...(clockStepMs !== null ? { title: { text: title, subtitle: `timed with a clock of ${clockStepMs >= 1 ? `${clockStepMs} ms` : `${clockStepMs * 1000} µs`} steps` } } : {}),
     layer: [
       {
         data: { values: bins },

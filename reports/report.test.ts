@@ -7,6 +7,7 @@ import type { HistogramRow, QueryInput, QueryRow, WindowRow } from "../core/quer
 import { parseRunSpec } from "../core/run-spec.ts";
 import { RunTotals } from "../core/run-totals.ts";
 import { MetricStats } from "../core/stats.ts";
+import type { ShardTelemetry } from "../core/protocol.ts";
 import { buildSummary, type Summary } from "../core/summary.ts";
 import { CHART_FILES, LATENCY_COLUMNS, latencyBins, renderReport } from "./report.ts";
 import { reportInput, targetProfile } from "./report-input.ts";
@@ -17,7 +18,7 @@ import { indexEntry, updateIndex } from "./report-index.ts";
  * 400 ms and fails a tenth of its requests. The summary and the stored rows describe the
  * same requests, as the coordinator's totals and D1 do.
  */
-function fixture(overrides: Record<string, unknown> = {}) {
+function fixture(overrides: Record<string, unknown> = {}, telemetry: ShardTelemetry | null = null) {
   const parsed = parseRunSpec({
     name: "report fixture",
     target: "http://127.0.0.1:9090",
@@ -61,7 +62,7 @@ function fixture(overrides: Record<string, unknown> = {}) {
   });
   const summary = buildSummary({
     runId: "r-mk0abc12-0123abcd", status: "failed", spec, plan: planned.plan, t0Ms: Date.UTC(2026, 10, 22, 9, 0, 0), endMs: Date.UTC(2026, 10, 22, 9, 0, 4), totals,
-    shards: planned.plan.shards.map((s) => ({ index: s.index, region: s.region, segment: s.segment, colo: "local", telemetry: null })),
+    shards: planned.plan.shards.map((s) => ({ index: s.index, region: s.region, segment: s.segment, colo: "local", telemetry })),
   });
   const rows: QueryInput = { windows, histograms, shards: [], durationS: 4 };
   return { summary, rows, input: reportInput(summary, rows) };
@@ -204,6 +205,29 @@ describe("renderReport", async () => {
     const md = (await renderReport({ ...input, summary: withScenario })).markdown;
     expect(tableAfter(md, "## Scenario metrics (introspect)")).toEqual([["`false_positives`", "counter", "0 (0/s)"], ["`active_correct`", "rate", "99% (99 of 100)"]]);
     expect(md).toContain("| workload | scenario `introspect` with seed set `tokens-3k` |");
+  });
+});
+
+describe("renderReport: how far the latencies can be trusted", async () => {
+  const telemetry: ShardTelemetry = { region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 56, peakInFlight: 2, clockResolutionUs: 1000, behindCloudflare: true };
+  const { input } = fixture({}, telemetry);
+  const report = await renderReport(input);
+
+  it("states the clock's step, flags the distribution's two groups and the path through Cloudflare", () => {
+    expect(report.markdown).toContain("Clock: the shards' clock moved in 1 ms steps");
+    // wnam answers in ~10 ms, weur in ~400 ms: two groups no percentile describes.
+    expect(report.markdown).toMatch(/Distribution bimodal: two groups of latencies, around \d+(\.\d+)? ms and \d+(\.\d+)? ms/);
+    expect(report.markdown).toContain("Path: the target answered through Cloudflare (cf-ray)");
+  });
+
+  it("marks the clock's step on the distribution chart", () => {
+    expect(report.charts[CHART_FILES.histogram]).toContain("timed with a clock of 1 ms steps");
+  });
+
+  it("says none of it for a run without those findings", async () => {
+    const plain = await renderReport(fixture().input);
+    expect(plain.markdown).not.toMatch(/^Clock:|^Path:/m);
+    expect(plain.charts[CHART_FILES.histogram]).not.toContain("timed with a clock");
   });
 });
 

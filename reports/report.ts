@@ -13,6 +13,7 @@
 import { cloudflareBlocks } from "./cloudflare-section.ts";
 import type { QueryRow } from "../core/query.ts";
 import type { CustomMetricSummary, TrendSummary } from "../core/summary.ts";
+import { distributionShape } from "../core/distribution-shape.ts";
 import { errorRateChart, histogramChart, latencyChart, rateChart, renderSvg, type LatencyBin, type SeriesPoint } from "./charts.ts";
 import { toHtml, toMarkdown, type Block, type Cell, type Inline } from "./document.ts";
 import { targetProfile, type ReportInput } from "./report-input.ts";
@@ -36,7 +37,7 @@ export async function renderReport(input: ReportInput): Promise<RenderedReport> 
     renderSvg(rateChart(ratePoints(input))),
     renderSvg(latencyChart(latencyPoints(input.perSecond))),
     renderSvg(errorRateChart(input.perSecond.map((r) => ({ t: r.t as number, series: String(r.region), value: r.error_rate === null ? null : round(Number(r.error_rate) * 100, 4) })))),
-    renderSvg(histogramChart(latencyBins(input.latencyBuckets), overallPercentiles(input.overall))),
+    renderSvg(histogramChart(latencyBins(input.latencyBuckets), overallPercentiles(input.overall), e.clock?.resolutionMs ?? null)),
   ]);
   const charts = { [CHART_FILES.rate]: rate, [CHART_FILES.latency]: latency, [CHART_FILES.errors]: errors, [CHART_FILES.histogram]: histogram };
   const blocks = reportBlocks(input);
@@ -122,11 +123,29 @@ function latencyBlocks(input: ReportInput): Block[] {
   return [
     { kind: "heading", level: 2, text: "Latency" },
     { kind: "paragraph", text: [{ code: "http_req_duration" }, " in milliseconds, from histograms merged bucket by bucket (within 0.39%); no percentile is averaged across groups."] },
+    ...measurementBlocks(input),
     { kind: "heading", level: 3, text: "By region" },
     { kind: "table", columns: ["region", ...columns], numeric, rows: [...(input.overall ? [cells("all", input.overall)] : []), ...input.byRegion.map((r) => cells(String(r.region), r))] },
     { kind: "heading", level: 3, text: "By step" },
     { kind: "table", columns: ["step", ...columns], numeric, rows: input.byStep.map((r) => cells(String(r.step), r)) },
   ];
+}
+
+/**
+ * How far the latencies can be trusted: the clock that timed them, the shape of their
+ * distribution (clock-quantised, bimodal; core/distribution-shape.ts) and the path the load
+ * took to the target.
+ */
+function measurementBlocks(input: ReportInput): Block[] {
+  const e = input.summary.edgeload;
+  const stepMs = e.clock?.resolutionMs ?? null;
+  const shape = distributionShape(input.latencyBuckets, stepMs);
+  const lines = [
+    ...(e.clock && stepMs !== null ? [`Clock: ${e.clock.note}.`] : []),
+    ...shape.notes.map((n) => `Distribution ${n}.`),
+    ...(e.path?.note ? [`Path: ${e.path.note}.`] : []),
+  ];
+  return lines.map((line) => ({ kind: "paragraph", text: [line] }) as const);
 }
 
 function thresholdBlocks({ summary }: ReportInput): Block[] {
