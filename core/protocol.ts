@@ -8,6 +8,13 @@ import type { Plan, ShardPlan } from "./plan.ts";
 import type { RunSpec } from "./spec/types.ts";
 import type { MetricStatsWire } from "./stats.ts";
 
+/**
+ * The header every load request carries: `<run id>;<second it was sent in>;<step index>`,
+ * so a target can count what arrived of a run (workers/target/request-ledger.ts) and the
+ * run be reconciled with it (core/delivery.ts).
+ */
+export const RUN_HEADER = "x-edgeload-run";
+
 /** Width of a metrics window. Windows are numbered by seconds since T0. */
 export const WINDOW_MS = 1000;
 

@@ -19,6 +19,8 @@ export interface TargetClient {
 export interface DevFile {
   readonly apiUrl: string;
   readonly targetUrl: string;
+  /** The same target through wrangler's dev proxy (absent in files of older versions). */
+  readonly targetProxyUrl?: string;
   /** The local target's ADMIN_API_SECRET (for seeders). */
   readonly targetAdminSecret: string;
   /** The load-test client registered on the local target at start. */

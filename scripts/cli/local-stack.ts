@@ -113,7 +113,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const targetUrl = (await runtimeOf(target).ready).origin;
   const worker = coordinator;
   if (options.writeDevFile) {
-    const file: DevFile = { apiUrl, targetUrl, targetAdminSecret, targetClient, token, pid: process.pid, startedAt: new Date().toISOString() };
+    const file: DevFile = { apiUrl, targetUrl, targetProxyUrl, targetAdminSecret, targetClient, token, pid: process.pid, startedAt: new Date().toISOString() };
     await mkdir(dirname(DEV_FILE), { recursive: true });
     await writeFile(DEV_FILE, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
     // wrangler's own signal handling may end the process before stop() runs.

@@ -24,6 +24,8 @@ import { LOCAL_ADMIN_SECRET, namedValues, withOverrides } from "./spec-overrides
 import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { LocalStack } from "./local-stack.ts";
+import { checkDelivery, ledgerFor, type TargetLedger } from "./delivery-check.ts";
+import { renderDelivery } from "../../core/delivery.ts";
 import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scenarioRunSpec } from "./quick-spec.ts";
 
 
@@ -193,7 +195,10 @@ async function runCommand(args: string[]): Promise<number> {
     throw new CliError(`invalid run spec:\n${checked.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   }
   const client = await connect(values);
-  return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet });
+  // Against the local stack's own target, reconcile what was sent with what it received.
+  const dev = values.url ? null : await (await import("./dev-file.ts")).readDevFile();
+  const ledger = dev ? ledgerFor(checked.spec.target, [dev.targetUrl, ...(dev.targetProxyUrl ? [dev.targetProxyUrl] : [])], dev.targetAdminSecret) : null;
+  return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet, ledger });
 }
 
 function quickFromFlags(values: Record<string, unknown>): Record<string, unknown> {
@@ -301,16 +306,23 @@ export function progressLine(view: RunView): string {
 export async function submitAndFollow(
   client: EdgeloadClient,
   spec: unknown,
-  options: { summaryExport?: string | undefined; quiet?: boolean | undefined } = {},
+  options: FollowOptions = {},
 ): Promise<number> {
   return (await followRun(client, spec, options)).exit;
+}
+
+interface FollowOptions {
+  readonly summaryExport?: string | undefined;
+  readonly quiet?: boolean | undefined;
+  /** A target that counts what it receives: reconcile the run with it at the end. */
+  readonly ledger?: TargetLedger | null;
 }
 
 /** Submits a run, shows its progress, prints its summary; the exit code k6 would give. */
 async function followRun(
   client: EdgeloadClient,
   spec: unknown,
-  options: { summaryExport?: string | undefined; quiet?: boolean | undefined } = {},
+  options: FollowOptions = {},
 ): Promise<{ exit: number; summary: Summary }> {
   const run = await client.createRun(spec);
   const regions = [...new Set(run.plan.shards.map((s) => s.region))];
@@ -344,6 +356,13 @@ async function followRun(
   if (tty && !options.quiet) process.stdout.write("\n");
   const summary: Summary = await client.summary(run.id);
   console.log("\n" + renderSummary(summary) + "\n");
+  if (options.ledger) {
+    try {
+      console.log(renderDelivery(await checkDelivery(client, run.id, options.ledger)) + "\n");
+    } catch (error) {
+      console.log(`  delivery: not reconciled (${(error as Error).message})\n`);
+    }
+  }
   if (options.summaryExport) {
     await writeFile(options.summaryExport, JSON.stringify(summary, null, 2) + "\n");
     console.log(`summary written to ${options.summaryExport}`);
@@ -493,7 +512,8 @@ async function demoCommand(args: string[]): Promise<number> {
     for (const scenario of DEMO_SCENARIOS) {
       console.log(`\n── ${scenario}: preset ${DEMO_PRESET.preset} shortened ×${DEMO_PRESET.durationScale} ──`);
       const summaryExport = values["summary-export"]?.replace(/(\.json)?$/, `.${scenario}$1`);
-      const result = await followRun(client, demoSpec(scenario, stack.targetUrl, seed, stack.targetClient), { summaryExport, quiet: values.quiet });
+      const ledger = { origin: stack.targetUrl, adminSecret: stack.targetAdminSecret };
+      const result = await followRun(client, demoSpec(scenario, stack.targetUrl, seed, stack.targetClient), { summaryExport, quiet: values.quiet, ledger });
       results.push({ scenario, ...result });
     }
     console.log(renderScenarioTable(results.map((r) => r.summary)));

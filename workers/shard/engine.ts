@@ -11,7 +11,9 @@
  * steps, several for a login). Each request waits for a connection slot, sends, takes a
  * timestamp at headers (TTFB) and after the body, and records duration, TTFB, corrected
  * latency (from the intended time: the schedule for a flow's first request, the moment
- * the flow asked for later ones) and schedule lag into the window of its completion second.
+ * the flow asked for later ones) and schedule lag into the window of its completion second;
+ * it is counted as `sent` in the window of the second it left in, the second its
+ * `x-edgeload-run` header names, so the target's count of it lines up (core/delivery.ts).
  *
  * Closed model (`constant-vus`, `ramping-vus`): no pacer. The engine keeps one loop per
  * VU this shard owns (core/vu-schedule.ts) that is active now; a loop runs the flow back to
@@ -28,7 +30,7 @@
 import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/interleave.ts";
 import { dueBatch, ShardShare } from "../../core/pacer.ts";
-import { WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
+import { RUN_HEADER, WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { createSseReader } from "../../core/sse.ts";
@@ -398,7 +400,14 @@ export class ShardEngine {
     // connection open (the target would hold the stream until its next write fails).
     const streamAbort = request.stream ? new AbortController() : null;
     const init: RequestInit = { method: request.method, signal: streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal };
-    if (request.headers) init.headers = request.headers;
+    // The run, the second it was sent in and its step, for the target's side of the count
+    // (workers/target/request-ledger.ts, core/delivery.ts).
+    const sentWindow = this.#windowOf(sendMs);
+    // In the run's numbering: a named scenario's shard counts from its own start and steps.
+    const part = this.#a.part;
+    const tag = part ? `${this.#a.runId};${sentWindow + part.windowOffsetS};${stepIndex + part.stepOffset}` : `${this.#a.runId};${sentWindow};${stepIndex}`;
+    init.headers = request.headers ? { ...request.headers, [RUN_HEADER]: tag } : { [RUN_HEADER]: tag };
+    this.#statsFor(sentWindow, stepIndex).counters.sent++;
     if (request.body !== undefined) init.body = request.body;
     if (request.redirect) init.redirect = request.redirect;
     let holdingSlot = true;
@@ -442,7 +451,6 @@ export class ShardEngine {
     const stats = this.#statsFor(this.#windowOf(endMs), stepIndex);
     const c = stats.counters;
     const t = stats.trends;
-    c.sent++;
     c.completed++;
     if (intendedMs !== null) {
       t.lag.record((sendMs - intendedMs) * US_PER_MS);

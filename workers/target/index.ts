@@ -30,9 +30,11 @@ import { configApp } from "./config-app.ts";
 import type { ConfigHub } from "./config-hub.ts";
 import { countRequests, metricsApp } from "./metrics.ts";
 import { recordsApp } from "./records.ts";
+import { countRunRequests, readLedger, type RequestLedger } from "./request-ledger.ts";
 
 export { AuthState } from "./auth-state.ts";
 export { ConfigHub } from "./config-hub.ts";
+export { RequestLedger } from "./request-ledger.ts";
 export { RefreshTokens } from "./refresh-tokens.ts";
 export { Revocations } from "./revocations.ts";
 export { SigningKeys } from "./signing-keys.ts";
@@ -44,6 +46,7 @@ export interface TargetEnv {
   readonly REFRESH_TOKENS: DurableObjectNamespace<RefreshTokens>;
   readonly AUTH_STATE: DurableObjectNamespace<AuthState>;
   readonly CONFIG_HUB: DurableObjectNamespace<ConfigHub>;
+  readonly REQUEST_LEDGER: DurableObjectNamespace<RequestLedger>;
   readonly ADMIN_API_SECRET?: string;
   /** Bearer token of POST /app/messages/send; any non-empty token when unset. */
   readonly APP_MESSAGING_TOKEN?: string;
@@ -52,6 +55,8 @@ export interface TargetEnv {
 type App = { Bindings: TargetEnv };
 const app = new Hono<App>();
 
+// Requests of each edgeload run as they arrive, before anything can fail (request-ledger.ts).
+app.use("*", countRunRequests);
 // Per-route request counts and durations of this isolate, for GET /metrics (metrics.ts).
 app.use("*", countRequests);
 
@@ -198,6 +203,12 @@ app.post("/token", async (c) => {
 app.get("/authorize", (c) =>
   authorize(new URL(c.req.url), c.req.header("cookie"), { store: authStore(c.env), findClient: (id) => findClient(c.env.TARGET_DB, id) }),
 );
+
+/** What arrived of an edgeload run, by second and step: the other side of its reconciliation. */
+app.get("/api/admin/test/request-ledger", async (c) => {
+  const denied = await requireAdmin(c);
+  return denied ?? readLedger(c);
+});
 
 /** A login session for a user, as Authrim's silent-auth seeder makes them: {user_id, ttl_seconds}. */
 app.post("/api/admin/test/sessions", async (c) => {
