@@ -29,6 +29,7 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 EDGELOAD_API_TOKEN: "test-token",
+                EDGELOAD_READ_TOKEN: "read-token",
                 EDGELOAD_MODE: "local",
                 MAX_RATE_PER_S: "5000",
                 MAX_SHARDS: "16",

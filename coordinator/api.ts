@@ -14,15 +14,15 @@ import { seedObjectKey, type SeedKind } from "../core/seed-set.ts";
 import { unknownDataField } from "../core/seed-records.ts";
 import { SCENARIOS } from "../scenarios/catalog.ts";
 import type { Env } from "./env.ts";
+import { requireToken } from "./access.ts";
 import { checkTarget, limitsOf, modeOf } from "./policy.ts";
-import { ApiError, badRequest, forbidden, invalidSpec, notConfigured, notFound, tooManyRuns, unauthorized } from "./problems.ts";
+import { ApiError, badRequest, forbidden, invalidSpec, notFound, tooManyRuns } from "./problems.ts";
 import { loadQueryInput, loadSeries } from "./results-queries.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
 import { baselinesApi, compareApi } from "./compare-api.ts";
 import { crosscheckApi } from "./crosscheck-api.ts";
 import { reportApi } from "./report-api.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
-import { secretsEqual } from "../workers/web-crypto.ts";
 
 type App = { Bindings: Env };
 
@@ -42,14 +42,8 @@ api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env) }));
 // Signed seed URLs carry their own credential (see signed-url.ts): no API token here.
 api.get("/seeds/:name", signedSeedFetch);
 
-api.use("/v1/*", async (c, next) => {
-  const expected = c.env.EDGELOAD_API_TOKEN;
-  if (!expected) throw notConfigured("EDGELOAD_API_TOKEN is not set; run `wrangler secret put EDGELOAD_API_TOKEN`");
-  const header = c.req.header("authorization") ?? "";
-  const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
-  if (!(await secretsEqual(presented, expected))) throw unauthorized();
-  await next();
-});
+// Every /v1 route needs a token; a read-only token only reads (access.ts).
+api.use("/v1/*", requireToken);
 
 api.post("/v1/runs", async (c) => {
   let input: unknown;

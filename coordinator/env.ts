@@ -12,6 +12,8 @@ export interface Env {
   readonly SEEDS: R2Bucket;
   /** Secret: bearer token for every control route. */
   readonly EDGELOAD_API_TOKEN?: string;
+  /** Optional read-only bearer token (coordinator/access.ts). */
+  readonly EDGELOAD_READ_TOKEN?: string;
   /** Optional secret: HMAC key of signed seed URLs (default: derived from the API token). */
   readonly SEED_URL_KEY?: string;
   /** "local" under wrangler dev (allows loopback targets), "deployed" otherwise. */

@@ -33,10 +33,13 @@ describe("delivery: sent against received", () => {
   describe("through a proxy that refuses every fifth connection", () => {
     let proxy: Server;
     let refused = 0;
+    const open = new Set<Socket>();
     beforeAll(async () => {
       const upstream = new URL(fixture.stack.targetUrl);
       let accepted = 0;
       proxy = createServer((client: Socket) => {
+        open.add(client);
+        client.on("close", () => open.delete(client));
         if (++accepted % 5 === 0) {
           refused++;
           client.resetAndDestroy();
@@ -55,7 +58,11 @@ describe("delivery: sent against received", () => {
       });
       await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     });
-    afterAll(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+    // Connections the client keeps alive would hold close() open: end them first.
+    afterAll(() => new Promise<void>((resolve) => {
+      for (const socket of open) socket.destroy();
+      proxy.close(() => resolve());
+    }));
 
     it("shows the refused requests as the difference, put down to connection errors", async () => {
       const { client, stack } = fixture;
