@@ -5,7 +5,7 @@
  */
 import { Hono, type Context } from "hono";
 import { ArrivalSchedule } from "../core/arrival-schedule.ts";
-import { planRun } from "../core/plan.ts";
+import { planRun, type Plan } from "../core/plan.ts";
 import { preflight, type Preflight } from "../core/preflight.ts";
 import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/run-spec.ts";
 import { parseQuery, runQuery, toCsv } from "../core/query.ts";
@@ -45,7 +45,8 @@ api.get("/seeds/:name", signedSeedFetch);
 // Every /v1 route needs a token; a read-only token only reads (access.ts).
 api.use("/v1/*", requireToken);
 
-api.post("/v1/runs", async (c) => {
+/** The body's run spec, validated and planned under this deployment's caps. */
+async function plannedRun(c: Context<App>): Promise<{ spec: RunSpec; plan: Plan }> {
   let input: unknown;
   try {
     input = await c.req.json();
@@ -54,26 +55,29 @@ api.post("/v1/runs", async (c) => {
   }
   const parsed = parseRunSpec(input);
   if (!parsed.ok) throw invalidSpec(parsed.problems);
-  const spec = parsed.spec;
+  const planned = planRun(parsed.spec, new ArrivalSchedule(parsed.spec.stages).total, limitsOf(c.env));
+  if (!planned.ok) throw forbidden("cap-exceeded", "Run exceeds this deployment's caps", planned.problems.map((p) => p.detail).join("; "), planned.problems);
+  return { spec: parsed.spec, plan: planned.plan };
+}
 
+api.post("/v1/runs", async (c) => {
+  const { spec, plan } = await plannedRun(c);
   const seedProblem = await checkSeed(spec, c.env);
   if (seedProblem) throw invalidSpec([seedProblem]);
   const targetProblem = checkTarget(spec.target, c.env);
   if (targetProblem) throw forbidden("target-not-allowed", "Target not allowed", targetProblem.detail, [targetProblem]);
   const limits = limitsOf(c.env);
-  const planned = planRun(spec, new ArrivalSchedule(spec.stages).total, limits);
-  if (!planned.ok) throw forbidden("cap-exceeded", "Run exceeds this deployment's caps", planned.problems.map((p) => p.detail).join("; "), planned.problems);
-  const estimate = preflight(spec, planned.plan);
+  const estimate = preflight(spec, plan);
   if (estimate.overBudget) throw invalidSpec([estimate.overBudget]);
   if ((await countActiveRuns(c.env.DB)) >= limits.maxConcurrentRuns) throw tooManyRuns(limits.maxConcurrentRuns);
 
   const id = newRunId();
   const coordinator = c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id));
-  const { t0Ms, status } = await coordinator.create({ runId: id, spec, plan: planned.plan, mode: modeOf(c.env) });
+  const { t0Ms, status } = await coordinator.create({ runId: id, spec, plan, mode: modeOf(c.env) });
   const links = runLinks(c, id);
   c.header("location", links.self);
   return c.json(
-    { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan: planned.plan, estimate: costView(estimate), links },
+    { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan, estimate: costView(estimate), links },
     201,
   );
 });
@@ -83,19 +87,9 @@ api.post("/v1/runs", async (c) => {
  * under this deployment's caps (the CLI's `edgeload plan` computes the same locally).
  */
 api.post("/v1/plan", async (c) => {
-  let input: unknown;
-  try {
-    input = await c.req.json();
-  } catch {
-    throw badRequest("the body must be a JSON run spec", [{ field: "(body)", detail: "not valid JSON" }]);
-  }
-  const parsed = parseRunSpec(input);
-  if (!parsed.ok) throw invalidSpec(parsed.problems);
-  const spec = parsed.spec;
-  const planned = planRun(spec, new ArrivalSchedule(spec.stages).total, limitsOf(c.env));
-  if (!planned.ok) throw forbidden("cap-exceeded", "Run exceeds this deployment's caps", planned.problems.map((p) => p.detail).join("; "), planned.problems);
-  const estimate = preflight(spec, planned.plan);
-  return c.json({ spec: redactSpec(spec), plan: planned.plan, usage: estimate.usage, limits: estimate.limits, estimate: costView(estimate), overBudget: estimate.overBudget });
+  const { spec, plan } = await plannedRun(c);
+  const estimate = preflight(spec, plan);
+  return c.json({ spec: redactSpec(spec), plan, usage: estimate.usage, limits: estimate.limits, estimate: costView(estimate), overBudget: estimate.overBudget });
 });
 
 function costView(p: Preflight) {
