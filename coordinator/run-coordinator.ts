@@ -11,7 +11,7 @@
  * checkpoint; a restarted object rebuilds totals and unwritten windows from checkpoint +
  * log, so nothing is lost and nothing is counted twice.
  *
- * RPC surface: create(), flush(), status(), summary(), abort().
+ * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort().
  */
 import { DurableObject } from "cloudflare:workers";
 import { targetLoadAt } from "../core/load-profile.ts";
@@ -25,6 +25,7 @@ import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../cor
 import { shardAssignments } from "../core/shard-assignment.ts";
 import { phaseFailure, runPhase, type PhaseResult } from "../scenarios/run-phase.ts";
 import type { Env } from "./env.ts";
+import type { RunMetricsWire } from "../core/metrics-exposition.ts";
 import { insertRun, insertShards, seriesStatements, updateRunStatus, updateShard, windowStatements, type SeriesRow, type WindowCell } from "./results-store.ts";
 
 interface RunRecord {
@@ -215,6 +216,30 @@ export class RunCoordinator extends DurableObject<Env> {
       },
       thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" : null,
       lastError: run.lastError ?? null,
+    };
+  }
+
+  /**
+   * What GET /v1/runs/:id/metrics exposes (core/metrics-exposition.ts): the run's totals
+   * per region and step as they stand, and its live gauges.
+   */
+  async metricsSource(): Promise<RunMetricsWire | null> {
+    const run = this.#run;
+    if (!run) return null;
+    const elapsedMs = Math.max(0, Math.min((run.endMs ?? Date.now()) - run.t0Ms, run.spec.durationMs));
+    const ended = FINAL_STATUSES.includes(run.status);
+    const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
+    const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
+    return {
+      runId: run.runId,
+      name: run.spec.name,
+      status: run.status,
+      totals: this.#totals.toWire(),
+      // An ended run asks for nothing more: its gauges drop to 0 rather than freeze.
+      targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,
+      targetVUs: target.vus === null ? null : ended ? 0 : target.vus,
+      achievedRatePerS: ended ? 0 : (this.#iterationsByWindow.get(lastComplete) ?? 0),
+      peakInFlight: Object.values(run.telemetry).reduce((sum, t) => sum + t.peakInFlight, 0),
     };
   }
 

@@ -24,7 +24,7 @@
  * are `edgeload_custom_<name>…`, their k6 sub-metric tag (`name{type:x}`) as a `type` label.
  */
 import { MetricStats, type TrendName } from "./stats.ts";
-import type { RunTotals } from "./run-totals.ts";
+import { RunTotals, type RunTotalsWire } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 
 /** What one run contributes to an exposition. */
@@ -42,6 +42,9 @@ export interface RunMetricsSource {
   /** Highest in-flight request count any shard reported, summed over shards. */
   readonly peakInFlight: number;
 }
+
+/** A RunMetricsSource as the RunCoordinator sends it over RPC (totals in their wire form). */
+export type RunMetricsWire = Omit<RunMetricsSource, "totals"> & { readonly totals: RunTotalsWire };
 
 /** The `le` bounds in microseconds (see the header comment for why these). */
 export const LE_BOUNDS_US: readonly number[] = (() => {
@@ -101,6 +104,11 @@ export function runsExposition(runs: readonly RunMetricsSource[]): string {
   const f = new Families();
   for (const run of runs) addRun(f, run);
   return f.text();
+}
+
+/** The exposition straight from what RunCoordinators send. */
+export function wireRunsExposition(runs: readonly RunMetricsWire[]): string {
+  return runsExposition(runs.map((r) => ({ ...r, totals: RunTotals.fromWire(r.totals) })));
 }
 
 function addRun(f: Families, run: RunMetricsSource): void {

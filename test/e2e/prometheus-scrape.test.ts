@@ -1,0 +1,168 @@
+/**
+ * End to end: a real Prometheus (the `prometheus` binary, Debian's package) scrapes a run
+ * on the local stack through GET /v1/runs/:id/metrics and GET /metrics, with the API token
+ * in its scrape_config; its HTTP API then answers with the summary's counts exactly and
+ * histogram_quantile() within the bound core/metrics-exposition.ts states.
+ *
+ * Prometheus listens on loopback only, on a free port, with its TSDB in a temp folder, and
+ * is stopped in afterAll. Without a `prometheus` binary the test is skipped, saying so
+ * (`.ci/run` installs it).
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { QUANTILE_RELATIVE_ERROR } from "../../core/metrics-exposition.ts";
+import { RELATIVE_ERROR } from "../../core/histogram.ts";
+import { useLocalStack } from "./local-stack-fixture.ts";
+
+const PROMETHEUS = process.env.PROMETHEUS_BIN ?? "prometheus";
+const available = spawnSync(PROMETHEUS, ["--version"]).status === 0;
+if (!available) console.warn(`prometheus-scrape: skipped — no \`${PROMETHEUS}\` binary (apt-get install prometheus, or set PROMETHEUS_BIN)`);
+
+const fixture = useLocalStack("edgeload-prometheus-");
+let prometheus: ChildProcess | undefined;
+let promDir: string | undefined;
+afterAll(async () => {
+  if (prometheus && prometheus.exitCode === null) {
+    const exited = new Promise((resolve) => prometheus!.once("exit", resolve));
+    prometheus.kill("SIGTERM");
+    await exited;
+  }
+  if (promDir) await rm(promDir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface PromVector {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+async function query(base: string, promql: string): Promise<PromVector[]> {
+  const response = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(promql)}`);
+  const body = (await response.json()) as { status: string; data: { result: PromVector[] }; error?: string };
+  if (body.status !== "success") throw new Error(`${promql}: ${body.error}`);
+  return body.data.result;
+}
+
+let promBase = "";
+/** Prometheus' view of its targets (health, last error), for failure messages. */
+async function targetHealth(): Promise<string> {
+  const body = (await (await fetch(`${promBase}/api/v1/targets`)).json().catch(() => null)) as { data?: { activeTargets?: Array<{ scrapeUrl: string; health: string; lastError: string }> } } | null;
+  return JSON.stringify(body?.data?.activeTargets?.map((t) => [t.scrapeUrl, t.health, t.lastError]) ?? body);
+}
+
+/** Polls until `check` gives a value (bounded: 30 s), for scrapes that land once a second. */
+async function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; targets: ${await targetHealth()}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+it.skipIf(!available)("Prometheus scrapes a run: counts equal the summary's, quantiles within the stated bound", async () => {
+  const { stack, client } = fixture;
+  // Prometheus is up before the run starts, so it scrapes /metrics while the run is active;
+  // the per-run job is added once the run has an id (a SIGHUP reloads the configuration).
+  const api = new URL(stack.apiUrl);
+  const port = await freePort();
+  promDir = await mkdtemp(join(tmpdir(), "edgeload-prom-tsdb-"));
+  const config = (runId?: string) => `global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: edgeload-active
+    metrics_path: /metrics
+    authorization: { credentials: "${stack.token}" }
+    static_configs: [{ targets: ["${api.host}"] }]
+${runId ? `  - job_name: edgeload-run
+    metrics_path: /v1/runs/${runId}/metrics
+    authorization: { credentials: "${stack.token}" }
+    static_configs: [{ targets: ["${api.host}"] }]
+` : ""}`;
+  await writeFile(join(promDir, "prometheus.yml"), config());
+  prometheus = spawn(PROMETHEUS, [
+    `--config.file=${join(promDir, "prometheus.yml")}`, `--storage.tsdb.path=${join(promDir, "data")}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+  ], { stdio: ["ignore", "ignore", "pipe"] });
+  let promLog = "";
+  prometheus.stderr!.on("data", (chunk: Buffer) => (promLog = (promLog + chunk.toString()).slice(-4000)));
+  const base = (promBase = `http://127.0.0.1:${port}`);
+
+  await eventually("Prometheus ready", async () => ((await fetch(`${base}/-/ready`).catch(() => null))?.ok ? true : undefined));
+
+  const run = await client.createRun({
+    name: "e2e prometheus",
+    target: stack.targetUrl,
+    steps: [
+      { path: "/delay?ms=3", checks: [{ status: 200 }] },
+      { path: "/delay?maxRps=0" }, // always 503: a status and failure count to compare
+    ],
+    executor: "constant-arrival-rate", rate: 60, duration: "5s", shards: 2, regions: ["wnam", "weur"],
+  });
+
+  await writeFile(join(promDir, "prometheus.yml"), config(run.id));
+  prometheus.kill("SIGHUP");
+
+  // The active-runs endpoint shows the run while it runs.
+  const active = await eventually("a scrape of /metrics during the run", async () => {
+    const r = await query(base, `edgeload_run_info{job="edgeload-active",run_id="${run.id}"}`).catch(() => []);
+    return r.length ? r : undefined;
+  });
+  expect(["pending", "running", "finishing"]).toContain(active[0]!.metric.status);
+
+  const final = await client.waitForEnd(run.id, () => {}, 250);
+  expect(final.status).toBe("passed");
+  const summary = (await client.summary(run.id)) as unknown as { metrics: Record<string, Record<string, number>> };
+
+  // A scrape after the end carries the final totals.
+  await eventually("a scrape after the run ended", async () => {
+    const r = await query(base, `edgeload_run_info{job="edgeload-run",status="passed"}`);
+    return r.length ? true : undefined;
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}; targets: see ${base}/targets; prometheus log tail:\n${promLog}`);
+  });
+  const scalar = async (promql: string) => Number((await query(base, promql))[0]?.value[1] ?? NaN);
+  const sel = `job="edgeload-run",run_id="${run.id}"`;
+
+  const requests = await scalar(`sum(edgeload_http_reqs_total{${sel}})`);
+  expect(requests).toBe(summary.metrics.http_reqs!.count);
+  const failed = await scalar(`sum(edgeload_http_req_failed_total{${sel}})`);
+  expect(failed).toBeGreaterThan(0);
+  expect(await scalar(`sum(edgeload_http_reqs_total{${sel},status="503"})`)).toBe(failed);
+  expect(failed).toBe(summary.metrics.http_req_failed!.passes);
+  expect(await scalar(`sum(edgeload_http_req_duration_seconds_count{${sel}})`)).toBe(requests);
+  expect(await scalar(`sum(edgeload_dropped_iterations_total{${sel}})`)).toBe(summary.metrics.dropped_iterations?.count ?? 0);
+  expect(await scalar(`sum(edgeload_checks_total{${sel},result="pass"})`)).toBe(summary.metrics.checks!.passes);
+  const byRegion = await query(base, `sum by (region) (edgeload_http_reqs_total{${sel}})`);
+  expect(byRegion.map((r) => r.metric.region).sort()).toEqual(["weur", "wnam"]);
+
+  const bound = QUANTILE_RELATIVE_ERROR + RELATIVE_ERROR;
+  const figures: string[] = [];
+  for (const [q, key] of [[0.5, "med"], [0.9, "p(90)"], [0.95, "p(95)"], [0.99, "p(99)"]] as const) {
+    const promMs = 1000 * (await scalar(`histogram_quantile(${q}, sum by (le) (edgeload_http_req_duration_seconds_bucket{${sel}}))`));
+    const summaryMs = summary.metrics.http_req_duration![key]!;
+    figures.push(`${key}: prometheus ${promMs.toFixed(3)} ms, summary ${summaryMs} ms`);
+    // Summary figures are rounded to 1 µs.
+    expect(Math.abs(promMs - summaryMs), `${key}`).toBeLessThanOrEqual(bound * summaryMs + 0.001);
+  }
+
+  // Behind the token like the rest of the API; unknown runs are problem+json 404s.
+  expect((await fetch(`${stack.apiUrl}/metrics`)).status).toBe(401);
+  const unknown = await fetch(`${stack.apiUrl}/v1/runs/r-zzzzzz-00000000/metrics`, { headers: { authorization: `Bearer ${stack.token}` } });
+  expect(unknown.status).toBe(404);
+  expect(unknown.headers.get("content-type")).toContain("application/problem+json");
+  console.info(`prometheus vs summary (run ${run.id}, ${requests} requests): ${figures.join("; ")}`);
+});
