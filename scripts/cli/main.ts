@@ -30,6 +30,7 @@ import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scena
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
   edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file] [--max-cost USD]
+                 [--out json=results.jsonl]
                  [--url URL --token TOKEN] [--quiet]
   edgeload run   --target URL --rate N --duration 30s [--shards N] [--regions wnam,enam]
                  [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]
@@ -151,6 +152,7 @@ Ctrl-C stops it.`);
 const RUN_OPTIONS = {
   ...CONNECTION_OPTIONS,
   "summary-export": { type: "string" },
+  out: { type: "string", multiple: true },
   quiet: { type: "boolean", default: false },
   target: { type: "string" },
   rate: { type: "string" },
@@ -192,8 +194,9 @@ async function runCommand(args: string[]): Promise<number> {
   if (!checked.ok) {
     throw new CliError(`invalid run spec:\n${checked.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   }
+  const jsonOut = (await import("./json-output.ts")).jsonOutputFiles(values.out);
   const client = await connect(values);
-  return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet });
+  return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet, jsonOut });
 }
 
 function quickFromFlags(values: Record<string, unknown>): Record<string, unknown> {
@@ -301,7 +304,7 @@ export function progressLine(view: RunView): string {
 export async function submitAndFollow(
   client: EdgeloadClient,
   spec: unknown,
-  options: { summaryExport?: string | undefined; quiet?: boolean | undefined } = {},
+  options: { summaryExport?: string | undefined; quiet?: boolean | undefined; jsonOut?: readonly string[] } = {},
 ): Promise<number> {
   return (await followRun(client, spec, options)).exit;
 }
@@ -310,7 +313,7 @@ export async function submitAndFollow(
 async function followRun(
   client: EdgeloadClient,
   spec: unknown,
-  options: { summaryExport?: string | undefined; quiet?: boolean | undefined } = {},
+  options: { summaryExport?: string | undefined; quiet?: boolean | undefined; jsonOut?: readonly string[] } = {},
 ): Promise<{ exit: number; summary: Summary }> {
   const run = await client.createRun(spec);
   const regions = [...new Set(run.plan.shards.map((s) => s.region))];
@@ -348,6 +351,7 @@ async function followRun(
     await writeFile(options.summaryExport, JSON.stringify(summary, null, 2) + "\n");
     console.log(`summary written to ${options.summaryExport}`);
   }
+  for (const file of options.jsonOut ?? []) await (await import("./json-output.ts")).writeJsonOutput(client, summary, file);
   return { exit: exitCodeOf(view.status), summary };
 }
 

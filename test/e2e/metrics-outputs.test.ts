@@ -1,26 +1,28 @@
 /**
- * End to end: a real Prometheus (the `prometheus` binary, Debian's package) scrapes a run
- * on the local stack through GET /v1/runs/:id/metrics and GET /metrics, with the API token
+ * End to end, the ways a run's numbers leave edgeload. A real Prometheus (the `prometheus`
+ * binary, Debian's package) scrapes a run on the local stack through GET /v1/runs/:id/metrics and GET /metrics, with the API token
  * in its scrape_config; its HTTP API then answers with the summary's counts exactly and
- * histogram_quantile() within the bound core/metrics-exposition.ts states.
+ * histogram_quantile() within the bound core/metrics-exposition.ts states. And the CLI's
+ * `--out json=FILE` writes k6 JSON lines that add up to the summary.
  *
  * Prometheus listens on loopback only, on a free port, with its TSDB in a temp folder, and
  * is stopped in afterAll. Without a `prometheus` binary the test is skipped, saying so
  * (`.ci/run` installs it).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { QUANTILE_RELATIVE_ERROR } from "../../core/metrics-exposition.ts";
 import { RELATIVE_ERROR } from "../../core/histogram.ts";
+import { runCli } from "./cli-process.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
 const PROMETHEUS = process.env.PROMETHEUS_BIN ?? "prometheus";
 const available = spawnSync(PROMETHEUS, ["--version"]).status === 0;
-if (!available) console.warn(`prometheus-scrape: skipped — no \`${PROMETHEUS}\` binary (apt-get install prometheus, or set PROMETHEUS_BIN)`);
+if (!available) console.warn(`metrics-outputs: Prometheus test skipped — no \`${PROMETHEUS}\` binary (apt-get install prometheus, or set PROMETHEUS_BIN)`);
 
 const fixture = useLocalStack("edgeload-prometheus-");
 let prometheus: ChildProcess | undefined;
@@ -165,4 +167,31 @@ ${runId ? `  - job_name: edgeload-run
   expect(unknown.status).toBe(404);
   expect(unknown.headers.get("content-type")).toContain("application/problem+json");
   console.info(`prometheus vs summary (run ${run.id}, ${requests} requests): ${figures.join("; ")}`);
+});
+
+it("edgeload run --out json=FILE writes k6 JSON lines whose counters sum to the summary's", async () => {
+  const { stack } = fixture;
+  const dir = await mkdtemp(join(tmpdir(), "edgeload-jsonl-"));
+  try {
+    const file = join(dir, "results.jsonl");
+    const summaryFile = join(dir, "summary.json");
+    const result = await runCli(
+      ["run", "--target", `${stack.targetUrl}/delay?ms=2`, "--rate", "40", "--duration", "3s", "--quiet", "--out", `json=${file}`, "--summary-export", summaryFile],
+      { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
+    );
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(await readFile(summaryFile, "utf8")) as { metrics: { http_reqs: { count: number } } };
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string; metric: string; data: { value?: number; time?: string } });
+    expect(lines[0]!.type).toBe("Metric");
+    const requests = lines.filter((l) => l.type === "Point" && l.metric === "http_reqs").reduce((s, l) => s + l.data.value!, 0);
+    expect(requests).toBe(summary.metrics.http_reqs.count);
+    expect(lines.some((l) => l.metric === "http_req_duration" && l.type === "Point")).toBe(true);
+
+    const refused = await runCli(["run", "--target", stack.targetUrl, "--rate", "1", "--duration", "1s", "--out", "influxdb=http://127.0.0.1:1"], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
+    expect(refused.code).toBe(104);
+    expect(refused.stderr).toContain("--out influxdb");
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

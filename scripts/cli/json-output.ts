@@ -1,0 +1,30 @@
+/**
+ * `edgeload run --out json=FILE`: once the run has ended, its stored per-second windows in
+ * k6's JSON-lines output shape (core/k6-json-lines.ts says what each Point aggregates).
+ * Written after the run rather than streamed, because the windows are final only then.
+ */
+import { writeFile } from "node:fs/promises";
+import { JSON_LINES_QUERY, k6JsonLines } from "../../core/k6-json-lines.ts";
+import type { Summary } from "../../core/summary.ts";
+import type { EdgeloadClient } from "./client.ts";
+import { CliError, EXIT } from "./connection.ts";
+
+/** The files of `--out json=FILE` flags; any other output is refused by name. */
+export function jsonOutputFiles(outs: readonly string[] | undefined): string[] {
+  const files: string[] = [];
+  for (const out of outs ?? []) {
+    const eq = out.indexOf("=");
+    const [type, target] = eq < 0 ? [out, ""] : [out.slice(0, eq), out.slice(eq + 1)];
+    if (type !== "json") throw new CliError(`--out ${type}: only json=FILE is supported by the CLI (scrape GET /v1/runs/:id/metrics for Prometheus)`, EXIT.invalidConfig);
+    if (!target) throw new CliError("--out json needs a file: --out json=results.jsonl", EXIT.invalidConfig);
+    files.push(target);
+  }
+  return files;
+}
+
+export async function writeJsonOutput(client: EdgeloadClient, summary: Summary, file: string): Promise<void> {
+  const { runId, startedAt } = summary.edgeload;
+  const { rows } = await client.query(runId, JSON_LINES_QUERY);
+  await writeFile(file, k6JsonLines(rows, runId, Date.parse(startedAt)));
+  console.log(`k6 JSON lines written to ${file}`);
+}
