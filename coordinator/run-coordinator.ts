@@ -234,7 +234,7 @@ export class RunCoordinator extends DurableObject<Env> {
       runId: run.runId,
       name: run.spec.name,
       status: run.status,
-      totals: this.#totals.toWire(),
+      totals: this.#totals.cellsWire(), // per-shard stats are not exposed: not sent either
       // An ended run asks for nothing more: its gauges drop to 0 rather than freeze.
       targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,
       targetVUs: target.vus === null ? null : ended ? 0 : target.vus,

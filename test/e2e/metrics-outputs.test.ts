@@ -136,11 +136,17 @@ ${runId ? `  - job_name: edgeload-run
   }).catch((error: Error) => {
     throw new Error(`${error.message}; targets: see ${base}/targets; prometheus log tail:\n${promLog}`);
   });
+  // /metrics keeps an ended run for a while, so its final totals are scraped there too.
+  await eventually("a /metrics scrape after the run ended", async () => {
+    const r = await query(base, `edgeload_run_info{job="edgeload-active",run_id="${run.id}",status="passed"}`);
+    return r.length ? true : undefined;
+  });
   const scalar = async (promql: string) => Number((await query(base, promql))[0]?.value[1] ?? NaN);
   const sel = `job="edgeload-run",run_id="${run.id}"`;
 
   const requests = await scalar(`sum(edgeload_http_reqs_total{${sel}})`);
   expect(requests).toBe(summary.metrics.http_reqs!.count);
+  expect(await scalar(`sum(edgeload_http_reqs_total{job="edgeload-active",run_id="${run.id}"})`)).toBe(requests);
   const failed = await scalar(`sum(edgeload_http_req_failed_total{${sel}})`);
   expect(failed).toBeGreaterThan(0);
   expect(await scalar(`sum(edgeload_http_reqs_total{${sel},status="503"})`)).toBe(failed);
