@@ -54,6 +54,21 @@ export const LE_BOUNDS_US: readonly number[] = (() => {
   return out;
 })();
 
+/** Counts of `h`'s values below each of LE_BOUNDS_US (exact: see the header comment). */
+export function cumulativeCounts(h: Histogram): number[] {
+  const buckets = h.buckets();
+  const out: number[] = [];
+  let i = 0;
+  let cumulative = 0;
+  for (const bound of LE_BOUNDS_US) {
+    // Bounds are bucket boundaries, so a bucket's midpoint is below a bound exactly when
+    // all of the bucket is.
+    while (i < buckets.length && buckets[i]![0] < bound) cumulative += buckets[i++]![1];
+    out.push(cumulative);
+  }
+  return out;
+}
+
 /** Worst-case relative error of histogram_quantile() over LE_BOUNDS_US. */
 export const QUANTILE_RELATIVE_ERROR = 1 / 8;
 
@@ -78,15 +93,8 @@ class Families {
   }
 
   histogram(family: string, help: string, labels: Labels, h: Histogram): void {
-    const buckets = h.buckets();
-    let i = 0;
-    let cumulative = 0;
-    for (const bound of LE_BOUNDS_US) {
-      // Bounds are bucket boundaries, so a bucket's midpoint is below a bound exactly when
-      // all of the bucket is.
-      while (i < buckets.length && buckets[i]![0] < bound) cumulative += buckets[i++]![1];
-      this.add(family, "histogram", help, `${family}_bucket`, { ...labels, le: formatValue(bound / 1e6) }, cumulative);
-    }
+    const cumulative = cumulativeCounts(h);
+    LE_BOUNDS_US.forEach((bound, i) => this.add(family, "histogram", help, `${family}_bucket`, { ...labels, le: formatValue(bound / 1e6) }, cumulative[i]!));
     this.add(family, "histogram", help, `${family}_bucket`, { ...labels, le: "+Inf" }, h.count);
     this.add(family, "histogram", help, `${family}_sum`, labels, h.sum / 1e6);
     this.add(family, "histogram", help, `${family}_count`, labels, h.count);
