@@ -7,20 +7,6 @@ import { writeFile } from "node:fs/promises";
 import { JSON_LINES_QUERY, k6JsonLines } from "../../core/k6-json-lines.ts";
 import type { Summary } from "../../core/summary.ts";
 import type { EdgeloadClient } from "./client.ts";
-import { CliError, EXIT } from "./connection.ts";
-
-/** The files of `--out json=FILE` flags; any other output is refused by name. */
-export function jsonOutputFiles(outs: readonly string[] | undefined): string[] {
-  const files: string[] = [];
-  for (const out of outs ?? []) {
-    const eq = out.indexOf("=");
-    const [type, target] = eq < 0 ? [out, ""] : [out.slice(0, eq), out.slice(eq + 1)];
-    if (type !== "json") throw new CliError(`--out ${type}: only json=FILE is supported by the CLI (scrape GET /v1/runs/:id/metrics for Prometheus)`, EXIT.invalidConfig);
-    if (!target) throw new CliError("--out json needs a file: --out json=results.jsonl", EXIT.invalidConfig);
-    files.push(target);
-  }
-  return files;
-}
 
 export async function writeJsonOutput(client: EdgeloadClient, summary: Summary, file: string): Promise<void> {
   const { runId, startedAt } = summary.edgeload;

@@ -30,7 +30,7 @@ import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scena
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
   edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file] [--max-cost USD]
-                 [--out json=results.jsonl]
+                 [--out json=results.jsonl] [--out opentelemetry=http://127.0.0.1:4318/v1/metrics]
                  [--url URL --token TOKEN] [--quiet]
   edgeload run   --target URL --rate N --duration 30s [--shards N] [--regions wnam,enam]
                  [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]
@@ -188,13 +188,14 @@ async function runCommand(args: string[]): Promise<number> {
   const secrets = namedValues("secret", values.secret);
   const needsDev = JSON.stringify(base).includes(LOCAL_ADMIN_SECRET) || Object.values(secrets).includes(LOCAL_ADMIN_SECRET);
   const overridden = withOverrides(base, vars, secrets, needsDev ? await (await import("./dev-file.ts")).readDevFile() : null);
+  const { jsonFiles: jsonOut, pushOutputs } = (await import("./out-flags.ts")).parseOutFlags(values.out);
   const spec = values["max-cost"] === undefined ? overridden : { ...(overridden as object), maxCost: (await import("./plan-command.ts")).maxCost(values["max-cost"]) };
+  if (pushOutputs.length) Object.assign(spec as object, { outputs: [...((spec as { outputs?: unknown[] }).outputs ?? []), ...pushOutputs] });
   // Validate before talking to anyone, as k6 does; the API validates again (authoritatively).
   const checked = parseRunSpec(spec);
   if (!checked.ok) {
     throw new CliError(`invalid run spec:\n${checked.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   }
-  const jsonOut = (await import("./json-output.ts")).jsonOutputFiles(values.out);
   const client = await connect(values);
   return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet, jsonOut });
 }

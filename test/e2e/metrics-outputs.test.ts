@@ -3,7 +3,9 @@
  * binary, Debian's package) scrapes a run on the local stack through GET /v1/runs/:id/metrics and GET /metrics, with the API token
  * in its scrape_config; its HTTP API then answers with the summary's counts exactly and
  * histogram_quantile() within the bound core/metrics-exposition.ts states. And the CLI's
- * `--out json=FILE` writes k6 JSON lines that add up to the summary.
+ * `--out json=FILE` writes k6 JSON lines that add up to the summary. And `outputs` push
+ * OTLP/HTTP metrics to a loopback receiver once a window, while a second, hanging endpoint
+ * shows its timeouts in the status without slowing the run.
  *
  * Prometheus listens on loopback only, on a free port, with its TSDB in a temp folder, and
  * is stopped in afterAll. Without a `prometheus` binary the test is skipped, saying so
@@ -11,6 +13,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -201,3 +204,85 @@ it("edgeload run --out json=FILE writes k6 JSON lines whose counters sum to the 
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+it("pushes OTLP metrics to each output once a window; a hanging endpoint neither slows nor fails the run", async () => {
+  const { stack, client } = fixture;
+  const received: Array<{ authorization: string | undefined; contentType: string | undefined; body: OtlpBody }> = [];
+  const receiver = createHttpServer((req, res) => {
+    let data = "";
+    req.on("data", (chunk: Buffer) => (data += chunk.toString()));
+    req.on("end", () => {
+      received.push({ authorization: req.headers.authorization, contentType: req.headers["content-type"], body: JSON.parse(data) as OtlpBody });
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  const hanging = createHttpServer(() => {}); // accepts, never answers
+  await Promise.all([receiver, hanging].map((s) => new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve))));
+  const url = (s: typeof receiver) => `http://127.0.0.1:${(s.address() as { port: number }).port}/v1/metrics`;
+  try {
+    const run = await client.createRun({
+      name: "e2e otlp",
+      target: stack.targetUrl,
+      steps: [{ path: "/delay?ms=2" }],
+      executor: "constant-arrival-rate", rate: 40, duration: "4s", shards: 1, regions: ["weur"],
+      outputs: [
+        { type: "opentelemetry", url: url(receiver), headers: { authorization: "Bearer otlp-secret" } },
+        { type: "opentelemetry", url: url(hanging) },
+      ],
+    });
+    expect(JSON.stringify(run)).not.toContain("otlp-secret");
+    const final = await client.waitForEnd(run.id, () => {}, 250);
+    expect(final.status).toBe("passed");
+    const summary = (await client.summary(run.id)) as unknown as { metrics: { http_reqs: { count: number }; dropped_iterations?: { count: number } } };
+    // Not slowed: every due iteration was sent, none dropped.
+    expect(summary.metrics.http_reqs.count).toBe(160);
+    expect(summary.metrics.dropped_iterations?.count ?? 0).toBe(0);
+
+    // The final push lands shortly after the end.
+    const view = await eventually("the final OTLP push", async () => {
+      const v = await client.getRun(run.id);
+      const last = received.at(-1);
+      return last && sumOf(last.body, "edgeload_http_reqs") === 160 ? v : undefined;
+    });
+    expect(received.length).toBeGreaterThanOrEqual(3);
+    expect(received.every((r) => r.authorization === "Bearer otlp-secret" && r.contentType === "application/json")).toBe(true);
+    const last = received.at(-1)!.body;
+    const resource = Object.fromEntries(last.resourceMetrics[0]!.resource.attributes.map((a) => [a.key, a.value.stringValue]));
+    expect(resource).toMatchObject({ "service.name": "edgeload", "edgeload.run_id": run.id });
+    const reqs = metricOf(last, "edgeload_http_reqs")!.sum!.dataPoints[0]!;
+    expect(Object.fromEntries(reqs.attributes.map((a) => [a.key, a.value.stringValue]))).toEqual({ region: "weur", step: "0", status: "200" });
+    const duration = metricOf(last, "edgeload_http_req_duration")!.histogram!.dataPoints[0]!;
+    expect(Number(duration.count)).toBe(160);
+    expect(duration.bucketCounts.map(Number).reduce((a, b) => a + b, 0)).toBe(160);
+
+    // The status counts both outputs' outcomes; the hanging one timed out, never pushed.
+    const [good, bad] = view.outputs!;
+    expect(good).toMatchObject({ url: url(receiver), failedAttempts: 0 });
+    expect(good!.pushed).toBeGreaterThanOrEqual(3);
+    expect(bad!.pushed).toBe(0);
+    expect(bad!.failedAttempts + bad!.dropped).toBeGreaterThan(0);
+    expect(bad!.lastError).toMatch(/timeout|abort/i);
+    console.info(`otlp outputs (run ${run.id}): ${JSON.stringify(view.outputs)}; receiver got ${received.length} pushes`);
+  } finally {
+    for (const s of [receiver, hanging]) {
+      s.closeAllConnections();
+      await new Promise((resolve) => s.close(resolve));
+    }
+  }
+});
+
+interface OtlpKeyValue { key: string; value: { stringValue?: string } }
+interface OtlpMetric {
+  name: string;
+  sum?: { dataPoints: Array<{ attributes: OtlpKeyValue[]; asInt?: number | string }> };
+  histogram?: { dataPoints: Array<{ attributes: OtlpKeyValue[]; count: number | string; bucketCounts: Array<number | string> }> };
+}
+interface OtlpBody { resourceMetrics: Array<{ resource: { attributes: OtlpKeyValue[] }; scopeMetrics: Array<{ metrics: OtlpMetric[] }> }> }
+
+function metricOf(body: OtlpBody, name: string): OtlpMetric | undefined {
+  return body.resourceMetrics[0]?.scopeMetrics[0]?.metrics.find((m) => m.name === name);
+}
+
+function sumOf(body: OtlpBody, name: string): number {
+  return (metricOf(body, name)?.sum?.dataPoints ?? []).reduce((s, p) => s + Number(p.asInt ?? 0), 0);
+}
