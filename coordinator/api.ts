@@ -1,7 +1,7 @@
 /**
  * The HTTP API under /v1 (Hono). Handlers stay thin: parse and validate at the edge,
  * check policy, then hand over to the run's RunCoordinator or to the results store.
- * Every route but /healthz requires `Authorization: Bearer <EDGELOAD_API_TOKEN>`.
+ * Every route but /healthz (and signed /seeds/:name) requires `Authorization: Bearer <EDGELOAD_API_TOKEN>`.
  */
 import { Hono, type Context } from "hono";
 import { ArrivalSchedule } from "../core/arrival-schedule.ts";
@@ -21,6 +21,7 @@ import { loadQueryInput, loadSeries } from "./results-queries.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
 import { baselinesApi, compareApi } from "./compare-api.ts";
 import { crosscheckApi } from "./crosscheck-api.ts";
+import { metricsApi } from "./metrics-api.ts";
 import { reportApi } from "./report-api.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
 
@@ -42,8 +43,9 @@ api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env) }));
 // Signed seed URLs carry their own credential (see signed-url.ts): no API token here.
 api.get("/seeds/:name", signedSeedFetch);
 
-// Every /v1 route needs a token; a read-only token only reads (access.ts).
+// Every /v1 route and /metrics need a token; a read-only token only reads (access.ts).
 api.use("/v1/*", requireToken);
+api.use("/metrics", requireToken);
 
 /** The body's run spec, validated and planned under this deployment's caps. */
 async function plannedRun(c: Context<App>): Promise<{ spec: RunSpec; plan: Plan }> {
@@ -215,6 +217,7 @@ api.route("/v1/runs", compareApi); // GET /v1/runs/:a/compare/:b
 api.route("/v1", baselinesApi); // PUT /v1/baselines/:name, GET /v1/baselines
 api.route("/v1/runs", reportApi); // GET /v1/runs/:id/report
 api.route("/v1/runs", crosscheckApi); // POST/GET /v1/runs/:id/crosscheck
+api.route("/", metricsApi); // GET /v1/runs/:id/metrics, GET /metrics (Prometheus)
 
 function coordinatorOf(c: Context<App>) {
   const id = c.req.param("id") ?? "";

@@ -11,7 +11,7 @@
  * checkpoint; a restarted object rebuilds totals and unwritten windows from checkpoint +
  * log, so nothing is lost and nothing is counted twice.
  *
- * RPC surface: create(), flush(), status(), summary(), abort().
+ * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort().
  */
 import { DurableObject } from "cloudflare:workers";
 import { targetLoadAt } from "../core/load-profile.ts";
@@ -25,6 +25,9 @@ import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../cor
 import { shardAssignments } from "../core/shard-assignment.ts";
 import { phaseFailure, runPhase, type PhaseResult } from "../scenarios/run-phase.ts";
 import type { Env } from "./env.ts";
+import type { RunMetricsWire } from "../core/metrics-exposition.ts";
+import { OTLP_CONTENT_TYPES, otlpMetricsBody } from "../core/otlp-metrics.ts";
+import { MetricsPusher } from "./metrics-push.ts";
 import { insertRun, insertShards, seriesStatements, updateRunStatus, updateShard, windowStatements, type SeriesRow, type WindowCell } from "./results-store.ts";
 
 interface RunRecord {
@@ -87,6 +90,8 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Requests sent per window, across shards, for the live achieved rate. */
   #iterationsByWindow = new Map<number, number>();
   #lastCheckpointMs = 0;
+  /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
+  #pusher = new MetricsPusher();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -215,6 +220,31 @@ export class RunCoordinator extends DurableObject<Env> {
       },
       thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" : null,
       lastError: run.lastError ?? null,
+      ...(run.spec.outputs?.length ? { outputs: this.#pusher.status(run.spec.outputs) } : {}),
+    };
+  }
+
+  /**
+   * What GET /v1/runs/:id/metrics exposes (core/metrics-exposition.ts): the run's totals
+   * per region and step as they stand, and its live gauges.
+   */
+  async metricsSource(): Promise<RunMetricsWire | null> {
+    const run = this.#run;
+    if (!run) return null;
+    const elapsedMs = Math.max(0, Math.min((run.endMs ?? Date.now()) - run.t0Ms, run.spec.durationMs));
+    const ended = FINAL_STATUSES.includes(run.status);
+    const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
+    const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
+    return {
+      runId: run.runId,
+      name: run.spec.name,
+      status: run.status,
+      totals: this.#totals.cellsWire(), // per-shard stats are not exposed: not sent either
+      // An ended run asks for nothing more: its gauges drop to 0 rather than freeze.
+      targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,
+      targetVUs: target.vus === null ? null : ended ? 0 : target.vus,
+      achievedRatePerS: ended ? 0 : (this.#iterationsByWindow.get(lastComplete) ?? 0),
+      peakInFlight: Object.values(run.telemetry).reduce((sum, t) => sum + t.peakInFlight, 0),
     };
   }
 
@@ -288,6 +318,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const everyoneDone = run.shardsDone.length === run.plan.shards.length;
 
     await this.#writeClosedWindows(run, now, everyoneDone);
+    this.#pushMetrics(run, now);
 
     const step = lifecycleStep(
       { status: run.status, stopping: run.stopping, endMs: run.endMs, t0Ms: run.t0Ms, durationMs: run.spec.durationMs, timeoutMs: run.spec.timeoutMs, everyoneDone },
@@ -304,6 +335,17 @@ export class RunCoordinator extends DurableObject<Env> {
     }
     if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) this.#checkpoint();
     await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
+  }
+
+  /** Starts the push outputs' requests (never awaited: see metrics-push.ts). */
+  #pushMetrics(run: RunRecord, now: number): void {
+    const outputs = run.spec.outputs ?? [];
+    if (!outputs.length || now < run.t0Ms) return;
+    try {
+      this.#pusher.push(outputs, () => ({ bytes: otlpMetricsBody({ runId: run.runId, name: run.spec.name, t0Ms: run.t0Ms }, this.#totals, now), contentType: OTLP_CONTENT_TYPES.json }));
+    } catch (error) {
+      console.error(`run ${run.runId}: metrics push not started: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   #shardStub(index: number) {
@@ -465,6 +507,9 @@ export class RunCoordinator extends DurableObject<Env> {
     const now = Date.now();
     const endMs = run.endMs ?? Math.min(now, run.t0Ms + run.spec.durationMs);
     await this.#writeClosedWindows(run, now, true);
+    // The last push, with the final totals and the unredacted spec: after this the
+    // outputs' headers are forgotten with the rest of the secrets.
+    this.#pushMetrics(run, now);
     const provisional = this.#buildSummary({ ...run, endMs }, endMs);
     const status: RunStatus = forced ?? (provisional.edgeload.thresholdsPassed ? "passed" : "failed");
     const final = { ...run, status, stopping: null, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };

@@ -151,4 +151,18 @@ export interface RunView {
   readonly thresholdsOk: boolean | null;
   /** The coordinator's last failure to progress (e.g. D1 unavailable), while it retries. */
   readonly lastError: string | null;
+  /** Push outputs (spec `outputs`) and how their pushes went; absent without outputs. */
+  readonly outputs?: readonly OutputStatus[];
+}
+
+export interface OutputStatus {
+  readonly type: string;
+  readonly url: string;
+  /** Pushes the endpoint accepted. */
+  readonly pushed: number;
+  /** Attempts that failed (timeouts, connection errors, non-2xx), retries included. */
+  readonly failedAttempts: number;
+  /** Windows whose push was given up, or skipped while the previous one was under way. */
+  readonly dropped: number;
+  readonly lastError: string | null;
 }

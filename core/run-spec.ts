@@ -32,6 +32,7 @@ import type { Problem } from "./problem.ts";
 import { METRIC_KINDS, parseThresholds } from "./thresholds.ts";
 import { dataSchema } from "./spec/data-schema.ts";
 import { maxCostSchema } from "./spec/budget-schema.ts";
+import { outputsSchema } from "./spec/outputs-schema.ts";
 import { decodeExecutor, defaultInFlight, rateStages, vuProfile } from "./spec/executor-schema.ts";
 import { dedupe, duration, positiveInt, toProblems } from "./spec/fields.ts";
 import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema } from "./spec/metrics-schema.ts";
@@ -71,6 +72,7 @@ const common = z
     secrets: z.record(z.string(), z.string()).default({}),
     tags: z.record(z.string(), z.string()).default({}),
     maxCost: maxCostSchema,
+    outputs: outputsSchema,
     // Decoded by their own parts: once-per-run steps (run-phases) and named scenarios.
     setup: z.unknown().optional(),
     teardown: z.unknown().optional(),
@@ -181,6 +183,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       secrets: b.secrets,
       tags: b.tags,
       maxCostUsd: b.maxCost ?? null,
+      outputs: b.outputs,
       options,
       setup: phases.setup,
       teardown: phases.teardown,

@@ -62,6 +62,11 @@ export class RunTotals {
     return this.#shards.get(index) ?? new MetricStats();
   }
 
+  /** The wire form without the per-shard stats, for readers that group by region and step only. */
+  cellsWire(): RunTotalsWire {
+    return { cells: [...this.#cells.values()].map((c) => [c.region, c.step, c.stats.toWire()] as const), shards: [] };
+  }
+
   toWire(): RunTotalsWire {
     return {
       cells: [...this.#cells.values()].map((c) => [c.region, c.step, c.stats.toWire()] as const),

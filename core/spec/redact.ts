@@ -39,5 +39,7 @@ export function redactSpec(spec: RunSpec): RunSpec {
       },
     } : spec.scenario,
     steps: redactSteps(spec.steps),
+    // Push endpoints' headers carry their credentials (API keys, bearer tokens).
+    ...(spec.outputs?.length ? { outputs: spec.outputs.map((o) => ({ ...o, headers: Object.fromEntries(Object.keys(o.headers).map((k) => [k, REDACTED])) })) } : {}),
   };
 }

@@ -5,6 +5,7 @@
  * parser.
  */
 import type { RateStage } from "../arrival-schedule.ts";
+import type { OutputSpec } from "./outputs-schema.ts";
 import type { Problem } from "../problem.ts";
 import type { MetricKind, ThresholdInput } from "../thresholds.ts";
 import type { VuProfile } from "../vu-schedule.ts";
@@ -104,6 +105,8 @@ export interface RunSpec {
   readonly tags: Readonly<Record<string, string>>;
   /** Budget cap: the run is refused when its estimated cost (USD) is above it; null: none. */
   readonly maxCostUsd?: number | null;
+  /** Push outputs (OTLP/HTTP metrics), header values secret; absent or [] for none. */
+  readonly outputs?: readonly OutputSpec[];
   /** The executor options as given (normalised), echoed in summaries. */
   readonly options: Readonly<Record<string, unknown>>;
   /** Steps run once, in order, before any shard starts (by the coordinator, not per shard). */

@@ -32,6 +32,7 @@ import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scena
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
   edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file] [--max-cost USD]
+                 [--out json=results.jsonl] [--out opentelemetry=http://127.0.0.1:4318/v1/metrics]
                  [--url URL --token TOKEN] [--quiet]
   edgeload run   --target URL --rate N --duration 30s [--shards N] [--regions wnam,enam]
                  [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]
@@ -153,6 +154,7 @@ Ctrl-C stops it.`);
 const RUN_OPTIONS = {
   ...CONNECTION_OPTIONS,
   "summary-export": { type: "string" },
+  out: { type: "string", multiple: true },
   quiet: { type: "boolean", default: false },
   target: { type: "string" },
   rate: { type: "string" },
@@ -188,7 +190,9 @@ async function runCommand(args: string[]): Promise<number> {
   const secrets = namedValues("secret", values.secret);
   const needsDev = JSON.stringify(base).includes(LOCAL_ADMIN_SECRET) || Object.values(secrets).includes(LOCAL_ADMIN_SECRET);
   const overridden = withOverrides(base, vars, secrets, needsDev ? await (await import("./dev-file.ts")).readDevFile() : null);
+  const { jsonFiles: jsonOut, pushOutputs } = (await import("./out-flags.ts")).parseOutFlags(values.out);
   const spec = values["max-cost"] === undefined ? overridden : { ...(overridden as object), maxCost: (await import("./plan-command.ts")).maxCost(values["max-cost"]) };
+  if (pushOutputs.length) Object.assign(spec as object, { outputs: [...((spec as { outputs?: unknown[] }).outputs ?? []), ...pushOutputs] });
   // Validate before talking to anyone, as k6 does; the API validates again (authoritatively).
   const checked = parseRunSpec(spec);
   if (!checked.ok) {
@@ -198,7 +202,7 @@ async function runCommand(args: string[]): Promise<number> {
   // Against the local stack's own target, reconcile what was sent with what it received.
   const dev = values.url ? null : await (await import("./dev-file.ts")).readDevFile();
   const ledger = dev ? ledgerFor(checked.spec.target, [dev.targetUrl, ...(dev.targetProxyUrl ? [dev.targetProxyUrl] : [])], dev.targetAdminSecret) : null;
-  return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet, ledger });
+  return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet, ledger, jsonOut });
 }
 
 function quickFromFlags(values: Record<string, unknown>): Record<string, unknown> {
@@ -316,6 +320,8 @@ interface FollowOptions {
   readonly quiet?: boolean | undefined;
   /** A target that counts what it receives: reconcile the run with it at the end. */
   readonly ledger?: TargetLedger | null;
+  /** `--out json=FILE` targets: k6 JSON lines written once the run ends. */
+  readonly jsonOut?: readonly string[];
 }
 
 /** Submits a run, shows its progress, prints its summary; the exit code k6 would give. */
@@ -367,6 +373,7 @@ async function followRun(
     await writeFile(options.summaryExport, JSON.stringify(summary, null, 2) + "\n");
     console.log(`summary written to ${options.summaryExport}`);
   }
+  for (const file of options.jsonOut ?? []) await (await import("./json-output.ts")).writeJsonOutput(client, summary, file);
   return { exit: exitCodeOf(view.status), summary };
 }
 

@@ -1,0 +1,80 @@
+/**
+ * Push outputs (`outputs` in the spec): the RunCoordinator hands the run's totals to
+ * `push()` once per tick, after merged windows are written; each output gets an OTLP/HTTP
+ * request (core/otlp-metrics.ts) in the background.
+ *
+ * A slow or failing endpoint must never slow or fail the run, so: nothing here is awaited
+ * on the coordinator's path; each attempt has a timeout (PUSH_TIMEOUT_MS); a failed push is
+ * retried at most PUSH_RETRIES times with a short backoff; while an output's push is still
+ * under way the next window's push is skipped and counted as dropped (totals are
+ * cumulative, so the next push that lands carries everything — a drop costs resolution,
+ * never counts). Outcomes are counted per output and shown in the run's status.
+ */
+import type { OutputSpec } from "../core/spec/outputs-schema.ts";
+import type { OutputStatus } from "../core/protocol.ts";
+
+export const PUSH_TIMEOUT_MS = 2_000;
+export const PUSH_RETRIES = 2;
+const RETRY_BACKOFF_MS = 250;
+
+interface OutputState {
+  pushed: number;
+  failedAttempts: number;
+  dropped: number;
+  lastError: string | null;
+  busy: boolean;
+}
+
+export class MetricsPusher {
+  readonly #states: OutputState[] = [];
+
+  /** Starts one push per output (not awaited); `body` is built once, only if some output is free. */
+  push(outputs: readonly OutputSpec[], body: () => { bytes: Uint8Array; contentType: string }): void {
+    let built: { bytes: Uint8Array; contentType: string } | undefined;
+    outputs.forEach((output, i) => {
+      const state = (this.#states[i] ??= { pushed: 0, failedAttempts: 0, dropped: 0, lastError: null, busy: false });
+      if (state.busy) {
+        state.dropped += 1;
+        return;
+      }
+      built ??= body();
+      state.busy = true;
+      void this.#send(output, state, built).finally(() => (state.busy = false));
+    });
+  }
+
+  /** What the run's status shows: counts per output, its URL without query or credentials. */
+  status(outputs: readonly Pick<OutputSpec, "type" | "url">[]): OutputStatus[] {
+    return outputs.map((o, i) => {
+      const s = this.#states[i];
+      const url = new URL(o.url);
+      return { type: o.type, url: `${url.origin}${url.pathname}`, pushed: s?.pushed ?? 0, failedAttempts: s?.failedAttempts ?? 0, dropped: s?.dropped ?? 0, lastError: s?.lastError ?? null };
+    });
+  }
+
+  async #send(output: OutputSpec, state: OutputState, body: { bytes: Uint8Array; contentType: string }): Promise<void> {
+    for (let attempt = 0; attempt <= PUSH_RETRIES; attempt++) {
+      if (attempt) await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS * attempt));
+      try {
+        const response = await fetch(output.url, {
+          method: "POST",
+          headers: { ...output.headers, "content-type": body.contentType },
+          body: body.bytes,
+          signal: AbortSignal.timeout(PUSH_TIMEOUT_MS),
+        });
+        await response.body?.cancel();
+        if (response.ok) {
+          state.pushed += 1;
+          return;
+        }
+        state.lastError = `HTTP ${response.status}`;
+        // 4xx other than 429 will not get better by retrying the same body.
+        if (response.status < 500 && response.status !== 429) break;
+      } catch (error) {
+        state.lastError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      }
+      state.failedAttempts += 1;
+    }
+    state.dropped += 1;
+  }
+}

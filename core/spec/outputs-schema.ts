@@ -1,0 +1,29 @@
+/**
+ * The spec's push outputs: `"outputs": [{ "type": "opentelemetry", "url": "…/v1/metrics",
+ * "headers": { "authorization": "Bearer …" } }]`. The coordinator pushes the run's
+ * cumulative metrics to each once per merged window (coordinator/metrics-push.ts), with a
+ * timeout and bounded retries; failures are counted in the run's status, never fail it.
+ * Header values are secrets: redacted wherever the spec is shown, and the spec holding
+ * them is forgotten when the run ends.
+ */
+import { z } from "zod";
+
+export const OUTPUT_TYPES = ["opentelemetry"] as const;
+export type OutputType = (typeof OUTPUT_TYPES)[number];
+
+export interface OutputSpec {
+  readonly type: OutputType;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export const outputsSchema = z
+  .array(
+    z.object({
+      type: z.enum(OUTPUT_TYPES, { message: `one of ${OUTPUT_TYPES.join(", ")} (OTLP/HTTP protobuf; Prometheus: scrape GET /v1/runs/:id/metrics)` }),
+      url: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an absolute http or https URL, e.g. http://127.0.0.1:4318/v1/metrics"),
+      headers: z.record(z.string(), z.string()).default({}),
+    }).strict(),
+  )
+  .max(4, "at most 4 outputs")
+  .default([]);
