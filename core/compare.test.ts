@@ -128,6 +128,7 @@ describe("compareRuns on synthetic runs", () => {
     const candidate = syntheticRun({ requests: 50_000, seed: 6, scale: 1.08 });
     const fine = compareRuns({ ...baseline, clockResolutionMs: 0.001 }, { ...candidate, clockResolutionMs: 0.001 }, { minRelative: 0 });
     expect(metric(fine, "mean").verdict).toBe("regressed");
+    expect(fine.notes).toContain("the runs were timed with a 0.001 ms clock: the latency minimum of 1 ms is at least one step of it");
     // …but not when one run's clock moved in 10 ms steps: the change is inside one step.
     const coarse = compareRuns({ ...baseline, clockResolutionMs: 1 }, { ...candidate, clockResolutionMs: 10 }, { minRelative: 0 });
     expect(metric(coarse, "mean").verdict).toBe("unchanged");

@@ -119,6 +119,7 @@ export function compareRuns(baseline: QueryInput, candidate: QueryInput, options
   const b = groupsByRegion(candidate, trend);
   const notes: string[] = [];
   if (clockMs > asked.minLatencyMs) notes.push(`the runs were timed with a ${clockMs} ms clock: latency changes under ${clockMs} ms are not counted (asked: ${asked.minLatencyMs} ms)`);
+  else if (clockMs > 0) notes.push(`the runs were timed with a ${clockMs} ms clock: the latency minimum of ${asked.minLatencyMs} ms is at least one step of it`);
   const regions: RegionSamples[] = [];
   const metrics: MetricComparison[] = [];
   for (const region of new Set([...a.keys(), ...b.keys()])) {

@@ -7,6 +7,7 @@
  * The coordinator builds this from D1 (coordinator/report-api.ts); the CLI fetches it as
  * JSON from the same route and renders it locally.
  */
+import type { Delivery } from "../core/delivery.ts";
 import type { Reconciliation } from "../cloudflare/analytics/reconcile.ts";
 import { aggregateGroups, runQuery, type Query, type QueryInput, type QueryMetric, type QueryRow } from "../core/query.ts";
 import { parseRunSpec } from "../core/run-spec.ts";
@@ -26,6 +27,8 @@ export interface ReportInput {
   readonly latencyBuckets: ReadonlyArray<readonly [number, number]>;
   /** `edgeload cf-analytics --format json` for the run, when the report should include it. */
   readonly cloudflare?: Reconciliation;
+  /** What the target received of the run, when it counts (core/delivery.ts). */
+  readonly delivery?: Delivery;
 }
 
 const PER_SECOND_METRICS: readonly QueryMetric[] = ["iterations", "requests", "rps", "error_rate", "p50", "p95", "p99"];

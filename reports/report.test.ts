@@ -7,6 +7,7 @@ import type { HistogramRow, QueryInput, QueryRow, WindowRow } from "../core/quer
 import { parseRunSpec } from "../core/run-spec.ts";
 import { RunTotals } from "../core/run-totals.ts";
 import { MetricStats } from "../core/stats.ts";
+import { reconcileDelivery } from "../core/delivery.ts";
 import type { ShardTelemetry } from "../core/protocol.ts";
 import { buildSummary, type Summary } from "../core/summary.ts";
 import { CHART_FILES, LATENCY_COLUMNS, latencyBins, renderReport } from "./report.ts";
@@ -228,6 +229,26 @@ describe("renderReport: how far the latencies can be trusted", async () => {
     const plain = await renderReport(fixture().input);
     expect(plain.markdown).not.toMatch(/^Clock:|^Path:/m);
     expect(plain.charts[CHART_FILES.histogram]).not.toContain("timed with a clock");
+  });
+});
+
+describe("renderReport: delivery", async () => {
+  const { input } = fixture();
+  const delivery = reconcileDelivery(
+    [{ second: 0, step: "login", sent: 10 }, { second: 1, step: "login", sent: 10 }],
+    [{ second: 0, step: "login", count: 10 }, { second: 1, step: "login", count: 8 }],
+    { connectionErrors: 2, timeouts: 0 },
+  );
+  const report = await renderReport({ ...input, delivery });
+
+  it("sets sent against received in the shape of the Cloudflare section: period, counts, difference, findings", () => {
+    expect(report.markdown).toContain("## Delivery (sent against received)");
+    expect(tableAfter(report.markdown, "## Delivery (sent against received)")).toEqual([
+      ["1 s · login", "10", "8", "-2"],
+      ["step login", "20", "18", "-2"],
+      ["run total", "20", "18", "-2"],
+    ]);
+    expect(report.markdown).toContain("2 never reached the target: the client could not connect (connection errors)");
   });
 });
 

@@ -11,6 +11,7 @@
  * const { markdown, charts, html } = await renderReport(reportInput(summary, rows));
  */
 import { cloudflareBlocks } from "./cloudflare-section.ts";
+import { deliveryBlocks } from "./delivery-section.ts";
 import type { QueryRow } from "../core/query.ts";
 import type { CustomMetricSummary, TrendSummary } from "../core/summary.ts";
 import { distributionShape } from "../core/distribution-shape.ts";
@@ -60,6 +61,7 @@ function reportBlocks(input: ReportInput): Block[] {
     ...thresholdBlocks(input),
     ...scenarioBlocks(input),
     ...saturationBlocks(input),
+    ...(input.delivery ? deliveryBlocks(input.delivery) : []),
     ...(input.cloudflare ? cloudflareBlocks(input.cloudflare) : []),
     { kind: "heading", level: 2, text: "Charts" },
     { kind: "chart", file: CHART_FILES.rate, title: "Achieved vs target rate (iterations per second)" },

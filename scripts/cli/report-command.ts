@@ -19,6 +19,10 @@ import { indexEntry, updateIndex } from "../../reports/report-index.ts";
 import { renderReport } from "../../reports/report.ts";
 import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
+import type { EdgeloadClient } from "./client.ts";
+import type { Delivery } from "../../core/delivery.ts";
+import { checkDelivery, ledgerFor } from "./delivery-check.ts";
+import { readDevFile } from "./dev-file.ts";
 
 const OPTIONS = { ...CONNECTION_OPTIONS, out: { type: "string" }, local: { type: "boolean", default: false }, "cf-analytics": { type: "string" } } as const;
 
@@ -36,7 +40,8 @@ export async function reportCommand(args: string[]): Promise<number> {
   const client = v.local ? null : await connect(v).catch(() => null);
   const input = client ? await client.reportInput(runId) : await localReportInput(runId);
   const cloudflare = v["cf-analytics"] ? await readReconciliation(v["cf-analytics"], runId) : undefined;
-  const report = await renderReport(cloudflare ? { ...input, cloudflare } : input);
+  const delivery = client ? await deliveryOf(client, runId, input.summary.edgeload.target) : null;
+  const report = await renderReport({ ...input, ...(cloudflare ? { cloudflare } : {}), ...(delivery ? { delivery } : {}) });
 
   await mkdir(out, { recursive: true });
   await writeFile(join(out, "report.md"), report.markdown);
@@ -50,6 +55,13 @@ export async function reportCommand(args: string[]): Promise<number> {
   console.log(`report for ${runId} (${input.summary.edgeload.status}) in ${shown(out)}/: report.md, report.html, ${Object.keys(report.charts).join(", ")}`);
   console.log(`index: ${shown(index)}`);
   return EXIT.ok;
+}
+
+/** Against the running local stack's target, which counts what it receives: the run's delivery. */
+async function deliveryOf(client: EdgeloadClient, runId: string, target: string): Promise<Delivery | null> {
+  const dev = await readDevFile();
+  const ledger = dev ? ledgerFor(target, [dev.targetUrl, ...(dev.targetProxyUrl ? [dev.targetProxyUrl] : [])], dev.targetAdminSecret) : null;
+  return ledger ? checkDelivery(client, runId, ledger).catch(() => null) : null;
 }
 
 function parseOptions(args: string[]) {

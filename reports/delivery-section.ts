@@ -1,0 +1,32 @@
+/**
+ * The "Delivery" section of a report: what the run sent against what the target received
+ * (core/delivery.ts), in the shape of the "Cloudflare's view" section beside it — a period,
+ * the run's count, the other side's count and the difference, then the findings — so that
+ * the two reconciliations read alike: one against the target itself, by second, the other
+ * against Cloudflare's analytics, by minute.
+ */
+import type { Delivery } from "../core/delivery.ts";
+import type { Block } from "./document.ts";
+
+/** The seconds that differ, at most this many (the totals and per-step rows always show). */
+const MAX_SECONDS = 20;
+
+export function deliveryBlocks(d: Delivery): Block[] {
+  const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
+  const differing = d.rows.filter((r) => r.difference !== 0);
+  return [
+    { kind: "heading", level: 2, text: "Delivery (sent against received)" },
+    { kind: "paragraph", text: ["Every request carried ", { code: "x-edgeload-run" }, "; the target counted what arrived, by the second it was sent in and its step."] },
+    {
+      kind: "table",
+      columns: ["second / step", "sent", "received", "Δ (received − sent)"],
+      numeric: [false, true, true, true],
+      rows: [
+        ...differing.slice(0, MAX_SECONDS).map((r) => [`${r.second} s · ${r.step}`, String(r.sent), String(r.received), signed(r.received - r.sent)]),
+        ...d.perStep.map((s) => [`step ${s.step}`, String(s.sent), String(s.received), signed(s.received - s.sent)]),
+        ["run total", String(d.totals.sent), String(d.totals.received), signed(d.totals.received - d.totals.sent)],
+      ],
+    },
+    { kind: "list", items: d.findings.map((f) => [f]) },
+  ];
+}
