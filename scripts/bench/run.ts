@@ -21,7 +21,9 @@
  *  5. streams: what an open SSE stream costs a shard in memory, measured against the same
  *     number of VUs sending short requests (the figure behind the plan's streams per shard).
  *
- * Options: --only histogram|generator|query|soak|streams, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
+ *  6. fuzz: the parsers at the edge against 10,000 generated bad inputs each.
+ *
+ * Options: --only histogram|generator|query|soak|streams|fuzz, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -334,8 +336,34 @@ async function streamsBench(): Promise<void> {
   }
 }
 
+/**
+ * 6. fuzz: every parser at the edge (core/bad-input-surfaces.ts) against 10,000 generated
+ *    bad inputs each: none may throw, every problem must name a field.
+ */
+async function fuzzBench(): Promise<void> {
+  const { BAD_INPUT_SURFACES, fuzzSurface } = await import("../../core/bad-input-surfaces.ts");
+  const cases = 10_000;
+  console.log(`\n## Fuzz: ${cases.toLocaleString("en-US")} generated bad inputs per surface\n`);
+  const rows = [["surface", "cases", "failures", "ms"]];
+  let failed = 0;
+  for (const surface of BAD_INPUT_SURFACES) {
+    const started = performance.now();
+    let failure = "0";
+    try {
+      fuzzSurface(surface, cases);
+    } catch (error) {
+      failed++;
+      failure = (error as Error).message.split("\n")[0]!.slice(0, 80);
+    }
+    rows.push([surface.name, String(cases), failure, (performance.now() - started).toFixed(0)]);
+  }
+  console.log(table(rows));
+  if (failed) process.exitCode = 1;
+}
+
 if (!values.only || values.only === "histogram") histogramBench();
 if (!values.only || values.only === "generator") await generatorBench();
 if (!values.only || values.only === "query") await queryBench();
 if (!values.only || values.only === "soak") await soakBench();
 if (!values.only || values.only === "streams") await streamsBench();
+if (!values.only || values.only === "fuzz") await fuzzBench();
