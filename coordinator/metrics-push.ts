@@ -6,9 +6,10 @@
  * A slow or failing endpoint must never slow or fail the run, so: nothing here is awaited
  * on the coordinator's path; each attempt has a timeout (PUSH_TIMEOUT_MS); a failed push is
  * retried at most PUSH_RETRIES times with a short backoff; while an output's push is still
- * under way the next window's push is skipped and counted as dropped (totals are
- * cumulative, so the next push that lands carries everything — a drop costs resolution,
- * never counts). Outcomes are counted per output and shown in the run's status.
+ * under way, the newest window's body waits for it and an older waiting one is dropped and
+ * counted (totals are cumulative, so the next push that lands carries everything — a drop
+ * costs resolution, never counts, and the final totals are always sent last). Outcomes
+ * are counted per output and shown in the run's status.
  */
 import type { OutputSpec } from "../core/spec/outputs-schema.ts";
 import type { OutputStatus } from "../core/protocol.ts";
@@ -23,23 +24,35 @@ interface OutputState {
   dropped: number;
   lastError: string | null;
   busy: boolean;
+  /** The newest body waiting for the push under way. */
+  waiting: { bytes: Uint8Array; contentType: string } | null;
 }
 
 export class MetricsPusher {
   readonly #states: OutputState[] = [];
 
-  /** Starts one push per output (not awaited); `body` is built once, only if some output is free. */
+  /** Starts (or queues behind the one under way) one push per output; never awaited. */
   push(outputs: readonly OutputSpec[], body: () => { bytes: Uint8Array; contentType: string }): void {
     let built: { bytes: Uint8Array; contentType: string } | undefined;
     outputs.forEach((output, i) => {
-      const state = (this.#states[i] ??= { pushed: 0, failedAttempts: 0, dropped: 0, lastError: null, busy: false });
+      const state = (this.#states[i] ??= { pushed: 0, failedAttempts: 0, dropped: 0, lastError: null, busy: false, waiting: null });
+      built ??= body();
       if (state.busy) {
-        state.dropped += 1;
+        if (state.waiting) state.dropped += 1;
+        state.waiting = built;
         return;
       }
-      built ??= body();
-      state.busy = true;
-      void this.#send(output, state, built).finally(() => (state.busy = false));
+      this.#start(output, state, built);
+    });
+  }
+
+  #start(output: OutputSpec, state: OutputState, body: { bytes: Uint8Array; contentType: string }): void {
+    state.busy = true;
+    void this.#send(output, state, body).finally(() => {
+      state.busy = false;
+      const next = state.waiting;
+      state.waiting = null;
+      if (next) this.#start(output, state, next);
     });
   }
 
