@@ -1,7 +1,7 @@
 /**
  * Push outputs (`outputs` in the spec): the RunCoordinator hands the run's totals to
  * `push()` once per tick, after merged windows are written; each output gets an OTLP/HTTP
- * request (core/otlp-metrics.ts) in the background.
+ * (core/otlp-metrics.ts) or remote-write (core/remote-write.ts) request in the background.
  *
  * A slow or failing endpoint must never slow or fail the run, so: nothing here is awaited
  * on the coordinator's path; each attempt has a timeout (PUSH_TIMEOUT_MS); a failed push is
@@ -18,6 +18,12 @@ export const PUSH_TIMEOUT_MS = 2_000;
 export const PUSH_RETRIES = 2;
 const RETRY_BACKOFF_MS = 250;
 
+/** A request body and the headers that describe it (content type, encoding). */
+export interface PushBody {
+  readonly bytes: Uint8Array;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 interface OutputState {
   pushed: number;
   failedAttempts: number;
@@ -25,28 +31,29 @@ interface OutputState {
   lastError: string | null;
   busy: boolean;
   /** The newest body waiting for the push under way. */
-  waiting: { bytes: Uint8Array; contentType: string } | null;
+  waiting: PushBody | null;
 }
 
 export class MetricsPusher {
   readonly #states: OutputState[] = [];
 
   /** Starts (or queues behind the one under way) one push per output; never awaited. */
-  push(outputs: readonly OutputSpec[], body: () => { bytes: Uint8Array; contentType: string }): void {
-    let built: { bytes: Uint8Array; contentType: string } | undefined;
+  push(outputs: readonly OutputSpec[], body: (type: OutputSpec["type"]) => PushBody): void {
+    const built = new Map<OutputSpec["type"], PushBody>();
     outputs.forEach((output, i) => {
       const state = (this.#states[i] ??= { pushed: 0, failedAttempts: 0, dropped: 0, lastError: null, busy: false, waiting: null });
-      built ??= body();
+      let b = built.get(output.type);
+      if (!b) built.set(output.type, (b = body(output.type)));
       if (state.busy) {
         if (state.waiting) state.dropped += 1;
-        state.waiting = built;
+        state.waiting = b;
         return;
       }
-      this.#start(output, state, built);
+      this.#start(output, state, b);
     });
   }
 
-  #start(output: OutputSpec, state: OutputState, body: { bytes: Uint8Array; contentType: string }): void {
+  #start(output: OutputSpec, state: OutputState, body: PushBody): void {
     state.busy = true;
     void this.#send(output, state, body).finally(() => {
       state.busy = false;
@@ -65,13 +72,13 @@ export class MetricsPusher {
     });
   }
 
-  async #send(output: OutputSpec, state: OutputState, body: { bytes: Uint8Array; contentType: string }): Promise<void> {
+  async #send(output: OutputSpec, state: OutputState, body: PushBody): Promise<void> {
     for (let attempt = 0; attempt <= PUSH_RETRIES; attempt++) {
       if (attempt) await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS * attempt));
       try {
         const response = await fetch(output.url, {
           method: "POST",
-          headers: { ...output.headers, "content-type": body.contentType },
+          headers: { ...output.headers, ...body.headers },
           body: body.bytes,
           signal: AbortSignal.timeout(PUSH_TIMEOUT_MS),
         });

@@ -32,7 +32,9 @@ const tag = (field: number, wireType: number) => (field << 3) | wireType;
 
 /** The uncompressed WriteRequest for `samples`, all stamped `timestampMs`. */
 export function writeRequest(samples: readonly PromSample[], timestampMs: number): Uint8Array {
-  const w = protobuf.Writer.create();
+  // The plain Uint8Array Writer, not Writer.create(): where Buffer exists (Node, workerd's
+  // nodejs_compat) that returns the BufferWriter, whose Buffer calls workerd's polyfill rejects.
+  const w = new protobuf.Writer();
   for (const sample of samples) {
     w.uint32(tag(1, LENGTH_DELIMITED)).fork(); // TimeSeries
     const labels: Array<[string, string]> = [["__name__", sample.name], ...Object.entries(sample.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))];
