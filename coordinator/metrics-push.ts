@@ -1,14 +1,15 @@
 /**
  * Push outputs (`outputs` in the spec): the RunCoordinator hands the run's totals to
  * `push()` once per tick, after merged windows are written; each output gets an OTLP/HTTP
- * request (core/otlp-metrics.ts) in the background.
+ * (core/otlp-metrics.ts) or remote-write (core/remote-write.ts) request in the background.
  *
  * A slow or failing endpoint must never slow or fail the run, so: nothing here is awaited
  * on the coordinator's path; each attempt has a timeout (PUSH_TIMEOUT_MS); a failed push is
  * retried at most PUSH_RETRIES times with a short backoff; while an output's push is still
- * under way the next window's push is skipped and counted as dropped (totals are
- * cumulative, so the next push that lands carries everything — a drop costs resolution,
- * never counts). Outcomes are counted per output and shown in the run's status.
+ * under way, the newest window's body waits for it and an older waiting one is dropped and
+ * counted (totals are cumulative, so the next push that lands carries everything — a drop
+ * costs resolution, never counts, and the final totals are always sent last). Outcomes
+ * are counted per output and shown in the run's status.
  */
 import type { OutputSpec } from "../core/spec/outputs-schema.ts";
 import type { OutputStatus } from "../core/protocol.ts";
@@ -17,29 +18,48 @@ export const PUSH_TIMEOUT_MS = 2_000;
 export const PUSH_RETRIES = 2;
 const RETRY_BACKOFF_MS = 250;
 
+/** A request body and the headers that describe it (content type, encoding). */
+export interface PushBody {
+  readonly bytes: Uint8Array;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 interface OutputState {
   pushed: number;
   failedAttempts: number;
   dropped: number;
   lastError: string | null;
   busy: boolean;
+  /** The newest body waiting for the push under way. */
+  waiting: PushBody | null;
 }
 
 export class MetricsPusher {
   readonly #states: OutputState[] = [];
 
-  /** Starts one push per output (not awaited); `body` is built once, only if some output is free. */
-  push(outputs: readonly OutputSpec[], body: () => { bytes: Uint8Array; contentType: string }): void {
-    let built: { bytes: Uint8Array; contentType: string } | undefined;
+  /** Starts (or queues behind the one under way) one push per output; never awaited. */
+  push(outputs: readonly OutputSpec[], body: (type: OutputSpec["type"]) => PushBody): void {
+    const built = new Map<OutputSpec["type"], PushBody>();
     outputs.forEach((output, i) => {
-      const state = (this.#states[i] ??= { pushed: 0, failedAttempts: 0, dropped: 0, lastError: null, busy: false });
+      const state = (this.#states[i] ??= { pushed: 0, failedAttempts: 0, dropped: 0, lastError: null, busy: false, waiting: null });
+      let b = built.get(output.type);
+      if (!b) built.set(output.type, (b = body(output.type)));
       if (state.busy) {
-        state.dropped += 1;
+        if (state.waiting) state.dropped += 1;
+        state.waiting = b;
         return;
       }
-      built ??= body();
-      state.busy = true;
-      void this.#send(output, state, built).finally(() => (state.busy = false));
+      this.#start(output, state, b);
+    });
+  }
+
+  #start(output: OutputSpec, state: OutputState, body: PushBody): void {
+    state.busy = true;
+    void this.#send(output, state, body).finally(() => {
+      state.busy = false;
+      const next = state.waiting;
+      state.waiting = null;
+      if (next) this.#start(output, state, next);
     });
   }
 
@@ -52,13 +72,13 @@ export class MetricsPusher {
     });
   }
 
-  async #send(output: OutputSpec, state: OutputState, body: { bytes: Uint8Array; contentType: string }): Promise<void> {
+  async #send(output: OutputSpec, state: OutputState, body: PushBody): Promise<void> {
     for (let attempt = 0; attempt <= PUSH_RETRIES; attempt++) {
       if (attempt) await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS * attempt));
       try {
         const response = await fetch(output.url, {
           method: "POST",
-          headers: { ...output.headers, "content-type": body.contentType },
+          headers: { ...output.headers, ...body.headers },
           body: body.bytes,
           signal: AbortSignal.timeout(PUSH_TIMEOUT_MS),
         });

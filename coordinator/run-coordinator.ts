@@ -25,9 +25,9 @@ import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../cor
 import { shardAssignments } from "../core/shard-assignment.ts";
 import { phaseFailure, runPhase, type PhaseResult } from "../scenarios/run-phase.ts";
 import type { Env } from "./env.ts";
-import type { RunMetricsWire } from "../core/metrics-exposition.ts";
-import { OTLP_CONTENT_TYPES, otlpMetricsBody } from "../core/otlp-metrics.ts";
+import type { RunMetricsSource, RunMetricsWire } from "../core/metrics-exposition.ts";
 import { MetricsPusher } from "./metrics-push.ts";
+import { metricsPushBody } from "./metrics-push-body.ts";
 import { insertRun, insertShards, seriesStatements, updateRunStatus, updateShard, windowStatements, type SeriesRow, type WindowCell } from "./results-store.ts";
 
 interface RunRecord {
@@ -231,7 +231,12 @@ export class RunCoordinator extends DurableObject<Env> {
   async metricsSource(): Promise<RunMetricsWire | null> {
     const run = this.#run;
     if (!run) return null;
-    const elapsedMs = Math.max(0, Math.min((run.endMs ?? Date.now()) - run.t0Ms, run.spec.durationMs));
+    const { totals, ...rest } = this.#metricsSourceOf(run, Date.now());
+    return { ...rest, totals: totals.cellsWire() }; // per-shard stats are not exposed: not sent either
+  }
+
+  #metricsSourceOf(run: RunRecord, now: number): RunMetricsSource {
+    const elapsedMs = Math.max(0, Math.min((run.endMs ?? now) - run.t0Ms, run.spec.durationMs));
     const ended = FINAL_STATUSES.includes(run.status);
     const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
     const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
@@ -239,7 +244,7 @@ export class RunCoordinator extends DurableObject<Env> {
       runId: run.runId,
       name: run.spec.name,
       status: run.status,
-      totals: this.#totals.cellsWire(), // per-shard stats are not exposed: not sent either
+      totals: this.#totals,
       // An ended run asks for nothing more: its gauges drop to 0 rather than freeze.
       targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,
       targetVUs: target.vus === null ? null : ended ? 0 : target.vus,
@@ -342,7 +347,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const outputs = run.spec.outputs ?? [];
     if (!outputs.length || now < run.t0Ms) return;
     try {
-      this.#pusher.push(outputs, () => ({ bytes: otlpMetricsBody({ runId: run.runId, name: run.spec.name, t0Ms: run.t0Ms }, this.#totals, now), contentType: OTLP_CONTENT_TYPES.json }));
+      this.#pusher.push(outputs, (type) => metricsPushBody(type, { ...this.#metricsSourceOf(run, now), t0Ms: run.t0Ms }, now));
     } catch (error) {
       console.error(`run ${run.runId}: metrics push not started: ${error instanceof Error ? error.message : String(error)}`);
     }

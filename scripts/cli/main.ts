@@ -32,7 +32,7 @@ import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scena
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
   edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file] [--max-cost USD]
-                 [--out json=results.jsonl] [--out opentelemetry=http://127.0.0.1:4318/v1/metrics]
+                 [--out json=results.jsonl] [--out opentelemetry=URL] [--out experimental-prometheus-rw=URL]
                  [--url URL --token TOKEN] [--quiet]
   edgeload run   --target URL --rate N --duration 30s [--shards N] [--regions wnam,enam]
                  [--method GET] [--header "Name: value"]... [--body TEXT] [--timeout 10s]

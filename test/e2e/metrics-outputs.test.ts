@@ -4,8 +4,9 @@
  * in its scrape_config; its HTTP API then answers with the summary's counts exactly and
  * histogram_quantile() within the bound core/metrics-exposition.ts states. And the CLI's
  * `--out json=FILE` writes k6 JSON lines that add up to the summary. And `outputs` push
- * OTLP/HTTP metrics to a loopback receiver once a window, while a second, hanging endpoint
- * shows its timeouts in the status without slowing the run.
+ * OTLP/HTTP metrics to a loopback receiver and remote-write into that same Prometheus
+ * (`--web.enable-remote-write-receiver`) once a window, while a hanging endpoint shows its
+ * timeouts in the status without slowing the run.
  *
  * Prometheus listens on loopback only, on a free port, with its TSDB in a temp folder, and
  * is stopped in afterAll. Without a `prometheus` binary the test is skipped, saying so
@@ -100,7 +101,7 @@ ${runId ? `  - job_name: edgeload-run
   await writeFile(join(promDir, "prometheus.yml"), config());
   prometheus = spawn(PROMETHEUS, [
     `--config.file=${join(promDir, "prometheus.yml")}`, `--storage.tsdb.path=${join(promDir, "data")}`,
-    `--web.listen-address=127.0.0.1:${port}`,
+    `--web.listen-address=127.0.0.1:${port}`, "--web.enable-remote-write-receiver", // the third test writes to it
   ], { stdio: ["ignore", "ignore", "pipe"] });
   let promLog = "";
   prometheus.stderr!.on("data", (chunk: Buffer) => (promLog = (promLog + chunk.toString()).slice(-4000)));
@@ -205,7 +206,7 @@ it("edgeload run --out json=FILE writes k6 JSON lines whose counters sum to the 
   }
 });
 
-it("pushes OTLP metrics to each output once a window; a hanging endpoint neither slows nor fails the run", async () => {
+it("pushes OTLP and remote-write (into the real Prometheus) once a window; a hanging endpoint neither slows nor fails the run", async () => {
   const { stack, client } = fixture;
   const received: Array<{ authorization: string | undefined; contentType: string | undefined; body: OtlpBody }> = [];
   const receiver = createHttpServer((req, res) => {
@@ -228,6 +229,8 @@ it("pushes OTLP metrics to each output once a window; a hanging endpoint neither
       outputs: [
         { type: "opentelemetry", url: url(receiver), headers: { authorization: "Bearer otlp-secret" } },
         { type: "opentelemetry", url: url(hanging) },
+        // The first test's real Prometheus, as a remote-write receiver (when it runs).
+        ...(promBase ? [{ type: "prometheus-rw", url: `${promBase}/api/v1/write` }] : []),
       ],
     });
     expect(JSON.stringify(run)).not.toContain("otlp-secret");
@@ -239,10 +242,9 @@ it("pushes OTLP metrics to each output once a window; a hanging endpoint neither
     expect(summary.metrics.dropped_iterations?.count ?? 0).toBe(0);
 
     // The final push lands shortly after the end.
-    const view = await eventually("the final OTLP push", async () => {
-      const v = await client.getRun(run.id);
+    await eventually("the final OTLP push", async () => {
       const last = received.at(-1);
-      return last && sumOf(last.body, "edgeload_http_reqs") === 160 ? v : undefined;
+      return last && sumOf(last.body, "edgeload_http_reqs") === 160 ? true : undefined;
     });
     expect(received.length).toBeGreaterThanOrEqual(3);
     expect(received.every((r) => r.authorization === "Bearer otlp-secret" && r.contentType === "application/json")).toBe(true);
@@ -256,6 +258,19 @@ it("pushes OTLP metrics to each output once a window; a hanging endpoint neither
     expect(duration.bucketCounts.map(Number).reduce((a, b) => a + b, 0)).toBe(160);
 
     // The status counts both outputs' outcomes; the hanging one timed out, never pushed.
+    const view = await client.getRun(run.id);
+    if (promBase) {
+      // Remote-written series carry no job label (scraped ones do): their final total.
+      const written = await eventually("the final remote-write", async () => {
+        const r = await query(promBase, `sum(edgeload_http_reqs_total{run_id="${run.id}",job=""})`);
+        return r.length && Number(r[0]!.value[1]) === 160 ? r : undefined;
+      });
+      expect(Number(written[0]!.value[1])).toBe(160);
+      const series = await query(promBase, `edgeload_http_reqs_total{run_id="${run.id}",job=""}`);
+      expect(series.map((s) => s.metric)).toEqual([{ __name__: "edgeload_http_reqs_total", run_id: run.id, region: "weur", step: "0", status: "200" }]);
+      expect(Number((await query(promBase, `sum(edgeload_http_req_duration_seconds_count{run_id="${run.id}",job=""})`))[0]!.value[1])).toBe(160);
+      expect((await client.getRun(run.id)).outputs![2]).toMatchObject({ type: "prometheus-rw", failedAttempts: 0, lastError: null });
+    }
     const [good, bad] = view.outputs!;
     expect(good).toMatchObject({ url: url(receiver), failedAttempts: 0 });
     expect(good!.pushed).toBeGreaterThanOrEqual(3);

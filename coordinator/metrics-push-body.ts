@@ -1,0 +1,20 @@
+/**
+ * The body each push output type sends, from the same source the scrape endpoint reads:
+ * `opentelemetry` → OTLP/HTTP JSON (core/otlp-metrics.ts), `prometheus-rw` → the scrape's
+ * series as a remote-write request (core/remote-write.ts).
+ */
+import { runsExposition, type RunMetricsSource } from "../core/metrics-exposition.ts";
+import { OTLP_CONTENT_TYPES, otlpMetricsBody } from "../core/otlp-metrics.ts";
+import { parsePrometheusText } from "../core/prometheus.ts";
+import { REMOTE_WRITE_HEADERS, remoteWriteBody } from "../core/remote-write.ts";
+import type { OutputSpec } from "../core/spec/outputs-schema.ts";
+import type { PushBody } from "./metrics-push.ts";
+
+export function metricsPushBody(type: OutputSpec["type"], source: RunMetricsSource & { readonly t0Ms: number }, nowMs: number): PushBody {
+  if (type === "opentelemetry") {
+    return { bytes: otlpMetricsBody({ runId: source.runId, name: source.name, t0Ms: source.t0Ms }, source.totals, nowMs), headers: { "content-type": OTLP_CONTENT_TYPES.json } };
+  }
+  const parsed = parsePrometheusText(runsExposition([source]));
+  if (!parsed.ok) throw new Error(`exposition did not parse: ${parsed.problems[0]?.detail}`);
+  return { bytes: remoteWriteBody(parsed.samples, nowMs), headers: REMOTE_WRITE_HEADERS };
+}
