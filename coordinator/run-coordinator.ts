@@ -191,12 +191,9 @@ export class RunCoordinator extends DurableObject<Env> {
   async status(): Promise<RunView | null> {
     const run = this.#run;
     if (!run) return null;
-    const now = Date.now();
-    const elapsedMs = Math.max(0, Math.min((run.endMs ?? now) - run.t0Ms, run.spec.durationMs));
+    const { elapsedMs, target, achievedRatePerS } = this.#progress(run, Date.now());
     const all = this.#totals.select();
     const p95 = all.trends.duration.count ? Math.round(all.trends.duration.quantile(0.95)) / 1000 : null;
-    const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
-    const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
     return {
       id: run.runId,
       name: run.spec.name,
@@ -210,7 +207,7 @@ export class RunCoordinator extends DurableObject<Env> {
       live: {
         targetRatePerS: target.ratePerS,
         ...(target.vus !== null ? { targetVUs: target.vus } : {}),
-        achievedRatePerS: this.#iterationsByWindow.get(lastComplete) ?? 0,
+        achievedRatePerS,
         requests: all.counters.completed,
         failed: all.counters.failed,
         dropped: all.counters.dropped,
@@ -235,11 +232,20 @@ export class RunCoordinator extends DurableObject<Env> {
     return { ...rest, totals: totals.cellsWire() }; // per-shard stats are not exposed: not sent either
   }
 
-  #metricsSourceOf(run: RunRecord, now: number): RunMetricsSource {
+  /**
+   * How far the run is at `now`: elapsed time (capped at its duration), the load the
+   * schedule asks for then, and the iterations of the last second every shard has passed.
+   */
+  #progress(run: RunRecord, now: number) {
     const elapsedMs = Math.max(0, Math.min((run.endMs ?? now) - run.t0Ms, run.spec.durationMs));
-    const ended = FINAL_STATUSES.includes(run.status);
     const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
     const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
+    return { elapsedMs, target, achievedRatePerS: this.#iterationsByWindow.get(lastComplete) ?? 0 };
+  }
+
+  #metricsSourceOf(run: RunRecord, now: number): RunMetricsSource {
+    const ended = FINAL_STATUSES.includes(run.status);
+    const { target, achievedRatePerS } = this.#progress(run, now);
     return {
       runId: run.runId,
       name: run.spec.name,
@@ -248,7 +254,7 @@ export class RunCoordinator extends DurableObject<Env> {
       // An ended run asks for nothing more: its gauges drop to 0 rather than freeze.
       targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,
       targetVUs: target.vus === null ? null : ended ? 0 : target.vus,
-      achievedRatePerS: ended ? 0 : (this.#iterationsByWindow.get(lastComplete) ?? 0),
+      achievedRatePerS: ended ? 0 : achievedRatePerS,
       peakInFlight: Object.values(run.telemetry).reduce((sum, t) => sum + t.peakInFlight, 0),
     };
   }
