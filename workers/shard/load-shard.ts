@@ -24,6 +24,8 @@ import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/seed-set.
 import { createFlow } from "../../scenarios/create-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
+import { followingAllowedRedirects } from "./redirect-guard.ts";
+import { checkTarget } from "../../coordinator/policy.ts";
 import { coloFromTrace } from "../../cloudflare/trace.ts";
 import { finerResolution } from "../../core/clock-resolution.ts";
 
@@ -120,7 +122,9 @@ export class LoadShard extends DurableObject<Env> {
       state = built.state;
     }
     const part = state.invocations + 1;
-    const engine = new ShardEngine(assignment, clock, fetch.bind(globalThis), (w) => this.#windowClosed({ ...w, part }, engine, assignment.part), this.#flow);
+    // Redirects are followed only onto targets this deployment allows (redirect-guard.ts).
+    const fetcher = followingAllowedRedirects(fetch.bind(globalThis), (url) => checkTarget(url, this.env) === null);
+    const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment.part), this.#flow);
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;

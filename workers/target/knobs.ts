@@ -14,6 +14,8 @@
  *               so capacity ladders have a known limit to find. Every request carrying
  *               maxRps counts, whatever its path or N. The count is per isolate: the local
  *               target runs in one, a deployed Worker in many (each with its own count)
+ *   redirect=U  answer 302 with `Location: U` (after the wait), to test how a client
+ *               follows redirects
  *
  * GET /healthz answers 200 at once.
  */
@@ -57,6 +59,8 @@ export async function knobs(request: Request): Promise<Response> {
     const fails = failRate > 0 && Math.floor((n + 1) * failRate) > Math.floor(n * failRate);
     const status = fails ? numberParam(url, "failStatus", 500) : numberParam(url, "status", 200);
     if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    const location = url.searchParams.get("redirect");
+    if (location) return new Response(null, { status: 302, headers: { location } });
     const size = url.searchParams.has("size") ? numberParam(url, "size", 0) : null;
     const text = body(size, { ok: !fails, path: url.pathname, n, waitedMs: Math.round(waitMs) });
     return new Response(status === 204 || status === 304 ? null : text, {
