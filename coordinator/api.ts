@@ -9,7 +9,7 @@ import { planRun, type Plan } from "../core/plan.ts";
 import { preflight, type Preflight } from "../core/preflight.ts";
 import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/run-spec.ts";
 import { parseQuery, runQuery, toCsv } from "../core/query.ts";
-import { readOnlySqlProblem } from "../core/read-only-sql.ts";
+import { boundedSql, readOnlySqlProblem } from "../core/read-only-sql.ts";
 import { seedObjectKey, type SeedKind } from "../core/seed-set.ts";
 import { unknownDataField } from "../core/seed-records.ts";
 import { SCENARIOS } from "../scenarios/catalog.ts";
@@ -197,7 +197,8 @@ api.post("/v1/sql", async (c) => {
   const params = Array.isArray(body.params) ? body.params : [];
   let rows: Record<string, unknown>[];
   try {
-    rows = (await c.env.DB.prepare(body.sql).bind(...params).all()).results;
+    // One row over the cap tells that the result was cut, without reading the rest of it.
+    rows = (await c.env.DB.prepare(boundedSql(body.sql, MAX_SQL_ROWS + 1)).bind(...params).all()).results;
   } catch (error) {
     throw badRequest("the query failed", [{ field: "sql", detail: error instanceof Error ? error.message : String(error) }]);
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readOnlySqlProblem } from "./read-only-sql.ts";
+import { boundedSql, readOnlySqlProblem } from "./read-only-sql.ts";
 
 describe("readOnlySqlProblem", () => {
   it("accepts one SELECT or WITH … SELECT, with keywords inside strings, names and comments", () => {
@@ -17,5 +17,12 @@ describe("readOnlySqlProblem", () => {
     expect(readOnlySqlProblem("WITH x AS (SELECT 1) INSERT INTO runs SELECT * FROM x")).toMatch(/"INSERT" is not allowed/);
     expect(readOnlySqlProblem("SELECT * FROM pragma_table_info('runs')")).toBeNull(); // a table-valued function: reads only
     expect(readOnlySqlProblem("  ")).toMatch(/empty/);
+    expect(readOnlySqlProblem("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")).toMatch(/recursive queries are not allowed/);
+    expect(readOnlySqlProblem("SELECT 'with recursive' AS text")).toBeNull(); // inside a string: not a keyword
+  });
+
+  it("bounds a query's rows without changing what it means", () => {
+    expect(boundedSql("SELECT * FROM runs -- newest first", 10)).toBe("SELECT * FROM (\nSELECT * FROM runs -- newest first\n) LIMIT 10");
+    expect(boundedSql("SELECT 1;", 5)).toBe("SELECT * FROM (\nSELECT 1\n) LIMIT 5");
   });
 });

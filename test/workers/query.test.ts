@@ -53,4 +53,17 @@ describe("analytics API", () => {
     const stillThere = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'runs'" }) });
     expect(((await stillThere.json()) as { rows: Array<{ n: number }> }).rows[0]!.n).toBe(1);
   });
+
+  it("caps a huge result at 10,000 rows and refuses a recursive query that would never end", async () => {
+    // 150 × 150 = 22,500 rows from a cross join of literal values.
+    const values = `(VALUES ${Array.from({ length: 150 }, (_, i) => `(${i})`).join(",")})`;
+    const huge = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: `SELECT a.column1 AS a, b.column1 AS b FROM ${values} a, ${values} b -- every pair` }) });
+    expect(huge.status).toBe(200);
+    const body = (await huge.json()) as { rows: unknown[]; truncated: boolean };
+    expect(body.rows).toHaveLength(10_000);
+    expect(body.truncated).toBe(true);
+    const bomb = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c" }) });
+    expect(bomb.status).toBe(400);
+    expect(((await bomb.json()) as { problems: Array<{ detail: string }> }).problems[0]!.detail).toMatch(/recursive queries are not allowed/);
+  });
 });
