@@ -63,6 +63,7 @@ export class LoadShard extends DurableObject<Env> {
   #flushing: Promise<void> | null = null;
   #flushAgain = false;
   #finalRequested = false;
+  #invoking = false;
 
   /** Stores the assignment and arms the alarm for T0. Idempotent for the same run. */
   async start(assignment: ShardAssignment): Promise<{ ok: true }> {
@@ -105,7 +106,21 @@ export class LoadShard extends DurableObject<Env> {
     return { ...(state as ShardState), pendingWindows, alarm: await this.ctx.storage.getAlarm() };
   }
 
+  /**
+   * Alarms are delivered at least once: a second delivery while an invocation runs in this
+   * instance would start another engine over the same cursor and send its iterations twice.
+   */
   override async alarm(): Promise<void> {
+    if (this.#invoking) return;
+    this.#invoking = true;
+    try {
+      await this.#invoke();
+    } finally {
+      this.#invoking = false;
+    }
+  }
+
+  async #invoke(): Promise<void> {
     const assignment = this.ctx.storage.kv.get<ShardAssignment>("assignment");
     let state = this.#state();
     if (!assignment || !state) return;
@@ -136,7 +151,10 @@ export class LoadShard extends DurableObject<Env> {
       cursor = Math.max(cursor, resumeAt);
     }
     this.#engine = engine;
-    this.#save({ ...state, phase: "running", cursor, handoff: false, invocations: part, restarts: state.restarts + (resumedAfterCrash ? 1 : 0) });
+    // The stored cursor stays where the last window closed: the iterations just skipped are
+    // counted in the engine's open window, which is stored (with the cursor past them) when
+    // it closes. Storing the cursor now would lose them to a crash before that.
+    this.#save({ ...state, phase: "running", handoff: false, invocations: part, restarts: state.restarts + (resumedAfterCrash ? 1 : 0) });
     if (state.stopRequested) engine.stop();
 
     let result;
