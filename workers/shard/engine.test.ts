@@ -133,6 +133,24 @@ describe("ShardEngine", () => {
     expect(t.trends.corrected.max).toBeLessThanOrEqual(502_000);
   });
 
+  it("cuts requests still in flight one second after stop(), whatever the timeout: sent, interrupted, not counted", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { rate: 10, duration: "10s", timeout: "60s" });
+    const fetcher = ((_url: string, init: RequestInit) =>
+      new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)))) as unknown as typeof fetch;
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const engine = engineFor(a, time.clock, fetcher, (w) => windows.push(w));
+    const t0 = time.now;
+    void time.sleep(2_050).then(() => engine.stop());
+    const result = await time.run(engine.run(0, Infinity));
+    expect(result.end).toBe("stopped");
+    expect(time.now - t0).toBeLessThanOrEqual(3_100); // stop at 2.05 s + 1 s to drain
+    const t = totals(windows);
+    // Six connection slots: six were in flight; the 15 queued for a slot never left.
+    expect(t.counters.sent).toBe(6);
+    expect([t.counters.completed, t.counters.timeouts, t.counters.iterations]).toEqual([0, 0, 0]);
+  });
+
   it("stops at a budget (handoff) and continues from the cursor without loss or overlap", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 50, duration: "2s" });

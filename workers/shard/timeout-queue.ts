@@ -27,6 +27,11 @@ export class TimeoutQueue {
     if (i >= this.#head && i < this.#controllers.length) this.#controllers[i] = null;
   }
 
+  /** Aborts every request still in flight with `reason` (the run stopped). */
+  abortAll(reason: unknown): void {
+    for (let i = this.#head; i < this.#controllers.length; i++) this.#controllers[i]?.abort(reason);
+  }
+
   /** Aborts every request whose deadline is at or before `nowMs`. */
   sweep(nowMs: number): void {
     while (this.#head < this.#deadlines.length && this.#deadlines[this.#head]! <= nowMs) {
