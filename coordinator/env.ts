@@ -28,4 +28,9 @@ export interface Env {
   readonly MAX_VUS?: string;
   readonly MAX_CONCURRENT_RUNS?: string;
   readonly SUBREQUESTS_PER_INVOCATION?: string;
+  /**
+   * Failed ticks in a row (D1 refusing writes, …) before a run ends as `error`; retried
+   * with backoff 1 s, 2 s, 4 s … up to 30 s apart. Default 12 (about four minutes).
+   */
+  readonly RESULT_WRITE_RETRIES?: string;
 }

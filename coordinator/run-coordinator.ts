@@ -18,7 +18,7 @@ import { targetLoadAt } from "../core/load-profile.ts";
 import type { Plan } from "../core/plan.ts";
 import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
-import { ABORT_GRACE_MS, lifecycleStep } from "../core/run-lifecycle.ts";
+import { lifecycleStep } from "../core/run-lifecycle.ts";
 import { RunTotals, type RunTotalsWire } from "../core/run-totals.ts";
 import { COUNTERS, MetricStats } from "../core/stats.ts";
 import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../core/summary.ts";
@@ -76,9 +76,15 @@ const CHECKPOINT_EVERY_MS = 5_000;
 const SHARD_FLUSH_GRACE_MS = 60_000;
 /**
  * A tick that throws (D1 refusing writes, say) is retried with backoff up to 30 s; after
- * this many failures in a row the run ends as `error`, its summary kept in the coordinator.
+ * this many failures in a row (RESULT_WRITE_RETRIES overrides it) the run ends as `error`,
+ * its summary kept in the coordinator.
  */
 const MAX_TICK_FAILURES = 12;
+
+function tickFailureBudget(env: Env): number {
+  const n = Number(env.RESULT_WRITE_RETRIES);
+  return Number.isInteger(n) && n > 0 ? n : MAX_TICK_FAILURES;
+}
 
 export class RunCoordinator extends DurableObject<Env> {
   #run: RunRecord | null = null;
@@ -181,8 +187,10 @@ export class RunCoordinator extends DurableObject<Env> {
       watermarks: { ...run.watermarks, [message.shardIndex]: Math.max(run.watermarks[message.shardIndex] ?? 0, message.watermarkS) },
       telemetry: { ...run.telemetry, [message.shardIndex]: message.telemetry },
     });
-    if (done.length === run.plan.shards.length && !FINAL_STATUSES.includes(run.status)) {
-      await this.ctx.storage.setAlarm(Date.now()); // everyone is done: finish now
+    // Everyone is done: finish now — unless ticks are failing (D1 refusing writes), whose
+    // backoff an early tick would cut short, spending the retry budget in a burst.
+    if (done.length === run.plan.shards.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
+      await this.ctx.storage.setAlarm(Date.now());
     }
     return { accepted, duplicates, stop: run.stopping !== null || FINAL_STATUSES.includes(run.status) };
   }
@@ -283,7 +291,8 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#save({ ...this.#run!, status: "finishing", stopping: status, abortReason: reason, endMs: now });
     await this.env.DB.batch([updateRunStatus(this.env.DB, this.#run!.runId, "finishing", { abortReason: reason })]);
     await this.#broadcastAbort();
-    await this.ctx.storage.setAlarm(now + ABORT_GRACE_MS);
+    // Keep ticking: the run ends at the first tick that finds every shard done (or the grace over).
+    await this.ctx.storage.setAlarm(now + TICK_MS);
   }
 
   /**
@@ -308,7 +317,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const message = error instanceof Error ? error.message : String(error);
     console.error(`run ${run.runId}: tick ${failures} failed: ${message}`);
     this.#save({ ...run, tickFailures: failures, lastError: message });
-    if (failures < MAX_TICK_FAILURES) {
+    if (failures < tickFailureBudget(this.env)) {
       await this.ctx.storage.setAlarm(Date.now() + Math.min(30_000, 500 * 2 ** failures));
       return;
     }

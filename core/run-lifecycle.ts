@@ -10,8 +10,13 @@ import type { RunStatus } from "./protocol.ts";
 
 /** After the planned end, shards get this long (plus the request timeout) to report done. */
 export const FINISH_GRACE_MS = 15_000;
-/** After an abort (API or abortOnFail), shards get this long to flush what they measured. */
-export const ABORT_GRACE_MS = 5_000;
+/**
+ * After an abort (API or abortOnFail) the run ends as soon as every shard has reported
+ * done — they stop sending within a second — or after this long: a shard that cannot
+ * reach its coordinator for a while retries its final flush every few seconds, and what it
+ * measured must not be thrown away because it came late (k6's gracefulStop is 30 s too).
+ */
+export const ABORT_GRACE_MS = 30_000;
 
 export interface LifecycleState {
   readonly status: RunStatus;
