@@ -23,7 +23,12 @@
  *
  *  6. fuzz: the parsers at the edge against 10,000 generated bad inputs each.
  *
- * Options: --only histogram|generator|query|soak|streams|fuzz, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
+ *  7. faults: one run per fault (objects restarted, alarms doubled, flushes replayed, D1
+ *     and R2 failing, the target failing), with and without abort and Ctrl-C: expected,
+ *     counted, lost, double counted (scripts/bench/faults/).
+ *
+ * `npm run bench -- faults` is `--only faults`.
+ * Options: --only histogram|generator|query|soak|streams|fuzz|faults, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -41,7 +46,8 @@ import { parseDurationMs } from "../../core/duration.ts";
 import { findK6 } from "./k6-binary.ts";
 import { STREAM_MEMORY_BYTES } from "../../core/plan.ts";
 
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
     only: { type: "string" },
     rates: { type: "string", default: "1000,2000" },
@@ -361,9 +367,20 @@ async function fuzzBench(): Promise<void> {
   if (failed) process.exitCode = 1;
 }
 
+// `npm run bench -- faults` names one part as a bare word, like --only.
+values.only ??= positionals[0];
+const PARTS = ["histogram", "generator", "query", "soak", "streams", "fuzz", "faults"];
+if (values.only && !PARTS.includes(values.only)) {
+  console.error(`unknown benchmark "${values.only}": one of ${PARTS.join(", ")}`);
+  process.exit(2);
+}
 if (!values.only || values.only === "histogram") histogramBench();
 if (!values.only || values.only === "generator") await generatorBench();
 if (!values.only || values.only === "query") await queryBench();
 if (!values.only || values.only === "soak") await soakBench();
 if (!values.only || values.only === "streams") await streamsBench();
 if (!values.only || values.only === "fuzz") await fuzzBench();
+if (!values.only || values.only === "faults") {
+  const { faultsBench } = await import("./faults/run-faults.ts");
+  if (!(await faultsBench())) process.exitCode = 1;
+}
