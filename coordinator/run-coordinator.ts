@@ -11,9 +11,16 @@
  * checkpoint; a restarted object rebuilds totals and unwritten windows from checkpoint +
  * log, so nothing is lost and nothing is counted twice.
  *
- * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort().
+ * Live view: every window written to D1 also becomes a LivePoint (core/live-view.ts), kept
+ * in this object's storage and pushed as a Server-Sent Event to the dashboards watching
+ * (live-stream.ts), with the run's status each tick; a page that connects mid-run receives
+ * the points so far first.
+ *
+ * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(); fetch()
+ * serves the live event stream (GET /live).
  */
 import { DurableObject } from "cloudflare:workers";
+import { livePoint, liveVerdicts, shardWindowHealth, withLatePortion, type LivePoint, type ShardHealth } from "../core/live-view.ts";
 import { targetLoadAt } from "../core/load-profile.ts";
 import type { Plan } from "../core/plan.ts";
 import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../core/protocol.ts";
@@ -26,6 +33,7 @@ import { shardAssignments } from "../core/shard-assignment.ts";
 import { phaseFailure, runPhase, type PhaseResult } from "../scenarios/run-phase.ts";
 import type { Env } from "./env.ts";
 import type { RunMetricsSource, RunMetricsWire } from "../core/metrics-exposition.ts";
+import { LiveStream, sseEvent } from "./live-stream.ts";
 import { MetricsPusher } from "./metrics-push.ts";
 import { metricsPushBody } from "./metrics-push-body.ts";
 import { insertRun, insertShards, seriesStatements, updateRunStatus, updateShard, windowStatements, type SeriesRow, type WindowCell } from "./results-store.ts";
@@ -98,6 +106,10 @@ export class RunCoordinator extends DurableObject<Env> {
   #lastCheckpointMs = 0;
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
   #pusher = new MetricsPusher();
+  /** The dashboards' event streams (in memory: a restarted object drops them and they reconnect). */
+  #live = new LiveStream();
+  /** Each shard's latest window, and its health by that window while dashboards watch. */
+  #shardHealth = new Map<number, Partial<Pick<ShardHealth, "lagP95" | "dropped" | "saturated" | "reasons">> & { lastWindowS: number }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -105,6 +117,7 @@ export class RunCoordinator extends DurableObject<Env> {
       `CREATE TABLE IF NOT EXISTS flush_log (id INTEGER PRIMARY KEY AUTOINCREMENT, shard INTEGER NOT NULL, window_s INTEGER NOT NULL,
         part INTEGER NOT NULL, data TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0, UNIQUE (shard, window_s, part))`,
     );
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS live_points (window_s INTEGER PRIMARY KEY, data TEXT NOT NULL)");
     void ctx.blockConcurrencyWhile(async () => this.#restore());
   }
 
@@ -168,6 +181,7 @@ export class RunCoordinator extends DurableObject<Env> {
     if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
     let accepted = 0;
     let duplicates = 0;
+    let latest: ShardWindow | null = null;
     for (const window of message.windows) {
       const inserted = this.ctx.storage.sql.exec(
         "INSERT INTO flush_log (shard, window_s, part, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
@@ -179,7 +193,9 @@ export class RunCoordinator extends DurableObject<Env> {
       }
       accepted++;
       this.#mergeWindow(message.shardIndex, region, window, true);
+      if (!latest || window.windowS >= latest.windowS) latest = window;
     }
+    if (latest) this.#shardHealth.set(message.shardIndex, { lastWindowS: latest.windowS, ...(this.#live.size > 0 ? shardWindowHealth(latest.steps) : {}) });
     const done = message.done && !run.shardsDone.includes(message.shardIndex) ? [...run.shardsDone, message.shardIndex] : run.shardsDone;
     this.#save({
       ...run,
@@ -198,8 +214,11 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Status, progress and live totals. */
   async status(): Promise<RunView | null> {
     const run = this.#run;
-    if (!run) return null;
-    const { elapsedMs, target, achievedRatePerS } = this.#progress(run, Date.now());
+    return run ? this.#view(run, Date.now()) : null;
+  }
+
+  #view(run: RunRecord, now: number): RunView {
+    const { elapsedMs, target, achievedRatePerS } = this.#progress(run, now);
     const all = this.#totals.select();
     const p95 = all.trends.duration.count ? Math.round(all.trends.duration.quantile(0.95)) / 1000 : null;
     return {
@@ -227,6 +246,71 @@ export class RunCoordinator extends DurableObject<Env> {
       lastError: run.lastError ?? null,
       ...(run.spec.outputs?.length ? { outputs: this.#pusher.status(run.spec.outputs) } : {}),
     };
+  }
+
+  /**
+   * GET /live: the run's event stream for the dashboard. It starts with the windows so far
+   * and the status; after the run it also carries the summary and ends.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    if (request.method !== "GET" || url.pathname !== "/live") return new Response("not found", { status: 404 });
+    const run = this.#run;
+    if (!run) return new Response("no such run", { status: 404 });
+    const now = Date.now();
+    const points = this.ctx.storage.sql.exec<{ data: string }>("SELECT data FROM live_points ORDER BY window_s").toArray();
+    // The points are stored as JSON already: splice them rather than parse and re-encode.
+    const history = new TextEncoder().encode(`event: history\ndata: [${points.map((p) => p.data).join(",")}]\n\n`);
+    const first = [history, sseEvent("status", this.#liveStatus(run, now))];
+    const summary = this.ctx.storage.kv.get<Summary>("summary");
+    if (summary) first.push(sseEvent("summary", summary), sseEvent("end", { status: run.status }));
+    const response = this.#live.open(first, { closeAfterFirst: summary !== undefined });
+    return response ?? new Response("this run's live view has as many watchers as it can serve; try again later", { status: 503, headers: { "retry-after": "10" } });
+  }
+
+  /** The run as the dashboard shows it each tick: the status view, verdicts so far, shard health. */
+  #liveStatus(run: RunRecord, now: number) {
+    const view = this.#view(run, now);
+    return {
+      ...view,
+      t0Ms: run.t0Ms,
+      ...liveVerdicts(run.spec, this.#totals, view.progress.elapsedS),
+      shardHealth: run.plan.shards.map((s): ShardHealth => {
+        const health = this.#shardHealth.get(s.index);
+        return {
+          index: s.index, region: s.region, lastWindowS: health?.lastWindowS ?? null, done: run.shardsDone.includes(s.index),
+          lagP95: health?.lagP95 ?? null, dropped: health?.dropped ?? 0, saturated: health?.saturated ?? false, reasons: health?.reasons ?? [],
+        };
+      }),
+    };
+  }
+
+  /** Stores each written window's point (adding a late portion to its earlier one) and pushes it. */
+  #publishWindows(run: RunRecord, cells: ReadonlyArray<WindowCell & { stepIndex: number }>): void {
+    const byWindow = new Map<number, Array<{ region: string; stats: MetricStats }>>();
+    for (const c of cells) {
+      let list = byWindow.get(c.windowS);
+      if (!list) byWindow.set(c.windowS, (list = []));
+      list.push(c);
+    }
+    const sql = this.ctx.storage.sql;
+    for (const [windowS, windowCells] of byWindow) {
+      const at = Math.min(windowS * WINDOW_MS + WINDOW_MS / 2, run.spec.durationMs - 1);
+      let point: LivePoint = livePoint(windowS, windowCells, targetLoadAt(run.spec, at));
+      const earlier = sql.exec<{ data: string }>("SELECT data FROM live_points WHERE window_s = ?", windowS).toArray()[0];
+      if (earlier) point = withLatePortion(JSON.parse(earlier.data) as LivePoint, point);
+      sql.exec("INSERT OR REPLACE INTO live_points (window_s, data) VALUES (?, ?)", windowS, JSON.stringify(point));
+      this.#live.send("window", point);
+    }
+  }
+
+  /** The run's last events to its dashboards, then their streams end. */
+  #publishEnd(run: RunRecord, summary: Summary): void {
+    if (this.#live.size === 0) return;
+    this.#live.send("status", this.#liveStatus(run, Date.now()));
+    this.#live.send("summary", summary);
+    this.#live.send("end", { status: run.status });
+    this.#live.closeAll();
   }
 
   /**
@@ -318,14 +402,18 @@ export class RunCoordinator extends DurableObject<Env> {
     console.error(`run ${run.runId}: tick ${failures} failed: ${message}`);
     this.#save({ ...run, tickFailures: failures, lastError: message });
     if (failures < tickFailureBudget(this.env)) {
+      // The dashboard shows the retries (lastError) rather than going quiet.
+      if (this.#live.size > 0) this.#live.send("status", this.#liveStatus(this.#run!, Date.now()));
       await this.ctx.storage.setAlarm(Date.now() + Math.min(30_000, 500 * 2 ** failures));
       return;
     }
     // Give up: the run ends as an error; its summary stays readable from this object.
     const endMs = run.endMs ?? Math.min(Date.now(), run.t0Ms + run.spec.durationMs);
     const final = { ...run, status: "error" as const, stopping: null, endMs, abortReason: `results could not be stored: ${message}`, spec: redactSpec(run.spec) };
-    this.ctx.storage.kv.put("summary", this.#buildSummary(final, endMs));
+    const summary = this.#buildSummary(final, endMs);
+    this.ctx.storage.kv.put("summary", summary);
     this.#save(final);
+    this.#publishEnd(final, summary);
     await this.#broadcastAbort().catch(() => {});
     await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "error", { endedAt: endMs, abortReason: final.abortReason })]).catch(() => {});
     await this.ctx.storage.deleteAlarm();
@@ -354,6 +442,7 @@ export class RunCoordinator extends DurableObject<Env> {
       await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "finishing")]);
     }
     if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) this.#checkpoint();
+    if (this.#live.size > 0) this.#live.send("status", this.#liveStatus(this.#run!, now));
     await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
   }
 
@@ -447,6 +536,7 @@ export class RunCoordinator extends DurableObject<Env> {
       for (const row of series) this.#openSeries.set(row.windowS, [...(this.#openSeries.get(row.windowS) ?? []), row]);
       throw error;
     }
+    this.#publishWindows(run, cells);
     const oldest = ready[ready.length - 1]! - 10;
     for (const w of [...this.#iterationsByWindow.keys()]) if (w < oldest) this.#iterationsByWindow.delete(w);
   }
@@ -550,6 +640,7 @@ export class RunCoordinator extends DurableObject<Env> {
     this.ctx.storage.kv.put("summary", summary);
     this.#save(final);
     this.#checkpoint();
+    this.#publishEnd(final, summary);
     await this.ctx.storage.deleteAlarm();
   }
 }

@@ -181,6 +181,11 @@ export function shouldAbortRun(spec: RunSpec, totals: RunTotals, elapsedMs: numb
   return shouldAbort(thresholds, outcomes, elapsedMs);
 }
 
+/** A threshold's verdict as the summary and the live dashboard show it. */
+export function thresholdView(o: ThresholdOutcome): ThresholdView {
+  return { metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail };
+}
+
 export function buildSummary(input: SummaryInput) {
   const { spec, plan, totals } = input;
   const elapsedS = Math.max(0.001, (input.endMs - input.t0Ms) / 1000);
@@ -232,7 +237,7 @@ export function buildSummary(input: SummaryInput) {
   }
   const sat = saturation(all);
   const failedThresholds = outcomes.filter((o) => !o.ok);
-  const thresholds = outcomes.map((o): ThresholdView => ({ metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail }));
+  const thresholds = outcomes.map(thresholdView);
 
   return {
     root_group: { name: "", path: "", id: "d41d8cd98f00b204e9800998ecf8427e", groups: {}, checks: {} },

@@ -1,0 +1,170 @@
+/**
+ * What the live dashboard draws, computed by the coordinator where the merged data is, so
+ * the browser only plots numbers.
+ *
+ * - A LivePoint is one closed window (one second of schedule) of the whole run: achieved
+ *   iterations against the schedule's target, requests, errors, dropped iterations, schedule
+ *   lag, mean requests in flight and p50/p95/p99, overall and per region. Percentiles come
+ *   from the window's merged histograms, like every other percentile in edgeload.
+ * - A ShardHealth is how one shard is doing by its last flushed window: how far behind the
+ *   run clock it reports, its schedule lag, what it dropped, whether it is saturated.
+ *
+ * Latencies are in milliseconds rounded to the microsecond, as in the summary.
+ */
+import type { TargetLoad } from "./load-profile.ts";
+import type { RunTotals } from "./run-totals.ts";
+import { customMetricKinds } from "./spec/metrics-schema.ts";
+import type { RunSpec } from "./spec/types.ts";
+import { MetricStats, type MetricStatsWire } from "./stats.ts";
+import { customMetricsSummary, saturation, thresholdOutcomes, thresholdView, type CustomMetricSummary, type ThresholdView } from "./summary.ts";
+
+export interface LiveLatency {
+  readonly p50: number | null;
+  readonly p95: number | null;
+  readonly p99: number | null;
+}
+
+export interface LiveRegionPoint extends LiveLatency {
+  readonly requests: number;
+  readonly failed: number;
+}
+
+export interface LivePoint extends LiveLatency {
+  /** The window: seconds since T0. */
+  readonly t: number;
+  /** Iterations per second the schedule asked for in this window (null: closed model). */
+  readonly targetRate: number | null;
+  /** VUs the schedule asked for (closed model), else null. */
+  readonly targetVUs: number | null;
+  /** Finished iterations: the achieved rate, comparable with targetRate. */
+  readonly iterations: number;
+  readonly requests: number;
+  readonly failed: number;
+  readonly dropped: number;
+  /** Schedule lag p95 (intended → actual send). */
+  readonly lagP95: number | null;
+  /**
+   * Mean requests in flight over the window, by Little's law: the time the window's
+   * completed requests spent in flight, divided by the window's length.
+   */
+  readonly inFlight: number;
+  readonly regions: Readonly<Record<string, LiveRegionPoint>>;
+}
+
+export interface LiveCell {
+  readonly region: string;
+  readonly stats: MetricStats;
+}
+
+const WINDOW_US = 1_000_000;
+
+/** One window's point from its merged cells (one per region and step). */
+export function livePoint(windowS: number, cells: Iterable<LiveCell>, target: TargetLoad): LivePoint {
+  const all = new MetricStats();
+  const byRegion = new Map<string, MetricStats>();
+  for (const { region, stats } of cells) {
+    all.merge(stats);
+    let r = byRegion.get(region);
+    if (!r) byRegion.set(region, (r = new MetricStats()));
+    r.merge(stats);
+  }
+  const c = all.counters;
+  const duration = all.trends.duration;
+  return {
+    t: windowS,
+    targetRate: target.ratePerS,
+    targetVUs: target.vus,
+    iterations: c.iterations,
+    requests: c.completed,
+    failed: c.failed,
+    dropped: c.dropped,
+    lagP95: quantileMs(all, "lag", 0.95),
+    inFlight: duration.count ? round3((duration.mean * duration.count) / WINDOW_US) : 0,
+    ...latency(all),
+    regions: Object.fromEntries([...byRegion.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([region, stats]) => [
+      region,
+      { requests: stats.counters.completed, failed: stats.counters.failed, ...latency(stats) },
+    ])),
+  };
+}
+
+/**
+ * A window that gets a late portion after its point was drawn (a flush more than
+ * MAX_LATENESS_MS late): counts add up exactly; the percentiles of the larger portion are
+ * kept, since the earlier histograms are no longer at hand. Late portions are rare and
+ * small, and the stored windows in D1 stay exact.
+ */
+export function withLatePortion(earlier: LivePoint, late: LivePoint): LivePoint {
+  const pick = <T extends LiveLatency>(a: T & { requests: number }, b: T & { requests: number }): LiveLatency =>
+    b.requests > a.requests ? { p50: b.p50, p95: b.p95, p99: b.p99 } : { p50: a.p50, p95: a.p95, p99: a.p99 };
+  const regions: Record<string, LiveRegionPoint> = { ...earlier.regions };
+  for (const [region, point] of Object.entries(late.regions)) {
+    const before = regions[region];
+    regions[region] = before
+      ? { requests: before.requests + point.requests, failed: before.failed + point.failed, ...pick(before, point) }
+      : point;
+  }
+  return {
+    ...earlier,
+    iterations: earlier.iterations + late.iterations,
+    requests: earlier.requests + late.requests,
+    failed: earlier.failed + late.failed,
+    dropped: earlier.dropped + late.dropped,
+    inFlight: round3(earlier.inFlight + late.inFlight),
+    lagP95: late.requests > earlier.requests ? late.lagP95 : earlier.lagP95,
+    ...pick(earlier, late),
+    regions,
+  };
+}
+
+export interface ShardHealth {
+  readonly index: number;
+  readonly region: string;
+  /** The last window this shard has flushed (seconds since T0), or null before its first. */
+  readonly lastWindowS: number | null;
+  readonly done: boolean;
+  /** Its last window's schedule lag p95 and dropped iterations. */
+  readonly lagP95: number | null;
+  readonly dropped: number;
+  readonly saturated: boolean;
+  /** Why it is saturated (empty when it is not). */
+  readonly reasons: readonly string[];
+}
+
+/** A shard's health by the steps of its latest window. */
+export function shardWindowHealth(steps: ReadonlyArray<readonly [number, MetricStatsWire]>): Pick<ShardHealth, "lagP95" | "dropped" | "saturated" | "reasons"> {
+  const stats = new MetricStats();
+  for (const [, wire] of steps) stats.mergeWire(wire);
+  const sat = saturation(stats);
+  return { lagP95: quantileMs(stats, "lag", 0.95), dropped: stats.counters.dropped, saturated: sat.saturated, reasons: sat.reasons };
+}
+
+export interface LiveVerdicts {
+  /** Every threshold, evaluated on the totals so far (rates over the time elapsed). */
+  readonly thresholds: readonly ThresholdView[];
+  /** The scenario's and the spec's custom metrics so far, in the summary's shapes. */
+  readonly customMetrics: Readonly<Record<string, CustomMetricSummary>>;
+}
+
+/** Thresholds and custom metrics as they stand `elapsedS` into the run. */
+export function liveVerdicts(spec: RunSpec, totals: RunTotals, elapsedS: number): LiveVerdicts {
+  const elapsed = Math.max(0.001, elapsedS);
+  const kinds = customMetricKinds(spec);
+  return {
+    thresholds: thresholdOutcomes(spec, totals, elapsed).outcomes.map(thresholdView),
+    customMetrics: Object.keys(kinds).length ? customMetricsSummary(totals.select(), kinds, elapsed) : {},
+  };
+}
+
+function latency(stats: MetricStats): LiveLatency {
+  return { p50: quantileMs(stats, "duration", 0.5), p95: quantileMs(stats, "duration", 0.95), p99: quantileMs(stats, "duration", 0.99) };
+}
+
+function quantileMs(stats: MetricStats, trend: "duration" | "lag", q: number): number | null {
+  const h = stats.trends[trend];
+  return h.count ? round3(h.quantile(q) / 1000) : null;
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
