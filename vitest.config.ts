@@ -8,6 +8,10 @@
  */
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+// The Worker's static assets must hold uPlot before any project reads wrangler.toml.
+import { buildDashboardAssets } from "./scripts/build/dashboard-assets.mjs";
+
+buildDashboardAssets();
 
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
 process.env.WRANGLER_SEND_METRICS ??= "false";

@@ -24,10 +24,10 @@ import { crosscheckApi } from "./crosscheck-api.ts";
 import { metricsApi } from "./metrics-api.ts";
 import { reportApi } from "./report-api.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
+import { dashboardApi, dashboardPages } from "./dashboard-api.ts";
+import { newRunId, RUN_ID } from "./run-id.ts";
 
 type App = { Bindings: Env };
-
-const RUN_ID = /^r-[0-9a-z]{6,12}-[0-9a-f]{8}$/;
 
 export const api = new Hono<App>();
 
@@ -42,6 +42,9 @@ api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env) }));
 
 // Signed seed URLs carry their own credential (see signed-url.ts): no API token here.
 api.get("/seeds/:name", signedSeedFetch);
+
+// The dashboard's pages check the session themselves, to answer a browser with a page.
+api.route("/", dashboardPages);
 
 // Every /v1 route and /metrics need a token; a read-only token only reads (access.ts).
 api.use("/v1/*", requireToken);
@@ -219,6 +222,7 @@ api.route("/v1", baselinesApi); // PUT /v1/baselines/:name, GET /v1/baselines
 api.route("/v1/runs", reportApi); // GET /v1/runs/:id/report
 api.route("/v1/runs", crosscheckApi); // POST/GET /v1/runs/:id/crosscheck
 api.route("/", metricsApi); // GET /v1/runs/:id/metrics, GET /metrics (Prometheus)
+api.route("/v1", dashboardApi); // POST /v1/dashboard-links, GET /v1/runs/:id/live
 
 function coordinatorOf(c: Context<App>) {
   const id = c.req.param("id") ?? "";
@@ -228,10 +232,6 @@ function coordinatorOf(c: Context<App>) {
 
 function runLinks(c: Context<App>, id: string) {
   const base = `${new URL(c.req.url).origin}/v1/runs/${id}`;
-  return { self: base, summary: `${base}/summary`, timeseries: `${base}/timeseries`, abort: `${base}/abort` };
+  return { self: base, summary: `${base}/summary`, timeseries: `${base}/timeseries`, abort: `${base}/abort`, dashboard: `${base}/dashboard` };
 }
 
-/** Time-sortable run id: `r-<ms base36>-<8 hex>`. */
-function newRunId(): string {
-  return `r-${Date.now().toString(36)}-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`;
-}

@@ -7,7 +7,7 @@
  * The key is the secret SEED_URL_KEY when set, else one derived from EDGELOAD_API_TOKEN
  * (HMAC of a fixed label), so rotating the API token also invalidates issued URLs.
  */
-import { base64url } from "../workers/web-crypto.ts";
+import { base64url, derivedHmacKey, fromBase64Url, hmacKey } from "../workers/web-crypto.ts";
 
 export interface SeedUrlFields {
   readonly name: string;
@@ -20,30 +20,15 @@ export interface SeedUrlFields {
 
 const encoder = new TextEncoder();
 
-async function hmacKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
-}
-
 export async function seedUrlKey(env: { SEED_URL_KEY?: string; EDGELOAD_API_TOKEN?: string }): Promise<CryptoKey> {
   if (env.SEED_URL_KEY) return hmacKey(env.SEED_URL_KEY);
   if (!env.EDGELOAD_API_TOKEN) throw new Error("neither SEED_URL_KEY nor EDGELOAD_API_TOKEN is set");
-  const base = await hmacKey(env.EDGELOAD_API_TOKEN);
-  const derived = await crypto.subtle.sign("HMAC", base, encoder.encode("edgeload seed URL key v1"));
-  return crypto.subtle.importKey("raw", derived, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+  return derivedHmacKey(env.EDGELOAD_API_TOKEN, "edgeload seed URL key v1");
 }
 
 /** The exact bytes signed: unambiguous because names cannot contain "\n". */
 function message(f: SeedUrlFields): Uint8Array {
   return encoder.encode(`edgeload-seed-v1\n${f.name}\n${f.format}\n${f.type}\n${f.exp}`);
-}
-
-function fromBase64Url(text: string): Uint8Array | null {
-  try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
 }
 
 export async function signSeedUrl(key: CryptoKey, origin: string, f: SeedUrlFields): Promise<string> {

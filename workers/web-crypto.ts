@@ -21,6 +21,29 @@ export function base64url(data: ArrayBuffer | Uint8Array): string {
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** base64url (padded or not) back to bytes; null when it is not base64url. */
+export function fromBase64Url(text: string): Uint8Array | null {
+  try {
+    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+export function hmacKey(secret: string | Uint8Array<ArrayBuffer> | ArrayBuffer): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", bytesOf(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+}
+
+/**
+ * A key of its own for one purpose, derived from a secret (HMAC of a fixed label): signed
+ * seed URLs and dashboard links each get one from the API token, so neither signature can
+ * stand for the other, and rotating the token invalidates both.
+ */
+export async function derivedHmacKey(secret: string, label: string): Promise<CryptoKey> {
+  return hmacKey(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(label)));
+}
+
 /** The PKCE S256 code challenge of a verifier: base64url(SHA-256(verifier)), RFC 7636 §4.2. */
 export async function s256(verifier: string): Promise<string> {
   return base64url(await sha256(verifier));

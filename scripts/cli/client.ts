@@ -133,6 +133,11 @@ export class EdgeloadClient {
     return row ? { status: row.status, spec: JSON.parse(row.spec_json) as Record<string, unknown> } : null;
   }
 
+  /** A view link (10 minutes) that signs a browser into the dashboard of `runId`, or the runs list. */
+  dashboardLink(runId?: string): Promise<{ url: string; expiresAt: string }> {
+    return this.#call("POST", "/v1/dashboard-links", runId ? { run: runId } : {});
+  }
+
   abort(id: string): Promise<RunView> {
     return this.#call("POST", `/v1/runs/${id}/abort`);
   }

@@ -12,6 +12,7 @@ import { rmSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
+import { buildDashboardAssets } from "../build/dashboard-assets.mjs";
 import { DEV_FILE, type DevFile, type TargetClient } from "./dev-file.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { workerdDescendants } from "./processes.ts";
@@ -82,6 +83,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     ...(persist ? { persist } : {}),
   });
 
+  buildDashboardAssets(); // wrangler's [build] does it too; the stack does not rely on that
   const before = new Set(workerdDescendants());
   const target = await unstable_startWorker({
     config: join(PROJECT_ROOT, "workers/target/wrangler.toml"),

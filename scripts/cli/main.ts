@@ -63,6 +63,7 @@ const USAGE = `usage:
                  (shards, platform limits and estimated cost before any load; nothing is contacted)
   edgeload deploy [--dry-run] [--with-target]   (wrangler deploy with bundle and config checks)
   edgeload cf-analytics <run> --account ID [--zone ID] [--scripts a,b] [--margin 60s]   (CF_API_TOKEN)
+  edgeload dashboard [run-id]   (prints a link that opens the live dashboard: valid 10 minutes)
   edgeload seeds | runs | status <id> | summary <id> | abort <id>   [--url URL --token TOKEN]
 
 The API is found from --url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running \`edgeload dev\`.`;
@@ -88,6 +89,7 @@ export async function main(argv: string[]): Promise<number> {
       case "status": return await simpleCommand(rest, async (client, id) => print(await client.getRun(need(id))));
       case "summary": return await simpleCommand(rest, async (client, id) => console.log(renderSummary(await client.summary(need(id)))));
       case "abort": return await simpleCommand(rest, async (client, id) => print(await client.abort(need(id))));
+      case "dashboard": return await simpleCommand(rest, async (client, id) => console.log((await client.dashboardLink(id)).url));
       case undefined:
       case "help":
       case "--help":
@@ -136,6 +138,8 @@ async function devCommand(args: string[]): Promise<number> {
   target   ${stack.targetProxyUrl}   (knobs: /delay?ms=20&jitter=5&status=200&size=1024&fail=0.01)
            ${stack.targetUrl}   (the same target without wrangler's dev proxy: use it for high rates)
   token    ${stack.token}
+  dashboard ${(await new EdgeloadClient(stack.apiUrl, stack.token).dashboardLink()).url}
+           (open within 10 minutes; \`edgeload dashboard\` prints a fresh one)
 
   export EDGELOAD_URL=${stack.apiUrl} EDGELOAD_TOKEN=${stack.token}
   edgeload run --target ${stack.targetProxyUrl}/delay?ms=20 --rate 200 --duration 15s
@@ -335,6 +339,9 @@ async function followRun(
   const n = run.plan.shards.length;
   console.log(`run ${run.id}: ${n} shard${n === 1 ? "" : "s"} in ${regions.join(", ")}, starting ${run.startsAt}`);
   for (const note of run.plan.notes) console.log(`  note: ${note}`);
+  // The link signs a browser in (10 minutes to open it); the token never goes in a URL.
+  const dashboard = await client.dashboardLink(run.id).catch(() => null);
+  if (dashboard) console.log(`  dashboard: ${dashboard.url}`);
 
   let interrupted = false;
   const onSigint = () => {
