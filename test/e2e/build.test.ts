@@ -51,7 +51,7 @@ describe("build", () => {
     expect(over.stderr).toMatch(/maxCost: the run's estimated cost is \$0\.\d+ .*above its budget of \$0\.050/);
   });
 
-  it.each(["tsconfig.json", "tsconfig.node.json", "tsconfig.mixed.json", "scripts/k6"])("typechecks %s in strict mode", async (config) => {
+  it.each(["tsconfig.json", "tsconfig.node.json", "tsconfig.mixed.json", "scripts/k6", "dashboard"])("typechecks %s in strict mode", async (config) => {
     await expect(run(bin("tsc"), ["-p", config], { cwd: PROJECT_ROOT, env })).resolves.toBeDefined();
   });
 });

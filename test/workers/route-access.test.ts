@@ -16,6 +16,12 @@ const PUBLIC: Readonly<Record<string, number>> = {
   "GET /seeds/:name": 403,
 };
 
+/**
+ * The dashboard's pages: a browser without a session gets 401 as an HTML page saying how
+ * to get a link, not JSON.
+ */
+const PAGES: ReadonlySet<string> = new Set(["GET /", "GET /v1/runs/:id/dashboard"]);
+
 const ROUTES = [...new Map(app.routes
   .filter((r) => r.method !== "ALL") // middleware (auth), not routes
   .map((r) => [`${r.method} ${r.path}`, r] as const)).values()];
@@ -39,7 +45,7 @@ describe("route access", () => {
     }
     expect(anonymous.status).toBe(401);
     expect(wrong.status).toBe(401);
-    expect(anonymous.headers.get("content-type")).toBe("application/problem+json");
+    expect(anonymous.headers.get("content-type")).toBe(PAGES.has(key) ? "text/html; charset=UTF-8" : "application/problem+json");
   });
 
   it.each(ROUTES.filter((r) => !(`${r.method} ${r.path}` in PUBLIC)).map((r) => [`${r.method} ${r.path}`, r.method, r.path] as const))("%s with the read-only token: allowed only if it only reads", async (_key, method, path) => {

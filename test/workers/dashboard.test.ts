@@ -1,0 +1,142 @@
+/**
+ * The dashboard's routes in workerd: view links and the session cookie they trade for, who
+ * may do what with it, and the run's live event stream (history first, windows as they
+ * merge, the summary and the end).
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { signGrant, VIEW_LINK_TTL_S } from "../../coordinator/dashboard-auth.ts";
+import { api, createRun, waitForStatus } from "./helpers.ts";
+
+const nowS = () => Math.floor(Date.now() / 1000);
+
+async function link(body: Record<string, unknown> = {}, token = "test-token"): Promise<URL> {
+  const response = await api("/v1/dashboard-links", { method: "POST", body: JSON.stringify(body), token });
+  expect(response.status).toBe(201);
+  const { url, expiresAt } = (await response.json()) as { url: string; expiresAt: string };
+  expect(Date.parse(expiresAt) / 1000 - nowS()).toBeGreaterThan(VIEW_LINK_TTL_S - 5);
+  return new URL(url);
+}
+
+/** Opens a view link: the session cookie it sets and where it redirects. */
+async function signIn(url: URL): Promise<{ cookie: string; location: string | null }> {
+  const response = await api(url.pathname + url.search, { token: null, redirect: "manual" });
+  expect(response.status).toBe(303);
+  const setCookie = response.headers.get("set-cookie") ?? "";
+  expect(setCookie).toMatch(/^edgeload_session=[^;]+;.*HttpOnly/);
+  expect(setCookie).toContain("SameSite=Strict");
+  return { cookie: setCookie.split(";")[0]!, location: response.headers.get("location") };
+}
+
+/** Reads a text/event-stream until it ends (or `untilMs`), as a list of [event, data]. */
+async function readEvents(response: Response, untilMs: number): Promise<Array<[string, any]>> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(0, untilMs - Date.now())))]);
+    if (next === null || next.done) break;
+    text += decoder.decode(next.value, { stream: true });
+  }
+  await reader.cancel().catch(() => {});
+  return text.split("\n\n").filter((block) => block.startsWith("event: ")).map((block) => {
+    const [eventLine, dataLine] = block.split("\n");
+    return [eventLine!.slice(7), JSON.parse(dataLine!.slice(6))];
+  });
+}
+
+describe("dashboard links and sessions", () => {
+  it("a view link signs a browser in and redirects to the page without the grant", async () => {
+    const run = await createRun();
+    const url = await link({ run: run.id });
+    expect(url.pathname).toBe(`/v1/runs/${run.id}/dashboard`);
+    expect(url.searchParams.get("view")).toMatch(/^all\.\d+\.[A-Za-z0-9_-]+$/);
+    // The bearer token is nowhere in the link.
+    expect(url.toString()).not.toContain("test-token");
+    const { cookie, location } = await signIn(url);
+    expect(location).toBe(`/v1/runs/${run.id}/dashboard`);
+    const page = await api(`/v1/runs/${run.id}/dashboard`, { token: null, headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    const html = await page.text();
+    expect(html).toContain(`data-run-id="${run.id}"`);
+    expect(html).toContain("/dashboard/vendor/uPlot.iife.min.js");
+    // The cookie reads the API like the token does.
+    expect((await api(`/v1/runs/${run.id}`, { token: null, headers: { cookie } })).status).toBe(200);
+    await waitForStatus(run.id);
+  });
+
+  it("refuses expired, forged and swapped grants", async () => {
+    const expired = await signGrant(env, "link", "all", nowS() - 1);
+    const forged = `all.${nowS() + 600}.${"A".repeat(43)}`;
+    // A session cookie value is not a view link, nor a link a session.
+    const session = await signGrant(env, "session", "all", nowS() + 600);
+    const linkGrant = await signGrant(env, "link", "all", nowS() + 600);
+    for (const grant of [expired, forged, session, "all.x.y", ""]) {
+      const response = await api(`/?view=${encodeURIComponent(grant)}`, { token: null, redirect: "manual" });
+      expect(response.status, grant).toBe(401);
+      expect(response.headers.get("set-cookie")).toBeNull();
+    }
+    expect(await (await api(`/?view=${encodeURIComponent(expired)}`, { token: null })).text()).toContain("expired");
+    expect((await api("/v1/runs", { token: null, headers: { cookie: `edgeload_session=${linkGrant}` } })).status).toBe(401);
+  });
+
+  it("a read-only token's link gives a read-only session; a full session aborts only from its own origin", async () => {
+    const run = await createRun({ duration: "20s", rate: 10 });
+    const readOnly = await signIn(await link({ run: run.id }, "read-token"));
+    const abortWith = (cookie: string, origin?: string) =>
+      api(`/v1/runs/${run.id}/abort`, { method: "POST", token: null, headers: { cookie, ...(origin ? { origin } : {}) } });
+    const refused = await abortWith(readOnly.cookie, "http://edgeload.test");
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { detail: string }).detail).toContain("read-only dashboard session");
+    expect((await api(`/v1/runs/${run.id}/dashboard`, { token: null, headers: { cookie: readOnly.cookie } }).then((r) => r.text()))).toContain("read-only");
+
+    const full = await signIn(await link({ run: run.id }));
+    const crossSite = await abortWith(full.cookie, "https://evil.example");
+    expect(crossSite.status).toBe(403);
+    expect(((await crossSite.json()) as { type: string }).type).toMatch(/cross-origin$/);
+    expect((await abortWith(full.cookie)).status).toBe(403); // no Origin at all
+    expect((await abortWith(full.cookie, "http://edgeload.test")).status).toBe(202);
+    expect((await waitForStatus(run.id)).status).toBe("aborted");
+  });
+
+  it("rejects a bad link request", async () => {
+    const bad = await api("/v1/dashboard-links", { method: "POST", body: JSON.stringify({ run: "not-a-run" }) });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { problems: Array<{ field: string }> }).problems[0]!.field).toBe("run");
+    expect((await api("/v1/dashboard-links", { method: "POST", body: "{" })).status).toBe(400);
+    expect((await link()).pathname).toBe("/");
+  });
+});
+
+describe("the live event stream", () => {
+  it("pushes windows as they merge, then the summary and the end; a late reader gets the history", async () => {
+    const run = await createRun({ duration: "3s", rate: 40 });
+    const live = await api(`/v1/runs/${run.id}/live`);
+    expect(live.status).toBe(200);
+    expect(live.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const events = await readEvents(live, Date.now() + 30_000);
+    const names = events.map(([name]) => name);
+    expect(names[0]).toBe("history");
+    expect(names.slice(-2)).toEqual(["summary", "end"]);
+    const windows = events.filter(([name]) => name === "window").map(([, point]) => point);
+    expect(windows.map((p) => p.t)).toEqual([0, 1, 2]);
+    const summary = (await (await api(`/v1/runs/${run.id}/summary`)).json()) as { metrics: { http_reqs: { count: number } } };
+    expect(windows.reduce((sum, p) => sum + p.requests, 0)).toBe(summary.metrics.http_reqs.count);
+    expect(windows.every((p) => p.targetRate === 40 && Object.keys(p.regions).sort().join() === "weur,wnam")).toBe(true);
+    const statuses = events.filter(([name]) => name === "status").map(([, s]) => s);
+    expect(statuses.length).toBeGreaterThanOrEqual(2);
+    expect(statuses.at(-1).status).toBe("passed");
+    expect(statuses.at(-1).shardHealth.map((h: { done: boolean; lastWindowS: number }) => [h.done, h.lastWindowS])).toEqual([[true, 2], [true, 2]]);
+    expect(events.at(-2)![1]).toEqual(summary);
+
+    // After the run: everything at once, and the stream ends by itself.
+    const again = await readEvents(await api(`/v1/runs/${run.id}/live`), Date.now() + 5_000);
+    expect(again.map(([name]) => name)).toEqual(["history", "status", "summary", "end"]);
+    expect(again[0]![1]).toEqual(windows);
+  });
+
+  it("answers 404 for a run that does not exist", async () => {
+    expect((await api("/v1/runs/r-abcdefgh-12345678/live")).status).toBe(404);
+  });
+});
