@@ -1,8 +1,10 @@
 /**
  * Server-Sent Events from a RunCoordinator to the dashboards watching its run.
  *
- * Each event is encoded once and written to every open stream; writes are not awaited,
- * so a slow browser never holds up a window merge. A stream whose queue passes
+ * Events are queued by send() and written by flush(), once per coordinator tick: one chunk
+ * per stream per tick, whatever the tick had to say (a stream write is what costs, not its
+ * size: see the README's dashboard measurement). Each chunk is encoded once; writes are not
+ * awaited, so a slow browser never holds up a window merge. A stream whose queue passes
  * MAX_QUEUED_EVENTS (a tab asleep, a client that stopped reading) is closed rather than
  * buffered without bound; EventSource reconnects, and a reconnecting page receives the
  * history again, so it loses nothing it draws.
@@ -26,6 +28,7 @@ export function sseEvent(event: string, data: unknown): Uint8Array {
 
 export class LiveStream {
   readonly #clients = new Set<WritableStreamDefaultWriter<Uint8Array>>();
+  #pending: Uint8Array[] = [];
 
   get size(): number {
     return this.#clients.size;
@@ -49,14 +52,32 @@ export class LiveStream {
     });
   }
 
-  /** Sends to every stream. The coordinator sends a status each tick, which keeps idle proxies from closing them. */
+  /** Queues an event for every stream (written at the next flush). */
   send(event: string, data: unknown): void {
     if (this.#clients.size === 0) return;
-    this.#write(sseEvent(event, data));
+    this.#pending.push(sseEvent(event, data));
   }
 
-  /** Ends every stream (after the run's last events). */
+  /**
+   * Writes what was queued since the last flush as one chunk. The coordinator flushes each
+   * tick, with a status at least, which also keeps idle proxies from closing the streams.
+   */
+  flush(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    if (pending.length === 0 || this.#clients.size === 0) return;
+    const chunk = new Uint8Array(pending.reduce((n, p) => n + p.byteLength, 0));
+    let at = 0;
+    for (const part of pending) {
+      chunk.set(part, at);
+      at += part.byteLength;
+    }
+    this.#write(chunk);
+  }
+
+  /** Writes what is queued, then ends every stream (after the run's last events). */
   closeAll(): void {
+    this.flush();
     for (const writer of this.#clients) void writer.close().catch(() => {});
     this.#clients.clear();
   }

@@ -404,6 +404,7 @@ export class RunCoordinator extends DurableObject<Env> {
     if (failures < tickFailureBudget(this.env)) {
       // The dashboard shows the retries (lastError) rather than going quiet.
       if (this.#live.size > 0) this.#live.send("status", this.#liveStatus(this.#run!, Date.now()));
+      this.#live.flush();
       await this.ctx.storage.setAlarm(Date.now() + Math.min(30_000, 500 * 2 ** failures));
       return;
     }
@@ -443,6 +444,7 @@ export class RunCoordinator extends DurableObject<Env> {
     }
     if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) this.#checkpoint();
     if (this.#live.size > 0) this.#live.send("status", this.#liveStatus(this.#run!, now));
+    this.#live.flush();
     await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
   }
 
