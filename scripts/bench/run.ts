@@ -27,8 +27,11 @@
  *     and R2 failing, the target failing), with and without abort and Ctrl-C: expected,
  *     counted, lost, double counted (scripts/bench/faults/).
  *
+ *  8. dashboard: the same 16-shard run with 0 and with hundreds of live dashboard streams
+ *     open: streams served, every window delivered, and the coordinator CPU they cost.
+ *
  * `npm run bench -- faults` is `--only faults`.
- * Options: --only histogram|generator|query|soak|streams|fuzz|faults, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
+ * Options: --only histogram|generator|query|soak|streams|fuzz|faults|dashboard, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -56,6 +59,8 @@ const { values, positionals } = parseArgs({
     shards: { type: "string", default: "16" },
     "soak-duration": { type: "string", default: "3m" },
     "soak-rate": { type: "string", default: "300" },
+    watchers: { type: "string", default: "0,250,1000,0" },
+    "watchers-rate": { type: "string", default: "320" },
   },
 });
 
@@ -369,7 +374,7 @@ async function fuzzBench(): Promise<void> {
 
 // `npm run bench -- faults` names one part as a bare word, like --only.
 values.only ??= positionals[0];
-const PARTS = ["histogram", "generator", "query", "soak", "streams", "fuzz", "faults"];
+const PARTS = ["histogram", "generator", "query", "soak", "streams", "fuzz", "faults", "dashboard"];
 if (values.only && !PARTS.includes(values.only)) {
   console.error(`unknown benchmark "${values.only}": one of ${PARTS.join(", ")}`);
   process.exit(2);
@@ -380,6 +385,10 @@ if (!values.only || values.only === "query") await queryBench();
 if (!values.only || values.only === "soak") await soakBench();
 if (!values.only || values.only === "streams") await streamsBench();
 if (!values.only || values.only === "fuzz") await fuzzBench();
+if (!values.only || values.only === "dashboard") {
+  const { dashboardBench } = await import("./dashboard-watchers.ts");
+  if (!(await dashboardBench(values.watchers.split(",").map(Number), Number(values["watchers-rate"])))) process.exitCode = 1;
+}
 if (!values.only || values.only === "faults") {
   const { faultsBench } = await import("./faults/run-faults.ts");
   if (!(await faultsBench())) process.exitCode = 1;

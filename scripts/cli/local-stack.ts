@@ -37,6 +37,12 @@ const LOAD_TEST_REDIRECT_URI = "http://127.0.0.1/callback";
 export interface LocalStack {
   readonly apiUrl: string;
   /**
+   * The coordinator's own workerd socket, without wrangler's dev proxy (which runs in this
+   * Node process): benchmarks that hold many connections use it, so what they measure is
+   * the coordinator's work alone.
+   */
+  readonly apiDirectUrl: string;
+  /**
    * The target's own workerd socket. Load goes here rather than through wrangler's dev
    * proxy, which would add a second workerd hop (and more CPU than the target itself) to
    * every request; the proxy URL stays available for humans on a fixed port.
@@ -111,6 +117,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const targetPids = workerdDescendants().filter((p) => before.has(p));
   const coordinatorPids = workerdDescendants().filter((p) => !before.has(p));
   const apiUrl = (await coordinator.url).origin;
+  const apiDirectUrl = (await runtimeOf(coordinator).ready).origin;
   const targetProxyUrl = (await target.url).origin;
   const targetUrl = (await runtimeOf(target).ready).origin;
   const worker = coordinator;
@@ -124,6 +131,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   let stopped = false;
   return {
     apiUrl,
+    apiDirectUrl,
     targetUrl,
     targetProxyUrl,
     targetAdminSecret,
