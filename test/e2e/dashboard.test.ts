@@ -146,7 +146,7 @@ describeWithChromium("dashboard in Chromium", (chromiumPath) => {
     }
   });
 
-  it("Abort ends the run within 5 s", async () => {
+  it("Abort ends the run within 5 s; the runs list shows it", async () => {
     const { client, stack } = fixture;
     const run = await client.createRun({
       name: "dashboard abort", target: stack.targetUrl, steps: [{ path: "/delay?ms=5" }],
@@ -163,6 +163,13 @@ describeWithChromium("dashboard in Chromium", (chromiumPath) => {
       expect(Date.now() - clicked).toBeLessThan(5_000);
       expect((await client.getRun(run.id)).status).toBe("aborted");
       await expect(page.getByTestId("status").textContent()).resolves.toBe("aborted");
+
+      // The runs list, with the same session: this run first, linking to its dashboard.
+      await page.goto(`${stack.apiUrl}/`);
+      const first = page.locator("#runs tbody tr").first();
+      await first.waitFor({ timeout: 10_000 });
+      await expect(first.locator("td").nth(2).textContent()).resolves.toBe("aborted");
+      await expect(first.locator("a").getAttribute("href")).resolves.toBe(`/v1/runs/${run.id}/dashboard`);
     } finally {
       await context.close();
     }
