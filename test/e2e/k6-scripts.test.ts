@@ -179,7 +179,9 @@ describeWithK6("k6 scripts", (k6) => {
     },
   };
 
-  it.concurrent.each(SCENARIOS)("%s: a short run passes its checks and the preset's thresholds", async (scenario) => {
+  // One at a time: six k6 runs at once against one local target on a 2-core machine make
+  // the target, not the scripts, miss the presets' latency thresholds.
+  it.each(SCENARIOS)("%s: a short run passes its checks and the preset's thresholds", async (scenario) => {
     const summaryPath = join(dir, `${scenario}.json`);
     const { code, stdout, stderr } = await k6Run(["run", "--quiet", "--include-system-env-vars=false", script(scenario)], { ...base, ...seedEnv[scenario], ...RUNS[scenario].load, SUMMARY_PATH: summaryPath });
     expect(code, `${stdout}\n${stderr}`).toBe(0);
