@@ -10,6 +10,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 // The Worker's static assets must hold uPlot before any project reads wrangler.toml.
 import { buildDashboardAssets } from "./scripts/build/dashboard-assets.mjs";
+import { coordinatorTestBindings } from "./test/workers/bindings.ts";
 
 buildDashboardAssets();
 
@@ -31,18 +32,7 @@ export default defineConfig({
           cloudflareTest(async ({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
-              bindings: {
-                EDGELOAD_API_TOKEN: "test-token",
-                EDGELOAD_READ_TOKEN: "read-token",
-                EDGELOAD_MODE: "local",
-                MAX_RATE_PER_S: "5000",
-                MAX_SHARDS: "16",
-                MAX_CONCURRENT_RUNS: "4",
-                // Small invocations (100 requests each) so tests see shards hand over and can evict between.
-                SUBREQUESTS_PER_INVOCATION: "600",
-                TARGET_URL: inject<string>("targetUrl"),
-                TEST_MIGRATIONS: await readD1Migrations("./coordinator/migrations"),
-              },
+              bindings: await coordinatorTestBindings(inject<string>("targetUrl"), { EDGELOAD_READ_TOKEN: "read-token", MAX_RATE_PER_S: "5000", MAX_CONCURRENT_RUNS: "4" }),
             },
           })),
         ],

@@ -5,12 +5,16 @@
  * (restarts, duplicate alarms, replayed flushes, a results database that refuses writes).
  */
 import { fileURLToPath } from "node:url";
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { buildDashboardAssets } from "../../build/dashboard-assets.mjs";
+import { coordinatorTestBindings } from "../../../test/workers/bindings.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
 process.env.WRANGLER_SEND_METRICS ??= "false";
+// wrangler.toml serves the dashboard's assets: they must exist before the config is read.
+buildDashboardAssets();
 
 export default defineConfig({
   root,
@@ -18,19 +22,12 @@ export default defineConfig({
     cloudflareTest(async ({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        bindings: {
-          EDGELOAD_API_TOKEN: "test-token",
-          EDGELOAD_MODE: "local",
-          MAX_SHARDS: "16",
-          // Invocations of 100 requests, so shards hand over (and can be hit in between).
-          SUBREQUESTS_PER_INVOCATION: "600",
+        bindings: await coordinatorTestBindings(inject<string>("targetUrl"), {
           // A short retry budget (retries 1, 2, 4, 8 and 16 s apart: about 30 s) so the row
           // that exceeds it takes seconds, not the default's four minutes.
           RESULT_WRITE_RETRIES: "6",
-          TARGET_URL: inject<string>("targetUrl"),
           TARGET_ADMIN_SECRET: inject<string>("targetAdminSecret"),
-          TEST_MIGRATIONS: await readD1Migrations("./coordinator/migrations"),
-        },
+        }),
       },
     })),
   ],
