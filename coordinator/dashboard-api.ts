@@ -39,6 +39,9 @@ async function page(c: Context<App>, render: (scope: Scope) => string): Promise<
   const url = new URL(c.req.url);
   c.header("cache-control", "no-store");
   c.header("referrer-policy", "no-referrer");
+  // Only this origin's scripts run, and no other site may frame the page (its Abort button).
+  c.header("content-security-policy", "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'");
+  c.header("x-frame-options", "DENY");
   const grant = url.searchParams.get("view");
   if (grant !== null) {
     const check = await verifyGrant(c.env, "link", grant, nowS());

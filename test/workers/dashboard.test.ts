@@ -58,6 +58,8 @@ describe("dashboard links and sessions", () => {
     const page = await api(`/v1/runs/${run.id}/dashboard`, { token: null, headers: { cookie } });
     expect(page.status).toBe(200);
     expect(page.headers.get("cache-control")).toBe("no-store");
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
     const html = await page.text();
     expect(html).toContain(`data-run-id="${run.id}"`);
     expect(html).toContain("/dashboard/vendor/uPlot.iife.min.js");
