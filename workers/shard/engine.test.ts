@@ -50,6 +50,10 @@ function totals(windows: Array<Omit<ShardWindow, "part">>): MetricStats {
   return all;
 }
 
+/** A target that never answers: each request ends only when its signal aborts it. */
+const neverAnswers = ((_url: string, init: RequestInit) =>
+  new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)))) as unknown as typeof fetch;
+
 describe("ShardEngine", () => {
   it("sends every owned iteration at its due time, never early, and accounts for each once", async () => {
     const time = new VirtualTime();
@@ -121,8 +125,7 @@ describe("ShardEngine", () => {
   it("times out requests the target never answers, from the actual send, without a timer each", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 10, duration: "1s", timeout: "500ms" });
-    const fetcher = ((_url: string, init: RequestInit) =>
-      new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)))) as unknown as typeof fetch;
+    const fetcher = neverAnswers;
     const windows: Array<Omit<ShardWindow, "part">> = [];
     const result = await time.run(engineFor(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
     expect(result.end).toBe("finished");
@@ -136,8 +139,7 @@ describe("ShardEngine", () => {
   it("cuts requests still in flight one second after stop(), whatever the timeout: sent, interrupted, not counted", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 10, duration: "10s", timeout: "60s" });
-    const fetcher = ((_url: string, init: RequestInit) =>
-      new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)))) as unknown as typeof fetch;
+    const fetcher = neverAnswers;
     const windows: Array<Omit<ShardWindow, "part">> = [];
     const engine = engineFor(a, time.clock, fetcher, (w) => windows.push(w));
     const t0 = time.now;
