@@ -31,7 +31,7 @@
  *     open: streams served, every window delivered, and the coordinator CPU they cost.
  *
  * `npm run bench -- faults` is `--only faults`.
- * Options: --only histogram|generator|query|soak|streams|fuzz|faults|dashboard, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 1000,2000, --duration 15s, --delay 20,
+ * Options: --only histogram|generator|query|soak|streams|fuzz|faults|dashboard, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 500,1000,2000, --duration 15s, --delay 20,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -47,13 +47,15 @@ import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../cli/local-sta
 import { cpuSeconds, reapedChildrenCpuSeconds, residentBytes, workerdDescendants } from "../cli/processes.ts";
 import { parseDurationMs } from "../../core/duration.ts";
 import { findK6 } from "./k6-binary.ts";
+import { crosscheck, edgeFigures, type LoadFigures } from "../../core/crosscheck.ts";
+import { parseK6Summary } from "../../core/k6-summary.ts";
 import { STREAM_MEMORY_BYTES } from "../../core/plan.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     only: { type: "string" },
-    rates: { type: "string", default: "1000,2000" },
+    rates: { type: "string", default: "500,1000,2000" },
     duration: { type: "string", default: "15s" },
     delay: { type: "string", default: "20" },
     shards: { type: "string", default: "16" },
@@ -128,8 +130,11 @@ interface GeneratorResult {
   readonly achievedPerS: number;
   readonly dropped: number;
   readonly p50Ms: number;
+  readonly p95Ms: number;
   readonly p99Ms: number;
   readonly cpuS: number;
+  /** What a crosscheck compares (edgeload's summary, k6's summary export). */
+  readonly figures?: LoadFigures;
 }
 
 async function runK6(k6: string, targetUrl: string, rate: number, duration: string): Promise<GeneratorResult> {
@@ -145,7 +150,9 @@ async function runK6(k6: string, targetUrl: string, rate: number, duration: stri
     child.on("close", (code) => (code === 0 || code === 99 ? resolve() : reject(new Error(`k6 exited ${code}`))));
   });
   const cpuS = reapedChildrenCpuSeconds() - cpuBefore;
-  const m = JSON.parse(await readFile(exportFile, "utf8")).metrics;
+  const exported = JSON.parse(await readFile(exportFile, "utf8"));
+  const m = exported.metrics;
+  const parsed = parseK6Summary(exported);
   await rm(dir, { recursive: true, force: true });
   const durationS = parseFloat(duration);
   return {
@@ -154,8 +161,10 @@ async function runK6(k6: string, targetUrl: string, rate: number, duration: stri
     achievedPerS: m.http_reqs.count / durationS,
     dropped: m.dropped_iterations?.count ?? 0,
     p50Ms: m.http_req_duration.med,
+    p95Ms: m.http_req_duration["p(95)"],
     p99Ms: m.http_req_duration["p(99)"],
     cpuS,
+    ...(parsed.ok ? { figures: parsed.figures } : {}),
   };
 }
 
@@ -176,7 +185,7 @@ async function fetchFloor(targetUrl: string, requests: number): Promise<Generato
     if (!response.ok) throw new Error(`fetch floor failed: ${await response.text()}`);
     await response.text();
     const wallS = (performance.now() - started) / 1000;
-    return { name: "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0, p50Ms: NaN, p99Ms: NaN, cpuS: cpuSeconds(pids) - cpuBefore };
+    return { name: "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0, p50Ms: NaN, p95Ms: NaN, p99Ms: NaN, cpuS: cpuSeconds(pids) - cpuBefore };
   } finally {
     await floor.dispose();
   }
@@ -202,8 +211,10 @@ async function edgeloadRun(stack: LocalStack, path: string, rate: number, durati
     achievedPerS: s.edgeload.achievedRatePerS,
     dropped: m.dropped_iterations.count,
     p50Ms: m.http_req_duration.med,
+    p95Ms: m.http_req_duration["p(95)"],
     p99Ms: m.http_req_duration["p(99)"],
     cpuS,
+    figures: edgeFigures(s),
   };
 }
 
@@ -219,7 +230,7 @@ async function generatorBench(): Promise<void> {
     await (await fetch(stack.targetUrl + path)).arrayBuffer(); // warm the target
     const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
     const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
-    const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p99Ms), r.cpuS.toFixed(2), perK(r).toFixed(3)];
+    const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p95Ms), fmt(r.p99Ms), r.cpuS.toFixed(2), perK(r).toFixed(3)];
     for (const rate of rates) {
       console.log(`\n## Generator: edgeload (local stack, ${shards} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delay} ms\n`);
       const edge = await edgeloadRun(stack, path, rate, duration, shards);
@@ -228,17 +239,23 @@ async function generatorBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 3000));
       const floor = await fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000));
       console.log(table([
-        ["", "requests", "achieved/s", "dropped", "p50 ms", "p99 ms", "CPU s", "CPU s per 1k req"],
+        ["", "requests", "achieved/s", "dropped", "p50 ms", "p95 ms", "p99 ms", "CPU s", "CPU s per 1k req"],
         row(edge),
         row(k6Result),
         row(floor),
         ["edgeload/k6", (edge.requests / k6Result.requests).toFixed(3), (edge.achievedPerS / k6Result.achievedPerS).toFixed(3), "",
-          (edge.p50Ms / k6Result.p50Ms).toFixed(2), `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", (perK(edge) / perK(k6Result)).toFixed(2)],
-        ["edgeload/floor", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2)],
+          `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`, `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`, `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", (perK(edge) / perK(k6Result)).toFixed(2)],
+        ["edgeload/floor", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2)],
       ]));
+      // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
+      if (edge.figures && k6Result.figures) {
+        const check = crosscheck(edge.figures, k6Result.figures);
+        const off = check.rows.filter((r) => r.step === null && r.verdict === "disagree");
+        console.log(`\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`);
+      }
     }
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
-  floor = a bare fetch loop's workerd process; the target's CPU is not counted. p99 diff is edgeload − k6 in ms.`);
+  floor = a bare fetch loop's workerd process; the target's CPU is not counted. Diffs are edgeload − k6 in ms.`);
   } finally {
     await stack.stop();
   }
