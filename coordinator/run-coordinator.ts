@@ -20,7 +20,7 @@
  * serves the live event stream (GET /live).
  */
 import { DurableObject } from "cloudflare:workers";
-import { livePoint, liveVerdicts, shardWindowHealth, withLatePortion, type LivePoint, type ShardHealth } from "../core/live-view.ts";
+import { liveVerdicts, shardHealthRows, shardWindowHealth, windowPoints, withLatePortion, type LivePoint, type ShardLatest } from "../core/live-view.ts";
 import { targetLoadAt } from "../core/load-profile.ts";
 import type { Plan } from "../core/plan.ts";
 import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../core/protocol.ts";
@@ -109,7 +109,7 @@ export class RunCoordinator extends DurableObject<Env> {
   /** The dashboards' event streams (in memory: a restarted object drops them and they reconnect). */
   #live = new LiveStream();
   /** Each shard's latest window, and its health by that window while dashboards watch. */
-  #shardHealth = new Map<number, Partial<Pick<ShardHealth, "lagP95" | "dropped" | "saturated" | "reasons">> & { lastWindowS: number }>();
+  #shardHealth = new Map<number, ShardLatest>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -275,28 +275,15 @@ export class RunCoordinator extends DurableObject<Env> {
       ...view,
       t0Ms: run.t0Ms,
       ...liveVerdicts(run.spec, this.#totals, view.progress.elapsedS),
-      shardHealth: run.plan.shards.map((s): ShardHealth => {
-        const health = this.#shardHealth.get(s.index);
-        return {
-          index: s.index, region: s.region, lastWindowS: health?.lastWindowS ?? null, done: run.shardsDone.includes(s.index),
-          lagP95: health?.lagP95 ?? null, dropped: health?.dropped ?? 0, saturated: health?.saturated ?? false, reasons: health?.reasons ?? [],
-        };
-      }),
+      shardHealth: shardHealthRows(run.plan.shards, this.#shardHealth, run.shardsDone),
     };
   }
 
   /** Stores each written window's point (adding a late portion to its earlier one) and pushes it. */
-  #publishWindows(run: RunRecord, cells: ReadonlyArray<WindowCell & { stepIndex: number }>): void {
-    const byWindow = new Map<number, Array<{ region: string; stats: MetricStats }>>();
-    for (const c of cells) {
-      let list = byWindow.get(c.windowS);
-      if (!list) byWindow.set(c.windowS, (list = []));
-      list.push(c);
-    }
+  #publishWindows(run: RunRecord, cells: readonly WindowCell[]): void {
     const sql = this.ctx.storage.sql;
-    for (const [windowS, windowCells] of byWindow) {
-      const at = Math.min(windowS * WINDOW_MS + WINDOW_MS / 2, run.spec.durationMs - 1);
-      let point: LivePoint = livePoint(windowS, windowCells, targetLoadAt(run.spec, at));
+    for (let point of windowPoints(run.spec, cells)) {
+      const windowS = point.t;
       const earlier = sql.exec<{ data: string }>("SELECT data FROM live_points WHERE window_s = ?", windowS).toArray()[0];
       if (earlier) point = withLatePortion(JSON.parse(earlier.data) as LivePoint, point);
       sql.exec("INSERT OR REPLACE INTO live_points (window_s, data) VALUES (?, ?)", windowS, JSON.stringify(point));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { livePoint, shardWindowHealth, withLatePortion } from "./live-view.ts";
+import { livePoint, shardHealthRows, shardWindowHealth, windowPoints, withLatePortion } from "./live-view.ts";
+import { parseRunSpec } from "./run-spec.ts";
 import { MetricStats } from "./stats.ts";
 
 /** Stats of `n` requests of `durationMs` each (one iteration per request), `failed` of them failed. */
@@ -61,5 +62,30 @@ describe("shardWindowHealth", () => {
     const late = shardWindowHealth(toSteps(stats(50, 10, { lagMs: 40 })));
     expect(late.saturated).toBe(true);
     expect(late.lagP95).toBeCloseTo(40, 0);
+  });
+});
+
+describe("windowPoints", () => {
+  it("groups written cells by window and asks the schedule for each window's own second", () => {
+    const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "ramping-arrival-rate", stages: [{ target: 100, duration: "2s" }] });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const points = windowPoints(parsed.spec, [
+      { windowS: 1, region: "wnam", stats: stats(10, 5) },
+      { windowS: 0, region: "wnam", stats: stats(3, 5) },
+      { windowS: 1, region: "enam", stats: stats(20, 5) },
+    ]);
+    expect(points.map((p) => [p.t, p.requests, Object.keys(p.regions).length])).toEqual([[1, 30, 2], [0, 3, 1]]);
+    // A 0 → 100/s ramp over 2 s asks for 25 in its first second and 75 in its second.
+    expect(points.map((p) => p.targetRate)).toEqual([75, 25]);
+  });
+});
+
+describe("shardHealthRows", () => {
+  it("has a row for every planned shard, empty until its first flush", () => {
+    const rows = shardHealthRows([{ index: 0, region: "wnam" }, { index: 1, region: "enam" }], new Map([[1, { lastWindowS: 4, lagP95: 2, dropped: 0, saturated: false, reasons: [] }]]), [1]);
+    expect(rows).toEqual([
+      { index: 0, region: "wnam", lastWindowS: null, done: false, lagP95: null, dropped: 0, saturated: false, reasons: [] },
+      { index: 1, region: "enam", lastWindowS: 4, done: true, lagP95: 2, dropped: 0, saturated: false, reasons: [] },
+    ]);
   });
 });

@@ -11,7 +11,8 @@
  *
  * Latencies are in milliseconds rounded to the microsecond, as in the summary.
  */
-import type { TargetLoad } from "./load-profile.ts";
+import { targetLoadAt, type TargetLoad } from "./load-profile.ts";
+import { WINDOW_MS } from "./protocol.ts";
 import type { RunTotals } from "./run-totals.ts";
 import { customMetricKinds } from "./spec/metrics-schema.ts";
 import type { RunSpec } from "./spec/types.ts";
@@ -89,6 +90,21 @@ export function livePoint(windowS: number, cells: Iterable<LiveCell>, target: Ta
 }
 
 /**
+ * The points of written windows, from their merged cells (any windows, any order), with
+ * the load the spec's schedule asked for in each window (its middle, capped at the end).
+ */
+export function windowPoints(spec: RunSpec, cells: Iterable<LiveCell & { readonly windowS: number }>): LivePoint[] {
+  const byWindow = new Map<number, LiveCell[]>();
+  for (const c of cells) {
+    let list = byWindow.get(c.windowS);
+    if (!list) byWindow.set(c.windowS, (list = []));
+    list.push(c);
+  }
+  return [...byWindow].map(([windowS, windowCells]) =>
+    livePoint(windowS, windowCells, targetLoadAt(spec, Math.min(windowS * WINDOW_MS + WINDOW_MS / 2, spec.durationMs - 1))));
+}
+
+/**
  * A window that gets a late portion after its point was drawn (a flush more than
  * MAX_LATENESS_MS late): counts add up exactly; the percentiles of the larger portion are
  * kept, since the earlier histograms are no longer at hand. Late portions are rare and
@@ -129,6 +145,24 @@ export interface ShardHealth {
   readonly saturated: boolean;
   /** Why it is saturated (empty when it is not). */
   readonly reasons: readonly string[];
+}
+
+/** What the coordinator keeps of a shard between flushes: its latest window, and its health while dashboards watch. */
+export type ShardLatest = { readonly lastWindowS: number } & Partial<Pick<ShardHealth, "lagP95" | "dropped" | "saturated" | "reasons">>;
+
+/** Every planned shard's health row, from what is known of it (nothing before its first flush). */
+export function shardHealthRows(
+  shards: ReadonlyArray<{ readonly index: number; readonly region: string }>,
+  latest: ReadonlyMap<number, ShardLatest>,
+  done: readonly number[],
+): ShardHealth[] {
+  return shards.map((s) => {
+    const h = latest.get(s.index);
+    return {
+      index: s.index, region: s.region, lastWindowS: h?.lastWindowS ?? null, done: done.includes(s.index),
+      lagP95: h?.lagP95 ?? null, dropped: h?.dropped ?? 0, saturated: h?.saturated ?? false, reasons: h?.reasons ?? [],
+    };
+  });
 }
 
 /** A shard's health by the steps of its latest window. */
