@@ -14,6 +14,8 @@ import { EdgeloadClient } from "../cli/client.ts";
 import { startLocalStack, type LocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
 import { MAX_LIVE_CLIENTS } from "../../coordinator/live-stream.ts";
+import { createSseReader } from "../../core/sse.ts";
+import { markdownTable } from "./markdown-table.ts";
 
 interface WatcherResult {
   readonly watchers: number;
@@ -45,19 +47,15 @@ async function readStream(response: Response): Promise<StreamTally | null> {
     return null;
   }
   const tally: StreamTally = { windows: 0, ended: false, bytes: 0 };
-  const decoder = new TextDecoder();
-  let carry = "";
-  // Counting event lines is enough here: the stream's content is checked by the tests.
+  const reader = createSseReader((e) => {
+    if (e.event === "window") tally.windows++;
+    else if (e.event === "end") tally.ended = true;
+  });
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     tally.bytes += chunk.byteLength;
-    const text = carry + decoder.decode(chunk, { stream: true });
-    const lines = text.split("\n");
-    carry = lines.pop() ?? "";
-    for (const line of lines) {
-      if (line === "event: window") tally.windows++;
-      else if (line === "event: end") tally.ended = true;
-    }
+    reader.push(chunk);
   }
+  reader.end();
   return tally;
 }
 
@@ -85,8 +83,12 @@ async function oneRun(stack: LocalStack, watchers: number, rate: number): Promis
   const summary = await client.summary(run.id);
   // Every window the run has, as a page opened now receives them (its history).
   const after = await fetch(url, { headers: { authorization: `Bearer ${stack.token}` } });
-  const history = /^event: history\ndata: (.*)$/m.exec(await after.text())?.[1];
-  const windows = history ? (JSON.parse(history) as unknown[]).length : 0;
+  let windows = 0;
+  const history = createSseReader((e) => {
+    if (e.event === "history") windows = (JSON.parse(e.data) as unknown[]).length;
+  });
+  history.push(await after.text());
+  history.end();
   const opened = tallies.filter((t) => t !== null);
   return {
     watchers,
@@ -113,16 +115,15 @@ export async function dashboardBench(counts: readonly number[], rate: number): P
     // The baseline is the mean of the rows without watchers (run first and last, to see the noise).
     const zero = results.filter((r) => r.watchers === 0);
     const base = zero.length ? { cpuS: zero.reduce((sum, r) => sum + r.cpuS, 0) / zero.length } : undefined;
-    const rows = [["watchers", "opened", "refused", "got every window + end", "KiB per stream", "coordinator CPU s", "extra CPU ms per window", "per window per watcher µs"]];
-    for (const r of results) {
+    const header = ["watchers", "opened", "refused", "got every window + end", "KiB per stream", "coordinator CPU s", "extra CPU ms per window", "per window per watcher µs"];
+    const rows = results.map((r) => {
       const extraMs = base ? ((r.cpuS - base.cpuS) * 1000) / r.windows : NaN;
-      rows.push([
+      return [
         String(r.watchers), String(r.opened), String(r.refused), `${r.complete} of ${r.opened}`, (r.bytesPerStream / 1024).toFixed(1), r.cpuS.toFixed(2),
         r.watchers && base ? extraMs.toFixed(1) : "–", r.watchers && base ? ((extraMs * 1000) / r.watchers).toFixed(1) : "–",
-      ]);
-    }
-    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-    console.log(rows.map((row, n) => "| " + row.map((c, i) => c.padStart(widths[i]!)).join(" | ") + " |" + (n === 0 ? "\n|" + widths.map((w) => "-".repeat(w + 1) + ":").join("|") + "|" : "")).join("\n"));
+      ];
+    });
+    console.log(markdownTable(header, rows));
     console.log(`\nrequests per run: ${results.map((r) => r.requests).join(", ")}; at most ${MAX_LIVE_CLIENTS} streams per run (one more answers 503)`);
     return results.every((r) => r.complete === r.opened && r.opened === Math.min(r.watchers, MAX_LIVE_CLIENTS));
   } finally {

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signGrant, VIEW_LINK_TTL_S } from "../../coordinator/dashboard-auth.ts";
+import { createSseReader } from "../../core/sse.ts";
 import { api, createRun, waitForStatus } from "./helpers.ts";
 
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -30,19 +31,16 @@ async function signIn(url: URL): Promise<{ cookie: string; location: string | nu
 
 /** Reads a text/event-stream until it ends (or `untilMs`), as a list of [event, data]. */
 async function readEvents(response: Response, untilMs: number): Promise<Array<[string, any]>> {
+  const events: Array<[string, any]> = [];
+  const sse = createSseReader((e) => events.push([e.event, JSON.parse(e.data)]));
   const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
   for (;;) {
     const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(0, untilMs - Date.now())))]);
     if (next === null || next.done) break;
-    text += decoder.decode(next.value, { stream: true });
+    sse.push(next.value);
   }
   await reader.cancel().catch(() => {});
-  return text.split("\n\n").filter((block) => block.startsWith("event: ")).map((block) => {
-    const [eventLine, dataLine] = block.split("\n");
-    return [eventLine!.slice(7), JSON.parse(dataLine!.slice(6))];
-  });
+  return events;
 }
 
 describe("dashboard links and sessions", () => {

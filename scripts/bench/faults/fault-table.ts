@@ -12,6 +12,7 @@
  *
  * Pure: the rows are measured elsewhere (in workerd and on the local stack) and end here.
  */
+import { markdownTable } from "../markdown-table.ts";
 
 export interface FaultObservation {
   readonly fault: string;
@@ -97,9 +98,7 @@ export function faultTable(rows: readonly FaultRow[]): string {
     seconds(r.timeMs, r.timeLabel),
     r.ok ? "ok" : "NOT OK",
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const row = (cells: readonly string[]) => `| ${cells.map((c, i) => (i === 0 || i === 5 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
-  const rule = `|${widths.map((w, i) => (i === 0 || i === 5 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
   const notes = rows.filter((r) => r.note).map((r) => `- ${r.fault}: ${r.note}`);
-  return [row(header), rule, ...lines.map(row), ...(notes.length ? ["", ...notes] : [])].join("\n");
+  // The fault and the outcome are words: left-aligned.
+  return [markdownTable(header, lines, new Set([0, 5])), ...(notes.length ? ["", ...notes] : [])].join("\n");
 }
