@@ -16,7 +16,8 @@ import { WINDOW_MS } from "./protocol.ts";
 import type { RunTotals } from "./run-totals.ts";
 import { customMetricKinds } from "./spec/metrics-schema.ts";
 import type { RunSpec } from "./spec/types.ts";
-import { MetricStats, type MetricStatsWire } from "./stats.ts";
+import { Histogram } from "./histogram.ts";
+import { MetricStats, type CounterName, type MetricStatsWire } from "./stats.ts";
 import { customMetricsSummary, saturation, thresholdOutcomes, thresholdView, type CustomMetricSummary, type ThresholdView } from "./summary.ts";
 
 export interface LiveLatency {
@@ -59,34 +60,42 @@ export interface LiveCell {
 
 const WINDOW_US = 1_000_000;
 
-/** One window's point from its merged cells (one per region and step). */
+/**
+ * One window's point from its merged cells (one per region and step). Only the counters and
+ * the two histograms it reads are merged, and a group of one cell is read as it is: this
+ * runs in the coordinator for every window, in the isolate the shards share locally.
+ */
 export function livePoint(windowS: number, cells: Iterable<LiveCell>, target: TargetLoad): LivePoint {
-  const all = new MetricStats();
-  const byRegion = new Map<string, MetricStats>();
+  const all: MetricStats[] = [];
+  const byRegion = new Map<string, MetricStats[]>();
   for (const { region, stats } of cells) {
-    all.merge(stats);
-    let r = byRegion.get(region);
-    if (!r) byRegion.set(region, (r = new MetricStats()));
-    r.merge(stats);
+    all.push(stats);
+    let group = byRegion.get(region);
+    if (!group) byRegion.set(region, (group = []));
+    group.push(stats);
   }
-  const c = all.counters;
-  const duration = all.trends.duration;
+  const total = (group: readonly MetricStats[], counter: CounterName) => group.reduce((n, s) => n + s.counters[counter], 0);
+  const duration = mergedTrend(all, "duration");
   return {
     t: windowS,
     targetRate: target.ratePerS,
     targetVUs: target.vus,
-    iterations: c.iterations,
-    requests: c.completed,
-    failed: c.failed,
-    dropped: c.dropped,
-    lagP95: quantileMs(all, "lag", 0.95),
+    iterations: total(all, "iterations"),
+    requests: total(all, "completed"),
+    failed: total(all, "failed"),
+    dropped: total(all, "dropped"),
+    lagP95: quantileMs(mergedTrend(all, "lag"), 0.95),
     inFlight: duration.count ? round3((duration.mean * duration.count) / WINDOW_US) : 0,
-    ...latency(all),
-    regions: Object.fromEntries([...byRegion.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([region, stats]) => [
+    ...latency(duration),
+    regions: Object.fromEntries([...byRegion.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([region, group]) => [
       region,
-      { requests: stats.counters.completed, failed: stats.counters.failed, ...latency(stats) },
+      { requests: total(group, "completed"), failed: total(group, "failed"), ...latency(mergedTrend(group, "duration")) },
     ])),
   };
+}
+
+function mergedTrend(group: readonly MetricStats[], trend: "duration" | "lag"): Histogram {
+  return group.length === 1 ? group[0]!.trends[trend] : group.reduce((h, s) => h.merge(s.trends[trend]), new Histogram());
 }
 
 /**
@@ -170,7 +179,7 @@ export function shardWindowHealth(steps: ReadonlyArray<readonly [number, MetricS
   const stats = new MetricStats();
   for (const [, wire] of steps) stats.mergeWire(wire);
   const sat = saturation(stats);
-  return { lagP95: quantileMs(stats, "lag", 0.95), dropped: stats.counters.dropped, saturated: sat.saturated, reasons: sat.reasons };
+  return { lagP95: quantileMs(stats.trends.lag, 0.95), dropped: stats.counters.dropped, saturated: sat.saturated, reasons: sat.reasons };
 }
 
 export interface LiveVerdicts {
@@ -190,12 +199,11 @@ export function liveVerdicts(spec: RunSpec, totals: RunTotals, elapsedS: number)
   };
 }
 
-function latency(stats: MetricStats): LiveLatency {
-  return { p50: quantileMs(stats, "duration", 0.5), p95: quantileMs(stats, "duration", 0.95), p99: quantileMs(stats, "duration", 0.99) };
+function latency(duration: Histogram): LiveLatency {
+  return { p50: quantileMs(duration, 0.5), p95: quantileMs(duration, 0.95), p99: quantileMs(duration, 0.99) };
 }
 
-function quantileMs(stats: MetricStats, trend: "duration" | "lag", q: number): number | null {
-  const h = stats.trends[trend];
+function quantileMs(h: Histogram, q: number): number | null {
   return h.count ? round3(h.quantile(q) / 1000) : null;
 }
 
