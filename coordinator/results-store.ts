@@ -21,6 +21,7 @@ export const HISTOGRAM_METRICS: Record<TrendName, string> = {
   corrected: "http_req_corrected",
   lag: "schedule_lag",
   slotWait: "slot_wait",
+  clientDelay: "client_delay",
 };
 
 /** D1 allows 100 bound parameters per statement. */

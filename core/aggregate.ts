@@ -11,6 +11,7 @@ export const TREND_OF: Partial<Record<MetricName, TrendName>> = {
   http_req_waiting: "ttfb",
   http_req_corrected: "corrected",
   schedule_lag: "lag",
+  client_delay: "clientDelay",
 };
 
 /** Trend aggregate in ms, or null without samples. */

@@ -45,7 +45,7 @@ describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () =>
     const byName = Object.fromEntries(p.limits.map((l) => [l.limit, l.value]));
     expect(byName["subrequests per shard invocation"]).toBe(10_000);
     expect(byName["requests/s into the coordinator object"]).toBe(254); // 252 flushes + a tick + a status poll
-    expect(byName["D1 rows written per second"]).toBe(36); // 6 regions × 1 step × (1 + 5)
+    expect(byName["D1 rows written per second"]).toBe(42); // 6 regions × (1 window + 6 histograms)
   });
 
   it("counts the requests of the schedule and the shard invocations that send them", () => {

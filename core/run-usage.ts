@@ -14,7 +14,7 @@
  *   window, its state, the deletion once acknowledged) and reads 1;
  * - the coordinator ticks once a second (an alarm) and logs each flush (1 row written,
  *   1 read when merged);
- * - D1 gets at most regions × steps × (1 window row + 5 histogram rows + custom trends)
+ * - D1 gets at most regions × steps × (1 window row + 6 histogram rows + custom trends)
  *   rows a second, in multi-row INSERTs of 5 (windows) and 10 (histograms) rows;
  * - a user watching the run polls its status once a second (a Worker request forwarded to
  *   the coordinator), plus creating it and reading its summary;

@@ -34,6 +34,7 @@ export const TRENDS = [
   "corrected", // intended send time → body read (coordinated-omission corrected)
   "lag", // schedule lag: intended → actual send (includes slot wait)
   "slotWait", // time spent waiting for an outgoing-connection slot
+  "clientDelay", // how long the generator's own event loop kept a response waiting (core/loop-delay.ts)
 ] as const;
 export type TrendName = (typeof TRENDS)[number];
 

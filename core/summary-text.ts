@@ -84,9 +84,11 @@ export function renderSummary(summary: Summary): string {
   out.push(dotted("http_reqs", `${m.http_reqs.count} ${m.http_reqs.rate.toFixed(2)}/s`));
   out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
   // edgeload's own trends: latency from the intended send time (coordinated omission
-  // corrected) and how late requests left compared with the schedule.
+  // corrected), how late requests left compared with the schedule, and how long the
+  // generator's own event loop kept responses waiting (its share of every latency above).
   if (e.totals.corrected) out.push(dotted("http_req_corrected", trendLine(e.totals.corrected, resolution)));
   if (e.totals.schedule_lag) out.push(dotted("schedule_lag", trendLine(e.totals.schedule_lag, resolution)));
+  if (e.totals.client_delay) out.push(dotted("client_delay", trendLine(e.totals.client_delay, resolution)));
   if (e.vus) {
     // Closed model: the load is the VUs, the rate is whatever the target's latency allows.
     const stages = e.vus.stages.map((s) => `${s.target} for ${s.durationS}s`).join(", ");

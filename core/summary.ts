@@ -71,6 +71,7 @@ export interface GroupSummary {
   readonly corrected: TrendSummary | null;
   readonly schedule_lag: TrendSummary | null;
   readonly slot_wait: TrendSummary | null;
+  readonly client_delay: TrendSummary | null;
 }
 
 export function groupSummary(stats: MetricStats, elapsedS: number): GroupSummary {
@@ -87,6 +88,7 @@ export function groupSummary(stats: MetricStats, elapsedS: number): GroupSummary
     corrected: trendSummary(stats, "corrected"),
     schedule_lag: trendSummary(stats, "lag"),
     slot_wait: trendSummary(stats, "slotWait"),
+    client_delay: trendSummary(stats, "clientDelay"),
   };
 }
 
@@ -152,6 +154,12 @@ export function saturation(stats: MetricStats): Saturation {
       const slot = stats.trends.slotWait.quantile(0.95) / 1000;
       reasons.push(`schedule lag p95 ${round3(p95)} ms (slot wait p95 ${round3(slot || 0)} ms): shards could not send on time; add shards or connection slots`);
     }
+  }
+  // The generator, not the target, made part of the tail: responses waited for its loop.
+  const delay = stats.trends.clientDelay;
+  if (delay.count > 0) {
+    const p99 = delay.quantile(0.99) / 1000;
+    if (p99 > LAG_SATURATION_MS) reasons.push(`client delay p99 ${round3(p99)} ms: the generator's event loop held responses that long before timing them, and latencies include it (locally every shard shares one isolate: fewer shards or a lower rate help; deployed, more shards)`);
   }
   return { saturated: reasons.length > 0, reasons };
 }

@@ -22,6 +22,7 @@ export const METRIC_KINDS = {
   http_req_waiting: "trend",
   http_req_corrected: "trend",
   schedule_lag: "trend",
+  client_delay: "trend",
   http_req_failed: "rate",
   checks: "rate",
   http_reqs: "counter",

@@ -64,7 +64,7 @@ CREATE TABLE histograms (
   window_s         INTEGER NOT NULL,
   region           TEXT NOT NULL,
   step             TEXT NOT NULL,
-  metric           TEXT NOT NULL,            -- http_req_duration|http_req_waiting|corrected|schedule_lag|slot_wait
+  metric           TEXT NOT NULL,            -- http_req_duration|http_req_waiting|corrected|schedule_lag|slot_wait|client_delay
   count            INTEGER NOT NULL,
   sum_us           INTEGER NOT NULL,
   min_us           INTEGER NOT NULL,

@@ -82,7 +82,7 @@ describe("a run from start to summary", () => {
 });
 
 describe("D1 write bound", () => {
-  it("writes at most regions × steps × 6 rows per second of run, whatever the rate and shard count", async () => {
+  it("writes at most regions × steps × 7 rows per second of run, whatever the rate and shard count", async () => {
     const rowsPerSecond = async (overrides: Record<string, unknown>) => {
       const { id } = await createRun({ duration: "2s", regions: ["wnam", "weur"], ...overrides });
       await waitForStatus(id);
@@ -95,7 +95,7 @@ describe("D1 write bound", () => {
     };
     const small = await rowsPerSecond({ rate: 10, shards: 2 });
     const large = await rowsPerSecond({ rate: 200, shards: 8 });
-    const bound = 2 /* regions */ * 1 /* step */ * 6;
+    const bound = 2 /* regions */ * 1 /* step */ * 7;
     expect(small).toBeLessThanOrEqual(bound);
     expect(large).toBeLessThanOrEqual(bound);
     // 20× the rate and 4× the shards: not one row more per second.

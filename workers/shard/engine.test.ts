@@ -76,6 +76,33 @@ describe("ShardEngine", () => {
     expect(windows.map((w) => w.windowS)).toEqual([0, 1, 2].slice(0, windows.length));
   });
 
+  it("records client_delay: 0 while the loop is free, the stall (erring low) when the isolate held a response", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { rate: 10, duration: "2s" });
+    let n = 0;
+    // Every fourth response is handled only after the isolate was busy for 30 ms: the
+    // virtual clock moves while no timer can run, as a window flush would hold workerd.
+    const fetcher = (async () => {
+      const stalled = n++ % 4 === 3;
+      await time.sleep(20);
+      if (stalled) time.now += 30;
+      return new Response("ok");
+    }) as unknown as typeof fetch;
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(engineFor(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
+    const t = totals(windows);
+    expect(t.trends.clientDelay.count).toBe(20);
+    expect(t.trends.clientDelay.quantile(0.5)).toBe(0);
+    // Five stalled responses: each took 50 ms, of which the estimate gives the generator
+    // 30 ms less at most one probe period, never more than the stall itself.
+    const stalled = t.trends.clientDelay.buckets().filter(([us]) => us > 0);
+    expect(stalled.reduce((sum, [, count]) => sum + count, 0)).toBe(5);
+    for (const [us] of stalled) expect(us).toBeGreaterThan(30_000 - 5_000);
+    expect(t.trends.clientDelay.max).toBeLessThanOrEqual(30_000);
+    expect(t.trends.clientDelay.min).toBe(0);
+    expect(t.trends.duration.max).toBeGreaterThanOrEqual(50_000);
+  });
+
   it("counts dropped iterations when the in-flight cap is reached instead of delaying them", async () => {
     const time = new VirtualTime();
     // 100/s with 100 ms responses needs 10 in flight; the cap allows 5.

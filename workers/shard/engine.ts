@@ -35,6 +35,7 @@ import { MetricStats } from "../../core/stats.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { createSseReader } from "../../core/sse.ts";
 import { ClockGrid } from "../../core/clock-resolution.ts";
+import { LoopDelayProbe } from "../../core/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample, type StreamOutcome } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
@@ -93,6 +94,8 @@ export class ShardEngine {
   readonly #idle: Array<() => void> = [];
   /** The grid of the clock readings requests are timed with (core/clock-resolution.ts). */
   readonly #clockGrid = new ClockGrid();
+  /** Estimates how long this isolate's event loop kept each response waiting (client_delay). */
+  readonly #loopDelay: LoopDelayProbe;
   /** Responses looked at for Cloudflare's signature, and whether one carried it. */
   #cloudflareChecks = 0;
   #behindCloudflare = false;
@@ -109,6 +112,7 @@ export class ShardEngine {
     this.#vuSchedule = vus ? new VuSchedule(vus) : null;
     this.#shardVus = vus ? new ShardVus(a.weights, a.shard.index) : null;
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
+    this.#loopDelay = new LoopDelayProbe(clock, () => this.#inFlight > 0 && !this.#stop);
     const cycle = a.spec.scenario ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
     this.#dropStep = (global) => cycle[global % cycle.length]!;
   }
@@ -404,6 +408,7 @@ export class ShardEngine {
       throw new IterationInterrupted("run stopped before the request was sent");
     }
     const sendMs = this.#clock.now();
+    this.#loopDelay.arm();
     // The timeout runs from the actual send, like k6's (time queued for a slot is lag).
     const timeout = this.#timeouts.add(sendMs + this.#a.spec.timeoutMs);
     // A stream is closed by aborting its request: cancelling the body alone can leave the
@@ -453,6 +458,7 @@ export class ShardEngine {
     }
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
+    const clientDelayMs = this.#loopDelay.delayAt(opened ? this.#clock.now() : endMs);
     timeout.done();
     this.#clockGrid.observe(sendMs);
     this.#clockGrid.observe(endMs);
@@ -471,6 +477,7 @@ export class ShardEngine {
       t.corrected.record((endMs - intendedMs) * US_PER_MS);
     }
     t.slotWait.record((sendMs - queuedMs) * US_PER_MS);
+    t.clientDelay.record(clientDelayMs * US_PER_MS);
     if (error) {
       c.failed++;
       if (error === "timeout") c.timeouts++;

@@ -114,10 +114,10 @@ describe("a 35,000/s run across 6 regions, simulated shard by shard", () => {
       expect(statements.length).toBeLessThanOrEqual(model.d1StatementsPerS);
       for (const s of statements) expect(s.params.length).toBeLessThanOrEqual(100);
     }
-    // A full second at 35,000/s writes the model's 36 rows: 6 regions × (1 + 5 histograms).
+    // A full second at 35,000/s writes the model's 42 rows: 6 regions × (1 + 6 histograms).
     const { db, statements } = recordingD1();
     windowStatements(db, "r-sim", [...cells.values()].filter((c) => c.windowS === 2));
-    expect(statements.reduce((n, s) => n + rowsOf(s), 0)).toBe(36);
+    expect(statements.reduce((n, s) => n + rowsOf(s), 0)).toBe(42);
     for (const shards of flushesPerSecond.values()) expect(shards.size).toBeLessThanOrEqual(model.coordinatorRequestsPerS);
   }, 60_000);
 });
