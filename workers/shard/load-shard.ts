@@ -54,6 +54,8 @@ interface ShardState {
 
 const WINDOW_PREFIX = "window:";
 const FLOW_STATE = "flowState";
+/** Shards' window flushes are spread over this much of each second (see #windowClosed). */
+const FLUSH_SPREAD_MS = 600;
 /** Windows per flush RPC, so one message stays small. */
 const WINDOWS_PER_FLUSH = 20;
 
@@ -139,7 +141,7 @@ export class LoadShard extends DurableObject<Env> {
     const part = state.invocations + 1;
     // Redirects are followed only onto targets this deployment allows (redirect-guard.ts).
     const fetcher = followingAllowedRedirects(fetch.bind(globalThis), (url) => checkTarget(url, this.env) === null);
-    const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment.part), this.#flow);
+    const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment), this.#flow);
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;
@@ -217,7 +219,8 @@ export class LoadShard extends DurableObject<Env> {
    * A window closed in the engine: persist it together with the cursor (so a crash
    * resumes from here, see ShardEngine.cursor), then flush in the background.
    */
-  #windowClosed(window: ShardWindow, engine: ShardEngine, scenario: ShardAssignment["part"]): void {
+  #windowClosed(window: ShardWindow, engine: ShardEngine, assignment: ShardAssignment): void {
+    const scenario = assignment.part;
     const state = this.#state();
     if (!state) return;
     // allowUnconfirmed: an output gate would hold the next sends until the write is
@@ -237,7 +240,13 @@ export class LoadShard extends DurableObject<Env> {
       },
       { allowUnconfirmed: true },
     );
-    void this.#flush(false);
+    // Every shard closes its window at the same second boundary; flushing at once would
+    // make them all (and the coordinator merging them) work in the same few milliseconds,
+    // delaying the responses that arrive then. Each shard takes its own slice of the second.
+    const { index } = assignment.shard;
+    const delayMs = (FLUSH_SPREAD_MS * index) / assignment.weights.length;
+    if (delayMs < 1) void this.#flush(false);
+    else setTimeout(() => void this.#flush(false), delayMs);
   }
 
   /**
