@@ -12,6 +12,12 @@
  *     Also the workerd fetch floor: a bare closed loop of fetch() in its own workerd
  *     (scripts/bench/fetch-floor), i.e. what any fetch-based generator pays in workerd.
  *
+ *     And client_delay: how long the generator's own event loop held responses before
+ *     timing them (core/loop-delay.ts), its share of edgeload's latencies.
+ *
+ *  2b. marginal: the generator's CPU per second with one more shard, region, custom metric
+ *     or step (scripts/bench/marginal-cost.ts).
+ *
  *  3. queries: analytics over a synthetic 1-hour, 64-shard run in the local D1 (must stay
  *     under 2 s each).
  *
@@ -31,7 +37,9 @@
  *     open: streams served, every window delivered, and the coordinator CPU they cost.
  *
  * `npm run bench -- faults` is `--only faults`.
- * Options: --only histogram|generator|query|soak|streams|fuzz|faults|dashboard, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 500,1000,2000, --duration 15s, --delay 20,
+ * `--only profile` (never part of the full run) writes a CPU profile of the generator's isolate
+ * and prints where its time goes (scripts/bench/engine-profile.ts).
+ * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|profile, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 500,1000,2000, --duration 15s, --delay 20, --marginal-rate 200,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -59,6 +67,7 @@ const { values, positionals } = parseArgs({
     duration: { type: "string", default: "15s" },
     delay: { type: "string", default: "20" },
     shards: { type: "string", default: "16" },
+    "marginal-rate": { type: "string", default: "200" },
     "soak-duration": { type: "string", default: "3m" },
     "soak-rate": { type: "string", default: "300" },
     watchers: { type: "string", default: "0,250,1000,0" },
@@ -133,6 +142,8 @@ interface GeneratorResult {
   readonly p95Ms: number;
   readonly p99Ms: number;
   readonly cpuS: number;
+  /** edgeload only: the generator's own event-loop delay at responses, p95 and p99 (ms). */
+  readonly clientDelayMs?: { readonly p95: number; readonly p99: number };
   /** What a crosscheck compares (edgeload's summary, k6's summary export). */
   readonly figures?: LoadFigures;
 }
@@ -214,6 +225,7 @@ async function edgeloadRun(stack: LocalStack, path: string, rate: number, durati
     p95Ms: m.http_req_duration["p(95)"],
     p99Ms: m.http_req_duration["p(99)"],
     cpuS,
+    ...(s.edgeload.totals.client_delay ? { clientDelayMs: { p95: s.edgeload.totals.client_delay["p(95)"], p99: s.edgeload.totals.client_delay["p(99)"] } } : {}),
     figures: edgeFigures(s),
   };
 }
@@ -230,7 +242,7 @@ async function generatorBench(): Promise<void> {
     await (await fetch(stack.targetUrl + path)).arrayBuffer(); // warm the target
     const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
     const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
-    const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p95Ms), fmt(r.p99Ms), r.cpuS.toFixed(2), perK(r).toFixed(3)];
+    const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p95Ms), fmt(r.p99Ms), r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "-", r.cpuS.toFixed(2), perK(r).toFixed(3)];
     for (const rate of rates) {
       console.log(`\n## Generator: edgeload (local stack, ${shards} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delay} ms\n`);
       const edge = await edgeloadRun(stack, path, rate, duration, shards);
@@ -239,13 +251,13 @@ async function generatorBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 3000));
       const floor = await fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000));
       console.log(table([
-        ["", "requests", "achieved/s", "dropped", "p50 ms", "p95 ms", "p99 ms", "CPU s", "CPU s per 1k req"],
+        ["", "requests", "achieved/s", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU s", "CPU s per 1k req"],
         row(edge),
         row(k6Result),
         row(floor),
         ["edgeload/k6", (edge.requests / k6Result.requests).toFixed(3), (edge.achievedPerS / k6Result.achievedPerS).toFixed(3), "",
-          `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`, `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`, `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", (perK(edge) / perK(k6Result)).toFixed(2)],
-        ["edgeload/floor", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2)],
+          `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`, `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`, `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", "", (perK(edge) / perK(k6Result)).toFixed(2)],
+        ["edgeload/floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2)],
       ]));
       // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
       if (edge.figures && k6Result.figures) {
@@ -255,7 +267,10 @@ async function generatorBench(): Promise<void> {
       }
     }
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
-  floor = a bare fetch loop's workerd process; the target's CPU is not counted. Diffs are edgeload − k6 in ms.`);
+  floor = a bare fetch loop's workerd process; the target's CPU is not counted. Diffs are edgeload − k6 in ms.
+  client delay: how long edgeload's own event loop held responses before timing them (an estimate
+  that errs low, core/loop-delay.ts); it is part of edgeload's latencies, so edgeload − k6 beyond it
+  is the clients' other differences.`);
   } finally {
     await stack.stop();
   }
@@ -314,7 +329,7 @@ async function soakBench(): Promise<void> {
     ]));
     console.log(`\n  ${view.status}: ${m.http_reqs.count} requests, ${m.dropped_iterations.count} dropped, p99 ${m.http_req_duration["p(99)"]} ms`);
     console.log(`  RSS middle third ${middle.toFixed(1)} MB → last third ${last.toFixed(1)} MB (${(((last - middle) / middle) * 100).toFixed(1)}%): ${last <= middle * 1.1 ? "bounded" : "GROWING"}`);
-    console.log(`  D1: ${written} rows over ${seconds} s = ${(written / Math.max(1, seconds)).toFixed(1)} rows/s (bound: 4 regions × 1 step × 6 = 24/s)`);
+    console.log(`  D1: ${written} rows over ${seconds} s = ${(written / Math.max(1, seconds)).toFixed(1)} rows/s (bound: 4 regions × 1 step × 7 = 28/s)`);
   } finally {
     await stack.stop();
     await rm(stateDir, { recursive: true, force: true });
@@ -391,13 +406,17 @@ async function fuzzBench(): Promise<void> {
 
 // `npm run bench -- faults` names one part as a bare word, like --only.
 values.only ??= positionals[0];
-const PARTS = ["histogram", "generator", "query", "soak", "streams", "fuzz", "faults", "dashboard"];
+const PARTS = ["histogram", "generator", "marginal", "query", "soak", "streams", "fuzz", "faults", "dashboard", "profile"];
 if (values.only && !PARTS.includes(values.only)) {
   console.error(`unknown benchmark "${values.only}": one of ${PARTS.join(", ")}`);
   process.exit(2);
 }
 if (!values.only || values.only === "histogram") histogramBench();
 if (!values.only || values.only === "generator") await generatorBench();
+if (!values.only || values.only === "marginal") {
+  const { marginalCostBench } = await import("./marginal-cost.ts");
+  await marginalCostBench(Number(values["marginal-rate"]), values.only === "marginal" ? values.duration! : "8s", Number(values.delay));
+}
 if (!values.only || values.only === "query") await queryBench();
 if (!values.only || values.only === "soak") await soakBench();
 if (!values.only || values.only === "streams") await streamsBench();
@@ -405,6 +424,11 @@ if (!values.only || values.only === "fuzz") await fuzzBench();
 if (!values.only || values.only === "dashboard") {
   const { dashboardBench } = await import("./dashboard-watchers.ts");
   if (!(await dashboardBench(values.watchers.split(",").map(Number), Number(values["watchers-rate"])))) process.exitCode = 1;
+}
+// Only when asked for: a diagnosis, not a figure to hold.
+if (values.only === "profile") {
+  const { engineProfile } = await import("./engine-profile.ts");
+  for (const rate of values.rates!.split(",").map(Number)) await engineProfile({ rate, duration: values.duration!, delayMs: Number(values.delay), shards: Number(values.shards) });
 }
 if (!values.only || values.only === "faults") {
   const { faultsBench } = await import("./faults/run-faults.ts");

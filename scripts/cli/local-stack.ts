@@ -30,6 +30,8 @@ export interface StackOptions {
   /** Extra vars for the coordinator (e.g. lower caps in tests). */
   readonly vars?: Record<string, string>;
   readonly logLevel?: "none" | "error" | "warn" | "info" | "log" | "debug";
+  /** Open the coordinator's DevTools inspector on this loopback port (profiling). */
+  readonly coordinatorInspectorPort?: number;
 }
 
 /** Where the load-test client's codes are "sent": never followed, only parsed from Location. */
@@ -82,9 +84,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const targetAdminSecret = randomBytes(24).toString("base64url");
   let targetClient: TargetClient = { clientId: "", clientSecret: "", redirectUri: LOAD_TEST_REDIRECT_URI };
   const logLevel = options.logLevel ?? "warn";
-  const dev = (port: number | undefined) => ({
+  const dev = (port: number | undefined, inspectorPort?: number) => ({
     server: { hostname: "127.0.0.1", port: port ?? 0 },
-    inspector: false as const,
+    inspector: inspectorPort ? { hostname: "127.0.0.1", port: inspectorPort } : (false as const),
     watch: false,
     logLevel,
     ...(persist ? { persist } : {}),
@@ -108,7 +110,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     coordinator = await unstable_startWorker({
       config: join(PROJECT_ROOT, "wrangler.toml"),
       bindings: Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, { type: "plain_text" as const, value: v }])),
-      dev: dev(options.apiPort),
+      dev: dev(options.apiPort, options.coordinatorInspectorPort),
     });
     await waitHealthy(coordinator);
     await applyLocalMigrations(coordinator, "DB", join(PROJECT_ROOT, "coordinator/migrations"));
