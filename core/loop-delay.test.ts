@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LoopDelayProbe, PROBE_MS } from "./loop-delay.ts";
+import { LoopWatch, PROBE_MS, STALE_PROBE_MS } from "./loop-delay.ts";
 
 /** A clock whose timers fire only when the test lets the "event loop" run them. */
 function manualClock() {
@@ -37,24 +37,26 @@ function manualClock() {
   };
 }
 
-describe("LoopDelayProbe", () => {
+describe("LoopWatch", () => {
   it("gives 0 while the loop is free", async () => {
     const m = manualClock();
-    const probe = new LoopDelayProbe(m.clock, () => true);
+    const watch = new LoopWatch(m.clock);
+    const probe = watch.probe(() => true);
     probe.arm();
     for (let t = 1; t <= 100; t += 7) {
       await m.idleUntil(t);
-      expect(probe.delayAt(m.now)).toBe(0);
+      expect(watch.delayAt(m.now)).toBe(0);
     }
   });
 
   it("measures a stall from its start, to within the probe's period, erring low", async () => {
     const m = manualClock();
-    const probe = new LoopDelayProbe(m.clock, () => true);
+    const watch = new LoopWatch(m.clock);
+    const probe = watch.probe(() => true);
     probe.arm();
     await m.idleUntil(12); // probe fired at 5 and 10, next due at 15
     m.stall(30); // busy from 12 to 42: a response arriving at 13 is timed at 42
-    const delay = probe.delayAt(m.now);
+    const delay = watch.delayAt(m.now);
     expect(delay).toBe(42 - 15);
     expect(delay).toBeLessThanOrEqual(30);
     expect(delay).toBeGreaterThan(30 - PROBE_MS);
@@ -62,14 +64,15 @@ describe("LoopDelayProbe", () => {
 
   it("still sees the stall when the late probe runs just before the response", async () => {
     const m = manualClock();
-    const probe = new LoopDelayProbe(m.clock, () => true);
+    const watch = new LoopWatch(m.clock);
+    const probe = watch.probe(() => true);
     probe.arm();
     await m.idleUntil(12);
     m.stall(30);
     await m.runOverdue(); // the probe fires first, 27 ms late, and re-arms
-    expect(probe.delayAt(m.now)).toBe(27);
+    expect(watch.delayAt(m.now)).toBe(27);
     await m.idleUntil(m.now + 2); // a later response, loop free again
-    expect(probe.delayAt(m.now)).toBe(0);
+    expect(watch.delayAt(m.now)).toBe(0);
   });
 
   it("stops re-arming once nothing is in flight, and costs nothing then", async () => {
@@ -77,7 +80,7 @@ describe("LoopDelayProbe", () => {
     let inFlight = true;
     let fired = 0;
     const counting = { now: m.clock.now, sleep: (ms: number) => { fired++; return m.clock.sleep(ms); } };
-    const probe = new LoopDelayProbe(counting, () => inFlight);
+    const probe = new LoopWatch(counting).probe(() => inFlight);
     probe.arm();
     await m.idleUntil(20);
     const armedWhileBusy = fired;
@@ -88,5 +91,36 @@ describe("LoopDelayProbe", () => {
     probe.arm();
     probe.arm(); // arming twice sets one timer
     expect(fired).toBe(armedWhileBusy + 1);
+  });
+
+  it("shares the probing among the engines of one loop: about one wake per PROBE_MS in all", async () => {
+    const m = manualClock();
+    let wakes = 0;
+    const counting = { now: m.clock.now, sleep: (ms: number) => { wakes++; return m.clock.sleep(ms); } };
+    const watch = new LoopWatch(counting);
+    const probes = Array.from({ length: 16 }, () => watch.probe(() => true));
+    for (const p of probes) p.arm();
+    await m.idleUntil(1_000);
+    // 16 probes, each every 16 × PROBE_MS: 1000 / 5 wakes, plus the first arming of each.
+    expect(wakes).toBeLessThanOrEqual(1_000 / PROBE_MS + 16);
+    // Any probe overdue shows the stall, whichever engine's response is timed.
+    m.stall(40);
+    expect(watch.delayAt(m.now)).toBeGreaterThan(40 - PROBE_MS - 1);
+    expect(watch.delayAt(m.now)).toBeLessThanOrEqual(40);
+  });
+
+  it("forgets a probe whose engine left, or one so overdue its engine must be gone", async () => {
+    const m = manualClock();
+    const watch = new LoopWatch(m.clock);
+    const gone = watch.probe(() => true);
+    gone.arm();
+    m.stall(50);
+    expect(watch.delayAt(m.now)).toBe(45);
+    gone.leave();
+    expect(watch.delayAt(m.now)).toBe(0);
+    // An object aborted mid-run never calls leave(): its probe never fires either.
+    watch.probe(() => true).arm();
+    m.stall(STALE_PROBE_MS + 10);
+    expect(watch.delayAt(m.now)).toBe(0);
   });
 });

@@ -35,7 +35,7 @@ import { MetricStats } from "../../core/stats.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { createSseReader } from "../../core/sse.ts";
 import { ClockGrid } from "../../core/clock-resolution.ts";
-import { LoopDelayProbe } from "../../core/loop-delay.ts";
+import { LoopWatch, type LoopDelayProbe } from "../../core/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample, type StreamOutcome } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
@@ -95,12 +95,17 @@ export class ShardEngine {
   /** The grid of the clock readings requests are timed with (core/clock-resolution.ts). */
   readonly #clockGrid = new ClockGrid();
   /** Estimates how long this isolate's event loop kept each response waiting (client_delay). */
-  readonly #loopDelay: LoopDelayProbe;
+  readonly #loopWatch: LoopWatch;
+  readonly #loopProbe: LoopDelayProbe;
   /** Responses looked at for Cloudflare's signature, and whether one carried it. */
   #cloudflareChecks = 0;
   #behindCloudflare = false;
 
-  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void, flow: Flow) {
+  /**
+   * `loopWatch`: the probes of the event loop this engine runs in, shared with the other
+   * engines there (LoadShard passes one per isolate); its own otherwise.
+   */
+  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void, flow: Flow, loopWatch = new LoopWatch(clock)) {
     this.#a = a;
     this.#clock = clock;
     this.#fetch = fetcher;
@@ -112,7 +117,8 @@ export class ShardEngine {
     this.#vuSchedule = vus ? new VuSchedule(vus) : null;
     this.#shardVus = vus ? new ShardVus(a.weights, a.shard.index) : null;
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
-    this.#loopDelay = new LoopDelayProbe(clock, () => this.#inFlight > 0 && !this.#stop);
+    this.#loopWatch = loopWatch;
+    this.#loopProbe = loopWatch.probe(() => this.#inFlight > 0 && !this.#stop);
     const cycle = a.spec.scenario ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
     this.#dropStep = (global) => cycle[global % cycle.length]!;
   }
@@ -181,7 +187,14 @@ export class ShardEngine {
    * closes every window that has ended.
    */
   async run(cursor: number, budget: number): Promise<SliceResult> {
-    if (this.closedModel) return this.#runVus(budget);
+    try {
+      return this.closedModel ? await this.#runVus(budget) : await this.#runOpen(cursor, budget);
+    } finally {
+      this.#loopProbe.leave();
+    }
+  }
+
+  async #runOpen(cursor: number, budget: number): Promise<SliceResult> {
     const a = this.#a;
     this.#cursor = cursor;
     let started = 0;
@@ -408,7 +421,7 @@ export class ShardEngine {
       throw new IterationInterrupted("run stopped before the request was sent");
     }
     const sendMs = this.#clock.now();
-    this.#loopDelay.arm();
+    this.#loopProbe.arm();
     // The timeout runs from the actual send, like k6's (time queued for a slot is lag).
     const timeout = this.#timeouts.add(sendMs + this.#a.spec.timeoutMs);
     // A stream is closed by aborting its request: cancelling the body alone can leave the
@@ -458,7 +471,7 @@ export class ShardEngine {
     }
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
-    const clientDelayMs = this.#loopDelay.delayAt(opened ? this.#clock.now() : endMs);
+    const clientDelayMs = this.#loopWatch.delayAt(opened ? this.#clock.now() : endMs);
     timeout.done();
     this.#clockGrid.observe(sendMs);
     this.#clockGrid.observe(endMs);

@@ -28,6 +28,7 @@ import { followingAllowedRedirects } from "./redirect-guard.ts";
 import { checkTarget } from "../../coordinator/policy.ts";
 import { coloFromTrace } from "../../cloudflare/trace.ts";
 import { finerResolution } from "../../core/clock-resolution.ts";
+import { LoopWatch } from "../../core/loop-delay.ts";
 
 type Phase = "scheduled" | "running" | "done";
 
@@ -141,7 +142,7 @@ export class LoadShard extends DurableObject<Env> {
     const part = state.invocations + 1;
     // Redirects are followed only onto targets this deployment allows (redirect-guard.ts).
     const fetcher = followingAllowedRedirects(fetch.bind(globalThis), (url) => checkTarget(url, this.env) === null);
-    const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment), this.#flow);
+    const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment), this.#flow, loopWatch);
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;
@@ -327,6 +328,9 @@ const clock = {
   now: () => Date.now(),
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
 };
+
+/** Every shard in this isolate shares one event loop, so they share its probes (client_delay). */
+const loopWatch = new LoopWatch(clock);
 
 /**
  * The colo this object runs in (see cloudflare/trace.ts): a deployed object reads it from
