@@ -179,8 +179,11 @@ async function runK6(k6: string, targetUrl: string, rate: number, duration: stri
   };
 }
 
-/** CPU per request of a bare fetch loop in workerd against the same target. */
-async function fetchFloor(targetUrl: string, requests: number): Promise<GeneratorResult> {
+/**
+ * CPU per request of a bare fetch loop in workerd against the same target: closed (25 at a
+ * time, no timers) or, with `rate`, paced on the open-model schedule (one timer per send).
+ */
+async function fetchFloor(targetUrl: string, requests: number, rate?: number): Promise<GeneratorResult> {
   const before = new Set(workerdDescendants());
   const floor = await unstable_startWorker({
     config: join(PROJECT_ROOT, "scripts/bench/fetch-floor/wrangler.toml"),
@@ -192,11 +195,11 @@ async function fetchFloor(targetUrl: string, requests: number): Promise<Generato
     const pids = workerdDescendants().filter((p) => !before.has(p));
     const cpuBefore = cpuSeconds(pids);
     const started = performance.now();
-    const response = await floor.fetch(`${url.origin}/?n=${requests}&concurrency=25&target=${encodeURIComponent(targetUrl)}`);
+    const response = await floor.fetch(`${url.origin}/?n=${requests}&${rate ? `rate=${rate}` : "concurrency=25"}&target=${encodeURIComponent(targetUrl)}`);
     if (!response.ok) throw new Error(`fetch floor failed: ${await response.text()}`);
     await response.text();
     const wallS = (performance.now() - started) / 1000;
-    return { name: "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0, p50Ms: NaN, p95Ms: NaN, p99Ms: NaN, cpuS: cpuSeconds(pids) - cpuBefore };
+    return { name: rate ? "paced fetch floor" : "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0, p50Ms: NaN, p95Ms: NaN, p99Ms: NaN, cpuS: cpuSeconds(pids) - cpuBefore };
   } finally {
     await floor.dispose();
   }
@@ -250,14 +253,18 @@ async function generatorBench(): Promise<void> {
       const k6Result = await runK6(k6, stack.targetUrl + path, rate, duration);
       await new Promise((r) => setTimeout(r, 3000));
       const floor = await fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000));
+      await new Promise((r) => setTimeout(r, 3000));
+      const paced = await fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate);
       console.log(table([
         ["", "requests", "achieved/s", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU s", "CPU s per 1k req"],
         row(edge),
         row(k6Result),
         row(floor),
+        row(paced),
         ["edgeload/k6", (edge.requests / k6Result.requests).toFixed(3), (edge.achievedPerS / k6Result.achievedPerS).toFixed(3), "",
           `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`, `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`, `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", "", (perK(edge) / perK(k6Result)).toFixed(2)],
         ["edgeload/floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2)],
+        ["edgeload/paced floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2)],
       ]));
       // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
       if (edge.figures && k6Result.figures) {
@@ -267,7 +274,8 @@ async function generatorBench(): Promise<void> {
       }
     }
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
-  floor = a bare fetch loop's workerd process; the target's CPU is not counted. Diffs are edgeload − k6 in ms.
+  floor = a bare fetch loop's workerd process (closed, 25 at a time; paced: the same rate, one timer a send);
+  the target's CPU is not counted. Diffs are edgeload − k6 in ms.
   client delay: how long edgeload's own event loop held responses before timing them (an estimate
   that errs low, core/loop-delay.ts); it is part of edgeload's latencies, so edgeload − k6 beyond it
   is the clients' other differences.`);

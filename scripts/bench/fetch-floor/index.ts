@@ -1,11 +1,16 @@
 /**
- * Benchmark-only Worker: the CPU floor of sending requests from workerd. It runs a closed
- * loop of `await fetch(url); await response.arrayBuffer()` with a fixed concurrency and
- * nothing else: no pacing, no timing, no histograms. `npm run bench` charges its workerd
- * process per request, next to edgeload and k6, to show what any fetch-based generator in
- * workerd pays before doing any work of its own.
+ * Benchmark-only Worker: the CPU floor of sending requests from workerd. `npm run bench`
+ * charges its workerd process per request, next to edgeload and k6, to show what any
+ * fetch-based generator in workerd pays before doing any work of its own.
  *
  * GET /?target=<url>&n=<requests>&concurrency=<c>
+ *   A closed loop of `await fetch(url); await response.arrayBuffer()` with a fixed
+ *   concurrency and nothing else: no pacing, no timing, no histograms.
+ *
+ * GET /?target=<url>&n=<requests>&rate=<per second>
+ *   The same requests sent on an open-model schedule (request i due at i / rate): one
+ *   timer per send, which is what pacing costs any generator in workerd (responses are
+ *   read but nothing is recorded). The floor for a paced generator.
  */
 export default {
   async fetch(request: Request): Promise<Response> {
@@ -13,13 +18,28 @@ export default {
     const target = params.get("target");
     const n = Number(params.get("n") ?? 0);
     const concurrency = Number(params.get("concurrency") ?? 1);
-    if (!target || !(n > 0) || !(concurrency > 0)) return new Response("target, n and concurrency are required", { status: 400 });
-    let started = 0;
+    const rate = Number(params.get("rate") ?? 0);
+    if (!target || !(n > 0) || !(concurrency > 0) || !(rate >= 0)) return new Response("target, n and concurrency or rate are required", { status: 400 });
     let bytes = 0;
+    const send = async () => {
+      bytes += (await (await fetch(target)).arrayBuffer()).byteLength;
+    };
+    if (rate > 0) {
+      const t0 = Date.now();
+      const inFlight: Promise<void>[] = [];
+      for (let i = 0; i < n; i++) {
+        const wait = t0 + (i * 1000) / rate - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        inFlight.push(send());
+      }
+      await Promise.all(inFlight);
+      return Response.json({ requests: n, bytes });
+    }
+    let started = 0;
     const lane = async () => {
       while (started < n) {
         started++;
-        bytes += (await (await fetch(target)).arrayBuffer()).byteLength;
+        await send();
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, n) }, lane));
