@@ -35,7 +35,7 @@ import { MetricStats } from "../../core/stats.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { createSseReader } from "../../core/sse.ts";
 import { ClockGrid } from "../../core/clock-resolution.ts";
-import { LoopWatch, type LoopDelayProbe } from "../../core/loop-delay.ts";
+import { LoopWatch } from "../../core/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample, type StreamOutcome } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
@@ -94,9 +94,11 @@ export class ShardEngine {
   readonly #idle: Array<() => void> = [];
   /** The grid of the clock readings requests are timed with (core/clock-resolution.ts). */
   readonly #clockGrid = new ClockGrid();
+  /** How far into the next second this shard closes a window (see #closableBefore). */
+  readonly #closeLagMs: number;
   /** Estimates how long this isolate's event loop kept each response waiting (client_delay). */
   readonly #loopWatch: LoopWatch;
-  readonly #loopProbe: LoopDelayProbe;
+  readonly #loopProbe: { arm(): void; leave(): void };
   /** Responses looked at for Cloudflare's signature, and whether one carried it. */
   #cloudflareChecks = 0;
   #behindCloudflare = false;
@@ -118,7 +120,8 @@ export class ShardEngine {
     this.#shardVus = vus ? new ShardVus(a.weights, a.shard.index) : null;
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
     this.#loopWatch = loopWatch;
-    this.#loopProbe = loopWatch.probe(() => this.#inFlight > 0 && !this.#stop);
+    this.#closeLagMs = (CLOSE_SPREAD_MS * a.shard.index) / Math.max(1, a.weights.length);
+    this.#loopProbe = loopWatch.join(() => this.#inFlight > 0 && !this.#stop);
     const cycle = a.spec.scenario ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
     this.#dropStep = (global) => cycle[global % cycle.length]!;
   }
@@ -201,7 +204,7 @@ export class ShardEngine {
     let end: SliceEnd = "finished";
     for (;;) {
       const now = this.#clock.now();
-      this.#closeWindowsBefore(this.#windowOf(now));
+      this.#closeWindowsBefore(this.#closableBefore(now));
       if (this.#stop) { end = "stopped"; break; }
       if (now >= a.deadlineMs) { end = "deadline"; break; }
       const batch = dueBatch(this.share, cursor, now - a.t0Ms, budget - started);
@@ -210,7 +213,7 @@ export class ShardEngine {
       cursor = this.#cursor = batch.to;
       if (cursor >= this.share.total) { end = "finished"; break; }
       if (started >= budget) { end = "handoff"; break; }
-      const untilWindowEnd = a.t0Ms + (this.#windowOf(now) + 1) * WINDOW_MS - now;
+      const untilWindowEnd = this.#untilNextClose(now);
       const untilTimeout = this.#timeouts.nextDeadlineMs - now;
       await this.#sleep(Math.min(batch.waitMs, untilWindowEnd, untilTimeout, a.deadlineMs - now));
       this.#timeouts.sweep(this.#clock.now());
@@ -234,7 +237,7 @@ export class ShardEngine {
     let end: SliceEnd;
     for (;;) {
       const now = this.#clock.now();
-      this.#closeWindowsBefore(this.#windowOf(now));
+      this.#closeWindowsBefore(this.#closableBefore(now));
       if (this.#stop) { end = "stopped"; break; }
       if (now >= a.deadlineMs) { end = "deadline"; break; }
       if (now >= runEndMs) { end = "finished"; break; }
@@ -243,7 +246,7 @@ export class ShardEngine {
         if (!this.#vuLoops.has(vu)) this.#vuLoops.set(vu, this.#vuLoop(vu, runEndMs));
       }
       const untilChange = a.t0Ms + schedule.nextChangeAfter(now - a.t0Ms) - now;
-      const untilWindowEnd = a.t0Ms + (this.#windowOf(now) + 1) * WINDOW_MS - now;
+      const untilWindowEnd = this.#untilNextClose(now);
       const untilTimeout = this.#timeouts.nextDeadlineMs - now;
       await this.#sleep(Math.min(untilChange, untilWindowEnd, untilTimeout, a.deadlineMs - now, runEndMs - now));
       this.#timeouts.sweep(this.#clock.now());
@@ -256,7 +259,7 @@ export class ShardEngine {
       await Promise.race([Promise.all(this.#vuLoops.values()), this.#clock.sleep(Math.min(untilTimeout, WINDOW_MS))]);
       const now = this.#clock.now();
       this.#timeouts.sweep(now);
-      this.#closeWindowsBefore(this.#windowOf(now));
+      this.#closeWindowsBefore(this.#closableBefore(now));
       if (now >= a.deadlineMs) for (const wake of this.#sleepers) wake();
     }
     this.closeAll();
@@ -340,6 +343,21 @@ export class ShardEngine {
 
   #windowOf(epochMs: number): number {
     return Math.max(0, Math.floor((epochMs - this.#a.t0Ms) / WINDOW_MS));
+  }
+
+  /**
+   * Windows below this one may close at `nowMs`. Each shard closes a second's window at
+   * its own offset into the next (CLOSE_SPREAD_MS × index / shards): closing, storing and
+   * flushing at the same boundary in every shard of an isolate (every shard, locally)
+   * stalled it, delaying the responses that arrived then.
+   */
+  #closableBefore(nowMs: number): number {
+    return this.#windowOf(nowMs - this.#closeLagMs);
+  }
+
+  /** How long until the next window may close. */
+  #untilNextClose(nowMs: number): number {
+    return this.#a.t0Ms + (this.#closableBefore(nowMs) + 1) * WINDOW_MS + this.#closeLagMs - nowMs;
   }
 
   #statsFor(windowS: number, step: number): MetricStats {
@@ -651,6 +669,9 @@ function isTimeout(error: unknown): boolean {
   const name = (error as { name?: string } | null)?.name;
   return name === "TimeoutError" || name === "AbortError";
 }
+
+/** Shards' window closes (and so their stores and flushes) are spread over this much of each second. */
+const CLOSE_SPREAD_MS = 600;
 
 /** How long requests in flight at stop() may still finish before they are cut. */
 const STOP_DRAIN_MS = 1_000;

@@ -55,8 +55,6 @@ interface ShardState {
 
 const WINDOW_PREFIX = "window:";
 const FLOW_STATE = "flowState";
-/** Shards' window flushes are spread over this much of each second (see #windowClosed). */
-const FLUSH_SPREAD_MS = 600;
 /** Windows per flush RPC, so one message stays small. */
 const WINDOWS_PER_FLUSH = 20;
 
@@ -241,13 +239,9 @@ export class LoadShard extends DurableObject<Env> {
       },
       { allowUnconfirmed: true },
     );
-    // Every shard closes its window at the same second boundary; flushing at once would
-    // make them all (and the coordinator merging them) work in the same few milliseconds,
-    // delaying the responses that arrive then. Each shard takes its own slice of the second.
-    const { index } = assignment.shard;
-    const delayMs = (FLUSH_SPREAD_MS * index) / assignment.weights.length;
-    if (delayMs < 1) void this.#flush(false);
-    else setTimeout(() => void this.#flush(false), delayMs);
+    // The engine closes each shard's window at its own point of the second, so flushes
+    // (and the coordinator's merges) are spread too.
+    void this.#flush(false);
   }
 
   /**
