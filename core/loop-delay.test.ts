@@ -41,8 +41,7 @@ describe("LoopWatch", () => {
   it("gives 0 while the loop is free", async () => {
     const m = manualClock();
     const watch = new LoopWatch(m.clock);
-    const probe = watch.probe(() => true);
-    probe.arm();
+    watch.join(() => true).arm();
     for (let t = 1; t <= 100; t += 7) {
       await m.idleUntil(t);
       expect(watch.delayAt(m.now)).toBe(0);
@@ -52,8 +51,7 @@ describe("LoopWatch", () => {
   it("measures a stall from its start, to within the probe's period, erring low", async () => {
     const m = manualClock();
     const watch = new LoopWatch(m.clock);
-    const probe = watch.probe(() => true);
-    probe.arm();
+    watch.join(() => true).arm();
     await m.idleUntil(12); // probe fired at 5 and 10, next due at 15
     m.stall(30); // busy from 12 to 42: a response arriving at 13 is timed at 42
     const delay = watch.delayAt(m.now);
@@ -65,8 +63,7 @@ describe("LoopWatch", () => {
   it("still sees the stall when the late probe runs just before the response", async () => {
     const m = manualClock();
     const watch = new LoopWatch(m.clock);
-    const probe = watch.probe(() => true);
-    probe.arm();
+    watch.join(() => true).arm();
     await m.idleUntil(12);
     m.stall(30);
     await m.runOverdue(); // the probe fires first, 27 ms late, and re-arms
@@ -75,52 +72,58 @@ describe("LoopWatch", () => {
     expect(watch.delayAt(m.now)).toBe(0);
   });
 
-  it("stops re-arming once nothing is in flight, and costs nothing then", async () => {
-    const m = manualClock();
-    let inFlight = true;
-    let fired = 0;
-    const counting = { now: m.clock.now, sleep: (ms: number) => { fired++; return m.clock.sleep(ms); } };
-    const probe = new LoopWatch(counting).probe(() => inFlight);
-    probe.arm();
-    await m.idleUntil(20);
-    const armedWhileBusy = fired;
-    inFlight = false;
-    await m.idleUntil(100);
-    expect(armedWhileBusy).toBe(5); // at 0, 5, 10, 15, 20
-    expect(fired).toBe(armedWhileBusy); // the firing at 25 found nothing in flight
-    probe.arm();
-    probe.arm(); // arming twice sets one timer
-    expect(fired).toBe(armedWhileBusy + 1);
-  });
-
-  it("shares the probing among the engines of one loop: about one wake per PROBE_MS in all", async () => {
+  it("runs one timer chain for every engine of the loop, while any has requests in flight", async () => {
     const m = manualClock();
     let wakes = 0;
     const counting = { now: m.clock.now, sleep: (ms: number) => { wakes++; return m.clock.sleep(ms); } };
     const watch = new LoopWatch(counting);
-    const probes = Array.from({ length: 16 }, () => watch.probe(() => true));
-    for (const p of probes) p.arm();
+    const inFlight = Array.from({ length: 16 }, () => false);
+    const engines = inFlight.map((_, i) => watch.join(() => inFlight[i]!));
+    inFlight[3] = true;
+    for (const e of engines) e.arm(); // sixteen requests leave together: one timer
     await m.idleUntil(1_000);
-    // 16 probes, each every 16 × PROBE_MS: 1000 / 5 wakes, plus the first arming of each.
-    expect(wakes).toBeLessThanOrEqual(1_000 / PROBE_MS + 16);
-    // Any probe overdue shows the stall, whichever engine's response is timed.
+    expect(wakes).toBe(1_000 / PROBE_MS + 1);
+    // Any engine's response sees the stall.
     m.stall(40);
-    expect(watch.delayAt(m.now)).toBeGreaterThan(40 - PROBE_MS - 1);
-    expect(watch.delayAt(m.now)).toBeLessThanOrEqual(40);
+    expect(watch.delayAt(m.now)).toBe(40 - PROBE_MS); // it fired at 1000, due again at 1005
+    await m.runOverdue();
+    // Nothing in flight any more: the chain stops, and costs nothing.
+    inFlight[3] = false;
+    await m.idleUntil(2_000);
+    const stopped = wakes;
+    await m.idleUntil(3_000);
+    expect(wakes).toBe(stopped);
+    engines[0]!.arm();
+    engines[1]!.arm();
+    expect(wakes).toBe(stopped + 1);
   });
 
-  it("forgets a probe whose engine left, or one so overdue its engine must be gone", async () => {
+  it("re-arms a probe whose timer is gone, without charging responses for it", async () => {
     const m = manualClock();
-    const watch = new LoopWatch(m.clock);
-    const gone = watch.probe(() => true);
-    gone.arm();
+    const dead = { now: m.clock.now, sleep: () => new Promise<void>(() => {}) }; // its object was evicted
+    const watch = new LoopWatch(dead);
+    const engine = watch.join(() => true);
+    engine.arm();
     m.stall(50);
     expect(watch.delayAt(m.now)).toBe(45);
-    gone.leave();
+    m.stall(STALE_PROBE_MS);
     expect(watch.delayAt(m.now)).toBe(0);
-    // An object aborted mid-run never calls leave(): its probe never fires either.
-    watch.probe(() => true).arm();
-    m.stall(STALE_PROBE_MS + 10);
-    expect(watch.delayAt(m.now)).toBe(0);
+    engine.arm(); // the next request's arm replaces the dead chain
+    expect(watch.delayAt(m.now + 3)).toBe(0);
+    expect(watch.delayAt(m.now + PROBE_MS + 4)).toBe(4);
+  });
+
+  it("lets another engine arm at once when the one whose timer was pending leaves", async () => {
+    const m = manualClock();
+    const dies = { now: m.clock.now, sleep: () => new Promise<void>(() => {}) };
+    const dyingWatch = new LoopWatch(dies);
+    const a = dyingWatch.join(() => true);
+    const b = dyingWatch.join(() => true);
+    a.arm(); // a's timer dies with its object (evicted after its invocation)
+    a.leave();
+    m.stall(30);
+    expect(dyingWatch.delayAt(m.now)).toBe(0); // nobody is charged for a's dead timer
+    b.arm();
+    expect(dyingWatch.delayAt(m.now + PROBE_MS + 2)).toBe(2);
   });
 });
