@@ -9,8 +9,9 @@
  *
  * GET /?target=<url>&n=<requests>&rate=<per second>
  *   The same requests sent on an open-model schedule (request i due at i / rate): one
- *   timer per send, which is what pacing costs any generator in workerd (responses are
- *   read but nothing is recorded). The floor for a paced generator.
+ *   timer per send, which is what pacing costs any generator in workerd. Each request is
+ *   timed (send → body read, as k6's http_req_duration) into a plain array, and the answer
+ *   gives p50/p95/p99: what workerd's own fetch path measures, with no edgeload in it.
  */
 export default {
   async fetch(request: Request): Promise<Response> {
@@ -27,13 +28,21 @@ export default {
     if (rate > 0) {
       const t0 = Date.now();
       const inFlight: Promise<void>[] = [];
+      const durationsMs: number[] = [];
+      const timed = async () => {
+        const sentAt = Date.now();
+        await send();
+        durationsMs.push(Date.now() - sentAt);
+      };
       for (let i = 0; i < n; i++) {
         const wait = t0 + (i * 1000) / rate - Date.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        inFlight.push(send());
+        inFlight.push(timed());
       }
       await Promise.all(inFlight);
-      return Response.json({ requests: n, bytes });
+      durationsMs.sort((a, b) => a - b);
+      const at = (q: number) => durationsMs[Math.min(durationsMs.length - 1, Math.ceil(q * durationsMs.length) - 1)];
+      return Response.json({ requests: n, bytes, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99) });
     }
     let started = 0;
     const lane = async () => {
