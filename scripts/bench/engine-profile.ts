@@ -54,11 +54,17 @@ async function devtools(inspectorPort: number): Promise<{ send: (method: string,
   };
 }
 
+/** The profile's sampling interval, and the most one sample may count for (see selfTimes). */
+const SAMPLING_US = 200;
+const MAX_SAMPLE_US = 5 * SAMPLING_US;
+
 /** Self time per function (name, file:line) and per file, in ms, largest first. */
 export function selfTimes(profile: CpuProfile, sourceOf: (frame: ProfileNode["callFrame"]) => string = () => ""): { byFunction: Array<[string, number]>; byFile: Array<[string, number]>; totalMs: number } {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
-  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  // workerd's sampler stops while the isolate waits: the sample after a pause carries the
+  // whole pause (up to a second) as its delta. Count at most a few intervals per sample.
+  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + Math.min(profile.timeDeltas[i] ?? 0, MAX_SAMPLE_US)));
   const byFunction = new Map<string, number>();
   const byFile = new Map<string, number>();
   let totalUs = 0;
@@ -83,7 +89,7 @@ export async function engineProfile(options: { rate: number; duration: string; d
     const session = await devtools(inspectorPort);
     const client = new EdgeloadClient(stack.apiUrl, stack.token);
     await session.send("Profiler.enable");
-    await session.send("Profiler.setSamplingInterval", { interval: 200 });
+    await session.send("Profiler.setSamplingInterval", { interval: SAMPLING_US });
     const run = await client.createRun({
       name: "profile", target: stack.targetUrl, steps: [{ path }], executor: "constant-arrival-rate", rate: options.rate, duration: options.duration,
       shards: options.shards, regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, options.rate), timeout: "10s",

@@ -65,13 +65,19 @@ export class LoadShard extends DurableObject<Env> {
   #flushAgain = false;
   #finalRequested = false;
   #invoking = false;
+  /**
+   * The stored assignment, read once per instance: it holds the whole spec, and reading it
+   * back (a deserialisation) for every flush of every window was the largest storage cost
+   * of a shard. This object is its only writer (start(), #forgetSecrets()).
+   */
+  #assignmentCache: ShardAssignment | undefined;
 
   /** Stores the assignment and arms the alarm for T0. Idempotent for the same run. */
   async start(assignment: ShardAssignment): Promise<{ ok: true }> {
-    const existing = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+    const existing = this.#assignment();
     if (existing && existing.runId !== assignment.runId) throw new Error(`shard already belongs to run ${existing.runId}`);
     if (!existing) {
-      this.ctx.storage.kv.put("assignment", assignment);
+      this.#storeAssignment(assignment);
       this.#save({
         phase: "scheduled", cursor: 0, handoff: false, stopRequested: false, restarts: 0, invocations: 0,
         subrequests: 0, peakInFlight: 0, colo: assignment.mode === "local" ? "local" : "unknown", watermarkS: 0,
@@ -93,7 +99,7 @@ export class LoadShard extends DurableObject<Env> {
     if (state.phase !== "done") {
       await this.ctx.storage.deleteAlarm();
       this.#save({ ...this.#state()!, phase: "done" });
-      const assignment = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+      const assignment = this.#assignment();
       if (assignment) this.#forgetSecrets(assignment);
       await this.#flush(true);
     }
@@ -122,7 +128,7 @@ export class LoadShard extends DurableObject<Env> {
   }
 
   async #invoke(): Promise<void> {
-    const assignment = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+    const assignment = this.#assignment();
     let state = this.#state();
     if (!assignment || !state) return;
     if (state.phase === "done") {
@@ -203,7 +209,16 @@ export class LoadShard extends DurableObject<Env> {
 
   /** Once the shard has stopped sending, its stored spec keeps no secret. */
   #forgetSecrets(assignment: ShardAssignment): void {
-    this.ctx.storage.kv.put("assignment", { ...assignment, spec: redactSpec(assignment.spec) });
+    this.#storeAssignment({ ...assignment, spec: redactSpec(assignment.spec) });
+  }
+
+  #assignment(): ShardAssignment | undefined {
+    return (this.#assignmentCache ??= this.ctx.storage.kv.get<ShardAssignment>("assignment"));
+  }
+
+  #storeAssignment(assignment: ShardAssignment): void {
+    this.ctx.storage.kv.put("assignment", assignment);
+    this.#assignmentCache = assignment;
   }
 
   #state(): ShardState | undefined {
@@ -268,7 +283,7 @@ export class LoadShard extends DurableObject<Env> {
   }
 
   async #flushOnce(final: boolean): Promise<void> {
-    const assignment = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+    const assignment = this.#assignment();
     if (!assignment) return;
     const coordinator = this.env.RUN_COORDINATOR.get(this.env.RUN_COORDINATOR.idFromName(assignment.runId));
     for (let attempt = 0; ; attempt++) {
