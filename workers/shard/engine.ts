@@ -11,7 +11,8 @@
  * steps, several for a login). Each request waits for a connection slot, sends, takes a
  * timestamp at headers (TTFB) and after the body, and records duration, TTFB, corrected
  * latency (from the intended time: the schedule for a flow's first request, the moment
- * the flow asked for later ones) and schedule lag into the window of its completion second;
+ * the flow asked for later ones), schedule lag and client delay (how long this isolate's
+ * event loop held the response, core/loop-delay.ts) into the window of its completion second;
  * it is counted as `sent` in the window of the second it left in, the second its
  * `x-edgeload-run` header names, so the target's count of it lines up (core/delivery.ts).
  *
