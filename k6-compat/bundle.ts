@@ -1,0 +1,111 @@
+/**
+ * Turns a k6 script, as written for k6, into what a shard runs: one per-VU factory.
+ *
+ * 1. esbuild bundles the script with its local imports. `k6/…` imports resolve to virtual
+ *    modules that read the compat layer's per-VU objects (modules.ts); anything edgeload
+ *    cannot run (k6/browser, k6/ws, xk6, remote URLs) is refused here, before any load,
+ *    naming the import and the file that makes it.
+ * 2. The bundle's blocking calls are awaited (async-transform.ts): Workers cannot block.
+ * 3. The result is wrapped as `(function (__k6modules, __ENV, __VU, open, __k6seq) {…})`,
+ *    called once per VU so that each VU has its own globals, as in k6.
+ *
+ * Workers forbid `eval` and `new Function`, so the factory does not run in the shard's own
+ * isolate: the shard hands it to the Worker Loader binding, which starts it in a sandboxed
+ * isolate of its own with no network access (runtime/entry.ts, workers/shard/script-flow.ts).
+ */
+import { createHash } from "node:crypto";
+import { dirname, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build, type Message, type Plugin } from "esbuild";
+import { makeBlockingCallsAwaited } from "./async-transform.ts";
+import { isBlockingMember, isBlockingName, isSupportedModule, refusal, virtualModuleSource } from "./modules.ts";
+
+export type Bundled = { ok: true; factory: string } | { ok: false; problems: string[] };
+
+const NAMESPACE = "k6-compat";
+/** The bundle's global name: the object of the script's exports. */
+const EXPORTS = "__k6script";
+
+export async function bundleScript(scriptPath: string): Promise<Bundled> {
+  const refused: string[] = [];
+  const plugin: Plugin = {
+    name: "k6-modules",
+    setup(b) {
+      b.onResolve({ filter: /^(k6(\/.*)?|https?:\/\/.*)$/ }, (args) => {
+        const reason = refusal(args.path);
+        if (reason) {
+          refused.push(`${relative(process.cwd(), args.importer) || args.importer}: import of ${reason}`);
+          return { path: args.path, namespace: NAMESPACE };
+        }
+        return { path: args.path, namespace: NAMESPACE };
+      });
+      b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => ({
+        contents: isSupportedModule(args.path) ? virtualModuleSource(args.path) : "export default {};",
+        loader: "js",
+      }));
+    },
+  };
+  let code: string;
+  try {
+    const result = await build({
+      entryPoints: [resolve(scriptPath)],
+      bundle: true,
+      write: false,
+      format: "iife",
+      globalName: EXPORTS,
+      platform: "neutral",
+      target: "es2022",
+      mainFields: ["module", "main"],
+      keepNames: false,
+      logLevel: "silent",
+      plugins: [plugin],
+    });
+    code = result.outputFiles[0]!.text;
+  } catch (error) {
+    const errors = (error as { errors?: Message[] }).errors;
+    return { ok: false, problems: errors?.length ? errors.map(formatMessage) : [(error as Error).message] };
+  }
+  if (refused.length) return { ok: false, problems: refused };
+  const rewritten = makeBlockingCallsAwaited(code, { isAsyncName: isBlockingName, isAsyncMember: isBlockingMember });
+  if (!rewritten.ok) return { ok: false, problems: rewritten.problems.map((p) => `${relative(process.cwd(), scriptPath)} (bundled) ${p}`) };
+  return { ok: true, factory: wrapFactory(rewritten.code) };
+}
+
+/**
+ * The per-VU factory: the bundle in a function of the compat layer's inputs. `__ITER` is
+ * the VU's iteration number, set by the runtime before each iteration.
+ */
+function wrapFactory(code: string): string {
+  return [
+    "(function (__k6modules, __ENV, __VU, open, __k6seq) {",
+    "let __ITER = 0;",
+    code,
+    `return { exports: ${EXPORTS}, setIteration(n) { __ITER = n; } };`,
+    "})",
+  ].join("\n");
+}
+
+function formatMessage(m: Message): string {
+  const at = m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ` : "";
+  return `${at}${m.text}`;
+}
+
+/** The runtime that runs the factory in a shard's loaded isolate, bundled from runtime/entry.ts. */
+export async function bundleRuntime(): Promise<string> {
+  const entry = resolve(dirname(fileURLToPath(import.meta.url)), "runtime/entry.ts");
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    external: ["cloudflare:workers", "./script.js"],
+    keepNames: false,
+    logLevel: "silent",
+  });
+  return result.outputFiles[0]!.text;
+}
+
+/** Content address of a bundle: the hex SHA-256 of exactly the bytes uploaded. */
+export const bundleId = (body: string) => createHash("sha256").update(body).digest("hex");

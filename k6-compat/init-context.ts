@@ -1,0 +1,53 @@
+/**
+ * The script's init context, evaluated once in Node before anything is uploaded, as k6
+ * evaluates it before a test: it yields the `options`, the custom metrics the script
+ * creates, the functions it exports, and the files it `open()`s, which are bundled with it
+ * (a shard has no disk). An exception here stops the run before any load, like k6's.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import vm from "node:vm";
+import { createVuModules, sequence, type MetricType } from "./runtime/vu-modules.ts";
+
+export type EmbeddedFile = { readonly text: string } | { readonly base64: string };
+
+export interface InitContext {
+  readonly options: Record<string, unknown>;
+  readonly metrics: Record<string, MetricType>;
+  readonly exports: string[];
+  readonly files: Record<string, EmbeddedFile>;
+}
+
+export type InitResult = { ok: true; init: InitContext } | { ok: false; problems: string[] };
+
+export function evaluateInitContext(factory: string, scriptPath: string, env: Readonly<Record<string, string>>): InitResult {
+  const metrics: Record<string, MetricType> = {};
+  const problems: string[] = [];
+  const files: Record<string, EmbeddedFile> = {};
+  const open = (path: string, mode?: string) => {
+    const bytes = readFileSync(resolve(dirname(scriptPath), String(path)));
+    files[path] = mode === "b" ? { base64: bytes.toString("base64") } : { text: bytes.toString("utf8") };
+    return mode === "b" ? bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) : bytes.toString("utf8");
+  };
+  const declare = (name: string, type: MetricType) => {
+    if (metrics[name] && metrics[name] !== type) problems.push(`metric ${name} is created as both a ${metrics[name]} and a ${type}`);
+    metrics[name] = type;
+  };
+  try {
+    const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
+    const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
+    const modules = createVuModules({ id: 0, iteration: 0, iterationInTest: 0, scenario: { name: "", executor: "", startTimeMs: 0 }, samples: [], host: null, declare, shared: new Map() });
+    const { exports } = instantiate(modules, { ...env }, 0, open, sequence);
+    if (problems.length) return { ok: false, problems };
+    const options = exports.options === undefined ? {} : JSON.parse(JSON.stringify(exports.options));
+    const functions = Object.keys(exports).filter((k) => typeof exports[k] === "function");
+    return { ok: true, init: { options, metrics, exports: functions, files } };
+  } catch (error) {
+    return { ok: false, problems: [`the script's init context threw: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+}
+
+/** The module the shard's loaded isolate imports as `./script.js` (runtime/entry.ts). */
+export function scriptModule(factory: string, files: Readonly<Record<string, EmbeddedFile>>): string {
+  return `export const files = ${JSON.stringify(files)};\nexport const instantiate = ${factory};\n`;
+}

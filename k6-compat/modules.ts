@@ -1,0 +1,78 @@
+/**
+ * The k6 modules a script may import, what each exports, which of those block (and so are
+ * awaited after the rewrite, async-transform.ts), and the modules edgeload refuses before
+ * any load with the reason. One table for the bundler (what resolves, what is refused), the
+ * init context in Node and the runtime in the shard.
+ */
+
+export interface CompatModule {
+  readonly exports: readonly string[];
+  /** Exports that block a k6 VU (a request, sleep, a group around them). */
+  readonly blocking: readonly string[];
+}
+
+export const MODULES = {
+  k6: { exports: ["check", "sleep", "group", "fail", "randomSeed"], blocking: ["sleep", "group"] },
+  "k6/http": {
+    exports: ["request", "get", "post", "put", "patch", "del", "head", "options", "batch", "asyncRequest", "expectedStatuses", "setResponseCallback", "url", "file", "cookieJar", "CookieJar"],
+    blocking: ["request", "get", "post", "put", "patch", "del", "head", "options", "batch"],
+  },
+  "k6/metrics": { exports: ["Counter", "Gauge", "Rate", "Trend"], blocking: [] },
+  "k6/data": { exports: ["SharedArray"], blocking: [] },
+  "k6/execution": { exports: [], blocking: [] },
+  "k6/encoding": { exports: ["b64encode", "b64decode"], blocking: [] },
+} as const satisfies Readonly<Record<string, CompatModule>>;
+
+export type ModuleName = keyof typeof MODULES;
+
+export const isSupportedModule = (name: string): name is ModuleName => Object.hasOwn(MODULES, name);
+
+/** Why a k6 module or a kind of import is not run by edgeload (exit 104 before any load). */
+export function refusal(specifier: string): string | null {
+  if (isSupportedModule(specifier)) return null;
+  if (/^https?:\/\//.test(specifier)) {
+    return `remote module ${specifier}: shards cannot download code at run time; save it beside the script and import it by path`;
+  }
+  if (specifier === "k6/browser" || specifier.startsWith("k6/experimental/browser")) return `${specifier}: browser testing needs a browser, which a Worker does not have`;
+  if (specifier === "k6/ws" || specifier.startsWith("k6/experimental/websockets") || specifier === "k6/websockets") {
+    return `${specifier}: WebSocket scenarios are not run by edgeload shards yet (only HTTP and Server-Sent Events)`;
+  }
+  if (specifier.startsWith("k6/net/grpc")) return `${specifier}: gRPC is not available to Workers' fetch`;
+  if (specifier.startsWith("k6/x/")) return `${specifier}: xk6 extensions are Go code compiled into a custom k6 binary; a Worker cannot run them`;
+  if (specifier === "k6/html") return `${specifier}: parseHTML is not implemented by edgeload's compat layer`;
+  if (specifier === "k6/crypto") return `${specifier}: not implemented (k6 deprecates it in favour of WebCrypto's crypto.subtle)`;
+  if (specifier.startsWith("k6")) return `${specifier}: not a module edgeload's k6 compat layer provides (supported: ${Object.keys(MODULES).join(", ")})`;
+  return null;
+}
+
+/** The short name blocking imports are marked with: `k6/http` → `http`, `k6` → `k6`. */
+export const shortName = (name: ModuleName) => (name === "k6" ? "k6" : name.slice(3));
+
+/** Marked local names (see async-transform.ts): `__k6async_http_get`, `__k6asyncns_http`. */
+export const asyncName = (name: ModuleName, exported: string) => `__k6async_${shortName(name)}_${exported}`;
+export const asyncNamespace = (name: ModuleName) => `__k6asyncns_${shortName(name)}`;
+
+/** Whether a marked member call blocks: `__k6asyncns_http.get`. */
+export function isBlockingMember(object: string, property: string): boolean {
+  const match = /^__k6asyncns_([a-z0-9]+)$/.exec(object);
+  if (!match) return false;
+  const name = (match[1] === "k6" ? "k6" : `k6/${match[1]}`) as ModuleName;
+  return isSupportedModule(name) && (MODULES[name].blocking as readonly string[]).includes(property);
+}
+
+export const isBlockingName = (name: string) => name.startsWith("__k6async_");
+
+/**
+ * The source of the virtual module a `k6/…` import resolves to in the bundle: each export
+ * read from the per-VU module objects the factory receives (`__k6modules`), blocking ones
+ * under their marked names.
+ */
+export function virtualModuleSource(name: ModuleName): string {
+  const m = MODULES[name];
+  const lines = [`const m = __k6modules[${JSON.stringify(name)}];`, `const ${asyncNamespace(name)} = m;`, `export default ${asyncNamespace(name)};`];
+  for (const e of m.exports) {
+    if ((m.blocking as readonly string[]).includes(e)) lines.push(`const ${asyncName(name, e)} = m.${e};`, `export { ${asyncName(name, e)} as ${e} };`);
+    else lines.push(`export const ${e} = m.${e};`);
+  }
+  return lines.join("\n");
+}

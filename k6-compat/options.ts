@@ -1,0 +1,122 @@
+/**
+ * A k6 script's `options` as an edgeload run spec: the same executors under the same names,
+ * k6's shortcuts expanded as k6 expands them, thresholds passed through (edgeload parses
+ * k6's grammar, abortOnFail included), the script's metrics declared so thresholds and
+ * summaries know them.
+ *
+ * k6's shortcuts (k6 docs, "Scenarios" / "Options"): `stages` is a ramping-vus scenario
+ * starting at `vus` (default 1); `duration` with `vus` is constant-vus; `iterations` alone
+ * is shared-iterations, and no options at all is one VU running one iteration. edgeload's
+ * executors are time-based, so the iteration-count executors are refused, naming what to
+ * write instead.
+ *
+ * @example
+ * specFromOptions({ vus: 10, duration: "30s", thresholds: { http_req_duration: ["p(95)<300"] } },
+ *   { name: "smoke.js", target: "http://127.0.0.1:9090", bundle: "ab…", env: {}, metrics: {} })
+ */
+import type { MetricType } from "./runtime/vu-modules.ts";
+
+export interface ScriptContext {
+  readonly name: string;
+  readonly target: string;
+  /** SHA-256 of the uploaded bundle. */
+  readonly bundle: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** Custom metrics the script created in its init context. */
+  readonly metrics: Readonly<Record<string, MetricType>>;
+  readonly exports: readonly string[];
+}
+
+export type OptionsResult = { ok: true; spec: Record<string, unknown>; ignored: string[] } | { ok: false; problems: string[] };
+
+const EXECUTOR_FIELDS = ["rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown", "preAllocatedVUs", "maxVUs"] as const;
+const SUPPORTED_EXECUTORS = new Set(["constant-arrival-rate", "ramping-arrival-rate", "constant-vus", "ramping-vus"]);
+/** Options that change nothing in how edgeload measures: accepted, listed as ignored. */
+const IGNORED = new Set([
+  "summaryTrendStats", "summaryTimeUnit", "setupTimeout", "teardownTimeout", "discardResponseBodies", "noConnectionReuse", "noVUConnectionReuse",
+  "userAgent", "insecureSkipTLSVerify", "httpDebug", "batch", "batchPerHost", "ext", "cloud", "noCookiesReset", "throw", "minIterationDuration",
+  "systemTags", "linger", "maxRedirects", "dns", "tlsVersion", "tlsCipherSuites", "noUsageReport",
+]);
+/** Per-scenario options edgeload accepts without acting on. */
+const IGNORED_IN_SCENARIO = new Set(["gracefulStop"]);
+
+export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext): OptionsResult {
+  const problems: string[] = [];
+  const ignored: string[] = [];
+  const known = new Set(["scenarios", "stages", "vus", "duration", "iterations", "thresholds", "tags"]);
+  for (const key of Object.keys(raw)) {
+    if (known.has(key)) continue;
+    if (IGNORED.has(key)) ignored.push(key);
+    else problems.push(`options.${key}: not supported by edgeload (it would change how the load is made, so the run is refused rather than run differently)`);
+  }
+  const scenarios = raw.scenarios !== undefined ? fromScenarios(raw.scenarios, ctx, problems, ignored) : fromShortcuts(raw, ctx, problems);
+  if (problems.length) return { ok: false, problems };
+
+  const metrics = Object.fromEntries(Object.entries(ctx.metrics).map(([name, type]) => [name, { type: type === "gauge" ? "trend" : type }]));
+  const common = {
+    name: ctx.name,
+    target: ctx.target,
+    ...(raw.thresholds !== undefined ? { thresholds: raw.thresholds } : {}),
+    ...(raw.tags !== undefined ? { tags: raw.tags } : {}),
+    ...(Object.keys(metrics).length ? { metrics } : {}),
+  };
+  if (scenarios.length === 1 && raw.scenarios === undefined) return { ok: true, spec: { ...common, ...scenarios[0]!.fields }, ignored };
+  return { ok: true, spec: { ...common, scenarios: Object.fromEntries(scenarios.map((s) => [s.name, s.fields])) }, ignored };
+}
+
+interface Scenario {
+  readonly name: string;
+  readonly fields: Record<string, unknown>;
+}
+
+function scriptField(ctx: ScriptContext, exec: string, env: Record<string, string>, problems: string[], where: string) {
+  if (!ctx.exports.includes(exec)) problems.push(`${where}: the script exports no function named ${exec}`);
+  return {
+    script: { bundle: ctx.bundle, exec, env: { ...ctx.env, ...env }, setup: ctx.exports.includes("setup"), teardown: ctx.exports.includes("teardown") },
+    steps: [{ name: exec, path: "/" }],
+  };
+}
+
+function fromShortcuts(raw: Record<string, unknown>, ctx: ScriptContext, problems: string[]): Scenario[] {
+  const vus = raw.vus ?? 1;
+  let executor: Record<string, unknown>;
+  if (raw.stages !== undefined) executor = { executor: "ramping-vus", startVUs: vus, stages: raw.stages };
+  else if (raw.duration !== undefined) executor = { executor: "constant-vus", vus, duration: raw.duration };
+  else {
+    problems.push(raw.iterations !== undefined
+      ? "options.iterations: the shared-iterations executor is not one edgeload runs; give vus and duration, stages, or an arrival-rate scenario"
+      : "options: no load given (k6 would run one iteration); give vus and duration, stages, or scenarios");
+    return [];
+  }
+  if (raw.iterations !== undefined) problems.push("options.iterations: edgeload's executors are time-based; drop iterations and keep duration");
+  return [{ name: "default", fields: { ...executor, ...scriptField(ctx, "default", {}, problems, "options") } }];
+}
+
+function fromScenarios(input: unknown, ctx: ScriptContext, problems: string[], ignored: string[]): Scenario[] {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    problems.push("options.scenarios: an object of named scenarios");
+    return [];
+  }
+  const out: Scenario[] = [];
+  for (const [name, value] of Object.entries(input)) {
+    const where = `options.scenarios.${name}`;
+    const s = value as Record<string, unknown>;
+    const executor = String(s.executor);
+    if (!SUPPORTED_EXECUTORS.has(executor)) {
+      problems.push(`${where}.executor: ${executor} is not an executor edgeload runs (${[...SUPPORTED_EXECUTORS].join(", ")})`);
+      continue;
+    }
+    const fields: Record<string, unknown> = { executor };
+    for (const [key, v] of Object.entries(s)) {
+      if (key === "executor" || key === "exec" || key === "env" || key === "tags") continue;
+      if ((EXECUTOR_FIELDS as readonly string[]).includes(key) || key === "startTime") fields[key] = v;
+      else if (IGNORED_IN_SCENARIO.has(key)) ignored.push(`${where}.${key}`);
+      else problems.push(`${where}.${key}: not supported by edgeload`);
+    }
+    if (s.tags !== undefined) fields.tags = s.tags;
+    const env = (s.env ?? {}) as Record<string, string>;
+    Object.assign(fields, scriptField(ctx, typeof s.exec === "string" ? s.exec : "default", env, problems, where));
+    out.push({ name, fields });
+  }
+  return out;
+}

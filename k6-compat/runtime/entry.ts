@@ -1,0 +1,102 @@
+/**
+ * The isolate a k6 script runs in: started by a shard through the Worker Loader binding
+ * (workers/shard/script-flow.ts) with no network access of its own, it keeps one instance
+ * of the script per VU (its own globals, as in k6) and runs iterations when the shard asks.
+ *
+ * Closed-model runs name their VU; arrival-rate runs take an idle VU from this isolate's
+ * pool or start a new one, numbered so that __VU is unique across shards.
+ */
+import { WorkerEntrypoint } from "cloudflare:workers";
+// @ts-expect-error the bundle's own module, made by k6-compat/bundle.ts for each script
+import { files, instantiate } from "./script.js";
+import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
+import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
+
+type Instance = { readonly exports: Record<string, unknown>; setIteration(n: number): void };
+type Factory = (modules: Record<string, unknown>, env: Record<string, string>, vu: number, open: (path: string, mode?: string) => unknown, seq: typeof sequence) => Instance;
+type EmbeddedFile = { readonly text: string } | { readonly base64: string };
+
+interface Vu {
+  readonly context: VuContext;
+  readonly instance: Instance;
+  readonly pooled: boolean;
+}
+
+const byNumber = new Map<number, Vu>();
+const idle: Vu[] = [];
+let pooledCount = 0;
+const shared = new Map<string, readonly unknown[]>();
+let setupCache: { json: string; value: unknown } | null = null;
+
+function open(path: string, mode?: string): unknown {
+  const file = (files as Record<string, EmbeddedFile>)[path];
+  if (!file) throw new Error(`open("${path}"): only files the script opens in its init context are bundled with it`);
+  if ("text" in file) return mode === "b" ? new TextEncoder().encode(file.text).buffer : file.text;
+  const bytes = Uint8Array.from(atob(file.base64), (c) => c.charCodeAt(0));
+  return mode === "b" ? bytes.buffer : new TextDecoder().decode(bytes);
+}
+
+function startVu(id: number, start: IterationStart, pooled: boolean): Vu {
+  const context: VuContext = { id, iteration: 0, iterationInTest: 0, scenario: { ...start.scenario }, samples: [], host: null, shared };
+  const instance = (instantiate as Factory)(createVuModules(context), { ...start.env }, id, open, sequence);
+  return { context, instance, pooled };
+}
+
+function vuFor(start: IterationStart): Vu {
+  if (start.vu !== null) {
+    let vu = byNumber.get(start.vu);
+    if (!vu) byNumber.set(start.vu, (vu = startVu(start.vu, start, false)));
+    return vu;
+  }
+  const free = idle.pop();
+  if (free) return free;
+  const id = pooledCount++ * start.shard.count + start.shard.index + 1;
+  return startVu(id, start, true);
+}
+
+function setupData(json: string | null): unknown {
+  if (json === null) return undefined;
+  if (setupCache?.json !== json) setupCache = { json, value: JSON.parse(json) };
+  return setupCache.value;
+}
+
+export default class K6Script extends WorkerEntrypoint {
+  /** Runs one iteration of `start.exec`; requests and sleeps go through `host`. */
+  async iteration(host: IterationHost, start: IterationStart): Promise<IterationOutcome> {
+    const vu = vuFor(start);
+    const { context, instance } = vu;
+    context.host = host;
+    context.iterationInTest = start.iterationInTest;
+    context.scenario = { ...start.scenario };
+    instance.setIteration(context.iteration);
+    try {
+      const fn = instance.exports[start.exec];
+      if (typeof fn !== "function") throw new Error(`the script exports no function named ${start.exec}`);
+      await fn(setupData(start.setupData));
+      return { samples: context.samples.splice(0), error: null };
+    } catch (error) {
+      return { samples: context.samples.splice(0), error: error instanceof Error ? error.message : String(error) };
+    } finally {
+      context.host = null;
+      context.iteration++;
+      if (vu.pooled) idle.push(vu);
+    }
+  }
+
+  /**
+   * Runs setup() or teardown() once, as VU 0 of its own; returns what it returned as JSON
+   * (k6 passes setup's result to every VU as a copy, so it must be JSON-serialisable).
+   */
+  async phase(host: IterationHost, name: "setup" | "teardown", start: IterationStart): Promise<IterationOutcome & { data: string | null }> {
+    const vu = startVu(0, start, false);
+    vu.context.host = host;
+    try {
+      const fn = vu.instance.exports[name];
+      if (typeof fn !== "function") return { samples: [], error: null, data: null };
+      const result = await fn(setupData(start.setupData));
+      return { samples: vu.context.samples.splice(0), error: null, data: result === undefined ? null : JSON.stringify(result) };
+    } catch (error) {
+      return { samples: vu.context.samples.splice(0), error: error instanceof Error ? error.message : String(error), data: null };
+    }
+  }
+}

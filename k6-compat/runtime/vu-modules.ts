@@ -1,0 +1,283 @@
+/**
+ * The k6 API as one VU sees it: `k6`, `k6/http`, `k6/metrics`, `k6/data`, `k6/execution`
+ * and `k6/encoding`, built per VU over its context. Plain JavaScript over an injected host,
+ * so the same objects serve the init context in Node (host absent: no requests, metric
+ * declarations collected) and the VUs in a shard's loaded isolate.
+ *
+ * Requests leave through the host (the shard's engine sends and times them); checks and
+ * custom metrics are buffered as samples and travel with the next request, sleep or the
+ * iteration's end.
+ */
+import type { IterationHost, Sample, WireRequest, WireResponse } from "./wire.ts";
+import { b64decode, b64encode } from "./encoding.ts";
+
+export type MetricType = "counter" | "gauge" | "rate" | "trend";
+
+export interface VuContext {
+  /** __VU (0 in the init context, as in k6). */
+  readonly id: number;
+  /** The VU's own iteration number (__ITER). */
+  iteration: number;
+  iterationInTest: number;
+  scenario: { name: string; executor: string; startTimeMs: number };
+  samples: Sample[];
+  /** The shard's side of the running iteration; null in the init context. */
+  host: IterationHost | null;
+  /** Called for every metric the script creates (the init context collects them). */
+  readonly declare?: (name: string, type: MetricType, isTime: boolean) => void;
+  /** The process's SharedArrays by name: data is built once per isolate. */
+  readonly shared: Map<string, readonly unknown[]>;
+}
+
+const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+export function createVuModules(vu: VuContext): Record<string, unknown> {
+  const host = (call: string): IterationHost => {
+    if (!vu.host) throw new Error(`${call} in the init context: k6 allows it only in VU code (default, setup, teardown)`);
+    return vu.host;
+  };
+  const drain = () => vu.samples.splice(0);
+  let responseCallback: readonly number[] | null = null;
+
+  const k6 = {
+    check(value: unknown, sets: Record<string, unknown>, _tags?: unknown): boolean {
+      let all = true;
+      for (const [name, predicate] of Object.entries(sets ?? {})) {
+        const passed = Boolean(typeof predicate === "function" ? predicate(value) : predicate);
+        vu.samples.push({ type: "check", name, passed });
+        all &&= passed;
+      }
+      return all;
+    },
+    async sleep(seconds: number): Promise<void> {
+      await host("sleep()").sleep(drain(), Math.max(0, Number(seconds) || 0) * 1000);
+    },
+    async group<T>(_name: string, fn: () => T | Promise<T>): Promise<T> {
+      if (typeof fn !== "function") throw new Error("group() needs a function as its second argument");
+      return await fn();
+    },
+    fail(message = ""): never {
+      throw new Error(message);
+    },
+    randomSeed(_seed: number): void {
+      // Math.random is the isolate's own, shared by its VUs: a seed would not make a VU's
+      // sequence repeatable. Accepted so scripts run; documented as a no-op.
+    },
+  };
+
+  async function request(method: string, url: unknown, body?: unknown, params: RequestParams = {}): Promise<K6Response> {
+    const target = host(`http.${method.toLowerCase()}()`);
+    const href = String(url);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(params.headers ?? {})) headers[k] = String(v);
+    let encoded: string | undefined;
+    if (body !== undefined && body !== null) {
+      if (typeof body === "string") encoded = body;
+      else if (typeof body === "object" && !(body instanceof ArrayBuffer) && !ArrayBuffer.isView(body)) {
+        // k6 sends an object body as a form, as a browser would.
+        encoded = new URLSearchParams(Object.entries(body as Record<string, unknown>).map(([k, v]) => [k, String(v)])).toString();
+        if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["Content-Type"] = "application/x-www-form-urlencoded";
+      } else {
+        throw new Error(`http.${method.toLowerCase()}(): binary bodies are not supported by edgeload's k6 compat layer yet`);
+      }
+    }
+    const wire: WireRequest = {
+      method: method.toUpperCase(), url: href, headers, ...(encoded !== undefined ? { body: encoded } : {}),
+      expect: params.responseCallback !== undefined ? expectList(params.responseCallback) : responseCallback,
+      readBody: params.responseType !== "none",
+      redirect: params.redirects === 0 ? "manual" : "follow",
+    };
+    const response = await target.send(drain(), wire);
+    return k6Response(wire, response);
+  }
+
+  const http = {
+    request: (method: string, url: unknown, body?: unknown, params?: RequestParams) => request(method, url, body, params),
+    get: (url: unknown, params?: RequestParams) => request("GET", url, undefined, params),
+    head: (url: unknown, params?: RequestParams) => request("HEAD", url, undefined, params),
+    post: (url: unknown, body?: unknown, params?: RequestParams) => request("POST", url, body, params),
+    put: (url: unknown, body?: unknown, params?: RequestParams) => request("PUT", url, body, params),
+    patch: (url: unknown, body?: unknown, params?: RequestParams) => request("PATCH", url, body, params),
+    del: (url: unknown, body?: unknown, params?: RequestParams) => request("DELETE", url, body, params),
+    options: (url: unknown, body?: unknown, params?: RequestParams) => request("OPTIONS", url, body, params),
+    asyncRequest: (method: string, url: unknown, body?: unknown, params?: RequestParams) => request(method, url, body, params),
+    async batch(requests: unknown): Promise<unknown> {
+      const one = (r: unknown) => {
+        if (typeof r === "string") return request("GET", r);
+        if (Array.isArray(r)) return request(String(r[0]), r[1], r[2], r[3] as RequestParams);
+        const o = r as { method?: string; url: string; body?: unknown; params?: RequestParams };
+        return request(o.method ?? "GET", o.url, o.body, o.params);
+      };
+      if (Array.isArray(requests)) return Promise.all(requests.map(one));
+      const entries = Object.entries(requests as Record<string, unknown>);
+      const responses = await Promise.all(entries.map(([, r]) => one(r)));
+      return Object.fromEntries(entries.map(([k], i) => [k, responses[i]]));
+    },
+    expectedStatuses: (...statuses: Array<number | { min: number; max: number }>): ExpectedStatuses => ({ statuses }),
+    setResponseCallback(callback: unknown): void {
+      responseCallback = expectList(callback);
+    },
+    url: (strings: TemplateStringsArray, ...values: unknown[]) => strings.reduce((out, s, i) => out + s + (i < values.length ? String(values[i]) : ""), ""),
+    file(): never {
+      throw new Error("http.file() (multipart uploads) is not supported by edgeload's k6 compat layer yet");
+    },
+    cookieJar(): never {
+      throw new Error("http.cookieJar() is not supported by edgeload's k6 compat layer yet: send the Cookie header yourself");
+    },
+    CookieJar: class {
+      constructor() {
+        throw new Error("http.CookieJar is not supported by edgeload's k6 compat layer yet");
+      }
+    },
+  };
+
+  const metric = (type: MetricType) => class {
+    readonly name: string;
+    constructor(name: string, isTime = false) {
+      if (!METRIC_NAME.test(String(name))) throw new Error(`invalid metric name "${name}": letters, digits and _, starting with a letter or _, at most 128`);
+      this.name = name;
+      vu.declare?.(name, type, Boolean(isTime));
+    }
+    add(value: unknown, _tags?: unknown): void {
+      if (!vu.host) throw new Error(`${this.name}.add() in the init context: k6 allows it only in VU code`);
+      const n = Number(value);
+      if (type === "rate") vu.samples.push({ type, name: this.name, passed: typeof value === "boolean" ? value : n !== 0 });
+      else if (type === "counter") vu.samples.push({ type, name: this.name, value: n });
+      else vu.samples.push({ type, name: this.name, value: n });
+    }
+  };
+
+  const data = {
+    SharedArray: function SharedArray(name: string, build: () => unknown[]) {
+      if (typeof build !== "function") throw new Error("SharedArray needs a name and a function that returns an array");
+      let values = vu.shared.get(name);
+      if (!values) {
+        const built = build();
+        if (!Array.isArray(built)) throw new Error(`SharedArray "${name}": the function must return an array`);
+        values = Object.freeze(built.map((v) => Object.freeze(v)));
+        vu.shared.set(name, values);
+      }
+      return values;
+    },
+  };
+
+  const execution = {
+    get vu() {
+      return { idInTest: vu.id, idInInstance: vu.id, iterationInInstance: vu.iteration, iterationInScenario: vu.iteration, tags: {}, metrics: { tags: {}, metadata: {} } };
+    },
+    get scenario() {
+      return { name: vu.scenario.name, executor: vu.scenario.executor, startTime: vu.scenario.startTimeMs, progress: 0, iterationInInstance: vu.iterationInTest, iterationInTest: vu.iterationInTest };
+    },
+    get instance() {
+      return { iterationsCompleted: 0, iterationsInterrupted: 0, vusActive: 0, vusInitialized: 0, currentTestRunDuration: 0 };
+    },
+    test: {
+      abort(): never {
+        throw new Error("exec.test.abort() is not supported by edgeload's k6 compat layer yet: use a threshold with abortOnFail");
+      },
+      get options() {
+        return {};
+      },
+    },
+  };
+
+  return {
+    k6,
+    "k6/http": http,
+    "k6/metrics": { Counter: metric("counter"), Gauge: metric("gauge"), Rate: metric("rate"), Trend: metric("trend") },
+    "k6/data": data,
+    "k6/execution": execution,
+    "k6/encoding": { b64encode, b64decode },
+  };
+}
+
+interface RequestParams {
+  readonly headers?: Record<string, unknown>;
+  readonly tags?: Record<string, string>;
+  readonly timeout?: string | number;
+  readonly redirects?: number;
+  readonly responseType?: "text" | "binary" | "none";
+  readonly responseCallback?: unknown;
+}
+
+interface ExpectedStatuses {
+  readonly statuses: ReadonlyArray<number | { min: number; max: number }>;
+}
+
+/** The statuses of `http.expectedStatuses(…)` as a list (null: k6's default). */
+function expectList(callback: unknown): readonly number[] | null {
+  if (callback === null || callback === undefined) return null;
+  const statuses = (callback as Partial<ExpectedStatuses>).statuses;
+  if (!Array.isArray(statuses)) throw new Error("responseCallback must come from http.expectedStatuses(…)");
+  const list: number[] = [];
+  for (const s of statuses) {
+    if (typeof s === "number") list.push(s);
+    else for (let n = s.min; n <= s.max; n++) list.push(n);
+  }
+  return list;
+}
+
+export interface K6Response {
+  readonly status: number;
+  readonly body: string | null;
+  readonly headers: Record<string, string>;
+  readonly url: string;
+  readonly error: string;
+  readonly error_code: number;
+  readonly timings: Readonly<Record<string, number>>;
+  readonly request: { readonly method: string; readonly url: string; readonly headers: Record<string, string>; readonly body: string };
+  json(selector?: string): unknown;
+}
+
+/** k6's error codes for what the engine reports (k6's docs: "Error codes"). */
+const ERROR_CODES = { timeout: 1050, connection: 1200 } as const;
+
+function k6Response(request: WireRequest, r: WireResponse): K6Response {
+  const headers: Record<string, string> = {};
+  // k6 shows header names in canonical form (Content-Type), as Go's net/http does.
+  for (const [k, v] of Object.entries(r.headers)) headers[k.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())] = v;
+  let parsed: unknown;
+  let parsedOnce = false;
+  return {
+    status: r.status,
+    body: r.body,
+    headers,
+    url: request.url,
+    error: r.error ? r.errorDetail ?? (r.error === "timeout" ? "request timeout" : "connection error") : "",
+    error_code: r.error ? ERROR_CODES[r.error] : 0,
+    timings: { duration: r.durationMs, waiting: r.durationMs, sending: 0, receiving: 0, blocked: 0, connecting: 0, tls_handshaking: 0 },
+    request: { method: request.method, url: request.url, headers: { ...request.headers }, body: request.body ?? "" },
+    json(selector?: string): unknown {
+      if (!parsedOnce) {
+        if (r.body === null) throw new Error("the response has no body (responseType none, or the request failed)");
+        parsed = JSON.parse(r.body);
+        parsedOnce = true;
+      }
+      return selector === undefined ? parsed : select(parsed, selector);
+    },
+  };
+}
+
+/** The common part of k6's gjson selectors: `a.b.0.c` (a missing path gives undefined). */
+function select(value: unknown, path: string): unknown {
+  let current = value;
+  for (const key of path.split(".")) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+/** `__k6seq`: forEach and map whose callbacks make requests run them one after another (async-transform.ts). */
+export const sequence = {
+  async forEach<T>(list: Iterable<T>, fn: (v: T, i: number, all: T[]) => unknown): Promise<void> {
+    const all = [...list];
+    for (let i = 0; i < all.length; i++) await fn(all[i]!, i, all);
+  },
+  async map<T, U>(list: Iterable<T>, fn: (v: T, i: number, all: T[]) => U | Promise<U>): Promise<U[]> {
+    const all = [...list];
+    const out: U[] = [];
+    for (let i = 0; i < all.length; i++) out.push(await fn(all[i]!, i, all));
+    return out;
+  },
+};

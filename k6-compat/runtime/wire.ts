@@ -1,0 +1,68 @@
+/**
+ * What crosses between a shard and the isolate its k6 script runs in (Workers RPC, so
+ * plain structured-clone data). The shard's engine sends every request, so slots,
+ * timeouts, the allow-list and the measurements are the engine's own; the script's
+ * isolate only decides what to send and records k6 checks and custom metrics.
+ */
+
+export interface WireRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /** Statuses that count as success for http_req_failed; null: k6's default 200–399. */
+  readonly expect: readonly number[] | null;
+  /** False for `responseType: "none"` (the body is read and dropped). */
+  readonly readBody: boolean;
+  readonly redirect: "follow" | "manual";
+}
+
+export interface WireResponse {
+  /** 0 when there was no response (see `error`). */
+  readonly status: number;
+  readonly error: "timeout" | "connection" | null;
+  /** Why the request failed, when it did (a refused redirect, a URL off the allow-list). */
+  readonly errorDetail?: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | null;
+  readonly durationMs: number;
+}
+
+/** A k6 check or custom metric sample, recorded in the script's isolate and applied by the shard. */
+export type Sample =
+  | { readonly type: "check"; readonly name: string; readonly passed: boolean }
+  | { readonly type: "counter"; readonly name: string; readonly value: number }
+  | { readonly type: "rate"; readonly name: string; readonly passed: boolean }
+  | { readonly type: "trend" | "gauge"; readonly name: string; readonly value: number };
+
+/** The shard's side of one iteration, handed to the script's isolate as an RPC stub. */
+export interface IterationHost {
+  /** Applies the samples recorded so far, then sends the request. */
+  send(samples: readonly Sample[], request: WireRequest): Promise<WireResponse>;
+  /** Think time (ms); rejects when the iteration must stop. */
+  sleep(samples: readonly Sample[], ms: number): Promise<void>;
+}
+
+export interface IterationStart {
+  /** The k6 function to run: "default" or a scenario's `exec`. */
+  readonly exec: string;
+  /** __VU: the closed model's VU number, or null to take a VU from the shard's pool (arrival rate). */
+  readonly vu: number | null;
+  /** Numbering of pool VUs so that they are unique across shards. */
+  readonly shard: { readonly index: number; readonly count: number };
+  readonly iterationInTest: number;
+  readonly scenario: { readonly name: string; readonly executor: string; readonly startTimeMs: number };
+  readonly env: Readonly<Record<string, string>>;
+  /** What setup() returned, as JSON (null: no setup). */
+  readonly setupData: string | null;
+}
+
+export interface IterationOutcome {
+  /** Samples recorded after the last request or sleep. */
+  readonly samples: readonly Sample[];
+  /** The script threw: its message (k6 logs it and counts the iteration). */
+  readonly error: string | null;
+}
+
+/** The name an interruption travels under (RPC keeps an error's message, not its class). */
+export const INTERRUPTED = "IterationInterrupted";

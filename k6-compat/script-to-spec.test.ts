@@ -1,0 +1,112 @@
+/**
+ * From a k6 script file to a run spec, in Node: bundling (refusals), the init context
+ * (options, metrics, opened files) and the options' mapping, checked by parseRunSpec.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseRunSpec } from "../core/run-spec.ts";
+import { bundleScript } from "./bundle.ts";
+import { evaluateInitContext } from "./init-context.ts";
+import { specFromOptions } from "./options.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "k6-compat-"));
+function script(name: string, source: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, source);
+  return path;
+}
+const ctx = { name: "s.js", target: "http://127.0.0.1:9090", bundle: "a".repeat(64), env: {}, metrics: {}, exports: ["default", "admin"] };
+
+describe("bundleScript", () => {
+  it.each([
+    ["k6/browser", /import of k6\/browser: browser testing needs a browser/],
+    ["k6/ws", /import of k6\/ws: WebSocket scenarios are not run/],
+    ["k6/x/kafka", /import of k6\/x\/kafka: xk6 extensions are Go code/],
+    ["https://jslib.k6.io/k6-utils/1.4.0/index.js", /remote module https:\/\/jslib.k6.io.*save it beside the script/],
+    ["k6/net/grpc", /gRPC/],
+  ])("refuses %s before any load, naming it", async (module, message) => {
+    const path = script(`refuse-${module.replace(/\W/g, "_")}.js`, `import x from "${module}";\nexport default function () { x; }\n`);
+    const r = await bundleScript(path);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems.join("\n")).toMatch(message);
+  });
+
+  it("reads options, metrics and opened files from the init context", async () => {
+    writeFileSync(join(dir, "users.json"), JSON.stringify(["a", "b"]));
+    const path = script("init.js", `
+      import http from "k6/http";
+      import { Trend, Rate, Counter, Gauge } from "k6/metrics";
+      import { SharedArray } from "k6/data";
+      const users = new SharedArray("users", () => JSON.parse(open("./users.json")));
+      new Trend("login_ms", true); new Rate("ok"); new Counter("n"); new Gauge("g");
+      export const options = { vus: Number(__ENV.VUS), duration: "10s" };
+      export default function () { http.get(__ENV.BASE_URL + "/" + users[0]); }
+    `);
+    const bundled = await bundleScript(path);
+    expect(bundled.ok).toBe(true);
+    const init = evaluateInitContext((bundled as { factory: string }).factory, path, { VUS: "7", BASE_URL: "http://127.0.0.1:9090" });
+    expect(init).toEqual({ ok: true, init: {
+      options: { vus: 7, duration: "10s" },
+      metrics: { login_ms: "trend", ok: "rate", n: "counter", g: "gauge" },
+      exports: ["default"],
+      files: { "./users.json": { text: '["a","b"]' } },
+    } });
+  });
+
+  it("stops on a request in the init context, like k6", async () => {
+    const path = script("init-request.js", `import http from "k6/http";\nhttp.get("http://127.0.0.1:9090/");\nexport default function () {}\n`);
+    const r = await bundleScript(path);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]).toMatch(/get\(\) in the init context/);
+  });
+});
+
+describe("specFromOptions", () => {
+  const parsed = (options: Record<string, unknown>) => {
+    const r = specFromOptions(options, ctx);
+    if (!r.ok) throw new Error(r.problems.join("; "));
+    const spec = parseRunSpec(r.spec);
+    if (!spec.ok) throw new Error(JSON.stringify(spec.problems));
+    return spec.spec;
+  };
+
+  it.each([
+    // vus + duration is constant-vus.
+    [{ vus: 5, duration: "30s" }, "constant-vus", { startVUs: 5, stages: [{ target: 5, durationMs: 30_000 }] }],
+    // stages ramp from vus (default 1), as k6's ramping-vus shortcut.
+    [{ stages: [{ duration: "10s", target: 20 }, { duration: "5s", target: 0 }] }, "ramping-vus", { startVUs: 1, stages: [{ target: 20, durationMs: 10_000 }, { target: 0, durationMs: 5_000 }] }],
+  ])("maps the shortcut %j to %s", (options, executor, vus) => {
+    const spec = parsed(options);
+    expect(spec.executor).toBe(executor);
+    expect(spec.vus).toMatchObject(vus);
+    expect(spec.script).toMatchObject({ bundle: ctx.bundle, exec: "default" });
+  });
+
+  it("maps scenarios with their executors, exec functions, start times and thresholds", () => {
+    const spec = parsed({
+      scenarios: {
+        browse: { executor: "constant-arrival-rate", rate: 50, timeUnit: "1s", duration: "20s", preAllocatedVUs: 10, maxVUs: 50 },
+        admin: { executor: "constant-vus", vus: 2, duration: "10s", exec: "admin", startTime: "5s", gracefulStop: "5s" },
+      },
+      thresholds: { "http_req_duration{scenario:admin}": [{ threshold: "p(95)<300", abortOnFail: true }] },
+    });
+    expect(spec.scenarios!.map((s) => [s.name, s.spec.executor, s.spec.script?.exec, s.startMs])).toEqual([
+      ["browse", "constant-arrival-rate", "default", 0], ["admin", "constant-vus", "admin", 5000],
+    ]);
+    expect(spec.thresholds["http_req_duration{scenario:admin}"]).toEqual([{ threshold: "p(95)<300", abortOnFail: true }]);
+  });
+
+  it.each([
+    [{ iterations: 10 }, /shared-iterations executor is not one edgeload runs/],
+    [{}, /no load given/],
+    [{ scenarios: { s: { executor: "per-vu-iterations", vus: 1, iterations: 3 } } }, /per-vu-iterations is not an executor edgeload runs/],
+    [{ scenarios: { s: { executor: "constant-vus", vus: 1, duration: "1s", exec: "nope" } } }, /exports no function named nope/],
+    [{ vus: 1, duration: "1s", hosts: { "a.test": "127.0.0.1" } }, /options.hosts: not supported/],
+  ])("refuses %j", (options, message) => {
+    const r = specFromOptions(options, ctx);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems.join("\n")).toMatch(message);
+  });
+});
