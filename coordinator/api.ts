@@ -24,6 +24,7 @@ import { crosscheckApi } from "./crosscheck-api.ts";
 import { metricsApi } from "./metrics-api.ts";
 import { reportApi } from "./report-api.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
+import { checkScripts, scriptsApi } from "./scripts-api.ts";
 import { dashboardApi, dashboardPages } from "./dashboard-api.ts";
 import { newRunId, RUN_ID } from "./run-id.ts";
 
@@ -67,7 +68,7 @@ async function plannedRun(c: Context<App>): Promise<{ spec: RunSpec; plan: Plan 
 
 api.post("/v1/runs", async (c) => {
   const { spec, plan } = await plannedRun(c);
-  const seedProblem = await checkSeed(spec, c.env);
+  const seedProblem = (await checkSeed(spec, c.env)) ?? (await checkScripts(spec, c.env));
   if (seedProblem) throw invalidSpec([seedProblem]);
   const targetProblem = checkTarget(spec.target, c.env);
   if (targetProblem) throw forbidden("target-not-allowed", "Target not allowed", targetProblem.detail, [targetProblem]);
@@ -217,6 +218,7 @@ api.post("/v1/runs/:id/abort", async (c) => {
 });
 
 api.route("/v1/seeds", seedsApi);
+api.route("/v1/scripts", scriptsApi);
 api.route("/v1/runs", compareApi); // GET /v1/runs/:a/compare/:b
 api.route("/v1", baselinesApi); // PUT /v1/baselines/:name, GET /v1/baselines
 api.route("/v1/runs", reportApi); // GET /v1/runs/:id/report

@@ -10,6 +10,8 @@ export interface Env {
   readonly LOAD_SHARD: DurableObjectNamespace<LoadShard>;
   readonly DB: D1Database;
   readonly SEEDS: R2Bucket;
+  /** Worker Loader: starts a k6 script's sandboxed isolate (workers/shard/script-flow.ts). */
+  readonly LOADER?: WorkerLoader;
   /** Secret: bearer token for every control route. */
   readonly EDGELOAD_API_TOKEN?: string;
   /** Optional read-only bearer token (coordinator/access.ts). */

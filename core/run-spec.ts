@@ -36,6 +36,7 @@ import { outputsSchema } from "./spec/outputs-schema.ts";
 import { decodeExecutor, defaultInFlight, rateStages, vuProfile } from "./spec/executor-schema.ts";
 import { dedupe, duration, positiveInt, toProblems } from "./spec/fields.ts";
 import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema } from "./spec/metrics-schema.ts";
+import { scriptSchema } from "./spec/script-schema.ts";
 import { scenarioDefinition, scenarioOf, scenarioSchema, scenarioSteps, withPreset } from "./spec/scenario-schema.ts";
 import { hasSseStep, runPhases, SSE_METRICS, step, stepSpecs } from "./spec/step-schema.ts";
 import { LOCATION_HINTS, type SpecResult, type StepSpec } from "./spec/types.ts";
@@ -56,6 +57,7 @@ const common = z
     flow: z.enum(["pick", "sequence"]).default("pick"),
     metrics: metricsSchema,
     scenario: scenarioSchema.optional(),
+    script: scriptSchema.optional(),
     data: dataSchema.optional(),
     preset: z.string().optional(),
     durationScale: z.number().positive().max(10).optional(),
@@ -143,6 +145,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
   if (b.maxVUs !== undefined && b.preAllocatedVUs !== undefined && b.maxVUs < b.preAllocatedVUs) {
     problems.push({ field: "maxVUs", detail: `must be at least preAllocatedVUs (${b.preAllocatedVUs})` });
   }
+  if (b.script && (b.scenario || b.data)) problems.push({ field: "script", detail: "a k6 script makes its own requests: no built-in scenario or data with it" });
   if (b.steps && b.scenario) problems.push({ field: "scenario", detail: "give either steps or a built-in scenario, not both" });
   if (!b.steps && !b.scenario) problems.push({ field: "steps", detail: `at least one step is required, or a built-in scenario (${SCENARIO_NAMES.join(", ")})` });
   const scenarioSpec = b.scenario && definition ? scenarioOf(b.scenario, definition, problems) : null;
@@ -165,6 +168,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       flow: b.flow,
       metrics: { ...Object.fromEntries(Object.entries(b.metrics).map(([k, m]) => [k, m.type])), ...(steps.some((st) => st.sse) ? SSE_METRICS : {}) },
       scenario: scenarioSpec,
+      script: b.script ?? null,
       data: b.data ?? null,
       preset: b.preset ?? null,
       executor: e.executor,

@@ -105,6 +105,11 @@ export class IterationInterrupted extends Error {
 
 export interface Flow {
   run(io: FlowIO, it: IterationInfo): Promise<void>;
+  /**
+   * Whether an iteration that sent nothing still ran (a k6 script's may only sleep). By
+   * default it did not: it counts as dropped.
+   */
+  readonly iterationsMayBeEmpty?: boolean;
   /** State to persist with each checkpoint (refresh families), if the flow keeps any. */
   snapshot?(): unknown;
   restore?(state: unknown): void;

@@ -5,6 +5,7 @@
  */
 import { usesSecrets } from "../template.ts";
 import type { RunSpec, StepSpec } from "./types.ts";
+import { SECRET_ENV } from "./script-schema.ts";
 
 const SECRET_HEADERS = /^(authorization|cookie|proxy-authorization|x-api-key|x-auth-token)$/i;
 export const REDACTED = "[redacted]";
@@ -39,6 +40,8 @@ export function redactSpec(spec: RunSpec): RunSpec {
       },
     } : spec.scenario,
     steps: redactSteps(spec.steps),
+    // A script's __ENV often carries a token: values of secret-looking names are hidden.
+    ...(spec.script ? { script: { ...spec.script, env: Object.fromEntries(Object.entries(spec.script.env).map(([k, v]) => [k, SECRET_ENV.test(k) ? REDACTED : v])) } } : {}),
     // Push endpoints' headers carry their credentials (API keys, bearer tokens).
     ...(spec.outputs?.length ? { outputs: spec.outputs.map((o) => ({ ...o, headers: Object.fromEntries(Object.keys(o.headers).map((k) => [k, REDACTED])) })) } : {}),
   };

@@ -12,6 +12,7 @@ import type { VuProfile } from "../vu-schedule.ts";
 import type { CaptureSpec } from "../../scenarios/capture.ts";
 import type { ScenarioOptions } from "../../scenarios/scenario.ts";
 import type { DataSpec } from "./data-schema.ts";
+import type { ScriptSpec } from "./script-schema.ts";
 
 export type { Problem } from "../problem.ts";
 
@@ -79,6 +80,8 @@ export interface RunSpec {
   /** Custom metrics declared by the spec (besides a built-in scenario's). */
   readonly metrics: Readonly<Record<string, MetricKind>>;
   readonly scenario: ScenarioSpec | null;
+  /** A k6 script whose function each iteration runs (k6-compat/); null for steps or a scenario. */
+  readonly script?: ScriptSpec | null;
   /** The seed set the spec's own steps read records from (`{{data.FIELD}}`), or null. */
   readonly data?: DataSpec | null;
   /** The preset the profile came from, e.g. "rps300" (null when given explicitly). */

@@ -68,6 +68,11 @@ export class EdgeloadClient {
     return JSON.parse(text) as T;
   }
 
+  /** Uploads a k6 script bundle under the SHA-256 of its JSON (PUT /v1/scripts/:id). */
+  uploadScript(id: string, modules: Readonly<Record<string, string>>): Promise<{ id: string; bytes: number }> {
+    return this.#call("PUT", `/v1/scripts/${id}`, modules);
+  }
+
   createRun(spec: unknown): Promise<CreatedRun> {
     return this.#call("POST", "/v1/runs", spec);
   }

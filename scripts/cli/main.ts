@@ -31,6 +31,7 @@ import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scena
 
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
+  edgeload run   <script.js> [-e NAME=VALUE]... [--target URL] [--summary-export file]   a k6 script, unmodified
   edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file] [--max-cost USD]
                  [--out json=results.jsonl] [--out opentelemetry=URL] [--out experimental-prometheus-rw=URL]
                  [--url URL --token TOKEN] [--quiet]
@@ -185,10 +186,13 @@ const RUN_OPTIONS = {
   var: { type: "string", multiple: true },
   secret: { type: "string", multiple: true },
   "max-cost": { type: "string" },
+  // k6's -e/--env: __ENV of a k6 script run.
+  env: { type: "string", multiple: true, short: "e" },
 } as const;
 
 async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs({ args, options: RUN_OPTIONS, allowPositionals: true }, USAGE);
+  if (positionals[0] && (await import("./script-command.ts")).isScriptPath(positionals[0])) return runScript(positionals[0], values);
   const base = positionals[0] ? await readSpecFile(positionals[0]) : values.scenario ? await scenarioFromFlags(values) : quickFromFlags(values);
   const vars = namedValues("var", values.var);
   const secrets = namedValues("secret", values.secret);
@@ -207,6 +211,21 @@ async function runCommand(args: string[]): Promise<number> {
   const dev = values.url ? null : await (await import("./dev-file.ts")).readDevFile();
   const ledger = dev ? ledgerFor(checked.spec.target, [dev.targetUrl, ...(dev.targetProxyUrl ? [dev.targetProxyUrl] : [])], dev.targetAdminSecret) : null;
   return submitAndFollow(client, spec, { summaryExport: values["summary-export"], quiet: values.quiet, ledger, jsonOut });
+}
+
+/** `edgeload run script.js [-e NAME=VALUE]…`: a k6 script (scripts/cli/script-command.ts). */
+async function runScript(path: string, values: { env?: string[]; target?: string; url?: string; token?: string; quiet: boolean; "summary-export"?: string; out?: string[] }): Promise<number> {
+  const env = namedValues("env", values.env);
+  const dev = values.url ? null : await (await import("./dev-file.ts")).readDevFile();
+  const built = await (await import("./script-command.ts")).scriptRun(path, env, values.target ?? null);
+  if (built.ignored.length && !values.quiet) console.log(`options accepted without effect on edgeload: ${built.ignored.join(", ")}`);
+  const checked = parseRunSpec(built.spec);
+  if (!checked.ok) throw new CliError(`invalid run spec from ${path}:\n${checked.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  const client = await connect(values);
+  await client.uploadScript(built.id, built.modules);
+  const ledger = dev ? ledgerFor(checked.spec.target, [dev.targetUrl, ...(dev.targetProxyUrl ? [dev.targetProxyUrl] : [])], dev.targetAdminSecret) : null;
+  const { jsonFiles: jsonOut } = (await import("./out-flags.ts")).parseOutFlags(values.out);
+  return submitAndFollow(client, built.spec, { summaryExport: values["summary-export"], quiet: values.quiet, ledger, jsonOut });
 }
 
 function quickFromFlags(values: Record<string, unknown>): Record<string, unknown> {

@@ -416,7 +416,7 @@ export class ShardEngine {
     // cut short (ramp-down, the run's end, an abort) is not counted at all, as in k6.
     if (!interrupted) {
       const counters = this.#statsFor(this.#windowOf(this.#clock.now()), io.step).counters;
-      if (io.requests === 0) counters.dropped++;
+      if (io.requests === 0 && !this.#flow.iterationsMayBeEmpty) counters.dropped++;
       else counters.iterations++;
     }
     this.#inFlight--;

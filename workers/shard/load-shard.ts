@@ -22,6 +22,8 @@ import type { Env } from "../../coordinator/env.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
 import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/seed-set.ts";
 import { createFlow } from "../../scenarios/create-flow.ts";
+import { SETUP_DATA, scriptObjectKey } from "../../core/spec/script-schema.ts";
+import { scriptEntrypoint, scriptFlow, type ScriptModules } from "./script-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
 import { followingAllowedRedirects } from "./redirect-guard.ts";
@@ -201,10 +203,27 @@ export class LoadShard extends DurableObject<Env> {
       data = parsed.data;
       state = { ...state, seedLoads: (state.seedLoads ?? 0) + 1 };
     }
-    const flow = createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.weights.length });
+    const flow = assignment.spec.script ? await this.#scriptFlow(assignment) : createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.weights.length });
     const saved = this.ctx.storage.kv.get<unknown>(FLOW_STATE);
     if (saved !== undefined) flow.restore?.(saved);
     return { flow, state };
+  }
+
+  /** A k6 script's flow: its bundle read from R2, run in an isolate of its own. */
+  async #scriptFlow(assignment: ShardAssignment): Promise<Flow> {
+    const spec = assignment.spec;
+    const script = spec.script!;
+    if (!this.env.LOADER) throw new Error("this deployment has no Worker Loader binding (LOADER): it cannot run k6 scripts");
+    const object = await this.env.SEEDS.get(scriptObjectKey(script.bundle));
+    if (!object) throw new Error(`script bundle ${script.bundle} is not in R2`);
+    const entry = scriptEntrypoint(this.env.LOADER, `${assignment.runId}:${script.bundle}`, await object.json<ScriptModules>());
+    return scriptFlow(entry, {
+      script,
+      scenario: { name: spec.name.includes("/") ? spec.name.slice(spec.name.lastIndexOf("/") + 1) : "default", executor: spec.executor, startTimeMs: (assignment.part?.windowOffsetS ?? 0) * 1000 },
+      shard: { index: assignment.shard.index, count: assignment.weights.length },
+      setupData: spec.setupData?.[SETUP_DATA] ?? null,
+      mayRequest: (url) => checkTarget(url, this.env)?.detail ?? null,
+    });
   }
 
   /** Once the shard has stopped sending, its stored spec keeps no secret. */

@@ -1,0 +1,30 @@
+/**
+ * `script`: the run's iterations are a k6 script's function (k6-compat/), not steps or a
+ * built-in scenario. The script itself is uploaded before the run (`PUT /v1/scripts/:id`,
+ * content-addressed by SHA-256) and named here; the run spec only says which of its
+ * exported functions to run and with which `__ENV`.
+ */
+import { z } from "zod";
+
+export const SCRIPT_ID = /^[0-9a-f]{64}$/;
+
+export const scriptSchema = z
+  .object({
+    bundle: z.string().regex(SCRIPT_ID, "the SHA-256 (hex) of a bundle uploaded with PUT /v1/scripts/:sha256"),
+    exec: z.string().regex(/^[A-Za-z_$][\w$]{0,63}$/, "the name of a function the script exports").default("default"),
+    env: z.record(z.string(), z.string()).default({}),
+    setup: z.boolean().default(false),
+    teardown: z.boolean().default(false),
+  })
+  .strict();
+
+export type ScriptSpec = z.output<typeof scriptSchema>;
+
+/** `__ENV` names whose values are treated as secrets when the spec is stored or shown. */
+export const SECRET_ENV = /secret|token|password|passwd|api[_-]?key|auth|credential|private/i;
+
+/** Where an uploaded bundle is kept in R2. */
+export const scriptObjectKey = (id: string) => `scripts/${id}.json`;
+
+/** The key of `setupData` under which a script's setup() result (JSON) reaches the shards. */
+export const SETUP_DATA = "k6";

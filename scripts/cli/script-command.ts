@@ -1,0 +1,38 @@
+/**
+ * `edgeload run script.js`: a k6 script, as written for k6, made into a run. The script is
+ * bundled and rewritten for the shards (k6-compat/bundle.ts), its init context evaluated
+ * here for its options (k6-compat/init-context.ts), its options mapped to a run spec
+ * (k6-compat/options.ts); the bundle is uploaded under its SHA-256 and the spec names it.
+ * Anything edgeload cannot run is refused here, before any load, with exit code 104.
+ */
+import { basename } from "node:path";
+import { bundleId, bundleRuntime, bundleScript } from "../../k6-compat/bundle.ts";
+import { evaluateInitContext, scriptModule } from "../../k6-compat/init-context.ts";
+import { specFromOptions } from "../../k6-compat/options.ts";
+import { CliError, EXIT } from "./connection.ts";
+
+export const isScriptPath = (path: string) => /\.(js|mjs|cjs)$/.test(path);
+
+export interface ScriptRun {
+  readonly spec: Record<string, unknown>;
+  /** The bundle to upload and its id (the SHA-256 of its JSON). */
+  readonly modules: Readonly<Record<string, string>>;
+  readonly id: string;
+  /** Options accepted without effect, to say so. */
+  readonly ignored: readonly string[];
+}
+
+export async function scriptRun(path: string, env: Readonly<Record<string, string>>, target: string | null): Promise<ScriptRun> {
+  const refuse = (what: string, problems: readonly string[]) => new CliError(`${what}:\n${problems.map((p) => `  - ${p}`).join("\n")}`, EXIT.invalidConfig);
+  const bundled = await bundleScript(path);
+  if (!bundled.ok) throw refuse(`${path} cannot run on edgeload`, bundled.problems);
+  const init = evaluateInitContext(bundled.factory, path, env);
+  if (!init.ok) throw refuse(`${path} failed in its init context`, init.problems);
+  const nominal = target ?? (env.BASE_URL && URL.canParse(env.BASE_URL) ? env.BASE_URL : null);
+  if (!nominal) throw new CliError("give the run's target with --target URL or -e BASE_URL=URL (the script's requests are checked against the deployment's allowed targets either way)", EXIT.invalidConfig);
+  const modules = { "main.js": await bundleRuntime(), "script.js": scriptModule(bundled.factory, init.init.files) };
+  const id = bundleId(JSON.stringify(modules));
+  const mapped = specFromOptions(init.init.options, { name: basename(path), target: nominal, bundle: id, env, metrics: init.init.metrics, exports: init.init.exports });
+  if (!mapped.ok) throw refuse(`${path}'s options cannot run on edgeload`, mapped.problems);
+  return { spec: mapped.spec, modules, id, ignored: mapped.ignored };
+}

@@ -1,0 +1,129 @@
+/**
+ * A k6 script as a shard's flow. Workers forbid `eval`, so the script (bundled and
+ * rewritten by k6-compat/bundle.ts) runs in an isolate of its own, started through the
+ * Worker Loader binding with no network access (`globalOutbound: null`): the only way out
+ * is this shard's engine, which sends, times and counts every request as it does for
+ * steps, and refuses URLs off the deployment's allow-list before they are sent.
+ *
+ * Each iteration is one RPC into the script's isolate, handing it an `IterationHost` (an
+ * RpcTarget) to call back for each request and sleep; checks and custom metrics ride along
+ * with those calls and with the iteration's end, and are applied here, in the window of the
+ * moment they arrive.
+ */
+import { RpcTarget } from "cloudflare:workers";
+import type { ScriptSpec } from "../../core/spec/script-schema.ts";
+import { IterationInterrupted, type Flow, type FlowIO, type IterationInfo } from "../../scenarios/flow.ts";
+import type { IterationHost as Host, IterationOutcome, IterationStart, Sample, WireRequest, WireResponse } from "../../k6-compat/runtime/wire.ts";
+
+/** What PUT /v1/scripts stores: the runtime and the script's factory (k6-compat/bundle.ts). */
+export interface ScriptModules {
+  readonly "main.js": string;
+  readonly "script.js": string;
+}
+
+interface ScriptEntrypoint {
+  iteration(host: Host, start: IterationStart): Promise<IterationOutcome>;
+  phase(host: Host, name: "setup" | "teardown", start: IterationStart): Promise<IterationOutcome & { data: string | null }>;
+}
+
+/** The compatibility date scripts' isolates run with (the coordinator Worker's own). */
+const COMPATIBILITY_DATE = "2026-11-01";
+
+/** The entrypoint of a script's isolate; one isolate per run and bundle. */
+export function scriptEntrypoint(loader: WorkerLoader, key: string, modules: ScriptModules): ScriptEntrypoint {
+  const worker = loader.get(key, () => ({
+    compatibilityDate: COMPATIBILITY_DATE,
+    mainModule: "main.js",
+    modules: { "main.js": modules["main.js"], "script.js": modules["script.js"] },
+    // No network of its own: every request goes through the shard's engine.
+    globalOutbound: null,
+  }));
+  return worker.getEntrypoint() as unknown as ScriptEntrypoint;
+}
+
+export interface ScriptRun {
+  readonly script: ScriptSpec;
+  readonly scenario: { readonly name: string; readonly executor: string; readonly startTimeMs: number };
+  readonly shard: { readonly index: number; readonly count: number };
+  readonly setupData: string | null;
+  /** Whether a URL may be sent to (the deployment's allow-list). */
+  readonly mayRequest: (url: string) => string | null;
+}
+
+export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
+  return {
+    iterationsMayBeEmpty: true,
+    async run(io: FlowIO, it: IterationInfo): Promise<void> {
+      const host = new IterationHost(io, run.mayRequest);
+      const outcome = await entry.iteration(host, {
+        exec: run.script.exec, vu: it.vu ?? null, shard: run.shard, iterationInTest: it.global,
+        scenario: run.scenario, env: run.script.env, setupData: run.setupData,
+      });
+      host.apply(outcome.samples);
+      if (host.interrupted) throw new IterationInterrupted(host.interrupted);
+      // k6 logs an exception and ends the iteration, which still counts.
+      if (outcome.error) console.error(`script error in iteration ${it.global} (VU ${it.vu ?? "pool"}): ${outcome.error}`);
+    },
+  };
+}
+
+/** The shard's side of one iteration, called back by the script's isolate. */
+export class IterationHost extends RpcTarget implements Host {
+  readonly #io: FlowIO;
+  readonly #mayRequest: (url: string) => string | null;
+  /** Why the iteration was cut short, if it was. */
+  interrupted: string | null = null;
+
+  constructor(io: FlowIO, mayRequest: (url: string) => string | null) {
+    super();
+    this.#io = io;
+    this.#mayRequest = mayRequest;
+  }
+
+  async send(samples: readonly Sample[], request: WireRequest): Promise<WireResponse> {
+    this.apply(samples);
+    let url: string;
+    try {
+      url = new URL(request.url).href;
+    } catch {
+      throw new Error(`invalid URL "${request.url}"`);
+    }
+    const refused = this.#mayRequest(url);
+    if (refused) throw new Error(`request to ${url} refused before it was sent: ${refused}`);
+    try {
+      const r = await this.#io.send(0, {
+        url, method: request.method, headers: request.headers, ...(request.body !== undefined ? { body: request.body } : {}),
+        expect: request.expect ? new Set(request.expect) : null, readBody: request.readBody, redirect: request.redirect,
+      });
+      const headers: Record<string, string> = {};
+      r.headers?.forEach((value, name) => (headers[name] = value));
+      return { status: r.status, error: r.error, headers, body: r.body, durationMs: r.durationMs };
+    } catch (error) {
+      throw this.#interruption(error);
+    }
+  }
+
+  async sleep(samples: readonly Sample[], ms: number): Promise<void> {
+    this.apply(samples);
+    try {
+      await this.#io.sleep(ms);
+    } catch (error) {
+      throw this.#interruption(error);
+    }
+  }
+
+  /** Checks and custom metrics the script recorded, into the current window. */
+  apply(samples: readonly Sample[]): void {
+    for (const s of samples) {
+      if (s.type === "check") this.#io.check(s.passed);
+      else if (s.type === "counter") this.#io.count(s.name, s.value);
+      else if (s.type === "rate") this.#io.rate(s.name, s.passed);
+      else this.#io.trend(s.name, s.value);
+    }
+  }
+
+  #interruption(error: unknown): unknown {
+    if (error instanceof IterationInterrupted) this.interrupted = error.message;
+    return error;
+  }
+}
