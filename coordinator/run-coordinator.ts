@@ -31,6 +31,8 @@ import { COUNTERS, MetricStats } from "../core/stats.ts";
 import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../core/summary.ts";
 import { shardAssignments } from "../core/shard-assignment.ts";
 import { phaseFailure, runPhase, type PhaseResult } from "../scenarios/run-phase.ts";
+import { runScript, runScriptPhase } from "./script-phase.ts";
+import { SETUP_DATA } from "../core/spec/script-schema.ts";
 import type { Env } from "./env.ts";
 import type { RunMetricsSource, RunMetricsWire } from "../core/metrics-exposition.ts";
 import { LiveStream, sseEvent } from "./live-stream.ts";
@@ -155,6 +157,19 @@ export class RunCoordinator extends DurableObject<Env> {
       // The shards start a little later than planned: after setup, with the usual lead.
       const setupT0 = Math.max(t0Ms, Date.now() + START_LEAD_MS[input.mode]);
       this.#save({ ...this.#run!, t0Ms: setupT0, spec: { ...run.spec, setupData: setup.captured } });
+    }
+    const script = runScript(run.spec);
+    if (script?.setup) {
+      const setup = await runScriptPhase(this.env, run.runId, run.spec, script, "setup", null);
+      // What setup() returned may be a token: it goes to the shards, not into the view.
+      this.#save({ ...this.#run!, phases: { setup: phaseView({ ok: setup.ok, steps: setup.steps, captured: {} }) } });
+      if (!setup.ok) {
+        await this.#finish("error", `setup() failed: ${setup.error}`);
+        return { t0Ms, status: "error" };
+      }
+      const setupT0 = Math.max(t0Ms, Date.now() + START_LEAD_MS[input.mode]);
+      const setupData = setup.data === null ? this.#run!.spec.setupData : { ...this.#run!.spec.setupData, [SETUP_DATA]: setup.data };
+      this.#save({ ...this.#run!, t0Ms: setupT0, spec: { ...this.#run!.spec, ...(setupData ? { setupData } : {}) } });
     }
     const ready = this.#run!;
     const assignments = shardAssignments({ runId: ready.runId, spec: ready.spec, plan: ready.plan, t0Ms: ready.t0Ms, mode: ready.mode, flushGraceMs: SHARD_FLUSH_GRACE_MS });
@@ -590,7 +605,14 @@ export class RunCoordinator extends DurableObject<Env> {
   async #teardown(): Promise<void> {
     const run = this.#run!;
     const steps = run.spec.teardown ?? [];
-    if (steps.length === 0 || run.phases?.teardown || run.phases?.setup?.ok === false) return;
+    const script = runScript(run.spec);
+    if (run.phases?.teardown || run.phases?.setup?.ok === false) return;
+    if (script?.teardown) {
+      const result = await runScriptPhase(this.env, run.runId, run.spec, script, "teardown", run.spec.setupData?.[SETUP_DATA] ?? null);
+      this.#save({ ...this.#run!, phases: { ...this.#run!.phases, teardown: phaseView({ ok: result.ok, steps: result.steps, captured: {} }) } });
+      return;
+    }
+    if (steps.length === 0) return;
     const result = await runPhase(run.spec, steps, fetch.bind(globalThis));
     this.#save({ ...this.#run!, phases: { ...this.#run!.phases, teardown: phaseView(result) } });
   }

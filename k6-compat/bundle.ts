@@ -6,7 +6,7 @@
  *    cannot run (k6/browser, k6/ws, xk6, remote URLs) is refused here, before any load,
  *    naming the import and the file that makes it.
  * 2. The bundle's blocking calls are awaited (async-transform.ts): Workers cannot block.
- * 3. The result is wrapped as `(function (__k6modules, __ENV, __VU, open, __k6seq) {…})`,
+ * 3. The result is wrapped as `(function (__k6modules, __ENV, __VU, __k6open, __k6seq) {…})`,
  *    called once per VU so that each VU has its own globals, as in k6.
  *
  * Workers forbid `eval` and `new Function`, so the factory does not run in the shard's own
@@ -14,6 +14,7 @@
  * isolate of its own with no network access (runtime/entry.ts, workers/shard/script-flow.ts).
  */
 import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Message, type Plugin } from "esbuild";
@@ -28,6 +29,7 @@ const EXPORTS = "__k6script";
 
 export async function bundleScript(scriptPath: string): Promise<Bundled> {
   const refused: string[] = [];
+  const entryDir = dirname(resolve(scriptPath));
   const plugin: Plugin = {
     name: "k6-modules",
     setup(b) {
@@ -38,6 +40,16 @@ export async function bundleScript(scriptPath: string): Promise<Bundled> {
           return { path: args.path, namespace: NAMESPACE };
         }
         return { path: args.path, namespace: NAMESPACE };
+      });
+      // k6 resolves open() against the calling module's directory: each module that calls
+      // it gets its own `open`, which tells the runtime where it sits (hoisted, appended so
+      // line numbers stay the script's).
+      b.onLoad({ filter: /\.(m?js|cjs|m?ts)$/, namespace: "file" }, async (args) => {
+        const contents = await readFile(args.path, "utf8");
+        const loader = /ts$/.test(args.path) ? "ts" : "js";
+        if (!/\bopen\s*\(/.test(contents) || /(function\s+open\s*\(|(const|let|var)\s+open\b)/.test(contents)) return { contents, loader };
+        const dir = relative(entryDir, dirname(args.path)) || ".";
+        return { contents: `${contents}\nfunction open(path, mode) { return __k6open(path, mode, ${JSON.stringify(dir)}); }\n`, loader };
       });
       b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => ({
         contents: isSupportedModule(args.path) ? virtualModuleSource(args.path) : "export default {};",
@@ -77,7 +89,7 @@ export async function bundleScript(scriptPath: string): Promise<Bundled> {
  */
 function wrapFactory(code: string): string {
   return [
-    "(function (__k6modules, __ENV, __VU, open, __k6seq) {",
+    "(function (__k6modules, __ENV, __VU, __k6open, __k6seq) {",
     "let __ITER = 0;",
     code,
     `return { exports: ${EXPORTS}, setIteration(n) { __ITER = n; } };`,
@@ -100,7 +112,7 @@ export async function bundleRuntime(): Promise<string> {
     format: "esm",
     platform: "neutral",
     target: "es2022",
-    external: ["cloudflare:workers", "./script.js"],
+    external: ["cloudflare:workers", "node:*", "./script.js"],
     keepNames: false,
     logLevel: "silent",
   });

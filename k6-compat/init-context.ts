@@ -7,6 +7,8 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import vm from "node:vm";
+import { fileKey } from "./runtime/file-key.ts";
+import { CookieJar } from "./runtime/cookie-jar.ts";
 import { createVuModules, sequence, type MetricType } from "./runtime/vu-modules.ts";
 
 export type EmbeddedFile = { readonly text: string } | { readonly base64: string };
@@ -14,6 +16,8 @@ export type EmbeddedFile = { readonly text: string } | { readonly base64: string
 export interface InitContext {
   readonly options: Record<string, unknown>;
   readonly metrics: Record<string, MetricType>;
+  /** Trends created with isTime (k6 shows them as durations). */
+  readonly timeTrends: string[];
   readonly exports: string[];
   readonly files: Record<string, EmbeddedFile>;
 }
@@ -22,29 +26,47 @@ export type InitResult = { ok: true; init: InitContext } | { ok: false; problems
 
 export function evaluateInitContext(factory: string, scriptPath: string, env: Readonly<Record<string, string>>): InitResult {
   const metrics: Record<string, MetricType> = {};
+  const timeTrends: string[] = [];
   const problems: string[] = [];
   const files: Record<string, EmbeddedFile> = {};
-  const open = (path: string, mode?: string) => {
-    const bytes = readFileSync(resolve(dirname(scriptPath), String(path)));
-    files[path] = mode === "b" ? { base64: bytes.toString("base64") } : { text: bytes.toString("utf8") };
+  const open = (path: string, mode?: string, moduleDir = ".") => {
+    const key = fileKey(moduleDir, String(path));
+    const bytes = readFileSync(resolve(dirname(scriptPath), key));
+    files[key] = mode === "b" ? { base64: bytes.toString("base64") } : { text: bytes.toString("utf8") };
     return mode === "b" ? bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) : bytes.toString("utf8");
   };
-  const declare = (name: string, type: MetricType) => {
+  const declare = (name: string, type: MetricType, isTime: boolean) => {
+    if (isTime && type === "trend") timeTrends.push(name);
     if (metrics[name] && metrics[name] !== type) problems.push(`metric ${name} is created as both a ${metrics[name]} and a ${type}`);
     metrics[name] = type;
   };
   try {
     const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
     const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
-    const modules = createVuModules({ id: 0, iteration: 0, iterationInTest: 0, scenario: { name: "", executor: "", startTimeMs: 0 }, samples: [], host: null, declare, shared: new Map() });
+    const modules = createVuModules({ id: 0, iteration: 0, iterationInTest: 0, scenario: { name: "", executor: "", startTimeMs: 0 }, samples: [], host: null, declare, jar: new CookieJar(), shared: new Map() });
     const { exports } = instantiate(modules, { ...env }, 0, open, sequence);
     if (problems.length) return { ok: false, problems };
     const options = exports.options === undefined ? {} : JSON.parse(JSON.stringify(exports.options));
     const functions = Object.keys(exports).filter((k) => typeof exports[k] === "function");
-    return { ok: true, init: { options, metrics, exports: functions, files } };
+    return { ok: true, init: { options, metrics, timeTrends, exports: functions, files } };
   } catch (error) {
     return { ok: false, problems: [`the script's init context threw: ${error instanceof Error ? error.message : String(error)}`] };
   }
+}
+
+/**
+ * Calls the script's handleSummary(data) in a VU of its own, in Node, after the run (it
+ * may not send requests: the run is over). Returns what it returned.
+ */
+export async function runHandleSummary(factory: string, scriptPath: string, env: Readonly<Record<string, string>>, data: unknown): Promise<unknown> {
+  const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
+  const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
+  const open = (path: string, _mode?: string, moduleDir = ".") => readFileSync(resolve(dirname(scriptPath), fileKey(moduleDir, String(path))), "utf8");
+  const modules = createVuModules({ id: 0, iteration: 0, iterationInTest: 0, scenario: { name: "", executor: "", startTimeMs: 0 }, samples: [], host: null, jar: new CookieJar(), shared: new Map() });
+  const { exports } = instantiate(modules, { ...env }, 0, open, sequence);
+  if (typeof exports.handleSummary !== "function") return undefined;
+  // Data from this realm: the script's realm sees plain objects either way.
+  return await (exports.handleSummary as (d: unknown) => unknown)(vm.runInContext(`(${JSON.stringify(data)})`, context));
 }
 
 /** The module the shard's loaded isolate imports as `./script.js` (runtime/entry.ts). */

@@ -25,6 +25,8 @@ export interface ScriptContext {
   /** Custom metrics the script created in its init context. */
   readonly metrics: Readonly<Record<string, MetricType>>;
   readonly exports: readonly string[];
+  /** The options' thresholds, for the steps they filter on. */
+  readonly thresholds?: unknown;
 }
 
 export type OptionsResult = { ok: true; spec: Record<string, unknown>; ignored: string[] } | { ok: false; problems: string[] };
@@ -49,7 +51,8 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
     if (IGNORED.has(key)) ignored.push(key);
     else problems.push(`options.${key}: not supported by edgeload (it would change how the load is made, so the run is refused rather than run differently)`);
   }
-  const scenarios = raw.scenarios !== undefined ? fromScenarios(raw.scenarios, ctx, problems, ignored) : fromShortcuts(raw, ctx, problems);
+  const withThresholds = { ...ctx, thresholds: raw.thresholds };
+  const scenarios = raw.scenarios !== undefined ? fromScenarios(raw.scenarios, withThresholds, problems, ignored) : fromShortcuts(raw, withThresholds, problems);
   if (problems.length) return { ok: false, problems };
 
   const metrics = Object.fromEntries(Object.entries(ctx.metrics).map(([name, type]) => [name, { type: type === "gauge" ? "trend" : type }]));
@@ -69,11 +72,24 @@ interface Scenario {
   readonly fields: Record<string, unknown>;
 }
 
+/**
+ * Steps a script's requests are recorded under: its function's name, then every `step` a
+ * threshold filters on (`http_req_duration{step:login}`), which requests tagged
+ * `{ step: "login" }` (or `name`) then fill, as under k6.
+ */
+function stepsOf(exec: string, thresholds: unknown): Array<{ name: string; path: string }> {
+  const names = new Set([exec]);
+  for (const key of Object.keys(typeof thresholds === "object" && thresholds !== null ? thresholds : {})) {
+    for (const m of key.matchAll(/[{,]\s*step\s*:\s*([^,}]+?)\s*[,}]/g)) names.add(m[1]!);
+  }
+  return [...names].map((name) => ({ name, path: "/" }));
+}
+
 function scriptField(ctx: ScriptContext, exec: string, env: Record<string, string>, problems: string[], where: string) {
   if (!ctx.exports.includes(exec)) problems.push(`${where}: the script exports no function named ${exec}`);
   return {
     script: { bundle: ctx.bundle, exec, env: { ...ctx.env, ...env }, setup: ctx.exports.includes("setup"), teardown: ctx.exports.includes("teardown") },
-    steps: [{ name: exec, path: "/" }],
+    steps: stepsOf(exec, ctx.thresholds),
   };
 }
 

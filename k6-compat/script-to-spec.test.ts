@@ -51,7 +51,7 @@ describe("bundleScript", () => {
       options: { vus: 7, duration: "10s" },
       metrics: { login_ms: "trend", ok: "rate", n: "counter", g: "gauge" },
       exports: ["default"],
-      files: { "./users.json": { text: '["a","b"]' } },
+      files: { "users.json": { text: '["a","b"]' } },
     } });
   });
 

@@ -39,25 +39,11 @@ export async function runPhase(spec: RunSpec, steps: readonly StepSpec[], fetche
     async send(index: number, request: FlowRequest): Promise<FlowResponse> {
       // The flow sends the next step even after a failed status; a phase stops instead.
       if (failed()) throw new PhaseStopped();
-      const started = clock();
       const result = { name: steps[index]!.name, status: 0, durationMs: 0, problem: null as string | null };
       results.push(result);
-      try {
-        const init: RequestInit = { method: request.method, signal: AbortSignal.timeout(spec.timeoutMs) };
-        if (request.headers) init.headers = request.headers;
-        if (request.body !== undefined) init.body = request.body;
-        const response = await fetcher(request.url, init);
-        const body = await response.text();
-        result.status = response.status;
-        result.durationMs = clock() - started;
-        const ok = request.expect ? request.expect.has(response.status) : response.status >= 200 && response.status < 400;
-        if (!ok) result.problem = `status ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}`;
-        return { status: response.status, error: null, headers: response.headers, body, durationMs: result.durationMs };
-      } catch (error) {
-        const timeout = (error as { name?: string } | null)?.name === "TimeoutError";
-        result.problem = timeout ? `no response within ${spec.timeoutMs} ms` : `connection failed: ${String(error)}`;
-        return { status: 0, error: timeout ? "timeout" : "connection", headers: null, body: null, durationMs: 0 };
-      }
+      const sent = await sendOnce(request, spec.timeoutMs, fetcher, clock);
+      Object.assign(result, { status: sent.response.status, durationMs: sent.response.durationMs, problem: sent.problem });
+      return sent.response;
     },
     check(passed) {
       const last = results[results.length - 1];
@@ -81,6 +67,33 @@ export async function runPhase(spec: RunSpec, steps: readonly StepSpec[], fetche
 }
 
 class PhaseStopped extends Error {}
+
+/**
+ * One request of a phase, outside the engine (no slots, no windows): its response, and
+ * why it failed, if it did (an unexpected status, a timeout, a connection error).
+ */
+export async function sendOnce(request: FlowRequest, timeoutMs: number, fetcher: typeof fetch, clock: () => number = Date.now): Promise<{ response: FlowResponse; problem: string | null }> {
+  const started = clock();
+  try {
+    const init: RequestInit = { method: request.method, signal: AbortSignal.timeout(timeoutMs) };
+    if (request.headers) init.headers = request.headers;
+    if (request.body !== undefined) init.body = request.body;
+    if (request.redirect) init.redirect = request.redirect;
+    const response = await fetcher(request.url, init);
+    const body = await response.text();
+    const ok = request.expect ? request.expect.has(response.status) : response.status >= 200 && response.status < 400;
+    return {
+      response: { status: response.status, error: null, headers: response.headers, body, durationMs: clock() - started },
+      problem: ok ? null : `status ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}`,
+    };
+  } catch (error) {
+    const timeout = (error as { name?: string } | null)?.name === "TimeoutError";
+    return {
+      response: { status: 0, error: timeout ? "timeout" : "connection", headers: null, body: null, durationMs: 0 },
+      problem: timeout ? `no response within ${timeoutMs} ms` : `connection failed: ${String(error)}`,
+    };
+  }
+}
 
 /** One line for a run's abort reason: which step failed and why. */
 export function phaseFailure(phase: "setup" | "teardown", result: PhaseResult, steps: readonly StepSpec[]): string {

@@ -9,49 +9,51 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 // @ts-expect-error the bundle's own module, made by k6-compat/bundle.ts for each script
 import { files, instantiate } from "./script.js";
+import { fileKey } from "./file-key.ts";
+import { CookieJar } from "./cookie-jar.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
 
 type Instance = { readonly exports: Record<string, unknown>; setIteration(n: number): void };
-type Factory = (modules: Record<string, unknown>, env: Record<string, string>, vu: number, open: (path: string, mode?: string) => unknown, seq: typeof sequence) => Instance;
+type Factory = (modules: Record<string, unknown>, env: Record<string, string>, vu: number, open: (path: string, mode?: string, moduleDir?: string) => unknown, seq: typeof sequence) => Instance;
 type EmbeddedFile = { readonly text: string } | { readonly base64: string };
 
 interface Vu {
   readonly context: VuContext;
   readonly instance: Instance;
-  readonly pooled: boolean;
+  /** The first __VU of the pool it returns to after each iteration; null for closed-model VUs. */
+  readonly pool: number | null;
 }
 
 const byNumber = new Map<number, Vu>();
-const idle: Vu[] = [];
-let pooledCount = 0;
+/** Arrival-rate VUs by the shard pool they belong to (its first __VU): idle ones and how many. */
+const pools = new Map<number, { idle: Vu[]; size: number }>();
 const shared = new Map<string, readonly unknown[]>();
 let setupCache: { json: string; value: unknown } | null = null;
 
-function open(path: string, mode?: string): unknown {
-  const file = (files as Record<string, EmbeddedFile>)[path];
+function open(path: string, mode?: string, moduleDir = "."): unknown {
+  const file = (files as Record<string, EmbeddedFile>)[fileKey(moduleDir, String(path))];
   if (!file) throw new Error(`open("${path}"): only files the script opens in its init context are bundled with it`);
   if ("text" in file) return mode === "b" ? new TextEncoder().encode(file.text).buffer : file.text;
   const bytes = Uint8Array.from(atob(file.base64), (c) => c.charCodeAt(0));
   return mode === "b" ? bytes.buffer : new TextDecoder().decode(bytes);
 }
 
-function startVu(id: number, start: IterationStart, pooled: boolean): Vu {
-  const context: VuContext = { id, iteration: 0, iterationInTest: 0, scenario: { ...start.scenario }, samples: [], host: null, shared };
+function startVu(id: number, start: IterationStart, pool: number | null): Vu {
+  const context: VuContext = { id, iteration: 0, iterationInTest: 0, scenario: { ...start.scenario }, samples: [], host: null, jar: new CookieJar(), shared };
   const instance = (instantiate as Factory)(createVuModules(context), { ...start.env }, id, open, sequence);
-  return { context, instance, pooled };
+  return { context, instance, pool };
 }
 
 function vuFor(start: IterationStart): Vu {
   if (start.vu !== null) {
     let vu = byNumber.get(start.vu);
-    if (!vu) byNumber.set(start.vu, (vu = startVu(start.vu, start, false)));
+    if (!vu) byNumber.set(start.vu, (vu = startVu(start.vu, start, null)));
     return vu;
   }
-  const free = idle.pop();
-  if (free) return free;
-  const id = pooledCount++ * start.shard.count + start.shard.index + 1;
-  return startVu(id, start, true);
+  let pool = pools.get(start.firstPoolVu);
+  if (!pool) pools.set(start.firstPoolVu, (pool = { idle: [], size: 0 }));
+  return pool.idle.pop() ?? startVu(start.firstPoolVu + pool.size++, start, start.firstPoolVu);
 }
 
 function setupData(json: string | null): unknown {
@@ -66,6 +68,7 @@ export default class K6Script extends WorkerEntrypoint {
     const vu = vuFor(start);
     const { context, instance } = vu;
     context.host = host;
+    context.jar = new CookieJar();
     context.iterationInTest = start.iterationInTest;
     context.scenario = { ...start.scenario };
     instance.setIteration(context.iteration);
@@ -79,7 +82,7 @@ export default class K6Script extends WorkerEntrypoint {
     } finally {
       context.host = null;
       context.iteration++;
-      if (vu.pooled) idle.push(vu);
+      if (vu.pool !== null) pools.get(vu.pool)!.idle.push(vu);
     }
   }
 
@@ -88,7 +91,7 @@ export default class K6Script extends WorkerEntrypoint {
    * (k6 passes setup's result to every VU as a copy, so it must be JSON-serialisable).
    */
   async phase(host: IterationHost, name: "setup" | "teardown", start: IterationStart): Promise<IterationOutcome & { data: string | null }> {
-    const vu = startVu(0, start, false);
+    const vu = startVu(0, start, null);
     vu.context.host = host;
     try {
       const fn = vu.instance.exports[name];

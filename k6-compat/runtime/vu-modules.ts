@@ -10,6 +10,8 @@
  */
 import type { IterationHost, Sample, WireRequest, WireResponse } from "./wire.ts";
 import { b64decode, b64encode } from "./encoding.ts";
+import { crypto } from "./crypto.ts";
+import { CookieJar, type ResponseCookie } from "./cookie-jar.ts";
 
 export type MetricType = "counter" | "gauge" | "rate" | "trend";
 
@@ -25,6 +27,8 @@ export interface VuContext {
   host: IterationHost | null;
   /** Called for every metric the script creates (the init context collects them). */
   readonly declare?: (name: string, type: MetricType, isTime: boolean) => void;
+  /** The VU's own cookie jar (emptied at each iteration, as k6's default jar). */
+  jar: CookieJar;
   /** The process's SharedArrays by name: data is built once per isolate. */
   readonly shared: Map<string, readonly unknown[]>;
 }
@@ -81,14 +85,20 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
         throw new Error(`http.${method.toLowerCase()}(): binary bodies are not supported by edgeload's k6 compat layer yet`);
       }
     }
+    const jar = params.jar instanceof CookieJar ? params.jar : vu.jar;
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === "cookie")) {
+      const cookie = jar.header(href);
+      if (cookie) headers.Cookie = cookie;
+    }
     const wire: WireRequest = {
       method: method.toUpperCase(), url: href, headers, ...(encoded !== undefined ? { body: encoded } : {}),
       expect: params.responseCallback !== undefined ? expectList(params.responseCallback) : responseCallback,
       readBody: params.responseType !== "none",
       redirect: params.redirects === 0 ? "manual" : "follow",
+      ...(params.tags?.step ?? params.tags?.name ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
     };
     const response = await target.send(drain(), wire);
-    return k6Response(wire, response);
+    return k6Response(wire, response, jar.receive(href, response.setCookies));
   }
 
   const http = {
@@ -121,14 +131,9 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     file(): never {
       throw new Error("http.file() (multipart uploads) is not supported by edgeload's k6 compat layer yet");
     },
-    cookieJar(): never {
-      throw new Error("http.cookieJar() is not supported by edgeload's k6 compat layer yet: send the Cookie header yourself");
-    },
-    CookieJar: class {
-      constructor() {
-        throw new Error("http.CookieJar is not supported by edgeload's k6 compat layer yet");
-      }
-    },
+    /** The VU's own jar. */
+    cookieJar: () => vu.jar,
+    CookieJar,
   };
 
   const metric = (type: MetricType) => class {
@@ -188,6 +193,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     "k6/data": data,
     "k6/execution": execution,
     "k6/encoding": { b64encode, b64decode },
+    "k6/crypto": crypto,
   };
 }
 
@@ -198,6 +204,7 @@ interface RequestParams {
   readonly redirects?: number;
   readonly responseType?: "text" | "binary" | "none";
   readonly responseCallback?: unknown;
+  readonly jar?: unknown;
 }
 
 interface ExpectedStatuses {
@@ -225,6 +232,7 @@ export interface K6Response {
   readonly error: string;
   readonly error_code: number;
   readonly timings: Readonly<Record<string, number>>;
+  readonly cookies: Record<string, ResponseCookie[]>;
   readonly request: { readonly method: string; readonly url: string; readonly headers: Record<string, string>; readonly body: string };
   json(selector?: string): unknown;
 }
@@ -232,7 +240,7 @@ export interface K6Response {
 /** k6's error codes for what the engine reports (k6's docs: "Error codes"). */
 const ERROR_CODES = { timeout: 1050, connection: 1200 } as const;
 
-function k6Response(request: WireRequest, r: WireResponse): K6Response {
+function k6Response(request: WireRequest, r: WireResponse, cookies: Record<string, ResponseCookie[]>): K6Response {
   const headers: Record<string, string> = {};
   // k6 shows header names in canonical form (Content-Type), as Go's net/http does.
   for (const [k, v] of Object.entries(r.headers)) headers[k.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())] = v;
@@ -245,6 +253,7 @@ function k6Response(request: WireRequest, r: WireResponse): K6Response {
     url: request.url,
     error: r.error ? r.errorDetail ?? (r.error === "timeout" ? "request timeout" : "connection error") : "",
     error_code: r.error ? ERROR_CODES[r.error] : 0,
+    cookies,
     timings: { duration: r.durationMs, waiting: r.durationMs, sending: 0, receiving: 0, blocked: 0, connecting: 0, tls_handshaking: 0 },
     request: { method: request.method, url: request.url, headers: { ...request.headers }, body: request.body ?? "" },
     json(selector?: string): unknown {

@@ -15,6 +15,8 @@ export interface WireRequest {
   /** False for `responseType: "none"` (the body is read and dropped). */
   readonly readBody: boolean;
   readonly redirect: "follow" | "manual";
+  /** The request's `step` (or `name`) tag: the step it is recorded under, when the run declares it. */
+  readonly step?: string;
 }
 
 export interface WireResponse {
@@ -24,6 +26,8 @@ export interface WireResponse {
   /** Why the request failed, when it did (a refused redirect, a URL off the allow-list). */
   readonly errorDetail?: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** Each Set-Cookie header on its own (a headers object would join them). */
+  readonly setCookies: readonly string[];
   readonly body: string | null;
   readonly durationMs: number;
 }
@@ -48,8 +52,11 @@ export interface IterationStart {
   readonly exec: string;
   /** __VU: the closed model's VU number, or null to take a VU from the shard's pool (arrival rate). */
   readonly vu: number | null;
-  /** Numbering of pool VUs so that they are unique across shards. */
-  readonly shard: { readonly index: number; readonly count: number };
+  /**
+   * The first __VU of this shard's pool (arrival rate): shards number theirs from
+   * index × per-shard cap + 1, so VU numbers are unique and stay within maxVUs (rounded up).
+   */
+  readonly firstPoolVu: number;
   readonly iterationInTest: number;
   readonly scenario: { readonly name: string; readonly executor: string; readonly startTimeMs: number };
   readonly env: Readonly<Record<string, string>>;

@@ -225,7 +225,7 @@ async function runScript(path: string, values: { env?: string[]; target?: string
   await client.uploadScript(built.id, built.modules);
   const ledger = dev ? ledgerFor(checked.spec.target, [dev.targetUrl, ...(dev.targetProxyUrl ? [dev.targetProxyUrl] : [])], dev.targetAdminSecret) : null;
   const { jsonFiles: jsonOut } = (await import("./out-flags.ts")).parseOutFlags(values.out);
-  return submitAndFollow(client, built.spec, { summaryExport: values["summary-export"], quiet: values.quiet, ledger, jsonOut });
+  return submitAndFollow(client, built.spec, { summaryExport: values["summary-export"], quiet: values.quiet, ledger, jsonOut, handleSummary: built.handleSummary });
 }
 
 function quickFromFlags(values: Record<string, unknown>): Record<string, unknown> {
@@ -345,6 +345,8 @@ interface FollowOptions {
   readonly ledger?: TargetLedger | null;
   /** `--out json=FILE` targets: k6 JSON lines written once the run ends. */
   readonly jsonOut?: readonly string[];
+  /** A k6 script's handleSummary: its outputs replace the printed summary, as under k6. */
+  readonly handleSummary?: ((summary: Summary) => Promise<void>) | null;
 }
 
 /** Submits a run, shows its progress, prints its summary; the exit code k6 would give. */
@@ -387,7 +389,8 @@ async function followRun(
   }
   if (tty && !options.quiet) process.stdout.write("\n");
   const summary: Summary = await client.summary(run.id);
-  console.log("\n" + renderSummary(summary) + "\n");
+  if (options.handleSummary) await options.handleSummary(summary);
+  else console.log("\n" + renderSummary(summary) + "\n");
   if (options.ledger) {
     try {
       console.log(renderDelivery(await checkDelivery(client, run.id, options.ledger)) + "\n");

@@ -7,7 +7,8 @@
  */
 import { basename } from "node:path";
 import { bundleId, bundleRuntime, bundleScript } from "../../k6-compat/bundle.ts";
-import { evaluateInitContext, scriptModule } from "../../k6-compat/init-context.ts";
+import { evaluateInitContext, runHandleSummary, scriptModule } from "../../k6-compat/init-context.ts";
+import { handleSummaryData, writeSummaryOutputs } from "../../k6-compat/handle-summary.ts";
 import { specFromOptions } from "../../k6-compat/options.ts";
 import { CliError, EXIT } from "./connection.ts";
 
@@ -20,6 +21,8 @@ export interface ScriptRun {
   readonly id: string;
   /** Options accepted without effect, to say so. */
   readonly ignored: readonly string[];
+  /** The script's handleSummary, run on the run's summary; null when it exports none. */
+  readonly handleSummary: ((summary: Record<string, unknown>) => Promise<void>) | null;
 }
 
 export async function scriptRun(path: string, env: Readonly<Record<string, string>>, target: string | null): Promise<ScriptRun> {
@@ -34,5 +37,9 @@ export async function scriptRun(path: string, env: Readonly<Record<string, strin
   const id = bundleId(JSON.stringify(modules));
   const mapped = specFromOptions(init.init.options, { name: basename(path), target: nominal, bundle: id, env, metrics: init.init.metrics, exports: init.init.exports });
   if (!mapped.ok) throw refuse(`${path}'s options cannot run on edgeload`, mapped.problems);
-  return { spec: mapped.spec, modules, id, ignored: mapped.ignored };
+  const timeTrends = new Set(init.init.timeTrends);
+  const handleSummary = init.init.exports.includes("handleSummary")
+    ? async (summary: Record<string, unknown>) => writeSummaryOutputs(await runHandleSummary(bundled.factory, path, env, handleSummaryData(summary, timeTrends)))
+    : null;
+  return { spec: mapped.spec, modules, id, ignored: mapped.ignored, handleSummary };
 }

@@ -220,7 +220,8 @@ export class LoadShard extends DurableObject<Env> {
     return scriptFlow(entry, {
       script,
       scenario: { name: spec.name.includes("/") ? spec.name.slice(spec.name.lastIndexOf("/") + 1) : "default", executor: spec.executor, startTimeMs: (assignment.part?.windowOffsetS ?? 0) * 1000 },
-      shard: { index: assignment.shard.index, count: assignment.weights.length },
+      firstPoolVu: assignment.shard.index * assignment.shard.maxInFlight + 1,
+      steps: spec.steps.map((s) => s.name),
       setupData: spec.setupData?.[SETUP_DATA] ?? null,
       mayRequest: (url) => checkTarget(url, this.env)?.detail ?? null,
     });

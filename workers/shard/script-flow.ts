@@ -33,6 +33,8 @@ const COMPATIBILITY_DATE = "2026-11-01";
 export function scriptEntrypoint(loader: WorkerLoader, key: string, modules: ScriptModules): ScriptEntrypoint {
   const worker = loader.get(key, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
+    // k6/crypto's synchronous hashes come from node:crypto (k6-compat/runtime/crypto.ts).
+    compatibilityFlags: ["nodejs_compat"],
     mainModule: "main.js",
     modules: { "main.js": modules["main.js"], "script.js": modules["script.js"] },
     // No network of its own: every request goes through the shard's engine.
@@ -44,7 +46,9 @@ export function scriptEntrypoint(loader: WorkerLoader, key: string, modules: Scr
 export interface ScriptRun {
   readonly script: ScriptSpec;
   readonly scenario: { readonly name: string; readonly executor: string; readonly startTimeMs: number };
-  readonly shard: { readonly index: number; readonly count: number };
+  readonly firstPoolVu: number;
+  /** The run's step names: a request tagged with one is recorded under it, others under the first. */
+  readonly steps: readonly string[];
   readonly setupData: string | null;
   /** Whether a URL may be sent to (the deployment's allow-list). */
   readonly mayRequest: (url: string) => string | null;
@@ -54,9 +58,9 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
   return {
     iterationsMayBeEmpty: true,
     async run(io: FlowIO, it: IterationInfo): Promise<void> {
-      const host = new IterationHost(io, run.mayRequest);
+      const host = new IterationHost(io, run.mayRequest, run.steps);
       const outcome = await entry.iteration(host, {
-        exec: run.script.exec, vu: it.vu ?? null, shard: run.shard, iterationInTest: it.global,
+        exec: run.script.exec, vu: it.vu ?? null, firstPoolVu: run.firstPoolVu, iterationInTest: it.global,
         scenario: run.scenario, env: run.script.env, setupData: run.setupData,
       });
       host.apply(outcome.samples);
@@ -71,13 +75,15 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
 export class IterationHost extends RpcTarget implements Host {
   readonly #io: FlowIO;
   readonly #mayRequest: (url: string) => string | null;
+  readonly #steps: readonly string[];
   /** Why the iteration was cut short, if it was. */
   interrupted: string | null = null;
 
-  constructor(io: FlowIO, mayRequest: (url: string) => string | null) {
+  constructor(io: FlowIO, mayRequest: (url: string) => string | null, steps: readonly string[] = []) {
     super();
     this.#io = io;
     this.#mayRequest = mayRequest;
+    this.#steps = steps;
   }
 
   async send(samples: readonly Sample[], request: WireRequest): Promise<WireResponse> {
@@ -91,13 +97,14 @@ export class IterationHost extends RpcTarget implements Host {
     const refused = this.#mayRequest(url);
     if (refused) throw new Error(`request to ${url} refused before it was sent: ${refused}`);
     try {
-      const r = await this.#io.send(0, {
+      const step = request.step === undefined ? 0 : Math.max(0, this.#steps.indexOf(request.step));
+      const r = await this.#io.send(step, {
         url, method: request.method, headers: request.headers, ...(request.body !== undefined ? { body: request.body } : {}),
         expect: request.expect ? new Set(request.expect) : null, readBody: request.readBody, redirect: request.redirect,
       });
       const headers: Record<string, string> = {};
       r.headers?.forEach((value, name) => (headers[name] = value));
-      return { status: r.status, error: r.error, headers, body: r.body, durationMs: r.durationMs };
+      return { status: r.status, error: r.error, headers, setCookies: r.headers?.getSetCookie() ?? [], body: r.body, durationMs: r.durationMs };
     } catch (error) {
       throw this.#interruption(error);
     }

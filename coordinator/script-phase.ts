@@ -1,0 +1,62 @@
+/**
+ * A k6 script's setup() and teardown(), run once by the coordinator (as k6 runs them once
+ * per test, not per VU), in the script's own isolate like its iterations. Their requests
+ * go out one at a time through the same allow-list and redirect guard as the shards',
+ * but outside any engine, so, like edgeload's own setup steps, they are not in the run's
+ * metrics (k6 counts them in http_reqs; see the README's k6 compatibility table).
+ *
+ * setup()'s return value travels as JSON to every shard (`setupData`), as k6 hands each
+ * VU a copy; a setup() that throws ends the run as `error` before any load.
+ */
+import type { ScriptSpec } from "../core/spec/script-schema.ts";
+import { scriptObjectKey } from "../core/spec/script-schema.ts";
+import type { RunSpec } from "../core/spec/types.ts";
+import type { PhaseResult, PhaseStepResult } from "../scenarios/run-phase.ts";
+import { sendOnce } from "../scenarios/run-phase.ts";
+import type { FlowIO } from "../scenarios/flow.ts";
+import { followingAllowedRedirects } from "../workers/shard/redirect-guard.ts";
+import { IterationHost, scriptEntrypoint, type ScriptModules } from "../workers/shard/script-flow.ts";
+import type { Env } from "./env.ts";
+import { checkTarget } from "./policy.ts";
+
+/** The script of a run: its own, or its named scenarios' (they share one bundle). */
+export function runScript(spec: RunSpec): ScriptSpec | null {
+  return spec.script ?? spec.scenarios?.find((s) => s.spec.script)?.spec.script ?? null;
+}
+
+export interface ScriptPhaseResult extends PhaseResult {
+  /** What setup() returned, as JSON; null when it returned nothing. */
+  readonly data: string | null;
+  /** The exception it threw, if it did. */
+  readonly error: string | null;
+}
+
+export async function runScriptPhase(env: Env, runId: string, spec: RunSpec, script: ScriptSpec, phase: "setup" | "teardown", setupData: string | null): Promise<ScriptPhaseResult> {
+  const object = env.LOADER ? await env.SEEDS.get(scriptObjectKey(script.bundle)) : null;
+  if (!env.LOADER || !object) return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded` };
+  const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
+  const mayFollow = (url: string) => checkTarget(url, env) === null;
+  const fetcher = followingAllowedRedirects(fetch.bind(globalThis), mayFollow);
+  const steps: PhaseStepResult[] = [];
+  const io: FlowIO = {
+    async send(_step, request) {
+      const sent = await sendOnce(request, spec.timeoutMs, fetcher);
+      steps.push({ name: `${request.method} ${new URL(request.url).pathname}`, status: sent.response.status, durationMs: sent.response.durationMs, ok: sent.problem === null, problem: sent.problem });
+      return sent.response;
+    },
+    check() {},
+    count() {},
+    rate() {},
+    trend() {},
+    sample() {},
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    now: Date.now,
+  };
+  const host = new IterationHost(io, (url) => checkTarget(url, env)?.detail ?? null);
+  const outcome = await entry.phase(host, phase, {
+    exec: phase, vu: 0, firstPoolVu: 0, iterationInTest: 0,
+    scenario: { name: phase, executor: "", startTimeMs: 0 }, env: script.env, setupData,
+  });
+  // k6 fails a test on an exception in setup(), not on a failed request or check in it.
+  return { ok: outcome.error === null, steps, captured: {}, data: outcome.data, error: outcome.error };
+}

@@ -1,0 +1,51 @@
+/**
+ * k6's `handleSummary(data)` for a script run on edgeload: the run's summary (already in
+ * k6's summary-export shape, core/summary.ts) turned into the `data` k6 hands the hook, the
+ * hook run in Node once the run has ended (it may format, but not send), and its outputs
+ * written as k6 writes them: `stdout`, `stderr`, or a file path per key.
+ *
+ * In `data`: each metric's `type`, `contains` and `values` (trends: avg, min, med, max and
+ * the percentiles; counters: count, rate; rates: rate, passes, fails) and `thresholds`
+ * ({expression: {ok}}); `state.testRunDurationMs`; `setup_data` is left out, as it may
+ * hold credentials. Per-check results (`root_group.checks`) are not kept by edgeload's
+ * windows: the aggregate `checks` rate is.
+ */
+import { writeFile } from "node:fs/promises";
+import { METRIC_KINDS } from "../core/thresholds.ts";
+
+type Exported = Record<string, unknown> & { metrics?: Record<string, Record<string, unknown>> };
+
+const DATA_METRICS = new Set(["data_received", "data_sent"]);
+
+export function handleSummaryData(summary: Exported, timeTrends: ReadonlySet<string>): Record<string, unknown> {
+  const metrics: Record<string, unknown> = {};
+  for (const [key, m] of Object.entries(summary.metrics ?? {})) {
+    const base = key.replace(/\{.*$/, "");
+    const { thresholds, type: declaredType, ...rest } = m as { thresholds?: Record<string, boolean>; type?: string } & Record<string, unknown>;
+    const type = declaredType ?? (METRIC_KINDS as Record<string, string>)[base] ?? ("avg" in rest ? "trend" : "passes" in rest ? "rate" : "counter");
+    const values: Record<string, unknown> = type === "rate" ? { rate: rest.value, passes: rest.passes, fails: rest.fails } : rest;
+    const builtInTrend = Object.hasOwn(METRIC_KINDS, base) && type === "trend";
+    metrics[key] = {
+      type,
+      contains: DATA_METRICS.has(base) ? "data" : builtInTrend || timeTrends.has(base) ? "time" : "default",
+      values,
+      ...(thresholds ? { thresholds: Object.fromEntries(Object.entries(thresholds).map(([expr, failed]) => [expr, { ok: !failed }])) } : {}),
+    };
+  }
+  return { root_group: summary.root_group, options: summary.options, state: summary.state, metrics };
+}
+
+/** Writes what handleSummary returned: `stdout`, `stderr`, else a file per key. */
+export async function writeSummaryOutputs(outputs: unknown, log: (line: string) => void = console.log): Promise<void> {
+  if (outputs === undefined || outputs === null) return;
+  if (typeof outputs !== "object") throw new Error("handleSummary must return an object of outputs, e.g. { stdout: …, \"summary.json\": … }");
+  for (const [key, value] of Object.entries(outputs)) {
+    const content = typeof value === "string" ? value : value instanceof ArrayBuffer ? new Uint8Array(value) : JSON.stringify(value);
+    if (key === "stdout") process.stdout.write(content);
+    else if (key === "stderr") process.stderr.write(content);
+    else {
+      await writeFile(key, content);
+      log(`handleSummary wrote ${key}`);
+    }
+  }
+}
