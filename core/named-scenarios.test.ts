@@ -79,6 +79,32 @@ describe("named scenarios", () => {
     expect(outcomes.find((o) => o.key === "http_req_duration{scenario:admin,step:write}")!.observed).toBeLessThan(25);
   });
 
+  it("evaluates a run-level {step:…} filter over that step in every scenario, as k6's step tag", () => {
+    // Two scenarios with a step named alike: k6 tags both `step:write`.
+    const spec = validSpec({
+      target: "http://127.0.0.1:9090",
+      thresholds: { "http_req_duration{step:write}": ["max<100"] },
+      scenarios: {
+        a: { executor: "constant-vus", vus: 1, duration: "5s", steps: [{ name: "read", path: "/" }, { name: "write", path: "/" }] },
+        b: { executor: "constant-vus", vus: 1, duration: "5s", steps: [{ name: "write", path: "/" }] },
+      },
+    });
+    const totals = new RunTotals();
+    const stats = (ms: number) => {
+      const m = new MetricStats();
+      m.counters.completed = 1;
+      m.trends.duration.record(ms * 1000);
+      return m;
+    };
+    totals.add(0, "wnam", 0, stats(500)); // a.read: not a write, not counted
+    totals.add(0, "wnam", 1, stats(20)); // a.write
+    totals.add(1, "wnam", 2, stats(60)); // b.write
+    const outcome = thresholdOutcomes(spec, totals, 5).outcomes.find((o) => o.key === "http_req_duration{step:write}")!;
+    expect(outcome.observed).toBeGreaterThan(55);
+    expect(outcome.observed).toBeLessThan(65);
+    expect(outcome.ok).toBe(true);
+  });
+
   it("names every problem with its scenario's path", () => {
     const problems = specProblems({
       target: "http://127.0.0.1:9090",

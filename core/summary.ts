@@ -172,9 +172,14 @@ export function thresholdOutcomes(spec: RunSpec, totals: RunTotals, elapsedS: nu
   const outcomes = evaluateThresholds(thresholds, (t) => {
     // In a run of named scenarios, {scenario:x,step:y} is the scenario's own step "x.y".
     const stepName = t.tags.step === undefined ? undefined : t.tags.scenario !== undefined ? `${t.tags.scenario}.${t.tags.step}` : t.tags.step;
-    const step = stepName === undefined ? undefined : stepIndex.get(stepName) ?? -1;
+    // {step:y} alone, in a run of named scenarios, is every scenario's step y (k6 tags a
+    // request with its step whatever its scenario).
+    const acrossScenarios = stepName !== undefined && t.tags.scenario === undefined && !stepIndex.has(stepName) && spec.scenarios?.length
+      ? new Set(spec.steps.flatMap((s, i) => (s.name.endsWith(`.${stepName}`) ? [i] : [])))
+      : undefined;
+    const step = stepName === undefined || acrossScenarios ? undefined : stepIndex.get(stepName) ?? -1;
     const scenario = t.tags.scenario === undefined ? undefined : spec.scenarios?.find((s) => s.name === t.tags.scenario);
-    const steps = t.tags.scenario === undefined ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []);
+    const steps = acrossScenarios ?? (t.tags.scenario === undefined ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []));
     const stats = totals.select({ ...(t.tags.region ? { region: t.tags.region } : {}), ...(step !== undefined ? { step } : {}), ...(steps ? { steps } : {}) });
     return t.custom ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);
   });

@@ -50,6 +50,7 @@ describe("bundleScript", () => {
     expect(init).toEqual({ ok: true, init: {
       options: { vus: 7, duration: "10s" },
       metrics: { login_ms: "trend", ok: "rate", n: "counter", g: "gauge" },
+      timeTrends: ["login_ms"],
       exports: ["default"],
       files: { "users.json": { text: '["a","b"]' } },
     } });
