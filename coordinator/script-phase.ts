@@ -55,8 +55,8 @@ export async function runScriptPhase(env: Env, runId: string, spec: RunSpec, scr
   const host = new IterationHost(io, (url) => checkTarget(url, env)?.detail ?? null);
   const outcome = await entry.phase(host, phase, {
     exec: phase, vu: 0, firstPoolVu: 0, iterationInTest: 0,
-    scenario: { name: phase, executor: "", startTimeMs: 0 }, env: script.env, setupData,
-  });
+    scenario: { name: phase, executor: "", startTimeMs: 0 }, env: script.env, setupDataKey: null,
+  }, setupData);
   // k6 fails a test on an exception in setup(), not on a failed request or check in it.
   return { ok: outcome.error === null, steps, captured: {}, data: outcome.data, error: outcome.error };
 }

@@ -10,6 +10,7 @@ import { WorkerEntrypoint } from "cloudflare:workers";
 // @ts-expect-error the bundle's own module, made by k6-compat/bundle.ts for each script
 import { files, instantiate } from "./script.js";
 import { fileKey } from "./file-key.ts";
+import { setupDataKey } from "./setup-data-key.ts";
 import { CookieJar } from "./cookie-jar.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
@@ -29,7 +30,8 @@ const byNumber = new Map<number, Vu>();
 /** Arrival-rate VUs by the shard pool they belong to (its first __VU): idle ones and how many. */
 const pools = new Map<number, { idle: Vu[]; size: number }>();
 const shared = new Map<string, readonly unknown[]>();
-let setupCache: { json: string; value: unknown } | null = null;
+/** setup()'s result, parsed once per isolate (see IterationStart.setupDataKey). */
+let setupCache: { key: string; value: unknown } | null = null;
 
 function open(path: string, mode?: string, moduleDir = "."): unknown {
   const file = (files as Record<string, EmbeddedFile>)[fileKey(moduleDir, String(path))];
@@ -56,15 +58,17 @@ function vuFor(start: IterationStart): Vu {
   return pool.idle.pop() ?? startVu(start.firstPoolVu + pool.size++, start, start.firstPoolVu);
 }
 
-function setupData(json: string | null): unknown {
-  if (json === null) return undefined;
-  if (setupCache?.json !== json) setupCache = { json, value: JSON.parse(json) };
-  return setupCache.value;
-}
 
 export default class K6Script extends WorkerEntrypoint {
+  /** Keeps setup()'s result for this isolate's iterations. */
+  prepare(json: string): void {
+    setupCache = { key: setupDataKey(json), value: JSON.parse(json) };
+  }
+
   /** Runs one iteration of `start.exec`; requests and sleeps go through `host`. */
   async iteration(host: IterationHost, start: IterationStart): Promise<IterationOutcome> {
+    if (start.setupDataKey !== null && setupCache?.key !== start.setupDataKey) return { samples: [], error: null, needsSetupData: true };
+    const data = start.setupDataKey === null ? undefined : setupCache!.value;
     const vu = vuFor(start);
     const { context, instance } = vu;
     context.host = host;
@@ -75,7 +79,7 @@ export default class K6Script extends WorkerEntrypoint {
     try {
       const fn = instance.exports[start.exec];
       if (typeof fn !== "function") throw new Error(`the script exports no function named ${start.exec}`);
-      await fn(setupData(start.setupData));
+      await fn(data);
       return { samples: context.samples.splice(0), error: null };
     } catch (error) {
       return { samples: context.samples.splice(0), error: error instanceof Error ? error.message : String(error) };
@@ -90,13 +94,13 @@ export default class K6Script extends WorkerEntrypoint {
    * Runs setup() or teardown() once, as VU 0 of its own; returns what it returned as JSON
    * (k6 passes setup's result to every VU as a copy, so it must be JSON-serialisable).
    */
-  async phase(host: IterationHost, name: "setup" | "teardown", start: IterationStart): Promise<IterationOutcome & { data: string | null }> {
+  async phase(host: IterationHost, name: "setup" | "teardown", start: IterationStart, setupJson: string | null): Promise<IterationOutcome & { data: string | null }> {
     const vu = startVu(0, start, null);
     vu.context.host = host;
     try {
       const fn = vu.instance.exports[name];
       if (typeof fn !== "function") return { samples: [], error: null, data: null };
-      const result = await fn(setupData(start.setupData));
+      const result = await fn(setupJson === null ? undefined : JSON.parse(setupJson));
       return { samples: vu.context.samples.splice(0), error: null, data: result === undefined ? null : JSON.stringify(result) };
     } catch (error) {
       return { samples: vu.context.samples.splice(0), error: error instanceof Error ? error.message : String(error), data: null };

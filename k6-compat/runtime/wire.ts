@@ -60,11 +60,16 @@ export interface IterationStart {
   readonly iterationInTest: number;
   readonly scenario: { readonly name: string; readonly executor: string; readonly startTimeMs: number };
   readonly env: Readonly<Record<string, string>>;
-  /** What setup() returned, as JSON (null: no setup). */
-  readonly setupData: string | null;
+  /**
+   * Which setup() result the iteration needs (its length and a hash: the data itself, which
+   * may be a whole seed set, crosses once per isolate through `prepare`), or null for none.
+   */
+  readonly setupDataKey: string | null;
 }
 
 export interface IterationOutcome {
+  /** The isolate does not hold the setup data asked for: `prepare` it, then ask again. */
+  readonly needsSetupData?: boolean;
   /** Samples recorded after the last request or sleep. */
   readonly samples: readonly Sample[];
   /** The script threw: its message (k6 logs it and counts the iteration). */

@@ -17,6 +17,7 @@ import { crosscheck, edgeFigures } from "../../core/crosscheck.ts";
 import { parseK6Summary } from "../../core/k6-summary.ts";
 import type { Summary } from "../../core/summary.ts";
 import { PROJECT_ROOT } from "../../scripts/cli/paths.ts";
+import { seedAccessTokens } from "../../seeds/access-tokens.ts";
 import { runCli } from "./cli-process.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
@@ -102,6 +103,24 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     // handleSummary ran on both sides, and wrote what crosscheck imports.
     const written = JSON.parse(await readFile(join(dir, `edge-hs-${runs}.json`), "utf8")) as { metrics: Record<string, { type: string; values: Record<string, number> }> };
     expect(written.metrics.iterations).toMatchObject({ type: "counter", values: { count: 80 } });
+  });
+
+  it("runs the repo's introspect script: seed set fetched by setup() from a signed URL, checks and preset thresholds as under k6", async () => {
+    const { stack, client } = fixture;
+    const tokens = await seedAccessTokens({ baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient, count: 120, users: 10 });
+    await client.uploadSeed("script-tokens", tokens);
+    const env = {
+      CLIENT_ID: stack.targetClient.clientId, CLIENT_SECRET: stack.targetClient.clientSecret,
+      TOKEN_URL: (await client.seedUrl("script-tokens", { expiresIn: "1h" })).url, RATE: "20", DURATION: "4s",
+    };
+    const script = join(PROJECT_ROOT, "scripts/k6/introspect.js");
+    const k6Run = await underK6(script, env);
+    const edge = await underEdgeload(script, env);
+    expectSameOutcome(k6Run, edge);
+    // Every introspection answered as its token's type says: no false positive or negative.
+    expect(checkRate(edge)).toBe(1);
+    expect(count(edge, "iterations")).toBe(80);
+    expect(Math.abs(count(edge, "iterations") - count(k6Run, "iterations"))).toBeLessThanOrEqual(1);
   });
 
   it("runs a closed-model script with a 3-stage ramp, think time and SLA thresholds (examples/k6/messaging-sla.js)", async () => {

@@ -14,6 +14,7 @@ import { RpcTarget } from "cloudflare:workers";
 import type { ScriptSpec } from "../../core/spec/script-schema.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type IterationInfo } from "../../scenarios/flow.ts";
 import type { IterationHost as Host, IterationOutcome, IterationStart, Sample, WireRequest, WireResponse } from "../../k6-compat/runtime/wire.ts";
+import { setupDataKey } from "../../k6-compat/runtime/setup-data-key.ts";
 
 /** What PUT /v1/scripts stores: the runtime and the script's factory (k6-compat/bundle.ts). */
 export interface ScriptModules {
@@ -22,8 +23,9 @@ export interface ScriptModules {
 }
 
 interface ScriptEntrypoint {
+  prepare(setupJson: string): Promise<void>;
   iteration(host: Host, start: IterationStart): Promise<IterationOutcome>;
-  phase(host: Host, name: "setup" | "teardown", start: IterationStart): Promise<IterationOutcome & { data: string | null }>;
+  phase(host: Host, name: "setup" | "teardown", start: IterationStart, setupJson: string | null): Promise<IterationOutcome & { data: string | null }>;
 }
 
 /** The compatibility date scripts' isolates run with (the coordinator Worker's own). */
@@ -55,14 +57,22 @@ export interface ScriptRun {
 }
 
 export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
+  const setupDataKeyOf = run.setupData === null ? null : setupDataKey(run.setupData);
   return {
     iterationsMayBeEmpty: true,
     async run(io: FlowIO, it: IterationInfo): Promise<void> {
       const host = new IterationHost(io, run.mayRequest, run.steps);
-      const outcome = await entry.iteration(host, {
+      const start: IterationStart = {
         exec: run.script.exec, vu: it.vu ?? null, firstPoolVu: run.firstPoolVu, iterationInTest: it.global,
-        scenario: run.scenario, env: run.script.env, setupData: run.setupData,
-      });
+        scenario: run.scenario, env: run.script.env, setupDataKey: setupDataKeyOf,
+      };
+      let outcome = await entry.iteration(host, start);
+      // setup()'s result crosses once per isolate, not with every iteration (a seed set can
+      // be megabytes); an isolate started since asks for it again.
+      if (outcome.needsSetupData) {
+        await entry.prepare(run.setupData!);
+        outcome = await entry.iteration(host, start);
+      }
       host.apply(outcome.samples);
       if (host.interrupted) throw new IterationInterrupted(host.interrupted);
       // k6 logs an exception and ends the iteration, which still counts.
