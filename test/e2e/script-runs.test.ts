@@ -81,15 +81,21 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     else expect(checkRate(edge)).toBeCloseTo(rate, 2);
   }
 
+  /** The script under k6, then under edgeload; both must end alike (exit code, verdicts, check rate). */
+  async function bothTools(script: string, env: Record<string, string>): Promise<[Outcome, Outcome]> {
+    const k6Run = await underK6(script, env);
+    const edge = await underEdgeload(script, env);
+    expectSameOutcome(k6Run, edge);
+    return [k6Run, edge];
+  }
+
   it("runs the repo's own arrival-rate script (scripts/k6/http.js): same iterations, same verdicts, p50 within the crosscheck's bound", async () => {
     const script = join(PROJECT_ROOT, "scripts/k6/http.js");
     const env = { PATH: "/delay?ms=20", RATE: "20", DURATION: "4s" };
     // The median is compared at most three times: once agreeing is what is asked of it;
     // a shared machine can stall either tool for a moment.
     for (let attempt = 1; ; attempt++) {
-      const k6Run = await underK6(script, env);
-      const edge = await underEdgeload(script, env);
-      expectSameOutcome(k6Run, edge);
+      const [k6Run, edge] = await bothTools(script, env);
       expect(count(edge, "iterations")).toBe(80);
       expect(Math.abs(count(edge, "iterations") - count(k6Run, "iterations"))).toBeLessThanOrEqual(1);
       const k6Figures = parseK6Summary(k6Run.summary);
@@ -114,9 +120,7 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
       TOKEN_URL: (await client.seedUrl("script-tokens", { expiresIn: "1h" })).url, RATE: "20", DURATION: "4s",
     };
     const script = join(PROJECT_ROOT, "scripts/k6/introspect.js");
-    const k6Run = await underK6(script, env);
-    const edge = await underEdgeload(script, env);
-    expectSameOutcome(k6Run, edge);
+    const [k6Run, edge] = await bothTools(script, env);
     // Every introspection answered as its token's type says: no false positive or negative.
     expect(checkRate(edge)).toBe(1);
     expect(count(edge, "iterations")).toBe(80);
@@ -126,9 +130,7 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
   it("runs a closed-model script with a 3-stage ramp, think time and SLA thresholds (examples/k6/messaging-sla.js)", async () => {
     const script = join(PROJECT_ROOT, "examples/k6/messaging-sla.js");
     const env = { SCALE: "0.05", MESSAGING_TOKEN: "local-token" };
-    const k6Run = await underK6(script, env);
-    const edge = await underEdgeload(script, env);
-    expectSameOutcome(k6Run, edge);
+    const [k6Run, edge] = await bothTools(script, env);
     expect(checkRate(edge)).toBe(1);
     // 2 s ramp to 10 VUs, 3 s at 10, 2 s down; 0.5–1.5 s of think time per iteration:
     // about 50 iterations each, apart by the draws of think time.
@@ -140,9 +142,7 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
   it("runs setup(), Zipf-keyed reads and writes under step tags, and teardown() (examples/k6/crud-hot-keys.js)", async () => {
     const script = join(PROJECT_ROOT, "examples/k6/crud-hot-keys.js");
     const env = { SCALE: "0.04", VU_SCALE: "0.002" };
-    const k6Run = await underK6(script, env);
-    const edge = await underEdgeload(script, env);
-    expectSameOutcome(k6Run, edge);
+    const [k6Run, edge] = await bothTools(script, env);
     // setup() created the records the reads find: every check passed on both sides.
     expect(checkRate(edge)).toBe(1);
     expect(checkRate(k6Run)).toBe(1);
@@ -158,9 +158,7 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
   it("captures a token across a user's lifecycle with think time (examples/k6/auth-user-lifecycle.js)", async () => {
     const script = join(PROJECT_ROOT, "examples/k6/auth-user-lifecycle.js");
     const env = { SCALE: "0.02", VU_SCALE: "0.04" };
-    const k6Run = await underK6(script, env);
-    const edge = await underEdgeload(script, env);
-    expectSameOutcome(k6Run, edge);
+    const [k6Run, edge] = await bothTools(script, env);
     // Every step's check passed: the token captured at login opened /app/user and logout.
     expect(checkRate(edge)).toBe(1);
     expect(count(edge, "iterations")).toBeGreaterThan(0);
@@ -177,10 +175,8 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
         check(res, { "ok": (r) => r.status === 200 });
       }
     `);
-    const k6Run = await underK6(script, {});
-    const edge = await underEdgeload(script, {});
+    const [k6Run, edge] = await bothTools(script, {});
     expect(k6Run.code).toBe(99);
-    expectSameOutcome(k6Run, edge);
     expect(verdicts(edge)).toEqual({ "checks rate>0.9": true, "http_req_failed rate<0.6": false, "http_req_duration p(50)<1000": false });
   });
 
