@@ -35,11 +35,13 @@
  *
  *  8. dashboard: the same 16-shard run with 0 and with hundreds of live dashboard streams
  *     open: streams served, every window delivered, and the coordinator CPU they cost.
+ *  9. script: the same load as a k6 script (`edgeload run script.js`) and as a spec, side by
+ *     side: latency and generator CPU per request (scripts/bench/script-cost.ts).
  *
  * `npm run bench -- faults` is `--only faults`.
  * `--only profile` (never part of the full run) writes a CPU profile of the generator's isolate
  * and prints where its time goes (scripts/bench/engine-profile.ts).
- * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|profile, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 500,1000,2000, --duration 15s, --delay 20, --marginal-rate 200,
+ * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 500,1000,2000, --duration 15s, --delay 20, --marginal-rate 200,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -68,6 +70,7 @@ const { values, positionals } = parseArgs({
     delay: { type: "string", default: "20" },
     shards: { type: "string", default: "16" },
     "marginal-rate": { type: "string", default: "200" },
+    "script-rates": { type: "string", default: "100,300,500" },
     "soak-duration": { type: "string", default: "3m" },
     "soak-rate": { type: "string", default: "300" },
     watchers: { type: "string", default: "0,250,1000,0" },
@@ -429,7 +432,7 @@ async function fuzzBench(): Promise<void> {
 
 // `npm run bench -- faults` names one part as a bare word, like --only.
 values.only ??= positionals[0];
-const PARTS = ["histogram", "generator", "marginal", "query", "soak", "streams", "fuzz", "faults", "dashboard", "profile"];
+const PARTS = ["histogram", "generator", "marginal", "query", "soak", "streams", "fuzz", "faults", "dashboard", "script", "profile"];
 if (values.only && !PARTS.includes(values.only)) {
   console.error(`unknown benchmark "${values.only}": one of ${PARTS.join(", ")}`);
   process.exit(2);
@@ -449,6 +452,10 @@ if (!values.only || values.only === "dashboard") {
   if (!(await dashboardBench(values.watchers.split(",").map(Number), Number(values["watchers-rate"])))) process.exitCode = 1;
 }
 // Only when asked for: a diagnosis, not a figure to hold.
+if (!values.only || values.only === "script") {
+  const { scriptCostBench } = await import("./script-cost.ts");
+  await scriptCostBench(values["script-rates"]!.split(",").map(Number), values.only === "script" ? values.duration! : "8s", Number(values.delay), 4);
+}
 if (values.only === "profile") {
   const { engineProfile } = await import("./engine-profile.ts");
   for (const rate of values.rates!.split(",").map(Number)) await engineProfile({ rate, duration: values.duration!, delayMs: Number(values.delay), shards: Number(values.shards) });
