@@ -259,7 +259,10 @@ function closedModelEstimate(spec: RunSpec) {
   const thinkMs = sequence ? steps.reduce((a, s) => a + meanWait(s), 0) : steps.reduce((a, s) => a + meanWait(s) * s.weight, 0) / Math.max(1, totalWeight);
   const iterationMs = Math.max(1, perIteration * Math.max(1, spec.expectedLatencyMs) + thinkMs);
   const vuSeconds = round(schedule.vuSeconds());
-  const estimatedIterations = Math.ceil((vuSeconds * 1000) / iterationMs);
+  const byTime = Math.ceil((vuSeconds * 1000) / iterationMs);
+  // Iteration-count executors run their count, unless maxDuration comes first.
+  const count = schedule.profile.iterations;
+  const estimatedIterations = count ? Math.min(byTime, count.kind === "per-vu" ? count.count * schedule.peak : count.count) : byTime;
   return {
     peakVUs: schedule.peak,
     vuSeconds,

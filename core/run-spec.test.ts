@@ -59,7 +59,7 @@ describe("parseRunSpec", () => {
 
   it("names the executors it knows when the executor is wrong, and still checks the rest", () => {
     const found = problems({ ...minimal, executor: "externally-controlled", steps: [] });
-    expect(found).toContainEqual({ field: "executor", detail: "must be one of constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus" });
+    expect(found).toContainEqual({ field: "executor", detail: "must be one of constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus, per-vu-iterations, shared-iterations" });
     expect(found.map((p) => p.field)).toContain("steps");
   });
 

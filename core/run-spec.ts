@@ -87,6 +87,8 @@ const common = z
     vus: z.unknown().optional(),
     startVUs: z.unknown().optional(),
     gracefulRampDown: z.unknown().optional(),
+    iterations: z.unknown().optional(),
+    maxDuration: z.unknown().optional(),
   })
   .strict();
 
@@ -133,8 +135,8 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       if (b[field] !== undefined) problems.push({ field, detail: `applies to arrival-rate executors; ${e.executor} runs its VUs (${e.executor === "constant-vus" ? "vus" : "startVUs, stages"})` });
     }
   } else {
-    for (const field of ["vus", "startVUs", "gracefulRampDown"] as const) {
-      if ((input as Record<string, unknown>)[field] !== undefined) problems.push({ field, detail: `applies to the constant-vus and ramping-vus executors only` });
+    for (const field of ["vus", "startVUs", "gracefulRampDown", "iterations", "maxDuration"] as const) {
+      if ((input as Record<string, unknown>)[field] !== undefined) problems.push({ field, detail: `applies to the VU executors only (constant-vus, ramping-vus, per-vu-iterations, shared-iterations)` });
     }
   }
   for (const name of Object.keys(b.metrics)) {

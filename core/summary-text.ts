@@ -92,7 +92,10 @@ export function renderSummary(summary: Summary): string {
   if (e.vus) {
     // Closed model: the load is the VUs, the rate is whatever the target's latency allows.
     const stages = e.vus.stages.map((s) => `${s.target} for ${s.durationS}s`).join(", ");
-    out.push(dotted("vus", `peak ${e.vus.peak} · from ${e.vus.startVUs}: ${stages}`));
+    const it = e.vus.iterations;
+    out.push(dotted("vus", it
+      ? `${e.vus.peak} · ${it.kind === "per-vu" ? `${it.count} iteration${it.count === 1 ? "" : "s"} each` : `${it.count} iteration${it.count === 1 ? "" : "s"} shared`} · maxDuration ${e.vus.stages[0]?.durationS ?? 0}s`
+      : `peak ${e.vus.peak} · from ${e.vus.startVUs}: ${stages}`));
     out.push(dotted("achieved iteration rate", `${e.achievedRatePerS.toFixed(2)}/s`));
   } else if (e.targetRatePerS !== null) {
     out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));

@@ -336,6 +336,7 @@ export function vusSummary(vus: VuProfile) {
     startVUs: vus.startVUs,
     stages: vus.stages.map((s) => ({ target: s.target, durationS: s.durationMs / 1000 })),
     gracefulRampDownS: vus.gracefulRampDownMs / 1000,
+    ...(vus.iterations ? { iterations: vus.iterations } : {}),
   };
 }
 

@@ -29,6 +29,12 @@ export interface VuProfile {
   readonly stages: readonly VuStage[];
   /** How long a VU that the ramp-down stops may take to finish its iteration (k6 default 30 s). */
   readonly gracefulRampDownMs: number;
+  /**
+   * Iteration-count executors: each VU runs `count` iterations (per-vu-iterations), or the
+   * VUs share `count` between them (shared-iterations); the stages then only bound the time
+   * (k6's maxDuration). Absent for the time-based executors.
+   */
+  readonly iterations?: { readonly kind: "per-vu" | "shared"; readonly count: number };
 }
 
 /** Guards step times like d·i/n, computed in floating point, against landing just before step i. */
@@ -138,5 +144,17 @@ export class ShardVus {
     const out: number[] = [];
     for (let j = 0; j < active; j++) if (this.owns(j)) out.push(j);
     return out;
+  }
+
+  /**
+   * This shard's part of `iterations` shared by `vus` VUs: iteration i goes to VU i mod
+   * vus, so the shards' parts sum to the whole and follow how many VUs each owns (as k6's
+   * execution segments split shared iterations between instances).
+   */
+  sharedIterations(iterations: number, vus: number): number {
+    if (vus <= 0) return 0;
+    let own = 0;
+    for (let v = 0; v < vus; v++) if (this.owns(v)) own += Math.floor(iterations / vus) + (v < iterations % vus ? 1 : 0);
+    return own;
   }
 }

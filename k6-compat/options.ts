@@ -5,15 +5,15 @@
  * summaries know them.
  *
  * k6's shortcuts (k6 docs, "Scenarios" / "Options"): `stages` is a ramping-vus scenario
- * starting at `vus` (default 1); `duration` with `vus` is constant-vus; `iterations` alone
- * is shared-iterations, and no options at all is one VU running one iteration. edgeload's
- * executors are time-based, so the iteration-count executors are refused, naming what to
- * write instead.
+ * starting at `vus` (default 1); `duration` with `vus` is constant-vus; `iterations` is
+ * shared-iterations (with `duration` as its maxDuration), and no options at all is one VU
+ * running one iteration.
  *
  * @example
  * specFromOptions({ vus: 10, duration: "30s", thresholds: { http_req_duration: ["p(95)<300"] } },
  *   { name: "smoke.js", target: "http://127.0.0.1:9090", bundle: "ab…", env: {}, metrics: {} })
  */
+import { EXECUTOR_NAMES } from "../core/spec/types.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 
 export interface ScriptContext {
@@ -31,8 +31,8 @@ export interface ScriptContext {
 
 export type OptionsResult = { ok: true; spec: Record<string, unknown>; ignored: string[] } | { ok: false; problems: string[] };
 
-const EXECUTOR_FIELDS = ["rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown", "preAllocatedVUs", "maxVUs"] as const;
-const SUPPORTED_EXECUTORS = new Set(["constant-arrival-rate", "ramping-arrival-rate", "constant-vus", "ramping-vus"]);
+const EXECUTOR_FIELDS = ["rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown", "preAllocatedVUs", "maxVUs", "iterations", "maxDuration"] as const;
+const SUPPORTED_EXECUTORS = new Set(EXECUTOR_NAMES);
 /** Options that change nothing in how edgeload measures: accepted, listed as ignored. */
 const IGNORED = new Set([
   "summaryTrendStats", "summaryTimeUnit", "setupTimeout", "teardownTimeout", "discardResponseBodies", "noConnectionReuse", "noVUConnectionReuse",
@@ -96,15 +96,17 @@ function scriptField(ctx: ScriptContext, exec: string, env: Record<string, strin
 function fromShortcuts(raw: Record<string, unknown>, ctx: ScriptContext, problems: string[]): Scenario[] {
   const vus = raw.vus ?? 1;
   let executor: Record<string, unknown>;
-  if (raw.stages !== undefined) executor = { executor: "ramping-vus", startVUs: vus, stages: raw.stages };
-  else if (raw.duration !== undefined) executor = { executor: "constant-vus", vus, duration: raw.duration };
-  else {
-    problems.push(raw.iterations !== undefined
-      ? "options.iterations: the shared-iterations executor is not one edgeload runs; give vus and duration, stages, or an arrival-rate scenario"
-      : "options: no load given (k6 would run one iteration); give vus and duration, stages, or scenarios");
-    return [];
+  if (raw.stages !== undefined) {
+    executor = { executor: "ramping-vus", startVUs: vus, stages: raw.stages };
+    if (raw.iterations !== undefined) problems.push("options.iterations: not with stages (k6 refuses the pair too)");
+  } else if (raw.iterations !== undefined) {
+    executor = { executor: "shared-iterations", vus, iterations: raw.iterations, ...(raw.duration !== undefined ? { maxDuration: raw.duration } : {}) };
+  } else if (raw.duration !== undefined) {
+    executor = { executor: "constant-vus", vus, duration: raw.duration };
+  } else {
+    // No load options at all: k6 runs one iteration of one VU.
+    executor = { executor: "shared-iterations", vus, iterations: 1 };
   }
-  if (raw.iterations !== undefined) problems.push("options.iterations: edgeload's executors are time-based; drop iterations and keep duration");
   return [{ name: "default", fields: { ...executor, ...scriptField(ctx, "default", {}, problems, "options") } }];
 }
 
@@ -118,7 +120,7 @@ function fromScenarios(input: unknown, ctx: ScriptContext, problems: string[], i
     const where = `options.scenarios.${name}`;
     const s = value as Record<string, unknown>;
     const executor = String(s.executor);
-    if (!SUPPORTED_EXECUTORS.has(executor)) {
+    if (!SUPPORTED_EXECUTORS.has(executor as (typeof EXECUTOR_NAMES)[number])) {
       problems.push(`${where}.executor: ${executor} is not an executor edgeload runs (${[...SUPPORTED_EXECUTORS].join(", ")})`);
       continue;
     }

@@ -76,6 +76,9 @@ describe("specFromOptions", () => {
   it.each([
     // vus + duration is constant-vus.
     [{ vus: 5, duration: "30s" }, "constant-vus", { startVUs: 5, stages: [{ target: 5, durationMs: 30_000 }] }],
+    // iterations is shared-iterations, duration its maxDuration; no options is 1 VU × 1 iteration.
+    [{ vus: 4, iterations: 20, duration: "30s" }, "shared-iterations", { startVUs: 4, stages: [{ target: 4, durationMs: 30_000 }], iterations: { kind: "shared", count: 20 } }],
+    [{}, "shared-iterations", { startVUs: 1, stages: [{ target: 1, durationMs: 600_000 }], iterations: { kind: "shared", count: 1 } }],
     // stages ramp from vus (default 1), as k6's ramping-vus shortcut.
     [{ stages: [{ duration: "10s", target: 20 }, { duration: "5s", target: 0 }] }, "ramping-vus", { startVUs: 1, stages: [{ target: 20, durationMs: 10_000 }, { target: 0, durationMs: 5_000 }] }],
   ])("maps the shortcut %j to %s", (options, executor, vus) => {
@@ -100,9 +103,8 @@ describe("specFromOptions", () => {
   });
 
   it.each([
-    [{ iterations: 10 }, /shared-iterations executor is not one edgeload runs/],
-    [{}, /no load given/],
-    [{ scenarios: { s: { executor: "per-vu-iterations", vus: 1, iterations: 3 } } }, /per-vu-iterations is not an executor edgeload runs/],
+    [{ stages: [{ duration: "1s", target: 1 }], iterations: 3 }, /not with stages/],
+    [{ scenarios: { s: { executor: "externally-controlled", vus: 1, duration: "1m" } } }, /externally-controlled is not an executor edgeload runs/],
     [{ scenarios: { s: { executor: "constant-vus", vus: 1, duration: "1s", exec: "nope" } } }, /exports no function named nope/],
     [{ vus: 1, duration: "1s", hosts: { "a.test": "127.0.0.1" } }, /options.hosts: not supported/],
   ])("refuses %j", (options, message) => {

@@ -12,7 +12,7 @@ import { duration, nonNegative, positiveInt, toProblems } from "./fields.ts";
 import { EXECUTOR_NAMES, type ExecutorName } from "./types.ts";
 
 /** The fields decoded by the executor's own schema. */
-export const EXECUTOR_FIELDS = ["executor", "rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown"] as const;
+export const EXECUTOR_FIELDS = ["executor", "rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown", "iterations", "maxDuration"] as const;
 
 const constantArrivalRate = z.object({
   executor: z.literal("constant-arrival-rate"),
@@ -42,15 +42,28 @@ const rampingVus = z.object({
   gracefulRampDown: duration("graceful ramp-down").default(30_000),
 }).strict();
 
+// k6's defaults: 1 VU, 1 iteration, at most 10 minutes.
+const iterationFields = {
+  vus: positiveInt.default(1),
+  iterations: positiveInt.default(1),
+  maxDuration: duration("max duration").default(600_000),
+};
+const perVuIterations = z.object({ executor: z.literal("per-vu-iterations"), ...iterationFields }).strict();
+const sharedIterations = z.object({ executor: z.literal("shared-iterations"), ...iterationFields }).strict()
+  .refine((e) => e.iterations >= e.vus, { path: ["iterations"], message: "must be at least vus (k6 refuses more VUs than shared iterations)" });
+
 const EXECUTORS: { readonly [E in ExecutorName]: z.ZodType } = {
   "constant-arrival-rate": constantArrivalRate,
   "ramping-arrival-rate": rampingArrivalRate,
   "constant-vus": constantVus,
   "ramping-vus": rampingVus,
+  "per-vu-iterations": perVuIterations,
+  "shared-iterations": sharedIterations,
 };
 
 type ArrivalOptions = z.output<typeof constantArrivalRate> | z.output<typeof rampingArrivalRate>;
-export type ExecutorOptions = ArrivalOptions | z.output<typeof constantVus> | z.output<typeof rampingVus>;
+type IterationOptions = z.output<typeof perVuIterations> | z.output<typeof sharedIterations>;
+export type ExecutorOptions = ArrivalOptions | z.output<typeof constantVus> | z.output<typeof rampingVus> | IterationOptions;
 
 /**
  * The executor's options from raw input, or null with every problem pushed: an unknown
@@ -87,12 +100,18 @@ export function vuProfile(e: ExecutorOptions): VuProfile | null {
   if (e.executor === "ramping-vus") {
     return { startVUs: e.startVUs, stages: e.stages.map((s) => ({ target: s.target, durationMs: s.duration })), gracefulRampDownMs: e.gracefulRampDown };
   }
+  if (e.executor === "per-vu-iterations" || e.executor === "shared-iterations") {
+    return {
+      startVUs: e.vus, stages: [{ target: e.vus, durationMs: e.maxDuration }], gracefulRampDownMs: 0,
+      iterations: { kind: e.executor === "per-vu-iterations" ? "per-vu" : "shared", count: e.iterations },
+    };
+  }
   return null;
 }
 
 /** The per-second rate stages of an arrival-rate executor; empty for VU executors. */
 export function rateStages(e: ExecutorOptions): RateStage[] {
-  if (e.executor === "constant-vus" || e.executor === "ramping-vus") return [];
+  if (e.executor !== "constant-arrival-rate" && e.executor !== "ramping-arrival-rate") return [];
   const perS = (rate: number) => (rate * 1000) / e.timeUnit;
   if (e.executor === "constant-arrival-rate") {
     return [{ durationMs: e.duration, fromPerS: perS(e.rate), toPerS: perS(e.rate) }];

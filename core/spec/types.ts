@@ -22,12 +22,15 @@ export type LocationHint = (typeof LOCATION_HINTS)[number];
 
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 
-/** k6's executors that edgeload runs: two open-model (arrival rate), two closed-model (VUs). */
-export const EXECUTOR_NAMES = ["constant-arrival-rate", "ramping-arrival-rate", "constant-vus", "ramping-vus"] as const;
+/**
+ * k6's executors that edgeload runs: two open-model (arrival rate), and closed-model ones
+ * (VUs): two by time, two by iteration count (which end when their iterations are done).
+ */
+export const EXECUTOR_NAMES = ["constant-arrival-rate", "ramping-arrival-rate", "constant-vus", "ramping-vus", "per-vu-iterations", "shared-iterations"] as const;
 export type ExecutorName = (typeof EXECUTOR_NAMES)[number];
 
 /** Closed-model executors: VUs run their flow back to back instead of arriving at a rate. */
-export const isClosedModel = (executor: ExecutorName) => executor === "constant-vus" || executor === "ramping-vus";
+export const isClosedModel = (executor: ExecutorName) => executor !== "constant-arrival-rate" && executor !== "ramping-arrival-rate";
 
 /** What a step records into a declared custom metric: its request duration (trend), its success (rate), a count (counter). */
 export const RECORD_KINDS = ["duration", "success", "count"] as const;

@@ -164,6 +164,27 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     expect(count(edge, "iterations")).toBeGreaterThan(0);
   });
 
+  it.each([
+    // No options at all: one VU, one iteration, as `k6 run smoke.js`.
+    ["", 1],
+    // vus + iterations: shared-iterations, the count exact whoever runs them.
+    ["export const options = { vus: 3, iterations: 25 };", 25],
+    // per-vu-iterations: each VU its own count.
+    ['export const options = { scenarios: { each: { executor: "per-vu-iterations", vus: 2, iterations: 4 } } };', 8],
+  ])("runs k6's iteration-count executors to the same count: %s", async (options, expected) => {
+    const script = join(dir, `iterations-${expected}.js`);
+    await writeFile(script, `
+      import http from "k6/http";
+      import { check } from "k6";
+      ${options}
+      export default function () { check(http.get(__ENV.BASE_URL + "/delay?ms=5"), { ok: (r) => r.status === 200 }); }
+    `);
+    const [k6Run, edge] = await bothTools(script, {});
+    expect(count(k6Run, "iterations")).toBe(expected);
+    expect(count(edge, "iterations")).toBe(expected);
+    expect(count(edge, "http_reqs")).toBe(expected);
+  });
+
   it("fails the same thresholds as k6, with exit code 99", async () => {
     const script = join(dir, "half-fail.js");
     await writeFile(script, `

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { ShardAssignment, ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
-import { VuSchedule } from "../../core/vu-schedule.ts";
+import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
@@ -427,6 +427,46 @@ describe("ShardEngine, closed model (VUs)", () => {
     // 5 VUs × 2 s / 100 ms per iteration, all sent across the two invocations.
     expect(target.calls.length).toBe(100);
     expect(totals(windows).counters.iterations).toBe(100);
+  });
+});
+
+describe("ShardEngine, iteration-count executors", () => {
+  it.each([
+    // per-vu-iterations: each of 3 VUs runs exactly 4, then the shard ends long before maxDuration.
+    [{ executor: "per-vu-iterations", vus: 3, iterations: 4, maxDuration: "1m" }, 12],
+    // shared-iterations: 10 iterations between 3 VUs, whoever is free takes the next.
+    [{ executor: "shared-iterations", vus: 3, iterations: 10, maxDuration: "1m" }, 10],
+  ])("runs %j to its count and ends", async (executor, expected) => {
+    const time = new VirtualTime();
+    const a = vuAssignment(time, { ...executor, steps: [{ path: "/", think: "50ms" }] });
+    const target = fakeTarget(time, 10);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const started = time.now;
+    const result = await time.run(engineFor(a, time.clock, target.fetcher, (w) => windows.push(w)).run(0, Infinity));
+    expect(result.end).toBe("finished");
+    expect(target.calls.length).toBe(expected);
+    expect(totals(windows).counters.iterations).toBe(expected);
+    expect(time.now - started).toBeLessThan(2_000);
+  });
+
+  it("splits shared iterations between shards exactly, each taking its VUs' part", () => {
+    // 10 iterations, 4 VUs over 3 shards of weights 2:1:1.
+    const parts = [0, 1, 2].map((index) => new ShardVus([2, 1, 1], index).sharedIterations(10, 4));
+    expect(parts.reduce((x, y) => x + y)).toBe(10);
+    expect(parts[0]).toBeGreaterThan(parts[1]!);
+  });
+
+  it("goes on from where it was after a handoff instead of starting the counts again", async () => {
+    const time = new VirtualTime();
+    const a = vuAssignment(time, { executor: "shared-iterations", vus: 2, iterations: 20, maxDuration: "1m", steps: [{ path: "/" }] });
+    const target = fakeTarget(time, 10);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const first = engineFor(a, time.clock, target.fetcher, (w) => windows.push(w));
+    expect((await time.run(first.run(0, 8))).end).toBe("handoff");
+    const second = new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w), customStepsFlow(a.spec), undefined, first.iterationProgress);
+    expect((await time.run(second.run(0, Infinity))).end).toBe("finished");
+    expect(target.calls.length).toBe(20);
+    expect(totals(windows).counters.iterations).toBe(20);
   });
 });
 

@@ -16,7 +16,8 @@
  * it is counted as `sent` in the window of the second it left in, the second its
  * `x-edgeload-run` header names, so the target's count of it lines up (core/delivery.ts).
  *
- * Closed model (`constant-vus`, `ramping-vus`): no pacer. The engine keeps one loop per
+ * Closed model (`constant-vus`, `ramping-vus`, `per-vu-iterations`, `shared-iterations`):
+ * no pacer. The engine keeps one loop per
  * VU this shard owns (core/vu-schedule.ts) that is active now; a loop runs the flow back to
  * back (its think time included) and ends when the schedule no longer has its VU. A VU
  * the ramp-down stops finishes its iteration within `gracefulRampDown`; at the end of the
@@ -27,6 +28,11 @@
  * previous request), so only duration, TTFB and slot wait are recorded. The budget counts
  * requests: once this invocation sent that many, loops start no new iteration and the run
  * hands off; the next invocation restarts the loops from the schedule at its current time.
+ * The iteration-count executors stop a VU when its iterations are done (its own count, or
+ * the shard's part of the shared count, taken as VUs come free) and end the shard when every
+ * VU has stopped, maxDuration at the latest; how far they got survives a handoff
+ * (`iterationProgress`, stored by the shard). After a crash, iterations started since the
+ * last handoff may run again.
  */
 import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/interleave.ts";
@@ -49,6 +55,12 @@ export interface EngineClock {
 
 export type SliceEnd = "finished" | "deadline" | "stopped" | "handoff";
 
+/** How far an iteration-count executor got (see ShardEngine.iterationProgress). */
+export interface IterationProgress {
+  readonly sharedLeft?: number;
+  readonly perVu?: ReadonlyArray<readonly [vu: number, started: number]>;
+}
+
 export interface SliceResult {
   readonly end: SliceEnd;
   readonly cursor: number;
@@ -68,6 +80,12 @@ export class ShardEngine {
   readonly #vuSchedule: VuSchedule | null;
   readonly #shardVus: ShardVus | null;
   readonly #vuLoops = new Map<number, Promise<void>>();
+  /** Iteration-count executors: VUs that have run their iterations (never restarted). */
+  readonly #vusDone = new Set<number>();
+  /** shared-iterations: this shard's iterations not yet started. */
+  #sharedLeft = Infinity;
+  /** per-vu-iterations: iterations each VU has started, across invocations. */
+  readonly #vuIterations = new Map<number, number>();
   readonly #sleepers = new Set<() => void>();
   #vusStopping = false;
   #requests = 0;
@@ -108,7 +126,7 @@ export class ShardEngine {
    * `loopWatch`: the probes of the event loop this engine runs in, shared with the other
    * engines there (LoadShard passes one per isolate); its own otherwise.
    */
-  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void, flow: Flow, loopWatch = new LoopWatch(clock)) {
+  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void, flow: Flow, loopWatch = new LoopWatch(clock), progress: IterationProgress | null = null) {
     this.#a = a;
     this.#clock = clock;
     this.#fetch = fetcher;
@@ -119,6 +137,8 @@ export class ShardEngine {
     this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
     this.#vuSchedule = vus ? new VuSchedule(vus) : null;
     this.#shardVus = vus ? new ShardVus(a.weights, a.shard.index) : null;
+    if (vus?.iterations?.kind === "shared") this.#sharedLeft = progress?.sharedLeft ?? this.#shardVus!.sharedIterations(vus.iterations.count, vus.startVUs);
+    for (const [vu, n] of progress?.perVu ?? []) this.#vuIterations.set(vu, n);
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
     this.#loopWatch = loopWatch;
     this.#closeLagMs = (CLOSE_SPREAD_MS * a.shard.index) / Math.max(1, a.weights.length);
@@ -243,8 +263,11 @@ export class ShardEngine {
       if (now >= a.deadlineMs) { end = "deadline"; break; }
       if (now >= runEndMs) { end = "finished"; break; }
       if (this.#requests >= budget) { end = "handoff"; break; }
-      for (const vu of this.#shardVus!.owned(schedule.activeAt(now - a.t0Ms))) {
-        if (!this.#vuLoops.has(vu)) this.#vuLoops.set(vu, this.#vuLoop(vu, runEndMs));
+      const owned = this.#shardVus!.owned(schedule.activeAt(now - a.t0Ms));
+      // Iteration-count executors end when every VU has run its iterations.
+      if (schedule.profile.iterations && this.#vusDone.size >= owned.length) { end = "finished"; break; }
+      for (const vu of owned) {
+        if (!this.#vuLoops.has(vu) && !this.#vusDone.has(vu)) this.#vuLoops.set(vu, this.#vuLoop(vu, runEndMs));
       }
       const untilChange = a.t0Ms + schedule.nextChangeAfter(now - a.t0Ms) - now;
       const untilWindowEnd = this.#untilNextClose(now);
@@ -282,6 +305,11 @@ export class ShardEngine {
         }
         if (this.#vusStopping || this.#stop || now >= runEndMs) return;
         if (schedule.activeAt(t) <= vu) return; // ramped down
+        if (!this.#takeIteration(vu)) {
+          this.#vusDone.add(vu);
+          this.#wake?.(); // the supervisor may end the run now
+          return;
+        }
         const stopsAtMs = a.t0Ms + schedule.stopsAt(vu, t);
         const hardStopMs = stopsAtMs >= runEndMs ? runEndMs : Math.min(runEndMs, stopsAtMs + schedule.profile.gracefulRampDownMs);
         this.#inFlight++;
@@ -291,6 +319,31 @@ export class ShardEngine {
     } finally {
       this.#vuLoops.delete(vu);
     }
+  }
+
+  /**
+   * Iteration-count executors: how far they got, kept by the shard across a handoff so
+   * the next invocation goes on rather than starting the counts again.
+   */
+  get iterationProgress(): IterationProgress | null {
+    const count = this.#vuSchedule?.profile.iterations;
+    if (!count) return null;
+    return count.kind === "shared" ? { sharedLeft: this.#sharedLeft } : { perVu: [...this.#vuIterations] };
+  }
+
+  /** Iteration-count executors: whether VU `vu` may start another iteration (taking it). */
+  #takeIteration(vu: number): boolean {
+    const count = this.#vuSchedule!.profile.iterations;
+    if (!count) return true;
+    if (count.kind === "per-vu") {
+      const done = this.#vuIterations.get(vu) ?? 0;
+      if (done >= count.count) return false;
+      this.#vuIterations.set(vu, done + 1);
+      return true;
+    }
+    if (this.#sharedLeft <= 0) return false;
+    this.#sharedLeft--;
+    return true;
   }
 
   /**

@@ -25,7 +25,7 @@ import { createFlow } from "../../scenarios/create-flow.ts";
 import { SETUP_DATA, scriptObjectKey } from "../../core/spec/script-schema.ts";
 import { scriptEntrypoint, scriptFlow, type ScriptModules } from "./script-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
-import { ShardEngine } from "./engine.ts";
+import { ShardEngine, type IterationProgress } from "./engine.ts";
 import { followingAllowedRedirects } from "./redirect-guard.ts";
 import { checkTarget } from "../../coordinator/policy.ts";
 import { coloFromTrace } from "../../cloudflare/trace.ts";
@@ -53,6 +53,8 @@ interface ShardState {
   /** What its engines saw of the clock and of the target (see ShardTelemetry). */
   readonly clockResolutionUs?: number | null;
   readonly behindCloudflare?: boolean;
+  /** Iteration-count executors: how far they got, for the invocation after a handoff. */
+  readonly iterationProgress?: IterationProgress | null;
 }
 
 const WINDOW_PREFIX = "window:";
@@ -148,7 +150,7 @@ export class LoadShard extends DurableObject<Env> {
     const part = state.invocations + 1;
     // Redirects are followed only onto targets this deployment allows (redirect-guard.ts).
     const fetcher = followingAllowedRedirects(fetch.bind(globalThis), (url) => checkTarget(url, this.env) === null);
-    const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment), this.#flow, loopWatch);
+    const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment), this.#flow, loopWatch, state.iterationProgress ?? null);
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;
@@ -181,6 +183,7 @@ export class LoadShard extends DurableObject<Env> {
       cursor: result.cursor,
       handoff,
       subrequests: after.subrequests + result.sent,
+      iterationProgress: engine.iterationProgress,
       peakInFlight: Math.max(after.peakInFlight, result.peakInFlight),
     });
     if (handoff) await this.ctx.storage.setAlarm(Date.now());
