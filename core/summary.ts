@@ -5,7 +5,7 @@
  *
  * Every percentile here comes from a merged histogram; nothing is averaged across groups.
  */
-import { customAggregate, metricAggregate, rateOf } from "./aggregate.ts";
+import { countOf, customAggregate, metricAggregate, rateOf, TREND_OF } from "./aggregate.ts";
 import { stepsOfScenario } from "./named-scenarios.ts";
 import type { Plan } from "./plan.ts";
 import type { RunStatus, ShardTelemetry } from "./protocol.ts";
@@ -16,7 +16,7 @@ import type { RunTotals } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 import { MetricStats, type TrendName } from "./stats.ts";
 import { VuSchedule, type VuProfile } from "./vu-schedule.ts";
-import { evaluateThresholds, parseThresholds, shouldAbort, type MetricKind, type MetricName, type Threshold, type ThresholdOutcome } from "./thresholds.ts";
+import { evaluateThresholds, METRIC_KINDS, parseMetricKey, parseThresholds, shouldAbort, type MetricKind, type MetricName, type Threshold, type ThresholdOutcome } from "./thresholds.ts";
 
 /** k6's summary-export trend keys. p(99) is added because every Authrim preset uses it. */
 const TREND_KEYS = [
@@ -168,22 +168,44 @@ export function saturation(stats: MetricStats): Saturation {
 export function thresholdOutcomes(spec: RunSpec, totals: RunTotals, elapsedS: number): { thresholds: Threshold[]; outcomes: ThresholdOutcome[] } {
   const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
   const thresholds = parsed.ok ? parsed.value : [];
-  const stepIndex = new Map(spec.steps.map((s, i) => [s.name, i]));
   const outcomes = evaluateThresholds(thresholds, (t) => {
-    // In a run of named scenarios, {scenario:x,step:y} is the scenario's own step "x.y".
-    const stepName = t.tags.step === undefined ? undefined : t.tags.scenario !== undefined ? `${t.tags.scenario}.${t.tags.step}` : t.tags.step;
-    // {step:y} alone, in a run of named scenarios, is every scenario's step y (k6 tags a
-    // request with its step whatever its scenario).
-    const acrossScenarios = stepName !== undefined && t.tags.scenario === undefined && !stepIndex.has(stepName) && spec.scenarios?.length
-      ? new Set(spec.steps.flatMap((s, i) => (s.name.endsWith(`.${stepName}`) ? [i] : [])))
-      : undefined;
-    const step = stepName === undefined || acrossScenarios ? undefined : stepIndex.get(stepName) ?? -1;
-    const scenario = t.tags.scenario === undefined ? undefined : spec.scenarios?.find((s) => s.name === t.tags.scenario);
-    const steps = acrossScenarios ?? (t.tags.scenario === undefined ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []));
-    const stats = totals.select({ ...(t.tags.region ? { region: t.tags.region } : {}), ...(step !== undefined ? { step } : {}), ...(steps ? { steps } : {}) });
+    const stats = selectTagged(spec, totals, t.tags);
     return t.custom ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);
   });
   return { thresholds, outcomes };
+}
+
+/** The merged stats a k6 sub-metric's tag filters select (region, step, scenario). */
+function selectTagged(spec: RunSpec, totals: RunTotals, tags: Threshold["tags"]): MetricStats {
+  const stepIndex = new Map(spec.steps.map((s, i) => [s.name, i]));
+  // In a run of named scenarios, {scenario:x,step:y} is the scenario's own step "x.y".
+  const stepName = tags.step === undefined ? undefined : tags.scenario !== undefined ? `${tags.scenario}.${tags.step}` : tags.step;
+  // {step:y} alone, in a run of named scenarios, is every scenario's step y (k6 tags a
+  // request with its step whatever its scenario).
+  const acrossScenarios = stepName !== undefined && tags.scenario === undefined && !stepIndex.has(stepName) && spec.scenarios?.length
+    ? new Set(spec.steps.flatMap((s, i) => (s.name.endsWith(`.${stepName}`) ? [i] : [])))
+    : undefined;
+  const step = stepName === undefined || acrossScenarios ? undefined : stepIndex.get(stepName) ?? -1;
+  const scenario = tags.scenario === undefined ? undefined : spec.scenarios?.find((s) => s.name === tags.scenario);
+  const steps = acrossScenarios ?? (tags.scenario === undefined ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []));
+  return totals.select({ ...(tags.region ? { region: tags.region } : {}), ...(step !== undefined ? { step } : {}), ...(steps ? { steps } : {}) });
+}
+
+/**
+ * A built-in metric's values in k6's summary-export shape, over `stats`: a sub-metric named
+ * by a threshold key shows its figures, as k6 shows `http_req_duration{step:login}`.
+ */
+function builtInValues(stats: MetricStats, metric: MetricName, elapsedS: number): Record<string, number> | undefined {
+  const trend = TREND_OF[metric];
+  if (trend) return (trendSummary(stats, trend) ?? undefined) as Record<string, number> | undefined;
+  const c = stats.counters;
+  if (metric === "http_req_failed") return { passes: c.failed, fails: c.completed - c.failed, value: round6(c.completed ? c.failed / c.completed : 0) };
+  if (metric === "checks") {
+    const all = c.checksPassed + c.checksFailed;
+    return all ? { passes: c.checksPassed, fails: c.checksFailed, value: round6(c.checksPassed / all) } : undefined;
+  }
+  const count = countOf(stats, metric as "http_reqs" | "iterations" | "dropped_iterations");
+  return { count, rate: round6(count / elapsedS) };
 }
 
 /** The abortOnFail threshold that fails at `elapsedMs` since T0, if any. */
@@ -230,7 +252,13 @@ export function buildSummary(input: SummaryInput) {
     metrics.checks = { passes: c.checksPassed, fails: c.checksFailed, value: round6(c.checksPassed / checksTotal), ...failedByMetric("checks") };
   }
   for (const [k, v] of Object.entries(metrics)) if (v === undefined) delete metrics[k];
-  // Tag-filtered thresholds appear as k6 sub-metrics, e.g. "http_req_duration{step:login}".
+  // Tag-filtered threshold keys are k6 sub-metrics, e.g. "http_req_duration{step:login}",
+  // with their own figures; a key with no expression still shows them, as in k6.
+  for (const key of Object.keys(spec.thresholds)) {
+    const parsed = key.includes("{") && !(key in metrics) ? parseMetricKey(key) : null;
+    if (!parsed || !Object.hasOwn(METRIC_KINDS, parsed.metric)) continue;
+    metrics[key] = { ...builtInValues(selectTagged(spec, totals, parsed.tags), parsed.metric as MetricName, elapsedS), ...failedByMetric(key) };
+  }
   for (const o of outcomes) {
     if (o.key.includes("{") && !(o.key in metrics)) metrics[o.key] = failedByMetric(o.key);
   }

@@ -125,6 +125,15 @@ export function parseThresholds(input: Record<string, readonly ThresholdInput[]>
   return errors.length ? { ok: false, errors } : { ok: true, value: out };
 }
 
+/** A metric key's name and tag filters (`http_req_duration{step:login}`), or null when malformed. */
+export function parseMetricKey(key: string): { metric: string; tags: Partial<Record<TagFilter, string>> } | null {
+  const match = KEY.exec(key);
+  if (!match) return null;
+  const errors: string[] = [];
+  const tags = parseTags(match[2], key, errors);
+  return errors.length ? null : { metric: match[1]!, tags };
+}
+
 function parseTags(raw: string | undefined, path: string, errors: string[]): Partial<Record<TagFilter, string>> {
   const tags: Partial<Record<TagFilter, string>> = {};
   if (raw === undefined || raw.trim() === "") return tags;

@@ -143,12 +143,17 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
       this.name = name;
       vu.declare?.(name, type, Boolean(isTime));
     }
-    add(value: unknown, _tags?: unknown): void {
+    add(value: unknown, tags?: Record<string, unknown>): void {
       if (!vu.host) throw new Error(`${this.name}.add() in the init context: k6 allows it only in VU code`);
       const n = Number(value);
-      if (type === "rate") vu.samples.push({ type, name: this.name, passed: typeof value === "boolean" ? value : n !== 0 });
-      else if (type === "counter") vu.samples.push({ type, name: this.name, value: n });
-      else vu.samples.push({ type, name: this.name, value: n });
+      // A `type` tag is also kept as its own series (`name{type:…}`), the one tag edgeload's
+      // custom metrics are split by (thresholds and summaries read it, as for built-in scenarios).
+      const names = tags?.type === undefined ? [this.name] : [this.name, `${this.name}{type:${String(tags.type)}}`];
+      for (const name of names) {
+        if (type === "rate") vu.samples.push({ type, name, passed: typeof value === "boolean" ? value : n !== 0 });
+        else if (type === "counter") vu.samples.push({ type, name, value: n });
+        else vu.samples.push({ type, name, value: n });
+      }
     }
   };
 

@@ -22,6 +22,7 @@ import { seedSessions } from "../../seeds/sessions.ts";
 import { seedUsers } from "../../seeds/users.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
+import { runCli } from "./cli-process.ts";
 
 const SCENARIOS = ["userinfo", "introspect", "token-exchange", "refresh", "silent-auth", "otp-login"] as const;
 /** k6's own metrics; everything else in a summary is the scenario's. */
@@ -35,6 +36,8 @@ describeWithK6("k6 scripts", (k6) => {
   /** What every scenario script is given: the target and the load-test client. */
   let base: Record<string, string>;
   const seedEnv: Record<string, Record<string, string>> = {};
+  /** Seeds the edgeload runs use instead of the k6 runs' (those a run uses up). */
+  const edgeSeedEnv: Record<string, Record<string, string>> = {};
 
   /** `k6 <args> <script>` with only `vars` as the script's environment (-e), never this shell's. */
   const k6Run = async (args: string[], vars: Record<string, string>) => {
@@ -53,14 +56,17 @@ describeWithK6("k6 scripts", (k6) => {
     dir = await mkdtemp(join(tmpdir(), "edgeload-k6-scripts-"));
     base = { BASE_URL: stack.targetUrl, CLIENT_ID: stack.targetClient.clientId, CLIENT_SECRET: stack.targetClient.clientSecret, ADMIN_SECRET: stack.targetAdminSecret, REDIRECT_URI: stack.targetClient.redirectUri };
     const access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient };
-    const [tokens, families, sessions, users] = await Promise.all([
+    const [tokens, families, edgeFamilies, sessions, users] = await Promise.all([
       seedAccessTokens({ ...access, count: 120, users: 10 }),
+      seedRefreshTokens({ ...access, count: 100, users: 10 }),
+      // A rotated family cannot be rotated from its old token again: the edgeload run of the
+      // refresh script gets families of its own.
       seedRefreshTokens({ ...access, count: 100, users: 10 }),
       seedSessions({ ...access, count: 20, users: 10 }),
       seedUsers({ ...access, count: 10 }),
     ]);
     await Promise.all([
-      client.uploadSeed("k6-tokens", tokens), client.uploadSeed("k6-refresh", families),
+      client.uploadSeed("k6-tokens", tokens), client.uploadSeed("k6-refresh", families), client.uploadSeed("edge-refresh", edgeFamilies),
       client.uploadSeed("k6-sessions", sessions), client.uploadSeed("k6-users", users),
     ]);
     const url = async (name: string, request = {}) => (await client.seedUrl(name, { expiresIn: "1h", ...request })).url;
@@ -71,6 +77,7 @@ describeWithK6("k6 scripts", (k6) => {
     seedEnv.introspect = { TOKEN_URL: await url("k6-tokens") };
     seedEnv["token-exchange"] = seedEnv.introspect;
     seedEnv.refresh = { TOKEN_URL: await url("k6-refresh") };
+    edgeSeedEnv.refresh = { TOKEN_URL: await url("edge-refresh") };
     seedEnv["silent-auth"] = { TOKEN_URL: await url("k6-sessions") };
     seedEnv["otp-login"] = { TOKEN_URL: await url("k6-users") };
     // Warm the target after seeding (its isolate compiles the verification path on first
@@ -198,5 +205,28 @@ describeWithK6("k6 scripts", (k6) => {
     for (const name of custom) expect(declared[name], `${name} is not a metric of the edge ${scenario} scenario`).toBe(m[name]!.type);
     for (const [name, kind] of Object.entries(declared)) if (kind === "counter") expect(m[name]?.values.count, name).toBeTypeOf("number");
     RUNS[scenario].check(m);
+    k6Summaries[scenario] = m;
+  });
+
+  /** What each scenario's k6 run's handleSummary wrote, for the same script under edgeload. */
+  const k6Summaries: Partial<Record<(typeof SCENARIOS)[number], Metrics>> = {};
+
+  // The same scripts, unmodified, under `edgeload run script.js`: their handleSummary output
+  // passes the same checks as k6's, with the same threshold verdicts and iteration counts
+  // (an arrival-rate schedule: the crosscheck's max(1, 1%), plus one for k6's extra last one).
+  it.each(SCENARIOS)("%s: the same script under edgeload run passes the same checks, with k6's verdicts", async (scenario) => {
+    const summaryPath = join(dir, `${scenario}.edge.json`);
+    const env = { ...base, ...seedEnv[scenario], ...edgeSeedEnv[scenario], ...RUNS[scenario].load, SUMMARY_PATH: summaryPath };
+    const { code, stdout, stderr } = await runCli(["run", script(scenario), "--quiet", ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`])], { EDGELOAD_URL: fixture.stack.apiUrl, EDGELOAD_TOKEN: fixture.stack.token });
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    const m = (JSON.parse(await readFile(summaryPath, "utf8")) as { metrics: Metrics }).metrics;
+    expect(m.checks!.values).toMatchObject({ fails: 0 });
+    RUNS[scenario].check(m);
+    const k6 = k6Summaries[scenario];
+    if (!k6) return; // the k6 run failed above, and said why
+    const verdicts = (x: Metrics) => Object.fromEntries(Object.entries(x).flatMap(([key, t]) => Object.entries(t.thresholds ?? {}).map(([expr, o]) => [`${key} ${expr}`, o.ok])));
+    expect(verdicts(m)).toEqual(verdicts(k6));
+    const iterations = [k6.iterations!.values.count!, m.iterations!.values.count!];
+    expect(Math.abs(iterations[0]! - iterations[1]!), `k6 ${iterations[0]}, edgeload ${iterations[1]}`).toBeLessThanOrEqual(Math.max(2, Math.ceil(iterations[0]! * 0.01) + 1));
   });
 });
