@@ -1,9 +1,11 @@
 /**
- * `edgeload plan <spec.json> [--max-cost USD] [--config wrangler.toml] [--format table|json]`:
+ * `edgeload plan <spec.json | script.js> [--max-cost USD] [--config wrangler.toml] [--format table|json]`:
  * what a run would do, before any load — shards per region, platform usage against every
  * documented limit, and its estimated cost — under the caps of the deployment's
  * wrangler.toml. Nothing is contacted. Exit 104 when the spec is invalid, the plan breaks a
- * cap or a platform limit, or the cost is over `maxCost`.
+ * cap or a platform limit, or the cost is over `maxCost`. A k6 script is planned from its
+ * options (`-e NAME=VALUE` for its __ENV), counting one request per iteration: what an
+ * iteration sends is the script's to decide at run time.
  */
 import { join } from "node:path";
 import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
@@ -16,16 +18,24 @@ import { PROJECT_ROOT } from "./paths.ts";
 import { namedValues, withOverrides } from "./spec-overrides.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
 
-const USAGE = "usage: edgeload plan <spec.json> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json]";
+const USAGE = "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json]";
 
 export async function planCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs({
     args, allowPositionals: true,
-    options: { "max-cost": { type: "string" }, config: { type: "string" }, format: { type: "string", default: "table" }, var: { type: "string", multiple: true }, secret: { type: "string", multiple: true } },
+    options: {
+      "max-cost": { type: "string" }, config: { type: "string" }, format: { type: "string", default: "table" }, var: { type: "string", multiple: true }, secret: { type: "string", multiple: true },
+      env: { type: "string", multiple: true, short: "e" }, target: { type: "string" },
+    },
   }, USAGE);
   if (!positionals[0]) throw new CliError(`a spec file is required\n${USAGE}`, EXIT.invalidConfig);
   if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: table or json, not "${values.format}"`, EXIT.invalidConfig);
-  const raw = withOverrides(await readJsonFile(positionals[0], "run spec"), namedValues("var", values.var), namedValues("secret", values.secret), null);
+  const script = (await import("./script-command.ts"));
+  const input = script.isScriptPath(positionals[0])
+    ? (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null)).spec
+    : await readJsonFile(positionals[0], "run spec");
+  if (script.isScriptPath(positionals[0]) && values.format === "table") console.log("note: a k6 script's iterations are counted as one request each; what one sends is the script's to decide at run time\n");
+  const raw = withOverrides(input, namedValues("var", values.var), namedValues("secret", values.secret), null);
   const spec = parseRunSpec(values["max-cost"] === undefined ? raw : { ...(raw as object), maxCost: maxCost(values["max-cost"]) });
   if (!spec.ok) throw new CliError(`invalid run spec:\n${spec.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   const limits = limitsFromConfig(readWranglerConfig(values.config ?? join(PROJECT_ROOT, "wrangler.toml")));

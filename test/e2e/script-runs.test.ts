@@ -17,6 +17,7 @@ import { crosscheck, edgeFigures } from "../../core/crosscheck.ts";
 import { parseK6Summary } from "../../core/k6-summary.ts";
 import type { Summary } from "../../core/summary.ts";
 import { PROJECT_ROOT } from "../../scripts/cli/paths.ts";
+import { scriptRun } from "../../scripts/cli/script-command.ts";
 import { seedAccessTokens } from "../../seeds/access-tokens.ts";
 import { runCli } from "./cli-process.ts";
 import { describeWithK6 } from "./k6.ts";
@@ -199,6 +200,39 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     const [k6Run, edge] = await bothTools(script, {});
     expect(k6Run.code).toBe(99);
     expect(verdicts(edge)).toEqual({ "checks rate>0.9": true, "http_req_failed rate<0.6": false, "http_req_duration p(50)<1000": false });
+  });
+
+  it("plans a script before any load: edgeload plan script.js gives shards, limits and cost", async () => {
+    const r = await runCli(["plan", join(PROJECT_ROOT, "examples/k6/messaging-sla.js"), "-e", `BASE_URL=${base}`, "--format", "json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const planned = JSON.parse(r.stdout) as { spec: { executor: string; script: { exec: string } }; plan: { shards: unknown[] }; cost: { totalUsd: number } };
+    expect(planned.spec).toMatchObject({ executor: "ramping-vus", script: { exec: "default" } });
+    expect(planned.plan.shards.length).toBeGreaterThan(0);
+    expect(planned.cost.totalUsd).toBeGreaterThan(0);
+  });
+
+  it("stops a script run within 5 s of an abort, its VUs cut mid-sleep", async () => {
+    const script = join(dir, "long.js");
+    await writeFile(script, `
+      import http from "k6/http";
+      import { sleep } from "k6";
+      export const options = { vus: 4, duration: "60s" };
+      export default function () { http.get(__ENV.BASE_URL + "/delay?ms=5"); sleep(0.5); }
+    `);
+    const { client } = fixture;
+    const built = await scriptRun(script, { BASE_URL: base }, base);
+    await client.uploadScript(built.id, built.modules);
+    const run = await client.createRun(built.spec);
+    await new Promise((r) => setTimeout(r, 4_000));
+    const abortedAt = Date.now();
+    await client.abort(run.id);
+    const view = await client.waitForEnd(run.id, () => {}, 200, 15_000);
+    expect(view.status).toBe("aborted");
+    expect(Date.now() - abortedAt).toBeLessThan(5_000);
+    const iterations = ((await client.summary(run.id)).metrics as Record<string, { count: number }>).iterations!.count;
+    // About 4 VUs × 2 iterations a second for the ~2.5 s between T0 and the abort; never the 60 s.
+    expect(iterations).toBeGreaterThan(4);
+    expect(iterations).toBeLessThan(60);
   });
 
   it.each([
