@@ -41,7 +41,7 @@ describe("makeBlockingCallsAwaited", () => {
 
   it.each([
     // k6 forbids requests in the init context.
-    ["__k6async_http_get(u);", /line 2: get\(\) in the init context/],
+    ["__k6async_http_get(u);", /line 2 \(`get\(u\);`\): get\(\) in the init context/],
     // A callback the callee would not wait for.
     ["function f(xs) { return xs.filter((x) => __k6async_http_get(x).status === 200); }", /callback that makes requests or sleeps, passed to xs.filter\(\)/],
     ["function f() { setTimeout(() => __k6async_k6_sleep(1), 10); }", /passed to setTimeout\(\)/],

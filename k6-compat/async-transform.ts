@@ -123,7 +123,12 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
   }
 
   const problems: string[] = [];
-  const where = (node: AnyNode) => `line ${node.loc!.start.line}`;
+  // Lines are the bundle's; the line's own text says where in the script it is.
+  const lines = code.split("\n");
+  const where = (node: AnyNode) => {
+    const text = unmark(lines[node.loc!.start.line - 1]!.trim());
+    return `line ${node.loc!.start.line} (\`${text.length > 80 ? `${text.slice(0, 77)}...` : text}\`)`;
+  };
   for (const call of calls) {
     if (!awaited.has(call.node)) continue;
     // The outermost function is the init context (see the header).
@@ -247,10 +252,13 @@ function nameOf(fn: AnyNode, parent: AnyNode | null): { name: string | null; met
   return { name: null, method: false };
 }
 
+/** Code as the user wrote it, without the bundle's marks: `__k6async_http_get(` → `get(`. */
+const unmark = (text: string) => text.replace(/__k6async_[a-z0-9]+_/g, "").replace(/__k6asyncns_([a-z0-9]+)/g, "$1");
+
 /** A call as a message names it: `http.get()`, `sleep()`, `list.filter()`. */
 function describe(call: AnyNode): string {
   const callee = call.callee;
-  const clean = (name: string) => name.replace(/^__k6async_[a-z0-9]+_/, "").replace(/^__k6asyncns_([a-z0-9]+)$/, "$1");
+  const clean = unmark;
   if (callee.type === "Identifier") return `${clean(callee.name)}()`;
   if (callee.type === "MemberExpression" && !callee.computed) {
     const object = callee.object.type === "Identifier" ? `${clean(callee.object.name)}.` : "";

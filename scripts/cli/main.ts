@@ -31,7 +31,7 @@ import { DEMO_PRESET, DEMO_SCENARIOS, demoSpec, quickSpec, QuickSpecError, scena
 
 const USAGE = `usage:
   edgeload dev   [--api-port 8787] [--target-port 9090]
-  edgeload run   <script.js> [-e NAME=VALUE]... [--target URL] [--summary-export file]   a k6 script, unmodified
+  edgeload run   <script.js> [-e NAME=VALUE]... [--include-system-env-vars] [--target URL] [--summary-export file]   a k6 script, unmodified
   edgeload run   <spec.json> [--var NAME=VALUE]... [--secret NAME=VALUE]... [--summary-export file] [--max-cost USD]
                  [--out json=results.jsonl] [--out opentelemetry=URL] [--out experimental-prometheus-rw=URL]
                  [--url URL --token TOKEN] [--quiet]
@@ -188,6 +188,9 @@ const RUN_OPTIONS = {
   "max-cost": { type: "string" },
   // k6's -e/--env: __ENV of a k6 script run.
   env: { type: "string", multiple: true, short: "e" },
+  // k6 puts the whole environment in __ENV by default; edgeload only when asked, since
+  // __ENV travels to the shards with the run (and a shell holds secrets).
+  "include-system-env-vars": { type: "boolean", default: false },
 } as const;
 
 async function runCommand(args: string[]): Promise<number> {
@@ -214,8 +217,9 @@ async function runCommand(args: string[]): Promise<number> {
 }
 
 /** `edgeload run script.js [-e NAME=VALUE]…`: a k6 script (scripts/cli/script-command.ts). */
-async function runScript(path: string, values: { env?: string[]; target?: string; url?: string; token?: string; quiet: boolean; "summary-export"?: string; out?: string[] }): Promise<number> {
-  const env = namedValues("env", values.env);
+async function runScript(path: string, values: { env?: string[]; "include-system-env-vars"?: boolean; target?: string; url?: string; token?: string; quiet: boolean; "summary-export"?: string; out?: string[] }): Promise<number> {
+  const system = values["include-system-env-vars"] ? Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)) : {};
+  const env = { ...system, ...namedValues("env", values.env) };
   const dev = values.url ? null : await (await import("./dev-file.ts")).readDevFile();
   const built = await (await import("./script-command.ts")).scriptRun(path, env, values.target ?? null);
   if (built.ignored.length && !values.quiet) console.log(`options accepted without effect on edgeload: ${built.ignored.join(", ")}`);
