@@ -145,31 +145,21 @@ export class RunCoordinator extends DurableObject<Env> {
       }),
       ...insertShards(db, run.runId, run.plan.shards),
     ]);
-    // Setup runs once, here, before any shard starts; its captures go to every shard.
+    // Setup runs once, here, before any shard starts: the spec's setup steps (their captures)
+    // and a k6 script's setup() (what it returned, which may be a token: it goes to the
+    // shards, not into the view).
     const setupSteps = run.spec.setup ?? [];
     if (setupSteps.length) {
       const setup = await runPhase(run.spec, setupSteps, fetch.bind(globalThis));
-      this.#save({ ...this.#run!, phases: { setup: phaseView(setup) } });
-      if (!setup.ok) {
-        await this.#finish("error", phaseFailure("setup", setup, setupSteps));
-        return { t0Ms, status: "error" };
-      }
-      // The shards start a little later than planned: after setup, with the usual lead.
-      const setupT0 = Math.max(t0Ms, Date.now() + START_LEAD_MS[input.mode]);
-      this.#save({ ...this.#run!, t0Ms: setupT0, spec: { ...run.spec, setupData: setup.captured } });
+      const failure = setup.ok ? null : phaseFailure("setup", setup, setupSteps);
+      if (!(await this.#afterSetup(phaseView(setup), failure, setup.captured, t0Ms, input.mode))) return { t0Ms, status: "error" };
     }
     const script = runScript(run.spec);
     if (script?.setup) {
       const setup = await runScriptPhase(this.env, run.runId, run.spec, script, "setup", null);
-      // What setup() returned may be a token: it goes to the shards, not into the view.
-      this.#save({ ...this.#run!, phases: { setup: phaseView({ ok: setup.ok, steps: setup.steps, captured: {} }) } });
-      if (!setup.ok) {
-        await this.#finish("error", `setup() failed: ${setup.error}`);
-        return { t0Ms, status: "error" };
-      }
-      const setupT0 = Math.max(t0Ms, Date.now() + START_LEAD_MS[input.mode]);
-      const setupData = setup.data === null ? this.#run!.spec.setupData : { ...this.#run!.spec.setupData, [SETUP_DATA]: setup.data };
-      this.#save({ ...this.#run!, t0Ms: setupT0, spec: { ...this.#run!.spec, ...(setupData ? { setupData } : {}) } });
+      const setupData: Record<string, string> = setup.data === null ? {} : { [SETUP_DATA]: setup.data };
+      const view = phaseView({ ok: setup.ok, steps: setup.steps, captured: {} });
+      if (!(await this.#afterSetup(view, setup.ok ? null : `setup() failed: ${setup.error}`, setupData, t0Ms, input.mode))) return { t0Ms, status: "error" };
     }
     const ready = this.#run!;
     const assignments = shardAssignments({ runId: ready.runId, spec: ready.spec, plan: ready.plan, t0Ms: ready.t0Ms, mode: ready.mode, flushGraceMs: SHARD_FLUSH_GRACE_MS });
@@ -184,6 +174,22 @@ export class RunCoordinator extends DurableObject<Env> {
     await db.batch([updateRunStatus(db, run.runId, "running", { t0: ready.t0Ms })]);
     await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
     return { t0Ms: ready.t0Ms, status: "running" };
+  }
+
+  /**
+   * Records how setup went; a failed one ends the run as `error` (false). Otherwise the
+   * shards start a little later than planned, after setup with the usual lead, and get
+   * what it produced.
+   */
+  async #afterSetup(view: PhaseView, failure: string | null, setupData: Readonly<Record<string, string>>, t0Ms: number, mode: Mode): Promise<boolean> {
+    this.#save({ ...this.#run!, phases: { setup: view } });
+    if (failure) {
+      await this.#finish("error", failure);
+      return false;
+    }
+    const run = this.#run!;
+    this.#save({ ...run, t0Ms: Math.max(t0Ms, Date.now() + START_LEAD_MS[mode]), spec: { ...run.spec, setupData: { ...run.spec.setupData, ...setupData } } });
+    return true;
   }
 
   /** Receives a shard's closed windows. Idempotent per (shard, window, part). */

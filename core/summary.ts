@@ -232,25 +232,22 @@ export function buildSummary(input: SummaryInput) {
     const entries = outcomes.filter((o) => o.key === metricKey);
     return entries.length ? { thresholds: Object.fromEntries(entries.map((o) => [o.source, !o.ok])) } : {};
   };
-  const trendMetric = (trend: TrendName, key: string) => {
-    const t = trendSummary(all, trend);
-    return t ? { ...t, ...failedByMetric(key) } : undefined;
+  // Each built-in metric with its thresholds' verdicts; one without samples is left out.
+  const metric = (name: MetricName) => {
+    const values = builtInValues(all, name, elapsedS);
+    return values ? { ...values, ...failedByMetric(name) } : undefined;
   };
-  const counter = (count: number, key: string) => ({ count, rate: round6(count / elapsedS), ...failedByMetric(key) });
-  const checksTotal = c.checksPassed + c.checksFailed;
 
   const metrics: Record<string, unknown> = {
-    http_reqs: counter(c.completed, "http_reqs"),
-    iterations: counter(c.iterations, "iterations"),
-    dropped_iterations: counter(c.dropped, "dropped_iterations"),
-    http_req_duration: trendMetric("duration", "http_req_duration"),
-    http_req_waiting: trendMetric("ttfb", "http_req_waiting"),
-    http_req_failed: { passes: c.failed, fails: c.completed - c.failed, value: round6(c.completed ? c.failed / c.completed : 0), ...failedByMetric("http_req_failed") },
+    http_reqs: metric("http_reqs"),
+    iterations: metric("iterations"),
+    dropped_iterations: metric("dropped_iterations"),
+    http_req_duration: metric("http_req_duration"),
+    http_req_waiting: metric("http_req_waiting"),
+    http_req_failed: metric("http_req_failed"),
     data_received: { count: c.bytesReceived, rate: round3(c.bytesReceived / elapsedS) },
+    checks: metric("checks"),
   };
-  if (checksTotal > 0) {
-    metrics.checks = { passes: c.checksPassed, fails: c.checksFailed, value: round6(c.checksPassed / checksTotal), ...failedByMetric("checks") };
-  }
   for (const [k, v] of Object.entries(metrics)) if (v === undefined) delete metrics[k];
   // Tag-filtered threshold keys are k6 sub-metrics, e.g. "http_req_duration{step:login}",
   // with their own figures; a key with no expression still shows them, as in k6.

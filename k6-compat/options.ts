@@ -14,6 +14,7 @@
  *   { name: "smoke.js", target: "http://127.0.0.1:9090", bundle: "ab…", env: {}, metrics: {} })
  */
 import { EXECUTOR_NAMES } from "../core/spec/types.ts";
+import { parseMetricKey } from "../core/thresholds.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 
 export interface ScriptContext {
@@ -80,7 +81,8 @@ interface Scenario {
 function stepsOf(exec: string, thresholds: unknown): Array<{ name: string; path: string }> {
   const names = new Set([exec]);
   for (const key of Object.keys(typeof thresholds === "object" && thresholds !== null ? thresholds : {})) {
-    for (const m of key.matchAll(/[{,]\s*step\s*:\s*([^,}]+?)\s*[,}]/g)) names.add(m[1]!);
+    const step = parseMetricKey(key)?.tags.step;
+    if (step !== undefined) names.add(step);
   }
   return [...names].map((name) => ({ name, path: "/" }));
 }

@@ -222,7 +222,7 @@ export class LoadShard extends DurableObject<Env> {
     const entry = scriptEntrypoint(this.env.LOADER, `${assignment.runId}:${script.bundle}`, await object.json<ScriptModules>());
     return scriptFlow(entry, {
       script,
-      scenario: { name: spec.name.includes("/") ? spec.name.slice(spec.name.lastIndexOf("/") + 1) : "default", executor: spec.executor, startTimeMs: (assignment.part?.windowOffsetS ?? 0) * 1000 },
+      scenario: { name: assignment.part?.scenario ?? "default", executor: spec.executor, startTimeMs: (assignment.part?.windowOffsetS ?? 0) * 1000 },
       firstPoolVu: assignment.shard.index * assignment.shard.maxInFlight + 1,
       steps: spec.steps.map((s) => s.name),
       setupData: spec.setupData?.[SETUP_DATA] ?? null,
