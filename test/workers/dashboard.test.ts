@@ -120,14 +120,21 @@ describe("the live event stream", () => {
     expect(names[0]).toBe("history");
     expect(names.slice(-2)).toEqual(["summary", "end"]);
     const windows = events.filter(([name]) => name === "window").map(([, point]) => point);
-    expect(windows.map((p) => p.t)).toEqual([0, 1, 2]);
+    // A window holds what completed in its second, so on a busy host the last requests of a
+    // 3 s run may finish in second 3: the windows run 0, 1, 2 and at most that one more.
+    const lastWindow = windows.at(-1)!.t as number;
+    expect([2, 3]).toContain(lastWindow);
+    expect(windows.map((p) => p.t)).toEqual([...Array(lastWindow + 1).keys()]);
     const summary = (await (await api(`/v1/runs/${run.id}/summary`)).json()) as { metrics: { http_reqs: { count: number } } };
     expect(windows.reduce((sum, p) => sum + p.requests, 0)).toBe(summary.metrics.http_reqs.count);
     expect(windows.every((p) => p.targetRate === 40 && Object.keys(p.regions).sort().join() === "weur,wnam")).toBe(true);
     const statuses = events.filter(([name]) => name === "status").map(([, s]) => s);
     expect(statuses.length).toBeGreaterThanOrEqual(2);
     expect(statuses.at(-1).status).toBe("passed");
-    expect(statuses.at(-1).shardHealth.map((h: { done: boolean; lastWindowS: number }) => [h.done, h.lastWindowS])).toEqual([[true, 2], [true, 2]]);
+    const health = statuses.at(-1).shardHealth as Array<{ done: boolean; lastWindowS: number }>;
+    expect(health.map((h) => h.done)).toEqual([true, true]);
+    expect(health.every((h) => h.lastWindowS === 2 || h.lastWindowS === 3)).toBe(true);
+    expect(Math.max(...health.map((h) => h.lastWindowS))).toBe(lastWindow);
     expect(events.at(-2)![1]).toEqual(summary);
 
     // After the run: everything at once, and the stream ends by itself.
