@@ -336,7 +336,9 @@ export class LoadShard extends DurableObject<Env> {
         await clock.sleep(Math.min(5_000, 200 * 2 ** attempt));
         continue;
       }
-      for (const [key] of pending) this.ctx.storage.kv.delete(key);
+      // Unconfirmed like the window's write: a gated delete would hold this isolate's next
+      // sends until it is durable, and a lost one only re-sends windows the coordinator skips.
+      void this.ctx.storage.delete(pending.map(([key]) => key), { allowUnconfirmed: true });
       if (ack.stop) this.#engine?.stop();
       if (done || (!final && last)) return;
     }
