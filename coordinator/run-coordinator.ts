@@ -23,7 +23,7 @@ import { DurableObject } from "cloudflare:workers";
 import { liveVerdicts, shardHealthRows, shardWindowHealth, windowPoints, withLatePortion, type LivePoint, type ShardLatest } from "../core/live-view.ts";
 import { targetLoadAt } from "../core/load-profile.ts";
 import type { Plan } from "../core/plan.ts";
-import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../core/protocol.ts";
+import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardWindow } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
 import { lifecycleStep } from "../core/run-lifecycle.ts";
 import { RunTotals, type RunTotalsWire } from "../core/run-totals.ts";
@@ -36,6 +36,7 @@ import { SETUP_DATA } from "../core/spec/script-schema.ts";
 import type { Env } from "./env.ts";
 import type { RunMetricsSource, RunMetricsWire } from "../core/metrics-exposition.ts";
 import { LiveStream, sseEvent } from "./live-stream.ts";
+import { ShardProgress } from "./shard-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
 import { metricsPushBody } from "./metrics-push-body.ts";
 import { insertRun, insertShards, seriesStatements, updateRunStatus, updateShard, windowStatements, type SeriesRow, type WindowCell } from "./results-store.ts";
@@ -53,9 +54,6 @@ interface RunRecord {
   readonly stopping: "aborted" | "failed" | null;
   readonly endMs: number | null;
   readonly abortReason: string | null;
-  readonly shardsDone: readonly number[];
-  readonly watermarks: Readonly<Record<number, number>>;
-  readonly telemetry: Readonly<Record<number, ShardTelemetry>>;
   /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */
   readonly tickFailures?: number;
   readonly lastError?: string | null;
@@ -112,6 +110,8 @@ export class RunCoordinator extends DurableObject<Env> {
   #live = new LiveStream();
   /** Each shard's latest window, and its health by that window while dashboards watch. */
   #shardHealth = new Map<number, ShardLatest>();
+  /** Each shard's watermark, done flag and telemetry: one row a shard, written per flush. */
+  #shards: ShardProgress;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -120,6 +120,7 @@ export class RunCoordinator extends DurableObject<Env> {
         part INTEGER NOT NULL, data TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0, UNIQUE (shard, window_s, part))`,
     );
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS live_points (window_s INTEGER PRIMARY KEY, data TEXT NOT NULL)");
+    this.#shards = new ShardProgress(ctx.storage.sql);
     void ctx.blockConcurrencyWhile(async () => this.#restore());
   }
 
@@ -130,12 +131,9 @@ export class RunCoordinator extends DurableObject<Env> {
     const t0Ms = now + START_LEAD_MS[input.mode];
     // A named scenario's shards measure nothing before its start: windows before it need
     // not wait for them.
-    const watermarks = Object.fromEntries((input.plan.scenarios ?? []).flatMap((s) =>
-      Array.from({ length: s.shardCount }, (_, i) => [s.firstShard + i, s.startMs / 1000] as const)));
-    const run: RunRecord = {
-      ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null,
-      shardsDone: [], watermarks, telemetry: {}
-    };
+    this.#shards.start(new Map((input.plan.scenarios ?? []).flatMap((s) =>
+      Array.from({ length: s.shardCount }, (_, i) => [s.firstShard + i, s.startMs / 1000] as const))));
+    const run: RunRecord = { ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null };
     this.#save(run);
     const db = this.env.DB;
     await db.batch([
@@ -217,16 +215,10 @@ export class RunCoordinator extends DurableObject<Env> {
       if (!latest || window.windowS >= latest.windowS) latest = window;
     }
     if (latest) this.#shardHealth.set(message.shardIndex, { lastWindowS: latest.windowS, ...(this.#live.size > 0 ? shardWindowHealth(latest.steps) : {}) });
-    const done = message.done && !run.shardsDone.includes(message.shardIndex) ? [...run.shardsDone, message.shardIndex] : run.shardsDone;
-    this.#save({
-      ...run,
-      shardsDone: done,
-      watermarks: { ...run.watermarks, [message.shardIndex]: Math.max(run.watermarks[message.shardIndex] ?? 0, message.watermarkS) },
-      telemetry: { ...run.telemetry, [message.shardIndex]: message.telemetry },
-    });
+    this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry);
     // Everyone is done: finish now — unless ticks are failing (D1 refusing writes), whose
     // backoff an early tick would cut short, spending the retry budget in a burst.
-    if (done.length === run.plan.shards.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
+    if (this.#shards.doneCount === run.plan.shards.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
       await this.ctx.storage.setAlarm(Date.now());
     }
     return { accepted, duplicates, stop: run.stopping !== null || FINAL_STATUSES.includes(run.status) };
@@ -260,7 +252,7 @@ export class RunCoordinator extends DurableObject<Env> {
         failed: all.counters.failed,
         dropped: all.counters.dropped,
         p95Ms: p95,
-        shardsDone: run.shardsDone.length,
+        shardsDone: this.#shards.doneCount,
         shards: run.plan.shards.length,
       },
       thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" : null,
@@ -296,7 +288,7 @@ export class RunCoordinator extends DurableObject<Env> {
       ...view,
       t0Ms: run.t0Ms,
       ...liveVerdicts(run.spec, this.#totals, view.progress.elapsedS),
-      shardHealth: shardHealthRows(run.plan.shards, this.#shardHealth, run.shardsDone),
+      shardHealth: shardHealthRows(run.plan.shards, this.#shardHealth, this.#shards.doneShards()),
     };
   }
 
@@ -339,7 +331,7 @@ export class RunCoordinator extends DurableObject<Env> {
   #progress(run: RunRecord, now: number) {
     const elapsedMs = Math.max(0, Math.min((run.endMs ?? now) - run.t0Ms, run.spec.durationMs));
     const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
-    const lastComplete = Math.min(...run.plan.shards.map((s) => run.watermarks[s.index] ?? 0)) - 1;
+    const lastComplete = Math.min(...run.plan.shards.map((s) => this.#shards.watermark(s.index))) - 1;
     return { elapsedMs, target, achievedRatePerS: this.#iterationsByWindow.get(lastComplete) ?? 0 };
   }
 
@@ -355,7 +347,7 @@ export class RunCoordinator extends DurableObject<Env> {
       targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,
       targetVUs: target.vus === null ? null : ended ? 0 : target.vus,
       achievedRatePerS: ended ? 0 : achievedRatePerS,
-      peakInFlight: Object.values(run.telemetry).reduce((sum, t) => sum + t.peakInFlight, 0),
+      peakInFlight: this.#shards.peakInFlight(),
     };
   }
 
@@ -432,7 +424,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const run = this.#run;
     if (!run || this.ctx.storage.kv.get("summary")) return;
     const now = Date.now();
-    const everyoneDone = run.shardsDone.length === run.plan.shards.length;
+    const everyoneDone = this.#shards.doneCount === run.plan.shards.length;
 
     await this.#writeClosedWindows(run, now, everyoneDone);
     this.#pushMetrics(run, now);
@@ -513,8 +505,8 @@ export class RunCoordinator extends DurableObject<Env> {
    * an extra row) instead of being merged into a cell that is already on its way.
    */
   async #writeClosedWindows(run: RunRecord, now: number, all: boolean): Promise<void> {
-    const running = run.plan.shards.filter((s) => !run.shardsDone.includes(s.index));
-    const watermark = Math.min(...running.map((s) => run.watermarks[s.index] ?? 0), Number.MAX_SAFE_INTEGER);
+    const running = run.plan.shards.filter((s) => !this.#shards.isDone(s.index));
+    const watermark = Math.min(...running.map((s) => this.#shards.watermark(s.index)), Number.MAX_SAFE_INTEGER);
     const lateLimit = Math.floor((now - run.t0Ms - MAX_LATENESS_MS) / WINDOW_MS);
     const cutoff = all ? Number.MAX_SAFE_INTEGER : Math.max(watermark, lateLimit);
     const ready = [...new Set([...this.#open.keys(), ...this.#openSeries.keys()])].filter((w) => w < cutoff).sort((a, b) => a - b);
@@ -599,7 +591,7 @@ export class RunCoordinator extends DurableObject<Env> {
       phases: run.phases ?? {},
       shards: run.plan.shards.map((s) => ({
         index: s.index, region: s.region, segment: s.segment,
-        colo: run.telemetry[s.index]?.colo ?? "unknown", telemetry: run.telemetry[s.index] ?? null,
+        colo: this.#shards.telemetry(s.index)?.colo ?? "unknown", telemetry: this.#shards.telemetry(s.index),
       })),
     });
   }
@@ -647,7 +639,7 @@ export class RunCoordinator extends DurableObject<Env> {
       updateRunStatus(db, run.runId, status, { endedAt: endMs, summaryJson: JSON.stringify(summary), thresholdsOk: summary.edgeload.thresholdsPassed, abortReason: final.abortReason }),
       ...run.plan.shards.map((s) => {
         const stats = this.#totals.shard(s.index);
-        const t = run.telemetry[s.index];
+        const t = this.#shards.telemetry(s.index);
         return updateShard(db, run.runId, {
           index: s.index, colo: t?.colo ?? "unknown", stats, restarts: t?.restarts ?? 0, invocations: t?.invocations ?? 0,
           subrequests: t?.subrequests ?? 0, peakInFlight: t?.peakInFlight ?? 0, summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),

@@ -1,0 +1,53 @@
+/**
+ * The coordinator keeps each shard's progress (watermark, done, telemetry) in a row of its
+ * own, so a flush does not rewrite the run record: checked on the real SQLite storage of a
+ * coordinator object, across its eviction, and after a real run.
+ */
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ShardProgress } from "../../coordinator/shard-progress.ts";
+import type { ShardTelemetry } from "../../core/protocol.ts";
+import { createRun, waitForStatus } from "./helpers.ts";
+
+const coordinatorOf = (name: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(name));
+const telemetry = (peakInFlight: number): ShardTelemetry => ({ region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 10, peakInFlight });
+
+describe("shard progress", () => {
+  it("moves watermarks forward only, keeps done, and reads back the same after eviction", async () => {
+    const stub = coordinatorOf("progress-only");
+    await runInDurableObject(stub, (_instance, state) => {
+      const progress = new ShardProgress(state.storage.sql);
+      progress.start(new Map([[2, 5]])); // a named scenario's shard that starts at 5 s
+      progress.record(0, 3, false, telemetry(4));
+      progress.record(0, 1, false, telemetry(6)); // a late, reordered flush
+      progress.record(1, 2, true, telemetry(1));
+      progress.record(1, 2, false, telemetry(1)); // a retried older flush
+      expect([progress.watermark(0), progress.watermark(1), progress.watermark(2), progress.watermark(3)]).toEqual([3, 2, 5, 0]);
+      expect(progress.doneShards()).toEqual([1]);
+      expect(progress.peakInFlight()).toBe(7);
+    });
+    await evictDurableObject(stub);
+    await runInDurableObject(stub, (_instance, state) => {
+      const progress = new ShardProgress(state.storage.sql);
+      expect([progress.watermark(0), progress.watermark(1), progress.watermark(2)]).toEqual([3, 2, 5]);
+      expect(progress.doneShards()).toEqual([1]);
+      expect(progress.doneCount).toBe(1);
+      expect(progress.telemetry(0)).toEqual(telemetry(6));
+      expect(progress.telemetry(2)).toBeNull();
+    });
+  });
+
+  it("a run's record carries no per-shard progress; its rows hold every shard done", async () => {
+    const { id } = await createRun({ rate: 20 });
+    expect((await waitForStatus(id)).status).toBe("passed");
+    await runInDurableObject(coordinatorOf(id), (_instance, state) => {
+      const record = state.storage.kv.get<Record<string, unknown>>("run")!;
+      expect(Object.keys(record)).not.toContain("telemetry");
+      expect(Object.keys(record)).not.toContain("watermarks");
+      const rows = state.storage.sql.exec<{ shard: number; done: number; telemetry: string }>("SELECT shard, done, telemetry FROM shard_progress ORDER BY shard").toArray();
+      expect(rows.map((r) => [r.shard, r.done])).toEqual([[0, 1], [1, 1]]);
+      expect(rows.every((r) => (JSON.parse(r.telemetry) as ShardTelemetry).colo === "local")).toBe(true);
+    });
+  });
+});
