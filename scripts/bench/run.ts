@@ -41,7 +41,7 @@
  * `npm run bench -- faults` is `--only faults`.
  * `--only profile` (never part of the full run) writes a CPU profile of the generator's isolate
  * and prints where its time goes (scripts/bench/engine-profile.ts).
- * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 500,1000,2000, --duration 15s, --delay 20, --marginal-rate 200,
+ * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,500,1000, --duration 15s, --delay 20, --marginal-rate 200,
  * --shards 16. Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
@@ -60,12 +60,13 @@ import { findK6 } from "./k6-binary.ts";
 import { crosscheck, edgeFigures, type LoadFigures } from "../../core/crosscheck.ts";
 import { parseK6Summary } from "../../core/k6-summary.ts";
 import { STREAM_MEMORY_BYTES } from "../../core/plan.ts";
+import { markdownTable } from "./markdown-table.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     only: { type: "string" },
-    rates: { type: "string", default: "500,1000,2000" },
+    rates: { type: "string", default: "100,500,1000" },
     duration: { type: "string", default: "15s" },
     delay: { type: "string", default: "20" },
     shards: { type: "string", default: "16" },
@@ -256,6 +257,7 @@ async function generatorBench(): Promise<void> {
     await edgeloadRun(stack, path, rates[0]!, "4s", shards);
     const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
     const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
+    const atRates: Array<{ rate: number; clients: GeneratorResult[]; verdict: string }> = [];
     const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p95Ms), fmt(r.p99Ms), r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "-", r.cpuS.toFixed(2), perK(r).toFixed(3), r.targetCpuS === undefined ? "-" : ((r.targetCpuS / r.requests) * 1000).toFixed(3)];
     for (const rate of rates) {
       console.log(`\n## Generator: edgeload (local stack, ${shards} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delay} ms\n`);
@@ -285,12 +287,29 @@ async function generatorBench(): Promise<void> {
         ["edgeload/paced floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
       ]));
       // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
+      let verdict = "-";
       if (edge.figures && k6Result.figures) {
         const check = crosscheck(edge.figures, k6Result.figures);
         const off = check.rows.filter((r) => r.step === null && r.verdict === "disagree");
         console.log(`\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`);
+        const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
+        verdict = off.length ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))}`).join(", ")} ms)` : check.verdict;
       }
+      atRates.push({ rate, clients: [edge, k6Result, paced, { ...floor, name: "closed floor" }], verdict });
     }
+    // Every rate in one table, as the README shows it.
+    console.log(`\n## Generator at every rate: edgeload / k6 / the workerd floors\n`);
+    const ms = (r: GeneratorResult, cpu: number | undefined) => (cpu === undefined ? "" : ((cpu / r.requests) * 1000).toFixed(2));
+    console.log(markdownTable(
+      ["rate", "", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU ms per request", "target CPU ms per request", "crosscheck"],
+      atRates.flatMap(({ rate, clients, verdict }) => clients.map((r, i) => {
+        const closed = r.name === "closed floor";
+        return [i === 0 ? `${rate}/s` : "", r.name === "paced fetch floor" ? "paced floor" : r.name, closed ? "" : String(r.dropped),
+          closed ? "" : fmt(r.p50Ms), closed ? "" : fmt(r.p95Ms), closed ? "" : fmt(r.p99Ms),
+          r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "", ms(r, r.cpuS), ms(r, r.targetCpuS), i === 0 ? verdict : ""];
+      })),
+      new Set([0, 1, 9]),
+    ));
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
   floor = a bare fetch loop's workerd process (closed, 25 at a time; paced: the same rate, one timer a send);
   the target's CPU is not counted. Diffs are edgeload − k6 in ms.
