@@ -5,7 +5,7 @@
  * functions and files with the most self time. The profile is written next to the output
  * so it can be opened in Chrome DevTools or speedscope.
  *
- *   npm run bench -- --only profile [--rates 500] [--duration 10s] [--delay 20] [--shards 16]
+ *   npm run bench -- --only profile [--rates 500] [--duration 10s] [--delay 20] [--shards N]
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -85,7 +85,7 @@ export function selfTimes(profile: CpuProfile, sourceOf: (frame: ProfileNode["ca
   return { byFunction: sorted(byFunction), byFile: sorted(byFile), totalMs: totalUs / 1000 };
 }
 
-export async function engineProfile(options: { rate: number; duration: string; delayMs: number; shards: number }): Promise<void> {
+export async function engineProfile(options: { rate: number; duration: string; delayMs: number; shards: number | null }): Promise<void> {
   const inspectorPort = 9300 + Math.floor(Math.random() * 500);
   const stack = await startLocalStack({ persist: false, coordinatorInspectorPort: inspectorPort });
   try {
@@ -97,7 +97,7 @@ export async function engineProfile(options: { rate: number; duration: string; d
     await session.send("Profiler.setSamplingInterval", { interval: SAMPLING_US });
     const run = await client.createRun({
       name: "profile", target: stack.targetUrl, steps: [{ path }], executor: "constant-arrival-rate", rate: options.rate, duration: options.duration,
-      shards: options.shards, regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, options.rate), timeout: "10s",
+      ...(options.shards === null ? {} : { shards: options.shards }), regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, options.rate), timeout: "10s",
     });
     await session.send("Profiler.start");
     await client.waitForEnd(run.id, () => {}, 1000);
@@ -119,7 +119,7 @@ export async function engineProfile(options: { rate: number; duration: string; d
     const { byFunction, byFile, totalMs } = selfTimes(profile, sourceOf);
     const idle = byFunction.filter(([k]) => k.startsWith("(idle)")).reduce((a, [, ms]) => a + ms, 0);
     const busy = totalMs - idle;
-    console.log(`\n## Engine profile: ${options.rate}/s for ${options.duration}, ${options.shards} shards, ${requests} requests; ${busy.toFixed(0)} ms of the isolate sampled (profile: ${file})\n`);
+    console.log(`\n## Engine profile: ${options.rate}/s for ${options.duration}, ${options.shards ?? "planned"} shards, ${requests} requests; ${busy.toFixed(0)} ms of the isolate sampled (profile: ${file})\n`);
     const share = (ms: number) => `${((ms / busy) * 100).toFixed(1)}%`;
     console.log(markdownTable(["file", "sampled self ms", "share"], byFile.filter(([k]) => k !== "(idle)").slice(0, 15).map(([k, ms]) => [k, ms.toFixed(0), share(ms)]), new Set([0])));
     console.log();

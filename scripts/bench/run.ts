@@ -41,8 +41,10 @@
  * `npm run bench -- faults` is `--only faults`.
  * `--only profile` (never part of the full run) writes a CPU profile of the generator's isolate
  * and prints where its time goes (scripts/bench/engine-profile.ts).
- * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,500,1000, --duration 15s, --delay 20, --marginal-rate 200,
- * --shards 16. Load goes only to the loopback target and stops by itself.
+ * `--only fetch-options` (never part of the full run) prices each option the engine adds to a
+ * fetch, in a bare workerd loop (scripts/bench/fetch-options.ts).
+ * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile|fetch-options, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,500,1000, --duration 15s, --delay 20, --marginal-rate 200,
+ * --shards N (default: as the plan makes them, as a user's run gets them). Load goes only to the loopback target and stops by itself.
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -52,15 +54,15 @@ import { parseArgs } from "node:util";
 import * as hdr from "hdr-histogram-js";
 import { Histogram } from "../../core/histogram.ts";
 import { EdgeloadClient } from "../cli/client.ts";
-import { unstable_startWorker } from "wrangler";
 import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../cli/local-stack.ts";
-import { cpuSeconds, reapedChildrenCpuSeconds, residentBytes, workerdDescendants } from "../cli/processes.ts";
+import { cpuSeconds, reapedChildrenCpuSeconds, residentBytes } from "../cli/processes.ts";
 import { parseDurationMs } from "../../core/duration.ts";
 import { findK6 } from "./k6-binary.ts";
 import { crosscheck, edgeFigures, type LoadFigures } from "../../core/crosscheck.ts";
 import { parseK6Summary } from "../../core/k6-summary.ts";
 import { STREAM_MEMORY_BYTES } from "../../core/plan.ts";
 import { markdownTable } from "./markdown-table.ts";
+import { startFetchFloor } from "./fetch-floor-worker.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -69,7 +71,7 @@ const { values, positionals } = parseArgs({
     rates: { type: "string", default: "100,500,1000" },
     duration: { type: "string", default: "15s" },
     delay: { type: "string", default: "20" },
-    shards: { type: "string", default: "16" },
+    shards: { type: "string", default: "plan" },
     "marginal-rate": { type: "string", default: "200" },
     "script-rates": { type: "string", default: "100,300,500" },
     "soak-duration": { type: "string", default: "3m" },
@@ -190,38 +192,30 @@ async function runK6(k6: string, targetUrl: string, rate: number, duration: stri
  * time, no timers) or, with `rate`, paced on the open-model schedule (one timer per send).
  */
 async function fetchFloor(targetUrl: string, requests: number, rate?: number): Promise<GeneratorResult> {
-  const before = new Set(workerdDescendants());
-  const floor = await unstable_startWorker({
-    config: join(PROJECT_ROOT, "scripts/bench/fetch-floor/wrangler.toml"),
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, watch: false, logLevel: "warn" },
-  });
+  const floor = await startFetchFloor(targetUrl);
   try {
-    const url = await floor.url;
-    await (await floor.fetch(`${url.origin}/?n=1&concurrency=1&target=${encodeURIComponent(targetUrl)}`)).text();
-    const pids = workerdDescendants().filter((p) => !before.has(p));
-    const cpuBefore = cpuSeconds(pids);
+    const cpuBefore = cpuSeconds(floor.pids);
     const started = performance.now();
-    const response = await floor.fetch(`${url.origin}/?n=${requests}&${rate ? `rate=${rate}` : "concurrency=25"}&target=${encodeURIComponent(targetUrl)}`);
-    if (!response.ok) throw new Error(`fetch floor failed: ${await response.text()}`);
-    const answer = (await response.json()) as { p50Ms?: number; p95Ms?: number; p99Ms?: number };
+    const answer = await floor.loop(targetUrl, rate ? { n: requests, rate } : { n: requests, concurrency: 25 });
     const wallS = (performance.now() - started) / 1000;
     return {
       name: rate ? "paced fetch floor" : "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0,
-      p50Ms: answer.p50Ms ?? NaN, p95Ms: answer.p95Ms ?? NaN, p99Ms: answer.p99Ms ?? NaN, cpuS: cpuSeconds(pids) - cpuBefore,
+      p50Ms: answer.p50Ms ?? NaN, p95Ms: answer.p95Ms ?? NaN, p99Ms: answer.p99Ms ?? NaN, cpuS: cpuSeconds(floor.pids) - cpuBefore,
     };
   } finally {
     await floor.dispose();
   }
 }
 
-async function edgeloadRun(stack: LocalStack, path: string, rate: number, duration: string, shards: number): Promise<GeneratorResult> {
+/** One edgeload run; `shards` null leaves the count to the plan, as a user's run does. */
+async function edgeloadRun(stack: LocalStack, path: string, rate: number, duration: string, shards: number | null): Promise<GeneratorResult> {
   const client = new EdgeloadClient(stack.apiUrl, stack.token);
   const generatorPids = stack.processes.coordinator;
   if (generatorPids.length === 0) throw new Error("could not find the generator's workerd process in /proc");
   const cpuBefore = cpuSeconds(generatorPids);
   const run = await client.createRun({
     name: "bench", target: stack.targetUrl, steps: [{ path }], executor: "constant-arrival-rate", rate, duration,
-    shards, regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, rate), timeout: "10s",
+    ...(shards === null ? {} : { shards }), regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, rate), timeout: "10s",
   });
   await client.waitForEnd(run.id, () => {}, 1000);
   const cpuS = cpuSeconds(generatorPids) - cpuBefore;
@@ -229,7 +223,7 @@ async function edgeloadRun(stack: LocalStack, path: string, rate: number, durati
   const m = s.metrics as Record<string, any>;
   if (s.edgeload.saturated) console.log(`  note: edgeload reported saturation at ${rate}/s: ${s.edgeload.saturation.join("; ")}`);
   return {
-    name: "edgeload",
+    name: `edgeload (${s.edgeload.plan.shards} shards)`,
     requests: m.http_reqs.count,
     achievedPerS: s.edgeload.achievedRatePerS,
     dropped: m.dropped_iterations.count,
@@ -246,7 +240,7 @@ async function generatorBench(): Promise<void> {
   const rates = values.rates!.split(",").map(Number);
   const duration = values.duration!;
   const delay = Number(values.delay);
-  const shards = Number(values.shards);
+  const shards = values.shards === "plan" ? null : Number(values.shards);
   const k6 = findK6();
   const stack = await startLocalStack({ persist: false });
   try {
@@ -260,7 +254,7 @@ async function generatorBench(): Promise<void> {
     const atRates: Array<{ rate: number; clients: GeneratorResult[]; verdict: string }> = [];
     const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p95Ms), fmt(r.p99Ms), r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "-", r.cpuS.toFixed(2), perK(r).toFixed(3), r.targetCpuS === undefined ? "-" : ((r.targetCpuS / r.requests) * 1000).toFixed(3)];
     for (const rate of rates) {
-      console.log(`\n## Generator: edgeload (local stack, ${shards} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delay} ms\n`);
+      console.log(`\n## Generator: edgeload (local stack, ${shards ?? "planned"} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delay} ms\n`);
       // The target's CPU over each client's run, next to the client's own.
       const withTargetCpu = async (measure: () => Promise<GeneratorResult>): Promise<GeneratorResult> => {
         const before = cpuSeconds(stack.processes.target);
@@ -451,7 +445,7 @@ async function fuzzBench(): Promise<void> {
 
 // `npm run bench -- faults` names one part as a bare word, like --only.
 values.only ??= positionals[0];
-const PARTS = ["histogram", "generator", "marginal", "query", "soak", "streams", "fuzz", "faults", "dashboard", "script", "profile"];
+const PARTS = ["histogram", "generator", "marginal", "query", "soak", "streams", "fuzz", "faults", "dashboard", "script", "profile", "fetch-options"];
 if (values.only && !PARTS.includes(values.only)) {
   console.error(`unknown benchmark "${values.only}": one of ${PARTS.join(", ")}`);
   process.exit(2);
@@ -475,9 +469,13 @@ if (!values.only || values.only === "script") {
   const { scriptCostBench } = await import("./script-cost.ts");
   await scriptCostBench(values["script-rates"]!.split(",").map(Number), values.only === "script" ? values.duration! : "8s", Number(values.delay), 4);
 }
+if (values.only === "fetch-options") {
+  const { fetchOptionsBench } = await import("./fetch-options.ts");
+  await fetchOptionsBench(4000, 3, Number(values.delay));
+}
 if (values.only === "profile") {
   const { engineProfile } = await import("./engine-profile.ts");
-  for (const rate of values.rates!.split(",").map(Number)) await engineProfile({ rate, duration: values.duration!, delayMs: Number(values.delay), shards: Number(values.shards) });
+  for (const rate of values.rates!.split(",").map(Number)) await engineProfile({ rate, duration: values.duration!, delayMs: Number(values.delay), shards: values.shards === "plan" ? null : Number(values.shards) });
 }
 if (!values.only || values.only === "faults") {
   const { faultsBench } = await import("./faults/run-faults.ts");

@@ -12,6 +12,10 @@
  *   timer per send, which is what pacing costs any generator in workerd. Each request is
  *   timed (send → body read, as k6's http_req_duration) into a plain array, and the answer
  *   gives p50/p95/p99: what workerd's own fetch path measures, with no edgeload in it.
+ *
+ * &options=header,signal,timer,manual,content-length (closed loop only) adds to each
+ *   request what edgeload's engine adds to its fetch: its run header, an abort signal with
+ *   a timeout timer, manual redirects, a read of `content-length`, to price each one.
  */
 export default {
   async fetch(request: Request): Promise<Response> {
@@ -21,9 +25,23 @@ export default {
     const concurrency = Number(params.get("concurrency") ?? 1);
     const rate = Number(params.get("rate") ?? 0);
     if (!target || !(n > 0) || !(concurrency > 0) || !(rate >= 0)) return new Response("target, n and concurrency or rate are required", { status: 400 });
+    const options = new Set((params.get("options") ?? "").split(",").filter(Boolean));
     let bytes = 0;
     const send = async () => {
-      bytes += (await (await fetch(target)).arrayBuffer()).byteLength;
+      if (options.size === 0) {
+        bytes += (await (await fetch(target)).arrayBuffer()).byteLength;
+        return;
+      }
+      const init: RequestInit = {};
+      if (options.has("header")) init.headers = { "x-edgeload-run": "r-00000000-00000000;0;0" };
+      const abort = options.has("signal") ? new AbortController() : null;
+      if (abort) init.signal = abort.signal;
+      const timer = options.has("timer") ? setTimeout(() => abort?.abort(), 10_000) : null;
+      if (options.has("manual")) init.redirect = "manual";
+      const response = await fetch(target, init);
+      if (options.has("content-length") && response.headers.get("content-length") === null) bytes += 0;
+      bytes += (await response.arrayBuffer()).byteLength;
+      if (timer !== null) clearTimeout(timer);
     };
     if (rate > 0) {
       const t0 = Date.now();

@@ -1,0 +1,34 @@
+/**
+ * Starts the benchmark-only fetch-floor Worker (scripts/bench/fetch-floor) in its own
+ * workerd, warmed by one request, and names that workerd's processes so its CPU can be
+ * read from /proc. Used by the generator bench (the floors) and the fetch-options bench.
+ */
+import { join } from "node:path";
+import { unstable_startWorker } from "wrangler";
+import { PROJECT_ROOT } from "../cli/local-stack.ts";
+import { workerdDescendants } from "../cli/processes.ts";
+
+export interface FetchFloorWorker {
+  /** Runs one loop (see the Worker's query parameters) against `targetUrl`; its JSON answer. */
+  loop(targetUrl: string, query: Record<string, string | number>): Promise<{ p50Ms?: number; p95Ms?: number; p99Ms?: number }>;
+  /** The workerd processes running it. */
+  readonly pids: number[];
+  dispose(): Promise<void>;
+}
+
+export async function startFetchFloor(targetUrl: string): Promise<FetchFloorWorker> {
+  const before = new Set(workerdDescendants());
+  const worker = await unstable_startWorker({
+    config: join(PROJECT_ROOT, "scripts/bench/fetch-floor/wrangler.toml"),
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, watch: false, logLevel: "warn" },
+  });
+  const origin = (await worker.url).origin;
+  const loop: FetchFloorWorker["loop"] = async (target, query) => {
+    const params = new URLSearchParams({ ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])), target });
+    const response = await worker.fetch(`${origin}/?${params}`);
+    if (!response.ok) throw new Error(`fetch floor failed: ${await response.text()}`);
+    return (await response.json()) as { p50Ms?: number; p95Ms?: number; p99Ms?: number };
+  };
+  await loop(targetUrl, { n: 1, concurrency: 1 });
+  return { loop, pids: workerdDescendants().filter((p) => !before.has(p)), dispose: () => worker.dispose() };
+}
