@@ -9,7 +9,9 @@
  * in the same turn it is merged, keyed by (shard, window) so a retried flush is recognised
  * and ignored. Totals are checkpointed every few seconds and the log trimmed behind the
  * checkpoint; a restarted object rebuilds totals and unwritten windows from checkpoint +
- * log, so nothing is lost and nothing is counted twice.
+ * log, so nothing is lost and nothing is counted twice. Each shard's watermark, done flag
+ * and telemetry are a row of their own (shard-progress.ts), so a flush never rewrites the
+ * run record.
  *
  * Live view: every window written to D1 also becomes a LivePoint (core/live-view.ts), kept
  * in this object's storage and pushed as a Server-Sent Event to the dashboards watching
