@@ -81,6 +81,9 @@ const { values, positionals } = parseArgs({
   },
 });
 
+/** `--shards N` forces a shard count; by default the plan makes them, as for a user's run. */
+const forcedShards = values.shards === "plan" ? null : Number(values.shards);
+
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => "  " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("   ")).join("\n");
@@ -240,7 +243,6 @@ async function generatorBench(): Promise<void> {
   const rates = values.rates!.split(",").map(Number);
   const duration = values.duration!;
   const delay = Number(values.delay);
-  const shards = values.shards === "plan" ? null : Number(values.shards);
   const k6 = findK6();
   const stack = await startLocalStack({ persist: false });
   try {
@@ -248,20 +250,20 @@ async function generatorBench(): Promise<void> {
     await (await fetch(stack.targetUrl + path)).arrayBuffer(); // warm the target
     // A fresh stack is cold (JIT, D1 and object storage on first use): a first measured run
     // paid it alone, k6 — a native binary, run second — never did. One short unmeasured run first.
-    await edgeloadRun(stack, path, rates[0]!, "4s", shards);
+    await edgeloadRun(stack, path, rates[0]!, "4s", forcedShards);
     const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
     const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
     const atRates: Array<{ rate: number; clients: GeneratorResult[]; verdict: string }> = [];
     const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p95Ms), fmt(r.p99Ms), r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "-", r.cpuS.toFixed(2), perK(r).toFixed(3), r.targetCpuS === undefined ? "-" : ((r.targetCpuS / r.requests) * 1000).toFixed(3)];
     for (const rate of rates) {
-      console.log(`\n## Generator: edgeload (local stack, ${shards ?? "planned"} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delay} ms\n`);
+      console.log(`\n## Generator: edgeload (local stack, ${forcedShards ?? "planned"} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delay} ms\n`);
       // The target's CPU over each client's run, next to the client's own.
       const withTargetCpu = async (measure: () => Promise<GeneratorResult>): Promise<GeneratorResult> => {
         const before = cpuSeconds(stack.processes.target);
         const result = await measure();
         return { ...result, targetCpuS: cpuSeconds(stack.processes.target) - before };
       };
-      const edge = await withTargetCpu(() => edgeloadRun(stack, path, rate, duration, shards));
+      const edge = await withTargetCpu(() => edgeloadRun(stack, path, rate, duration, forcedShards));
       await new Promise((r) => setTimeout(r, 3000)); // cool-down between the two
       const k6Result = await withTargetCpu(() => runK6(k6, stack.targetUrl + path, rate, duration));
       await new Promise((r) => setTimeout(r, 3000));
@@ -475,7 +477,7 @@ if (values.only === "fetch-options") {
 }
 if (values.only === "profile") {
   const { engineProfile } = await import("./engine-profile.ts");
-  for (const rate of values.rates!.split(",").map(Number)) await engineProfile({ rate, duration: values.duration!, delayMs: Number(values.delay), shards: values.shards === "plan" ? null : Number(values.shards) });
+  for (const rate of values.rates!.split(",").map(Number)) await engineProfile({ rate, duration: values.duration!, delayMs: Number(values.delay), shards: forcedShards });
 }
 if (!values.only || values.only === "faults") {
   const { faultsBench } = await import("./faults/run-faults.ts");

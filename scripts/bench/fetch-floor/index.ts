@@ -27,6 +27,7 @@ export default {
     if (!target || !(n > 0) || !(concurrency > 0) || !(rate >= 0)) return new Response("target, n and concurrency or rate are required", { status: 400 });
     const options = new Set((params.get("options") ?? "").split(",").filter(Boolean));
     let bytes = 0;
+    let declaredBytes = 0;
     const send = async () => {
       if (options.size === 0) {
         bytes += (await (await fetch(target)).arrayBuffer()).byteLength;
@@ -39,7 +40,7 @@ export default {
       const timer = options.has("timer") ? setTimeout(() => abort?.abort(), 10_000) : null;
       if (options.has("manual")) init.redirect = "manual";
       const response = await fetch(target, init);
-      if (options.has("content-length") && response.headers.get("content-length") === null) bytes += 0;
+      if (options.has("content-length")) declaredBytes += Number(response.headers.get("content-length") ?? 0);
       bytes += (await response.arrayBuffer()).byteLength;
       if (timer !== null) clearTimeout(timer);
     };
@@ -70,6 +71,6 @@ export default {
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, n) }, lane));
-    return Response.json({ requests: n, bytes });
+    return Response.json({ requests: n, bytes, ...(options.has("content-length") ? { declaredBytes } : {}) });
   },
 } satisfies ExportedHandler;
