@@ -36,10 +36,50 @@ export async function connect(values: { url?: string | undefined; token?: string
 /** node:util's parseArgs, with an unknown or malformed flag reported as invalid config (exit 104). */
 export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: string): ReturnType<typeof parseArgs<T>> {
   try {
-    return parseArgs(config);
+    const args = attachDashedValues(config.args ?? process.argv.slice(2), config.options ?? {});
+    return parseArgs({ ...config, args }) as ReturnType<typeof parseArgs<T>>;
   } catch (error) {
     throw new CliError(usage ? `${(error as Error).message}\n${usage}` : (error as Error).message, EXIT.invalidConfig);
   }
+}
+
+/**
+ * `--admin-secret -Xy…` as `--admin-secret=-Xy…`. parseArgs refuses a value that starts with
+ * a dash as ambiguous, but secrets and tokens (base64url) start with one 1 time in 64. An
+ * option that takes a value takes the next argument, unless that argument is itself one of
+ * the command's options: then the value was forgotten and parseArgs still says so.
+ */
+export function attachDashedValues(args: readonly string[], options: NonNullable<ParseArgsConfig["options"]>): string[] {
+  const takesValue = (flag: string) => {
+    const long = /^--([^=]+)$/.exec(flag)?.[1];
+    const option = long !== undefined ? options[long] : Object.values(options).find((o) => o.short !== undefined && flag === `-${o.short}`);
+    return option?.type === "string";
+  };
+  const isOption = (arg: string) => {
+    const name = /^--([^=]+)/.exec(arg)?.[1];
+    if (name !== undefined) return name in options || (name.startsWith("no-") && name.slice(3) in options);
+    return /^-[^-]$/.test(arg) && Object.values(options).some((o) => arg === `-${o.short}`);
+  };
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") {
+      out.push(...args.slice(i));
+      break;
+    }
+    const next = args[i + 1];
+    if (takesValue(arg) && next !== undefined && next.startsWith("-") && next !== "--" && !isOption(next)) {
+      out.push(`${arg.startsWith("--") ? arg : `--${longNameOf(arg, options)}`}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+function longNameOf(short: string, options: NonNullable<ParseArgsConfig["options"]>): string {
+  return Object.entries(options).find(([, o]) => short === `-${o.short}`)![0];
 }
 
 /**

@@ -15,7 +15,6 @@
  * 103 run error, 1 anything else (e.g. no stack to talk to).
  */
 import { writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import type { RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 import { formatMs, renderScenarioTable, renderSummary } from "../../core/summary-text.ts";
@@ -123,13 +122,13 @@ function print(value: unknown): void {
 }
 
 async function simpleCommand(args: string[], action: (client: EdgeloadClient, id?: string) => Promise<void>): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: CONNECTION_OPTIONS, allowPositionals: true });
+  const { values, positionals } = parseCliArgs({ args, options: CONNECTION_OPTIONS, allowPositionals: true });
   await action(await connect(values), positionals[0]);
   return EXIT.ok;
 }
 
 async function devCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { "api-port": { type: "string", default: "8787" }, "target-port": { type: "string", default: "9090" } } });
+  const { values } = parseCliArgs({ args, options: { "api-port": { type: "string", default: "8787" }, "target-port": { type: "string", default: "9090" } } });
   // wrangler is loaded only by the commands that start a stack: it installs its own
   // signal handlers, which must not pre-empt `edgeload run`'s Ctrl-C (abort the run).
   const { startLocalStack } = await import("./local-stack.ts");
@@ -527,7 +526,7 @@ async function seedCommand(args: string[]): Promise<number> {
  * a shortened rps100 preset and print each summary and a per-scenario table.
  */
 async function demoCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { "summary-export": { type: "string" }, quiet: { type: "boolean", default: false } } });
+  const { values } = parseCliArgs({ args, options: { "summary-export": { type: "string" }, quiet: { type: "boolean", default: false } } });
   console.log("starting the local stack (coordinator, shards, D1, R2 and the Authrim-style target in workerd)…");
   const started = Date.now();
   let stack: LocalStack | undefined;
