@@ -1,6 +1,6 @@
 // Shared helpers for the workers tests: authenticated calls to the coordinator Worker.
 import { env, exports } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 
 export const TOKEN = "test-token";
 
@@ -56,4 +56,6 @@ export async function simulateShardCrash(shard: DurableObjectStub, atMs: number)
     state.storage.kv.put("state", { ...saved, phase: "running", cursor: 0, handoff: false });
     await state.storage.setAlarm(atMs);
   });
+  // A crash ends the instance: the next one knows only what storage holds.
+  await evictDurableObject(shard);
 }

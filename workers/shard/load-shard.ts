@@ -75,6 +75,15 @@ export class LoadShard extends DurableObject<Env> {
    * of a shard. This object is its only writer (start(), #forgetSecrets()).
    */
   #assignmentCache: ShardAssignment | undefined;
+  /** The stored state, read once per instance, like the assignment (this object its only writer). */
+  #stateCache: ShardState | undefined;
+  /**
+   * The stored windows not yet acknowledged, oldest first, mirrored in memory: listing them
+   * back from storage for every flush deserialised each one again (a CPU profile of 16
+   * shards at 100/s put that list at 6% of the isolate's time). Null until this instance
+   * first flushes, when it is read once from storage (windows a previous instance left).
+   */
+  #pending: Map<string, ShardWindow> | null = null;
 
   /** Stores the assignment and arms the alarm for T0. Idempotent for the same run. */
   async start(assignment: ShardAssignment): Promise<{ ok: true }> {
@@ -245,11 +254,12 @@ export class LoadShard extends DurableObject<Env> {
   }
 
   #state(): ShardState | undefined {
-    return this.ctx.storage.kv.get<ShardState>("state");
+    return (this.#stateCache ??= this.ctx.storage.kv.get<ShardState>("state"));
   }
 
   #save(state: ShardState): void {
     this.ctx.storage.kv.put("state", state);
+    this.#stateCache = state;
   }
 
   /**
@@ -265,14 +275,18 @@ export class LoadShard extends DurableObject<Env> {
     // A named scenario's shard counts windows from its own start and steps from its own
     // first: stored in the run's numbering, as the coordinator merges them.
     const runWindow = toRunWindow(window, scenario);
+    const key = `${WINDOW_PREFIX}${String(runWindow.windowS).padStart(8, "0")}:${runWindow.part}`;
+    const next: ShardState = {
+      ...state, watermarkS: engine.closedThrough + (scenario?.windowOffsetS ?? 0), cursor: engine.cursor,
+      clockResolutionUs: finerResolution(state.clockResolutionUs, engine.clockResolutionUs),
+      behindCloudflare: state.behindCloudflare || engine.behindCloudflare,
+    };
+    this.#pending?.set(key, runWindow);
+    this.#stateCache = next;
     void this.ctx.storage.put<unknown>(
       {
-        [`${WINDOW_PREFIX}${String(runWindow.windowS).padStart(8, "0")}:${runWindow.part}`]: runWindow,
-        state: {
-          ...state, watermarkS: engine.closedThrough + (scenario?.windowOffsetS ?? 0), cursor: engine.cursor,
-          clockResolutionUs: finerResolution(state.clockResolutionUs, engine.clockResolutionUs),
-          behindCloudflare: state.behindCloudflare || engine.behindCloudflare,
-        },
+        [key]: runWindow,
+        state: next,
         ...(this.#flow?.snapshot ? { [FLOW_STATE]: this.#flow.snapshot() } : {}),
       },
       { allowUnconfirmed: true },
@@ -310,7 +324,7 @@ export class LoadShard extends DurableObject<Env> {
     if (!assignment) return;
     const coordinator = this.env.RUN_COORDINATOR.get(this.env.RUN_COORDINATOR.idFromName(assignment.runId));
     for (let attempt = 0; ; attempt++) {
-      const pending = [...this.ctx.storage.kv.list<ShardWindow>({ prefix: WINDOW_PREFIX, limit: WINDOWS_PER_FLUSH })];
+      const pending = this.#oldestPending(WINDOWS_PER_FLUSH);
       const state = this.#state()!;
       const last = pending.length < WINDOWS_PER_FLUSH;
       const done = final && state.phase === "done" && last;
@@ -339,9 +353,21 @@ export class LoadShard extends DurableObject<Env> {
       // Unconfirmed like the window's write: a gated delete would hold this isolate's next
       // sends until it is durable, and a lost one only re-sends windows the coordinator skips.
       void this.ctx.storage.delete(pending.map(([key]) => key), { allowUnconfirmed: true });
+      for (const [key] of pending) this.#pending!.delete(key);
       if (ack.stop) this.#engine?.stop();
       if (done || (!final && last)) return;
     }
+  }
+
+  /** Up to `limit` windows not yet acknowledged, oldest first, with their storage keys. */
+  #oldestPending(limit: number): Array<[string, ShardWindow]> {
+    this.#pending ??= new Map(this.ctx.storage.kv.list<ShardWindow>({ prefix: WINDOW_PREFIX }));
+    const oldest: Array<[string, ShardWindow]> = [];
+    for (const entry of this.#pending) {
+      if (oldest.length === limit) break;
+      oldest.push(entry);
+    }
+    return oldest;
   }
 }
 
