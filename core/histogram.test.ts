@@ -111,6 +111,19 @@ describe("Histogram", () => {
     expect(h.quantile(0.5)).toBe(7);
   });
 
+  it("keeps every count as it grows, value by value up the whole range and through merges", () => {
+    // Counts grow an octave at a time: record 0, then values ever larger (each octave's
+    // first bucket and MAX_VALUE), then merge and re-read into histograms that are smaller.
+    const rising = [0, 255, ...Array.from({ length: 24 }, (_, k) => 256 * 2 ** k), MAX_VALUE];
+    const h = histogramOf(rising);
+    expect(h.buckets().map(([, count]) => count)).toEqual(rising.map(() => 1));
+    expect(h.quantile(1)).toBe(MAX_VALUE);
+    const small = histogramOf([3]);
+    expect(small.merge(h).snapshot()).toEqual(histogramOf([3, ...rising]).snapshot());
+    expect(histogramOf([3]).mergeSnapshot(h.snapshot()).snapshot()).toEqual(histogramOf([3, ...rising]).snapshot());
+    expect(Histogram.fromBuckets(h.buckets(), h).snapshot()).toEqual(h.snapshot());
+  });
+
   it("clamps out-of-range values instead of failing", () => {
     const h = new Histogram();
     h.record(-5);

@@ -22,6 +22,8 @@ const LINEAR_LIMIT = SUB_BUCKET_HALF << 1; // 256: below this, one bucket per va
 export const MAX_VALUE = 0xffff_ffff;
 /** Number of buckets needed to cover 0..MAX_VALUE. */
 export const BUCKET_COUNT = bucketIndex(MAX_VALUE) + 1;
+/** The counts of a histogram that has recorded nothing (shared: never written, see #reserve). */
+const EMPTY_COUNTS = new Float64Array(0);
 /** Worst-case relative error of a reported value (midpoint of a bucket). */
 export const RELATIVE_ERROR = 1 / (2 * SUB_BUCKET_HALF);
 
@@ -59,9 +61,17 @@ export interface HistogramSnapshot {
   readonly b: readonly number[];
 }
 
+/** Buckets per octave above the linear range: the unit the counts array grows by. */
+const GROWTH_STEP = SUB_BUCKET_HALF;
+
 export class Histogram {
-  /** Dense counts; Float64 so whole-run merges never overflow (exact up to 2^53). */
-  #counts: Float64Array = new Float64Array(BUCKET_COUNT);
+  /**
+   * Dense counts; Float64 so whole-run merges never overflow (exact up to 2^53). Grown on
+   * demand up to BUCKET_COUNT, an octave beyond the highest bucket used: a shard makes a
+   * histogram per trend per window, and latencies of tens of milliseconds need 10 KB of
+   * the 26 KB the full range takes (and zero-fills) at every allocation.
+   */
+  #counts: Float64Array = EMPTY_COUNTS;
   #lowestIndex = BUCKET_COUNT;
   #highestIndex = -1;
   count = 0;
@@ -73,6 +83,7 @@ export class Histogram {
   record(value: number): void {
     const v = value <= 0 ? 0 : value >= MAX_VALUE ? MAX_VALUE : Math.round(value);
     const index = bucketIndex(v);
+    if (index >= this.#counts.length) this.#reserve(index);
     this.#counts[index]! += 1;
     if (index < this.#lowestIndex) this.#lowestIndex = index;
     if (index > this.#highestIndex) this.#highestIndex = index;
@@ -82,9 +93,18 @@ export class Histogram {
     if (v > this.max) this.max = v;
   }
 
+  /** Makes room for bucket `index`: up to the octave after its own. */
+  #reserve(index: number): void {
+    const length = Math.min(BUCKET_COUNT, (Math.floor(index / GROWTH_STEP) + 2) * GROWTH_STEP);
+    const grown = new Float64Array(length);
+    grown.set(this.#counts);
+    this.#counts = grown;
+  }
+
   /** Adds every count of `other` into this histogram (exact; order does not matter). */
   merge(other: Histogram): this {
     if (other.count === 0) return this;
+    if (other.#highestIndex >= this.#counts.length) this.#reserve(other.#highestIndex);
     const counts = this.#counts;
     const theirs = other.#counts;
     for (let i = other.#lowestIndex; i <= other.#highestIndex; i++) {
@@ -98,7 +118,6 @@ export class Histogram {
   /** Adds a serialised histogram into this one without materialising it. */
   mergeSnapshot(snapshot: HistogramSnapshot): this {
     if (snapshot.n === 0) return this;
-    const counts = this.#counts;
     const pairs = snapshot.b;
     let index = 0;
     let lowest = BUCKET_COUNT;
@@ -106,7 +125,8 @@ export class Histogram {
     for (let p = 0; p < pairs.length; p += 2) {
       index += pairs[p]!;
       if (index < 0 || index >= BUCKET_COUNT) throw new RangeError(`histogram bucket ${index} out of range`);
-      counts[index]! += pairs[p + 1]!;
+      if (index >= this.#counts.length) this.#reserve(index);
+      this.#counts[index]! += pairs[p + 1]!;
       if (index < lowest) lowest = index;
       if (index > highest) highest = index;
     }
@@ -142,6 +162,11 @@ export class Histogram {
     return this.max;
   }
 
+  /** Bytes its counts take (what hdr-histogram-js calls its estimated footprint). */
+  get footprintBytes(): number {
+    return this.#counts.byteLength;
+  }
+
   get mean(): number {
     return this.count === 0 ? NaN : this.sum / this.count;
   }
@@ -174,7 +199,7 @@ export class Histogram {
     return out;
   }
 
-  /** Clears all counts so the object can be reused (cheaper than a new 26 KB array). */
+  /** Clears all counts so the object can be reused (cheaper than a new array). */
   reset(): void {
     if (this.#highestIndex >= 0) this.#counts.fill(0, this.#lowestIndex, this.#highestIndex + 1);
     this.#lowestIndex = BUCKET_COUNT;
@@ -194,6 +219,7 @@ export class Histogram {
     let n = 0;
     for (const [value, count] of pairs) {
       const index = bucketIndex(Math.min(MAX_VALUE, Math.max(0, Math.floor(value))));
+      if (index >= h.#counts.length) h.#reserve(index);
       h.#counts[index]! += count;
       if (index < h.#lowestIndex) h.#lowestIndex = index;
       if (index > h.#highestIndex) h.#highestIndex = index;

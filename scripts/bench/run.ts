@@ -137,7 +137,7 @@ function histogramBench(): void {
     ["serialise + parse a 250-value window ×1000 (ms)", roundTripOwn.toFixed(1), roundTripHdr.toFixed(1), ratio(roundTripOwn, roundTripHdr)],
     ["serialised window size (bytes)", String(ownText.length), String(hdrText.length), ratio(ownText.length, hdrText.length)],
     ["merge 64 windows (ms)", mergeOwn.toFixed(2), mergeHdr.toFixed(2), ratio(mergeOwn, mergeHdr)],
-    ["memory per histogram (bytes)", String(3328 * 8), String(theirs.estimatedFootprintInBytes), ratio(3328 * 8, theirs.estimatedFootprintInBytes)],
+    ["memory per histogram of the window (bytes)", String(own.footprintBytes), String(theirs.estimatedFootprintInBytes), ratio(own.footprintBytes, theirs.estimatedFootprintInBytes)],
     ["p99 of the window (µs)", p99own.toFixed(0), String(p99hdr), ""],
   ]));
 }
