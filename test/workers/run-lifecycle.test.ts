@@ -154,9 +154,12 @@ describe("idempotence and recovery", () => {
     const totals = await windowTotals(id);
     const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as Record<string, any>;
     expect(totals.sent + totals.dropped).toBe(120);
-    // About one second of arrivals (40) was missed; allow for alarm delivery jitter.
-    expect(summary.edgeload.totals.interrupted).toBeGreaterThanOrEqual(38);
-    expect(summary.edgeload.totals.interrupted).toBeLessThanOrEqual(48);
+    // What fell due between T0 and the resume was missed: about one second of arrivals
+    // (40, one every 25 ms), more if a busy host delivered the alarm late.
+    const dueBeforeResume = Math.ceil((after.lastRestartMs! - t0) / 25)
+    expect(dueBeforeResume).toBeGreaterThanOrEqual(40);
+    expect(summary.edgeload.totals.interrupted).toBeGreaterThanOrEqual(dueBeforeResume - 1);
+    expect(summary.edgeload.totals.interrupted).toBeLessThanOrEqual(dueBeforeResume + 1);
     expect(summary.edgeload.saturated).toBe(true);
   });
 

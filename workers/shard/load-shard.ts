@@ -42,6 +42,8 @@ interface ShardState {
   readonly handoff: boolean;
   readonly stopRequested: boolean;
   readonly restarts: number;
+  /** When the last unplanned restart resumed (epoch ms): what it skipped fell due before this. */
+  readonly lastRestartMs?: number;
   readonly invocations: number;
   readonly subrequests: number;
   readonly peakInFlight: number;
@@ -174,7 +176,7 @@ export class LoadShard extends DurableObject<Env> {
     // The stored cursor stays where the last window closed: the iterations just skipped are
     // counted in the engine's open window, which is stored (with the cursor past them) when
     // it closes. Storing the cursor now would lose them to a crash before that.
-    this.#save({ ...state, phase: "running", handoff: false, invocations: part, restarts: state.restarts + (resumedAfterCrash ? 1 : 0) });
+    this.#save({ ...state, phase: "running", handoff: false, invocations: part, restarts: state.restarts + (resumedAfterCrash ? 1 : 0), ...(resumedAfterCrash ? { lastRestartMs: now } : {}) });
     if (state.stopRequested) engine.stop();
 
     let result;
