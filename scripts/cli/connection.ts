@@ -50,16 +50,13 @@ export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: strin
  * the command's options: then the value was forgotten and parseArgs still says so.
  */
 export function attachDashedValues(args: readonly string[], options: NonNullable<ParseArgsConfig["options"]>): string[] {
-  const takesValue = (flag: string) => {
+  // The long name of the option `flag` names (`--name` or `-s`), if the command has it.
+  const optionOf = (flag: string): string | undefined => {
     const long = /^--([^=]+)$/.exec(flag)?.[1];
-    const option = long !== undefined ? options[long] : Object.values(options).find((o) => o.short !== undefined && flag === `-${o.short}`);
-    return option?.type === "string";
+    if (long !== undefined) return long in options ? long : undefined;
+    return Object.entries(options).find(([, o]) => o.short !== undefined && flag === `-${o.short}`)?.[0];
   };
-  const isOption = (arg: string) => {
-    const name = /^--([^=]+)/.exec(arg)?.[1];
-    if (name !== undefined) return name in options || (name.startsWith("no-") && name.slice(3) in options);
-    return /^-[^-]$/.test(arg) && Object.values(options).some((o) => arg === `-${o.short}`);
-  };
+  const isOption = (arg: string) => optionOf(arg.split("=")[0]!) !== undefined;
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -67,19 +64,16 @@ export function attachDashedValues(args: readonly string[], options: NonNullable
       out.push(...args.slice(i));
       break;
     }
+    const name = optionOf(arg);
     const next = args[i + 1];
-    if (takesValue(arg) && next !== undefined && next.startsWith("-") && next !== "--" && !isOption(next)) {
-      out.push(`${arg.startsWith("--") ? arg : `--${longNameOf(arg, options)}`}=${next}`);
+    if (name !== undefined && options[name]!.type === "string" && next?.startsWith("-") && next !== "--" && !isOption(next)) {
+      out.push(`--${name}=${next}`);
       i++;
     } else {
       out.push(arg);
     }
   }
   return out;
-}
-
-function longNameOf(short: string, options: NonNullable<ParseArgsConfig["options"]>): string {
-  return Object.entries(options).find(([, o]) => short === `-${o.short}`)![0];
 }
 
 /**
