@@ -10,7 +10,7 @@ import { cpuSeconds } from "../cli/processes.ts";
 import { startFetchFloor } from "./fetch-floor-worker.ts";
 import { markdownTable } from "./markdown-table.ts";
 
-const VARIANTS = ["", "header", "signal,timer", "manual", "content-length", "header,signal,timer,manual,content-length"];
+const VARIANTS = ["", "header", "signal,timer", "manual", "content-length", "body", "header,signal,timer,manual,content-length,body"];
 
 export async function fetchOptionsBench(requests: number, rounds: number, delayMs: number): Promise<void> {
   const stack = await startLocalStack({ persist: false });

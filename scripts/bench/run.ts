@@ -190,19 +190,23 @@ async function runK6(k6: string, targetUrl: string, rate: number, duration: stri
   };
 }
 
+/** The generator table's name for the paced loop run inside a Durable Object. */
+const PACED_OBJECT = "paced floor in an object";
+
 /**
  * CPU per request of a bare fetch loop in workerd against the same target: closed (25 at a
- * time, no timers) or, with `rate`, paced on the open-model schedule (one timer per send).
+ * time, no timers) or, with `rate`, paced on the open-model schedule (one timer per send);
+ * in a plain Worker, or with `inObject` in a Durable Object, where edgeload's shards send from.
  */
-async function fetchFloor(targetUrl: string, requests: number, rate?: number): Promise<GeneratorResult> {
+async function fetchFloor(targetUrl: string, requests: number, rate?: number, inObject = false): Promise<GeneratorResult> {
   const floor = await startFetchFloor(targetUrl);
   try {
     const cpuBefore = cpuSeconds(floor.pids);
     const started = performance.now();
-    const answer = await floor.loop(targetUrl, rate ? { n: requests, rate } : { n: requests, concurrency: 25 });
+    const answer = await floor.loop(targetUrl, { n: requests, ...(rate ? { rate } : { concurrency: 25 }), ...(inObject ? { in: "object" } : {}) });
     const wallS = (performance.now() - started) / 1000;
     return {
-      name: rate ? "paced fetch floor" : "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0,
+      name: rate ? (inObject ? PACED_OBJECT : "paced fetch floor") : "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0,
       p50Ms: answer.p50Ms ?? NaN, p95Ms: answer.p95Ms ?? NaN, p99Ms: answer.p99Ms ?? NaN, cpuS: cpuSeconds(floor.pids) - cpuBefore,
     };
   } finally {
@@ -270,17 +274,21 @@ async function generatorBench(): Promise<void> {
       const floor = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000)));
       await new Promise((r) => setTimeout(r, 3000));
       const paced = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate));
+      await new Promise((r) => setTimeout(r, 3000));
+      const pacedInObject = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate, true));
       console.log(table([
         ["", "requests", "achieved/s", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU s", "CPU s per 1k req", "target CPU s per 1k req"],
         row(edge),
         row(k6Result),
         row(floor),
         row(paced),
+        row(pacedInObject),
         ["edgeload/k6", (edge.requests / k6Result.requests).toFixed(3), (edge.achievedPerS / k6Result.achievedPerS).toFixed(3), "",
           `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`, `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`, `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", "", (perK(edge) / perK(k6Result)).toFixed(2),
           edge.targetCpuS !== undefined && k6Result.targetCpuS ? ((edge.targetCpuS / edge.requests) / (k6Result.targetCpuS / k6Result.requests)).toFixed(2) : ""],
         ["edgeload/floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2), ""],
         ["edgeload/paced floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
+        ["edgeload/paced floor in an object", "", "", "", "", "", "", "", "", (perK(edge) / perK(pacedInObject)).toFixed(2), ""],
       ]));
       // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
       let verdict = "-";
@@ -291,7 +299,7 @@ async function generatorBench(): Promise<void> {
         const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
         verdict = off.length ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))}`).join(", ")} ms)` : check.verdict;
       }
-      atRates.push({ rate, clients: [edge, k6Result, paced, { ...floor, name: "closed floor" }], verdict });
+      atRates.push({ rate, clients: [edge, k6Result, paced, pacedInObject, { ...floor, name: "closed floor" }], verdict });
     }
     // Every rate in one table, as the README shows it.
     console.log(`\n## Generator at every rate: edgeload / k6 / the workerd floors\n`);
@@ -307,7 +315,8 @@ async function generatorBench(): Promise<void> {
       new Set([0, 1, 9]),
     ));
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
-  floor = a bare fetch loop's workerd process (closed, 25 at a time; paced: the same rate, one timer a send);
+  floor = a bare fetch loop's workerd process (closed, 25 at a time; paced: the same rate, one timer a send;
+  paced in an object: the paced loop inside one Durable Object, where edgeload's shards send from);
   the target's CPU is not counted. Diffs are edgeload − k6 in ms.
   client delay: how long edgeload's own event loop held responses before timing them (an estimate
   that errs low, core/loop-delay.ts); it is part of edgeload's latencies, so edgeload − k6 beyond it
