@@ -78,6 +78,13 @@ describe("windowPoints", () => {
     // A 0 → 100/s ramp over 2 s asks for 25 in its first second and 75 in its second.
     expect(points.map((p) => p.targetRate)).toEqual([75, 25]);
   });
+
+  it("gives a window past the run's end (its last answers) the rate of the run's last second", () => {
+    const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 40, duration: "3s" });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const points = windowPoints(parsed.spec, [0, 1, 2, 3].map((windowS) => ({ windowS, region: "wnam", stats: stats(windowS === 3 ? 1 : 40, 5) })));
+    expect(points.map((p) => p.targetRate)).toEqual([40, 40, 40, 40]);
+  });
 });
 
 describe("shardHealthRows", () => {

@@ -23,10 +23,24 @@ export function targetLoadAt(spec: RunSpec, elapsedMs: number): TargetLoad {
       const schedule = new VuSchedule(part.vus);
       vus = (vus ?? 0) + (at < 0 || at >= schedule.durationMs ? 0 : schedule.activeAt(at));
     } else {
-      const schedule = new ArrivalSchedule(part.stages);
-      const rate = at < 0 ? 0 : schedule.arrivalsBy(at + 500) - schedule.arrivalsBy(Math.max(0, at - 500));
-      ratePerS = (ratePerS ?? 0) + rate;
+      ratePerS = (ratePerS ?? 0) + scheduledRate(new ArrivalSchedule(part.stages), at);
     }
   }
   return { ratePerS: ratePerS === null ? null : Math.round(ratePerS * 100) / 100, vus };
+}
+
+/** Half the span a rate is averaged over, either side of the moment asked for. */
+const HALF_SPAN_MS = 500;
+
+/**
+ * Arrivals per second the schedule asks for around `atMs`: averaged over the second centred
+ * on it, so a ramp reads smoothly, but over only the part of that second inside the schedule.
+ * A flat 40/s then reads 40 in its first and last half-seconds too, not the 20 that counting
+ * the time outside the run as part of the second gave. 0 outside the schedule, as for VUs.
+ */
+function scheduledRate(schedule: ArrivalSchedule, atMs: number): number {
+  if (atMs < 0 || atMs >= schedule.durationMs) return 0;
+  const from = Math.max(0, atMs - HALF_SPAN_MS);
+  const to = Math.min(schedule.durationMs, atMs + HALF_SPAN_MS);
+  return ((schedule.arrivalsBy(to) - schedule.arrivalsBy(from)) * 1000) / (to - from);
 }
