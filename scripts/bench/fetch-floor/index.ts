@@ -65,8 +65,8 @@ async function floorLoop(params: URLSearchParams): Promise<Response> {
     if (options.has("manual")) init.redirect = "manual";
     const response = await fetch(target, init);
     if (options.has("content-length")) declaredBytes += Number(response.headers.get("content-length") ?? 0);
-    if (options.has("body") && !response.body) return;
-    bytes += (await response.arrayBuffer()).byteLength;
+    // "body": ask whether there is one first, as the engine does before reading it.
+    if (!options.has("body") || response.body) bytes += (await response.arrayBuffer()).byteLength;
     if (timer !== null) clearTimeout(timer);
   };
   if (rate > 0) {
