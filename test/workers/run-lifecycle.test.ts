@@ -156,7 +156,7 @@ describe("idempotence and recovery", () => {
     expect(totals.sent + totals.dropped).toBe(120);
     // What fell due between T0 and the resume was missed: about one second of arrivals
     // (40, one every 25 ms), more if a busy host delivered the alarm late.
-    const dueBeforeResume = Math.ceil((after.lastRestartMs! - t0) / 25)
+    const dueBeforeResume = Math.ceil((after.lastRestartMs! - t0) / 25);
     expect(dueBeforeResume).toBeGreaterThanOrEqual(40);
     expect(summary.edgeload.totals.interrupted).toBeGreaterThanOrEqual(dueBeforeResume - 1);
     expect(summary.edgeload.totals.interrupted).toBeLessThanOrEqual(dueBeforeResume + 1);
