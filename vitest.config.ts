@@ -23,7 +23,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["core/**/*.test.ts", "k6-compat/**/*.test.ts", "scenarios/**/*.test.ts", "scripts/**/*.test.ts", "seeds/**/*.test.ts", "workers/shard/**/*.test.ts", "reports/**/*.test.ts", "cloudflare/**/*.test.ts"],
+          include: ["core/**/*.test.ts", "coordinator/**/*.test.ts", "k6-compat/**/*.test.ts", "scenarios/**/*.test.ts", "scripts/**/*.test.ts", "seeds/**/*.test.ts", "workers/shard/**/*.test.ts", "reports/**/*.test.ts", "cloudflare/**/*.test.ts"],
           environment: "node",
         },
       },
