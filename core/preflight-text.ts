@@ -33,6 +33,7 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight): string
       ["per million requests", "", formatUsd(c.usdPerMillionRequests)],
     ]),
     `  k6 Cloud for the same run: ${count(c.k6Cloud.vus)} VUs × ${Math.ceil(u.durationS / 60)} min = ${c.k6Cloud.vuh.toFixed(1)} VUh → ${formatUsd(c.k6Cloud.usd)} (${formatUsd(c.k6Cloud.usdPerMillionRequests)} per million requests)`,
+    `    VUs from ${c.k6Cloud.vusBasis}`,
     ...(spec.maxCostUsd != null ? [`  budget (maxCost): ${formatUsd(spec.maxCostUsd)} — ${p.overBudget ? "OVER: the API refuses this run" : "within"}`] : []),
     ...(plan.notes.length ? ["", "notes", ...plan.notes.map((n) => `  - ${n}`)] : []),
   ].join("\n");

@@ -9,7 +9,7 @@ import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { DEFAULT_LIMITS, planRun, type Limits } from "./plan.ts";
 import { preflight } from "./preflight.ts";
 import { renderPreflight } from "./preflight-text.ts";
-import { estimateCost } from "./run-cost.ts";
+import { estimateCost, k6CloudVus } from "./run-cost.ts";
 import { estimateUsage } from "./run-usage.ts";
 import { parseRunSpec } from "./run-spec.ts";
 
@@ -104,6 +104,19 @@ describe("cost", () => {
     expect(estimateCost(estimateUsage(spec, plan), spec).k6Cloud.vuh).toBeCloseTo(16.67, 2);
     const short = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 5, duration: "30s", maxVUs: 10 });
     expect(estimateCost(estimateUsage(short.spec, short.plan), short.spec).k6Cloud.vuh).toBe(1);
+  });
+
+  it.each([
+    // A k6 user at 500/s against a 50 ms endpoint sets ~25 VUs (Little's law), not 500.
+    [{ rate: 500, expectedLatency: "50ms" }, 25, /Little's law: 500\/s × 50 ms/],
+    // The spec's own figures win: maxVUs, then preAllocatedVUs.
+    [{ rate: 500, maxVUs: 80, preAllocatedVUs: 40 }, 80, /the spec's maxVUs/],
+    [{ rate: 500, preAllocatedVUs: 40 }, 40, /the spec's preAllocatedVUs/],
+    // A trickle still needs one VU.
+    [{ rate: 1, expectedLatency: "50ms" }, 1, /Little's law/],
+  ])("gives k6 Cloud the VUs a k6 user would set: %j → %i", (options, vus, basis) => {
+    const { spec } = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", duration: "10m", ...options });
+    expect(k6CloudVus(spec)).toEqual({ vus, basis: expect.stringMatching(basis) });
   });
 
   it("reads the seed set from R2 once per shard, and only when the run has one", () => {

@@ -30,12 +30,40 @@ export interface RunCost {
   readonly usdPerMillionRequests: number;
   readonly pricingDate: string;
   /** The same run on Grafana Cloud k6: max VUs × minutes / 60 VU hours. */
-  readonly k6Cloud: { readonly vus: number; readonly vuh: number; readonly usd: number; readonly usdPerMillionRequests: number };
+  readonly k6Cloud: {
+    readonly vus: number;
+    /** Where the VU count comes from, as printed beside it (see k6CloudVus). */
+    readonly vusBasis: string;
+    readonly vuh: number;
+    readonly usd: number;
+    readonly usdPerMillionRequests: number;
+  };
+}
+
+type VuSpec = Pick<RunSpec, "vus" | "maxInFlight" | "maxInFlightFrom" | "peakRatePerS" | "expectedLatencyMs"> & { readonly scenarios?: ReadonlyArray<{ readonly spec: VuSpec }> };
+
+/**
+ * The VUs a k6 user would give the same run, which is what k6 Cloud bills: the spec's own
+ * figure where it has one (the VUs of a VU executor, `maxVUs`, `preAllocatedVUs`), else
+ * Little's law, VUs in use = arrival rate × response time, at the spec's
+ * `expectedLatency`. Not one VU per request per second: at 500/s against a 50 ms endpoint
+ * a k6 user sets ~25 VUs, not 500. Named scenarios add up (an upper bound when they do
+ * not overlap).
+ */
+export function k6CloudVus(spec: VuSpec): { vus: number; basis: string } {
+  if (spec.scenarios?.length) {
+    const parts = spec.scenarios.map((s) => k6CloudVus(s.spec));
+    return { vus: parts.reduce((a, p) => a + p.vus, 0), basis: "the sum over the run's scenarios" };
+  }
+  if (spec.vus) return { vus: spec.maxInFlight, basis: "the spec's peak VUs" };
+  if (spec.maxInFlightFrom) return { vus: spec.maxInFlight, basis: `the spec's ${spec.maxInFlightFrom}` };
+  const vus = Math.max(1, Math.ceil((spec.peakRatePerS * spec.expectedLatencyMs) / 1000));
+  return { vus, basis: `Little's law: ${spec.peakRatePerS}/s × ${spec.expectedLatencyMs} ms expected response time (set maxVUs or expectedLatency to use yours)` };
 }
 
 const perMillion = (quantity: number, price: number) => (quantity / 1e6) * price;
 
-export function estimateCost(usage: RunUsage, spec: Pick<RunSpec, "maxInFlight" | "durationMs">): RunCost {
+export function estimateCost(usage: RunUsage, spec: VuSpec & Pick<RunSpec, "durationMs">): RunCost {
   const lines: CostLine[] = [
     { item: "Durable Object requests", quantity: usage.durableObjectRequests, unit: "requests", usd: perMillion(usage.durableObjectRequests, PRICES.durableObjectRequestPerMillion) },
     { item: "Durable Object duration", quantity: usage.durableObjectGbSeconds, unit: "GB-s", usd: perMillion(usage.durableObjectGbSeconds, PRICES.durableObjectGbSecondPerMillion) },
@@ -48,8 +76,8 @@ export function estimateCost(usage: RunUsage, spec: Pick<RunSpec, "maxInFlight" 
     { item: "Workers CPU", quantity: usage.workersCpuMs, unit: "ms", usd: perMillion(usage.workersCpuMs, PRICES.workersCpuMsPerMillion) },
   ];
   const totalUsd = lines.reduce((a, l) => a + l.usd, 0);
-  // k6 Cloud bills the VUs a test may use (maxVUs for arrival-rate executors), per started minute.
-  const vus = spec.maxInFlight;
+  // k6 Cloud bills the VUs a test may use, per started minute.
+  const { vus, basis } = k6CloudVus(spec);
   const minutes = Math.ceil(spec.durationMs / 60_000);
   const vuh = Math.max(K6_CLOUD_MIN_VUH_PER_TEST, (vus * minutes) / 60);
   const k6Usd = vuh * K6_CLOUD_USD_PER_VUH;
@@ -59,7 +87,7 @@ export function estimateCost(usage: RunUsage, spec: Pick<RunSpec, "maxInFlight" 
     totalUsd,
     usdPerMillionRequests: totalUsd / millions,
     pricingDate: PRICING_DATE,
-    k6Cloud: { vus, vuh, usd: k6Usd, usdPerMillionRequests: k6Usd / millions },
+    k6Cloud: { vus, vusBasis: basis, vuh, usd: k6Usd, usdPerMillionRequests: k6Usd / millions },
   };
 }
 

@@ -184,6 +184,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       connectionSlots: b.connectionSlots,
       expectedLatencyMs: b.expectedLatency,
       maxInFlight: vus ? Math.max(1, Math.max(vus.startVUs, ...vus.stages.map((s) => s.target))) : b.maxVUs ?? b.preAllocatedVUs ?? defaultInFlight(peakRatePerS),
+      ...(vus ? {} : b.maxVUs !== undefined ? { maxInFlightFrom: "maxVUs" as const } : b.preAllocatedVUs !== undefined ? { maxInFlightFrom: "preAllocatedVUs" as const } : {}),
       thresholds: b.thresholds,
       vars: b.vars,
       secrets: b.secrets,

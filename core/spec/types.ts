@@ -105,6 +105,8 @@ export interface RunSpec {
   readonly expectedLatencyMs: number;
   /** Maximum iterations in flight across the run (k6's maxVUs; the peak VUs for VU executors); beyond it, iterations drop. */
   readonly maxInFlight: number;
+  /** Which of the spec's fields set maxInFlight for an arrival-rate run; absent: the default. */
+  readonly maxInFlightFrom?: "maxVUs" | "preAllocatedVUs";
   readonly thresholds: Readonly<Record<string, readonly ThresholdInput[]>>;
   readonly vars: Readonly<Record<string, string>>;
   readonly secrets: Readonly<Record<string, string>>;
