@@ -27,6 +27,8 @@ import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
 import { checkScripts, scriptsApi } from "./scripts-api.ts";
 import { dashboardApi, dashboardPages } from "./dashboard-api.ts";
 import { newRunId, RUN_ID } from "./run-id.ts";
+import { ensureSchema } from "./schema.ts";
+import { exitCodeOf, FINAL_STATUSES, type RunView } from "../core/protocol.ts";
 
 type App = { Bindings: Env };
 
@@ -40,6 +42,13 @@ api.onError((error, c) => {
 api.notFound((c) => notFound(`route ${c.req.method} ${new URL(c.req.url).pathname}`).toResponse(new URL(c.req.url).pathname));
 
 api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env) }));
+
+// A fresh deployment has an empty D1: every route that may read or write it first brings
+// the schema up to date (once per isolate; coordinator/schema.ts).
+api.use("*", async (c, next) => {
+  await ensureSchema(c.env.DB);
+  await next();
+});
 
 // Signed seed URLs carry their own credential (see signed-url.ts): no API token here.
 api.get("/seeds/:name", signedSeedFetch);
@@ -78,14 +87,15 @@ api.post("/v1/runs", async (c) => {
   if ((await countActiveRuns(c.env.DB)) >= limits.maxConcurrentRuns) throw tooManyRuns(limits.maxConcurrentRuns);
 
   const id = newRunId();
-  const coordinator = c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id));
+  const coordinator = coordinatorFor(c.env, id);
   const { t0Ms, status } = await coordinator.create({ runId: id, spec, plan, mode: modeOf(c.env) });
   const links = runLinks(c, id);
   c.header("location", links.self);
-  return c.json(
-    { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan, estimate: costView(estimate), links },
-    201,
-  );
+  const created = { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan, estimate: costView(estimate), links };
+  const waitS = waitSeconds(c);
+  if (waitS === null) return c.json(created, 201);
+  const view = await waitForEnd(coordinator, waitS, c.req.raw.signal);
+  return c.json({ ...created, ...(view ? runOutcomeView(c, view) : {}) }, 201);
 });
 
 /**
@@ -95,7 +105,9 @@ api.post("/v1/runs", async (c) => {
 api.post("/v1/plan", async (c) => {
   const { spec, plan } = await plannedRun(c);
   const estimate = preflight(spec, plan);
-  return c.json({ spec: redactSpec(spec), plan, usage: estimate.usage, limits: estimate.limits, estimate: costView(estimate), overBudget: estimate.overBudget });
+  const refused = checkTarget(spec.target, c.env);
+  const target = { url: spec.target, allowed: refused === null, ...(refused ? { detail: `would be refused: ${refused.detail}` } : {}) };
+  return c.json({ spec: redactSpec(spec), plan, target, usage: estimate.usage, limits: estimate.limits, estimate: costView(estimate), overBudget: estimate.overBudget });
 });
 
 function costView(p: Preflight) {
@@ -148,11 +160,47 @@ api.get("/v1/runs", async (c) => {
   });
 });
 
+/**
+ * A run's status. `?wait=N` (seconds, at most 600) holds the answer until the run has ended
+ * or N seconds have passed, for CI jobs that have only curl: `done` says which, and a
+ * finished run carries `thresholdsPassed` and `exitCode` (k6's: 0, 99, 105 or 103).
+ */
 api.get("/v1/runs/:id", async (c) => {
-  const view = await coordinatorOf(c).status();
+  const waitS = waitSeconds(c);
+  const coordinator = coordinatorOf(c);
+  const view = waitS === null ? await coordinator.status() : await waitForEnd(coordinator, waitS, c.req.raw.signal);
   if (!view) throw notFound(`run ${c.req.param("id")}`);
-  return c.json({ ...view, links: runLinks(c, view.id) });
+  return c.json({ ...view, ...runOutcomeView(c, view) });
 });
+
+/** Longest `?wait=`: a CI job that needs longer asks again (`done` is false). */
+const MAX_WAIT_S = 600;
+
+function waitSeconds(c: Context<App>): number | null {
+  const raw = c.req.query("wait");
+  if (raw === undefined) return null;
+  const waitS = Number(raw);
+  if (raw.trim() === "" || !Number.isInteger(waitS) || waitS < 0 || waitS > MAX_WAIT_S) {
+    throw badRequest(`wait must be a whole number of seconds from 0 to ${MAX_WAIT_S}`, [{ field: "wait", detail: `got "${raw}"` }]);
+  }
+  return waitS;
+}
+
+/** Polls the run's coordinator once a second until the run ends, `waitS` pass, or the client leaves. */
+async function waitForEnd(coordinator: ReturnType<typeof coordinatorFor>, waitS: number, signal: AbortSignal): Promise<RunView | null> {
+  const deadlineMs = Date.now() + waitS * 1000;
+  for (;;) {
+    const view = await coordinator.status();
+    if (!view || FINAL_STATUSES.includes(view.status) || Date.now() >= deadlineMs || signal.aborted) return view;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1000, deadlineMs - Date.now())));
+  }
+}
+
+/** What a CI job reads off a run: whether it ended, its verdict and the k6 exit code for it. */
+function runOutcomeView(c: Context<App>, view: RunView) {
+  const done = FINAL_STATUSES.includes(view.status);
+  return { status: view.status, done, thresholdsPassed: view.thresholdsOk, exitCode: exitCodeOf(view.status), links: runLinks(c, view.id) };
+}
 
 api.get("/v1/runs/:id/summary", async (c) => {
   const summary = await coordinatorOf(c).summary();
@@ -229,11 +277,23 @@ api.route("/v1", dashboardApi); // POST /v1/dashboard-links, GET /v1/runs/:id/li
 function coordinatorOf(c: Context<App>) {
   const id = c.req.param("id") ?? "";
   if (!RUN_ID.test(id)) throw notFound(`run ${id}`);
-  return c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id));
+  return coordinatorFor(c.env, id);
 }
 
+function coordinatorFor(env: Env, id: string) {
+  return env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(id));
+}
+
+/**
+ * Where to read a run: its status (`?wait=` blocks until the end), summary, report, time
+ * series, live events (Server-Sent Events) and abort; the dashboard page needs a session
+ * from POST /v1/dashboard-links in a browser.
+ */
 function runLinks(c: Context<App>, id: string) {
   const base = `${new URL(c.req.url).origin}/v1/runs/${id}`;
-  return { self: base, summary: `${base}/summary`, timeseries: `${base}/timeseries`, abort: `${base}/abort`, dashboard: `${base}/dashboard` };
+  return {
+    self: base, summary: `${base}/summary`, report: `${base}/report`, timeseries: `${base}/timeseries`,
+    events: `${base}/live`, abort: `${base}/abort`, dashboard: `${base}/dashboard`,
+  };
 }
 

@@ -16,12 +16,21 @@ export interface Env {
   readonly EDGELOAD_API_TOKEN?: string;
   /** Optional read-only bearer token (coordinator/access.ts). */
   readonly EDGELOAD_READ_TOKEN?: string;
-  /** Optional secret: HMAC key of signed seed URLs (default: derived from the API token). */
+  /**
+   * Optional secret: HMAC key of signed seed URLs. Unset, a key generated on first use and
+   * kept in D1 is used (coordinator/signed-url.ts), so rotating the API token keeps URLs valid.
+   */
   readonly SEED_URL_KEY?: string;
+  /** Where a deployed shard reads its colo (default https://cloudflare.com/cdn-cgi/trace). */
+  readonly COLO_TRACE_URL?: string;
   /** "local" under wrangler dev (allows loopback targets), "deployed" otherwise. */
   readonly EDGELOAD_MODE?: string;
-  /** Comma-separated allowed target origins or host patterns (`*.example.com`). */
+  /**
+   * Secret: comma-separated allowed target origins or host patterns (`*.example.com`).
+   * Unset, every run is refused with a message that says how to set it (policy.ts).
+   */
   readonly ALLOWED_TARGETS?: string;
+  /** Caps (policy.ts), optional secrets or vars; unset, core/plan.ts's DEFAULT_LIMITS. */
   readonly MAX_RATE_PER_S?: string;
   readonly MAX_DURATION_S?: string;
   readonly MAX_SHARDS?: string;

@@ -37,22 +37,37 @@ export function isLoopback(hostname: string): boolean {
   return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
+/** How a deployment sets its allow-list: a secret, so no tracked file changes and no redeploy. */
+export const ALLOW_LIST_HINT =
+  "set the targets this deployment may load with `npx wrangler secret put ALLOWED_TARGETS` " +
+  "(comma-separated origins, hosts or *.wildcards, e.g. https://auth.example.com,*.example.net); " +
+  "it applies at once, no redeploy";
+
 /**
- * Whether `target` may be loaded. Loopback only in local mode (and always there);
- * anything else must match ALLOWED_TARGETS: an origin (`https://api.example.com`), a
- * host (`api.example.com`) or a wildcard (`*.example.com`).
+ * Whether `target` may be loaded. Anything that matches ALLOWED_TARGETS may: an origin
+ * (`https://api.example.com`), a host (`api.example.com`) or a wildcard (`*.example.com`).
+ * Loopback is also allowed under wrangler dev (EDGELOAD_MODE=local), and nowhere else
+ * unless listed (a deployed Worker cannot reach it anyway; the local deploy test lists one).
+ *
+ * The list is a secret, not something the API can change: a leaked API token must not be
+ * able to point the generator at a new target.
  */
 export function checkTarget(target: string, env: Env): Problem | null {
   const url = new URL(target);
-  if (isLoopback(url.hostname)) {
-    return modeOf(env) === "local" ? null : { field: "target", detail: "loopback targets are only allowed under wrangler dev (EDGELOAD_MODE=local)" };
-  }
-  const allowed = (env.ALLOWED_TARGETS ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const allowed = allowedTargets(env);
   const host = url.hostname.toLowerCase();
-  const ok = allowed.some((entry) => {
+  const listed = allowed.some((entry) => {
     if (entry.includes("://")) return entry.replace(/\/+$/, "") === url.origin.toLowerCase();
     if (entry.startsWith("*.")) return host.endsWith(entry.slice(1));
     return host === entry;
   });
-  return ok ? null : { field: "target", detail: `${url.origin} is not in ALLOWED_TARGETS (${allowed.length ? allowed.join(", ") : "empty"})` };
+  const loopback = isLoopback(url.hostname);
+  if (listed || (loopback && modeOf(env) === "local")) return null;
+  if (allowed.length === 0) return { field: "target", detail: `this deployment has no allowed targets yet: ${ALLOW_LIST_HINT}` };
+  if (loopback) return { field: "target", detail: "loopback targets are only allowed under wrangler dev (EDGELOAD_MODE=local) or when listed in ALLOWED_TARGETS" };
+  return { field: "target", detail: `${url.origin} is not in ALLOWED_TARGETS (${allowed.join(", ")}); to add it, ${ALLOW_LIST_HINT}` };
+}
+
+function allowedTargets(env: Env): string[] {
+  return (env.ALLOWED_TARGETS ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
 }

@@ -4,10 +4,12 @@
  * served format, the token type and the expiry, so none of them can be changed; it is
  * checked with `crypto.subtle.verify`, which compares in constant time.
  *
- * The key is the secret SEED_URL_KEY when set, else one derived from EDGELOAD_API_TOKEN
- * (HMAC of a fixed label), so rotating the API token also invalidates issued URLs.
+ * The key is the secret SEED_URL_KEY when set, else one generated on first use and kept in
+ * D1 (`settings`), so it survives redeploys and rotating EDGELOAD_API_TOKEN: a TOKEN_URL
+ * handed to k6 stays valid until it expires. Rotating SEED_URL_KEY (or deleting the
+ * `seed_url_key` row) is how every issued URL is revoked at once.
  */
-import { base64url, derivedHmacKey, fromBase64Url, hmacKey } from "../workers/web-crypto.ts";
+import { base64url, fromBase64Url, hmacKey } from "../workers/web-crypto.ts";
 
 export interface SeedUrlFields {
   readonly name: string;
@@ -20,10 +22,22 @@ export interface SeedUrlFields {
 
 const encoder = new TextEncoder();
 
-export async function seedUrlKey(env: { SEED_URL_KEY?: string; EDGELOAD_API_TOKEN?: string }): Promise<CryptoKey> {
+export async function seedUrlKey(env: { SEED_URL_KEY?: string; DB: D1Database }): Promise<CryptoKey> {
   if (env.SEED_URL_KEY) return hmacKey(env.SEED_URL_KEY);
-  if (!env.EDGELOAD_API_TOKEN) throw new Error("neither SEED_URL_KEY nor EDGELOAD_API_TOKEN is set");
-  return derivedHmacKey(env.EDGELOAD_API_TOKEN, "edgeload seed URL key v1");
+  return hmacKey(await storedSeedUrlKey(env.DB));
+}
+
+/**
+ * The generated key: 32 random bytes, made by whichever request comes first. A racing
+ * request's INSERT is ignored and both read back the one row, so no URL is ever signed
+ * with a key that was then lost.
+ */
+async function storedSeedUrlKey(db: D1Database): Promise<string> {
+  const fresh = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  await db.prepare("INSERT OR IGNORE INTO settings (name, value, created_at) VALUES ('seed_url_key', ?, ?)").bind(fresh, Date.now()).run();
+  const row = await db.prepare("SELECT value FROM settings WHERE name = 'seed_url_key'").first<{ value: string }>();
+  if (!row) throw new Error("the seed URL key could not be stored in D1 (settings)");
+  return row.value;
 }
 
 /** The exact bytes signed: unambiguous because names cannot contain "\n". */

@@ -36,8 +36,9 @@ export interface Limits {
   readonly subrequestsPerInvocation: number;
 }
 
+/** A deployment's caps unless its secrets (or vars) set others (coordinator/policy.ts). */
 export const DEFAULT_LIMITS: Limits = {
-  maxRatePerS: 20_000,
+  maxRatePerS: 40_000,
   maxDurationMs: 60 * 60_000,
   maxShards: 256,
   maxTotalRequests: 50_000_000,

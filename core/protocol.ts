@@ -124,6 +124,21 @@ export interface FlushAck {
 export type RunStatus = "pending" | "running" | "finishing" | "passed" | "failed" | "aborted" | "error";
 export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "aborted", "error"];
 
+/**
+ * The exit code k6 gives a run that ended so (k6's errext codes): 0 passed, 99 thresholds
+ * failed, 105 aborted, 103 any other error; null while the run goes on. The CLI exits
+ * with it and the HTTP API reports it, so a CI job reads one verdict either way.
+ */
+export function exitCodeOf(status: RunStatus): 0 | 99 | 103 | 105 | null {
+  switch (status) {
+    case "passed": return 0;
+    case "failed": return 99;
+    case "aborted": return 105;
+    case "error": return 103;
+    default: return null;
+  }
+}
+
 /** A run as the API shows it: status, progress and live totals (GET /v1/runs/:id). */
 export interface RunView {
   readonly id: string;

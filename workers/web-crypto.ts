@@ -37,8 +37,8 @@ export function hmacKey(secret: string | Uint8Array<ArrayBuffer> | ArrayBuffer):
 
 /**
  * A key of its own for one purpose, derived from a secret (HMAC of a fixed label): signed
- * seed URLs and dashboard links each get one from the API token, so neither signature can
- * stand for the other, and rotating the token invalidates both.
+ * dashboard links get one from the API token, so that signature cannot stand for the
+ * token, and rotating the token invalidates every link.
  */
 export async function derivedHmacKey(secret: string, label: string): Promise<CryptoKey> {
   return hmacKey(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(label)));

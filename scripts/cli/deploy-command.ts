@@ -8,9 +8,11 @@
  * Durable Object class exported and created as SQLite, D1 migrations present, caps that
  * parse) and what a deploy would create is printed.
  *
- * Without it: the same checks, then the commands of `deployCommands()` in order (create
- * the R2 bucket, `wrangler deploy`, apply the D1 migrations remotely), then the next steps
- * (secrets, allowed targets, a first run).
+ * Without it: the same checks, then `wrangler deploy` itself — exactly what `npm run deploy`
+ * and a plain `npx wrangler deploy` do, nothing more to remember: wrangler creates the D1
+ * database and the R2 bucket on the first deploy (the config holds no ids), and the
+ * coordinator applies its D1 migrations on first use (coordinator/schema.ts). Then the next
+ * steps: the secrets (API token, allowed targets) and a first run.
  */
 import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
@@ -21,7 +23,7 @@ import { gzipSync } from "node:zlib";
 import { PLATFORM_LIMITS } from "../../cloudflare/platform-limits.ts";
 import { CliError, EXIT, parseCliArgs } from "./connection.ts";
 import { PROJECT_ROOT } from "./paths.ts";
-import { checkConfigFile, PLACEHOLDER_DATABASE_ID, readWranglerConfig, REQUIRED_SECRETS, type ConfigProblem, type WranglerConfig } from "./wrangler-config.ts";
+import { checkConfigFile, readWranglerConfig, REQUIRED_SECRETS, type ConfigProblem, type WranglerConfig } from "./wrangler-config.ts";
 
 const USAGE = "usage: edgeload deploy [--dry-run] [--with-target] [--config wrangler.toml]";
 const WRANGLER_JS = join(PROJECT_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -51,15 +53,10 @@ export async function deployCommand(args: string[]): Promise<number> {
     return EXIT.ok;
   }
   for (const report of reports) {
-    const placeholder = report.config.d1_databases?.find((d) => !d.database_id || PLACEHOLDER_DATABASE_ID.test(d.database_id));
-    if (placeholder) throw new CliError(`${relative(PROJECT_ROOT, report.configPath)}: database_id of ${placeholder.database_name} is the placeholder; run \`npx wrangler d1 create ${placeholder.database_name}\` and put its id there`, EXIT.invalidConfig);
-  }
-  for (const report of reports) {
     for (const command of deployCommands(report.config, report.configPath)) {
       console.log(`$ ${command.join(" ")}`);
       const code = await runInherit(command);
-      // An existing bucket is fine: creating it again is the only step that may fail so.
-      if (code !== 0 && !(command.includes("bucket") && command.includes("create"))) throw new CliError(`${command.join(" ")} exited ${code}`);
+      if (code !== 0) throw new CliError(`${command.join(" ")} exited ${code}`);
     }
   }
   console.log(nextSteps(reports[0]!.config));
@@ -107,15 +104,13 @@ export function sizeProblems(rawBytes: number, gzipBytes: number): ConfigProblem
   return out;
 }
 
-/** The commands a real deploy of one config runs, in order. */
-export function deployCommands(config: WranglerConfig, configPath: string): string[][] {
-  const wrangler = ["npx", "wrangler"];
-  const at = ["--config", relative(PROJECT_ROOT, configPath) || configPath];
-  return [
-    ...(config.r2_buckets ?? []).map((r) => [...wrangler, "r2", "bucket", "create", r.bucket_name]),
-    [...wrangler, "deploy", ...at],
-    ...(config.d1_databases ?? []).filter((d) => d.migrations_dir).map((d) => [...wrangler, "d1", "migrations", "apply", d.database_name, "--remote", ...at]),
-  ];
+/**
+ * The commands a real deploy of one config runs: `wrangler deploy` alone. Resources are
+ * provisioned by wrangler and the D1 schema by the coordinator, so there is no second step
+ * that a user deploying with plain wrangler could forget.
+ */
+export function deployCommands(_config: WranglerConfig, configPath: string): string[][] {
+  return [["npx", "wrangler", "deploy", "--config", relative(PROJECT_ROOT, configPath) || configPath]];
 }
 
 /** What `wrangler deploy` would create for this config, its size and its problems. */
@@ -125,8 +120,8 @@ export function describeBundle(r: BundleReport): string {
   const lines = [
     `Worker ${r.worker} (${relative(PROJECT_ROOT, r.configPath)}): ${kb(r.rawBytes)}, ${kb(r.gzipBytes)} compressed (limit ${PLATFORM_LIMITS.workerSizeBytesPaid / 2 ** 20} MB on Workers Paid)`,
     ...(c.durable_objects?.bindings ?? []).map((b) => `  Durable Object ${b.class_name} as ${b.name} (SQLite storage)`),
-    ...(c.d1_databases ?? []).map((d) => `  D1 ${d.database_name} as ${d.binding}${d.migrations_dir ? `, migrations from ${d.migrations_dir}` : ""}`),
-    ...(c.r2_buckets ?? []).map((b) => `  R2 bucket ${b.bucket_name} as ${b.binding}`),
+    ...(c.d1_databases ?? []).map((d) => `  D1 ${d.database_name} as ${d.binding}${d.database_id ? "" : " (created by wrangler on the first deploy)"}${d.migrations_dir ? `, migrations from ${d.migrations_dir}` : ""}`),
+    ...(c.r2_buckets ?? []).map((b) => `  R2 bucket ${b.bucket_name} as ${b.binding} (created by wrangler if missing)`),
     ...(c.limits ? [`  limits: ${Object.entries(c.limits).map(([k, v]) => `${k} ${v}`).join(", ")}`] : []),
     ...r.problems.map((p) => `  ${p.severity}: ${p.field}: ${p.detail}`),
   ];
@@ -134,14 +129,15 @@ export function describeBundle(r: BundleReport): string {
 }
 
 function nextSteps(config: WranglerConfig): string {
+  const db = config.d1_databases?.[0]?.database_name ?? "edgeload-results";
+  const bucket = config.r2_buckets?.[0]?.bucket_name ?? "edgeload-seeds";
   return `
-deployed. Next:
-${Object.entries(REQUIRED_SECRETS).map(([name, what]) => `  npx wrangler secret put ${name}     # ${what}`).join("\n")}
-  set ALLOWED_TARGETS in wrangler.toml to the hosts runs may load, then \`edgeload deploy\` again
+deployed. Next (secrets apply at once, no redeploy):
+${Object.entries(REQUIRED_SECRETS).map(([name, what]) => `  npx wrangler secret put ${name.padEnd(20)} # ${what}`).join("\n")}
   export EDGELOAD_URL=https://${config.name ?? "edgeload"}.<your-subdomain>.workers.dev EDGELOAD_TOKEN=<the token>
-  npx edgeload plan spec.json                     # cost and limits before any load
+  npx edgeload plan spec.json                     # cost, limits and the allow-list before any load
   npx edgeload run --target https://<allowed host>/ --rate 10 --duration 10s
-  teardown: npx wrangler delete; npx wrangler d1 delete <db>; npx wrangler r2 bucket delete <bucket>`;
+  teardown: npx wrangler delete; npx wrangler d1 delete ${db}; npx wrangler r2 bucket delete ${bucket}`;
 }
 
 /** Runs `npx wrangler …` as the project's own wrangler, under the Node running this CLI. */

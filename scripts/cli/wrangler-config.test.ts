@@ -1,11 +1,12 @@
 /**
- * The deploy checks on wrangler.toml: the project's own config passes with only the
- * warnings a fresh clone must act on; each kind of inconsistency is named by its field.
+ * The deploy checks on wrangler.toml: the project's own config passes as it is (a fresh
+ * clone deploys with no edit); each kind of inconsistency is named by its field.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { deployCommands, sizeProblems } from "./deploy-command.ts";
+import { DEFAULT_LIMITS } from "../../core/plan.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { checkWranglerConfig, exportedNames, limitsFromConfig, readWranglerConfig, type WranglerConfig } from "./wrangler-config.ts";
 
@@ -15,10 +16,14 @@ const sqlIn = (relative: string) => readdirSync(join(PROJECT_ROOT, relative)).fi
 const check = (config: WranglerConfig, exported = ["RunCoordinator", "LoadShard"]) => checkWranglerConfig(config, exported, onDisk, sqlIn);
 
 describe("checkWranglerConfig", () => {
-  it("passes the project's wrangler.toml, warning about the placeholder D1 id and the empty allow-list", () => {
-    const problems = check(project);
-    expect(problems.filter((p) => p.severity === "error")).toEqual([]);
-    expect(problems.map((p) => p.field).sort()).toEqual(["d1_databases.0.database_id", "vars.ALLOWED_TARGETS"]);
+  it("passes the project's wrangler.toml with nothing to fix: no ids to fill in, no var to edit", () => {
+    expect(check(project)).toEqual([]);
+    expect(project.d1_databases!.every((d) => d.database_id === undefined)).toBe(true);
+  });
+
+  it("warns when a setting that belongs in a secret sits in [vars]", () => {
+    const problems = check({ ...project, vars: { ...project.vars, ALLOWED_TARGETS: "https://a.example" } });
+    expect(problems).toEqual([expect.objectContaining({ severity: "warning", field: "vars.ALLOWED_TARGETS", detail: expect.stringContaining("npx wrangler secret put ALLOWED_TARGETS") })]);
   });
 
   it.each([
@@ -34,6 +39,7 @@ describe("checkWranglerConfig", () => {
     [{ config: { vars: { ...project.vars, SUBREQUESTS_PER_INVOCATION: "20000" } } }, "vars.SUBREQUESTS_PER_INVOCATION", "shards would plan more subrequests than limits.subrequests"],
     [{ config: { limits: { cpu_ms: 900_000 } } }, "limits.cpu_ms", "over 5 minutes"],
     [{ config: { r2_buckets: [{ binding: "SEEDS", bucket_name: "Edgeload_Seeds" }] } }, "r2_buckets.0.bucket_name", "not a valid bucket name"],
+    [{ config: { d1_databases: [{ binding: "DB", database_name: "x", database_id: "00000000-0000-0000-0000-000000000000", migrations_dir: "coordinator/migrations" }] } }, "d1_databases.0.database_id", "a placeholder id, which a deploy would try to bind"],
   ])("%j → error at %s (%s)", (change, field, _why) => {
     const c = change as { config?: Partial<WranglerConfig>; exported?: string[] };
     const problems = check({ ...project, ...c.config }, c.exported);
@@ -47,12 +53,8 @@ describe("deploy helpers", () => {
     expect(exportedNames("export class Foo {}")).toEqual(["Foo"]);
   });
 
-  it("creates the bucket, deploys, then applies the D1 migrations remotely, in that order", () => {
-    expect(deployCommands(project, join(PROJECT_ROOT, "wrangler.toml")).map((c) => c.slice(2).join(" "))).toEqual([
-      "r2 bucket create edgeload-seeds",
-      "deploy --config wrangler.toml",
-      "d1 migrations apply edgeload-results --remote --config wrangler.toml",
-    ]);
+  it("deploys with wrangler deploy alone: resources are provisioned by wrangler, the schema by the coordinator", () => {
+    expect(deployCommands(project, join(PROJECT_ROOT, "wrangler.toml")).map((c) => c.slice(2).join(" "))).toEqual(["deploy --config wrangler.toml"]);
   });
 
   it.each([
@@ -65,8 +67,8 @@ describe("deploy helpers", () => {
     expect(sizeProblems(raw, gzip).map((p) => p.severity)).toEqual(severities);
   });
 
-  it("takes the deployment's caps from its vars", () => {
-    expect(limitsFromConfig(project).maxRatePerS).toBe(Number(project.vars!.MAX_RATE_PER_S));
-    expect(limitsFromConfig({}).maxShards).toBe(256);
+  it("takes the deployment's caps from its vars, and the defaults the coordinator uses without them", () => {
+    expect(limitsFromConfig({ vars: { MAX_RATE_PER_S: "1000" } }).maxRatePerS).toBe(1000);
+    expect(limitsFromConfig(project)).toEqual(DEFAULT_LIMITS);
   });
 });

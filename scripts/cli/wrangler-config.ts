@@ -31,8 +31,14 @@ export interface ConfigProblem {
   readonly detail: string;
 }
 
-/** wrangler.toml's D1 id until the user puts theirs in (`wrangler d1 create`). */
-export const PLACEHOLDER_DATABASE_ID = /^0{8}-0{4}-0{4}-0{4}-0{11}[0-9]$/;
+/** An all-zero D1 id: a placeholder someone put in, which a deploy would try to bind. */
+export const PLACEHOLDER_DATABASE_ID = /^0{8}-0{4}-0{4}-0{4}-0{12}$/;
+
+/**
+ * Settings that are secrets (`wrangler secret put NAME`), never [vars]: a var and a secret
+ * cannot share a name, and these are the user's to choose without editing a tracked file.
+ */
+export const SECRET_SETTINGS = ["ALLOWED_TARGETS", "SEED_URL_KEY", "MAX_RATE_PER_S", "MAX_DURATION_S", "MAX_SHARDS", "MAX_TOTAL_REQUESTS", "MAX_VUS", "MAX_CONCURRENT_RUNS"] as const;
 
 export function readWranglerConfig(path: string): WranglerConfig {
   return parse(readFileSync(path, "utf8")) as WranglerConfig;
@@ -41,6 +47,7 @@ export function readWranglerConfig(path: string): WranglerConfig {
 /** Secrets the coordinator needs, each with the command that sets it. */
 export const REQUIRED_SECRETS: Readonly<Record<string, string>> = {
   EDGELOAD_API_TOKEN: "the bearer token every /v1 route requires",
+  ALLOWED_TARGETS: "the targets runs may load, e.g. https://auth.example.com,*.example.net",
 };
 
 /**
@@ -75,10 +82,10 @@ export function checkWranglerConfig(config: WranglerConfig, exportedClasses: rea
   }
   for (const [i, d] of (config.d1_databases ?? []).entries()) {
     const field = `d1_databases.${i}`;
-    if (!d.database_id || PLACEHOLDER_DATABASE_ID.test(d.database_id)) {
-      warning(`${field}.database_id`, `still the placeholder: run \`wrangler d1 create ${d.database_name}\` and put its id here`);
+    if (d.database_id && PLACEHOLDER_DATABASE_ID.test(d.database_id)) {
+      error(`${field}.database_id`, "a placeholder id: remove the line, and wrangler creates the database on the first deploy");
     }
-    if (!d.migrations_dir) warning(`${field}.migrations_dir`, "no migrations_dir: the results schema will not be applied");
+    if (!d.migrations_dir) warning(`${field}.migrations_dir`, "no migrations_dir: `wrangler d1 migrations apply` will not find the results schema (the coordinator still applies it)");
     else if (!fileExists(d.migrations_dir)) error(`${field}.migrations_dir`, `${d.migrations_dir} does not exist`);
     else if (migrationsIn(d.migrations_dir).length === 0) error(`${field}.migrations_dir`, `${d.migrations_dir} has no .sql migrations`);
   }
@@ -95,7 +102,9 @@ export function checkWranglerConfig(config: WranglerConfig, exportedClasses: rea
     const value = config.vars?.[name];
     if (value !== undefined && !(Number(value) > 0)) error(`vars.${name}`, `must be a positive number, got "${value}"`);
   }
-  if (config.vars?.ALLOWED_TARGETS !== undefined && config.vars.ALLOWED_TARGETS.trim() === "") warning("vars.ALLOWED_TARGETS", "empty: every run will be refused until you list the targets this deployment may load");
+  for (const name of SECRET_SETTINGS) {
+    if (config.vars?.[name] !== undefined) warning(`vars.${name}`, `set it as a secret instead (\`npx wrangler secret put ${name}\`): as a var it takes a tracked file's edit to change, and no secret of that name can be set`);
+  }
   return problems;
 }
 

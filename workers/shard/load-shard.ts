@@ -151,7 +151,7 @@ export class LoadShard extends DurableObject<Env> {
       await this.#flush(true);
       return;
     }
-    if (state.colo === "unknown") state = { ...state, colo: await observeColo() };
+    if (state.colo === "unknown") state = { ...state, colo: await observeColo(this.env.COLO_TRACE_URL ?? CLOUDFLARE_TRACE_URL) };
 
     if (!this.#flow) {
       const built = await this.#buildFlow(assignment, state);
@@ -394,13 +394,16 @@ const clock = {
 /** Every shard in this isolate shares one event loop, so they share its probes (client_delay). */
 const loopWatch = new LoopWatch(clock);
 
+/** Any Cloudflare zone's trace reports the colo that served it. */
+const CLOUDFLARE_TRACE_URL = "https://cloudflare.com/cdn-cgi/trace";
+
 /**
  * The colo this object runs in (see cloudflare/trace.ts): a deployed object reads it from
- * a Cloudflare zone's /cdn-cgi/trace, which reports the colo that served it.
+ * a Cloudflare zone's /cdn-cgi/trace (`traceUrl`; the deploy test points it at loopback).
  */
-async function observeColo(): Promise<string> {
+async function observeColo(traceUrl: string): Promise<string> {
   try {
-    const text = await (await fetch("https://cloudflare.com/cdn-cgi/trace", { signal: AbortSignal.timeout(3_000) })).text();
+    const text = await (await fetch(traceUrl, { signal: AbortSignal.timeout(3_000) })).text();
     return coloFromTrace(text);
   } catch {
     return "unknown";
