@@ -1,14 +1,14 @@
 /**
- * What every CLI command shares: k6's exit codes, the error that carries one, and finding
- * the API to talk to (--url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running
+ * What every CLI command shares: the error that carries an exit code (exit-codes.ts), and
+ * finding the API to talk to (--url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running
  * `edgeload dev` recorded in .edgeload/dev.json).
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { EdgeloadClient } from "./client.ts";
+import { EXIT } from "./exit-codes.ts";
 
-/** Exit codes as k6 gives them: 0 ok, 99 thresholds failed, 104 invalid config, 105 aborted, 103 run error. */
-export const EXIT = { ok: 0, failure: 1, thresholdsFailed: 99, runError: 103, invalidConfig: 104, aborted: 105 } as const;
+export { EXIT } from "./exit-codes.ts";
 
 /** A failure to report in one line, with the exit code to leave with. */
 export class CliError extends Error {
@@ -85,7 +85,9 @@ export async function readJsonFile(path: string, what: string, hint = ""): Promi
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw new CliError(`cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, EXIT.invalidConfig);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new CliError(`file not found: ${path}`, EXIT.invalidConfig);
+    throw new CliError(`cannot read ${what} ${path}: ${code ?? String(error)}`, EXIT.invalidConfig);
   }
   try {
     return JSON.parse(text);

@@ -100,7 +100,7 @@ describe("the edgeload CLI", () => {
     // [arguments, what stderr says]
     [["run", "--target", "not-a-url", "--rate", "1", "--duration", "1s"], /not an absolute URL/],
     [["run", "--target", "http://127.0.0.1:9/", "--rate", "1", "--duration", "soon"], /duration: "soon" is not a duration/],
-    [["run", "/nonexistent/spec.json"], /cannot read spec file/],
+    [["run", "/nonexistent/spec.json"], /file not found: \/nonexistent\/spec.json/],
   ])("exits 104 on invalid config: %j", async (args, message) => {
     const result = await cli(args);
     expect(result.code).toBe(104);
