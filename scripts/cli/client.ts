@@ -73,6 +73,11 @@ export class EdgeloadClient {
     return this.#call("PUT", `/v1/scripts/${id}`, modules);
   }
 
+  /** What the deployment would do with a spec, and whether its allow-list takes the target (POST /v1/plan). */
+  planRun(spec: unknown): Promise<{ target: { url: string; allowed: boolean; detail?: string } }> {
+    return this.#call("POST", "/v1/plan", spec);
+  }
+
   createRun(spec: unknown): Promise<CreatedRun> {
     return this.#call("POST", "/v1/runs", spec);
   }

@@ -3,7 +3,7 @@
  * it, driven over HTTP like a user does, and the `edgeload` CLI run as a real process for
  * its exit codes and summary export. Load goes only to the loopback target.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EdgeloadClient } from "../../scripts/cli/client.ts";
@@ -94,6 +94,23 @@ describe("the edgeload CLI", () => {
     const result = await cli(["run", "--target", `${stack.targetUrl}/delay?ms=5`, "--rate", "20", "--duration", "1s", "--regions", "wnam", "--threshold", "http_req_duration=p(95)<1"]);
     expect(result.code).toBe(99);
     expect(result.stdout).toContain("✗ http_req_duration 'p(95)<1'");
+  });
+
+  it("plan asks the deployment it is given whether the target would be refused, before any load", async () => {
+    const spec = join(fixture.stateDir, "plan-spec.json");
+    const body = { target: "https://auth.example.com", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 10, duration: "5s" };
+    await writeFile(spec, JSON.stringify(body));
+    const refused = await cli(["plan", spec]);
+    expect(refused.code).toBe(104);
+    expect(refused.stdout).toMatch(/target: https:\/\/auth\.example\.com — would be refused: this deployment has no allowed targets yet: .*npx wrangler secret put ALLOWED_TARGETS/);
+    expect(refused.stderr).toContain("the deployment would refuse this run");
+    await writeFile(spec, JSON.stringify({ ...body, target: `${stack.targetUrl}/delay?ms=5` }));
+    const allowed = await cli(["plan", spec]);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stdout).toContain("— allowed by the deployment");
+    // Without a deployment named, nothing is contacted and the line says so.
+    const offline = await runCli(["plan", spec], { EDGELOAD_URL: "", EDGELOAD_TOKEN: "" });
+    expect(offline.stdout).toContain("not checked against a deployment's ALLOWED_TARGETS");
   });
 
   it.each([
