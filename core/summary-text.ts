@@ -41,9 +41,10 @@ function dotted(name: string, value: string, width = 32): string {
   return `  ${name}${".".repeat(Math.max(3, width - name.length))}: ${value}`;
 }
 
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+/** Rows under a header, columns padded; figures right-aligned after the first column unless `allLeft`. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[], allLeft = false): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) => "  " + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const line = (cells: readonly string[]) => "  " + cells.map((c, i) => (i === 0 || allLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
@@ -101,6 +102,7 @@ export function renderSummary(summary: Summary): string {
     out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
   }
   out.push("");
+  out.push(...statusSection(e.totals.statuses, e.steps));
 
   if (e.scenario) {
     out.push(`  SCENARIO ${e.scenario.name}${e.scenario.seed ? ` · seed ${e.scenario.seed}` : ""}${e.scenario.preset ? ` · preset ${e.scenario.preset}` : ""}`);
@@ -166,6 +168,42 @@ export function renderSummary(summary: Summary): string {
   if (e.path?.targetBehindCloudflare) out.push(`  path: ${e.path.note}`);
   for (const note of e.plan.notes) out.push(`  note: ${note}`);
   return out.join("\n");
+}
+
+/** Status codes shown before the rest are summed into one row. */
+const STATUS_ROWS = 8;
+/** (step, status) pairs shown under ERRORS. */
+const ERROR_ROWS = 5;
+
+/** A response that counts as an error here: 4xx, 5xx, or no response at all ("timeout", "connection"). */
+const isError = (status: string) => !/^[123]\d\d$/.test(status);
+
+/**
+ * The responses by status code, most first, and, in a run of several steps, which steps
+ * the errors came from: the summary holds per-status counts, not the responses themselves,
+ * so these are the distinct kinds of error with their counts.
+ */
+export function statusSection(statuses: Readonly<Record<string, number>>, steps: Readonly<Record<string, { readonly statuses: Readonly<Record<string, number>> }>>): string[] {
+  const total = Object.values(statuses).reduce((a, n) => a + n, 0);
+  if (total === 0) return [];
+  const sorted = Object.entries(statuses).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const shown = sorted.slice(0, STATUS_ROWS);
+  const rest = sorted.slice(STATUS_ROWS).reduce((a, [, n]) => a + n, 0);
+  const share = (n: number) => `${((n / total) * 100).toFixed(2)}%`;
+  const out = ["  STATUS CODES", ...table(["status", "count", "share"], [
+    ...shown.map(([status, n]) => [`${status}${isError(status) ? " ✗" : ""}`, String(n), share(n)]),
+    ...(rest ? [[`${sorted.length - STATUS_ROWS} others`, String(rest), share(rest)]] : []),
+  ])];
+  const errors = Object.keys(steps).length > 1
+    ? Object.entries(steps).flatMap(([step, g]) => Object.entries(g.statuses).filter(([status]) => isError(status)).map(([status, n]) => [step, status, n] as const))
+    : [];
+  if (errors.length) {
+    errors.sort((a, b) => b[2] - a[2] || a[0].localeCompare(b[0]));
+    out.push("", `  ERRORS BY STEP (${errors.length > ERROR_ROWS ? `the ${ERROR_ROWS} most frequent of ${errors.length}` : "most frequent first"})`);
+    out.push(...table(["step", "status", "count"], errors.slice(0, ERROR_ROWS).map(([step, status, n]) => [step, status, String(n)])));
+  }
+  out.push("");
+  return out;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { RunStatus, ShardTelemetry } from "./protocol.ts";
 import { customMetricKinds } from "./spec/metrics-schema.ts";
 import type { RunSpec } from "./spec/types.ts";
 import { clockView, pathView } from "./measured-path.ts";
+import { formatMs } from "./summary-text.ts";
 import type { RunTotals } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 import { MetricStats, type TrendName } from "./stats.ts";
@@ -142,7 +143,9 @@ export const LAG_SATURATION_MS = 10;
  * lack of in-flight capacity, lost to restarts, or sent late because the shard could not
  * keep up (schedule lag, which includes waiting for a connection slot).
  */
-export function saturation(stats: MetricStats): Saturation {
+export function saturation(stats: MetricStats, resolutionMs: number | null = null): Saturation {
+  // To the clock's step (clock-resolution.ts): "3.22s", not "3219.456 ms".
+  const ms = (v: number) => formatMs(v, resolutionMs);
   const reasons: string[] = [];
   const c = stats.counters;
   if (c.dropped > 0) reasons.push(`${c.dropped} iterations dropped: the in-flight cap (maxVUs) was reached`);
@@ -152,14 +155,14 @@ export function saturation(stats: MetricStats): Saturation {
     const p95 = lag.quantile(0.95) / 1000;
     if (p95 > LAG_SATURATION_MS) {
       const slot = stats.trends.slotWait.quantile(0.95) / 1000;
-      reasons.push(`schedule lag p95 ${round3(p95)} ms (slot wait p95 ${round3(slot || 0)} ms): shards could not send on time; add shards or connection slots`);
+      reasons.push(`schedule lag p95 ${ms(p95)} (slot wait p95 ${ms(slot || 0)}): shards could not send on time; add shards or connection slots`);
     }
   }
   // The generator, not the target, made part of the tail: responses waited for its loop.
   const delay = stats.trends.clientDelay;
   if (delay.count > 0) {
     const p95 = delay.quantile(0.95) / 1000;
-    if (p95 > LAG_SATURATION_MS) reasons.push(`client delay p95 ${round3(p95)} ms: the generator's event loop held responses that long before timing them, and latencies include it (locally every shard shares one isolate: fewer shards or a lower rate help; deployed, more shards)`);
+    if (p95 > LAG_SATURATION_MS) reasons.push(`client delay p95 ${ms(p95)}: the generator's event loop held responses that long before timing them, and latencies include it (locally every shard shares one isolate: fewer shards or a lower rate help; deployed, more shards)`);
   }
   return { saturated: reasons.length > 0, reasons };
 }
@@ -273,7 +276,8 @@ export function buildSummary(input: SummaryInput) {
     if (!stats) colos.set(s.colo, (stats = new MetricStats()));
     stats.merge(totals.shard(s.index));
   }
-  const sat = saturation(all);
+  const clock = clockView(input.shards.map((s) => s.telemetry));
+  const sat = saturation(all, clock.resolutionMs);
   const failedThresholds = outcomes.filter((o) => !o.ok);
   const thresholds = outcomes.map(thresholdView);
 
@@ -322,7 +326,7 @@ export function buildSummary(input: SummaryInput) {
       scenarios: scenariosSummary(spec, plan, totals, thresholds, elapsedS),
       setup: input.phases?.setup ?? null,
       teardown: input.phases?.teardown ?? null,
-      clock: clockView(input.shards.map((s) => s.telemetry)),
+      clock,
       path: pathView(input.shards.map((s) => s.telemetry)),
     },
   };
