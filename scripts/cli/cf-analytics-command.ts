@@ -14,20 +14,17 @@
  * Worker the run's requests reach; --host defaults to the run target's host.
  *
  * Exit codes: 0 when the reconciliation was made (gaps are findings, not failures), 104 for
- * bad flags or a missing token, 1 when the edgeload or Cloudflare API refused.
+ * bad flags or a missing token, 77 when the edgeload API refused the credentials, 1 when it or
+ * the Cloudflare API refused anything else.
  */
 import { parseDurationMs } from "../../core/duration.ts";
 import { AnalyticsClient, AnalyticsError, fetchRunAnalytics } from "../../cloudflare/analytics/client.ts";
 import { reconcile, renderReconciliation, runTrafficFrom } from "../../cloudflare/analytics/reconcile.ts";
 import { ApiProblem, type EdgeloadClient } from "./client.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
-
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  account: { type: "string" }, zone: { type: "string" }, scripts: { type: "string" }, databases: { type: "string" },
-  host: { type: "string" }, margin: { type: "string", default: "60s" }, format: { type: "string", default: "table" },
-  "api-base": { type: "string", default: "https://api.cloudflare.com/client/v4" },
-} as const;
+import { CliError, connect, EXIT } from "./connection.ts";
+import { exitCodeOfApiStatus } from "./exit-codes.ts";
+import { parseCommand } from "./option-table.ts";
+import { CF_ANALYTICS_COMMAND } from "./tables/analysis-tables.ts";
 
 /** How the run's per-second counts are asked for: one row per second and status class. */
 const PER_SECOND_BY_STATUS = { every: "1s", by: "status_class", metrics: "requests" } as const;
@@ -79,7 +76,7 @@ interface Flags {
 
 /** The flags, every problem reported at once (104). */
 export function parseFlags(args: string[]): Flags {
-  const { values: v, positionals } = parseCliArgs({ args, options: OPTIONS, allowPositionals: true });
+  const { values: v, positionals } = parseCommand(CF_ANALYTICS_COMMAND, args);
   const problems: string[] = [];
   if (!positionals[0]) problems.push("a run id is required (see `edgeload runs`)");
   if (!v.account) problems.push("--account: the Cloudflare account id (32 hex characters) is required");
@@ -102,7 +99,11 @@ async function runData(api: EdgeloadClient, runId: string) {
     const [summary, query] = await Promise.all([api.summary(runId), api.query(runId, PER_SECOND_BY_STATUS)]);
     return { summary, rows: query.rows };
   } catch (error) {
-    if (error instanceof ApiProblem) throw new CliError(error.status === 404 ? `no run ${runId}` : error.message);
+    if (error instanceof ApiProblem) {
+      // A refused credential is 77, as everywhere; anything else the API refused is 1 (see above).
+      const code = exitCodeOfApiStatus(error.status, error.body.type) === EXIT.authFailed ? EXIT.authFailed : EXIT.failure;
+      throw new CliError(error.status === 404 ? `no run ${runId}` : error.message, code);
+    }
     throw error;
   }
 }

@@ -15,22 +15,14 @@
 import { BASELINE_NAME, parseCompareOptions, type MetricComparison } from "../../core/compare.ts";
 import { formatMs, table } from "../../core/summary-text.ts";
 import { ApiProblem, type ComparisonResponse, type EdgeloadClient } from "./client.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
+import { CliError, connect, EXIT } from "./connection.ts";
+import { parseCommand } from "./option-table.ts";
+import { COMPARE_COMMAND } from "./tables/analysis-tables.ts";
 
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  format: { type: "string", default: "table" },
-  "min-effect": { type: "string" },
-  "min-latency": { type: "string" },
-  "min-rate": { type: "string" },
-  confidence: { type: "string" },
-  "save-baseline": { type: "string" },
-} as const;
-
-const USAGE = "usage: edgeload compare <baseline-run|baseline-name> <run> [--format table|json] [--min-effect 5%] [--min-latency 1ms] [--min-rate 0.1%] [--confidence 95%] [--save-baseline NAME]";
+const USAGE = "(edgeload compare --help)";
 
 export async function compareCommand(args: string[]): Promise<number> {
-  const { values: v, positionals } = parseCliArgs({ args, options: OPTIONS, allowPositionals: true }, USAGE);
+  const { values: v, positionals } = parseCommand(COMPARE_COMMAND, args);
   const save = v["save-baseline"];
   const problems: string[] = [];
   if (v.format !== "table" && v.format !== "json") problems.push(`--format: "${v.format}" must be table or json`);

@@ -20,34 +20,15 @@ import { renderCrosscheck } from "../../core/crosscheck.ts";
 import { SCENARIOS } from "../../scenarios/catalog.ts";
 import type { K6ImportView } from "../../core/k6-summary.ts";
 import type { EdgeloadClient } from "./client.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
+import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
+import { parseCommand } from "./option-table.ts";
+import { CROSSCHECK_COMMAND } from "./tables/analysis-tables.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 
-const USAGE = `usage:
-  edgeload crosscheck <run> --k6 summary.json            import k6's summary (--summary-export, handleSummary JSON,
-                                                         machine-readable, or a k6 Cloud export) and compare
-  edgeload crosscheck <run> --run-k6 [--seed NAME] [--client-secret S] [--admin-secret S] [--k6-out file.json]
-                                                         run local k6 with the same load after the run ends, then compare
-  edgeload crosscheck <run>                              the comparisons stored for the run
-  [--format table|json] [--url URL --token TOKEN]`;
-
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  k6: { type: "string" },
-  "run-k6": { type: "boolean", default: false },
-  seed: { type: "string" },
-  "client-id": { type: "string" },
-  "client-secret": { type: "string" },
-  "admin-secret": { type: "string" },
-  "redirect-uri": { type: "string" },
-  "k6-out": { type: "string" },
-  format: { type: "string", default: "table" },
-} as const;
-
 export async function crosscheckCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCliArgs({ args, options: OPTIONS, allowPositionals: true }, USAGE);
+  const { values, positionals } = parseCommand(CROSSCHECK_COMMAND, args);
   const runId = positionals[0];
-  if (!runId) throw new CliError(`a run id is required\n${USAGE}`, EXIT.invalidConfig);
+  if (!runId) throw new CliError("a run id is required (edgeload crosscheck --help)", EXIT.invalidConfig);
   if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: "${values.format}" must be table or json`, EXIT.invalidConfig);
   if (values.k6 && values["run-k6"]) throw new CliError("give either --k6 FILE or --run-k6, not both", EXIT.invalidConfig);
   const client = await connect(values);

@@ -25,23 +25,13 @@ import type { RunView } from "../../core/protocol.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import { formatMs } from "../../core/summary-text.ts";
 import { ApiProblem, type EdgeloadClient } from "./client.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
+import { CliError, connect, EXIT } from "./connection.ts";
+import { exitCodeOfApiStatus } from "./exit-codes.ts";
+import { parseCommand, type OptionValues } from "./option-table.ts";
+import { LADDER_COMMAND } from "./tables/analysis-tables.ts";
 import { quickSpec, QuickSpecError, scenarioRunSpec, type CommonRunOptions } from "./quick-spec.ts";
 
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  scenario: { type: "string" }, presets: { type: "string" }, rates: { type: "string" }, duration: { type: "string" },
-  "duration-scale": { type: "string" }, seed: { type: "string" }, target: { type: "string" },
-  "cool-down": { type: "string", default: "10s" }, "error-limit": { type: "string", default: "1%" }, out: { type: "string" },
-  quiet: { type: "boolean", default: false },
-  shards: { type: "string" }, regions: { type: "string" }, timeout: { type: "string" }, "max-vus": { type: "string" },
-  threshold: { type: "string", multiple: true }, name: { type: "string" },
-  method: { type: "string" }, header: { type: "string", multiple: true }, body: { type: "string" },
-  "client-id": { type: "string" }, "client-secret": { type: "string" }, "admin-secret": { type: "string" },
-  "redirect-uri": { type: "string" }, scope: { type: "string" }, audience: { type: "string" },
-} as const;
-
-type Flags = ReturnType<typeof parseCliArgs<{ options: typeof OPTIONS }>>["values"];
+type Flags = OptionValues<typeof LADDER_COMMAND.options>;
 
 /** One step to run: how it is named, its nominal rate and its run spec. */
 export interface PlannedStep {
@@ -75,7 +65,7 @@ export async function ladderCommand(args: string[]): Promise<number> {
 
 /** The ladder the arguments describe, every step's spec validated; CliError (104) otherwise. */
 export async function planLadder(args: string[]): Promise<{ flags: Flags; steps: PlannedStep[]; rules: CapacityRules; coolDownMs: number }> {
-  const flags: Flags = parseCliArgs({ args, options: OPTIONS }).values;
+  const flags: Flags = parseCommand(LADDER_COMMAND, args).values;
   const rules: CapacityRules = { errorLimit: parseErrorLimit(flags["error-limit"]) };
   const coolDownMs = parseDurationMs(flags["cool-down"]);
   if (coolDownMs === undefined) throw new CliError(`--cool-down: "${flags["cool-down"]}" is not a duration (e.g. 10s)`, EXIT.invalidConfig);
@@ -105,7 +95,7 @@ async function climb(client: EdgeloadClient, steps: readonly PlannedStep[], rule
         run = await client.createRun(step.spec);
       } catch (error) {
         if (!(error instanceof ApiProblem)) throw error;
-        const exit = error.status === 400 || error.status === 403 ? EXIT.invalidConfig : EXIT.failure;
+        const exit = exitCodeOfApiStatus(error.status, error.body.type);
         return { measured, stop: { reason: `stopped: the API refused ${position} (${step.label}): ${error.message}`, exit } };
       }
       current = run.id;

@@ -15,18 +15,13 @@ import { parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts"
 import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
 import { table } from "../../core/summary-text.ts";
 import { groupSeries, loadQueryInput, SERIES_SQL } from "../../coordinator/results-queries.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs } from "./connection.ts";
+import { CliError, connect, EXIT } from "./connection.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
-
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  by: { type: "string" }, every: { type: "string" }, metrics: { type: "string" }, trend: { type: "string" },
-  format: { type: "string", default: "table" }, sql: { type: "string" }, param: { type: "string", multiple: true },
-  local: { type: "boolean", default: false }, series: { type: "boolean", default: false },
-} as const;
+import { parseCommand } from "./option-table.ts";
+import { QUERY_COMMAND } from "./tables/analysis-tables.ts";
 
 export async function queryCommand(args: string[]): Promise<number> {
-  const { values: v, positionals } = parseCliArgs({ args, options: OPTIONS, allowPositionals: true });
+  const { values: v, positionals } = parseCommand(QUERY_COMMAND, args);
   if (!["table", "json", "csv"].includes(v.format)) throw new CliError(`--format: "${v.format}" must be table, json or csv`, EXIT.invalidConfig);
   const client = v.local ? null : await connect(v).catch(() => null);
   const started = performance.now();

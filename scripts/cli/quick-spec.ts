@@ -18,8 +18,11 @@ export interface CommonRunOptions {
 
 export interface QuickOptions extends CommonRunOptions {
   readonly target: string;
-  readonly rate: number;
-  readonly duration: string;
+  /** A constant arrival rate per second for `duration`, unless `profile` is given. */
+  readonly rate?: number;
+  readonly duration?: string;
+  /** The executor and its options (k6's VU shortcuts, run-forms.ts) instead of rate and duration. */
+  readonly profile?: Readonly<Record<string, unknown>>;
   readonly method?: string;
   readonly headers?: readonly string[];
   readonly body?: string;
@@ -57,9 +60,7 @@ export function quickSpec(o: QuickOptions): Record<string, unknown> {
     name: o.name ?? `${o.method ?? "GET"} ${url.host}${url.pathname}`,
     target: url.origin,
     steps: [{ method: o.method ?? "GET", path: url.pathname + url.search, headers, ...(o.body !== undefined ? { body: o.body } : {}) }],
-    executor: "constant-arrival-rate",
-    rate: o.rate,
-    duration: o.duration,
+    ...(o.profile ?? { executor: "constant-arrival-rate", rate: o.rate, duration: o.duration }),
     ...commonFields(o),
     thresholds,
   };

@@ -17,20 +17,20 @@ import { loadQueryInput } from "../../coordinator/results-queries.ts";
 import { reportInput, type ReportInput } from "../../reports/report-input.ts";
 import { indexEntry, updateIndex } from "../../reports/report-index.ts";
 import { renderReport } from "../../reports/report.ts";
-import { CliError, connect, CONNECTION_OPTIONS, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
+import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
+import { parseCommand } from "./option-table.ts";
+import { REPORT_COMMAND } from "./tables/results-tables.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
 import type { EdgeloadClient } from "./client.ts";
 import type { Delivery } from "../../core/delivery.ts";
 import { checkDelivery, ledgerFor } from "./delivery-check.ts";
 import { readDevFile } from "./dev-file.ts";
 
-const OPTIONS = { ...CONNECTION_OPTIONS, out: { type: "string" }, local: { type: "boolean", default: false }, "cf-analytics": { type: "string" } } as const;
-
 /** A report folder's name: it becomes a link in the index, so plain characters only. */
 const REPORT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 export async function reportCommand(args: string[]): Promise<number> {
-  const { values: v, positionals } = parseOptions(args);
+  const { values: v, positionals } = parseCommand(REPORT_COMMAND, args);
   const runId = positionals[0];
   if (!runId) throw new CliError("a run id is required (see `edgeload runs`)", EXIT.invalidConfig);
   const out = resolve(v.out ?? join("reports", runId));
@@ -62,10 +62,6 @@ async function deliveryOf(client: EdgeloadClient, runId: string, target: string)
   const dev = await readDevFile();
   const ledger = dev ? ledgerFor(target, [dev.targetUrl, ...(dev.targetProxyUrl ? [dev.targetProxyUrl] : [])], dev.targetAdminSecret) : null;
   return ledger ? checkDelivery(client, runId, ledger).catch(() => null) : null;
-}
-
-function parseOptions(args: string[]) {
-  return parseCliArgs({ args, options: OPTIONS, allowPositionals: true });
 }
 
 /** The report's data from the local state, as the coordinator would build it. */

@@ -5,12 +5,14 @@
  * (k6-compat/options.ts); the bundle is uploaded under its SHA-256 and the spec names it.
  * Anything edgeload cannot run is refused here, before any load, with exit code 104.
  */
+import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { bundleId, bundleRuntime, bundleScript } from "../../k6-compat/bundle.ts";
 import { evaluateInitContext, runHandleSummary, scriptModule } from "../../k6-compat/init-context.ts";
 import { handleSummaryData, writeSummaryOutputs } from "../../k6-compat/handle-summary.ts";
 import { specFromOptions } from "../../k6-compat/options.ts";
 import { CliError, EXIT } from "./connection.ts";
+import { applyK6Flags, type K6Flags } from "./k6-option-overrides.ts";
 
 export const isScriptPath = (path: string) => /\.(js|mjs|cjs)$/.test(path);
 
@@ -25,8 +27,14 @@ export interface ScriptRun {
   readonly handleSummary: ((summary: Record<string, unknown>) => Promise<void>) | null;
 }
 
-export async function scriptRun(path: string, env: Readonly<Record<string, string>>, target: string | null): Promise<ScriptRun> {
+/**
+ * The run of the script at `path`, with its __ENV, nominal target and k6's command-line
+ * flags (k6-option-overrides.ts) merged into its options.
+ */
+export async function scriptRun(path: string, env: Readonly<Record<string, string>>, target: string | null, flags: K6Flags = { load: {} }): Promise<ScriptRun> {
   const refuse = (what: string, problems: readonly string[]) => new CliError(`${what}:\n${problems.map((p) => `  - ${p}`).join("\n")}`, EXIT.invalidConfig);
+  // Checked before bundling, which would call a missing file an import it cannot resolve.
+  if (!existsSync(path)) throw new CliError(`file not found: ${path}`, EXIT.invalidConfig);
   const bundled = await bundleScript(path);
   if (!bundled.ok) throw refuse(`${path} cannot run on edgeload`, bundled.problems);
   const init = evaluateInitContext(bundled.factory, path, env);
@@ -35,7 +43,9 @@ export async function scriptRun(path: string, env: Readonly<Record<string, strin
   if (!nominal) throw new CliError("give the run's target with --target URL or -e BASE_URL=URL (the script's requests are checked against the deployment's allowed targets either way)", EXIT.invalidConfig);
   const modules = { "main.js": await bundleRuntime(), "script.js": scriptModule(bundled.factory, init.init.files) };
   const id = bundleId(JSON.stringify(modules));
-  const mapped = specFromOptions(init.init.options, { name: basename(path), target: nominal, bundle: id, env, metrics: init.init.metrics, exports: init.init.exports });
+  const options = applyK6Flags(init.init.options, flags);
+  if (!options.ok) throw refuse(`flags that cannot apply to ${path}`, options.problems);
+  const mapped = specFromOptions(options.value, { name: basename(path), target: nominal, bundle: id, env, metrics: init.init.metrics, exports: init.init.exports });
   if (!mapped.ok) throw refuse(`${path}'s options cannot run on edgeload`, mapped.problems);
   const timeTrends = new Set(init.init.timeTrends);
   const handleSummary = init.init.exports.includes("handleSummary")

@@ -1,0 +1,124 @@
+/**
+ * Submitting a run and following it to its end, as `edgeload run` and `edgeload demo` do:
+ * the plan in a line, live progress (one line redrawn on a terminal, a line every 5 s
+ * otherwise), Ctrl-C to abort, then the summary, the delivery check against a counting
+ * target, the files asked for, and where to look next (report, dashboard). The exit code
+ * is k6's for the run's final status.
+ */
+import { writeFile } from "node:fs/promises";
+import type { RunView } from "../../core/protocol.ts";
+import type { Summary } from "../../core/summary.ts";
+import { formatMs, renderSummary } from "../../core/summary-text.ts";
+import { renderDelivery } from "../../core/delivery.ts";
+import type { EdgeloadClient } from "./client.ts";
+import { EXIT } from "./exit-codes.ts";
+import { checkDelivery, type TargetLedger } from "./delivery-check.ts";
+
+export interface FollowOptions {
+  readonly summaryExport?: string | undefined;
+  readonly quiet?: boolean | undefined;
+  /** A target that counts what it receives: reconcile the run with it at the end. */
+  readonly ledger?: TargetLedger | null;
+  /** `--out json=FILE` targets: k6 JSON lines written once the run ends. */
+  readonly jsonOut?: readonly string[];
+  /** A k6 script's handleSummary: its outputs replace the printed summary, as under k6. */
+  readonly handleSummary?: ((summary: Summary) => Promise<void>) | null;
+}
+
+/** Submits a spec, shows live progress, prints the summary; returns the k6 exit code. */
+export async function submitAndFollow(client: EdgeloadClient, spec: unknown, options: FollowOptions = {}): Promise<number> {
+  return (await followRun(client, spec, options)).exit;
+}
+
+/** Submits a run, shows its progress, prints its summary; the exit code k6 would give. */
+export async function followRun(client: EdgeloadClient, spec: unknown, options: FollowOptions = {}): Promise<{ exit: number; summary: Summary }> {
+  const run = await client.createRun(spec);
+  const regions = [...new Set(run.plan.shards.map((s) => s.region))];
+  const n = run.plan.shards.length;
+  console.log(`run ${run.id}: ${n} shard${n === 1 ? "" : "s"} in ${regions.join(", ")}, starting ${run.startsAt}`);
+  for (const note of run.plan.notes) console.log(`  note: ${note}`);
+  // The link signs a browser in (10 minutes to open it); the token never goes in a URL.
+  const dashboard = await client.dashboardLink(run.id).catch(() => null);
+  if (dashboard) console.log(`  dashboard: ${dashboard.url}`);
+
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) process.exit(EXIT.aborted);
+    interrupted = true;
+    console.log("\naborting the run (Ctrl-C again to leave without waiting)…");
+    void client.abort(run.id).catch((error: unknown) => console.error(`abort failed: ${String(error)}`));
+  };
+  process.on("SIGINT", onSigint);
+  const tty = process.stdout.isTTY === true;
+  let lastPrinted = 0;
+  let view: RunView;
+  try {
+    view = await client.waitForEnd(run.id, (v) => {
+      if (options.quiet) return;
+      if (tty) process.stdout.write(`\r${progressLine(v)}\u001b[K`);
+      else if (Date.now() - lastPrinted >= 5000) {
+        console.log(progressLine(v));
+        lastPrinted = Date.now();
+      }
+    });
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+  if (tty && !options.quiet) process.stdout.write("\n");
+  const summary: Summary = await client.summary(run.id);
+  if (options.handleSummary) await options.handleSummary(summary);
+  else console.log("\n" + renderSummary(summary) + "\n");
+  if (options.ledger) {
+    try {
+      console.log(renderDelivery(await checkDelivery(client, run.id, options.ledger)) + "\n");
+    } catch (error) {
+      console.log(`  delivery: not reconciled (${(error as Error).message})\n`);
+    }
+  }
+  if (options.summaryExport) {
+    await writeFile(options.summaryExport, JSON.stringify(summary, null, 2) + "\n");
+    console.log(`summary written to ${options.summaryExport}`);
+  }
+  for (const file of options.jsonOut ?? []) await (await import("./json-output.ts")).writeJsonOutput(client, summary, file);
+  // Where to look next: the first dashboard link may have expired during a long run.
+  const fresh = await client.dashboardLink(run.id).catch(() => null);
+  console.log(nextSteps(run.id, run.links.report ?? null, fresh?.url ?? null));
+  return { exit: exitCodeOf(view.status), summary };
+}
+
+/** The lines after a run's summary: how to get its report, and a dashboard link. */
+export function nextSteps(runId: string, reportUrl: string | null, dashboardUrl: string | null): string {
+  return [
+    `report:    edgeload report ${runId}   (Markdown + HTML in reports/${runId}/${reportUrl ? `; the API serves it at ${reportUrl}` : ""})`,
+    ...(dashboardUrl ? [`dashboard: ${dashboardUrl}   (valid 10 minutes; \`edgeload dashboard ${runId}\` for a fresh one)`] : []),
+  ].join("\n");
+}
+
+/** k6's exit code for a run's final status. */
+export function exitCodeOf(status: RunView["status"]): number {
+  switch (status) {
+    case "passed": return EXIT.ok;
+    case "failed": return EXIT.thresholdsFailed;
+    case "aborted": return EXIT.aborted;
+    default: return EXIT.runError;
+  }
+}
+
+export function progressLine(view: RunView): string {
+  const l = view.live;
+  const p = view.progress;
+  return [
+    view.status.padEnd(9),
+    `${p.elapsedS.toFixed(1)}s/${p.durationS.toFixed(0)}s`,
+    // A closed-model run's load is its VUs; its rate follows from the target's latency.
+    // A run of named scenarios may have both.
+    [l.targetRatePerS === null ? null : `target ${l.targetRatePerS.toFixed(l.targetRatePerS < 10 ? 1 : 0)}/s`, l.targetVUs === undefined ? null : `vus ${l.targetVUs}`].filter(Boolean).join(" · ") || "vus 0",
+    `achieved ${l.achievedRatePerS.toFixed(0)}/s`,
+    `reqs ${l.requests}`,
+    `failed ${l.failed}`,
+    `dropped ${l.dropped}`,
+    `p95 ${l.p95Ms === null ? "-" : formatMs(l.p95Ms)}`,
+    `shards done ${l.shardsDone}/${l.shards}`,
+    ...(view.lastError ? [`⚠ retrying: ${view.lastError}`] : []),
+  ].join("  ");
+}

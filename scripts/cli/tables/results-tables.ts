@@ -1,0 +1,69 @@
+/** The flags of the commands that list, show and stop runs, and open them in a browser. */
+import type { CommandSpec } from "../option-table.ts";
+import { CONNECTION, LIST_FORMAT } from "./shared-options.ts";
+
+export const RUNS_COMMAND = {
+  name: "runs",
+  summary: "the latest runs: id, name, status, start",
+  usage: ["runs [--limit 20] [--format table|json]"],
+  positionals: false,
+  options: [
+    { name: "limit", type: "string", value: "N", default: "20", description: "how many runs, newest first" },
+    LIST_FORMAT,
+    ...CONNECTION,
+  ],
+} as const satisfies CommandSpec;
+
+export const SEEDS_COMMAND = {
+  name: "seeds",
+  summary: "the stored seed sets",
+  usage: ["seeds [--format table|json]"],
+  positionals: false,
+  options: [LIST_FORMAT, ...CONNECTION],
+} as const satisfies CommandSpec;
+
+export const STATUS_COMMAND = {
+  name: "status",
+  summary: "a run's status and live figures",
+  usage: ["status <run> [--format table|json]"],
+  positionals: true,
+  options: [LIST_FORMAT, ...CONNECTION],
+} as const satisfies CommandSpec;
+
+export const SUMMARY_COMMAND = {
+  name: "summary",
+  summary: "a run's end-of-test summary, as `edgeload run` prints it",
+  usage: ["summary <run>"],
+  positionals: true,
+  options: [...CONNECTION],
+} as const satisfies CommandSpec;
+
+export const ABORT_COMMAND = {
+  name: "abort",
+  summary: "stop a run (it ends as aborted, exit 105 for whoever follows it)",
+  usage: ["abort <run>"],
+  positionals: true,
+  options: [...CONNECTION],
+} as const satisfies CommandSpec;
+
+export const DASHBOARD_COMMAND = {
+  name: "dashboard",
+  summary: "a link that opens the live dashboard of a run, or of all runs (valid 10 minutes)",
+  usage: ["dashboard [run]"],
+  positionals: true,
+  options: [...CONNECTION],
+} as const satisfies CommandSpec;
+
+export const REPORT_COMMAND = {
+  name: "report",
+  summary: "a run's report as Markdown and HTML with SVG charts, indexed in INDEX.md",
+  usage: ["report <run> [--out reports/<run>] [--local] [--cf-analytics FILE]"],
+  details: ["With no API reachable, or with --local, the report is made from the local state's results database."],
+  positionals: true,
+  options: [
+    { name: "out", type: "string", value: "DIR", description: "the report's folder (default reports/<run>)" },
+    { name: "local", type: "boolean", description: "read .edgeload/state directly, not the API" },
+    { name: "cf-analytics", type: "string", value: "FILE", description: "add Cloudflare's view: the JSON of `edgeload cf-analytics <run> --format json`" },
+    ...CONNECTION,
+  ],
+} as const satisfies CommandSpec;

@@ -1,0 +1,89 @@
+/**
+ * The flags of the commands that set things up: the local stack (`dev`, `demo`), seed
+ * sets (`seed`), and the way to a Cloudflare account (`plan`, `deploy`). `plan` and
+ * `deploy` parse their own flags (plan-command.ts, deploy-command.ts): main.ts checks the
+ * arguments against these tables first, and cli-docs.test.ts holds the two in step.
+ */
+import type { CommandSpec } from "../option-table.ts";
+import { CONNECTION } from "./shared-options.ts";
+
+export const DEV_COMMAND = {
+  name: "dev",
+  summary: "start the local stack (API, shards, D1, R2 and a test target) on this machine",
+  usage: ["dev [--api-port 8787] [--target-port 9090]"],
+  details: ["Writes .edgeload/dev.json, so other commands in this project find the stack without --url/--token. Ctrl-C stops it."],
+  positionals: false,
+  options: [
+    { name: "api-port", type: "string", value: "PORT", default: "8787", description: "the API's port" },
+    { name: "target-port", type: "string", value: "PORT", default: "9090", description: "the test target's port" },
+  ],
+} as const satisfies CommandSpec;
+
+export const DEMO_COMMAND = {
+  name: "demo",
+  summary: "the local stack, a seeded token set and two Authrim scenarios, end to end",
+  usage: ["demo [--summary-export FILE] [-q]"],
+  positionals: false,
+  options: [
+    { name: "summary-export", type: "string", value: "FILE", description: "write each scenario's summary JSON (FILE.<scenario>.json)" },
+    { name: "quiet", short: "q", type: "boolean", description: "no progress line" },
+  ],
+} as const satisfies CommandSpec;
+
+export const SEED_COMMAND = {
+  name: "seed",
+  summary: "make a seed set at the target (tokens, users, sessions…), store it and print its signed URL",
+  usage: [
+    "seed access-tokens --count 3000 [--name tokens-3k] [--mix valid=60,valid_exchanged=5,…] [flags]",
+    "seed users|refresh-tokens|sessions|auth-codes --count N [--name NAME] [flags]",
+  ],
+  details: ["Against a running `edgeload dev`, the target's URL, client and admin secret default to the local target's. After a failure, the same command resumes from .edgeload/seeding/<name>.json."],
+  positionals: true,
+  options: [
+    { name: "count", type: "string", value: "N", description: "how many to make (required)" },
+    { name: "name", type: "string", value: "NAME", description: "the seed set's name (default <kind>-<count>)" },
+    { name: "users", type: "string", value: "N", description: "distinct users the set is spread over" },
+    { name: "mix", type: "string", value: "TYPE=PCT,…", description: "access-tokens only: the share of each token type" },
+    { name: "concurrency", type: "string", value: "N", default: "20", description: "calls to the target at once" },
+    { name: "expires-in", type: "string", value: "D", default: "24h", description: "how long the signed URL is valid" },
+    { name: "out", type: "string", value: "FILE", description: "also write the set to FILE (mode 600)" },
+    { name: "base-url", type: "string", value: "URL", group: "The target", description: "the target (default: the local target)" },
+    { name: "client-id", type: "string", value: "ID", group: "The target", description: "its client" },
+    { name: "client-secret", type: "string", value: "SECRET", group: "The target", description: "the client's secret" },
+    { name: "admin-secret", type: "string", value: "SECRET", group: "The target", description: "the target's admin API secret" },
+    { name: "redirect-uri", type: "string", value: "URI", group: "The target", description: "auth-codes: a redirect URI registered for the client" },
+    ...CONNECTION,
+  ],
+} as const satisfies CommandSpec;
+
+export const PLAN_COMMAND = {
+  name: "plan",
+  summary: "shards, platform limits and estimated cost of a spec or script, before any load",
+  usage: ["plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]"],
+  details: ["With a deployment named (--url/--token or EDGELOAD_URL/EDGELOAD_TOKEN) it also asks it (POST /v1/plan, which starts nothing) whether its ALLOWED_TARGETS take the target; without one nothing is contacted. Exit 104 when the spec is invalid, the plan breaks a cap or a platform limit, the cost is over --max-cost, or the deployment would refuse the target."],
+  positionals: true,
+  external: true,
+  options: [
+    { name: "max-cost", type: "string", value: "USD", description: "exit 104 when the estimated cost is above USD" },
+    { name: "config", type: "string", value: "FILE", description: "the deployment's wrangler.toml (default: the project's)" },
+    { name: "format", type: "string", value: "table|json", default: "table", description: "output format" },
+    { name: "var", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{vars.NAME}}" },
+    { name: "secret", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{secrets.NAME}}" },
+    { name: "env", short: "e", type: "string", value: "NAME=VALUE", multiple: true, description: "a script's __ENV" },
+    { name: "target", type: "string", value: "URL", description: "a script's target (else -e BASE_URL)" },
+    ...CONNECTION,
+  ],
+} as const satisfies CommandSpec;
+
+export const DEPLOY_COMMAND = {
+  name: "deploy",
+  summary: "wrangler deploy with bundle-size and config checks first",
+  usage: ["deploy [--dry-run] [--with-target] [--config wrangler.toml]"],
+  positionals: false,
+  external: true,
+  options: [
+    { name: "dry-run", type: "boolean", description: "build and check only; print what a deploy would run" },
+    { name: "with-target", type: "boolean", description: "also the Authrim-style test target (workers/target)" },
+    { name: "config", type: "string", value: "FILE", description: "the wrangler.toml to deploy (default: the project's)" },
+  ],
+} as const satisfies CommandSpec;
