@@ -17,11 +17,12 @@
  * | --rate R alone| refused: its rate follows from its VUs      | constant-arrival-rate: rate = R             |
  * | --rps N       | refused: edgeload does not throttle VUs     | every stage's rate capped at N/s            |
  *
- * V is --vus, else the spec's own VUs, else the profile's peak; R is --rate, else the spec's
- * own rate, else the profile's peak. k6 falls back to 1 VU instead of the peak (it has no
- * peak of a script's scenarios to fall back to); a spec's ramp was written to reach its
- * peak, so holding it there for D keeps what the spec tests, and --vus/--rate pick another
- * level. So `edgeload run examples/crud-hot-keys.json -d 10s` holds its 1,000 VUs for 10 s.
+ * V is k6's: --vus, else the spec's own VUs (`vus`, or the `startVUs` a ramp starts from,
+ * which is where k6's stages shortcut puts `vus`), else 1. R is --rate, else the spec's own
+ * rate, else its ramp's peak: k6 has no arrival-rate shortcut to follow, and a preset or
+ * ramp is named by the rate it climbs to (rps300), which is what holding it for D keeps.
+ * So `edgeload run examples/crud-hot-keys.json -d 10s` is k6's smoke run of it, 1 VU for
+ * 10 s (its ramp starts from 0 VUs), and `--vus 50 -d 10s` holds 50.
  *
  * A spec of named scenarios takes -d only: each scenario is held at its level for D from its
  * own startTime (k6 would merge them into one, but their steps differ). Everything refused
@@ -143,15 +144,14 @@ function applyToOne(input: Record<string, unknown>, load: LoadFlags): Checked<Re
   return problems.length ? { ok: false, problems } : { ok: true, value: result };
 }
 
-/** A VU spec: k6's shortcuts at --vus, else the spec's own VUs, else its peak. */
+/** A VU spec: k6's shortcuts at --vus, else the spec's own VUs, else 1. */
 function closedSpec(spec: Record<string, unknown>, executor: string, load: LoadFlags, problems: string[]): Record<string, unknown> {
   if (load.rate !== undefined) problems.push(`--rate: a ${executor} run's rate follows from its VUs and the target's latency: set --vus, or use an arrival-rate spec`);
   if (load.rps !== undefined) problems.push(`--rps: edgeload does not throttle a ${executor} run's VUs: set --vus, or use an arrival-rate spec`);
-  const stages = Array.isArray(spec.stages) ? (spec.stages as Array<{ target?: unknown }>) : [];
   const own = typeof spec.vus === "number" ? spec.vus : undefined;
-  const start = typeof spec.startVUs === "number" ? spec.startVUs : executor === "ramping-vus" ? 1 : own ?? 1;
-  const peak = Math.max(1, own ?? 0, start, ...stages.map((s) => (typeof s.target === "number" ? s.target : 0)));
-  const profile = closedProfile(load, load.vus ?? own ?? peak, load.vus ?? start);
+  // A ramp's start (run-spec.ts's default: 1), or the spec's VUs, or k6's default of 1.
+  const start = typeof spec.startVUs === "number" ? spec.startVUs : own ?? 1;
+  const profile = closedProfile(load, load.vus ?? own ?? Math.max(1, start), load.vus ?? start);
   if (profile) return { ...withoutProfile(spec), ...profile };
   if (load.vus === undefined) return spec;
   if (executor === "ramping-vus") {

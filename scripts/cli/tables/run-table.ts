@@ -24,7 +24,7 @@ export const RUN_COMMAND = {
     "run --scenario NAME (--preset rpsN | --rate N -d 30s) [flags]",
   ],
   details: [
-    "Load flags override the run's own profile as k6's command line overrides a script's options: -d, -i or --stage replace it. A k6 script gets exactly k6's shortcuts (--vus, else the script's vus, else 1). A spec keeps its model: a VU spec gets k6's shortcuts at --vus, else its own vus, else its peak; an arrival-rate spec (or preset) a constant or ramping arrival rate at --rate, else its own rate, else its peak. A spec with named scenarios takes -d only (each scenario held at its level for that long). A flag that cannot apply to what is run is refused (exit 104), never ignored.",
+    "Load flags override the run's own profile as k6's command line overrides a script's options: -d, -i or --stage replace it. A k6 script gets exactly k6's shortcuts (--vus, else the script's vus, else 1). A spec keeps its model: a VU spec gets k6's shortcuts at --vus, else its own vus (or the startVUs of its ramp), else 1; an arrival-rate spec (or preset) a constant or ramping arrival rate at --rate, else its own rate, else its ramp's peak. A spec with named scenarios takes -d only (each scenario held at its level for that long). A flag that cannot apply to what is run is refused (exit 104), never ignored.",
     "Thresholds from --threshold replace the run's own for the same metric. -e and --var are one thing: a script's __ENV, a spec's {{vars.NAME}}.",
   ],
   positionals: true,
