@@ -94,7 +94,7 @@ describe("stepFromSummary", () => {
         dropped_iterations: { count: 10 },
       },
       edgeload: {
-        runId: "r1", status: "failed", targetRatePerS: 100, achievedRatePerS: 99,
+        runId: "r1", status: "failed", targetRatePerS: 100, achievedRatePerS: 99, clock: { resolutionMs: 1 },
         thresholds: [
           { metric: "http_req_failed", threshold: "rate<0.01", observed: 0.02, ok: false, abortOnFail: false },
           { metric: "http_req_duration", threshold: "p(95)<200", observed: 12.5, ok: true, abortOnFail: false },
@@ -103,7 +103,7 @@ describe("stepFromSummary", () => {
     } as unknown as Summary;
     expect(stepFromSummary("rps100", 100, summary)).toEqual({
       label: "rps100", ratePerS: 100, runId: "r1", status: "failed", targetRatePerS: 100, achievedRatePerS: 99,
-      p95Ms: 12.5, p99Ms: 30.25, errorRate: 0.02, iterations: 990, dropped: 10, failedThresholds: ["http_req_failed rate<0.01"],
+      p95Ms: 12.5, p99Ms: 30.25, errorRate: 0.02, iterations: 990, dropped: 10, failedThresholds: ["http_req_failed rate<0.01"], clockResolutionMs: 1,
     });
   });
 
@@ -121,6 +121,14 @@ describe("renderCapacity", () => {
     expect(text).toMatch(/hard limit\s+200\s.*run-200/);
     expect(text).toMatch(/200\/s\s+200\s.*error rate 25\.00% over the 1\.00% limit/);
     expect(text).toContain("knee      none within the ladder");
+  });
+
+  it("prints latencies to the step of the clock that timed them", () => {
+    const timed = (clockResolutionMs: number | null) => renderCapacity(deriveCapacity([step(100, { p95Ms: 13.024, p99Ms: 21.504, clockResolutionMs })], RULES));
+    // workerd's 1 ms clock: 13.024 ms was "13 ms".
+    expect(timed(1)).toMatch(/100\/s\s+100\s+100\.0\s+13ms\s+22ms\s/);
+    // A clock not detected: the digits as measured.
+    expect(timed(null)).toMatch(/100\/s\s+100\s+100\.0\s+13\.0ms\s+21\.5ms\s/);
   });
 
   it("says when a figure has no step", () => {

@@ -45,6 +45,8 @@ export interface LadderStep {
   readonly dropped: number;
   /** `metric threshold` of each failed threshold, e.g. "http_req_duration p(95)<200". */
   readonly failedThresholds: readonly string[];
+  /** The step of the clock its latencies were timed with (clock-resolution.ts), if detected. */
+  readonly clockResolutionMs?: number | null;
 }
 
 export interface CapacityRules {
@@ -105,6 +107,7 @@ export function stepFromSummary(label: string, ratePerS: number, summary: Summar
     iterations: m.iterations?.count ?? 0,
     dropped: m.dropped_iterations?.count ?? 0,
     failedThresholds: e.thresholds.filter((t) => !t.ok).map((t) => `${t.metric} ${t.threshold}`),
+    clockResolutionMs: e.clock?.resolutionMs ?? null,
   };
 }
 
@@ -159,7 +162,9 @@ export function findKnee(steps: readonly LadderStep[], minGrowthMs = DEFAULT_KNE
 
 /** The steps and the capacity table as text, for the terminal. */
 export function renderCapacity(capacity: CapacityTable): string {
-  const ms = (v: number | null) => (v === null ? "-" : formatMs(v));
+  // Latencies to the step of the clock that timed them (the coarsest of the ladder's runs).
+  const clock = Math.max(0, ...capacity.steps.map((s) => s.clockResolutionMs ?? 0)) || null;
+  const ms = (v: number | null) => (v === null ? "-" : formatMs(v, clock));
   const figures = (s: LadderStep) => [String(s.ratePerS), s.achievedRatePerS.toFixed(1), ms(s.p95Ms), ms(s.p99Ms), percent(s.errorRate), String(s.dropped)];
   const out = ["", "  LADDER", ...table(
     ["step", "rate/s", "achieved/s", "p95", "p99", "errors", "dropped", "thresholds", "breaks"],

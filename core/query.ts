@@ -24,7 +24,8 @@ export const QUERY_TRENDS = { duration: "http_req_duration", ttfb: "http_req_wai
 export type QueryTrend = keyof typeof QUERY_TRENDS;
 
 const COUNT_METRICS = ["requests", "rps", "iterations", "failed", "error_rate", "error_rate_4xx", "error_rate_5xx", "error_rate_timeout", "error_rate_connection", "dropped"] as const;
-const LATENCY_METRICS = ["min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"] as const;
+/** The metrics in milliseconds (the rest are counts, rates and shares). */
+export const LATENCY_METRICS = ["min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"] as const;
 export const QUERY_METRICS = [...COUNT_METRICS, ...LATENCY_METRICS] as const;
 export type QueryMetric = (typeof QUERY_METRICS)[number];
 

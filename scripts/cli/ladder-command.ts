@@ -128,7 +128,7 @@ function showProgress(position: string, v: RunView, quiet: boolean): void {
 
 /** The one line a finished step gets. */
 function stepLine(position: string, s: LadderStep, view: RunView, breaks: readonly string[]): string {
-  const ms = (v: number | null) => (v === null ? "-" : formatMs(v));
+  const ms = (v: number | null) => (v === null ? "-" : formatMs(v, s.clockResolutionMs));
   return [
     `${position}  ${s.label.padEnd(8)} ${view.status.padEnd(7)}`,
     `achieved ${s.achievedRatePerS.toFixed(1)}/s of ${s.targetRatePerS.toFixed(1)}/s`,

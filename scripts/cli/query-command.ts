@@ -11,7 +11,8 @@
  * made by `npm run demo` can be queried afterwards with nothing running.
  */
 import { seriesKey } from "../../core/prometheus.ts";
-import { parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
+import { msDecimals } from "../../core/clock-resolution.ts";
+import { LATENCY_METRICS, parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
 import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
 import { table } from "../../core/summary-text.ts";
 import { groupSeries, loadQueryInput, SERIES_SQL } from "../../coordinator/results-queries.ts";
@@ -47,6 +48,8 @@ export async function queryCommand(args: string[]): Promise<number> {
     const q = parseQuery(params);
     if (!q.ok) throw new CliError(`bad query:\n${q.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
     rows = client ? (await client.query(runId, params)).rows : await localQuery(runId, q.query);
+    // A table shows latencies to the step of the clock that measured them (clock-resolution.ts).
+    if (v.format === "table") rows = toClockStep(rows, await clockOf(runId, client));
   }
   const tookMs = performance.now() - started;
   print(rows, v.format as "table" | "json" | "csv");
@@ -72,6 +75,21 @@ async function localQuery(runId: string, q: Parameters<typeof runQuery>[1]): Pro
   const input = await loadQueryInput(asSqlReader(localDb()), runId, q.trend);
   if (!input) throw new CliError(`no run ${runId} in the local results`);
   return runQuery(input, q);
+}
+
+/** The run's detected clock step in ms, from its summary; null when it has none (yet). */
+async function clockOf(runId: string, client: Awaited<ReturnType<typeof connect>> | null): Promise<number | null> {
+  if (client) return (await client.summary(runId).catch(() => null))?.edgeload.clock?.resolutionMs ?? null;
+  const row = localDb().prepare("SELECT summary_json FROM runs WHERE id = ?").get(runId) as { summary_json: string | null } | undefined;
+  return row?.summary_json ? (JSON.parse(row.summary_json) as { edgeload?: { clock?: { resolutionMs?: number | null } } }).edgeload?.clock?.resolutionMs ?? null : null;
+}
+
+/** Latency columns rounded to the clock's step: at 1 ms, 13.024 is 13. */
+export function toClockStep(rows: readonly QueryRow[], resolutionMs: number | null): QueryRow[] {
+  if (resolutionMs === null) return [...rows];
+  const decimals = msDecimals(resolutionMs);
+  const latency = new Set<string>(LATENCY_METRICS);
+  return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, value]) => [k, latency.has(k) && typeof value === "number" ? Number(value.toFixed(decimals)) : value])) as QueryRow);
 }
 
 function print(rows: readonly QueryRow[], format: "table" | "json" | "csv"): void {
