@@ -87,6 +87,10 @@ async function withOutputs(spec: Record<string, unknown>, values: RunValues): Pr
   const { jsonFiles, pushOutputs } = (await import("./out-flags.ts")).parseOutFlags(values.out);
   const out = { ...spec };
   if (values["max-cost"] !== undefined) out.maxCost = (await import("./plan-command.ts")).maxCost(values["max-cost"]);
+  if (pushOutputs.length && spec.scenarios !== undefined) {
+    // The spec of a run of named scenarios has no `outputs` (core/named-scenarios.ts): say so by flag.
+    throw new CliError(`--out ${pushOutputs.map((o) => (o.type === "prometheus-rw" ? "experimental-prometheus-rw" : o.type)).join(", ")}: a run of named scenarios cannot push outputs yet; --out json=FILE works`, EXIT.invalidConfig);
+  }
   if (pushOutputs.length) out.outputs = [...(Array.isArray(spec.outputs) ? spec.outputs : []), ...pushOutputs];
   return { spec: out, jsonFiles };
 }

@@ -81,6 +81,11 @@ describe("load flags over a spec", () => {
     const model = await run(file, "--rate", "5", "--max-vus", "3");
     expect(model.code).toBe(104);
     expect(model.stderr).toMatch(/--rate: a constant-vus run's rate follows from its VUs[^]*--max-vus: caps iterations in flight in an arrival-rate run/);
+    // A run of named scenarios has no push outputs in its spec: refused by flag, not as a spec field.
+    const named = await specFile("named.json", { target, scenarios: { a: { steps: [{ path: "/" }], executor: "constant-vus", vus: 1, duration: "1s" } } });
+    const out = await run(named, "-o", "opentelemetry=http://127.0.0.1:1/v1/metrics");
+    expect(out.code).toBe(104);
+    expect(out.stderr).toContain("--out opentelemetry: a run of named scenarios cannot push outputs yet");
   });
 });
 
