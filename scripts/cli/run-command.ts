@@ -16,7 +16,6 @@ import { applyLoadFlags, parseLoadFlags, type Checked, type LoadFlags } from "./
 import { inapplicableFlags, parseCommand, type OptionValues, type RunKind } from "./option-table.ts";
 import { applyRunFlags } from "./run-overrides.ts";
 import { quickForm, scenarioForm } from "./run-forms.ts";
-import { isScriptPath } from "./script-command.ts";
 import { LOCAL_ADMIN_SECRET, namedValues, withOverrides } from "./spec-overrides.ts";
 import { RUN_COMMAND } from "./tables/run-table.ts";
 
@@ -26,11 +25,13 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   const { values, positionals, given } = parseCommand(RUN_COMMAND, args);
   if (positionals.length > 1) throw new CliError(`one spec or script at a time, not ${positionals.join(" ")}`, EXIT.invalidConfig);
   const file = positionals[0];
-  const kind: RunKind = file ? (isScriptPath(file) ? "script" : "spec") : values.scenario !== undefined ? "scenario" : "quick";
+  // script-command.ts (esbuild, the k6 runtime) is loaded only for a file.
+  const isScript = file !== undefined && (await import("./script-command.ts")).isScriptPath(file);
+  const kind: RunKind = file ? (isScript ? "script" : "spec") : values.scenario !== undefined ? "scenario" : "quick";
   const where = `flags that cannot apply to ${file ?? "this run"}`;
   const refused = inapplicableFlags(RUN_COMMAND, given, kind);
   if (refused.length) throw invalid(where, refused);
-  const load = checked("bad load flags", parseLoadFlags({ ...values, stage: values.stage }));
+  const load = checked("bad load flags", parseLoadFlags(values));
   if (kind === "script") return runScript(file!, values, load);
 
   const { spec: base, rest } = kind === "spec"
