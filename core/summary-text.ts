@@ -61,7 +61,7 @@ export function renderSummary(summary: Summary): string {
   // Runs stored before the clock was detected have no `clock`: full digits, as before.
   const resolution = e.clock?.resolutionMs ?? null;
   const fmt = (ms: number) => formatMs(ms, resolution);
-  out.push(`  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`);
+  out.push(`  edgeload run ${e.runId} · ${e.name} · ${verdictWord(e)}${e.abortReason ? ` (${e.abortReason})` : ""}`);
   out.push(`  target ${e.target} · ${e.executor} · ${e.plan.shards} shard${e.plan.shards === 1 ? "" : "s"} in ${e.plan.regions.join(", ")} · ${e.durationS}s`);
   out.push("");
 
@@ -159,6 +159,11 @@ export function renderSummary(summary: Summary): string {
   if (e.saturated) {
     out.push("  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:");
     for (const r of e.saturation) out.push(`    - ${r}`);
+    if (inconclusive(e)) {
+      out.push("  → INCONCLUSIVE: a threshold failed while edgeload itself limited the run, so the failing figures");
+      out.push("    may measure the generator rather than the target. Re-run at a lower rate or with more shards");
+      out.push("    (deployed), or on a quieter machine locally; the exit code stays k6's 99.");
+    }
   } else {
     out.push("  generator not saturated (no drops, schedule lag within bounds)");
   }
@@ -168,6 +173,19 @@ export function renderSummary(summary: Summary): string {
   if (e.path?.targetBehindCloudflare) out.push(`  path: ${e.path.note}`);
   for (const note of e.plan.notes) out.push(`  note: ${note}`);
   return out.join("\n");
+}
+
+/**
+ * A failed verdict means "the target broke a threshold" only when the generator kept up;
+ * when it was saturated the failure is as likely edgeload's own, and the verdict says so.
+ */
+function inconclusive(e: Summary["edgeload"]): boolean {
+  return e.status === "failed" && e.saturated;
+}
+
+/** The run's status as the summary's first line shows it. */
+function verdictWord(e: Summary["edgeload"]): string {
+  return inconclusive(e) ? "FAILED, INCONCLUSIVE (generator saturated)" : e.status.toUpperCase();
 }
 
 /** Status codes shown before the rest are summed into one row. */

@@ -72,6 +72,23 @@ describe("buildSummary", () => {
     expect(summary.edgeload.colos.local!.requests).toBe(100);
   });
 
+  it.each([
+    // [status, schedule lag of each request in µs, first line's verdict, inconclusive note]
+    ["failed", 500, "· FAILED", false], // the generator kept up: the target broke the threshold
+    ["failed", 50_000, "· FAILED, INCONCLUSIVE (generator saturated)", true], // 50 ms late: edgeload was the limit
+    ["passed", 50_000, "· PASSED", false], // saturated but every threshold held: nothing to doubt
+  ] as const)("calls a %s run with lag %i µs %j", (status, lagUs, verdict, note) => {
+    const totals = new RunTotals();
+    const stats = requests(100, 10);
+    const late = new MetricStats();
+    for (let i = 0; i < 100; i++) late.trends.lag.record(lagUs);
+    totals.add(0, "wnam", 0, stats);
+    totals.add(0, "wnam", 0, late);
+    const text = renderSummary(buildSummary({ runId: "r-sat", status, spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] }));
+    expect(text.split("\n")[0]).toContain(verdict);
+    expect(text.includes("INCONCLUSIVE: a threshold failed while edgeload itself limited the run")).toBe(note);
+  });
+
   it("renders a k6-style text summary with per-region rows", () => {
     const text = renderSummary(summary);
     expect(text).toMatch(/✗ http_req_duration 'p\(95\)<50'/);

@@ -44,7 +44,7 @@ export async function demoCommand(args: readonly string[]): Promise<number> {
       console.log(`\n── ${scenario}: preset ${DEMO_PRESET.preset} shortened ×${DEMO_PRESET.durationScale} ──`);
       const summaryExport = values["summary-export"]?.replace(/(\.json)?$/, `.${scenario}$1`);
       const ledger = { origin: stack.targetUrl, adminSecret: stack.targetAdminSecret };
-      const result = await followRun(client, demoSpec(scenario, stack.targetUrl, seed, stack.targetClient), { summaryExport, quiet: values.quiet, ledger });
+      const result = await followRun(client, demoSpec(scenario, stack.targetUrl, seed, stack.targetClient), { summaryExport, quiet: values.quiet, ledger, stackStops: true });
       results.push({ scenario, ...result });
     }
     console.log(renderScenarioTable(results.map((r) => r.summary)));

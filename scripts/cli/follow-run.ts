@@ -6,7 +6,7 @@
  * is k6's for the run's final status.
  */
 import { writeFile } from "node:fs/promises";
-import type { RunView } from "../../core/protocol.ts";
+import { exitCodeOf, type RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
 import { formatMs, renderSummary } from "../../core/summary-text.ts";
 import { renderDelivery } from "../../core/delivery.ts";
@@ -23,6 +23,8 @@ export interface FollowOptions {
   readonly jsonOut?: readonly string[];
   /** A k6 script's handleSummary: its outputs replace the printed summary, as under k6. */
   readonly handleSummary?: ((summary: Summary) => Promise<void>) | null;
+  /** The stack goes away when the command ends (the demo): point at the local state, not at its API. */
+  readonly stackStops?: boolean;
 }
 
 /** Submits a spec, shows live progress, prints the summary; returns the k6 exit code. */
@@ -81,9 +83,13 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
   }
   for (const file of options.jsonOut ?? []) await (await import("./json-output.ts")).writeJsonOutput(client, summary, file);
   // Where to look next: the first dashboard link may have expired during a long run.
-  const fresh = await client.dashboardLink(run.id).catch(() => null);
-  console.log(nextSteps(run.id, run.links.report ?? null, fresh?.url ?? null));
-  return { exit: exitCodeOf(view.status), summary };
+  if (options.stackStops) console.log(`report:    edgeload report ${run.id} --local   (reads the local state this stack leaves behind)`);
+  else {
+    const fresh = await client.dashboardLink(run.id).catch(() => null);
+    console.log(nextSteps(run.id, run.links.report ?? null, fresh?.url ?? null));
+  }
+  // k6's code for the final status, the same one the HTTP API reports (core/protocol.ts).
+  return { exit: exitCodeOf(view.status) ?? EXIT.runError, summary };
 }
 
 /** The lines after a run's summary: how to get its report, and a dashboard link. */
@@ -92,16 +98,6 @@ export function nextSteps(runId: string, reportUrl: string | null, dashboardUrl:
     `report:    edgeload report ${runId}   (Markdown + HTML in reports/${runId}/${reportUrl ? `; the API serves it at ${reportUrl}` : ""})`,
     ...(dashboardUrl ? [`dashboard: ${dashboardUrl}   (valid 10 minutes; \`edgeload dashboard ${runId}\` for a fresh one)`] : []),
   ].join("\n");
-}
-
-/** k6's exit code for a run's final status. */
-export function exitCodeOf(status: RunView["status"]): number {
-  switch (status) {
-    case "passed": return EXIT.ok;
-    case "failed": return EXIT.thresholdsFailed;
-    case "aborted": return EXIT.aborted;
-    default: return EXIT.runError;
-  }
 }
 
 export function progressLine(view: RunView): string {
