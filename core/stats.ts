@@ -58,7 +58,17 @@ export interface MetricStatsWire {
   readonly h: Readonly<Record<TrendName, HistogramSnapshot>>;
   /** Custom metrics; absent when the run has none. */
   readonly x?: CustomMetricsWire;
+  /** Error samples (see MetricStats.errors); absent when nothing failed. */
+  readonly e?: Readonly<Record<string, number>>;
 }
+
+/**
+ * Distinct error messages one MetricStats keeps with their counts; later distinct ones are
+ * counted under OTHER_ERRORS. Bounded so that a target answering a new message per request
+ * cannot grow a window, a flush or the summary.
+ */
+export const MAX_ERROR_SAMPLES = 10;
+export const OTHER_ERRORS = "(other errors)";
 
 /** Custom metrics of one MetricStats. Created on first use, so plain runs pay nothing. */
 export class CustomMetrics {
@@ -120,6 +130,12 @@ export class CustomMetrics {
 export class MetricStats {
   readonly counters: Record<CounterName, number>;
   readonly statuses: Record<string, number> = {};
+  /**
+   * The first distinct failures, message → count: "HTTP 503 Service Unavailable",
+   * "timeout after 10000 ms", "connection error: Network connection lost.". What the
+   * status counts cannot say (which error), for the end-of-run summary.
+   */
+  readonly errors: Record<string, number> = {};
   readonly trends: Record<TrendName, Histogram>;
   #custom: CustomMetrics | null = null;
 
@@ -150,9 +166,18 @@ export class MetricStats {
     this.statuses[key] = (this.statuses[key] ?? 0) + 1;
   }
 
+  /** Counts `n` failures with this message, within MAX_ERROR_SAMPLES distinct messages. */
+  countError(message: string, n = 1): void {
+    const known = this.errors[message] !== undefined;
+    const distinct = Object.keys(this.errors).filter((k) => k !== OTHER_ERRORS).length;
+    const key = known || distinct < MAX_ERROR_SAMPLES ? message : OTHER_ERRORS;
+    this.errors[key] = (this.errors[key] ?? 0) + n;
+  }
+
   merge(other: MetricStats): this {
     for (const n of COUNTERS) this.counters[n] += other.counters[n];
     for (const [k, v] of Object.entries(other.statuses)) this.statuses[k] = (this.statuses[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(other.errors)) this.countError(k, v);
     for (const n of TRENDS) this.trends[n].merge(other.trends[n]);
     if (other.hasCustom) this.custom.merge(other.custom);
     return this;
@@ -161,6 +186,7 @@ export class MetricStats {
   mergeWire(wire: MetricStatsWire): this {
     COUNTERS.forEach((n, i) => (this.counters[n] += wire.c[i] ?? 0));
     for (const [k, v] of Object.entries(wire.s)) this.statuses[k] = (this.statuses[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(wire.e ?? {})) this.countError(k, v);
     for (const n of TRENDS) if (wire.h[n]) this.trends[n].mergeSnapshot(wire.h[n]);
     if (wire.x) this.custom.mergeWire(wire.x);
     return this;
@@ -172,6 +198,7 @@ export class MetricStats {
       s: { ...this.statuses },
       h: Object.fromEntries(TRENDS.map((n) => [n, this.trends[n].snapshot()])) as Record<TrendName, HistogramSnapshot>,
       ...(this.hasCustom ? { x: this.custom.toWire() } : {}),
+      ...(Object.keys(this.errors).length ? { e: { ...this.errors } } : {}),
     };
   }
 

@@ -4,7 +4,7 @@
  * several), and saturation notes.
  */
 import { msDecimals } from "./clock-resolution.ts";
-import type { CustomMetricSummary, Summary, TrendSummary } from "./summary.ts";
+import type { CustomMetricSummary, ErrorSample, Summary, TrendSummary } from "./summary.ts";
 
 const TREND_ORDER = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"] as const;
 
@@ -102,7 +102,8 @@ export function renderSummary(summary: Summary): string {
     out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
   }
   out.push("");
-  out.push(...statusSection(e.totals.statuses, e.steps));
+  // Summaries stored before error samples were kept have none.
+  out.push(...statusSection(e.totals.statuses, e.steps, e.errors ?? []));
 
   if (e.scenario) {
     out.push(`  SCENARIO ${e.scenario.name}${e.scenario.seed ? ` · seed ${e.scenario.seed}` : ""}${e.scenario.preset ? ` · preset ${e.scenario.preset}` : ""}`);
@@ -197,11 +198,12 @@ const ERROR_ROWS = 5;
 const isError = (status: string) => !/^[123]\d\d$/.test(status);
 
 /**
- * The responses by status code, most first, and, in a run of several steps, which steps
- * the errors came from: the summary holds per-status counts, not the responses themselves,
- * so these are the distinct kinds of error with their counts.
+ * The responses by status code, most first, then the run's first distinct errors with
+ * their counts (what failed: "HTTP 503 Service Unavailable", "timeout after 10000 ms",
+ * "connection error: …"), by step when the run has several. A summary without error
+ * samples (stored before they were kept) shows which steps the error statuses came from.
  */
-export function statusSection(statuses: Readonly<Record<string, number>>, steps: Readonly<Record<string, { readonly statuses: Readonly<Record<string, number>> }>>): string[] {
+export function statusSection(statuses: Readonly<Record<string, number>>, steps: Readonly<Record<string, { readonly statuses: Readonly<Record<string, number>> }>>, samples: readonly ErrorSample[] = []): string[] {
   const total = Object.values(statuses).reduce((a, n) => a + n, 0);
   if (total === 0) return [];
   const sorted = Object.entries(statuses).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
@@ -212,7 +214,14 @@ export function statusSection(statuses: Readonly<Record<string, number>>, steps:
     ...shown.map(([status, n]) => [`${status}${isError(status) ? " ✗" : ""}`, String(n), share(n)]),
     ...(rest ? [[`${sorted.length - STATUS_ROWS} others`, String(rest), share(rest)]] : []),
   ])];
-  const errors = Object.keys(steps).length > 1
+  const severalSteps = Object.keys(steps).length > 1;
+  if (samples.length) {
+    out.push("", "  ERRORS (first distinct, most frequent first)");
+    out.push(...table(severalSteps ? ["step", "error", "count"] : ["error", "count"], samples.map((x) => (severalSteps ? [x.step, x.error, String(x.count)] : [x.error, String(x.count)]))));
+    out.push("");
+    return out;
+  }
+  const errors = severalSteps
     ? Object.entries(steps).flatMap(([step, g]) => Object.entries(g.statuses).filter(([status]) => isError(status)).map(([status, n]) => [step, status, n] as const))
     : [];
   if (errors.length) {

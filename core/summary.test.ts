@@ -3,7 +3,7 @@ import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { planRun } from "./plan.ts";
 import { parseRunSpec } from "./run-spec.ts";
 import { RunTotals } from "./run-totals.ts";
-import { MetricStats } from "./stats.ts";
+import { MAX_ERROR_SAMPLES, MetricStats, OTHER_ERRORS } from "./stats.ts";
 import { buildSummary, saturation, shouldAbortRun } from "./summary.ts";
 import { renderSummary } from "./summary-text.ts";
 
@@ -87,6 +87,30 @@ describe("buildSummary", () => {
     const text = renderSummary(buildSummary({ runId: "r-sat", status, spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] }));
     expect(text.split("\n")[0]).toContain(verdict);
     expect(text.includes("INCONCLUSIVE: a threshold failed while edgeload itself limited the run")).toBe(note);
+  });
+
+  it("keeps the first distinct errors per step with their counts, the rest as one row, through merges and the wire", () => {
+    const stats = new MetricStats();
+    for (let i = 0; i < 3; i++) stats.countError("HTTP 503 Service Unavailable");
+    // A target that answers a new message per request cannot grow the stats past the cap.
+    for (let i = 0; i < MAX_ERROR_SAMPLES + 5; i++) stats.countError(`connection error: socket ${i}`);
+    expect(Object.keys(stats.errors)).toHaveLength(MAX_ERROR_SAMPLES + 1);
+    expect(stats.errors[OTHER_ERRORS]).toBe(6); // the 10th distinct message on, after the 503s
+    const roundTrip = MetricStats.fromWire(stats.toWire());
+    expect(roundTrip.errors).toEqual(stats.errors);
+    expect(new MetricStats().merge(stats).merge(roundTrip).errors["HTTP 503 Service Unavailable"]).toBe(6);
+
+    const run = setup({ steps: [{ name: "login", path: "/login" }, { name: "profile", path: "/me" }] });
+    const t = new RunTotals();
+    const login = requests(10, 5);
+    login.countError("HTTP 401 Unauthorized", 7);
+    const profile = requests(10, 5);
+    profile.countError("timeout after 10000 ms", 2);
+    t.add(0, "wnam", 0, login);
+    t.add(0, "wnam", 1, profile);
+    const summary = buildSummary({ runId: "r-err", status: "passed", spec: run.spec, plan: run.plan, t0Ms: 0, endMs: 10_000, totals: t, shards: [] });
+    expect(summary.edgeload.errors).toEqual([{ step: "login", error: "HTTP 401 Unauthorized", count: 7 }, { step: "profile", error: "timeout after 10000 ms", count: 2 }]);
+    expect(renderSummary(summary)).toMatch(/ERRORS \(first distinct, most frequent first\)\n\s+step\s+error\s+count\n\s+login\s+HTTP 401 Unauthorized\s+7\n\s+profile\s+timeout after 10000 ms\s+2/);
   });
 
   it("renders a k6-style text summary with per-region rows", () => {

@@ -135,6 +135,24 @@ export interface Saturation {
   readonly reasons: readonly string[];
 }
 
+/** Error samples a summary lists: the most frequent (step, message) pairs. */
+export const ERROR_SAMPLES_SHOWN = 10;
+
+export interface ErrorSample {
+  readonly step: string;
+  /** "HTTP 503 Service Unavailable", "timeout after 10000 ms", "connection error: …". */
+  readonly error: string;
+  readonly count: number;
+}
+
+/** The run's distinct failures per step (MetricStats.errors), most frequent first. */
+function errorSamples(totals: RunTotals, spec: RunSpec): ErrorSample[] {
+  const samples = totals.steps().flatMap((i) =>
+    Object.entries(totals.select({ step: i }).errors).map(([error, count]) => ({ step: spec.steps[i]?.name ?? `step${i}`, error, count })),
+  );
+  return samples.sort((a, b) => b.count - a.count || a.step.localeCompare(b.step) || a.error.localeCompare(b.error)).slice(0, ERROR_SAMPLES_SHOWN);
+}
+
 /** Lag above this (p95, ms) means the generator could not keep the schedule. */
 export const LAG_SATURATION_MS = 10;
 
@@ -321,6 +339,7 @@ export function buildSummary(input: SummaryInput) {
       shards: byShard,
       saturated: sat.saturated,
       saturation: sat.reasons,
+      errors: errorSamples(totals, spec),
       thresholds,
       thresholdsPassed: failedThresholds.length === 0,
       scenarios: scenariosSummary(spec, plan, totals, thresholds, elapsedS),

@@ -96,6 +96,13 @@ describe("the edgeload CLI", () => {
     expect(result.stdout).toContain("✗ http_req_duration 'p(95)<1'");
   });
 
+  it("lists what failed, with counts, at the end of a run's summary", async () => {
+    const result = await cli(["run", "--target", `${stack.targetUrl}/delay?ms=2&status=503`, "--rate", "20", "--duration", "1s", "--regions", "wnam"]);
+    expect(result.code).toBe(0); // as k6: no thresholds, no failed verdict, however many 503s
+    expect(result.stdout).toMatch(/STATUS CODES\n\s+status\s+count\s+share\n\s+503 ✗\s+20\s+100\.00%/);
+    expect(result.stdout).toMatch(/ERRORS \(first distinct, most frequent first\)\n\s+error\s+count\n\s+HTTP 503 Service Unavailable\s+20/);
+  });
+
   it("plan asks the deployment it is given whether the target would be refused, before any load", async () => {
     const spec = join(fixture.stateDir, "plan-spec.json");
     const body = { target: "https://auth.example.com", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 10, duration: "5s" };

@@ -140,12 +140,14 @@ describe("ShardEngine", () => {
       const i = n++ % 4;
       if (i === 0) throw new DOMException("timed out", "TimeoutError");
       if (i === 1) throw new TypeError("connection refused");
-      return new Response("x", { status: i === 2 ? 503 : 200 });
+      return new Response("x", { status: i === 2 ? 503 : 200, statusText: i === 2 ? "Service Unavailable" : "OK" });
     }) as unknown as typeof fetch;
     const windows: Array<Omit<ShardWindow, "part">> = [];
     await time.run(engineFor(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
     const c = totals(windows).counters;
     expect([c.completed, c.timeouts, c.connectionErrors, c.status5xx, c.failed]).toEqual([40, 10, 10, 10, 30]);
+    // Which error, not only its class: the samples the end-of-run summary lists.
+    expect(totals(windows).errors).toEqual({ "timeout after 10000 ms": 10, "connection error: connection refused": 10, "HTTP 503 Service Unavailable": 10 });
     expect([c.checksPassed, c.checksFailed]).toEqual([10, 30]); // errored requests fail their checks, as in k6
   });
 

@@ -518,6 +518,7 @@ export class ShardEngine {
     let body: string | null = null;
     let error: "timeout" | "connection" | null = null;
     let response: Response | null = null;
+    let errorMessage = "";
     try {
       response = await this.#fetch(request.url, init);
       ttfbMs = this.#clock.now() - sendMs;
@@ -540,6 +541,7 @@ export class ShardEngine {
         throw new IterationInterrupted("in flight when the run stopped");
       }
       error = isTimeout(e) ? "timeout" : "connection";
+      errorMessage = error === "timeout" ? `timeout after ${this.#a.spec.timeoutMs} ms` : `connection error: ${e instanceof Error ? e.message : String(e)}`;
     }
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
@@ -568,6 +570,7 @@ export class ShardEngine {
       if (error === "timeout") c.timeouts++;
       else c.connectionErrors++;
       stats.countStatus(error);
+      stats.countError(errorMessage);
     } else {
       t.duration.record((endMs - sendMs) * US_PER_MS);
       t.ttfb.record(ttfbMs * US_PER_MS);
@@ -576,7 +579,10 @@ export class ShardEngine {
       if (status >= 500) c.status5xx++;
       else if (status >= 400) c.status4xx++;
       const ok = request.expect ? request.expect.has(status) : status >= 200 && status < 400;
-      if (!ok) c.failed++;
+      if (!ok) {
+        c.failed++;
+        stats.countError(`HTTP ${status}${response?.statusText ? ` ${response.statusText}` : ""}`);
+      }
     }
     if (opened) {
       const holdMs = request.stream!.holdMs;
