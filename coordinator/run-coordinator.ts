@@ -24,6 +24,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { liveVerdicts, shardHealthRows, shardWindowHealth, windowPoints, withLatePortion, type LivePoint, type ShardLatest } from "../core/live-view.ts";
 import { targetLoadAt } from "../core/load-profile.ts";
+import { roundToResolution } from "../core/clock-resolution.ts";
+import { clockView } from "../core/measured-path.ts";
 import type { Plan } from "../core/plan.ts";
 import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardWindow } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
@@ -235,7 +237,8 @@ export class RunCoordinator extends DurableObject<Env> {
   #view(run: RunRecord, now: number): RunView {
     const { elapsedMs, target, achievedRatePerS } = this.#progress(run, now);
     const all = this.#totals.select();
-    const p95 = all.trends.duration.count ? Math.round(all.trends.duration.quantile(0.95)) / 1000 : null;
+    const clock = clockView(run.plan.shards.map((s) => this.#shards.telemetry(s.index)));
+    const p95 = all.trends.duration.count ? roundToResolution(all.trends.duration.quantile(0.95) / 1000, clock.resolutionMs) : null;
     return {
       id: run.runId,
       name: run.spec.name,
@@ -254,6 +257,7 @@ export class RunCoordinator extends DurableObject<Env> {
         failed: all.counters.failed,
         dropped: all.counters.dropped,
         p95Ms: p95,
+        clockResolutionMs: clock.resolutionMs,
         shardsDone: this.#shards.doneCount,
         shards: run.plan.shards.length,
       },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ClockGrid, finerResolution, msDecimals } from "./clock-resolution.ts";
+import { ClockGrid, finerResolution, msDecimals, roundToResolution } from "./clock-resolution.ts";
 
 /** Readings of a clock stepping by `stepMs` (so always on its grid), at pseudo-random moments over a second. */
 function readings(stepMs: number, n = 500, startMs = 1_764_033_012_447): number[] {
@@ -49,5 +49,17 @@ describe("msDecimals", () => {
     [null, 2],
   ])("%s ms → %i decimals", (res, decimals) => {
     expect(msDecimals(res)).toBe(decimals);
+  });
+});
+
+describe("roundToResolution", () => {
+  it.each([
+    // [ms, resolution ms, shown, why]
+    [33.92, 1, 34, "workerd's whole-ms clock: a histogram's bucket midpoint is not a measured figure"],
+    [142.848, 0.1, 142.8, "a 100 µs clock keeps one decimal"],
+    [3.0245, 0.001, 3.02, "a µs clock keeps k6's two"],
+    [3.0245, null, 3.02, "nothing detected yet: two decimals, as before"],
+  ])("%d ms at %s ms → %d (%s)", (ms, res, shown, _why) => {
+    expect(roundToResolution(ms, res)).toBe(shown);
   });
 });

@@ -47,5 +47,11 @@ export function msDecimals(resolutionMs: number | null | undefined): number {
   return Math.max(0, Math.min(2, Math.ceil(-Math.log10(resolutionMs) - 1e-9)));
 }
 
+/** `ms` to the decimals the resolution allows (msDecimals): 33.92 at a 1 ms clock is 34. */
+export function roundToResolution(ms: number, resolutionMs: number | null | undefined): number {
+  const factor = 10 ** msDecimals(resolutionMs);
+  return Math.round(ms * factor) / factor;
+}
+
 /** k6's resolution: Go's monotonic clock, reported by k6 in fractional milliseconds (µs and finer). */
 export const K6_RESOLUTION_MS = 0.001;

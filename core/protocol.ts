@@ -159,7 +159,13 @@ export interface RunView {
     readonly requests: number;
     readonly failed: number;
     readonly dropped: number;
+    /** Whole run so far, rounded to the clock's step (clockResolutionMs). */
     readonly p95Ms: number | null;
+    /**
+     * The shards' clock step as detected so far (ms; null before any shard has timed a
+     * request): figures finer than it were not measured, so none is shown finer.
+     */
+    readonly clockResolutionMs?: number | null;
     readonly shardsDone: number;
     readonly shards: number;
   };

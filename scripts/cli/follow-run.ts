@@ -113,7 +113,7 @@ export function progressLine(view: RunView): string {
     `reqs ${l.requests}`,
     `failed ${l.failed}`,
     `dropped ${l.dropped}`,
-    `p95 ${l.p95Ms === null ? "-" : formatMs(l.p95Ms)}`,
+    `p95 ${l.p95Ms === null ? "-" : formatMs(l.p95Ms, l.clockResolutionMs)}`,
     `shards done ${l.shardsDone}/${l.shards}`,
     ...(view.lastError ? [`⚠ retrying: ${view.lastError}`] : []),
   ].join("  ");

@@ -33,6 +33,9 @@ describe("a run from start to summary", () => {
     expect(running.status).toMatch(/pending|running/);
     const final = await waitForStatus(id);
     expect(final.status).toBe("passed");
+    // The live p95 is shown no finer than the shards' clock: workerd's moves in whole ms.
+    expect(final.live.clockResolutionMs).toBe(1);
+    expect(Number.isInteger(final.live.p95Ms)).toBe(true);
 
     const totals = await windowTotals(id);
     expect(totals.sent + totals.dropped).toBe(80); // 40/s × 2 s

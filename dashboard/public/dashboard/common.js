@@ -13,8 +13,19 @@ export function fixed(n, digits) {
   return n === null || n === undefined ? "–" : n.toFixed(digits);
 }
 
-/** @param {number | null | undefined} n */
-export const ms = (n) => (n === null || n === undefined ? "–" : `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms`);
+/**
+ * A latency in milliseconds, to no finer than the run's clock step when it is known
+ * (`stepMs`: 1 ms under workerd, whose clock moves only at I/O): "34 ms", not "33.92 ms".
+ * @param {number | null | undefined} n @param {number | null} [stepMs]
+ */
+export const ms = (n, stepMs = null) => {
+  if (n === null || n === undefined) return "–";
+  const digits = n < 10 ? 2 : 1;
+  return `${n.toFixed(stepMs ? Math.min(digits, msDecimals(stepMs)) : digits)} ms`;
+};
+
+/** Decimals a figure carries at a clock step (as core/clock-resolution.ts): 1 ms → 0, 0.1 ms → 1. @param {number} stepMs */
+export const msDecimals = (stepMs) => Math.max(0, Math.min(2, Math.ceil(-Math.log10(stepMs) - 1e-9)));
 /** @param {number} n */
 export const percent = (n) => `${(n * 100).toFixed(2)} %`;
 /** @param {number} n */

@@ -82,7 +82,7 @@ function showStatus(s) {
     ["achieved", `${rate(achieved)}/s`, target === undefined || target === null ? "" : `target ${rate(target)}/s`],
     ["requests", String(live.requests), `${live.failed} failed`],
     ["error rate", percent(live.requests ? live.failed / live.requests : 0), ""],
-    ["p95", ms(live.p95Ms), final ? "whole run" : "whole run so far"],
+    ["p95", ms(live.p95Ms, clockStep()), final ? "whole run" : "whole run so far"],
     ["dropped", String(live.dropped), "iterations"],
     live.targetVUs !== undefined ? ["VUs", String(live.targetVUs), last ? `${fixed(last.inFlight, 1)} in flight` : ""] : ["in flight", last ? fixed(last.inFlight, 1) : "–", "mean, last window"],
     ["shards done", `${live.shardsDone} / ${live.shards}`, s.lastError ? `retrying: ${s.lastError}` : ""],
@@ -107,7 +107,7 @@ function showStatus(s) {
   setRows(byId("shards"), s.shardHealth.map((h) => [
     String(h.index), h.region, h.lastWindowS === null ? "–" : `${h.lastWindowS} s`,
     h.done ? "done" : h.lastWindowS === null ? "–" : `${fixed(Math.max(0, nowS - h.lastWindowS - 1), 1)} s`,
-    ms(h.lagP95), String(h.dropped), h.saturated ? `saturated: ${h.reasons.join("; ")}` : "ok",
+    ms(h.lagP95, clockStep()), String(h.dropped), h.saturated ? `saturated: ${h.reasons.join("; ")}` : "ok",
   ]), (row, i) => row.classList.toggle("bad", s.shardHealth[i].saturated));
   const abort = /** @type {HTMLButtonElement} */ (byId("abort"));
   if (!readOnly) abort.disabled = ["passed", "failed", "aborted", "error", "finishing"].includes(s.status);
@@ -116,7 +116,12 @@ function showStatus(s) {
 function customValue(m) {
   if (m.type === "counter") return `${m.count} (${rate(m.rate)}/s)`;
   if (m.type === "rate") return `${percent(m.value)} (${m.passes} of ${m.passes + m.fails})`;
-  return `p95 ${ms(m["p(95)"])} · med ${ms(m.med)}`;
+  return `p95 ${ms(m["p(95)"], clockStep())} · med ${ms(m.med, clockStep())}`;
+}
+
+/** The run's clock step (ms): the summary's once the run is over, else the live view's. */
+function clockStep() {
+  return state.summary?.edgeload.clock?.resolutionMs ?? state.status?.live.clockResolutionMs ?? null;
 }
 
 /** The final figures, exactly as the summary API has them. */
@@ -142,7 +147,8 @@ function showSummary(summary) {
     const dd = document.createElement("dd");
     dd.dataset.testid = `final-${String(label).replace(/\s+/g, "-")}`;
     dd.dataset.value = value === null ? "" : String(value);
-    dd.textContent = value === null ? "–" : String(value);
+    // Latencies shown to the clock's step; data-value keeps the summary's figure as it is.
+    dd.textContent = value === null ? "–" : String(label).endsWith(" ms") ? ms(Number(value), clockStep()).replace(/ ms$/, "") : String(value);
     pair.append(dt, dd);
     return pair;
   }));
