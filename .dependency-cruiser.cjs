@@ -1,0 +1,223 @@
+/**
+ * The layers of edgeload, checked by dependency-cruiser (`npm run lint:deps`, run by .ci/run
+ * before the tests). Read from the bottom up; a layer imports only the layers below it:
+ *
+ *   scripts/bench                      benches, on top (may use test support, like tests)
+ *   scripts/cli                        the CLI (never scripts/bench)
+ *   coordinator/                       the Worker entry (index.ts), its routes and the run DO
+ *   workers/shard/                     the load shard DO       reports/  cloudflare/  seeds/
+ *   workers/env.ts                     the Worker's bindings   (above core, beside the data path)
+ *   scenarios/   k6-compat/            flows and k6 scripts (never each other)
+ *   core/                              pure: no cloudflare:* and no node: module, nothing outside core/
+ *   presets/                           data only (JSON), read by core/presets.ts
+ *
+ * Beside them: workers/target/ (the target Worker used locally and in tests: core only),
+ * dashboard/ (pages the coordinator serves, browser scripts: core only), scripts/k6/ (k6
+ * scripts: core only), scripts/build/ (build steps: nothing of ours).
+ *
+ * Nothing imports coordinator/ but tests and benches: the Worker entry is coordinator/index.ts.
+ * Test code (test/, *.test.ts, *.faults.ts, vitest configs) and test helpers (test/support/
+ * and anything named *-fixtures.ts or test-support.ts) may import anything; no production
+ * file imports them. Every rule is an error, and so is any cycle, type-only ones included.
+ */
+
+/** Test code: it may import anything, and nothing in production imports it. */
+const TEST_CODE = ["^test/", "\\.test\\.ts$", "\\.faults\\.ts$", "(^|/)vitest\\.config\\.ts$"];
+/** Test helpers: modules that exist for tests, wherever they are. */
+const TEST_HELPER = ["^test/", "\\.test\\.ts$", "-fixtures\\.ts$", "(^|/)test-support\\.ts$"];
+/** Where production code starts: the Workers, the CLI, the k6 scripts and sandbox, the browser scripts, the build. */
+const PRODUCTION_ENTRIES = [
+  "^coordinator/index\\.ts$",
+  "^workers/target/index\\.ts$",
+  "^scripts/cli/edgeload\\.mjs$",
+  "^k6-compat/runtime/entry\\.ts$",
+  "^scripts/k6/[^/]+\\.js$",
+  "^dashboard/public/dashboard/[^/]+\\.js$",
+  "^scripts/build/[^/]+\\.mjs$",
+];
+/** Code in the production folders. */
+const PRODUCTION_CODE = "^(core|coordinator|workers|scenarios|k6-compat|cloudflare|reports|seeds|dashboard|scripts)/.+\\.(ts|mts|js|mjs)$";
+/** Packages from node_modules (resolved) are fine in every layer. */
+const NPM = "^node_modules/";
+
+/** `from` every production file under `folder`. */
+const layer = (folder) => ({ path: `^${folder}`, pathNot: TEST_CODE });
+/** A dependency on anything but npm packages and the listed folders. */
+const outside = (...folders) => ({ pathNot: [NPM, ...folders.map((f) => `^${f}`)] });
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycle",
+      severity: "error",
+      comment: "A cycle anywhere, type-only imports included: layers read top to bottom.",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "core-is-pure",
+      severity: "error",
+      comment:
+        "core/ is pure: it imports only core/, npm packages and presets/ data, never cloudflare:* or node:* (it runs in Workers and is tested in Node).",
+      from: layer("core/"),
+      to: outside("core/", "presets/[^/]+\\.json$"),
+    },
+    {
+      name: "scenarios-on-core",
+      severity: "error",
+      comment: "scenarios/ imports only core/ (never k6-compat/).",
+      from: layer("scenarios/"),
+      to: outside("core/", "scenarios/"),
+    },
+    {
+      name: "k6-compat-on-core",
+      severity: "error",
+      comment: "k6-compat/ imports only core/ (never scenarios/), Node built-ins for bundling and cloudflare:workers for the sandbox.",
+      from: layer("k6-compat/"),
+      // ./script.js is the script's own module, made by k6-compat/bundle.ts for each bundle.
+      to: { ...outside("core/", "k6-compat/", "cloudflare:workers$", "\\./script\\.js$"), dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "worker-env-on-core",
+      severity: "error",
+      comment: "workers/env.ts (the bindings) names the Durable Objects by their RPC surfaces in core/, not by their classes.",
+      from: { path: "^workers/env\\.ts$" },
+      to: outside("core/"),
+    },
+    {
+      name: "shard-below-coordinator",
+      severity: "error",
+      comment: "workers/shard/ imports core/, scenarios/, k6-compat/ and the bindings (workers/env.ts): never coordinator/, reports/, cloudflare/.",
+      from: layer("workers/shard/"),
+      to: outside("core/", "scenarios/", "k6-compat/", "workers/shard/", "workers/env\\.ts$", "cloudflare:workers$"),
+    },
+    {
+      name: "coordinator-imports-below",
+      severity: "error",
+      comment: "coordinator/ imports the layers below it and the pages and reports it serves, never the CLI, benches, seeds or the target Worker.",
+      from: layer("coordinator/"),
+      to: {
+        ...outside("core/", "scenarios/", "k6-compat/", "workers/shard/", "workers/env\\.ts$", "reports/", "cloudflare/", "dashboard/", "coordinator/", "cloudflare:workers$"),
+        dependencyTypesNot: ["core"],
+      },
+    },
+    {
+      name: "nothing-imports-coordinator",
+      severity: "error",
+      comment: "Only the Worker entry (coordinator/index.ts) and its own modules, tests and benches import coordinator/.",
+      from: { pathNot: ["^coordinator/", "^scripts/bench/", ...TEST_CODE, ...TEST_HELPER] },
+      to: { path: "^coordinator/" },
+    },
+    {
+      name: "reports-above-core",
+      severity: "error",
+      comment: "reports/ imports core/ and cloudflare/ (the analytics it shows); it is imported by the coordinator, the CLI and benches only.",
+      from: layer("reports/"),
+      to: outside("core/", "reports/", "cloudflare/"),
+    },
+    {
+      name: "cloudflare-above-core",
+      severity: "error",
+      comment: "cloudflare/ (analytics, platform facts) imports only core/.",
+      from: layer("cloudflare/"),
+      to: outside("core/", "cloudflare/"),
+    },
+    {
+      name: "seeds-above-core",
+      severity: "error",
+      comment: "seeds/ imports only core/ and Node built-ins.",
+      from: layer("seeds/"),
+      to: { ...outside("core/", "seeds/"), dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "cli-below-bench",
+      severity: "error",
+      comment: "The CLI never imports scripts/bench/ (the benches import the CLI).",
+      from: layer("scripts/cli/"),
+      to: { path: "^scripts/bench/" },
+    },
+    {
+      name: "cli-not-on-workers",
+      severity: "error",
+      comment: "The CLI drives the Workers over HTTP: it imports no shard, target Worker or bindings module.",
+      from: layer("scripts/cli/"),
+      to: { path: "^workers/" },
+    },
+    {
+      name: "target-worker-on-core",
+      severity: "error",
+      comment: "workers/target/ (the target Worker) imports only core/; only tests and benches import it.",
+      from: layer("workers/target/"),
+      to: outside("core/", "workers/target/", "cloudflare:workers$"),
+    },
+    {
+      name: "nothing-imports-target-worker",
+      severity: "error",
+      from: { pathNot: ["^workers/target/", "^scripts/bench/", ...TEST_CODE, ...TEST_HELPER] },
+      to: { path: "^workers/target/" },
+    },
+    {
+      name: "dashboard-on-core",
+      severity: "error",
+      comment: "dashboard/ (pages and browser scripts) imports only core/; the coordinator serves it.",
+      from: layer("dashboard/"),
+      to: outside("core/", "dashboard/"),
+    },
+    {
+      name: "k6-scripts-on-core",
+      severity: "error",
+      comment: "scripts/k6/ (run by k6) imports only dependency-free core/ modules.",
+      from: layer("scripts/k6/"),
+      to: { ...outside("core/", "scripts/k6/", "k6"), dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "build-on-nothing",
+      severity: "error",
+      comment: "scripts/build/ (the asset build wrangler runs) imports only npm packages and Node built-ins.",
+      from: layer("scripts/build/"),
+      to: { ...outside("scripts/build/"), dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "no-test-helper-in-production",
+      severity: "error",
+      comment: "A production file imports no test code or helper (benches may: they sit on top).",
+      from: { pathNot: ["^scripts/bench/", ...TEST_CODE, ...TEST_HELPER] },
+      to: { path: TEST_HELPER },
+    },
+    {
+      name: "test-helpers-under-test",
+      severity: "error",
+      comment: "A test helper lives under test/support/ (or beside the tests under test/), not in a production folder.",
+      from: { path: TEST_CODE },
+      to: { path: TEST_HELPER, pathNot: "^test/" },
+    },
+    {
+      name: "no-unresolvable",
+      severity: "error",
+      comment: "Every import resolves (cloudflare:* and k6 modules are provided by their runtimes).",
+      from: {},
+      to: { couldNotResolve: true, pathNot: ["^cloudflare:", "^k6(/|$)", "^https://jslib\\.k6\\.io/", "^\\./script\\.js$"] },
+    },
+    {
+      name: "no-test-only-module-in-production-folder",
+      severity: "error",
+      comment:
+        "A module in a production folder is reachable from a production entry point; one only tests (or benches) use belongs under test/support/.",
+      from: { path: PRODUCTION_ENTRIES },
+      to: { path: PRODUCTION_CODE, pathNot: ["\\.d\\.m?ts$", "^scripts/bench/", ...PRODUCTION_ENTRIES, ...TEST_CODE, ...TEST_HELPER], reachable: false },
+    },
+  ],
+  options: {
+    doNotFollow: { path: NPM },
+    // What git ignores (installs, wrangler's builds, local runs, the vendored uPlot) is not ours to check.
+    exclude: { path: ["(^|/)(node_modules|\\.wrangler|\\.edgeload|\\.cache|dist)/", "^dashboard/public/dashboard/vendor/"] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.node.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      mainFields: ["module", "main", "types", "typings"],
+      extensions: [".ts", ".mts", ".js", ".mjs", ".cjs", ".json", ".d.ts"],
+    },
+  },
+};
