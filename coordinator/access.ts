@@ -15,7 +15,7 @@
  * own credential).
  */
 import type { Context, MiddlewareHandler, Next } from "hono";
-import { secretsEqual } from "../workers/web-crypto.ts";
+import { secretsEqual } from "../core/web-crypto.ts";
 import { sameOrigin, sessionScope } from "./dashboard-auth.ts";
 import type { Env } from "./env.ts";
 import { forbidden, notConfigured, unauthorized } from "./problems.ts";

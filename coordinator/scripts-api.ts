@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import { SCRIPT_ID, scriptObjectKey } from "../core/spec/script-schema.ts";
 import type { Problem } from "../core/problem.ts";
 import type { RunSpec } from "../core/spec/types.ts";
-import { sha256Hex } from "../workers/web-crypto.ts";
+import { sha256Hex } from "../core/web-crypto.ts";
 import type { Env } from "./env.ts";
 import { ApiError, badRequest, limitedBody } from "./problems.ts";
 

@@ -12,7 +12,7 @@ import { parseSeedSet, SEED_NAME, seedObjectKey, TOKEN_TYPES, tokensOfType, type
 import type { Env } from "./env.ts";
 import { ApiError, badRequest, forbidden, notFound, limitedBody } from "./problems.ts";
 import { seedUrlKey, signSeedUrl, verifySeedUrl } from "./signed-url.ts";
-import { sha256Hex } from "../workers/web-crypto.ts";
+import { sha256Hex } from "../core/web-crypto.ts";
 
 export const MAX_SEED_BYTES = 32 * 1024 * 1024;
 const MAX_URL_LIFETIME_MS = 7 * 24 * 3600_000;

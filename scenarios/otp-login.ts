@@ -6,7 +6,7 @@
  * The flow stops at the first failed step; `otp_login_duration` is the whole login of a
  * successful flow, `otp_login_success` the share of flows that got their tokens.
  */
-import { s256 } from "../workers/web-crypto.ts";
+import { s256 } from "../core/web-crypto.ts";
 import { basicAuth, FORM, jsonBody, type Flow, type FlowResponse } from "./flow.ts";
 import { flowMetrics, randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
 

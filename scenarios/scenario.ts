@@ -4,7 +4,7 @@
  * them and summaries show them even at zero), and a factory for its flow.
  */
 import type { SeedData, SeedKind } from "../core/seed-set.ts";
-import { base64url } from "../workers/web-crypto.ts";
+import { base64url } from "../core/web-crypto.ts";
 import type { Flow } from "./flow.ts";
 
 export type CustomMetricKind = "counter" | "rate" | "trend";

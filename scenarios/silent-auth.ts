@@ -3,7 +3,7 @@
  * cookie of a seeded login session, redirects not followed. Success is a 302 whose
  * Location carries a `code` and the `state` that was sent.
  */
-import { s256 } from "../workers/web-crypto.ts";
+import { s256 } from "../core/web-crypto.ts";
 import type { Flow } from "./flow.ts";
 import { flowMetrics, randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
 

@@ -1,6 +1,7 @@
 /**
- * WebCrypto helpers shared by the coordinator and the target Worker: hashing, base64url
- * and comparing secrets without leaking their length or content through timing.
+ * WebCrypto helpers shared by the coordinator, the scenarios and the target Worker: hashing,
+ * base64url and comparing secrets without leaking their length or content through timing.
+ * Plain Web APIs (crypto.subtle, TextEncoder), so they live in core and run in Node too.
  */
 
 const encoder = new TextEncoder();
