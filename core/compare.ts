@@ -107,6 +107,8 @@ export interface Comparison {
   /** One entry per region × metric, "all" first. */
   readonly metrics: readonly MetricComparison[];
   readonly notes: readonly string[];
+  /** The coarser of the two runs' clock steps (ms), to which latencies are shown; null: unknown. */
+  readonly clockResolutionMs: number | null;
 }
 
 /** Compares two runs' stored rows (core/query.ts input) on one latency trend. */
@@ -134,7 +136,7 @@ export function compareRuns(baseline: QueryInput, candidate: QueryInput, options
   }
   const any = (v: Verdict) => metrics.some((m) => m.verdict === v);
   const verdict: Verdict = any("regressed") ? "regressed" : any("improved") ? "improved" : "unchanged";
-  return { verdict, options: o, regions, metrics, notes };
+  return { verdict, options: o, regions, metrics, notes, clockResolutionMs: clockMs || null };
 }
 
 /** Whole-run groups by region, "all" first. */

@@ -4,7 +4,7 @@
  * is told which; the cost is the usage priced line by line; a budget refuses a run above it.
  */
 import { describe, expect, it } from "vitest";
-import { PRICES } from "../cloudflare/pricing.ts";
+import { PRICES } from "./cloudflare-pricing.ts";
 import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { DEFAULT_LIMITS, planRun, type Limits } from "./plan.ts";
 import { preflight } from "./preflight.ts";

@@ -1,6 +1,6 @@
 /**
  * The cost pre-flight: a run's modelled usage (core/run-usage.ts) priced with Cloudflare's
- * list prices (cloudflare/pricing.ts), line by line, and set beside what the same load
+ * list prices (core/cloudflare-pricing.ts), line by line, and set beside what the same load
  * would cost on Grafana Cloud k6, which bills virtual-user hours.
  *
  * The figure is an estimate at marginal prices (after the plan's included usage), so it
@@ -12,7 +12,7 @@
  * cost.totalUsd        // → 0.41
  * cost.k6Cloud.usd     // → 43.75 for the same maxVUs and duration
  */
-import { K6_CLOUD_MIN_VUH_PER_TEST, K6_CLOUD_USD_PER_VUH, PRICES, PRICING_DATE } from "../cloudflare/pricing.ts";
+import { K6_CLOUD_MIN_VUH_PER_TEST, K6_CLOUD_USD_PER_VUH, PRICES, PRICING_DATE } from "./cloudflare-pricing.ts";
 import type { RunUsage } from "./run-usage.ts";
 import type { RunSpec } from "./spec/types.ts";
 

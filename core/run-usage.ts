@@ -1,6 +1,6 @@
 /**
  * The capacity model's second half: what a planned run uses of the platform, and whether
- * that stays within every documented limit (cloudflare/platform-limits.ts). The plan
+ * that stays within every documented limit (core/platform-limits.ts). The plan
  * (core/plan.ts) decides how many shards and where; this module counts what those shards,
  * the RunCoordinator, D1 and R2 will do for the run's length, so that `edgeload plan` can
  * show it, core/run-cost.ts can price it, and a run that would break a limit is known
@@ -25,8 +25,8 @@
 import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { requestsPerIteration, STREAMS_PER_SHARD, type Plan } from "./plan.ts";
 import type { RunSpec } from "./spec/types.ts";
-import { DURABLE_OBJECT_BILLED_GB } from "../cloudflare/pricing.ts";
-import { D1_ROWS_PER_S_BUDGET, PLATFORM_LIMITS } from "../cloudflare/platform-limits.ts";
+import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
+import { D1_ROWS_PER_S_BUDGET, PLATFORM_LIMITS } from "./platform-limits.ts";
 import { TRENDS } from "./stats.ts";
 
 /** Subrequests a shard keeps back per invocation for flushes and its colo lookup (core/plan.ts). */

@@ -15,6 +15,7 @@ import { deliveryBlocks } from "./delivery-section.ts";
 import type { QueryRow } from "../core/query.ts";
 import type { CustomMetricSummary, TrendSummary } from "../core/summary.ts";
 import { distributionShape } from "../core/distribution-shape.ts";
+import { roundToResolution } from "../core/clock-resolution.ts";
 import { errorRateChart, histogramChart, latencyChart, rateChart, renderSvg, type LatencyBin, type SeriesPoint } from "./charts.ts";
 import { toHtml, toMarkdown, type Block, type Cell, type Inline } from "./document.ts";
 import { targetProfile, type ReportInput } from "./report-input.ts";
@@ -112,7 +113,7 @@ function summaryBlocks({ summary }: ReportInput): Block[] {
     ["timeouts / connection errors", `${t.timeouts} / ${t.connectionErrors}`],
     ["dropped iterations", String(t.dropped)],
     ["iterations lost to shard restarts", String(t.interrupted)],
-    [[{ code: "http_req_duration" }, " p95 / p99"], duration ? `${duration["p(95)"]} ms / ${duration["p(99)"]} ms` : "no samples"],
+    [[{ code: "http_req_duration" }, " p95 / p99"], duration ? `${latency(duration["p(95)"], e.clock?.resolutionMs)} / ${latency(duration["p(99)"], e.clock?.resolutionMs)}` : "no samples"],
     ["thresholds", e.thresholds.length === 0 ? "none set" : failedThresholds ? `${failedThresholds} of ${e.thresholds.length} failed` : `all ${e.thresholds.length} passed`],
   ];
   return [{ kind: "heading", level: 2, text: "Summary" }, { kind: "table", columns: ["figure", "value"], rows }];
@@ -121,7 +122,8 @@ function summaryBlocks({ summary }: ReportInput): Block[] {
 function latencyBlocks(input: ReportInput): Block[] {
   const columns = ["requests", "rps", "error rate", ...LATENCY_COLUMNS.map((c) => `${c} (ms)`)];
   const numeric = [false, ...columns.map(() => true)];
-  const cells = (label: string, r: QueryRow): string[] => [label, num(r.requests), num(r.rps), pct(r.error_rate), ...LATENCY_COLUMNS.map((c) => num(r[c]))];
+  const step = input.summary.edgeload.clock?.resolutionMs;
+  const cells = (label: string, r: QueryRow): string[] => [label, num(r.requests), num(r.rps), pct(r.error_rate), ...LATENCY_COLUMNS.map((c) => (typeof r[c] === "number" ? String(roundToResolution(r[c] as number, step)) : num(r[c])))];
   return [
     { kind: "heading", level: 2, text: "Latency" },
     { kind: "paragraph", text: [{ code: "http_req_duration" }, " in milliseconds, from histograms merged bucket by bucket (within 0.39%); no percentile is averaged across groups."] },
@@ -165,10 +167,11 @@ function thresholdBlocks({ summary }: ReportInput): Block[] {
 
 function scenarioBlocks({ summary }: ReportInput): Block[] {
   const scenario = summary.edgeload.scenario;
+  const step = summary.edgeload.clock?.resolutionMs;
   const metrics = Object.entries((scenario?.metrics ?? {}) as Record<string, CustomMetricSummary>);
   if (!scenario || metrics.length === 0) return [];
   const value = (m: CustomMetricSummary) =>
-    m.type === "counter" ? `${m.count} (${m.rate}/s)` : m.type === "rate" ? `${pct(m.value)} (${m.passes} of ${m.passes + m.fails})` : `p50 ${m.med} ms, p95 ${m["p(95)"]} ms, p99 ${m["p(99)"]} ms, max ${m.max} ms`;
+    m.type === "counter" ? `${m.count} (${m.rate}/s)` : m.type === "rate" ? `${pct(m.value)} (${m.passes} of ${m.passes + m.fails})` : `p50 ${latency(m.med, step)}, p95 ${latency(m["p(95)"], step)}, p99 ${latency(m["p(99)"], step)}, max ${latency(m.max, step)}`;
   return [
     { kind: "heading", level: 2, text: `Scenario metrics (${scenario.name})` },
     { kind: "table", columns: ["metric", "type", "value"], rows: metrics.map(([name, m]) => [{ code: name }, m.type, value(m)]) },
@@ -220,6 +223,11 @@ export function latencyBins(buckets: ReadonlyArray<readonly [number, number]>): 
 function overallPercentiles(row: QueryRow | null): Array<{ label: string; ms: number }> {
   if (!row) return [];
   return (["p50", "p95", "p99"] as const).flatMap((p) => (typeof row[p] === "number" ? [{ label: p, ms: row[p] as number }] : []));
+}
+
+/** A latency to the run's clock step: "19 ms" on workerd's whole-ms clock, not "19.008 ms". */
+function latency(ms: number, resolutionMs: number | null | undefined): string {
+  return `${roundToResolution(ms, resolutionMs)} ms`;
 }
 
 /** A query figure as the tables print it: the number as the query returned it. */

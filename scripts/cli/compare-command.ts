@@ -79,10 +79,10 @@ function renderComparison(r: ComparisonResponse): string {
   const rows = r.metrics.map((m) => [
     m.region,
     m.metric,
-    value(m, m.baseline),
-    value(m, m.candidate),
-    change(m),
-    m.interval ? `[${signed(m, m.interval[0])}, ${signed(m, m.interval[1])}]` : "-",
+    value(m, m.baseline, r.clockResolutionMs),
+    value(m, m.candidate, r.clockResolutionMs),
+    change(m, r.clockResolutionMs),
+    m.interval ? `[${signed(m, m.interval[0], r.clockResolutionMs)}, ${signed(m, m.interval[1], r.clockResolutionMs)}]` : "-",
     VERDICT_MARK[m.verdict],
   ]);
   const regressed = r.regions
@@ -103,20 +103,21 @@ function renderComparison(r: ComparisonResponse): string {
 
 const percent = (ratio: number) => `${+(ratio * 100).toFixed(2)}%`;
 
-function value(m: MetricComparison, v: number | null): string {
+/** Latencies to the runs' clock step (`step`, ms; null: unknown), rates as percentages. */
+function value(m: MetricComparison, v: number | null, step: number | null = null): string {
   if (v === null) return "-";
-  return m.unit === "ms" ? formatMs(v) : percent(v);
+  return m.unit === "ms" ? formatMs(v, step) : percent(v);
 }
 
 /** A signed difference: ms for latency, percentage points for rates. */
-function signed(m: MetricComparison, v: number): string {
+function signed(m: MetricComparison, v: number, step: number | null = null): string {
   if (v === 0) return "0";
   const sign = v > 0 ? "+" : "-";
-  return m.unit === "ms" ? `${sign}${formatMs(Math.abs(v))}` : `${sign}${+(Math.abs(v) * 100).toFixed(2)}pp`;
+  return m.unit === "ms" ? `${sign}${formatMs(Math.abs(v), step)}` : `${sign}${+(Math.abs(v) * 100).toFixed(2)}pp`;
 }
 
-function change(m: MetricComparison): string {
+function change(m: MetricComparison, step: number | null): string {
   if (m.change === null) return "-";
   const relative = m.unit === "ms" && m.relativeChange !== null ? ` (${m.relativeChange >= 0 ? "+" : ""}${(m.relativeChange * 100).toFixed(1)}%)` : "";
-  return signed(m, m.change) + relative;
+  return signed(m, m.change, step) + relative;
 }

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse } from "smol-toml";
 import { DEFAULT_LIMITS, type Limits } from "../../core/plan.ts";
-import { PLATFORM_LIMITS } from "../../cloudflare/platform-limits.ts";
+import { PLATFORM_LIMITS } from "../../core/platform-limits.ts";
 
 export interface WranglerConfig {
   readonly name?: string;
