@@ -18,6 +18,7 @@
  * skipped, since they would send a request built from a missing value.
  */
 import { interleaveCycle } from "../core/interleave.ts";
+import { isExpectedStatus } from "../core/request-trail.ts";
 import type { RecordKind, RunSpec } from "../core/spec/types.ts";
 import { parsePrometheusText, parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/prometheus.ts";
 import { recordPicker, type SeedRecord } from "../core/seed-records.ts";
@@ -95,7 +96,7 @@ export function customStepsFlow(spec: RunSpec, data: StepData | null = null): Fl
       readBody: step.readBody,
       ...(step.stream ? { stream: step.stream } : {}),
     });
-    let allPassed = r.error === null && (step.expect ? step.expect.has(r.status) : r.status >= 200 && r.status < 400);
+    let allPassed = r.error === null && isExpectedStatus(r.status, step.expect);
     // As in k6, a check on a request that got no response fails.
     for (const check of step.checks) {
       const passed = r.error === null && (!check.status || check.status.has(r.status)) && (check.bodyIncludes === undefined || (r.body ?? "").includes(check.bodyIncludes));

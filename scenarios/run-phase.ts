@@ -9,6 +9,7 @@
  * later steps usually depend on it. What setup captured becomes `{{setup.NAME}}`.
  */
 import type { RunSpec, StepSpec } from "../core/spec/types.ts";
+import { isExpectedStatus } from "../core/request-trail.ts";
 import { customStepsFlow } from "./custom-steps.ts";
 import type { FlowIO, FlowRequest, FlowResponse } from "./flow.ts";
 
@@ -81,7 +82,7 @@ export async function sendOnce(request: FlowRequest, timeoutMs: number, fetcher:
     if (request.redirect) init.redirect = request.redirect;
     const response = await fetcher(request.url, init);
     const body = await response.text();
-    const ok = request.expect ? request.expect.has(response.status) : response.status >= 200 && response.status < 400;
+    const ok = isExpectedStatus(response.status, request.expect);
     return {
       response: { status: response.status, error: null, headers: response.headers, body, durationMs: clock() - started },
       problem: ok ? null : `status ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}`,

@@ -39,6 +39,7 @@ import { interleaveCycle } from "../../core/interleave.ts";
 import { dueBatch, ShardShare } from "../../core/pacer.ts";
 import { RUN_HEADER, WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
+import { recordTrail, type RequestTrail } from "../../core/request-trail.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { createSseReader } from "../../core/sse.ts";
 import { ClockGrid } from "../../core/clock-resolution.ts";
@@ -555,35 +556,11 @@ export class ShardEngine {
       if (headers.has("cf-ray") || headers.get("server")?.toLowerCase() === "cloudflare") this.#behindCloudflare = true;
     }
 
-    const stats = this.#statsFor(this.#windowOf(endMs), stepIndex);
-    const c = stats.counters;
-    const t = stats.trends;
-    c.completed++;
-    if (intendedMs !== null) {
-      t.lag.record((sendMs - intendedMs) * US_PER_MS);
-      t.corrected.record((endMs - intendedMs) * US_PER_MS);
-    }
-    t.slotWait.record((sendMs - queuedMs) * US_PER_MS);
-    t.clientDelay.record(clientDelayMs * US_PER_MS);
-    if (error) {
-      c.failed++;
-      if (error === "timeout") c.timeouts++;
-      else c.connectionErrors++;
-      stats.countStatus(error);
-      stats.countError(errorMessage);
-    } else {
-      t.duration.record((endMs - sendMs) * US_PER_MS);
-      t.ttfb.record(ttfbMs * US_PER_MS);
-      c.bytesReceived += bytes;
-      stats.countStatus(status);
-      if (status >= 500) c.status5xx++;
-      else if (status >= 400) c.status4xx++;
-      const ok = request.expect ? request.expect.has(status) : status >= 200 && status < 400;
-      if (!ok) {
-        c.failed++;
-        stats.countError(`HTTP ${status}${response?.statusText ? ` ${response.statusText}` : ""}`);
-      }
-    }
+    const trail: RequestTrail = {
+      queuedMs, sendMs, ttfbMs, endMs, intendedMs, clientDelayMs,
+      status, statusText: response?.statusText ?? "", bytes, error, errorMessage,
+    };
+    recordTrail(this.#statsFor(this.#windowOf(endMs), stepIndex), trail, request.expect);
     if (opened) {
       const holdMs = request.stream!.holdMs;
       const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);
