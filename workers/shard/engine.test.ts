@@ -12,7 +12,7 @@ import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
 import { VirtualTime } from "./virtual-time.ts";
-import { RECORDED_RESPONSE_HEADERS } from "../../cloudflare/fixtures/cloudflare-response-headers.ts";
+import { RECORDED_RESPONSE_HEADERS } from "../../test/fixtures/cloudflare/cloudflare-response-headers.ts";
 
 /** An engine running the spec's own steps, as LoadShard builds it. */
 const engineFor = (a: ShardAssignment, ...rest: [ConstructorParameters<typeof ShardEngine>[1], typeof fetch, (w: Omit<ShardWindow, "part">) => void]) =>

@@ -28,7 +28,7 @@ import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine, type IterationProgress } from "./engine.ts";
 import { followingAllowedRedirects } from "./redirect-guard.ts";
 import { checkTarget } from "../../coordinator/policy.ts";
-import { coloFromTrace } from "../../cloudflare/trace.ts";
+import { coloFromTrace } from "../../core/cdn-cgi-trace.ts";
 import { finerResolution } from "../../core/clock-resolution.ts";
 import { LoopWatch } from "../../core/loop-delay.ts";
 
@@ -398,7 +398,7 @@ const loopWatch = new LoopWatch(clock);
 const CLOUDFLARE_TRACE_URL = "https://cloudflare.com/cdn-cgi/trace";
 
 /**
- * The colo this object runs in (see cloudflare/trace.ts): a deployed object reads it from
+ * The colo this object runs in (see core/cdn-cgi-trace.ts): a deployed object reads it from
  * a Cloudflare zone's /cdn-cgi/trace (`traceUrl`; the deploy test points it at loopback).
  */
 async function observeColo(traceUrl: string): Promise<string> {

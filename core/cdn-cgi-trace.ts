@@ -6,7 +6,8 @@
  * subrequest leaves from there. Shards record it next to their hint, so results are
  * attributed per hint (`region`) and per observed `colo`. Under wrangler dev it is "local".
  *
- * The recorded shape is in fixtures/cdn-cgi-trace.txt.
+ * Pure parsing of the answer (the shard does the fetch), so it sits in core. The recorded
+ * shape is in test/fixtures/cloudflare/cdn-cgi-trace.txt.
  */
 
 /** Fields of a /cdn-cgi/trace answer. */

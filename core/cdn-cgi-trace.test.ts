@@ -4,12 +4,13 @@
  * two shards of one hint may land in different colos).
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Histogram } from "../core/histogram.ts";
-import { parseQuery, runQuery, type QueryInput, type ShardRow } from "../core/query.ts";
-import { coloFromTrace, parseTrace } from "./trace.ts";
+import { Histogram } from "./histogram.ts";
+import { parseQuery, runQuery, type QueryInput, type ShardRow } from "./query.ts";
+import { coloFromTrace, parseTrace } from "./cdn-cgi-trace.ts";
 
-const RECORDED = readFileSync(new URL("./fixtures/cdn-cgi-trace.txt", import.meta.url), "utf8");
+const RECORDED = readFileSync(join(import.meta.dirname, "../test/fixtures/cloudflare/cdn-cgi-trace.txt"), "utf8");
 
 describe("/cdn-cgi/trace", () => {
   it("reads every field of a recorded answer, the colo among them", () => {
