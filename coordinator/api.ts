@@ -13,9 +13,10 @@ import { boundedSql, readOnlySqlProblem } from "../core/read-only-sql.ts";
 import { seedObjectKey, type SeedKind } from "../core/seed-set.ts";
 import { unknownDataField } from "../core/seed-records.ts";
 import { SCENARIOS } from "../scenarios/catalog.ts";
-import type { Env } from "./env.ts";
+import type { RoutesEnv } from "./routes-env.ts";
 import { requireToken } from "./access.ts";
-import { checkTarget, limitsOf, modeOf } from "./policy.ts";
+import { limitsOf } from "./policy.ts";
+import { checkTarget, modeOf } from "../core/target-policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notFound, tooManyRuns } from "./problems.ts";
 import { loadQueryInput, loadSeries } from "./results-queries.ts";
 import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
@@ -30,7 +31,7 @@ import { newRunId, RUN_ID } from "./run-id.ts";
 import { ensureSchema } from "./schema.ts";
 import { exitCodeOf, FINAL_STATUSES, type RunView } from "../core/protocol.ts";
 
-type App = { Bindings: Env };
+type App = { Bindings: RoutesEnv };
 
 export const api = new Hono<App>();
 
@@ -41,7 +42,7 @@ api.onError((error, c) => {
 });
 api.notFound((c) => notFound(`route ${c.req.method} ${new URL(c.req.url).pathname}`).toResponse(new URL(c.req.url).pathname));
 
-api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env) }));
+api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env.EDGELOAD_MODE) }));
 
 // A fresh deployment has an empty D1: every route that may read or write it first brings
 // the schema up to date (once per isolate; coordinator/schema.ts).
@@ -79,7 +80,7 @@ api.post("/v1/runs", async (c) => {
   const { spec, plan } = await plannedRun(c);
   const seedProblem = (await checkSeed(spec, c.env)) ?? (await checkScripts(spec, c.env));
   if (seedProblem) throw invalidSpec([seedProblem]);
-  const targetProblem = checkTarget(spec.target, c.env);
+  const targetProblem = checkTarget(spec.target, c.env.ALLOWED_TARGETS, modeOf(c.env.EDGELOAD_MODE));
   if (targetProblem) throw forbidden("target-not-allowed", "Target not allowed", targetProblem.detail, [targetProblem]);
   const limits = limitsOf(c.env);
   const estimate = preflight(spec, plan);
@@ -88,7 +89,7 @@ api.post("/v1/runs", async (c) => {
 
   const id = newRunId();
   const coordinator = coordinatorFor(c.env, id);
-  const { t0Ms, status } = await coordinator.create({ runId: id, spec, plan, mode: modeOf(c.env) });
+  const { t0Ms, status } = await coordinator.create({ runId: id, spec, plan, mode: modeOf(c.env.EDGELOAD_MODE) });
   const links = runLinks(c, id);
   c.header("location", links.self);
   const created = { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan, estimate: costView(estimate), links };
@@ -105,7 +106,7 @@ api.post("/v1/runs", async (c) => {
 api.post("/v1/plan", async (c) => {
   const { spec, plan } = await plannedRun(c);
   const estimate = preflight(spec, plan);
-  const refused = checkTarget(spec.target, c.env);
+  const refused = checkTarget(spec.target, c.env.ALLOWED_TARGETS, modeOf(c.env.EDGELOAD_MODE));
   const target = { url: spec.target, allowed: refused === null, ...(refused ? { detail: `would be refused: ${refused.detail}` } : {}) };
   return c.json({ spec: redactSpec(spec), plan, target, usage: estimate.usage, limits: estimate.limits, estimate: costView(estimate), overBudget: estimate.overBudget });
 });
@@ -118,7 +119,7 @@ function costView(p: Preflight) {
  * The scenario's seed set must exist and be of the kind the scenario reads, before any
  * shard starts (shards read it from R2 at their first invocation).
  */
-async function checkSeed(spec: RunSpec, env: Env): Promise<Problem | null> {
+async function checkSeed(spec: RunSpec, env: RoutesEnv): Promise<Problem | null> {
   for (const named of spec.scenarios ?? []) {
     const problem = await checkSeed(named.spec, env);
     if (problem) return { ...problem, field: `scenarios.${named.name}.${problem.field}` };
@@ -135,7 +136,7 @@ async function checkSeed(spec: RunSpec, env: Env): Promise<Problem | null> {
 }
 
 /** The spec's `data` seed set exists, and every `{{data.FIELD}}` is a field of its kind. */
-async function checkDataSeed(spec: RunSpec, seed: string, env: Env): Promise<Problem | null> {
+async function checkDataSeed(spec: RunSpec, seed: string, env: RoutesEnv): Promise<Problem | null> {
   const head = await env.SEEDS.head(seedObjectKey(seed));
   if (!head) return { field: "data.seed", detail: `no seed set named ${seed} (see GET /v1/seeds, or upload one with PUT /v1/seeds/${seed})` };
   return unknownDataField(spec.steps, seed, (head.customMetadata?.kind ?? "access-tokens") as SeedKind);
@@ -280,7 +281,7 @@ function coordinatorOf(c: Context<App>) {
   return coordinatorFor(c.env, id);
 }
 
-function coordinatorFor(env: Env, id: string) {
+function coordinatorFor(env: RoutesEnv, id: string) {
   return env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(id));
 }
 

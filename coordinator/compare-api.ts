@@ -15,7 +15,7 @@ import { BASELINE_NAME, compareRuns, parseCompareOptions } from "../core/compare
 import type { RunStatus } from "../core/protocol.ts";
 import { QUERY_TRENDS, type QueryTrend } from "../core/query.ts";
 import type { Problem } from "../core/problem.ts";
-import type { Env } from "./env.ts";
+import type { Env } from "../workers/env.ts";
 import { badRequest, notFound, runNotFinished } from "./problems.ts";
 import { loadQueryInput } from "./results-queries.ts";
 import { ACTIVE_STATUSES } from "./results-store.ts";

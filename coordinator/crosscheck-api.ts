@@ -15,7 +15,7 @@ import { crosscheck, edgeFigures } from "../core/crosscheck.ts";
 import { parseK6Summary, storableK6Summary, type K6Format, type K6ImportView } from "../core/k6-summary.ts";
 import type { RunStatus } from "../core/protocol.ts";
 import type { Summary } from "../core/summary.ts";
-import type { Env } from "./env.ts";
+import type { Env } from "../workers/env.ts";
 import { ApiError, badRequest, notFound, limitedBody, runNotFinished } from "./problems.ts";
 import { ACTIVE_STATUSES } from "./results-store.ts";
 

@@ -16,11 +16,11 @@ import { Hono, type Context } from "hono";
 import { deniedPage, indexPage, runPage } from "../dashboard/pages.ts";
 import { tokenScope, type Scope } from "./access.ts";
 import { sessionScope, startSession, verifyGrant, viewLink } from "./dashboard-auth.ts";
-import type { Env } from "./env.ts";
+import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, notFound } from "./problems.ts";
 import { RUN_ID } from "./run-id.ts";
 
-type App = { Bindings: Env; Variables: { scope: Scope } };
+type App = { Bindings: RoutesEnv; Variables: { scope: Scope } };
 
 const nowS = () => Math.floor(Date.now() / 1000);
 

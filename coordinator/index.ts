@@ -3,11 +3,11 @@
  * (RunCoordinator, one per run; LoadShard, N per run).
  */
 import { api } from "./api.ts";
-import type { Env } from "./env.ts";
+import type { RoutesEnv } from "./routes-env.ts";
 
 export { RunCoordinator } from "./run-coordinator.ts";
 export { LoadShard } from "../workers/shard/load-shard.ts";
 
 export default {
   fetch: (request, env, ctx) => api.fetch(request, env, ctx),
-} satisfies ExportedHandler<Env>;
+} satisfies ExportedHandler<RoutesEnv>;

@@ -11,11 +11,11 @@
  */
 import { Hono } from "hono";
 import { EXPOSITION_CONTENT_TYPE, wireRunsExposition, type RunMetricsWire } from "../core/metrics-exposition.ts";
-import type { Env } from "./env.ts";
+import type { RoutesEnv } from "./routes-env.ts";
 import { notFound } from "./problems.ts";
 import { ACTIVE_STATUSES } from "./results-store.ts";
 
-type App = { Bindings: Env };
+type App = { Bindings: RoutesEnv };
 
 export const metricsApi = new Hono<App>();
 
@@ -47,7 +47,7 @@ metricsApi.get("/metrics", async (c) => {
 });
 
 /** RPC's serialisable-type mapping widens the totals' tuples; the value is a RunMetricsWire. */
-function coordinator(env: Env, id: string): { metricsSource(): Promise<RunMetricsWire | null> } {
+function coordinator(env: RoutesEnv, id: string): { metricsSource(): Promise<RunMetricsWire | null> } {
   const stub = env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(id));
   return { metricsSource: async () => (await stub.metricsSource()) as RunMetricsWire | null };
 }

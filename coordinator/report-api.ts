@@ -12,11 +12,11 @@
  */
 import { Hono } from "hono";
 import { reportInput } from "../reports/report-input.ts";
-import type { Env } from "./env.ts";
+import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, notFound } from "./problems.ts";
 import { loadQueryInput } from "./results-queries.ts";
 
-type App = { Bindings: Env };
+type App = { Bindings: RoutesEnv };
 
 export const reportApi = new Hono<App>();
 

@@ -37,13 +37,17 @@ import { shardAssignments } from "../core/shard-assignment.ts";
 import { phaseFailure, runPhase, type PhaseResult } from "../scenarios/run-phase.ts";
 import { runScript, runScriptPhase } from "./script-phase.ts";
 import { SETUP_DATA } from "../core/spec/script-schema.ts";
-import type { Env } from "./env.ts";
+import type { Env as Bindings, ObjectNamespaces } from "../workers/env.ts";
+import type { LoadShard } from "../workers/shard/load-shard.ts";
 import type { RunMetricsSource, RunMetricsWire } from "../core/metrics-exposition.ts";
 import { LiveStream, sseEvent } from "./live-stream.ts";
 import { ShardProgress } from "./shard-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
 import { metricsPushBody } from "./metrics-push-body.ts";
 import { insertRun, insertShards, seriesStatements, updateRunStatus, updateShard, windowStatements, type SeriesRow, type WindowCell } from "./results-store.ts";
+
+/** The bindings as this object reads them: the shards' namespace typed by their class. */
+type Env = Bindings & ObjectNamespaces<undefined, LoadShard>;
 
 interface RunRecord {
   readonly runId: string;

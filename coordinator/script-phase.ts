@@ -16,8 +16,8 @@ import { sendOnce } from "../scenarios/run-phase.ts";
 import type { FlowIO } from "../scenarios/flow.ts";
 import { followingAllowedRedirects } from "../workers/shard/redirect-guard.ts";
 import { IterationHost, scriptEntrypoint, type ScriptModules } from "../workers/shard/script-flow.ts";
-import type { Env } from "./env.ts";
-import { checkTarget } from "./policy.ts";
+import type { Env } from "../workers/env.ts";
+import { checkTarget, modeOf } from "../core/target-policy.ts";
 
 /** The script of a run: its own, or its named scenarios' (they share one bundle). */
 export function runScript(spec: RunSpec): ScriptSpec | null {
@@ -35,7 +35,7 @@ export async function runScriptPhase(env: Env, runId: string, spec: RunSpec, scr
   const object = env.LOADER ? await env.SEEDS.get(scriptObjectKey(script.bundle)) : null;
   if (!env.LOADER || !object) return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded` };
   const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
-  const mayFollow = (url: string) => checkTarget(url, env) === null;
+  const mayFollow = (url: string) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE)) === null;
   const fetcher = followingAllowedRedirects(fetch.bind(globalThis), mayFollow);
   const steps: PhaseStepResult[] = [];
   const io: FlowIO = {
@@ -52,7 +52,7 @@ export async function runScriptPhase(env: Env, runId: string, spec: RunSpec, scr
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     now: Date.now,
   };
-  const host = new IterationHost(io, (url) => checkTarget(url, env)?.detail ?? null);
+  const host = new IterationHost(io, (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null);
   const outcome = await entry.phase(host, phase, {
     exec: phase, vu: 0, firstPoolVu: 0, iterationInTest: 0,
     scenario: { name: phase, executor: "", startTimeMs: 0 }, env: script.env, setupDataKey: null,

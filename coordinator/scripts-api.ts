@@ -9,7 +9,7 @@ import { SCRIPT_ID, scriptObjectKey } from "../core/spec/script-schema.ts";
 import type { Problem } from "../core/problem.ts";
 import type { RunSpec } from "../core/spec/types.ts";
 import { sha256Hex } from "../core/web-crypto.ts";
-import type { Env } from "./env.ts";
+import type { Env } from "../workers/env.ts";
 import { ApiError, badRequest, limitedBody } from "./problems.ts";
 
 /** A script with everything it opens; Worker Loader modules are kept well under this. */

@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
 import { crosscheckApi } from "../../coordinator/crosscheck-api.ts";
-import type { Env } from "../../coordinator/env.ts";
+import type { Env } from "../../workers/env.ts";
 import { ApiError } from "../../coordinator/problems.ts";
 import handleSummary from "../fixtures/k6/handle-summary.json";
 import k6Cloud from "../fixtures/k6/k6-cloud.json";

@@ -18,7 +18,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { toRunWindow, type FlushAck, type ShardAssignment, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../../core/protocol.ts";
-import type { Env } from "../../coordinator/env.ts";
+import type { Env, ObjectNamespaces } from "../env.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
 import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/seed-set.ts";
 import { createFlow } from "../../scenarios/create-flow.ts";
@@ -27,7 +27,7 @@ import { scriptEntrypoint, scriptFlow, type ScriptModules } from "./script-flow.
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine, type IterationProgress } from "./engine.ts";
 import { followingAllowedRedirects } from "./redirect-guard.ts";
-import { checkTarget } from "../../coordinator/policy.ts";
+import { checkTarget, modeOf } from "../../core/target-policy.ts";
 import { coloFromTrace } from "../../core/cdn-cgi-trace.ts";
 import { finerResolution } from "../../core/clock-resolution.ts";
 import { LoopWatch } from "../../core/loop-delay.ts";
@@ -64,7 +64,16 @@ const FLOW_STATE = "flowState";
 /** Windows per flush RPC, so one message stays small. */
 const WINDOWS_PER_FLUSH = 20;
 
-export class LoadShard extends DurableObject<Env> {
+/**
+ * What a shard calls on its run's coordinator: the flush of core/protocol.ts. The binding is
+ * typed by this surface, not by the RunCoordinator class, so the shard does not import the
+ * coordinator (coordinator/routes-env.ts checks that RunCoordinator offers it).
+ */
+export interface CoordinatorOfShard extends Rpc.DurableObjectBranded {
+  flush(message: ShardFlush): Promise<FlushAck>;
+}
+
+export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorOfShard>> {
   #engine: ShardEngine | null = null;
   #flow: Flow | null = null;
   #flushing: Promise<void> | null = null;
@@ -160,7 +169,7 @@ export class LoadShard extends DurableObject<Env> {
     }
     const part = state.invocations + 1;
     // Redirects are followed only onto targets this deployment allows (redirect-guard.ts).
-    const fetcher = followingAllowedRedirects(fetch.bind(globalThis), (url) => checkTarget(url, this.env) === null);
+    const fetcher = followingAllowedRedirects(fetch.bind(globalThis), (url) => checkTarget(url, this.env.ALLOWED_TARGETS, modeOf(this.env.EDGELOAD_MODE)) === null);
     const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment), this.#flow, loopWatch, state.iterationProgress ?? null);
     const now = Date.now();
     let cursor = state.cursor;
@@ -237,7 +246,7 @@ export class LoadShard extends DurableObject<Env> {
       firstPoolVu: assignment.shard.index * assignment.shard.maxInFlight + 1,
       steps: spec.steps.map((s) => s.name),
       setupData: spec.setupData?.[SETUP_DATA] ?? null,
-      mayRequest: (url) => checkTarget(url, this.env)?.detail ?? null,
+      mayRequest: (url) => checkTarget(url, this.env.ALLOWED_TARGETS, modeOf(this.env.EDGELOAD_MODE))?.detail ?? null,
     });
   }
 

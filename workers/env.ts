@@ -1,13 +1,25 @@
 /**
- * Bindings of the coordinator Worker (see wrangler.toml). The LoadShard class is deployed
- * in the same Worker, so both Durable Objects share this Env.
+ * Bindings of the edgeload Worker (see wrangler.toml). The RunCoordinator and LoadShard
+ * classes are deployed in the same Worker, so both Durable Objects share these bindings.
+ *
+ * The shard (workers/shard/) and the coordinator (coordinator/) both import this module, so
+ * it names neither class. `Env` is every binding but the two Durable Object namespaces;
+ * `ObjectNamespaces` types those by what their reader calls, given as type parameters: the
+ * Worker's routes see both classes (coordinator/routes-env.ts), the RunCoordinator object
+ * the shards' class, a shard its coordinator's flush only (workers/shard/load-shard.ts).
  */
-import type { RunCoordinator } from "./run-coordinator.ts";
-import type { LoadShard } from "../workers/shard/load-shard.ts";
 
+/** The Durable Object namespaces, each typed by what its reader calls (undefined: untyped). */
+export interface ObjectNamespaces<
+  Coordinator extends Rpc.DurableObjectBranded | undefined = undefined,
+  Shard extends Rpc.DurableObjectBranded | undefined = undefined,
+> {
+  readonly RUN_COORDINATOR: DurableObjectNamespace<Coordinator>;
+  readonly LOAD_SHARD: DurableObjectNamespace<Shard>;
+}
+
+/** Every other binding and var. */
 export interface Env {
-  readonly RUN_COORDINATOR: DurableObjectNamespace<RunCoordinator>;
-  readonly LOAD_SHARD: DurableObjectNamespace<LoadShard>;
   readonly DB: D1Database;
   readonly SEEDS: R2Bucket;
   /** Worker Loader: starts a k6 script's sandboxed isolate (workers/shard/script-flow.ts). */
@@ -27,10 +39,10 @@ export interface Env {
   readonly EDGELOAD_MODE?: string;
   /**
    * Secret: comma-separated allowed target origins or host patterns (`*.example.com`).
-   * Unset, every run is refused with a message that says how to set it (policy.ts).
+   * Unset, every run is refused with a message that says how to set it (core/target-policy.ts).
    */
   readonly ALLOWED_TARGETS?: string;
-  /** Caps (policy.ts), optional secrets or vars; unset, core/plan.ts's DEFAULT_LIMITS. */
+  /** Caps (coordinator/policy.ts), optional secrets or vars; unset, core/plan.ts's DEFAULT_LIMITS. */
   readonly MAX_RATE_PER_S?: string;
   readonly MAX_DURATION_S?: string;
   readonly MAX_SHARDS?: string;
