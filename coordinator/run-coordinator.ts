@@ -29,7 +29,8 @@ import { clockView } from "../core/measured-path.ts";
 import type { Plan } from "../core/plan.ts";
 import { FINAL_STATUSES, WINDOW_MS, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardWindow } from "../core/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/run-spec.ts";
-import { lifecycleStep } from "../core/run-lifecycle.ts";
+import { closableBelow, lifecycleStep } from "../core/run-lifecycle.ts";
+import { WindowBook } from "../core/window-book.ts";
 import { RunTotals, type RunTotalsWire } from "../core/run-totals.ts";
 import { COUNTERS, MetricStats } from "../core/stats.ts";
 import { buildSummary, groupSummary, shouldAbortRun, type Summary } from "../core/summary.ts";
@@ -85,8 +86,6 @@ const phaseView = ({ captured: _captured, ...view }: PhaseResult): PhaseView => 
 /** How long before T0 shards are started, so every one is armed in time. */
 const START_LEAD_MS = { local: 1_500, deployed: 3_000 } as const;
 const TICK_MS = 1_000;
-/** A window is written once every shard has passed it, or this long after it ended. */
-const MAX_LATENESS_MS = 10_000;
 const CHECKPOINT_EVERY_MS = 5_000;
 /** After its deadline a shard keeps retrying its last flushes this long, then gives up. */
 const SHARD_FLUSH_GRACE_MS = 60_000;
@@ -102,13 +101,17 @@ function tickFailureBudget(env: Env): number {
   return Number.isInteger(n) && n > 0 ? n : MAX_TICK_FAILURES;
 }
 
+/** A window not yet written to D1. */
+interface OpenWindow {
+  readonly cells: Map<string, { region: string; step: number; stats: MetricStats }>;
+  readonly series: SeriesRow[];
+}
+
 export class RunCoordinator extends DurableObject<Env> {
   #run: RunRecord | null = null;
   #totals = new RunTotals();
-  /** Merged cells of windows not yet written to D1: window → "region\0step" → cell. */
-  #open = new Map<number, Map<string, { region: string; step: number; stats: MetricStats }>>();
-  /** Scraped series samples of windows not yet written to D1. */
-  #openSeries = new Map<number, SeriesRow[]>();
+  /** Windows not yet written to D1: merged cells ("region\0step" → cell) and scraped samples. */
+  #open = new WindowBook<OpenWindow>(() => ({ cells: new Map(), series: [] }));
   /** Requests sent per window, across shards, for the live achieved rate. */
   #iterationsByWindow = new Map<number, number>();
   #lastCheckpointMs = 0;
@@ -484,8 +487,7 @@ export class RunCoordinator extends DurableObject<Env> {
   #mergeWindow(shard: number, region: string, window: Pick<ShardWindow, "windowS" | "steps" | "series">, live: boolean): void {
     const { windowS, steps } = window;
     if (window.series?.length) {
-      let rows = this.#openSeries.get(windowS);
-      if (!rows) this.#openSeries.set(windowS, (rows = []));
+      const rows = this.#open.at(windowS).series;
       for (const point of window.series) rows.push({ ...point, windowS, shard });
     }
     // The achieved rate counts iterations (a five-request login is one), like the target rate.
@@ -498,8 +500,7 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   #openCell(windowS: number, region: string, step: number): MetricStats {
-    let cells = this.#open.get(windowS);
-    if (!cells) this.#open.set(windowS, (cells = new Map()));
+    const cells = this.#open.at(windowS).cells;
     const key = `${region}\u0000${step}`;
     let cell = cells.get(key);
     if (!cell) cells.set(key, (cell = { region, step, stats: new MetricStats() }));
@@ -514,22 +515,18 @@ export class RunCoordinator extends DurableObject<Env> {
    * batch is awaited: a flush arriving meanwhile opens a fresh cell (written next tick as
    * an extra row) instead of being merged into a cell that is already on its way.
    */
-  async #writeClosedWindows(run: RunRecord, now: number, all: boolean): Promise<void> {
+  async #writeClosedWindows(run: RunRecord, now: number, everyoneDone: boolean): Promise<void> {
     const running = run.plan.shards.filter((s) => !this.#shards.isDone(s.index));
-    const watermark = Math.min(...running.map((s) => this.#shards.watermark(s.index)), Number.MAX_SAFE_INTEGER);
-    const lateLimit = Math.floor((now - run.t0Ms - MAX_LATENESS_MS) / WINDOW_MS);
-    const cutoff = all ? Number.MAX_SAFE_INTEGER : Math.max(watermark, lateLimit);
-    const ready = [...new Set([...this.#open.keys(), ...this.#openSeries.keys()])].filter((w) => w < cutoff).sort((a, b) => a - b);
+    const cutoff = closableBelow({ watermarks: running.map((s) => this.#shards.watermark(s.index)), t0Ms: run.t0Ms, nowMs: now, everyoneDone });
+    const ready = this.#open.takeBelow(cutoff);
     if (ready.length === 0) return;
     const cells: Array<WindowCell & { stepIndex: number }> = [];
     const series: SeriesRow[] = [];
-    for (const w of ready) {
-      for (const c of this.#open.get(w)?.values() ?? []) {
+    for (const [w, open] of ready) {
+      for (const c of open.cells.values()) {
         cells.push({ windowS: w, region: c.region, step: run.spec.steps[c.step]?.name ?? String(c.step), stepIndex: c.step, stats: c.stats });
       }
-      series.push(...(this.#openSeries.get(w) ?? []));
-      this.#open.delete(w);
-      this.#openSeries.delete(w);
+      series.push(...open.series);
     }
     const sql = this.ctx.storage.sql;
     const ids = sql.exec<{ id: number }>("SELECT id FROM flush_log WHERE written = 0 AND window_s < ?", cutoff).toArray().map((r) => r.id);
@@ -545,11 +542,11 @@ export class RunCoordinator extends DurableObject<Env> {
     } catch (error) {
       mark(0);
       for (const c of cells) this.#openCell(c.windowS, c.region, c.stepIndex).merge(c.stats);
-      for (const row of series) this.#openSeries.set(row.windowS, [...(this.#openSeries.get(row.windowS) ?? []), row]);
+      for (const row of series) this.#open.at(row.windowS).series.push(row);
       throw error;
     }
     this.#publishWindows(run, cells);
-    const oldest = ready[ready.length - 1]! - 10;
+    const oldest = ready[ready.length - 1]![0] - 10;
     for (const w of [...this.#iterationsByWindow.keys()]) if (w < oldest) this.#iterationsByWindow.delete(w);
   }
 

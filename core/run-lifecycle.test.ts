@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ABORT_GRACE_MS, FINISH_GRACE_MS, lifecycleStep, type LifecycleState } from "./run-lifecycle.ts";
+import { ABORT_GRACE_MS, closableBelow, FINISH_GRACE_MS, lifecycleStep, MAX_LATENESS_MS, type LifecycleState } from "./run-lifecycle.ts";
 
 // A 30 s run starting at t=0 with a 10 s request timeout.
 const base: LifecycleState = { status: "running", stopping: null, endMs: null, t0Ms: 0, durationMs: 30_000, timeoutMs: 10_000, everyoneDone: false };
@@ -17,5 +17,19 @@ describe("lifecycleStep", () => {
     [{ stopping: "failed", endMs: 5_000, everyoneDone: true }, 5_500, { kind: "finish", status: "failed", note: null }, "abortOnFail, shards already done"],
   ] as const)("%j at %i ms → %j (%s)", (change, now, expected, _why) => {
     expect(lifecycleStep({ ...base, ...change }, now)).toEqual(expected);
+  });
+});
+
+describe("closableBelow", () => {
+  const t0Ms = 1_000_000;
+  it.each([
+    // [watermarks of the shards still sending, seconds since t0, everyone done, cut-off, why]
+    [[4, 7, 5], 6, false, 4, "the slowest running shard has flushed through window 3"],
+    [[], 6, false, Number.MAX_SAFE_INTEGER, "no shard still sending holds anything back"],
+    [[0, 9], 30, false, 20, "a quiet shard holds a window back at most MAX_LATENESS_MS (10 s)"],
+    [[2], 5, true, Number.MAX_SAFE_INTEGER, "every shard sent its final flush: write everything"],
+  ])("watermarks %j at %i s, done %s → %d (%s)", (watermarks, seconds, everyoneDone, cutoff, _why) => {
+    expect(MAX_LATENESS_MS).toBe(10_000);
+    expect(closableBelow({ watermarks, t0Ms, nowMs: t0Ms + seconds * 1000, everyoneDone })).toBe(cutoff);
   });
 });

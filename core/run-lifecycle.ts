@@ -6,7 +6,7 @@
  *
  *   pending → running → finishing → passed | failed | aborted | error
  */
-import type { RunStatus } from "./protocol.ts";
+import { WINDOW_MS, type RunStatus } from "./protocol.ts";
 
 /** After the planned end, shards get this long (plus the request timeout) to report done. */
 export const FINISH_GRACE_MS = 15_000;
@@ -48,4 +48,30 @@ export function lifecycleStep(s: LifecycleState, nowMs: number): LifecycleStep {
   if (s.everyoneDone) return { kind: "finish", status: null, note: null };
   if (nowMs >= endOfSchedule + s.timeoutMs + FINISH_GRACE_MS) return { kind: "finish", status: null, note: "some shards never reported done" };
   return { kind: "continue", evaluateThresholds: true, enterFinishing: s.status === "running" && nowMs >= endOfSchedule };
+}
+
+/** A window is written once every shard has passed it, or this long after it ended. */
+export const MAX_LATENESS_MS = 10_000;
+
+export interface WindowCutoff {
+  /** How far each shard still sending has flushed (its watermark, a window number). */
+  readonly watermarks: readonly number[];
+  readonly t0Ms: number;
+  readonly nowMs: number;
+  /** Every shard has sent its final flush: nothing more can come for any window. */
+  readonly everyoneDone: boolean;
+}
+
+/**
+ * The coordinator's cut-off: windows below the returned number may be written to D1 now.
+ * Nothing more can arrive for a window every running shard has flushed past; a shard
+ * that has gone quiet holds a window back at most MAX_LATENESS_MS (what it sends later is
+ * still stored, as another row for the same key). The shard's own rule is its close lag
+ * (workers/shard/engine.ts).
+ */
+export function closableBelow({ watermarks, t0Ms, nowMs, everyoneDone }: WindowCutoff): number {
+  if (everyoneDone) return Number.MAX_SAFE_INTEGER;
+  const watermark = Math.min(...watermarks, Number.MAX_SAFE_INTEGER);
+  const lateLimit = Math.floor((nowMs - t0Ms - MAX_LATENESS_MS) / WINDOW_MS);
+  return Math.max(watermark, lateLimit);
 }

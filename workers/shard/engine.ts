@@ -40,6 +40,7 @@ import { dueBatch, ShardShare } from "../../core/pacer.ts";
 import { RUN_HEADER, WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
 import { recordTrail, type RequestTrail } from "../../core/request-trail.ts";
+import { WindowBook } from "../../core/window-book.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { createSseReader } from "../../core/sse.ts";
 import { ClockGrid } from "../../core/clock-resolution.ts";
@@ -100,9 +101,8 @@ export class ShardEngine {
   readonly #dropStep: (global: number) => number;
   readonly #slots: ConnectionSlots;
   readonly #timeouts = new TimeoutQueue();
-  readonly #windows = new Map<number, MetricStats[]>();
-  /** Scraped series samples by window, flushed with it. */
-  readonly #series = new Map<number, SeriesPoint[]>();
+  /** Open windows: stats by step, and scraped series samples flushed with them. */
+  readonly #windows = new WindowBook<{ readonly steps: MetricStats[]; series: SeriesPoint[] | null }>(() => ({ steps: [], series: null }));
   /** Open event streams: closing functions, called at stop(). */
   readonly #streams = new Set<() => void>();
   #closedThrough = 0; // windows below this number have been handed out
@@ -374,7 +374,7 @@ export class ShardEngine {
 
   /** Hands out every window still open, including the current one (end of the shard). */
   closeAll(): void {
-    const last = Math.max(this.#closedThrough, ...this.#windows.keys(), ...this.#series.keys()) + 1;
+    const last = Math.max(this.#closedThrough, this.#windows.last) + 1;
     this.#closeWindowsBefore(last);
   }
 
@@ -419,20 +419,13 @@ export class ShardEngine {
     // A completion can only land in a closed window if the clock went backwards: fold it
     // into the oldest open one rather than lose it.
     const w = Math.max(windowS, this.#closedThrough);
-    let perStep = this.#windows.get(w);
-    if (!perStep) this.#windows.set(w, (perStep = []));
-    return (perStep[step] ??= new MetricStats());
+    return (this.#windows.at(w).steps[step] ??= new MetricStats());
   }
 
   #closeWindowsBefore(windowS: number): void {
     if (windowS <= this.#closedThrough) return;
-    const ready = [...new Set([...this.#windows.keys(), ...this.#series.keys()])].filter((w) => w < windowS).sort((x, y) => x - y);
     this.#closedThrough = windowS;
-    for (const w of ready) {
-      const perStep = this.#windows.get(w) ?? [];
-      const series = this.#series.get(w);
-      this.#windows.delete(w);
-      this.#series.delete(w);
+    for (const [w, { steps: perStep, series }] of this.#windows.takeBelow(windowS)) {
       const steps: Array<readonly [number, ReturnType<MetricStats["toWire"]>]> = [];
       perStep.forEach((stats, i) => { if (stats && !stats.isEmpty) steps.push([i, stats.toWire()]); });
       if (steps.length || series) this.#onWindow({ windowS: w, steps, ...(series ? { series } : {}) });
@@ -623,8 +616,8 @@ export class ShardEngine {
   /** Keeps scraped samples with the window of `atMs`, flushed with its metrics. */
   recordSamples(samples: readonly SeriesSample[], atMs: number): void {
     const w = Math.max(this.#windowOf(atMs), this.#closedThrough);
-    let points = this.#series.get(w);
-    if (!points) this.#series.set(w, (points = []));
+    const window = this.#windows.at(w);
+    const points = (window.series ??= []);
     for (const s of samples) points.push({ name: s.name, labels: s.labels, tMs: atMs, value: s.value });
   }
 
