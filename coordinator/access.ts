@@ -19,11 +19,10 @@ import { secretsEqual } from "../core/web-crypto.ts";
 import { sameOrigin, sessionScope } from "./dashboard-auth.ts";
 import type { Env } from "../workers/env.ts";
 import { forbidden, notConfigured, unauthorized } from "./problems.ts";
+import type { Scope } from "./scope.ts";
 
 /** POST routes a read-only token may call: they read, or plan without running. */
 export const READ_ONLY_POSTS: ReadonlySet<string> = new Set(["/v1/sql", "/v1/plan", "/v1/dashboard-links"]);
-
-export type Scope = "all" | "read";
 
 /** Whether a request of `method` to `path` only reads. */
 export function onlyReads(method: string, path: string): boolean {

@@ -14,7 +14,8 @@
  */
 import { Hono, type Context } from "hono";
 import { deniedPage, indexPage, runPage } from "../dashboard/pages.ts";
-import { tokenScope, type Scope } from "./access.ts";
+import { tokenScope } from "./access.ts";
+import type { Scope } from "./scope.ts";
 import { sessionScope, startSession, verifyGrant, viewLink } from "./dashboard-auth.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, notFound } from "./problems.ts";

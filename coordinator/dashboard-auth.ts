@@ -17,7 +17,7 @@
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { base64url, derivedHmacKey, fromBase64Url } from "../core/web-crypto.ts";
-import type { Scope } from "./access.ts";
+import type { Scope } from "./scope.ts";
 import type { Env } from "../workers/env.ts";
 
 export const VIEW_LINK_TTL_S = 10 * 60;
