@@ -16,38 +16,29 @@
  * it is counted as `sent` in the window of the second it left in, the second its
  * `x-edgeload-run` header names, so the target's count of it lines up (core/delivery.ts).
  *
- * Closed model (`constant-vus`, `ramping-vus`, `per-vu-iterations`, `shared-iterations`):
- * no pacer. The engine keeps one loop per
- * VU this shard owns (core/vu-schedule.ts) that is active now; a loop runs the flow back to
- * back (its think time included) and ends when the schedule no longer has its VU. A VU
- * the ramp-down stops finishes its iteration within `gracefulRampDown`; at the end of the
- * last stage iterations stop (think time cut short, no new request; requests in flight
- * complete within the timeout). An interrupted iteration is not counted, as in k6.
- * Connection slots, timeouts and per-window stats work as in the open model; schedule lag
- * and corrected latency do not apply (there is no intended time: a VU waits for its own
- * previous request), so only duration, TTFB and slot wait are recorded. The budget counts
- * requests: once this invocation sent that many, loops start no new iteration and the run
- * hands off; the next invocation restarts the loops from the schedule at its current time.
- * The iteration-count executors stop a VU when its iterations are done (its own count, or
- * the shard's part of the shared count, taken as VUs come free) and end the shard when every
- * VU has stopped, maxDuration at the latest; how far they got survives a handoff
- * (`iterationProgress`, stored by the shard). After a crash, iterations started since the
- * last handoff may run again.
+ * The executors decide when iterations start (executors/: the arrival-rate pacer, the VU
+ * loops); the engine runs them, sends, and keeps the windows. Closed model: connection
+ * slots, timeouts and per-window stats work as in the open model; schedule lag and
+ * corrected latency do not apply (executors/vus.ts).
  */
 import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/interleave.ts";
-import { dueBatch, ShardShare } from "../../core/pacer.ts";
+import { ShardShare } from "../../core/pacer.ts";
 import { RUN_HEADER, WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
 import { MetricStats } from "../../core/stats.ts";
 import { recordTrail, type RequestTrail } from "../../core/request-trail.ts";
 import { WindowBook } from "../../core/window-book.ts";
-import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
-import { createSseReader } from "../../core/sse.ts";
 import { ClockGrid } from "../../core/clock-resolution.ts";
 import { LoopWatch } from "../../core/loop-delay.ts";
-import { IterationInterrupted, type Flow, type FlowIO, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample, type StreamOutcome } from "../../scenarios/flow.ts";
+import { IterationInterrupted, type Flow, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
+import { IterationIO, type IterationHost } from "./iteration-io.ts";
+import { fetchAndMeasure } from "./measure-request.ts";
+import { readEventStream } from "./event-stream.ts";
+import { runArrivalRate } from "./executors/arrival-rate.ts";
+import type { ExecutorHost } from "./executors/host.ts";
+import { VuExecutor } from "./executors/vus.ts";
 
 export interface EngineClock {
   /** Epoch milliseconds. */
@@ -71,27 +62,20 @@ export interface SliceResult {
   readonly peakInFlight: number;
 }
 
-const US_PER_MS = 1000;
 /** Responses per invocation checked for Cloudflare's signature. */
 const CLOUDFLARE_CHECKS = 16;
 
-export class ShardEngine {
+export class ShardEngine implements IterationHost {
   /** Whether this is a closed-model (VU) run: no schedule share, no cursor. */
   readonly closedModel: boolean;
   readonly #share: ShardShare | null;
-  readonly #vuSchedule: VuSchedule | null;
-  readonly #shardVus: ShardVus | null;
-  readonly #vuLoops = new Map<number, Promise<void>>();
-  /** Iteration-count executors: VUs that have run their iterations (never restarted). */
-  readonly #vusDone = new Set<number>();
-  /** shared-iterations: this shard's iterations not yet started. */
-  #sharedLeft = Infinity;
-  /** per-vu-iterations: iterations each VU has started, across invocations. */
-  readonly #vuIterations = new Map<number, number>();
+  /** The closed model's executor (executors/vus.ts); null for arrival-rate runs. */
+  readonly #vus: VuExecutor | null;
+  /** What the executors drive (executors/host.ts). */
+  readonly #host: ExecutorHost;
+  /** Think times in progress: cut short by stop() or the deadline. */
   readonly #sleepers = new Set<() => void>();
-  #vusStopping = false;
   #requests = 0;
-  #budget = Infinity;
   readonly #a: ShardAssignment;
   readonly #clock: EngineClock;
   readonly #fetch: typeof fetch;
@@ -136,10 +120,8 @@ export class ShardEngine {
     const vus = a.spec.vus ?? null;
     this.closedModel = vus !== null;
     this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
-    this.#vuSchedule = vus ? new VuSchedule(vus) : null;
-    this.#shardVus = vus ? new ShardVus(a.weights, a.shard.index) : null;
-    if (vus?.iterations?.kind === "shared") this.#sharedLeft = progress?.sharedLeft ?? this.#shardVus!.sharedIterations(vus.iterations.count, vus.startVUs);
-    for (const [vu, n] of progress?.perVu ?? []) this.#vuIterations.set(vu, n);
+    this.#host = this.#executorHost();
+    this.#vus = vus ? new VuExecutor(this.#host, vus, progress) : null;
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
     this.#loopWatch = loopWatch;
     this.#closeLagMs = (CLOSE_SPREAD_MS * a.shard.index) / Math.max(1, a.weights.length);
@@ -213,112 +195,9 @@ export class ShardEngine {
    */
   async run(cursor: number, budget: number): Promise<SliceResult> {
     try {
-      return this.closedModel ? await this.#runVus(budget) : await this.#runOpen(cursor, budget);
+      return this.#vus ? await this.#vus.run(budget) : await runArrivalRate(this.#host, this.share, cursor, budget);
     } finally {
       this.#loopProbe.leave();
-    }
-  }
-
-  async #runOpen(cursor: number, budget: number): Promise<SliceResult> {
-    const a = this.#a;
-    this.#cursor = cursor;
-    let started = 0;
-    let end: SliceEnd = "finished";
-    for (;;) {
-      const now = this.#clock.now();
-      this.#closeWindowsBefore(this.#closableBefore(now));
-      if (this.#stop) { end = "stopped"; break; }
-      if (now >= a.deadlineMs) { end = "deadline"; break; }
-      const batch = dueBatch(this.share, cursor, now - a.t0Ms, budget - started);
-      for (let k = batch.from; k < batch.to; k++) this.#launch(k, now);
-      started += batch.to - batch.from;
-      cursor = this.#cursor = batch.to;
-      if (cursor >= this.share.total) { end = "finished"; break; }
-      if (started >= budget) { end = "handoff"; break; }
-      const untilWindowEnd = this.#untilNextClose(now);
-      const untilTimeout = this.#timeouts.nextDeadlineMs - now;
-      await this.#sleep(Math.min(batch.waitMs, untilWindowEnd, untilTimeout, a.deadlineMs - now));
-      this.#timeouts.sweep(this.#clock.now());
-    }
-    await this.#drain();
-    // Hand out everything, including the current partial window: after a handoff the
-    // next invocation reports the rest of that second as another part of the window.
-    this.closeAll();
-    return { end, cursor, sent: started, peakInFlight: this.#peakInFlight };
-  }
-
-  /**
-   * The closed model: keeps a loop running for every owned VU the schedule has active,
-   * waking at each change of the VU count, each window end and each request timeout.
-   */
-  async #runVus(budget: number): Promise<SliceResult> {
-    const a = this.#a;
-    const schedule = this.#vuSchedule!;
-    const runEndMs = a.t0Ms + schedule.durationMs;
-    this.#budget = budget;
-    let end: SliceEnd;
-    for (;;) {
-      const now = this.#clock.now();
-      this.#closeWindowsBefore(this.#closableBefore(now));
-      if (this.#stop) { end = "stopped"; break; }
-      if (now >= a.deadlineMs) { end = "deadline"; break; }
-      if (now >= runEndMs) { end = "finished"; break; }
-      if (this.#requests >= budget) { end = "handoff"; break; }
-      const owned = this.#shardVus!.owned(schedule.activeAt(now - a.t0Ms));
-      // Iteration-count executors end when every VU has run its iterations.
-      if (schedule.profile.iterations && this.#vusDone.size >= owned.length) { end = "finished"; break; }
-      for (const vu of owned) {
-        if (!this.#vuLoops.has(vu) && !this.#vusDone.has(vu)) this.#vuLoops.set(vu, this.#vuLoop(vu, runEndMs));
-      }
-      const untilChange = a.t0Ms + schedule.nextChangeAfter(now - a.t0Ms) - now;
-      const untilWindowEnd = this.#untilNextClose(now);
-      const untilTimeout = this.#timeouts.nextDeadlineMs - now;
-      await this.#sleep(Math.min(untilChange, untilWindowEnd, untilTimeout, a.deadlineMs - now, runEndMs - now));
-      this.#timeouts.sweep(this.#clock.now());
-    }
-    this.#vusStopping = true;
-    // Iterations finish (a handoff lets them run their course; the run's end and the
-    // deadline cut their think time) while timeouts are enforced and windows close.
-    while (this.#vuLoops.size > 0) {
-      const untilTimeout = Math.max(1, this.#timeouts.nextDeadlineMs - this.#clock.now());
-      await Promise.race([Promise.all(this.#vuLoops.values()), this.#clock.sleep(Math.min(untilTimeout, WINDOW_MS))]);
-      const now = this.#clock.now();
-      this.#timeouts.sweep(now);
-      this.#closeWindowsBefore(this.#closableBefore(now));
-      if (now >= a.deadlineMs) for (const wake of this.#sleepers) wake();
-    }
-    this.closeAll();
-    return { end, cursor: 0, sent: this.#requests, peakInFlight: this.#peakInFlight };
-  }
-
-  /** One VU: iterations back to back while the schedule keeps it active. */
-  async #vuLoop(vu: number, runEndMs: number): Promise<void> {
-    const a = this.#a;
-    const schedule = this.#vuSchedule!;
-    const captured = new Map<string, string>();
-    try {
-      for (let iteration = 0; ; iteration++) {
-        const now = this.#clock.now();
-        const t = now - a.t0Ms;
-        if (this.#requests >= this.#budget) {
-          this.#wake?.(); // the supervisor hands off now rather than at its next wake-up
-          return;
-        }
-        if (this.#vusStopping || this.#stop || now >= runEndMs) return;
-        if (schedule.activeAt(t) <= vu) return; // ramped down
-        if (!this.#takeIteration(vu)) {
-          this.#vusDone.add(vu);
-          this.#wake?.(); // the supervisor may end the run now
-          return;
-        }
-        const stopsAtMs = a.t0Ms + schedule.stopsAt(vu, t);
-        const hardStopMs = stopsAtMs >= runEndMs ? runEndMs : Math.min(runEndMs, stopsAtMs + schedule.profile.gracefulRampDownMs);
-        this.#inFlight++;
-        if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
-        await this.#iteration({ global: iteration, shard: a.shard.index, region: a.shard.region, vu: vu + 1, captured }, null, hardStopMs);
-      }
-    } finally {
-      this.#vuLoops.delete(vu);
     }
   }
 
@@ -327,24 +206,38 @@ export class ShardEngine {
    * the next invocation goes on rather than starting the counts again.
    */
   get iterationProgress(): IterationProgress | null {
-    const count = this.#vuSchedule?.profile.iterations;
-    if (!count) return null;
-    return count.kind === "shared" ? { sharedLeft: this.#sharedLeft } : { perVu: [...this.#vuIterations] };
+    return this.#vus?.iterationProgress ?? null;
   }
 
-  /** Iteration-count executors: whether VU `vu` may start another iteration (taking it). */
-  #takeIteration(vu: number): boolean {
-    const count = this.#vuSchedule!.profile.iterations;
-    if (!count) return true;
-    if (count.kind === "per-vu") {
-      const done = this.#vuIterations.get(vu) ?? 0;
-      if (done >= count.count) return false;
-      this.#vuIterations.set(vu, done + 1);
-      return true;
-    }
-    if (this.#sharedLeft <= 0) return false;
-    this.#sharedLeft--;
-    return true;
+  /** The engine as its executors see it: pacing, windows, timeouts and iterations. */
+  #executorHost(): ExecutorHost {
+    return {
+      a: this.#a,
+      clock: this.#clock,
+      isStopped: () => this.#stop,
+      requestsSent: () => this.#requests,
+      peakInFlight: () => this.#peakInFlight,
+      closeDue: (nowMs) => this.#closeWindowsBefore(this.#closableBefore(nowMs)),
+      untilNextClose: (nowMs) => this.#untilNextClose(nowMs),
+      nextTimeoutMs: () => this.#timeouts.nextDeadlineMs,
+      sweepTimeouts: (nowMs) => this.#timeouts.sweep(nowMs),
+      sleep: (ms) => this.#sleep(ms),
+      wake: () => this.#wake?.(),
+      wakeSleepers: () => { for (const wake of this.#sleepers) wake(); },
+      launch: (k, nowMs) => this.#launch(k, nowMs),
+      setCursor: (k) => (this.#cursor = k),
+      startIteration: (it, hardStopMs) => {
+        this.#countInFlight();
+        return this.#iteration(it, null, hardStopMs);
+      },
+      drain: () => this.#drain(),
+      closeAll: () => this.closeAll(),
+    };
+  }
+
+  #countInFlight(): void {
+    this.#inFlight++;
+    if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
   }
 
   /**
@@ -439,8 +332,7 @@ export class ShardEngine {
       this.#statsFor(this.#windowOf(now), this.#dropStep(global)).counters.dropped++;
       return;
     }
-    this.#inFlight++;
-    if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
+    this.#countInFlight();
     void this.#iteration({ global, shard: this.#a.shard.index, region: this.#a.shard.region }, intendedMs, Infinity);
   }
 
@@ -504,39 +396,8 @@ export class ShardEngine {
     this.#statsFor(sentWindow, stepIndex).counters.sent++;
     if (request.body !== undefined) init.body = request.body;
     if (request.redirect) init.redirect = request.redirect;
-    let holdingSlot = true;
-    let status = 0;
-    let ttfbMs = 0;
-    let bytes = 0;
-    let headers: Headers | null = null;
-    let body: string | null = null;
-    let error: "timeout" | "connection" | null = null;
-    let response: Response | null = null;
-    let errorMessage = "";
-    try {
-      response = await this.#fetch(request.url, init);
-      ttfbMs = this.#clock.now() - sendMs;
-      this.#slots.release();
-      holdingSlot = false;
-      status = response.status;
-      headers = response.headers;
-      if (request.stream && response.ok && response.body) {
-        timeout.done(); // the timeout covers opening; a stream's hold time is its own
-      } else if (request.readBody) {
-        body = await response.text();
-        bytes = body.length;
-      } else {
-        bytes = await bodyBytes(response);
-      }
-    } catch (e) {
-      if (holdingSlot) this.#slots.release();
-      if (timeout.signal.reason === RUN_STOPPED) {
-        timeout.done();
-        throw new IterationInterrupted("in flight when the run stopped");
-      }
-      error = isTimeout(e) ? "timeout" : "connection";
-      errorMessage = error === "timeout" ? `timeout after ${this.#a.spec.timeoutMs} ms` : `connection error: ${e instanceof Error ? e.message : String(e)}`;
-    }
+    const measured = await fetchAndMeasure({ fetch: this.#fetch, clock: this.#clock, slots: this.#slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs: this.#a.spec.timeoutMs }, request, init, sendMs);
+    const { status, ttfbMs, bytes, headers, body, error, errorMessage, response } = measured;
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
     const clientDelayMs = this.#loopWatch.delayAt(opened ? this.#clock.now() : endMs);
@@ -557,60 +418,14 @@ export class ShardEngine {
     if (opened) {
       const holdMs = request.stream!.holdMs;
       const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);
-      const stream = await this.#readStream(stepIndex, opened, sendMs, endMs, until, () => streamAbort!.abort());
+      const stream = await readEventStream({
+        body: opened, sendMs, openedMs: endMs, untilMs: until, abort: () => streamAbort!.abort(),
+        clock: this.#clock, isStopped: () => this.#stop, open: this.#streams,
+        customAt: (ms) => this.#statsFor(this.#windowOf(ms), stepIndex).custom,
+      });
       return { status, error, headers, body, durationMs: endMs - sendMs, stream };
     }
     return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs };
-  }
-
-  /**
-   * Reads an open event stream until `untilMs` (or stop()), counting each event into the
-   * window it arrives in; records time to open, to the first event, how long it stayed
-   * open, and whether it ended before it was meant to.
-   */
-  async #readStream(stepIndex: number, body: ReadableStream<Uint8Array>, sendMs: number, openedMs: number, untilMs: number, abort: () => void): Promise<StreamOutcome> {
-    const custom = (ms: number) => this.#statsFor(this.#windowOf(ms), stepIndex).custom;
-    custom(openedMs).trend("sse_time_to_open", (openedMs - sendMs) * US_PER_MS);
-    let messages = 0;
-    let firstMessageMs: number | null = null;
-    const sse = createSseReader(() => {
-      const now = this.#clock.now();
-      if (firstMessageMs === null) {
-        firstMessageMs = now - sendMs;
-        custom(now).trend("sse_time_to_first_message", firstMessageMs * US_PER_MS);
-      }
-      messages++;
-      custom(now).count("sse_messages");
-    });
-    const reader = body.getReader();
-    let endedEarly = false;
-    const close = () => {
-      abort();
-      void reader.cancel().catch(() => {});
-    };
-    this.#streams.add(close);
-    if (Number.isFinite(untilMs)) void this.#clock.sleep(Math.max(0, untilMs - this.#clock.now())).then(close);
-    try {
-      for (;;) {
-        if (this.#stop || this.#clock.now() >= untilMs) break;
-        const { done, value } = await reader.read();
-        if (done) {
-          endedEarly = this.#clock.now() < untilMs - 1 && !this.#stop;
-          break;
-        }
-        sse.push(value);
-      }
-    } catch {
-      endedEarly = !this.#stop && this.#clock.now() < untilMs - 1;
-    } finally {
-      this.#streams.delete(close);
-      close();
-    }
-    const endMs = this.#clock.now();
-    const last = custom(endMs);
-    last.trend("sse_stream_duration", (endMs - openedMs) * US_PER_MS);
-    if (endedEarly) last.count("sse_streams_ended_early");
-    return { messages, firstMessageMs, openForMs: endMs - openedMs, endedEarly };
   }
 
   /** Keeps scraped samples with the window of `atMs`, flushed with its metrics. */
@@ -631,75 +446,6 @@ export class ShardEngine {
   }
 }
 
-/**
- * What one iteration's flow sees of the engine. Checks and custom metrics are recorded
- * under the step of the last request sent, in the window of the moment they are recorded.
- */
-class IterationIO implements FlowIO {
-  readonly #engine: ShardEngine;
-  readonly #intendedMs: number | null;
-  readonly #hardStopMs: number;
-  step = 0;
-  requests = 0;
-  #checkFailed = false;
-
-  constructor(engine: ShardEngine, intendedMs: number | null, hardStopMs: number) {
-    this.#engine = engine;
-    this.#intendedMs = intendedMs;
-    this.#hardStopMs = hardStopMs;
-  }
-
-  send(step: number, request: FlowRequest): Promise<FlowResponse> {
-    if (!this.#engine.mayStartRequest(this.#hardStopMs)) return Promise.reject(new IterationInterrupted("past the iteration's stop time"));
-    // Only the first request answers to the schedule; later ones start when asked.
-    const intended = this.#intendedMs === null ? null : this.requests === 0 ? this.#intendedMs : this.#engine.now();
-    this.step = step;
-    this.requests++;
-    this.#checkFailed = false;
-    return this.#engine.send(step, request, intended, this.#hardStopMs);
-  }
-
-  sample(samples: readonly SeriesSample[]): void {
-    this.#engine.recordSamples(samples, this.#engine.now());
-  }
-
-  check(passed: boolean): void {
-    const c = this.#engine.statsNow(this.step).counters;
-    if (passed) {
-      c.checksPassed++;
-      return;
-    }
-    c.checksFailed++;
-    if (!this.#checkFailed) c.checkFailedRequests++;
-    this.#checkFailed = true;
-  }
-
-  count(name: string, n = 1): void {
-    this.#engine.statsNow(this.step).custom.count(name, n);
-  }
-
-  rate(name: string, passed: boolean): void {
-    this.#engine.statsNow(this.step).custom.rate(name, passed);
-  }
-
-  trend(name: string, ms: number): void {
-    this.#engine.statsNow(this.step).custom.trend(name, ms * US_PER_MS);
-  }
-
-  sleep(ms: number): Promise<void> {
-    return this.#engine.think(ms, this.#hardStopMs);
-  }
-
-  now(): number {
-    return this.#engine.now();
-  }
-}
-
-function isTimeout(error: unknown): boolean {
-  const name = (error as { name?: string } | null)?.name;
-  return name === "TimeoutError" || name === "AbortError";
-}
-
 /** Shards' window closes (and so their stores and flushes) are spread over this much of each second. */
 const CLOSE_SPREAD_MS = 600;
 
@@ -707,24 +453,3 @@ const CLOSE_SPREAD_MS = 600;
 const STOP_DRAIN_MS = 1_000;
 /** The reason requests cut by stop() are aborted with (told apart from a timeout by identity). */
 const RUN_STOPPED = new DOMException("run stopped", "AbortError");
-
-/** Bodies up to this size (by content-length) are read in one piece; longer ones are drained. */
-const WHOLE_BODY_MAX_BYTES = 1 << 20;
-
-/**
- * The size of a body nobody reads, read to its end (the request's time includes it, as in
- * k6) while keeping none of it: a 50 MB answer costs one chunk of memory, not 50 MB per
- * request in flight. Small bodies with a known length are read whole, which is cheaper.
- */
-async function bodyBytes(response: Response): Promise<number> {
-  const length = Number(response.headers.get("content-length") ?? NaN);
-  if (!response.body) return 0;
-  if (length <= WHOLE_BODY_MAX_BYTES) return (await response.arrayBuffer()).byteLength;
-  let bytes = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return bytes;
-    bytes += value.byteLength;
-  }
-}

@@ -1,0 +1,40 @@
+/**
+ * What an executor drives: the engine's pacing, window closing, timeouts and iterations,
+ * without its HTTP side (executors never touch a request: the engine's send() measures it
+ * into a trail, core/request-trail.ts records it). ShardEngine builds one host per engine.
+ */
+import type { ShardAssignment } from "../../../core/protocol.ts";
+import type { IterationInfo } from "../../../scenarios/flow.ts";
+import type { EngineClock } from "../engine.ts";
+
+export interface ExecutorHost {
+  readonly a: ShardAssignment;
+  readonly clock: EngineClock;
+  /** stop() was called: send nothing more. */
+  isStopped(): boolean;
+  /** Requests sent by this invocation so far (the closed model's budget counts them). */
+  requestsSent(): number;
+  peakInFlight(): number;
+  /** Hands out every window that may close at `nowMs`. */
+  closeDue(nowMs: number): void;
+  /** How long until the next window may close. */
+  untilNextClose(nowMs: number): number;
+  /** The earliest request timeout pending (epoch ms; Infinity when none). */
+  nextTimeoutMs(): number;
+  sweepTimeouts(nowMs: number): void;
+  /** Sleeps, woken early by stop() or wake(); never wakes before the next millisecond. */
+  sleep(ms: number): Promise<void>;
+  wake(): void;
+  /** Cuts every think time in progress short (the run's end or deadline). */
+  wakeSleepers(): void;
+  /** Open model: starts own iteration `k` now, or counts it dropped at the in-flight cap. */
+  launch(k: number, nowMs: number): void;
+  /** Records the next own iteration to consider (checkpointed with each window). */
+  setCursor(k: number): void;
+  /** Closed model: runs one iteration (no intended time) until it ends or its hard stop. */
+  startIteration(it: IterationInfo, hardStopMs: number): Promise<void>;
+  /** Waits for every in-flight request, enforcing timeouts meanwhile. */
+  drain(): Promise<void>;
+  /** Hands out every open window, the current one included. */
+  closeAll(): void;
+}

@@ -1,0 +1,80 @@
+/**
+ * What one iteration's flow sees of the engine (scenarios/flow.ts's FlowIO): sending a
+ * request of its step, checks, custom metrics, think time. Checks and custom metrics are
+ * recorded under the step of the last request sent, in the window of the moment they are
+ * recorded.
+ */
+import type { MetricStats } from "../../core/stats.ts";
+import { IterationInterrupted, type FlowIO, type FlowRequest, type FlowResponse, type SeriesSample } from "../../scenarios/flow.ts";
+
+const US_PER_MS = 1000;
+
+/** The engine's side of an iteration (ShardEngine implements it). */
+export interface IterationHost {
+  now(): number;
+  mayStartRequest(hardStopMs: number): boolean;
+  send(stepIndex: number, request: FlowRequest, intendedMs: number | null, holdUntilMs: number): Promise<FlowResponse>;
+  recordSamples(samples: readonly SeriesSample[], atMs: number): void;
+  statsNow(stepIndex: number): MetricStats;
+  think(ms: number, hardStopMs: number): Promise<void>;
+}
+
+export class IterationIO implements FlowIO {
+  readonly #engine: IterationHost;
+  readonly #intendedMs: number | null;
+  readonly #hardStopMs: number;
+  step = 0;
+  requests = 0;
+  #checkFailed = false;
+
+  constructor(engine: IterationHost, intendedMs: number | null, hardStopMs: number) {
+    this.#engine = engine;
+    this.#intendedMs = intendedMs;
+    this.#hardStopMs = hardStopMs;
+  }
+
+  send(step: number, request: FlowRequest): Promise<FlowResponse> {
+    if (!this.#engine.mayStartRequest(this.#hardStopMs)) return Promise.reject(new IterationInterrupted("past the iteration's stop time"));
+    // Only the first request answers to the schedule; later ones start when asked.
+    const intended = this.#intendedMs === null ? null : this.requests === 0 ? this.#intendedMs : this.#engine.now();
+    this.step = step;
+    this.requests++;
+    this.#checkFailed = false;
+    return this.#engine.send(step, request, intended, this.#hardStopMs);
+  }
+
+  sample(samples: readonly SeriesSample[]): void {
+    this.#engine.recordSamples(samples, this.#engine.now());
+  }
+
+  check(passed: boolean): void {
+    const c = this.#engine.statsNow(this.step).counters;
+    if (passed) {
+      c.checksPassed++;
+      return;
+    }
+    c.checksFailed++;
+    if (!this.#checkFailed) c.checkFailedRequests++;
+    this.#checkFailed = true;
+  }
+
+  count(name: string, n = 1): void {
+    this.#engine.statsNow(this.step).custom.count(name, n);
+  }
+
+  rate(name: string, passed: boolean): void {
+    this.#engine.statsNow(this.step).custom.rate(name, passed);
+  }
+
+  trend(name: string, ms: number): void {
+    this.#engine.statsNow(this.step).custom.trend(name, ms * US_PER_MS);
+  }
+
+  sleep(ms: number): Promise<void> {
+    return this.#engine.think(ms, this.#hardStopMs);
+  }
+
+  now(): number {
+    return this.#engine.now();
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The measuring half of a send: fetch, time the headers (TTFB), read or drain the body,
+ * give the connection slot back at the headers, and tell a timeout from a connection
+ * error. What it returns goes into the request's trail (core/request-trail.ts); a request
+ * cut by stop() is not measured at all (IterationInterrupted, as k6 drops it).
+ */
+import { IterationInterrupted, type FlowRequest } from "../../scenarios/flow.ts";
+import type { ConnectionSlots } from "./connection-slots.ts";
+import type { EngineClock } from "./engine.ts";
+import { bodyBytes, isTimeout } from "./response-body.ts";
+
+export interface MeasureDeps {
+  readonly fetch: typeof fetch;
+  readonly clock: EngineClock;
+  /** The slot the request holds until its headers arrive (or it fails). */
+  readonly slots: ConnectionSlots;
+  /** The request's timeout (timeout-queue.ts): its signal aborts the fetch. */
+  readonly timeout: { readonly signal: AbortSignal; done(): void };
+  /** The abort reason stop() cuts requests with, told apart from a timeout by identity. */
+  readonly stoppedReason: unknown;
+  readonly timeoutMs: number;
+}
+
+export interface Measured {
+  readonly response: Response | null;
+  readonly status: number;
+  readonly ttfbMs: number;
+  readonly bytes: number;
+  readonly headers: Headers | null;
+  /** The body, when the step reads it (captures, checks on the body). */
+  readonly body: string | null;
+  readonly error: "timeout" | "connection" | null;
+  readonly errorMessage: string;
+}
+
+export async function fetchAndMeasure(d: MeasureDeps, request: FlowRequest, init: RequestInit, sendMs: number): Promise<Measured> {
+  let holdingSlot = true;
+  let response: Response | null = null;
+  let ttfbMs = 0;
+  let bytes = 0;
+  let body: string | null = null;
+  try {
+    response = await d.fetch(request.url, init);
+    ttfbMs = d.clock.now() - sendMs;
+    d.slots.release();
+    holdingSlot = false;
+    if (request.stream && response.ok && response.body) {
+      d.timeout.done(); // the timeout covers opening; a stream's hold time is its own
+    } else if (request.readBody) {
+      body = await response.text();
+      bytes = body.length;
+    } else {
+      bytes = await bodyBytes(response);
+    }
+    return { response, status: response.status, ttfbMs, bytes, headers: response.headers, body, error: null, errorMessage: "" };
+  } catch (e) {
+    if (holdingSlot) d.slots.release();
+    if (d.timeout.signal.reason === d.stoppedReason) {
+      d.timeout.done();
+      throw new IterationInterrupted("in flight when the run stopped");
+    }
+    const error = isTimeout(e) ? "timeout" : "connection";
+    const errorMessage = error === "timeout" ? `timeout after ${d.timeoutMs} ms` : `connection error: ${e instanceof Error ? e.message : String(e)}`;
+    // A failure while reading the body still had a response: its status and headers count.
+    return { response, status: response?.status ?? 0, ttfbMs, bytes, headers: response?.headers ?? null, body, error, errorMessage };
+  }
+}
