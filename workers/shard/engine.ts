@@ -40,27 +40,8 @@ import { runArrivalRate } from "./executors/arrival-rate.ts";
 import type { ExecutorHost } from "./executors/host.ts";
 import { VuExecutor } from "./executors/vus.ts";
 
-export interface EngineClock {
-  /** Epoch milliseconds. */
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
-
-export type SliceEnd = "finished" | "deadline" | "stopped" | "handoff";
-
-/** How far an iteration-count executor got (see ShardEngine.iterationProgress). */
-export interface IterationProgress {
-  readonly sharedLeft?: number;
-  readonly perVu?: ReadonlyArray<readonly [vu: number, started: number]>;
-}
-
-export interface SliceResult {
-  readonly end: SliceEnd;
-  readonly cursor: number;
-  /** Iterations started (open model) or requests sent (closed model) in this slice. */
-  readonly sent: number;
-  readonly peakInFlight: number;
-}
+export type { EngineClock, IterationProgress, SliceEnd, SliceResult } from "./engine-types.ts";
+import type { EngineClock, IterationProgress, SliceResult } from "./engine-types.ts";
 
 /** Responses per invocation checked for Cloudflare's signature. */
 const CLOUDFLARE_CHECKS = 16;

@@ -6,7 +6,7 @@
 import type { CustomMetrics } from "../../core/stats.ts";
 import { createSseReader } from "../../core/sse.ts";
 import type { StreamOutcome } from "../../scenarios/flow.ts";
-import type { EngineClock } from "./engine.ts";
+import type { EngineClock } from "./engine-types.ts";
 
 const US_PER_MS = 1000;
 

@@ -6,7 +6,7 @@
  */
 import { IterationInterrupted, type FlowRequest } from "../../scenarios/flow.ts";
 import type { ConnectionSlots } from "./connection-slots.ts";
-import type { EngineClock } from "./engine.ts";
+import type { EngineClock } from "./engine-types.ts";
 import { bodyBytes, isTimeout } from "./response-body.ts";
 
 export interface MeasureDeps {

@@ -4,7 +4,7 @@
  * take is counted dropped instead of sliding the schedule (the host's launch()).
  */
 import { dueBatch, type ShardShare } from "../../../core/pacer.ts";
-import type { SliceEnd, SliceResult } from "../engine.ts";
+import type { SliceEnd, SliceResult } from "../engine-types.ts";
 import type { ExecutorHost } from "./host.ts";
 
 /**

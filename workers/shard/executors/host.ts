@@ -5,7 +5,7 @@
  */
 import type { ShardAssignment } from "../../../core/protocol.ts";
 import type { IterationInfo } from "../../../scenarios/flow.ts";
-import type { EngineClock } from "../engine.ts";
+import type { EngineClock } from "../engine-types.ts";
 
 export interface ExecutorHost {
   readonly a: ShardAssignment;

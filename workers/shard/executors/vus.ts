@@ -18,7 +18,7 @@
  */
 import { WINDOW_MS } from "../../../core/protocol.ts";
 import { ShardVus, VuSchedule, type VuProfile } from "../../../core/vu-schedule.ts";
-import type { IterationProgress, SliceEnd, SliceResult } from "../engine.ts";
+import type { IterationProgress, SliceEnd, SliceResult } from "../engine-types.ts";
 import type { ExecutorHost } from "./host.ts";
 
 export class VuExecutor {
