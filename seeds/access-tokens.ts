@@ -10,9 +10,10 @@
  */
 import { importPKCS8, SignJWT } from "jose";
 import { ACTIVE_EXPECTED, TOKEN_TYPES, type SeedToken, type TokenType } from "../core/seed-set.ts";
+import { base64url } from "../core/web-crypto.ts";
 import { pool, Provider, type ProviderAccess } from "./provider-api.ts";
 import { DEFAULT_MIX, mixCounts } from "./token-mix.ts";
-import { ensureUsers, userSpread } from "./users.ts";
+import { checkSpread, ensureUsers, userSpread } from "./users.ts";
 
 export interface AccessTokenSeedOptions extends Required<ProviderAccess> {
   readonly count: number;
@@ -39,6 +40,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   // Users: looked up first, so a re-run reuses them instead of creating duplicates.
   const userCount = userSpread(o.count, o.users, 100);
   const accounts = await ensureUsers(provider, [...Array(userCount).keys()], { concurrency, onProgress: progress });
+  checkSpread(accounts, userCount);
   const userIds = [...Array(userCount).keys()].map((i) => accounts.get(i)!.userId);
 
   const counts = mixCounts(o.count, o.mix ?? DEFAULT_MIX);
@@ -46,7 +48,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   const types = TOKEN_TYPES.flatMap((t) => Array.from({ length: counts[t] }, () => t));
   const tokens: SeedToken[] = [];
   for (const [i, type] of types.entries()) {
-    const jti = crypto.randomUUID();
+    const { jti, shard, region } = regionalJti(i);
     const sub = userIds[i % userCount]!;
     const exp = type === "expired" ? now - 3600 : now + 30 * 86_400;
     const claims: Record<string, unknown> = { client_id: o.clientId, scope: "openid profile email" };
@@ -63,7 +65,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
       .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid: keyInfo.kid })
       .setIssuer(issuer).setSubject(sub).setAudience(audience).setIssuedAt(now).setExpirationTime(exp).setJti(jti)
       .sign(key);
-    tokens.push({ access_token, type, user_id: sub, jti, exp, shard_index: i % 8, region_key: "enam", ...extra });
+    tokens.push({ access_token, type, user_id: sub, jti, exp, shard_index: shard, region_key: region, ...extra });
   }
   progress(tokens.length, tokens.length, "signed");
 
@@ -101,8 +103,28 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
       scope: "openid profile email",
       counts,
       total: tokens.length,
+      distinct_users: userCount,
       token_mix: o.mix ?? DEFAULT_MIX,
       verification: { verified, incorrect, all_correct: incorrect === 0, results },
     },
   };
+}
+
+/** Revocation shards Authrim's load-test seeder spreads jtis over, and each region's range of them. */
+const JTI_SHARDS = 32;
+const JTI_REGIONS: ReadonlyArray<readonly [region: string, lastShard: number]> = [["enam", 12], ["weur", 25], ["apac", 31]];
+
+/**
+ * Token `i`'s jti in Authrim's region-aware form, `g2:{region}:{shard}:at_{random}`: Authrim
+ * routes a revocation (and its check on introspection) to the store of that region and
+ * shard, so a seed set of such ids exercises its sharded revocation stores, where a bare
+ * UUID would take its legacy path. Shards go round-robin over 0–31 (the reference seeder
+ * draws them at random), the region from the shard's fixed range. Providers that treat
+ * the jti as opaque (the local target) are unaffected.
+ */
+export function regionalJti(i: number): { jti: string; shard: number; region: string } {
+  const shard = i % JTI_SHARDS;
+  const region = JTI_REGIONS.find(([, last]) => shard <= last)![0];
+  const random = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  return { jti: `g2:${region}:${shard}:at_${random}`, shard, region };
 }

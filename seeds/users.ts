@@ -17,13 +17,21 @@ export function benchEmail(index: number): string {
   return `otp-bench-${String(index + 1).padStart(5, "0")}@test.authrim.internal`;
 }
 
-/** User `index`, looked up by email and created only when the provider has none. */
+/**
+ * User `index`, looked up by email and created only when the provider has none.
+ *
+ * Authrim filters its user list by `search=` (a substring of the email or name) and
+ * ignores `email=`, answering an unfiltered page instead: so the lookup searches, and
+ * takes only a user whose email is exactly this one — never "the first user listed",
+ * which on a provider with other users would put every seeded token on one account.
+ * Creation answers `{user: {id}}` (Authrim) or `{id}` (simpler providers).
+ */
 export async function ensureUser(provider: Provider, index: number): Promise<SeedUser> {
   const email = benchEmail(index);
   const lookup = async () => {
-    const found = await provider.adminJson<{ users?: Array<{ id?: unknown }> }>("user lookup", `/api/admin/users?email=${encodeURIComponent(email)}`);
-    const id = found.users?.[0]?.id;
-    return typeof id === "string" ? id : null;
+    const found = await provider.adminJson<{ users?: Array<{ id?: unknown; email?: unknown }> }>("user lookup", `/api/admin/users?search=${encodeURIComponent(email)}&limit=100`);
+    const match = found.users?.find((u) => typeof u.email === "string" && u.email.toLowerCase() === email.toLowerCase());
+    return typeof match?.id === "string" ? match.id : null;
   };
   const existing = await lookup();
   if (existing !== null) return { email, userId: existing };
@@ -36,12 +44,26 @@ export async function ensureUser(provider: Provider, index: number): Promise<See
     await response.body?.cancel();
     id = await lookup();
   } else if (response.ok) {
-    id = (await json<{ id?: unknown }>("user creation", response)).id;
+    const created = await json<{ user?: { id?: unknown }; id?: unknown }>("user creation", response);
+    id = created.user?.id ?? created.id;
   } else {
     throw await provider.refused("user creation", "POST", path, response);
   }
-  if (typeof id !== "string") throw new SeedError("user creation", `POST ${path} answered ${response.status} without the user's id`, response.status);
+  if (typeof id !== "string") throw new SeedError("user creation", `POST ${path} answered ${response.status} without the user's id (expected {"user": {"id": …}})`, response.status);
   return { email, userId: id };
+}
+
+/**
+ * Refuses a set of users that is not as spread as asked: `users` found for `wanted`
+ * accounts must be that many distinct ids. A provider whose search does not filter can
+ * answer the same user for every email; a load test on one account measures one
+ * account's caches, not the spread the user asked for.
+ */
+export function checkSpread(users: ReadonlyMap<number, SeedUser>, wanted: number): void {
+  const distinct = new Set([...users.values()].map((u) => u.userId)).size;
+  if (distinct < wanted) {
+    throw new SeedError("user lookup", `${wanted} accounts were asked for but the provider's answers map them to ${distinct} distinct user${distinct === 1 ? "" : "s"}: its user search does not find each email (GET /api/admin/users?search=<email>)`);
+  }
 }
 
 /** Users by index for `indices`, made or found with bounded concurrency (progress phase "users"). */

@@ -36,11 +36,11 @@ beforeAll(() => {
   redirectUri = stack.targetClient.redirectUri;
 });
 
-/** The id the target has for a user's email, or null. */
+/** The id the target has for a user's email, or null (searched as on Authrim, matched exactly). */
 async function userIdOf(email: string): Promise<string | null> {
-  const response = await fetch(`${stack.targetUrl}/api/admin/users?email=${encodeURIComponent(email)}`, { headers: { authorization: `Bearer ${stack.targetAdminSecret}` } });
-  const body = (await response.json()) as { users: Array<{ id: string }> };
-  return body.users[0]?.id ?? null;
+  const response = await fetch(`${stack.targetUrl}/api/admin/users?search=${encodeURIComponent(email)}&limit=100`, { headers: { authorization: `Bearer ${stack.targetAdminSecret}` } });
+  const body = (await response.json()) as { users: Array<{ id: string; email: string }> };
+  return body.users.find((u) => u.email === email)?.id ?? null;
 }
 
 /** POST /token as the load-test client (HTTP Basic). */
@@ -205,7 +205,7 @@ describe("refusals", () => {
     const error = await seedSessions({ ...access, adminSecret: "not-the-secret", count: 2 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SeedError);
     expect(error).toMatchObject({ call: "user lookup", status: 401 });
-    expect((error as Error).message).toMatch(/^user lookup: GET \/api\/admin\/users\?email=\S+ answered 401/);
+    expect((error as Error).message).toMatch(/^user lookup: GET \/api\/admin\/users\?search=\S+ answered 401/);
   });
 
   it("a wrong client secret is caught before anything is registered", async () => {
@@ -255,7 +255,7 @@ describe("edgeload seed <kind>", () => {
   it("exits 1 naming the refused call when the provider refuses", async () => {
     const result = await cli(["seed", "users", "--count", "2", "--name", "e2e-cli-refused", "--base-url", stack.targetUrl, "--admin-secret", "wrong"]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^edgeload: user lookup: GET \/api\/admin\/users\?email=\S+ answered 401/m);
+    expect(result.stderr).toMatch(/^edgeload: user lookup: GET \/api\/admin\/users\?search=\S+ answered 401/m);
     // Nothing was made, so nothing is kept to resume from.
     expect(result.stderr).not.toContain("run the same command again");
     await expect(stat(join(DEV_FILE, "..", "seeding", "e2e-cli-refused.json"))).rejects.toMatchObject({ code: "ENOENT" });

@@ -56,7 +56,7 @@ beforeAll(async () => {
   })).json()) as typeof client;
   const created = await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: "otp-bench-00001@test.authrim.internal", name: "Bench", email_verified: true }) });
   expect(created.status).toBe(201);
-  user = (await created.json()) as typeof user;
+  user = ((await created.json()) as { user: typeof user }).user; // Authrim's shape: {user: {id, …}}
 });
 
 describe("discovery and keys", () => {
@@ -126,13 +126,27 @@ describe("client and admin authentication", () => {
     expect(await response.json()).toMatchObject({ error: "invalid_client" });
   });
 
-  it("refuses admin calls without the admin secret and duplicate users", async () => {
+  it("refuses admin calls without the admin secret and duplicate users, as Authrim does", async () => {
     expect((await call("/api/admin/test/signing-key")).status).toBe(401);
-    expect((await call("/api/admin/users?email=x@y.z", { headers: { authorization: "Bearer nope" } })).status).toBe(401);
+    expect((await call("/api/admin/users?search=x", { headers: { authorization: "Bearer nope" } })).status).toBe(401);
     const again = await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: "otp-bench-00001@test.authrim.internal" }) });
     expect(again.status).toBe(409);
-    const found = (await (await admin(`/api/admin/users?email=${encodeURIComponent("otp-bench-00001@test.authrim.internal")}`)).json()) as { users: unknown[] };
-    expect(found.users).toHaveLength(1);
+    expect(await again.json()).toEqual({ error: "conflict", error_description: "Unable to create user with the provided information" });
+  });
+
+  it("lists users as Authrim does: newest first, filtered by search= only, email= ignored", async () => {
+    for (const n of [2, 3]) await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: `otp-bench-0000${n}@test.authrim.internal`, name: `Bench ${n}` }) });
+    type Page = { users: Array<{ id: string; email: string }>; pagination: Record<string, unknown> };
+    const page = async (query: string) => (await (await admin(`/api/admin/users?${query}`)).json()) as Page;
+    // email= filters nothing: a client reading users[0] would get the newest user, not its own.
+    const byEmail = await page(`email=${encodeURIComponent("otp-bench-00001@test.authrim.internal")}`);
+    expect(byEmail.users.map((u) => u.email)).toEqual(["otp-bench-00003@test.authrim.internal", "otp-bench-00002@test.authrim.internal", "otp-bench-00001@test.authrim.internal"]);
+    expect(byEmail.pagination).toEqual({ page: 1, limit: 20, total: 3, totalPages: 1, hasNext: false, hasPrev: false });
+    // search= is a case-insensitive substring of the email or the name.
+    expect((await page("search=BENCH-00002")).users.map((u) => u.email)).toEqual(["otp-bench-00002@test.authrim.internal"]);
+    expect((await page("search=bench 3")).users.map((u) => u.email)).toEqual(["otp-bench-00003@test.authrim.internal"]);
+    expect((await page("search=nobody")).users).toEqual([]);
+    expect((await page("limit=1&page=2")).pagination).toMatchObject({ page: 2, limit: 1, total: 3, totalPages: 3, hasNext: true, hasPrev: true });
   });
 
   it("reports refresh-token sharding for a client", async () => {

@@ -86,3 +86,27 @@ export async function createUser(db: D1Database, input: { email: string; name?: 
     .run();
   return result.meta.changes === 1 ? user : null;
 }
+
+export interface UserPage {
+  readonly users: User[];
+  readonly pagination: { page: number; limit: number; total: number; totalPages: number; hasNext: boolean; hasPrev: boolean };
+}
+
+/**
+ * Users newest first, a page at a time, as Authrim lists them: `search` is a
+ * case-insensitive substring of the email or the name (LIKE, with % and _ escaped), and
+ * nothing else filters — a client that asks for `?email=` gets an unfiltered page, as it
+ * would from Authrim, and must find its user in it.
+ */
+export async function searchUsers(db: D1Database, q: { search: string | null; page: number; limit: number }): Promise<UserPage> {
+  const pattern = q.search === null ? null : `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const where = pattern === null ? "" : "WHERE email LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\'";
+  const binds = pattern === null ? [] : [pattern];
+  const total = (await db.prepare(`SELECT COUNT(*) AS n FROM users ${where}`).bind(...binds).first<{ n: number }>())?.n ?? 0;
+  const rows = await db.prepare(`SELECT id, email, name, email_verified FROM users ${where} ORDER BY created_at DESC, rowid DESC LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit}`).bind(...binds).all<UserRow>();
+  const totalPages = Math.ceil(total / q.limit);
+  return {
+    users: rows.results.map((r) => ({ ...r, email_verified: r.email_verified === 1 })),
+    pagination: { page: q.page, limit: q.limit, total, totalPages, hasNext: q.page < totalPages, hasPrev: q.page > 1 },
+  };
+}

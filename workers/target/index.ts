@@ -16,7 +16,7 @@
 import { Hono, type Context } from "hono";
 import type { JWK } from "jose";
 import { checkAccessToken, issuerOf, type TokenCheck } from "./access-token.ts";
-import { authenticateClient, clientExists, createClient, createUser, findClient, findUserByEmail, findUserById } from "./directory.ts";
+import { authenticateClient, clientExists, createClient, createUser, findClient, findUserByEmail, findUserById, searchUsers } from "./directory.ts";
 import { knobs } from "./knobs.ts";
 import { authStateShard, type AuthKind, type AuthState } from "./auth-state.ts";
 import { authorize, cookie, createSession, issueEmailCode, OTP_SESSION_COOKIE, verifyEmailCode, type AuthStore, type CodeRecord } from "./login.ts";
@@ -307,23 +307,25 @@ app.post("/api/admin/clients", async (c) => {
   return c.json({ ...created, client_name: body.client_name, redirect_uris: redirectUris, grant_types: grantTypes }, 201);
 });
 
+// Users, in Authrim's shapes (mgmt/admin.ts there): a page newest first, filtered by
+// `search` only; creation answers 201 {user: {...}}, a taken email 409 "conflict".
 app.get("/api/admin/users", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
-  const email = c.req.query("email");
-  if (!email) return c.json({ error: "the email query parameter is required" }, 400);
-  const user = await findUserByEmail(c.env.TARGET_DB, email);
-  return c.json({ users: user ? [user] : [] });
+  const page = Math.max(1, Math.floor(Number(c.req.query("page") ?? 1)) || 1);
+  const limit = Math.min(100, Math.max(1, Math.floor(Number(c.req.query("limit") ?? 20)) || 20));
+  const search = c.req.query("search");
+  return c.json(await searchUsers(c.env.TARGET_DB, { search: search ? search : null, page, limit }));
 });
 
 app.post("/api/admin/users", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
   const body = (await c.req.json().catch(() => null)) as { email?: unknown; name?: unknown; email_verified?: unknown } | null;
-  if (!body || typeof body.email !== "string" || !body.email.includes("@")) return c.json({ error: "email: a valid address is required" }, 400);
+  if (!body || typeof body.email !== "string" || body.email.trim() === "") return c.json({ error: "invalid_request", error_description: "Email is required" }, 400);
   const user = await createUser(c.env.TARGET_DB, { email: body.email, name: typeof body.name === "string" ? body.name : null, email_verified: body.email_verified === true });
-  if (!user) return c.json({ error: `a user with email ${body.email} exists` }, 409);
-  return c.json(user, 201);
+  if (!user) return c.json({ error: "conflict", error_description: "Unable to create user with the provided information" }, 409);
+  return c.json({ user }, 201);
 });
 
 // The demo user/messaging API of the closed-model examples (demo-app.ts).
