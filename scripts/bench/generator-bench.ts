@@ -1,0 +1,118 @@
+/**
+ * 2. generator: the local edgeload stack and k6, one after the other, sending the same
+ *    constant-arrival-rate load to the same local target with a fixed delay: achieved
+ *    rate, dropped, p50/p99 of http_req_duration, and generator CPU seconds per 1,000
+ *    requests (from /proc of the generator processes), with the ratio edgeload/k6.
+ *
+ *    Also the workerd fetch floor: a bare closed loop of fetch() in its own workerd
+ *    (scripts/bench/fetch-floor), i.e. what any fetch-based generator pays in workerd;
+ *    paced on the same schedule, in a Worker and in a Durable Object.
+ *
+ *    And client_delay: how long the generator's own event loop held responses before
+ *    timing them (core/loop-delay.ts), its share of edgeload's latencies.
+ *
+ * Why: a generator's latencies must read as k6's do against the same target, at a CPU cost
+ * per request not far above what any fetch-based generator pays in workerd. The floors split
+ * the gap to k6 into workerd's own fetch path and what edgeload adds; the crosscheck's
+ * verdict says whether the two runs' figures agree within its tolerances.
+ *
+ *   npm run bench -- generator [--rates 100,500,1000] [--duration 15s] [--delay 20] [--shards N]
+ */
+import { startLocalStack } from "../cli/local-stack.ts";
+import { cpuSeconds } from "../cli/processes.ts";
+import { crosscheck } from "../../core/crosscheck.ts";
+import { edgeloadRun, fetchFloor, runK6, type GeneratorResult } from "./generator-clients.ts";
+import { findK6 } from "./k6-binary.ts";
+import { markdownTable } from "./markdown-table.ts";
+import { plainTable } from "./plain-table.ts";
+
+export interface GeneratorBenchOptions {
+  /** Each rate (requests/s) is one round: edgeload, k6, then the three floors. */
+  readonly rates: readonly number[];
+  /** Of each measured run, as a spec writes it (`15s`). */
+  readonly duration: string;
+  /** The target's /delay?ms= for every request. */
+  readonly delayMs: number;
+  /** `--shards N` forces a shard count; null lets the plan make them, as for a user's run. */
+  readonly shards: number | null;
+}
+
+export async function generatorBench({ rates, duration, delayMs, shards }: GeneratorBenchOptions): Promise<void> {
+  const k6 = findK6();
+  const stack = await startLocalStack({ persist: false });
+  try {
+    const path = `/delay?ms=${delayMs}`;
+    await (await fetch(stack.targetUrl + path)).arrayBuffer(); // warm the target
+    // A fresh stack is cold (JIT, D1 and object storage on first use): a first measured run
+    // paid it alone, k6 — a native binary, run second — never did. One short unmeasured run first.
+    await edgeloadRun(stack, path, rates[0]!, "4s", shards);
+    const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
+    const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
+    const atRates: Array<{ rate: number; clients: GeneratorResult[]; verdict: string }> = [];
+    const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p95Ms), fmt(r.p99Ms), r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "-", r.cpuS.toFixed(2), perK(r).toFixed(3), r.targetCpuS === undefined ? "-" : ((r.targetCpuS / r.requests) * 1000).toFixed(3)];
+    for (const rate of rates) {
+      console.log(`\n## Generator: edgeload (local stack, ${shards ?? "planned"} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delayMs} ms\n`);
+      // The target's CPU over each client's run, next to the client's own.
+      const withTargetCpu = async (measure: () => Promise<GeneratorResult>): Promise<GeneratorResult> => {
+        const before = cpuSeconds(stack.processes.target);
+        const result = await measure();
+        return { ...result, targetCpuS: cpuSeconds(stack.processes.target) - before };
+      };
+      const edge = await withTargetCpu(() => edgeloadRun(stack, path, rate, duration, shards));
+      await new Promise((r) => setTimeout(r, 3000)); // cool-down between the two
+      const k6Result = await withTargetCpu(() => runK6(k6, stack.targetUrl + path, rate, duration));
+      await new Promise((r) => setTimeout(r, 3000));
+      const floor = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000)));
+      await new Promise((r) => setTimeout(r, 3000));
+      const paced = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate));
+      await new Promise((r) => setTimeout(r, 3000));
+      const pacedInObject = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate, true));
+      console.log(plainTable([
+        ["", "requests", "achieved/s", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU s", "CPU s per 1k req", "target CPU s per 1k req"],
+        row(edge),
+        row(k6Result),
+        row(floor),
+        row(paced),
+        row(pacedInObject),
+        ["edgeload/k6", (edge.requests / k6Result.requests).toFixed(3), (edge.achievedPerS / k6Result.achievedPerS).toFixed(3), "",
+          `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`, `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`, `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", "", (perK(edge) / perK(k6Result)).toFixed(2),
+          edge.targetCpuS !== undefined && k6Result.targetCpuS ? ((edge.targetCpuS / edge.requests) / (k6Result.targetCpuS / k6Result.requests)).toFixed(2) : ""],
+        ["edgeload/floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2), ""],
+        ["edgeload/paced floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
+        ["edgeload/paced floor in an object", "", "", "", "", "", "", "", "", (perK(edge) / perK(pacedInObject)).toFixed(2), ""],
+      ]));
+      // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
+      let verdict = "-";
+      if (edge.figures && k6Result.figures) {
+        const check = crosscheck(edge.figures, k6Result.figures);
+        const off = check.rows.filter((r) => r.step === null && r.verdict === "disagree");
+        console.log(`\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`);
+        const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
+        verdict = off.length ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))}`).join(", ")} ms)` : check.verdict;
+      }
+      atRates.push({ rate, clients: [edge, k6Result, paced, pacedInObject, { ...floor, name: "closed floor" }], verdict });
+    }
+    // Every rate in one table, as the README shows it.
+    console.log(`\n## Generator at every rate: edgeload / k6 / the workerd floors\n`);
+    const ms = (r: GeneratorResult, cpu: number | undefined) => (cpu === undefined ? "" : ((cpu / r.requests) * 1000).toFixed(2));
+    console.log(markdownTable(
+      ["rate", "", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU ms per request", "target CPU ms per request", "crosscheck"],
+      atRates.flatMap(({ rate, clients, verdict }) => clients.map((r, i) => {
+        const closed = r.name === "closed floor";
+        return [i === 0 ? `${rate}/s` : "", r.name === "paced fetch floor" ? "paced floor" : r.name, closed ? "" : String(r.dropped),
+          closed ? "" : fmt(r.p50Ms), closed ? "" : fmt(r.p95Ms), closed ? "" : fmt(r.p99Ms),
+          r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "", ms(r, r.cpuS), ms(r, r.targetCpuS), i === 0 ? verdict : ""];
+      })),
+      new Set([0, 1, 9]),
+    ));
+    console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
+  floor = a bare fetch loop's workerd process (closed, 25 at a time; paced: the same rate, one timer a send;
+  paced in an object: the paced loop inside one Durable Object, where edgeload's shards send from);
+  the target's CPU is not counted. Diffs are edgeload − k6 in ms.
+  client delay: how long edgeload's own event loop held responses before timing them (an estimate
+  that errs low, core/loop-delay.ts); it is part of edgeload's latencies, so edgeload − k6 beyond it
+  is the clients' other differences.`);
+  } finally {
+    await stack.stop();
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The clients the generator bench (generator-bench.ts) sets side by side, each run once and
+ * measured into the same GeneratorResult: edgeload on the local stack, k6 (a native binary,
+ * the reference), and bare fetch loops in workerd (the floors: what any fetch-based generator
+ * pays in workerd, with nothing of edgeload in them). CPU is read from /proc for each
+ * client's own processes, so the figures compare as ratios within one run.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EdgeloadClient } from "../cli/client.ts";
+import { PROJECT_ROOT, type LocalStack } from "../cli/local-stack.ts";
+import { cpuSeconds, reapedChildrenCpuSeconds } from "../cli/processes.ts";
+import { edgeFigures, type LoadFigures } from "../../core/crosscheck.ts";
+import { parseK6Summary } from "../../core/k6-summary.ts";
+import { startFetchFloor } from "./fetch-floor-worker.ts";
+
+export interface GeneratorResult {
+  readonly name: string;
+  readonly requests: number;
+  readonly achievedPerS: number;
+  readonly dropped: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly p99Ms: number;
+  readonly cpuS: number;
+  /** CPU the target's workerd spent meanwhile: a client whose requests cost the target more shows here. */
+  readonly targetCpuS?: number;
+  /** edgeload only: the generator's own event-loop delay at responses, p95 and p99 (ms). */
+  readonly clientDelayMs?: { readonly p95: number; readonly p99: number };
+  /** What a crosscheck compares (edgeload's summary, k6's summary export). */
+  readonly figures?: LoadFigures;
+}
+
+export async function runK6(k6: string, targetUrl: string, rate: number, duration: string): Promise<GeneratorResult> {
+  const dir = await mkdtemp(join(tmpdir(), "edgeload-bench-"));
+  const exportFile = join(dir, "k6.json");
+  const cpuBefore = reapedChildrenCpuSeconds();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(k6, ["run", "--quiet", "--no-usage-report", "--summary-export", exportFile, join(PROJECT_ROOT, "scripts/bench/k6-constant-rate.js")], {
+      env: { ...process.env, TARGET_URL: targetUrl, RATE: String(rate), DURATION: duration, VUS: String(Math.max(100, Math.ceil(rate / 5))) },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 || code === 99 ? resolve() : reject(new Error(`k6 exited ${code}`))));
+  });
+  const cpuS = reapedChildrenCpuSeconds() - cpuBefore;
+  const exported = JSON.parse(await readFile(exportFile, "utf8"));
+  const m = exported.metrics;
+  const parsed = parseK6Summary(exported);
+  await rm(dir, { recursive: true, force: true });
+  const durationS = parseFloat(duration);
+  return {
+    name: "k6",
+    requests: m.http_reqs.count,
+    achievedPerS: m.http_reqs.count / durationS,
+    dropped: m.dropped_iterations?.count ?? 0,
+    p50Ms: m.http_req_duration.med,
+    p95Ms: m.http_req_duration["p(95)"],
+    p99Ms: m.http_req_duration["p(99)"],
+    cpuS,
+    ...(parsed.ok ? { figures: parsed.figures } : {}),
+  };
+}
+
+/** The generator table's name for the paced loop run inside a Durable Object. */
+const PACED_OBJECT = "paced floor in an object";
+
+/**
+ * CPU per request of a bare fetch loop in workerd against the same target: closed (25 at a
+ * time, no timers) or, with `rate`, paced on the open-model schedule (one timer per send);
+ * in a plain Worker, or with `inObject` in a Durable Object, where edgeload's shards send from.
+ */
+export async function fetchFloor(targetUrl: string, requests: number, rate?: number, inObject = false): Promise<GeneratorResult> {
+  const floor = await startFetchFloor(targetUrl);
+  try {
+    const cpuBefore = cpuSeconds(floor.pids);
+    const started = performance.now();
+    const answer = await floor.loop(targetUrl, { n: requests, ...(rate ? { rate } : { concurrency: 25 }), ...(inObject ? { in: "object" } : {}) });
+    const wallS = (performance.now() - started) / 1000;
+    return {
+      name: rate ? (inObject ? PACED_OBJECT : "paced fetch floor") : "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0,
+      p50Ms: answer.p50Ms ?? NaN, p95Ms: answer.p95Ms ?? NaN, p99Ms: answer.p99Ms ?? NaN, cpuS: cpuSeconds(floor.pids) - cpuBefore,
+    };
+  } finally {
+    await floor.dispose();
+  }
+}
+
+/** One edgeload run; `shards` null leaves the count to the plan, as a user's run does. */
+export async function edgeloadRun(stack: LocalStack, path: string, rate: number, duration: string, shards: number | null): Promise<GeneratorResult> {
+  const client = new EdgeloadClient(stack.apiUrl, stack.token);
+  const generatorPids = stack.processes.coordinator;
+  if (generatorPids.length === 0) throw new Error("could not find the generator's workerd process in /proc");
+  const cpuBefore = cpuSeconds(generatorPids);
+  const run = await client.createRun({
+    name: "bench", target: stack.targetUrl, steps: [{ path }], executor: "constant-arrival-rate", rate, duration,
+    ...(shards === null ? {} : { shards }), regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, rate), timeout: "10s",
+  });
+  await client.waitForEnd(run.id, () => {}, 1000);
+  const cpuS = cpuSeconds(generatorPids) - cpuBefore;
+  const s = await client.summary(run.id);
+  const m = s.metrics as Record<string, any>;
+  if (s.edgeload.saturated) console.log(`  note: edgeload reported saturation at ${rate}/s: ${s.edgeload.saturation.join("; ")}`);
+  return {
+    name: `edgeload (${s.edgeload.plan.shards} shards)`,
+    requests: m.http_reqs.count,
+    achievedPerS: s.edgeload.achievedRatePerS,
+    dropped: m.dropped_iterations.count,
+    p50Ms: m.http_req_duration.med,
+    p95Ms: m.http_req_duration["p(95)"],
+    p99Ms: m.http_req_duration["p(99)"],
+    cpuS,
+    ...(s.edgeload.totals.client_delay ? { clientDelayMs: { p95: s.edgeload.totals.client_delay["p(95)"], p99: s.edgeload.totals.client_delay["p(99)"] } } : {}),
+    figures: edgeFigures(s),
+  };
+}
