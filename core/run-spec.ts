@@ -7,8 +7,8 @@
  * normalisation (durations to ms, rates to per-second) live here, so the rest of the
  * system only sees a `RunSpec`.
  *
- * A run sends either its own `steps` or a built-in `scenario` (scenarios/catalog.ts), whose
- * steps, seed set and custom metrics come from its definition. Own steps are picked one per
+ * A run sends either its own `steps` or a built-in `scenario` (core/builtin-scenarios.ts),
+ * whose steps, seed set and custom metrics come from its outline. Own steps are picked one per
  * iteration by weight, or with `flow: "sequence"` all run in order, each step optionally
  * capturing values from its response for later steps, thinking after it, and recording
  * its duration or success into custom metrics declared under `metrics`.
@@ -26,7 +26,7 @@
  *                scenario: { name: "introspect", seed: "tokens-3k", clientId: "…", clientSecret: "…" } })
  */
 import { z } from "zod";
-import { SCENARIO_NAMES } from "../scenarios/catalog.ts";
+import { SCENARIO_NAMES } from "./builtin-scenarios.ts";
 import { parseNamedScenarios } from "./named-scenarios.ts";
 import type { Problem } from "./problem.ts";
 import { METRIC_KINDS, parseThresholds } from "./thresholds.ts";

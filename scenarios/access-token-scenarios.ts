@@ -5,7 +5,8 @@
  */
 import { ACTIVE_EXPECTED, TOKEN_TYPES, TYPE_RATE_METRIC, type SeedToken, type TokenType } from "../core/seed-set.ts";
 import { basicAuth, FORM, jsonBody, type Flow } from "./flow.ts";
-import { flowMetrics, required, seedEntries, shuffled, type ScenarioContext, type ScenarioDefinition } from "./scenario.ts";
+import { required, seedEntries, shuffled, type ScenarioContext, type ScenarioDefinition } from "./scenario.ts";
+import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
 
 const OK_200 = new Set([200]);
 const OK_400 = new Set([400]);
@@ -17,12 +18,7 @@ function tokenPicker(ctx: ScenarioContext, types: readonly TokenType[]): (global
 }
 
 export const userinfo: ScenarioDefinition = {
-  name: "userinfo",
-  description: "GET /userinfo with a valid bearer token; 200 JSON with sub",
-  seedKind: "access-tokens",
-  needs: [],
-  steps: [{ name: "userinfo", method: "GET", path: "/userinfo" }],
-  metrics: flowMetrics("userinfo"),
+  ...SCENARIO_OUTLINES.userinfo,
   create(ctx): Flow {
     const pick = tokenPicker(ctx, ["valid", "valid_exchanged"]);
     const url = `${ctx.target}/userinfo`;
@@ -41,18 +37,7 @@ export const userinfo: ScenarioDefinition = {
 
 
 export const introspect: ScenarioDefinition = {
-  name: "introspect",
-  description: "POST /introspect (RFC 7662, Basic client auth) over the whole token mix; `active` checked per type",
-  seedKind: "access-tokens",
-  needs: ["clientId", "clientSecret"],
-  steps: [{ name: "introspect", method: "POST", path: "/introspect" }],
-  metrics: {
-    ...flowMetrics("introspect"),
-    active_correct: "rate",
-    false_positives: "counter",
-    false_negatives: "counter",
-    ...Object.fromEntries(TOKEN_TYPES.map((t) => [TYPE_RATE_METRIC[t], "rate" as const])),
-  },
+  ...SCENARIO_OUTLINES.introspect,
   create(ctx): Flow {
     const pick = tokenPicker(ctx, TOKEN_TYPES);
     const url = `${ctx.target}/introspect`;
@@ -92,18 +77,7 @@ const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 
 export const tokenExchange: ScenarioDefinition = {
-  name: "token-exchange",
-  description: "POST /token RFC 8693 with valid, expired and revoked subject tokens; invalid or revoked subjects must be refused",
-  seedKind: "access-tokens",
-  needs: ["clientId", "clientSecret"],
-  steps: [{ name: "token_exchange", method: "POST", path: "/token" }],
-  metrics: {
-    ...flowMetrics("token-exchange"),
-    invalid_token_accepted: "counter",
-    revoked_token_accepted: "counter",
-    valid_token_rejected: "counter",
-    revoked_reason_reported: "rate",
-  },
+  ...SCENARIO_OUTLINES["token-exchange"],
   create(ctx): Flow {
     const pick = tokenPicker(ctx, ["valid", "expired", "revoked"]);
     const url = `${ctx.target}/token`;

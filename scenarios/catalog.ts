@@ -1,12 +1,23 @@
-/** The built-in scenarios, by the name a run spec or `edgeload run --scenario` uses. */
+/**
+ * The built-in scenarios with their flows, by the name a run spec or `edgeload run
+ * --scenario` uses (their outlines, which a spec is checked against, are in
+ * core/builtin-scenarios.ts).
+ */
 import { introspect, tokenExchange, userinfo } from "./access-token-scenarios.ts";
 import { otpLogin } from "./otp-login.ts";
 import { refresh } from "./refresh.ts";
 import type { ScenarioDefinition } from "./scenario.ts";
 import { silentAuth } from "./silent-auth.ts";
+import type { ScenarioName } from "../core/builtin-scenarios.ts";
 
-export const SCENARIOS: Readonly<Record<string, ScenarioDefinition>> = Object.fromEntries(
-  [userinfo, introspect, tokenExchange, refresh, silentAuth, otpLogin].map((s) => [s.name, s]),
-);
+/** Every outline with its flow: a built-in scenario without one does not compile. */
+const WITH_FLOWS: Readonly<Record<ScenarioName, ScenarioDefinition>> = {
+  userinfo,
+  introspect,
+  "token-exchange": tokenExchange,
+  refresh,
+  "silent-auth": silentAuth,
+  "otp-login": otpLogin,
+};
 
-export const SCENARIO_NAMES = Object.keys(SCENARIOS);
+export const SCENARIOS: Readonly<Record<string, ScenarioDefinition>> = WITH_FLOWS;

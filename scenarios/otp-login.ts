@@ -8,7 +8,8 @@
  */
 import { s256 } from "../core/web-crypto.ts";
 import { basicAuth, FORM, jsonBody, type Flow, type FlowResponse } from "./flow.ts";
-import { flowMetrics, randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
+import { randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
+import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
 
 const OTP_COOKIE = "authrim_otp_session";
 const SESSION_COOKIE = "authrim_session";
@@ -26,18 +27,7 @@ export function setCookie(r: FlowResponse, name: string): string | null {
 }
 
 export const otpLogin: ScenarioDefinition = {
-  name: "otp-login",
-  description: "the 5-step mail-OTP login: authorize → email code → verify → authorize prompt=none → token",
-  seedKind: "users",
-  needs: ["clientId", "clientSecret", "adminSecret", "redirectUri"],
-  steps: [
-    { name: "authorize", method: "GET", path: "/authorize" },
-    { name: "email_code", method: "POST", path: "/api/admin/test/email-codes" },
-    { name: "verify", method: "POST", path: "/api/auth/email-code/verify" },
-    { name: "authorize_silent", method: "GET", path: "/authorize" },
-    { name: "token", method: "POST", path: "/token" },
-  ],
-  metrics: { ...flowMetrics("otp-login"), otp_login_failed_step: "counter" },
+  ...SCENARIO_OUTLINES["otp-login"],
   create(ctx): Flow {
     const users = shuffled(seedEntries(ctx, "users"));
     const clientId = required(ctx.options, "clientId");

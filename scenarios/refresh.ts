@@ -13,7 +13,8 @@
  */
 import type { SeedRefreshToken } from "../core/seed-set.ts";
 import { basicAuth, FORM, jsonBody, type Flow } from "./flow.ts";
-import { flowMetrics, seedEntries, type ScenarioDefinition } from "./scenario.ts";
+import { seedEntries, type ScenarioDefinition } from "./scenario.ts";
+import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
 
 interface Family {
   readonly id: number;
@@ -24,12 +25,7 @@ interface Family {
 const OK_200 = new Set([200]);
 
 export const refresh: ScenarioDefinition = {
-  name: "refresh",
-  description: "POST /token grant_type=refresh_token; each shard rotates its own token families",
-  seedKind: "refresh-tokens",
-  needs: [],
-  steps: [{ name: "refresh", method: "POST", path: "/token" }],
-  metrics: { ...flowMetrics("refresh"), rotation_success: "rate", families_busy: "counter", families_lost: "counter" },
+  ...SCENARIO_OUTLINES.refresh,
   create(ctx): Flow {
     const url = `${ctx.target}/token`;
     const mine = seedEntries(ctx, "refresh-tokens").map((e, i) => [e, i] as const).filter(([, i]) => i % ctx.shardCount === ctx.shardIndex);

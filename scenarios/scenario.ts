@@ -1,30 +1,12 @@
 /**
- * What a built-in scenario is: its steps (the step tags of its metrics), the seed kind it
- * reads, the options it needs, the custom metrics it records (so thresholds can name
- * them and summaries show them even at zero), and a factory for its flow.
+ * What a built-in scenario is: its outline (core/builtin-scenarios.ts: steps, the seed kind
+ * it reads, the options it needs, the custom metrics it records) and a factory for its flow,
+ * with the helpers the flows share.
  */
-import type { SeedData, SeedKind } from "../core/seed-set.ts";
+import type { ScenarioNeed, ScenarioOptions, ScenarioOutline } from "../core/builtin-scenarios.ts";
+import type { SeedData } from "../core/seed-set.ts";
 import { base64url } from "../core/web-crypto.ts";
 import type { Flow } from "./flow.ts";
-
-export type CustomMetricKind = "counter" | "rate" | "trend";
-
-export interface ScenarioOptions {
-  readonly clientId?: string;
-  readonly clientSecret?: string;
-  /** The provider's ADMIN_API_SECRET (the mail-OTP login asks the admin API for codes). */
-  readonly adminSecret?: string;
-  readonly redirectUri?: string;
-  readonly scope: string;
-  /** Token exchange: the `audience` parameter, when the provider wants one. */
-  readonly audience?: string;
-}
-
-export interface StepOutline {
-  readonly name: string;
-  readonly method: string;
-  readonly path: string;
-}
 
 export interface ScenarioContext {
   /** Base URL without a trailing slash. */
@@ -35,23 +17,8 @@ export interface ScenarioContext {
   readonly shardCount: number;
 }
 
-export interface ScenarioDefinition {
-  readonly name: string;
-  readonly description: string;
-  readonly seedKind: SeedKind | null;
-  readonly needs: ReadonlyArray<"clientId" | "clientSecret" | "adminSecret" | "redirectUri">;
-  readonly steps: readonly StepOutline[];
-  readonly metrics: Readonly<Record<string, CustomMetricKind>>;
+export interface ScenarioDefinition extends ScenarioOutline {
   create(ctx: ScenarioContext): Flow;
-}
-
-/** Metric name prefix of a scenario: `token-exchange` → `token_exchange`. */
-export const metricPrefix = (scenario: string) => scenario.replace(/-/g, "_");
-
-/** The duration trend and success rate every scenario keeps, named as in Authrim's suite. */
-export function flowMetrics(scenario: string): Record<string, CustomMetricKind> {
-  const p = metricPrefix(scenario);
-  return { [`${p}_duration`]: "trend", [`${p}_success`]: "rate" };
 }
 
 export { shuffled } from "../core/shuffle.ts";
@@ -63,7 +30,7 @@ export function seedEntries<K extends SeedData["kind"]>(ctx: ScenarioContext, ki
 }
 
 /** An option the spec validation guarantees for this scenario. */
-export function required(options: ScenarioOptions, name: "clientId" | "clientSecret" | "adminSecret" | "redirectUri"): string {
+export function required(options: ScenarioOptions, name: ScenarioNeed): string {
   const v = options[name];
   if (!v) throw new Error(`scenario option ${name} is required`);
   return v;

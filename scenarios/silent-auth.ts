@@ -5,17 +5,13 @@
  */
 import { s256 } from "../core/web-crypto.ts";
 import type { Flow } from "./flow.ts";
-import { flowMetrics, randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
+import { randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
+import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
 
 const FOUND = new Set([302]);
 
 export const silentAuth: ScenarioDefinition = {
-  name: "silent-auth",
-  description: "GET /authorize?prompt=none with an authrim_session cookie; 302 with code and matching state",
-  seedKind: "sessions",
-  needs: ["clientId", "redirectUri"],
-  steps: [{ name: "authorize", method: "GET", path: "/authorize" }],
-  metrics: { ...flowMetrics("silent-auth"), login_required: "counter" },
+  ...SCENARIO_OUTLINES["silent-auth"],
   create(ctx): Flow {
     const sessions = shuffled(seedEntries(ctx, "sessions"));
     const base = new URL(`${ctx.target}/authorize`);

@@ -5,7 +5,7 @@
  * input before the schema has run: the parser then reports all problems in one pass.
  */
 import { z } from "zod";
-import { SCENARIOS } from "../../scenarios/catalog.ts";
+import { SCENARIO_BY_NAME } from "../builtin-scenarios.ts";
 import type { MetricKind, ThresholdInput } from "../thresholds.ts";
 import type { RunSpec } from "./types.ts";
 
@@ -27,7 +27,7 @@ export const thresholdsSchema = z.record(z.string(), z.array(thresholdEntry)).de
 /** Custom metrics of the spec's scenario and its own `metrics`, by kind (for thresholds). */
 export function customMetricKinds(spec: Pick<RunSpec, "scenario"> & Partial<Pick<RunSpec, "metrics">>): Readonly<Record<string, MetricKind>> {
   // Specs stored before `metrics` existed have none.
-  return { ...(spec.scenario ? SCENARIOS[spec.scenario.name]?.metrics ?? {} : {}), ...spec.metrics };
+  return { ...(spec.scenario ? SCENARIO_BY_NAME[spec.scenario.name]?.metrics ?? {} : {}), ...spec.metrics };
 }
 
 /** The spec's declared metrics from raw input, when well-formed (else the schema reports it). */

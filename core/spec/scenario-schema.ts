@@ -1,10 +1,10 @@
 /**
  * The built-in scenario section of a spec (`scenario: {name, seed, clientId, …}`, see
- * scenarios/catalog.ts) and the presets that stand for its load profile and thresholds
+ * core/builtin-scenarios.ts) and the presets that stand for its load profile and thresholds
  * (presets/authrim.json via core/presets.ts).
  */
 import { z } from "zod";
-import { SCENARIOS, SCENARIO_NAMES } from "../../scenarios/catalog.ts";
+import { SCENARIO_BY_NAME, SCENARIO_NAMES, type ScenarioOutline } from "../builtin-scenarios.ts";
 import { expandPreset } from "../presets.ts";
 import type { Problem } from "../problem.ts";
 import { SEED_NAME } from "../seed-set.ts";
@@ -24,16 +24,14 @@ export const scenarioSchema = z
   })
   .strict();
 
-type ScenarioDefinition = (typeof SCENARIOS)[string];
-
 /** The definition of the built-in scenario raw input names, if it names one. */
-export function scenarioDefinition(input: unknown): ScenarioDefinition | undefined {
+export function scenarioDefinition(input: unknown): ScenarioOutline | undefined {
   const name = (input as { scenario?: { name?: unknown } } | null)?.scenario?.name;
-  return typeof name === "string" ? SCENARIOS[name] : undefined;
+  return typeof name === "string" ? SCENARIO_BY_NAME[name] : undefined;
 }
 
 /** The scenario part of a spec, checking the seed and options its definition needs. */
-export function scenarioOf(s: z.output<typeof scenarioSchema>, definition: ScenarioDefinition, problems: Problem[]): ScenarioSpec {
+export function scenarioOf(s: z.output<typeof scenarioSchema>, definition: ScenarioOutline, problems: Problem[]): ScenarioSpec {
   if (definition.seedKind && !s.seed) problems.push({ field: "scenario.seed", detail: `the ${definition.name} scenario reads a ${definition.seedKind} seed set; name one (see GET /v1/seeds)` });
   if (!definition.seedKind && s.seed) problems.push({ field: "scenario.seed", detail: `the ${definition.name} scenario reads no seed set` });
   for (const need of definition.needs) {
@@ -44,7 +42,7 @@ export function scenarioOf(s: z.output<typeof scenarioSchema>, definition: Scena
 }
 
 /** A built-in scenario's steps as the spec lists them (its flow sends the requests). */
-export function scenarioSteps(definition: ScenarioDefinition): StepSpec[] {
+export function scenarioSteps(definition: ScenarioOutline): StepSpec[] {
   return definition.steps.map((s) => ({
     name: s.name, method: s.method as StepSpec["method"], path: s.path, headers: {}, body: null, expectedStatuses: null, weight: 1, checks: [],
     capture: {}, think: null, record: {}, sse: null, scrape: null,
