@@ -213,12 +213,14 @@ function stepText(ms: number): string {
   return ms >= 1 ? `${ms} ms` : `${+(ms * 1000).toFixed(3)} µs`;
 }
 
-const LABEL: Readonly<Record<RowMetric, string>> = {
+/** How each row's metric is named in tables. */
+export const ROW_LABELS: Readonly<Record<RowMetric, string>> = {
   requests: "requests", rate: "achieved rate", error_rate: "error rate",
   p50: "p50", p90: "p90", p95: "p95", p99: "p99", max: "max",
 };
 
-function format(value: number | null, unit: CrosscheckRow["unit"], signed = false): string {
+/** A row's figure in its unit, signed for differences. */
+export function formatRowValue(value: number | null, unit: CrosscheckRow["unit"], signed = false): string {
   if (value === null) return "-";
   const sign = signed && value > 0 ? "+" : "";
   switch (unit) {
@@ -233,9 +235,9 @@ function format(value: number | null, unit: CrosscheckRow["unit"], signed = fals
 export function renderCrosscheck(c: Crosscheck): string {
   const header = ["", "edgeload", "k6", "Δ (edge − k6)", "tolerance", "verdict"];
   const lines = c.rows.map((r) => [
-    `${r.step === null ? "" : `${r.step}: `}${LABEL[r.metric]}`,
-    format(r.edge, r.unit), format(r.k6, r.unit), format(r.difference, r.unit, true),
-    r.tolerance === null ? "-" : `±${format(r.tolerance, r.unit)} ${r.rule}`,
+    `${r.step === null ? "" : `${r.step}: `}${ROW_LABELS[r.metric]}`,
+    formatRowValue(r.edge, r.unit), formatRowValue(r.k6, r.unit), formatRowValue(r.difference, r.unit, true),
+    r.tolerance === null ? "-" : `±${formatRowValue(r.tolerance, r.unit)} ${r.rule}`,
     r.verdict,
   ]);
   const table = [header, ...lines];

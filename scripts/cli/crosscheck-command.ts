@@ -4,6 +4,7 @@
  *   edgeload crosscheck <run> --k6 summary.json    import a k6 summary (any format core/k6-summary.ts reads) and compare
  *   edgeload crosscheck <run> --run-k6             run local k6 with the run's target, load and seed right after the run ends, then compare
  *   edgeload crosscheck <run>                      the comparisons stored for the run
+ *   edgeload crosscheck --abba spec.json           edgeload, k6, k6, edgeload: the tools apart from the target's drift
  *
  * With --run-k6 a custom-steps run replays through scripts/k6/http.js and a scenario run
  * through the scenario's own script, with the same arrival schedule (the run's stages, so a
@@ -32,6 +33,19 @@ export async function crosscheckCommand(args: string[]): Promise<number> {
   if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: "${values.format}" must be table or json`, EXIT.invalidConfig);
   if (values.k6 && values["run-k6"]) throw new CliError("give either --k6 FILE or --run-k6, not both", EXIT.invalidConfig);
   const client = await connect(values);
+
+  if (values.abba) {
+    if (values.k6 || values["run-k6"]) throw new CliError("--abba runs its own edgeload and k6 runs: give it a spec file, without --k6 or --run-k6", EXIT.invalidConfig);
+    const dev = await (await import("./dev-file.ts")).readDevFile();
+    const v = values as unknown as Record<string, string | undefined>;
+    return (await import("./crosscheck-abba-command.ts")).crosscheckAbba(client, runId, {
+      ...(v.seed ? { tokenUrl: (await client.seedUrl(v.seed, { expiresIn: "1h" })).url } : {}),
+      clientId: v["client-id"] ?? dev?.targetClient.clientId,
+      clientSecret: v["client-secret"] ?? dev?.targetClient.clientSecret,
+      adminSecret: v["admin-secret"] ?? dev?.targetAdminSecret,
+      redirectUri: v["redirect-uri"] ?? dev?.targetClient.redirectUri,
+    }, values.format as "table" | "json");
+  }
 
   if (!values.k6 && !values["run-k6"]) {
     const { imports } = await client.crosschecks(runId);

@@ -14,13 +14,14 @@
  * endpoint, edgeload's p50/p95 sat 2–11 ms above k6's — issue 17's work — and a timed
  * assertion of ±5 ms there fails on the host, not on the code.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { crosscheck, edgeFigures, renderCrosscheck, TOLERANCES, type Crosscheck } from "../../core/crosscheck.ts";
 import { parseK6Summary } from "../../core/k6-summary.ts";
 import { k6Invocation, runK6, type StoredSpec } from "../../scripts/cli/crosscheck-command.ts";
+import { runCli } from "./cli-process.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
@@ -74,4 +75,26 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
     // The step both name ("default", an unnamed single step) is compared too.
     expect(result.rows.filter((r) => r.step === "default").map((r) => r.metric)).toEqual(["requests", "p50", "p95", "p99"]);
   });
+
+  it("--abba runs edgeload, k6, k6, edgeload on one spec and says whether the tools differ beyond the target's own drift", async () => {
+    const { stack } = fixture;
+    const spec = join(dir, "abba.json");
+    await writeFile(spec, JSON.stringify({
+      name: "abba", target: stack.targetUrl, steps: [{ path: "/delay?ms=20" }],
+      executor: "constant-arrival-rate", rate: 50, duration: "3s", regions: ["wnam"],
+    }));
+    const result = await runCli(["crosscheck", "--abba", spec, "--format", "json"], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
+    expect([0, 99], result.stderr).toContain(result.code);
+    const abba = JSON.parse(result.stdout.slice(result.stdout.indexOf("{"))) as { runs: { a1: string; a2: string }; verdict: string; rows: Array<{ metric: string; step: string | null; difference: number | null; targetSpread: number | null; verdict: string }> };
+    expect(["agree", "differ beyond the target's own noise", "the target moved too much to tell"]).toContain(abba.verdict);
+    expect(result.code).toBe(abba.verdict === "agree" ? 0 : 99);
+    // Both tools follow the same schedule in all four runs: the request counts agree exactly.
+    const requests = abba.rows.find((r) => r.metric === "requests" && r.step === null)!;
+    expect(requests).toMatchObject({ verdict: "agree" });
+    expect(Math.abs(requests.difference!)).toBeLessThanOrEqual(2);
+    // Every latency row has a measured spread of the target between each tool's two runs.
+    for (const r of abba.rows.filter((r) => r.metric === "p95")) expect(r.targetSpread).not.toBeNull();
+    // Each pair is stored as an ordinary crosscheck of its edge run.
+    for (const id of [abba.runs.a1, abba.runs.a2]) expect((await fixture.client.crosschecks(id)).imports).toHaveLength(1);
+  }, 120_000);
 });

@@ -94,11 +94,16 @@ export const CROSSCHECK_COMMAND = {
     "crosscheck <run> --k6 summary.json          import k6's summary and compare",
     "crosscheck <run> --run-k6 [--seed NAME] [--client-secret S] [--admin-secret S] [--k6-out FILE]",
     "crosscheck <run>                            the comparisons stored for the run",
+    "crosscheck --abba <spec.json> [--seed NAME] [--client-secret S] …   edgeload, k6, k6, edgeload on one spec",
+  ],
+  details: [
+    "--run-k6 runs k6 after the edge run: a target that warms its caches makes k6 look faster. --abba runs the spec four times (edgeload, k6, k6, edgeload): the order's effect cancels out of the tools' mean difference, and each tool's two runs show how far the target moved by itself. Its verdict is agree, differ beyond the target's own noise, or the target moved too much to tell.",
   ],
   positionals: true,
   options: [
     { name: "k6", type: "string", value: "FILE", description: "k6's summary (--summary-export, handleSummary JSON, machine-readable, or a k6 Cloud export)" },
     { name: "run-k6", type: "boolean", description: "run local k6 with the run's target, load and seed, then compare" },
+    { name: "abba", type: "boolean", description: "with a spec file: run edgeload, k6, k6, edgeload on it and tell the tools' difference from the target's drift" },
     { name: "k6-out", type: "string", value: "FILE", description: "keep k6's summary of --run-k6 in FILE" },
     { name: "seed", type: "string", value: "NAME", description: "the seed set of a scenario run's replay" },
     { name: "client-id", type: "string", value: "ID", description: "the replay's client (default: the local target's)" },
