@@ -12,7 +12,7 @@
  * (from the spec), `setup.NAME` (a value the run's setup steps captured, the same for every
  * shard), `data.FIELD` (a field of the seed record the iteration took, see
  * core/seed-records.ts), and `captured.NAME` (a value an earlier step of the flow captured from
- * its response, see scenarios/capture.ts; inserted as is, without escaping). Every
+ * its response, see core/capture.ts; inserted as is, without escaping). Every
  * generator gives a fresh value at each use. Templates are compiled once per shard; a
  * string without `{{` compiles to a constant, so the send loop pays nothing for
  * templating it does not use.

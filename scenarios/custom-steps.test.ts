@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { specProblems, validSpec } from "../core/run-spec-fixtures.ts";
 import { CustomMetrics } from "../core/stats.ts";
 import { compileTemplate, templateErrors } from "../core/template.ts";
-import { compileCapture, jsonPathGet, parseJsonPath } from "./capture.ts";
+import { compileCapture, jsonPathGet, parseJsonPath } from "../core/capture.ts";
 import { customStepsFlow } from "./custom-steps.ts";
 import type { FlowIO, FlowRequest } from "./flow.ts";
 

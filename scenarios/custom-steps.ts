@@ -6,7 +6,7 @@
  * (smooth weighted round-robin over the iteration index). `flow: "sequence"`: every step
  * in order, like a k6 default function making several requests.
  *
- * After each request, in this order: checks; captures (scenarios/capture.ts) into the
+ * After each request, in this order: checks; captures (core/capture.ts) into the
  * captured map that later templates read as `{{captured.NAME}}`; records into declared
  * custom metrics (`duration` → the request's http_req_duration into a trend, `success` →
  * expected status, checks and captures all good into a rate, `count` → a counter); then
@@ -23,7 +23,7 @@ import type { RecordKind, RunSpec } from "../core/spec/types.ts";
 import { parsePrometheusText, parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/prometheus.ts";
 import { recordPicker, type SeedRecord } from "../core/seed-records.ts";
 import { compileTemplate, type Template, type TemplateContext } from "../core/template.ts";
-import { compileCapture, readsBody, type Extractor } from "./capture.ts";
+import { compileCapture, readsBody, type Extractor } from "../core/capture.ts";
 import type { Flow, FlowIO, IterationInfo } from "./flow.ts";
 
 interface CompiledStep {

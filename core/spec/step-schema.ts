@@ -6,7 +6,7 @@
  * secrets, seed record fields).
  */
 import { z } from "zod";
-import { captureError, type CaptureSpec } from "../../scenarios/capture.ts";
+import { captureError, type CaptureSpec } from "../capture.ts";
 import type { Problem } from "../problem.ts";
 import { parseSeriesSelector } from "../prometheus.ts";
 import { templateErrors, type TemplateScope } from "../template.ts";

@@ -9,7 +9,7 @@ import type { OutputSpec } from "./outputs-schema.ts";
 import type { Problem } from "../problem.ts";
 import type { MetricKind, ThresholdInput } from "../thresholds.ts";
 import type { VuProfile } from "../vu-schedule.ts";
-import type { CaptureSpec } from "../../scenarios/capture.ts";
+import type { CaptureSpec } from "../capture.ts";
 import type { ScenarioOptions } from "../builtin-scenarios.ts";
 import type { DataSpec } from "./data-schema.ts";
 import type { ScriptSpec } from "./script-schema.ts";

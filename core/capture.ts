@@ -12,6 +12,9 @@
  *
  * A capture that finds nothing (no such field, `null`, no header, no match, no response)
  * fails: the caller counts a failed check and skips the iteration's remaining steps.
+ *
+ * Pure, so spec validation (core/spec/step-schema.ts) checks captures with the same parser
+ * the flows (scenarios/custom-steps.ts) run them with.
  */
 
 export type CaptureSpec =
