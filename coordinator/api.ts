@@ -18,8 +18,10 @@ import { requireToken } from "./access.ts";
 import { limitsOf } from "./policy.ts";
 import { checkTarget, modeOf } from "../core/target-policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notFound, tooManyRuns } from "./problems.ts";
-import { loadQueryInput, loadSeries } from "./results-queries.ts";
-import { countActiveRuns, listRuns, timeseries } from "./results-store.ts";
+import { loadQueryInput, loadSeries, runExists } from "./store/results-queries.ts";
+import { countActiveRuns, listRuns, selectRows, timeseries } from "./store/results-store.ts";
+import { coordinatorFor } from "./run/coordinator-stub.ts";
+import { runSummary } from "./run/run-summary.ts";
 import { baselinesApi, compareApi } from "./compare-api.ts";
 import { crosscheckApi } from "./crosscheck-api.ts";
 import { metricsApi } from "./metrics-api.ts";
@@ -188,7 +190,7 @@ function waitSeconds(c: Context<App>): number | null {
 }
 
 /** Polls the run's coordinator once a second until the run ends, `waitS` pass, or the client leaves. */
-async function waitForEnd(coordinator: ReturnType<typeof coordinatorFor>, waitS: number, signal: AbortSignal): Promise<RunView | null> {
+async function waitForEnd(coordinator: ReturnType<typeof coordinatorOf>, waitS: number, signal: AbortSignal): Promise<RunView | null> {
   const deadlineMs = Date.now() + waitS * 1000;
   for (;;) {
     const view = await coordinator.status();
@@ -204,7 +206,7 @@ function runOutcomeView(c: Context<App>, view: RunView) {
 }
 
 api.get("/v1/runs/:id/summary", async (c) => {
-  const summary = await coordinatorOf(c).summary();
+  const summary = await runSummary(c.env, runIdOf(c));
   if (!summary) throw notFound(`run ${c.req.param("id")}`);
   return c.json(summary);
 });
@@ -223,8 +225,7 @@ api.get("/v1/runs/:id/timeseries", async (c) => {
 /** The target's series a run scraped (scrape steps), one entry per series: `?name=` narrows. */
 api.get("/v1/runs/:id/series", async (c) => {
   const id = c.req.param("id");
-  const run = await c.env.DB.prepare("SELECT id FROM runs WHERE id = ?").bind(id).first();
-  if (!run) throw notFound(`run ${id}`);
+  if (!(await runExists(c.env.DB, id))) throw notFound(`run ${id}`);
   return c.json({ id, series: await loadSeries(c.env.DB, id, c.req.query("name") ?? null) });
 });
 
@@ -251,7 +252,7 @@ api.post("/v1/sql", async (c) => {
   let rows: Record<string, unknown>[];
   try {
     // One row over the cap tells that the result was cut, without reading the rest of it.
-    rows = (await c.env.DB.prepare(boundedSql(body.sql, MAX_SQL_ROWS + 1)).bind(...params).all()).results;
+    rows = await selectRows(c.env.DB, boundedSql(body.sql, MAX_SQL_ROWS + 1), params);
   } catch (error) {
     throw badRequest("the query failed", [{ field: "sql", detail: error instanceof Error ? error.message : String(error) }]);
   }
@@ -275,14 +276,15 @@ api.route("/v1/runs", crosscheckApi); // POST/GET /v1/runs/:id/crosscheck
 api.route("/", metricsApi); // GET /v1/runs/:id/metrics, GET /metrics (Prometheus)
 api.route("/v1", dashboardApi); // POST /v1/dashboard-links, GET /v1/runs/:id/live
 
-function coordinatorOf(c: Context<App>) {
+/** The route's run id, which must look like one (anything else is an unknown run). */
+function runIdOf(c: Context<App>): string {
   const id = c.req.param("id") ?? "";
   if (!RUN_ID.test(id)) throw notFound(`run ${id}`);
-  return coordinatorFor(c.env, id);
+  return id;
 }
 
-function coordinatorFor(env: RoutesEnv, id: string) {
-  return env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(id));
+function coordinatorOf(c: Context<App>) {
+  return coordinatorFor(c.env, runIdOf(c));
 }
 
 /**

@@ -17,8 +17,9 @@ import { QUERY_TRENDS, type QueryTrend } from "../core/query.ts";
 import type { Problem } from "../core/problem.ts";
 import type { Env } from "../workers/env.ts";
 import { badRequest, notFound, runNotFinished } from "./problems.ts";
-import { loadQueryInput } from "./results-queries.ts";
-import { ACTIVE_STATUSES } from "./results-store.ts";
+import { loadQueryInput } from "./store/results-queries.ts";
+import { ACTIVE_STATUSES } from "./store/results-store.ts";
+import { baselineRun, listBaselines, putBaseline, runRef } from "./store/baselines.ts";
 
 type App = { Bindings: Env };
 
@@ -35,9 +36,7 @@ interface ResolvedRun {
  */
 async function resolveRun(db: D1Database, ref: string): Promise<ResolvedRun> {
   const named = BASELINE_NAME.test(ref);
-  const row = named
-    ? await db.prepare("SELECT b.run_id AS id, r.status FROM baselines b LEFT JOIN runs r ON r.id = b.run_id WHERE b.name = ?").bind(ref).first<{ id: string; status: RunStatus | null }>()
-    : await db.prepare("SELECT id, status FROM runs WHERE id = ?").bind(ref).first<{ id: string; status: RunStatus }>();
+  const row = named ? await baselineRun(db, ref) : await runRef(db, ref);
   if (!row) throw notFound(named ? `baseline ${ref}` : `run ${ref}`);
   if (!row.status) throw notFound(`run ${row.id} (named by baseline ${ref})`);
   if (ACTIVE_STATUSES.includes(row.status)) {
@@ -77,19 +76,12 @@ baselinesApi.put("/baselines/:name", async (c) => {
   if (problems.length) throw badRequest("bad baseline", problems);
   const run = await resolveRun(c.env.DB, body!.runId as string);
   const createdAt = Date.now();
-  const [previous] = await c.env.DB.batch<{ run_id: string }>([
-    c.env.DB.prepare("SELECT run_id FROM baselines WHERE name = ?").bind(name),
-    c.env.DB.prepare("INSERT INTO baselines (name, run_id, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET run_id = excluded.run_id, created_at = excluded.created_at")
-      .bind(name, run.id, createdAt),
-  ]);
-  const replaced = previous!.results[0]?.run_id;
+  const replaced = await putBaseline(c.env.DB, name, run.id, createdAt);
   return c.json({ name, runId: run.id, createdAt: new Date(createdAt).toISOString(), ...(replaced ? { previousRunId: replaced } : {}) }, replaced ? 200 : 201);
 });
 
 baselinesApi.get("/baselines", async (c) => {
-  const { results } = await c.env.DB.prepare(
-    "SELECT b.name, b.run_id, b.created_at, r.name AS run_name, r.status FROM baselines b LEFT JOIN runs r ON r.id = b.run_id ORDER BY b.name",
-  ).all<{ name: string; run_id: string; created_at: number; run_name: string | null; status: RunStatus | null }>();
+  const results = await listBaselines(c.env.DB);
   return c.json({
     baselines: results.map((b) => ({
       name: b.name,

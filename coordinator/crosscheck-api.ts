@@ -12,12 +12,13 @@
  */
 import { Hono } from "hono";
 import { crosscheck, edgeFigures } from "../core/crosscheck.ts";
-import { parseK6Summary, storableK6Summary, type K6Format, type K6ImportView } from "../core/k6-summary.ts";
-import type { RunStatus } from "../core/protocol.ts";
+import { parseK6Summary, storableK6Summary, type K6ImportView } from "../core/k6-summary.ts";
 import type { Summary } from "../core/summary.ts";
 import type { Env } from "../workers/env.ts";
 import { ApiError, badRequest, notFound, limitedBody, runNotFinished } from "./problems.ts";
-import { ACTIVE_STATUSES } from "./results-store.ts";
+import { ACTIVE_STATUSES } from "./store/results-store.ts";
+import { finalSummary } from "./store/results-queries.ts";
+import { insertK6Import, listK6Imports } from "./store/k6-imports.ts";
 
 type App = { Bindings: Env };
 
@@ -26,13 +27,13 @@ export const MAX_K6_SUMMARY_BYTES = 4 * 1024 * 1024;
 
 /** The run's final summary; 404 for an unknown run, 409 while it is still going. */
 async function endedRunSummary(db: D1Database, id: string): Promise<Summary> {
-  const row = await db.prepare("SELECT status, summary_json FROM runs WHERE id = ?").bind(id).first<{ status: RunStatus; summary_json: string | null }>();
+  const row = await finalSummary(db, id);
   if (!row) throw notFound(`run ${id}`);
   if (ACTIVE_STATUSES.includes(row.status)) {
     throw runNotFinished(id, row.status, "crosscheck");
   }
-  if (!row.summary_json) throw new ApiError(409, "no-summary", "Run has no summary", `run ${id} ended ${row.status} without a stored summary`);
-  return JSON.parse(row.summary_json) as Summary;
+  if (!row.summary) throw new ApiError(409, "no-summary", "Run has no summary", `run ${id} ended ${row.status} without a stored summary`);
+  return row.summary;
 }
 
 /** The request body as JSON, refusing oversized or unparsable ones. */
@@ -60,9 +61,7 @@ crosscheckApi.post("/:id/crosscheck", async (c) => {
   const comparison = crosscheck(edgeFigures(edge), parsed.figures);
   const importedAt = Date.now();
   const id = `k6-${importedAt.toString(36)}-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`;
-  await c.env.DB.prepare("INSERT INTO k6_imports (id, run_id, format, imported_at, summary_json) VALUES (?, ?, ?, ?, ?)")
-    .bind(id, runId, parsed.format, importedAt, JSON.stringify(storableK6Summary(doc as Record<string, unknown>)))
-    .run();
+  await insertK6Import(c.env.DB, runId, { id, format: parsed.format, imported_at: importedAt, summary_json: JSON.stringify(storableK6Summary(doc as Record<string, unknown>)) });
   const view: K6ImportView = { id, runId, format: parsed.format, importedAt: new Date(importedAt).toISOString(), comparison };
   return c.json(view, 201);
 });
@@ -70,9 +69,7 @@ crosscheckApi.post("/:id/crosscheck", async (c) => {
 crosscheckApi.get("/:id/crosscheck", async (c) => {
   const runId = c.req.param("id");
   const edge = edgeFigures(await endedRunSummary(c.env.DB, runId));
-  const { results } = await c.env.DB.prepare("SELECT id, format, imported_at, summary_json FROM k6_imports WHERE run_id = ? ORDER BY imported_at")
-    .bind(runId)
-    .all<{ id: string; format: K6Format; imported_at: number; summary_json: string }>();
+  const results = await listK6Imports(c.env.DB, runId);
   const imports = results.map((r): K6ImportView => {
     const parsed = parseK6Summary(JSON.parse(r.summary_json));
     const view = { id: r.id, runId, format: r.format, importedAt: new Date(r.imported_at).toISOString() };

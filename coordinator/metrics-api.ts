@@ -13,7 +13,9 @@ import { Hono } from "hono";
 import { EXPOSITION_CONTENT_TYPE, wireRunsExposition, type RunMetricsWire } from "../core/metrics-exposition.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { notFound } from "./problems.ts";
-import { ACTIVE_STATUSES } from "./results-store.ts";
+import { runsToScrape } from "./store/results-store.ts";
+import { runExists } from "./store/results-queries.ts";
+import { coordinatorFor } from "./run/coordinator-stub.ts";
 
 type App = { Bindings: RoutesEnv };
 
@@ -22,8 +24,7 @@ export const metricsApi = new Hono<App>();
 metricsApi.get("/v1/runs/:id/metrics", async (c) => {
   const id = c.req.param("id");
   // D1 first: an unknown id is answered without creating a Durable Object for it.
-  const known = await c.env.DB.prepare("SELECT id FROM runs WHERE id = ?").bind(id).first();
-  if (!known) throw notFound(`run ${id}`);
+  if (!(await runExists(c.env.DB, id))) throw notFound(`run ${id}`);
   const source = await coordinator(c.env, id).metricsSource();
   if (!source) throw notFound(`run ${id}`);
   return c.body(wireRunsExposition([source]), 200, { "content-type": EXPOSITION_CONTENT_TYPE });
@@ -37,17 +38,13 @@ metricsApi.get("/v1/runs/:id/metrics", async (c) => {
 export const ENDED_RUN_GRACE_MS = 5 * 60_000;
 
 metricsApi.get("/metrics", async (c) => {
-  const { results } = await c.env.DB.prepare(
-    `SELECT id FROM runs WHERE status IN (${ACTIVE_STATUSES.map(() => "?").join(",")}) OR ended_at >= ? ORDER BY id`,
-  )
-    .bind(...ACTIVE_STATUSES, Date.now() - ENDED_RUN_GRACE_MS)
-    .all<{ id: string }>();
-  const sources = await Promise.all(results.map((r) => coordinator(c.env, r.id).metricsSource()));
+  const ids = await runsToScrape(c.env.DB, Date.now() - ENDED_RUN_GRACE_MS);
+  const sources = await Promise.all(ids.map((id) => coordinator(c.env, id).metricsSource()));
   return c.body(wireRunsExposition(sources.filter((s): s is RunMetricsWire => s !== null)), 200, { "content-type": EXPOSITION_CONTENT_TYPE });
 });
 
 /** RPC's serialisable-type mapping widens the totals' tuples; the value is a RunMetricsWire. */
 function coordinator(env: RoutesEnv, id: string): { metricsSource(): Promise<RunMetricsWire | null> } {
-  const stub = env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(id));
+  const stub = coordinatorFor(env, id);
   return { metricsSource: async () => (await stub.metricsSource()) as RunMetricsWire | null };
 }

@@ -5,7 +5,7 @@
  *   GET /v1/runs/:id/report?format=json   what the report is made from (reports/report-input.ts),
  *                                         which `edgeload report` renders to markdown + SVG files
  *
- * Built from the run's summary (its RunCoordinator) and the analytics queries over its
+ * Built from the run's summary (run-summary.ts) and the analytics queries over its
  * stored windows, by the same pure code the CLI uses (reports/), so the page and the
  * markdown agree. Charts are rendered here with Vega's CSP-safe interpreter: a Worker may
  * not generate code from strings.
@@ -14,7 +14,8 @@ import { Hono } from "hono";
 import { reportInput } from "../reports/report-input.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, notFound } from "./problems.ts";
-import { loadQueryInput } from "./results-queries.ts";
+import { loadQueryInput } from "./store/results-queries.ts";
+import { runSummary } from "./run/run-summary.ts";
 
 type App = { Bindings: RoutesEnv };
 
@@ -27,7 +28,7 @@ reportApi.get("/:id/report", async (c) => {
   // D1 first: an unknown id is answered without creating a Durable Object for it.
   const rows = await loadQueryInput(c.env.DB, id, "duration");
   if (!rows) throw notFound(`run ${id}`);
-  const summary = await c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id)).summary();
+  const summary = await runSummary(c.env, id);
   if (!summary) throw notFound(`run ${id}`);
   const input = reportInput(summary, rows);
   if (format === "json") return c.json(input);

@@ -10,6 +10,7 @@
  * `seed_url_key` row) is how every issued URL is revoked at once.
  */
 import { base64url, fromBase64Url, hmacKey } from "../core/web-crypto.ts";
+import { seedUrlKeyRow } from "./store/settings.ts";
 
 export interface SeedUrlFields {
   readonly name: string;
@@ -34,10 +35,9 @@ export async function seedUrlKey(env: { SEED_URL_KEY?: string; DB: D1Database })
  */
 async function storedSeedUrlKey(db: D1Database): Promise<string> {
   const fresh = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  await db.prepare("INSERT OR IGNORE INTO settings (name, value, created_at) VALUES ('seed_url_key', ?, ?)").bind(fresh, Date.now()).run();
-  const row = await db.prepare("SELECT value FROM settings WHERE name = 'seed_url_key'").first<{ value: string }>();
-  if (!row) throw new Error("the seed URL key could not be stored in D1 (settings)");
-  return row.value;
+  const value = await seedUrlKeyRow(db, fresh, Date.now());
+  if (value === null) throw new Error("the seed URL key could not be stored in D1 (settings)");
+  return value;
 }
 
 /** The exact bytes signed: unambiguous because names cannot contain "\n". */

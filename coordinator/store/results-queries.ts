@@ -3,8 +3,14 @@
  * against the small slice of D1's API it uses (SqlReader), so the CLI runs the very same
  * statements on the local state's SQLite file when no stack is running
  * (scripts/cli/local-results.ts). The writes live in results-store.ts.
+ *
+ * The run's final summary has one reader, finalSummary(): the API's /summary, the report,
+ * crosscheck and the CLI's local report all read it here (the coordinator object only
+ * answers for a run whose summary is not stored yet).
  */
-import { QUERY_TRENDS, type HistogramRow, type QueryInput, type QueryTrend, type ShardRow, type WindowRow } from "../core/query.ts";
+import type { RunStatus } from "../../core/protocol.ts";
+import type { Summary } from "../../core/summary.ts";
+import { QUERY_TRENDS, type HistogramRow, type QueryInput, type QueryTrend, type ShardRow, type WindowRow } from "../../core/query.ts";
 
 interface SqlStatement {
   bind(...params: unknown[]): SqlStatement;
@@ -14,6 +20,31 @@ interface SqlStatement {
 export interface SqlReader {
   prepare(sql: string): SqlStatement;
   batch(statements: SqlStatement[]): Promise<Array<{ results: Record<string, unknown>[] }>>;
+}
+
+/** The first row of one statement, or null. */
+async function firstRow<T>(db: SqlReader, statement: SqlStatement): Promise<T | null> {
+  const [rows] = await db.batch([statement]);
+  return (rows?.results[0] as T | undefined) ?? null;
+}
+
+/** Whether the results database knows the run: the one existence check of every route. */
+export async function runExists(db: SqlReader, runId: string): Promise<boolean> {
+  return (await firstRow(db, db.prepare("SELECT 1 AS yes FROM runs WHERE id = ?").bind(runId))) !== null;
+}
+
+/** A stored run's status and, once it ended and was written, its final summary. */
+export interface StoredSummary {
+  readonly status: RunStatus;
+  /** Null while the run goes, or when it ended without its summary reaching D1 (`error`). */
+  readonly summary: Summary | null;
+}
+
+/** The run's status and final summary as stored; null for an unknown run. */
+export async function finalSummary(db: SqlReader, runId: string): Promise<StoredSummary | null> {
+  const row = await firstRow<{ status: RunStatus; summary_json: string | null }>(db, db.prepare("SELECT status, summary_json FROM runs WHERE id = ?").bind(runId));
+  if (!row) return null;
+  return { status: row.status, summary: row.summary_json ? (JSON.parse(row.summary_json) as Summary) : null };
 }
 
 /**

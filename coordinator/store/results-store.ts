@@ -1,5 +1,8 @@
 /**
- * Every D1 statement edgeload runs, in one place. The schema is documented in
+ * The results database's writes and the run listings the API reads (D1 `runs`, `shards`,
+ * `windows`, `histograms`, `series`). Every D1 statement of the coordinator lives under
+ * coordinator/store/: the reads shared with the CLI in results-queries.ts, baselines and
+ * k6 imports in their own files, the schema in schema.ts. The schema is documented in
  * migrations/SCHEMA.md.
  *
  * Write bound: for each second of a run the coordinator writes at most
@@ -8,11 +11,11 @@
  * before anything reaches D1. Rows go out in batched multi-row INSERTs that respect D1's
  * 100-bound-parameter limit.
  */
-import { Histogram } from "../core/histogram.ts";
-import type { RunStatus, SeriesPoint } from "../core/protocol.ts";
-import { runQuery, type QueryRow } from "../core/query.ts";
+import { Histogram } from "../../core/histogram.ts";
+import type { RunStatus, SeriesPoint } from "../../core/protocol.ts";
+import { runQuery, type QueryRow } from "../../core/query.ts";
 import { loadQueryInput } from "./results-queries.ts";
-import { MetricStats, TRENDS, type TrendName } from "../core/stats.ts";
+import { MetricStats, TRENDS, type TrendName } from "../../core/stats.ts";
 
 /** Histogram metric names in D1, by trend. */
 export const HISTOGRAM_METRICS: Record<TrendName, string> = {
@@ -162,6 +165,23 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "fin
 export async function countActiveRuns(db: D1Database): Promise<number> {
   const row = await db.prepare(`SELECT COUNT(*) AS n FROM runs WHERE status IN (${ACTIVE_STATUSES.map(() => "?").join(",")})`).bind(...ACTIVE_STATUSES).first<{ n: number }>();
   return row?.n ?? 0;
+}
+
+/** Runs a /metrics scrape covers: every active run, and those ended at or after `endedSinceMs`. */
+export async function runsToScrape(db: D1Database, endedSinceMs: number): Promise<string[]> {
+  const { results } = await db
+    .prepare(`SELECT id FROM runs WHERE status IN (${ACTIVE_STATUSES.map(() => "?").join(",")}) OR ended_at >= ? ORDER BY id`)
+    .bind(...ACTIVE_STATUSES, endedSinceMs)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}
+
+/**
+ * A caller's own read-only SELECT (already checked and bounded by core/read-only-sql.ts),
+ * for POST /v1/sql. Throws what D1 throws.
+ */
+export async function selectRows(db: D1Database, sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
+  return (await db.prepare(sql).bind(...params).all()).results;
 }
 
 export async function listRuns(db: D1Database, options: { limit: number; status?: string }): Promise<RunRow[]> {

@@ -2,12 +2,12 @@
  * The results database of the local state (`.edgeload/state`), read directly with Node's
  * SQLite when no stack is running, so a run made by `npm run demo` can be queried and
  * reported afterwards. Opened read-only; a small adapter gives it the slice of the D1 API
- * that coordinator/results-store.ts uses, so both paths run the same statements.
+ * that coordinator/store/results-queries.ts uses, so both paths run the same statements.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import type { SqlReader } from "../../coordinator/results-queries.ts";
+import type { SqlReader } from "../../coordinator/store/results-queries.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 
 const D1_DIR = join("v3", "d1", "miniflare-D1DatabaseObject");
@@ -31,7 +31,7 @@ interface Statement {
   first<T = Record<string, unknown>>(): Promise<T | null>;
 }
 
-/** The D1 calls coordinator/results-queries.ts makes (prepare/bind/all/batch), over node:sqlite. */
+/** The D1 calls coordinator/store/results-queries.ts makes (prepare/bind/all/batch), over node:sqlite. */
 export function asSqlReader(db: DatabaseSync): SqlReader {
   const statement = (sql: string, params: unknown[] = []): Statement => ({
     bind: (...p: unknown[]) => statement(sql, p),

@@ -15,7 +15,7 @@ import { msDecimals } from "../../core/clock-resolution.ts";
 import { LATENCY_METRICS, parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
 import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
 import { table } from "../../core/summary-text.ts";
-import { groupSeries, loadQueryInput, SERIES_SQL } from "../../coordinator/results-queries.ts";
+import { finalSummary, groupSeries, loadQueryInput, SERIES_SQL } from "../../coordinator/store/results-queries.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
 import { parseCommand } from "./option-table.ts";
@@ -80,8 +80,7 @@ async function localQuery(runId: string, q: Parameters<typeof runQuery>[1]): Pro
 /** The run's detected clock step in ms, from its summary; null when it has none (yet). */
 async function clockOf(runId: string, client: Awaited<ReturnType<typeof connect>> | null): Promise<number | null> {
   if (client) return (await client.summary(runId).catch(() => null))?.edgeload.clock?.resolutionMs ?? null;
-  const row = localDb().prepare("SELECT summary_json FROM runs WHERE id = ?").get(runId) as { summary_json: string | null } | undefined;
-  return row?.summary_json ? (JSON.parse(row.summary_json) as { edgeload?: { clock?: { resolutionMs?: number | null } } }).edgeload?.clock?.resolutionMs ?? null : null;
+  return (await finalSummary(asSqlReader(localDb()), runId))?.summary?.edgeload.clock?.resolutionMs ?? null;
 }
 
 /** Latency columns rounded to the clock's step: at 1 ms, 13.024 is 13. */

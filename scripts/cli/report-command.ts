@@ -12,8 +12,7 @@
 import type { Reconciliation } from "../../cloudflare/analytics/reconcile.ts";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import type { Summary } from "../../core/summary.ts";
-import { loadQueryInput } from "../../coordinator/results-queries.ts";
+import { finalSummary, loadQueryInput } from "../../coordinator/store/results-queries.ts";
 import { reportInput, type ReportInput } from "../../reports/report-input.ts";
 import { indexEntry, updateIndex } from "../../reports/report-index.ts";
 import { renderReport } from "../../reports/report.ts";
@@ -69,12 +68,13 @@ async function localReportInput(runId: string): Promise<ReportInput> {
   const db = openLocalResults();
   if (!db) throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
   try {
-    const run = db.prepare("SELECT summary_json FROM runs WHERE id = ?").get(runId) as { summary_json: string | null } | undefined;
+    const reader = asSqlReader(db);
+    const run = await finalSummary(reader, runId);
     if (!run) throw new CliError(`no run ${runId} in the local results`);
-    if (!run.summary_json) throw new CliError(`run ${runId} has no stored summary yet (it has not ended): start \`edgeload dev\` to report it live`);
-    const rows = await loadQueryInput(asSqlReader(db), runId, "duration");
+    if (!run.summary) throw new CliError(`run ${runId} has no stored summary yet (it has not ended): start \`edgeload dev\` to report it live`);
+    const rows = await loadQueryInput(reader, runId, "duration");
     if (!rows) throw new CliError(`no run ${runId} in the local results`);
-    return reportInput(JSON.parse(run.summary_json) as Summary, rows);
+    return reportInput(run.summary, rows);
   } finally {
     db.close();
   }

@@ -7,7 +7,7 @@
  * What it checks: the shards together send exactly the schedule's requests, none early and
  * none dropped; their windows merge into histograms whose percentiles are within the
  * histogram's bound of the exact latencies; and what the coordinator would write to D1
- * (its own statement builder, coordinator/results-store.ts, against a recording D1) stays
+ * (its own statement builder, coordinator/store/results-store.ts, against a recording D1) stays
  * within the model's rows per second, as do the flushes into the coordinator object.
  */
 import { describe, expect, it } from "vitest";
@@ -19,7 +19,7 @@ import type { ShardWindow } from "../../core/protocol.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import { shardAssignments } from "../../core/shard-assignment.ts";
 import { MetricStats } from "../../core/stats.ts";
-import { windowStatements, type WindowCell } from "../../coordinator/results-store.ts";
+import { windowStatements, type WindowCell } from "../../coordinator/store/results-store.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import { ShardEngine } from "./engine.ts";
 import { VirtualTime } from "./virtual-time.ts";
