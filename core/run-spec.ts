@@ -37,7 +37,7 @@ import { decodeExecutor, defaultInFlight, rateStages, vuProfile } from "./spec/e
 import { dedupe, duration, positiveInt, toProblems } from "./spec/fields.ts";
 import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema } from "./spec/metrics-schema.ts";
 import { scriptSchema } from "./spec/script-schema.ts";
-import { scenarioDefinition, scenarioOf, scenarioSchema, scenarioSteps, withPreset } from "./spec/scenario-schema.ts";
+import { scenarioDefinition, scenarioOf, scenarioSchema, scenarioSteps, withCorrectness, withPreset } from "./spec/scenario-schema.ts";
 import { hasSseStep, runPhases, SSE_METRICS, step, stepSpecs } from "./spec/step-schema.ts";
 import { LOCATION_HINTS, type SpecResult, type StepSpec } from "./spec/types.ts";
 
@@ -70,6 +70,8 @@ const common = z
     preAllocatedVUs: positiveInt.optional(),
     maxVUs: positiveInt.optional(),
     thresholds: thresholdsSchema,
+    /** false: a built-in scenario's correctness thresholds are not applied (spec/scenario-schema.ts). */
+    correctnessThresholds: z.boolean().default(true),
     vars: z.record(z.string(), z.string()).default({}),
     secrets: z.record(z.string(), z.string()).default({}),
     tags: z.record(z.string(), z.string()).default({}),
@@ -107,7 +109,7 @@ export function parseRunSpec(raw: unknown): SpecResult {
 /** One scenario's spec; `setupNames` when the run's setup was decoded by the caller. */
 function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null): SpecResult {
   const problems: Problem[] = [];
-  const input = withPreset(raw, problems);
+  const input = withCorrectness(withPreset(raw, problems));
   const base = common.safeParse(input);
   if (!base.success) problems.push(...toProblems(base.error));
   const definition = scenarioDefinition(input);

@@ -57,6 +57,18 @@ describe("scenario specs", () => {
     expect(spec.thresholds.active_correct).toEqual(["rate>0.999"]);
   });
 
+  it.each([
+    // [the spec's load and thresholds, the correctness thresholds the run carries, why]
+    [{ executor: "constant-arrival-rate", rate: 20, duration: "20s" }, { false_positives: ["count==0"], false_negatives: ["count==0"], active_correct: ["rate>0.999"] }, "a --rate run: no preset, yet false positives fail it"],
+    [{ executor: "constant-arrival-rate", rate: 20, duration: "20s", thresholds: { false_positives: ["count<5"] } }, { false_positives: ["count<5"], false_negatives: ["count==0"], active_correct: ["rate>0.999"] }, "the spec's own threshold on a metric wins"],
+    [{ executor: "constant-arrival-rate", rate: 20, duration: "20s", correctnessThresholds: false }, {}, "what --no-thresholds sets: none"],
+  ])("applies the scenario's correctness thresholds by default: %j", (load, expected, _why) => {
+    const spec = ok({ ...introspect, ...load });
+    const correctness = Object.fromEntries(Object.entries(spec.thresholds).filter(([m]) => ["false_positives", "false_negatives", "active_correct"].includes(m)));
+    expect(correctness).toEqual(expected);
+    expect(spec.thresholds.http_req_duration).toBeUndefined(); // latency stays the preset's business
+  });
+
   it("lets the spec's own thresholds replace the preset's for the same metric", () => {
     const spec = ok({ ...introspect, preset: "rps100", thresholds: { http_req_duration: ["p(95)<50"] } });
     expect(spec.thresholds.http_req_duration).toEqual(["p(95)<50"]);
@@ -116,7 +128,8 @@ describe("summaries of scenario runs", () => {
   const m = summary.metrics as Record<string, any>;
 
   it("shows every declared counter, zero included, and each recorded tagged variant, in k6 shapes", () => {
-    expect(m.false_negatives).toEqual({ type: "counter", count: 0, rate: 0 });
+    // The scenario's correctness thresholds apply by default (core/spec/scenario-schema.ts).
+    expect(m.false_negatives).toEqual({ type: "counter", count: 0, rate: 0, thresholds: { "count==0": false } });
     expect(m.false_positives).toMatchObject({ type: "counter", count: 2, thresholds: { "count==0": true } });
     expect(m["false_positives{type:revoked}"]).toMatchObject({ count: 2, thresholds: { "count==0": true } });
     expect(m.active_correct).toMatchObject({ type: "rate", passes: 98, fails: 2, value: 0.98 });

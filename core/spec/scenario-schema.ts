@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { SCENARIO_BY_NAME, SCENARIO_NAMES, type ScenarioOutline } from "../builtin-scenarios.ts";
-import { expandPreset } from "../presets.ts";
+import { correctnessThresholds, expandPreset } from "../presets.ts";
 import type { Problem } from "../problem.ts";
 import { SEED_NAME } from "../seed-set.ts";
 import { EXECUTOR_FIELDS } from "./executor-schema.ts";
@@ -76,4 +76,22 @@ export function withPreset(input: unknown, problems: Problem[]): unknown {
   const { ratePerS: _rate, thresholds, ...profile } = expanded.value;
   const own = typeof spec.thresholds === "object" && spec.thresholds !== null ? spec.thresholds : {};
   return { ...spec, ...profile, thresholds: { ...thresholds, ...own } };
+}
+
+/**
+ * A built-in scenario's correctness thresholds apply by default in every path — flags,
+ * spec, preset, whatever the load profile: a run whose provider answered wrongly (a false
+ * positive, an accepted revoked token) fails instead of passing because nobody asked.
+ * Thresholds the spec sets on the same metric win; `correctnessThresholds: false` (what
+ * `--no-thresholds` sets) leaves them out.
+ */
+export function withCorrectness(input: unknown): unknown {
+  if (typeof input !== "object" || input === null) return input;
+  const spec = input as Record<string, unknown>;
+  const definition = scenarioDefinition(input);
+  if (!definition || spec.correctnessThresholds === false) return input;
+  const defaults = correctnessThresholds(definition.name, definition.metrics);
+  if (Object.keys(defaults).length === 0) return input;
+  const own = typeof spec.thresholds === "object" && spec.thresholds !== null ? spec.thresholds : {};
+  return { ...spec, thresholds: { ...defaults, ...own } };
 }

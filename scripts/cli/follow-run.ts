@@ -34,6 +34,7 @@ export async function submitAndFollow(client: EdgeloadClient, spec: unknown, opt
 
 /** Submits a run, shows its progress, prints its summary; the exit code k6 would give. */
 export async function followRun(client: EdgeloadClient, spec: unknown, options: FollowOptions = {}): Promise<{ exit: number; summary: Summary }> {
+  await (await import("./strict-probe.ts")).probeStrictValidation(client, spec);
   const run = await client.createRun(spec);
   const regions = [...new Set(run.plan.shards.map((s) => s.region))];
   const n = run.plan.shards.length;

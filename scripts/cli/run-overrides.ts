@@ -109,11 +109,12 @@ export function applyRunFlags(input: Record<string, unknown>, f: RunFlags): Chec
   return problems.length ? { ok: false, problems } : { ok: true, value: spec };
 }
 
-/** k6's --no-thresholds: none of the run's, its scenarios' or its presets'. */
+/** k6's --no-thresholds: none of the run's, its scenarios', its presets' or a built-in scenario's correctness defaults. */
 function withoutThresholds(spec: Record<string, unknown>): Checked<Record<string, unknown>> {
   const one = (s: Record<string, unknown>) => {
     const expanded = expandPreset(s);
-    return expanded.ok ? { ok: true as const, value: withoutKey(expanded.value, "thresholds") } : expanded;
+    // A built-in scenario's correctness thresholds apply unless the spec says otherwise.
+    return expanded.ok ? { ok: true as const, value: { ...withoutKey(expanded.value, "thresholds"), ...(expanded.value.scenario ? { correctnessThresholds: false } : {}) } } : expanded;
   };
   const top = one(spec);
   if (!top.ok || typeof spec.scenarios !== "object" || spec.scenarios === null) return top;
