@@ -19,6 +19,7 @@ import type { RunSpec } from "./spec/types.ts";
 import { Histogram } from "./histogram.ts";
 import { MetricStats, type CounterName, type MetricStatsWire } from "./stats.ts";
 import { customMetricsSummary, saturation, thresholdOutcomes, thresholdView, type CustomMetricSummary, type ThresholdView } from "./summary.ts";
+import type { ThresholdSet } from "./thresholds.ts";
 
 export interface LiveLatency {
   readonly p50: number | null;
@@ -190,11 +191,11 @@ export interface LiveVerdicts {
 }
 
 /** Thresholds and custom metrics as they stand `elapsedS` into the run. */
-export function liveVerdicts(spec: RunSpec, totals: RunTotals, elapsedS: number): LiveVerdicts {
+export function liveVerdicts(spec: RunSpec, totals: RunTotals, elapsedS: number, thresholds?: ThresholdSet): LiveVerdicts {
   const elapsed = Math.max(0.001, elapsedS);
   const kinds = customMetricKinds(spec);
   return {
-    thresholds: thresholdOutcomes(spec, totals, elapsed).outcomes.map(thresholdView),
+    thresholds: thresholdOutcomes(spec, totals, elapsed, thresholds).outcomes.map(thresholdView),
     customMetrics: Object.keys(kinds).length ? customMetricsSummary(totals.select(), kinds, elapsed) : {},
   };
 }

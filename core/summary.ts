@@ -17,7 +17,7 @@ import type { RunTotals } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 import { MetricStats, type TrendName } from "./stats.ts";
 import { VuSchedule, type VuProfile } from "./vu-schedule.ts";
-import { evaluateThresholds, METRIC_KINDS, parseMetricKey, parseThresholds, shouldAbort, type MetricKind, type MetricName, type Threshold, type ThresholdOutcome } from "./thresholds.ts";
+import { evaluateThresholds, METRIC_KINDS, parseMetricKey, parseThresholds, shouldAbort, thresholdSet, type MetricKind, type MetricName, type Threshold, type ThresholdOutcome, type ThresholdSet } from "./thresholds.ts";
 
 /** k6's summary-export trend keys. p(99) is added because every Authrim preset uses it. */
 const TREND_KEYS = [
@@ -114,6 +114,8 @@ export interface SummaryInput {
   readonly abortReason?: string | null;
   /** Outcomes of the run's setup and teardown steps, when it has any. */
   readonly phases?: { readonly setup?: PhaseOutcome; readonly teardown?: PhaseOutcome };
+  /** The run's thresholds as parsed when it was created (parseRunThresholds); parsed from the spec when absent. */
+  readonly thresholds?: ThresholdSet;
 }
 
 /** A threshold as the summary shows it. */
@@ -185,10 +187,18 @@ export function saturation(stats: MetricStats, resolutionMs: number | null = nul
   return { saturated: reasons.length > 0, reasons };
 }
 
-/** Evaluates the spec's thresholds against run totals. */
-export function thresholdOutcomes(spec: RunSpec, totals: RunTotals, elapsedS: number): { thresholds: Threshold[]; outcomes: ThresholdOutcome[] } {
+/**
+ * A run's thresholds parsed once, with the custom metrics its spec declares; a spec whose
+ * thresholds do not parse (refused by the API before any run) has none.
+ */
+export function parseRunThresholds(spec: RunSpec): ThresholdSet {
   const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
-  const thresholds = parsed.ok ? parsed.value : [];
+  return thresholdSet(parsed.ok ? parsed.value : []);
+}
+
+/** Evaluates a run's thresholds (`set`, parsed from the spec when not given) against run totals. */
+export function thresholdOutcomes(spec: RunSpec, totals: RunTotals, elapsedS: number, set: ThresholdSet = parseRunThresholds(spec)): { thresholds: readonly Threshold[]; outcomes: ThresholdOutcome[] } {
+  const { thresholds } = set;
   const outcomes = evaluateThresholds(thresholds, (t) => {
     const stats = selectTagged(spec, totals, t.tags);
     return t.custom ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);
@@ -230,10 +240,9 @@ function builtInValues(stats: MetricStats, metric: MetricName, elapsedS: number)
 }
 
 /** The abortOnFail threshold that fails at `elapsedMs` since T0, if any. */
-export function shouldAbortRun(spec: RunSpec, totals: RunTotals, elapsedMs: number): Threshold | undefined {
-  const wantsAbort = Object.values(spec.thresholds).some((entries) => entries.some((e) => typeof e !== "string" && e.abortOnFail));
-  if (!wantsAbort) return undefined;
-  const { thresholds, outcomes } = thresholdOutcomes(spec, totals, Math.max(0.001, elapsedMs / 1000));
+export function shouldAbortRun(spec: RunSpec, totals: RunTotals, elapsedMs: number, set: ThresholdSet = parseRunThresholds(spec)): Threshold | undefined {
+  if (!set.abortOnFail) return undefined;
+  const { thresholds, outcomes } = thresholdOutcomes(spec, totals, Math.max(0.001, elapsedMs / 1000), set);
   return shouldAbort(thresholds, outcomes, elapsedMs);
 }
 
@@ -242,12 +251,32 @@ export function thresholdView(o: ThresholdOutcome): ThresholdView {
   return { metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail };
 }
 
+/** The summary of a run with the status it is given (a live one, or one ended `error`). */
 export function buildSummary(input: SummaryInput) {
+  const elapsedS = summaryElapsedS(input);
+  return assembleSummary(input, elapsedS, thresholdOutcomes(input.spec, input.totals, elapsedS, input.thresholds).outcomes);
+}
+
+/**
+ * The end-of-run summary and its verdict in one pass: the thresholds are evaluated once,
+ * the status is `forced` (aborted, failed by abortOnFail, error) or theirs — passed when
+ * every one holds — and the summary is built once with it.
+ */
+export function buildFinalSummary(input: Omit<SummaryInput, "status">, forced: RunStatus | null): Summary {
+  const elapsedS = summaryElapsedS(input);
+  const { outcomes } = thresholdOutcomes(input.spec, input.totals, elapsedS, input.thresholds);
+  const status: RunStatus = forced ?? (outcomes.every((o) => o.ok) ? "passed" : "failed");
+  return assembleSummary({ ...input, status }, elapsedS, outcomes);
+}
+
+function summaryElapsedS(input: Pick<SummaryInput, "t0Ms" | "endMs">): number {
+  return Math.max(0.001, (input.endMs - input.t0Ms) / 1000);
+}
+
+function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readonly ThresholdOutcome[]) {
   const { spec, plan, totals } = input;
-  const elapsedS = Math.max(0.001, (input.endMs - input.t0Ms) / 1000);
   const all = totals.select();
   const c = all.counters;
-  const { outcomes } = thresholdOutcomes(spec, totals, elapsedS);
 
   const failedByMetric = (metricKey: string) => {
     const entries = outcomes.filter((o) => o.key === metricKey);

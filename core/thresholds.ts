@@ -58,6 +58,21 @@ export interface Threshold {
   readonly delayAbortEvalMs: number;
 }
 
+/**
+ * A run's thresholds, parsed once — when the run is created or restored — and then only
+ * evaluated: at each tick (abortOnFail), in each live status and once at the end, as k6
+ * parses them when the test is set up.
+ */
+export interface ThresholdSet {
+  readonly thresholds: readonly Threshold[];
+  /** Whether any has abortOnFail: only then are they evaluated while the run goes. */
+  readonly abortOnFail: boolean;
+}
+
+export function thresholdSet(thresholds: readonly Threshold[]): ThresholdSet {
+  return { thresholds, abortOnFail: thresholds.some((t) => t.abortOnFail) };
+}
+
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
 const KEY = /^([a-z_]+)(?:\{([^}]*)\})?$/;
