@@ -67,6 +67,7 @@ export const SCENARIO_OUTLINES = {
     metrics: {
       ...flowMetrics("introspect"),
       active_correct: "rate",
+      claims_correct: "rate",
       false_positives: "counter",
       false_negatives: "counter",
       ...Object.fromEntries(TOKEN_TYPES.map((t) => [TYPE_RATE_METRIC[t], "rate" as const])),

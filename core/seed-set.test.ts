@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSeedSet, tokensOfType } from "./seed-set.ts";
+import { activeAnswerComplete, parseSeedSet, tokensOfType } from "./seed-set.ts";
 
 const jwt = (n: number) => `aaa.bbb${n}.ccc`;
 
@@ -55,5 +55,20 @@ describe("parseSeedSet", () => {
     const unknown = parseSeedSet({ things: [] });
     expect(!unknown.ok && unknown.problems[0]!.detail).toMatch(/expected a seed set/);
     expect(parseSeedSet([]).ok).toBe(false);
+  });
+});
+
+describe("activeAnswerComplete", () => {
+  const base = { active: true, scope: "openid", aud: "https://auth.example", sub: "u1", iss: "https://auth.example", client_id: "cid" };
+  it.each([
+    // [answer, token type, complete?, why]
+    [base, "valid", true, "every claim Authrim's suite checks"],
+    [{ ...base, aud: null }, "valid", false, "an active answer without its audience"],
+    [{ ...base, scope: undefined }, "valid", false, "nor without its scope"],
+    [base, "valid_exchanged", false, "an exchanged token's answer without act and resource"],
+    [{ ...base, act: { sub: "client:svc" }, resource: "https://api.example/users" }, "valid_exchanged", true, "with them"],
+    [{ ...base, act: {}, resource: "https://api.example/users" }, "valid_exchanged", false, "act without its sub"],
+  ] as const)("%j as %s → %s (%s)", (answer, type, complete, _why) => {
+    expect(activeAnswerComplete(answer, type)).toBe(complete);
   });
 });

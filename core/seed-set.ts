@@ -35,6 +35,22 @@ export const TYPE_RATE_METRIC: Readonly<Record<TokenType, string>> = {
   revoked: "revoked_rejected",
 };
 
+/** The claims Authrim's introspect suite checks on every active answer (its claim_integrity). */
+export const ACTIVE_ANSWER_CLAIMS = ["scope", "aud", "sub", "iss", "client_id"] as const;
+
+/**
+ * Whether an active introspection answer carries what it must: every claim of
+ * ACTIVE_ANSWER_CLAIMS, and for a token-exchange token (RFC 8693) the acting party (`act`
+ * with its `sub`) and the `resource` it was exchanged for. A provider that answers
+ * `active: true` but drops these passes `active_correct` and fails this.
+ */
+export function activeAnswerComplete(answer: Readonly<Record<string, unknown>>, type: TokenType): boolean {
+  if (!ACTIVE_ANSWER_CLAIMS.every((claim) => answer[claim] !== undefined && answer[claim] !== null)) return false;
+  if (type !== "valid_exchanged") return true;
+  const act = answer.act as { sub?: unknown } | null | undefined;
+  return typeof act === "object" && act !== null && typeof act.sub === "string" && typeof answer.resource === "string" && answer.resource !== "";
+}
+
 export const SEED_KINDS = ["access-tokens", "users", "refresh-tokens", "sessions", "auth-codes"] as const;
 export type SeedKind = (typeof SEED_KINDS)[number];
 

@@ -3,7 +3,7 @@
  * exchange (AUTHRIM.md). Each iteration uses the token at its run-wide index in a fixed
  * shuffle of the set, so every shard layout sends the same tokens and the set's type mix.
  */
-import { ACTIVE_EXPECTED, TOKEN_TYPES, TYPE_RATE_METRIC, type SeedToken, type TokenType } from "../core/seed-set.ts";
+import { ACTIVE_EXPECTED, activeAnswerComplete, TOKEN_TYPES, TYPE_RATE_METRIC, type SeedToken, type TokenType } from "../core/seed-set.ts";
 import { basicAuth, FORM, jsonBody, type Flow } from "./flow.ts";
 import { required, seedEntries, shuffled, type ScenarioContext, type ScenarioDefinition } from "./scenario.ts";
 import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
@@ -47,7 +47,8 @@ export const introspect: ScenarioDefinition = {
         const token = pick(it.global);
         const start = io.now();
         const r = await io.send(0, { url, method: "POST", headers, body: `token=${encodeURIComponent(token.access_token)}`, expect: OK_200, readBody: true });
-        const active = r.status === 200 ? jsonBody<{ active?: unknown }>(r)?.active : undefined;
+        const answer = r.status === 200 ? jsonBody<Record<string, unknown>>(r) : undefined;
+        const active = answer?.active;
         io.trend("introspect_duration", io.now() - start);
         if (typeof active !== "boolean") {
           // No verdict (error status, timeout, unparsable body): a failure, not a wrong answer.
@@ -62,6 +63,12 @@ export const introspect: ScenarioDefinition = {
         io.rate("active_correct", correct);
         io.rate(`active_correct{type:${token.type}}`, correct);
         io.rate(TYPE_RATE_METRIC[token.type], correct);
+        if (active && correct) {
+          // What Authrim's suite checks of an active answer, besides `active` (core/seed-set.ts).
+          const complete = activeAnswerComplete(answer!, token.type);
+          io.rate("claims_correct", complete);
+          io.rate(`claims_correct{type:${token.type}}`, complete);
+        }
         if (!correct) {
           // A false positive is an invalid token reported active; a false negative the reverse.
           const kind = active ? "false_positives" : "false_negatives";

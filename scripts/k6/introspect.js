@@ -11,7 +11,7 @@ import exec from "k6/execution";
 import { introspectMetrics, introspectTypeSubmetrics } from "./lib/metrics.js";
 import { basicAuth, FORM, jsonOf, send, targetConfig } from "./lib/oauth.js";
 import { scriptOptions } from "./lib/profile.js";
-import { ACTIVE_EXPECTED, seedSet, TOKEN_TYPES, tokensOfTypes } from "./lib/seeds.js";
+import { ACTIVE_EXPECTED, activeAnswerComplete, seedSet, TOKEN_TYPES, tokensOfTypes } from "./lib/seeds.js";
 export { handleSummary } from "./lib/summary.js";
 
 const config = targetConfig("introspect", ["clientId", "clientSecret"]);
@@ -41,6 +41,8 @@ export default function (data) {
   metrics.success.add(correct);
   metrics.activeCorrect.add(correct, tags);
   metrics.byType[token.type].add(correct);
+  // What Authrim's suite checks of an active answer besides `active` (core/seed-set.ts's activeAnswerComplete).
+  if (active && correct) metrics.claimsCorrect.add(activeAnswerComplete(/** @type {Record<string, unknown>} */ (jsonOf(response)), token.type), tags);
   // A false positive is an invalid token reported active; a false negative the reverse.
   if (!correct) (active ? metrics.falsePositives : metrics.falseNegatives).add(1, tags);
 }

@@ -171,8 +171,9 @@ app.post("/introspect", async (c) => {
   const result = await clientTokenRequest(c);
   if (result instanceof Response) return result;
   if (!result.ok) return c.json({ active: false });
-  const { sub, client_id, scope, exp, iat, iss, aud, jti } = result.claims;
-  return c.json({ active: true, token_type: "access_token", sub, client_id, scope, exp, iat, iss, aud, jti });
+  const { sub, client_id, scope, exp, iat, iss, aud, jti, act, resource } = result.claims as typeof result.claims & { act?: unknown; resource?: unknown };
+  // As Authrim does, a token-exchange token's `act` and `resource` come back as they are.
+  return c.json({ active: true, token_type: "access_token", sub, client_id, scope, exp, iat, iss, aud, jti, ...(act ? { act } : {}), ...(resource ? { resource } : {}) });
 });
 
 /** RFC 7009: revocation answers 200 even for tokens it does not know. */

@@ -37,6 +37,8 @@ export function introspectMetrics() {
   return {
     ...flowMetrics("introspect"),
     activeCorrect: new Rate("active_correct"),
+    /** Active answers that carry scope, aud, sub, iss, client_id (and act, resource when exchanged). */
+    claimsCorrect: new Rate("claims_correct"),
     falsePositives,
     falseNegatives,
     byType: /** @type {Record<(typeof TOKEN_TYPES)[number], Rate>} */ (Object.fromEntries(TOKEN_TYPES.map((t) => [t, new Rate(TYPE_RATE_METRIC[t])]))),

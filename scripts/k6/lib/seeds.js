@@ -31,7 +31,7 @@ export { shuffled };
  */
 
 // The token types and what introspection must answer for each: one table for edge and k6.
-export { ACTIVE_EXPECTED, TOKEN_TYPES } from "../../../core/seed-set.ts";
+export { ACTIVE_EXPECTED, activeAnswerComplete, TOKEN_TYPES } from "../../../core/seed-set.ts";
 
 /** Per kind: the list's key in the object form and the field every entry must have. */
 const SHAPES = /** @type {Record<SeedKind, { list: string, field: string }>} */ ({
