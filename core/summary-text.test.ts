@@ -46,7 +46,34 @@ describe("saturation reasons", () => {
     const s = new MetricStats();
     for (let i = 0; i < 100; i++) s.trends.lag.record(3_219_456);
     const [reason] = saturation(s, 1).reasons;
-    expect(reason).toMatch(/^schedule lag p95 3\.2\ds \(slot wait p95 0ms\)/);
+    expect(reason).toMatch(/^schedule lag p95 3\.2\ds with slots free \(slot wait p95 0ms\)/);
     expect(formatMs(13.024, 1)).toBe("13ms");
+  });
+});
+
+describe("saturation names its cause", () => {
+  /** 100 requests of `durationMs` each, sent `lagMs` late after `slotWaitMs` for a slot, timed `delayMs` late. */
+  const run = (o: { durationMs: number; lagMs: number; slotWaitMs: number; delayMs: number; dropped?: number }) => {
+    const s = new MetricStats();
+    for (let i = 0; i < 100; i++) {
+      s.trends.duration.record(o.durationMs * 1000);
+      s.trends.lag.record(o.lagMs * 1000);
+      s.trends.slotWait.record(o.slotWaitMs * 1000);
+      s.trends.clientDelay.record(o.delayMs * 1000);
+    }
+    s.counters.dropped = o.dropped ?? 0;
+    return saturation(s, 1);
+  };
+  it.each([
+    // [what happened, causes, advice it gives, why]
+    [{ durationMs: 900, lagMs: 400, slotWaitMs: 390, delayMs: 1 }, ["target"], /held the slots — the target slowed/, "a slow target held every connection slot: requests queued for one"],
+    [{ durationMs: 900, lagMs: 1, slotWaitMs: 0, delayMs: 1, dropped: 12 }, ["target"], /the target's latency, not edgeload's CPU/, "slow responses filled the in-flight cap"],
+    [{ durationMs: 20, lagMs: 40, slotWaitMs: 1, delayMs: 2 }, ["generator"], /timers fired late — edgeload was short of CPU/, "late with slots free: the generator's timers"],
+    [{ durationMs: 20, lagMs: 1, slotWaitMs: 0, delayMs: 30 }, ["generator"], /the generator's event loop held responses/, "responses waited for the generator's loop"],
+    [{ durationMs: 20, lagMs: 1, slotWaitMs: 0, delayMs: 1 }, [], /^$/, "nothing held the load back"],
+  ] as const)("%j → %j", (o, causes, advice, _why) => {
+    const sat = run(o);
+    expect(sat.causes).toEqual(causes);
+    expect(sat.reasons.join("\n")).toMatch(advice);
   });
 });

@@ -158,7 +158,11 @@ export function renderSummary(summary: Summary): string {
   }
   out.push("");
   if (e.saturated) {
-    out.push("  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:");
+    // Summaries stored before causes were named have none: they read as the generator's.
+    const causes = e.saturationCauses ?? ["generator"];
+    out.push(causes.includes("generator")
+      ? "  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:"
+      : "  ⚠ LOAD HELD BACK BY THE TARGET — its slow responses held edgeload's connection slots:");
     for (const r of e.saturation) out.push(`    - ${r}`);
     if (inconclusive(e)) {
       out.push("  → INCONCLUSIVE: a threshold failed while edgeload itself limited the run, so the failing figures");
@@ -181,7 +185,8 @@ export function renderSummary(summary: Summary): string {
  * when it was saturated the failure is as likely edgeload's own, and the verdict says so.
  */
 function inconclusive(e: Summary["edgeload"]): boolean {
-  return e.status === "failed" && e.saturated;
+  // A target that slowed until it held every slot is the finding, not a doubt about it.
+  return e.status === "failed" && e.saturated && (e.saturationCauses ?? ["generator"]).includes("generator");
 }
 
 /** The run's status as the summary's first line shows it. */
