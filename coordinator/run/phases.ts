@@ -1,0 +1,53 @@
+/**
+ * A run's setup and teardown, run once by its coordinator: the spec's own steps
+ * (scenarios/run-phase.ts) and a k6 script's setup() and teardown() (script-phase.ts).
+ * Setup runs before any shard starts; what it captured (or setup() returned, which may be
+ * a token) goes to the shards, not into the view. Teardown runs once the load is over,
+ * whatever the outcome (as k6's does), unless setup failed.
+ */
+import { SETUP_DATA } from "../../core/spec/script-schema.ts";
+import type { RunSpec } from "../../core/run-spec.ts";
+import { phaseFailure, runPhase } from "../../scenarios/run-phase.ts";
+import type { Env } from "../../workers/env.ts";
+import { runScript, runScriptPhase } from "../script-phase.ts";
+import { phaseView, type PhaseView, type RunRecord } from "./run-record.ts";
+
+/** How one setup went: its view, why it failed (null when it did not), and the data for the shards. */
+export interface SetupOutcome {
+  readonly view: PhaseView;
+  readonly failure: string | null;
+  readonly setupData: Readonly<Record<string, string>>;
+}
+
+/** The spec's setup steps; null when it has none. */
+export async function runSetupSteps(spec: RunSpec): Promise<SetupOutcome | null> {
+  const steps = spec.setup ?? [];
+  if (!steps.length) return null;
+  const setup = await runPhase(spec, steps, fetch.bind(globalThis));
+  return { view: phaseView(setup), failure: setup.ok ? null : phaseFailure("setup", setup, steps), setupData: setup.captured };
+}
+
+/** A k6 script's setup(); null when the run has no script or it has no setup(). */
+export async function runScriptSetup(env: Env, runId: string, spec: RunSpec): Promise<SetupOutcome | null> {
+  const script = runScript(spec);
+  if (!script?.setup) return null;
+  const setup = await runScriptPhase(env, runId, spec, script, "setup", null);
+  return {
+    view: phaseView({ ok: setup.ok, steps: setup.steps, captured: {} }),
+    failure: setup.ok ? null : `setup() failed: ${setup.error}`,
+    setupData: setup.data === null ? {} : { [SETUP_DATA]: setup.data },
+  };
+}
+
+/** The run's teardown, with what setup captured; null when there is none to run (or it ran). */
+export async function runTeardown(env: Env, run: RunRecord): Promise<PhaseView | null> {
+  const steps = run.spec.teardown ?? [];
+  const script = runScript(run.spec);
+  if (run.phases?.teardown || run.phases?.setup?.ok === false) return null;
+  if (script?.teardown) {
+    const result = await runScriptPhase(env, run.runId, run.spec, script, "teardown", run.spec.setupData?.[SETUP_DATA] ?? null);
+    return phaseView({ ok: result.ok, steps: result.steps, captured: {} });
+  }
+  if (steps.length === 0) return null;
+  return phaseView(await runPhase(run.spec, steps, fetch.bind(globalThis)));
+}

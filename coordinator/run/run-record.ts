@@ -1,0 +1,57 @@
+/**
+ * The record a RunCoordinator keeps of its run (in its storage, under "run"), and the
+ * timing of its lifecycle: pending → running → finishing → passed | failed | aborted | error.
+ */
+import type { Plan } from "../../core/plan.ts";
+import type { Mode, RunStatus } from "../../core/protocol.ts";
+import type { RunSpec } from "../../core/run-spec.ts";
+import type { PhaseResult } from "../../scenarios/run-phase.ts";
+import type { Env } from "../../workers/env.ts";
+
+export interface RunRecord {
+  readonly runId: string;
+  /** Full spec (with secrets) until the run ends; redacted afterwards. */
+  readonly spec: RunSpec;
+  readonly plan: Plan;
+  readonly mode: Mode;
+  readonly createdMs: number;
+  readonly t0Ms: number;
+  readonly status: RunStatus;
+  /** Set by an abort or a failing abortOnFail threshold: the status the finish will give. */
+  readonly stopping: "aborted" | "failed" | null;
+  readonly endMs: number | null;
+  readonly abortReason: string | null;
+  /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */
+  readonly tickFailures?: number;
+  readonly lastError?: string | null;
+  /** Outcomes of the run's setup and teardown steps (no captured values: those are secret-bearing). */
+  readonly phases?: { readonly setup?: PhaseView; readonly teardown?: PhaseView };
+}
+
+/** A setup or teardown outcome as kept and shown: without what it captured. */
+export type PhaseView = Omit<PhaseResult, "captured">;
+
+export const phaseView = ({ captured: _captured, ...view }: PhaseResult): PhaseView => view;
+
+/** How long before T0 shards are started, so every one is armed in time. */
+export const START_LEAD_MS = { local: 1_500, deployed: 3_000 } as const;
+export const TICK_MS = 1_000;
+export const CHECKPOINT_EVERY_MS = 5_000;
+/** After its deadline a shard keeps retrying its last flushes this long, then gives up. */
+export const SHARD_FLUSH_GRACE_MS = 60_000;
+/**
+ * A tick that throws (D1 refusing writes, say) is retried with backoff up to 30 s; after
+ * this many failures in a row (RESULT_WRITE_RETRIES overrides it) the run ends as `error`,
+ * its summary kept in the coordinator.
+ */
+const MAX_TICK_FAILURES = 12;
+
+export function tickFailureBudget(env: Pick<Env, "RESULT_WRITE_RETRIES">): number {
+  const n = Number(env.RESULT_WRITE_RETRIES);
+  return Number.isInteger(n) && n > 0 ? n : MAX_TICK_FAILURES;
+}
+
+/** When measurement stopped, for a run ending at `nowMs`: its end if set, never past its schedule. */
+export function endOf(run: RunRecord, nowMs: number): number {
+  return run.endMs ?? Math.min(nowMs, run.t0Ms + run.spec.durationMs);
+}

@@ -1,0 +1,103 @@
+/**
+ * What a run looks like from outside at `now`, computed from the coordinator's state
+ * without touching storage: the status view (GET /v1/runs/:id), the live status the
+ * dashboard gets each tick, and the source of the run's Prometheus metrics.
+ */
+import { liveVerdicts, shardHealthRows, type ShardLatest } from "../../core/live-view.ts";
+import { targetLoadAt } from "../../core/load-profile.ts";
+import { roundToResolution } from "../../core/clock-resolution.ts";
+import { clockView } from "../../core/measured-path.ts";
+import type { RunMetricsSource } from "../../core/metrics-exposition.ts";
+import { FINAL_STATUSES, type OutputStatus, type RunView } from "../../core/protocol.ts";
+import type { RunTotals } from "../../core/run-totals.ts";
+import type { ThresholdSet } from "../../core/thresholds.ts";
+import type { ShardProgress } from "../shard-progress.ts";
+import type { RunRecord } from "./run-record.ts";
+
+/** What the coordinator knows of a run's figures, read-only. */
+export interface RunFigures {
+  readonly totals: RunTotals;
+  readonly shards: ShardProgress;
+  /** Iterations of a window across shards. */
+  iterationsAt(windowS: number): number;
+}
+
+/**
+ * How far the run is at `now`: elapsed time (capped at its duration), the load the
+ * schedule asks for then, and the iterations of the last second every shard has passed.
+ */
+export function progressAt(run: RunRecord, figures: RunFigures, now: number) {
+  const elapsedMs = Math.max(0, Math.min((run.endMs ?? now) - run.t0Ms, run.spec.durationMs));
+  const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
+  const lastComplete = Math.min(...run.plan.shards.map((s) => figures.shards.watermark(s.index))) - 1;
+  return { elapsedMs, target, achievedRatePerS: figures.iterationsAt(lastComplete) };
+}
+
+/** Status, progress and live totals; `outputs` the push outputs' state when the run has any. */
+export function runView(run: RunRecord, figures: RunFigures, now: number, outputs: readonly OutputStatus[] | null): RunView {
+  const { elapsedMs, target, achievedRatePerS } = progressAt(run, figures, now);
+  const all = figures.totals.select();
+  const clock = clockView(run.plan.shards.map((s) => figures.shards.telemetry(s.index)));
+  const p95 = all.trends.duration.count ? roundToResolution(all.trends.duration.quantile(0.95) / 1000, clock.resolutionMs) : null;
+  return {
+    id: run.runId,
+    name: run.spec.name,
+    status: run.status,
+    target: run.spec.target,
+    createdAt: new Date(run.createdMs).toISOString(),
+    startedAt: new Date(run.t0Ms).toISOString(),
+    endedAt: run.endMs ? new Date(run.endMs).toISOString() : null,
+    abortReason: run.abortReason,
+    progress: { elapsedS: elapsedMs / 1000, durationS: run.spec.durationMs / 1000, fraction: run.spec.durationMs ? elapsedMs / run.spec.durationMs : 1 },
+    live: {
+      targetRatePerS: target.ratePerS,
+      ...(target.vus !== null ? { targetVUs: target.vus } : {}),
+      achievedRatePerS,
+      requests: all.counters.completed,
+      failed: all.counters.failed,
+      dropped: all.counters.dropped,
+      p95Ms: p95,
+      clockResolutionMs: clock.resolutionMs,
+      shardsDone: figures.shards.doneCount,
+      shards: run.plan.shards.length,
+    },
+    thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" : null,
+    lastError: run.lastError ?? null,
+    ...(outputs ? { outputs } : {}),
+  };
+}
+
+/** The run as the dashboard shows it each tick: the status view, verdicts so far, shard health. */
+export function liveStatus(
+  run: RunRecord,
+  figures: RunFigures,
+  now: number,
+  outputs: readonly OutputStatus[] | null,
+  thresholds: ThresholdSet,
+  shardHealth: ReadonlyMap<number, ShardLatest>,
+) {
+  const view = runView(run, figures, now, outputs);
+  return {
+    ...view,
+    t0Ms: run.t0Ms,
+    ...liveVerdicts(run.spec, figures.totals, view.progress.elapsedS, thresholds),
+    shardHealth: shardHealthRows(run.plan.shards, shardHealth, figures.shards.doneShards()),
+  };
+}
+
+/** What GET /v1/runs/:id/metrics and the push outputs read (core/metrics-exposition.ts). */
+export function metricsSourceOf(run: RunRecord, figures: RunFigures, now: number): RunMetricsSource {
+  const ended = FINAL_STATUSES.includes(run.status);
+  const { target, achievedRatePerS } = progressAt(run, figures, now);
+  return {
+    runId: run.runId,
+    name: run.spec.name,
+    status: run.status,
+    totals: figures.totals,
+    // An ended run asks for nothing more: its gauges drop to 0 rather than freeze.
+    targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,
+    targetVUs: target.vus === null ? null : ended ? 0 : target.vus,
+    achievedRatePerS: ended ? 0 : achievedRatePerS,
+    peakInFlight: figures.shards.peakInFlight(),
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The coordinator's summaries of its run: a live one over what has arrived, and the final
+ * one, built once with its verdict (core/summary.ts buildFinalSummary) from the thresholds
+ * parsed when the run was created or restored. With the final one go the D1 statements
+ * that store it and each shard's totals.
+ */
+import { buildFinalSummary, buildSummary, groupSummary, type Summary, type SummaryInput } from "../../core/summary.ts";
+import type { RunStatus } from "../../core/protocol.ts";
+import type { RunTotals } from "../../core/run-totals.ts";
+import type { ThresholdSet } from "../../core/thresholds.ts";
+import type { ShardProgress } from "../shard-progress.ts";
+import { updateRunStatus, updateShard } from "../store/results-store.ts";
+import type { RunRecord } from "./run-record.ts";
+
+/** What the summary of a run that stopped measuring at `endMs` is built from. */
+export interface SummarySources {
+  readonly totals: RunTotals;
+  readonly shards: ShardProgress;
+  readonly thresholds: ThresholdSet;
+}
+
+function summaryInput(run: RunRecord, endMs: number, sources: SummarySources): Omit<SummaryInput, "status"> {
+  return {
+    runId: run.runId,
+    spec: run.spec,
+    plan: run.plan,
+    t0Ms: run.t0Ms,
+    // Rates are per second of schedule: never past its end, never zero-length.
+    endMs: Math.max(run.t0Ms + 1, Math.min(endMs, run.t0Ms + run.spec.durationMs)),
+    totals: sources.totals,
+    abortReason: run.abortReason,
+    phases: run.phases ?? {},
+    thresholds: sources.thresholds,
+    shards: run.plan.shards.map((s) => ({
+      index: s.index, region: s.region, segment: s.segment,
+      colo: sources.shards.telemetry(s.index)?.colo ?? "unknown", telemetry: sources.shards.telemetry(s.index),
+    })),
+  };
+}
+
+/** The summary of a run that has not ended, over what arrived by `nowMs`. */
+export function liveSummary(run: RunRecord, nowMs: number, sources: SummarySources): Summary {
+  return buildSummary({ ...summaryInput(run, nowMs, sources), status: run.status });
+}
+
+/**
+ * The final summary of `run` (its spec redacted, its end set): its status is `forced`
+ * (aborted, failed by abortOnFail, error) or its thresholds' verdict.
+ */
+export function endSummary(run: RunRecord, endMs: number, forced: RunStatus | null, sources: SummarySources): Summary {
+  return buildFinalSummary(summaryInput(run, endMs, sources), forced);
+}
+
+/** Statements storing the ended run (its status, summary and verdict) and each shard's totals. */
+export function endedRunStatements(db: D1Database, run: RunRecord, endMs: number, summary: Summary, sources: SummarySources): D1PreparedStatement[] {
+  const elapsedS = Math.max(0.001, (endMs - run.t0Ms) / 1000);
+  return [
+    updateRunStatus(db, run.runId, run.status, { endedAt: endMs, summaryJson: JSON.stringify(summary), thresholdsOk: summary.edgeload.thresholdsPassed, abortReason: run.abortReason }),
+    ...run.plan.shards.map((s) => {
+      const stats = sources.totals.shard(s.index);
+      const t = sources.shards.telemetry(s.index);
+      return updateShard(db, run.runId, {
+        index: s.index, colo: t?.colo ?? "unknown", stats, restarts: t?.restarts ?? 0, invocations: t?.invocations ?? 0,
+        subrequests: t?.subrequests ?? 0, peakInFlight: t?.peakInFlight ?? 0, summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
+      });
+    }),
+  ];
+}
