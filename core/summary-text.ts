@@ -181,12 +181,25 @@ export function renderSummary(summary: Summary): string {
 }
 
 /**
- * A failed verdict means "the target broke a threshold" only when the generator kept up;
- * when it was saturated the failure is as likely edgeload's own, and the verdict says so.
+ * A failed latency verdict means "the target broke a threshold" only when the generator
+ * kept up; when edgeload itself was short of CPU the time it measured is partly its own,
+ * and the verdict says so. Only timing thresholds are in doubt: a false positive or a
+ * failed check is the provider's answer, whatever the generator's load.
  */
 function inconclusive(e: Summary["edgeload"]): boolean {
   // A target that slowed until it held every slot is the finding, not a doubt about it.
-  return e.status === "failed" && e.saturated && (e.saturationCauses ?? ["generator"]).includes("generator");
+  if (e.status !== "failed" || !e.saturated || !(e.saturationCauses ?? ["generator"]).includes("generator")) return false;
+  const failed = e.thresholds.filter((t) => !t.ok);
+  return failed.length > 0 && failed.every((t) => isTimingMetric(t.metric, e));
+}
+
+/** Whether a threshold's metric is a time the generator measured (a trend), not a count or an answer's verdict. */
+function isTimingMetric(metric: string, e: Summary["edgeload"]): boolean {
+  const base = metric.replace(/\{.*$/, "");
+  if (base.startsWith("http_req_")) return base !== "http_req_failed";
+  if (base === "iteration_duration" || base === "schedule_lag") return true;
+  const custom = (e.scenario?.metrics as Record<string, { type?: string }> | undefined)?.[base] ?? (e.customMetrics as Record<string, { type?: string }> | undefined)?.[base];
+  return custom?.type === "trend";
 }
 
 /** The run's status as the summary's first line shows it. */

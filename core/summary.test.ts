@@ -73,19 +73,21 @@ describe("buildSummary", () => {
   });
 
   it.each([
-    // [status, schedule lag of each request in µs, first line's verdict, inconclusive note]
-    ["failed", 500, "· FAILED", false], // the generator kept up: the target broke the threshold
-    ["failed", 50_000, "· FAILED, INCONCLUSIVE (generator saturated)", true], // 50 ms late: edgeload was the limit
-    ["passed", 50_000, "· PASSED", false], // saturated but every threshold held: nothing to doubt
-  ] as const)("calls a %s run with lag %i µs %j", (status, lagUs, verdict, note) => {
+    // [status, each request's ms, failed requests, schedule lag µs, first line's verdict, inconclusive note]
+    ["failed", 60, 0, 500, "· FAILED", false], // p95 60 ms over 50 while the generator kept up: the target's
+    ["failed", 60, 0, 50_000, "· FAILED, INCONCLUSIVE (generator saturated)", true], // 50 ms late: the time is partly edgeload's
+    ["failed", 10, 80, 50_000, "· FAILED", false], // 80% failed answers: the target's, however late edgeload sent them
+    ["passed", 10, 0, 50_000, "· PASSED", false], // saturated but every threshold held: nothing to doubt
+  ] as const)("calls a %s run of %i ms requests, %i failed, lag %i µs: %j", (status, ms, failed, lagUs, verdict, note) => {
     const totals = new RunTotals();
-    const stats = requests(100, 10);
+    const stats = requests(100, ms, failed);
     const late = new MetricStats();
     for (let i = 0; i < 100; i++) late.trends.lag.record(lagUs);
     totals.add(0, "wnam", 0, stats);
     totals.add(0, "wnam", 0, late);
     const text = renderSummary(buildSummary({ runId: "r-sat", status, spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] }));
     expect(text.split("\n")[0]).toContain(verdict);
+    expect(text.split("\n")[0].includes("INCONCLUSIVE")).toBe(note);
     expect(text.includes("INCONCLUSIVE: a threshold failed while edgeload itself limited the run")).toBe(note);
   });
 
