@@ -22,7 +22,7 @@ import { startLocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
 import { crosscheck } from "../../core/crosscheck.ts";
 import { edgeloadRun, fetchFloor, runK6, type GeneratorResult } from "./generator-clients.ts";
-import { findK6 } from "./k6-binary.ts";
+import { findK6 } from "../cli/k6-binary.ts";
 import { markdownTable } from "./markdown-table.ts";
 import { plainTable } from "./plain-table.ts";
 

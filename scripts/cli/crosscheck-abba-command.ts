@@ -20,7 +20,7 @@ import { k6Invocation, runK6, type ReplayInputs, type StoredSpec } from "./cross
 
 export async function crosscheckAbba(client: EdgeloadClient, specPath: string, inputs: ReplayInputs, format: "table" | "json"): Promise<number> {
   const spec = await readJsonFile(specPath, "run spec");
-  const { findK6 } = await import("../bench/k6-binary.ts");
+  const { findK6 } = await import("./k6-binary.ts");
   const k6 = findK6();
   const dir = await mkdtemp(join(tmpdir(), "edgeload-abba-"));
 

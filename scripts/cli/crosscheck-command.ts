@@ -215,7 +215,7 @@ async function runK6AfterRun(client: EdgeloadClient, runId: string, values: Reco
     adminSecret: v["admin-secret"] ?? local?.targetAdminSecret,
     redirectUri: v["redirect-uri"] ?? local?.targetClient.redirectUri,
   });
-  const { findK6 } = await import("../bench/k6-binary.ts");
+  const { findK6 } = await import("./k6-binary.ts");
   const out = v["k6-out"] ?? join(await mkdtemp(join(tmpdir(), "edgeload-k6-")), "summary.json");
   console.log(`running k6 (${invocation.script}) against ${spec.target}…`);
   await runK6(findK6(), invocation, out);

@@ -1,11 +1,12 @@
 /**
  * Finds the k6 binary: on PATH first, else the project-local build in .cache/k6, else
  * builds the pinned version from the Go module proxy into that cache (about two minutes).
+ * The CLI (crosscheck) needs it; the benches and the e2e tests import it from here.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../cli/local-stack.ts";
+import { PROJECT_ROOT } from "./local-stack.ts";
 
 export const K6_VERSION = "v1.8.1";
 const CACHE_BIN = join(PROJECT_ROOT, ".cache", "k6", "bin");
