@@ -30,7 +30,7 @@ import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
 import { checkScripts, scriptsApi } from "./scripts-api.ts";
 import { dashboardApi, dashboardPages } from "./dashboard-api.ts";
 import { newRunId, RUN_ID } from "./run-id.ts";
-import { ensureSchema } from "./schema.ts";
+import { ensureSchema } from "./store/schema.ts";
 import { exitCodeOf, FINAL_STATUSES, type RunView } from "../core/protocol.ts";
 
 type App = { Bindings: RoutesEnv };
@@ -47,7 +47,7 @@ api.notFound((c) => notFound(`route ${c.req.method} ${new URL(c.req.url).pathnam
 api.get("/healthz", (c) => c.json({ ok: true, mode: modeOf(c.env.EDGELOAD_MODE) }));
 
 // A fresh deployment has an empty D1: every route that may read or write it first brings
-// the schema up to date (once per isolate; coordinator/schema.ts).
+// the schema up to date (once per isolate; coordinator/store/schema.ts).
 api.use("*", async (c, next) => {
   await ensureSchema(c.env.DB);
   await next();

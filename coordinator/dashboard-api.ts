@@ -20,6 +20,7 @@ import { sessionScope, startSession, verifyGrant, viewLink } from "./dashboard-a
 import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, notFound } from "./problems.ts";
 import { RUN_ID } from "./run-id.ts";
+import { coordinatorFor } from "./run/coordinator-stub.ts";
 
 type App = { Bindings: RoutesEnv; Variables: { scope: Scope } };
 
@@ -83,7 +84,7 @@ dashboardApi.post("/dashboard-links", async (c) => {
 dashboardApi.get("/runs/:id/live", async (c) => {
   const id = c.req.param("id");
   if (!RUN_ID.test(id)) throw notFound(`run ${id}`);
-  const response = await c.env.RUN_COORDINATOR.get(c.env.RUN_COORDINATOR.idFromName(id)).fetch("https://coordinator/live");
+  const response = await coordinatorFor(c.env, id).fetch("https://coordinator/live");
   if (response.status === 404) throw notFound(`run ${id}`);
   return response;
 });

@@ -2,7 +2,7 @@
  * The results database's writes and the run listings the API reads (D1 `runs`, `shards`,
  * `windows`, `histograms`, `series`). Every D1 statement of the coordinator lives under
  * coordinator/store/: the reads shared with the CLI in results-queries.ts, baselines and
- * k6 imports in their own files, the schema in schema.ts. The schema is documented in
+ * k6 imports in their own files, the schema and its migrations in schema.ts. The schema is documented in
  * migrations/SCHEMA.md.
  *
  * Write bound: for each second of a run the coordinator writes at most

@@ -11,7 +11,7 @@
  * Without it: the same checks, then `wrangler deploy` itself — exactly what `npm run deploy`
  * and a plain `npx wrangler deploy` do, nothing more to remember: wrangler creates the D1
  * database and the R2 bucket on the first deploy (the config holds no ids), and the
- * coordinator applies its D1 migrations on first use (coordinator/schema.ts). Then the next
+ * coordinator applies its D1 migrations on first use (coordinator/store/schema.ts). Then the next
  * steps: the secrets (API token, allowed targets) and a first run.
  */
 import { execFile, spawn } from "node:child_process";

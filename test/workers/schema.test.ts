@@ -1,5 +1,5 @@
 /**
- * The results database brings itself up to date (coordinator/schema.ts) and stays
+ * The results database brings itself up to date (coordinator/store/schema.ts) and stays
  * interchangeable with wrangler's migrations: applied by either, in either order, or by
  * both at once, it ends in the same schema with each migration recorded once. (The
  * vitest plugin's applyD1Migrations keeps the same `d1_migrations` table as
@@ -8,7 +8,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { applyMigrations, MIGRATIONS } from "../../coordinator/schema.ts";
+import { applyMigrations, MIGRATIONS } from "../../coordinator/store/schema.ts";
 import { api, createRun, waitForStatus } from "./helpers.ts";
 
 /** Tables, views and indexes with their SQL, comments and spacing aside. */

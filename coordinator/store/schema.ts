@@ -13,13 +13,13 @@
  * whole; it then finds the migration recorded and goes on. A failure that leaves the
  * migration unrecorded is a real one and is reported with the migration's name.
  */
-import results from "./migrations/0001_results.sql";
-import customMetrics from "./migrations/0002_custom_metrics.sql";
-import shardHistograms from "./migrations/0003_shard_histograms.sql";
-import baselines from "./migrations/0004_baselines.sql";
-import k6Imports from "./migrations/0005_k6_imports.sql";
-import series from "./migrations/0006_series.sql";
-import settings from "./migrations/0007_settings.sql";
+import results from "../migrations/0001_results.sql";
+import customMetrics from "../migrations/0002_custom_metrics.sql";
+import shardHistograms from "../migrations/0003_shard_histograms.sql";
+import baselines from "../migrations/0004_baselines.sql";
+import k6Imports from "../migrations/0005_k6_imports.sql";
+import series from "../migrations/0006_series.sql";
+import settings from "../migrations/0007_settings.sql";
 import { splitSql } from "./sql-split.ts";
 
 export interface Migration {

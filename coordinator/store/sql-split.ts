@@ -1,5 +1,5 @@
 /**
- * Splits a D1 migration file into statements, for coordinator/schema.ts, which runs each
+ * Splits a D1 migration file into statements, for coordinator/store/schema.ts, which runs each
  * migration as one D1 batch. Pure, so it is tested in Node beside wrangler's own splitter.
  */
 /**

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { unstable_splitSqlQuery } from "wrangler";
 import { splitSql } from "./sql-split.ts";
 
-const dir = join(import.meta.dirname, "migrations");
+const dir = join(import.meta.dirname, "..", "migrations");
 const normalise = (statements: string[]) => statements.map((s) => s.replace(/--[^\n]*/g, "").replace(/;\s*$/, "").replace(/\s+/g, " ").trim()).filter(Boolean);
 
 describe("splitSql", () => {
