@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { targetLoadAt } from "./load-profile.ts";
-import { validSpec } from "./run-spec-fixtures.ts";
+import { validSpec } from "../test/support/run-spec-fixtures.ts";
 
 const open = (extra: Record<string, unknown>) => validSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], ...extra });
 

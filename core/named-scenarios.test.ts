@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { scenarioOfStep } from "./named-scenarios.ts";
 import { DEFAULT_LIMITS, planRun, STREAMS_PER_SHARD } from "./plan.ts";
-import { specProblems, validSpec } from "./run-spec-fixtures.ts";
+import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
 import { shardAssignments } from "./shard-assignment.ts";
 import { targetLoadAt } from "./load-profile.ts";
 import { RunTotals } from "./run-totals.ts";

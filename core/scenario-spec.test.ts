@@ -7,7 +7,7 @@ import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { planRun } from "./plan.ts";
 import { expandPreset, presetNames } from "./presets.ts";
 import { parseRunSpec, redactSpec, REDACTED } from "./run-spec.ts";
-import { specProblems, validSpec } from "./run-spec-fixtures.ts";
+import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
 import { RunTotals } from "./run-totals.ts";
 import { MetricStats } from "./stats.ts";
 import { buildSummary } from "./summary.ts";

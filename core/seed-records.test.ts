@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { recordPicker, seedRecords, unknownDataField, type DataSpec } from "./seed-records.ts";
 import { seededRandom } from "./statistics.ts";
-import { specProblems, validSpec } from "./run-spec-fixtures.ts";
+import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
 import { zipfProbability } from "./zipf.ts";
 
 const spec = (select: DataSpec["select"], exponent = 1): DataSpec => ({ seed: "s", select, exponent });

@@ -4,7 +4,7 @@
  * that goes with them.
  */
 import { describe, expect, it } from "vitest";
-import { specProblems, validSpec } from "../core/run-spec-fixtures.ts";
+import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
 import { CustomMetrics } from "../core/stats.ts";
 import { compileTemplate, templateErrors } from "../core/template.ts";
 import { compileCapture, jsonPathGet, parseJsonPath } from "../core/capture.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validSpec } from "../core/run-spec-fixtures.ts";
+import { validSpec } from "../test/support/run-spec-fixtures.ts";
 import { phaseFailure, runPhase } from "./run-phase.ts";
 
 const spec = validSpec({

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AnalyticsClient, AnalyticsError, classify, fetchRunAnalytics, retryAfterMs, type AnalyticsClientOptions, type AnalyticsRequest } from "./client.ts";
 import { ZONE_REQUESTS } from "./queries.ts";
-import { datasetOf, fixture, replay, SCENARIO, startServer, type Handler, type TestServer } from "./test-support.ts";
+import { datasetOf, fixture, replay, SCENARIO, startServer, type Handler, type TestServer } from "../../test/support/cloudflare-analytics.ts";
 
 const REQUEST: AnalyticsRequest = {
   accountTag: SCENARIO.account, zoneTag: SCENARIO.zone, scripts: ["authrim", "authrim-sessions"], host: "auth.example.com",

@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { CloudflareAnalytics } from "./client.ts";
 import { toD1Group, toDurableObjectGroup, toWorkerGroup, toZoneGroup, toZoneLatency, type GraphQLRow, type ZoneGroup } from "./queries.ts";
 import { reconcile, renderReconciliation, runTrafficFrom, type FindingKind, type Reconciliation, type RunTraffic } from "./reconcile.ts";
-import { fixtureRows, SCENARIO, scenarioSeconds, scenarioSummary } from "./test-support.ts";
+import { fixtureRows, SCENARIO, scenarioSeconds, scenarioSummary } from "../../test/support/cloudflare-analytics.ts";
 import { cloudflareBlocks } from "../../reports/cloudflare-section.ts";
 import { toMarkdown } from "../../reports/document.ts";
 
 const AFTER_RUN = Date.parse("2026-11-20T13:00:00Z");
 
-/** The fixtures' scenario as client.ts returns it (see test-support.ts for the story). */
+/** The fixtures' scenario as client.ts returns it (see test/support/cloudflare-analytics.ts for the story). */
 function scenarioAnalytics(): CloudflareAnalytics {
   const rows = (name: string) => fixtureRows<GraphQLRow>(name);
   return {

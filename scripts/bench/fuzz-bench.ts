@@ -1,5 +1,5 @@
 /**
- * 6. fuzz: every parser at the edge (core/bad-input-surfaces.ts) against 10,000 generated
+ * 6. fuzz: every parser at the edge (test/support/bad-input-surfaces.ts) against 10,000 generated
  *    bad inputs each: none may throw, every problem must name a field.
  *
  * Why: these parsers take what users and the API send (specs, thresholds, templates, seed
@@ -10,7 +10,7 @@
 import { plainTable } from "./plain-table.ts";
 
 export async function fuzzBench(): Promise<void> {
-  const { BAD_INPUT_SURFACES, fuzzSurface } = await import("../../core/bad-input-surfaces.ts");
+  const { BAD_INPUT_SURFACES, fuzzSurface } = await import("../../test/support/bad-input-surfaces.ts");
   const cases = 10_000;
   console.log(`\n## Fuzz: ${cases.toLocaleString("en-US")} generated bad inputs per surface\n`);
   const rows = [["surface", "cases", "failures", "ms"]];

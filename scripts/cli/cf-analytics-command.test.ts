@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { datasetOf, replay, SCENARIO, scenarioSeconds, scenarioSummary, startServer, type Handler, type TestServer } from "../../cloudflare/analytics/test-support.ts";
+import { datasetOf, replay, SCENARIO, scenarioSeconds, scenarioSummary, startServer, type Handler, type TestServer } from "../../test/support/cloudflare-analytics.ts";
 import { cfAnalyticsCommand, parseFlags } from "./cf-analytics-command.ts";
 
 /** The edgeload API for run-abc and the Cloudflare GraphQL API, on one local server. */

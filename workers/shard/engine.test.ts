@@ -11,7 +11,7 @@ import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
-import { VirtualTime } from "./virtual-time.ts";
+import { VirtualTime } from "../../test/support/virtual-time.ts";
 import { RECORDED_RESPONSE_HEADERS } from "../../test/fixtures/cloudflare/cloudflare-response-headers.ts";
 
 /** An engine running the spec's own steps, as LoadShard builds it. */

@@ -22,7 +22,7 @@ import { MetricStats } from "../../core/stats.ts";
 import { windowStatements, type WindowCell } from "../../coordinator/store/results-store.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import { ShardEngine } from "./engine.ts";
-import { VirtualTime } from "./virtual-time.ts";
+import { VirtualTime } from "../../test/support/virtual-time.ts";
 
 const REGIONS = ["wnam", "enam", "weur", "eeur", "apac", "oc"];
 

@@ -1,7 +1,8 @@
 /**
  * Test support for the Cloudflare Analytics client and `edgeload cf-analytics`: a local
  * HTTP server (127.0.0.1, port 0) that records what it receives and answers from
- * fixtures/*.json, and the run side of the scenario those fixtures describe.
+ * test/fixtures/cloudflare/analytics/*.json (shapes in cloudflare/analytics/SHAPES.md), and
+ * the run side of the scenario those fixtures describe.
  *
  * The scenario: run `run-abc` against https://auth.example.com, t0 2026-11-20T12:00:30Z,
  * 240 s at 10 requests/s. The client got 60 × 429 in 12:02 (a Cloudflare rate-limiting rule:
@@ -14,7 +15,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { QueryRow } from "../../core/query.ts";
 import type { Summary } from "../../core/summary.ts";
-import type { DatasetId } from "./queries.ts";
+import type { DatasetId } from "../../cloudflare/analytics/queries.ts";
 
 export interface Fixture {
   readonly source: string;
@@ -24,7 +25,7 @@ export interface Fixture {
 }
 
 export function fixture(name: string): Fixture {
-  return JSON.parse(readFileSync(new URL(`./fixtures/${name}.json`, import.meta.url), "utf8")) as Fixture;
+  return JSON.parse(readFileSync(new URL(`../fixtures/cloudflare/analytics/${name}.json`, import.meta.url), "utf8")) as Fixture;
 }
 
 /** The rows of a fixture's answer. */

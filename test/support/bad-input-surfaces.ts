@@ -8,13 +8,13 @@
  * document (one field replaced by junk), and strings of the surface's own alphabet.
  */
 import fc from "fast-check";
-import { parsePrometheusText, parseSeriesSelector } from "./prometheus.ts";
-import { parseQuery } from "./query.ts";
-import { readOnlySqlProblem } from "./read-only-sql.ts";
-import { parseRunSpec } from "./run-spec.ts";
-import { parseSeedSet } from "./seed-set.ts";
-import { templateErrors } from "./template.ts";
-import { parseThresholds } from "./thresholds.ts";
+import { parsePrometheusText, parseSeriesSelector } from "../../core/prometheus.ts";
+import { parseQuery } from "../../core/query.ts";
+import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
+import { parseRunSpec } from "../../core/run-spec.ts";
+import { parseSeedSet } from "../../core/seed-set.ts";
+import { templateErrors } from "../../core/template.ts";
+import { parseThresholds } from "../../core/thresholds.ts";
 
 export interface BadInputSurface<T = unknown> {
   readonly name: string;
