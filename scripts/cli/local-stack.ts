@@ -156,7 +156,8 @@ type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
 
 /**
  * Makes the local target ready for seeding, as an operator would a real Authrim: a signing
- * key (created once, kept in persisted state) and a fresh load-test client.
+ * key (created once, kept in persisted state), a fresh load-test client, and strict
+ * introspection validation on.
  */
 async function provisionTarget(target: StartedWorker, adminSecret: string): Promise<TargetClient> {
   const base = (await target.url).origin;
@@ -175,6 +176,11 @@ async function provisionTarget(target: StartedWorker, adminSecret: string): Prom
   });
   if (response.status !== 201) throw new Error(`could not register the load-test client on the target: ${response.status} ${await response.text()}`);
   const client = (await response.json()) as { client_id: string; client_secret: string };
+  // Like Authrim, the target checks audience and client on /introspect only once strict
+  // validation is on (docs/authrim.md): an operator turns it on before load-testing.
+  const strict = await admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation: true }) });
+  if (strict.status !== 200) throw new Error(`could not turn strict introspection validation on: ${strict.status} ${await strict.text()}`);
+  await strict.text();
   return { clientId: client.client_id, clientSecret: client.client_secret, redirectUri: LOAD_TEST_REDIRECT_URI };
 }
 

@@ -54,6 +54,8 @@ beforeAll(async () => {
     method: "POST",
     body: JSON.stringify({ client_name: "load test", redirect_uris: ["https://app.test/cb"], grant_types: ["authorization_code", "refresh_token"], scope: "openid profile email", skip_consent: true }),
   })).json()) as typeof client;
+  // As on Authrim, /introspect checks audience and client only with strict validation on.
+  expect((await admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation: true }) })).status).toBe(200);
   const created = await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: "otp-bench-00001@test.authrim.internal", name: "Bench", email_verified: true }) });
   expect(created.status).toBe(201);
   user = ((await created.json()) as { user: typeof user }).user; // Authrim's shape: {user: {id, …}}
@@ -324,5 +326,34 @@ describe("/authorize, sessions and the mail-OTP login", () => {
     const response = await codeGrant(code, "a-different-verifier-that-is-also-long-enough-0000000");
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error_description: string }).error_description).toContain("PKCE");
+  });
+});
+
+describe("introspection settings, as on Authrim", () => {
+  const setStrict = (strictValidation: boolean) => admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation }) });
+  const setCache = (enabled: boolean) => admin("/api/admin/settings/introspection-cache", { method: "PUT", body: JSON.stringify({ enabled }) });
+  const active = async (t: string) => ((await (await introspect(t)).json()) as { active: boolean }).active;
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 1100)); // an isolate rereads settings once a second
+
+  it("accepts a wrong-audience token while strict validation is off, and caches that positive answer", async () => {
+    await setStrict(false);
+    await settle();
+    const wrong = await token({ aud: "https://other-service.test" });
+    expect(await active(wrong)).toBe(true); // Authrim's default: no audience or client check
+    await setStrict(true);
+    await settle();
+    // The cached positive answer outlives the switch (60 s on Authrim); a fresh token does not pass.
+    expect(await active(wrong)).toBe(true);
+    expect(await active(await token({ aud: "https://other-service.test" }))).toBe(false);
+    await setCache(false);
+    await settle();
+    expect(await active(wrong)).toBe(false);
+    await setCache(true);
+  });
+
+  it("refuses a setting that is not a boolean, naming it", async () => {
+    const bad = await admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation: "yes" }) });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: "invalid_value" });
   });
 });

@@ -19,6 +19,11 @@ export interface TokenContext {
   readonly isRevoked: (jti: string) => Promise<boolean>;
   /** Epoch seconds; injected so tests can move time. */
   readonly nowS: number;
+  /**
+   * Whether audience and client are checked (default true). Authrim's /introspect checks
+   * them only with strict validation on (introspection-settings.ts); userinfo always does.
+   */
+  readonly checkAudienceAndClient?: boolean;
 }
 
 export async function checkAccessToken(token: string, ctx: TokenContext): Promise<TokenCheck> {
@@ -35,10 +40,11 @@ export async function checkAccessToken(token: string, ctx: TokenContext): Promis
     return { ok: false, reason: "malformed" };
   }
   if (payload.iss !== ctx.issuer) return { ok: false, reason: "wrong_issuer" };
+  const strict = ctx.checkAudienceAndClient ?? true;
   const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-  if (!audiences.includes(ctx.issuer)) return { ok: false, reason: "wrong_audience" };
+  if (strict && !audiences.includes(ctx.issuer)) return { ok: false, reason: "wrong_audience" };
   const clientId = payload.client_id;
-  if (typeof clientId !== "string" || !(await ctx.clientExists(clientId))) return { ok: false, reason: "wrong_client" };
+  if (typeof clientId !== "string" || (strict && !(await ctx.clientExists(clientId)))) return { ok: false, reason: "wrong_client" };
   if (typeof payload.sub !== "string" || typeof payload.jti !== "string") return { ok: false, reason: "malformed" };
   if (await ctx.isRevoked(payload.jti)) return { ok: false, reason: "revoked" };
   return { ok: true, claims: payload as TokenCheck & { ok: true } extends { claims: infer C } ? C : never };

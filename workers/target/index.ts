@@ -14,8 +14,9 @@
  * Prometheus text format (metrics.ts).
  */
 import { Hono, type Context } from "hono";
-import type { JWK } from "jose";
+import { decodeJwt, type JWK } from "jose";
 import { checkAccessToken, issuerOf, type TokenCheck } from "./access-token.ts";
+import { cacheAnswer, cachedAnswer, DEFAULT_SETTINGS, introspectionSettings, storeSetting } from "./introspection-settings.ts";
 import { authenticateClient, clientExists, createClient, createUser, findClient, findUserByEmail, findUserById, searchUsers } from "./directory.ts";
 import { knobs } from "./knobs.ts";
 import { authStateShard, type AuthKind, type AuthState } from "./auth-state.ts";
@@ -84,8 +85,9 @@ async function jwks(env: TargetEnv, fresh = false): Promise<{ keys: JWK[] }> {
   return jwksCache.jwks;
 }
 
-async function validate(c: Context<App>, token: string): Promise<TokenCheck> {
+async function validate(c: Context<App>, token: string, checkAudienceAndClient = true): Promise<TokenCheck> {
   const context = async (fresh: boolean) => ({
+    checkAudienceAndClient,
     issuer: issuerOf(new URL(c.req.url)),
     jwks: await jwks(c.env, fresh),
     clientExists: (id: string) => clientExists(c.env.TARGET_DB, id),
@@ -156,30 +158,80 @@ app.on(["GET", "POST"], "/userinfo", async (c) => {
   });
 });
 
-/** The common start of /introspect and /revoke: client authentication, then the token form field, checked. */
-async function clientTokenRequest(c: Context<App>): Promise<TokenCheck | Response> {
+/** The common start of /introspect and /revoke: client authentication, then the token form field. */
+async function clientToken(c: Context<App>): Promise<string | Response> {
   const caller = await authenticate(c);
   if (caller instanceof Response) return caller;
   const form = await c.req.parseBody();
   const token = typeof form.token === "string" ? form.token : "";
-  if (!token) return oauthError(400, "invalid_request", "the token parameter is required");
-  return validate(c, token);
+  return token || oauthError(400, "invalid_request", "the token parameter is required");
 }
 
-/** RFC 7662: `active` is true exactly for valid tokens; nothing else is disclosed otherwise. */
+/** A JWT's jti without verifying it: what Authrim's positive-answer cache is keyed by. */
+function unverifiedJti(token: string): string | null {
+  try {
+    const jti = (decodeJwt(token) as { jti?: unknown }).jti;
+    return typeof jti === "string" ? jti : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * RFC 7662: `active` is true exactly for valid tokens; nothing else is disclosed otherwise.
+ * Audience and client are checked only under strict validation, and positive answers are
+ * cached by jti ahead of every check but expiry and revocation, as on Authrim
+ * (introspection-settings.ts).
+ */
 app.post("/introspect", async (c) => {
-  const result = await clientTokenRequest(c);
-  if (result instanceof Response) return result;
+  const token = await clientToken(c);
+  if (token instanceof Response) return token;
+  const nowMs = Date.now();
+  const settings = await introspectionSettings(c.env.TARGET_DB, nowMs);
+  const jti = settings.cache.enabled ? unverifiedJti(token) : null;
+  const cached = jti ? cachedAnswer(jti, nowMs) : null;
+  if (cached && Number(cached.exp) * 1000 > nowMs && !(await revocationsFor(c.env, jti!).isRevoked(jti!))) return c.json(cached);
+  const result = await validate(c, token, settings.strictValidation);
   if (!result.ok) return c.json({ active: false });
-  const { sub, client_id, scope, exp, iat, iss, aud, jti, act, resource } = result.claims as typeof result.claims & { act?: unknown; resource?: unknown };
+  const { sub, client_id, scope, exp, iat, iss, aud, act, resource } = result.claims as typeof result.claims & { act?: unknown; resource?: unknown };
   // As Authrim does, a token-exchange token's `act` and `resource` come back as they are.
-  return c.json({ active: true, token_type: "access_token", sub, client_id, scope, exp, iat, iss, aud, jti, ...(act ? { act } : {}), ...(resource ? { resource } : {}) });
+  const answer = { active: true, token_type: "access_token", sub, client_id, scope, exp, iat, iss, aud, jti: result.claims.jti, ...(act ? { act } : {}), ...(resource ? { resource } : {}) };
+  if (settings.cache.enabled) cacheAnswer(result.claims.jti, answer, nowMs, settings.cache.ttlSeconds);
+  return c.json(answer);
+});
+
+/** Authrim's settings routes for introspection: PUT a partial setting, GET what is in force. */
+app.get("/api/admin/settings/introspection-validation", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const s = await introspectionSettings(c.env.TARGET_DB, Date.now());
+  return c.json({ settings: { strictValidation: { value: s.strictValidation, default: DEFAULT_SETTINGS.strictValidation } } });
+});
+
+app.put("/api/admin/settings/introspection-validation", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as { strictValidation?: unknown } | null;
+  if (!body || typeof body.strictValidation !== "boolean") return c.json({ error: "invalid_value", error_description: "strictValidation must be a boolean" }, 400);
+  await storeSetting(c.env.TARGET_DB, "introspection_validation", { strictValidation: body.strictValidation });
+  return c.json({ success: true, settings: { strictValidation: body.strictValidation, expectedAudience: null } });
+});
+
+app.put("/api/admin/settings/introspection-cache", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as { enabled?: unknown; ttlSeconds?: unknown } | null;
+  const ttl = body?.ttlSeconds ?? DEFAULT_SETTINGS.cache.ttlSeconds;
+  if (!body || typeof body.enabled !== "boolean" || typeof ttl !== "number" || !(ttl > 0)) return c.json({ error: "invalid_value", error_description: "enabled must be a boolean, ttlSeconds a positive number" }, 400);
+  await storeSetting(c.env.TARGET_DB, "introspection_cache", { enabled: body.enabled, ttlSeconds: ttl });
+  return c.json({ success: true, settings: { enabled: body.enabled, ttlSeconds: ttl } });
 });
 
 /** RFC 7009: revocation answers 200 even for tokens it does not know. */
 app.post("/revoke", async (c) => {
-  const result = await clientTokenRequest(c);
-  if (result instanceof Response) return result;
+  const token = await clientToken(c);
+  if (token instanceof Response) return token;
+  const result = await validate(c, token);
   if (result.ok) await revocationsFor(c.env, result.claims.jti).revoke(result.claims.jti, result.claims.exp ?? Math.floor(Date.now() / 1000) + 86_400);
   return c.body(null, 200);
 });
