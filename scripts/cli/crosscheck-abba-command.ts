@@ -16,7 +16,7 @@ import { edgeFigures } from "../../core/crosscheck.ts";
 import { parseK6Summary } from "../../core/k6-summary.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { CliError, EXIT, readJsonFile } from "./connection.ts";
-import { k6Invocation, runK6, type ReplayInputs, type StoredSpec } from "./crosscheck-command.ts";
+import { k6Invocation, runK6, type ReplayInputs, type StoredSpec } from "./k6-replay.ts";
 
 export async function crosscheckAbba(client: EdgeloadClient, specPath: string, inputs: ReplayInputs, format: "table" | "json"): Promise<number> {
   const spec = await readJsonFile(specPath, "run spec");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CliError } from "./connection.ts";
-import { k6Invocation, type StoredSpec } from "./crosscheck-command.ts";
+import { k6Invocation, type StoredSpec } from "./k6-replay.ts";
 
 /** A stored spec as D1 keeps it (core/run-spec.ts RunSpec, secrets redacted). */
 function spec(over: Partial<StoredSpec> = {}): StoredSpec {
