@@ -175,7 +175,7 @@ async function provisionTarget(target: StartedWorker, adminSecret: string): Prom
     }),
   });
   if (response.status !== 201) throw new Error(`could not register the load-test client on the target: ${response.status} ${await response.text()}`);
-  const client = (await response.json()) as { client_id: string; client_secret: string };
+  const { client } = (await response.json()) as { client: { client_id: string; client_secret: string } }; // Authrim's shape
   // Like Authrim, the target checks audience and client on /introspect only once strict
   // validation is on (docs/authrim.md): an operator turns it on before load-testing.
   const strict = await admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation: true }) });

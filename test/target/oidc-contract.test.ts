@@ -50,10 +50,10 @@ beforeAll(async () => {
   const key = (await (await admin("/api/admin/test/signing-key")).json()) as { kid: string; privatePEM: string };
   expect(key.kid).toBe(kid);
   signingKey = await importPKCS8(key.privatePEM, "RS256");
-  client = (await (await admin("/api/admin/clients", {
+  client = ((await (await admin("/api/admin/clients", {
     method: "POST",
     body: JSON.stringify({ client_name: "load test", redirect_uris: ["https://app.test/cb"], grant_types: ["authorization_code", "refresh_token"], scope: "openid profile email", skip_consent: true }),
-  })).json()) as typeof client;
+  })).json()) as { client: typeof client }).client; // Authrim's shape: {client: {client_id, client_secret, …}}
   // As on Authrim, /introspect checks audience and client only with strict validation on.
   expect((await admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation: true }) })).status).toBe(200);
   const created = await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: "otp-bench-00001@test.authrim.internal", name: "Bench", email_verified: true }) });
@@ -169,10 +169,10 @@ describe("/token", () => {
   let exchanger: { client_id: string; client_secret: string };
 
   beforeAll(async () => {
-    exchanger = (await (await admin("/api/admin/clients", {
+    exchanger = ((await (await admin("/api/admin/clients", {
       method: "POST",
-      body: JSON.stringify({ client_name: "exchanger", redirect_uris: [], grant_types: ["refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"], token_exchange_allowed: true }),
-    })).json()) as typeof exchanger;
+      body: JSON.stringify({ client_name: "exchanger", redirect_uris: ["https://exchanger.test/cb"], grant_types: ["refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"], token_exchange_allowed: true }),
+    })).json()) as { client: typeof exchanger }).client;
   });
 
   const exchange = (subject: string, auth = basic(exchanger.client_id, exchanger.client_secret)) =>
@@ -349,6 +349,17 @@ describe("introspection settings, as on Authrim", () => {
     await settle();
     expect(await active(wrong)).toBe(false);
     await setCache(true);
+  });
+
+  it("makes clients as Authrim does: generated ids whatever the body says, a non-empty redirect_uris", async () => {
+    const made = await admin("/api/admin/clients", { method: "POST", body: JSON.stringify({ client_name: "x", client_id: "mine", client_secret: "mine", redirect_uris: ["https://x.test/cb"] }) });
+    expect(made.status).toBe(201);
+    const { client: c } = (await made.json()) as { client: { client_id: string; client_secret: string } };
+    expect(c.client_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(c.client_secret).toMatch(/^[0-9a-f]{64}$/);
+    const none = await admin("/api/admin/clients", { method: "POST", body: JSON.stringify({ client_name: "x", redirect_uris: [] }) });
+    expect(none.status).toBe(400);
+    expect(await none.json()).toEqual({ error: "invalid_request", error_description: "redirect_uris is required and must be a non-empty array" });
   });
 
   it("refuses a setting that is not a boolean, naming it", async () => {

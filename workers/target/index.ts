@@ -335,29 +335,37 @@ app.get("/api/admin/test/signing-key", async (c) => {
   return c.json({ kid: key.kid, privatePEM: key.privatePEM, publicJWK: key.publicJWK });
 });
 
+/**
+ * Clients, in Authrim's shapes: the ids are always generated (a UUID and a 64-hex secret,
+ * whatever the body says), redirect_uris must be a non-empty list of URLs, and the answer
+ * is 201 {client: {…}} with the secret shown this once. `token_exchange_allowed` and
+ * `skip_consent` are honoured here as a convenience; Authrim's API ignores the first (set
+ * it in its D1) and wants `is_trusted` beside the second.
+ */
 app.post("/api/admin/clients", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
   const body = (await c.req.json().catch(() => null)) as Record<string, unknown> | null;
-  const strings = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null);
-  const problems: string[] = [];
-  if (!body || typeof body.client_name !== "string" || !body.client_name) problems.push("client_name: required");
-  const redirectUris = strings(body?.redirect_uris ?? []);
-  const grantTypes = strings(body?.grant_types ?? ["authorization_code"]);
-  if (!redirectUris) problems.push("redirect_uris: must be an array of URLs");
-  if (!grantTypes) problems.push("grant_types: must be an array of strings");
-  if (problems.length || !body) return c.json({ error: "invalid_client_metadata", problems }, 400);
+  const invalid = (description: string) => c.json({ error: "invalid_request", error_description: description }, 400);
+  if (!body || typeof body.client_name !== "string" || !body.client_name) return invalid("client_name is required");
+  const redirectUris = body.redirect_uris;
+  if (!Array.isArray(redirectUris) || redirectUris.length === 0) return invalid("redirect_uris is required and must be a non-empty array");
+  const bad = redirectUris.find((u) => typeof u !== "string" || !URL.canParse(u));
+  if (bad !== undefined) return invalid(`Invalid redirect_uri: ${String(bad)}`);
+  const grantTypes = body.grant_types ?? ["authorization_code"];
+  if (!Array.isArray(grantTypes) || !grantTypes.every((g) => typeof g === "string")) return invalid("grant_types must be an array of strings");
+  const scope = typeof body.scope === "string" ? body.scope : "openid profile email";
   const created = await createClient(c.env.TARGET_DB, {
-    ...(typeof body.client_id === "string" ? { client_id: body.client_id } : {}),
-    ...(typeof body.client_secret === "string" ? { client_secret: body.client_secret } : {}),
-    client_name: body.client_name as string,
-    redirect_uris: redirectUris!,
-    grant_types: grantTypes!,
-    scope: typeof body.scope === "string" ? body.scope : "openid profile email",
+    client_id: crypto.randomUUID(),
+    client_secret: crypto.randomUUID().replace(/-/g, "") + crypto.randomUUID().replace(/-/g, ""),
+    client_name: body.client_name,
+    redirect_uris: redirectUris as string[],
+    grant_types: grantTypes as string[],
+    scope,
     skip_consent: body.skip_consent === true,
     token_exchange_allowed: body.token_exchange_allowed === true,
   });
-  return c.json({ ...created, client_name: body.client_name, redirect_uris: redirectUris, grant_types: grantTypes }, 201);
+  return c.json({ client: { ...created, client_name: body.client_name, redirect_uris: redirectUris, grant_types: grantTypes, scope, created_at: Date.now() } }, 201);
 });
 
 // Users, in Authrim's shapes (mgmt/admin.ts there): a page newest first, filtered by
