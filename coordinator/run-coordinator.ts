@@ -26,7 +26,7 @@ import type { ThresholdSet } from "../core/thresholds.ts";
 import { shardAssignments } from "../core/shard-assignment.ts";
 import type { Env as Bindings, ObjectNamespaces } from "../workers/env.ts";
 import type { LoadShard } from "../workers/shard/load-shard.ts";
-import type { RunMetricsWire } from "../core/metrics-exposition.ts";
+import type { RunMetricsWire } from "../core/prometheus-text-writer.ts";
 import { ShardProgress } from "./shard-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
 import { metricsPushBody } from "./metrics-push-body.ts";
@@ -172,7 +172,7 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   /**
-   * What GET /v1/runs/:id/metrics exposes (core/metrics-exposition.ts): the run's totals
+   * What GET /v1/runs/:id/metrics exposes (core/prometheus-text-writer.ts): the run's totals
    * per region and step as they stand, and its live gauges.
    */
   async metricsSource(): Promise<RunMetricsWire | null> {

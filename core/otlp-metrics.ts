@@ -14,7 +14,7 @@
  *   edgeload_http_req_failed,      sum   {region, step}
  *   edgeload_iterations, edgeload_dropped_iterations
  *   edgeload_http_req_duration     histogram, seconds, {region, step}: explicit buckets
- *                                  on LE_BOUNDS_US (exact counts; see metrics-exposition.ts)
+ *                                  on LE_BOUNDS_US (exact counts; see prometheus-text-writer.ts)
  *
  * Resource: service.name=edgeload, edgeload.run_id, edgeload.run_name.
  */
@@ -22,7 +22,7 @@ import { ValueType } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AggregationTemporality, DataPointType, type HistogramMetricData, type MetricData, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { JsonMetricsSerializer, ProtobufMetricsSerializer } from "@opentelemetry/otlp-transformer";
-import { cumulativeCounts, LE_BOUNDS_US } from "./metrics-exposition.ts";
+import { cumulativeCounts, LE_BOUNDS_US } from "./prometheus-text-writer.ts";
 import type { RunTotals } from "./run-totals.ts";
 
 export const OTLP_CONTENT_TYPES = { json: "application/json", protobuf: "application/x-protobuf" } as const;

@@ -2,7 +2,7 @@
  * Prometheus remote-write 1.0 bodies: a `prometheus.WriteRequest` (protobuf), snappy
  * block-compressed — what k6's `experimental-prometheus-rw` output and Prometheus' own
  * remote_write send. The series are the ones GET /v1/runs/:id/metrics serves (the same
- * exposition, parsed back with core/prometheus.ts), stamped with the push time, so a run
+ * exposition, parsed back with core/prometheus-text-parser.ts), stamped with the push time, so a run
  * looks the same in Prometheus whether scraped or pushed.
  *
  * Encoded with protobufjs' Writer (no code generation: workerd forbids `new Function`) and
@@ -17,7 +17,7 @@
  */
 import protobuf from "protobufjs/minimal.js";
 import { compress } from "snappyjs";
-import type { PromSample } from "./prometheus.ts";
+import type { PromSample } from "./prometheus-text-parser.ts";
 
 export const REMOTE_WRITE_HEADERS = {
   "content-type": "application/x-protobuf",

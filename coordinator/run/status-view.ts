@@ -7,7 +7,7 @@ import { liveVerdicts, shardHealthRows, type ShardLatest } from "../../core/live
 import { targetLoadAt } from "../../core/load-profile.ts";
 import { roundToResolution } from "../../core/clock-resolution.ts";
 import { clockView } from "../../core/measured-path.ts";
-import type { RunMetricsSource } from "../../core/metrics-exposition.ts";
+import type { RunMetricsSource } from "../../core/prometheus-text-writer.ts";
 import { FINAL_STATUSES, type OutputStatus, type RunView } from "../../core/protocol.ts";
 import type { RunTotals } from "../../core/run-totals.ts";
 import type { ThresholdSet } from "../../core/thresholds.ts";
@@ -85,7 +85,7 @@ export function liveStatus(
   };
 }
 
-/** What GET /v1/runs/:id/metrics and the push outputs read (core/metrics-exposition.ts). */
+/** What GET /v1/runs/:id/metrics and the push outputs read (core/prometheus-text-writer.ts). */
 export function metricsSourceOf(run: RunRecord, figures: RunFigures, now: number): RunMetricsSource {
   const ended = FINAL_STATUSES.includes(run.status);
   const { target, achievedRatePerS } = progressAt(run, figures, now);

@@ -10,7 +10,7 @@
  * `edgeload dev`); otherwise reads the local state's results database directly, so runs
  * made by `npm run demo` can be queried afterwards with nothing running.
  */
-import { seriesKey } from "../../core/prometheus.ts";
+import { seriesKey } from "../../core/prometheus-text-parser.ts";
 import { msDecimals } from "../../core/clock-resolution.ts";
 import { LATENCY_METRICS, parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
 import { readOnlySqlProblem } from "../../core/read-only-sql.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Histogram } from "./histogram.ts";
-import { LE_BOUNDS_US, QUANTILE_RELATIVE_ERROR, runsExposition, type RunMetricsSource } from "./metrics-exposition.ts";
-import { parseGoFloat, parsePrometheusText, type PromSample } from "./prometheus.ts";
+import { LE_BOUNDS_US, QUANTILE_RELATIVE_ERROR, runsExposition, type RunMetricsSource } from "./prometheus-text-writer.ts";
+import { parseGoFloat, parsePrometheusText, type PromSample } from "./prometheus-text-parser.ts";
 import { RunTotals } from "./run-totals.ts";
 import { MetricStats } from "./stats.ts";
 
