@@ -18,7 +18,7 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { secretsEqual } from "../core/web-crypto.ts";
 import { sameOrigin, sessionScope } from "./dashboard-auth.ts";
 import type { Env } from "../workers/env.ts";
-import { forbidden, notConfigured, unauthorized } from "./problems.ts";
+import { forbidden, notConfigured, unauthorized } from "./api-errors.ts";
 import type { Scope } from "./scope.ts";
 
 /** POST routes a read-only token may call: they read, or plan without running. */

@@ -17,7 +17,7 @@ import type { RoutesEnv } from "./routes-env.ts";
 import { requireToken } from "./access.ts";
 import { limitsOf } from "./policy.ts";
 import { checkTarget, modeOf } from "../core/target-policy.ts";
-import { ApiError, badRequest, forbidden, invalidSpec, notFound, tooManyRuns } from "./problems.ts";
+import { ApiError, badRequest, forbidden, invalidSpec, notFound, tooManyRuns } from "./api-errors.ts";
 import { loadQueryInput, loadSeries, runExists } from "./store/results-queries.ts";
 import { countActiveRuns, listRuns, selectRows, timeseries } from "./store/results-store.ts";
 import { coordinatorFor } from "./run/coordinator-stub.ts";

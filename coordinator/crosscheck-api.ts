@@ -15,7 +15,7 @@ import { crosscheck, edgeFigures } from "../core/crosscheck.ts";
 import { parseK6Summary, storableK6Summary, type K6ImportView } from "../core/k6-summary.ts";
 import type { Summary } from "../core/summary.ts";
 import type { Env } from "../workers/env.ts";
-import { ApiError, badRequest, notFound, limitedBody, runNotFinished } from "./problems.ts";
+import { ApiError, badRequest, notFound, limitedBody, runNotFinished } from "./api-errors.ts";
 import { ACTIVE_STATUSES } from "./store/results-store.ts";
 import { finalSummary } from "./store/results-queries.ts";
 import { insertK6Import, listK6Imports } from "./store/k6-imports.ts";

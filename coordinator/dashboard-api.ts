@@ -18,7 +18,7 @@ import { tokenScope } from "./access.ts";
 import type { Scope } from "./scope.ts";
 import { sessionScope, startSession, verifyGrant, viewLink } from "./dashboard-auth.ts";
 import type { RoutesEnv } from "./routes-env.ts";
-import { badRequest, notFound } from "./problems.ts";
+import { badRequest, notFound } from "./api-errors.ts";
 import { RUN_ID } from "./run-id.ts";
 import { coordinatorFor } from "./run/coordinator-stub.ts";
 

@@ -12,7 +12,7 @@
 import { Hono } from "hono";
 import { EXPOSITION_CONTENT_TYPE, wireRunsExposition, type RunMetricsWire } from "../core/prometheus-text-writer.ts";
 import type { RoutesEnv } from "./routes-env.ts";
-import { notFound } from "./problems.ts";
+import { notFound } from "./api-errors.ts";
 import { runsToScrape } from "./store/results-store.ts";
 import { runExists } from "./store/results-queries.ts";
 import { coordinatorFor } from "./run/coordinator-stub.ts";

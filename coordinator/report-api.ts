@@ -13,7 +13,7 @@
 import { Hono } from "hono";
 import { reportInput } from "../reports/report-input.ts";
 import type { RoutesEnv } from "./routes-env.ts";
-import { badRequest, notFound } from "./problems.ts";
+import { badRequest, notFound } from "./api-errors.ts";
 import { loadQueryInput } from "./store/results-queries.ts";
 import { runSummary } from "./run/run-summary.ts";
 

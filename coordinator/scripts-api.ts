@@ -6,11 +6,11 @@
  */
 import { Hono } from "hono";
 import { SCRIPT_ID, scriptObjectKey } from "../core/spec/script-schema.ts";
-import type { Problem } from "../core/problem.ts";
+import type { Problem } from "../core/input-problem.ts";
 import type { RunSpec } from "../core/spec/types.ts";
 import { sha256Hex } from "../core/web-crypto.ts";
 import type { Env } from "../workers/env.ts";
-import { ApiError, badRequest, limitedBody } from "./problems.ts";
+import { ApiError, badRequest, limitedBody } from "./api-errors.ts";
 
 /** A script with everything it opens; Worker Loader modules are kept well under this. */
 export const MAX_SCRIPT_BYTES = 8 * 1024 * 1024;

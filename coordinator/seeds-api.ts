@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { parseDurationMs } from "../core/duration.ts";
 import { parseSeedSet, SEED_NAME, seedObjectKey, TOKEN_TYPES, tokensOfType, type SeedSummary, type TokenType } from "../core/seed-set.ts";
 import type { Env } from "../workers/env.ts";
-import { ApiError, badRequest, forbidden, notFound, limitedBody } from "./problems.ts";
+import { ApiError, badRequest, forbidden, notFound, limitedBody } from "./api-errors.ts";
 import { seedUrlKey, signSeedUrl, verifySeedUrl } from "./signed-url.ts";
 import { sha256Hex } from "../core/web-crypto.ts";
 

@@ -14,7 +14,7 @@
  * exactly one such scenario (edgeload's k6 scripts declare them), so the seed download in
  * setup() is left out; otherwise from the totals. Durations are in milliseconds.
  */
-import type { Problem } from "./problem.ts";
+import type { Problem } from "./input-problem.ts";
 import type { Crosscheck, Latency, LoadFigures } from "./crosscheck.ts";
 
 export const K6_FORMATS = ["summary-export", "handle-summary", "machine-readable", "k6-cloud"] as const;

@@ -5,7 +5,7 @@
  * CLI's `edgeload plan` prints it.
  */
 import type { Plan } from "./plan.ts";
-import type { Problem } from "./problem.ts";
+import type { Problem } from "./input-problem.ts";
 import { estimateCost, formatUsd, type RunCost } from "./run-cost.ts";
 import { checkPlatformLimits, estimateUsage, type LimitCheck, type RunUsage, type UsageOptions } from "./run-usage.ts";
 import type { RunSpec } from "./spec/types.ts";

@@ -14,7 +14,7 @@
  */
 import { parseDurationMs } from "./duration.ts";
 import { Histogram } from "./histogram.ts";
-import type { Problem } from "./problem.ts";
+import type { Problem } from "./input-problem.ts";
 
 export const GROUP_KEYS = ["region", "step", "status_class", "shard", "colo"] as const;
 export type GroupKey = (typeof GROUP_KEYS)[number];

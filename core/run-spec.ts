@@ -28,7 +28,7 @@
 import { z } from "zod";
 import { SCENARIO_NAMES } from "./builtin-scenarios.ts";
 import { parseNamedScenarios } from "./named-scenarios.ts";
-import type { Problem } from "./problem.ts";
+import type { Problem } from "./input-problem.ts";
 import { METRIC_KINDS, parseThresholds } from "./thresholds.ts";
 import { dataSchema } from "./spec/data-schema.ts";
 import { maxCostSchema } from "./spec/budget-schema.ts";

@@ -15,7 +15,7 @@
  * - `zipf`: record k (in set order) with probability ∝ 1/k^exponent: the first records are
  *   the hot ones (core/zipf.ts).
  */
-import type { Problem } from "./problem.ts";
+import type { Problem } from "./input-problem.ts";
 import type { DataSpec } from "./spec/data-schema.ts";
 import type { StepSpec } from "./spec/types.ts";
 import type { SeedData, SeedKind } from "./seed-set.ts";

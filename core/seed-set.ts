@@ -15,7 +15,7 @@
  * A summary (kind, counts, total) is what listings show — never the entries, which are
  * credentials.
  */
-import type { Problem } from "./problem.ts";
+import type { Problem } from "./input-problem.ts";
 
 export const TOKEN_TYPES = ["valid", "valid_exchanged", "expired", "revoked", "wrong_audience", "wrong_client"] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];

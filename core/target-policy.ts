@@ -6,7 +6,7 @@
  * takes the deployment's values, not its bindings, so the coordinator and the shards both
  * import it.
  */
-import type { Problem } from "./problem.ts";
+import type { Problem } from "./input-problem.ts";
 import type { Mode } from "./protocol.ts";
 
 /** A deployment's mode from its EDGELOAD_MODE var: "local" under wrangler dev, else "deployed". */

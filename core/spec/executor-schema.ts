@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import type { RateStage } from "../arrival-schedule.ts";
-import type { Problem } from "../problem.ts";
+import type { Problem } from "../input-problem.ts";
 import type { VuProfile } from "../vu-schedule.ts";
 import { duration, nonNegative, positiveInt, toProblems } from "./fields.ts";
 import { EXECUTOR_NAMES, type ExecutorName } from "./types.ts";

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { parseDurationMs } from "../duration.ts";
-import type { Problem } from "../problem.ts";
+import type { Problem } from "../input-problem.ts";
 
 /** A duration like "30s", "1m30s" or "500ms" (or a number of ms), decoded to milliseconds. */
 export const duration = (what: string) =>

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { SCENARIO_BY_NAME, SCENARIO_NAMES, type ScenarioOutline } from "../builtin-scenarios.ts";
 import { correctnessThresholds, expandPreset } from "../presets.ts";
-import type { Problem } from "../problem.ts";
+import type { Problem } from "../input-problem.ts";
 import { SEED_NAME } from "../seed-set.ts";
 import { EXECUTOR_FIELDS } from "./executor-schema.ts";
 import type { ScenarioSpec, StepSpec } from "./types.ts";

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { captureError, type CaptureSpec } from "../capture.ts";
-import type { Problem } from "../problem.ts";
+import type { Problem } from "../input-problem.ts";
 import { parseSeriesSelector } from "../prometheus-text-parser.ts";
 import { templateErrors, type TemplateScope } from "../template.ts";
 import type { MetricKind } from "../thresholds.ts";

@@ -6,7 +6,7 @@
  */
 import type { RateStage } from "../arrival-schedule.ts";
 import type { OutputSpec } from "./outputs-schema.ts";
-import type { Problem } from "../problem.ts";
+import type { Problem } from "../input-problem.ts";
 import type { MetricKind, ThresholdInput } from "../thresholds.ts";
 import type { VuProfile } from "../vu-schedule.ts";
 import type { CaptureSpec } from "../capture.ts";
@@ -14,7 +14,7 @@ import type { ScenarioOptions } from "../builtin-scenarios.ts";
 import type { DataSpec } from "./data-schema.ts";
 import type { ScriptSpec } from "./script-schema.ts";
 
-export type { Problem } from "../problem.ts";
+export type { Problem } from "../input-problem.ts";
 
 /** Cloudflare's Durable Object location hints. */
 export const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "apac-ne", "apac-se", "oc", "afr", "me"] as const;

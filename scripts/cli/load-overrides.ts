@@ -31,7 +31,7 @@
 import { parseDurationMs } from "../../core/duration.ts";
 import { EXECUTOR_FIELDS } from "../../core/spec/executor-schema.ts";
 import { withPreset } from "../../core/spec/scenario-schema.ts";
-import type { Problem } from "../../core/problem.ts";
+import type { Problem } from "../../core/input-problem.ts";
 
 export interface LoadFlags {
   readonly vus?: number;

@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
 import { crosscheckApi } from "../../coordinator/crosscheck-api.ts";
 import type { Env } from "../../workers/env.ts";
-import { ApiError } from "../../coordinator/problems.ts";
+import { ApiError } from "../../coordinator/api-errors.ts";
 import handleSummary from "../fixtures/k6/handle-summary.json";
 import k6Cloud from "../fixtures/k6/k6-cloud.json";
 import machineReadable from "../fixtures/k6/machine-readable.json";
