@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compareRuns, parseCompareOptions, type Comparison, type MetricComparison } from "./compare.ts";
-import { proportionDifference, seededRandom } from "./statistics.ts";
+import { proportionDifference, seededRandom } from "./comparison-statistics.ts";
 import { Histogram } from "./histogram.ts";
 import type { HistogramRow, QueryInput, WindowRow } from "./query.ts";
 

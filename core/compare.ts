@@ -33,7 +33,7 @@ import { parseDurationMs } from "./duration.ts";
 import type { Histogram } from "./histogram.ts";
 import { aggregateGroups, type QueryGroup, type QueryInput, type QueryTrend } from "./query.ts";
 import type { Problem } from "./input-problem.ts";
-import { binomial, seededRandom, type Random, fnv1a, proportionDifference } from "./statistics.ts";
+import { binomial, seededRandom, type Random, fnv1a, proportionDifference } from "./comparison-statistics.ts";
 
 export const LATENCY_METRICS = ["p50", "p95", "p99", "mean"] as const;
 export const RATE_METRICS = ["error_rate", "dropped_share"] as const;

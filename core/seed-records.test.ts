@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { recordPicker, seedRecords, unknownDataField, type DataSpec } from "./seed-records.ts";
-import { seededRandom } from "./statistics.ts";
+import { seededRandom } from "./comparison-statistics.ts";
 import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
 import { zipfProbability } from "./zipf.ts";
 
