@@ -218,10 +218,6 @@ api.get("/v1/runs/:id/timeseries", async (c) => {
   return c.json({ id, windowS: 1, points: await timeseries(c.env.DB, id) });
 });
 
-/**
- * Analytics over the run's stored windows (core/query.ts):
- * `?by=region,step&every=1m&metrics=rps,p95,p99,error_rate&trend=duration&format=json|csv`.
- */
 /** The target's series a run scraped (scrape steps), one entry per series: `?name=` narrows. */
 api.get("/v1/runs/:id/series", async (c) => {
   const id = c.req.param("id");
@@ -229,6 +225,10 @@ api.get("/v1/runs/:id/series", async (c) => {
   return c.json({ id, series: await loadSeries(c.env.DB, id, c.req.query("name") ?? null) });
 });
 
+/**
+ * Analytics over the run's stored windows (core/query.ts):
+ * `?by=region,step&every=1m&metrics=rps,p95,p99,error_rate&trend=duration&format=json|csv`.
+ */
 api.get("/v1/runs/:id/query", async (c) => {
   const id = c.req.param("id");
   const parsed = parseQuery({ by: c.req.query("by"), every: c.req.query("every"), metrics: c.req.query("metrics"), trend: c.req.query("trend") });

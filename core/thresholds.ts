@@ -1,5 +1,7 @@
 /**
- * k6 thresholds: parsed once into typed expressions, evaluated against merged metrics.
+ * k6 thresholds: parsed into typed expressions, evaluated against merged metrics. A spec's
+ * are parsed when it is validated, and again once per run into a ThresholdSet, which the
+ * RunCoordinator keeps from the run's creation (or its restore after eviction) to its end.
  *
  * Grammar (k6's, https://grafana.com/docs/k6/latest/using-k6/thresholds/):
  *

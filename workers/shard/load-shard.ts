@@ -1,8 +1,10 @@
 /**
  * LoadShard: one Durable Object per shard of a run, placed with a location hint.
  *
- * Thin by design: it stores its assignment, runs the ShardEngine from alarms, persists
- * closed windows and its cursor, and flushes windows to the RunCoordinator. Running from
+ * It stores its assignment and state (its cursor among them), builds its flow, runs the
+ * ShardEngine from alarms, persists each closed window, flushes the windows to the
+ * RunCoordinator oldest first (a final flush retried with backoff until its grace ends) and
+ * reports its telemetry, with the colo it observes (core/cdn-cgi-trace.ts). Running from
  * alarms means it survives eviction: a planned handover between invocations (to stay
  * under the per-invocation subrequest limit) continues where it left off, while an
  * unplanned restart resumes at the current time and counts what it missed as dropped.
