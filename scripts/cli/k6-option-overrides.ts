@@ -14,7 +14,7 @@
  *   // → { ok: true, value: { duration: "10s" } }: 1 VU (k6's default) for 10 s
  */
 import type { Checked, LoadFlags } from "./load-overrides.ts";
-import { thresholdFlags } from "./run-overrides.ts";
+import { thresholdFlags, withTagFlags } from "./run-overrides.ts";
 
 export interface K6Flags {
   readonly load: LoadFlags;
@@ -42,15 +42,7 @@ export function applyK6Flags(options: Readonly<Record<string, unknown>>, f: K6Fl
     if (out.scenarios !== undefined) problems.push("--vus: the script's scenarios set their own VUs; give -d, -i or --stage too to replace them with one (as k6 does)");
     out.vus = load.vus;
   }
-  if (f.tags?.length) {
-    const tags: Record<string, unknown> = { ...(typeof options.tags === "object" && options.tags !== null ? options.tags : {}) };
-    for (const t of f.tags) {
-      const i = t.indexOf("=");
-      if (i <= 0) problems.push(`--tag: "${t}" is not NAME=VALUE`);
-      else tags[t.slice(0, i)] = t.slice(i + 1);
-    }
-    out.tags = tags;
-  }
+  if (f.tags?.length) out.tags = withTagFlags(options.tags, f.tags, problems);
   if (f.noThresholds && f.thresholds?.length) problems.push("--no-thresholds and --threshold: give one");
   else if (f.noThresholds) delete out.thresholds;
   else if (f.thresholds?.length) {

@@ -35,6 +35,17 @@ export function thresholdFlags(flags: readonly string[]): Checked<Record<string,
 }
 
 /** `--regions wnam,enam` as location hints, or why not. */
+/** k6's --tag NAME=VALUE, added to (or replacing in) the run's own `tags`; a malformed one is a problem. */
+export function withTagFlags(own: unknown, flags: readonly string[], problems: string[]): Record<string, unknown> {
+  const tags: Record<string, unknown> = { ...(typeof own === "object" && own !== null ? own : {}) };
+  for (const t of flags) {
+    const i = t.indexOf("=");
+    if (i <= 0) problems.push(`--tag: "${t}" is not NAME=VALUE`);
+    else tags[t.slice(0, i)] = t.slice(i + 1);
+  }
+  return tags;
+}
+
 export function regionsFlag(raw: string): Checked<string[]> {
   const regions = raw.split(",").map((r) => r.trim()).filter(Boolean);
   const unknown = regions.filter((r) => !(LOCATION_HINTS as readonly string[]).includes(r));
@@ -85,16 +96,7 @@ export function applyRunFlags(input: Record<string, unknown>, f: RunFlags): Chec
     spec[field] = value;
     if (named) spec.scenarios = mapScenarios(spec.scenarios, (s) => withoutKey(s, field));
   }
-  if (f.tags?.length) {
-    const own = typeof spec.tags === "object" && spec.tags !== null ? spec.tags : {};
-    const tags: Record<string, string> = { ...own };
-    for (const t of f.tags) {
-      const i = t.indexOf("=");
-      if (i <= 0) problems.push(`--tag: "${t}" is not NAME=VALUE`);
-      else tags[t.slice(0, i)] = t.slice(i + 1);
-    }
-    spec.tags = tags;
-  }
+  if (f.tags?.length) spec.tags = withTagFlags(spec.tags, f.tags, problems);
   if (f.noThresholds && f.thresholds?.length) problems.push("--no-thresholds and --threshold: give one");
   else if (f.noThresholds) {
     const dropped = withoutThresholds(spec);
