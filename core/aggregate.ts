@@ -3,7 +3,7 @@
  * merged measurements. Trend values come out in milliseconds, as in k6.
  */
 import type { Histogram } from "./histogram.ts";
-import type { MetricStats, TrendName } from "./stats.ts";
+import type { MetricStats, TrendName } from "./metric-stats.ts";
 import type { Aggregation, MetricName, Threshold } from "./thresholds.ts";
 
 export const TREND_OF: Partial<Record<MetricName, TrendName>> = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { livePoint, shardHealthRows, shardWindowHealth, windowPoints, withLatePortion } from "./live-view.ts";
 import { parseRunSpec } from "./run-spec.ts";
-import { MetricStats } from "./stats.ts";
+import { MetricStats } from "./metric-stats.ts";
 
 /** Stats of `n` requests of `durationMs` each (one iteration per request), `failed` of them failed. */
 function stats(n: number, durationMs: number, { failed = 0, dropped = 0, lagMs = 1 } = {}): MetricStats {

@@ -17,7 +17,7 @@ import type { RunTotals } from "./run-totals.ts";
 import { customMetricKinds } from "./spec/metrics-schema.ts";
 import type { RunSpec } from "./spec/types.ts";
 import { Histogram } from "./histogram.ts";
-import { MetricStats, type CounterName, type MetricStatsWire } from "./stats.ts";
+import { MetricStats, type CounterName, type MetricStatsWire } from "./metric-stats.ts";
 import { customMetricsSummary, saturation, thresholdOutcomes, thresholdView, type CustomMetricSummary, type ThresholdView } from "./summary.ts";
 import type { ThresholdSet } from "./thresholds.ts";
 

@@ -5,7 +5,7 @@ import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
 import { shardAssignments } from "./shard-assignment.ts";
 import { targetLoadAt } from "./load-profile.ts";
 import { RunTotals } from "./run-totals.ts";
-import { MetricStats } from "./stats.ts";
+import { MetricStats } from "./metric-stats.ts";
 import { thresholdOutcomes } from "./summary.ts";
 
 /** The config-streaming shape: streams, an admin writer from 5 s, a scraper. */

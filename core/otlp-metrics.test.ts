@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { otlpMetricsBody } from "./otlp-metrics.ts";
 import { RunTotals } from "./run-totals.ts";
-import { MetricStats } from "./stats.ts";
+import { MetricStats } from "./metric-stats.ts";
 
 interface KeyValue { key: string; value: { stringValue?: string } }
 interface OtlpJson {

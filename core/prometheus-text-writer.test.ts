@@ -3,7 +3,7 @@ import { Histogram } from "./histogram.ts";
 import { LE_BOUNDS_US, QUANTILE_RELATIVE_ERROR, runsExposition, type RunMetricsSource } from "./prometheus-text-writer.ts";
 import { parseGoFloat, parsePrometheusText, type PromSample } from "./prometheus-text-parser.ts";
 import { RunTotals } from "./run-totals.ts";
-import { MetricStats } from "./stats.ts";
+import { MetricStats } from "./metric-stats.ts";
 
 /** Deterministic pseudo-random latencies (µs), log-spread from ~100 µs to ~2 s. */
 function latencies(n: number, seed: number): number[] {

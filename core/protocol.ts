@@ -6,7 +6,7 @@
  */
 import type { Plan, ShardPlan } from "./plan.ts";
 import type { RunSpec } from "./spec/types.ts";
-import type { MetricStatsWire } from "./stats.ts";
+import type { MetricStatsWire } from "./metric-stats.ts";
 
 /**
  * The header every load request carries: `<run id>;<second it was sent in>;<step index>`,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isExpectedStatus, recordTrail, type RequestTrail } from "./request-trail.ts";
-import { MetricStats } from "./stats.ts";
+import { MetricStats } from "./metric-stats.ts";
 
 const trail = (overrides: Partial<RequestTrail> = {}): RequestTrail => ({
   queuedMs: 1000, sendMs: 1002, ttfbMs: 8, endMs: 1012, intendedMs: 1000, clientDelayMs: 1,

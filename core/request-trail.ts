@@ -6,7 +6,7 @@
  * response failed (`isExpectedStatus`) has one home, shared with setup/teardown steps and
  * custom steps.
  */
-import type { MetricStats } from "./stats.ts";
+import type { MetricStats } from "./metric-stats.ts";
 
 const US_PER_MS = 1000;
 

@@ -3,7 +3,7 @@
  * (region, step) and one per shard. Every other grouping (global, per region, per step,
  * per colo, tag-filtered thresholds) is an exact merge of these.
  */
-import { MetricStats, type MetricStatsWire } from "./stats.ts";
+import { MetricStats, type MetricStatsWire } from "./metric-stats.ts";
 
 export interface RunTotalsWire {
   readonly cells: ReadonlyArray<readonly [region: string, step: number, stats: MetricStatsWire]>;

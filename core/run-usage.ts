@@ -27,7 +27,7 @@ import { requestsPerIteration, STREAMS_PER_SHARD, type Plan } from "./plan.ts";
 import type { RunSpec } from "./spec/types.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
 import { D1_ROWS_PER_S_BUDGET, PLATFORM_LIMITS } from "./platform-limits.ts";
-import { TRENDS } from "./stats.ts";
+import { TRENDS } from "./metric-stats.ts";
 
 /** Subrequests a shard keeps back per invocation for flushes and its colo lookup (core/plan.ts). */
 const SUBREQUEST_RESERVE = 500;

@@ -9,7 +9,7 @@ import { expandPreset, presetNames } from "./presets.ts";
 import { parseRunSpec, redactSpec, REDACTED } from "./run-spec.ts";
 import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
 import { RunTotals } from "./run-totals.ts";
-import { MetricStats } from "./stats.ts";
+import { MetricStats } from "./metric-stats.ts";
 import { buildSummary } from "./summary.ts";
 import { renderSummary } from "./summary-text.ts";
 

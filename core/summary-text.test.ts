@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MetricStats } from "./stats.ts";
+import { MetricStats } from "./metric-stats.ts";
 import { saturation } from "./summary.ts";
 import { formatMs, statusSection } from "./summary-text.ts";
 

@@ -3,7 +3,7 @@ import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { planRun } from "./plan.ts";
 import { parseRunSpec } from "./run-spec.ts";
 import { RunTotals } from "./run-totals.ts";
-import { MAX_ERROR_SAMPLES, MetricStats, OTHER_ERRORS } from "./stats.ts";
+import { MAX_ERROR_SAMPLES, MetricStats, OTHER_ERRORS } from "./metric-stats.ts";
 import { buildSummary, saturation, shouldAbortRun } from "./summary.ts";
 import { renderSummary } from "./summary-text.ts";
 

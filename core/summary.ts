@@ -15,7 +15,7 @@ import { clockView, pathView } from "./measured-path.ts";
 import { formatMs } from "./summary-text.ts";
 import type { RunTotals } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
-import { MetricStats, type TrendName } from "./stats.ts";
+import { MetricStats, type TrendName } from "./metric-stats.ts";
 import { VuSchedule, type VuProfile } from "./vu-schedule.ts";
 import { evaluateThresholds, METRIC_KINDS, parseMetricKey, parseThresholds, shouldAbort, thresholdSet, type MetricKind, type MetricName, type Threshold, type ThresholdOutcome, type ThresholdSet } from "./thresholds.ts";
 

@@ -10,7 +10,7 @@ import { liveVerdicts } from "./live-view.ts";
 import { planRun } from "./plan.ts";
 import { parseRunSpec } from "./run-spec.ts";
 import { RunTotals } from "./run-totals.ts";
-import { MetricStats } from "./stats.ts";
+import { MetricStats } from "./metric-stats.ts";
 import { buildFinalSummary, buildSummary, parseRunThresholds, shouldAbortRun } from "./summary.ts";
 
 function run(thresholds: Record<string, unknown>) {

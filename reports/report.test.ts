@@ -6,7 +6,7 @@ import { planRun } from "../core/plan.ts";
 import type { HistogramRow, QueryInput, QueryRow, WindowRow } from "../core/query.ts";
 import { parseRunSpec } from "../core/run-spec.ts";
 import { RunTotals } from "../core/run-totals.ts";
-import { MetricStats } from "../core/stats.ts";
+import { MetricStats } from "../core/metric-stats.ts";
 import { reconcileDelivery } from "../core/delivery.ts";
 import type { ShardTelemetry } from "../core/protocol.ts";
 import { buildSummary, type Summary } from "../core/summary.ts";

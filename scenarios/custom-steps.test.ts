@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
-import { CustomMetrics } from "../core/stats.ts";
+import { CustomMetrics } from "../core/metric-stats.ts";
 import { compileTemplate, templateErrors } from "../core/template.ts";
 import { compileCapture, jsonPathGet, parseJsonPath } from "../core/capture.ts";
 import { customStepsFlow } from "./custom-steps.ts";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { SeedData, SeedToken, TokenType } from "../core/seed-set.ts";
-import { CustomMetrics } from "../core/stats.ts";
+import { CustomMetrics } from "../core/metric-stats.ts";
 import { introspect, tokenExchange, userinfo } from "./access-token-scenarios.ts";
 import type { FlowIO, FlowRequest, FlowResponse } from "./flow.ts";
 import { otpLogin } from "./otp-login.ts";

@@ -5,7 +5,7 @@
  * still add to them (core/run-lifecycle.ts closableBelow), and come back if their D1 write
  * fails.
  */
-import { COUNTERS, MetricStats } from "../../core/stats.ts";
+import { COUNTERS, MetricStats } from "../../core/metric-stats.ts";
 import type { RunTotals } from "../../core/run-totals.ts";
 import { WindowBook } from "../../core/window-book.ts";
 import type { SeriesRow, WindowCell } from "../store/results-store.ts";

@@ -15,7 +15,7 @@ import { Histogram } from "../../core/histogram.ts";
 import type { RunStatus, SeriesPoint } from "../../core/protocol.ts";
 import { runQuery, type QueryRow } from "../../core/query.ts";
 import { loadQueryInput } from "./results-queries.ts";
-import { MetricStats, TRENDS, type TrendName } from "../../core/stats.ts";
+import { MetricStats, TRENDS, type TrendName } from "../../core/metric-stats.ts";
 
 /** Histogram metric names in D1, by trend. */
 export const HISTOGRAM_METRICS: Record<TrendName, string> = {

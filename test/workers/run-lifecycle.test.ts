@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import schemaDoc from "../../coordinator/migrations/SCHEMA.md?raw";
 import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
-import { MetricStats } from "../../core/stats.ts";
+import { MetricStats } from "../../core/metric-stats.ts";
 import type { ShardAssignment } from "../../core/protocol.ts";
 import { api, createRun, sleep, spec, waitForStatus, simulateShardCrash } from "./helpers.ts";
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import type { ShardAssignment, ShardWindow } from "../../core/protocol.ts";
-import { MetricStats } from "../../core/stats.ts";
+import { MetricStats } from "../../core/metric-stats.ts";
 import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";

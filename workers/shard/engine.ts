@@ -25,7 +25,7 @@ import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/interleave.ts";
 import { ShardShare } from "../../core/pacer.ts";
 import { RUN_HEADER, WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
-import { MetricStats } from "../../core/stats.ts";
+import { MetricStats } from "../../core/metric-stats.ts";
 import { recordTrail, type RequestTrail } from "../../core/request-trail.ts";
 import { WindowBook } from "../../core/window-book.ts";
 import { ClockGrid } from "../../core/clock-resolution.ts";

@@ -18,7 +18,7 @@ import { preflight } from "../../core/preflight.ts";
 import type { ShardWindow } from "../../core/protocol.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
 import { shardAssignments } from "../../core/shard-assignment.ts";
-import { MetricStats } from "../../core/stats.ts";
+import { MetricStats } from "../../core/metric-stats.ts";
 import { windowStatements, type WindowCell } from "../../coordinator/store/results-store.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import { ShardEngine } from "./engine.ts";
