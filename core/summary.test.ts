@@ -87,7 +87,7 @@ describe("buildSummary", () => {
     totals.add(0, "wnam", 0, late);
     const text = renderSummary(buildSummary({ runId: "r-sat", status, spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] }));
     expect(text.split("\n")[0]).toContain(verdict);
-    expect(text.split("\n")[0].includes("INCONCLUSIVE")).toBe(note);
+    expect(text.split("\n")[0]!.includes("INCONCLUSIVE")).toBe(note);
     expect(text.includes("INCONCLUSIVE: a threshold failed while edgeload itself limited the run")).toBe(note);
   });
 
