@@ -24,7 +24,8 @@
  * table.hardLimit?.ratePerS // → 200: the first step with more than 1% errors
  */
 import type { Summary } from "./summary.ts";
-import { formatMs, table } from "./summary-text.ts";
+import { table } from "./summary-text.ts";
+import { formatMs } from "./clock-resolution.ts";
 
 /** One step of a ladder as measured: its nominal rate and the figures the rules read. */
 export interface LadderStep {

@@ -55,3 +55,16 @@ export function roundToResolution(ms: number, resolutionMs: number | null | unde
 
 /** k6's resolution: Go's monotonic clock, reported by k6 in fractional milliseconds (µs and finer). */
 export const K6_RESOLUTION_MS = 0.001;
+
+/**
+ * A duration in k6's style ("13.62ms", "852µs", "1.20s"), with no more digits than the
+ * clock that measured it had (`resolutionMs`, below): at workerd's 1 ms
+ * a p95 of 13.024 ms prints as "13ms".
+ */
+export function formatMs(ms: number, resolutionMs?: number | null): string {
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)}s`;
+  const decimals = ms >= 100 ? 0 : ms >= 10 ? 1 : 2;
+  if (resolutionMs != null && resolutionMs >= 0.01) return `${ms.toFixed(Math.min(decimals, msDecimals(resolutionMs)))}ms`;
+  if (ms >= 1) return `${ms.toFixed(decimals)}ms`;
+  return `${(ms * 1000).toFixed(0)}µs`;
+}

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MetricStats } from "./metric-stats.ts";
 import { saturation } from "./summary.ts";
-import { formatMs, statusSection } from "./summary-text.ts";
+import { statusSection } from "./summary-text.ts";
+import { formatMs } from "./clock-resolution.ts";
 
 describe("statusSection", () => {
   it("lists every status most first with its share, marking errors, and names the steps the errors came from", () => {

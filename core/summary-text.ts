@@ -3,23 +3,10 @@
  * per metric, then edgeload's own breakdown per region (and per step when there are
  * several), and saturation notes.
  */
-import { msDecimals } from "./clock-resolution.ts";
+import { formatMs } from "./clock-resolution.ts";
 import type { CustomMetricSummary, ErrorSample, Summary, TrendSummary } from "./summary.ts";
 
 const TREND_ORDER = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"] as const;
-
-/**
- * A duration in k6's style ("13.62ms", "852µs", "1.20s"), with no more digits than the
- * clock that measured it had (`resolutionMs`, core/clock-resolution.ts): at workerd's 1 ms
- * a p95 of 13.024 ms prints as "13ms".
- */
-export function formatMs(ms: number, resolutionMs?: number | null): string {
-  if (ms >= 1000) return `${(ms / 1000).toFixed(2)}s`;
-  const decimals = ms >= 100 ? 0 : ms >= 10 ? 1 : 2;
-  if (resolutionMs != null && resolutionMs >= 0.01) return `${ms.toFixed(Math.min(decimals, msDecimals(resolutionMs)))}ms`;
-  if (ms >= 1) return `${ms.toFixed(decimals)}ms`;
-  return `${(ms * 1000).toFixed(0)}µs`;
-}
 
 function formatBytes(n: number): string {
   const units = ["B", "kB", "MB", "GB"];

@@ -12,7 +12,7 @@ import type { RunStatus, ShardTelemetry } from "./protocol.ts";
 import { customMetricKinds } from "./spec/metrics-schema.ts";
 import type { RunSpec } from "./spec/types.ts";
 import { clockView, pathView } from "./measured-path.ts";
-import { formatMs } from "./summary-text.ts";
+import { formatMs } from "./clock-resolution.ts";
 import type { RunTotals } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 import { MetricStats, type TrendName } from "./metric-stats.ts";

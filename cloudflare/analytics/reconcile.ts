@@ -13,7 +13,8 @@
  * `nowMs` is passed in.
  */
 import type { QueryRow } from "../../core/query.ts";
-import { formatMs, table } from "../../core/summary-text.ts";
+import { table } from "../../core/summary-text.ts";
+import { formatMs } from "../../core/clock-resolution.ts";
 import type { Summary, TrendSummary } from "../../core/summary.ts";
 import type { CloudflareAnalytics } from "./client.ts";
 import type { D1Group, DurableObjectGroup, Quantiles3, WorkerGroup, ZoneLatency } from "./queries.ts";

@@ -13,7 +13,8 @@
  * regressed, 99 something did, 104 bad input (flags, unknown run or name, run not ended).
  */
 import { BASELINE_NAME, parseCompareOptions, type MetricComparison } from "../../core/compare.ts";
-import { formatMs, table } from "../../core/summary-text.ts";
+import { table } from "../../core/summary-text.ts";
+import { formatMs } from "../../core/clock-resolution.ts";
 import { ApiProblem, type ComparisonResponse, type EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { parseCommand } from "./option-table.ts";

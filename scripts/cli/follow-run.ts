@@ -8,7 +8,8 @@
 import { writeFile } from "node:fs/promises";
 import { exitCodeOf, type RunView } from "../../core/protocol.ts";
 import type { Summary } from "../../core/summary.ts";
-import { formatMs, renderSummary } from "../../core/summary-text.ts";
+import { renderSummary } from "../../core/summary-text.ts";
+import { formatMs } from "../../core/clock-resolution.ts";
 import { renderDelivery } from "../../core/delivery.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { EXIT } from "./exit-codes.ts";

@@ -23,7 +23,7 @@ import { parseDurationMs } from "../../core/duration.ts";
 import { expandPreset, presetThresholds } from "../../core/presets.ts";
 import type { RunView } from "../../core/protocol.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
-import { formatMs } from "../../core/summary-text.ts";
+import { formatMs } from "../../core/clock-resolution.ts";
 import { ApiProblem, type EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { exitCodeOfApiStatus } from "./exit-codes.ts";

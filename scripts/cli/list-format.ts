@@ -4,7 +4,8 @@
  * from the API's answers, and nothing here reads a clock but the `nowMs` it is given.
  */
 import type { RunView } from "../../core/protocol.ts";
-import { formatMs, table } from "../../core/summary-text.ts";
+import { table } from "../../core/summary-text.ts";
+import { formatMs } from "../../core/clock-resolution.ts";
 import { CliError, EXIT } from "./connection.ts";
 
 export type ListFormat = "table" | "json";
