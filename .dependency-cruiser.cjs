@@ -57,8 +57,7 @@ module.exports = {
     {
       name: "core-is-pure",
       severity: "error",
-      comment:
-        "core/ is pure: it imports only core/, npm packages and presets/ data, never cloudflare:* or node:* (it runs in Workers and is tested in Node).",
+      comment: "core/ is pure: it imports only core/, npm packages and presets/ data, never cloudflare:* or node:* (it runs in Workers and is tested in Node).",
       from: layer("core/"),
       to: outside("core/", "presets/[^/]+\\.json$"),
     },
@@ -97,7 +96,18 @@ module.exports = {
       comment: "coordinator/ imports the layers below it and the pages and reports it serves, never the CLI, benches, seeds or the target Worker.",
       from: layer("coordinator/"),
       to: {
-        ...outside("core/", "scenarios/", "k6-compat/", "workers/shard/", "workers/env\\.ts$", "reports/", "cloudflare/", "dashboard/", "coordinator/", "cloudflare:workers$"),
+        ...outside(
+          "core/",
+          "scenarios/",
+          "k6-compat/",
+          "workers/shard/",
+          "workers/env\\.ts$",
+          "reports/",
+          "cloudflare/",
+          "dashboard/",
+          "coordinator/",
+          "cloudflare:workers$",
+        ),
         dependencyTypesNot: ["core"],
       },
     },
@@ -202,8 +212,7 @@ module.exports = {
     {
       name: "no-test-only-module-in-production-folder",
       severity: "error",
-      comment:
-        "A module in a production folder is reachable from a production entry point; one only tests (or benches) use belongs under test/support/.",
+      comment: "A module in a production folder is reachable from a production entry point; one only tests (or benches) use belongs under test/support/.",
       from: { path: PRODUCTION_ENTRIES },
       to: { path: PRODUCTION_CODE, pathNot: ["\\.d\\.m?ts$", "^scripts/bench/", ...PRODUCTION_ENTRIES, ...TEST_CODE, ...TEST_HELPER], reachable: false },
     },

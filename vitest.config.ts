@@ -23,7 +23,17 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["core/**/*.test.ts", "coordinator/**/*.test.ts", "k6-compat/**/*.test.ts", "scenarios/**/*.test.ts", "scripts/**/*.test.ts", "seeds/**/*.test.ts", "workers/shard/**/*.test.ts", "reports/**/*.test.ts", "cloudflare/**/*.test.ts"],
+          include: [
+            "core/**/*.test.ts",
+            "coordinator/**/*.test.ts",
+            "k6-compat/**/*.test.ts",
+            "scenarios/**/*.test.ts",
+            "scripts/**/*.test.ts",
+            "seeds/**/*.test.ts",
+            "workers/shard/**/*.test.ts",
+            "reports/**/*.test.ts",
+            "cloudflare/**/*.test.ts",
+          ],
           environment: "node",
         },
       },
@@ -32,7 +42,11 @@ export default defineConfig({
           cloudflareTest(async ({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
-              bindings: await coordinatorTestBindings(inject<string>("targetUrl"), { EDGELOAD_READ_TOKEN: "read-token", MAX_RATE_PER_S: "5000", MAX_CONCURRENT_RUNS: "4" }),
+              bindings: await coordinatorTestBindings(inject<string>("targetUrl"), {
+                EDGELOAD_READ_TOKEN: "read-token",
+                MAX_RATE_PER_S: "5000",
+                MAX_CONCURRENT_RUNS: "4",
+              }),
             },
           })),
         ],

@@ -54,11 +54,20 @@ export async function tokenScope(env: Env, authorization: string): Promise<Scope
   return isFull ? "all" : isRead ? "read" : null;
 }
 
-async function allow(c: Context<{ Bindings: Env; Variables: { scope: Scope } }>, next: Next, scope: Scope, { viaSession }: { viaSession: boolean }): Promise<void> {
+async function allow(
+  c: Context<{ Bindings: Env; Variables: { scope: Scope } }>,
+  next: Next,
+  scope: Scope,
+  { viaSession }: { viaSession: boolean },
+): Promise<void> {
   const { pathname } = new URL(c.req.url);
   const reads = onlyReads(c.req.method, pathname);
   if (scope === "read" && !reads) {
-    throw forbidden("read-only-token", "Read-only token", `${viaSession ? "a read-only dashboard session" : "this token"} may only read (GET, POST /v1/sql, POST /v1/plan); ${c.req.method} ${pathname} needs EDGELOAD_API_TOKEN`);
+    throw forbidden(
+      "read-only-token",
+      "Read-only token",
+      `${viaSession ? "a read-only dashboard session" : "this token"} may only read (GET, POST /v1/sql, POST /v1/plan); ${c.req.method} ${pathname} needs EDGELOAD_API_TOKEN`,
+    );
   }
   // A cookie goes with every request the browser makes, whoever's page makes it.
   if (viaSession && !reads && !sameOrigin(c)) {

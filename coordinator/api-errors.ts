@@ -40,13 +40,20 @@ export class ApiError extends Error {
 }
 
 export const invalidSpec = (problems: readonly Problem[]) =>
-  new ApiError(400, "invalid-spec", "Invalid run spec", `${problems.length} problem${problems.length === 1 ? "" : "s"} in the run spec: ${problems.map((p) => p.field).join(", ")}`, problems);
+  new ApiError(
+    400,
+    "invalid-spec",
+    "Invalid run spec",
+    `${problems.length} problem${problems.length === 1 ? "" : "s"} in the run spec: ${problems.map((p) => p.field).join(", ")}`,
+    problems,
+  );
 
 export const badRequest = (detail: string, problems: readonly Problem[] = []) => new ApiError(400, "bad-request", "Bad request", detail, problems);
 export const unauthorized = () => new ApiError(401, "unauthorized", "Unauthorized", "send Authorization: Bearer <EDGELOAD_API_TOKEN>");
 export const forbidden = (slug: string, title: string, detail: string, problems: readonly Problem[] = []) => new ApiError(403, slug, title, detail, problems);
 export const notFound = (what: string) => new ApiError(404, "not-found", "Not found", `${what} does not exist`);
-export const tooManyRuns = (limit: number) => new ApiError(429, "too-many-runs", "Too many concurrent runs", `this deployment allows ${limit} concurrent runs; wait for one to finish or abort one`);
+export const tooManyRuns = (limit: number) =>
+  new ApiError(429, "too-many-runs", "Too many concurrent runs", `this deployment allows ${limit} concurrent runs; wait for one to finish or abort one`);
 export const notConfigured = (what: string) => new ApiError(503, "not-configured", "Not configured", what);
 
 /** 409 for a run that has not ended yet, when `action` needs its final figures. */

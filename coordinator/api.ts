@@ -110,11 +110,25 @@ api.post("/v1/plan", async (c) => {
   const estimate = preflight(spec, plan);
   const refused = checkTarget(spec.target, c.env.ALLOWED_TARGETS, modeOf(c.env.EDGELOAD_MODE));
   const target = { url: spec.target, allowed: refused === null, ...(refused ? { detail: `would be refused: ${refused.detail}` } : {}) };
-  return c.json({ spec: redactSpec(spec), plan, target, usage: estimate.usage, limits: estimate.limits, estimate: costView(estimate), overBudget: estimate.overBudget });
+  return c.json({
+    spec: redactSpec(spec),
+    plan,
+    target,
+    usage: estimate.usage,
+    limits: estimate.limits,
+    estimate: costView(estimate),
+    overBudget: estimate.overBudget,
+  });
 });
 
 function costView(p: Preflight) {
-  return { usd: p.cost.totalUsd, usdPerMillionRequests: p.cost.usdPerMillionRequests, pricingDate: p.cost.pricingDate, lines: p.cost.lines, k6Cloud: p.cost.k6Cloud };
+  return {
+    usd: p.cost.totalUsd,
+    usdPerMillionRequests: p.cost.usdPerMillionRequests,
+    pricingDate: p.cost.pricingDate,
+    lines: p.cost.lines,
+    k6Cloud: p.cost.k6Cloud,
+  };
 }
 
 /**
@@ -133,7 +147,8 @@ async function checkSeed(spec: RunSpec, env: RoutesEnv): Promise<Problem | null>
   if (!head) return { field: "scenario.seed", detail: `no seed set named ${seed} (see GET /v1/seeds, or upload one with PUT /v1/seeds/${seed})` };
   const wanted = SCENARIOS[spec.scenario!.name]?.seedKind;
   const kind = head.customMetadata?.kind ?? "access-tokens";
-  if (wanted && kind !== wanted) return { field: "scenario.seed", detail: `seed set ${seed} holds ${kind}; the ${spec.scenario!.name} scenario reads ${wanted}` };
+  if (wanted && kind !== wanted)
+    return { field: "scenario.seed", detail: `seed set ${seed} holds ${kind}; the ${spec.scenario!.name} scenario reads ${wanted}` };
   return null;
 }
 
@@ -146,12 +161,16 @@ async function checkDataSeed(spec: RunSpec, seed: string, env: RoutesEnv): Promi
 
 api.get("/v1/runs", async (c) => {
   const limit = Number(c.req.query("limit") ?? 20);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badRequest("limit must be an integer from 1 to 200", [{ field: "limit", detail: "out of range" }]);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+    throw badRequest("limit must be an integer from 1 to 200", [{ field: "limit", detail: "out of range" }]);
   const status = c.req.query("status");
   const runs = await listRuns(c.env.DB, { limit, ...(status ? { status } : {}) });
   return c.json({
     runs: runs.map((r) => ({
-      id: r.id, name: r.name, status: r.status, target: r.target,
+      id: r.id,
+      name: r.name,
+      status: r.status,
+      target: r.target,
       createdAt: new Date(r.created_at).toISOString(),
       startedAt: r.t0 ? new Date(r.t0).toISOString() : null,
       endedAt: r.ended_at ? new Date(r.ended_at).toISOString() : null,
@@ -295,8 +314,12 @@ function coordinatorOf(c: Context<App>) {
 function runLinks(c: Context<App>, id: string) {
   const base = `${new URL(c.req.url).origin}/v1/runs/${id}`;
   return {
-    self: base, summary: `${base}/summary`, report: `${base}/report`, timeseries: `${base}/timeseries`,
-    events: `${base}/live`, abort: `${base}/abort`, dashboard: `${base}/dashboard`,
+    self: base,
+    summary: `${base}/summary`,
+    report: `${base}/report`,
+    timeseries: `${base}/timeseries`,
+    events: `${base}/live`,
+    abort: `${base}/abort`,
+    dashboard: `${base}/dashboard`,
   };
 }
-

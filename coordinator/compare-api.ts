@@ -49,7 +49,12 @@ async function resolveRun(db: D1Database, ref: string): Promise<ResolvedRun> {
 export const compareApi = new Hono<App>();
 
 compareApi.get("/:a/compare/:b", async (c) => {
-  const parsed = parseCompareOptions({ minEffect: c.req.query("minEffect"), minLatency: c.req.query("minLatency"), minRate: c.req.query("minRate"), confidence: c.req.query("confidence") });
+  const parsed = parseCompareOptions({
+    minEffect: c.req.query("minEffect"),
+    minLatency: c.req.query("minLatency"),
+    minRate: c.req.query("minRate"),
+    confidence: c.req.query("confidence"),
+  });
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   const trend = c.req.query("trend") ?? "duration";
   if (!(trend in QUERY_TRENDS)) problems.push({ field: "trend", detail: `must be one of ${Object.keys(QUERY_TRENDS).join(", ")}` });
@@ -60,7 +65,9 @@ compareApi.get("/:a/compare/:b", async (c) => {
   if (!a) throw notFound(`run ${baseline.id}`);
   if (!b) throw notFound(`run ${candidate.id}`);
   const result = compareRuns(a, b, parsed.options, trend as QueryTrend);
-  const partial = [baseline, candidate].filter((r) => r.status === "aborted" || r.status === "error").map((r) => `run ${r.id} ended ${r.status}: it is compared on what it sent`);
+  const partial = [baseline, candidate]
+    .filter((r) => r.status === "aborted" || r.status === "error")
+    .map((r) => `run ${r.id} ended ${r.status}: it is compared on what it sent`);
   return c.json({ baseline, candidate, trend, ...result, notes: [...result.notes, ...partial] });
 });
 

@@ -38,7 +38,11 @@ async function endedRunSummary(db: D1Database, id: string): Promise<Summary> {
 
 /** The request body as JSON, refusing oversized or unparsable ones. */
 async function jsonBody(request: Request): Promise<unknown> {
-  const bytes = await limitedBody(request, MAX_K6_SUMMARY_BYTES, () => new ApiError(413, "k6-summary-too-large", "k6 summary too large", `send at most ${MAX_K6_SUMMARY_BYTES} bytes`));
+  const bytes = await limitedBody(
+    request,
+    MAX_K6_SUMMARY_BYTES,
+    () => new ApiError(413, "k6-summary-too-large", "k6 summary too large", `send at most ${MAX_K6_SUMMARY_BYTES} bytes`),
+  );
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
   } catch (error) {
@@ -56,12 +60,23 @@ crosscheckApi.post("/:id/crosscheck", async (c) => {
   const parsed = parseK6Summary(doc);
   if (!parsed.ok) {
     const n = parsed.problems.length;
-    throw new ApiError(400, "invalid-k6-summary", "Invalid k6 summary", `${n} problem${n === 1 ? "" : "s"} in the k6 summary (nothing was stored): ${parsed.problems.map((p) => p.field).join(", ")}`, parsed.problems);
+    throw new ApiError(
+      400,
+      "invalid-k6-summary",
+      "Invalid k6 summary",
+      `${n} problem${n === 1 ? "" : "s"} in the k6 summary (nothing was stored): ${parsed.problems.map((p) => p.field).join(", ")}`,
+      parsed.problems,
+    );
   }
   const comparison = crosscheck(edgeFigures(edge), parsed.figures);
   const importedAt = Date.now();
   const id = `k6-${importedAt.toString(36)}-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`;
-  await insertK6Import(c.env.DB, runId, { id, format: parsed.format, imported_at: importedAt, summary_json: JSON.stringify(storableK6Summary(doc as Record<string, unknown>)) });
+  await insertK6Import(c.env.DB, runId, {
+    id,
+    format: parsed.format,
+    imported_at: importedAt,
+    summary_json: JSON.stringify(storableK6Summary(doc as Record<string, unknown>)),
+  });
   const view: K6ImportView = { id, runId, format: parsed.format, importedAt: new Date(importedAt).toISOString(), comparison };
   return c.json(view, 201);
 });

@@ -75,7 +75,11 @@ export async function sessionScope<E extends { Bindings: Env }>(c: Context<E>, n
 export async function startSession<E extends { Bindings: Env }>(c: Context<E>, scope: Scope, nowS: number): Promise<void> {
   const secure = new URL(c.req.url).protocol === "https:";
   setCookie(c, SESSION_COOKIE, await signGrant(c.env, "session", scope, nowS + SESSION_TTL_S), {
-    httpOnly: true, sameSite: "Strict", path: "/", maxAge: SESSION_TTL_S, secure,
+    httpOnly: true,
+    sameSite: "Strict",
+    path: "/",
+    maxAge: SESSION_TTL_S,
+    secure,
   });
 }
 

@@ -12,7 +12,10 @@ import type { PushBody } from "./metrics-push.ts";
 
 export function metricsPushBody(type: OutputSpec["type"], source: RunMetricsSource & { readonly t0Ms: number }, nowMs: number): PushBody {
   if (type === "opentelemetry") {
-    return { bytes: otlpMetricsBody({ runId: source.runId, name: source.name, t0Ms: source.t0Ms }, source.totals, nowMs), headers: { "content-type": OTLP_CONTENT_TYPES.json } };
+    return {
+      bytes: otlpMetricsBody({ runId: source.runId, name: source.name, t0Ms: source.t0Ms }, source.totals, nowMs),
+      headers: { "content-type": OTLP_CONTENT_TYPES.json },
+    };
   }
   const parsed = parsePrometheusText(runsExposition([source]));
   if (!parsed.ok) throw new Error(`exposition did not parse: ${parsed.problems[0]?.detail}`);

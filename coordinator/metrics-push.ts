@@ -68,7 +68,14 @@ export class MetricsPusher {
     return outputs.map((o, i) => {
       const s = this.#states[i];
       const url = new URL(o.url);
-      return { type: o.type, url: `${url.origin}${url.pathname}`, pushed: s?.pushed ?? 0, failedAttempts: s?.failedAttempts ?? 0, dropped: s?.dropped ?? 0, lastError: s?.lastError ?? null };
+      return {
+        type: o.type,
+        url: `${url.origin}${url.pathname}`,
+        pushed: s?.pushed ?? 0,
+        failedAttempts: s?.failedAttempts ?? 0,
+        dropped: s?.dropped ?? 0,
+        lastError: s?.lastError ?? null,
+      };
     });
   }
 

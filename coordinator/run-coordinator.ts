@@ -72,16 +72,22 @@ export class RunCoordinator extends DurableObject<Env> {
     const t0Ms = now + START_LEAD_MS[input.mode];
     // A named scenario's shards measure nothing before its start: windows before it need
     // not wait for them.
-    this.#shards.start(new Map((input.plan.scenarios ?? []).flatMap((s) =>
-      Array.from({ length: s.shardCount }, (_, i) => [s.firstShard + i, s.startMs / 1000] as const))));
+    this.#shards.start(
+      new Map((input.plan.scenarios ?? []).flatMap((s) => Array.from({ length: s.shardCount }, (_, i) => [s.firstShard + i, s.startMs / 1000] as const))),
+    );
     const run: RunRecord = { ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null };
     this.#thresholds = parseRunThresholds(run.spec);
     this.#save(run);
     const db = this.env.DB;
     await db.batch([
       insertRun(db, {
-        id: run.runId, name: run.spec.name, target: run.spec.target, createdAt: now, durationMs: run.spec.durationMs,
-        specJson: JSON.stringify(redactSpec(run.spec)), planJson: JSON.stringify(run.plan),
+        id: run.runId,
+        name: run.spec.name,
+        target: run.spec.target,
+        createdAt: now,
+        durationMs: run.spec.durationMs,
+        specJson: JSON.stringify(redactSpec(run.spec)),
+        planJson: JSON.stringify(run.plan),
       }),
       ...insertShards(db, run.runId, run.plan.shards),
     ]);
@@ -92,7 +98,14 @@ export class RunCoordinator extends DurableObject<Env> {
     const script = await runScriptSetup(this.env, run.runId, run.spec);
     if (script && !(await this.#afterSetup(script, t0Ms, input.mode))) return { t0Ms, status: "error" };
     const ready = this.#run!;
-    const assignments = shardAssignments({ runId: ready.runId, spec: ready.spec, plan: ready.plan, t0Ms: ready.t0Ms, mode: ready.mode, flushGraceMs: SHARD_FLUSH_GRACE_MS });
+    const assignments = shardAssignments({
+      runId: ready.runId,
+      spec: ready.spec,
+      plan: ready.plan,
+      t0Ms: ready.t0Ms,
+      mode: ready.mode,
+      flushGraceMs: SHARD_FLUSH_GRACE_MS,
+    });
     const started = await Promise.allSettled(assignments.map((assignment, index) => this.#shardStub(index).start(assignment)));
     const failure = started.find((s) => s.status === "rejected");
     if (failure) {
@@ -243,7 +256,14 @@ export class RunCoordinator extends DurableObject<Env> {
     }
     // Give up: the run ends as an error; its summary stays readable from this object.
     const endMs = endOf(run, Date.now());
-    const final: RunRecord = { ...run, status: "error", stopping: null, endMs, abortReason: `results could not be stored: ${message}`, spec: redactSpec(run.spec) };
+    const final: RunRecord = {
+      ...run,
+      status: "error",
+      stopping: null,
+      endMs,
+      abortReason: `results could not be stored: ${message}`,
+      spec: redactSpec(run.spec),
+    };
     const summary = endSummary(final, endMs, "error", this.#sources());
     this.ctx.storage.kv.put("summary", summary);
     this.#save(final);
@@ -263,7 +283,15 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#pushMetrics(run, now);
 
     const step = lifecycleStep(
-      { status: run.status, stopping: run.stopping, endMs: run.endMs, t0Ms: run.t0Ms, durationMs: run.spec.durationMs, timeoutMs: run.spec.timeoutMs, everyoneDone },
+      {
+        status: run.status,
+        stopping: run.stopping,
+        endMs: run.endMs,
+        t0Ms: run.t0Ms,
+        durationMs: run.spec.durationMs,
+        timeoutMs: run.spec.timeoutMs,
+        everyoneDone,
+      },
       now,
     );
     if (step.kind === "finish") return this.#finish(step.status, step.note);

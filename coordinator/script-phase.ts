@@ -31,7 +31,14 @@ export interface ScriptPhaseResult extends PhaseResult {
   readonly error: string | null;
 }
 
-export async function runScriptPhase(env: Env, runId: string, spec: RunSpec, script: ScriptSpec, phase: "setup" | "teardown", setupData: string | null): Promise<ScriptPhaseResult> {
+export async function runScriptPhase(
+  env: Env,
+  runId: string,
+  spec: RunSpec,
+  script: ScriptSpec,
+  phase: "setup" | "teardown",
+  setupData: string | null,
+): Promise<ScriptPhaseResult> {
   const object = env.LOADER ? await env.SEEDS.get(scriptObjectKey(script.bundle)) : null;
   if (!env.LOADER || !object) return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded` };
   const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
@@ -41,7 +48,13 @@ export async function runScriptPhase(env: Env, runId: string, spec: RunSpec, scr
   const io: FlowIO = {
     async send(_step, request) {
       const sent = await sendOnce(request, spec.timeoutMs, fetcher);
-      steps.push({ name: `${request.method} ${new URL(request.url).pathname}`, status: sent.response.status, durationMs: sent.response.durationMs, ok: sent.problem === null, problem: sent.problem });
+      steps.push({
+        name: `${request.method} ${new URL(request.url).pathname}`,
+        status: sent.response.status,
+        durationMs: sent.response.durationMs,
+        ok: sent.problem === null,
+        problem: sent.problem,
+      });
       return sent.response;
     },
     check() {},
@@ -53,10 +66,20 @@ export async function runScriptPhase(env: Env, runId: string, spec: RunSpec, scr
     now: Date.now,
   };
   const host = new IterationHost(io, (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null);
-  const outcome = await entry.phase(host, phase, {
-    exec: phase, vu: 0, firstPoolVu: 0, iterationInTest: 0,
-    scenario: { name: phase, executor: "", startTimeMs: 0 }, env: script.env, setupDataKey: null,
-  }, setupData);
+  const outcome = await entry.phase(
+    host,
+    phase,
+    {
+      exec: phase,
+      vu: 0,
+      firstPoolVu: 0,
+      iterationInTest: 0,
+      scenario: { name: phase, executor: "", startTimeMs: 0 },
+      env: script.env,
+      setupDataKey: null,
+    },
+    setupData,
+  );
   // k6 fails a test on an exception in setup(), not on a failed request or check in it.
   return { ok: outcome.error === null, steps, captured: {}, data: outcome.data, error: outcome.error };
 }

@@ -22,7 +22,11 @@ export const scriptsApi = new Hono<App>();
 scriptsApi.put("/:id", async (c) => {
   const id = c.req.param("id");
   if (!SCRIPT_ID.test(id)) throw badRequest("bad script id", [{ field: "id", detail: "the SHA-256 (64 lowercase hex digits) of the body" }]);
-  const bytes = await limitedBody(c.req.raw, MAX_SCRIPT_BYTES, () => new ApiError(413, "script-too-large", "Script too large", `upload at most ${MAX_SCRIPT_BYTES} bytes per bundle`));
+  const bytes = await limitedBody(
+    c.req.raw,
+    MAX_SCRIPT_BYTES,
+    () => new ApiError(413, "script-too-large", "Script too large", `upload at most ${MAX_SCRIPT_BYTES} bytes per bundle`),
+  );
   const actual = await sha256Hex(bytes);
   if (actual !== id) throw badRequest("script id does not match its body", [{ field: "id", detail: `the body's SHA-256 is ${actual}` }]);
   let modules: unknown;
@@ -31,7 +35,8 @@ scriptsApi.put("/:id", async (c) => {
   } catch {
     throw badRequest("the body must be a JSON script bundle", [{ field: "(body)", detail: "not valid JSON" }]);
   }
-  const problems = ["main.js", "script.js"].filter((m) => typeof (modules as Record<string, unknown> | null)?.[m] !== "string")
+  const problems = ["main.js", "script.js"]
+    .filter((m) => typeof (modules as Record<string, unknown> | null)?.[m] !== "string")
     .map((m) => ({ field: m, detail: "a bundle holds the modules main.js and script.js as strings (made by `edgeload run script.js`)" }));
   if (problems.length) throw badRequest("not a script bundle", problems);
   await c.env.SEEDS.put(scriptObjectKey(id), bytes, { httpMetadata: { contentType: "application/json" } });

@@ -49,7 +49,11 @@ export const seedsApi = new Hono<App>();
 
 seedsApi.put("/:name", async (c) => {
   const name = checkName(c.req.param("name"));
-  const bytes = await limitedBody(c.req.raw, MAX_SEED_BYTES, () => new ApiError(413, "seed-too-large", "Seed set too large", `upload at most ${MAX_SEED_BYTES} bytes per seed set`));
+  const bytes = await limitedBody(
+    c.req.raw,
+    MAX_SEED_BYTES,
+    () => new ApiError(413, "seed-too-large", "Seed set too large", `upload at most ${MAX_SEED_BYTES} bytes per seed set`),
+  );
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder().decode(bytes));
@@ -86,7 +90,8 @@ seedsApi.post("/:name/url", async (c) => {
   const body = ((await c.req.json().catch(() => ({}))) ?? {}) as { expiresIn?: unknown; format?: unknown; type?: unknown };
   const lifetimeMs = parseDurationMs(body.expiresIn ?? "1h");
   const problems = [];
-  if (lifetimeMs === undefined || lifetimeMs <= 0 || lifetimeMs > MAX_URL_LIFETIME_MS) problems.push({ field: "expiresIn", detail: "a duration between 1s and 168h" });
+  if (lifetimeMs === undefined || lifetimeMs <= 0 || lifetimeMs > MAX_URL_LIFETIME_MS)
+    problems.push({ field: "expiresIn", detail: "a duration between 1s and 168h" });
   const format = body.format ?? "object";
   if (format !== "object" && format !== "array") problems.push({ field: "format", detail: 'must be "object" or "array"' });
   const type = body.type ?? "valid";

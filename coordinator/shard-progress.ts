@@ -67,7 +67,10 @@ export class ShardProgress {
   #write(shard: number, watermarkS: number, done: boolean, telemetry: ShardTelemetry | null): void {
     this.#sql.exec(
       "INSERT INTO shard_progress (shard, watermark_s, done, telemetry) VALUES (?, ?, ?, ?) ON CONFLICT (shard) DO UPDATE SET watermark_s = excluded.watermark_s, done = excluded.done, telemetry = excluded.telemetry",
-      shard, watermarkS, done ? 1 : 0, telemetry === null ? null : JSON.stringify(telemetry),
+      shard,
+      watermarkS,
+      done ? 1 : 0,
+      telemetry === null ? null : JSON.stringify(telemetry),
     );
     this.#watermarks.set(shard, watermarkS);
     if (done) this.#done.add(shard);

@@ -62,7 +62,7 @@ export async function verifySeedUrl(key: CryptoKey, name: string, query: URLSear
   const exp = Number(query.get("exp"));
   const sig = fromBase64Url(query.get("sig") ?? "");
   const format = query.get("format") === "array" ? "array" : "object";
-  const type = format === "array" ? query.get("type") ?? "valid" : "valid";
+  const type = format === "array" ? (query.get("type") ?? "valid") : "valid";
   if (!Number.isInteger(exp) || !sig || sig.length === 0) return { ok: false, reason: "malformed" };
   const fields: SeedUrlFields = { name, format, type, exp };
   if (!(await crypto.subtle.verify("HMAC", key, sig, message(fields)))) return { ok: false, reason: "bad_signature" };

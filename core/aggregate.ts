@@ -23,12 +23,18 @@ function histogramAggregate(h: Histogram | undefined, aggregation: Aggregation):
   if (!h || h.count === 0) return null;
   const us = (() => {
     switch (aggregation.kind) {
-      case "avg": return h.mean;
-      case "min": return h.min;
-      case "max": return h.max;
-      case "med": return h.quantile(0.5);
-      case "percentile": return h.quantile(aggregation.p / 100);
-      default: return NaN;
+      case "avg":
+        return h.mean;
+      case "min":
+        return h.min;
+      case "max":
+        return h.max;
+      case "med":
+        return h.quantile(0.5);
+      case "percentile":
+        return h.quantile(aggregation.p / 100);
+      default:
+        return NaN;
     }
   })();
   return Number.isNaN(us) ? null : us / 1000;
@@ -60,7 +66,8 @@ export function customAggregate(stats: MetricStats, t: Pick<Threshold, "metric" 
   const key = customKey(t.metric, t.tags.type);
   const custom = stats.hasCustom ? stats.custom : null;
   switch (t.kind) {
-    case "trend": return histogramAggregate(custom?.trends.get(key), t.aggregation);
+    case "trend":
+      return histogramAggregate(custom?.trends.get(key), t.aggregation);
     case "rate": {
       const r = custom?.rates.get(key);
       return r && r[1] > 0 ? r[0] / r[1] : null;

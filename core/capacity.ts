@@ -118,7 +118,8 @@ export function breakReasons(step: LadderStep, rules: CapacityRules): string[] {
   const limit = percent(rules.errorLimit);
   if (step.errorRate > rules.errorLimit) reasons.push(`error rate ${percent(step.errorRate)} over the ${limit} limit`);
   const planned = step.iterations + step.dropped;
-  if (planned > 0 && step.dropped / planned > rules.errorLimit) reasons.push(`${percent(step.dropped / planned)} of iterations dropped (over the ${limit} limit)`);
+  if (planned > 0 && step.dropped / planned > rules.errorLimit)
+    reasons.push(`${percent(step.dropped / planned)} of iterations dropped (over the ${limit} limit)`);
   const minDelivered = rules.minDelivered ?? DEFAULT_MIN_DELIVERED;
   if (step.targetRatePerS > 0 && step.achievedRatePerS < minDelivered * step.targetRatePerS) {
     reasons.push(`achieved ${step.achievedRatePerS.toFixed(1)}/s of ${step.targetRatePerS.toFixed(1)}/s (under ${percent(minDelivered)})`);
@@ -155,7 +156,15 @@ export function findKnee(steps: readonly LadderStep[], minGrowthMs = DEFAULT_KNE
     const p99Growth = step.p99Ms / before.p99Ms;
     const rateGrowth = step.ratePerS / before.ratePerS;
     if (p99Growth > rateGrowth && step.p99Ms - before.p99Ms >= minGrowthMs) {
-      return { label: step.label, ratePerS: step.ratePerS, previousRatePerS: before.ratePerS, previousP99Ms: before.p99Ms, p99Ms: step.p99Ms, p99Growth: round3(p99Growth), rateGrowth: round3(rateGrowth) };
+      return {
+        label: step.label,
+        ratePerS: step.ratePerS,
+        previousRatePerS: before.ratePerS,
+        previousP99Ms: before.p99Ms,
+        p99Ms: step.p99Ms,
+        p99Growth: round3(p99Growth),
+        rateGrowth: round3(rateGrowth),
+      };
     }
   }
   return null;
@@ -167,21 +176,32 @@ export function renderCapacity(capacity: CapacityTable): string {
   const clock = Math.max(0, ...capacity.steps.map((s) => s.clockResolutionMs ?? 0)) || null;
   const ms = (v: number | null) => (v === null ? "-" : formatMs(v, clock));
   const figures = (s: LadderStep) => [String(s.ratePerS), s.achievedRatePerS.toFixed(1), ms(s.p95Ms), ms(s.p99Ms), percent(s.errorRate), String(s.dropped)];
-  const out = ["", "  LADDER", ...table(
-    ["step", "rate/s", "achieved/s", "p95", "p99", "errors", "dropped", "thresholds", "breaks"],
-    capacity.steps.map((s) => [s.label, ...figures(s), s.failedThresholds.length ? `✗ ${s.failedThresholds.join(", ")}` : "✓", s.breaks.join("; ") || "-"]),
-  )];
+  const out = [
+    "",
+    "  LADDER",
+    ...table(
+      ["step", "rate/s", "achieved/s", "p95", "p99", "errors", "dropped", "thresholds", "breaks"],
+      capacity.steps.map((s) => [s.label, ...figures(s), s.failedThresholds.length ? `✗ ${s.failedThresholds.join(", ")}` : "✓", s.breaks.join("; ") || "-"]),
+    ),
+  ];
   const rows = (["recommended", "peak", "hardLimit"] as const).map((key) => {
     const f = capacity[key];
     const name = key === "hardLimit" ? "hard limit" : key;
     if (!f) return [name, key === "hardLimit" ? "not reached" : "none", "-", "-", "-", "-", "-", "-", "-"];
     return [name, ...figures(f.evidence), f.evidence.failedThresholds.join(", ") || "-", f.evidence.runId];
   });
-  out.push("", `  CAPACITY (error limit ${percent(capacity.errorLimit)})`, ...table(["", "rate/s", "achieved/s", "p95", "p99", "errors", "dropped", "failed thresholds", "run"], rows));
+  out.push(
+    "",
+    `  CAPACITY (error limit ${percent(capacity.errorLimit)})`,
+    ...table(["", "rate/s", "achieved/s", "p95", "p99", "errors", "dropped", "failed thresholds", "run"], rows),
+  );
   const k = capacity.knee;
-  out.push(k
-    ? `  knee      ${k.ratePerS}/s: p99 ${ms(k.previousP99Ms)} → ${ms(k.p99Ms)} (×${k.p99Growth}) while the rate grew ×${k.rateGrowth} from ${k.previousRatePerS}/s`
-    : "  knee      none within the ladder: p99 never grew faster than the rate", "");
+  out.push(
+    k
+      ? `  knee      ${k.ratePerS}/s: p99 ${ms(k.previousP99Ms)} → ${ms(k.p99Ms)} (×${k.p99Growth}) while the rate grew ×${k.rateGrowth} from ${k.previousRatePerS}/s`
+      : "  knee      none within the ladder: p99 never grew faster than the rate",
+    "",
+  );
   return out.join("\n");
 }
 

@@ -17,10 +17,7 @@
  * the flows (scenarios/custom-steps.ts) run them with.
  */
 
-export type CaptureSpec =
-  | { readonly json: string }
-  | { readonly header: string }
-  | { readonly regex: string };
+export type CaptureSpec = { readonly json: string } | { readonly header: string } | { readonly regex: string };
 
 export type JsonPath = ReadonlyArray<string | number>;
 

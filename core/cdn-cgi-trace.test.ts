@@ -35,18 +35,36 @@ describe("attribution per hint and per observed colo", () => {
     const h = new Histogram();
     for (let i = 0; i < 10; i++) h.record(latencyUs);
     return {
-      shard, region, colo, requests: 10, failed: 0, dropped: 0,
-      histograms_json: JSON.stringify({ http_req_duration: { count: h.count, sum_us: h.sum, min_us: h.min, max_us: h.max, buckets: JSON.stringify(h.buckets()) } }),
+      shard,
+      region,
+      colo,
+      requests: 10,
+      failed: 0,
+      dropped: 0,
+      histograms_json: JSON.stringify({
+        http_req_duration: { count: h.count, sum_us: h.sum, min_us: h.min, max_us: h.max, buckets: JSON.stringify(h.buckets()) },
+      }),
     };
   };
   // Two weur shards: one landed in FRA, one in AMS; wnam in SJC.
-  const input: QueryInput = { windows: [], histograms: [], durationS: 10, shards: [shard(0, "weur", "FRA", 10_000), shard(1, "weur", "AMS", 30_000), shard(2, "wnam", "SJC", 50_000)] };
+  const input: QueryInput = {
+    windows: [],
+    histograms: [],
+    durationS: 10,
+    shards: [shard(0, "weur", "FRA", 10_000), shard(1, "weur", "AMS", 30_000), shard(2, "wnam", "SJC", 50_000)],
+  };
 
   it("groups by hint and colo with each group's own latency", () => {
     const q = parseQuery({ by: "region,colo", metrics: "requests,p50" });
     if (!q.ok) throw new Error(JSON.stringify(q.problems));
     const rows = runQuery(input, q.query).map((r) => [r.region, r.colo, r.requests, Math.round(Number(r.p50))]);
-    expect(rows).toEqual(expect.arrayContaining([["weur", "FRA", 10, 10], ["weur", "AMS", 10, 30], ["wnam", "SJC", 10, 50]]));
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        ["weur", "FRA", 10, 10],
+        ["weur", "AMS", 10, 30],
+        ["wnam", "SJC", 10, 50],
+      ]),
+    );
     expect(rows).toHaveLength(3);
   });
 });

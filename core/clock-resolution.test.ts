@@ -4,7 +4,7 @@ import { ClockGrid, finerResolution, msDecimals, roundToResolution } from "./clo
 /** Readings of a clock stepping by `stepMs` (so always on its grid), at pseudo-random moments over a second. */
 function readings(stepMs: number, n = 500, startMs = 1_764_033_012_447): number[] {
   let seed = 7;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   return Array.from({ length: n }, () => Math.floor((startMs + random() * 1000) / stepMs) * stepMs);
 }
 

@@ -36,17 +36,37 @@ function syntheticRun({ requests, seed, scale = 1, errorRate = 0.01, droppedShar
     let failed = 0;
     let dropped = 0;
     for (let i = 0; i < due; i++) {
-      if (rng.next() < droppedShare) { dropped++; continue; }
+      if (rng.next() < droppedShare) {
+        dropped++;
+        continue;
+      }
       sent++;
       h.record(scale * 20_000 * Math.exp(0.3 * rng.normal()));
       if (rng.next() < errorRate) failed++;
     }
     windows.push({
-      window_s: windowS, region, step: "GET /", requests: sent, iterations: sent, failed, dropped, timeouts: 0, connection_errors: 0,
-      status_4xx: 0, status_5xx: failed, statuses_json: JSON.stringify({ 200: sent - failed, 500: failed }),
+      window_s: windowS,
+      region,
+      step: "GET /",
+      requests: sent,
+      iterations: sent,
+      failed,
+      dropped,
+      timeouts: 0,
+      connection_errors: 0,
+      status_4xx: 0,
+      status_5xx: failed,
+      statuses_json: JSON.stringify({ 200: sent - failed, 500: failed }),
     });
     histograms.push({
-      window_s: windowS, region, step: "GET /", metric: "http_req_duration", count: h.count, sum_us: Math.round(h.sum), min_us: h.min, max_us: h.max,
+      window_s: windowS,
+      region,
+      step: "GET /",
+      metric: "http_req_duration",
+      count: h.count,
+      sum_us: Math.round(h.sum),
+      min_us: h.min,
+      max_us: h.max,
       buckets: JSON.stringify(h.buckets()),
     });
   }
@@ -137,7 +157,10 @@ describe("compareRuns on synthetic runs", () => {
   });
 
   it("flags a rise in the dropped share like one in the error rate", () => {
-    const result = compareRuns(syntheticRun({ requests: 20_000, seed: 7, droppedShare: 0.005 }), syntheticRun({ requests: 20_000, seed: 8, droppedShare: 0.03 }));
+    const result = compareRuns(
+      syntheticRun({ requests: 20_000, seed: 7, droppedShare: 0.005 }),
+      syntheticRun({ requests: 20_000, seed: 8, droppedShare: 0.03 }),
+    );
     expect(metric(result, "dropped_share").verdict).toBe("regressed");
     expect(metric(result, "dropped_share").baseline!).toBeCloseTo(0.005, 2);
   });
@@ -165,9 +188,25 @@ describe("compareRuns on synthetic runs", () => {
       const buckets = h.buckets().map(([v, c]) => [v, c * 100]);
       const row = { window_s: 0, region: "wnam", step: "GET /" };
       return {
-        windows: [{ ...row, requests: h.count * 100, iterations: h.count * 100, failed: 0, dropped: 0, timeouts: 0, connection_errors: 0, status_4xx: 0, status_5xx: 0, statuses_json: "{}" }],
-        histograms: [{ ...row, metric: "http_req_duration", count: h.count * 100, sum_us: h.sum * 100, min_us: h.min, max_us: h.max, buckets: JSON.stringify(buckets) }],
-        shards: [], durationS: 1,
+        windows: [
+          {
+            ...row,
+            requests: h.count * 100,
+            iterations: h.count * 100,
+            failed: 0,
+            dropped: 0,
+            timeouts: 0,
+            connection_errors: 0,
+            status_4xx: 0,
+            status_5xx: 0,
+            statuses_json: "{}",
+          },
+        ],
+        histograms: [
+          { ...row, metric: "http_req_duration", count: h.count * 100, sum_us: h.sum * 100, min_us: h.min, max_us: h.max, buckets: JSON.stringify(buckets) },
+        ],
+        shards: [],
+        durationS: 1,
       };
     };
     const a = wide(13);
@@ -209,10 +248,10 @@ describe("compareRuns on synthetic runs", () => {
 describe("proportionDifference", () => {
   it.each([
     // [where the figures come from, x1, n1, x2, n2, interval of x2/n2 − x1/n1, p-value, method]
-    ["Newcombe 1998, example (a): the published interval; pooled z = 2.65", 48, 80, 56, 70, [0.0524, 0.3339], 0.0080, "z-test"],
+    ["Newcombe 1998, example (a): the published interval; pooled z = 2.65", 48, 80, 56, 70, [0.0524, 0.3339], 0.008, "z-test"],
     ["Newcombe 1998, example (e): no events in either group", 0, 20, 0, 10, [-0.1611, 0.2775], 1, "fisher-exact"],
     ["Fisher's lady tasting tea: the published two-sided p", 1, 4, 3, 4, [-0.1355, 0.7891], 0.4857, "fisher-exact"],
-    ["2% vs 4% on 1 000 requests each: pooled z = 2.62", 20, 1000, 40, 1000, [0.0050, 0.0357], 0.0088, "z-test"],
+    ["2% vs 4% on 1 000 requests each: pooled z = 2.62", 20, 1000, 40, 1000, [0.005, 0.0357], 0.0088, "z-test"],
   ] as const)("%s", (_source, x1, n1, x2, n2, interval, pValue, method) => {
     const d = proportionDifference(x1, n1, x2, n2, 0.95);
     expect(d.interval[0]).toBeCloseTo(interval[0], 3);
@@ -230,8 +269,14 @@ describe("parseCompareOptions", () => {
     [{ minEffect: "0.1" }, { minRelative: 0.1 }], // a bare number is a fraction
     [{ minLatency: "2ms" }, { minLatencyMs: 2 }],
     [{ minLatency: "0.5" }, { minLatencyMs: 0.5 }], // a bare number is ms
-    [{ minRate: "0.5%", confidence: "99%" }, { minRate: 0.005, confidence: 0.99 }],
-    [{ minEffect: "0%", minLatency: "0ms" }, { minRelative: 0, minLatencyMs: 0 }], // 0 is a value, not "unset"
+    [
+      { minRate: "0.5%", confidence: "99%" },
+      { minRate: 0.005, confidence: 0.99 },
+    ],
+    [
+      { minEffect: "0%", minLatency: "0ms" },
+      { minRelative: 0, minLatencyMs: 0 },
+    ], // 0 is a value, not "unset"
   ])("%j", (params, options) => {
     expect(parseCompareOptions(params)).toEqual({ ok: true, options });
   });

@@ -69,7 +69,14 @@ export interface CompareOptions {
   readonly seed: number;
 }
 
-export const DEFAULT_COMPARE_OPTIONS: CompareOptions = Object.freeze({ minRelative: 0.05, minLatencyMs: 1, minRate: 0.001, confidence: 0.95, resamples: 1000, seed: 1 });
+export const DEFAULT_COMPARE_OPTIONS: CompareOptions = Object.freeze({
+  minRelative: 0.05,
+  minLatencyMs: 1,
+  minRate: 0.001,
+  confidence: 0.95,
+  resamples: 1000,
+  seed: 1,
+});
 
 export interface MetricComparison {
   /** A region, or "all" for the whole run. */
@@ -120,8 +127,10 @@ export function compareRuns(baseline: QueryInput, candidate: QueryInput, options
   const a = groupsByRegion(baseline, trend);
   const b = groupsByRegion(candidate, trend);
   const notes: string[] = [];
-  if (clockMs > asked.minLatencyMs) notes.push(`the runs were timed with a ${clockMs} ms clock: latency changes under ${clockMs} ms are not counted (asked: ${asked.minLatencyMs} ms)`);
-  else if (clockMs > 0) notes.push(`the runs were timed with a ${clockMs} ms clock: the latency minimum of ${asked.minLatencyMs} ms is at least one step of it`);
+  if (clockMs > asked.minLatencyMs)
+    notes.push(`the runs were timed with a ${clockMs} ms clock: latency changes under ${clockMs} ms are not counted (asked: ${asked.minLatencyMs} ms)`);
+  else if (clockMs > 0)
+    notes.push(`the runs were timed with a ${clockMs} ms clock: the latency minimum of ${asked.minLatencyMs} ms is at least one step of it`);
   const regions: RegionSamples[] = [];
   const metrics: MetricComparison[] = [];
   for (const region of new Set([...a.keys(), ...b.keys()])) {
@@ -185,21 +194,59 @@ function compareRates(region: string, a: QueryGroup, b: QueryGroup, o: CompareOp
 }
 
 function result(
-  region: string, metric: CompareMetric, unit: "ms" | "ratio", base: number, cand: number, interval: readonly [number, number],
-  minEffect: number, method: MetricComparison["method"], pValue: number | null, verdict: Verdict,
+  region: string,
+  metric: CompareMetric,
+  unit: "ms" | "ratio",
+  base: number,
+  cand: number,
+  interval: readonly [number, number],
+  minEffect: number,
+  method: MetricComparison["method"],
+  pValue: number | null,
+  verdict: Verdict,
 ): MetricComparison {
   // Output precision: 1 µs for latency, 1e-6 for rates — well inside either estimate's error.
   const r = (n: number) => Math.round(n * 1e6) / 1e6;
   const ms = (n: number) => (unit === "ms" ? Math.round(n * 1000) / 1000 : r(n));
   const change = cand - base;
   return {
-    region, metric, unit, baseline: ms(base), candidate: ms(cand), change: ms(change), relativeChange: base === 0 ? null : r(change / base),
-    interval: [ms(interval[0]), ms(interval[1])], minEffect: ms(minEffect), method, pValue: pValue === null ? null : r(pValue), verdict,
+    region,
+    metric,
+    unit,
+    baseline: ms(base),
+    candidate: ms(cand),
+    change: ms(change),
+    relativeChange: base === 0 ? null : r(change / base),
+    interval: [ms(interval[0]), ms(interval[1])],
+    minEffect: ms(minEffect),
+    method,
+    pValue: pValue === null ? null : r(pValue),
+    verdict,
   };
 }
 
-function noComparison(region: string, metric: CompareMetric, unit: "ms" | "ratio", base: number | null, cand: number | null, minEffect: number): MetricComparison {
-  return { region, metric, unit, baseline: base, candidate: cand, change: null, relativeChange: null, interval: null, minEffect, method: "none", pValue: null, verdict: "unchanged" };
+function noComparison(
+  region: string,
+  metric: CompareMetric,
+  unit: "ms" | "ratio",
+  base: number | null,
+  cand: number | null,
+  minEffect: number,
+): MetricComparison {
+  return {
+    region,
+    metric,
+    unit,
+    baseline: base,
+    candidate: cand,
+    change: null,
+    relativeChange: null,
+    interval: null,
+    minEffect,
+    method: "none",
+    pValue: null,
+    verdict: "unchanged",
+  };
 }
 
 // ── Latency: bootstrap over histogram counts ────────────────────────────────────────────
@@ -282,7 +329,12 @@ export type CompareOptionsParse = { ok: true; options: Partial<CompareOptions> }
  * "5%" or 0.05), `minLatency` ("1ms", "0.5ms" or a number of ms), `minRate` ("0.1%" or
  * 0.001) and `confidence` ("95%" or 0.95, from 80% to 99%). Absent means the default.
  */
-export function parseCompareOptions(params: { minEffect?: string | null; minLatency?: string | null; minRate?: string | null; confidence?: string | null }): CompareOptionsParse {
+export function parseCompareOptions(params: {
+  minEffect?: string | null;
+  minLatency?: string | null;
+  minRate?: string | null;
+  confidence?: string | null;
+}): CompareOptionsParse {
   const problems: Problem[] = [];
   const options: { -readonly [K in keyof CompareOptions]?: CompareOptions[K] } = {};
   const fraction = (field: string, raw: string, max: number): number | undefined => {
@@ -290,7 +342,10 @@ export function parseCompareOptions(params: { minEffect?: string | null; minLate
     const n = Number(percent ? raw.trim().slice(0, -1) : raw);
     const value = percent ? n / 100 : n;
     if (raw.trim() === "" || !Number.isFinite(value) || value < 0 || value > max) {
-      problems.push({ field, detail: `"${raw}" must be a percentage like 5% or a fraction like 0.05${percent ? "" : " (a bare number is a fraction)"}, at most ${max * 100}%` });
+      problems.push({
+        field,
+        detail: `"${raw}" must be a percentage like 5% or a fraction like 0.05${percent ? "" : " (a bare number is a fraction)"}, at most ${max * 100}%`,
+      });
       return undefined;
     }
     return value;

@@ -4,7 +4,14 @@ import type { LoadFigures } from "./crosscheck.ts";
 
 /** A run's figures with a p95 of `p95` ms (the other latency figures follow it). */
 const run = (p95: number): LoadFigures => ({
-  requests: 3000, ratePerS: 100, errorRate: 0, failed: 0, durationS: 30, dropped: 0, steps: {}, clockResolutionMs: 1,
+  requests: 3000,
+  ratePerS: 100,
+  errorRate: 0,
+  failed: 0,
+  durationS: 30,
+  dropped: 0,
+  steps: {},
+  clockResolutionMs: 1,
   latency: { p50: p95 - 10, p90: p95 - 2, p95, p99: p95 + 5, max: p95 + 30 },
 });
 const p95Row = (c: ReturnType<typeof abbaCrosscheck>) => c.rows.find((r) => r.metric === "p95" && r.step === null)!;

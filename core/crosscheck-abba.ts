@@ -89,12 +89,20 @@ export function renderAbba(c: AbbaCrosscheck): string {
   const header = ["", "Δ edge − k6 (ABBA)", "tolerance", "target A/A spread", "verdict"];
   const lines = c.rows.map((r) => [
     `${r.step === null ? "" : `${r.step}: `}${ROW_LABELS[r.metric]}`,
-    formatRowValue(r.difference, r.unit, true), r.tolerance === null ? "-" : `±${formatRowValue(r.tolerance, r.unit)}`, formatRowValue(r.targetSpread, r.unit), r.verdict,
+    formatRowValue(r.difference, r.unit, true),
+    r.tolerance === null ? "-" : `±${formatRowValue(r.tolerance, r.unit)}`,
+    formatRowValue(r.targetSpread, r.unit),
+    r.verdict,
   ]);
   const table = [header, ...lines];
   const widths = header.map((_, i) => Math.max(...table.map((l) => l[i]!.length)));
   return [
-    ...table.map((l) => l.map((cell, i) => (i === 0 || i === 4 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd()),
+    ...table.map((l) =>
+      l
+        .map((cell, i) => (i === 0 || i === 4 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+        .join("  ")
+        .trimEnd(),
+    ),
     "",
     `verdict: ${c.verdict}`,
     "  order: edgeload, k6, k6, edgeload — a target that warms or drifts between runs cancels out of the mean difference;",

@@ -15,23 +15,72 @@ const rowOf = (edge: LoadFigures, k6: LoadFigures, metric: string, step: string 
 describe("crosscheck verdicts", () => {
   // [what the row means, metric, edge figures, k6 figures, expected verdict, expected tolerance]
   it.each([
-    ["p50 3 ms apart at 22 ms: the 3 ms floor holds (10% would be 2.2 ms)", "p50", figures({ latency: latency(25) }), figures({ latency: latency(22) }), "agree", 3],
+    [
+      "p50 3 ms apart at 22 ms: the 3 ms floor holds (10% would be 2.2 ms)",
+      "p50",
+      figures({ latency: latency(25) }),
+      figures({ latency: latency(22) }),
+      "agree",
+      3,
+    ],
     ["p50 just over 3 ms apart at 22 ms disagrees", "p50", figures({ latency: latency(25.01) }), figures({ latency: latency(22) }), "disagree", 3],
     ["p50 19 ms apart at 200 ms: 10% of k6's (20 ms) holds", "p50", figures({ latency: latency(219) }), figures({ latency: latency(200) }), "agree", 20],
     ["p50 21 ms apart at 200 ms disagrees", "p50", figures({ latency: latency(221) }), figures({ latency: latency(200) }), "disagree", 20],
     ["edgeload lower than k6 counts the same as higher", "p50", figures({ latency: latency(19) }), figures({ latency: latency(22) }), "agree", 3],
-    ["p95 4.5 ms apart at 26 ms: the tail's 5 ms floor holds", "p95", figures({ latency: latency(22, { p95: 30.5 }) }), figures({ latency: latency(22, { p95: 26 }) }), "agree", 5],
-    ["p95 5.5 ms apart at 26 ms disagrees", "p95", figures({ latency: latency(22, { p95: 31.5 }) }), figures({ latency: latency(22, { p95: 26 }) }), "disagree", 5],
-    ["p99 9 ms apart at 50 ms: 20% of k6's (10 ms) holds", "p99", figures({ latency: latency(22, { p99: 59 }) }), figures({ latency: latency(22, { p99: 50 }) }), "agree", 10],
-    ["max 40 ms apart at 100 ms: one sample each, 50% holds", "max", figures({ latency: latency(22, { max: 140 }) }), figures({ latency: latency(22, { max: 100 }) }), "agree", 50],
+    [
+      "p95 4.5 ms apart at 26 ms: the tail's 5 ms floor holds",
+      "p95",
+      figures({ latency: latency(22, { p95: 30.5 }) }),
+      figures({ latency: latency(22, { p95: 26 }) }),
+      "agree",
+      5,
+    ],
+    [
+      "p95 5.5 ms apart at 26 ms disagrees",
+      "p95",
+      figures({ latency: latency(22, { p95: 31.5 }) }),
+      figures({ latency: latency(22, { p95: 26 }) }),
+      "disagree",
+      5,
+    ],
+    [
+      "p99 9 ms apart at 50 ms: 20% of k6's (10 ms) holds",
+      "p99",
+      figures({ latency: latency(22, { p99: 59 }) }),
+      figures({ latency: latency(22, { p99: 50 }) }),
+      "agree",
+      10,
+    ],
+    [
+      "max 40 ms apart at 100 ms: one sample each, 50% holds",
+      "max",
+      figures({ latency: latency(22, { max: 140 }) }),
+      figures({ latency: latency(22, { max: 100 }) }),
+      "agree",
+      50,
+    ],
     ["requests 1500 vs 1501: k6 started one more at the end", "requests", figures(), figures({ requests: 1501 }), "agree", 15.01],
     ["requests 1% apart is the limit", "requests", figures({ requests: 1515 }), figures({ requests: 1500 }), "agree", 15],
     ["requests 1.1% apart disagree", "requests", figures({ requests: 1517 }), figures({ requests: 1500 }), "disagree", 15],
     ["20 vs 21 requests: at small counts one request is the floor", "requests", figures({ requests: 20 }), figures({ requests: 21 }), "agree", 1],
     ["achieved rate 2% apart agrees", "rate", figures({ ratePerS: 300 }), figures({ ratePerS: 294 }), "agree", 8.82],
     ["error rate 0% on both sides", "error_rate", figures(), figures(), "agree", 0.001],
-    ["1% vs 1.5% of 1000 requests each: within 3 standard errors", "error_rate", figures({ requests: 1000, errorRate: 0.01 }), figures({ requests: 1000, errorRate: 0.015 }), "agree", 3 * Math.sqrt(0.0125 * 0.9875 * (2 / 1000))],
-    ["1% vs 1.5% of 10000 requests each: beyond sampling noise", "error_rate", figures({ requests: 10_000, errorRate: 0.01 }), figures({ requests: 10_000, errorRate: 0.015 }), "disagree", 3 * Math.sqrt(0.0125 * 0.9875 * (2 / 10_000))],
+    [
+      "1% vs 1.5% of 1000 requests each: within 3 standard errors",
+      "error_rate",
+      figures({ requests: 1000, errorRate: 0.01 }),
+      figures({ requests: 1000, errorRate: 0.015 }),
+      "agree",
+      3 * Math.sqrt(0.0125 * 0.9875 * (2 / 1000)),
+    ],
+    [
+      "1% vs 1.5% of 10000 requests each: beyond sampling noise",
+      "error_rate",
+      figures({ requests: 10_000, errorRate: 0.01 }),
+      figures({ requests: 10_000, errorRate: 0.015 }),
+      "disagree",
+      3 * Math.sqrt(0.0125 * 0.9875 * (2 / 10_000)),
+    ],
   ] as const)("%s", (_meaning, metric, edge, k6, verdict, tolerance) => {
     const row = rowOf(edge, k6, metric);
     expect(row.verdict).toBe(verdict);
@@ -51,13 +100,18 @@ describe("crosscheck verdicts", () => {
     const k6 = figures({ steps: { verify: { requests: 100, latency: latency(40) }, token: { requests: 100, latency: latency(5) } } });
     const result = crosscheck(edge, k6);
     expect(result.rows.filter((r) => r.step !== null).map((r) => `${r.step}:${r.metric}:${r.verdict}`)).toEqual([
-      "verify:requests:agree", "verify:p50:disagree", "verify:p95:disagree", "verify:p99:disagree",
+      "verify:requests:agree",
+      "verify:p50:disagree",
+      "verify:p95:disagree",
+      "verify:p99:disagree",
     ]);
     expect(result.verdict).toBe("disagree");
   });
 
   it("warns that a p99 of a few hundred requests rests on a handful of samples", () => {
-    expect(crosscheck(figures({ requests: 500 }), figures({ requests: 501 })).notes).toContain("p99 rests on the slowest 5 of 500 requests: its row says little; run longer or faster to judge the tail");
+    expect(crosscheck(figures({ requests: 500 }), figures({ requests: 501 })).notes).toContain(
+      "p99 rests on the slowest 5 of 500 requests: its row says little; run longer or faster to judge the tail",
+    );
     expect(crosscheck(figures(), figures()).notes.join()).not.toMatch(/p99 rests/);
   });
 
@@ -80,10 +134,12 @@ describe("crosscheck verdicts", () => {
       errorRate: fc.double({ min: 0, max: 1, noNaN: true }),
       latency: fc.record({ p50: ms, p90: ms, p95: ms, p99: ms, max: ms }),
     });
-    fc.assert(fc.property(load, (l) => {
-      const f = figures({ ...l, failed: Math.round(l.errorRate * l.requests) });
-      return crosscheck(f, f).rows.every((r) => r.verdict === "agree" && r.difference === 0);
-    }));
+    fc.assert(
+      fc.property(load, (l) => {
+        const f = figures({ ...l, failed: Math.round(l.errorRate * l.requests) });
+        return crosscheck(f, f).rows.every((r) => r.verdict === "agree" && r.difference === 0);
+      }),
+    );
   });
 });
 
@@ -91,11 +147,21 @@ describe("edgeFigures", () => {
   it("reads the run summary's k6 metrics and per-step breakdown", () => {
     const trend = { avg: 23, min: 20, med: 22.98, max: 40, "p(90)": 25, "p(95)": 26.05, "p(99)": 32.9 };
     const summary = {
-      metrics: { http_reqs: { count: 1500, rate: 300 }, http_req_failed: { passes: 3, fails: 1497, value: 0.002 }, http_req_duration: trend, dropped_iterations: { count: 0, rate: 0 } },
+      metrics: {
+        http_reqs: { count: 1500, rate: 300 },
+        http_req_failed: { passes: 3, fails: 1497, value: 0.002 },
+        http_req_duration: trend,
+        dropped_iterations: { count: 0, rate: 0 },
+      },
       edgeload: { durationS: 5, steps: { default: { requests: 1500, http_req_duration: trend } } },
     } as unknown as Summary;
     expect(edgeFigures(summary)).toEqual({
-      requests: 1500, ratePerS: 300, errorRate: 0.002, failed: 3, durationS: 5, dropped: 0,
+      requests: 1500,
+      ratePerS: 300,
+      errorRate: 0.002,
+      failed: 3,
+      durationS: 5,
+      dropped: 0,
       latency: { p50: 22.98, p90: 25, p95: 26.05, p99: 32.9, max: 40 },
       steps: { default: { requests: 1500, latency: { p50: 22.98, p90: 25, p95: 26.05, p99: 32.9, max: 40 } } },
       clockResolutionMs: null,

@@ -90,20 +90,39 @@ function latencyTolerance(absoluteMs: number, relative: number, reason: string) 
 /** The tolerances, each with the rule it prints as and the reason for it. */
 export const TOLERANCES = {
   requests: {
-    relative: 0.01, absolute: 1, rule: "max(1 request, 1%)",
-    reason: "both tools follow the same arrival schedule, so they send the same number of requests; k6's arrival-rate executors may start one more at the very end",
+    relative: 0.01,
+    absolute: 1,
+    rule: "max(1 request, 1%)",
+    reason:
+      "both tools follow the same arrival schedule, so they send the same number of requests; k6's arrival-rate executors may start one more at the very end",
   },
   rate: {
-    relative: 0.03, rule: "3%",
-    reason: "each tool divides its requests by its own elapsed time: edgeload by the planned duration, k6 by its whole test including setup() and the last response",
+    relative: 0.03,
+    rule: "3%",
+    reason:
+      "each tool divides its requests by its own elapsed time: edgeload by the planned duration, k6 by its whole test including setup() and the last response",
   },
   errorRate: {
-    absolute: 0.001, sigmas: 3, rule: "max(0.1 pp, 3 standard errors)",
+    absolute: 0.001,
+    sigmas: 3,
+    rule: "max(0.1 pp, 3 standard errors)",
     reason: "failures are a proportion of two different samples of the target's behaviour: within 3 standard errors of the pooled rate is sampling noise",
   },
-  median: latencyTolerance(3, 0.1, "both tools time the same target, but with different clocks and client stacks (workerd's fetch, Go's net/http): a few milliseconds or 10% apart is the same reading"),
-  tail: latencyTolerance(5, 0.1, "in the upper tail a busy machine delays workerd's event loop (and so a local edgeload's reading) more than Go's scheduler: measured 1–4 ms at p95 on the local stack"),
-  p99: latencyTolerance(5, 0.2, "the slowest 1% rests on a handful of samples per thousand requests, and the tail is where the client stacks differ most (timer and event-loop delays in workerd, Go's scheduler in k6)"),
+  median: latencyTolerance(
+    3,
+    0.1,
+    "both tools time the same target, but with different clocks and client stacks (workerd's fetch, Go's net/http): a few milliseconds or 10% apart is the same reading",
+  ),
+  tail: latencyTolerance(
+    5,
+    0.1,
+    "in the upper tail a busy machine delays workerd's event loop (and so a local edgeload's reading) more than Go's scheduler: measured 1–4 ms at p95 on the local stack",
+  ),
+  p99: latencyTolerance(
+    5,
+    0.2,
+    "the slowest 1% rests on a handful of samples per thousand requests, and the tail is where the client stacks differ most (timer and event-loop delays in workerd, Go's scheduler in k6)",
+  ),
   max: latencyTolerance(10, 0.5, "a maximum is one extreme sample from each run, not a statistic: only a gross difference says something"),
 } as const;
 
@@ -115,7 +134,11 @@ const STEP_STATS = ["p50", "p95", "p99"] as const;
 export function edgeFigures(summary: Summary): LoadFigures {
   const m = summary.metrics as Record<string, Record<string, number> | undefined>;
   const latency = (t: TrendSummary | null | undefined): Latency => ({
-    p50: t?.med ?? null, p90: t?.["p(90)"] ?? null, p95: t?.["p(95)"] ?? null, p99: t?.["p(99)"] ?? null, max: t?.max ?? null,
+    p50: t?.med ?? null,
+    p90: t?.["p(90)"] ?? null,
+    p95: t?.["p(95)"] ?? null,
+    p99: t?.["p(99)"] ?? null,
+    max: t?.max ?? null,
   });
   return {
     requests: m.http_reqs?.count ?? null,
@@ -125,13 +148,23 @@ export function edgeFigures(summary: Summary): LoadFigures {
     durationS: summary.edgeload.durationS,
     dropped: m.dropped_iterations?.count ?? 0,
     latency: latency(m.http_req_duration as unknown as TrendSummary | undefined),
-    steps: Object.fromEntries(Object.entries(summary.edgeload.steps).map(([name, s]) => [name, { requests: s.requests, latency: latency(s.http_req_duration) }])),
+    steps: Object.fromEntries(
+      Object.entries(summary.edgeload.steps).map(([name, s]) => [name, { requests: s.requests, latency: latency(s.http_req_duration) }]),
+    ),
     // Summaries stored before the clock was detected have none.
     clockResolutionMs: summary.edgeload.clock?.resolutionMs ?? null,
   };
 }
 
-function row(metric: RowMetric, step: string | null, unit: CrosscheckRow["unit"], edge: number | null, k6: number | null, tolerance: number | null, rule: string): CrosscheckRow {
+function row(
+  metric: RowMetric,
+  step: string | null,
+  unit: CrosscheckRow["unit"],
+  edge: number | null,
+  k6: number | null,
+  tolerance: number | null,
+  rule: string,
+): CrosscheckRow {
   if (edge === null || k6 === null || tolerance === null) return { metric, step, unit, edge, k6, difference: null, tolerance, rule, verdict: "n/a" };
   const difference = edge - k6;
   // A hair of slack for floating-point: a tolerance of exactly |Δ| agrees.
@@ -179,7 +212,9 @@ export function crosscheck(edge: LoadFigures, k6: LoadFigures): Crosscheck {
     row("error_rate", null, "ratio", edge.errorRate, k6.errorRate, errorRateTolerance(edge, k6), TOLERANCES.errorRate.rule),
     ...LATENCY_STATS.map((stat) => latencyRow(stat, null, edge.latency, k6.latency, clockStepsMs)),
   ];
-  const shared = Object.keys(edge.steps).filter((s) => s in k6.steps).sort();
+  const shared = Object.keys(edge.steps)
+    .filter((s) => s in k6.steps)
+    .sort();
   for (const step of shared) {
     const [e, k] = [edge.steps[step]!, k6.steps[step]!];
     if (e.requests !== null && k.requests !== null) rows.push(requestsRow(step, e.requests, k.requests));
@@ -187,13 +222,20 @@ export function crosscheck(edge: LoadFigures, k6: LoadFigures): Crosscheck {
   }
   const notes: string[] = [];
   if (edgeStepMs !== null) {
-    notes.push(`clocks: edgeload timed with ${stepText(edgeStepMs)} steps, k6 with ${stepText(k6StepMs)}: no latency row can agree more closely than ${+clockStepsMs.toFixed(3)} ms`);
+    notes.push(
+      `clocks: edgeload timed with ${stepText(edgeStepMs)} steps, k6 with ${stepText(k6StepMs)}: no latency row can agree more closely than ${+clockStepsMs.toFixed(3)} ms`,
+    );
   }
   const missing = LATENCY_STATS.filter((s) => k6.latency[s] === null);
-  if (missing.length) notes.push(`k6's summary has no ${missing.join(", ")} of http_req_duration: set summaryTrendStats (edgeload's k6 scripts do) to compare them`);
-  if (shared.length === 0 && Object.keys(k6.steps).length === 0) notes.push("k6's summary has no http_req_duration{step:…} sub-metrics: only the whole load is compared");
+  if (missing.length)
+    notes.push(`k6's summary has no ${missing.join(", ")} of http_req_duration: set summaryTrendStats (edgeload's k6 scripts do) to compare them`);
+  if (shared.length === 0 && Object.keys(k6.steps).length === 0)
+    notes.push("k6's summary has no http_req_duration{step:…} sub-metrics: only the whole load is compared");
   const fewest = Math.min(edge.requests ?? Infinity, k6.requests ?? Infinity);
-  if (fewest < 1000) notes.push(`p99 rests on the slowest ${Math.max(1, Math.floor(fewest / 100))} of ${fewest} requests: its row says little; run longer or faster to judge the tail`);
+  if (fewest < 1000)
+    notes.push(
+      `p99 rests on the slowest ${Math.max(1, Math.floor(fewest / 100))} of ${fewest} requests: its row says little; run longer or faster to judge the tail`,
+    );
   if (edge.dropped > 0) notes.push(`edgeload dropped ${edge.dropped} iterations: the in-flight cap (maxVUs) was reached, so it sent less load than planned`);
   if (k6.dropped > 0) notes.push(`k6 dropped ${k6.dropped} iterations: its maxVUs was reached, so it sent less load than planned`);
   const used = new Map<string, string>();
@@ -215,8 +257,14 @@ function stepText(ms: number): string {
 
 /** How each row's metric is named in tables. */
 export const ROW_LABELS: Readonly<Record<RowMetric, string>> = {
-  requests: "requests", rate: "achieved rate", error_rate: "error rate",
-  p50: "p50", p90: "p90", p95: "p95", p99: "p99", max: "max",
+  requests: "requests",
+  rate: "achieved rate",
+  error_rate: "error rate",
+  p50: "p50",
+  p90: "p90",
+  p95: "p95",
+  p99: "p99",
+  max: "max",
 };
 
 /** A row's figure in its unit, signed for differences. */
@@ -224,10 +272,14 @@ export function formatRowValue(value: number | null, unit: CrosscheckRow["unit"]
   if (value === null) return "-";
   const sign = signed && value > 0 ? "+" : "";
   switch (unit) {
-    case "requests": return `${sign}${Math.round(value)}`;
-    case "/s": return `${sign}${value.toFixed(1)}/s`;
-    case "ratio": return `${sign}${(100 * value).toFixed(2)}%`;
-    case "ms": return `${sign}${value.toFixed(2)} ms`;
+    case "requests":
+      return `${sign}${Math.round(value)}`;
+    case "/s":
+      return `${sign}${value.toFixed(1)}/s`;
+    case "ratio":
+      return `${sign}${(100 * value).toFixed(2)}%`;
+    case "ms":
+      return `${sign}${value.toFixed(2)} ms`;
   }
 }
 
@@ -236,13 +288,20 @@ export function renderCrosscheck(c: Crosscheck): string {
   const header = ["", "edgeload", "k6", "Δ (edge − k6)", "tolerance", "verdict"];
   const lines = c.rows.map((r) => [
     `${r.step === null ? "" : `${r.step}: `}${ROW_LABELS[r.metric]}`,
-    formatRowValue(r.edge, r.unit), formatRowValue(r.k6, r.unit), formatRowValue(r.difference, r.unit, true),
+    formatRowValue(r.edge, r.unit),
+    formatRowValue(r.k6, r.unit),
+    formatRowValue(r.difference, r.unit, true),
     r.tolerance === null ? "-" : `±${formatRowValue(r.tolerance, r.unit)} ${r.rule}`,
     r.verdict,
   ]);
   const table = [header, ...lines];
   const widths = header.map((_, i) => Math.max(...table.map((l) => l[i]!.length)));
-  const text = table.map((l) => l.map((cell, i) => (i === 0 || i >= 4 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd());
+  const text = table.map((l) =>
+    l
+      .map((cell, i) => (i === 0 || i >= 4 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd(),
+  );
   const disagree = c.rows.filter((r) => r.verdict === "disagree").length;
   return [
     ...text,

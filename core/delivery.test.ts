@@ -32,8 +32,14 @@ describe("reconcileDelivery", () => {
   });
 
   it("keeps steps apart and prints totals, steps and the seconds that differ", () => {
-    const d = reconcileDelivery([...sent([5, 5], "login"), ...sent([5, 5], "userinfo")], [...received([5, 5], "login"), ...received([5, 4], "userinfo")], { connectionErrors: 1, timeouts: 0 });
-    expect(d.perStep).toEqual([{ step: "login", sent: 10, received: 10, difference: 0 }, { step: "userinfo", sent: 10, received: 9, difference: 1 }]);
+    const d = reconcileDelivery([...sent([5, 5], "login"), ...sent([5, 5], "userinfo")], [...received([5, 5], "login"), ...received([5, 4], "userinfo")], {
+      connectionErrors: 1,
+      timeouts: 0,
+    });
+    expect(d.perStep).toEqual([
+      { step: "login", sent: 10, received: 10, difference: 0 },
+      { step: "userinfo", sent: 10, received: 9, difference: 1 },
+    ]);
     const text = renderDelivery(d);
     expect(text).toContain("sent 20 · received 19 · difference 1 (5.000%)");
     expect(text).toContain("second 1 userinfo: sent 5 · received 4");

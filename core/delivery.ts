@@ -49,10 +49,15 @@ export interface Delivery {
 /** The goal: at most 0.1% of what was sent may go missing. */
 export const DELIVERY_GOAL = 0.001;
 
-export function reconcileDelivery(sent: readonly SentRow[], received: readonly ReceivedRow[], client: { readonly connectionErrors: number; readonly timeouts: number }): Delivery {
+export function reconcileDelivery(
+  sent: readonly SentRow[],
+  received: readonly ReceivedRow[],
+  client: { readonly connectionErrors: number; readonly timeouts: number },
+): Delivery {
   const key = (second: number, step: string) => `${second}\u0000${step}`;
   const cells = new Map<string, { second: number; step: string; sent: number; received: number }>();
-  const cell = (second: number, step: string) => cells.get(key(second, step)) ?? cells.set(key(second, step), { second, step, sent: 0, received: 0 }).get(key(second, step))!;
+  const cell = (second: number, step: string) =>
+    cells.get(key(second, step)) ?? cells.set(key(second, step), { second, step, sent: 0, received: 0 }).get(key(second, step))!;
   for (const r of sent) cell(r.second, r.step).sent += r.sent;
   for (const r of received) cell(r.second, r.step).received += r.count;
   const rows = [...cells.values()]
@@ -76,11 +81,16 @@ export function reconcileDelivery(sent: readonly SentRow[], received: readonly R
   if (totals.difference === 0) findings.push(`every request sent was received (${totals.sent})`);
   if (connectionErrors) findings.push(`${connectionErrors} never reached the target: the client could not connect (connection errors)`);
   if (timeouts) findings.push(`${timeouts} timed out at the client: the target may or may not have received them`);
-  if (attribution.unexplained) findings.push(`${attribution.unexplained} sent but not received and not explained by the client's errors: lost on the way, or counted by a target isolate that has not reported yet`);
-  if (totals.difference < 0) findings.push(`the target received ${-totals.difference} more than the run sent: another client using the run's id, or retries on the way`);
+  if (attribution.unexplained)
+    findings.push(
+      `${attribution.unexplained} sent but not received and not explained by the client's errors: lost on the way, or counted by a target isolate that has not reported yet`,
+    );
+  if (totals.difference < 0)
+    findings.push(`the target received ${-totals.difference} more than the run sent: another client using the run's id, or retries on the way`);
   const off = rows.filter((r) => r.difference !== 0);
   if (off.length && totals.difference === 0) findings.push(`${off.length} seconds differ but the totals match: requests counted in a neighbouring second`);
-  if (totals.sent && Math.abs(totals.differenceShare) > DELIVERY_GOAL) findings.push(`the difference is ${(Math.abs(totals.differenceShare) * 100).toFixed(2)}% of what was sent, over the 0.1% goal`);
+  if (totals.sent && Math.abs(totals.differenceShare) > DELIVERY_GOAL)
+    findings.push(`the difference is ${(Math.abs(totals.differenceShare) * 100).toFixed(2)}% of what was sent, over the 0.1% goal`);
   return { rows, totals, perStep, attribution, findings };
 }
 
@@ -90,7 +100,10 @@ export function renderDelivery(d: Delivery): string {
     `  DELIVERY (client → target, counted by the target from x-edgeload-run)`,
     `    sent ${d.totals.sent} · received ${d.totals.received} · difference ${d.totals.difference} (${(d.totals.differenceShare * 100).toFixed(3)}%)`,
     ...d.perStep.map((s) => `    step ${s.step}: sent ${s.sent} · received ${s.received} · difference ${s.difference}`),
-    ...d.rows.filter((r) => r.difference !== 0).slice(0, 10).map((r) => `    second ${r.second} ${r.step}: sent ${r.sent} · received ${r.received}`),
+    ...d.rows
+      .filter((r) => r.difference !== 0)
+      .slice(0, 10)
+      .map((r) => `    second ${r.second} ${r.step}: sent ${r.sent} · received ${r.received}`),
     ...d.findings.map((f) => `    - ${f}`),
   ];
   return lines.join("\n");

@@ -12,9 +12,9 @@ function buckets(ms: readonly number[]): Array<[number, number]> {
 /** n latencies spread around `centerMs` (± spread), on a clock of `stepMs` steps (0: exact). */
 function around(n: number, centerMs: number, spreadMs: number, stepMs = 0, seed = 1): number[] {
   let x = seed;
-  const random = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   return Array.from({ length: n }, () => {
-    const v = centerMs + (random() + random() + random() - 1.5) * (2 * spreadMs / 1.5);
+    const v = centerMs + (random() + random() + random() - 1.5) * ((2 * spreadMs) / 1.5);
     return stepMs ? Math.round(v / stepMs) * stepMs : v;
   });
 }

@@ -43,10 +43,14 @@ export function distributionShape(buckets: ReadonlyArray<readonly [number, numbe
   const bimodal = twoPeaks(sorted, total, stepMs ?? 0);
   const notes: string[] = [];
   if (quantised) {
-    notes.push(`clock-quantised: 98% of the latencies (p1 ${round(p1)} ms to p99 ${round(p99)} ms) lie on ${steps} steps of the ${stepMs} ms clock, so percentiles move in whole steps and differences under ${stepMs} ms are not measured`);
+    notes.push(
+      `clock-quantised: 98% of the latencies (p1 ${round(p1)} ms to p99 ${round(p99)} ms) lie on ${steps} steps of the ${stepMs} ms clock, so percentiles move in whole steps and differences under ${stepMs} ms are not measured`,
+    );
   }
   if (bimodal) {
-    notes.push(`bimodal: two groups of latencies, around ${round(bimodal.lowPeakMs)} ms and ${round(bimodal.highPeakMs)} ms, with few near ${round(bimodal.valleyMs)} ms between them; a mean or one percentile describes neither — look at the steps, regions or statuses that split them`);
+    notes.push(
+      `bimodal: two groups of latencies, around ${round(bimodal.lowPeakMs)} ms and ${round(bimodal.highPeakMs)} ms, with few near ${round(bimodal.valleyMs)} ms between them; a mean or one percentile describes neither — look at the steps, regions or statuses that split them`,
+    );
   }
   return { quantised, bimodal, notes };
 }

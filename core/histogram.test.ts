@@ -15,7 +15,10 @@ function histogramOf(samples: readonly number[]): Histogram {
   return h;
 }
 
-const values = fc.array(fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 5_000_000 }), fc.integer({ min: 0, max: MAX_VALUE })), { minLength: 1, maxLength: 400 });
+const values = fc.array(fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 5_000_000 }), fc.integer({ min: 0, max: MAX_VALUE })), {
+  minLength: 1,
+  maxLength: 400,
+});
 
 describe("bucket layout", () => {
   it.each([
@@ -53,7 +56,10 @@ describe("Histogram", () => {
     fc.assert(
       fc.property(values, fc.double({ min: 0, max: 1, noNaN: true }), (samples, q) => {
         const h = histogramOf(samples);
-        const exact = exactQuantile([...samples].sort((a, b) => a - b), q);
+        const exact = exactQuantile(
+          [...samples].sort((a, b) => a - b),
+          q,
+        );
         expect(Math.abs(h.quantile(q) - exact)).toBeLessThanOrEqual(exact * RELATIVE_ERROR + 1e-9);
       }),
       { numRuns: 500 },

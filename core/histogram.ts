@@ -183,9 +183,7 @@ export class Histogram {
         previous = i;
       }
     }
-    return this.count === 0
-      ? EMPTY_SNAPSHOT
-      : { n: this.count, min: this.min, max: this.max, sum: this.sum, b };
+    return this.count === 0 ? EMPTY_SNAPSHOT : { n: this.count, min: this.min, max: this.max, sum: this.sum, b };
   }
 
   /** Non-empty buckets as [midpointValue, count] pairs, ascending: the D1 storage form. */

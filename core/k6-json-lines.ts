@@ -44,7 +44,13 @@ export function k6JsonLines(rows: readonly QueryRow[], runId: string, t0Ms: numb
   const point = (metric: keyof typeof METRICS, timeMs: number, value: number, tags: Record<string, string>) => {
     if (!seen.has(metric)) {
       seen.add(metric);
-      out.push(JSON.stringify({ type: "Metric", data: { name: metric, ...METRICS[metric], tainted: null, thresholds: [], submetrics: null, sub: { name: "", parent: "", suffix: "", tags: null } }, metric }));
+      out.push(
+        JSON.stringify({
+          type: "Metric",
+          data: { name: metric, ...METRICS[metric], tainted: null, thresholds: [], submetrics: null, sub: { name: "", parent: "", suffix: "", tags: null } },
+          metric,
+        }),
+      );
     }
     out.push(JSON.stringify({ metric, type: "Point", data: { time: new Date(timeMs).toISOString(), value, tags } }));
   };

@@ -8,7 +8,11 @@ import { detectK6Format, parseK6Summary, storableK6Summary } from "./k6-summary.
 
 /** Fixtures written by k6 v1.8.1 running scripts/k6/http.js at 20/s for 2 s, and a k6 Cloud export. */
 const FIXTURES: Record<string, unknown> = {
-  "summary-export": summaryExport, "handle-summary": handleSummary, "machine-readable": machineReadable, "k6-cloud": k6Cloud, malformed,
+  "summary-export": summaryExport,
+  "handle-summary": handleSummary,
+  "machine-readable": machineReadable,
+  "k6-cloud": k6Cloud,
+  malformed,
 };
 /** A fresh copy, so no test sees another's changes. */
 const fixture = (name: string) => structuredClone(FIXTURES[name]) as Record<string, any>;
@@ -72,10 +76,29 @@ describe("parseK6Summary", () => {
   it.each([
     ["a string count and no p(95) (the malformed fixture)", fixture("malformed"), ["metrics.http_reqs.count", "metrics.http_req_duration.p(95)"]],
     ["no http_req_duration at all", { metrics: { http_reqs: { count: 3, rate: 1 } } }, ["metrics.http_req_duration"]],
-    ["a handleSummary metric without values", { metrics: { http_reqs: { type: "counter", values: { count: 1 } }, http_req_duration: { type: "trend" } } }, ["metrics.http_req_duration.values"]],
-    ["a machine-readable entry without a name", { version: "1.0.0", results: { metrics: [{ type: "trend" }] } }, ["results.metrics[0]", "results.metrics[name=http_reqs]"]],
-    ["a cloud export without the request count", { test_run: { id: 1 }, aggregates: [{ metric: "http_req_duration", query: "histogram_quantile(0.50)", response: { data: { result: [{ values: [[1, 5]] }] } } }] }, ["aggregates"]],
-    ["a cloud aggregate without a value", { test_run: { id: 1 }, aggregates: [{ metric: "http_reqs", query: "increase", response: { status: "error" } }] }, ["aggregates[0].response"]],
+    [
+      "a handleSummary metric without values",
+      { metrics: { http_reqs: { type: "counter", values: { count: 1 } }, http_req_duration: { type: "trend" } } },
+      ["metrics.http_req_duration.values"],
+    ],
+    [
+      "a machine-readable entry without a name",
+      { version: "1.0.0", results: { metrics: [{ type: "trend" }] } },
+      ["results.metrics[0]", "results.metrics[name=http_reqs]"],
+    ],
+    [
+      "a cloud export without the request count",
+      {
+        test_run: { id: 1 },
+        aggregates: [{ metric: "http_req_duration", query: "histogram_quantile(0.50)", response: { data: { result: [{ values: [[1, 5]] }] } } }],
+      },
+      ["aggregates"],
+    ],
+    [
+      "a cloud aggregate without a value",
+      { test_run: { id: 1 }, aggregates: [{ metric: "http_reqs", query: "increase", response: { status: "error" } }] },
+      ["aggregates[0].response"],
+    ],
     ["JSON of another kind", { hello: "world" }, ["(body)"]],
     ["an edgeload run summary", { metrics: {}, edgeload: { runId: "r-1" } }, ["edgeload"]],
   ])("refuses %s, naming the fields", (_what, doc, fields) => {

@@ -62,12 +62,16 @@ export function detectK6Format(doc: unknown): K6Format | null {
  */
 export function parseK6Summary(doc: unknown): K6Import {
   if (isObject(doc) && isObject(doc.edgeload)) {
-    return { ok: false, problems: [{ field: "edgeload", detail: "this is an edgeload run summary, not a k6 one: crosscheck compares a run with what k6 measured" }] };
+    return {
+      ok: false,
+      problems: [{ field: "edgeload", detail: "this is an edgeload run summary, not a k6 one: crosscheck compares a run with what k6 measured" }],
+    };
   }
   const format = detectK6Format(doc);
   if (!format) return { ok: false, problems: [{ field: "(body)", detail: WHAT_IT_TAKES }] };
   const problems: Problem[] = [];
-  const figures = format === "k6-cloud" ? cloudFigures(doc as Record<string, unknown>, problems) : localFigures(format, doc as Record<string, unknown>, problems);
+  const figures =
+    format === "k6-cloud" ? cloudFigures(doc as Record<string, unknown>, problems) : localFigures(format, doc as Record<string, unknown>, problems);
   // A missing metric is reported once, not once per figure read from it.
   const unique = [...new Map(problems.map((p) => [`${p.field}\u0000${p.detail}`, p])).values()];
   return unique.length || !figures ? { ok: false, problems: unique } : { ok: true, format, figures };
@@ -77,8 +81,9 @@ export function parseK6Summary(doc: unknown): K6Import {
 function metricMap(format: Exclude<K6Format, "k6-cloud">, doc: Record<string, unknown>, problems: Problem[]): MetricMap {
   const out = new Map<string, { type: string | null; values: Values }>();
   if (format === "machine-readable") {
-    ((doc.results as { metrics: unknown[] }).metrics).forEach((m, i) => {
-      if (!isObject(m) || typeof m.name !== "string" || !isObject(m.values)) return problems.push({ field: `results.metrics[${i}]`, detail: "must be {name, type, values}" });
+    (doc.results as { metrics: unknown[] }).metrics.forEach((m, i) => {
+      if (!isObject(m) || typeof m.name !== "string" || !isObject(m.values))
+        return problems.push({ field: `results.metrics[${i}]`, detail: "must be {name, type, values}" });
       // This form names trend stats p90, p95 and counts a rate as matches of total.
       const values: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(m.values)) values[/^p\d/.test(k) ? `p(${k.slice(1)})` : k] = v;
@@ -95,7 +100,8 @@ function metricMap(format: Exclude<K6Format, "k6-cloud">, doc: Record<string, un
       continue;
     }
     if (format === "handle-summary") {
-      if (!isObject(m.values)) problems.push({ field: `metrics.${name}.values`, detail: "must be an object (handleSummary's data keeps each metric's figures under values)" });
+      if (!isObject(m.values))
+        problems.push({ field: `metrics.${name}.values`, detail: "must be an object (handleSummary's data keeps each metric's figures under values)" });
       else out.set(name, { type: typeof m.type === "string" ? m.type : null, values: m.values });
     } else {
       out.set(name, { type: null, values: m });
@@ -121,7 +127,8 @@ function localFigures(format: Exclude<K6Format, "k6-cloud">, doc: Record<string,
     const v = m?.values[key];
     if (typeof v === "number" && Number.isFinite(v)) return v;
     if (!m && required) problems.push({ field: at(name), detail: "is missing (k6 reports it whenever the test sent HTTP requests)" });
-    else if (m && (required || v !== undefined)) problems.push({ field: `${at(name)}.${valuesAt}${key}`, detail: v === undefined ? "is missing" : `must be a number, not ${JSON.stringify(v)}` });
+    else if (m && (required || v !== undefined))
+      problems.push({ field: `${at(name)}.${valuesAt}${key}`, detail: v === undefined ? "is missing" : `must be a number, not ${JSON.stringify(v)}` });
     return null;
   };
   const latency = (name: string, required: boolean): Latency => ({
@@ -137,9 +144,12 @@ function localFigures(format: Exclude<K6Format, "k6-cloud">, doc: Record<string,
   const totalRequests = number("http_reqs", "count", true);
   const totalLatency = latency("http_req_duration", true);
   const requests = suffix ? number(`http_reqs${suffix}`, "count", true) : totalRequests;
-  const durationS = format === "handle-summary"
-    ? seconds((doc.state as Record<string, unknown> | undefined)?.testRunDurationMs, 1000)
-    : format === "machine-readable" ? seconds((doc.config as Record<string, unknown> | undefined)?.duration, 1) : null;
+  const durationS =
+    format === "handle-summary"
+      ? seconds((doc.state as Record<string, unknown> | undefined)?.testRunDurationMs, 1000)
+      : format === "machine-readable"
+        ? seconds((doc.config as Record<string, unknown> | undefined)?.duration, 1)
+        : null;
   const rate = number(`http_reqs${suffix}`, "rate", false) ?? (requests !== null && durationS ? requests / durationS : null);
   const failedName = `http_req_failed${suffix}`;
   const failed = number(failedName, "passes", false);
@@ -187,10 +197,14 @@ function cloudFigures(doc: Record<string, unknown>, problems: Problem[]): LoadFi
   let errorRate: number | null = null;
   (doc.aggregates as unknown[]).forEach((a, i) => {
     if (!isObject(a) || typeof a.metric !== "string" || typeof a.query !== "string") {
-      return problems.push({ field: `aggregates[${i}]`, detail: 'must be {metric, query, response} (one query_aggregate_k6 call and its answer)' });
+      return problems.push({ field: `aggregates[${i}]`, detail: "must be {metric, query, response} (one query_aggregate_k6 call and its answer)" });
     }
     const value = aggregateValue(a.response);
-    if (value === null) return problems.push({ field: `aggregates[${i}].response`, detail: `no value: expected query_aggregate_k6's answer ({status, data: {result: [{values: [[time, value]]}]}}) for ${a.query} of ${a.metric}` });
+    if (value === null)
+      return problems.push({
+        field: `aggregates[${i}].response`,
+        detail: `no value: expected query_aggregate_k6's answer ({status, data: {result: [{values: [[time, value]]}]}}) for ${a.query} of ${a.metric}`,
+      });
     const [name, step] = cloudMetric(a.metric);
     const quantile = /^histogram_quantile\((0?\.\d+)\)$/.exec(a.query)?.[1];
     const stat = quantile ? QUANTILE_STAT[quantile.replace(/^\./, "0.")] : a.query === "max" ? "max" : undefined;
@@ -206,15 +220,21 @@ function cloudFigures(doc: Record<string, unknown>, problems: Problem[]): LoadFi
   const started = Date.parse(String(run.started ?? run.created ?? ""));
   const ended = Date.parse(String(run.ended ?? ""));
   const durationS = Number.isFinite(started) && Number.isFinite(ended) && ended > started ? (ended - started) / 1000 : null;
-  if (requests === null) problems.push({ field: "aggregates", detail: "needs http_reqs with query \"increase\" (the request count)" });
+  if (requests === null) problems.push({ field: "aggregates", detail: 'needs http_reqs with query "increase" (the request count)' });
   for (const stat of ["p50", "p95"] as const) {
-    if (overall[stat] === null) problems.push({ field: "aggregates", detail: `needs http_req_duration with query "histogram_quantile(${stat === "p50" ? "0.50" : "0.95"})"` });
+    if (overall[stat] === null)
+      problems.push({ field: "aggregates", detail: `needs http_req_duration with query "histogram_quantile(${stat === "p50" ? "0.50" : "0.95"})"` });
   }
   if (problems.length) return null;
   return {
-    requests, ratePerS: rate ?? (requests !== null && durationS ? requests / durationS : null),
-    errorRate, failed: errorRate !== null && requests !== null ? Math.round(errorRate * requests) : null,
-    durationS, latency: overall, steps, dropped: 0,
+    requests,
+    ratePerS: rate ?? (requests !== null && durationS ? requests / durationS : null),
+    errorRate,
+    failed: errorRate !== null && requests !== null ? Math.round(errorRate * requests) : null,
+    durationS,
+    latency: overall,
+    steps,
+    dropped: 0,
   };
 }
 

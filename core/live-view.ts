@@ -88,10 +88,14 @@ export function livePoint(windowS: number, cells: Iterable<LiveCell>, target: Ta
     lagP95: quantileMs(mergedTrend(all, "lag"), 0.95),
     inFlight: duration.count ? round3((duration.mean * duration.count) / WINDOW_US) : 0,
     ...latency(duration),
-    regions: Object.fromEntries([...byRegion.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([region, group]) => [
-      region,
-      { requests: total(group, "completed"), failed: total(group, "failed"), ...latency(mergedTrend(group, "duration")) },
-    ])),
+    regions: Object.fromEntries(
+      [...byRegion.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([region, group]) => [
+          region,
+          { requests: total(group, "completed"), failed: total(group, "failed"), ...latency(mergedTrend(group, "duration")) },
+        ]),
+    ),
   };
 }
 
@@ -111,7 +115,8 @@ export function windowPoints(spec: RunSpec, cells: Iterable<LiveCell & { readonl
     list.push(c);
   }
   return [...byWindow].map(([windowS, windowCells]) =>
-    livePoint(windowS, windowCells, targetLoadAt(spec, Math.min(windowS * WINDOW_MS + WINDOW_MS / 2, spec.durationMs - 1))));
+    livePoint(windowS, windowCells, targetLoadAt(spec, Math.min(windowS * WINDOW_MS + WINDOW_MS / 2, spec.durationMs - 1))),
+  );
 }
 
 /**
@@ -126,9 +131,7 @@ export function withLatePortion(earlier: LivePoint, late: LivePoint): LivePoint 
   const regions: Record<string, LiveRegionPoint> = { ...earlier.regions };
   for (const [region, point] of Object.entries(late.regions)) {
     const before = regions[region];
-    regions[region] = before
-      ? { requests: before.requests + point.requests, failed: before.failed + point.failed, ...pick(before, point) }
-      : point;
+    regions[region] = before ? { requests: before.requests + point.requests, failed: before.failed + point.failed, ...pick(before, point) } : point;
   }
   return {
     ...earlier,
@@ -169,8 +172,14 @@ export function shardHealthRows(
   return shards.map((s) => {
     const h = latest.get(s.index);
     return {
-      index: s.index, region: s.region, lastWindowS: h?.lastWindowS ?? null, done: done.includes(s.index),
-      lagP95: h?.lagP95 ?? null, dropped: h?.dropped ?? 0, saturated: h?.saturated ?? false, reasons: h?.reasons ?? [],
+      index: s.index,
+      region: s.region,
+      lastWindowS: h?.lastWindowS ?? null,
+      done: done.includes(s.index),
+      lagP95: h?.lagP95 ?? null,
+      dropped: h?.dropped ?? 0,
+      saturated: h?.saturated ?? false,
+      reasons: h?.reasons ?? [],
     };
   });
 }

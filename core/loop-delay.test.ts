@@ -33,7 +33,9 @@ function manualClock() {
       await Promise.resolve();
       await Promise.resolve();
     },
-    get now() { return now; },
+    get now() {
+      return now;
+    },
   };
 }
 
@@ -75,7 +77,13 @@ describe("LoopWatch", () => {
   it("runs one timer chain for every engine of the loop, while any has requests in flight", async () => {
     const m = manualClock();
     let wakes = 0;
-    const counting = { now: m.clock.now, sleep: (ms: number) => { wakes++; return m.clock.sleep(ms); } };
+    const counting = {
+      now: m.clock.now,
+      sleep: (ms: number) => {
+        wakes++;
+        return m.clock.sleep(ms);
+      },
+    };
     const watch = new LoopWatch(counting);
     const inFlight = Array.from({ length: 16 }, () => false);
     const engines = inFlight.map((_, i) => watch.join(() => inFlight[i]!));

@@ -22,11 +22,12 @@ export function clockView(telemetry: ReadonlyArray<ShardTelemetry | null>): Cloc
   let us: number | null = null;
   for (const t of telemetry) us = finerResolution(us, t?.clockResolutionUs);
   const resolutionMs = us === null ? null : us / 1000;
-  const note = resolutionMs === null
-    ? "no request was timed"
-    : resolutionMs >= 1
-      ? `the shards' clock moved in ${resolutionMs} ms steps (workerd's clock advances only at I/O, in whole milliseconds): each latency is ±${resolutionMs} ms, and two runs less than ${resolutionMs} ms apart cannot be told apart`
-      : `the shards' clock read to ${resolutionMs * 1000} µs`;
+  const note =
+    resolutionMs === null
+      ? "no request was timed"
+      : resolutionMs >= 1
+        ? `the shards' clock moved in ${resolutionMs} ms steps (workerd's clock advances only at I/O, in whole milliseconds): each latency is ±${resolutionMs} ms, and two runs less than ${resolutionMs} ms apart cannot be told apart`
+        : `the shards' clock read to ${resolutionMs * 1000} µs`;
   return { resolutionMs, note };
 }
 

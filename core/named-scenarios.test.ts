@@ -14,21 +14,32 @@ const CONFIG_STREAMING = {
   target: "http://127.0.0.1:9090",
   secrets: { admin: "s3cret" },
   regions: ["wnam", "weur"],
-  thresholds: { "http_req_failed": ["rate<0.01"] },
+  thresholds: { http_req_failed: ["rate<0.01"] },
   scenarios: {
     streams: {
-      executor: "constant-vus", vus: 3000, duration: "60s",
+      executor: "constant-vus",
+      vus: 3000,
+      duration: "60s",
       steps: [{ name: "open", path: "/app/config/stream", sse: {} }],
       thresholds: { sse_time_to_first_message: ["p(95)<500"] },
     },
     admin: {
-      executor: "constant-arrival-rate", rate: 1, timeUnit: "2s", duration: "50s", startTime: "5s",
+      executor: "constant-arrival-rate",
+      rate: 1,
+      timeUnit: "2s",
+      duration: "50s",
+      startTime: "5s",
       steps: [{ name: "write", method: "PUT", path: "/app/config/flag", headers: { authorization: "Bearer {{secrets.admin}}" }, body: { value: "{{uuid}}" } }],
       thresholds: { http_req_duration: ["p(95)<300"], "http_req_duration{step:write}": ["p(99)<500"] },
     },
     scrape: {
-      executor: "constant-arrival-rate", rate: 1, timeUnit: "5s", duration: "60s", shards: 1, regions: ["wnam"],
-      steps: [{ name: "metrics", path: "/metrics", scrape: { series: ["target_sse_streams_open", "target_requests_total{route=~\"/app/.*\"}"] } }],
+      executor: "constant-arrival-rate",
+      rate: 1,
+      timeUnit: "5s",
+      duration: "60s",
+      shards: 1,
+      regions: ["wnam"],
+      steps: [{ name: "metrics", path: "/metrics", scrape: { series: ["target_sse_streams_open", 'target_requests_total{route=~"/app/.*"}'] } }],
     },
   },
 };
@@ -85,7 +96,15 @@ describe("named scenarios", () => {
       target: "http://127.0.0.1:9090",
       thresholds: { "http_req_duration{step:write}": ["max<100"] },
       scenarios: {
-        a: { executor: "constant-vus", vus: 1, duration: "5s", steps: [{ name: "read", path: "/" }, { name: "write", path: "/" }] },
+        a: {
+          executor: "constant-vus",
+          vus: 1,
+          duration: "5s",
+          steps: [
+            { name: "read", path: "/" },
+            { name: "write", path: "/" },
+          ],
+        },
         b: { executor: "constant-vus", vus: 1, duration: "5s", steps: [{ name: "write", path: "/" }] },
       },
     });
@@ -133,7 +152,11 @@ describe("named scenarios", () => {
     const byScenario = plan.scenarios!.map((s) => [s.name, s.firstShard, s.shardCount]);
     // 3000 streams at STREAMS_PER_SHARD each, rounded up to the 2 regions.
     const streamShards = Math.ceil(Math.ceil(3000 / STREAMS_PER_SHARD) / 2) * 2;
-    expect(byScenario).toEqual([["streams", 0, streamShards], ["admin", streamShards, 2], ["scrape", streamShards + 2, 1]]);
+    expect(byScenario).toEqual([
+      ["streams", 0, streamShards],
+      ["admin", streamShards, 2],
+      ["scrape", streamShards + 2, 1],
+    ]);
     expect(plan.shards.map((s) => s.index)).toEqual(plan.shards.map((_, i) => i));
     expect(plan.notes.some((n) => n.startsWith("streams: SSE: up to ~3000 streams"))).toBe(true);
 
@@ -174,10 +197,12 @@ describe("setup and teardown", () => {
       setup: [{ path: "/x", think: "1s", sse: {} }],
       steps: [{ path: "/{{setup.missing}}" }],
     });
-    expect(problems).toEqual(expect.arrayContaining([
-      { field: "steps.0.path", detail: '{{setup.missing}}: no setup step captures "missing"' },
-      expect.objectContaining({ field: "setup.0.think" }),
-      expect.objectContaining({ field: "setup.0.sse" }),
-    ]));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        { field: "steps.0.path", detail: '{{setup.missing}}: no setup step captures "missing"' },
+        expect.objectContaining({ field: "setup.0.think" }),
+        expect.objectContaining({ field: "setup.0.sse" }),
+      ]),
+    );
   });
 });

@@ -32,7 +32,23 @@ const SCENARIO_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MAX_SCENARIOS = 10;
 
 /** Fields of the run itself when it has `scenarios`. */
-const RUN_FIELDS = new Set(["name", "target", "metrics", "vars", "secrets", "tags", "regions", "connectionSlots", "timeout", "expectedLatency", "thresholds", "setup", "teardown", "scenarios", "maxCost"]);
+const RUN_FIELDS = new Set([
+  "name",
+  "target",
+  "metrics",
+  "vars",
+  "secrets",
+  "tags",
+  "regions",
+  "connectionSlots",
+  "timeout",
+  "expectedLatency",
+  "thresholds",
+  "setup",
+  "teardown",
+  "scenarios",
+  "maxCost",
+]);
 /** Run fields every scenario takes unless it sets its own. */
 const INHERITED = ["target", "vars", "secrets", "tags", "regions", "connectionSlots", "timeout", "expectedLatency"] as const;
 /** Run fields a scenario cannot set. */
@@ -70,11 +86,14 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     const startParsed = startTime.safeParse(start);
     const startMs = startParsed.success ? parseDurationMs(startParsed.data ?? 0) : undefined;
     if (startMs === undefined || startMs % 1000 !== 0) {
-      problems.push({ field: `${field}.startTime`, detail: "a whole number of seconds from the run's start, like \"30s\" or \"2m\"" });
+      problems.push({ field: `${field}.startTime`, detail: 'a whole number of seconds from the run\'s start, like "30s" or "2m"' });
     }
     const inherited = Object.fromEntries(INHERITED.filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
     const ownMetrics = typeof own.metrics === "object" && own.metrics !== null ? own.metrics : {};
-    const result = parseOne({ ...inherited, ...own, name: `${typeof raw.name === "string" ? raw.name : "run"}/${name}`, metrics: { ...runMetrics, ...ownMetrics } }, phases.setupNames);
+    const result = parseOne(
+      { ...inherited, ...own, name: `${typeof raw.name === "string" ? raw.name : "run"}/${name}`, metrics: { ...runMetrics, ...ownMetrics } },
+      phases.setupNames,
+    );
     if (!result.ok) {
       problems.push(...result.problems.map((p) => ({ field: `${field}.${p.field}`, detail: p.detail })));
       continue;
@@ -86,7 +105,8 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
   const metrics: Record<string, MetricKind> = {};
   for (const s of scenarios) {
     for (const [metric, kind] of Object.entries(customMetricKinds(s.spec))) {
-      if (metrics[metric] !== undefined && metrics[metric] !== kind) problems.push({ field: `scenarios.${s.name}.metrics.${metric}`, detail: `another scenario has ${metric} as a ${metrics[metric]}` });
+      if (metrics[metric] !== undefined && metrics[metric] !== kind)
+        problems.push({ field: `scenarios.${s.name}.metrics.${metric}`, detail: `another scenario has ${metric} as a ${metrics[metric]}` });
       metrics[metric] = kind;
     }
   }
@@ -132,8 +152,10 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     vars: first.vars,
     secrets: first.secrets,
     tags: first.tags,
-    maxCostUsd: budget.success ? budget.data ?? null : null,
-    options: { scenarios: Object.fromEntries(scenarios.map((s) => [s.name, { executor: s.spec.executor, startTime: `${s.startMs / 1000}s`, ...s.spec.options }])) },
+    maxCostUsd: budget.success ? (budget.data ?? null) : null,
+    options: {
+      scenarios: Object.fromEntries(scenarios.map((s) => [s.name, { executor: s.spec.executor, startTime: `${s.startMs / 1000}s`, ...s.spec.options }])),
+    },
     setup: phases.setup,
     teardown: phases.teardown,
     setupData: {},
@@ -172,4 +194,3 @@ export function scenarioOfStep(spec: Pick<RunSpec, "scenarios">, stepIndex: numb
 export function stepsOfScenario(scenario: NamedScenario): number[] {
   return scenario.spec.steps.map((_, i) => scenario.stepOffset + i);
 }
-

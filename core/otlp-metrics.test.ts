@@ -3,11 +3,27 @@ import { otlpMetricsBody } from "./otlp-metrics.ts";
 import { RunTotals } from "./run-totals.ts";
 import { MetricStats } from "./metric-stats.ts";
 
-interface KeyValue { key: string; value: { stringValue?: string } }
+interface KeyValue {
+  key: string;
+  value: { stringValue?: string };
+}
 interface OtlpJson {
   resourceMetrics: Array<{
     resource: { attributes: KeyValue[] };
-    scopeMetrics: Array<{ metrics: Array<{ name: string; unit: string; sum?: { dataPoints: Array<{ attributes: KeyValue[]; asInt?: number | string; startTimeUnixNano: string }>; isMonotonic: boolean; aggregationTemporality: number }; histogram?: { dataPoints: Array<{ attributes: KeyValue[]; count: number | string; sum: number; bucketCounts: Array<number | string>; explicitBounds: number[] }> } }> }>;
+    scopeMetrics: Array<{
+      metrics: Array<{
+        name: string;
+        unit: string;
+        sum?: {
+          dataPoints: Array<{ attributes: KeyValue[]; asInt?: number | string; startTimeUnixNano: string }>;
+          isMonotonic: boolean;
+          aggregationTemporality: number;
+        };
+        histogram?: {
+          dataPoints: Array<{ attributes: KeyValue[]; count: number | string; sum: number; bucketCounts: Array<number | string>; explicitBounds: number[] }>;
+        };
+      }>;
+    }>;
   }>;
 }
 const attrs = (kv: KeyValue[]) => Object.fromEntries(kv.map((a) => [a.key, a.value.stringValue]));
@@ -28,7 +44,11 @@ describe("otlpMetricsBody", () => {
   const byName = (name: string) => metrics.find((m) => m.name === name)!;
 
   it("names the run in the resource", () => {
-    expect(attrs(resource!.resource.attributes)).toMatchObject({ "service.name": "edgeload", "edgeload.run_id": "r-abc123-0000abcd", "edgeload.run_name": "otel" });
+    expect(attrs(resource!.resource.attributes)).toMatchObject({
+      "service.name": "edgeload",
+      "edgeload.run_id": "r-abc123-0000abcd",
+      "edgeload.run_name": "otel",
+    });
   });
 
   it("gives cumulative monotonic sums per region, step and status, from T0", () => {

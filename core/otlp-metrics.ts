@@ -55,7 +55,9 @@ export function otlpResourceMetrics(run: { runId: string; name: string; t0Ms: nu
       // OTLP's explicit buckets hold counts per bucket, not cumulative ones; the last is +Inf.
       const counts = [...cumulative.map((c, i) => c - (i ? cumulative[i - 1]! : 0)), h.count - cumulative.at(-1)!];
       histogramPoints.push({
-        attributes, startTime, endTime,
+        attributes,
+        startTime,
+        endTime,
         value: { buckets: { boundaries: LE_BOUNDS_US.map((b) => b / 1e6), counts }, count: h.count, sum: h.sum / 1e6, min: h.min / 1e6, max: h.max / 1e6 },
       });
     }
@@ -69,7 +71,12 @@ export function otlpResourceMetrics(run: { runId: string; name: string; t0Ms: nu
   }));
   if (histogramPoints.length) {
     metrics.push({
-      descriptor: { name: "edgeload_http_req_duration", description: "Time from sending a request to reading its body.", unit: "s", valueType: ValueType.DOUBLE },
+      descriptor: {
+        name: "edgeload_http_req_duration",
+        description: "Time from sending a request to reading its body.",
+        unit: "s",
+        valueType: ValueType.DOUBLE,
+      },
       aggregationTemporality: AggregationTemporality.CUMULATIVE,
       dataPointType: DataPointType.HISTOGRAM,
       dataPoints: histogramPoints,
@@ -82,7 +89,12 @@ export function otlpResourceMetrics(run: { runId: string; name: string; t0Ms: nu
 }
 
 /** The OTLP/HTTP body (JSON unless asked for protobuf) for a run's totals now. */
-export function otlpMetricsBody(run: { runId: string; name: string; t0Ms: number }, totals: RunTotals, nowMs: number, encoding: keyof typeof OTLP_CONTENT_TYPES = "json"): Uint8Array {
+export function otlpMetricsBody(
+  run: { runId: string; name: string; t0Ms: number },
+  totals: RunTotals,
+  nowMs: number,
+  encoding: keyof typeof OTLP_CONTENT_TYPES = "json",
+): Uint8Array {
   const serializer = encoding === "json" ? JsonMetricsSerializer : ProtobufMetricsSerializer;
   const body = serializer.serializeRequest(otlpResourceMetrics(run, totals, nowMs));
   if (!body) throw new Error("the OTLP serializer returned nothing");

@@ -4,7 +4,14 @@ import { DEFAULT_LIMITS, planRun } from "./plan.ts";
 import { parseRunSpec } from "./run-spec.ts";
 
 function spec(overrides: Record<string, unknown> = {}) {
-  const r = parseRunSpec({ target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 200, duration: "10s", ...overrides });
+  const r = parseRunSpec({
+    target: "http://127.0.0.1:9090",
+    steps: [{ path: "/" }],
+    executor: "constant-arrival-rate",
+    rate: 200,
+    duration: "10s",
+    ...overrides,
+  });
   if (!r.ok) throw new Error(JSON.stringify(r.problems));
   return r.spec;
 }
@@ -31,7 +38,10 @@ describe("planRun", () => {
     const r = plan({ shards: 4, maxVUs: 10 });
     if (!r.ok) throw new Error();
     expect(r.plan.shards.map((s) => [s.region, s.segment, s.maxInFlight])).toEqual([
-      ["wnam", "0/4:1/4", 3], ["enam", "1/4:2/4", 3], ["weur", "2/4:3/4", 3], ["apac", "3/4:4/4", 3],
+      ["wnam", "0/4:1/4", 3],
+      ["enam", "1/4:2/4", 3],
+      ["weur", "2/4:3/4", 3],
+      ["apac", "3/4:4/4", 3],
     ]);
   });
 
@@ -60,8 +70,19 @@ describe("planRun", () => {
 
   describe("closed-model runs", () => {
     const vus = {
-      executor: "ramping-vus", startVUs: 0, stages: [{ target: 100, duration: "60s" }, { target: 100, duration: "60s" }], rate: undefined, duration: undefined,
-      flow: "sequence", steps: [{ path: "/a", think: "1s" }, { path: "/b", think: { min: "0s", max: "2s" } }],
+      executor: "ramping-vus",
+      startVUs: 0,
+      stages: [
+        { target: 100, duration: "60s" },
+        { target: 100, duration: "60s" },
+      ],
+      rate: undefined,
+      duration: undefined,
+      flow: "sequence",
+      steps: [
+        { path: "/a", think: "1s" },
+        { path: "/b", think: { min: "0s", max: "2s" } },
+      ],
     };
 
     it("estimates the requests from VU-seconds, the expected latency and think time, and says it is an estimate", () => {

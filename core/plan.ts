@@ -137,22 +137,32 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
   const totalRequests = closed ? closed.estimatedRequests : totalIterations;
   if (closed) {
     if (closed.peakVUs > limits.maxVUs) problems.push({ field: rateField, detail: `${closed.peakVUs} VUs exceed this deployment's cap of ${limits.maxVUs}` });
-    notes.push(`closed model: the total cannot be known in advance; estimated ~${closed.estimatedRequests} requests (~${closed.estimatedIterations} iterations, peak ~${round(peakRatePerS)}/s) from ${closed.vuSeconds} VU-seconds at ${spec.expectedLatencyMs} ms expected latency and ${closed.thinkMs} ms think (and stream hold) time per iteration`);
+    notes.push(
+      `closed model: the total cannot be known in advance; estimated ~${closed.estimatedRequests} requests (~${closed.estimatedIterations} iterations, peak ~${round(peakRatePerS)}/s) from ${closed.vuSeconds} VU-seconds at ${spec.expectedLatencyMs} ms expected latency and ${closed.thinkMs} ms think (and stream hold) time per iteration`,
+    );
   } else if (spec.peakRatePerS > limits.maxRatePerS) {
     problems.push({ field: rateField, detail: `peak rate ${round(spec.peakRatePerS)}/s exceeds this deployment's cap of ${limits.maxRatePerS}/s` });
   }
   if (spec.durationMs > limits.maxDurationMs) {
-    problems.push({ field: rateField === "rate" || rateField === "vus" ? "duration" : "stages", detail: `duration ${spec.durationMs / 1000}s exceeds the cap of ${limits.maxDurationMs / 1000}s` });
+    problems.push({
+      field: rateField === "rate" || rateField === "vus" ? "duration" : "stages",
+      detail: `duration ${spec.durationMs / 1000}s exceeds the cap of ${limits.maxDurationMs / 1000}s`,
+    });
   }
   if (totalRequests > limits.maxTotalRequests) {
-    problems.push({ field: rateField, detail: `${closed ? "an estimated " : ""}${totalRequests} requests in total exceed the cap of ${limits.maxTotalRequests}` });
+    problems.push({
+      field: rateField,
+      detail: `${closed ? "an estimated " : ""}${totalRequests} requests in total exceed the cap of ${limits.maxTotalRequests}`,
+    });
   }
 
   const capacityPerShardPerS = spec.connectionSlots / (Math.max(1, spec.expectedLatencyMs) / 1000);
   const streams = concurrentStreams(spec, closed?.peakVUs ?? null);
   const forStreams = Math.ceil(streams / STREAMS_PER_SHARD);
   if (streams > 0) {
-    notes.push(`SSE: up to ~${Math.ceil(streams)} streams open at once; a stream holds a connection slot only until its headers arrive, but its memory (~${STREAM_MEMORY_BYTES / 1024} KiB) while open, so a shard (${ISOLATE_MEMORY_BYTES / MIB} MB isolate, ${SHARD_MEMORY_RESERVE_BYTES / MIB} MB kept for itself) holds at most ${STREAMS_PER_SHARD}: at least ${forStreams} shard${forStreams === 1 ? "" : "s"} for the streams`);
+    notes.push(
+      `SSE: up to ~${Math.ceil(streams)} streams open at once; a stream holds a connection slot only until its headers arrive, but its memory (~${STREAM_MEMORY_BYTES / 1024} KiB) while open, so a shard (${ISOLATE_MEMORY_BYTES / MIB} MB isolate, ${SHARD_MEMORY_RESERVE_BYTES / MIB} MB kept for itself) holds at most ${STREAMS_PER_SHARD}: at least ${forStreams} shard${forStreams === 1 ? "" : "s"} for the streams`,
+    );
   }
   const needed = Math.max(forStreams, Math.ceil(peakRatePerS / (capacityPerShardPerS * TARGET_UTILISATION)));
   const regionCount = spec.regions.length;
@@ -168,7 +178,9 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
     if (count > limits.maxShards) problems.push({ field: "shards", detail: `${count} shards exceed the cap of ${limits.maxShards}` });
     if (count < regionCount) problems.push({ field: "shards", detail: `${count} shards cannot cover ${regionCount} regions; use at least ${regionCount}` });
     if (needed > count) {
-      notes.push(`${count} shards give ~${round(count * capacityPerShardPerS)}/s at ${spec.expectedLatencyMs} ms latency with ${spec.connectionSlots} slots each; the peak of ${round(peakRatePerS)}/s may saturate them (auto would pick ${needed})`);
+      notes.push(
+        `${count} shards give ~${round(count * capacityPerShardPerS)}/s at ${spec.expectedLatencyMs} ms latency with ${spec.connectionSlots} slots each; the peak of ${round(peakRatePerS)}/s may saturate them (auto would pick ${needed})`,
+      );
     }
   }
   if (problems.length) return { ok: false, problems, status: 403 };
@@ -194,10 +206,19 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
       peakPerShardPerS: round(peakRatePerS / count),
       iterationsPerInvocation: closed
         ? Math.max(1, limits.subrequestsPerInvocation - SUBREQUEST_RESERVE - inFlightReserve)
-        // An open-model budget counts iterations, and each one sends its whole flow.
-        : Math.max(1, Math.floor((limits.subrequestsPerInvocation - SUBREQUEST_RESERVE) / requestsPerIteration(spec))),
+        : // An open-model budget counts iterations, and each one sends its whole flow.
+          Math.max(1, Math.floor((limits.subrequestsPerInvocation - SUBREQUEST_RESERVE) / requestsPerIteration(spec))),
       totalIterations: closed ? closed.estimatedIterations : totalIterations,
-      ...(closed ? { closedModel: { peakVUs: closed.peakVUs, vuSeconds: closed.vuSeconds, estimatedIterations: closed.estimatedIterations, estimatedRequests: closed.estimatedRequests } } : {}),
+      ...(closed
+        ? {
+            closedModel: {
+              peakVUs: closed.peakVUs,
+              vuSeconds: closed.vuSeconds,
+              estimatedIterations: closed.estimatedIterations,
+              estimatedRequests: closed.estimatedRequests,
+            },
+          }
+        : {}),
       notes,
     },
   };
@@ -222,12 +243,22 @@ function planScenarios(spec: RunSpec, limits: Limits): PlanResult {
   }
   if (firstShard > limits.maxShards) problems.push({ field: "scenarios", detail: `${firstShard} shards in all exceed the cap of ${limits.maxShards}` });
   const requests = scenarios.reduce((a, s) => a + (s.plan.closedModel?.estimatedRequests ?? s.plan.totalIterations), 0);
-  if (requests > limits.maxTotalRequests) problems.push({ field: "scenarios", detail: `${requests} requests in all exceed the cap of ${limits.maxTotalRequests}` });
-  if (spec.durationMs > limits.maxDurationMs) problems.push({ field: "scenarios", detail: `the run lasts ${spec.durationMs / 1000}s with its start times, over the cap of ${limits.maxDurationMs / 1000}s` });
+  if (requests > limits.maxTotalRequests)
+    problems.push({ field: "scenarios", detail: `${requests} requests in all exceed the cap of ${limits.maxTotalRequests}` });
+  if (spec.durationMs > limits.maxDurationMs)
+    problems.push({
+      field: "scenarios",
+      detail: `the run lasts ${spec.durationMs / 1000}s with its start times, over the cap of ${limits.maxDurationMs / 1000}s`,
+    });
   if (problems.length) return { ok: false, problems, status: 403 };
-  const shards = scenarios.flatMap((s) => s.plan.shards.map((shard) => ({
-    ...shard, index: s.firstShard + shard.index, segment: `${s.name}:${shard.segment}`, scenario: s.name,
-  })));
+  const shards = scenarios.flatMap((s) =>
+    s.plan.shards.map((shard) => ({
+      ...shard,
+      index: s.firstShard + shard.index,
+      segment: `${s.name}:${shard.segment}`,
+      scenario: s.name,
+    })),
+  );
   return {
     ok: true,
     plan: {
@@ -256,7 +287,7 @@ function closedModelEstimate(spec: RunSpec) {
   const sequence = spec.flow === "sequence" || spec.scenario !== null;
   const perIteration = requestsPerIteration(spec);
   // A stream step is held open (its hold time, or to the end) before the flow goes on.
-  const meanWait = (s: RunSpec["steps"][number]) => meanThink(s) + (s.sse ? s.sse.holdMs ?? spec.durationMs : 0);
+  const meanWait = (s: RunSpec["steps"][number]) => meanThink(s) + (s.sse ? (s.sse.holdMs ?? spec.durationMs) : 0);
   const thinkMs = sequence ? steps.reduce((a, s) => a + meanWait(s), 0) : steps.reduce((a, s) => a + meanWait(s) * s.weight, 0) / Math.max(1, totalWeight);
   const iterationMs = Math.max(1, perIteration * Math.max(1, spec.expectedLatencyMs) + thinkMs);
   const vuSeconds = round(schedule.vuSeconds());

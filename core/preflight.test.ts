@@ -17,9 +17,17 @@ const SCALE: Limits = { ...DEFAULT_LIMITS, maxRatePerS: 40_000 };
 
 /** The model run: 35,000/s from six regions, 1 m ramp up, 8 m steady, 1 m ramp down. */
 const RUN_35K = {
-  target: "https://auth.example.com", steps: [{ path: "/userinfo" }],
-  executor: "ramping-arrival-rate", stages: [{ target: 35_000, duration: "1m" }, { target: 35_000, duration: "8m" }, { target: 0, duration: "1m" }],
-  regions: ["wnam", "enam", "weur", "eeur", "apac", "oc"], expectedLatency: "30ms", maxVUs: 2000,
+  target: "https://auth.example.com",
+  steps: [{ path: "/userinfo" }],
+  executor: "ramping-arrival-rate",
+  stages: [
+    { target: 35_000, duration: "1m" },
+    { target: 35_000, duration: "8m" },
+    { target: 0, duration: "1m" },
+  ],
+  regions: ["wnam", "enam", "weur", "eeur", "apac", "oc"],
+  expectedLatency: "30ms",
+  maxVUs: 2000,
 };
 
 function planned(raw: Record<string, unknown>, limits: Limits = SCALE) {
@@ -77,7 +85,11 @@ describe("limits a run breaks are named", () => {
     [{ shards: 60 }, "requests/s per shard", "60 shards would each be asked for 583/s, over 200/s"],
   ])("%j → %s (%s)", (overrides, limit, _why) => {
     const { spec, plan } = planned({ ...RUN_35K, ...overrides });
-    expect(preflight(spec, plan).limits.filter((l) => !l.ok).map((l) => l.limit)).toEqual([limit]);
+    expect(
+      preflight(spec, plan)
+        .limits.filter((l) => !l.ok)
+        .map((l) => l.limit),
+    ).toEqual([limit]);
   });
 
   it("flags the coordinator when more shards flush than one object takes per second", () => {
@@ -95,12 +107,22 @@ describe("cost", () => {
     expect(line("Durable Object requests").usd).toBeCloseTo((usage.durableObjectRequests / 1e6) * PRICES.durableObjectRequestPerMillion, 12);
     expect(line("Durable Object duration").usd).toBeCloseTo((usage.durableObjectGbSeconds / 1e6) * PRICES.durableObjectGbSecondPerMillion, 12);
     expect(line("D1 rows written").usd).toBeCloseTo((usage.d1RowsWritten / 1e6) * PRICES.d1RowsWrittenPerMillion, 12);
-    expect(cost.totalUsd).toBeCloseTo(cost.lines.reduce((a, l) => a + l.usd, 0), 12);
+    expect(cost.totalUsd).toBeCloseTo(
+      cost.lines.reduce((a, l) => a + l.usd, 0),
+      12,
+    );
     expect(cost.usdPerMillionRequests).toBeCloseTo(cost.totalUsd / (6000 / 1e6), 9);
   });
 
   it("bills k6 Cloud VUh as k6 documents it: 100 VUs for 10 minutes is 16.67 VUh, at least 1 VUh a test", () => {
-    const { spec, plan } = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 50, duration: "10m", maxVUs: 100 });
+    const { spec, plan } = planned({
+      target: "http://127.0.0.1:9",
+      steps: [{ path: "/" }],
+      executor: "constant-arrival-rate",
+      rate: 50,
+      duration: "10m",
+      maxVUs: 100,
+    });
     expect(estimateCost(estimateUsage(spec, plan), spec).k6Cloud.vuh).toBeCloseTo(16.67, 2);
     const short = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 5, duration: "30s", maxVUs: 10 });
     expect(estimateCost(estimateUsage(short.spec, short.plan), short.spec).k6Cloud.vuh).toBe(1);
@@ -120,7 +142,14 @@ describe("cost", () => {
   });
 
   it("reads the seed set from R2 once per shard, and only when the run has one", () => {
-    const seeded = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/?u={{data.email}}" }], data: { seed: "users-1k" }, executor: "constant-arrival-rate", rate: 100, duration: "10s" });
+    const seeded = planned({
+      target: "http://127.0.0.1:9",
+      steps: [{ path: "/?u={{data.email}}" }],
+      data: { seed: "users-1k" },
+      executor: "constant-arrival-rate",
+      rate: 100,
+      duration: "10s",
+    });
     expect(estimateUsage(seeded.spec, seeded.plan).r2Reads).toBe(seeded.plan.shards.length);
     const plain = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 100, duration: "10s" });
     expect(estimateUsage(plain.spec, plain.plan).r2Reads).toBe(0);

@@ -22,8 +22,12 @@ export function preflight(spec: RunSpec, plan: Plan, options: UsageOptions = {})
   const usage = estimateUsage(spec, plan, options);
   const cost = estimateCost(usage, spec);
   const budget = spec.maxCostUsd ?? null;
-  const overBudget = budget !== null && cost.totalUsd > budget
-    ? { field: "maxCost", detail: `the run's estimated cost is ${formatUsd(cost.totalUsd)} (prices of ${cost.pricingDate}), above its budget of ${formatUsd(budget)}; raise maxCost or make the run smaller` }
-    : null;
+  const overBudget =
+    budget !== null && cost.totalUsd > budget
+      ? {
+          field: "maxCost",
+          detail: `the run's estimated cost is ${formatUsd(cost.totalUsd)} (prices of ${cost.pricingDate}), above its budget of ${formatUsd(budget)}; raise maxCost or make the run smaller`,
+        }
+      : null;
   return { usage, limits: checkPlatformLimits(spec, plan, usage), cost, overBudget };
 }

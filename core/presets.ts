@@ -45,11 +45,16 @@ export function presetThresholds(scenario: string): Readonly<Record<string, read
  * thresholds on the scenario's own counters and rates (false positives, accepted revoked
  * tokens, rotation success, …), leaving latency and HTTP failure rates to the preset.
  */
-export function correctnessThresholds(scenario: string, customMetrics: Readonly<Record<string, "counter" | "rate" | "trend">>): Readonly<Record<string, readonly string[]>> {
-  return Object.fromEntries(Object.entries(presetThresholds(scenario)).filter(([metric]) => {
-    const kind = customMetrics[metric.replace(/\{.*$/, "")];
-    return kind === "counter" || kind === "rate";
-  }));
+export function correctnessThresholds(
+  scenario: string,
+  customMetrics: Readonly<Record<string, "counter" | "rate" | "trend">>,
+): Readonly<Record<string, readonly string[]>> {
+  return Object.fromEntries(
+    Object.entries(presetThresholds(scenario)).filter(([metric]) => {
+      const kind = customMetrics[metric.replace(/\{.*$/, "")];
+      return kind === "counter" || kind === "rate";
+    }),
+  );
 }
 
 export function expandPreset(scenario: string, preset: string, durationScale = 1): { ok: true; value: PresetExpansion } | { ok: false; error: string } {

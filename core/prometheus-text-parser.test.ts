@@ -116,7 +116,12 @@ describe("parsePrometheusText", () => {
       value: 5,
     });
     const quantiles = samples.filter((s) => s.name === "target_request_duration_seconds").map((s) => [s.labels.quantile, s.value]);
-    expect(quantiles).toEqual([["0.01", 0.0021], ["0.5", 0.0087], ["0.9", 0.019], ["0.99", 0.0405]]);
+    expect(quantiles).toEqual([
+      ["0.01", 0.0021],
+      ["0.5", 0.0087],
+      ["0.9", 0.019],
+      ["0.99", 0.0405],
+    ]);
     expect(types).toMatchObject({
       process_cpu_seconds_total: "counter",
       process_resident_memory_bytes: "gauge",
@@ -196,7 +201,7 @@ m 1
       'bad{code="200"', // 3 unclosed labels
       "no_value", // 4
       "m 12abc", // 5
-      'm{code=200} 1', // 6 unquoted label value
+      "m{code=200} 1", // 6 unquoted label value
       'm{path="C:\\d"} 1', // 7 invalid escape
       "m 1 1.5", // 8 fractional timestamp
       "m 1 2 3", // 9 junk after the timestamp
@@ -234,10 +239,10 @@ m 1
     // [what the exposition does wrong, text, line, detail]
     ["a second TYPE line", "# TYPE m gauge\n# TYPE m counter\nm 1", 2, /second TYPE line for "m"/],
     ["a second HELP line", "# HELP m one\n# HELP m two\nm 1", 2, /second HELP line for "m"/],
-    ["TYPE after the family's samples", "h_bucket{le=\"1\"} 1\n# TYPE h histogram", 2, /TYPE line for "h" comes after its sample "h_bucket"/],
-    ["a histogram bucket without le", "# TYPE h histogram\nh_bucket{code=\"200\"} 1", 2, /histogram sample "h_bucket" needs a "le" label/],
-    ["a bucket bound that is not a number", "# TYPE h histogram\nh_bucket{le=\"big\"} 1", 2, /"le" value "big" of "h_bucket" is not a number/],
-    ["a summary sample without quantile", "# TYPE s summary\ns{route=\"/\"} 1", 2, /summary sample "s" needs a "quantile" label/],
+    ["TYPE after the family's samples", 'h_bucket{le="1"} 1\n# TYPE h histogram', 2, /TYPE line for "h" comes after its sample "h_bucket"/],
+    ["a histogram bucket without le", '# TYPE h histogram\nh_bucket{code="200"} 1', 2, /histogram sample "h_bucket" needs a "le" label/],
+    ["a bucket bound that is not a number", '# TYPE h histogram\nh_bucket{le="big"} 1', 2, /"le" value "big" of "h_bucket" is not a number/],
+    ["a summary sample without quantile", '# TYPE s summary\ns{route="/"} 1', 2, /summary sample "s" needs a "quantile" label/],
     ["the same series twice", 'm{a="1",b="2"} 1\nm{b="2",a="1"} 2', 2, /series m\{a="1",b="2"\} appears twice/],
     ["an OpenMetrics type in a 0.0.4 exposition", "# TYPE m unknown\nm 1", 1, /unknown type "unknown"/],
     ["an invalid escape in HELP", "# HELP m a\\tb\nm 1", 1, /invalid escape "\\t" in HELP/],
@@ -295,7 +300,10 @@ describe("parseSeriesSelector and selectSamples", () => {
   it.each([
     // [selector, the series it selects] — one row per operator and rule
     ["process_resident_memory_bytes", ["process_resident_memory_bytes"]],
-    ['target_requests_total{route="/app/config"}', ['target_requests_total{code="200",route="/app/config"}', 'target_requests_total{code="503",route="/app/config"}']],
+    [
+      'target_requests_total{route="/app/config"}',
+      ['target_requests_total{code="200",route="/app/config"}', 'target_requests_total{code="503",route="/app/config"}'],
+    ],
     ['target_requests_total{code!="200"}', ['target_requests_total{code="503",route="/app/config"}', 'target_requests_total{code="500",route="/token"}']],
     ['target_requests_total{code=~"5.."}', ['target_requests_total{code="503",route="/app/config"}', 'target_requests_total{code="500",route="/token"}']],
     ['target_requests_total{code!~"2..|503"}', ['target_requests_total{code="500",route="/token"}']],
@@ -330,8 +338,8 @@ describe("parseSeriesSelector and selectSamples", () => {
     // [bad selector, reason, what the error says]
     ["", "syntax", /expected a metric name or "\{" at column 1/],
     ['m{code="200"', "syntax", /the "\{" at column 2 is not closed/],
-    ["m{code==\"200\"}", "syntax", /expected a quoted string at column 8/],
-    ["m{code<\"200\"}", "syntax", /expected =, !=, =~ or !~ after "code" at column 7/],
+    ['m{code=="200"}', "syntax", /expected a quoted string at column 8/],
+    ['m{code<"200"}', "syntax", /expected =, !=, =~ or !~ after "code" at column 7/],
     ["m{code=200}", "syntax", /expected a quoted string/],
     ['m{code="200" route="/"}', "syntax", /expected "," or "\}" after the matcher on "code"/],
     ['m{code="5\\d\\d"}', "syntax", /invalid escape "\\d" at column 10.*backticks/],

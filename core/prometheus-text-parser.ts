@@ -314,7 +314,11 @@ export function parsePrometheusText(text: string, options: { openMetrics?: boole
       return parseGoFloat(v) === undefined ? `"${label}" value "${v}" of "${sample.name}" is not a number` : undefined;
     };
     const badBound =
-      (type === "histogram" || type === "gaugehistogram") && sample.name === `${family}_bucket` ? bound("le") : type === "summary" && sample.name === family ? bound("quantile") : undefined;
+      (type === "histogram" || type === "gaugehistogram") && sample.name === `${family}_bucket`
+        ? bound("le")
+        : type === "summary" && sample.name === family
+          ? bound("quantile")
+          : undefined;
     if (badBound) return void report(badBound);
     const key = seriesKey(sample);
     if (series.has(key)) return void report(`series ${key} appears twice`);

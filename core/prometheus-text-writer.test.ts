@@ -35,7 +35,16 @@ function cell(values: number[], statuses: Record<string, number>): MetricStats {
 }
 
 function source(totals: RunTotals): RunMetricsSource {
-  return { runId: "r-abc123-0000abcd", name: 'a "quoted" run', status: "running", totals, targetRatePerS: 50, targetVUs: null, achievedRatePerS: 49, peakInFlight: 4 };
+  return {
+    runId: "r-abc123-0000abcd",
+    name: 'a "quoted" run',
+    status: "running",
+    totals,
+    targetRatePerS: 50,
+    targetVUs: null,
+    achievedRatePerS: 49,
+    peakInFlight: 4,
+  };
 }
 
 /** Prometheus' histogram_quantile(): linear interpolation inside the bucket reaching q·count. */

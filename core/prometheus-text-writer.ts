@@ -77,7 +77,11 @@ export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
 const TREND_FAMILIES: ReadonlyArray<readonly [TrendName, string, string]> = [
   ["duration", "edgeload_http_req_duration_seconds", "Time from sending a request to reading its body (k6 http_req_duration)."],
   ["ttfb", "edgeload_http_req_waiting_seconds", "Time from sending a request to its response headers (k6 http_req_waiting)."],
-  ["corrected", "edgeload_http_req_corrected_duration_seconds", "Time from a request's intended send time to reading its body (coordinated-omission corrected)."],
+  [
+    "corrected",
+    "edgeload_http_req_corrected_duration_seconds",
+    "Time from a request's intended send time to reading its body (coordinated-omission corrected).",
+  ],
 ];
 
 type Labels = Readonly<Record<string, string>>;
@@ -122,10 +126,18 @@ export function wireRunsExposition(runs: readonly RunMetricsWire[]): string {
 function addRun(f: Families, run: RunMetricsSource): void {
   const id = { run_id: run.runId };
   f.add("edgeload_run_info", "gauge", "1 per run, its name and status as labels.", "edgeload_run_info", { ...id, name: run.name, status: run.status }, 1);
-  if (run.targetRatePerS !== null) f.add("edgeload_target_rate", "gauge", "Iterations per second the schedule asks for now.", "edgeload_target_rate", id, run.targetRatePerS);
+  if (run.targetRatePerS !== null)
+    f.add("edgeload_target_rate", "gauge", "Iterations per second the schedule asks for now.", "edgeload_target_rate", id, run.targetRatePerS);
   if (run.targetVUs !== null) f.add("edgeload_vus", "gauge", "VUs the schedule has active now (closed-model runs; k6 vus).", "edgeload_vus", id, run.targetVUs);
   f.add("edgeload_achieved_rate", "gauge", "Iterations started in the last complete second.", "edgeload_achieved_rate", id, run.achievedRatePerS);
-  f.add("edgeload_peak_in_flight_requests", "gauge", "Peak concurrent requests, summed over shards' own peaks.", "edgeload_peak_in_flight_requests", id, run.peakInFlight);
+  f.add(
+    "edgeload_peak_in_flight_requests",
+    "gauge",
+    "Peak concurrent requests, summed over shards' own peaks.",
+    "edgeload_peak_in_flight_requests",
+    id,
+    run.peakInFlight,
+  );
 
   for (const region of run.totals.regions()) {
     for (const step of run.totals.steps()) {
@@ -140,7 +152,8 @@ function addCell(f: Families, labels: Labels, stats: MetricStats): void {
   const c = stats.counters;
   const counter = (family: string, help: string, value: number, extra: Labels = {}) =>
     f.add(family, "counter", help, `${family}_total`, { ...labels, ...extra }, value);
-  for (const [status, n] of Object.entries(stats.statuses).sort()) counter("edgeload_http_reqs", "Completed requests by status code, \"timeout\" or \"connection\" (k6 http_reqs).", n, { status });
+  for (const [status, n] of Object.entries(stats.statuses).sort())
+    counter("edgeload_http_reqs", 'Completed requests by status code, "timeout" or "connection" (k6 http_reqs).', n, { status });
   counter("edgeload_http_req_failed", "Requests that failed: unexpected status, timeout or connection error.", c.failed);
   counter("edgeload_requests_sent", "Requests sent.", c.sent);
   counter("edgeload_iterations", "Finished iterations (k6 iterations).", c.iterations);
@@ -162,7 +175,14 @@ function addCustom(f: Families, labels: Labels, stats: MetricStats): void {
   for (const [key, [passes, total]] of [...custom.rates].sort()) {
     const { family, extra } = customName(key);
     f.add(family, "counter", `Scenario rate ${family.slice(16)}: samples by result.`, `${family}_total`, { ...labels, ...extra, result: "pass" }, passes);
-    f.add(family, "counter", `Scenario rate ${family.slice(16)}: samples by result.`, `${family}_total`, { ...labels, ...extra, result: "fail" }, total - passes);
+    f.add(
+      family,
+      "counter",
+      `Scenario rate ${family.slice(16)}: samples by result.`,
+      `${family}_total`,
+      { ...labels, ...extra, result: "fail" },
+      total - passes,
+    );
   }
   for (const [key, h] of [...custom.trends].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const { family, extra } = customName(key);

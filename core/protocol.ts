@@ -131,11 +131,16 @@ export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "aborte
  */
 export function exitCodeOf(status: RunStatus): 0 | 99 | 103 | 105 | null {
   switch (status) {
-    case "passed": return 0;
-    case "failed": return 99;
-    case "aborted": return 105;
-    case "error": return 103;
-    default: return null;
+    case "passed":
+      return 0;
+    case "failed":
+      return 99;
+    case "aborted":
+      return 105;
+    case "error":
+      return 103;
+    default:
+      return null;
   }
 }
 

@@ -9,7 +9,7 @@ import { parseQuery, runQuery, toCsv, type HistogramRow, type Query, type QueryI
 /** A seeded run: 3 regions × 180 s; latency depends on region and minute. */
 function syntheticRun() {
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const regions = ["apac", "weur", "wnam"];
   const samples = new Map<string, number[]>(); // "region|minute" → µs
   const windows: WindowRow[] = [];
@@ -27,10 +27,30 @@ function syntheticRun() {
         if (random() < 0.02) failed++;
       }
       windows.push({
-        window_s: t, region, step: "default", requests: n, iterations: n, failed, dropped: t % 50 === 0 ? 1 : 0, timeouts: 0,
-        connection_errors: 0, status_4xx: 0, status_5xx: failed, statuses_json: JSON.stringify({ 200: n - failed, ...(failed ? { 503: failed } : {}) }),
+        window_s: t,
+        region,
+        step: "default",
+        requests: n,
+        iterations: n,
+        failed,
+        dropped: t % 50 === 0 ? 1 : 0,
+        timeouts: 0,
+        connection_errors: 0,
+        status_4xx: 0,
+        status_5xx: failed,
+        statuses_json: JSON.stringify({ 200: n - failed, ...(failed ? { 503: failed } : {}) }),
       });
-      histograms.push({ window_s: t, region, step: "default", metric: "http_req_duration", count: h.count, sum_us: h.sum, min_us: h.min, max_us: h.max, buckets: JSON.stringify(h.buckets()) });
+      histograms.push({
+        window_s: t,
+        region,
+        step: "default",
+        metric: "http_req_duration",
+        count: h.count,
+        sum_us: h.sum,
+        min_us: h.min,
+        max_us: h.max,
+        buckets: JSON.stringify(h.buckets()),
+      });
     }
   }
   const input: QueryInput = { windows, histograms, shards: [], durationS: 180 };
@@ -57,7 +77,11 @@ describe("runQuery", () => {
     for (const row of rows) {
       const exact = samples.get(`${row.region}|${(row.t as number) / 60}`)!;
       expect(row.requests).toBe(exact.length);
-      for (const [metric, q] of [["p50", 0.5], ["p95", 0.95], ["p99", 0.99]] as const) {
+      for (const [metric, q] of [
+        ["p50", 0.5],
+        ["p95", 0.95],
+        ["p99", 0.99],
+      ] as const) {
         const want = exactQuantile(exact, q) / 1000;
         expect(Math.abs((row[metric] as number) - want) / want, `${row.region} ${row.t} ${metric}`).toBeLessThanOrEqual(RELATIVE_ERROR + 1e-3);
       }
@@ -69,7 +93,13 @@ describe("runQuery", () => {
     const [row] = runQuery(input, query({ metrics: "requests,failed,dropped,rps,error_rate" }));
     const requests = windows.reduce((a, w) => a + w.requests, 0);
     const failed = windows.reduce((a, w) => a + w.failed, 0);
-    expect(row).toEqual({ requests, failed, dropped: windows.reduce((a, w) => a + w.dropped, 0), rps: Math.round((requests / 180) * 1000) / 1000, error_rate: Math.round((failed / requests) * 1e6) / 1e6 });
+    expect(row).toEqual({
+      requests,
+      failed,
+      dropped: windows.reduce((a, w) => a + w.dropped, 0),
+      rps: Math.round((requests / 180) * 1000) / 1000,
+      error_rate: Math.round((failed / requests) * 1e6) / 1e6,
+    });
   });
 
   it("merges regions bucket by bucket: the global p99 is not the maximum of the regions' p99s", () => {
@@ -89,7 +119,10 @@ describe("runQuery", () => {
   });
 
   it("refuses what the data cannot answer, naming the field", () => {
-    const bad = (p: Parameters<typeof parseQuery>[0]) => { const r = parseQuery(p); return r.ok ? [] : r.problems.map((x) => `${x.field}: ${x.detail}`); };
+    const bad = (p: Parameters<typeof parseQuery>[0]) => {
+      const r = parseQuery(p);
+      return r.ok ? [] : r.problems.map((x) => `${x.field}: ${x.detail}`);
+    };
     expect(bad({ by: "shard", every: "1m" })[0]).toMatch(/^every: shard are whole-run groupings/);
     expect(bad({ by: "status_class", metrics: "p95" })[0]).toMatch(/latency is not split by status class/);
     expect(bad({ by: "country" })[0]).toMatch(/"country" is not one of region, step/);
@@ -98,6 +131,11 @@ describe("runQuery", () => {
   });
 
   it("writes CSV with a header and quoted cells", () => {
-    expect(toCsv([{ region: "a,b", p95: 1.5 }, { region: "c", p95: null }])).toBe('region,p95\n"a,b",1.5\nc,\n');
+    expect(
+      toCsv([
+        { region: "a,b", p95: 1.5 },
+        { region: "c", p95: null },
+      ]),
+    ).toBe('region,p95\n"a,b",1.5\nc,\n');
   });
 });

@@ -23,7 +23,18 @@ export type GroupKey = (typeof GROUP_KEYS)[number];
 export const QUERY_TRENDS = { duration: "http_req_duration", ttfb: "http_req_waiting", corrected: "http_req_corrected" } as const;
 export type QueryTrend = keyof typeof QUERY_TRENDS;
 
-const COUNT_METRICS = ["requests", "rps", "iterations", "failed", "error_rate", "error_rate_4xx", "error_rate_5xx", "error_rate_timeout", "error_rate_connection", "dropped"] as const;
+const COUNT_METRICS = [
+  "requests",
+  "rps",
+  "iterations",
+  "failed",
+  "error_rate",
+  "error_rate_4xx",
+  "error_rate_5xx",
+  "error_rate_timeout",
+  "error_rate_connection",
+  "dropped",
+] as const;
 /** The metrics in milliseconds (the rest are counts, rates and shares). */
 export const LATENCY_METRICS = ["min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"] as const;
 export const QUERY_METRICS = [...COUNT_METRICS, ...LATENCY_METRICS] as const;
@@ -94,24 +105,33 @@ export type QueryParse = { ok: true; query: Query } | { ok: false; problems: Pro
 /** Reads a query from URL-style parameters: `by`, `every`, `metrics`, `trend`. */
 export function parseQuery(params: { by?: string | null; every?: string | null; metrics?: string | null; trend?: string | null }): QueryParse {
   const problems: Problem[] = [];
-  const list = (v: string | null | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const list = (v: string | null | undefined) =>
+    (v ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   const by = list(params.by);
   for (const k of by) if (!GROUP_KEYS.includes(k as GroupKey)) problems.push({ field: "by", detail: `"${k}" is not one of ${GROUP_KEYS.join(", ")}` });
   let everyS: number | null = null;
   if (params.every && params.every !== "run") {
     const ms = parseDurationMs(params.every);
-    if (ms === undefined || ms < 1000 || ms % 1000 !== 0) problems.push({ field: "every", detail: `"${params.every}" must be whole seconds like 1s, 10s, 1m, or "run"` });
+    if (ms === undefined || ms < 1000 || ms % 1000 !== 0)
+      problems.push({ field: "every", detail: `"${params.every}" must be whole seconds like 1s, 10s, 1m, or "run"` });
     else everyS = ms / 1000;
   }
   const metrics = list(params.metrics ?? "requests,rps,error_rate,p50,p95,p99");
-  for (const m of metrics) if (!QUERY_METRICS.includes(m as QueryMetric)) problems.push({ field: "metrics", detail: `"${m}" is not one of ${QUERY_METRICS.join(", ")}` });
+  for (const m of metrics)
+    if (!QUERY_METRICS.includes(m as QueryMetric)) problems.push({ field: "metrics", detail: `"${m}" is not one of ${QUERY_METRICS.join(", ")}` });
   const trend = params.trend ?? "duration";
   if (!(trend in QUERY_TRENDS)) problems.push({ field: "trend", detail: `must be one of ${Object.keys(QUERY_TRENDS).join(", ")}` });
   const wholeRunOnly = by.filter((k) => k === "shard" || k === "colo");
-  if (wholeRunOnly.length && everyS !== null) problems.push({ field: "every", detail: `${wholeRunOnly.join(" and ")} are whole-run groupings (D1 keeps per-second data per region); drop every` });
-  if (wholeRunOnly.length && by.some((k) => k === "step" || k === "status_class")) problems.push({ field: "by", detail: "shard and colo combine with region only" });
+  if (wholeRunOnly.length && everyS !== null)
+    problems.push({ field: "every", detail: `${wholeRunOnly.join(" and ")} are whole-run groupings (D1 keeps per-second data per region); drop every` });
+  if (wholeRunOnly.length && by.some((k) => k === "step" || k === "status_class"))
+    problems.push({ field: "by", detail: "shard and colo combine with region only" });
   const latency = metrics.filter((m) => (LATENCY_METRICS as readonly string[]).includes(m));
-  if (by.includes("status_class") && latency.length) problems.push({ field: "metrics", detail: `latency is not split by status class; drop ${latency.join(", ")} or status_class` });
+  if (by.includes("status_class") && latency.length)
+    problems.push({ field: "metrics", detail: `latency is not split by status class; drop ${latency.join(", ")} or status_class` });
   if (problems.length) return { ok: false, problems };
   return { ok: true, query: { by: by as GroupKey[], everyS, metrics: metrics as QueryMetric[], trend: trend as QueryTrend } };
 }
@@ -168,13 +188,15 @@ export function aggregateGroups(input: QueryInput, q: Pick<Query, "by" | "everyS
   if (q.by.includes("shard") || q.by.includes("colo")) {
     for (const s of input.shards) {
       const key: QueryRow = {};
-      for (const k of q.by) key[k] = k === "shard" ? s.shard : k === "colo" ? s.colo ?? "unknown" : s.region;
+      for (const k of q.by) key[k] = k === "shard" ? s.shard : k === "colo" ? (s.colo ?? "unknown") : s.region;
       const g = groupOf(key);
       g.requests += s.requests;
       g.iterations += s.requests;
       g.failed += s.failed;
       g.dropped += s.dropped;
-      const stored = s.histograms_json ? (JSON.parse(s.histograms_json) as Record<string, Omit<HistogramRow, "window_s" | "region" | "step" | "metric">>)[QUERY_TRENDS[q.trend]] : undefined;
+      const stored = s.histograms_json
+        ? (JSON.parse(s.histograms_json) as Record<string, Omit<HistogramRow, "window_s" | "region" | "step" | "metric">>)[QUERY_TRENDS[q.trend]]
+        : undefined;
       if (stored) g.h.merge(histogramOf(stored));
     }
   } else if (q.by.includes("status_class")) {
@@ -227,24 +249,42 @@ function metricOf(g: QueryGroup, m: QueryMetric, seconds: number): number | null
   const rate = (n: number) => (g.requests ? round(n / g.requests, 6) : null);
   const ms = (us: number) => (g.h.count ? round(us / 1000) : null);
   switch (m) {
-    case "requests": return g.requests;
-    case "rps": return round(g.requests / seconds);
-    case "iterations": return g.iterations;
-    case "failed": return g.failed;
-    case "dropped": return g.dropped;
-    case "error_rate": return rate(g.failed);
-    case "error_rate_4xx": return rate(g.s4xx);
-    case "error_rate_5xx": return rate(g.s5xx);
-    case "error_rate_timeout": return rate(g.timeouts);
-    case "error_rate_connection": return rate(g.connection);
-    case "min": return ms(g.h.min);
-    case "mean": return ms(g.h.mean);
-    case "max": return ms(g.h.max);
-    case "p50": return ms(g.h.quantile(0.5));
-    case "p90": return ms(g.h.quantile(0.9));
-    case "p95": return ms(g.h.quantile(0.95));
-    case "p99": return ms(g.h.quantile(0.99));
-    case "p99.9": return ms(g.h.quantile(0.999));
+    case "requests":
+      return g.requests;
+    case "rps":
+      return round(g.requests / seconds);
+    case "iterations":
+      return g.iterations;
+    case "failed":
+      return g.failed;
+    case "dropped":
+      return g.dropped;
+    case "error_rate":
+      return rate(g.failed);
+    case "error_rate_4xx":
+      return rate(g.s4xx);
+    case "error_rate_5xx":
+      return rate(g.s5xx);
+    case "error_rate_timeout":
+      return rate(g.timeouts);
+    case "error_rate_connection":
+      return rate(g.connection);
+    case "min":
+      return ms(g.h.min);
+    case "mean":
+      return ms(g.h.mean);
+    case "max":
+      return ms(g.h.max);
+    case "p50":
+      return ms(g.h.quantile(0.5));
+    case "p90":
+      return ms(g.h.quantile(0.9));
+    case "p95":
+      return ms(g.h.quantile(0.95));
+    case "p99":
+      return ms(g.h.quantile(0.99));
+    case "p99.9":
+      return ms(g.h.quantile(0.999));
   }
 }
 

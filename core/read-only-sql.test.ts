@@ -8,7 +8,8 @@ describe("readOnlySqlProblem", () => {
       "WITH t AS (SELECT 1) SELECT * FROM t",
       "SELECT 'drop table; delete' AS text -- update me\nFROM runs",
       'SELECT "update" FROM runs /* insert */',
-    ]) expect(readOnlySqlProblem(sql), sql).toBeNull();
+    ])
+      expect(readOnlySqlProblem(sql), sql).toBeNull();
   });
 
   it("refuses writes, several statements, pragmas and attachments, saying why", () => {
@@ -17,7 +18,9 @@ describe("readOnlySqlProblem", () => {
     expect(readOnlySqlProblem("WITH x AS (SELECT 1) INSERT INTO runs SELECT * FROM x")).toMatch(/"INSERT" is not allowed/);
     expect(readOnlySqlProblem("SELECT * FROM pragma_table_info('runs')")).toBeNull(); // a table-valued function: reads only
     expect(readOnlySqlProblem("  ")).toMatch(/empty/);
-    expect(readOnlySqlProblem("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")).toMatch(/recursive queries are not allowed/);
+    expect(readOnlySqlProblem("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")).toMatch(
+      /recursive queries are not allowed/,
+    );
     expect(readOnlySqlProblem("SELECT 'with recursive' AS text")).toBeNull(); // inside a string: not a keyword
   });
 

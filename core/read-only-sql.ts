@@ -10,7 +10,8 @@
  * run. The route caps what a query may return with `boundedSql` (a LIMIT around it), so a
  * huge result stops at the cap instead of filling the Worker's memory.
  */
-const WRITING = /\b(insert|update|delete|replace|upsert|drop|alter|create|attach|detach|pragma|vacuum|reindex|analyze|begin|commit|rollback|savepoint|release)\b/i;
+const WRITING =
+  /\b(insert|update|delete|replace|upsert|drop|alter|create|attach|detach|pragma|vacuum|reindex|analyze|begin|commit|rollback|savepoint|release)\b/i;
 
 export function readOnlySqlProblem(sql: string): string | null {
   const text = sql

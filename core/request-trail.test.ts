@@ -3,8 +3,18 @@ import { isExpectedStatus, recordTrail, type RequestTrail } from "./request-trai
 import { MetricStats } from "./metric-stats.ts";
 
 const trail = (overrides: Partial<RequestTrail> = {}): RequestTrail => ({
-  queuedMs: 1000, sendMs: 1002, ttfbMs: 8, endMs: 1012, intendedMs: 1000, clientDelayMs: 1,
-  status: 200, statusText: "OK", bytes: 512, error: null, errorMessage: "", ...overrides,
+  queuedMs: 1000,
+  sendMs: 1002,
+  ttfbMs: 8,
+  endMs: 1012,
+  intendedMs: 1000,
+  clientDelayMs: 1,
+  status: 200,
+  statusText: "OK",
+  bytes: 512,
+  error: null,
+  errorMessage: "",
+  ...overrides,
 });
 
 describe("isExpectedStatus", () => {

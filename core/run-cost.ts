@@ -40,7 +40,9 @@ export interface RunCost {
   };
 }
 
-type VuSpec = Pick<RunSpec, "vus" | "maxInFlight" | "maxInFlightFrom" | "peakRatePerS" | "expectedLatencyMs"> & { readonly scenarios?: ReadonlyArray<{ readonly spec: VuSpec }> };
+type VuSpec = Pick<RunSpec, "vus" | "maxInFlight" | "maxInFlightFrom" | "peakRatePerS" | "expectedLatencyMs"> & {
+  readonly scenarios?: ReadonlyArray<{ readonly spec: VuSpec }>;
+};
 
 /**
  * The VUs a k6 user would give the same run, which is what k6 Cloud bills: the spec's own
@@ -58,17 +60,40 @@ export function k6CloudVus(spec: VuSpec): { vus: number; basis: string } {
   if (spec.vus) return { vus: spec.maxInFlight, basis: "the spec's peak VUs" };
   if (spec.maxInFlightFrom) return { vus: spec.maxInFlight, basis: `the spec's ${spec.maxInFlightFrom}` };
   const vus = Math.max(1, Math.ceil((spec.peakRatePerS * spec.expectedLatencyMs) / 1000));
-  return { vus, basis: `Little's law: ${spec.peakRatePerS}/s × ${spec.expectedLatencyMs} ms expected response time (set maxVUs or expectedLatency to use yours)` };
+  return {
+    vus,
+    basis: `Little's law: ${spec.peakRatePerS}/s × ${spec.expectedLatencyMs} ms expected response time (set maxVUs or expectedLatency to use yours)`,
+  };
 }
 
 const perMillion = (quantity: number, price: number) => (quantity / 1e6) * price;
 
 export function estimateCost(usage: RunUsage, spec: VuSpec & Pick<RunSpec, "durationMs">): RunCost {
   const lines: CostLine[] = [
-    { item: "Durable Object requests", quantity: usage.durableObjectRequests, unit: "requests", usd: perMillion(usage.durableObjectRequests, PRICES.durableObjectRequestPerMillion) },
-    { item: "Durable Object duration", quantity: usage.durableObjectGbSeconds, unit: "GB-s", usd: perMillion(usage.durableObjectGbSeconds, PRICES.durableObjectGbSecondPerMillion) },
-    { item: "Durable Object storage rows written", quantity: usage.durableObjectRowsWritten, unit: "rows", usd: perMillion(usage.durableObjectRowsWritten, PRICES.durableObjectRowsWrittenPerMillion) },
-    { item: "Durable Object storage rows read", quantity: usage.durableObjectRowsRead, unit: "rows", usd: perMillion(usage.durableObjectRowsRead, PRICES.durableObjectRowsReadPerMillion) },
+    {
+      item: "Durable Object requests",
+      quantity: usage.durableObjectRequests,
+      unit: "requests",
+      usd: perMillion(usage.durableObjectRequests, PRICES.durableObjectRequestPerMillion),
+    },
+    {
+      item: "Durable Object duration",
+      quantity: usage.durableObjectGbSeconds,
+      unit: "GB-s",
+      usd: perMillion(usage.durableObjectGbSeconds, PRICES.durableObjectGbSecondPerMillion),
+    },
+    {
+      item: "Durable Object storage rows written",
+      quantity: usage.durableObjectRowsWritten,
+      unit: "rows",
+      usd: perMillion(usage.durableObjectRowsWritten, PRICES.durableObjectRowsWrittenPerMillion),
+    },
+    {
+      item: "Durable Object storage rows read",
+      quantity: usage.durableObjectRowsRead,
+      unit: "rows",
+      usd: perMillion(usage.durableObjectRowsRead, PRICES.durableObjectRowsReadPerMillion),
+    },
     { item: "D1 rows written", quantity: usage.d1RowsWritten, unit: "rows", usd: perMillion(usage.d1RowsWritten, PRICES.d1RowsWrittenPerMillion) },
     { item: "D1 rows read", quantity: usage.d1RowsRead, unit: "rows", usd: perMillion(usage.d1RowsRead, PRICES.d1RowsReadPerMillion) },
     { item: "R2 reads (class B)", quantity: usage.r2Reads, unit: "operations", usd: perMillion(usage.r2Reads, PRICES.r2ClassBPerMillion) },

@@ -25,13 +25,34 @@ describe("parseRunSpec", () => {
   });
 
   it("converts rate per timeUnit into per-second stages for ramping-arrival-rate", () => {
-    const spec = ok({ ...minimal, rate: undefined, duration: undefined, executor: "ramping-arrival-rate", startRate: 60, timeUnit: "1m", stages: [{ target: 120, duration: "1m" }, { target: 0, duration: "30s" }] });
-    expect(spec.stages).toEqual([{ durationMs: 60_000, fromPerS: 1, toPerS: 2 }, { durationMs: 30_000, fromPerS: 2, toPerS: 0 }]);
+    const spec = ok({
+      ...minimal,
+      rate: undefined,
+      duration: undefined,
+      executor: "ramping-arrival-rate",
+      startRate: 60,
+      timeUnit: "1m",
+      stages: [
+        { target: 120, duration: "1m" },
+        { target: 0, duration: "30s" },
+      ],
+    });
+    expect(spec.stages).toEqual([
+      { durationMs: 60_000, fromPerS: 1, toPerS: 2 },
+      { durationMs: 30_000, fromPerS: 2, toPerS: 0 },
+    ]);
     expect(spec.peakRatePerS).toBe(2);
   });
 
   it("treats 0 as a value, not as unset", () => {
-    const spec = ok({ ...minimal, executor: "ramping-arrival-rate", rate: undefined, duration: undefined, startRate: 0, stages: [{ target: 10, duration: "10s" }] });
+    const spec = ok({
+      ...minimal,
+      executor: "ramping-arrival-rate",
+      rate: undefined,
+      duration: undefined,
+      startRate: 0,
+      stages: [{ target: 10, duration: "10s" }],
+    });
     expect(spec.stages[0]!.fromPerS).toBe(0);
   });
 
@@ -59,7 +80,10 @@ describe("parseRunSpec", () => {
 
   it("names the executors it knows when the executor is wrong, and still checks the rest", () => {
     const found = problems({ ...minimal, executor: "externally-controlled", steps: [] });
-    expect(found).toContainEqual({ field: "executor", detail: "must be one of constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus, per-vu-iterations, shared-iterations" });
+    expect(found).toContainEqual({
+      field: "executor",
+      detail: "must be one of constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus, per-vu-iterations, shared-iterations",
+    });
     expect(found.map((p) => p.field)).toContain("steps");
   });
 

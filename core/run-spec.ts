@@ -134,11 +134,16 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
   if (durationMs <= 0) problems.push({ field: e.executor.startsWith("constant-") ? "duration" : "stages", detail: "the run must last longer than 0s" });
   if (vus) {
     for (const field of ["preAllocatedVUs", "maxVUs"] as const) {
-      if (b[field] !== undefined) problems.push({ field, detail: `applies to arrival-rate executors; ${e.executor} runs its VUs (${e.executor === "constant-vus" ? "vus" : "startVUs, stages"})` });
+      if (b[field] !== undefined)
+        problems.push({
+          field,
+          detail: `applies to arrival-rate executors; ${e.executor} runs its VUs (${e.executor === "constant-vus" ? "vus" : "startVUs, stages"})`,
+        });
     }
   } else {
     for (const field of ["vus", "startVUs", "gracefulRampDown", "iterations", "maxDuration"] as const) {
-      if ((input as Record<string, unknown>)[field] !== undefined) problems.push({ field, detail: `applies to the VU executors only (constant-vus, ramping-vus, per-vu-iterations, shared-iterations)` });
+      if ((input as Record<string, unknown>)[field] !== undefined)
+        problems.push({ field, detail: `applies to the VU executors only (constant-vus, ramping-vus, per-vu-iterations, shared-iterations)` });
     }
   }
   for (const name of Object.keys(b.metrics)) {
@@ -149,15 +154,17 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
   if (b.maxVUs !== undefined && b.preAllocatedVUs !== undefined && b.maxVUs < b.preAllocatedVUs) {
     problems.push({ field: "maxVUs", detail: `must be at least preAllocatedVUs (${b.preAllocatedVUs})` });
   }
-  if (b.script && (b.scenario || b.data)) problems.push({ field: "script", detail: "a k6 script makes its own requests: no built-in scenario or data with it" });
+  if (b.script && (b.scenario || b.data))
+    problems.push({ field: "script", detail: "a k6 script makes its own requests: no built-in scenario or data with it" });
   if (b.steps && b.scenario) problems.push({ field: "scenario", detail: "give either steps or a built-in scenario, not both" });
-  if (!b.steps && !b.scenario) problems.push({ field: "steps", detail: `at least one step is required, or a built-in scenario (${SCENARIO_NAMES.join(", ")})` });
+  if (!b.steps && !b.scenario)
+    problems.push({ field: "steps", detail: `at least one step is required, or a built-in scenario (${SCENARIO_NAMES.join(", ")})` });
   const scenarioSpec = b.scenario && definition ? scenarioOf(b.scenario, definition, problems) : null;
   const phases = setupNames ? { setup: [], teardown: [], setupNames } : runPhases(input, { vars: b.vars, secrets: b.secrets }, problems);
   const stepScope = { vars: b.vars, secrets: b.secrets, metrics: b.metrics, setup: phases.setupNames, data: b.data !== undefined };
   if (b.data && b.scenario) problems.push({ field: "data", detail: "a built-in scenario reads its own seed set (scenario.seed)" });
   if (b.data && b.data.select !== "zipf" && (input as { data?: { exponent?: unknown } }).data?.exponent !== undefined) {
-    problems.push({ field: "data.exponent", detail: "applies to select \"zipf\" only" });
+    problems.push({ field: "data.exponent", detail: 'applies to select "zipf" only' });
   }
   const steps: StepSpec[] = scenarioSpec ? scenarioSteps(definition!) : stepSpecs(b.steps ?? [], "steps", stepScope, problems);
   if (problems.length) return { ok: false, problems: dedupe(problems) };
@@ -185,8 +192,16 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       regions: b.regions,
       connectionSlots: b.connectionSlots,
       expectedLatencyMs: b.expectedLatency,
-      maxInFlight: vus ? Math.max(1, Math.max(vus.startVUs, ...vus.stages.map((s) => s.target))) : b.maxVUs ?? b.preAllocatedVUs ?? defaultInFlight(peakRatePerS),
-      ...(vus ? {} : b.maxVUs !== undefined ? { maxInFlightFrom: "maxVUs" as const } : b.preAllocatedVUs !== undefined ? { maxInFlightFrom: "preAllocatedVUs" as const } : {}),
+      maxInFlight: vus
+        ? Math.max(1, Math.max(vus.startVUs, ...vus.stages.map((s) => s.target)))
+        : (b.maxVUs ?? b.preAllocatedVUs ?? defaultInFlight(peakRatePerS)),
+      ...(vus
+        ? {}
+        : b.maxVUs !== undefined
+          ? { maxInFlightFrom: "maxVUs" as const }
+          : b.preAllocatedVUs !== undefined
+            ? { maxInFlightFrom: "preAllocatedVUs" as const }
+            : {}),
       thresholds: b.thresholds,
       vars: b.vars,
       secrets: b.secrets,

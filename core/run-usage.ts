@@ -96,8 +96,9 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
   const regions = new Set(plan.shards.map((s) => s.region)).size;
   const customTrends = Object.values(spec.metrics).filter((kind) => kind === "trend").length;
   const d1RowsPerS = regions * spec.steps.length * (1 + TRENDS.length + customTrends);
-  const d1StatementsPerS = Math.ceil((regions * spec.steps.length) / WINDOW_ROWS_PER_STATEMENT)
-    + Math.ceil((regions * spec.steps.length * (TRENDS.length + customTrends)) / HISTOGRAM_ROWS_PER_STATEMENT);
+  const d1StatementsPerS =
+    Math.ceil((regions * spec.steps.length) / WINDOW_ROWS_PER_STATEMENT) +
+    Math.ceil((regions * spec.steps.length * (TRENDS.length + customTrends)) / HISTOGRAM_ROWS_PER_STATEMENT);
 
   const pollRequests = options.watched === false ? 0 : durationS;
   const apiRequests = 2 + pollRequests; // create, summary, polls
@@ -161,21 +162,39 @@ export function checkPlatformLimits(spec: RunSpec, plan: Plan, usage: RunUsage, 
   const p = usage.peak;
   const check = (limit: string, value: number, max: number, note: string): LimitCheck => ({ limit, value: round(value), max, ok: value <= max, note });
   return [
-    check("subrequests per shard invocation", p.subrequestsPerInvocation, PLATFORM_LIMITS.subrequestsPerInvocation,
-      "each invocation sends its budget, then hands over to a fresh one (limits.subrequests)"),
+    check(
+      "subrequests per shard invocation",
+      p.subrequestsPerInvocation,
+      PLATFORM_LIMITS.subrequestsPerInvocation,
+      "each invocation sends its budget, then hands over to a fresh one (limits.subrequests)",
+    ),
     check("CPU ms per shard invocation", p.cpuMsPerInvocation, cpuLimitMs, "limits.cpu_ms in wrangler.toml (at most 300,000)"),
-    check("connections per invocation", spec.connectionSlots, PLATFORM_LIMITS.connectionsPerInvocation,
-      "production lets 6 requests wait for headers at once; more slots only queue there (connectionSlots)"),
-    check("requests/s into the coordinator object", p.coordinatorRequestsPerS, PLATFORM_LIMITS.durableObjectRequestsPerS,
-      "one flush per shard per second; a Durable Object soft-limits near 1,000 requests/s"),
-    check("requests/s per shard", p.ratePerShardPerS, plan.capacityPerShardPerS,
-      "slots / expected latency; above it requests queue for a slot (shards, expectedLatency)"),
-    check("D1 rows written per second", p.d1RowsPerS, D1_ROWS_PER_S_BUDGET,
-      "regions × steps × (1 + 5 + custom trends), whatever the rate; D1 has one writer"),
-    check("D1 statements per coordinator tick", p.d1StatementsPerS, PLATFORM_LIMITS.d1QueriesPerInvocation,
-      "multi-row INSERTs of ≤ 100 bound parameters, one batch a second"),
-    check("SSE streams per shard", p.streamsPerShard, STREAMS_PER_SHARD,
-      "each held stream keeps ~160 KiB of a shard's 128 MB isolate"),
+    check(
+      "connections per invocation",
+      spec.connectionSlots,
+      PLATFORM_LIMITS.connectionsPerInvocation,
+      "production lets 6 requests wait for headers at once; more slots only queue there (connectionSlots)",
+    ),
+    check(
+      "requests/s into the coordinator object",
+      p.coordinatorRequestsPerS,
+      PLATFORM_LIMITS.durableObjectRequestsPerS,
+      "one flush per shard per second; a Durable Object soft-limits near 1,000 requests/s",
+    ),
+    check(
+      "requests/s per shard",
+      p.ratePerShardPerS,
+      plan.capacityPerShardPerS,
+      "slots / expected latency; above it requests queue for a slot (shards, expectedLatency)",
+    ),
+    check("D1 rows written per second", p.d1RowsPerS, D1_ROWS_PER_S_BUDGET, "regions × steps × (1 + 5 + custom trends), whatever the rate; D1 has one writer"),
+    check(
+      "D1 statements per coordinator tick",
+      p.d1StatementsPerS,
+      PLATFORM_LIMITS.d1QueriesPerInvocation,
+      "multi-row INSERTs of ≤ 100 bound parameters, one batch a second",
+    ),
+    check("SSE streams per shard", p.streamsPerShard, STREAMS_PER_SHARD, "each held stream keeps ~160 KiB of a shard's 128 MB isolate"),
   ];
 }
 

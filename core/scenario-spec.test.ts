@@ -25,7 +25,9 @@ describe("presets", () => {
   it("ramps 15 s, holds 180 s, ramps down 15 s; rps100 is the short shape", () => {
     const rps300 = expandPreset("introspect", "rps300");
     expect(rps300.ok && rps300.value.stages).toEqual([
-      { target: 300, duration: "15000ms" }, { target: 300, duration: "180000ms" }, { target: 0, duration: "15000ms" },
+      { target: 300, duration: "15000ms" },
+      { target: 300, duration: "180000ms" },
+      { target: 0, duration: "15000ms" },
     ]);
     const rps100 = expandPreset("introspect", "rps100");
     expect(rps100.ok && rps100.value.stages.map((s) => s.duration)).toEqual(["10000ms", "60000ms", "10000ms"]);
@@ -59,12 +61,22 @@ describe("scenario specs", () => {
 
   it.each([
     // [the spec's load and thresholds, the correctness thresholds the run carries, why]
-    [{ executor: "constant-arrival-rate", rate: 20, duration: "20s" }, { false_positives: ["count==0"], false_negatives: ["count==0"], active_correct: ["rate>0.999"] }, "a --rate run: no preset, yet false positives fail it"],
-    [{ executor: "constant-arrival-rate", rate: 20, duration: "20s", thresholds: { false_positives: ["count<5"] } }, { false_positives: ["count<5"], false_negatives: ["count==0"], active_correct: ["rate>0.999"] }, "the spec's own threshold on a metric wins"],
+    [
+      { executor: "constant-arrival-rate", rate: 20, duration: "20s" },
+      { false_positives: ["count==0"], false_negatives: ["count==0"], active_correct: ["rate>0.999"] },
+      "a --rate run: no preset, yet false positives fail it",
+    ],
+    [
+      { executor: "constant-arrival-rate", rate: 20, duration: "20s", thresholds: { false_positives: ["count<5"] } },
+      { false_positives: ["count<5"], false_negatives: ["count==0"], active_correct: ["rate>0.999"] },
+      "the spec's own threshold on a metric wins",
+    ],
     [{ executor: "constant-arrival-rate", rate: 20, duration: "20s", correctnessThresholds: false }, {}, "what --no-thresholds sets: none"],
   ])("applies the scenario's correctness thresholds by default: %j", (load, expected, _why) => {
     const spec = ok({ ...introspect, ...load });
-    const correctness = Object.fromEntries(Object.entries(spec.thresholds).filter(([m]) => ["false_positives", "false_negatives", "active_correct"].includes(m)));
+    const correctness = Object.fromEntries(
+      Object.entries(spec.thresholds).filter(([m]) => ["false_positives", "false_negatives", "active_correct"].includes(m)),
+    );
     expect(correctness).toEqual(expected);
     expect(spec.thresholds.http_req_duration).toBeUndefined(); // latency stays the preset's business
   });
@@ -76,9 +88,20 @@ describe("scenario specs", () => {
   });
 
   it("names what a scenario is missing, and refuses steps together with a scenario", () => {
-    const p = problems({ target: "http://127.0.0.1:9090", scenario: { name: "otp-login" }, steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 1, duration: "1s" });
-    expect(p.map((x) => x.field).sort()).toEqual(["scenario", "scenario.adminSecret", "scenario.clientId", "scenario.clientSecret", "scenario.redirectUri", "scenario.seed"].sort());
-    expect(problems({ target: "http://127.0.0.1:9090", scenario: { name: "nope" }, executor: "constant-arrival-rate", rate: 1, duration: "1s" })[0]!.detail).toMatch(/userinfo, introspect, token-exchange, refresh, silent-auth, otp-login/);
+    const p = problems({
+      target: "http://127.0.0.1:9090",
+      scenario: { name: "otp-login" },
+      steps: [{ path: "/" }],
+      executor: "constant-arrival-rate",
+      rate: 1,
+      duration: "1s",
+    });
+    expect(p.map((x) => x.field).sort()).toEqual(
+      ["scenario", "scenario.adminSecret", "scenario.clientId", "scenario.clientSecret", "scenario.redirectUri", "scenario.seed"].sort(),
+    );
+    expect(
+      problems({ target: "http://127.0.0.1:9090", scenario: { name: "nope" }, executor: "constant-arrival-rate", rate: 1, duration: "1s" })[0]!.detail,
+    ).toMatch(/userinfo, introspect, token-exchange, refresh, silent-auth, otp-login/);
   });
 
   it("refuses a preset with its own profile, an unknown preset, and durationScale alone", () => {
@@ -88,20 +111,53 @@ describe("scenario specs", () => {
   });
 
   it("accepts thresholds on the scenario's custom metrics, with {type:…}, and not on another scenario's", () => {
-    ok({ ...introspect, executor: "constant-arrival-rate", rate: 1, duration: "1s", thresholds: { "false_positives{type:revoked}": ["count==0"], introspect_duration: ["p(95)<300"] } });
-    const p = problems({ ...introspect, executor: "constant-arrival-rate", rate: 1, duration: "1s", thresholds: { rotation_success: ["rate>0.99"], "http_req_duration{type:valid}": ["p(95)<1"] } });
+    ok({
+      ...introspect,
+      executor: "constant-arrival-rate",
+      rate: 1,
+      duration: "1s",
+      thresholds: { "false_positives{type:revoked}": ["count==0"], introspect_duration: ["p(95)<300"] },
+    });
+    const p = problems({
+      ...introspect,
+      executor: "constant-arrival-rate",
+      rate: 1,
+      duration: "1s",
+      thresholds: { rotation_success: ["rate>0.99"], "http_req_duration{type:valid}": ["p(95)<1"] },
+    });
     expect(p.map((x) => x.field)).toEqual(["thresholds.rotation_success", "thresholds.http_req_duration{type:valid}"]);
   });
 
   it("redacts the scenario's client and admin secrets", () => {
-    const spec = redactSpec(ok({ ...introspect, scenario: { ...introspect.scenario, name: "otp-login", seed: "users", adminSecret: "adm", redirectUri: "http://127.0.0.1/cb" }, executor: "constant-arrival-rate", rate: 1, duration: "1s" }));
+    const spec = redactSpec(
+      ok({
+        ...introspect,
+        scenario: { ...introspect.scenario, name: "otp-login", seed: "users", adminSecret: "adm", redirectUri: "http://127.0.0.1/cb" },
+        executor: "constant-arrival-rate",
+        rate: 1,
+        duration: "1s",
+      }),
+    );
     expect(spec.scenario!.options).toMatchObject({ clientId: "cid", clientSecret: REDACTED, adminSecret: REDACTED });
     expect(JSON.stringify(spec)).not.toMatch(/s3cret|"adm"/);
   });
 });
 
 describe("summaries of scenario runs", () => {
-  const spec = ok({ ...introspect, executor: "constant-arrival-rate", rate: 10, duration: "10s", shards: 2, regions: ["wnam", "weur"], thresholds: { false_positives: ["count==0"], "false_positives{type:revoked}": ["count==0"], active_correct: ["rate>0.999"], introspect_duration: ["p(95)<300"] } });
+  const spec = ok({
+    ...introspect,
+    executor: "constant-arrival-rate",
+    rate: 10,
+    duration: "10s",
+    shards: 2,
+    regions: ["wnam", "weur"],
+    thresholds: {
+      false_positives: ["count==0"],
+      "false_positives{type:revoked}": ["count==0"],
+      active_correct: ["rate>0.999"],
+      introspect_duration: ["p(95)<300"],
+    },
+  });
   const planned = planRun(spec, new ArrivalSchedule(spec.stages).total);
   if (!planned.ok) throw new Error();
   const region = (revokedAccepted: number) => {
@@ -122,7 +178,13 @@ describe("summaries of scenario runs", () => {
   totals.addWire(0, "wnam", 0, region(0).toWire());
   totals.addWire(1, "weur", 0, region(2).toWire());
   const summary = buildSummary({
-    runId: "r-x", status: "failed", spec, plan: planned.plan, t0Ms: 0, endMs: 10_000, totals,
+    runId: "r-x",
+    status: "failed",
+    spec,
+    plan: planned.plan,
+    t0Ms: 0,
+    endMs: 10_000,
+    totals,
     shards: planned.plan.shards.map((s) => ({ index: s.index, region: s.region, segment: s.segment, colo: "local", telemetry: null })),
   });
   const m = summary.metrics as Record<string, any>;

@@ -17,7 +17,14 @@ describe("ArrivalSchedule", () => {
     // [stages, total, why]
     [[{ durationMs: 30_000, fromPerS: 200, toPerS: 200 }], 6000, "constant 200/s for 30 s"],
     [[{ durationMs: 10_000, fromPerS: 0, toPerS: 100 }], 500, "linear ramp 0→100/s over 10 s: the triangle's area"],
-    [[{ durationMs: 5_000, fromPerS: 20, toPerS: 200 }, { durationMs: 25_000, fromPerS: 200, toPerS: 200 }], 5550, "the demo profile"],
+    [
+      [
+        { durationMs: 5_000, fromPerS: 20, toPerS: 200 },
+        { durationMs: 25_000, fromPerS: 200, toPerS: 200 },
+      ],
+      5550,
+      "the demo profile",
+    ],
     [[{ durationMs: 1_000, fromPerS: 0.5, toPerS: 0.5 }], 1, "a fractional total rounds up: the first arrival is at t=0"],
     [[{ durationMs: 1_000, fromPerS: 0, toPerS: 0 }], 0, "zero rate, zero arrivals"],
   ])("plans %j as %i iterations (%s)", (stages, total) => {

@@ -52,7 +52,16 @@ describe("seed records", () => {
     const counts = new Array<number>(n).fill(0);
     const draws = 50_000;
     for (let i = 0; i < draws; i++) counts[picker.pick({ global: i })!]!++;
-    const bins: Array<[number, number]> = [[1, 1], [2, 2], [3, 4], [5, 10], [11, 30], [31, 100], [101, 300], [301, 1000]];
+    const bins: Array<[number, number]> = [
+      [1, 1],
+      [2, 2],
+      [3, 4],
+      [5, 10],
+      [11, 30],
+      [31, 100],
+      [101, 300],
+      [301, 1000],
+    ];
     let chi2 = 0;
     for (const [from, to] of bins) {
       let observed = 0;
@@ -67,18 +76,44 @@ describe("seed records", () => {
   });
 
   it("a spec reads records with data.FIELD only when it names a seed set", () => {
-    expect(validSpec({ target: "http://127.0.0.1:9", executor: "constant-vus", vus: 2, duration: "1s", data: { seed: "users-1k", select: "unique" }, steps: [{ path: "/u/{{data.userId}}" }] }).data)
-      .toEqual({ seed: "users-1k", select: "unique", exponent: 1 });
-    expect(specProblems({ target: "http://127.0.0.1:9", executor: "constant-vus", vus: 2, duration: "1s", steps: [{ path: "/u/{{data.userId}}" }] }))
-      .toEqual([{ field: "steps.0.path", detail: '{{data.userId}}: the spec reads no seed set; add "data": {"seed": "NAME"}' }]);
-    expect(specProblems({ target: "http://127.0.0.1:9", executor: "constant-vus", vus: 2, duration: "1s", data: { seed: "x", exponent: 2 }, steps: [{ path: "/" }] }))
-      .toEqual([{ field: "data.exponent", detail: 'applies to select "zipf" only' }]);
+    expect(
+      validSpec({
+        target: "http://127.0.0.1:9",
+        executor: "constant-vus",
+        vus: 2,
+        duration: "1s",
+        data: { seed: "users-1k", select: "unique" },
+        steps: [{ path: "/u/{{data.userId}}" }],
+      }).data,
+    ).toEqual({ seed: "users-1k", select: "unique", exponent: 1 });
+    expect(specProblems({ target: "http://127.0.0.1:9", executor: "constant-vus", vus: 2, duration: "1s", steps: [{ path: "/u/{{data.userId}}" }] })).toEqual([
+      { field: "steps.0.path", detail: '{{data.userId}}: the spec reads no seed set; add "data": {"seed": "NAME"}' },
+    ]);
+    expect(
+      specProblems({
+        target: "http://127.0.0.1:9",
+        executor: "constant-vus",
+        vus: 2,
+        duration: "1s",
+        data: { seed: "x", exponent: 2 },
+        steps: [{ path: "/" }],
+      }),
+    ).toEqual([{ field: "data.exponent", detail: 'applies to select "zipf" only' }]);
   });
 
   it("names a {{data.FIELD}} the seed's kind does not have", () => {
-    const steps = validSpec({ target: "http://127.0.0.1:9", executor: "constant-vus", vus: 1, duration: "1s", data: { seed: "u" },
-      steps: [{ path: "/u/{{data.userId}}" }, { path: "/t", headers: { authorization: "Bearer {{data.token}}" } }] }).steps;
-    expect(unknownDataField(steps, "u", "users")).toEqual({ field: "steps.1", detail: "{{data.token}}: seed set u holds users, whose records have email, userId" });
+    const steps = validSpec({
+      target: "http://127.0.0.1:9",
+      executor: "constant-vus",
+      vus: 1,
+      duration: "1s",
+      data: { seed: "u" },
+      steps: [{ path: "/u/{{data.userId}}" }, { path: "/t", headers: { authorization: "Bearer {{data.token}}" } }],
+    }).steps;
+    expect(unknownDataField(steps, "u", "users")).toEqual({
+      field: "steps.1",
+      detail: "{{data.token}}: seed set u holds users, whose records have email, userId",
+    });
     expect(unknownDataField(steps.slice(0, 1), "u", "users")).toBeNull();
   });
 });

@@ -67,7 +67,13 @@ export interface RecordPicker {
 }
 
 /** The picker of one shard (`index` of `count`) over `total` records. */
-export function recordPicker(spec: DataSpec, total: number, shard: { readonly index: number; readonly count: number }, closedModel: boolean, random: () => number = Math.random): RecordPicker {
+export function recordPicker(
+  spec: DataSpec,
+  total: number,
+  shard: { readonly index: number; readonly count: number },
+  closedModel: boolean,
+  random: () => number = Math.random,
+): RecordPicker {
   let next = 0;
   const stateless = (pick: RecordPicker["pick"]): RecordPicker => ({ pick, snapshot: () => 0, restore: () => {} });
   if (total === 0) return stateless(() => null);

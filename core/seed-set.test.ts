@@ -5,7 +5,14 @@ const jwt = (n: number) => `aaa.bbb${n}.ccc`;
 
 describe("parseSeedSet", () => {
   it("summarises Authrim's object shape by token type", () => {
-    const r = parseSeedSet({ tokens: [{ access_token: jwt(1), type: "valid" }, { access_token: jwt(2), type: "wrong_client" }, { access_token: jwt(3), type: "valid" }], metadata: {} });
+    const r = parseSeedSet({
+      tokens: [
+        { access_token: jwt(1), type: "valid" },
+        { access_token: jwt(2), type: "wrong_client" },
+        { access_token: jwt(3), type: "valid" },
+      ],
+      metadata: {},
+    });
     expect(r.ok && r.summary).toEqual({ kind: "access-tokens", format: "authrim", total: 3, counts: { valid: 2, wrong_client: 1 } });
     expect(r.ok && r.data.kind === "access-tokens" && tokensOfType(r.data.entries)).toEqual([jwt(1), jwt(3)]);
   });

@@ -22,7 +22,12 @@ export type TokenType = (typeof TOKEN_TYPES)[number];
 
 /** What introspection must answer (`active`) for each token type (AUTHRIM.md). */
 export const ACTIVE_EXPECTED: Readonly<Record<TokenType, boolean>> = {
-  valid: true, valid_exchanged: true, expired: false, revoked: false, wrong_audience: false, wrong_client: false,
+  valid: true,
+  valid_exchanged: true,
+  expired: false,
+  revoked: false,
+  wrong_audience: false,
+  wrong_client: false,
 };
 
 /** Per-type correctness rates of introspection, named as in the reference suite. */
@@ -133,17 +138,27 @@ const ENTRY_FIELDS: Record<Exclude<SeedKind, "access-tokens">, { list: string; f
   "refresh-tokens": {
     list: "refresh_tokens",
     fields: {
-      token: [str, "the refresh token"], user_id: [str, "the user's id"], client_id: [str, "the client's id"],
-      client_secret: [optStr, "a string"], jti: [optStr, "a string"], rtv: [optInt, "an integer"],
-      generation: [optInt, "an integer"], shard_index: [optInt, "an integer"],
+      token: [str, "the refresh token"],
+      user_id: [str, "the user's id"],
+      client_id: [str, "the client's id"],
+      client_secret: [optStr, "a string"],
+      jti: [optStr, "a string"],
+      rtv: [optInt, "an integer"],
+      generation: [optInt, "an integer"],
+      shard_index: [optInt, "an integer"],
     },
   },
   sessions: { list: "sessions", fields: { session_id: [str, "the session id"], user_id: [str, "the user's id"] } },
   "auth-codes": {
     list: "codes",
     fields: {
-      code: [str, "the authorization code"], code_verifier: [str, "the PKCE verifier"], redirect_uri: [str, "the redirect URI"],
-      state: [optStr, "a string"], nonce: [optStr, "a string"], user_id: [optStr, "a string"], shard_index: [optInt, "an integer"],
+      code: [str, "the authorization code"],
+      code_verifier: [str, "the PKCE verifier"],
+      redirect_uri: [str, "the redirect URI"],
+      state: [optStr, "a string"],
+      nonce: [optStr, "a string"],
+      user_id: [optStr, "a string"],
+      shard_index: [optInt, "an integer"],
     },
   },
 };
@@ -181,7 +196,13 @@ export function parseSeedSet(doc: unknown): SeedParse {
   if (!kind) {
     return {
       ok: false,
-      problems: [{ field: "(body)", detail: 'expected a seed set: {"tokens": [...]}, {"users": [...]}, {"refresh_tokens": [...]}, {"sessions": [...]}, {"codes": [...]} or a bare JSON array of such entries (or of JWT strings)' }],
+      problems: [
+        {
+          field: "(body)",
+          detail:
+            'expected a seed set: {"tokens": [...]}, {"users": [...]}, {"refresh_tokens": [...]}, {"sessions": [...]}, {"codes": [...]} or a bare JSON array of such entries (or of JWT strings)',
+        },
+      ],
     };
   }
   if (!isArray) {

@@ -22,8 +22,15 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;
   if (!plan.scenarios?.length) {
     return plan.shards.map((shard) => ({
-      runId, shard, weights: plan.weights, iterationsPerInvocation: plan.iterationsPerInvocation,
-      t0Ms, deadlineMs: t0Ms + spec.durationMs + spec.timeoutMs, flushGraceMs, spec, mode,
+      runId,
+      shard,
+      weights: plan.weights,
+      iterationsPerInvocation: plan.iterationsPerInvocation,
+      t0Ms,
+      deadlineMs: t0Ms + spec.durationMs + spec.timeoutMs,
+      flushGraceMs,
+      spec,
+      mode,
     }));
   }
   return plan.scenarios.flatMap((planned) => {
@@ -33,8 +40,15 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
     // Setup values are the run's: every scenario's steps may use them.
     const scenarioSpec: RunSpec = { ...scenario.spec, setupData: spec.setupData ?? {} };
     return planned.plan.shards.map((shard) => ({
-      runId, shard, weights: planned.plan.weights, iterationsPerInvocation: planned.plan.iterationsPerInvocation,
-      t0Ms: startMs, deadlineMs: startMs + scenario.spec.durationMs + scenario.spec.timeoutMs, flushGraceMs, spec: scenarioSpec, mode,
+      runId,
+      shard,
+      weights: planned.plan.weights,
+      iterationsPerInvocation: planned.plan.iterationsPerInvocation,
+      t0Ms: startMs,
+      deadlineMs: startMs + scenario.spec.durationMs + scenario.spec.timeoutMs,
+      flushGraceMs,
+      spec: scenarioSpec,
+      mode,
       part: { scenario: scenario.name, runShard: planned.firstShard + shard.index, stepOffset: scenario.stepOffset, windowOffsetS: scenario.startMs / 1000 },
     }));
   });

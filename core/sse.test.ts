@@ -25,7 +25,7 @@ const STREAM = [
   "id: 1\r\nevent: token\r\ndata: héllo\r\n\r\n",
   "data: first line\rdata: 2 € 😀\r\rdata:no-space\n\n",
   ": ping\n\n",
-  "event: done\nid: 2\ndata: {\"ok\":true}\ndata\n\n",
+  'event: done\nid: 2\ndata: {"ok":true}\ndata\n\n',
 ].join("");
 
 const EXPECTED: SseEvent[] = [
@@ -45,7 +45,12 @@ describe("createSseReader", () => {
 
   it("reads the same events whatever the chunk boundaries (every byte, then random cuts)", () => {
     const bytes = utf8(STREAM);
-    expect(read(bytes, Array.from({ length: bytes.length }, (_, i) => i)).events).toEqual(EXPECTED);
+    expect(
+      read(
+        bytes,
+        Array.from({ length: bytes.length }, (_, i) => i),
+      ).events,
+    ).toEqual(EXPECTED);
     fc.assert(
       fc.property(fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 12 }), (cuts) => {
         const result = read(bytes, cuts);
@@ -62,7 +67,12 @@ describe("createSseReader", () => {
     for (const cut of [7, 8, 9]) expect(read(bytes, [cut]).events).toEqual([{ event: "message", data: "😀" }]);
     // One chunk per byte, with the 2-byte é too.
     const accents = utf8("data: déjà vu\n\n");
-    expect(read(accents, Array.from({ length: accents.length }, (_, i) => i)).events).toEqual([{ event: "message", data: "déjà vu" }]);
+    expect(
+      read(
+        accents,
+        Array.from({ length: accents.length }, (_, i) => i),
+      ).events,
+    ).toEqual([{ event: "message", data: "déjà vu" }]);
   });
 
   it("treats a CRLF split between \\r and \\n as one line end, not an empty line that dispatches", () => {

@@ -10,22 +10,24 @@ describe("statusSection", () => {
       { 200: 940, 404: 40, timeout: 15, 500: 5 },
       { read: { statuses: { 200: 700, 404: 40, timeout: 5 } }, write: { statuses: { 200: 240, timeout: 10, 500: 5 } } },
     );
-    expect(lines.join("\n")).toBe([
-      "  STATUS CODES",
-      "  status     count   share",
-      "  200          940  94.00%",
-      "  404 ✗         40   4.00%",
-      "  timeout ✗     15   1.50%",
-      "  500 ✗          5   0.50%",
-      "",
-      "  ERRORS BY STEP (most frequent first)",
-      "  step    status  count",
-      "  read       404     40",
-      "  write  timeout     10",
-      "  read   timeout      5",
-      "  write      500      5",
-      "",
-    ].join("\n"));
+    expect(lines.join("\n")).toBe(
+      [
+        "  STATUS CODES",
+        "  status     count   share",
+        "  200          940  94.00%",
+        "  404 ✗         40   4.00%",
+        "  timeout ✗     15   1.50%",
+        "  500 ✗          5   0.50%",
+        "",
+        "  ERRORS BY STEP (most frequent first)",
+        "  step    status  count",
+        "  read       404     40",
+        "  write  timeout     10",
+        "  read   timeout      5",
+        "  write      500      5",
+        "",
+      ].join("\n"),
+    );
   });
 
   it("sums the rarest statuses into one row, shows the five most frequent errors, and leaves a run of one step's errors to the status table", () => {
@@ -67,10 +69,30 @@ describe("saturation names its cause", () => {
   };
   it.each([
     // [what happened, causes, advice it gives, why]
-    [{ durationMs: 900, lagMs: 400, slotWaitMs: 390, delayMs: 1 }, ["target"], /held the slots — the target slowed/, "a slow target held every connection slot: requests queued for one"],
-    [{ durationMs: 900, lagMs: 1, slotWaitMs: 0, delayMs: 1, dropped: 12 }, ["target"], /the target's latency, not edgeload's CPU/, "slow responses filled the in-flight cap"],
-    [{ durationMs: 20, lagMs: 40, slotWaitMs: 1, delayMs: 2 }, ["generator"], /timers fired late — edgeload was short of CPU/, "late with slots free: the generator's timers"],
-    [{ durationMs: 20, lagMs: 1, slotWaitMs: 0, delayMs: 30 }, ["generator"], /the generator's event loop held responses/, "responses waited for the generator's loop"],
+    [
+      { durationMs: 900, lagMs: 400, slotWaitMs: 390, delayMs: 1 },
+      ["target"],
+      /held the slots — the target slowed/,
+      "a slow target held every connection slot: requests queued for one",
+    ],
+    [
+      { durationMs: 900, lagMs: 1, slotWaitMs: 0, delayMs: 1, dropped: 12 },
+      ["target"],
+      /the target's latency, not edgeload's CPU/,
+      "slow responses filled the in-flight cap",
+    ],
+    [
+      { durationMs: 20, lagMs: 40, slotWaitMs: 1, delayMs: 2 },
+      ["generator"],
+      /timers fired late — edgeload was short of CPU/,
+      "late with slots free: the generator's timers",
+    ],
+    [
+      { durationMs: 20, lagMs: 1, slotWaitMs: 0, delayMs: 30 },
+      ["generator"],
+      /the generator's event loop held responses/,
+      "responses waited for the generator's loop",
+    ],
     [{ durationMs: 20, lagMs: 1, slotWaitMs: 0, delayMs: 1 }, [], /^$/, "nothing held the load back"],
   ] as const)("%j → %j", (o, causes, advice, _why) => {
     const sat = run(o);

@@ -12,7 +12,10 @@ function formatBytes(n: number): string {
   const units = ["B", "kB", "MB", "GB"];
   let v = n;
   let i = 0;
-  while (v >= 1000 && i < units.length - 1) { v /= 1000; i++; }
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
   return `${v.toFixed(v >= 100 || i === 0 ? 0 : 1)} ${units[i]}`;
 }
 
@@ -31,14 +34,21 @@ function dotted(name: string, value: string, width = 32): string {
 /** Rows under a header, columns padded; figures right-aligned after the first column unless `allLeft`. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[], allLeft = false): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) => "  " + cells.map((c, i) => (i === 0 || allLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
+  const line = (cells: readonly string[]) =>
+    "  " +
+    cells
+      .map((c, i) => (i === 0 || allLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
 function customValue(metric: CustomMetricSummary, resolutionMs?: number | null): string {
-  return metric.type === "counter" ? `${metric.count} ${metric.rate.toFixed(2)}/s`
-    : metric.type === "rate" ? `${pct(metric.value)} ✓ ${metric.passes} ✗ ${metric.fails}`
-    : trendLine(metric, resolutionMs);
+  return metric.type === "counter"
+    ? `${metric.count} ${metric.rate.toFixed(2)}/s`
+    : metric.type === "rate"
+      ? `${pct(metric.value)} ✓ ${metric.passes} ✗ ${metric.fails}`
+      : trendLine(metric, resolutionMs);
 }
 
 export function renderSummary(summary: Summary): string {
@@ -81,9 +91,14 @@ export function renderSummary(summary: Summary): string {
     // Closed model: the load is the VUs, the rate is whatever the target's latency allows.
     const stages = e.vus.stages.map((s) => `${s.target} for ${s.durationS}s`).join(", ");
     const it = e.vus.iterations;
-    out.push(dotted("vus", it
-      ? `${e.vus.peak} · ${it.kind === "per-vu" ? `${it.count} iteration${it.count === 1 ? "" : "s"} each` : `${it.count} iteration${it.count === 1 ? "" : "s"} shared`} · maxDuration ${e.vus.stages[0]?.durationS ?? 0}s`
-      : `peak ${e.vus.peak} · from ${e.vus.startVUs}: ${stages}`));
+    out.push(
+      dotted(
+        "vus",
+        it
+          ? `${e.vus.peak} · ${it.kind === "per-vu" ? `${it.count} iteration${it.count === 1 ? "" : "s"} each` : `${it.count} iteration${it.count === 1 ? "" : "s"} shared`} · maxDuration ${e.vus.stages[0]?.durationS ?? 0}s`
+          : `peak ${e.vus.peak} · from ${e.vus.startVUs}: ${stages}`,
+      ),
+    );
     out.push(dotted("achieved iteration rate", `${e.achievedRatePerS.toFixed(2)}/s`));
   } else if (e.targetRatePerS !== null) {
     out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
@@ -109,14 +124,28 @@ export function renderSummary(summary: Summary): string {
   const scenarios = Object.entries(e.scenarios ?? {});
   if (scenarios.length) {
     out.push("  SCENARIOS (each on its own shards, thresholds filtered to it)");
-    out.push(...table(["scenario", "executor", "start", "shards", "reqs", "rps", "failed", "p95", "thresholds"], scenarios.map(([name, sc]) => [
-      name, sc.executor, `${sc.startS}s`, String(sc.shards), String(sc.totals.requests), sc.totals.ratePerS.toFixed(1), pct(sc.totals.failedRate),
-      sc.totals.http_req_duration ? fmt(sc.totals.http_req_duration["p(95)"]) : "-",
-      sc.thresholds.length ? `${sc.thresholdsPassed ? "✓" : "✗"} ${sc.thresholds.filter((t) => t.ok).length}/${sc.thresholds.length}` : "-",
-    ])));
+    out.push(
+      ...table(
+        ["scenario", "executor", "start", "shards", "reqs", "rps", "failed", "p95", "thresholds"],
+        scenarios.map(([name, sc]) => [
+          name,
+          sc.executor,
+          `${sc.startS}s`,
+          String(sc.shards),
+          String(sc.totals.requests),
+          sc.totals.ratePerS.toFixed(1),
+          pct(sc.totals.failedRate),
+          sc.totals.http_req_duration ? fmt(sc.totals.http_req_duration["p(95)"]) : "-",
+          sc.thresholds.length ? `${sc.thresholdsPassed ? "✓" : "✗"} ${sc.thresholds.filter((t) => t.ok).length}/${sc.thresholds.length}` : "-",
+        ]),
+      ),
+    );
     out.push("");
   }
-  for (const [phase, result] of [["setup", e.setup], ["teardown", e.teardown]] as const) {
+  for (const [phase, result] of [
+    ["setup", e.setup],
+    ["teardown", e.teardown],
+  ] as const) {
     if (!result) continue;
     const steps = result.steps.map((st) => `${st.name} ${st.status || "-"}${st.ok ? "" : ` ✗ ${st.problem}`}`).join(", ");
     out.push(dotted(phase, `${result.ok ? "✓" : "✗"} ${steps}`));
@@ -147,9 +176,11 @@ export function renderSummary(summary: Summary): string {
   if (e.saturated) {
     // Summaries stored before causes were named have none: they read as the generator's.
     const causes = e.saturationCauses ?? ["generator"];
-    out.push(causes.includes("generator")
-      ? "  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:"
-      : "  ⚠ LOAD HELD BACK BY THE TARGET — its slow responses held edgeload's connection slots:");
+    out.push(
+      causes.includes("generator")
+        ? "  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:"
+        : "  ⚠ LOAD HELD BACK BY THE TARGET — its slow responses held edgeload's connection slots:",
+    );
     for (const r of e.saturation) out.push(`    - ${r}`);
     if (inconclusive(e)) {
       out.push("  → INCONCLUSIVE: a threshold failed while edgeload itself limited the run, so the failing figures");
@@ -160,7 +191,9 @@ export function renderSummary(summary: Summary): string {
     out.push("  generator not saturated (no drops, schedule lag within bounds)");
   }
   if (e.clock?.resolutionMs != null) {
-    out.push(`  clock: ${e.clock.resolutionMs >= 1 ? `${e.clock.resolutionMs} ms steps` : `${Math.round(e.clock.resolutionMs * 1000)} µs`} (detected from the shards' readings); latencies are shown to that step`);
+    out.push(
+      `  clock: ${e.clock.resolutionMs >= 1 ? `${e.clock.resolutionMs} ms steps` : `${Math.round(e.clock.resolutionMs * 1000)} µs`} (detected from the shards' readings); latencies are shown to that step`,
+    );
   }
   if (e.path?.targetBehindCloudflare) out.push(`  path: ${e.path.note}`);
   for (const note of e.plan.notes) out.push(`  note: ${note}`);
@@ -185,7 +218,9 @@ function isTimingMetric(metric: string, e: Summary["edgeload"]): boolean {
   const base = metric.replace(/\{.*$/, "");
   if (base.startsWith("http_req_")) return base !== "http_req_failed";
   if (base === "iteration_duration" || base === "schedule_lag") return true;
-  const custom = (e.scenario?.metrics as Record<string, { type?: string }> | undefined)?.[base] ?? (e.customMetrics as Record<string, { type?: string }> | undefined)?.[base];
+  const custom =
+    (e.scenario?.metrics as Record<string, { type?: string }> | undefined)?.[base] ??
+    (e.customMetrics as Record<string, { type?: string }> | undefined)?.[base];
   return custom?.type === "trend";
 }
 
@@ -208,31 +243,55 @@ const isError = (status: string) => !/^[123]\d\d$/.test(status);
  * "connection error: …"), by step when the run has several. A summary without error
  * samples (stored before they were kept) shows which steps the error statuses came from.
  */
-export function statusSection(statuses: Readonly<Record<string, number>>, steps: Readonly<Record<string, { readonly statuses: Readonly<Record<string, number>> }>>, samples: readonly ErrorSample[] = []): string[] {
+export function statusSection(
+  statuses: Readonly<Record<string, number>>,
+  steps: Readonly<Record<string, { readonly statuses: Readonly<Record<string, number>> }>>,
+  samples: readonly ErrorSample[] = [],
+): string[] {
   const total = Object.values(statuses).reduce((a, n) => a + n, 0);
   if (total === 0) return [];
   const sorted = Object.entries(statuses).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const shown = sorted.slice(0, STATUS_ROWS);
   const rest = sorted.slice(STATUS_ROWS).reduce((a, [, n]) => a + n, 0);
   const share = (n: number) => `${((n / total) * 100).toFixed(2)}%`;
-  const out = ["  STATUS CODES", ...table(["status", "count", "share"], [
-    ...shown.map(([status, n]) => [`${status}${isError(status) ? " ✗" : ""}`, String(n), share(n)]),
-    ...(rest ? [[`${sorted.length - STATUS_ROWS} others`, String(rest), share(rest)]] : []),
-  ])];
+  const out = [
+    "  STATUS CODES",
+    ...table(
+      ["status", "count", "share"],
+      [
+        ...shown.map(([status, n]) => [`${status}${isError(status) ? " ✗" : ""}`, String(n), share(n)]),
+        ...(rest ? [[`${sorted.length - STATUS_ROWS} others`, String(rest), share(rest)]] : []),
+      ],
+    ),
+  ];
   const severalSteps = Object.keys(steps).length > 1;
   if (samples.length) {
     out.push("", "  ERRORS (first distinct, most frequent first)");
-    out.push(...table(severalSteps ? ["step", "error", "count"] : ["error", "count"], samples.map((x) => (severalSteps ? [x.step, x.error, String(x.count)] : [x.error, String(x.count)]))));
+    out.push(
+      ...table(
+        severalSteps ? ["step", "error", "count"] : ["error", "count"],
+        samples.map((x) => (severalSteps ? [x.step, x.error, String(x.count)] : [x.error, String(x.count)])),
+      ),
+    );
     out.push("");
     return out;
   }
   const errors = severalSteps
-    ? Object.entries(steps).flatMap(([step, g]) => Object.entries(g.statuses).filter(([status]) => isError(status)).map(([status, n]) => [step, status, n] as const))
+    ? Object.entries(steps).flatMap(([step, g]) =>
+        Object.entries(g.statuses)
+          .filter(([status]) => isError(status))
+          .map(([status, n]) => [step, status, n] as const),
+      )
     : [];
   if (errors.length) {
     errors.sort((a, b) => b[2] - a[2] || a[0].localeCompare(b[0]));
     out.push("", `  ERRORS BY STEP (${errors.length > ERROR_ROWS ? `the ${ERROR_ROWS} most frequent of ${errors.length}` : "most frequent first"})`);
-    out.push(...table(["step", "status", "count"], errors.slice(0, ERROR_ROWS).map(([step, status, n]) => [step, status, String(n)])));
+    out.push(
+      ...table(
+        ["step", "status", "count"],
+        errors.slice(0, ERROR_ROWS).map(([step, status, n]) => [step, status, String(n)]),
+      ),
+    );
   }
   out.push("");
   return out;
@@ -261,5 +320,10 @@ export function renderScenarioTable(summaries: readonly Summary[]): string {
       s.edgeload.thresholdsPassed ? "✓" : "✗",
     ];
   });
-  return ["", "  RESULTS BY SCENARIO", ...table(["scenario", "reqs", "rps", "p50", "p95", "p99", "success", "introspection correct", "thresholds"], rows), ""].join("\n");
+  return [
+    "",
+    "  RESULTS BY SCENARIO",
+    ...table(["scenario", "reqs", "rps", "p50", "p95", "p99", "success", "introspection correct", "thresholds"], rows),
+    "",
+  ].join("\n");
 }

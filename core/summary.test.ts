@@ -9,7 +9,13 @@ import { renderSummary } from "./summary-text.ts";
 
 function setup(overrides: Record<string, unknown> = {}) {
   const r = parseRunSpec({
-    target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 10, duration: "10s", shards: 2, regions: ["wnam", "weur"],
+    target: "http://127.0.0.1:9090",
+    steps: [{ path: "/" }],
+    executor: "constant-arrival-rate",
+    rate: 10,
+    duration: "10s",
+    shards: 2,
+    regions: ["wnam", "weur"],
     thresholds: { http_req_duration: ["p(95)<50", "p(99)<1000"], "http_req_duration{region:weur}": ["p(95)<50"], http_req_failed: ["rate<0.5"] },
     ...overrides,
   });
@@ -42,7 +48,13 @@ describe("buildSummary", () => {
   totals.add(0, "wnam", 0, requests(90, 10));
   totals.add(1, "weur", 0, requests(10, 400, 5));
   const summary = buildSummary({
-    runId: "r-test", status: "failed", spec, plan, t0Ms: 0, endMs: 10_000, totals,
+    runId: "r-test",
+    status: "failed",
+    spec,
+    plan,
+    t0Ms: 0,
+    endMs: 10_000,
+    totals,
     shards: plan.shards.map((s) => ({ index: s.index, region: s.region, segment: s.segment, colo: "local", telemetry: null })),
   });
   const m = summary.metrics as Record<string, any>;
@@ -102,7 +114,12 @@ describe("buildSummary", () => {
     expect(roundTrip.errors).toEqual(stats.errors);
     expect(new MetricStats().merge(stats).merge(roundTrip).errors["HTTP 503 Service Unavailable"]).toBe(6);
 
-    const run = setup({ steps: [{ name: "login", path: "/login" }, { name: "profile", path: "/me" }] });
+    const run = setup({
+      steps: [
+        { name: "login", path: "/login" },
+        { name: "profile", path: "/me" },
+      ],
+    });
     const t = new RunTotals();
     const login = requests(10, 5);
     login.countError("HTTP 401 Unauthorized", 7);
@@ -111,8 +128,13 @@ describe("buildSummary", () => {
     t.add(0, "wnam", 0, login);
     t.add(0, "wnam", 1, profile);
     const summary = buildSummary({ runId: "r-err", status: "passed", spec: run.spec, plan: run.plan, t0Ms: 0, endMs: 10_000, totals: t, shards: [] });
-    expect(summary.edgeload.errors).toEqual([{ step: "login", error: "HTTP 401 Unauthorized", count: 7 }, { step: "profile", error: "timeout after 10000 ms", count: 2 }]);
-    expect(renderSummary(summary)).toMatch(/ERRORS \(first distinct, most frequent first\)\n\s+step\s+error\s+count\n\s+login\s+HTTP 401 Unauthorized\s+7\n\s+profile\s+timeout after 10000 ms\s+2/);
+    expect(summary.edgeload.errors).toEqual([
+      { step: "login", error: "HTTP 401 Unauthorized", count: 7 },
+      { step: "profile", error: "timeout after 10000 ms", count: 2 },
+    ]);
+    expect(renderSummary(summary)).toMatch(
+      /ERRORS \(first distinct, most frequent first\)\n\s+step\s+error\s+count\n\s+login\s+HTTP 401 Unauthorized\s+7\n\s+profile\s+timeout after 10000 ms\s+2/,
+    );
   });
 
   it("renders a k6-style text summary with per-region rows", () => {
@@ -126,13 +148,43 @@ describe("buildSummary", () => {
 describe("saturation", () => {
   it.each([
     // [what happened, saturated]
-    [(s: MetricStats) => { s.counters.dropped = 3; }, true],
-    [(s: MetricStats) => { s.counters.interrupted = 1; }, true],
-    [(s: MetricStats) => { for (let i = 0; i < 100; i++) s.trends.lag.record(50_000); }, true],
-    [(s: MetricStats) => { for (let i = 0; i < 100; i++) s.trends.lag.record(1_000); }, false],
+    [
+      (s: MetricStats) => {
+        s.counters.dropped = 3;
+      },
+      true,
+    ],
+    [
+      (s: MetricStats) => {
+        s.counters.interrupted = 1;
+      },
+      true,
+    ],
+    [
+      (s: MetricStats) => {
+        for (let i = 0; i < 100; i++) s.trends.lag.record(50_000);
+      },
+      true,
+    ],
+    [
+      (s: MetricStats) => {
+        for (let i = 0; i < 100; i++) s.trends.lag.record(1_000);
+      },
+      false,
+    ],
     // The generator's own loop held 6% of responses for 40 ms: its p95 is the generator's.
-    [(s: MetricStats) => { for (let i = 0; i < 100; i++) s.trends.clientDelay.record(i < 94 ? 0 : 40_000); }, true],
-    [(s: MetricStats) => { for (let i = 0; i < 100; i++) s.trends.clientDelay.record(i < 96 ? 0 : 40_000); }, false],
+    [
+      (s: MetricStats) => {
+        for (let i = 0; i < 100; i++) s.trends.clientDelay.record(i < 94 ? 0 : 40_000);
+      },
+      true,
+    ],
+    [
+      (s: MetricStats) => {
+        for (let i = 0; i < 100; i++) s.trends.clientDelay.record(i < 96 ? 0 : 40_000);
+      },
+      false,
+    ],
   ])("case %# → saturated=%s", (mutate, expected) => {
     const s = requests(10, 20);
     mutate(s);
@@ -153,7 +205,14 @@ describe("shouldAbortRun", () => {
 describe("closed-model summaries", () => {
   it("show VUs instead of a target rate, the spec's custom metrics, and thresholds on them", () => {
     const { spec, plan } = setup({
-      executor: "ramping-vus", startVUs: 0, stages: [{ target: 10, duration: "5s" }, { target: 0, duration: "5s" }], rate: undefined, duration: undefined,
+      executor: "ramping-vus",
+      startVUs: 0,
+      stages: [
+        { target: 10, duration: "5s" },
+        { target: 0, duration: "5s" },
+      ],
+      rate: undefined,
+      duration: undefined,
       metrics: { login_duration: { type: "trend" }, login_success_rate: { type: "rate" } },
       steps: [{ name: "login", path: "/login", record: { login_duration: "duration", login_success_rate: "success" } }],
       thresholds: { login_duration: ["p(95)<300"], login_success_rate: ["rate>0.9"] },
@@ -169,10 +228,21 @@ describe("closed-model summaries", () => {
     const summary = buildSummary({ runId: "r-vus", status: "passed", spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] });
     const e = summary.edgeload;
     expect(e.targetRatePerS).toBeNull();
-    expect(e.vus).toEqual({ peak: 10, startVUs: 0, stages: [{ target: 10, durationS: 5 }, { target: 0, durationS: 5 }], gracefulRampDownS: 30 });
+    expect(e.vus).toEqual({
+      peak: 10,
+      startVUs: 0,
+      stages: [
+        { target: 10, durationS: 5 },
+        { target: 0, durationS: 5 },
+      ],
+      gracefulRampDownS: 30,
+    });
     expect(e.customMetrics.login_success_rate).toEqual({ type: "rate", passes: 19, fails: 1, value: 0.95 });
     expect((summary.metrics as Record<string, any>).login_duration).toMatchObject({ type: "trend", "p(95)": 100, thresholds: { "p(95)<300": false } });
-    expect(e.thresholds.map((t) => [t.metric, t.ok])).toEqual([["login_duration", true], ["login_success_rate", true]]);
+    expect(e.thresholds.map((t) => [t.metric, t.ok])).toEqual([
+      ["login_duration", true],
+      ["login_success_rate", true],
+    ]);
     const text = renderSummary(summary);
     expect(text).toMatch(/vus\.+: peak 10 · from 0: 10 for 5s, 0 for 5s/);
     expect(text).toContain("CUSTOM METRICS");
@@ -188,7 +258,13 @@ describe("the measured path in summaries: clock resolution and Cloudflare's sign
     totals.add(0, "wnam", 0, requests(100, 3.024));
     const telemetry = { region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 100, peakInFlight: 1, clockResolutionUs, behindCloudflare };
     return buildSummary({
-      runId: "r-test", status: "passed", spec, plan, t0Ms: 0, endMs: 10_000, totals,
+      runId: "r-test",
+      status: "passed",
+      spec,
+      plan,
+      t0Ms: 0,
+      endMs: 10_000,
+      totals,
       shards: plan.shards.map((s) => ({ index: s.index, region: s.region, segment: s.segment, colo: "local", telemetry: s.index === 0 ? telemetry : null })),
     });
   };

@@ -17,7 +17,19 @@ import type { RunTotals } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 import { MetricStats, type TrendName } from "./metric-stats.ts";
 import { VuSchedule, type VuProfile } from "./vu-schedule.ts";
-import { evaluateThresholds, METRIC_KINDS, parseMetricKey, parseThresholds, shouldAbort, thresholdSet, type MetricKind, type MetricName, type Threshold, type ThresholdOutcome, type ThresholdSet } from "./thresholds.ts";
+import {
+  evaluateThresholds,
+  METRIC_KINDS,
+  parseMetricKey,
+  parseThresholds,
+  shouldAbort,
+  thresholdSet,
+  type MetricKind,
+  type MetricName,
+  type Threshold,
+  type ThresholdOutcome,
+  type ThresholdSet,
+} from "./thresholds.ts";
 
 /** k6's summary-export trend keys. p(99) is added because every Authrim preset uses it. */
 const TREND_KEYS = [
@@ -129,7 +141,13 @@ export interface ThresholdView {
 
 export interface PhaseOutcome {
   readonly ok: boolean;
-  readonly steps: ReadonlyArray<{ readonly name: string; readonly status: number; readonly durationMs: number; readonly ok: boolean; readonly problem: string | null }>;
+  readonly steps: ReadonlyArray<{
+    readonly name: string;
+    readonly status: number;
+    readonly durationMs: number;
+    readonly ok: boolean;
+    readonly problem: string | null;
+  }>;
 }
 
 /**
@@ -160,9 +178,9 @@ export interface ErrorSample {
 
 /** The run's distinct failures per step (MetricStats.errors), most frequent first. */
 function errorSamples(totals: RunTotals, spec: RunSpec): ErrorSample[] {
-  const samples = totals.steps().flatMap((i) =>
-    Object.entries(totals.select({ step: i }).errors).map(([error, count]) => ({ step: spec.steps[i]?.name ?? `step${i}`, error, count })),
-  );
+  const samples = totals
+    .steps()
+    .flatMap((i) => Object.entries(totals.select({ step: i }).errors).map(([error, count]) => ({ step: spec.steps[i]?.name ?? `step${i}`, error, count })));
   return samples.sort((a, b) => b.count - a.count || a.step.localeCompare(b.step) || a.error.localeCompare(b.error)).slice(0, ERROR_SAMPLES_SHOWN);
 }
 
@@ -189,10 +207,14 @@ export function saturation(stats: MetricStats, resolutionMs: number | null = nul
   if (c.dropped > 0) {
     if (generatorBusy) {
       causes.add("generator");
-      reasons.push(`${c.dropped} iterations dropped at the in-flight cap (maxVUs) while the generator's event loop was behind (client delay p95 ${ms(delayP95)})`);
+      reasons.push(
+        `${c.dropped} iterations dropped at the in-flight cap (maxVUs) while the generator's event loop was behind (client delay p95 ${ms(delayP95)})`,
+      );
     } else {
       causes.add("target");
-      reasons.push(`${c.dropped} iterations dropped at the in-flight cap (maxVUs): responses took long enough (p95 ${ms(durationP95)}) to keep every slot of the cap busy — the target's latency, not edgeload's CPU; raise maxVUs to keep offering the load`);
+      reasons.push(
+        `${c.dropped} iterations dropped at the in-flight cap (maxVUs): responses took long enough (p95 ${ms(durationP95)}) to keep every slot of the cap busy — the target's latency, not edgeload's CPU; raise maxVUs to keep offering the load`,
+      );
     }
   }
   if (c.interrupted > 0) reasons.push(`${c.interrupted} iterations lost to shard restarts`);
@@ -201,16 +223,22 @@ export function saturation(stats: MetricStats, resolutionMs: number | null = nul
     const slotP95 = p95(stats.trends.slotWait);
     if (slotP95 >= lagP95 / 2) {
       causes.add("target");
-      reasons.push(`schedule lag p95 ${ms(lagP95)}, mostly waiting for a connection slot (slot wait p95 ${ms(slotP95)}): slow responses (p95 ${ms(durationP95)}) held the slots — the target slowed; more shards or connection slots send more at once`);
+      reasons.push(
+        `schedule lag p95 ${ms(lagP95)}, mostly waiting for a connection slot (slot wait p95 ${ms(slotP95)}): slow responses (p95 ${ms(durationP95)}) held the slots — the target slowed; more shards or connection slots send more at once`,
+      );
     } else {
       causes.add("generator");
-      reasons.push(`schedule lag p95 ${ms(lagP95)} with slots free (slot wait p95 ${ms(slotP95)}): the shards' timers fired late — edgeload was short of CPU; locally fewer shards or a lower rate, deployed more shards`);
+      reasons.push(
+        `schedule lag p95 ${ms(lagP95)} with slots free (slot wait p95 ${ms(slotP95)}): the shards' timers fired late — edgeload was short of CPU; locally fewer shards or a lower rate, deployed more shards`,
+      );
     }
   }
   // The generator, not the target, made part of the tail: responses waited for its loop.
   if (generatorBusy) {
     causes.add("generator");
-    reasons.push(`client delay p95 ${ms(delayP95)}: the generator's event loop held responses that long before timing them, and latencies include it (locally every shard shares one isolate: fewer shards or a lower rate help; deployed, more shards)`);
+    reasons.push(
+      `client delay p95 ${ms(delayP95)}: the generator's event loop held responses that long before timing them, and latencies include it (locally every shard shares one isolate: fewer shards or a lower rate help; deployed, more shards)`,
+    );
   }
   return { saturated: reasons.length > 0, reasons, causes: [...causes] };
 }
@@ -225,7 +253,12 @@ export function parseRunThresholds(spec: RunSpec): ThresholdSet {
 }
 
 /** Evaluates a run's thresholds (`set`, parsed from the spec when not given) against run totals. */
-export function thresholdOutcomes(spec: RunSpec, totals: RunTotals, elapsedS: number, set: ThresholdSet = parseRunThresholds(spec)): { thresholds: readonly Threshold[]; outcomes: ThresholdOutcome[] } {
+export function thresholdOutcomes(
+  spec: RunSpec,
+  totals: RunTotals,
+  elapsedS: number,
+  set: ThresholdSet = parseRunThresholds(spec),
+): { thresholds: readonly Threshold[]; outcomes: ThresholdOutcome[] } {
   const { thresholds } = set;
   const outcomes = evaluateThresholds(thresholds, (t) => {
     const stats = selectTagged(spec, totals, t.tags);
@@ -241,10 +274,11 @@ function selectTagged(spec: RunSpec, totals: RunTotals, tags: Threshold["tags"])
   const stepName = tags.step === undefined ? undefined : tags.scenario !== undefined ? `${tags.scenario}.${tags.step}` : tags.step;
   // {step:y} alone, in a run of named scenarios, is every scenario's step y (k6 tags a
   // request with its step whatever its scenario).
-  const acrossScenarios = stepName !== undefined && tags.scenario === undefined && !stepIndex.has(stepName) && spec.scenarios?.length
-    ? new Set(spec.steps.flatMap((s, i) => (s.name.endsWith(`.${stepName}`) ? [i] : [])))
-    : undefined;
-  const step = stepName === undefined || acrossScenarios ? undefined : stepIndex.get(stepName) ?? -1;
+  const acrossScenarios =
+    stepName !== undefined && tags.scenario === undefined && !stepIndex.has(stepName) && spec.scenarios?.length
+      ? new Set(spec.steps.flatMap((s, i) => (s.name.endsWith(`.${stepName}`) ? [i] : [])))
+      : undefined;
+  const step = stepName === undefined || acrossScenarios ? undefined : (stepIndex.get(stepName) ?? -1);
   const scenario = tags.scenario === undefined ? undefined : spec.scenarios?.find((s) => s.name === tags.scenario);
   const steps = acrossScenarios ?? (tags.scenario === undefined ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []));
   return totals.select({ ...(tags.region ? { region: tags.region } : {}), ...(step !== undefined ? { step } : {}), ...(steps ? { steps } : {}) });
@@ -389,7 +423,15 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
         ...(plan.closedModel ? { closedModel: plan.closedModel } : {}),
         notes: plan.notes,
       },
-      totals: { ...groupSummary(all, elapsedS), sent: c.sent, interrupted: c.interrupted, timeouts: c.timeouts, connectionErrors: c.connectionErrors, status4xx: c.status4xx, status5xx: c.status5xx },
+      totals: {
+        ...groupSummary(all, elapsedS),
+        sent: c.sent,
+        interrupted: c.interrupted,
+        timeouts: c.timeouts,
+        connectionErrors: c.connectionErrors,
+        status4xx: c.status4xx,
+        status5xx: c.status5xx,
+      },
       regions: Object.fromEntries(totals.regions().map((r) => [r, groupSummary(totals.select({ region: r }), elapsedS)])),
       steps: Object.fromEntries(totals.steps().map((i) => [spec.steps[i]?.name ?? `step${i}`, groupSummary(totals.select({ step: i }), elapsedS)])),
       colos: Object.fromEntries([...colos.entries()].map(([colo, s]) => [colo, groupSummary(s, elapsedS)])),
@@ -414,23 +456,28 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
  * steps, and the thresholds filtered to it. Empty for a run of one scenario.
  */
 function scenariosSummary(spec: RunSpec, plan: Plan, totals: RunTotals, thresholds: readonly ThresholdView[], elapsedS: number) {
-  return Object.fromEntries((spec.scenarios ?? []).map((s) => {
-    const planned = plan.scenarios?.find((p) => p.name === s.name);
-    const tag = new RegExp(`[{,]\\s*scenario:\\s*${s.name}\\s*[,}]`);
-    const own = thresholds.filter((t) => tag.test(t.metric));
-    return [s.name, {
-      executor: s.spec.executor,
-      startS: s.startMs / 1000,
-      durationS: s.spec.durationMs / 1000,
-      options: s.spec.options,
-      vus: s.spec.vus ? vusSummary(s.spec.vus) : null,
-      shards: planned?.shardCount ?? 0,
-      steps: s.spec.steps.map((step) => `${s.name}.${step.name}`),
-      totals: groupSummary(totals.select({ steps: new Set(stepsOfScenario(s)) }), elapsedS),
-      thresholds: own,
-      thresholdsPassed: own.every((t) => t.ok),
-    }];
-  }));
+  return Object.fromEntries(
+    (spec.scenarios ?? []).map((s) => {
+      const planned = plan.scenarios?.find((p) => p.name === s.name);
+      const tag = new RegExp(`[{,]\\s*scenario:\\s*${s.name}\\s*[,}]`);
+      const own = thresholds.filter((t) => tag.test(t.metric));
+      return [
+        s.name,
+        {
+          executor: s.spec.executor,
+          startS: s.startMs / 1000,
+          durationS: s.spec.durationMs / 1000,
+          options: s.spec.options,
+          vus: s.spec.vus ? vusSummary(s.spec.vus) : null,
+          shards: planned?.shardCount ?? 0,
+          steps: s.spec.steps.map((step) => `${s.name}.${step.name}`),
+          totals: groupSummary(totals.select({ steps: new Set(stepsOfScenario(s)) }), elapsedS),
+          thresholds: own,
+          thresholdsPassed: own.every((t) => t.ok),
+        },
+      ];
+    }),
+  );
 }
 
 export type Summary = ReturnType<typeof buildSummary>;
@@ -457,7 +504,11 @@ export type CustomMetricSummary =
  * was recorded, e.g. `false_positives{type:revoked}`. A rate or trend without samples is
  * left out.
  */
-export function customMetricsSummary(stats: MetricStats, declared: Readonly<Record<string, MetricKind>>, elapsedS: number): Record<string, CustomMetricSummary> {
+export function customMetricsSummary(
+  stats: MetricStats,
+  declared: Readonly<Record<string, MetricKind>>,
+  elapsedS: number,
+): Record<string, CustomMetricSummary> {
   const custom = stats.hasCustom ? stats.custom : null;
   const names = new Set([...Object.keys(declared), ...(custom ? [...custom.counters.keys(), ...custom.rates.keys(), ...custom.trends.keys()] : [])]);
   const out: Record<string, CustomMetricSummary> = {};

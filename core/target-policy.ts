@@ -48,10 +48,14 @@ export function checkTarget(target: string, allowList: string | undefined, mode:
   const loopback = isLoopback(url.hostname);
   if (listed || (loopback && mode === "local")) return null;
   if (allowed.length === 0) return { field: "target", detail: `this deployment has no allowed targets yet: ${ALLOW_LIST_HINT}` };
-  if (loopback) return { field: "target", detail: "loopback targets are only allowed under wrangler dev (EDGELOAD_MODE=local) or when listed in ALLOWED_TARGETS" };
+  if (loopback)
+    return { field: "target", detail: "loopback targets are only allowed under wrangler dev (EDGELOAD_MODE=local) or when listed in ALLOWED_TARGETS" };
   return { field: "target", detail: `${url.origin} is not in ALLOWED_TARGETS (${allowed.join(", ")}); to add it, ${ALLOW_LIST_HINT}` };
 }
 
 function allowedTargets(allowList: string | undefined): string[] {
-  return (allowList ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+  return (allowList ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 }

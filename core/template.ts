@@ -73,7 +73,10 @@ export function templateErrors(text: string, scope: TemplateScope): string[] {
 
 /** The fields a text reads as `{{data.FIELD}}`. */
 export function dataFields(text: string): string[] {
-  return [...text.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((n) => n.startsWith("data.")).map((n) => n.slice("data.".length));
+  return [...text.matchAll(PLACEHOLDER)]
+    .map((m) => m[1]!)
+    .filter((n) => n.startsWith("data."))
+    .map((n) => n.slice("data.".length));
 }
 
 /** Whether the text mentions `{{secrets.…}}`: such values are redacted when stored. */
@@ -107,13 +110,20 @@ export function compileTemplate(text: string, scope: TemplateScope): Template {
 
 function resolve(name: string, scope: TemplateScope): { value?: Part; error?: string } {
   switch (name) {
-    case "iteration": return { value: (ctx) => String(ctx.iteration) };
-    case "shard": return { value: (ctx) => String(ctx.shard) };
-    case "region": return { value: (ctx) => ctx.region };
-    case "vu": return { value: (ctx) => String(ctx.vu ?? 0) };
-    case "uuid": return { value: () => crypto.randomUUID() };
-    case "timestamp": return { value: () => String(Date.now()) };
-    case "randomEmail": return { value: () => `user_${randomString(16).toLowerCase()}@example.test` };
+    case "iteration":
+      return { value: (ctx) => String(ctx.iteration) };
+    case "shard":
+      return { value: (ctx) => String(ctx.shard) };
+    case "region":
+      return { value: (ctx) => ctx.region };
+    case "vu":
+      return { value: (ctx) => String(ctx.vu ?? 0) };
+    case "uuid":
+      return { value: () => crypto.randomUUID() };
+    case "timestamp":
+      return { value: () => String(Date.now()) };
+    case "randomEmail":
+      return { value: () => `user_${randomString(16).toLowerCase()}@example.test` };
   }
   const randomLength = RANDOM_STRING.exec(name);
   if (randomLength) {
@@ -157,5 +167,7 @@ function resolve(name: string, scope: TemplateScope): { value?: Part; error?: st
       return { error: kind === "setup" ? `{{${name}}}: no setup step captures "${key}"` : `{{${name}}}: no ${kind} entry named "${key}"` };
     }
   }
-  return { error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), zipf(n,s), randomString(n), randomEmail, vars.NAME, secrets.NAME, setup.NAME, data.FIELD or captured.NAME` };
+  return {
+    error: `{{${name}}}: unknown template value; use iteration, vu, shard, region, uuid, timestamp, randomInt(a,b), zipf(n,s), randomString(n), randomEmail, vars.NAME, secrets.NAME, setup.NAME, data.FIELD or captured.NAME`,
+  };
 }

@@ -53,8 +53,14 @@ describe("parseThresholds", () => {
 
 describe("evaluation", () => {
   it.each([
-    [1, "<", 2, true], [2, "<", 2, false], [2, "<=", 2, true], [3, ">", 2, true],
-    [2, ">=", 2, true], [2, "==", 2, true], [2, "===", 3, false], [2, "!=", 3, true],
+    [1, "<", 2, true],
+    [2, "<", 2, false],
+    [2, "<=", 2, true],
+    [3, ">", 2, true],
+    [2, ">=", 2, true],
+    [2, "==", 2, true],
+    [2, "===", 3, false],
+    [2, "!=", 3, true],
   ] as const)("%d %s %d is %s", (a, op, b, expected) => {
     expect(compare(a, op, b)).toBe(expected);
   });

@@ -86,9 +86,7 @@ const AGGREGATIONS_BY_KIND: Record<MetricKind, readonly string[]> = {
 };
 
 /** One threshold entry as accepted in a spec: a string or k6's object form. */
-export type ThresholdInput =
-  | string
-  | { threshold: string; abortOnFail?: boolean; delayAbortEval?: string | number };
+export type ThresholdInput = string | { threshold: string; abortOnFail?: boolean; delayAbortEval?: string | number };
 
 /**
  * Parses a spec's `thresholds` map, collecting every problem with its path. `custom` are
@@ -162,17 +160,11 @@ function parseTags(raw: string | undefined, path: string, errors: string[]): Par
   return tags;
 }
 
-function parseExpression(
-  source: string,
-  kind: MetricKind,
-  path: string,
-): ParseResult<Pick<Threshold, "aggregation" | "operator" | "value">> {
+function parseExpression(source: string, kind: MetricKind, path: string): ParseResult<Pick<Threshold, "aggregation" | "operator" | "value">> {
   const m = typeof source === "string" ? EXPRESSION.exec(source) : null;
   if (!m) return { ok: false, errors: [`${path}: "${source}" is not a threshold like "p(95)<300" or "rate<0.01"`] };
   const [, agg, p, operator, value] = m;
-  const aggregation: Aggregation = p !== undefined
-    ? { kind: "percentile", p: Number(p) }
-    : { kind: agg as "avg" | "min" | "max" | "med" | "rate" | "count" };
+  const aggregation: Aggregation = p !== undefined ? { kind: "percentile", p: Number(p) } : { kind: agg as "avg" | "min" | "max" | "med" | "rate" | "count" };
   if (aggregation.kind === "percentile" && !(aggregation.p >= 0 && aggregation.p <= 100)) {
     return { ok: false, errors: [`${path}: percentile ${p} must be between 0 and 100`] };
   }
@@ -185,13 +177,19 @@ function parseExpression(
 
 export function compare(observed: number, operator: Operator, limit: number): boolean {
   switch (operator) {
-    case "<": return observed < limit;
-    case "<=": return observed <= limit;
-    case ">": return observed > limit;
-    case ">=": return observed >= limit;
+    case "<":
+      return observed < limit;
+    case "<=":
+      return observed <= limit;
+    case ">":
+      return observed > limit;
+    case ">=":
+      return observed >= limit;
     case "==":
-    case "===": return observed === limit;
-    case "!=": return observed !== limit;
+    case "===":
+      return observed === limit;
+    case "!=":
+      return observed !== limit;
   }
 }
 

@@ -3,11 +3,19 @@ import { describe, expect, it } from "vitest";
 import { ShardVus, VuSchedule, type VuProfile } from "./vu-schedule.ts";
 
 const profile = (startVUs: number, stages: Array<[target: number, durationMs: number]>): VuProfile => ({
-  startVUs, stages: stages.map(([target, durationMs]) => ({ target, durationMs })), gracefulRampDownMs: 30_000,
+  startVUs,
+  stages: stages.map(([target, durationMs]) => ({ target, durationMs })),
+  gracefulRampDownMs: 30_000,
 });
 
 /** The auth lifecycle: 0→50 (1 m), hold 3 m, 50→100 (1 m), hold 3 m, 100→0 (1 m). */
-const lifecycle = profile(0, [[50, 60_000], [50, 180_000], [100, 60_000], [100, 180_000], [0, 60_000]]);
+const lifecycle = profile(0, [
+  [50, 60_000],
+  [50, 180_000],
+  [100, 60_000],
+  [100, 180_000],
+  [0, 60_000],
+]);
 
 describe("VuSchedule", () => {
   it.each([
@@ -44,29 +52,38 @@ describe("VuSchedule", () => {
   });
 
   it("jumps at once on a zero-length stage", () => {
-    const s = new VuSchedule(profile(0, [[10, 0], [10, 1_000]]));
+    const s = new VuSchedule(
+      profile(0, [
+        [10, 0],
+        [10, 1_000],
+      ]),
+    );
     expect([s.activeAt(0), s.activeAt(999), s.activeAt(1_000)]).toEqual([10, 10, 0]);
   });
 
   it("wakes at every change: stepping by nextChangeAfter sees every count the schedule takes", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 30 }), fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 5_000 })), { minLength: 1, maxLength: 4 }), (start, stages) => {
-        const s = new VuSchedule(profile(start, stages));
-        let t = 0;
-        let prev = s.activeAt(0);
-        let wakes = 0;
-        while (t < s.durationMs) {
-          const next = s.nextChangeAfter(t);
-          expect(next).toBeGreaterThan(t);
-          // Nothing changes between two wake-ups.
-          expect(s.activeAt((t + Math.min(next, s.durationMs)) / 2)).toBe(s.activeAt(t));
-          const now = s.activeAt(next);
-          if (next < s.durationMs) expect(Math.abs(now - prev)).toBeLessThanOrEqual(Math.max(1, ...stages.map(([n]) => n), start));
-          prev = now;
-          t = next;
-          expect(++wakes).toBeLessThan(1_000);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 30 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 5_000 })), { minLength: 1, maxLength: 4 }),
+        (start, stages) => {
+          const s = new VuSchedule(profile(start, stages));
+          let t = 0;
+          let prev = s.activeAt(0);
+          let wakes = 0;
+          while (t < s.durationMs) {
+            const next = s.nextChangeAfter(t);
+            expect(next).toBeGreaterThan(t);
+            // Nothing changes between two wake-ups.
+            expect(s.activeAt((t + Math.min(next, s.durationMs)) / 2)).toBe(s.activeAt(t));
+            const now = s.activeAt(next);
+            if (next < s.durationMs) expect(Math.abs(now - prev)).toBeLessThanOrEqual(Math.max(1, ...stages.map(([n]) => n), start));
+            prev = now;
+            t = next;
+            expect(++wakes).toBeLessThan(1_000);
+          }
+        },
+      ),
     );
   });
 });

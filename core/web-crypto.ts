@@ -19,7 +19,10 @@ export async function sha256Hex(data: Bytes): Promise<string> {
 /** base64url without padding (RFC 4648 §5), as JOSE and PKCE use it. */
 export function base64url(data: ArrayBuffer | Uint8Array): string {
   const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /** base64url (padded or not) back to bytes; null when it is not base64url. */

@@ -8,7 +8,9 @@
 const ASSET_VERSION = "1";
 
 function shell(title: string, body: string, script: string, data: Record<string, string>): string {
-  const attributes = Object.entries(data).map(([k, v]) => ` data-${k}="${escapeHtml(v)}"`).join("");
+  const attributes = Object.entries(data)
+    .map(([k, v]) => ` data-${k}="${escapeHtml(v)}"`)
+    .join("");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -30,7 +32,9 @@ ${body}
 
 /** One run, live: `run.js` fills it from the run's event stream. */
 export function runPage(runId: string, scope: "all" | "read"): string {
-  return shell(`edgeload · ${runId}`, `<header>
+  return shell(
+    `edgeload · ${runId}`,
+    `<header>
   <a class="home" href="/">edgeload</a>
   <h1 id="run-name">${escapeHtml(runId)}</h1>
   <span id="run-status" class="status" data-testid="status">connecting…</span>
@@ -57,14 +61,22 @@ export function runPage(runId: string, scope: "all" | "read"): string {
   <div><h2>Thresholds</h2><table id="thresholds" data-testid="thresholds"><thead><tr><th>metric</th><th>threshold</th><th>observed</th><th>verdict</th></tr></thead><tbody></tbody></table></div>
   <div><h2>Custom metrics</h2><table id="custom" data-testid="custom"><thead><tr><th>metric</th><th>type</th><th>value</th></tr></thead><tbody></tbody></table></div>
   <div class="wide"><h2>Shards</h2><table id="shards" data-testid="shards"><thead><tr><th>shard</th><th>region</th><th>last window</th><th>behind</th><th>lag p95</th><th>dropped</th><th>health</th></tr></thead><tbody></tbody></table></div>
-</section>`, "run.js", { "run-id": runId, scope });
+</section>`,
+    "run.js",
+    { "run-id": runId, scope },
+  );
 }
 
 /** Every run, newest first, each linking to its dashboard. */
 export function indexPage(scope: "all" | "read"): string {
-  return shell("edgeload · runs", `<header><a class="home" href="/">edgeload</a><h1>Runs</h1></header>
+  return shell(
+    "edgeload · runs",
+    `<header><a class="home" href="/">edgeload</a><h1>Runs</h1></header>
 <table id="runs" data-testid="runs"><thead><tr><th>run</th><th>name</th><th>status</th><th>target</th><th>started</th><th>duration</th><th>thresholds</th></tr></thead><tbody></tbody></table>
-<p class="meta">Start one with <code>edgeload run</code>; this list refreshes every 5 s.</p>`, "index.js", { scope });
+<p class="meta">Start one with <code>edgeload run</code>; this list refreshes every 5 s.</p>`,
+    "index.js",
+    { scope },
+  );
 }
 
 /** Why the page is not shown, and how to get in (never a way to paste the token into a URL). */

@@ -16,23 +16,44 @@ describe("makeBlockingCallsAwaited", () => {
     // A named import that blocks is awaited, and its function becomes async.
     ["function f() { __k6async_http_get(u); }", "async function f() { (await __k6async_http_get(u)); }"],
     // Through the module's default object, and through esbuild's alias of it.
-    ["var http = __k6asyncns_http; function f() { return http.get(u).json(); }", "var http = __k6asyncns_http; async function f() { return (await http.get(u)).json(); }"],
+    [
+      "var http = __k6asyncns_http; function f() { return http.get(u).json(); }",
+      "var http = __k6asyncns_http; async function f() { return (await http.get(u)).json(); }",
+    ],
     // Non-blocking members of the same module stay as they are.
     ["function f() { __k6asyncns_http.expectedStatuses(200); }", "function f() { __k6asyncns_http.expectedStatuses(200); }"],
     // Colouring spreads to callers by name, then to theirs.
-    ["function a() { __k6async_k6_sleep(1); } function b() { a(); } function c() { b(); }", "async function a() { (await __k6async_k6_sleep(1)); } async function b() { (await a()); } async function c() { (await b()); }"],
+    [
+      "function a() { __k6async_k6_sleep(1); } function b() { a(); } function c() { b(); }",
+      "async function a() { (await __k6async_k6_sleep(1)); } async function b() { (await a()); } async function c() { (await b()); }",
+    ],
     // Methods are reached by property name; `async` goes before the key.
-    ["var o = { m() { __k6async_k6_sleep(1); } }; function f() { o.m(); }", "var o = { async m() { (await __k6async_k6_sleep(1)); } }; async function f() { (await o.m()); }"],
+    [
+      "var o = { m() { __k6async_k6_sleep(1); } }; function f() { o.m(); }",
+      "var o = { async m() { (await __k6async_k6_sleep(1)); } }; async function f() { (await o.m()); }",
+    ],
     // An arrow passed to group() becomes async and group is awaited.
-    ["function f() { __k6async_k6_group('g', () => __k6async_http_get(u)); }", "async function f() { (await __k6async_k6_group('g', async () => (await __k6async_http_get(u)))); }"],
+    [
+      "function f() { __k6async_k6_group('g', () => __k6async_http_get(u)); }",
+      "async function f() { (await __k6async_k6_group('g', async () => (await __k6async_http_get(u)))); }",
+    ],
     // forEach with a blocking callback runs its callbacks in order.
-    ["function f(xs) { xs.forEach((x) => __k6async_http_get(x)); }", "async function f(xs) { (await __k6seq.forEach(xs, async (x) => (await __k6async_http_get(x)))); }"],
+    [
+      "function f(xs) { xs.forEach((x) => __k6async_http_get(x)); }",
+      "async function f(xs) { (await __k6seq.forEach(xs, async (x) => (await __k6async_http_get(x)))); }",
+    ],
     // map over the result of an awaited call: the call closes before the rewrite.
-    ["function f() { g().map((x) => __k6async_http_get(x)); } function g() { return [] }", "async function f() { (await __k6seq.map(g(), async (x) => (await __k6async_http_get(x)))); } function g() { return [] }"],
+    [
+      "function f() { g().map((x) => __k6async_http_get(x)); } function g() { return [] }",
+      "async function f() { (await __k6seq.map(g(), async (x) => (await __k6async_http_get(x)))); } function g() { return [] }",
+    ],
     // A function that blocks nowhere is left alone, callbacks of map included.
     ["function f(xs) { return xs.map((x) => x * 2); }", "function f(xs) { return xs.map((x) => x * 2); }"],
     // Nested blocking calls each get their own await, the outer opening first.
-    ["function f() { __k6async_http_get(__k6async_http_get(u).body); }", "async function f() { (await __k6async_http_get((await __k6async_http_get(u)).body)); }"],
+    [
+      "function f() { __k6async_http_get(__k6async_http_get(u).body); }",
+      "async function f() { (await __k6async_http_get((await __k6async_http_get(u)).body)); }",
+    ],
     // Class methods, static ones included.
     ["class C { static s() { __k6async_k6_sleep(1); } }", "class C { static async s() { (await __k6async_k6_sleep(1)); } }"],
   ])("%s", (input, expected) => {

@@ -104,14 +104,19 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
     return info !== undefined && asyncFunctions.has(info);
   };
 
-  for (let changed = true; changed;) {
+  for (let changed = true; changed; ) {
     changed = false;
     for (const call of calls) {
       if (awaited.has(call.node) || !blocks(call.node)) continue;
       awaited.add(call.node);
       changed = true;
       const callee = call.node.callee;
-      if (callee.type === "MemberExpression" && SEQUENCED.has(callee.property?.name) && !aliasOf(callee.object?.name ?? "", (o) => roots.isAsyncMember(o, callee.property.name)) && !asyncMethods.has(callee.property.name)) {
+      if (
+        callee.type === "MemberExpression" &&
+        SEQUENCED.has(callee.property?.name) &&
+        !aliasOf(callee.object?.name ?? "", (o) => roots.isAsyncMember(o, callee.property.name)) &&
+        !asyncMethods.has(callee.property.name)
+      ) {
         sequenced.add(call.node);
       }
       const within = call.within;
@@ -133,17 +138,22 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
     if (!awaited.has(call.node)) continue;
     // The outermost function is the init context (see the header).
     if (!call.within || call.within.parent === null) {
-      problems.push(`${where(call.node)}: ${describe(call.node)} in the init context: k6 allows requests and sleep only in VU code (default, setup, teardown, scenario functions)`);
+      problems.push(
+        `${where(call.node)}: ${describe(call.node)} in the init context: k6 allows requests and sleep only in VU code (default, setup, teardown, scenario functions)`,
+      );
     }
   }
   for (const fn of asyncFunctions) {
     const node = fn.node;
     if (node.generator) problems.push(`${where(node)}: a generator function that makes requests or sleeps is not supported`);
-    if (node.kind === "get" || node.kind === "set" || node.kind === "constructor") problems.push(`${where(node)}: a ${node.kind === "constructor" ? "constructor" : `${node.kind}ter`} that makes requests or sleeps is not supported`);
+    if (node.kind === "get" || node.kind === "set" || node.kind === "constructor")
+      problems.push(`${where(node)}: a ${node.kind === "constructor" ? "constructor" : `${node.kind}ter`} that makes requests or sleeps is not supported`);
     // A callback runs detached unless what it is passed to waits for it.
     const host = fn.argumentOf;
     if (host && !awaited.has(host)) {
-      problems.push(`${where(node)}: a callback that makes requests or sleeps, passed to ${describe(host)}: edgeload runs such callbacks in group(), forEach() and map(), or write a for…of loop`);
+      problems.push(
+        `${where(node)}: a callback that makes requests or sleeps, passed to ${describe(host)}: edgeload runs such callbacks in group(), forEach() and map(), or write a for…of loop`,
+      );
     }
   }
   if (problems.length) return { ok: false, problems };
@@ -206,12 +216,22 @@ function closingsFirst(a: Edit, b: Edit): number {
 const FUNCTION_TYPES = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression"]);
 
 /** Walks the tree, recording each function with the name calls reach it by, and each call. */
-function collect(node: AnyNode, within: FunctionInfo | null, parent: AnyNode | null, functions: FunctionInfo[], calls: CallInfo[], aliases: Map<string, string>): void {
+function collect(
+  node: AnyNode,
+  within: FunctionInfo | null,
+  parent: AnyNode | null,
+  functions: FunctionInfo[],
+  calls: CallInfo[],
+  aliases: Map<string, string>,
+): void {
   let inner = within;
   if (FUNCTION_TYPES.has(node.type)) {
     const named = nameOf(node, parent);
     const info: FunctionInfo = {
-      node, name: named.name, method: named.method, parent: within,
+      node,
+      name: named.name,
+      method: named.method,
+      parent: within,
       argumentOf: parent?.type === "CallExpression" && parent.arguments.includes(node) ? parent : null,
     };
     if (named.methodKey) node.methodKey = named.methodKey;
@@ -238,7 +258,12 @@ function nameOf(fn: AnyNode, parent: AnyNode | null): { name: string | null; met
   if (parent.type === "VariableDeclarator" && parent.id.type === "Identifier") return { name: parent.id.name, method: false };
   const keyName = (key: AnyNode) => (key.type === "Identifier" ? key.name : key.type === "Literal" ? String(key.value) : null);
   if (parent.type === "Property" && parent.value === fn) {
-    return { name: keyName(parent.key), method: true, ...(parent.method ? { methodKey: parent.key } : {}), ...(parent.kind !== "init" ? { kind: parent.kind } : {}) };
+    return {
+      name: keyName(parent.key),
+      method: true,
+      ...(parent.method ? { methodKey: parent.key } : {}),
+      ...(parent.kind !== "init" ? { kind: parent.kind } : {}),
+    };
   }
   if (parent.type === "MethodDefinition" && parent.value === fn) {
     return { name: keyName(parent.key), method: true, methodKey: parent.key, ...(parent.kind !== "method" ? { kind: parent.kind } : {}) };

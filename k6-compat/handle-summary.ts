@@ -38,7 +38,7 @@ export function handleSummaryData(summary: Exported, timeTrends: ReadonlySet<str
 /** Writes what handleSummary returned: `stdout`, `stderr`, else a file per key. */
 export async function writeSummaryOutputs(outputs: unknown, log: (line: string) => void = console.log): Promise<void> {
   if (outputs === undefined || outputs === null) return;
-  if (typeof outputs !== "object") throw new Error("handleSummary must return an object of outputs, e.g. { stdout: …, \"summary.json\": … }");
+  if (typeof outputs !== "object") throw new Error('handleSummary must return an object of outputs, e.g. { stdout: …, "summary.json": … }');
   for (const [key, value] of Object.entries(outputs)) {
     const content = typeof value === "string" ? value : value instanceof ArrayBuffer ? new Uint8Array(value) : JSON.stringify(value);
     if (key === "stdout") process.stdout.write(content);

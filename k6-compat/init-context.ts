@@ -43,7 +43,17 @@ export function evaluateInitContext(factory: string, scriptPath: string, env: Re
   try {
     const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
     const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
-    const modules = createVuModules({ id: 0, iteration: 0, iterationInTest: 0, scenario: { name: "", executor: "", startTimeMs: 0 }, samples: [], host: null, declare, jar: new CookieJar(), shared: new Map() });
+    const modules = createVuModules({
+      id: 0,
+      iteration: 0,
+      iterationInTest: 0,
+      scenario: { name: "", executor: "", startTimeMs: 0 },
+      samples: [],
+      host: null,
+      declare,
+      jar: new CookieJar(),
+      shared: new Map(),
+    });
     const { exports } = instantiate(modules, { ...env }, 0, open, sequence);
     if (problems.length) return { ok: false, problems };
     const options = exports.options === undefined ? {} : JSON.parse(JSON.stringify(exports.options));
@@ -62,7 +72,16 @@ export async function runHandleSummary(factory: string, scriptPath: string, env:
   const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
   const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
   const open = (path: string, _mode?: string, moduleDir = ".") => readFileSync(resolve(dirname(scriptPath), fileKey(moduleDir, String(path))), "utf8");
-  const modules = createVuModules({ id: 0, iteration: 0, iterationInTest: 0, scenario: { name: "", executor: "", startTimeMs: 0 }, samples: [], host: null, jar: new CookieJar(), shared: new Map() });
+  const modules = createVuModules({
+    id: 0,
+    iteration: 0,
+    iterationInTest: 0,
+    scenario: { name: "", executor: "", startTimeMs: 0 },
+    samples: [],
+    host: null,
+    jar: new CookieJar(),
+    shared: new Map(),
+  });
   const { exports } = instantiate(modules, { ...env }, 0, open, sequence);
   if (typeof exports.handleSummary !== "function") return undefined;
   // Data from this realm: the script's realm sees plain objects either way.

@@ -14,14 +14,34 @@ export interface CompatModule {
 export const MODULES = {
   k6: { exports: ["check", "sleep", "group", "fail", "randomSeed"], blocking: ["sleep", "group"] },
   "k6/http": {
-    exports: ["request", "get", "post", "put", "patch", "del", "head", "options", "batch", "asyncRequest", "expectedStatuses", "setResponseCallback", "url", "file", "cookieJar", "CookieJar"],
+    exports: [
+      "request",
+      "get",
+      "post",
+      "put",
+      "patch",
+      "del",
+      "head",
+      "options",
+      "batch",
+      "asyncRequest",
+      "expectedStatuses",
+      "setResponseCallback",
+      "url",
+      "file",
+      "cookieJar",
+      "CookieJar",
+    ],
     blocking: ["request", "get", "post", "put", "patch", "del", "head", "options", "batch"],
   },
   "k6/metrics": { exports: ["Counter", "Gauge", "Rate", "Trend"], blocking: [] },
   "k6/data": { exports: ["SharedArray"], blocking: [] },
   "k6/execution": { exports: [], blocking: [] },
   "k6/encoding": { exports: ["b64encode", "b64decode"], blocking: [] },
-  "k6/crypto": { exports: ["md4", "md5", "sha1", "sha256", "sha384", "sha512", "sha512_224", "sha512_256", "ripemd160", "hmac", "randomBytes", "createHash", "createHMAC"], blocking: [] },
+  "k6/crypto": {
+    exports: ["md4", "md5", "sha1", "sha256", "sha384", "sha512", "sha512_224", "sha512_256", "ripemd160", "hmac", "randomBytes", "createHash", "createHMAC"],
+    blocking: [],
+  },
 } as const satisfies Readonly<Record<string, CompatModule>>;
 
 export type ModuleName = keyof typeof MODULES;
@@ -34,7 +54,8 @@ export function refusal(specifier: string): string | null {
   if (/^https?:\/\//.test(specifier)) {
     return `remote module ${specifier}: shards cannot download code at run time; save it beside the script and import it by path`;
   }
-  if (specifier === "k6/browser" || specifier.startsWith("k6/experimental/browser")) return `${specifier}: browser testing needs a browser, which a Worker does not have`;
+  if (specifier === "k6/browser" || specifier.startsWith("k6/experimental/browser"))
+    return `${specifier}: browser testing needs a browser, which a Worker does not have`;
   if (specifier === "k6/ws" || specifier.startsWith("k6/experimental/websockets") || specifier === "k6/websockets") {
     return `${specifier}: WebSocket scenarios are not run by edgeload shards yet (only HTTP and Server-Sent Events)`;
   }

@@ -32,13 +32,47 @@ export interface ScriptContext {
 
 export type OptionsResult = { ok: true; spec: Record<string, unknown>; ignored: string[] } | { ok: false; problems: string[] };
 
-const EXECUTOR_FIELDS = ["rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown", "preAllocatedVUs", "maxVUs", "iterations", "maxDuration"] as const;
+const EXECUTOR_FIELDS = [
+  "rate",
+  "timeUnit",
+  "duration",
+  "startRate",
+  "stages",
+  "vus",
+  "startVUs",
+  "gracefulRampDown",
+  "preAllocatedVUs",
+  "maxVUs",
+  "iterations",
+  "maxDuration",
+] as const;
 const SUPPORTED_EXECUTORS = new Set(EXECUTOR_NAMES);
 /** Options that change nothing in how edgeload measures: accepted, listed as ignored. */
 const IGNORED = new Set([
-  "summaryTrendStats", "summaryTimeUnit", "setupTimeout", "teardownTimeout", "discardResponseBodies", "noConnectionReuse", "noVUConnectionReuse",
-  "userAgent", "insecureSkipTLSVerify", "httpDebug", "batch", "batchPerHost", "ext", "cloud", "noCookiesReset", "throw", "minIterationDuration",
-  "systemTags", "linger", "maxRedirects", "dns", "tlsVersion", "tlsCipherSuites", "noUsageReport",
+  "summaryTrendStats",
+  "summaryTimeUnit",
+  "setupTimeout",
+  "teardownTimeout",
+  "discardResponseBodies",
+  "noConnectionReuse",
+  "noVUConnectionReuse",
+  "userAgent",
+  "insecureSkipTLSVerify",
+  "httpDebug",
+  "batch",
+  "batchPerHost",
+  "ext",
+  "cloud",
+  "noCookiesReset",
+  "throw",
+  "minIterationDuration",
+  "systemTags",
+  "linger",
+  "maxRedirects",
+  "dns",
+  "tlsVersion",
+  "tlsCipherSuites",
+  "noUsageReport",
 ]);
 /** Per-scenario options edgeload accepts without acting on. */
 const IGNORED_IN_SCENARIO = new Set(["gracefulStop"]);
@@ -53,7 +87,8 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
     else problems.push(`options.${key}: not supported by edgeload (it would change how the load is made, so the run is refused rather than run differently)`);
   }
   const withThresholds = { ...ctx, thresholds: raw.thresholds };
-  const scenarios = raw.scenarios !== undefined ? fromScenarios(raw.scenarios, withThresholds, problems, ignored) : fromShortcuts(raw, withThresholds, problems);
+  const scenarios =
+    raw.scenarios !== undefined ? fromScenarios(raw.scenarios, withThresholds, problems, ignored) : fromShortcuts(raw, withThresholds, problems);
   if (problems.length) return { ok: false, problems };
 
   const metrics = Object.fromEntries(Object.entries(ctx.metrics).map(([name, type]) => [name, { type: type === "gauge" ? "trend" : type }]));

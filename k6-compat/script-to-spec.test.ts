@@ -35,7 +35,9 @@ describe("bundleScript", () => {
 
   it("reads options, metrics and opened files from the init context", async () => {
     writeFileSync(join(dir, "users.json"), JSON.stringify(["a", "b"]));
-    const path = script("init.js", `
+    const path = script(
+      "init.js",
+      `
       import http from "k6/http";
       import { Trend, Rate, Counter, Gauge } from "k6/metrics";
       import { SharedArray } from "k6/data";
@@ -43,17 +45,21 @@ describe("bundleScript", () => {
       new Trend("login_ms", true); new Rate("ok"); new Counter("n"); new Gauge("g");
       export const options = { vus: Number(__ENV.VUS), duration: "10s" };
       export default function () { http.get(__ENV.BASE_URL + "/" + users[0]); }
-    `);
+    `,
+    );
     const bundled = await bundleScript(path);
     expect(bundled.ok).toBe(true);
     const init = evaluateInitContext((bundled as { factory: string }).factory, path, { VUS: "7", BASE_URL: "http://127.0.0.1:9090" });
-    expect(init).toEqual({ ok: true, init: {
-      options: { vus: 7, duration: "10s" },
-      metrics: { login_ms: "trend", ok: "rate", n: "counter", g: "gauge" },
-      timeTrends: ["login_ms"],
-      exports: ["default"],
-      files: { "users.json": { text: '["a","b"]' } },
-    } });
+    expect(init).toEqual({
+      ok: true,
+      init: {
+        options: { vus: 7, duration: "10s" },
+        metrics: { login_ms: "trend", ok: "rate", n: "counter", g: "gauge" },
+        timeTrends: ["login_ms"],
+        exports: ["default"],
+        files: { "users.json": { text: '["a","b"]' } },
+      },
+    });
   });
 
   it("stops on a request in the init context, like k6", async () => {
@@ -77,10 +83,29 @@ describe("specFromOptions", () => {
     // vus + duration is constant-vus.
     [{ vus: 5, duration: "30s" }, "constant-vus", { startVUs: 5, stages: [{ target: 5, durationMs: 30_000 }] }],
     // iterations is shared-iterations, duration its maxDuration; no options is 1 VU × 1 iteration.
-    [{ vus: 4, iterations: 20, duration: "30s" }, "shared-iterations", { startVUs: 4, stages: [{ target: 4, durationMs: 30_000 }], iterations: { kind: "shared", count: 20 } }],
+    [
+      { vus: 4, iterations: 20, duration: "30s" },
+      "shared-iterations",
+      { startVUs: 4, stages: [{ target: 4, durationMs: 30_000 }], iterations: { kind: "shared", count: 20 } },
+    ],
     [{}, "shared-iterations", { startVUs: 1, stages: [{ target: 1, durationMs: 600_000 }], iterations: { kind: "shared", count: 1 } }],
     // stages ramp from vus (default 1), as k6's ramping-vus shortcut.
-    [{ stages: [{ duration: "10s", target: 20 }, { duration: "5s", target: 0 }] }, "ramping-vus", { startVUs: 1, stages: [{ target: 20, durationMs: 10_000 }, { target: 0, durationMs: 5_000 }] }],
+    [
+      {
+        stages: [
+          { duration: "10s", target: 20 },
+          { duration: "5s", target: 0 },
+        ],
+      },
+      "ramping-vus",
+      {
+        startVUs: 1,
+        stages: [
+          { target: 20, durationMs: 10_000 },
+          { target: 0, durationMs: 5_000 },
+        ],
+      },
+    ],
   ])("maps the shortcut %j to %s", (options, executor, vus) => {
     const spec = parsed(options);
     expect(spec.executor).toBe(executor);
@@ -97,7 +122,8 @@ describe("specFromOptions", () => {
       thresholds: { "http_req_duration{scenario:admin}": [{ threshold: "p(95)<300", abortOnFail: true }] },
     });
     expect(spec.scenarios!.map((s) => [s.name, s.spec.executor, s.spec.script?.exec, s.startMs])).toEqual([
-      ["browse", "constant-arrival-rate", "default", 0], ["admin", "constant-vus", "admin", 5000],
+      ["browse", "constant-arrival-rate", "default", 0],
+      ["admin", "constant-vus", "admin", 5000],
     ]);
     expect(spec.thresholds["http_req_duration{scenario:admin}"]).toEqual([{ threshold: "p(95)<300", abortOnFail: true }]);
   });

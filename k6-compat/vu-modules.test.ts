@@ -19,14 +19,31 @@ function vu(respond: (r: WireRequest) => Partial<WireResponse> = () => ({})) {
   const host: IterationHost = {
     async send(samples, request) {
       sent.push({ request, samples });
-      return { status: 200, error: null, headers: { "content-type": "application/json" }, setCookies: [], body: '{"a":{"b":[1,2]}}', durationMs: 12, ...respond(request) };
+      return {
+        status: 200,
+        error: null,
+        headers: { "content-type": "application/json" },
+        setCookies: [],
+        body: '{"a":{"b":[1,2]}}',
+        durationMs: 12,
+        ...respond(request),
+      };
     },
     async sleep(samples, ms) {
       slept.push(ms);
       sent.push({ request: null as never, samples });
     },
   };
-  const context: VuContext = { id: 3, iteration: 0, iterationInTest: 0, scenario: { name: "s", executor: "constant-vus", startTimeMs: 0 }, samples: [], host, jar: new CookieJar(), shared: new Map() };
+  const context: VuContext = {
+    id: 3,
+    iteration: 0,
+    iterationInTest: 0,
+    scenario: { name: "s", executor: "constant-vus", startTimeMs: 0 },
+    samples: [],
+    host,
+    jar: new CookieJar(),
+    shared: new Map(),
+  };
   const modules = createVuModules(context) as Record<string, any>;
   return { http: modules["k6/http"], k6: modules.k6, metrics: modules["k6/metrics"], exec: modules["k6/execution"], sent, slept, context };
 }
@@ -34,13 +51,22 @@ function vu(respond: (r: WireRequest) => Partial<WireResponse> = () => ({})) {
 describe("k6/http", () => {
   it.each([
     // An object body is a form, as in k6.
-    [(h: any) => h.post("http://127.0.0.1/x", { a: 1, b: "two" }), { method: "POST", body: "a=1&b=two", headers: { "Content-Type": "application/x-www-form-urlencoded" } }],
+    [
+      (h: any) => h.post("http://127.0.0.1/x", { a: 1, b: "two" }),
+      { method: "POST", body: "a=1&b=two", headers: { "Content-Type": "application/x-www-form-urlencoded" } },
+    ],
     // A string body goes as is, with the headers given.
-    [(h: any) => h.put("http://127.0.0.1/x", '{"k":1}', { headers: { "content-type": "application/json" } }), { method: "PUT", body: '{"k":1}', headers: { "content-type": "application/json" } }],
+    [
+      (h: any) => h.put("http://127.0.0.1/x", '{"k":1}', { headers: { "content-type": "application/json" } }),
+      { method: "PUT", body: '{"k":1}', headers: { "content-type": "application/json" } },
+    ],
     // del() is DELETE; redirects: 0 sees the redirect; responseType none drops the body.
     [(h: any) => h.del("http://127.0.0.1/x", null, { redirects: 0, responseType: "none" }), { method: "DELETE", redirect: "manual", readBody: false }],
     // expectedStatuses as a response callback: what counts as a failed request.
-    [(h: any) => h.get("http://127.0.0.1/x", { responseCallback: h.expectedStatuses(200, { min: 301, max: 302 }) }), { method: "GET", expect: [200, 301, 302] }],
+    [
+      (h: any) => h.get("http://127.0.0.1/x", { responseCallback: h.expectedStatuses(200, { min: 301, max: 302 }) }),
+      { method: "GET", expect: [200, 301, 302] },
+    ],
     // The step a request is recorded under comes from its tags.
     [(h: any) => h.get("http://127.0.0.1/x", { tags: { name: "login" } }), { step: "login" }],
   ])("sends %#", async (call, wire) => {
@@ -91,8 +117,10 @@ describe("checks, metrics, sleep", () => {
     await v.k6.sleep(0.25);
     expect(v.slept).toEqual([250]);
     expect(v.sent[0]!.samples).toEqual([
-      { type: "check", name: "ok", passed: true }, { type: "check", name: "bad", passed: false },
-      { type: "trend", name: "t", value: 4.5 }, { type: "rate", name: "r", passed: false },
+      { type: "check", name: "ok", passed: true },
+      { type: "check", name: "bad", passed: false },
+      { type: "trend", name: "t", value: 4.5 },
+      { type: "rate", name: "r", passed: false },
     ]);
   });
 
@@ -170,20 +198,28 @@ describe("open() paths", () => {
 
 describe("handleSummaryData", () => {
   it("gives k6's data shape: type, contains, values, thresholds as {ok}", () => {
-    const data = handleSummaryData({
-      state: { testRunDurationMs: 5000 },
-      metrics: {
-        http_reqs: { count: 10, rate: 2 },
-        http_req_duration: { avg: 20, min: 10, med: 19, max: 40, "p(90)": 30, "p(95)": 35, thresholds: { "p(95)<30": true } },
-        http_req_failed: { passes: 1, fails: 9, value: 0.1 },
-        login_ms: { type: "trend", avg: 5, min: 1, med: 5, max: 9 },
-        data_received: { count: 100, rate: 20 },
+    const data = handleSummaryData(
+      {
+        state: { testRunDurationMs: 5000 },
+        metrics: {
+          http_reqs: { count: 10, rate: 2 },
+          http_req_duration: { avg: 20, min: 10, med: 19, max: 40, "p(90)": 30, "p(95)": 35, thresholds: { "p(95)<30": true } },
+          http_req_failed: { passes: 1, fails: 9, value: 0.1 },
+          login_ms: { type: "trend", avg: 5, min: 1, med: 5, max: 9 },
+          data_received: { count: 100, rate: 20 },
+        },
       },
-    }, new Set(["login_ms"])) as { metrics: Record<string, unknown>; state: unknown };
+      new Set(["login_ms"]),
+    ) as { metrics: Record<string, unknown>; state: unknown };
     expect(data.state).toEqual({ testRunDurationMs: 5000 });
     expect(data.metrics).toEqual({
       http_reqs: { type: "counter", contains: "default", values: { count: 10, rate: 2 } },
-      http_req_duration: { type: "trend", contains: "time", values: { avg: 20, min: 10, med: 19, max: 40, "p(90)": 30, "p(95)": 35 }, thresholds: { "p(95)<30": { ok: false } } },
+      http_req_duration: {
+        type: "trend",
+        contains: "time",
+        values: { avg: 20, min: 10, med: 19, max: 40, "p(90)": 30, "p(95)": 35 },
+        thresholds: { "p(95)<30": { ok: false } },
+      },
       http_req_failed: { type: "rate", contains: "default", values: { rate: 0.1, passes: 1, fails: 9 } },
       login_ms: { type: "trend", contains: "time", values: { avg: 5, min: 1, med: 5, max: 9 } },
       data_received: { type: "counter", contains: "data", values: { count: 100, rate: 20 } },

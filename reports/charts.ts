@@ -59,7 +59,8 @@ function roundCoordinates(svg: string): string {
 export function rateChart(points: readonly SeriesPoint[]): TopLevelSpec {
   // A run that keeps its schedule draws achieved right over target: achieved wide and pale,
   // target thin and dashed, so both stay visible. Channels on one field share one legend.
-  const series = (range: unknown[]) => ({ field: "series", type: "nominal", title: null, sort: ["target", "achieved"], scale: { domain: ["target", "achieved"], range } }) as const;
+  const series = (range: unknown[]) =>
+    ({ field: "series", type: "nominal", title: null, sort: ["target", "achieved"], scale: { domain: ["target", "achieved"], range } }) as const;
   return {
     ...frame("Achieved vs target rate"),
     data: { values: present(points) },
@@ -68,7 +69,10 @@ export function rateChart(points: readonly SeriesPoint[]): TopLevelSpec {
       x: SECONDS_AXIS,
       y: { field: "value", type: "quantitative", title: "iterations/s" },
       color: series(["#1f2328", "#f58518"]),
-      strokeDash: series([[5, 4], [1, 0]]),
+      strokeDash: series([
+        [5, 4],
+        [1, 0],
+      ]),
       strokeWidth: series([1.5, 4]),
       opacity: series([1, 0.7]),
     },
@@ -77,9 +81,14 @@ export function rateChart(points: readonly SeriesPoint[]): TopLevelSpec {
 
 /** One line per region and percentile: colour is the region, the dash the percentile. */
 export function latencyChart(points: ReadonlyArray<SeriesPoint & { readonly percentile: string }>): TopLevelSpec {
-  return regionLines("Latency by region (http_req_duration)", points, { title: "ms" }, {
-    strokeDash: { field: "percentile", type: "nominal", title: "percentile", sort: ["p50", "p95", "p99"] },
-  });
+  return regionLines(
+    "Latency by region (http_req_duration)",
+    points,
+    { title: "ms" },
+    {
+      strokeDash: { field: "percentile", type: "nominal", title: "percentile", sort: ["p50", "p95", "p99"] },
+    },
+  );
 }
 
 /** One line per region: the share of failed requests each second, in percent. */
@@ -101,13 +110,19 @@ function regionLines(title: string, points: readonly SeriesPoint[], y: object, m
  * Request counts per latency bin on a log axis, with the whole run's p50, p95 and p99 as
  * rules over it, and the step of the clock that timed them in the subtitle.
  */
-export function histogramChart(bins: readonly LatencyBin[], percentiles: ReadonlyArray<{ readonly label: string; readonly ms: number }>, clockStepMs: number | null = null): TopLevelSpec {
+export function histogramChart(
+  bins: readonly LatencyBin[],
+  percentiles: ReadonlyArray<{ readonly label: string; readonly ms: number }>,
+  clockStepMs: number | null = null,
+): TopLevelSpec {
   const rules = percentiles.map((p, i) => ({ ...p, offsetPx: i * 14 }));
   const title = "Latency distribution (http_req_duration)";
   return {
     ...frame(title),
     // The clock's step is the resolution of every bar and rule below: say it on the chart.
-    ...(clockStepMs !== null ? { title: { text: title, subtitle: `timed with a clock of ${clockStepMs >= 1 ? `${clockStepMs} ms` : `${clockStepMs * 1000} µs`} steps` } } : {}),
+    ...(clockStepMs !== null
+      ? { title: { text: title, subtitle: `timed with a clock of ${clockStepMs >= 1 ? `${clockStepMs} ms` : `${clockStepMs * 1000} µs`} steps` } }
+      : {}),
     layer: [
       {
         data: { values: bins },

@@ -16,7 +16,10 @@ export function deliveryBlocks(d: Delivery): Block[] {
   const differing = d.rows.filter((r) => r.difference !== 0);
   return [
     { kind: "heading", level: 2, text: "Delivery (sent against received)" },
-    { kind: "paragraph", text: ["Every request carried ", { code: "x-edgeload-run" }, "; the target counted what arrived, by the second it was sent in and its step."] },
+    {
+      kind: "paragraph",
+      text: ["Every request carried ", { code: "x-edgeload-run" }, "; the target counted what arrived, by the second it was sent in and its step."],
+    },
     {
       kind: "table",
       columns: ["second / step", "sent", "received", "Δ (received − sent)"],

@@ -23,17 +23,25 @@ export function toMarkdown(blocks: readonly Block[]): string {
   const out: string[] = [];
   for (const b of blocks) {
     switch (b.kind) {
-      case "heading": out.push(`${"#".repeat(b.level)} ${mdText(b.text)}`); break;
-      case "paragraph": out.push(b.text.map(mdInline).join("")); break;
-      case "list": out.push(b.items.map((item) => `- ${item.map(mdInline).join("")}`).join("\n")); break;
-      case "chart": out.push(`![${mdText(b.title)}](${b.file})`); break;
+      case "heading":
+        out.push(`${"#".repeat(b.level)} ${mdText(b.text)}`);
+        break;
+      case "paragraph":
+        out.push(b.text.map(mdInline).join(""));
+        break;
+      case "list":
+        out.push(b.items.map((item) => `- ${item.map(mdInline).join("")}`).join("\n"));
+        break;
+      case "chart":
+        out.push(`![${mdText(b.title)}](${b.file})`);
+        break;
       case "table": {
         const row = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
-        out.push([
-          row(b.columns.map(mdText)),
-          row(b.columns.map((_, i) => (b.numeric?.[i] ? "---:" : "---"))),
-          ...b.rows.map((cells) => row(cells.map(mdCell))),
-        ].join("\n"));
+        out.push(
+          [row(b.columns.map(mdText)), row(b.columns.map((_, i) => (b.numeric?.[i] ? "---:" : "---"))), ...b.rows.map((cells) => row(cells.map(mdCell)))].join(
+            "\n",
+          ),
+        );
         break;
       }
     }
@@ -45,10 +53,14 @@ export function toMarkdown(blocks: readonly Block[]): string {
 export function toHtml(blocks: readonly Block[], title: string, charts: Readonly<Record<string, string>>): string {
   const body = blocks.map((b) => {
     switch (b.kind) {
-      case "heading": return `<h${b.level}>${htmlText(b.text)}</h${b.level}>`;
-      case "paragraph": return `<p>${b.text.map(htmlInline).join("")}</p>`;
-      case "list": return `<ul>${b.items.map((item) => `<li>${item.map(htmlInline).join("")}</li>`).join("")}</ul>`;
-      case "chart": return `<figure>${charts[b.file] ?? ""}<figcaption>${htmlText(b.title)}</figcaption></figure>`;
+      case "heading":
+        return `<h${b.level}>${htmlText(b.text)}</h${b.level}>`;
+      case "paragraph":
+        return `<p>${b.text.map(htmlInline).join("")}</p>`;
+      case "list":
+        return `<ul>${b.items.map((item) => `<li>${item.map(htmlInline).join("")}</li>`).join("")}</ul>`;
+      case "chart":
+        return `<figure>${charts[b.file] ?? ""}<figcaption>${htmlText(b.title)}</figcaption></figure>`;
       case "table": {
         const cls = (i: number) => (b.numeric?.[i] ? ' class="num"' : "");
         const head = `<tr>${b.columns.map((c, i) => `<th${cls(i)}>${htmlText(c)}</th>`).join("")}</tr>`;
@@ -93,7 +105,9 @@ function mdInline(i: Inline): string {
 
 /** In a GFM table a pipe ends the cell even inside a code span, so code spans escape it too. */
 function mdCell(c: Cell): string {
-  return cellParts(c).map((i) => (typeof i === "string" ? mdText(i) : mdInline({ code: i.code.replace(/\|/g, "\\|") }))).join("");
+  return cellParts(c)
+    .map((i) => (typeof i === "string" ? mdText(i) : mdInline({ code: i.code.replace(/\|/g, "\\|") })))
+    .join("");
 }
 
 function cellParts(c: Cell): readonly Inline[] {

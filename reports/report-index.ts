@@ -52,7 +52,18 @@ export function indexEntry(name: string, input: ReportInput): IndexEntry {
 /** The entry as a row of the index table. */
 export function indexRow(e: IndexEntry): string {
   const started = e.startedAt.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, " UTC");
-  const cells = [`[${e.name}](${encodeURI(e.name)}/report.md)`, started, `\`${e.runId}\``, e.status, e.requests, e.rps, e.p95Ms, e.p99Ms, e.errorRate, e.thresholds];
+  const cells = [
+    `[${e.name}](${encodeURI(e.name)}/report.md)`,
+    started,
+    `\`${e.runId}\``,
+    e.status,
+    e.requests,
+    e.rps,
+    e.p95Ms,
+    e.p99Ms,
+    e.errorRate,
+    e.thresholds,
+  ];
   return `| ${cells.join(" | ")} |`;
 }
 
@@ -63,9 +74,7 @@ export function indexRow(e: IndexEntry): string {
  */
 export function updateIndex(existing: string | null, entry: IndexEntry): string {
   const link = `[${entry.name}](`;
-  const rows = (existing ?? "")
-    .split("\n")
-    .filter((l) => l.startsWith("| [") && !l.startsWith(`| ${link}`));
+  const rows = (existing ?? "").split("\n").filter((l) => l.startsWith("| [") && !l.startsWith(`| ${link}`));
   rows.push(indexRow(entry));
   const started = (row: string) => row.split(" | ")[1] ?? "";
   rows.sort((a, b) => started(b).localeCompare(started(a)));

@@ -24,8 +24,15 @@ function fixture(overrides: Record<string, unknown> = {}, telemetry: ShardTeleme
   const parsed = parseRunSpec({
     name: "report fixture",
     target: "http://127.0.0.1:9090",
-    steps: [{ name: "login", path: "/login" }, { name: "userinfo", path: "/userinfo" }],
-    executor: "constant-arrival-rate", rate: 10, duration: "4s", shards: 2, regions: ["wnam", "weur"],
+    steps: [
+      { name: "login", path: "/login" },
+      { name: "userinfo", path: "/userinfo" },
+    ],
+    executor: "constant-arrival-rate",
+    rate: 10,
+    duration: "4s",
+    shards: 2,
+    regions: ["wnam", "weur"],
     thresholds: { http_req_duration: ["p(95)<50", "p(99)<1000"], http_req_failed: ["rate<0.5"] },
     ...overrides,
   });
@@ -57,13 +64,42 @@ function fixture(overrides: Record<string, unknown> = {}, telemetry: ShardTeleme
         const failed = region === "weur" && t === 3 ? 1 : 0;
         stats.counters.failed += failed;
         totals.add(shard, region, stepIndex, stats);
-        windows.push({ window_s: t, region, step: step.name, requests: n, iterations, failed, dropped: 0, timeouts: 0, connection_errors: 0, status_4xx: 0, status_5xx: failed, statuses_json: JSON.stringify({ 200: n }) });
-        histograms.push({ window_s: t, region, step: step.name, metric: "http_req_duration", count: h.count, sum_us: h.sum, min_us: h.min, max_us: h.max, buckets: JSON.stringify(h.buckets()) });
+        windows.push({
+          window_s: t,
+          region,
+          step: step.name,
+          requests: n,
+          iterations,
+          failed,
+          dropped: 0,
+          timeouts: 0,
+          connection_errors: 0,
+          status_4xx: 0,
+          status_5xx: failed,
+          statuses_json: JSON.stringify({ 200: n }),
+        });
+        histograms.push({
+          window_s: t,
+          region,
+          step: step.name,
+          metric: "http_req_duration",
+          count: h.count,
+          sum_us: h.sum,
+          min_us: h.min,
+          max_us: h.max,
+          buckets: JSON.stringify(h.buckets()),
+        });
       }
     });
   });
   const summary = buildSummary({
-    runId: "r-mk0abc12-0123abcd", status: "failed", spec, plan: planned.plan, t0Ms: Date.UTC(2026, 10, 22, 9, 0, 0), endMs: Date.UTC(2026, 10, 22, 9, 0, 4), totals,
+    runId: "r-mk0abc12-0123abcd",
+    status: "failed",
+    spec,
+    plan: planned.plan,
+    t0Ms: Date.UTC(2026, 10, 22, 9, 0, 0),
+    endMs: Date.UTC(2026, 10, 22, 9, 0, 4),
+    totals,
     shards: planned.plan.shards.map((s) => ({ index: s.index, region: s.region, segment: s.segment, colo: "local", telemetry })),
   });
   const rows: QueryInput = { windows, histograms, shards: [], durationS: 4 };
@@ -100,7 +136,10 @@ function elements(svg: string): Array<{ tag: string; attrs: Record<string, strin
   return out;
 }
 
-const lineLabels = (svg: string) => elements(svg).filter((e) => e.tag === "path" && e.attrs["aria-roledescription"] === "line mark").map((e) => e.attrs["aria-label"] ?? "");
+const lineLabels = (svg: string) =>
+  elements(svg)
+    .filter((e) => e.tag === "path" && e.attrs["aria-roledescription"] === "line mark")
+    .map((e) => e.attrs["aria-label"] ?? "");
 
 describe("renderReport", async () => {
   const { summary, input } = fixture();
@@ -120,7 +159,11 @@ describe("renderReport", async () => {
     const latency = lineLabels(report.charts[CHART_FILES.latency]!);
     expect(latency).toHaveLength(6);
     for (const region of ["wnam", "weur"]) {
-      for (const p of ["p50", "p95", "p99"]) expect(latency.some((l) => l.includes(`region: ${region}`) && l.includes(`percentile: ${p}`)), `${region} ${p}`).toBe(true);
+      for (const p of ["p50", "p95", "p99"])
+        expect(
+          latency.some((l) => l.includes(`region: ${region}`) && l.includes(`percentile: ${p}`)),
+          `${region} ${p}`,
+        ).toBe(true);
     }
     const errors = lineLabels(report.charts[CHART_FILES.errors]!);
     expect(errors.map((l) => /region: (\w+)/.exec(l)?.[1]).sort()).toEqual(["weur", "wnam"]);
@@ -132,7 +175,11 @@ describe("renderReport", async () => {
     const svg = report.charts[CHART_FILES.histogram]!;
     const bars = elements(svg).filter((e) => e.tag === "path" && e.attrs["aria-roledescription"] === "bar");
     expect(bars).toHaveLength(latencyBins(input.latencyBuckets).length);
-    expect(latencyBins(input.latencyBuckets).map((b) => b.count).reduce((a, b) => a + b)).toBe(input.overall!.requests);
+    expect(
+      latencyBins(input.latencyBuckets)
+        .map((b) => b.count)
+        .reduce((a, b) => a + b),
+    ).toBe(input.overall!.requests);
     const rules = elements(svg).filter((e) => e.tag === "line" && e.attrs["aria-roledescription"] === "rule mark");
     expect(rules).toHaveLength(3);
   });
@@ -170,7 +217,11 @@ describe("renderReport", async () => {
     expect(figures.requests).toBe(`${summary.edgeload.totals.requests} (${summary.edgeload.totals.ratePerS}/s)`);
     expect(figures.thresholds).toBe("1 of 3 failed");
     const thresholds = tableAfter(report.markdown, "## Thresholds");
-    expect(thresholds.map((r) => [r[1], r[3]])).toEqual([["`p(95)<50`", "✗ fail"], ["`p(99)<1000`", "✓ pass"], ["`rate<0.5`", "✓ pass"]]);
+    expect(thresholds.map((r) => [r[1], r[3]])).toEqual([
+      ["`p(95)<50`", "✗ fail"],
+      ["`p(99)<1000`", "✓ pass"],
+      ["`rate<0.5`", "✓ pass"],
+    ]);
   });
 
   it("links each chart from the markdown and inlines it in the HTML", () => {
@@ -204,16 +255,36 @@ describe("renderReport", async () => {
   it("lists a scenario's custom metrics, declared counters at zero included", async () => {
     const withScenario: Summary = {
       ...summary,
-      edgeload: { ...summary.edgeload, scenario: { name: "introspect", seed: "tokens-3k", preset: "rps100", metrics: { false_positives: { type: "counter", count: 0, rate: 0 }, active_correct: { type: "rate", passes: 99, fails: 1, value: 0.99 } } } },
+      edgeload: {
+        ...summary.edgeload,
+        scenario: {
+          name: "introspect",
+          seed: "tokens-3k",
+          preset: "rps100",
+          metrics: { false_positives: { type: "counter", count: 0, rate: 0 }, active_correct: { type: "rate", passes: 99, fails: 1, value: 0.99 } },
+        },
+      },
     };
     const md = (await renderReport({ ...input, summary: withScenario })).markdown;
-    expect(tableAfter(md, "## Scenario metrics (introspect)")).toEqual([["`false_positives`", "counter", "0 (0/s)"], ["`active_correct`", "rate", "99% (99 of 100)"]]);
+    expect(tableAfter(md, "## Scenario metrics (introspect)")).toEqual([
+      ["`false_positives`", "counter", "0 (0/s)"],
+      ["`active_correct`", "rate", "99% (99 of 100)"],
+    ]);
     expect(md).toContain("| workload | scenario `introspect` with seed set `tokens-3k` |");
   });
 });
 
 describe("renderReport: how far the latencies can be trusted", async () => {
-  const telemetry: ShardTelemetry = { region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 56, peakInFlight: 2, clockResolutionUs: 1000, behindCloudflare: true };
+  const telemetry: ShardTelemetry = {
+    region: "wnam",
+    colo: "local",
+    invocations: 1,
+    restarts: 0,
+    subrequests: 56,
+    peakInFlight: 2,
+    clockResolutionUs: 1000,
+    behindCloudflare: true,
+  };
   const { input } = fixture({}, telemetry);
   const report = await renderReport(input);
 
@@ -238,8 +309,14 @@ describe("renderReport: how far the latencies can be trusted", async () => {
 describe("renderReport: delivery", async () => {
   const { input } = fixture();
   const delivery = reconcileDelivery(
-    [{ second: 0, step: "login", sent: 10 }, { second: 1, step: "login", sent: 10 }],
-    [{ second: 0, step: "login", count: 10 }, { second: 1, step: "login", count: 8 }],
+    [
+      { second: 0, step: "login", sent: 10 },
+      { second: 1, step: "login", sent: 10 },
+    ],
+    [
+      { second: 0, step: "login", count: 10 },
+      { second: 1, step: "login", count: 8 },
+    ],
     { connectionErrors: 2, timeouts: 0 },
   );
   const report = await renderReport({ ...input, delivery });
@@ -260,7 +337,19 @@ describe("targetProfile", () => {
     // A constant 10/s for 4 s: 10 each second.
     [{}, 4, [10, 10, 10, 10]],
     // 0 → 10/s over 2 s: the ramp's area per second, 2.5 then 7.5; then 10/s for 1 s.
-    [{ executor: "ramping-arrival-rate", rate: undefined, duration: undefined, stages: [{ target: 10, duration: "2s" }, { target: 10, duration: "1s" }] }, 3, [2.5, 7.5, 10]],
+    [
+      {
+        executor: "ramping-arrival-rate",
+        rate: undefined,
+        duration: undefined,
+        stages: [
+          { target: 10, duration: "2s" },
+          { target: 10, duration: "1s" },
+        ],
+      },
+      3,
+      [2.5, 7.5, 10],
+    ],
     // 60 per minute is 1/s; a partial last second gets its share.
     [{ rate: 60, timeUnit: "1m", duration: "2.5s" }, 2.5, [1, 1, 0.5]],
   ])("%j → %d s, %j per second", (overrides, durationS, perSecond) => {
@@ -270,14 +359,19 @@ describe("targetProfile", () => {
 
 describe("updateIndex", () => {
   const { input } = fixture();
-  const later = { ...input, summary: { ...input.summary, edgeload: { ...input.summary.edgeload, startedAt: "2026-11-23T10:00:00.000Z", runId: "r-mk0abc99-99999999" } } };
+  const later = {
+    ...input,
+    summary: { ...input.summary, edgeload: { ...input.summary.edgeload, startedAt: "2026-11-23T10:00:00.000Z", runId: "r-mk0abc99-99999999" } },
+  };
   const rowsOf = (index: string) => index.split("\n").filter((l) => l.startsWith("| ["));
 
   it("starts an index whose row shows the whole-run query figures", () => {
     const index = updateIndex(null, indexEntry("baseline", input));
     expect(index).toMatch(/^# Load test reports\n/);
     const o = input.overall!;
-    expect(rowsOf(index)).toEqual([`| [baseline](baseline/report.md) | 2026-11-22 09:00 UTC | \`r-mk0abc12-0123abcd\` | failed | ${o.requests} | ${o.rps} | ${o.p95} | ${o.p99} | 2.7778% | failed |`]);
+    expect(rowsOf(index)).toEqual([
+      `| [baseline](baseline/report.md) | 2026-11-22 09:00 UTC | \`r-mk0abc12-0123abcd\` | failed | ${o.requests} | ${o.rps} | ${o.p95} | ${o.p99} | 2.7778% | failed |`,
+    ]);
   });
 
   it("keeps one row per report name, newest run first", () => {

@@ -38,7 +38,15 @@ export async function renderReport(input: ReportInput): Promise<RenderedReport> 
   const [rate, latency, errors, histogram] = await Promise.all([
     renderSvg(rateChart(ratePoints(input))),
     renderSvg(latencyChart(latencyPoints(input.perSecond))),
-    renderSvg(errorRateChart(input.perSecond.map((r) => ({ t: r.t as number, series: String(r.region), value: r.error_rate === null ? null : round(Number(r.error_rate) * 100, 4) })))),
+    renderSvg(
+      errorRateChart(
+        input.perSecond.map((r) => ({
+          t: r.t as number,
+          series: String(r.region),
+          value: r.error_rate === null ? null : round(Number(r.error_rate) * 100, 4),
+        })),
+      ),
+    ),
     renderSvg(histogramChart(latencyBins(input.latencyBuckets), overallPercentiles(input.overall), e.clock?.resolutionMs ?? null)),
   ]);
   const charts = { [CHART_FILES.rate]: rate, [CHART_FILES.latency]: latency, [CHART_FILES.errors]: errors, [CHART_FILES.histogram]: histogram };
@@ -53,9 +61,16 @@ function reportBlocks(input: ReportInput): Block[] {
     { kind: "heading", level: 1, text: `Load test report: ${e.name}` },
     {
       kind: "paragraph",
-      text: ["Run ", { code: e.runId }, ` · ${e.status} · started ${e.startedAt} · ended ${e.endedAt} · ${e.durationS} s`, ...(e.abortReason ? [` · aborted: ${e.abortReason}`] : [])],
+      text: [
+        "Run ",
+        { code: e.runId },
+        ` · ${e.status} · started ${e.startedAt} · ended ${e.endedAt} · ${e.durationS} s`,
+        ...(e.abortReason ? [` · aborted: ${e.abortReason}`] : []),
+      ],
     },
-    ...(["pending", "running", "finishing"].includes(e.status) ? [{ kind: "paragraph", text: ["The run has not finished: figures cover what was measured so far."] } as const] : []),
+    ...(["pending", "running", "finishing"].includes(e.status)
+      ? [{ kind: "paragraph", text: ["The run has not finished: figures cover what was measured so far."] } as const]
+      : []),
     ...matrixBlocks(input),
     ...summaryBlocks(input),
     ...latencyBlocks(input),
@@ -88,7 +103,10 @@ function matrixBlocks({ summary }: ReportInput): Block[] {
     ["shards", `${e.plan.shards} (${e.plan.connectionSlots} connection slots each, up to ${e.plan.capacityPerShardPerS}/s per shard)`],
     ["duration", `${profile.durationS} s planned, ${e.durationS} s measured`],
     e.vus
-      ? ["virtual users", `peak ${e.vus.peak} (${e.vus.stages.map((st) => `${st.target} for ${st.durationS} s`).join(", ")}), ~${e.plan.totalIterations} iterations estimated`]
+      ? [
+          "virtual users",
+          `peak ${e.vus.peak} (${e.vus.stages.map((st) => `${st.target} for ${st.durationS} s`).join(", ")}), ~${e.plan.totalIterations} iterations estimated`,
+        ]
       : ["target rate", `${e.targetRatePerS}/s mean, ${peak}/s peak, ${e.plan.totalIterations} iterations`],
   ];
   return [
@@ -107,29 +125,58 @@ function summaryBlocks({ summary }: ReportInput): Block[] {
     ["requests", `${t.requests} (${t.ratePerS}/s)`],
     e.targetRatePerS === null
       ? ["iterations", `${e.achievedRatePerS}/s achieved by up to ${e.vus?.peak ?? 0} VUs`]
-      : ["iterations", `${e.achievedRatePerS}/s achieved of ${e.targetRatePerS}/s target (${e.targetRatePerS > 0 ? round((e.achievedRatePerS / e.targetRatePerS) * 100, 1) : 0}%)`],
+      : [
+          "iterations",
+          `${e.achievedRatePerS}/s achieved of ${e.targetRatePerS}/s target (${e.targetRatePerS > 0 ? round((e.achievedRatePerS / e.targetRatePerS) * 100, 1) : 0}%)`,
+        ],
     ["failed requests", `${t.failed} (${pct(t.failedRate)})`],
     ["status 4xx / 5xx", `${t.status4xx} / ${t.status5xx}`],
     ["timeouts / connection errors", `${t.timeouts} / ${t.connectionErrors}`],
     ["dropped iterations", String(t.dropped)],
     ["iterations lost to shard restarts", String(t.interrupted)],
-    [[{ code: "http_req_duration" }, " p95 / p99"], duration ? `${latency(duration["p(95)"], e.clock?.resolutionMs)} / ${latency(duration["p(99)"], e.clock?.resolutionMs)}` : "no samples"],
-    ["thresholds", e.thresholds.length === 0 ? "none set" : failedThresholds ? `${failedThresholds} of ${e.thresholds.length} failed` : `all ${e.thresholds.length} passed`],
+    [
+      [{ code: "http_req_duration" }, " p95 / p99"],
+      duration ? `${latency(duration["p(95)"], e.clock?.resolutionMs)} / ${latency(duration["p(99)"], e.clock?.resolutionMs)}` : "no samples",
+    ],
+    [
+      "thresholds",
+      e.thresholds.length === 0 ? "none set" : failedThresholds ? `${failedThresholds} of ${e.thresholds.length} failed` : `all ${e.thresholds.length} passed`,
+    ],
   ];
-  return [{ kind: "heading", level: 2, text: "Summary" }, { kind: "table", columns: ["figure", "value"], rows }];
+  return [
+    { kind: "heading", level: 2, text: "Summary" },
+    { kind: "table", columns: ["figure", "value"], rows },
+  ];
 }
 
 function latencyBlocks(input: ReportInput): Block[] {
   const columns = ["requests", "rps", "error rate", ...LATENCY_COLUMNS.map((c) => `${c} (ms)`)];
   const numeric = [false, ...columns.map(() => true)];
   const step = input.summary.edgeload.clock?.resolutionMs;
-  const cells = (label: string, r: QueryRow): string[] => [label, num(r.requests), num(r.rps), pct(r.error_rate), ...LATENCY_COLUMNS.map((c) => (typeof r[c] === "number" ? String(roundToResolution(r[c] as number, step)) : num(r[c])))];
+  const cells = (label: string, r: QueryRow): string[] => [
+    label,
+    num(r.requests),
+    num(r.rps),
+    pct(r.error_rate),
+    ...LATENCY_COLUMNS.map((c) => (typeof r[c] === "number" ? String(roundToResolution(r[c] as number, step)) : num(r[c]))),
+  ];
   return [
     { kind: "heading", level: 2, text: "Latency" },
-    { kind: "paragraph", text: [{ code: "http_req_duration" }, " in milliseconds, from histograms merged bucket by bucket (within 0.39%); no percentile is averaged across groups."] },
+    {
+      kind: "paragraph",
+      text: [
+        { code: "http_req_duration" },
+        " in milliseconds, from histograms merged bucket by bucket (within 0.39%); no percentile is averaged across groups.",
+      ],
+    },
     ...measurementBlocks(input),
     { kind: "heading", level: 3, text: "By region" },
-    { kind: "table", columns: ["region", ...columns], numeric, rows: [...(input.overall ? [cells("all", input.overall)] : []), ...input.byRegion.map((r) => cells(String(r.region), r))] },
+    {
+      kind: "table",
+      columns: ["region", ...columns],
+      numeric,
+      rows: [...(input.overall ? [cells("all", input.overall)] : []), ...input.byRegion.map((r) => cells(String(r.region), r))],
+    },
     { kind: "heading", level: 3, text: "By step" },
     { kind: "table", columns: ["step", ...columns], numeric, rows: input.byStep.map((r) => cells(String(r.step), r)) },
   ];
@@ -160,7 +207,12 @@ function thresholdBlocks({ summary }: ReportInput): Block[] {
     {
       kind: "table",
       columns: ["metric", "threshold", "observed", "result"],
-      rows: list.map((t) => [{ code: t.metric }, { code: t.threshold }, num(t.observed), `${t.ok ? "✓ pass" : "✗ fail"}${t.abortOnFail ? " (abortOnFail)" : ""}`]),
+      rows: list.map((t) => [
+        { code: t.metric },
+        { code: t.threshold },
+        num(t.observed),
+        `${t.ok ? "✓ pass" : "✗ fail"}${t.abortOnFail ? " (abortOnFail)" : ""}`,
+      ]),
     },
   ];
 }
@@ -171,7 +223,11 @@ function scenarioBlocks({ summary }: ReportInput): Block[] {
   const metrics = Object.entries((scenario?.metrics ?? {}) as Record<string, CustomMetricSummary>);
   if (!scenario || metrics.length === 0) return [];
   const value = (m: CustomMetricSummary) =>
-    m.type === "counter" ? `${m.count} (${m.rate}/s)` : m.type === "rate" ? `${pct(m.value)} (${m.passes} of ${m.passes + m.fails})` : `p50 ${latency(m.med, step)}, p95 ${latency(m["p(95)"], step)}, p99 ${latency(m["p(99)"], step)}, max ${latency(m.max, step)}`;
+    m.type === "counter"
+      ? `${m.count} (${m.rate}/s)`
+      : m.type === "rate"
+        ? `${pct(m.value)} (${m.passes} of ${m.passes + m.fails})`
+        : `p50 ${latency(m.med, step)}, p95 ${latency(m["p(95)"], step)}, p99 ${latency(m["p(99)"], step)}, max ${latency(m.max, step)}`;
   return [
     { kind: "heading", level: 2, text: `Scenario metrics (${scenario.name})` },
     { kind: "table", columns: ["metric", "type", "value"], rows: metrics.map(([name, m]) => [{ code: name }, m.type, value(m)]) },
@@ -184,7 +240,10 @@ function saturationBlocks({ summary }: ReportInput): Block[] {
     { kind: "heading", level: 2, text: "Saturation" },
     e.saturated
       ? { kind: "list", items: e.saturation.map((r) => [r]) }
-      : { kind: "paragraph", text: ["The generator kept the schedule: no iterations dropped or lost, schedule lag within bounds. The figures describe the target."] },
+      : {
+          kind: "paragraph",
+          text: ["The generator kept the schedule: no iterations dropped or lost, schedule lag within bounds. The figures describe the target."],
+        },
   ];
 }
 
@@ -199,7 +258,9 @@ function ratePoints(input: ReportInput): SeriesPoint[] {
 }
 
 function latencyPoints(rows: readonly QueryRow[]): Array<SeriesPoint & { percentile: string }> {
-  return rows.flatMap((r) => (["p50", "p95", "p99"] as const).map((p) => ({ t: r.t as number, series: String(r.region), percentile: p, value: r[p] as number | null })));
+  return rows.flatMap((r) =>
+    (["p50", "p95", "p99"] as const).map((p) => ({ t: r.t as number, series: String(r.region), percentile: p, value: r[p] as number | null })),
+  );
 }
 
 /** Display bins per octave of the latency histogram (the stored buckets have 128). */

@@ -25,7 +25,13 @@ export const userinfo: ScenarioDefinition = {
     return {
       async run(io, it) {
         const start = io.now();
-        const r = await io.send(0, { url, method: "GET", headers: { authorization: `Bearer ${pick(it.global).access_token}` }, expect: OK_200, readBody: true });
+        const r = await io.send(0, {
+          url,
+          method: "GET",
+          headers: { authorization: `Bearer ${pick(it.global).access_token}` },
+          expect: OK_200,
+          readBody: true,
+        });
         const ok = r.status === 200 && typeof jsonBody<{ sub?: unknown }>(r)?.sub === "string";
         io.check(ok);
         io.rate("userinfo_success", ok);
@@ -34,7 +40,6 @@ export const userinfo: ScenarioDefinition = {
     };
   },
 };
-
 
 export const introspect: ScenarioDefinition = {
   ...SCENARIO_OUTLINES.introspect,
@@ -89,7 +94,12 @@ export const tokenExchange: ScenarioDefinition = {
     const pick = tokenPicker(ctx, ["valid", "expired", "revoked"]);
     const url = `${ctx.target}/token`;
     const headers = { authorization: basicAuth(required(ctx.options, "clientId"), required(ctx.options, "clientSecret")), "content-type": FORM };
-    const fixed = new URLSearchParams({ grant_type: TOKEN_EXCHANGE, subject_token_type: ACCESS_TOKEN_TYPE, requested_token_type: ACCESS_TOKEN_TYPE, scope: ctx.options.scope });
+    const fixed = new URLSearchParams({
+      grant_type: TOKEN_EXCHANGE,
+      subject_token_type: ACCESS_TOKEN_TYPE,
+      requested_token_type: ACCESS_TOKEN_TYPE,
+      scope: ctx.options.scope,
+    });
     if (ctx.options.audience) fixed.set("audience", ctx.options.audience);
     const fixedText = fixed.toString();
     return {
@@ -98,9 +108,13 @@ export const tokenExchange: ScenarioDefinition = {
         const valid = token.type === "valid";
         const start = io.now();
         const r = await io.send(0, {
-          url, method: "POST", headers, body: `${fixedText}&subject_token=${encodeURIComponent(token.access_token)}`,
+          url,
+          method: "POST",
+          headers,
+          body: `${fixedText}&subject_token=${encodeURIComponent(token.access_token)}`,
           // An expired or revoked subject must be refused: that 400 is the expected answer.
-          expect: valid ? OK_200 : OK_400, readBody: true,
+          expect: valid ? OK_200 : OK_400,
+          readBody: true,
         });
         io.trend("token_exchange_duration", io.now() - start);
         const body = jsonBody<{ access_token?: unknown; error?: unknown; error_description?: unknown }>(r);

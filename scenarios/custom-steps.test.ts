@@ -96,7 +96,7 @@ function scriptedIO(respond: (r: FlowRequest) => { status?: number; body?: strin
     async send(_step, request) {
       sent.push(request);
       const r = respond(request);
-      return { status: r.status ?? 200, error: null, headers: new Headers(r.headers ?? {}), body: request.readBody ? r.body ?? "" : null, durationMs: 12 };
+      return { status: r.status ?? 200, error: null, headers: new Headers(r.headers ?? {}), body: request.readBody ? (r.body ?? "") : null, durationMs: 12 };
     },
     check: (passed) => void (passed ? checks.passed++ : checks.failed++),
     count: (name, n = 1) => metrics.count(name, n),
@@ -110,16 +110,31 @@ function scriptedIO(respond: (r: FlowRequest) => { status?: number; body?: strin
 
 const lifecycle = {
   target: "http://127.0.0.1:9090",
-  executor: "constant-vus", vus: 1, duration: "10s",
+  executor: "constant-vus",
+  vus: 1,
+  duration: "10s",
   flow: "sequence",
   vars: { password: "pw-123456" },
   metrics: { login_duration: { type: "trend" }, login_success_rate: { type: "rate" }, logins: { type: "counter" } },
   steps: [
-    { name: "register", method: "POST", path: "/app/v1/user", body: { username: "u_{{randomString(10)}}", email: "{{randomEmail}}", password: "{{vars.password}}" },
-      capture: { username: { json: "$.username" } }, think: "1s" },
-    { name: "login", method: "POST", path: "/app/login", body: { username: "{{captured.username}}", password: "{{vars.password}}" },
-      capture: { token: { json: "$.token" } }, checks: [{ status: 200 }], think: { min: "500ms", max: "2s" },
-      record: { login_duration: "duration", login_success_rate: "success", logins: "count" } },
+    {
+      name: "register",
+      method: "POST",
+      path: "/app/v1/user",
+      body: { username: "u_{{randomString(10)}}", email: "{{randomEmail}}", password: "{{vars.password}}" },
+      capture: { username: { json: "$.username" } },
+      think: "1s",
+    },
+    {
+      name: "login",
+      method: "POST",
+      path: "/app/login",
+      body: { username: "{{captured.username}}", password: "{{vars.password}}" },
+      capture: { token: { json: "$.token" } },
+      checks: [{ status: 200 }],
+      think: { min: "500ms", max: "2s" },
+      record: { login_duration: "duration", login_success_rate: "success", logins: "count" },
+    },
     { name: "me", path: "/app/user", headers: { authorization: "Bearer {{captured.token}}" } },
     { name: "logout", method: "DELETE", path: "/app/logout", headers: { authorization: "Bearer {{captured.token}}" }, think: "2s" },
   ],
@@ -129,8 +144,12 @@ describe("sequence flows", () => {
   it("runs every step in order, carrying captures from step to step, with think time and records", async () => {
     const spec = validSpec(lifecycle);
     const { io, sent, metrics, sleeps, checks } = scriptedIO((r) =>
-      r.url.endsWith("/app/v1/user") ? { status: 201, body: JSON.stringify({ username: JSON.parse(r.body!).username }) }
-        : r.url.endsWith("/app/login") ? { body: '{"token":"tok-42"}' } : {});
+      r.url.endsWith("/app/v1/user")
+        ? { status: 201, body: JSON.stringify({ username: JSON.parse(r.body!).username }) }
+        : r.url.endsWith("/app/login")
+          ? { body: '{"token":"tok-42"}' }
+          : {},
+    );
     await customStepsFlow(spec).run(io, { global: 0, shard: 0, region: "wnam", vu: 1 });
     expect(sent.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual(["POST /app/v1/user", "POST /app/login", "GET /app/user", "DELETE /app/logout"]);
     const username = JSON.parse(sent[0]!.body!).username as string;
@@ -150,7 +169,8 @@ describe("sequence flows", () => {
   it("a failed capture fails a check on its step and skips the steps after it", async () => {
     const spec = validSpec(lifecycle);
     const { io, sent, metrics, checks, sleeps } = scriptedIO((r) =>
-      r.url.endsWith("/app/v1/user") ? { status: 201, body: '{"username":"u"}' } : r.url.endsWith("/app/login") ? { status: 401, body: '{"error":"bad"}' } : {});
+      r.url.endsWith("/app/v1/user") ? { status: 201, body: '{"username":"u"}' } : r.url.endsWith("/app/login") ? { status: 401, body: '{"error":"bad"}' } : {},
+    );
     await customStepsFlow(spec).run(io, { global: 0, shard: 0, region: "wnam", vu: 1 });
     expect(sent).toHaveLength(2); // no GET /app/user, no logout with a missing token
     expect(checks).toEqual({ passed: 0, failed: 2 }); // the status check and the capture
@@ -184,16 +204,76 @@ describe("spec validation of flows", () => {
 
   it.each([
     // [change to the lifecycle spec, field, why]
-    [(s: any) => { s.steps[2].headers.authorization = "Bearer {{captured.session}}"; }, "steps.2.headers.authorization", "a value nobody captures"],
-    [(s: any) => { s.steps = [s.steps[2], s.steps[1]]; }, "steps.0.headers.authorization", "used before the step that captures it"],
-    [(s: any) => { s.steps[1].capture.token = { json: "$..token" }; }, "steps.1.capture.token", "outside the JSON path subset"],
-    [(s: any) => { s.steps[1].capture.token = { regex: "(" }; }, "steps.1.capture.token", "a broken regex"],
-    [(s: any) => { s.steps[1].capture.token = { json: "$.a", header: "x" }; }, "steps.1.capture.token", "two sources in one capture"],
-    [(s: any) => { s.steps[1].think = { min: "2s", max: "1s" }; }, "steps.1.think.max", "max below min"],
-    [(s: any) => { s.steps[1].record = { undeclared: "duration" }; }, "steps.1.record.undeclared", "record into an undeclared metric"],
-    [(s: any) => { s.steps[1].record = { login_success_rate: "duration" }; }, "steps.1.record.login_success_rate", "a duration into a rate"],
-    [(s: any) => { s.metrics.http_reqs = { type: "counter" }; }, "metrics.http_reqs", "a built-in metric's name"],
-    [(s: any) => { s.flow = "random"; }, "flow", "an unknown flow mode"],
+    [
+      (s: any) => {
+        s.steps[2].headers.authorization = "Bearer {{captured.session}}";
+      },
+      "steps.2.headers.authorization",
+      "a value nobody captures",
+    ],
+    [
+      (s: any) => {
+        s.steps = [s.steps[2], s.steps[1]];
+      },
+      "steps.0.headers.authorization",
+      "used before the step that captures it",
+    ],
+    [
+      (s: any) => {
+        s.steps[1].capture.token = { json: "$..token" };
+      },
+      "steps.1.capture.token",
+      "outside the JSON path subset",
+    ],
+    [
+      (s: any) => {
+        s.steps[1].capture.token = { regex: "(" };
+      },
+      "steps.1.capture.token",
+      "a broken regex",
+    ],
+    [
+      (s: any) => {
+        s.steps[1].capture.token = { json: "$.a", header: "x" };
+      },
+      "steps.1.capture.token",
+      "two sources in one capture",
+    ],
+    [
+      (s: any) => {
+        s.steps[1].think = { min: "2s", max: "1s" };
+      },
+      "steps.1.think.max",
+      "max below min",
+    ],
+    [
+      (s: any) => {
+        s.steps[1].record = { undeclared: "duration" };
+      },
+      "steps.1.record.undeclared",
+      "record into an undeclared metric",
+    ],
+    [
+      (s: any) => {
+        s.steps[1].record = { login_success_rate: "duration" };
+      },
+      "steps.1.record.login_success_rate",
+      "a duration into a rate",
+    ],
+    [
+      (s: any) => {
+        s.metrics.http_reqs = { type: "counter" };
+      },
+      "metrics.http_reqs",
+      "a built-in metric's name",
+    ],
+    [
+      (s: any) => {
+        s.flow = "random";
+      },
+      "flow",
+      "an unknown flow mode",
+    ],
   ])("refuses %s at %s (%s)", (change, field) => {
     const spec = structuredClone(lifecycle);
     change(spec);
@@ -211,10 +291,33 @@ describe("spec validation of VU executors", () => {
 
   it("decodes constant-vus and ramping-vus with k6's defaults", () => {
     expect(validSpec({ ...base, executor: "constant-vus", vus: 10, duration: "30s" })).toMatchObject({
-      vus: { startVUs: 10, stages: [{ target: 10, durationMs: 30_000 }], gracefulRampDownMs: 30_000 }, stages: [], durationMs: 30_000, maxInFlight: 10, peakRatePerS: 0,
+      vus: { startVUs: 10, stages: [{ target: 10, durationMs: 30_000 }], gracefulRampDownMs: 30_000 },
+      stages: [],
+      durationMs: 30_000,
+      maxInFlight: 10,
+      peakRatePerS: 0,
     });
-    expect(validSpec({ ...base, executor: "ramping-vus", stages: [{ target: 5, duration: "10s" }, { target: 0, duration: "5s" }], gracefulRampDown: "3s" })).toMatchObject({
-      vus: { startVUs: 1, stages: [{ target: 5, durationMs: 10_000 }, { target: 0, durationMs: 5_000 }], gracefulRampDownMs: 3_000 }, durationMs: 15_000, maxInFlight: 5,
+    expect(
+      validSpec({
+        ...base,
+        executor: "ramping-vus",
+        stages: [
+          { target: 5, duration: "10s" },
+          { target: 0, duration: "5s" },
+        ],
+        gracefulRampDown: "3s",
+      }),
+    ).toMatchObject({
+      vus: {
+        startVUs: 1,
+        stages: [
+          { target: 5, durationMs: 10_000 },
+          { target: 0, durationMs: 5_000 },
+        ],
+        gracefulRampDownMs: 3_000,
+      },
+      durationMs: 15_000,
+      maxInFlight: 5,
     });
   });
 

@@ -99,7 +99,8 @@ export function customStepsFlow(spec: RunSpec, data: StepData | null = null): Fl
     let allPassed = r.error === null && isExpectedStatus(r.status, step.expect);
     // As in k6, a check on a request that got no response fails.
     for (const check of step.checks) {
-      const passed = r.error === null && (!check.status || check.status.has(r.status)) && (check.bodyIncludes === undefined || (r.body ?? "").includes(check.bodyIncludes));
+      const passed =
+        r.error === null && (!check.status || check.status.has(r.status)) && (check.bodyIncludes === undefined || (r.body ?? "").includes(check.bodyIncludes));
       io.check(passed);
       allPassed &&= passed;
     }

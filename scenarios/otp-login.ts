@@ -34,7 +34,15 @@ export const otpLogin: ScenarioDefinition = {
     const redirectUri = required(ctx.options, "redirectUri");
     const clientAuth = basicAuth(clientId, required(ctx.options, "clientSecret"));
     const adminAuth = `Bearer ${required(ctx.options, "adminSecret")}`;
-    const authorizeBase = `${ctx.target}/authorize?` + new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, scope: "openid profile email", code_challenge_method: "S256" });
+    const authorizeBase =
+      `${ctx.target}/authorize?` +
+      new URLSearchParams({
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        scope: "openid profile email",
+        code_challenge_method: "S256",
+      });
     return {
       async run(io, it) {
         const user = users[it.global % users.length]!;
@@ -56,7 +64,10 @@ export const otpLogin: ScenarioDefinition = {
         if (login.status !== 200 || !otpSession) return fail();
 
         const issued = await io.send(1, {
-          url: `${ctx.target}/api/admin/test/email-codes`, method: "POST", expect: OK, readBody: true,
+          url: `${ctx.target}/api/admin/test/email-codes`,
+          method: "POST",
+          expect: OK,
+          readBody: true,
           headers: { authorization: adminAuth, "content-type": "application/json" },
           body: JSON.stringify({ email: user.email, create_user: false }),
         });
@@ -64,21 +75,33 @@ export const otpLogin: ScenarioDefinition = {
         if (!OK.has(issued.status) || typeof code !== "string") return fail();
 
         const verified = await io.send(2, {
-          url: `${ctx.target}/api/auth/email-code/verify`, method: "POST", expect: OK, readBody: true,
+          url: `${ctx.target}/api/auth/email-code/verify`,
+          method: "POST",
+          expect: OK,
+          readBody: true,
           headers: { cookie: `${OTP_COOKIE}=${otpSession}`, "content-type": "application/json" },
           body: JSON.stringify({ email: user.email, code }),
         });
         const session = setCookie(verified, SESSION_COOKIE);
         if (!OK.has(verified.status) || !session) return fail();
 
-        const silent = await io.send(3, { url: `${authorizeUrl}&prompt=none`, method: "GET", expect: FOUND, redirect: "manual", headers: { cookie: `${SESSION_COOKIE}=${session}` } });
+        const silent = await io.send(3, {
+          url: `${authorizeUrl}&prompt=none`,
+          method: "GET",
+          expect: FOUND,
+          redirect: "manual",
+          headers: { cookie: `${SESSION_COOKIE}=${session}` },
+        });
         const location = silent.status === 302 ? silent.headers?.get("location") : null;
         const params = location ? new URL(location, ctx.target).searchParams : null;
         const authCode = params?.get("state") === state ? params.get("code") : null;
         if (!authCode) return fail();
 
         const tokens = await io.send(4, {
-          url: `${ctx.target}/token`, method: "POST", expect: OK, readBody: true,
+          url: `${ctx.target}/token`,
+          method: "POST",
+          expect: OK,
+          readBody: true,
           headers: { authorization: clientAuth, "content-type": FORM },
           body: new URLSearchParams({ grant_type: "authorization_code", code: authCode, redirect_uri: redirectUri, code_verifier: verifier }).toString(),
         });

@@ -28,8 +28,11 @@ export const refresh: ScenarioDefinition = {
   ...SCENARIO_OUTLINES.refresh,
   create(ctx): Flow {
     const url = `${ctx.target}/token`;
-    const mine = seedEntries(ctx, "refresh-tokens").map((e, i) => [e, i] as const).filter(([, i]) => i % ctx.shardCount === ctx.shardIndex);
-    if (mine.length === 0) throw new Error(`the refresh-token seed set has ${seedEntries(ctx, "refresh-tokens").length} families, fewer than the ${ctx.shardCount} shards`);
+    const mine = seedEntries(ctx, "refresh-tokens")
+      .map((e, i) => [e, i] as const)
+      .filter(([, i]) => i % ctx.shardCount === ctx.shardIndex);
+    if (mine.length === 0)
+      throw new Error(`the refresh-token seed set has ${seedEntries(ctx, "refresh-tokens").length} families, fewer than the ${ctx.shardCount} shards`);
     const authOf = (e: SeedRefreshToken) => {
       const id = e.client_id ?? ctx.options.clientId;
       const secret = e.client_secret ?? ctx.options.clientSecret;
@@ -47,7 +50,14 @@ export const refresh: ScenarioDefinition = {
           return;
         }
         const start = io.now();
-        const r = await io.send(0, { url, method: "POST", headers: { authorization: family.auth, "content-type": FORM }, body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(family.token)}`, expect: OK_200, readBody: true });
+        const r = await io.send(0, {
+          url,
+          method: "POST",
+          headers: { authorization: family.auth, "content-type": FORM },
+          body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(family.token)}`,
+          expect: OK_200,
+          readBody: true,
+        });
         io.trend("refresh_duration", io.now() - start);
         const next = r.status === 200 ? jsonBody<{ refresh_token?: unknown }>(r)?.refresh_token : undefined;
         const rotated = typeof next === "string" && next.length > 0 && next !== family.token;

@@ -4,7 +4,9 @@ import { phaseFailure, runPhase } from "./run-phase.ts";
 
 const spec = validSpec({
   target: "http://127.0.0.1:9",
-  executor: "constant-arrival-rate", rate: 1, duration: "1s",
+  executor: "constant-arrival-rate",
+  rate: 1,
+  duration: "1s",
   setup: [
     { name: "login", method: "POST", path: "/login", body: { user: "a" }, capture: { token: { json: "$.token" } } },
     { name: "seed", method: "POST", path: "/records/bulk", headers: { authorization: "Bearer {{captured.token}}" }, body: { count: 3 } },
@@ -28,8 +30,14 @@ describe("runPhase", () => {
     const result = await runPhase(spec, spec.setup!, t.fetcher);
     expect(result.ok).toBe(true);
     expect(result.captured).toEqual({ token: "tok-1" });
-    expect(result.steps.map((s) => [s.name, s.status, s.ok])).toEqual([["login", 200, true], ["seed", 200, true]]);
-    expect(t.sent).toEqual([{ url: "http://127.0.0.1:9/login", auth: null }, { url: "http://127.0.0.1:9/records/bulk", auth: "Bearer tok-1" }]);
+    expect(result.steps.map((s) => [s.name, s.status, s.ok])).toEqual([
+      ["login", 200, true],
+      ["seed", 200, true],
+    ]);
+    expect(t.sent).toEqual([
+      { url: "http://127.0.0.1:9/login", auth: null },
+      { url: "http://127.0.0.1:9/records/bulk", auth: "Bearer tok-1" },
+    ]);
   });
 
   it("stops at the first failing step and says why", async () => {

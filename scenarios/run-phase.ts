@@ -73,7 +73,12 @@ class PhaseStopped extends Error {}
  * One request of a phase, outside the engine (no slots, no windows): its response, and
  * why it failed, if it did (an unexpected status, a timeout, a connection error).
  */
-export async function sendOnce(request: FlowRequest, timeoutMs: number, fetcher: typeof fetch, clock: () => number = Date.now): Promise<{ response: FlowResponse; problem: string | null }> {
+export async function sendOnce(
+  request: FlowRequest,
+  timeoutMs: number,
+  fetcher: typeof fetch,
+  clock: () => number = Date.now,
+): Promise<{ response: FlowResponse; problem: string | null }> {
   const started = clock();
   try {
     const init: RequestInit = { method: request.method, signal: AbortSignal.timeout(timeoutMs) };

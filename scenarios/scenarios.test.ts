@@ -14,7 +14,12 @@ import type { ScenarioContext } from "./scenario.ts";
 import { shuffled } from "./scenario.ts";
 import { silentAuth } from "./silent-auth.ts";
 
-type Responder = (step: number, r: FlowRequest) => Promise<Partial<FlowResponse> & { json?: unknown; setCookie?: string; location?: string }> | Partial<FlowResponse> & { json?: unknown; setCookie?: string; location?: string };
+type Responder = (
+  step: number,
+  r: FlowRequest,
+) =>
+  | Promise<Partial<FlowResponse> & { json?: unknown; setCookie?: string; location?: string }>
+  | (Partial<FlowResponse> & { json?: unknown; setCookie?: string; location?: string });
 
 /** A FlowIO whose "provider" is a function; metrics and checks land in plain counters. */
 function scriptedIO(respond: Responder) {
@@ -29,7 +34,13 @@ function scriptedIO(respond: Responder) {
       const headers = new Headers();
       if (r.setCookie) headers.append("set-cookie", r.setCookie);
       if (r.location) headers.set("location", r.location);
-      return { status: r.status ?? 200, error: r.error ?? null, headers, body: r.json !== undefined ? JSON.stringify(r.json) : r.body ?? null, durationMs: 0 };
+      return {
+        status: r.status ?? 200,
+        error: r.error ?? null,
+        headers,
+        body: r.json !== undefined ? JSON.stringify(r.json) : (r.body ?? null),
+        durationMs: 0,
+      };
     },
     check: (passed) => void (passed ? checks.passed++ : checks.failed++),
     count: (name, n = 1) => metrics.count(name, n),
@@ -49,7 +60,10 @@ function context(data: SeedData | null, extra: Partial<ScenarioContext> = {}): S
   return {
     target: "http://127.0.0.1:9",
     options: { clientId: "cid", clientSecret: "sec", adminSecret: "adm", redirectUri: "http://127.0.0.1/cb", scope: "openid profile" },
-    data, shardIndex: 0, shardCount: 1, ...extra,
+    data,
+    shardIndex: 0,
+    shardCount: 1,
+    ...extra,
   };
 }
 
@@ -76,7 +90,9 @@ describe("introspect", () => {
     await iterate(introspect.create(context({ kind: "access-tokens", entries: set })), io, set.length * 2);
     expect(sent[0]!.request.headers!.authorization).toBe(`Basic ${btoa("cid:sec")}`);
     expect(metrics.rates.get("active_correct")).toEqual([26, 26]);
-    expect(new Set(sent.map((s) => typeOf.get(tokenIn(s.request))))).toEqual(new Set(["valid", "valid_exchanged", "expired", "revoked", "wrong_audience", "wrong_client"]));
+    expect(new Set(sent.map((s) => typeOf.get(tokenIn(s.request))))).toEqual(
+      new Set(["valid", "valid_exchanged", "expired", "revoked", "wrong_audience", "wrong_client"]),
+    );
     expect(metrics.counters.get("false_positives") ?? 0).toBe(0);
     expect(checks).toEqual({ passed: 26, failed: 0 });
   });
@@ -109,7 +125,9 @@ describe("token exchange", () => {
   const subject = (r: FlowRequest) => typeOf.get(decodeURIComponent(/subject_token=([^&]*)/.exec(r.body!)![1]!));
 
   it("sends RFC 8693 requests and only uses valid, expired and revoked subjects", async () => {
-    const { io, sent } = scriptedIO((_, r) => (subject(r) === "valid" ? { json: { access_token: "x" } } : { status: 400, json: { error: "invalid_grant", error_description: "token was revoked" } }));
+    const { io, sent } = scriptedIO((_, r) =>
+      subject(r) === "valid" ? { json: { access_token: "x" } } : { status: 400, json: { error: "invalid_grant", error_description: "token was revoked" } },
+    );
     await iterate(tokenExchange.create(context({ kind: "access-tokens", entries: set })), io, 8);
     const body = new URLSearchParams(sent[0]!.request.body!);
     expect(body.get("grant_type")).toBe("urn:ietf:params:oauth:grant-type:token-exchange");
@@ -154,7 +172,12 @@ describe("refresh", () => {
     const data = families(10);
     const owned = [0, 1, 2].map((shardIndex) => refresh.create(context(data, { shardIndex, shardCount: 3 })).snapshot!() as Array<[number, string]>);
     expect(owned.map((o) => o.length)).toEqual([4, 3, 3]);
-    expect(owned.flat().map(([id]) => id).sort((a, b) => a - b)).toEqual([...Array(10).keys()]);
+    expect(
+      owned
+        .flat()
+        .map(([id]) => id)
+        .sort((a, b) => a - b),
+    ).toEqual([...Array(10).keys()]);
   });
 
   it("keeps rotating each family with the token the provider returned", async () => {
@@ -163,7 +186,10 @@ describe("refresh", () => {
     await iterate(flow, io, 6);
     expect(sent.map((s) => new URLSearchParams(s.request.body!).get("refresh_token"))).toEqual(["rt-0-0", "rt-1-0", "rt-0-1", "rt-1-1", "rt-0-2", "rt-1-2"]);
     expect(metrics.rates.get("rotation_success")).toEqual([6, 6]);
-    expect(flow.snapshot!()).toEqual([[0, "rt-0-3"], [1, "rt-1-3"]]);
+    expect(flow.snapshot!()).toEqual([
+      [0, "rt-0-3"],
+      [1, "rt-1-3"],
+    ]);
   });
 
   it("never presents a family twice at once: with every family busy the iteration sends nothing", async () => {
@@ -183,7 +209,9 @@ describe("refresh", () => {
   });
 
   it("retires a family the provider refuses (reuse detected) and continues the others", async () => {
-    const { io, metrics } = scriptedIO((step, r) => (new URLSearchParams(r.body!).get("refresh_token")!.startsWith("rt-0-") ? { status: 400, json: { error: "invalid_grant" } } : rotateOnce(step, r)));
+    const { io, metrics } = scriptedIO((step, r) =>
+      new URLSearchParams(r.body!).get("refresh_token")!.startsWith("rt-0-") ? { status: 400, json: { error: "invalid_grant" } } : rotateOnce(step, r),
+    );
     const flow = refresh.create(context(families(2)));
     await iterate(flow, io, 4);
     expect(metrics.counters.get("families_lost")).toBe(1);
@@ -193,7 +221,10 @@ describe("refresh", () => {
   it("continues from a restored checkpoint instead of reusing the seed token", async () => {
     const { io, sent } = scriptedIO(rotateOnce);
     const flow = refresh.create(context(families(2)));
-    flow.restore!([[0, "rt-0-7"], [1, "rt-1-4"]]);
+    flow.restore!([
+      [0, "rt-0-7"],
+      [1, "rt-1-4"],
+    ]);
     await iterate(flow, io, 2);
     expect(sent.map((s) => new URLSearchParams(s.request.body!).get("refresh_token"))).toEqual(["rt-0-7", "rt-1-4"]);
   });
@@ -232,11 +263,16 @@ describe("otp login", () => {
   const provider = (failAt: number | null) => (step: number, r: FlowRequest) => {
     if (step === failAt) return { status: 400, json: { error: "nope" } };
     switch (step) {
-      case 0: return { setCookie: "authrim_otp_session=otp1; Path=/; HttpOnly", json: { login: "required" } };
-      case 1: return { status: 201, json: { code: "123456" } };
-      case 2: return { setCookie: "authrim_session=sess1; Path=/", json: { ok: true } };
-      case 3: return { status: 302, location: `http://127.0.0.1/cb?code=c1&state=${new URL(r.url).searchParams.get("state")}` };
-      default: return { json: { access_token: "at" } };
+      case 0:
+        return { setCookie: "authrim_otp_session=otp1; Path=/; HttpOnly", json: { login: "required" } };
+      case 1:
+        return { status: 201, json: { code: "123456" } };
+      case 2:
+        return { setCookie: "authrim_session=sess1; Path=/", json: { ok: true } };
+      case 3:
+        return { status: 302, location: `http://127.0.0.1/cb?code=c1&state=${new URL(r.url).searchParams.get("state")}` };
+      default:
+        return { json: { access_token: "at" } };
     }
   };
 

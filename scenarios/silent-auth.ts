@@ -16,8 +16,12 @@ export const silentAuth: ScenarioDefinition = {
     const sessions = shuffled(seedEntries(ctx, "sessions"));
     const base = new URL(`${ctx.target}/authorize`);
     const fixed = new URLSearchParams({
-      response_type: "code", client_id: required(ctx.options, "clientId"), redirect_uri: required(ctx.options, "redirectUri"),
-      scope: "openid", prompt: "none", code_challenge_method: "S256",
+      response_type: "code",
+      client_id: required(ctx.options, "clientId"),
+      redirect_uri: required(ctx.options, "redirectUri"),
+      scope: "openid",
+      prompt: "none",
+      code_challenge_method: "S256",
     }).toString();
     return {
       async run(io, it) {

@@ -34,7 +34,10 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   const basic = provider.basic;
 
   const issuer = ((await (await provider.call("discovery", "/.well-known/openid-configuration")).json()) as { issuer: string }).issuer;
-  const keyInfo = await provider.adminJson<{ kid: string; privatePEM: string }>("signing key (POST /api/admin/signing-keys/rotate creates the first one)", "/api/admin/test/signing-key");
+  const keyInfo = await provider.adminJson<{ kid: string; privatePEM: string }>(
+    "signing key (POST /api/admin/signing-keys/rotate creates the first one)",
+    "/api/admin/test/signing-key",
+  );
   const key = await importPKCS8(keyInfo.privatePEM, "RS256");
 
   // Users: looked up first, so a re-run reuses them instead of creating duplicates.
@@ -63,7 +66,12 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
     if (type === "wrong_client") claims.client_id = `nonexistent-client-${crypto.randomUUID().slice(0, 8)}`;
     const access_token = await new SignJWT(claims)
       .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid: keyInfo.kid })
-      .setIssuer(issuer).setSubject(sub).setAudience(audience).setIssuedAt(now).setExpirationTime(exp).setJti(jti)
+      .setIssuer(issuer)
+      .setSubject(sub)
+      .setAudience(audience)
+      .setIssuedAt(now)
+      .setExpirationTime(exp)
+      .setJti(jti)
       .sign(key);
     tokens.push({ access_token, type, user_id: sub, jti, exp, shard_index: shard, region_key: region, ...extra });
   }
@@ -71,7 +79,11 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
 
   const revoked = tokens.filter((t) => t.type === "revoked");
   await pool(revoked, concurrency, async (t, i) => {
-    await provider.call("revocation", "/revoke", { method: "POST", headers: { authorization: basic }, body: new URLSearchParams({ token: t.access_token, token_type_hint: "access_token" }) });
+    await provider.call("revocation", "/revoke", {
+      method: "POST",
+      headers: { authorization: basic },
+      body: new URLSearchParams({ token: t.access_token, token_type_hint: "access_token" }),
+    });
     progress(i + 1, revoked.length, "revoked");
   });
 
@@ -82,7 +94,13 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   await pool(sample, concurrency, async (t) => {
     const entry = (results[t.type] ??= { expected: ACTIVE_EXPECTED[t.type], correct: 0, incorrect: 0, errors: 0 });
     try {
-      const body = (await (await provider.call("introspection", "/introspect", { method: "POST", headers: { authorization: basic }, body: new URLSearchParams({ token: t.access_token }) })).json()) as { active?: unknown };
+      const body = (await (
+        await provider.call("introspection", "/introspect", {
+          method: "POST",
+          headers: { authorization: basic },
+          body: new URLSearchParams({ token: t.access_token }),
+        })
+      ).json()) as { active?: unknown };
       if (body.active === entry.expected) entry.correct++;
       else entry.incorrect++;
     } catch {
@@ -112,7 +130,11 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
 
 /** Revocation shards Authrim's load-test seeder spreads jtis over, and each region's range of them. */
 const JTI_SHARDS = 32;
-const JTI_REGIONS: ReadonlyArray<readonly [region: string, lastShard: number]> = [["enam", 12], ["weur", 25], ["apac", 31]];
+const JTI_REGIONS: ReadonlyArray<readonly [region: string, lastShard: number]> = [
+  ["enam", 12],
+  ["weur", 25],
+  ["apac", 31],
+];
 
 /**
  * Token `i`'s jti in Authrim's region-aware form, `g2:{region}:{shard}:at_{random}`: Authrim

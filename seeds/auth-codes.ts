@@ -49,8 +49,15 @@ async function authorizeOnce(provider: Provider, o: AuthCodeSeedOptions, scope: 
   const state = randomBytes(12).toString("hex");
   const nonce = randomBytes(12).toString("hex");
   const query = new URLSearchParams({
-    response_type: "code", client_id: o.clientId, redirect_uri: o.redirectUri, scope, state, nonce, prompt: "none",
-    code_challenge: createHash("sha256").update(code_verifier).digest("base64url"), code_challenge_method: "S256",
+    response_type: "code",
+    client_id: o.clientId,
+    redirect_uri: o.redirectUri,
+    scope,
+    state,
+    nonce,
+    prompt: "none",
+    code_challenge: createHash("sha256").update(code_verifier).digest("base64url"),
+    code_challenge_method: "S256",
   });
   const path = `/authorize?${query}`;
   const what = "authorization";
@@ -61,7 +68,12 @@ async function authorizeOnce(provider: Provider, o: AuthCodeSeedOptions, scope: 
   await response.body?.cancel();
   const params = new URL(location, provider.base).searchParams;
   const error = params.get("error");
-  if (error !== null) throw new SeedError(what, `GET /authorize redirected with error=${error}${params.get("error_description") ? ` (${params.get("error_description")})` : ""}`, response.status);
+  if (error !== null)
+    throw new SeedError(
+      what,
+      `GET /authorize redirected with error=${error}${params.get("error_description") ? ` (${params.get("error_description")})` : ""}`,
+      response.status,
+    );
   const code = params.get("code");
   if (!code) throw new SeedError(what, "GET /authorize redirected without a code", response.status);
   if (params.get("state") !== state) throw new SeedError(what, "GET /authorize redirected with another state than it was sent", response.status);
@@ -77,7 +89,12 @@ export async function seedAuthCodes(o: AuthCodeSeedOptions): Promise<AuthCodeSee
   const users = userSpread(o.count, o.users, 100);
   const scope = o.scope ?? "openid profile email";
   const lifetimeS = o.codeLifetimeS ?? CODE_LIFETIME_S;
-  const checkpoint = await Checkpoint.open<SeedSession>(o.checkpoint, { kind: "auth-codes", baseUrl: provider.base, clientId: o.clientId, slots: users, users }, o, "sessions");
+  const checkpoint = await Checkpoint.open<SeedSession>(
+    o.checkpoint,
+    { kind: "auth-codes", baseUrl: provider.base, clientId: o.clientId, slots: users, users },
+    o,
+    "sessions",
+  );
   await provider.checkClient();
   const sessions = await makeSessions(provider, checkpoint, users, 24 * 3600, o);
   // Every session is on disk before the codes are made: a failure there resumes with them all.

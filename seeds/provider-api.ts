@@ -120,7 +120,11 @@ export class Provider {
    * 401 (`invalid_client`) otherwise. A seed set for a client that cannot log in is useless.
    */
   async checkClient(): Promise<void> {
-    const init = { method: "POST", headers: { authorization: this.basic }, body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: "edgeload-client-check" }) };
+    const init = {
+      method: "POST",
+      headers: { authorization: this.basic },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: "edgeload-client-check" }),
+    };
     const response = await this.request("client authentication", "/token", init);
     if (response.status === 401) throw await this.refused("client authentication", "POST", "/token", response, "(check the client id and secret)");
     await response.body?.cancel();

@@ -50,7 +50,11 @@ async function sharding(provider: Provider, clientId: string): Promise<Sharding>
     return fallback;
   }
   if (!response.ok) throw await provider.refused(what, "GET", path, response);
-  const body = (await response.json().catch(() => ({}))) as { generation?: unknown; shardCount?: unknown; config?: { currentGeneration?: unknown; currentShardCount?: unknown } };
+  const body = (await response.json().catch(() => ({}))) as {
+    generation?: unknown;
+    shardCount?: unknown;
+    config?: { currentGeneration?: unknown; currentShardCount?: unknown };
+  };
   const generation = body.generation ?? body.config?.currentGeneration;
   const shardCount = body.shardCount ?? body.config?.currentShardCount;
   return {
@@ -71,17 +75,27 @@ export async function seedRefreshTokens(o: RefreshTokenSeedOptions): Promise<Ref
   const users = userSpread(o.count, o.users, o.count);
   const scope = o.scope ?? "openid profile email";
   const ttl = o.ttlSeconds ?? 30 * 86_400;
-  const checkpoint = await Checkpoint.open<SeedRefreshToken>(o.checkpoint, { kind: "refresh-tokens", baseUrl: provider.base, clientId: o.clientId, slots: o.count, users }, o, "tokens");
+  const checkpoint = await Checkpoint.open<SeedRefreshToken>(
+    o.checkpoint,
+    { kind: "refresh-tokens", baseUrl: provider.base, clientId: o.clientId, slots: o.count, users },
+    o,
+    "tokens",
+  );
   await provider.checkClient();
   const { generation, shardCount } = await sharding(provider, o.clientId);
-  const accounts = await ensureUsers(provider, checkpoint.missing().map((slot) => slot % users), o);
+  const accounts = await ensureUsers(
+    provider,
+    checkpoint.missing().map((slot) => slot % users),
+    o,
+  );
 
   const tokens = await checkpoint.fill(o, "tokens", async (slot) => {
     const user = accounts.get(slot % users)!;
     // Opaque, 64 characters of base64url (384 random bits).
     const token = randomBytes(48).toString("base64url");
     const answer = await provider.adminJson<{ shard_index?: unknown; version?: unknown }>("refresh-token registration", "/api/admin/test/tokens", {
-      method: "POST", body: { token, userId: user.userId, clientId: o.clientId, scope, ttl },
+      method: "POST",
+      body: { token, userId: user.userId, clientId: o.clientId, scope, ttl },
     });
     const shard = Number.isInteger(answer.shard_index) ? (answer.shard_index as number) : await authrimShard(user.userId, o.clientId, shardCount);
     return {

@@ -35,14 +35,18 @@ describe("regionalJti", () => {
 
 describe("verificationFailure", () => {
   it("names the wrong types and, for audience and client, how to turn Authrim's strict validation on", () => {
-    const text = verificationFailure({
-      verified: 80, incorrect: 40,
-      results: {
-        valid: { expected: true, correct: 20, incorrect: 0, errors: 0 },
-        wrong_audience: { expected: false, correct: 0, incorrect: 20, errors: 0 },
-        wrong_client: { expected: false, correct: 0, incorrect: 20, errors: 0 },
+    const text = verificationFailure(
+      {
+        verified: 80,
+        incorrect: 40,
+        results: {
+          valid: { expected: true, correct: 20, incorrect: 0, errors: 0 },
+          wrong_audience: { expected: false, correct: 0, incorrect: 20, errors: 0 },
+          wrong_client: { expected: false, correct: 0, incorrect: 20, errors: 0 },
+        },
       },
-    }, "https://auth.example.com");
+      "https://auth.example.com",
+    );
     expect(text).toMatch(/^the provider's introspection disagreed with the token mix: 80 correct, 40 incorrect; the set was not stored/);
     expect(text).toContain("wrong_audience: expected active=false, 20 answered otherwise");
     expect(text).toContain(`curl -X PUT https://auth.example.com/api/admin/settings/introspection-validation`);
@@ -51,7 +55,10 @@ describe("verificationFailure", () => {
   });
 
   it("gives no strict-validation advice when only other types were wrong", () => {
-    const text = verificationFailure({ verified: 1, incorrect: 1, results: { revoked: { expected: false, correct: 1, incorrect: 1, errors: 0 } } }, "https://a");
+    const text = verificationFailure(
+      { verified: 1, incorrect: 1, results: { revoked: { expected: false, correct: 1, incorrect: 1, errors: 0 } } },
+      "https://a",
+    );
     expect(text).not.toContain("strictValidation");
   });
 });

@@ -112,11 +112,21 @@ export class Checkpoint<E> {
     } catch {
       throw new SeedError("checkpoint", `${path} is not JSON; remove it to start afresh`);
     }
-    const same = file.version === 1 && file.kind === scope.kind && file.base_url === scope.baseUrl && file.client_id === scope.clientId
-      && file.slots === scope.slots && file.users === scope.users && Array.isArray(file.made) && file.made.length === scope.slots;
+    const same =
+      file.version === 1 &&
+      file.kind === scope.kind &&
+      file.base_url === scope.baseUrl &&
+      file.client_id === scope.clientId &&
+      file.slots === scope.slots &&
+      file.users === scope.users &&
+      Array.isArray(file.made) &&
+      file.made.length === scope.slots;
     if (!same) {
-      throw new SeedError("checkpoint", `${path} belongs to another run (${file.kind} ×${file.slots} over ${file.users} users at ${file.base_url}); ` +
-        `remove it to start afresh, or seed under another name`);
+      throw new SeedError(
+        "checkpoint",
+        `${path} belongs to another run (${file.kind} ×${file.slots} over ${file.users} users at ${file.base_url}); ` +
+          `remove it to start afresh, or seed under another name`,
+      );
     }
     const checkpoint = new Checkpoint<E>(path, scope, [...file.made]);
     if (checkpoint.made > 0) o.onResume?.(checkpoint.made, scope.slots, phase);
@@ -157,8 +167,14 @@ export class Checkpoint<E> {
     this.#writing = this.#writing.then(async () => {
       const s = this.#scope;
       const file: CheckpointFile<E> = {
-        version: 1, kind: s.kind, base_url: s.baseUrl, client_id: s.clientId, slots: s.slots, users: s.users,
-        saved_at: new Date().toISOString(), made: this.#made,
+        version: 1,
+        kind: s.kind,
+        base_url: s.baseUrl,
+        client_id: s.clientId,
+        slots: s.slots,
+        users: s.users,
+        saved_at: new Date().toISOString(),
+        made: this.#made,
       };
       const temporary = `${path}.${process.pid}.tmp`;
       await mkdir(dirname(path), { recursive: true });

@@ -28,12 +28,26 @@ export interface SessionSeedSet {
  * Fills `checkpoint`'s slots with sessions, slot i for user i mod `users`, creating or
  * finding only the users of the empty slots.
  */
-export async function makeSessions(provider: Provider, checkpoint: Checkpoint<SeedSession>, users: number, ttlSeconds: number, o: SeedRunOptions): Promise<SeedSession[]> {
-  const accounts = await ensureUsers(provider, checkpoint.missing().map((slot) => slot % users), o);
+export async function makeSessions(
+  provider: Provider,
+  checkpoint: Checkpoint<SeedSession>,
+  users: number,
+  ttlSeconds: number,
+  o: SeedRunOptions,
+): Promise<SeedSession[]> {
+  const accounts = await ensureUsers(
+    provider,
+    checkpoint.missing().map((slot) => slot % users),
+    o,
+  );
   return checkpoint.fill(o, "sessions", async (slot) => {
     const user = accounts.get(slot % users)!;
-    const made = await provider.adminJson<{ session_id?: unknown }>("session creation", "/api/admin/test/sessions", { method: "POST", body: { user_id: user.userId, ttl_seconds: ttlSeconds } });
-    if (typeof made.session_id !== "string" || !made.session_id) throw new SeedError("session creation", "POST /api/admin/test/sessions answered without a session_id");
+    const made = await provider.adminJson<{ session_id?: unknown }>("session creation", "/api/admin/test/sessions", {
+      method: "POST",
+      body: { user_id: user.userId, ttl_seconds: ttlSeconds },
+    });
+    if (typeof made.session_id !== "string" || !made.session_id)
+      throw new SeedError("session creation", "POST /api/admin/test/sessions answered without a session_id");
     return { session_id: made.session_id, user_id: user.userId };
   });
 }
@@ -43,7 +57,12 @@ export async function seedSessions(o: SessionSeedOptions): Promise<SessionSeedSe
   const provider = new Provider({ baseUrl: o.baseUrl, adminSecret: o.adminSecret });
   const users = userSpread(o.count, o.users, o.count);
   const ttlSeconds = o.ttlSeconds ?? DEFAULT_SESSION_TTL_S;
-  const checkpoint = await Checkpoint.open<SeedSession>(o.checkpoint, { kind: "sessions", baseUrl: provider.base, clientId: null, slots: o.count, users }, o, "sessions");
+  const checkpoint = await Checkpoint.open<SeedSession>(
+    o.checkpoint,
+    { kind: "sessions", baseUrl: provider.base, clientId: null, slots: o.count, users },
+    o,
+    "sessions",
+  );
   const sessions = await makeSessions(provider, checkpoint, users, ttlSeconds, o);
   await checkpoint.remove();
   return { sessions, metadata: seedMetadata("sessions", provider, o, sessions.length, { ttl_seconds: ttlSeconds, cookie_name: SESSION_COOKIE }) };

@@ -13,9 +13,11 @@ describe("mixCounts", () => {
   });
 
   it("always sums to n", () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 100_000 }), (n) => {
-      expect(Object.values(mixCounts(n, DEFAULT_MIX)).reduce((a, b) => a + b, 0)).toBe(n);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 100_000 }), (n) => {
+        expect(Object.values(mixCounts(n, DEFAULT_MIX)).reduce((a, b) => a + b, 0)).toBe(n);
+      }),
+    );
   });
 });
 

@@ -20,7 +20,10 @@ export const DEFAULT_MIX: Readonly<Record<TokenType, number>> = {
  */
 export function parseMix(text: string): { ok: true; mix: Record<TokenType, number> } | { ok: false; error: string } {
   const mix = Object.fromEntries(TOKEN_TYPES.map((t) => [t, 0])) as Record<TokenType, number>;
-  for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [type, value] = part.split("=");
     if (!TOKEN_TYPES.includes(type as TokenType)) return { ok: false, error: `--mix: unknown token type "${type}"; use ${TOKEN_TYPES.join(", ")}` };
     const n = Number(value);

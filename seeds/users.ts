@@ -29,7 +29,10 @@ export function benchEmail(index: number): string {
 export async function ensureUser(provider: Provider, index: number): Promise<SeedUser> {
   const email = benchEmail(index);
   const lookup = async () => {
-    const found = await provider.adminJson<{ users?: Array<{ id?: unknown; email?: unknown }> }>("user lookup", `/api/admin/users?search=${encodeURIComponent(email)}&limit=100`);
+    const found = await provider.adminJson<{ users?: Array<{ id?: unknown; email?: unknown }> }>(
+      "user lookup",
+      `/api/admin/users?search=${encodeURIComponent(email)}&limit=100`,
+    );
     const match = found.users?.find((u) => typeof u.email === "string" && u.email.toLowerCase() === email.toLowerCase());
     return typeof match?.id === "string" ? match.id : null;
   };
@@ -49,7 +52,8 @@ export async function ensureUser(provider: Provider, index: number): Promise<See
   } else {
     throw await provider.refused("user creation", "POST", path, response);
   }
-  if (typeof id !== "string") throw new SeedError("user creation", `POST ${path} answered ${response.status} without the user's id (expected {"user": {"id": …}})`, response.status);
+  if (typeof id !== "string")
+    throw new SeedError("user creation", `POST ${path} answered ${response.status} without the user's id (expected {"user": {"id": …}})`, response.status);
   return { email, userId: id };
 }
 
@@ -62,12 +66,19 @@ export async function ensureUser(provider: Provider, index: number): Promise<See
 export function checkSpread(users: ReadonlyMap<number, SeedUser>, wanted: number): void {
   const distinct = new Set([...users.values()].map((u) => u.userId)).size;
   if (distinct < wanted) {
-    throw new SeedError("user lookup", `${wanted} accounts were asked for but the provider's answers map them to ${distinct} distinct user${distinct === 1 ? "" : "s"}: its user search does not find each email (GET /api/admin/users?search=<email>)`);
+    throw new SeedError(
+      "user lookup",
+      `${wanted} accounts were asked for but the provider's answers map them to ${distinct} distinct user${distinct === 1 ? "" : "s"}: its user search does not find each email (GET /api/admin/users?search=<email>)`,
+    );
   }
 }
 
 /** Users by index for `indices`, made or found with bounded concurrency (progress phase "users"). */
-export async function ensureUsers(provider: Provider, indices: readonly number[], o: Pick<SeedRunOptions, "concurrency" | "onProgress">): Promise<Map<number, SeedUser>> {
+export async function ensureUsers(
+  provider: Provider,
+  indices: readonly number[],
+  o: Pick<SeedRunOptions, "concurrency" | "onProgress">,
+): Promise<Map<number, SeedUser>> {
   const users = new Map<number, SeedUser>();
   const wanted = [...new Set(indices)];
   await pool(wanted, o.concurrency ?? 20, async (index) => {
@@ -96,7 +107,12 @@ export interface UserSeedSet {
 /** `count` users (`otp-bench-00001…`), reusing those that exist; resumable from `o.checkpoint`. */
 export async function seedUsers(o: UserSeedOptions): Promise<UserSeedSet> {
   const provider = new Provider({ baseUrl: o.baseUrl, adminSecret: o.adminSecret });
-  const checkpoint = await Checkpoint.open<SeedUser>(o.checkpoint, { kind: "users", baseUrl: provider.base, clientId: null, slots: o.count, users: o.count }, o, "users");
+  const checkpoint = await Checkpoint.open<SeedUser>(
+    o.checkpoint,
+    { kind: "users", baseUrl: provider.base, clientId: null, slots: o.count, users: o.count },
+    o,
+    "users",
+  );
   const users = await checkpoint.fill(o, "users", (slot) => ensureUser(provider, slot));
   await checkpoint.remove();
   return { users, emails: users.map((u) => u.email), metadata: seedMetadata("users", provider, o, users.length, {}) };

@@ -4,8 +4,12 @@ import { ZONE_REQUESTS } from "./queries.ts";
 import { datasetOf, fixture, replay, SCENARIO, startServer, type Handler, type TestServer } from "../../test/support/cloudflare-analytics.ts";
 
 const REQUEST: AnalyticsRequest = {
-  accountTag: SCENARIO.account, zoneTag: SCENARIO.zone, scripts: ["authrim", "authrim-sessions"], host: "auth.example.com",
-  startIso: "2026-11-20T11:59:30.000Z", endIso: "2026-11-20T12:05:30.000Z",
+  accountTag: SCENARIO.account,
+  zoneTag: SCENARIO.zone,
+  scripts: ["authrim", "authrim-sessions"],
+  host: "auth.example.com",
+  startIso: "2026-11-20T11:59:30.000Z",
+  endIso: "2026-11-20T12:05:30.000Z",
 };
 
 let server: TestServer | undefined;
@@ -18,7 +22,13 @@ afterEach(async () => {
 async function clientFor(handler: Handler, options: Partial<AnalyticsClientOptions> = {}) {
   server = await startServer(handler);
   const waits: number[] = [];
-  const client = new AnalyticsClient({ token: "cf-test-token", url: `${server.url}/client/v4/graphql`, sleep: async (ms) => void waits.push(ms), now: () => Date.parse("2026-11-20T12:10:00Z"), ...options });
+  const client = new AnalyticsClient({
+    token: "cf-test-token",
+    url: `${server.url}/client/v4/graphql`,
+    sleep: async (ms) => void waits.push(ms),
+    now: () => Date.parse("2026-11-20T12:10:00Z"),
+    ...options,
+  });
   return { client, waits, received: server.received };
 }
 
@@ -32,18 +42,62 @@ describe("fetchRunAnalytics against recorded answers", () => {
     const scripts = { ...window, accountTag: SCENARIO.account, scripts: ["authrim", "authrim-sessions"] };
     const rows: Array<[string, string[], Record<string, unknown>]> = [
       // Worker invocations by minute, script and status: counters and CPU/wall/duration quantiles.
-      ["workers", ["accounts(filter: { accountTag: $accountTag })", "rows: workersInvocationsAdaptive(", "filter: { datetime_geq: $start, datetime_leq: $end, scriptName_in: $scripts }", "orderBy: [datetimeMinute_ASC, scriptName_ASC, status_ASC]", "sum { requests errors subrequests }", "quantiles { cpuTimeP50 cpuTimeP99 wallTimeP50 wallTimeP99 durationP50 durationP99 }", "dimensions { datetimeMinute scriptName status }"], scripts],
+      [
+        "workers",
+        [
+          "accounts(filter: { accountTag: $accountTag })",
+          "rows: workersInvocationsAdaptive(",
+          "filter: { datetime_geq: $start, datetime_leq: $end, scriptName_in: $scripts }",
+          "orderBy: [datetimeMinute_ASC, scriptName_ASC, status_ASC]",
+          "sum { requests errors subrequests }",
+          "quantiles { cpuTimeP50 cpuTimeP99 wallTimeP50 wallTimeP99 durationP50 durationP99 }",
+          "dimensions { datetimeMinute scriptName status }",
+        ],
+        scripts,
+      ],
       // The same per script and minute, and per script over the window (Cloudflare's own quantiles per group).
       ["workersByMinute", ["dimensions { datetimeMinute scriptName }"], scripts],
       ["workersWindow", ["orderBy: [scriptName_ASC]", "dimensions { scriptName }"], scripts],
       // Durable Objects by script and namespace.
-      ["durableObjects", ["rows: durableObjectsInvocationsAdaptiveGroups(", "scriptName_in: $scripts", "sum { requests errors wallTime } quantiles { wallTimeP50 wallTimeP99 }", "dimensions { scriptName namespaceId }"], scripts],
+      [
+        "durableObjects",
+        [
+          "rows: durableObjectsInvocationsAdaptiveGroups(",
+          "scriptName_in: $scripts",
+          "sum { requests errors wallTime } quantiles { wallTimeP50 wallTimeP99 }",
+          "dimensions { scriptName namespaceId }",
+        ],
+        scripts,
+      ],
       // D1 by minute and database, filtered by datetime (not only date).
-      ["d1", ["rows: d1AnalyticsAdaptiveGroups(", "filter: { datetime_geq: $start, datetime_leq: $end }", "sum { readQueries writeQueries rowsRead rowsWritten }", "dimensions { datetimeMinute databaseId }"], { ...window, accountTag: SCENARIO.account }],
+      [
+        "d1",
+        [
+          "rows: d1AnalyticsAdaptiveGroups(",
+          "filter: { datetime_geq: $start, datetime_leq: $end }",
+          "sum { readQueries writeQueries rowsRead rowsWritten }",
+          "dimensions { datetimeMinute databaseId }",
+        ],
+        { ...window, accountTag: SCENARIO.account },
+      ],
       // Zone requests for the run's host by minute, edge status and colo.
-      ["zoneRequests", ["zones(filter: { zoneTag: $zoneTag })", "rows: httpRequestsAdaptiveGroups(", "clientRequestHTTPHost: $host", "count avg { sampleInterval }", "dimensions { datetimeMinute edgeResponseStatus coloCode }"], { ...window, zoneTag: SCENARIO.zone, host: "auth.example.com" }],
+      [
+        "zoneRequests",
+        [
+          "zones(filter: { zoneTag: $zoneTag })",
+          "rows: httpRequestsAdaptiveGroups(",
+          "clientRequestHTTPHost: $host",
+          "count avg { sampleInterval }",
+          "dimensions { datetimeMinute edgeResponseStatus coloCode }",
+        ],
+        { ...window, zoneTag: SCENARIO.zone, host: "auth.example.com" },
+      ],
       // Edge TTFB and origin quantiles: one group, no dimensions, no paging.
-      ["zoneLatency", ["limit: 10000, filter:", "quantiles { edgeTimeToFirstByteMsP50 edgeTimeToFirstByteMsP95 edgeTimeToFirstByteMsP99 originResponseDurationMsP50"], { ...window, zoneTag: SCENARIO.zone, host: "auth.example.com" }],
+      [
+        "zoneLatency",
+        ["limit: 10000, filter:", "quantiles { edgeTimeToFirstByteMsP50 edgeTimeToFirstByteMsP95 edgeTimeToFirstByteMsP99 originResponseDurationMsP50"],
+        { ...window, zoneTag: SCENARIO.zone, host: "auth.example.com" },
+      ],
     ];
     expect([...byDataset.keys()].sort()).toEqual(rows.map(([id]) => id).sort());
     for (const [id, snippets, variables] of rows) {
@@ -58,10 +112,39 @@ describe("fetchRunAnalytics against recorded answers", () => {
     const { client } = await clientFor(replay());
     const cf = await fetchRunAnalytics(client, REQUEST);
     expect([cf.workers.length, cf.workersByMinute.length, cf.workersWindow.length, cf.d1.length, cf.zone!.length]).toEqual([12, 11, 2, 5, 14]);
-    expect(cf.workersWindow[0]).toMatchObject({ script: "authrim", minute: null, status: null, requests: 2326, errors: 2, cpuP50Ms: 1.2, wallP50Ms: 6, wallP99Ms: 25, durationP99GbS: 0.0031, sampleInterval: 1 });
-    expect(cf.workers.find((g) => g.status === "exceededResources")).toMatchObject({ minute: "2026-11-20T12:04:00Z", script: "authrim", errors: 2, wallP99Ms: 52 });
-    expect(cf.durableObjects).toEqual([{ script: "authrim-sessions", namespaceId: "5e5510b5a0c84e2f9d0e3c1b2a4f6789", requests: 2320, errors: 0, wallTimeTotalMs: 2088, wallP50Ms: 0.9, wallP99Ms: 4.1 }]);
-    expect(cf.zone!.filter((g) => g.status === 429).map((g) => [g.colo, g.count])).toEqual([["IAD", 24], ["LHR", 36]]);
+    expect(cf.workersWindow[0]).toMatchObject({
+      script: "authrim",
+      minute: null,
+      status: null,
+      requests: 2326,
+      errors: 2,
+      cpuP50Ms: 1.2,
+      wallP50Ms: 6,
+      wallP99Ms: 25,
+      durationP99GbS: 0.0031,
+      sampleInterval: 1,
+    });
+    expect(cf.workers.find((g) => g.status === "exceededResources")).toMatchObject({
+      minute: "2026-11-20T12:04:00Z",
+      script: "authrim",
+      errors: 2,
+      wallP99Ms: 52,
+    });
+    expect(cf.durableObjects).toEqual([
+      {
+        script: "authrim-sessions",
+        namespaceId: "5e5510b5a0c84e2f9d0e3c1b2a4f6789",
+        requests: 2320,
+        errors: 0,
+        wallTimeTotalMs: 2088,
+        wallP50Ms: 0.9,
+        wallP99Ms: 4.1,
+      },
+    ]);
+    expect(cf.zone!.filter((g) => g.status === 429).map((g) => [g.colo, g.count])).toEqual([
+      ["IAD", 24],
+      ["LHR", 36],
+    ]);
     expect(cf.zoneLatency).toEqual({ count: 2326, edgeTtfbMs: { p50: 9, p95: 31, p99: 48 }, originMs: { p50: 7, p95: 26, p99: 40 } });
     expect(cf.unavailable).toEqual({});
   });
@@ -84,7 +167,8 @@ describe("pagination", () => {
     expect(received[0]!.body!.query).not.toContain("OR:");
     // Page 1 ends at (12:01, 200, LHR): page 2 starts strictly after it; the status stays a number.
     expect(received[1]!.body!.query).toContain(
-      'OR: [{ datetimeMinute_gt: "2026-11-20T12:01:00Z" }, { datetimeMinute: "2026-11-20T12:01:00Z", edgeResponseStatus_gt: 200 }, { datetimeMinute: "2026-11-20T12:01:00Z", edgeResponseStatus: 200, coloCode_gt: "LHR" }]');
+      'OR: [{ datetimeMinute_gt: "2026-11-20T12:01:00Z" }, { datetimeMinute: "2026-11-20T12:01:00Z", edgeResponseStatus_gt: 200 }, { datetimeMinute: "2026-11-20T12:01:00Z", edgeResponseStatus: 200, coloCode_gt: "LHR" }]',
+    );
     expect(received[2]!.body!.query).toContain('{ datetimeMinute: "2026-11-20T12:03:00Z", edgeResponseStatus: 200, coloCode_gt: "IAD" }');
   });
 
@@ -96,12 +180,18 @@ describe("pagination", () => {
 
   it("stops with a clear error past maxPages", async () => {
     const { client } = await clientFor(replay(), { pageSize: 2, maxPages: 3 });
-    await expect(client.rows(ZONE_REQUESTS, SCENARIO.zone, {})).rejects.toMatchObject({ reason: "too_many_pages", message: expect.stringContaining("more than 3 pages of 2 groups") });
+    await expect(client.rows(ZONE_REQUESTS, SCENARIO.zone, {})).rejects.toMatchObject({
+      reason: "too_many_pages",
+      message: expect.stringContaining("more than 3 pages of 2 groups"),
+    });
   });
 });
 
 describe("rate limits and retries", () => {
-  const then = (first: readonly Handler[], rest: Handler): Handler => (req, i) => (first[i] ?? rest)(req, i);
+  const then =
+    (first: readonly Handler[], rest: Handler): Handler =>
+    (req, i) =>
+      (first[i] ?? rest)(req, i);
   const rateLimited: Handler = () => fixture("rate-limited");
   const unavailable: Handler = () => ({ status: 503, body: { data: null, errors: [{ message: "too many queries in progress, please try again later" }] } });
 
@@ -113,7 +203,7 @@ describe("rate limits and retries", () => {
     expect(received.map(datasetOf).slice(0, 2)).toEqual(["workers", "workers"]);
   });
 
-  it("without Retry-After backs off exponentially (1 s, 2 s) on 503 \"try again later\"", async () => {
+  it('without Retry-After backs off exponentially (1 s, 2 s) on 503 "try again later"', async () => {
     const { client, waits } = await clientFor(then([unavailable, unavailable], replay()));
     await client.rows(ZONE_REQUESTS, SCENARIO.zone, {});
     expect(waits).toEqual([1000, 2000]);
@@ -128,7 +218,10 @@ describe("rate limits and retries", () => {
 
   it("gives up after maxAttempts, saying why", async () => {
     const { client, waits } = await clientFor(rateLimited, { maxAttempts: 3 });
-    await expect(client.rows(ZONE_REQUESTS, SCENARIO.zone, {})).rejects.toMatchObject({ reason: "rate_limited", message: expect.stringMatching(/rate limiter budget depleted.*gave up after 3 attempts/) });
+    await expect(client.rows(ZONE_REQUESTS, SCENARIO.zone, {})).rejects.toMatchObject({
+      reason: "rate_limited",
+      message: expect.stringMatching(/rate limiter budget depleted.*gave up after 3 attempts/),
+    });
     expect(waits).toEqual([2000, 2000]);
   });
 
@@ -140,11 +233,13 @@ describe("rate limits and retries", () => {
 });
 
 describe("missing permissions", () => {
-  it("\"not authorized for that account\" → a clear error naming Account Analytics Read, not retried", async () => {
+  it('"not authorized for that account" → a clear error naming Account Analytics Read, not retried', async () => {
     const { client, waits } = await clientFor(() => fixture("not-authorized"));
     await expect(fetchRunAnalytics(client, REQUEST)).rejects.toMatchObject({
       reason: "permission",
-      message: expect.stringMatching(/refused workersInvocationsAdaptive for account 0123456789abcdef0123456789abcdef: "not authorized for that account"\. The API token needs the "Account Analytics Read" permission/),
+      message: expect.stringMatching(
+        /refused workersInvocationsAdaptive for account 0123456789abcdef0123456789abcdef: "not authorized for that account"\. The API token needs the "Account Analytics Read" permission/,
+      ),
     });
     expect(waits).toEqual([]);
   });
@@ -152,7 +247,9 @@ describe("missing permissions", () => {
   it("a token without Zone Analytics Read: the zone query names that permission", async () => {
     const rest = replay();
     const { client } = await clientFor((req, i) => (datasetOf(req) === "zoneRequests" ? fixture("zones-not-authorized") : rest(req, i)));
-    await expect(fetchRunAnalytics(client, REQUEST)).rejects.toThrow(/zones \[fedcba9876543210fedcba9876543210\] are not authorized.*"Zone Analytics Read" permission/);
+    await expect(fetchRunAnalytics(client, REQUEST)).rejects.toThrow(
+      /zones \[fedcba9876543210fedcba9876543210\] are not authorized.*"Zone Analytics Read" permission/,
+    );
   });
 
   it("an account the token cannot see (an empty accounts list) is a permission error too", async () => {
@@ -167,7 +264,10 @@ describe("missing permissions", () => {
   });
 
   it("latency fields the zone's plan lacks: that section is left out, the rest reconciles", async () => {
-    const authz: Handler = () => ({ status: 200, body: { data: null, errors: [{ message: "zone does not have access to the path", extensions: { code: "authz" } }] } });
+    const authz: Handler = () => ({
+      status: 200,
+      body: { data: null, errors: [{ message: "zone does not have access to the path", extensions: { code: "authz" } }] },
+    });
     const rest = replay();
     const { client } = await clientFor((req, i) => (datasetOf(req) === "zoneLatency" ? authz(req, i) : rest(req, i)));
     const cf = await fetchRunAnalytics(client, REQUEST);
@@ -187,10 +287,15 @@ describe("classify", () => {
     [403, ["not authorized for that account"], "permission", false],
     [200, ["does not have access to the path"], "permission", false],
     [401, ["Unauthorized"], "unauthenticated", false],
-    [400, ["unknown field \"wallTimeP95\""], "bad_query", false],
+    [400, ['unknown field "wallTimeP95"'], "bad_query", false],
     [400, ["cannot request data older than 2678400s"], "bad_query", false],
   ] as const)("HTTP %i %j → %s (retry: %s)", (status, messages, reason, retry) => {
-    expect(classify(status, messages.map((message) => ({ message })))).toMatchObject({ reason, retry });
+    expect(
+      classify(
+        status,
+        messages.map((message) => ({ message })),
+      ),
+    ).toMatchObject({ reason, retry });
   });
 
   it.each([

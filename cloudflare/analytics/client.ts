@@ -16,9 +16,32 @@
  * against a local server without waiting.
  */
 import {
-  buildQuery, D1_ANALYTICS, D1_DATABASES_FILTER, DURABLE_OBJECT_INVOCATIONS, keyOf, toD1Group, toDurableObjectGroup, toWorkerGroup,
-  toZoneGroup, toZoneLatency, withFilter, WORKER_INVOCATIONS, WORKER_MINUTES, WORKER_WINDOW, ZONE_HOST_FILTER, ZONE_LATENCY, ZONE_REQUESTS,
-  type D1Group, type DatasetSpec, type DurableObjectGroup, type GraphQLRow, type KeyValue, type Scope, type WorkerGroup, type ZoneGroup, type ZoneLatency,
+  buildQuery,
+  D1_ANALYTICS,
+  D1_DATABASES_FILTER,
+  DURABLE_OBJECT_INVOCATIONS,
+  keyOf,
+  toD1Group,
+  toDurableObjectGroup,
+  toWorkerGroup,
+  toZoneGroup,
+  toZoneLatency,
+  withFilter,
+  WORKER_INVOCATIONS,
+  WORKER_MINUTES,
+  WORKER_WINDOW,
+  ZONE_HOST_FILTER,
+  ZONE_LATENCY,
+  ZONE_REQUESTS,
+  type D1Group,
+  type DatasetSpec,
+  type DurableObjectGroup,
+  type GraphQLRow,
+  type KeyValue,
+  type Scope,
+  type WorkerGroup,
+  type ZoneGroup,
+  type ZoneLatency,
 } from "./queries.ts";
 
 export const GRAPHQL_URL = "https://api.cloudflare.com/client/v4/graphql";
@@ -82,7 +105,11 @@ const NOT_AUTHORIZED = /not authorized|does not have access|^unauthorized$|authz
 
 /** Classifies an HTTP status and GraphQL errors (pure; exported for tests). */
 export function classify(status: number, errors: readonly GraphQLError[]): Classified {
-  const message = errors.map((e) => e.message ?? "").filter(Boolean).join("; ") || `HTTP ${status}`;
+  const message =
+    errors
+      .map((e) => e.message ?? "")
+      .filter(Boolean)
+      .join("; ") || `HTTP ${status}`;
   const codes = errors.map((e) => e.extensions?.code ?? "");
   if (status === 401 || /^unauthorized$/i.test(message)) return { reason: "unauthenticated", retry: false, message };
   if (status === 403 || codes.includes("authz") || NOT_AUTHORIZED.test(message)) return { reason: "permission", retry: false, message };
@@ -116,8 +143,11 @@ export class AnalyticsClient {
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#now = options.now ?? Date.now;
     this.#options = {
-      maxAttempts: options.maxAttempts ?? 5, baseDelayMs: options.baseDelayMs ?? 1000, maxDelayMs: options.maxDelayMs ?? 300_000,
-      pageSize: options.pageSize ?? 10_000, maxPages: options.maxPages ?? 50,
+      maxAttempts: options.maxAttempts ?? 5,
+      baseDelayMs: options.baseDelayMs ?? 1000,
+      maxDelayMs: options.maxDelayMs ?? 300_000,
+      pageSize: options.pageSize ?? 10_000,
+      maxPages: options.maxPages ?? 50,
     };
     this.#onRetry = options.onRetry;
   }
@@ -133,7 +163,11 @@ export class AnalyticsClient {
       if (spec.keys.length === 0 || rows.length < pageSize) return out;
       after = keyOf(spec, rows[rows.length - 1]!);
     }
-    throw new AnalyticsError("too_many_pages", spec.dataset, `${spec.dataset}: more than ${maxPages} pages of ${pageSize} groups; narrow the window or the scripts`);
+    throw new AnalyticsError(
+      "too_many_pages",
+      spec.dataset,
+      `${spec.dataset}: more than ${maxPages} pages of ${pageSize} groups; narrow the window or the scripts`,
+    );
   }
 
   async #send(spec: DatasetSpec, query: string, variables: Readonly<Record<string, unknown>>): Promise<GraphQLRow[]> {
@@ -167,7 +201,11 @@ export class AnalyticsClient {
       const delayMs = retryAfterMs(retryAfter, this.#now()) ?? baseDelayMs * 2 ** (attempt - 1);
       if (attempt >= maxAttempts || delayMs > maxDelayMs) {
         const when = delayMs > maxDelayMs ? `; Cloudflare asks to wait ${Math.ceil(delayMs / 1000)} s` : "";
-        throw new AnalyticsError(verdict.reason, spec.dataset, `${spec.dataset}: ${verdict.message} (gave up after ${attempt} attempt${attempt === 1 ? "" : "s"}${when}; the API allows 300 queries per 5 minutes)`);
+        throw new AnalyticsError(
+          verdict.reason,
+          spec.dataset,
+          `${spec.dataset}: ${verdict.message} (gave up after ${attempt} attempt${attempt === 1 ? "" : "s"}${when}; the API allows 300 queries per 5 minutes)`,
+        );
       }
       this.#onRetry?.({ dataset: spec.dataset, attempt, delayMs, reason: verdict.message });
       await this.#sleep(delayMs);
@@ -186,10 +224,18 @@ function failure(spec: DatasetSpec, verdict: Classified, variables: Readonly<Rec
   const tag = variables.accountTag ?? variables.zoneTag;
   const which = tag ? `${spec.scope} ${String(tag)}` : `the ${spec.scope}`;
   if (verdict.reason === "permission") {
-    return new AnalyticsError("permission", spec.dataset, `Cloudflare refused ${spec.dataset} for ${which}: "${verdict.message}". The API token needs the "${PERMISSIONS[spec.scope]}" permission for that ${spec.scope}${spec.optional ? " (or the plan does not include these fields)" : ""}.`);
+    return new AnalyticsError(
+      "permission",
+      spec.dataset,
+      `Cloudflare refused ${spec.dataset} for ${which}: "${verdict.message}". The API token needs the "${PERMISSIONS[spec.scope]}" permission for that ${spec.scope}${spec.optional ? " (or the plan does not include these fields)" : ""}.`,
+    );
   }
   if (verdict.reason === "unauthenticated") {
-    return new AnalyticsError("unauthenticated", spec.dataset, `Cloudflare did not accept the API token ("${verdict.message}"): check CF_API_TOKEN (missing, expired or revoked)`);
+    return new AnalyticsError(
+      "unauthenticated",
+      spec.dataset,
+      `Cloudflare did not accept the API token ("${verdict.message}"): check CF_API_TOKEN (missing, expired or revoked)`,
+    );
   }
   return new AnalyticsError(verdict.reason, spec.dataset, `${spec.dataset}: Cloudflare refused the query: ${verdict.message}`);
 }
@@ -264,5 +310,15 @@ export async function fetchRunAnalytics(client: AnalyticsClient, request: Analyt
   } else {
     unavailable.zone = "no --zone given: the edge's own request counts were not queried";
   }
-  return { window: { startIso: request.startIso, endIso: request.endIso }, workers, workersByMinute, workersWindow, durableObjects, d1, zone, zoneLatency, unavailable };
+  return {
+    window: { startIso: request.startIso, endIso: request.endIso },
+    workers,
+    workersByMinute,
+    workersWindow,
+    durableObjects,
+    d1,
+    zone,
+    zoneLatency,
+    unavailable,
+  };
 }

@@ -46,13 +46,20 @@ const WORKERS_DOC = "https://developers.cloudflare.com/analytics/graphql-api/tut
  * The schema has no P95 on this dataset (P25, P50, P75, P90, P99, P999), so the latency
  * comparison uses p50 and p99 on both sides.
  */
-const WORKER_SELECTION = "sum { requests errors subrequests } quantiles { cpuTimeP50 cpuTimeP99 wallTimeP50 wallTimeP99 durationP50 durationP99 } avg { sampleInterval }";
+const WORKER_SELECTION =
+  "sum { requests errors subrequests } quantiles { cpuTimeP50 cpuTimeP99 wallTimeP50 wallTimeP99 durationP50 durationP99 } avg { sampleInterval }";
 
 function workerSpec(id: DatasetId, keys: readonly string[]): DatasetSpec {
   return {
-    id, scope: "account", dataset: "workersInvocationsAdaptive",
-    variables: { scripts: "[string!]!" }, filter: ["scriptName_in: $scripts"],
-    selection: WORKER_SELECTION, keys, optional: false, docs: WORKERS_DOC,
+    id,
+    scope: "account",
+    dataset: "workersInvocationsAdaptive",
+    variables: { scripts: "[string!]!" },
+    filter: ["scriptName_in: $scripts"],
+    selection: WORKER_SELECTION,
+    keys,
+    optional: false,
+    docs: WORKERS_DOC,
   };
 }
 
@@ -65,10 +72,14 @@ export const WORKER_WINDOW = workerSpec("workersWindow", ["scriptName"]);
 
 /** Durable Object invocations per script and namespace; wall time in microseconds. */
 export const DURABLE_OBJECT_INVOCATIONS: DatasetSpec = {
-  id: "durableObjects", scope: "account", dataset: "durableObjectsInvocationsAdaptiveGroups",
-  variables: { scripts: "[string!]!" }, filter: ["scriptName_in: $scripts"],
+  id: "durableObjects",
+  scope: "account",
+  dataset: "durableObjectsInvocationsAdaptiveGroups",
+  variables: { scripts: "[string!]!" },
+  filter: ["scriptName_in: $scripts"],
   selection: "sum { requests errors wallTime } quantiles { wallTimeP50 wallTimeP99 }",
-  keys: ["scriptName", "namespaceId"], optional: true,
+  keys: ["scriptName", "namespaceId"],
+  optional: true,
   docs: "https://developers.cloudflare.com/durable-objects/observability/metrics-and-analytics/",
 };
 
@@ -78,10 +89,14 @@ export const DURABLE_OBJECT_INVOCATIONS: DatasetSpec = {
  * only the run's minutes count.
  */
 export const D1_ANALYTICS: DatasetSpec = {
-  id: "d1", scope: "account", dataset: "d1AnalyticsAdaptiveGroups",
-  variables: {}, filter: [],
+  id: "d1",
+  scope: "account",
+  dataset: "d1AnalyticsAdaptiveGroups",
+  variables: {},
+  filter: [],
   selection: "sum { readQueries writeQueries rowsRead rowsWritten } quantiles { queryBatchTimeMsP90 }",
-  keys: ["datetimeMinute", "databaseId"], optional: true,
+  keys: ["datetimeMinute", "databaseId"],
+  optional: true,
   docs: "https://developers.cloudflare.com/d1/observability/metrics-analytics/",
 };
 
@@ -90,10 +105,14 @@ export const D1_DATABASES_FILTER = { variables: { databases: "[string!]!" }, fil
 
 /** Requests the zone's edge answered, by minute, edge status and data center. */
 export const ZONE_REQUESTS: DatasetSpec = {
-  id: "zoneRequests", scope: "zone", dataset: "httpRequestsAdaptiveGroups",
-  variables: {}, filter: [],
+  id: "zoneRequests",
+  scope: "zone",
+  dataset: "httpRequestsAdaptiveGroups",
+  variables: {},
+  filter: [],
   selection: "count avg { sampleInterval }",
-  keys: ["datetimeMinute", "edgeResponseStatus", "coloCode"], optional: false,
+  keys: ["datetimeMinute", "edgeResponseStatus", "coloCode"],
+  optional: false,
   docs: "https://developers.cloudflare.com/analytics/graphql-api/migration-guides/graphql-api-analytics/",
 };
 
@@ -102,10 +121,15 @@ export const ZONE_REQUESTS: DatasetSpec = {
  * fields depend on the zone's plan; without them the section is reported unavailable.
  */
 export const ZONE_LATENCY: DatasetSpec = {
-  id: "zoneLatency", scope: "zone", dataset: "httpRequestsAdaptiveGroups",
-  variables: {}, filter: [],
-  selection: "count quantiles { edgeTimeToFirstByteMsP50 edgeTimeToFirstByteMsP95 edgeTimeToFirstByteMsP99 originResponseDurationMsP50 originResponseDurationMsP95 originResponseDurationMsP99 }",
-  keys: [], optional: true,
+  id: "zoneLatency",
+  scope: "zone",
+  dataset: "httpRequestsAdaptiveGroups",
+  variables: {},
+  filter: [],
+  selection:
+    "count quantiles { edgeTimeToFirstByteMsP50 edgeTimeToFirstByteMsP95 edgeTimeToFirstByteMsP99 originResponseDurationMsP50 originResponseDurationMsP95 originResponseDurationMsP99 }",
+  keys: [],
+  optional: true,
   docs: "https://developers.cloudflare.com/analytics/graphql-api/features/filtering/",
 };
 
@@ -113,7 +137,10 @@ export const ZONE_LATENCY: DatasetSpec = {
 export const ZONE_HOST_FILTER = { variables: { host: "string!" }, filter: ["clientRequestHTTPHost: $host"] } as const;
 
 /** A spec with extra filter entries (and their variables). */
-export function withFilter(spec: DatasetSpec, extra: { readonly variables: Readonly<Record<string, string>>; readonly filter: readonly string[] }): DatasetSpec {
+export function withFilter(
+  spec: DatasetSpec,
+  extra: { readonly variables: Readonly<Record<string, string>>; readonly filter: readonly string[] },
+): DatasetSpec {
   return { ...spec, variables: { ...spec.variables, ...extra.variables }, filter: [...spec.filter, ...extra.filter] };
 }
 
@@ -131,7 +158,11 @@ export function buildQuery(spec: DatasetSpec, limit: number, after?: readonly Ke
   const variables = [`$${tag}: string!`, "$start: Time!", "$end: Time!", ...Object.entries(spec.variables).map(([k, t]) => `$${k}: ${t}`)];
   const filter = ["datetime_geq: $start", "datetime_leq: $end", ...spec.filter];
   if (after && spec.keys.length) filter.push(`OR: [${spec.keys.map((_, i) => pageBranch(spec.keys, after, i)).join(", ")}]`);
-  const args = [`limit: ${limit}`, ...(spec.keys.length ? [`orderBy: [${spec.keys.map((k) => `${k}_ASC`).join(", ")}]`] : []), `filter: { ${filter.join(", ")} }`];
+  const args = [
+    `limit: ${limit}`,
+    ...(spec.keys.length ? [`orderBy: [${spec.keys.map((k) => `${k}_ASC`).join(", ")}]`] : []),
+    `filter: { ${filter.join(", ")} }`,
+  ];
   const dimensions = spec.keys.length ? ` dimensions { ${spec.keys.join(" ")} }` : "";
   return [
     `query Edgeload_${spec.id}(${variables.join(", ")}) {`,
@@ -239,33 +270,52 @@ export function toWorkerGroup(row: GraphQLRow): WorkerGroup {
     minute: row.dimensions?.datetimeMinute === undefined ? null : dim(row, "datetimeMinute"),
     script: dim(row, "scriptName"),
     status: row.dimensions?.status === undefined ? null : dim(row, "status"),
-    requests: num(row.sum?.requests), errors: num(row.sum?.errors), subrequests: num(row.sum?.subrequests),
-    cpuP50Ms: usToMs(q.cpuTimeP50), cpuP99Ms: usToMs(q.cpuTimeP99),
-    wallP50Ms: usToMs(q.wallTimeP50), wallP99Ms: usToMs(q.wallTimeP99),
-    durationP50GbS: opt(q.durationP50), durationP99GbS: opt(q.durationP99),
+    requests: num(row.sum?.requests),
+    errors: num(row.sum?.errors),
+    subrequests: num(row.sum?.subrequests),
+    cpuP50Ms: usToMs(q.cpuTimeP50),
+    cpuP99Ms: usToMs(q.cpuTimeP99),
+    wallP50Ms: usToMs(q.wallTimeP50),
+    wallP99Ms: usToMs(q.wallTimeP99),
+    durationP50GbS: opt(q.durationP50),
+    durationP99GbS: opt(q.durationP99),
     sampleInterval: opt(row.avg?.sampleInterval),
   };
 }
 
 export function toDurableObjectGroup(row: GraphQLRow): DurableObjectGroup {
   return {
-    script: dim(row, "scriptName"), namespaceId: dim(row, "namespaceId"),
-    requests: num(row.sum?.requests), errors: num(row.sum?.errors), wallTimeTotalMs: usToMs(row.sum?.wallTime),
-    wallP50Ms: usToMs(row.quantiles?.wallTimeP50), wallP99Ms: usToMs(row.quantiles?.wallTimeP99),
+    script: dim(row, "scriptName"),
+    namespaceId: dim(row, "namespaceId"),
+    requests: num(row.sum?.requests),
+    errors: num(row.sum?.errors),
+    wallTimeTotalMs: usToMs(row.sum?.wallTime),
+    wallP50Ms: usToMs(row.quantiles?.wallTimeP50),
+    wallP99Ms: usToMs(row.quantiles?.wallTimeP99),
   };
 }
 
 export function toD1Group(row: GraphQLRow): D1Group {
   const s = row.sum ?? {};
   return {
-    minute: dim(row, "datetimeMinute"), databaseId: dim(row, "databaseId"),
-    readQueries: num(s.readQueries), writeQueries: num(s.writeQueries), rowsRead: num(s.rowsRead), rowsWritten: num(s.rowsWritten),
+    minute: dim(row, "datetimeMinute"),
+    databaseId: dim(row, "databaseId"),
+    readQueries: num(s.readQueries),
+    writeQueries: num(s.writeQueries),
+    rowsRead: num(s.rowsRead),
+    rowsWritten: num(s.rowsWritten),
     queryBatchP90Ms: opt(row.quantiles?.queryBatchTimeMsP90),
   };
 }
 
 export function toZoneGroup(row: GraphQLRow): ZoneGroup {
-  return { minute: dim(row, "datetimeMinute"), status: Number(row.dimensions?.edgeResponseStatus ?? 0), colo: dim(row, "coloCode"), count: num(row.count), sampleInterval: opt(row.avg?.sampleInterval) };
+  return {
+    minute: dim(row, "datetimeMinute"),
+    status: Number(row.dimensions?.edgeResponseStatus ?? 0),
+    colo: dim(row, "coloCode"),
+    count: num(row.count),
+    sampleInterval: opt(row.avg?.sampleInterval),
+  };
 }
 
 export function toZoneLatency(row: GraphQLRow): ZoneLatency {

@@ -33,9 +33,19 @@ describe("runTrafficFrom", () => {
     const run = scenarioRun();
     expect([run.t0Ms, run.endMs]).toEqual([Date.parse(SCENARIO.t0), Date.parse(SCENARIO.end)]);
     expect(run.durationMs).toEqual({ p50: 18, p95: 95, p99: 140 });
-    const r = reconcile(run, { ...scenarioAnalytics(), zone: null, workers: [], workersByMinute: [], workersWindow: [], zoneLatency: null }, { nowMs: AFTER_RUN, marginS: 60 });
+    const r = reconcile(
+      run,
+      { ...scenarioAnalytics(), zone: null, workers: [], workersByMinute: [], workersWindow: [], zoneLatency: null },
+      { nowMs: AFTER_RUN, marginS: 60 },
+    );
     // t0 is 12:00:30: its first 30 seconds fall in 12:00, the last 30 in 12:04.
-    expect(r.minutes.map((m) => [m.minute.slice(11, 16), m.sent])).toEqual([["12:00", 300], ["12:01", 600], ["12:02", 600], ["12:03", 600], ["12:04", 300]]);
+    expect(r.minutes.map((m) => [m.minute.slice(11, 16), m.sent])).toEqual([
+      ["12:00", 300],
+      ["12:01", 600],
+      ["12:02", 600],
+      ["12:03", 600],
+      ["12:04", 300],
+    ]);
     expect(r.minutes[2]!.sentByClass).toEqual({ "2xx": 540, "4xx": 60 });
     expect(r.edgeSource).toBe("none");
   });
@@ -67,8 +77,12 @@ describe("reconcile: the edge saw fewer requests in one minute and a 429 burst",
       ["latency", null],
       ["outside_run", null],
     ]);
-    expect(about(r, "edge_429")).toEqual(["60 × 429 in 12:02 were answered before the Worker ran (540 invocations for 600 requests): a Cloudflare rate-limiting rule or WAF throttled the run"]);
-    expect(about(r, "fewer_at_edge")).toEqual(["the edge saw 3.0% fewer requests than the run sent in 12:03 (582 of 600): 18 of them never got a response on the client (connection errors or timeouts): lost before Cloudflare"]);
+    expect(about(r, "edge_429")).toEqual([
+      "60 × 429 in 12:02 were answered before the Worker ran (540 invocations for 600 requests): a Cloudflare rate-limiting rule or WAF throttled the run",
+    ]);
+    expect(about(r, "fewer_at_edge")).toEqual([
+      "the edge saw 3.0% fewer requests than the run sent in 12:03 (582 of 600): 18 of them never got a response on the client (connection errors or timeouts): lost before Cloudflare",
+    ]);
     expect(about(r, "worker_errors")[0]).toMatch(/^Worker authrim reported 2 errors in 12:04 \(exceededResources\)/);
     expect(about(r, "outside_run")[0]).toMatch(/^4 requests in the margin minutes/);
   });
@@ -79,7 +93,10 @@ describe("reconcile: the edge saw fewer requests in one minute and a 429 burst",
       "client p95 95.0ms ≫ edge TTFB p95 31.0ms: the time goes between the generator and Cloudflare's edge (network, or generator queueing)",
     ]);
     // p50: 18 ms vs 6 ms is within the 20 ms floor, so it is not flagged.
-    expect(r.latency.workers.map((w) => [w.script, w.wallP99Ms])).toEqual([["authrim", 25], ["authrim-sessions", 4]]);
+    expect(r.latency.workers.map((w) => [w.script, w.wallP99Ms])).toEqual([
+      ["authrim", 25],
+      ["authrim-sessions", 4],
+    ]);
   });
 
   it("names a saturated generator as the likely cause of the client-side time", () => {
@@ -114,46 +131,97 @@ describe("reconcile without a zone: the entry Worker's invocations are the edge 
 });
 
 /** A run at t0 = 12:01:00 and a zone, minute by minute: `{ "12:01": {"2xx": 600} }`. */
-function small(sent: Record<string, Record<string, number>>, zone: Record<string, Array<[status: number, count: number, sampleInterval?: number]>>, workers: Record<string, number> = {}) {
+function small(
+  sent: Record<string, Record<string, number>>,
+  zone: Record<string, Array<[status: number, count: number, sampleInterval?: number]>>,
+  workers: Record<string, number> = {},
+) {
   const t0Ms = Date.parse("2026-11-20T12:01:00Z");
   const at = (hm: string) => Date.parse(`2026-11-20T${hm}:00Z`);
   const run: RunTraffic = {
-    runId: "r", target: "https://t.example", t0Ms, endMs: t0Ms + Object.keys(sent).length * 60_000,
-    seconds: Object.entries(sent).flatMap(([hm, byClass]) => Object.entries(byClass).map(([statusClass, requests]) => ({ t: (at(hm) - t0Ms) / 1000, statusClass, requests }))),
-    durationMs: null, ttfbMs: null, saturation: [],
+    runId: "r",
+    target: "https://t.example",
+    t0Ms,
+    endMs: t0Ms + Object.keys(sent).length * 60_000,
+    seconds: Object.entries(sent).flatMap(([hm, byClass]) =>
+      Object.entries(byClass).map(([statusClass, requests]) => ({ t: (at(hm) - t0Ms) / 1000, statusClass, requests })),
+    ),
+    durationMs: null,
+    ttfbMs: null,
+    saturation: [],
   };
-  const zoneGroups: ZoneGroup[] = Object.entries(zone).flatMap(([hm, groups]) => groups.map(([status, count, sampleInterval]) => ({ minute: `2026-11-20T${hm}:00Z`, status, colo: "AMS", count, sampleInterval: sampleInterval ?? 1 })));
-  const workerGroups = Object.entries(workers).map(([hm, requests]) => toWorkerGroup({ dimensions: { datetimeMinute: `2026-11-20T${hm}:00Z`, scriptName: "api", status: "success" }, sum: { requests, errors: 0, subrequests: 0 } }));
-  const cf: CloudflareAnalytics = { window: { startIso: "", endIso: "" }, workers: workerGroups, workersByMinute: [], workersWindow: [], durableObjects: [], d1: [], zone: zoneGroups, zoneLatency: null, unavailable: {} };
+  const zoneGroups: ZoneGroup[] = Object.entries(zone).flatMap(([hm, groups]) =>
+    groups.map(([status, count, sampleInterval]) => ({ minute: `2026-11-20T${hm}:00Z`, status, colo: "AMS", count, sampleInterval: sampleInterval ?? 1 })),
+  );
+  const workerGroups = Object.entries(workers).map(([hm, requests]) =>
+    toWorkerGroup({
+      dimensions: { datetimeMinute: `2026-11-20T${hm}:00Z`, scriptName: "api", status: "success" },
+      sum: { requests, errors: 0, subrequests: 0 },
+    }),
+  );
+  const cf: CloudflareAnalytics = {
+    window: { startIso: "", endIso: "" },
+    workers: workerGroups,
+    workersByMinute: [],
+    workersWindow: [],
+    durableObjects: [],
+    d1: [],
+    zone: zoneGroups,
+    zoneLatency: null,
+    unavailable: {},
+  };
   return { run, cf };
 }
 
 describe("reconcile: what is not a loss", () => {
   it.each([
     // [what, sent per minute, zone per minute, expected finding kinds]
-    ["a shift across a minute boundary (−20 then +20) is clock skew, not a loss",
-      { "12:01": { "2xx": 600 }, "12:02": { "2xx": 600 } }, { "12:01": [[200, 580]], "12:02": [[200, 620]] }, [["boundary_shift", "12:01"]]],
-    ["a gap within 1 % is counting noise",
-      { "12:01": { "2xx": 600 } }, { "12:01": [[200, 595]] }, []],
-    ["a 1-in-10 sampled estimate 5 % off is within its √(n·k) error; the sampling is said",
-      { "12:01": { "2xx": 600 } }, { "12:01": [[200, 570, 10]] }, [["sampled", null]]],
-    ["more at the edge than sent is other traffic",
-      { "12:01": { "2xx": 600 } }, { "12:01": [[200, 700]] }, [["more_at_edge", "12:01"]]],
-    ["the client's 5xx that the edge never logged is a status-mix finding",
-      { "12:01": { "2xx": 590, "5xx": 10 } }, { "12:01": [[200, 600]] }, [["status_mix", "12:01"]]],
+    [
+      "a shift across a minute boundary (−20 then +20) is clock skew, not a loss",
+      { "12:01": { "2xx": 600 }, "12:02": { "2xx": 600 } },
+      { "12:01": [[200, 580]], "12:02": [[200, 620]] },
+      [["boundary_shift", "12:01"]],
+    ],
+    ["a gap within 1 % is counting noise", { "12:01": { "2xx": 600 } }, { "12:01": [[200, 595]] }, []],
+    [
+      "a 1-in-10 sampled estimate 5 % off is within its √(n·k) error; the sampling is said",
+      { "12:01": { "2xx": 600 } },
+      { "12:01": [[200, 570, 10]] },
+      [["sampled", null]],
+    ],
+    ["more at the edge than sent is other traffic", { "12:01": { "2xx": 600 } }, { "12:01": [[200, 700]] }, [["more_at_edge", "12:01"]]],
+    [
+      "the client's 5xx that the edge never logged is a status-mix finding",
+      { "12:01": { "2xx": 590, "5xx": 10 } },
+      { "12:01": [[200, 600]] },
+      [["status_mix", "12:01"]],
+    ],
   ] as const)("%s", (_what, sent, zone, expected) => {
     const { run, cf } = small(sent, zone as never);
     expect(kinds(reconcile(run, cf, { nowMs: AFTER_RUN, marginS: 60 }))).toEqual(expected);
   });
 
   it("429s the Worker ran for come from the Worker itself", () => {
-    const { run, cf } = small({ "12:01": { "2xx": 540, "4xx": 60 } }, { "12:01": [[200, 540], [429, 60]] }, { "12:01": 600 });
-    expect(about(reconcile(run, cf, { nowMs: AFTER_RUN, marginS: 60, entryScript: "api" }), "edge_429")).toEqual(["60 × 429 in 12:01 came from the Worker itself (it ran for every request): application-level rate limiting"]);
+    const { run, cf } = small(
+      { "12:01": { "2xx": 540, "4xx": 60 } },
+      {
+        "12:01": [
+          [200, 540],
+          [429, 60],
+        ],
+      },
+      { "12:01": 600 },
+    );
+    expect(about(reconcile(run, cf, { nowMs: AFTER_RUN, marginS: 60, entryScript: "api" }), "edge_429")).toEqual([
+      "60 × 429 in 12:01 came from the Worker itself (it ran for every request): application-level rate limiting",
+    ]);
   });
 
   it("requests answered before the Worker without 429s: cache, WAF or another route", () => {
     const { run, cf } = small({ "12:01": { "2xx": 600 } }, { "12:01": [[200, 600]] }, { "12:01": 450 });
-    expect(about(reconcile(run, cf, { nowMs: AFTER_RUN, marginS: 60, entryScript: "api" }), "before_worker")).toEqual(["the edge answered 600 requests in 12:01 but the entry Worker ran 450 times: 150 were answered before the Worker (cache, WAF, rate limiting, or a route without the Worker)"]);
+    expect(about(reconcile(run, cf, { nowMs: AFTER_RUN, marginS: 60, entryScript: "api" }), "before_worker")).toEqual([
+      "the edge answered 600 requests in 12:01 but the entry Worker ran 450 times: 150 were answered before the Worker (cache, WAF, rate limiting, or a route without the Worker)",
+    ]);
   });
 
   it("a run that just ended: says Cloudflare's analytics may still be incomplete", () => {

@@ -41,8 +41,20 @@ export function runTrafficFrom(summary: Summary, rows: readonly QueryRow[]): Run
     return t ? { p50: t.med, p95: t["p(95)"], p99: t["p(99)"] } : null;
   };
   const seconds = rows.flatMap((r) =>
-    typeof r.t === "number" && typeof r.status_class === "string" && typeof r.requests === "number" ? [{ t: r.t, statusClass: r.status_class, requests: r.requests }] : []);
-  return { runId: e.runId, target: e.target, t0Ms: Date.parse(e.startedAt), endMs: Date.parse(e.endedAt), seconds, durationMs: trend("http_req_duration"), ttfbMs: trend("http_req_waiting"), saturation: e.saturation };
+    typeof r.t === "number" && typeof r.status_class === "string" && typeof r.requests === "number"
+      ? [{ t: r.t, statusClass: r.status_class, requests: r.requests }]
+      : [],
+  );
+  return {
+    runId: e.runId,
+    target: e.target,
+    t0Ms: Date.parse(e.startedAt),
+    endMs: Date.parse(e.endedAt),
+    seconds,
+    durationMs: trend("http_req_duration"),
+    ttfbMs: trend("http_req_waiting"),
+    saturation: e.saturation,
+  };
 }
 
 export interface ReconcileOptions {
@@ -57,8 +69,17 @@ export interface ReconcileOptions {
 }
 
 export type FindingKind =
-  | "fewer_at_edge" | "more_at_edge" | "before_worker" | "edge_429" | "worker_errors" | "status_mix"
-  | "boundary_shift" | "latency" | "outside_run" | "analytics_lag" | "sampled";
+  | "fewer_at_edge"
+  | "more_at_edge"
+  | "before_worker"
+  | "edge_429"
+  | "worker_errors"
+  | "status_mix"
+  | "boundary_shift"
+  | "latency"
+  | "outside_run"
+  | "analytics_lag"
+  | "sampled";
 
 export interface Finding {
   readonly kind: FindingKind;
@@ -159,13 +180,20 @@ export function reconcile(run: RunTraffic, cf: CloudflareAnalytics, options: Rec
     const total = Object.values(byClass).reduce((a, b) => a + b, 0);
     const z = zone.get(m);
     const w = worker.get(m);
-    const edge = edgeSource === "zone" ? z?.total ?? 0 : edgeSource === "worker" ? w?.requests ?? 0 : null;
+    const edge = edgeSource === "zone" ? (z?.total ?? 0) : edgeSource === "worker" ? (w?.requests ?? 0) : null;
     const inRun = m + MINUTE_MS > run.t0Ms && m < run.endMs;
     return {
-      minute: iso(m), inRun, sent: total, sentByClass: byClass, edge,
-      edgeByClass: edgeSource === "zone" ? z?.byClass ?? {} : null, edge429: z?.s429 ?? 0,
-      worker: entry && cf.workers.length ? w?.requests ?? 0 : null, workerErrors: entry && cf.workers.length ? w?.errors ?? 0 : null,
-      workerWallP99Ms: wallP99.get(m) ?? null, sampleInterval: Math.max(z?.sample ?? 1, w?.sample ?? 1),
+      minute: iso(m),
+      inRun,
+      sent: total,
+      sentByClass: byClass,
+      edge,
+      edgeByClass: edgeSource === "zone" ? (z?.byClass ?? {}) : null,
+      edge429: z?.s429 ?? 0,
+      worker: entry && cf.workers.length ? (w?.requests ?? 0) : null,
+      workerErrors: entry && cf.workers.length ? (w?.errors ?? 0) : null,
+      workerWallP99Ms: wallP99.get(m) ?? null,
+      sampleInterval: Math.max(z?.sample ?? 1, w?.sample ?? 1),
       delta: edge === null ? null : edge - total,
     };
   });
@@ -186,8 +214,13 @@ export function reconcile(run: RunTraffic, cf: CloudflareAnalytics, options: Rec
   }
   const d1 = new Map<string, { databaseId: string; readQueries: number; writeQueries: number; rowsRead: number; rowsWritten: number }>();
   for (const g of cf.d1) {
-    const t = d1.get(g.databaseId) ?? d1.set(g.databaseId, { databaseId: g.databaseId, readQueries: 0, writeQueries: 0, rowsRead: 0, rowsWritten: 0 }).get(g.databaseId)!;
-    t.readQueries += g.readQueries; t.writeQueries += g.writeQueries; t.rowsRead += g.rowsRead; t.rowsWritten += g.rowsWritten;
+    const t =
+      d1.get(g.databaseId) ??
+      d1.set(g.databaseId, { databaseId: g.databaseId, readQueries: 0, writeQueries: 0, rowsRead: 0, rowsWritten: 0 }).get(g.databaseId)!;
+    t.readQueries += g.readQueries;
+    t.writeQueries += g.writeQueries;
+    t.rowsRead += g.rowsRead;
+    t.rowsWritten += g.rowsWritten;
   }
   const colos = new Map<string, number>();
   for (const g of cf.zone ?? []) colos.set(g.colo, (colos.get(g.colo) ?? 0) + g.count);
@@ -195,14 +228,18 @@ export function reconcile(run: RunTraffic, cf: CloudflareAnalytics, options: Rec
   const inRun = minutes.filter((m) => m.inRun);
   const sum = (f: (m: MinuteRow) => number | null) => (inRun.some((m) => f(m) !== null) ? inRun.reduce((a, m) => a + (f(m) ?? 0), 0) : null);
   return {
-    runId: run.runId, target: run.target,
+    runId: run.runId,
+    target: run.target,
     window: { startIso: cf.window.startIso, endIso: cf.window.endIso, marginS: options.marginS },
-    edgeSource, entryScript: entry, minutes,
+    edgeSource,
+    entryScript: entry,
+    minutes,
     totals: { sent: sum((m) => m.sent) ?? 0, edge: sum((m) => m.edge), worker: sum((m) => m.worker) },
     latency: { client: run.durationMs, clientTtfb: run.ttfbMs, workers: cf.workersWindow, zone: cf.zoneLatency },
     workerStatuses: [...statuses.values()],
     durableObjects: cf.durableObjects,
-    d1: [...d1.values()], d1Minutes: cf.d1,
+    d1: [...d1.values()],
+    d1Minutes: cf.d1,
     colos: [...colos.entries()].map(([colo, count]) => ({ colo, count })).sort((a, b) => b.count - a.count),
     findings,
     unavailable: cf.unavailable,
@@ -224,35 +261,60 @@ function countFindings(minutes: readonly MinuteRow[], source: Reconciliation["ed
       const next = minutes[i + 1];
       if (next?.inRun && next.delta !== null && Math.abs(m.delta + next.delta) <= limit && Math.sign(next.delta) === -Math.sign(m.delta)) {
         paired.add(next.minute);
-        out.push({ kind: "boundary_shift", minute: m.minute, message: `${hhmm(m.minute)} ${signed(m.delta)} and ${hhmm(next.minute)} ${signed(next.delta)} cancel out: requests near the minute boundary were counted on either side (clock skew between the shards and Cloudflare), not lost` });
+        out.push({
+          kind: "boundary_shift",
+          minute: m.minute,
+          message: `${hhmm(m.minute)} ${signed(m.delta)} and ${hhmm(next.minute)} ${signed(next.delta)} cancel out: requests near the minute boundary were counted on either side (clock skew between the shards and Cloudflare), not lost`,
+        });
       } else if (m.delta < 0) {
-        out.push({ kind: "fewer_at_edge", minute: m.minute, message: `${edgeName} saw ${pct(-m.delta, m.sent)} fewer requests than the run sent in ${hhmm(m.minute)} (${m.edge} of ${m.sent}): ${fewerReason(m, source)}` });
+        out.push({
+          kind: "fewer_at_edge",
+          minute: m.minute,
+          message: `${edgeName} saw ${pct(-m.delta, m.sent)} fewer requests than the run sent in ${hhmm(m.minute)} (${m.edge} of ${m.sent}): ${fewerReason(m, source)}`,
+        });
       } else {
-        out.push({ kind: "more_at_edge", minute: m.minute, message: `${edgeName} saw ${m.delta} more requests than the run sent in ${hhmm(m.minute)} (${m.edge} vs ${m.sent}): other traffic to the same ${source === "zone" ? "host" : "Worker"}, or retries` });
+        out.push({
+          kind: "more_at_edge",
+          minute: m.minute,
+          message: `${edgeName} saw ${m.delta} more requests than the run sent in ${hhmm(m.minute)} (${m.edge} vs ${m.sent}): other traffic to the same ${source === "zone" ? "host" : "Worker"}, or retries`,
+        });
       }
     }
     if (source === "zone" && m.worker !== null) {
       const beforeWorker = m.edge - m.worker;
       const explainedBy429 = m.edge429 > 0 && m.edge429 >= beforeWorker / 2;
       if (m.edge429 > 0) {
-        const where = beforeWorker <= limit
-          ? "came from the Worker itself (it ran for every request): application-level rate limiting"
-          : explainedBy429
-            ? `were answered before the Worker ran (${m.worker} invocations for ${m.edge} requests): a Cloudflare rate-limiting rule or WAF throttled the run`
-            : "at the edge, some before the Worker ran (see below)";
+        const where =
+          beforeWorker <= limit
+            ? "came from the Worker itself (it ran for every request): application-level rate limiting"
+            : explainedBy429
+              ? `were answered before the Worker ran (${m.worker} invocations for ${m.edge} requests): a Cloudflare rate-limiting rule or WAF throttled the run`
+              : "at the edge, some before the Worker ran (see below)";
         out.push({ kind: "edge_429", minute: m.minute, message: `${m.edge429} × 429 in ${hhmm(m.minute)} ${where}` });
       }
       if (beforeWorker > limit && !explainedBy429) {
-        out.push({ kind: "before_worker", minute: m.minute, message: `the edge answered ${m.edge} requests in ${hhmm(m.minute)} but the entry Worker ran ${m.worker} times: ${beforeWorker} were answered before the Worker (cache, WAF, rate limiting, or a route without the Worker)` });
+        out.push({
+          kind: "before_worker",
+          minute: m.minute,
+          message: `the edge answered ${m.edge} requests in ${hhmm(m.minute)} but the entry Worker ran ${m.worker} times: ${beforeWorker} were answered before the Worker (cache, WAF, rate limiting, or a route without the Worker)`,
+        });
       }
     } else if (source === "zone" && m.edge429 > 0) {
-      out.push({ kind: "edge_429", minute: m.minute, message: `the edge answered ${m.edge429} × 429 in ${hhmm(m.minute)}: rate limiting (pass --scripts to tell a Cloudflare rule from the Worker's own)` });
+      out.push({
+        kind: "edge_429",
+        minute: m.minute,
+        message: `the edge answered ${m.edge429} × 429 in ${hhmm(m.minute)}: rate limiting (pass --scripts to tell a Cloudflare rule from the Worker's own)`,
+      });
     }
     if (m.edgeByClass) {
       const diff = ["4xx", "5xx"].filter((c) => Math.abs((m.sentByClass[c] ?? 0) - (m.edgeByClass![c] ?? 0)) > limit);
       if (diff.length) {
         const show = (b: Readonly<Record<string, number>>) => diff.map((c) => `${c}=${b[c] ?? 0}`).join(" ");
-        out.push({ kind: "status_mix", minute: m.minute, message: `status mix differs in ${hhmm(m.minute)}: the client got ${show(m.sentByClass)}, the edge logged ${show(m.edgeByClass)}` });
+        out.push({
+          kind: "status_mix",
+          minute: m.minute,
+          message: `status mix differs in ${hhmm(m.minute)}: the client got ${show(m.sentByClass)}, the edge logged ${show(m.edgeByClass)}`,
+        });
       }
     }
   });
@@ -264,7 +326,8 @@ function fewerReason(m: MinuteRow, source: Reconciliation["edgeSource"]): string
   const noResponse = (m.sentByClass.connection ?? 0) + (m.sentByClass.timeout ?? 0);
   if (noResponse >= missing / 2) return `${noResponse} of them never got a response on the client (connection errors or timeouts): lost before Cloudflare`;
   const answeredWithError = (m.sentByClass["4xx"] ?? 0) + (m.sentByClass["5xx"] ?? 0);
-  if (source === "worker" && answeredWithError >= missing / 2) return `dropped before the Worker — the client got ${answeredWithError} 4xx/5xx in that minute (WAF, rate limiting or Cloudflare errors answered them)`;
+  if (source === "worker" && answeredWithError >= missing / 2)
+    return `dropped before the Worker — the client got ${answeredWithError} 4xx/5xx in that minute (WAF, rate limiting or Cloudflare errors answered them)`;
   if (source === "worker") return "dropped before the Worker (WAF, rate limiting or cache?) or lost before Cloudflare";
   return "lost before Cloudflare (DNS, TLS or connection failures), or not yet in the analytics";
 }
@@ -278,29 +341,49 @@ function workerErrorFindings(workers: readonly WorkerGroup[]): Finding[] {
     e.errors += g.errors || g.requests;
     if (g.status && !OK_STATUSES.has(g.status)) e.statuses.add(g.status);
   }
-  return [...byMinute.values()].map((e) => ({ kind: "worker_errors", minute: e.minute, message: `Worker ${e.script} reported ${e.errors} error${e.errors === 1 ? "" : "s"} in ${hhmm(e.minute)} (${[...e.statuses].join(", ") || "errors"}): failures inside the Worker, which the client sees as 5xx (Workers errors 1101/1102)` }));
+  return [...byMinute.values()].map((e) => ({
+    kind: "worker_errors",
+    minute: e.minute,
+    message: `Worker ${e.script} reported ${e.errors} error${e.errors === 1 ? "" : "s"} in ${hhmm(e.minute)} (${[...e.statuses].join(", ") || "errors"}): failures inside the Worker, which the client sees as 5xx (Workers errors 1101/1102)`,
+  }));
 }
 
 function latencyFindings(run: RunTraffic, cf: CloudflareAnalytics, entry: string | null, rule: { factor: number; minGapMs: number }): Finding[] {
   const out: Finding[] = [];
-  const much = (client: number | null, server: number | null) => client !== null && server !== null && client > rule.factor * server && client - server > rule.minGapMs;
+  const much = (client: number | null, server: number | null) =>
+    client !== null && server !== null && client > rule.factor * server && client - server > rule.minGapMs;
   const c = run.durationMs;
   const w = cf.workersWindow.find((g) => g.script === entry);
   const saturated = run.saturation.length ? `; the run's summary says the generator was saturated (${run.saturation[0]})` : "";
   if (c && w) {
     // The dataset has no wall-time P95, so compare like with like: p50 with p50, p99 with p99.
-    for (const [q, client, server] of [["p50", c.p50, w.wallP50Ms], ["p99", c.p99, w.wallP99Ms]] as const) {
+    for (const [q, client, server] of [
+      ["p50", c.p50, w.wallP50Ms],
+      ["p99", c.p99, w.wallP99Ms],
+    ] as const) {
       if (much(client, server)) {
-        out.push({ kind: "latency", minute: null, message: `client ${q} ${formatMs(client!)} ≫ Worker ${entry} wall-time ${q} ${formatMs(server!)}: the time goes outside the Worker — network, TLS and connection setup, or queueing in the generator${saturated}` });
+        out.push({
+          kind: "latency",
+          minute: null,
+          message: `client ${q} ${formatMs(client!)} ≫ Worker ${entry} wall-time ${q} ${formatMs(server!)}: the time goes outside the Worker — network, TLS and connection setup, or queueing in the generator${saturated}`,
+        });
       }
     }
     if (c.p99 !== null && w.wallP99Ms !== null && w.wallP99Ms > c.p99 * rule.factor && w.wallP99Ms - c.p99 > rule.minGapMs) {
-      out.push({ kind: "latency", minute: null, message: `Worker ${entry} wall-time p99 ${formatMs(w.wallP99Ms)} is above the client's p99 ${formatMs(c.p99)}: wall time includes waitUntil() work after the response, or traffic other than the run's` });
+      out.push({
+        kind: "latency",
+        minute: null,
+        message: `Worker ${entry} wall-time p99 ${formatMs(w.wallP99Ms)} is above the client's p99 ${formatMs(c.p99)}: wall time includes waitUntil() work after the response, or traffic other than the run's`,
+      });
     }
   }
   const z = cf.zoneLatency;
   if (c && z && much(c.p95, z.edgeTtfbMs.p95)) {
-    out.push({ kind: "latency", minute: null, message: `client p95 ${formatMs(c.p95!)} ≫ edge TTFB p95 ${formatMs(z.edgeTtfbMs.p95!)}: the time goes between the generator and Cloudflare's edge (network, or generator queueing)${saturated}` });
+    out.push({
+      kind: "latency",
+      minute: null,
+      message: `client p95 ${formatMs(c.p95!)} ≫ edge TTFB p95 ${formatMs(z.edgeTtfbMs.p95!)}: the time goes between the generator and Cloudflare's edge (network, or generator queueing)${saturated}`,
+    });
   }
   return out;
 }
@@ -308,11 +391,26 @@ function latencyFindings(run: RunTraffic, cf: CloudflareAnalytics, entry: string
 function runLevelFindings(run: RunTraffic, minutes: readonly MinuteRow[], cf: CloudflareAnalytics, nowMs: number): Finding[] {
   const out: Finding[] = [];
   const outside = minutes.filter((m) => !m.inRun).reduce((a, m) => a + (m.edge ?? 0), 0);
-  if (outside > 0) out.push({ kind: "outside_run", minute: null, message: `${outside} requests in the margin minutes outside the run (other traffic, or the run's first and last requests): shown, not compared` });
+  if (outside > 0)
+    out.push({
+      kind: "outside_run",
+      minute: null,
+      message: `${outside} requests in the margin minutes outside the run (other traffic, or the run's first and last requests): shown, not compared`,
+    });
   const agoMs = nowMs - run.endMs;
-  if (agoMs < ANALYTICS_DELAY_MS) out.push({ kind: "analytics_lag", minute: null, message: `the run ended ${Math.max(0, Math.round(agoMs / 1000))} s ago: Cloudflare's analytics arrive a few minutes late, so the last minutes may be incomplete — run this again later` });
+  if (agoMs < ANALYTICS_DELAY_MS)
+    out.push({
+      kind: "analytics_lag",
+      minute: null,
+      message: `the run ended ${Math.max(0, Math.round(agoMs / 1000))} s ago: Cloudflare's analytics arrive a few minutes late, so the last minutes may be incomplete — run this again later`,
+    });
   const sample = Math.max(1, ...minutes.map((m) => m.sampleInterval), ...cf.workersWindow.map((g) => g.sampleInterval ?? 1));
-  if (sample > 1) out.push({ kind: "sampled", minute: null, message: `Cloudflare sampled some groups (1 in up to ${sample.toFixed(1)}): its counts are estimates (https://developers.cloudflare.com/analytics/graphql-api/sampling/), and the tolerance widens with them` });
+  if (sample > 1)
+    out.push({
+      kind: "sampled",
+      minute: null,
+      message: `Cloudflare sampled some groups (1 in up to ${sample.toFixed(1)}): its counts are estimates (https://developers.cloudflare.com/analytics/graphql-api/sampling/), and the tolerance widens with them`,
+    });
   return out;
 }
 
@@ -324,7 +422,12 @@ const classes = (b: Readonly<Record<string, number>> | null, extra: readonly str
 
 /** The reconciliation as text tables, findings last. */
 export function renderReconciliation(r: Reconciliation): string {
-  const compared = r.edgeSource === "zone" ? "the zone's edge requests" : r.edgeSource === "worker" ? `the entry Worker ${r.entryScript}'s invocations` : "nothing (pass --zone or --scripts)";
+  const compared =
+    r.edgeSource === "zone"
+      ? "the zone's edge requests"
+      : r.edgeSource === "worker"
+        ? `the entry Worker ${r.entryScript}'s invocations`
+        : "nothing (pass --zone or --scripts)";
   const lines = [
     `Cloudflare analytics for run ${r.runId} (${r.target})`,
     `  window ${r.window.startIso} … ${r.window.endIso} (run ± ${r.window.marginS} s); the run's requests are compared with ${compared}`,
@@ -334,43 +437,89 @@ export function renderReconciliation(r: Reconciliation): string {
       ["minute", "sent", "edge", "Δ", "client", "edge by class", "worker", "errors", "wall p99"],
       [
         ...r.minutes.map((m) => [
-          `${hhmm(m.minute)}${m.inRun ? "" : " (margin)"}`, String(m.sent), n(m.edge),
+          `${hhmm(m.minute)}${m.inRun ? "" : " (margin)"}`,
+          String(m.sent),
+          n(m.edge),
           m.delta === null || !m.inRun ? "-" : m.sent ? `${signed(m.delta)} (${pct(m.delta, m.sent)})` : signed(m.delta),
           `${classes(m.sentByClass)}/${(m.sentByClass.connection ?? 0) + (m.sentByClass.timeout ?? 0)}`,
-          classes(m.edgeByClass), n(m.worker), n(m.workerErrors), ms(m.workerWallP99Ms),
+          classes(m.edgeByClass),
+          n(m.worker),
+          n(m.workerErrors),
+          ms(m.workerWallP99Ms),
         ]),
-        ["run total", String(r.totals.sent), n(r.totals.edge), r.totals.edge === null ? "-" : signed(r.totals.edge - r.totals.sent), "", "", n(r.totals.worker), "", ""],
+        [
+          "run total",
+          String(r.totals.sent),
+          n(r.totals.edge),
+          r.totals.edge === null ? "-" : signed(r.totals.edge - r.totals.sent),
+          "",
+          "",
+          n(r.totals.worker),
+          "",
+          "",
+        ],
       ],
     ),
     "",
     "Latency over the window — each row its own group's quantiles, never merged",
-    ...table(["source", "p50", "p95", "p99"], [
-      ...(r.latency.client ? [["client http_req_duration", ms(r.latency.client.p50), ms(r.latency.client.p95), ms(r.latency.client.p99)]] : []),
-      ...(r.latency.clientTtfb ? [["client TTFB (http_req_waiting)", ms(r.latency.clientTtfb.p50), ms(r.latency.clientTtfb.p95), ms(r.latency.clientTtfb.p99)]] : []),
-      ...r.latency.workers.map((w) => [`Worker ${w.script} wall time`, ms(w.wallP50Ms), "n/a", ms(w.wallP99Ms)]),
-      ...(r.latency.zone ? [
-        ["edge TTFB (zone)", ms(r.latency.zone.edgeTtfbMs.p50), ms(r.latency.zone.edgeTtfbMs.p95), ms(r.latency.zone.edgeTtfbMs.p99)],
-        ["origin duration (zone)", ms(r.latency.zone.originMs.p50), ms(r.latency.zone.originMs.p95), ms(r.latency.zone.originMs.p99)],
-      ] : []),
-    ]),
+    ...table(
+      ["source", "p50", "p95", "p99"],
+      [
+        ...(r.latency.client ? [["client http_req_duration", ms(r.latency.client.p50), ms(r.latency.client.p95), ms(r.latency.client.p99)]] : []),
+        ...(r.latency.clientTtfb
+          ? [["client TTFB (http_req_waiting)", ms(r.latency.clientTtfb.p50), ms(r.latency.clientTtfb.p95), ms(r.latency.clientTtfb.p99)]]
+          : []),
+        ...r.latency.workers.map((w) => [`Worker ${w.script} wall time`, ms(w.wallP50Ms), "n/a", ms(w.wallP99Ms)]),
+        ...(r.latency.zone
+          ? [
+              ["edge TTFB (zone)", ms(r.latency.zone.edgeTtfbMs.p50), ms(r.latency.zone.edgeTtfbMs.p95), ms(r.latency.zone.edgeTtfbMs.p99)],
+              ["origin duration (zone)", ms(r.latency.zone.originMs.p50), ms(r.latency.zone.originMs.p95), ms(r.latency.zone.originMs.p99)],
+            ]
+          : []),
+      ],
+    ),
   ];
   if (r.latency.workers.length) {
-    lines.push("", "Worker invocations per script (whole window; CPU and wall time per script group; duration in GB-s)", ...table(
-      ["script", "requests", "errors", "subrequests", "cpu p50", "cpu p99", "wall p50", "wall p99", "duration p50", "duration p99"],
-      r.latency.workers.map((w) => [w.script, String(w.requests), String(w.errors), String(w.subrequests), ms(w.cpuP50Ms), ms(w.cpuP99Ms), ms(w.wallP50Ms), ms(w.wallP99Ms), n(w.durationP50GbS), n(w.durationP99GbS)]),
-    ), `  statuses: ${r.workerStatuses.map((s) => `${s.script} ${s.status} ${s.requests}`).join(", ")}`);
+    lines.push(
+      "",
+      "Worker invocations per script (whole window; CPU and wall time per script group; duration in GB-s)",
+      ...table(
+        ["script", "requests", "errors", "subrequests", "cpu p50", "cpu p99", "wall p50", "wall p99", "duration p50", "duration p99"],
+        r.latency.workers.map((w) => [
+          w.script,
+          String(w.requests),
+          String(w.errors),
+          String(w.subrequests),
+          ms(w.cpuP50Ms),
+          ms(w.cpuP99Ms),
+          ms(w.wallP50Ms),
+          ms(w.wallP99Ms),
+          n(w.durationP50GbS),
+          n(w.durationP99GbS),
+        ]),
+      ),
+      `  statuses: ${r.workerStatuses.map((s) => `${s.script} ${s.status} ${s.requests}`).join(", ")}`,
+    );
   }
   if (r.durableObjects.length) {
-    lines.push("", "Durable Object invocations per script and namespace", ...table(
-      ["script", "namespace", "requests", "errors", "wall p50", "wall p99"],
-      r.durableObjects.map((d) => [d.script, d.namespaceId, String(d.requests), String(d.errors), ms(d.wallP50Ms), ms(d.wallP99Ms)]),
-    ));
+    lines.push(
+      "",
+      "Durable Object invocations per script and namespace",
+      ...table(
+        ["script", "namespace", "requests", "errors", "wall p50", "wall p99"],
+        r.durableObjects.map((d) => [d.script, d.namespaceId, String(d.requests), String(d.errors), ms(d.wallP50Ms), ms(d.wallP99Ms)]),
+      ),
+    );
   }
   if (r.d1.length) {
-    lines.push("", "D1 per database (whole window; per-minute groups with query p90 in --format json)", ...table(
-      ["database", "read queries", "write queries", "rows read", "rows written"],
-      r.d1.map((d) => [d.databaseId, String(d.readQueries), String(d.writeQueries), String(d.rowsRead), String(d.rowsWritten)]),
-    ));
+    lines.push(
+      "",
+      "D1 per database (whole window; per-minute groups with query p90 in --format json)",
+      ...table(
+        ["database", "read queries", "write queries", "rows read", "rows written"],
+        r.d1.map((d) => [d.databaseId, String(d.readQueries), String(d.writeQueries), String(d.rowsRead), String(d.rowsWritten)]),
+      ),
+    );
   }
   if (r.colos.length) lines.push("", `Edge data centers: ${r.colos.map((c) => `${c.colo} ${c.count}`).join(", ")}`);
   lines.push("", r.findings.length ? "Findings" : "Findings: none — Cloudflare saw what the run sent", ...r.findings.map((f) => `  - ${f.message}`));

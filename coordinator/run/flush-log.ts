@@ -43,10 +43,15 @@ export class FlushLog {
 
   /** Logs a shard's window; false when it is logged already (a retried flush). */
   append(shard: number, window: ShardWindow): boolean {
-    const inserted = this.#sql.exec(
-      "INSERT INTO flush_log (shard, window_s, part, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-      shard, window.windowS, window.part, logData(window),
-    ).toArray();
+    const inserted = this.#sql
+      .exec(
+        "INSERT INTO flush_log (shard, window_s, part, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+        shard,
+        window.windowS,
+        window.part,
+        logData(window),
+      )
+      .toArray();
     return inserted.length > 0;
   }
 
@@ -55,7 +60,10 @@ export class FlushLog {
    * it (the D1 write failed: the rows are replayed after a restart again).
    */
   markWrittenBelow(cutoff: number): () => void {
-    const ids = this.#sql.exec<{ id: number }>("SELECT id FROM flush_log WHERE written = 0 AND window_s < ?", cutoff).toArray().map((r) => r.id);
+    const ids = this.#sql
+      .exec<{ id: number }>("SELECT id FROM flush_log WHERE written = 0 AND window_s < ?", cutoff)
+      .toArray()
+      .map((r) => r.id);
     const mark = (written: 0 | 1) => {
       for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
         const chunk = ids.slice(i, i + IDS_PER_STATEMENT);
@@ -87,7 +95,8 @@ export class FlushLog {
     const totals = checkpoint ? RunTotals.fromWire(checkpoint.wire) : new RunTotals();
     const throughId = checkpoint?.throughId ?? 0;
     const rows = this.#sql.exec<{ id: number; shard: number; window_s: number; data: string; written: number }>(
-      "SELECT id, shard, window_s, data, written FROM flush_log WHERE id > ? OR written = 0 ORDER BY id", throughId,
+      "SELECT id, shard, window_s, data, written FROM flush_log WHERE id > ? OR written = 0 ORDER BY id",
+      throughId,
     );
     for (const row of rows) {
       const window = { windowS: row.window_s, ...parseLogData(row.data) };

@@ -70,6 +70,8 @@ export class LiveFeed {
     const first = [history, sseEvent("status", status)];
     if (ended) first.push(sseEvent("summary", ended.summary), sseEvent("end", { status: ended.status }));
     const response = this.#stream.open(first, { closeAfterFirst: ended !== null });
-    return response ?? new Response("this run's live view has as many watchers as it can serve; try again later", { status: 503, headers: { "retry-after": "10" } });
+    return (
+      response ?? new Response("this run's live view has as many watchers as it can serve; try again later", { status: 503, headers: { "retry-after": "10" } })
+    );
   }
 }

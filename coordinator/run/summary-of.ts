@@ -32,8 +32,11 @@ function summaryInput(run: RunRecord, endMs: number, sources: SummarySources): O
     phases: run.phases ?? {},
     thresholds: sources.thresholds,
     shards: run.plan.shards.map((s) => ({
-      index: s.index, region: s.region, segment: s.segment,
-      colo: sources.shards.telemetry(s.index)?.colo ?? "unknown", telemetry: sources.shards.telemetry(s.index),
+      index: s.index,
+      region: s.region,
+      segment: s.segment,
+      colo: sources.shards.telemetry(s.index)?.colo ?? "unknown",
+      telemetry: sources.shards.telemetry(s.index),
     })),
   };
 }
@@ -55,13 +58,24 @@ export function endSummary(run: RunRecord, endMs: number, forced: RunStatus | nu
 export function endedRunStatements(db: D1Database, run: RunRecord, endMs: number, summary: Summary, sources: SummarySources): D1PreparedStatement[] {
   const elapsedS = Math.max(0.001, (endMs - run.t0Ms) / 1000);
   return [
-    updateRunStatus(db, run.runId, run.status, { endedAt: endMs, summaryJson: JSON.stringify(summary), thresholdsOk: summary.edgeload.thresholdsPassed, abortReason: run.abortReason }),
+    updateRunStatus(db, run.runId, run.status, {
+      endedAt: endMs,
+      summaryJson: JSON.stringify(summary),
+      thresholdsOk: summary.edgeload.thresholdsPassed,
+      abortReason: run.abortReason,
+    }),
     ...run.plan.shards.map((s) => {
       const stats = sources.totals.shard(s.index);
       const t = sources.shards.telemetry(s.index);
       return updateShard(db, run.runId, {
-        index: s.index, colo: t?.colo ?? "unknown", stats, restarts: t?.restarts ?? 0, invocations: t?.invocations ?? 0,
-        subrequests: t?.subrequests ?? 0, peakInFlight: t?.peakInFlight ?? 0, summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
+        index: s.index,
+        colo: t?.colo ?? "unknown",
+        stats,
+        restarts: t?.restarts ?? 0,
+        invocations: t?.invocations ?? 0,
+        subrequests: t?.subrequests ?? 0,
+        peakInFlight: t?.peakInFlight ?? 0,
+        summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
       });
     }),
   ];

@@ -24,7 +24,10 @@ export async function runRef(db: D1Database, id: string): Promise<RunRef | null>
 export async function putBaseline(db: D1Database, name: string, runId: string, createdAt: number): Promise<string | undefined> {
   const [previous] = await db.batch<{ run_id: string }>([
     db.prepare("SELECT run_id FROM baselines WHERE name = ?").bind(name),
-    db.prepare("INSERT INTO baselines (name, run_id, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET run_id = excluded.run_id, created_at = excluded.created_at")
+    db
+      .prepare(
+        "INSERT INTO baselines (name, run_id, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET run_id = excluded.run_id, created_at = excluded.created_at",
+      )
       .bind(name, runId, createdAt),
   ]);
   return previous!.results[0]?.run_id;
@@ -40,8 +43,8 @@ export interface BaselineRow {
 
 /** Every baseline by name, with its run's name and status. */
 export async function listBaselines(db: D1Database): Promise<BaselineRow[]> {
-  const { results } = await db.prepare(
-    "SELECT b.name, b.run_id, b.created_at, r.name AS run_name, r.status FROM baselines b LEFT JOIN runs r ON r.id = b.run_id ORDER BY b.name",
-  ).all<BaselineRow>();
+  const { results } = await db
+    .prepare("SELECT b.name, b.run_id, b.created_at, r.name AS run_name, r.status FROM baselines b LEFT JOIN runs r ON r.id = b.run_id ORDER BY b.name")
+    .all<BaselineRow>();
   return results;
 }

@@ -42,7 +42,10 @@ export interface StoredSummary {
 
 /** The run's status and final summary as stored; null for an unknown run. */
 export async function finalSummary(db: SqlReader, runId: string): Promise<StoredSummary | null> {
-  const row = await firstRow<{ status: RunStatus; summary_json: string | null }>(db, db.prepare("SELECT status, summary_json FROM runs WHERE id = ?").bind(runId));
+  const row = await firstRow<{ status: RunStatus; summary_json: string | null }>(
+    db,
+    db.prepare("SELECT status, summary_json FROM runs WHERE id = ?").bind(runId),
+  );
   if (!row) return null;
   return { status: row.status, summary: row.summary_json ? (JSON.parse(row.summary_json) as Summary) : null };
 }
@@ -54,11 +57,15 @@ export async function finalSummary(db: SqlReader, runId: string): Promise<Stored
 export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryTrend): Promise<QueryInput | null> {
   const [runs, windows, histograms, shards] = await db.batch([
     db.prepare("SELECT t0, ended_at, duration_ms, json_extract(summary_json, '$.edgeload.clock.resolutionMs') AS clock_ms FROM runs WHERE id = ?").bind(runId),
-    db.prepare(
-      `SELECT window_s, region, step, requests, iterations, failed, dropped, timeouts, connection_errors, status_4xx, status_5xx, statuses_json
+    db
+      .prepare(
+        `SELECT window_s, region, step, requests, iterations, failed, dropped, timeouts, connection_errors, status_4xx, status_5xx, statuses_json
        FROM windows WHERE run_id = ?`,
-    ).bind(runId),
-    db.prepare("SELECT window_s, region, step, metric, count, sum_us, min_us, max_us, buckets FROM histograms WHERE run_id = ? AND metric = ?").bind(runId, QUERY_TRENDS[trend]),
+      )
+      .bind(runId),
+    db
+      .prepare("SELECT window_s, region, step, metric, count, sum_us, min_us, max_us, buckets FROM histograms WHERE run_id = ? AND metric = ?")
+      .bind(runId, QUERY_TRENDS[trend]),
     // SELECT *: a local state made before migration 0003 has no histograms_json yet.
     db.prepare("SELECT * FROM shards WHERE run_id = ?").bind(runId),
   ]);
@@ -73,7 +80,6 @@ export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryT
     clockResolutionMs: run.clock_ms ?? null,
   };
 }
-
 
 /**
  * A run's scraped series samples (D1 `series`), oldest first; `?2` narrows to one metric

@@ -38,8 +38,24 @@ export interface WindowCell {
 }
 
 const WINDOW_COLUMNS = [
-  "run_id", "window_s", "region", "step", "sent", "requests", "failed", "dropped", "timeouts", "connection_errors",
-  "status_4xx", "status_5xx", "checks_passed", "checks_failed", "bytes_received", "statuses_json", "custom_json", "iterations",
+  "run_id",
+  "window_s",
+  "region",
+  "step",
+  "sent",
+  "requests",
+  "failed",
+  "dropped",
+  "timeouts",
+  "connection_errors",
+  "status_4xx",
+  "status_5xx",
+  "checks_passed",
+  "checks_failed",
+  "bytes_received",
+  "statuses_json",
+  "custom_json",
+  "iterations",
 ] as const;
 const HISTOGRAM_COLUMNS = ["run_id", "window_s", "region", "step", "metric", "count", "sum_us", "min_us", "max_us", "buckets"] as const;
 
@@ -53,7 +69,12 @@ export interface SeriesRow extends SeriesPoint {
 
 /** Statements writing scraped series samples (D1 `series`). */
 export function seriesStatements(db: D1Database, runId: string, rows: readonly SeriesRow[]): D1PreparedStatement[] {
-  return multiRowInserts(db, "series", SERIES_COLUMNS, rows.map((r) => [runId, r.name, canonicalLabels(r.labels), r.tMs, r.windowS, storedValue(r.value), r.shard]));
+  return multiRowInserts(
+    db,
+    "series",
+    SERIES_COLUMNS,
+    rows.map((r) => [runId, r.name, canonicalLabels(r.labels), r.tMs, r.windowS, storedValue(r.value), r.shard]),
+  );
 }
 
 /** Labels as JSON with sorted keys, so one series always has one spelling. */
@@ -76,8 +97,24 @@ export function windowStatements(db: D1Database, runId: string, cells: readonly 
   for (const { windowS, region, step, stats } of cells) {
     const c = stats.counters;
     windowRows.push([
-      runId, windowS, region, step, c.sent, c.completed, c.failed, c.dropped, c.timeouts, c.connectionErrors,
-      c.status4xx, c.status5xx, c.checksPassed, c.checksFailed, c.bytesReceived, JSON.stringify(stats.statuses), customJson(stats), c.iterations,
+      runId,
+      windowS,
+      region,
+      step,
+      c.sent,
+      c.completed,
+      c.failed,
+      c.dropped,
+      c.timeouts,
+      c.connectionErrors,
+      c.status4xx,
+      c.status5xx,
+      c.checksPassed,
+      c.checksFailed,
+      c.bytesReceived,
+      JSON.stringify(stats.statuses),
+      customJson(stats),
+      c.iterations,
     ]);
     const histograms: Array<readonly [string, Histogram]> = TRENDS.map((t) => [HISTOGRAM_METRICS[t], stats.trends[t]] as const);
     if (stats.hasCustom) histograms.push(...stats.custom.trends);
@@ -120,19 +157,35 @@ export interface RunRow {
   readonly abort_reason: string | null;
 }
 
-export function insertRun(db: D1Database, row: { id: string; name: string; target: string; createdAt: number; durationMs: number; specJson: string; planJson: string }): D1PreparedStatement {
+export function insertRun(
+  db: D1Database,
+  row: { id: string; name: string; target: string; createdAt: number; durationMs: number; specJson: string; planJson: string },
+): D1PreparedStatement {
   return db
     .prepare("INSERT INTO runs (id, name, status, target, created_at, duration_ms, spec_json, plan_json) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)")
     .bind(row.id, row.name, row.target, row.createdAt, row.durationMs, row.specJson, row.planJson);
 }
 
-export function updateRunStatus(db: D1Database, id: string, status: RunStatus, fields: { t0?: number; endedAt?: number; summaryJson?: string; thresholdsOk?: boolean; abortReason?: string | null } = {}): D1PreparedStatement {
+export function updateRunStatus(
+  db: D1Database,
+  id: string,
+  status: RunStatus,
+  fields: { t0?: number; endedAt?: number; summaryJson?: string; thresholdsOk?: boolean; abortReason?: string | null } = {},
+): D1PreparedStatement {
   return db
     .prepare(
       `UPDATE runs SET status = ?, t0 = COALESCE(?, t0), ended_at = COALESCE(?, ended_at), summary_json = COALESCE(?, summary_json),
        thresholds_ok = COALESCE(?, thresholds_ok), abort_reason = COALESCE(?, abort_reason) WHERE id = ?`,
     )
-    .bind(status, fields.t0 ?? null, fields.endedAt ?? null, fields.summaryJson ?? null, fields.thresholdsOk === undefined ? null : fields.thresholdsOk ? 1 : 0, fields.abortReason ?? null, id);
+    .bind(
+      status,
+      fields.t0 ?? null,
+      fields.endedAt ?? null,
+      fields.summaryJson ?? null,
+      fields.thresholdsOk === undefined ? null : fields.thresholdsOk ? 1 : 0,
+      fields.abortReason ?? null,
+      id,
+    );
 }
 
 export function insertShards(db: D1Database, runId: string, shards: ReadonlyArray<{ index: number; region: string; segment: string }>): D1PreparedStatement[] {
@@ -140,14 +193,31 @@ export function insertShards(db: D1Database, runId: string, shards: ReadonlyArra
   return multiRowInserts(db, "shards", ["run_id", "shard", "region", "segment"], rows);
 }
 
-export function updateShard(db: D1Database, runId: string, s: { index: number; colo: string; stats: MetricStats; restarts: number; invocations: number; subrequests: number; peakInFlight: number; summaryJson: string }): D1PreparedStatement {
+export function updateShard(
+  db: D1Database,
+  runId: string,
+  s: { index: number; colo: string; stats: MetricStats; restarts: number; invocations: number; subrequests: number; peakInFlight: number; summaryJson: string },
+): D1PreparedStatement {
   const c = s.stats.counters;
   return db
     .prepare(
       `UPDATE shards SET colo = ?, requests = ?, failed = ?, dropped = ?, restarts = ?, invocations = ?, subrequests = ?,
        peak_in_flight = ?, summary_json = ?, histograms_json = ? WHERE run_id = ? AND shard = ?`,
     )
-    .bind(s.colo, c.completed, c.failed, c.dropped, s.restarts, s.invocations, s.subrequests, s.peakInFlight, s.summaryJson, shardHistogramsJson(s.stats), runId, s.index);
+    .bind(
+      s.colo,
+      c.completed,
+      c.failed,
+      c.dropped,
+      s.restarts,
+      s.invocations,
+      s.subrequests,
+      s.peakInFlight,
+      s.summaryJson,
+      shardHistogramsJson(s.stats),
+      runId,
+      s.index,
+    );
 }
 
 /** A shard's whole-run latency histograms, in the row shape of `histograms` (see 0003). */
@@ -155,7 +225,8 @@ function shardHistogramsJson(stats: MetricStats): string {
   const out: Record<string, unknown> = {};
   for (const trend of ["duration", "ttfb", "corrected"] as const) {
     const h = stats.trends[trend];
-    if (h.count) out[HISTOGRAM_METRICS[trend]] = { count: h.count, sum_us: Math.round(h.sum), min_us: h.min, max_us: h.max, buckets: JSON.stringify(h.buckets()) };
+    if (h.count)
+      out[HISTOGRAM_METRICS[trend]] = { count: h.count, sum_us: Math.round(h.sum), min_us: h.min, max_us: h.max, buckets: JSON.stringify(h.buckets()) };
   }
   return JSON.stringify(out);
 }
@@ -163,7 +234,10 @@ function shardHistogramsJson(stats: MetricStats): string {
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "finishing"];
 
 export async function countActiveRuns(db: D1Database): Promise<number> {
-  const row = await db.prepare(`SELECT COUNT(*) AS n FROM runs WHERE status IN (${ACTIVE_STATUSES.map(() => "?").join(",")})`).bind(...ACTIVE_STATUSES).first<{ n: number }>();
+  const row = await db
+    .prepare(`SELECT COUNT(*) AS n FROM runs WHERE status IN (${ACTIVE_STATUSES.map(() => "?").join(",")})`)
+    .bind(...ACTIVE_STATUSES)
+    .first<{ n: number }>();
   return row?.n ?? 0;
 }
 
@@ -181,14 +255,21 @@ export async function runsToScrape(db: D1Database, endedSinceMs: number): Promis
  * for POST /v1/sql. Throws what D1 throws.
  */
 export async function selectRows(db: D1Database, sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
-  return (await db.prepare(sql).bind(...params).all()).results;
+  return (
+    await db
+      .prepare(sql)
+      .bind(...params)
+      .all()
+  ).results;
 }
 
 export async function listRuns(db: D1Database, options: { limit: number; status?: string }): Promise<RunRow[]> {
   const where = options.status ? "WHERE status = ?" : "";
   const binds = options.status ? [options.status, options.limit] : [options.limit];
   const { results } = await db
-    .prepare(`SELECT id, name, status, target, created_at, t0, ended_at, duration_ms, thresholds_ok, abort_reason FROM runs ${where} ORDER BY created_at DESC LIMIT ?`)
+    .prepare(
+      `SELECT id, name, status, target, created_at, t0, ended_at, duration_ms, thresholds_ok, abort_reason FROM runs ${where} ORDER BY created_at DESC LIMIT ?`,
+    )
     .bind(...binds)
     .all<RunRow>();
   return results;
@@ -206,4 +287,3 @@ export async function timeseries(db: D1Database, runId: string): Promise<QueryRo
   const all = runQuery(input, { by: [], everyS: 1, metrics, trend: "duration" }).map((r) => ({ t: r.t!, region: "all", ...r }));
   return [...byRegion, ...all].sort((a, b) => (a.t as number) - (b.t as number) || String(a.region).localeCompare(String(b.region)));
 }
-

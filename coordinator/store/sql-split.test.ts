@@ -5,7 +5,16 @@ import { unstable_splitSqlQuery } from "wrangler";
 import { splitSql } from "./sql-split.ts";
 
 const dir = join(import.meta.dirname, "..", "migrations");
-const normalise = (statements: string[]) => statements.map((s) => s.replace(/--[^\n]*/g, "").replace(/;\s*$/, "").replace(/\s+/g, " ").trim()).filter(Boolean);
+const normalise = (statements: string[]) =>
+  statements
+    .map((s) =>
+      s
+        .replace(/--[^\n]*/g, "")
+        .replace(/;\s*$/, "")
+        .replace(/\s+/g, " ")
+        .trim(),
+    )
+    .filter(Boolean);
 
 describe("splitSql", () => {
   it.each(readdirSync(dir).filter((f) => f.endsWith(".sql")))("splits %s into the statements wrangler's splitter finds", (name) => {

@@ -15,8 +15,10 @@ export interface DataSpec {
   readonly exponent: number;
 }
 
-export const dataSchema = z.object({
-  seed: z.string().regex(SEED_NAME, "a seed set name (see GET /v1/seeds)"),
-  select: z.enum(DATA_SELECTIONS).default("per-vu"),
-  exponent: z.number().min(0).max(10).default(1),
-}).strict();
+export const dataSchema = z
+  .object({
+    seed: z.string().regex(SEED_NAME, "a seed set name (see GET /v1/seeds)"),
+    select: z.enum(DATA_SELECTIONS).default("per-vu"),
+    exponent: z.number().min(0).max(10).default(1),
+  })
+  .strict();

@@ -12,7 +12,19 @@ import { duration, nonNegative, positiveInt, toProblems } from "./fields.ts";
 import { EXECUTOR_NAMES, type ExecutorName } from "./types.ts";
 
 /** The fields decoded by the executor's own schema. */
-export const EXECUTOR_FIELDS = ["executor", "rate", "timeUnit", "duration", "startRate", "stages", "vus", "startVUs", "gracefulRampDown", "iterations", "maxDuration"] as const;
+export const EXECUTOR_FIELDS = [
+  "executor",
+  "rate",
+  "timeUnit",
+  "duration",
+  "startRate",
+  "stages",
+  "vus",
+  "startVUs",
+  "gracefulRampDown",
+  "iterations",
+  "maxDuration",
+] as const;
 
 const constantArrivalRate = z.object({
   executor: z.literal("constant-arrival-rate"),
@@ -28,19 +40,23 @@ const rampingArrivalRate = z.object({
   stages: z.array(z.object({ target: nonNegative, duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
 });
 
-const constantVus = z.object({
-  executor: z.literal("constant-vus"),
-  vus: positiveInt,
-  duration: duration("duration"),
-}).strict();
+const constantVus = z
+  .object({
+    executor: z.literal("constant-vus"),
+    vus: positiveInt,
+    duration: duration("duration"),
+  })
+  .strict();
 
-const rampingVus = z.object({
-  executor: z.literal("ramping-vus"),
-  // k6's default: one VU at the start.
-  startVUs: z.number().int().nonnegative().default(1),
-  stages: z.array(z.object({ target: z.number().int().nonnegative(), duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
-  gracefulRampDown: duration("graceful ramp-down").default(30_000),
-}).strict();
+const rampingVus = z
+  .object({
+    executor: z.literal("ramping-vus"),
+    // k6's default: one VU at the start.
+    startVUs: z.number().int().nonnegative().default(1),
+    stages: z.array(z.object({ target: z.number().int().nonnegative(), duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
+    gracefulRampDown: duration("graceful ramp-down").default(30_000),
+  })
+  .strict();
 
 // k6's defaults: 1 VU, 1 iteration, at most 10 minutes.
 const iterationFields = {
@@ -49,7 +65,9 @@ const iterationFields = {
   maxDuration: duration("max duration").default(600_000),
 };
 const perVuIterations = z.object({ executor: z.literal("per-vu-iterations"), ...iterationFields }).strict();
-const sharedIterations = z.object({ executor: z.literal("shared-iterations"), ...iterationFields }).strict()
+const sharedIterations = z
+  .object({ executor: z.literal("shared-iterations"), ...iterationFields })
+  .strict()
   .refine((e) => e.iterations >= e.vus, { path: ["iterations"], message: "must be at least vus (k6 refuses more VUs than shared iterations)" });
 
 const EXECUTORS: { readonly [E in ExecutorName]: z.ZodType } = {
@@ -71,16 +89,16 @@ export type ExecutorOptions = ArrivalOptions | z.output<typeof constantVus> | z.
  */
 export function decodeExecutor(input: unknown, problems: Problem[]): ExecutorOptions | null {
   const executorName = (input as { executor?: unknown } | null)?.executor;
-  const schema = typeof executorName === "string" && (EXECUTOR_NAMES as readonly string[]).includes(executorName)
-    ? EXECUTORS[executorName as ExecutorName]
-    : undefined;
+  const schema =
+    typeof executorName === "string" && (EXECUTOR_NAMES as readonly string[]).includes(executorName) ? EXECUTORS[executorName as ExecutorName] : undefined;
   if (!schema) {
     problems.push({ field: "executor", detail: `must be one of ${EXECUTOR_NAMES.join(", ")}` });
     return null;
   }
-  const executorInput = typeof input === "object" && input !== null
-    ? Object.fromEntries(Object.entries(input).filter(([k, v]) => (EXECUTOR_FIELDS as readonly string[]).includes(k) && v !== undefined))
-    : {};
+  const executorInput =
+    typeof input === "object" && input !== null
+      ? Object.fromEntries(Object.entries(input).filter(([k, v]) => (EXECUTOR_FIELDS as readonly string[]).includes(k) && v !== undefined))
+      : {};
   const exec = schema.safeParse(executorInput);
   if (exec.success) return exec.data as ExecutorOptions;
   for (const issue of exec.error.issues) {
@@ -102,7 +120,9 @@ export function vuProfile(e: ExecutorOptions): VuProfile | null {
   }
   if (e.executor === "per-vu-iterations" || e.executor === "shared-iterations") {
     return {
-      startVUs: e.vus, stages: [{ target: e.vus, durationMs: e.maxDuration }], gracefulRampDownMs: 0,
+      startVUs: e.vus,
+      stages: [{ target: e.vus, durationMs: e.maxDuration }],
+      gracefulRampDownMs: 0,
       iterations: { kind: e.executor === "per-vu-iterations" ? "per-vu" : "shared", count: e.iterations },
     };
   }

@@ -17,9 +17,7 @@ export const metricsSchema = z
 
 const thresholdEntry = z.union([
   z.string(),
-  z
-    .object({ threshold: z.string(), abortOnFail: z.boolean().optional(), delayAbortEval: z.union([z.string(), z.number()]).optional() })
-    .strict(),
+  z.object({ threshold: z.string(), abortOnFail: z.boolean().optional(), delayAbortEval: z.union([z.string(), z.number()]).optional() }).strict(),
 ]);
 
 export const thresholdsSchema = z.record(z.string(), z.array(thresholdEntry)).default({});
@@ -27,7 +25,7 @@ export const thresholdsSchema = z.record(z.string(), z.array(thresholdEntry)).de
 /** Custom metrics of the spec's scenario and its own `metrics`, by kind (for thresholds). */
 export function customMetricKinds(spec: Pick<RunSpec, "scenario"> & Partial<Pick<RunSpec, "metrics">>): Readonly<Record<string, MetricKind>> {
   // Specs stored before `metrics` existed have none.
-  return { ...(spec.scenario ? SCENARIO_BY_NAME[spec.scenario.name]?.metrics ?? {} : {}), ...spec.metrics };
+  return { ...(spec.scenario ? (SCENARIO_BY_NAME[spec.scenario.name]?.metrics ?? {}) : {}), ...spec.metrics };
 }
 
 /** The spec's declared metrics from raw input, when well-formed (else the schema reports it). */

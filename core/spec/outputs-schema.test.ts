@@ -5,9 +5,14 @@ const base = { target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor
 
 describe("spec outputs", () => {
   it("reads OTLP outputs with their headers, and redacts the header values", () => {
-    const parsed = parseRunSpec({ ...base, outputs: [{ type: "opentelemetry", url: "https://otlp.example/v1/metrics", headers: { "x-api-key": "k-123", authorization: "Bearer t" } }] });
+    const parsed = parseRunSpec({
+      ...base,
+      outputs: [{ type: "opentelemetry", url: "https://otlp.example/v1/metrics", headers: { "x-api-key": "k-123", authorization: "Bearer t" } }],
+    });
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-    expect(parsed.spec.outputs).toEqual([{ type: "opentelemetry", url: "https://otlp.example/v1/metrics", headers: { "x-api-key": "k-123", authorization: "Bearer t" } }]);
+    expect(parsed.spec.outputs).toEqual([
+      { type: "opentelemetry", url: "https://otlp.example/v1/metrics", headers: { "x-api-key": "k-123", authorization: "Bearer t" } },
+    ]);
     const shown = redactSpec(parsed.spec);
     expect(shown.outputs![0]!.headers).toEqual({ "x-api-key": REDACTED, authorization: REDACTED });
     expect(JSON.stringify(shown)).not.toContain("k-123");
@@ -19,7 +24,13 @@ describe("spec outputs", () => {
   });
 
   it("names the offending field", () => {
-    const parsed = parseRunSpec({ ...base, outputs: [{ type: "influxdb", url: "http://x" }, { type: "opentelemetry", url: "ftp://x" }] });
+    const parsed = parseRunSpec({
+      ...base,
+      outputs: [
+        { type: "influxdb", url: "http://x" },
+        { type: "opentelemetry", url: "ftp://x" },
+      ],
+    });
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.problems.map((p) => p.field).sort()).toEqual(["outputs.0.type", "outputs.1.url"]);
   });

@@ -21,11 +21,18 @@ export interface OutputSpec {
 
 export const outputsSchema = z
   .array(
-    z.object({
-      type: z.enum(OUTPUT_TYPES, { message: `one of ${OUTPUT_TYPES.join(", ")}` }),
-      url: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an absolute http or https URL, e.g. http://127.0.0.1:4318/v1/metrics or http://127.0.0.1:9090/api/v1/write"),
-      headers: z.record(z.string(), z.string()).default({}),
-    }).strict(),
+    z
+      .object({
+        type: z.enum(OUTPUT_TYPES, { message: `one of ${OUTPUT_TYPES.join(", ")}` }),
+        url: z
+          .string()
+          .refine(
+            (u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol),
+            "must be an absolute http or https URL, e.g. http://127.0.0.1:4318/v1/metrics or http://127.0.0.1:9090/api/v1/write",
+          ),
+        headers: z.record(z.string(), z.string()).default({}),
+      })
+      .strict(),
   )
   .max(4, "at most 4 outputs")
   .default([]);

@@ -18,7 +18,10 @@ export const scenarioSchema = z
     clientId: z.string().min(1).optional(),
     clientSecret: z.string().min(1).optional(),
     adminSecret: z.string().min(1).optional(),
-    redirectUri: z.string().refine((u) => URL.canParse(u), "must be an absolute URL").optional(),
+    redirectUri: z
+      .string()
+      .refine((u) => URL.canParse(u), "must be an absolute URL")
+      .optional(),
     scope: z.string().min(1).default("openid profile"),
     audience: z.string().min(1).optional(),
   })
@@ -32,7 +35,8 @@ export function scenarioDefinition(input: unknown): ScenarioOutline | undefined 
 
 /** The scenario part of a spec, checking the seed and options its definition needs. */
 export function scenarioOf(s: z.output<typeof scenarioSchema>, definition: ScenarioOutline, problems: Problem[]): ScenarioSpec {
-  if (definition.seedKind && !s.seed) problems.push({ field: "scenario.seed", detail: `the ${definition.name} scenario reads a ${definition.seedKind} seed set; name one (see GET /v1/seeds)` });
+  if (definition.seedKind && !s.seed)
+    problems.push({ field: "scenario.seed", detail: `the ${definition.name} scenario reads a ${definition.seedKind} seed set; name one (see GET /v1/seeds)` });
   if (!definition.seedKind && s.seed) problems.push({ field: "scenario.seed", detail: `the ${definition.name} scenario reads no seed set` });
   for (const need of definition.needs) {
     if (!s[need]) problems.push({ field: `scenario.${need}`, detail: `the ${definition.name} scenario needs ${need}` });
@@ -44,8 +48,19 @@ export function scenarioOf(s: z.output<typeof scenarioSchema>, definition: Scena
 /** A built-in scenario's steps as the spec lists them (its flow sends the requests). */
 export function scenarioSteps(definition: ScenarioOutline): StepSpec[] {
   return definition.steps.map((s) => ({
-    name: s.name, method: s.method as StepSpec["method"], path: s.path, headers: {}, body: null, expectedStatuses: null, weight: 1, checks: [],
-    capture: {}, think: null, record: {}, sse: null, scrape: null,
+    name: s.name,
+    method: s.method as StepSpec["method"],
+    path: s.path,
+    headers: {},
+    body: null,
+    expectedStatuses: null,
+    weight: 1,
+    checks: [],
+    capture: {},
+    think: null,
+    record: {},
+    sse: null,
+    scrape: null,
   }));
 }
 
@@ -62,7 +77,7 @@ export function withPreset(input: unknown, problems: Problem[]): unknown {
   }
   const scenarioName = (spec.scenario as { name?: unknown } | undefined)?.name;
   if (typeof spec.preset !== "string" || typeof scenarioName !== "string") {
-    problems.push({ field: "preset", detail: "a preset name like \"rps300\" for the spec's built-in scenario" });
+    problems.push({ field: "preset", detail: 'a preset name like "rps300" for the spec\'s built-in scenario' });
     return input;
   }
   const clashing = EXECUTOR_FIELDS.filter((k) => spec[k] !== undefined);

@@ -11,7 +11,10 @@ export const SCRIPT_ID = /^[0-9a-f]{64}$/;
 export const scriptSchema = z
   .object({
     bundle: z.string().regex(SCRIPT_ID, "the SHA-256 (hex) of a bundle uploaded with PUT /v1/scripts/:sha256"),
-    exec: z.string().regex(/^[A-Za-z_$][\w$]{0,63}$/, "the name of a function the script exports").default("default"),
+    exec: z
+      .string()
+      .regex(/^[A-Za-z_$][\w$]{0,63}$/, "the name of a function the script exports")
+      .default("default"),
     env: z.record(z.string(), z.string()).default({}),
     setup: z.boolean().default(false),
     teardown: z.boolean().default(false),

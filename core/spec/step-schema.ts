@@ -40,15 +40,17 @@ export const SSE_METRICS: Readonly<Record<string, MetricKind>> = {
   sse_streams_ended_early: "counter",
 };
 
-const captureSource = z.union([
-  z.object({ json: z.string().min(1) }).strict(),
-  z.object({ header: z.string().min(1) }).strict(),
-  z.object({ regex: z.string().min(1) }).strict(),
-], { message: "a capture is one of {json: \"$.path\"}, {header: \"name\"} or {regex: \"pattern\"}" });
+const captureSource = z.union(
+  [z.object({ json: z.string().min(1) }).strict(), z.object({ header: z.string().min(1) }).strict(), z.object({ regex: z.string().min(1) }).strict()],
+  { message: 'a capture is one of {json: "$.path"}, {header: "name"} or {regex: "pattern"}' },
+);
 
 export const step = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "use 1–64 letters, digits, _ . -").optional(),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, "use 1–64 letters, digits, _ . -")
+      .optional(),
     method: z.enum(HTTP_METHODS).default("GET"),
     path: z.string().startsWith("/", "must start with /").default("/"),
     headers: z.record(z.string(), z.string()).default({}),
@@ -62,11 +64,16 @@ export const step = z
     capture: z.record(z.string().regex(CAPTURE_NAME, "use 1–64 letters, digits and _"), captureSource).default({}),
     think: z.union([duration("think time"), z.object({ min: duration("think time"), max: duration("think time") }).strict()]).optional(),
     record: z.record(z.string(), z.enum(RECORD_KINDS)).default({}),
-    sse: z.object({ holdFor: duration("hold time").optional() }).strict().optional(),
-    scrape: z.object({ series: z.array(z.string().min(1)).min(1, "name at least one series").max(50) }).strict().optional(),
+    sse: z
+      .object({ holdFor: duration("hold time").optional() })
+      .strict()
+      .optional(),
+    scrape: z
+      .object({ series: z.array(z.string().min(1)).min(1, "name at least one series").max(50) })
+      .strict()
+      .optional(),
   })
   .strict();
-
 
 const phaseSteps = z.array(step).min(1, "give at least one step, or leave it out").max(20);
 
@@ -130,8 +137,13 @@ export function stepSpecs(raw: readonly RawStep[], list: string, scope: StepScop
     }
     for (const [metric, what] of Object.entries(s.record)) {
       const declared = b.metrics[metric]?.type;
-      if (!declared) problems.push({ field: `${list}.${i}.record.${metric}`, detail: `declare it under metrics first, e.g. "metrics": {"${metric}": {"type": "${RECORD_METRIC_KIND[what]}"}}` });
-      else if (declared !== RECORD_METRIC_KIND[what]) problems.push({ field: `${list}.${i}.record.${metric}`, detail: `"${what}" goes into a ${RECORD_METRIC_KIND[what]}, but ${metric} is a ${declared}` });
+      if (!declared)
+        problems.push({
+          field: `${list}.${i}.record.${metric}`,
+          detail: `declare it under metrics first, e.g. "metrics": {"${metric}": {"type": "${RECORD_METRIC_KIND[what]}"}}`,
+        });
+      else if (declared !== RECORD_METRIC_KIND[what])
+        problems.push({ field: `${list}.${i}.record.${metric}`, detail: `"${what}" goes into a ${RECORD_METRIC_KIND[what]}, but ${metric} is a ${declared}` });
     }
     const think = s.think === undefined ? null : typeof s.think === "number" ? { minMs: s.think, maxMs: s.think } : { minMs: s.think.min, maxMs: s.think.max };
     if (think && think.maxMs < think.minMs) problems.push({ field: `${list}.${i}.think.max`, detail: "must be at least min" });
@@ -168,7 +180,10 @@ export function stepSpecs(raw: readonly RawStep[], list: string, scope: StepScop
       expectedStatuses: asList(s.expect?.status) ?? null,
       weight: s.weight,
       checks: s.checks.map((c, j) => ({
-        name: c.name ?? (c.status !== undefined ? `status is ${asList(c.status)!.join(" or ")}` : `body includes ${JSON.stringify(c.bodyIncludes)}`) + (s.checks.length > 1 && !c.name ? ` #${j + 1}` : ""),
+        name:
+          c.name ??
+          (c.status !== undefined ? `status is ${asList(c.status)!.join(" or ")}` : `body includes ${JSON.stringify(c.bodyIncludes)}`) +
+            (s.checks.length > 1 && !c.name ? ` #${j + 1}` : ""),
         ...(c.status !== undefined ? { status: asList(c.status)! } : {}),
         ...(c.bodyIncludes !== undefined ? { bodyIncludes: c.bodyIncludes } : {}),
       })),

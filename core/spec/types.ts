@@ -26,7 +26,14 @@ export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "O
  * k6's executors that edgeload runs: two open-model (arrival rate), and closed-model ones
  * (VUs): two by time, two by iteration count (which end when their iterations are done).
  */
-export const EXECUTOR_NAMES = ["constant-arrival-rate", "ramping-arrival-rate", "constant-vus", "ramping-vus", "per-vu-iterations", "shared-iterations"] as const;
+export const EXECUTOR_NAMES = [
+  "constant-arrival-rate",
+  "ramping-arrival-rate",
+  "constant-vus",
+  "ramping-vus",
+  "per-vu-iterations",
+  "shared-iterations",
+] as const;
 export type ExecutorName = (typeof EXECUTOR_NAMES)[number];
 
 /** Closed-model executors: VUs run their flow back to back instead of arriving at a rate. */

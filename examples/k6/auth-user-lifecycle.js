@@ -19,10 +19,15 @@ const VU_SCALE = Number(__ENV.VU_SCALE || 1);
 const PASSWORD = "Passw0rd-edgeload";
 const JSON_HEADERS = { "content-type": "application/json" };
 
-const metrics = Object.fromEntries(["create_user", "login", "get_user", "logout"].map((step) => [step, {
-  duration: new Trend(`${step}_duration`, true),
-  success: new Rate(`${step}_success_rate`),
-}]));
+const metrics = Object.fromEntries(
+  ["create_user", "login", "get_user", "logout"].map((step) => [
+    step,
+    {
+      duration: new Trend(`${step}_duration`, true),
+      success: new Rate(`${step}_success_rate`),
+    },
+  ]),
+);
 
 const stage = (target, seconds) => ({ target: Math.round(target * VU_SCALE), duration: `${Math.max(1, Math.round(seconds * SCALE))}s` });
 
@@ -56,7 +61,10 @@ function randomName(length) {
 
 export default function () {
   const username = `user_${randomName(12)}`;
-  const created = http.post(`${BASE}/app/v1/user`, JSON.stringify({ username, email: `${username}@example.test`, password: PASSWORD }), { headers: JSON_HEADERS, tags: { step: "create_user" } });
+  const created = http.post(`${BASE}/app/v1/user`, JSON.stringify({ username, email: `${username}@example.test`, password: PASSWORD }), {
+    headers: JSON_HEADERS,
+    tags: { step: "create_user" },
+  });
   check(created, { "user created": (r) => r.status === 201 });
   record("create_user", created, 201);
   sleep(1 * SCALE);

@@ -58,7 +58,9 @@ function zipfKey() {
 }
 
 export function setup() {
-  const res = http.post(`${BASE}/app/${BUILD}/records/bulk`, JSON.stringify({ count: KEYS, prefix: "key-", from: 1 }), { headers: { "content-type": "application/json" } });
+  const res = http.post(`${BASE}/app/${BUILD}/records/bulk`, JSON.stringify({ count: KEYS, prefix: "key-", from: 1 }), {
+    headers: { "content-type": "application/json" },
+  });
   if (res.status >= 300 || !String(res.body).includes(`"created":${KEYS}`)) throw new Error(`setup could not create the records: ${res.status} ${res.body}`);
   return { keys: KEYS };
 }
@@ -70,7 +72,10 @@ export default function () {
     check(res, { found: (r) => r.status === 200 });
   } else {
     const value = Math.random().toString(36).slice(2).padEnd(32, "x");
-    const res = http.put(`${BASE}/app/${BUILD}/records/${key}`, JSON.stringify({ value }), { headers: { "content-type": "application/json" }, tags: { step: "write" } });
+    const res = http.put(`${BASE}/app/${BUILD}/records/${key}`, JSON.stringify({ value }), {
+      headers: { "content-type": "application/json" },
+      tags: { step: "write" },
+    });
     check(res, { stored: (r) => r.status === 200 });
   }
 }

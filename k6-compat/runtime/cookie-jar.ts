@@ -37,7 +37,13 @@ export class CookieJar {
   set(url: string, name: string, value: string, options: { domain?: string; path?: string; max_age?: number } = {}): void {
     const u = new URL(url);
     const domain = (options.domain ?? u.hostname).replace(/^\./, "").toLowerCase();
-    this.#store(name, { value: String(value), domain, hostOnly: options.domain === undefined, path: options.path ?? "/", expiresMs: options.max_age ? Date.now() + options.max_age * 1000 : Infinity });
+    this.#store(name, {
+      value: String(value),
+      domain,
+      hostOnly: options.domain === undefined,
+      path: options.path ?? "/",
+      expiresMs: options.max_age ? Date.now() + options.max_age * 1000 : Infinity,
+    });
   }
 
   clear(url: string): void {
@@ -96,7 +102,16 @@ function parseSetCookie(line: string, u: URL): ResponseCookie | null {
   const [pair, ...attributes] = line.split(";");
   const eq = pair?.indexOf("=") ?? -1;
   if (!pair || eq <= 0) return null;
-  const cookie = { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim(), domain: u.hostname.toLowerCase(), path: "/", http_only: false, secure: false, max_age: 0, expires: 0 };
+  const cookie = {
+    name: pair.slice(0, eq).trim(),
+    value: pair.slice(eq + 1).trim(),
+    domain: u.hostname.toLowerCase(),
+    path: "/",
+    http_only: false,
+    secure: false,
+    max_age: 0,
+    expires: 0,
+  };
   for (const attribute of attributes) {
     const [rawKey, ...rest] = attribute.split("=");
     const key = rawKey!.trim().toLowerCase();

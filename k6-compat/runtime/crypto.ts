@@ -9,7 +9,17 @@ import { createHash, createHmac, getRandomValues } from "node:crypto";
 type Input = string | ArrayBuffer | ArrayBufferView;
 type Encoding = "hex" | "base64" | "base64url" | "base64rawurl" | "binary";
 
-const ALGORITHMS = { md4: "md4", md5: "md5", sha1: "sha1", sha256: "sha256", sha384: "sha384", sha512: "sha512", sha512_224: "sha512-224", sha512_256: "sha512-256", ripemd160: "ripemd160" } as const;
+const ALGORITHMS = {
+  md4: "md4",
+  md5: "md5",
+  sha1: "sha1",
+  sha256: "sha256",
+  sha384: "sha384",
+  sha512: "sha512",
+  sha512_224: "sha512-224",
+  sha512_256: "sha512-256",
+  ripemd160: "ripemd160",
+} as const;
 type Algorithm = keyof typeof ALGORITHMS;
 
 function bytesOf(input: Input): Uint8Array {
@@ -21,12 +31,18 @@ function bytesOf(input: Input): Uint8Array {
 function encode(digest: Uint8Array, encoding: Encoding): string | ArrayBuffer {
   const b64 = () => btoa(String.fromCharCode(...digest));
   switch (encoding) {
-    case "hex": return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
-    case "base64": return b64();
-    case "base64url": return b64().replace(/\+/g, "-").replace(/\//g, "_");
-    case "base64rawurl": return b64().replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-    case "binary": return digest.slice().buffer;
-    default: throw new Error(`k6/crypto: unknown output encoding "${String(encoding)}" (hex, base64, base64url, base64rawurl, binary)`);
+    case "hex":
+      return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+    case "base64":
+      return b64();
+    case "base64url":
+      return b64().replace(/\+/g, "-").replace(/\//g, "_");
+    case "base64rawurl":
+      return b64().replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    case "binary":
+      return digest.slice().buffer;
+    default:
+      throw new Error(`k6/crypto: unknown output encoding "${String(encoding)}" (hex, base64, base64url, base64rawurl, binary)`);
   }
 }
 
@@ -36,19 +52,40 @@ function algorithm(name: string): string {
   return a;
 }
 
-const hash = (name: Algorithm) => (input: Input, encoding: Encoding) => encode(new Uint8Array(createHash(algorithm(name)).update(bytesOf(input)).digest()), encoding);
+const hash = (name: Algorithm) => (input: Input, encoding: Encoding) =>
+  encode(new Uint8Array(createHash(algorithm(name)).update(bytesOf(input)).digest()), encoding);
 
 export const crypto = {
-  md4: hash("md4"), md5: hash("md5"), sha1: hash("sha1"), sha256: hash("sha256"), sha384: hash("sha384"), sha512: hash("sha512"),
-  sha512_224: hash("sha512_224"), sha512_256: hash("sha512_256"), ripemd160: hash("ripemd160"),
-  hmac: (name: string, secret: Input, data: Input, encoding: Encoding) => encode(new Uint8Array(createHmac(algorithm(name), bytesOf(secret)).update(bytesOf(data)).digest()), encoding),
+  md4: hash("md4"),
+  md5: hash("md5"),
+  sha1: hash("sha1"),
+  sha256: hash("sha256"),
+  sha384: hash("sha384"),
+  sha512: hash("sha512"),
+  sha512_224: hash("sha512_224"),
+  sha512_256: hash("sha512_256"),
+  ripemd160: hash("ripemd160"),
+  hmac: (name: string, secret: Input, data: Input, encoding: Encoding) =>
+    encode(new Uint8Array(createHmac(algorithm(name), bytesOf(secret)).update(bytesOf(data)).digest()), encoding),
   randomBytes: (size: number) => getRandomValues(new Uint8Array(size)).buffer,
   createHash(name: string) {
     const h = createHash(algorithm(name));
-    return { update(input: Input) { h.update(bytesOf(input)); return this; }, digest: (encoding: Encoding) => encode(new Uint8Array(h.digest()), encoding) };
+    return {
+      update(input: Input) {
+        h.update(bytesOf(input));
+        return this;
+      },
+      digest: (encoding: Encoding) => encode(new Uint8Array(h.digest()), encoding),
+    };
   },
   createHMAC(name: string, secret: Input) {
     const h = createHmac(algorithm(name), bytesOf(secret));
-    return { update(input: Input) { h.update(bytesOf(input)); return this; }, digest: (encoding: Encoding) => encode(new Uint8Array(h.digest()), encoding) };
+    return {
+      update(input: Input) {
+        h.update(bytesOf(input));
+        return this;
+      },
+      digest: (encoding: Encoding) => encode(new Uint8Array(h.digest()), encoding),
+    };
   },
 };

@@ -16,7 +16,13 @@ import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
 
 type Instance = { readonly exports: Record<string, unknown>; setIteration(n: number): void };
-type Factory = (modules: Record<string, unknown>, env: Record<string, string>, vu: number, open: (path: string, mode?: string, moduleDir?: string) => unknown, seq: typeof sequence) => Instance;
+type Factory = (
+  modules: Record<string, unknown>,
+  env: Record<string, string>,
+  vu: number,
+  open: (path: string, mode?: string, moduleDir?: string) => unknown,
+  seq: typeof sequence,
+) => Instance;
 type EmbeddedFile = { readonly text: string } | { readonly base64: string };
 
 interface Vu {
@@ -58,7 +64,6 @@ function vuFor(start: IterationStart): Vu {
   return pool.idle.pop() ?? startVu(start.firstPoolVu + pool.size++, start, start.firstPoolVu);
 }
 
-
 export default class K6Script extends WorkerEntrypoint {
   /** Keeps setup()'s result for this isolate's iterations. */
   prepare(json: string): void {
@@ -94,7 +99,12 @@ export default class K6Script extends WorkerEntrypoint {
    * Runs setup() or teardown() once, as VU 0 of its own; returns what it returned as JSON
    * (k6 passes setup's result to every VU as a copy, so it must be JSON-serialisable).
    */
-  async phase(host: IterationHost, name: "setup" | "teardown", start: IterationStart, setupJson: string | null): Promise<IterationOutcome & { data: string | null }> {
+  async phase(
+    host: IterationHost,
+    name: "setup" | "teardown",
+    start: IterationStart,
+    setupJson: string | null,
+  ): Promise<IterationOutcome & { data: string | null }> {
     const vu = startVu(0, start, null);
     vu.context.host = host;
     try {

@@ -91,11 +91,14 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
       if (cookie) headers.Cookie = cookie;
     }
     const wire: WireRequest = {
-      method: method.toUpperCase(), url: href, headers, ...(encoded !== undefined ? { body: encoded } : {}),
+      method: method.toUpperCase(),
+      url: href,
+      headers,
+      ...(encoded !== undefined ? { body: encoded } : {}),
       expect: params.responseCallback !== undefined ? expectList(params.responseCallback) : responseCallback,
       readBody: params.responseType !== "none",
       redirect: params.redirects === 0 ? "manual" : "follow",
-      ...(params.tags?.step ?? params.tags?.name ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
+      ...((params.tags?.step ?? params.tags?.name) ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
     };
     const response = await target.send(drain(), wire);
     return k6Response(wire, response, jar.receive(href, response.setCookies));
@@ -136,26 +139,27 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     CookieJar,
   };
 
-  const metric = (type: MetricType) => class {
-    readonly name: string;
-    constructor(name: string, isTime = false) {
-      if (!METRIC_NAME.test(String(name))) throw new Error(`invalid metric name "${name}": letters, digits and _, starting with a letter or _, at most 128`);
-      this.name = name;
-      vu.declare?.(name, type, Boolean(isTime));
-    }
-    add(value: unknown, tags?: Record<string, unknown>): void {
-      if (!vu.host) throw new Error(`${this.name}.add() in the init context: k6 allows it only in VU code`);
-      const n = Number(value);
-      // A `type` tag is also kept as its own series (`name{type:…}`), the one tag edgeload's
-      // custom metrics are split by (thresholds and summaries read it, as for built-in scenarios).
-      const names = tags?.type === undefined ? [this.name] : [this.name, `${this.name}{type:${String(tags.type)}}`];
-      for (const name of names) {
-        if (type === "rate") vu.samples.push({ type, name, passed: typeof value === "boolean" ? value : n !== 0 });
-        else if (type === "counter") vu.samples.push({ type, name, value: n });
-        else vu.samples.push({ type, name, value: n });
+  const metric = (type: MetricType) =>
+    class {
+      readonly name: string;
+      constructor(name: string, isTime = false) {
+        if (!METRIC_NAME.test(String(name))) throw new Error(`invalid metric name "${name}": letters, digits and _, starting with a letter or _, at most 128`);
+        this.name = name;
+        vu.declare?.(name, type, Boolean(isTime));
       }
-    }
-  };
+      add(value: unknown, tags?: Record<string, unknown>): void {
+        if (!vu.host) throw new Error(`${this.name}.add() in the init context: k6 allows it only in VU code`);
+        const n = Number(value);
+        // A `type` tag is also kept as its own series (`name{type:…}`), the one tag edgeload's
+        // custom metrics are split by (thresholds and summaries read it, as for built-in scenarios).
+        const names = tags?.type === undefined ? [this.name] : [this.name, `${this.name}{type:${String(tags.type)}}`];
+        for (const name of names) {
+          if (type === "rate") vu.samples.push({ type, name, passed: typeof value === "boolean" ? value : n !== 0 });
+          else if (type === "counter") vu.samples.push({ type, name, value: n });
+          else vu.samples.push({ type, name, value: n });
+        }
+      }
+    };
 
   const data = {
     SharedArray: function SharedArray(name: string, build: () => unknown[]) {
@@ -173,10 +177,24 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
 
   const execution = {
     get vu() {
-      return { idInTest: vu.id, idInInstance: vu.id, iterationInInstance: vu.iteration, iterationInScenario: vu.iteration, tags: {}, metrics: { tags: {}, metadata: {} } };
+      return {
+        idInTest: vu.id,
+        idInInstance: vu.id,
+        iterationInInstance: vu.iteration,
+        iterationInScenario: vu.iteration,
+        tags: {},
+        metrics: { tags: {}, metadata: {} },
+      };
     },
     get scenario() {
-      return { name: vu.scenario.name, executor: vu.scenario.executor, startTime: vu.scenario.startTimeMs, progress: 0, iterationInInstance: vu.iterationInTest, iterationInTest: vu.iterationInTest };
+      return {
+        name: vu.scenario.name,
+        executor: vu.scenario.executor,
+        startTime: vu.scenario.startTimeMs,
+        progress: 0,
+        iterationInInstance: vu.iterationInTest,
+        iterationInTest: vu.iterationInTest,
+      };
     },
     get instance() {
       return { iterationsCompleted: 0, iterationsInterrupted: 0, vusActive: 0, vusInitialized: 0, currentTestRunDuration: 0 };
@@ -256,7 +274,7 @@ function k6Response(request: WireRequest, r: WireResponse, cookies: Record<strin
     body: r.body,
     headers,
     url: request.url,
-    error: r.error ? r.errorDetail ?? (r.error === "timeout" ? "request timeout" : "connection error") : "",
+    error: r.error ? (r.errorDetail ?? (r.error === "timeout" ? "request timeout" : "connection error")) : "",
     error_code: r.error ? ERROR_CODES[r.error] : 0,
     cookies,
     timings: { duration: r.durationMs, waiting: r.durationMs, sending: 0, receiving: 0, blocked: 0, connecting: 0, tls_handshaking: 0 },

@@ -63,8 +63,15 @@ async function oneRun(stack: LocalStack, watchers: number, rate: number): Promis
   const client = new EdgeloadClient(stack.apiUrl, stack.token);
   const pids = stack.processes.coordinator;
   const run = await client.createRun({
-    name: `dashboard watchers ${watchers}`, target: stack.targetUrl, steps: [{ path: "/delay?ms=5" }],
-    executor: "constant-arrival-rate", rate, duration: "15s", shards: 16, regions: ["wnam", "enam", "weur", "apac"], timeout: "5s",
+    name: `dashboard watchers ${watchers}`,
+    target: stack.targetUrl,
+    steps: [{ path: "/delay?ms=5" }],
+    executor: "constant-arrival-rate",
+    rate,
+    duration: "15s",
+    shards: 16,
+    regions: ["wnam", "enam", "weur", "apac"],
+    timeout: "5s",
   });
   const cpuBefore = cpuSeconds(pids);
   const url = `${stack.apiDirectUrl}/v1/runs/${run.id}/live`;
@@ -115,12 +122,27 @@ export async function dashboardBench(counts: readonly number[], rate: number): P
     // The baseline is the mean of the rows without watchers (run first and last, to see the noise).
     const zero = results.filter((r) => r.watchers === 0);
     const base = zero.length ? { cpuS: zero.reduce((sum, r) => sum + r.cpuS, 0) / zero.length } : undefined;
-    const header = ["watchers", "opened", "refused", "got every window + end", "KiB per stream", "coordinator CPU s", "extra CPU ms per window", "per window per watcher µs"];
+    const header = [
+      "watchers",
+      "opened",
+      "refused",
+      "got every window + end",
+      "KiB per stream",
+      "coordinator CPU s",
+      "extra CPU ms per window",
+      "per window per watcher µs",
+    ];
     const rows = results.map((r) => {
       const extraMs = base ? ((r.cpuS - base.cpuS) * 1000) / r.windows : NaN;
       return [
-        String(r.watchers), String(r.opened), String(r.refused), `${r.complete} of ${r.opened}`, (r.bytesPerStream / 1024).toFixed(1), r.cpuS.toFixed(2),
-        r.watchers && base ? extraMs.toFixed(1) : "–", r.watchers && base ? ((extraMs * 1000) / r.watchers).toFixed(1) : "–",
+        String(r.watchers),
+        String(r.opened),
+        String(r.refused),
+        `${r.complete} of ${r.opened}`,
+        (r.bytesPerStream / 1024).toFixed(1),
+        r.cpuS.toFixed(2),
+        r.watchers && base ? extraMs.toFixed(1) : "–",
+        r.watchers && base ? ((extraMs * 1000) / r.watchers).toFixed(1) : "–",
       ];
     });
     console.log(markdownTable(header, rows));

@@ -15,7 +15,13 @@ import { markdownTable } from "./markdown-table.ts";
 
 interface ProfileNode {
   readonly id: number;
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number; readonly scriptId: string };
+  readonly callFrame: {
+    readonly functionName: string;
+    readonly url: string;
+    readonly lineNumber: number;
+    readonly columnNumber: number;
+    readonly scriptId: string;
+  };
   readonly children?: readonly number[];
 }
 interface CpuProfile {
@@ -33,7 +39,10 @@ async function devtools(inspectorPort: number): Promise<{ send: (method: string,
   if (!target) throw new Error(`no inspector target on port ${inspectorPort}`);
   // wrangler's inspector proxy takes only DevTools origins; a script names localhost.
   const socket = new WebSocket(target.webSocketDebuggerUrl, { headers: { Origin: "http://localhost" } } as unknown as string[]);
-  await new Promise((resolve, reject) => { socket.onopen = resolve; socket.onerror = (e) => reject(new Error(`inspector: ${(e as ErrorEvent).message}`)); });
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = (e) => reject(new Error(`inspector: ${(e as ErrorEvent).message}`));
+  });
   let nextId = 1;
   const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
   socket.onmessage = (event) => {
@@ -45,11 +54,12 @@ async function devtools(inspectorPort: number): Promise<{ send: (method: string,
     else waiting.resolve(message.result);
   };
   return {
-    send: (method, params = {}) => new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      socket.send(JSON.stringify({ id, method, params }));
-    }),
+    send: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        socket.send(JSON.stringify({ id, method, params }));
+      }),
     close: () => socket.close(),
   };
 }
@@ -64,7 +74,10 @@ const SAMPLING_US = 200;
 const MAX_SAMPLE_US = 50_000;
 
 /** Self time per function (name, file:line) and per file, in ms, largest first. */
-export function selfTimes(profile: CpuProfile, sourceOf: (frame: ProfileNode["callFrame"]) => string = () => ""): { byFunction: Array<[string, number]>; byFile: Array<[string, number]>; totalMs: number } {
+export function selfTimes(
+  profile: CpuProfile,
+  sourceOf: (frame: ProfileNode["callFrame"]) => string = () => "",
+): { byFunction: Array<[string, number]>; byFile: Array<[string, number]>; totalMs: number } {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   // workerd's sampler stops while the isolate waits: the sample after a pause carries the
@@ -96,8 +109,16 @@ export async function engineProfile(options: { rate: number; duration: string; d
     await session.send("Profiler.enable");
     await session.send("Profiler.setSamplingInterval", { interval: SAMPLING_US });
     const run = await client.createRun({
-      name: "profile", target: stack.targetUrl, steps: [{ path }], executor: "constant-arrival-rate", rate: options.rate, duration: options.duration,
-      ...(options.shards === null ? {} : { shards: options.shards }), regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, options.rate), timeout: "10s",
+      name: "profile",
+      target: stack.targetUrl,
+      steps: [{ path }],
+      executor: "constant-arrival-rate",
+      rate: options.rate,
+      duration: options.duration,
+      ...(options.shards === null ? {} : { shards: options.shards }),
+      regions: ["wnam", "enam", "weur", "apac"],
+      maxVUs: Math.max(200, options.rate),
+      timeout: "10s",
     });
     await session.send("Profiler.start");
     await client.waitForEnd(run.id, () => {}, 1000);
@@ -108,10 +129,16 @@ export async function engineProfile(options: { rate: number; duration: string; d
     for (const id of new Set(profile.nodes.map((n) => n.callFrame.scriptId).filter((id) => id && id !== "0"))) {
       try {
         sources.set(id, ((await session.send("Debugger.getScriptSource", { scriptId: id })) as { scriptSource: string }).scriptSource.split("\n"));
-      } catch { /* a native or gone script */ }
+      } catch {
+        /* a native or gone script */
+      }
     }
     session.close();
-    const sourceOf = (f: ProfileNode["callFrame"]) => (sources.get(f.scriptId)?.[f.lineNumber] ?? "").slice(f.columnNumber, f.columnNumber + 50).replace(/\s+/g, " ").replace(/\|/g, "/");
+    const sourceOf = (f: ProfileNode["callFrame"]) =>
+      (sources.get(f.scriptId)?.[f.lineNumber] ?? "")
+        .slice(f.columnNumber, f.columnNumber + 50)
+        .replace(/\s+/g, " ")
+        .replace(/\|/g, "/");
     const file = join(PROJECT_ROOT, ".cache", `engine-${options.rate}.cpuprofile`);
     await writeFile(file, JSON.stringify(profile));
     const s = await client.summary(run.id);
@@ -119,11 +146,31 @@ export async function engineProfile(options: { rate: number; duration: string; d
     const { byFunction, byFile, totalMs } = selfTimes(profile, sourceOf);
     const idle = byFunction.filter(([k]) => k.startsWith("(idle)")).reduce((a, [, ms]) => a + ms, 0);
     const busy = totalMs - idle;
-    console.log(`\n## Engine profile: ${options.rate}/s for ${options.duration}, ${options.shards ?? "planned"} shards, ${requests} requests; ${busy.toFixed(0)} ms of the isolate sampled (profile: ${file})\n`);
+    console.log(
+      `\n## Engine profile: ${options.rate}/s for ${options.duration}, ${options.shards ?? "planned"} shards, ${requests} requests; ${busy.toFixed(0)} ms of the isolate sampled (profile: ${file})\n`,
+    );
     const share = (ms: number) => `${((ms / busy) * 100).toFixed(1)}%`;
-    console.log(markdownTable(["file", "sampled self ms", "share"], byFile.filter(([k]) => k !== "(idle)").slice(0, 15).map(([k, ms]) => [k, ms.toFixed(0), share(ms)]), new Set([0])));
+    console.log(
+      markdownTable(
+        ["file", "sampled self ms", "share"],
+        byFile
+          .filter(([k]) => k !== "(idle)")
+          .slice(0, 15)
+          .map(([k, ms]) => [k, ms.toFixed(0), share(ms)]),
+        new Set([0]),
+      ),
+    );
     console.log();
-    console.log(markdownTable(["function", "sampled self ms", "share"], byFunction.filter(([k]) => !k.startsWith("(idle)")).slice(0, 30).map(([k, ms]) => [k, ms.toFixed(0), share(ms)]), new Set([0])));
+    console.log(
+      markdownTable(
+        ["function", "sampled self ms", "share"],
+        byFunction
+          .filter(([k]) => !k.startsWith("(idle)"))
+          .slice(0, 30)
+          .map(([k, ms]) => [k, ms.toFixed(0), share(ms)]),
+        new Set([0]),
+      ),
+    );
   } finally {
     await stack.stop();
   }

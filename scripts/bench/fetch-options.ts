@@ -28,14 +28,16 @@ export async function fetchOptionsBench(requests: number, rounds: number, delayM
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const none = median(perRequestMs.get("")!);
     console.log(`\n## Fetch options: a closed loop of ${requests} requests, 25 at a time, against /delay?ms=${delayMs}; ${rounds} interleaved rounds\n`);
-    console.log(markdownTable(
-      ["options", "CPU ms per request, each round", "median", "vs none"],
-      VARIANTS.map((v) => {
-        const xs = perRequestMs.get(v)!;
-        return [v || "(none)", xs.map((x) => x.toFixed(3)).join(" "), median(xs).toFixed(3), (median(xs) / none).toFixed(2)];
-      }),
-      new Set([0, 1]),
-    ));
+    console.log(
+      markdownTable(
+        ["options", "CPU ms per request, each round", "median", "vs none"],
+        VARIANTS.map((v) => {
+          const xs = perRequestMs.get(v)!;
+          return [v || "(none)", xs.map((x) => x.toFixed(3)).join(" "), median(xs).toFixed(3), (median(xs) / none).toFixed(2)];
+        }),
+        new Set([0, 1]),
+      ),
+    );
   } finally {
     await floor.dispose();
     await stack.stop();

@@ -49,9 +49,23 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
     const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
     const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
     const atRates: Array<{ rate: number; clients: GeneratorResult[]; verdict: string }> = [];
-    const row = (r: GeneratorResult) => [r.name, String(r.requests), r.achievedPerS.toFixed(1), String(r.dropped), fmt(r.p50Ms), fmt(r.p95Ms), fmt(r.p99Ms), r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "-", r.cpuS.toFixed(2), perK(r).toFixed(3), r.targetCpuS === undefined ? "-" : ((r.targetCpuS / r.requests) * 1000).toFixed(3)];
+    const row = (r: GeneratorResult) => [
+      r.name,
+      String(r.requests),
+      r.achievedPerS.toFixed(1),
+      String(r.dropped),
+      fmt(r.p50Ms),
+      fmt(r.p95Ms),
+      fmt(r.p99Ms),
+      r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "-",
+      r.cpuS.toFixed(2),
+      perK(r).toFixed(3),
+      r.targetCpuS === undefined ? "-" : ((r.targetCpuS / r.requests) * 1000).toFixed(3),
+    ];
     for (const rate of rates) {
-      console.log(`\n## Generator: edgeload (local stack, ${shards ?? "planned"} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delayMs} ms\n`);
+      console.log(
+        `\n## Generator: edgeload (local stack, ${shards ?? "planned"} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delayMs} ms\n`,
+      );
       // The target's CPU over each client's run, next to the client's own.
       const withTargetCpu = async (measure: () => Promise<GeneratorResult>): Promise<GeneratorResult> => {
         const before = cpuSeconds(stack.processes.target);
@@ -67,26 +81,54 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
       const paced = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate));
       await new Promise((r) => setTimeout(r, 3000));
       const pacedInObject = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate, true));
-      console.log(plainTable([
-        ["", "requests", "achieved/s", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU s", "CPU s per 1k req", "target CPU s per 1k req"],
-        row(edge),
-        row(k6Result),
-        row(floor),
-        row(paced),
-        row(pacedInObject),
-        ["edgeload/k6", (edge.requests / k6Result.requests).toFixed(3), (edge.achievedPerS / k6Result.achievedPerS).toFixed(3), "",
-          `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`, `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`, `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`, "", "", (perK(edge) / perK(k6Result)).toFixed(2),
-          edge.targetCpuS !== undefined && k6Result.targetCpuS ? ((edge.targetCpuS / edge.requests) / (k6Result.targetCpuS / k6Result.requests)).toFixed(2) : ""],
-        ["edgeload/floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2), ""],
-        ["edgeload/paced floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
-        ["edgeload/paced floor in an object", "", "", "", "", "", "", "", "", (perK(edge) / perK(pacedInObject)).toFixed(2), ""],
-      ]));
+      console.log(
+        plainTable([
+          [
+            "",
+            "requests",
+            "achieved/s",
+            "dropped",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "client delay p95 / p99 ms",
+            "CPU s",
+            "CPU s per 1k req",
+            "target CPU s per 1k req",
+          ],
+          row(edge),
+          row(k6Result),
+          row(floor),
+          row(paced),
+          row(pacedInObject),
+          [
+            "edgeload/k6",
+            (edge.requests / k6Result.requests).toFixed(3),
+            (edge.achievedPerS / k6Result.achievedPerS).toFixed(3),
+            "",
+            `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`,
+            `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`,
+            `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`,
+            "",
+            "",
+            (perK(edge) / perK(k6Result)).toFixed(2),
+            edge.targetCpuS !== undefined && k6Result.targetCpuS
+              ? (edge.targetCpuS / edge.requests / (k6Result.targetCpuS / k6Result.requests)).toFixed(2)
+              : "",
+          ],
+          ["edgeload/floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2), ""],
+          ["edgeload/paced floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
+          ["edgeload/paced floor in an object", "", "", "", "", "", "", "", "", (perK(edge) / perK(pacedInObject)).toFixed(2), ""],
+        ]),
+      );
       // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
       let verdict = "-";
       if (edge.figures && k6Result.figures) {
         const check = crosscheck(edge.figures, k6Result.figures);
         const off = check.rows.filter((r) => r.step === null && r.verdict === "disagree");
-        console.log(`\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`);
+        console.log(
+          `\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`,
+        );
         const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
         verdict = off.length ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))}`).join(", ")} ms)` : check.verdict;
       }
@@ -95,16 +137,29 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
     // Every rate in one table, as the README shows it.
     console.log(`\n## Generator at every rate: edgeload / k6 / the workerd floors\n`);
     const ms = (r: GeneratorResult, cpu: number | undefined) => (cpu === undefined ? "" : ((cpu / r.requests) * 1000).toFixed(2));
-    console.log(markdownTable(
-      ["rate", "", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU ms per request", "target CPU ms per request", "crosscheck"],
-      atRates.flatMap(({ rate, clients, verdict }) => clients.map((r, i) => {
-        const closed = r.name === "closed floor";
-        return [i === 0 ? `${rate}/s` : "", r.name === "paced fetch floor" ? "paced floor" : r.name, closed ? "" : String(r.dropped),
-          closed ? "" : fmt(r.p50Ms), closed ? "" : fmt(r.p95Ms), closed ? "" : fmt(r.p99Ms),
-          r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "", ms(r, r.cpuS), ms(r, r.targetCpuS), i === 0 ? verdict : ""];
-      })),
-      new Set([0, 1, 9]),
-    ));
+    console.log(
+      markdownTable(
+        ["rate", "", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU ms per request", "target CPU ms per request", "crosscheck"],
+        atRates.flatMap(({ rate, clients, verdict }) =>
+          clients.map((r, i) => {
+            const closed = r.name === "closed floor";
+            return [
+              i === 0 ? `${rate}/s` : "",
+              r.name === "paced fetch floor" ? "paced floor" : r.name,
+              closed ? "" : String(r.dropped),
+              closed ? "" : fmt(r.p50Ms),
+              closed ? "" : fmt(r.p95Ms),
+              closed ? "" : fmt(r.p99Ms),
+              r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "",
+              ms(r, r.cpuS),
+              ms(r, r.targetCpuS),
+              i === 0 ? verdict : "",
+            ];
+          }),
+        ),
+        new Set([0, 1, 9]),
+      ),
+    );
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
   floor = a bare fetch loop's workerd process (closed, 25 at a time; paced: the same rate, one timer a send;
   paced in an object: the paced loop inside one Durable Object, where edgeload's shards send from);

@@ -80,8 +80,14 @@ export async function fetchFloor(targetUrl: string, requests: number, rate?: num
     const answer = await floor.loop(targetUrl, { n: requests, ...(rate ? { rate } : { concurrency: 25 }), ...(inObject ? { in: "object" } : {}) });
     const wallS = (performance.now() - started) / 1000;
     return {
-      name: rate ? (inObject ? PACED_OBJECT : "paced fetch floor") : "workerd fetch floor", requests, achievedPerS: requests / wallS, dropped: 0,
-      p50Ms: answer.p50Ms ?? NaN, p95Ms: answer.p95Ms ?? NaN, p99Ms: answer.p99Ms ?? NaN, cpuS: cpuSeconds(floor.pids) - cpuBefore,
+      name: rate ? (inObject ? PACED_OBJECT : "paced fetch floor") : "workerd fetch floor",
+      requests,
+      achievedPerS: requests / wallS,
+      dropped: 0,
+      p50Ms: answer.p50Ms ?? NaN,
+      p95Ms: answer.p95Ms ?? NaN,
+      p99Ms: answer.p99Ms ?? NaN,
+      cpuS: cpuSeconds(floor.pids) - cpuBefore,
     };
   } finally {
     await floor.dispose();
@@ -95,8 +101,16 @@ export async function edgeloadRun(stack: LocalStack, path: string, rate: number,
   if (generatorPids.length === 0) throw new Error("could not find the generator's workerd process in /proc");
   const cpuBefore = cpuSeconds(generatorPids);
   const run = await client.createRun({
-    name: "bench", target: stack.targetUrl, steps: [{ path }], executor: "constant-arrival-rate", rate, duration,
-    ...(shards === null ? {} : { shards }), regions: ["wnam", "enam", "weur", "apac"], maxVUs: Math.max(200, rate), timeout: "10s",
+    name: "bench",
+    target: stack.targetUrl,
+    steps: [{ path }],
+    executor: "constant-arrival-rate",
+    rate,
+    duration,
+    ...(shards === null ? {} : { shards }),
+    regions: ["wnam", "enam", "weur", "apac"],
+    maxVUs: Math.max(200, rate),
+    timeout: "10s",
   });
   await client.waitForEnd(run.id, () => {}, 1000);
   const cpuS = cpuSeconds(generatorPids) - cpuBefore;
@@ -112,7 +126,9 @@ export async function edgeloadRun(stack: LocalStack, path: string, rate: number,
     p95Ms: m.http_req_duration["p(95)"],
     p99Ms: m.http_req_duration["p(99)"],
     cpuS,
-    ...(s.edgeload.totals.client_delay ? { clientDelayMs: { p95: s.edgeload.totals.client_delay["p(95)"], p99: s.edgeload.totals.client_delay["p(99)"] } } : {}),
+    ...(s.edgeload.totals.client_delay
+      ? { clientDelayMs: { p95: s.edgeload.totals.client_delay["p(95)"], p99: s.edgeload.totals.client_delay["p(99)"] } }
+      : {}),
     figures: edgeFigures(s),
   };
 }

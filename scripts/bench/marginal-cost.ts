@@ -40,8 +40,15 @@ function specOf(v: Variant, stack: LocalStack, rate: number, duration: string, d
   const metrics = Object.fromEntries(names.map((n, i) => [n, { type: (["trend", "counter", "rate"] as const)[i % 3] }]));
   const record = Object.fromEntries(names.map((n, i) => [n, (["duration", "count", "success"] as const)[i % 3]]));
   return {
-    name: `marginal ${v.dimension} ${v.count}`, target: stack.targetUrl, executor: "constant-arrival-rate", rate, duration,
-    shards: v.shards, regions: REGIONS.slice(0, v.regions), maxVUs: Math.max(200, rate), timeout: "10s",
+    name: `marginal ${v.dimension} ${v.count}`,
+    target: stack.targetUrl,
+    executor: "constant-arrival-rate",
+    rate,
+    duration,
+    shards: v.shards,
+    regions: REGIONS.slice(0, v.regions),
+    maxVUs: Math.max(200, rate),
+    timeout: "10s",
     ...(v.metrics ? { metrics } : {}),
     steps: Array.from({ length: v.steps }, (_, i) => ({ name: `s${i}`, path: `/delay?ms=${delayMs}`, ...(i === 0 && v.metrics ? { record } : {}) })),
   };
@@ -53,7 +60,9 @@ export async function marginalCostBench(rate: number, duration: string, delayMs:
     const client = new EdgeloadClient(stack.apiUrl, stack.token);
     await (await fetch(`${stack.targetUrl}/delay?ms=${delayMs}`)).arrayBuffer();
     const db = await stack.resultsDatabase();
-    console.log(`\n## Marginal cost: ${rate}/s for ${duration} against /delay?ms=${delayMs}; one dimension grown at a time (base: 4 shards, 1 region, 1 step, no custom metric)\n`);
+    console.log(
+      `\n## Marginal cost: ${rate}/s for ${duration} against /delay?ms=${delayMs}; one dimension grown at a time (base: 4 shards, 1 region, 1 step, no custom metric)\n`,
+    );
     const rows: string[][] = [];
     let previous: { dimension: string; count: number; cpuPerS: number } | null = null;
     for (const v of variants()) {
@@ -65,14 +74,31 @@ export async function marginalCostBench(rate: number, duration: string, delayMs:
       const s = await client.summary(run.id);
       const seconds = parseFloat(duration);
       const requests = (s.metrics as Record<string, any>).http_reqs.count as number;
-      const counted = db.prepare("SELECT (SELECT COUNT(*) FROM windows WHERE run_id = ?1) + (SELECT COUNT(*) FROM histograms WHERE run_id = ?1) AS n").bind(run.id) as { first<T>(): Promise<T | null> };
+      const counted = db
+        .prepare("SELECT (SELECT COUNT(*) FROM windows WHERE run_id = ?1) + (SELECT COUNT(*) FROM histograms WHERE run_id = ?1) AS n")
+        .bind(run.id) as { first<T>(): Promise<T | null> };
       const written = await counted.first<{ n: number }>();
       const cpuPerS = (cpuS * 1000) / seconds;
-      const perUnit = previous && previous.dimension === v.dimension && v.count !== previous.count ? (cpuPerS - previous.cpuPerS) / (v.count - previous.count) : null;
-      rows.push([v.dimension, String(v.count), String(requests), cpuPerS.toFixed(0), ((cpuS / requests) * 1000).toFixed(3), perUnit === null ? "" : perUnit.toFixed(1), ((written?.n ?? 0) / seconds).toFixed(1)]);
+      const perUnit =
+        previous && previous.dimension === v.dimension && v.count !== previous.count ? (cpuPerS - previous.cpuPerS) / (v.count - previous.count) : null;
+      rows.push([
+        v.dimension,
+        String(v.count),
+        String(requests),
+        cpuPerS.toFixed(0),
+        ((cpuS / requests) * 1000).toFixed(3),
+        perUnit === null ? "" : perUnit.toFixed(1),
+        ((written?.n ?? 0) / seconds).toFixed(1),
+      ]);
       previous = { dimension: v.dimension, count: v.count, cpuPerS };
     }
-    console.log(markdownTable(["grown", "count", "requests", "generator CPU ms/s", "CPU ms per request", "ms/s per one more (vs the row above)", "D1 rows/s"], rows, new Set([0])));
+    console.log(
+      markdownTable(
+        ["grown", "count", "requests", "generator CPU ms/s", "CPU ms per request", "ms/s per one more (vs the row above)", "D1 rows/s"],
+        rows,
+        new Set([0]),
+      ),
+    );
     console.log(`\n  CPU: the generator's workerd process (every shard and the coordinator) over the run, per second of run.`);
   } finally {
     await stack.stop();

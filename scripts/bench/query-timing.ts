@@ -27,11 +27,16 @@ export interface QueryTiming {
 /** Latency-like values in µs around `centerUs`, with a tail, from a seeded generator. */
 function sampler(seed: number) {
   let x = seed;
-  const rand = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   return (centerUs: number) => Math.round(centerUs * Math.exp(0.35 * Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand())));
 }
 
-export async function queryTimings(options: { regions: number; seconds: number; ratePerS: number; shards: number }): Promise<{ timings: QueryTiming[]; fillS: number; rows: number }> {
+export async function queryTimings(options: {
+  regions: number;
+  seconds: number;
+  ratePerS: number;
+  shards: number;
+}): Promise<{ timings: QueryTiming[]; fillS: number; rows: number }> {
   const stateDir = await mkdtemp(join(tmpdir(), "edgeload-query-bench-"));
   const stack = await startLocalStack({ persist: stateDir });
   try {
@@ -41,8 +46,28 @@ export async function queryTimings(options: { regions: number; seconds: number; 
     const regions = REGIONS.slice(0, options.regions);
     const fillStarted = performance.now();
     const spec = { name: "synthetic 1 h, 64 shards" };
-    await db.batch([insertRun(db, { id: runId, name: spec.name, target: "http://127.0.0.1:9", createdAt: t0, durationMs: options.seconds * 1000, specJson: JSON.stringify(spec), planJson: "{}" })]);
-    await db.batch(insertShards(db, runId, Array.from({ length: options.shards }, (_, i) => ({ index: i, region: regions[i % regions.length]!, segment: `${i}/${options.shards}:${i + 1}/${options.shards}` }))));
+    await db.batch([
+      insertRun(db, {
+        id: runId,
+        name: spec.name,
+        target: "http://127.0.0.1:9",
+        createdAt: t0,
+        durationMs: options.seconds * 1000,
+        specJson: JSON.stringify(spec),
+        planJson: "{}",
+      }),
+    ]);
+    await db.batch(
+      insertShards(
+        db,
+        runId,
+        Array.from({ length: options.shards }, (_, i) => ({
+          index: i,
+          region: regions[i % regions.length]!,
+          segment: `${i}/${options.shards}:${i + 1}/${options.shards}`,
+        })),
+      ),
+    );
 
     const sample = sampler(7);
     const perCell = Math.max(1, Math.round(options.ratePerS / regions.length));
@@ -72,8 +97,13 @@ export async function queryTimings(options: { regions: number; seconds: number; 
           stats.trends.slotWait.record(0);
           const failed = (t * perCell + i) % 500 === 0;
           stats.countStatus(failed ? 503 : 200);
-          if (failed) { c.failed++; c.status5xx++; }
-          c.sent++; c.completed++; c.iterations++;
+          if (failed) {
+            c.failed++;
+            c.status5xx++;
+          }
+          c.sent++;
+          c.completed++;
+          c.iterations++;
         }
         shardStats[(t * regions.length + ri) % options.shards]!.merge(stats);
         pending.push({ windowS: t, region, step: "default", stats });
@@ -81,16 +111,35 @@ export async function queryTimings(options: { regions: number; seconds: number; 
       if (pending.length >= 400) await flush();
     }
     await flush();
-    await db.batch(shardStats.map((stats, index) => updateShard(db, runId, { index, colo: `C${index % 8}`, stats, restarts: 0, invocations: 1, subrequests: stats.counters.sent, peakInFlight: 10, summaryJson: "{}" })));
+    await db.batch(
+      shardStats.map((stats, index) =>
+        updateShard(db, runId, {
+          index,
+          colo: `C${index % 8}`,
+          stats,
+          restarts: 0,
+          invocations: 1,
+          subrequests: stats.counters.sent,
+          peakInFlight: 10,
+          summaryJson: "{}",
+        }),
+      ),
+    );
     await db.batch([updateRunStatus(db, runId, "passed", { t0, endedAt: t0 + options.seconds * 1000 })]);
     const fillS = (performance.now() - fillStarted) / 1000;
 
     const client = new EdgeloadClient(stack.apiUrl, stack.token);
     const queries: Array<[string, () => Promise<unknown[]>]> = [
-      ["whole run by region: rps, error rate, p50/p95/p99/p99.9", () => client.query(runId, { by: "region", metrics: "rps,error_rate,p50,p95,p99,p99.9" }).then((r) => r.rows)],
+      [
+        "whole run by region: rps, error rate, p50/p95/p99/p99.9",
+        () => client.query(runId, { by: "region", metrics: "rps,error_rate,p50,p95,p99,p99.9" }).then((r) => r.rows),
+      ],
       ["by region every 1m: rps, p95, p99", () => client.query(runId, { by: "region", every: "1m", metrics: "rps,p95,p99" }).then((r) => r.rows)],
       ["every 1s (3600 points): rps, p99", () => client.query(runId, { every: "1s", metrics: "rps,p99" }).then((r) => r.rows)],
-      ["by region,step every 10s: p50, p95, error rate", () => client.query(runId, { by: "region,step", every: "10s", metrics: "p50,p95,error_rate" }).then((r) => r.rows)],
+      [
+        "by region,step every 10s: p50, p95, error rate",
+        () => client.query(runId, { by: "region,step", every: "10s", metrics: "p50,p95,error_rate" }).then((r) => r.rows),
+      ],
       ["by status class every 1m: requests", () => client.query(runId, { by: "status_class", every: "1m", metrics: "requests" }).then((r) => r.rows)],
       ["by shard (64), whole run: requests, p95", () => client.query(runId, { by: "shard", metrics: "requests,p95" }).then((r) => r.rows)],
       ["SQL: p95 per region per minute (SCHEMA.md)", async () => (await client.sql(P95_BY_REGION_MINUTE, [runId])).rows],
@@ -130,8 +179,25 @@ ranked AS (
 SELECT region, minute, MIN(value_us) / 1000.0 AS p95_ms FROM ranked WHERE cumulative >= 0.95 * total GROUP BY region, minute`;
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { regions: { type: "string", default: "4" }, seconds: { type: "string", default: "3600" }, rate: { type: "string", default: "1000" }, shards: { type: "string", default: "64" } } });
-  const { timings, fillS, rows } = await queryTimings({ regions: Number(values.regions), seconds: Number(values.seconds), ratePerS: Number(values.rate), shards: Number(values.shards) });
-  console.log(`synthetic run: ${values.seconds} s × ${values.regions} regions, ${values.shards} shards, ${values.rate}/s; ${rows} insert statements in ${fillS.toFixed(1)} s`);
-  for (const t of timings) console.log(`  ${t.query.padEnd(58)} ${String(t.rows).padStart(6)} rows   median ${t.medianMs.toFixed(0).padStart(5)} ms   worst ${t.worstMs.toFixed(0).padStart(5)} ms${t.worstMs > 2000 ? "   OVER 2 s" : ""}`);
+  const { values } = parseArgs({
+    options: {
+      regions: { type: "string", default: "4" },
+      seconds: { type: "string", default: "3600" },
+      rate: { type: "string", default: "1000" },
+      shards: { type: "string", default: "64" },
+    },
+  });
+  const { timings, fillS, rows } = await queryTimings({
+    regions: Number(values.regions),
+    seconds: Number(values.seconds),
+    ratePerS: Number(values.rate),
+    shards: Number(values.shards),
+  });
+  console.log(
+    `synthetic run: ${values.seconds} s × ${values.regions} regions, ${values.shards} shards, ${values.rate}/s; ${rows} insert statements in ${fillS.toFixed(1)} s`,
+  );
+  for (const t of timings)
+    console.log(
+      `  ${t.query.padEnd(58)} ${String(t.rows).padStart(6)} rows   median ${t.medianMs.toFixed(0).padStart(5)} ms   worst ${t.worstMs.toFixed(0).padStart(5)} ms${t.worstMs > 2000 ? "   OVER 2 s" : ""}`,
+    );
 }

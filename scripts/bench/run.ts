@@ -113,7 +113,8 @@ if (values.only === "fetch-options") {
 }
 if (values.only === "profile") {
   const { engineProfile } = await import("./engine-profile.ts");
-  for (const rate of values.rates!.split(",").map(Number)) await engineProfile({ rate, duration: values.duration!, delayMs: Number(values.delay), shards: forcedShards });
+  for (const rate of values.rates!.split(",").map(Number))
+    await engineProfile({ rate, duration: values.duration!, delayMs: Number(values.delay), shards: forcedShards });
 }
 if (!values.only || values.only === "faults") {
   const { faultsBench } = await import("./faults/run-faults.ts");

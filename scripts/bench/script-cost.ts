@@ -39,18 +39,36 @@ export async function scriptCostBench(rates: readonly number[], duration: string
       await client.waitForEnd(run.id, () => {}, 1000);
       const cpuS = cpuSeconds(pids) - before;
       const m = (await client.summary(run.id)).metrics as Record<string, any>;
-      return { requests: m.http_reqs.count, dropped: m.dropped_iterations.count, p50: m.http_req_duration.med, p95: m.http_req_duration["p(95)"], p99: m.http_req_duration["p(99)"], cpuMsPerRequest: (cpuS * 1000) / m.http_reqs.count };
+      return {
+        requests: m.http_reqs.count,
+        dropped: m.dropped_iterations.count,
+        p50: m.http_req_duration.med,
+        p95: m.http_req_duration["p(95)"],
+        p99: m.http_req_duration["p(99)"],
+        cpuMsPerRequest: (cpuS * 1000) / m.http_reqs.count,
+      };
     };
     const script = async (rate: number, runFor: string) => {
-      const built = await scriptRun(join(PROJECT_ROOT, "scripts/bench/k6-constant-rate.js"), { TARGET_URL: url, RATE: String(rate), DURATION: runFor, VUS: String(Math.max(200, rate)) }, stack.targetUrl);
+      const built = await scriptRun(
+        join(PROJECT_ROOT, "scripts/bench/k6-constant-rate.js"),
+        { TARGET_URL: url, RATE: String(rate), DURATION: runFor, VUS: String(Math.max(200, rate)) },
+        stack.targetUrl,
+      );
       await client.uploadScript(built.id, built.modules);
       const scenarios = built.spec.scenarios as Record<string, Record<string, unknown>>;
       return measure({ ...built.spec, scenarios: { bench: { ...scenarios.bench, ...common } } });
     };
-    const spec = (rate: number, runFor: string) => measure({
-      name: "bench spec", target: stack.targetUrl, steps: [{ path: `/delay?ms=${delayMs}` }], executor: "constant-arrival-rate",
-      rate, duration: runFor, maxVUs: Math.max(200, rate), ...common,
-    });
+    const spec = (rate: number, runFor: string) =>
+      measure({
+        name: "bench spec",
+        target: stack.targetUrl,
+        steps: [{ path: `/delay?ms=${delayMs}` }],
+        executor: "constant-arrival-rate",
+        rate,
+        duration: runFor,
+        maxVUs: Math.max(200, rate),
+        ...common,
+      });
     // Warm both paths (a fresh stack compiles on first use; the script's isolate starts once per run).
     await spec(rates[0]!, "3s");
     await script(rates[0]!, "3s");
@@ -61,8 +79,26 @@ export async function scriptCostBench(rates: readonly number[], duration: string
       await new Promise((r) => setTimeout(r, 3000));
       const k = await script(rate, duration);
       await new Promise((r) => setTimeout(r, 3000));
-      const row = (name: string, m: Measured) => [`${rate}/s`, name, String(m.requests), String(m.dropped), m.p50.toFixed(1), m.p95.toFixed(1), m.p99.toFixed(1), m.cpuMsPerRequest.toFixed(3)];
-      rows.push(row("spec", s), row("k6 script", k), [`${rate}/s`, "script − spec", "", "", (k.p50 - s.p50).toFixed(1), (k.p95 - s.p95).toFixed(1), (k.p99 - s.p99).toFixed(1), `+${(k.cpuMsPerRequest - s.cpuMsPerRequest).toFixed(3)} (×${(k.cpuMsPerRequest / s.cpuMsPerRequest).toFixed(2)})`]);
+      const row = (name: string, m: Measured) => [
+        `${rate}/s`,
+        name,
+        String(m.requests),
+        String(m.dropped),
+        m.p50.toFixed(1),
+        m.p95.toFixed(1),
+        m.p99.toFixed(1),
+        m.cpuMsPerRequest.toFixed(3),
+      ];
+      rows.push(row("spec", s), row("k6 script", k), [
+        `${rate}/s`,
+        "script − spec",
+        "",
+        "",
+        (k.p50 - s.p50).toFixed(1),
+        (k.p95 - s.p95).toFixed(1),
+        (k.p99 - s.p99).toFixed(1),
+        `+${(k.cpuMsPerRequest - s.cpuMsPerRequest).toFixed(3)} (×${(k.cpuMsPerRequest / s.cpuMsPerRequest).toFixed(2)})`,
+      ]);
     }
     console.log(markdownTable(["rate", "run", "requests", "dropped", "p50 ms", "p95 ms", "p99 ms", "generator CPU ms/req"], rows));
   } finally {

@@ -28,8 +28,16 @@ export async function soakBench(duration: string, rate: number): Promise<void> {
     const client = new EdgeloadClient(stack.apiUrl, stack.token);
     const pids = stack.processes.coordinator;
     const run = await client.createRun({
-      name: "soak", target: stack.targetUrl, steps: [{ path: "/delay?ms=20" }], executor: "constant-arrival-rate", rate, duration: `${durationS}s`,
-      shards: 8, regions: ["wnam", "enam", "weur", "apac"], maxVUs: rate * 2, timeout: "10s",
+      name: "soak",
+      target: stack.targetUrl,
+      steps: [{ path: "/delay?ms=20" }],
+      executor: "constant-arrival-rate",
+      rate,
+      duration: `${durationS}s`,
+      shards: 8,
+      regions: ["wnam", "enam", "weur", "apac"],
+      maxVUs: rate * 2,
+      timeout: "10s",
     });
     const samples: Array<{ t: number; rssMb: number }> = [];
     const started = Date.now();
@@ -38,18 +46,25 @@ export async function soakBench(duration: string, rate: number): Promise<void> {
     clearInterval(sampler);
     const s = await client.summary(run.id);
     const m = s.metrics as Record<string, any>;
-    const rows = await client.sql("SELECT (SELECT COUNT(*) FROM windows WHERE run_id = ?1) + (SELECT COUNT(*) FROM histograms WHERE run_id = ?1) AS rows, (SELECT COUNT(DISTINCT window_s) FROM windows WHERE run_id = ?1) AS seconds", [run.id]);
+    const rows = await client.sql(
+      "SELECT (SELECT COUNT(*) FROM windows WHERE run_id = ?1) + (SELECT COUNT(*) FROM histograms WHERE run_id = ?1) AS rows, (SELECT COUNT(DISTINCT window_s) FROM windows WHERE run_id = ?1) AS seconds",
+      [run.id],
+    );
     const { rows: written, seconds } = rows.rows[0] as { rows: number; seconds: number };
     const third = Math.floor(samples.length / 3);
     const mean = (xs: typeof samples) => xs.reduce((a, x) => a + x.rssMb, 0) / Math.max(1, xs.length);
     const middle = mean(samples.slice(third, 2 * third));
     const last = mean(samples.slice(2 * third));
-    console.log(plainTable([
-      ["t (s)", ...samples.map((x) => String(x.t))],
-      ["generator RSS (MB)", ...samples.map((x) => x.rssMb.toFixed(0))],
-    ]));
+    console.log(
+      plainTable([
+        ["t (s)", ...samples.map((x) => String(x.t))],
+        ["generator RSS (MB)", ...samples.map((x) => x.rssMb.toFixed(0))],
+      ]),
+    );
     console.log(`\n  ${view.status}: ${m.http_reqs.count} requests, ${m.dropped_iterations.count} dropped, p99 ${m.http_req_duration["p(99)"]} ms`);
-    console.log(`  RSS middle third ${middle.toFixed(1)} MB → last third ${last.toFixed(1)} MB (${(((last - middle) / middle) * 100).toFixed(1)}%): ${last <= middle * 1.1 ? "bounded" : "GROWING"}`);
+    console.log(
+      `  RSS middle third ${middle.toFixed(1)} MB → last third ${last.toFixed(1)} MB (${(((last - middle) / middle) * 100).toFixed(1)}%): ${last <= middle * 1.1 ? "bounded" : "GROWING"}`,
+    );
     console.log(`  D1: ${written} rows over ${seconds} s = ${(written / Math.max(1, seconds)).toFixed(1)} rows/s (bound: 4 regions × 1 step × 7 = 28/s)`);
   } finally {
     await stack.stop();

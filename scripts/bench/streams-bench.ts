@@ -27,8 +27,18 @@ export async function streamsBench(): Promise<void> {
     const client = new EdgeloadClient(stack.apiUrl, stack.token);
     const pids = stack.processes.coordinator;
     const run = await client.createRun({
-      name: "streams", target: stack.targetUrl, executor: "ramping-vus", startVUs: 0, stages: [{ target: 1000, duration: "20s" }, { target: 1000, duration: "5s" }],
-      shards: 1, regions: ["wnam"], timeout: "10s", steps: [{ path: "/app/config/stream?heartbeat=1000", sse: {} }],
+      name: "streams",
+      target: stack.targetUrl,
+      executor: "ramping-vus",
+      startVUs: 0,
+      stages: [
+        { target: 1000, duration: "20s" },
+        { target: 1000, duration: "5s" },
+      ],
+      shards: 1,
+      regions: ["wnam"],
+      timeout: "10s",
+      steps: [{ path: "/app/config/stream?heartbeat=1000", sse: {} }],
     });
     const samples: Array<{ vus: number; rss: number }> = [];
     for (;;) {
@@ -45,9 +55,16 @@ export async function streamsBench(): Promise<void> {
     const mx = ramp.reduce((a, x) => a + x.vus, 0) / n;
     const my = ramp.reduce((a, x) => a + x.rss, 0) / n;
     const slope = ramp.reduce((a, x) => a + (x.vus - mx) * (x.rss - my), 0) / ramp.reduce((a, x) => a + (x.vus - mx) ** 2, 0);
-    console.log(plainTable([["open streams", ...samples.map((x) => String(x.vus))], ["generator RSS (MB)", ...samples.map((x) => (x.rss / 2 ** 20).toFixed(0))]]));
+    console.log(
+      plainTable([
+        ["open streams", ...samples.map((x) => String(x.vus))],
+        ["generator RSS (MB)", ...samples.map((x) => (x.rss / 2 ** 20).toFixed(0))],
+      ]),
+    );
     console.log(`\n  ${m.http_reqs.count} streams opened, ${m.sse_streams_ended_early?.count ?? 0} ended early, ${m.sse_messages?.count ?? 0} events`);
-    console.log(`  memory per held stream: ${(slope / 1024).toFixed(1)} KiB (least squares over ${n} samples of the ramp); the plan assumes ${STREAM_MEMORY_BYTES / 1024} KiB`);
+    console.log(
+      `  memory per held stream: ${(slope / 1024).toFixed(1)} KiB (least squares over ${n} samples of the ramp); the plan assumes ${STREAM_MEMORY_BYTES / 1024} KiB`,
+    );
   } finally {
     await stack.stop();
     await rm(stateDir, { recursive: true, force: true });

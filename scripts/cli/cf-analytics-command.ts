@@ -33,7 +33,10 @@ export async function cfAnalyticsCommand(args: string[]): Promise<number> {
   const flags = parseFlags(args);
   const token = process.env.CF_API_TOKEN;
   if (!token) {
-    throw new CliError(`CF_API_TOKEN is not set: create a Cloudflare API token with "Account Analytics Read"${flags.zone ? ' and "Zone Analytics Read"' : ""} and export it as CF_API_TOKEN`, EXIT.invalidConfig);
+    throw new CliError(
+      `CF_API_TOKEN is not set: create a Cloudflare API token with "Account Analytics Read"${flags.zone ? ' and "Zone Analytics Read"' : ""} and export it as CF_API_TOKEN`,
+      EXIT.invalidConfig,
+    );
   }
   const api = await connect(flags.connection);
   const { summary, rows } = await runData(api, flags.runId);
@@ -43,14 +46,20 @@ export async function cfAnalyticsCommand(args: string[]): Promise<number> {
   const endIso = new Date(Math.min(run.endMs + flags.marginS * 1000, nowMs)).toISOString();
 
   const cloudflare = new AnalyticsClient({
-    token, url: `${flags.apiBase.replace(/\/+$/, "")}/graphql`,
+    token,
+    url: `${flags.apiBase.replace(/\/+$/, "")}/graphql`,
     onRetry: (r) => console.error(`  Cloudflare: ${r.reason} — retrying ${r.dataset} in ${Math.ceil(r.delayMs / 1000)} s (attempt ${r.attempt + 1})`),
   });
   let analytics;
   try {
     analytics = await fetchRunAnalytics(cloudflare, {
-      accountTag: flags.account, zoneTag: flags.zone, scripts: flags.scripts, databases: flags.databases,
-      host: flags.zone ? flags.host ?? hostOf(run.target) : undefined, startIso, endIso,
+      accountTag: flags.account,
+      zoneTag: flags.zone,
+      scripts: flags.scripts,
+      databases: flags.databases,
+      host: flags.zone ? (flags.host ?? hostOf(run.target)) : undefined,
+      startIso,
+      endIso,
     });
   } catch (error) {
     if (error instanceof AnalyticsError) throw new CliError(error.message);
@@ -85,10 +94,22 @@ export function parseFlags(args: string[]): Flags {
   if (v.format !== "table" && v.format !== "json") problems.push(`--format: "${v.format}" must be table or json`);
   if (!/^https?:\/\//.test(v["api-base"])) problems.push(`--api-base: "${v["api-base"]}" must be an http(s) URL`);
   if (problems.length) throw new CliError(`cf-analytics: ${problems.join("\n  ")}`, EXIT.invalidConfig);
-  const list = (s: string | undefined) => (s ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const list = (s: string | undefined) =>
+    (s ?? "")
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean);
   return {
-    runId: positionals[0]!, account: v.account!, zone: v.zone, scripts: list(v.scripts), databases: list(v.databases), host: v.host,
-    marginS: marginMs! / 1000, format: v.format as "table" | "json", apiBase: v["api-base"], connection: { url: v.url, token: v.token },
+    runId: positionals[0]!,
+    account: v.account!,
+    zone: v.zone,
+    scripts: list(v.scripts),
+    databases: list(v.databases),
+    host: v.host,
+    marginS: marginMs! / 1000,
+    format: v.format as "table" | "json",
+    apiBase: v["api-base"],
+    connection: { url: v.url, token: v.token },
   };
 }
 

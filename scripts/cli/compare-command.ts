@@ -27,7 +27,8 @@ export async function compareCommand(args: string[]): Promise<number> {
   const save = v["save-baseline"];
   const problems: string[] = [];
   if (v.format !== "table" && v.format !== "json") problems.push(`--format: "${v.format}" must be table or json`);
-  if (save !== undefined && !BASELINE_NAME.test(save)) problems.push(`--save-baseline: "${save}" is not a baseline name (1–64 of a-z 0-9 . _ -, starting with a letter or digit, not "r-")`);
+  if (save !== undefined && !BASELINE_NAME.test(save))
+    problems.push(`--save-baseline: "${save}" is not a baseline name (1–64 of a-z 0-9 . _ -, starting with a letter or digit, not "r-")`);
   if (positionals.length !== 2 && !(positionals.length === 1 && save !== undefined)) problems.push("a baseline (run id or name) and a run are required");
   // Validated here as well as by the API, so a typo fails before anything is asked.
   const params = { minEffect: v["min-effect"], minLatency: v["min-latency"], minRate: v["min-rate"], confidence: v.confidence };

@@ -28,7 +28,8 @@ export async function crosscheckAbba(client: EdgeloadClient, specPath: string, i
     const created = await client.createRun(spec);
     console.log(`${label}: edgeload run ${created.id}…`);
     const view = await client.waitForEnd(created.id, () => {});
-    if (view.status === "error" || view.status === "aborted") throw new CliError(`${label}: run ${created.id} ended ${view.status}; the crosscheck needs both edgeload runs complete`);
+    if (view.status === "error" || view.status === "aborted")
+      throw new CliError(`${label}: run ${created.id} ended ${view.status}; the crosscheck needs both edgeload runs complete`);
     return created.id;
   };
   const k6Run = async (label: string, stored: StoredSpec) => {
@@ -52,7 +53,10 @@ export async function crosscheckAbba(client: EdgeloadClient, specPath: string, i
   await client.crosscheck(a1, await readJsonFile(b1.out, "k6 summary"));
   await client.crosscheck(a2, await readJsonFile(b2.out, "k6 summary"));
   const result = abbaCrosscheck({
-    a1: edgeFigures(await client.summary(a1)), b1: b1.figures, b2: b2.figures, a2: edgeFigures(await client.summary(a2)),
+    a1: edgeFigures(await client.summary(a1)),
+    b1: b1.figures,
+    b2: b2.figures,
+    a2: edgeFigures(await client.summary(a2)),
   });
   if (format === "json") console.log(JSON.stringify({ runs: { a1, a2 }, ...result }, null, 2));
   else console.log(`\nABBA crosscheck: edgeload ${a1}, k6, k6, edgeload ${a2}\n\n${renderAbba(result)}`);

@@ -33,16 +33,22 @@ export async function crosscheckCommand(args: string[]): Promise<number> {
   const client = await connect(values);
 
   if (values.abba) {
-    if (values.k6 || values["run-k6"]) throw new CliError("--abba runs its own edgeload and k6 runs: give it a spec file, without --k6 or --run-k6", EXIT.invalidConfig);
+    if (values.k6 || values["run-k6"])
+      throw new CliError("--abba runs its own edgeload and k6 runs: give it a spec file, without --k6 or --run-k6", EXIT.invalidConfig);
     const dev = await (await import("./dev-file.ts")).readDevFile();
     const v = values as unknown as Record<string, string | undefined>;
-    return (await import("./crosscheck-abba-command.ts")).crosscheckAbba(client, runId, {
-      ...(v.seed ? { tokenUrl: (await client.seedUrl(v.seed, { expiresIn: "1h" })).url } : {}),
-      clientId: v["client-id"] ?? dev?.targetClient.clientId,
-      clientSecret: v["client-secret"] ?? dev?.targetClient.clientSecret,
-      adminSecret: v["admin-secret"] ?? dev?.targetAdminSecret,
-      redirectUri: v["redirect-uri"] ?? dev?.targetClient.redirectUri,
-    }, values.format as "table" | "json");
+    return (await import("./crosscheck-abba-command.ts")).crosscheckAbba(
+      client,
+      runId,
+      {
+        ...(v.seed ? { tokenUrl: (await client.seedUrl(v.seed, { expiresIn: "1h" })).url } : {}),
+        clientId: v["client-id"] ?? dev?.targetClient.clientId,
+        clientSecret: v["client-secret"] ?? dev?.targetClient.clientSecret,
+        adminSecret: v["admin-secret"] ?? dev?.targetAdminSecret,
+        redirectUri: v["redirect-uri"] ?? dev?.targetClient.redirectUri,
+      },
+      values.format as "table" | "json",
+    );
   }
 
   if (!values.k6 && !values["run-k6"]) {
@@ -82,7 +88,10 @@ async function runK6AfterRun(client: EdgeloadClient, runId: string, values: Reco
   let tokenUrl: string | undefined;
   if (spec.scenario?.seed || v.seed) {
     if (spec.scenario?.name === "refresh" && !v.seed) {
-      throw new CliError(`the edge run rotated the refresh-token families of seed ${spec.scenario.seed}: give --seed with a fresh refresh-token set for k6`, EXIT.invalidConfig);
+      throw new CliError(
+        `the edge run rotated the refresh-token families of seed ${spec.scenario.seed}: give --seed with a fresh refresh-token set for k6`,
+        EXIT.invalidConfig,
+      );
     }
     tokenUrl = (await client.seedUrl(v.seed ?? spec.scenario!.seed!, { expiresIn: "1h" })).url;
   }

@@ -21,11 +21,16 @@ export function ledgerFor(target: string, known: readonly string[], adminSecret:
 
 export async function checkDelivery(client: EdgeloadClient, runId: string, ledger: TargetLedger): Promise<Delivery> {
   const [sentRows, specRows] = await Promise.all([
-    client.sql("SELECT window_s AS second, step, SUM(sent) AS sent, SUM(connection_errors) AS connection_errors, SUM(timeouts) AS timeouts FROM windows WHERE run_id = ?1 GROUP BY window_s, step", [runId]),
+    client.sql(
+      "SELECT window_s AS second, step, SUM(sent) AS sent, SUM(connection_errors) AS connection_errors, SUM(timeouts) AS timeouts FROM windows WHERE run_id = ?1 GROUP BY window_s, step",
+      [runId],
+    ),
     client.sql("SELECT spec_json FROM runs WHERE id = ?1", [runId]),
   ]);
   const steps = (JSON.parse(String(specRows.rows[0]?.spec_json ?? "{}")) as { steps?: Array<{ name: string }> }).steps ?? [];
-  const response = await fetch(`${ledger.origin}/api/admin/test/request-ledger?run=${encodeURIComponent(runId)}`, { headers: { authorization: `Bearer ${ledger.adminSecret}` } });
+  const response = await fetch(`${ledger.origin}/api/admin/test/request-ledger?run=${encodeURIComponent(runId)}`, {
+    headers: { authorization: `Bearer ${ledger.adminSecret}` },
+  });
   if (!response.ok) throw new Error(`the target's request ledger answered ${response.status}: ${await response.text()}`);
   const received = (await response.json()) as { rows: Array<{ second: number; step: number; count: number }> };
   const rows = sentRows.rows as Array<{ second: number; step: string; sent: number; connection_errors: number; timeouts: number }>;

@@ -29,9 +29,18 @@ export async function demoCommand(args: readonly string[]): Promise<number> {
     const client = new EdgeloadClient(stack.apiUrl, stack.token);
 
     const seed = "demo-tokens";
-    console.log(`\nseeding ${DEMO_TOKENS} access tokens against the target (Authrim's mix: valid, valid_exchanged, expired, revoked, wrong_audience, wrong_client)…`);
+    console.log(
+      `\nseeding ${DEMO_TOKENS} access tokens against the target (Authrim's mix: valid, valid_exchanged, expired, revoked, wrong_audience, wrong_client)…`,
+    );
     const { seedAccessTokens } = await import("../../seeds/access-tokens.ts");
-    const doc = await seedAccessTokens({ baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient, count: DEMO_TOKENS, users: 50, testName: "edgeload demo" });
+    const doc = await seedAccessTokens({
+      baseUrl: stack.targetUrl,
+      adminSecret: stack.targetAdminSecret,
+      ...stack.targetClient,
+      count: DEMO_TOKENS,
+      users: 50,
+      testName: "edgeload demo",
+    });
     const stored = await client.uploadSeed(seed, doc);
     const url = await client.seedUrl(seed, { expiresIn: "1h" });
     const v = doc.metadata.verification;
@@ -44,7 +53,12 @@ export async function demoCommand(args: readonly string[]): Promise<number> {
       console.log(`\n── ${scenario}: preset ${DEMO_PRESET.preset} shortened ×${DEMO_PRESET.durationScale} ──`);
       const summaryExport = values["summary-export"]?.replace(/(\.json)?$/, `.${scenario}$1`);
       const ledger = { origin: stack.targetUrl, adminSecret: stack.targetAdminSecret };
-      const result = await followRun(client, demoSpec(scenario, stack.targetUrl, seed, stack.targetClient), { summaryExport, quiet: values.quiet, ledger, stackStops: true });
+      const result = await followRun(client, demoSpec(scenario, stack.targetUrl, seed, stack.targetClient), {
+        summaryExport,
+        quiet: values.quiet,
+        ledger,
+        stackStops: true,
+      });
       results.push({ scenario, ...result });
     }
     console.log(renderScenarioTable(results.map((r) => r.summary)));

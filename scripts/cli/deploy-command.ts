@@ -38,8 +38,14 @@ export interface BundleReport {
 }
 
 export async function deployCommand(args: string[]): Promise<number> {
-  const { values } = parseCliArgs({ args, options: { "dry-run": { type: "boolean", default: false }, "with-target": { type: "boolean", default: false }, config: { type: "string" } } }, USAGE);
-  const configs = [values.config ?? join(PROJECT_ROOT, "wrangler.toml"), ...(values["with-target"] ? [join(PROJECT_ROOT, "workers/target/wrangler.toml")] : [])];
+  const { values } = parseCliArgs(
+    { args, options: { "dry-run": { type: "boolean", default: false }, "with-target": { type: "boolean", default: false }, config: { type: "string" } } },
+    USAGE,
+  );
+  const configs = [
+    values.config ?? join(PROJECT_ROOT, "wrangler.toml"),
+    ...(values["with-target"] ? [join(PROJECT_ROOT, "workers/target/wrangler.toml")] : []),
+  ];
   const reports: BundleReport[] = [];
   for (const configPath of configs) reports.push(await dryRun(configPath));
   for (const report of reports) console.log(describeBundle(report));
@@ -49,7 +55,13 @@ export async function deployCommand(args: string[]): Promise<number> {
     return EXIT.invalidConfig;
   }
   if (values["dry-run"]) {
-    console.log("dry run: nothing was uploaded. `edgeload deploy` runs:\n" + reports.flatMap((r) => deployCommands(r.config, r.configPath)).map((c) => `  ${c.join(" ")}`).join("\n"));
+    console.log(
+      "dry run: nothing was uploaded. `edgeload deploy` runs:\n" +
+        reports
+          .flatMap((r) => deployCommands(r.config, r.configPath))
+          .map((c) => `  ${c.join(" ")}`)
+          .join("\n"),
+    );
     return EXIT.ok;
   }
   for (const report of reports) {
@@ -69,7 +81,9 @@ export async function dryRun(configPath: string): Promise<BundleReport> {
   try {
     try {
       await promisify(execFile)(process.execPath, [WRANGLER_JS, "deploy", "--dry-run", "--outdir", outdir, "--config", configPath], {
-        cwd: PROJECT_ROOT, env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" }, maxBuffer: 16 * 1024 * 1024,
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
+        maxBuffer: 16 * 1024 * 1024,
       });
     } catch (error) {
       const e = error as { stderr?: string; stdout?: string };
@@ -98,9 +112,20 @@ export async function dryRun(configPath: string): Promise<BundleReport> {
 export function sizeProblems(rawBytes: number, gzipBytes: number): ConfigProblem[] {
   const out: ConfigProblem[] = [];
   const mb = (n: number) => `${(n / 2 ** 20).toFixed(2)} MB`;
-  if (gzipBytes > PLATFORM_LIMITS.workerSizeBytesPaid) out.push({ severity: "error", field: "bundle", detail: `${mb(gzipBytes)} compressed, over the ${mb(PLATFORM_LIMITS.workerSizeBytesPaid)} Workers Paid limit` });
-  else if (gzipBytes > PLATFORM_LIMITS.workerSizeBytesFree) out.push({ severity: "warning", field: "bundle", detail: `${mb(gzipBytes)} compressed: over the Free plan's ${mb(PLATFORM_LIMITS.workerSizeBytesFree)} (fine on Workers Paid, which Durable Objects need anyway)` });
-  if (rawBytes > PLATFORM_LIMITS.workerSizeBytesUncompressed) out.push({ severity: "error", field: "bundle", detail: `${mb(rawBytes)} uncompressed, over ${mb(PLATFORM_LIMITS.workerSizeBytesUncompressed)}` });
+  if (gzipBytes > PLATFORM_LIMITS.workerSizeBytesPaid)
+    out.push({
+      severity: "error",
+      field: "bundle",
+      detail: `${mb(gzipBytes)} compressed, over the ${mb(PLATFORM_LIMITS.workerSizeBytesPaid)} Workers Paid limit`,
+    });
+  else if (gzipBytes > PLATFORM_LIMITS.workerSizeBytesFree)
+    out.push({
+      severity: "warning",
+      field: "bundle",
+      detail: `${mb(gzipBytes)} compressed: over the Free plan's ${mb(PLATFORM_LIMITS.workerSizeBytesFree)} (fine on Workers Paid, which Durable Objects need anyway)`,
+    });
+  if (rawBytes > PLATFORM_LIMITS.workerSizeBytesUncompressed)
+    out.push({ severity: "error", field: "bundle", detail: `${mb(rawBytes)} uncompressed, over ${mb(PLATFORM_LIMITS.workerSizeBytesUncompressed)}` });
   return out;
 }
 
@@ -120,9 +145,18 @@ export function describeBundle(r: BundleReport): string {
   const lines = [
     `Worker ${r.worker} (${relative(PROJECT_ROOT, r.configPath)}): ${kb(r.rawBytes)}, ${kb(r.gzipBytes)} compressed (limit ${PLATFORM_LIMITS.workerSizeBytesPaid / 2 ** 20} MB on Workers Paid)`,
     ...(c.durable_objects?.bindings ?? []).map((b) => `  Durable Object ${b.class_name} as ${b.name} (SQLite storage)`),
-    ...(c.d1_databases ?? []).map((d) => `  D1 ${d.database_name} as ${d.binding}${d.database_id ? "" : " (created by wrangler on the first deploy)"}${d.migrations_dir ? `, migrations from ${d.migrations_dir}` : ""}`),
+    ...(c.d1_databases ?? []).map(
+      (d) =>
+        `  D1 ${d.database_name} as ${d.binding}${d.database_id ? "" : " (created by wrangler on the first deploy)"}${d.migrations_dir ? `, migrations from ${d.migrations_dir}` : ""}`,
+    ),
     ...(c.r2_buckets ?? []).map((b) => `  R2 bucket ${b.bucket_name} as ${b.binding} (created by wrangler if missing)`),
-    ...(c.limits ? [`  limits: ${Object.entries(c.limits).map(([k, v]) => `${k} ${v}`).join(", ")}`] : []),
+    ...(c.limits
+      ? [
+          `  limits: ${Object.entries(c.limits)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ")}`,
+        ]
+      : []),
     ...r.problems.map((p) => `  ${p.severity}: ${p.field}: ${p.detail}`),
   ];
   return lines.join("\n");
@@ -133,7 +167,9 @@ function nextSteps(config: WranglerConfig): string {
   const bucket = config.r2_buckets?.[0]?.bucket_name ?? "edgeload-seeds";
   return `
 deployed. Next (secrets apply at once, no redeploy):
-${Object.entries(REQUIRED_SECRETS).map(([name, what]) => `  npx wrangler secret put ${name.padEnd(20)} # ${what}`).join("\n")}
+${Object.entries(REQUIRED_SECRETS)
+  .map(([name, what]) => `  npx wrangler secret put ${name.padEnd(20)} # ${what}`)
+  .join("\n")}
   export EDGELOAD_URL=https://${config.name ?? "edgeload"}.<your-subdomain>.workers.dev EDGELOAD_TOKEN=<the token>
   npx edgeload plan spec.json                     # cost, limits and the allow-list before any load
   npx edgeload run --target https://<allowed host>/ --rate 10 --duration 10s

@@ -40,4 +40,3 @@ export async function readDevFile(): Promise<DevFile | null> {
     return null;
   }
 }
-

@@ -14,11 +14,27 @@ export type ExitName = keyof typeof EXIT;
 /** Each code with what it means and where it comes from, in the order docs/cli.md lists them. */
 export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code: number; readonly meaning: string; readonly source: string }> = [
   { name: "ok", code: EXIT.ok, meaning: "the run passed its thresholds; any other command did what it was asked", source: "k6" },
-  { name: "thresholdsFailed", code: EXIT.thresholdsFailed, meaning: "a threshold failed (also: `compare` found a regression, `crosscheck` a disagreement)", source: "k6 ThresholdsHaveFailed" },
+  {
+    name: "thresholdsFailed",
+    code: EXIT.thresholdsFailed,
+    meaning: "a threshold failed (also: `compare` found a regression, `crosscheck` a disagreement)",
+    source: "k6 ThresholdsHaveFailed",
+  },
   { name: "runError", code: EXIT.runError, meaning: "the run ended in error (a shard or the coordinator failed)", source: "k6 GenericEngine" },
-  { name: "invalidConfig", code: EXIT.invalidConfig, meaning: "invalid input: an unknown or inapplicable flag, a file not found, a spec or script edgeload cannot run, a run over the deployment's caps or budget", source: "k6 InvalidConfig" },
+  {
+    name: "invalidConfig",
+    code: EXIT.invalidConfig,
+    meaning:
+      "invalid input: an unknown or inapplicable flag, a file not found, a spec or script edgeload cannot run, a run over the deployment's caps or budget",
+    source: "k6 InvalidConfig",
+  },
   { name: "aborted", code: EXIT.aborted, meaning: "the run was aborted (Ctrl-C, `edgeload abort`, an abortOnFail threshold)", source: "k6 ExternalAbort" },
-  { name: "authFailed", code: EXIT.authFailed, meaning: "the API refused the credentials (HTTP 401, or 403 for a token that may not do this)", source: "sysexits.h EX_NOPERM (k6 has none)" },
+  {
+    name: "authFailed",
+    code: EXIT.authFailed,
+    meaning: "the API refused the credentials (HTTP 401, or 403 for a token that may not do this)",
+    source: "sysexits.h EX_NOPERM (k6 has none)",
+  },
   { name: "failure", code: EXIT.failure, meaning: "anything else: no API to talk to, the API or a provider failed", source: "k6 (any other error)" },
 ];
 

@@ -110,7 +110,12 @@ export function progressLine(view: RunView): string {
     `${p.elapsedS.toFixed(1)}s/${p.durationS.toFixed(0)}s`,
     // A closed-model run's load is its VUs; its rate follows from the target's latency.
     // A run of named scenarios may have both.
-    [l.targetRatePerS === null ? null : `target ${l.targetRatePerS.toFixed(l.targetRatePerS < 10 ? 1 : 0)}/s`, l.targetVUs === undefined ? null : `vus ${l.targetVUs}`].filter(Boolean).join(" · ") || "vus 0",
+    [
+      l.targetRatePerS === null ? null : `target ${l.targetRatePerS.toFixed(l.targetRatePerS < 10 ? 1 : 0)}/s`,
+      l.targetVUs === undefined ? null : `vus ${l.targetVUs}`,
+    ]
+      .filter(Boolean)
+      .join(" · ") || "vus 0",
     `achieved ${l.achievedRatePerS.toFixed(0)}/s`,
     `reqs ${l.requests}`,
     `failed ${l.failed}`,

@@ -29,8 +29,12 @@ export function applyK6Flags(options: Readonly<Record<string, unknown>>, f: K6Fl
   const problems: string[] = [];
   const { load } = f;
   const out: Record<string, unknown> = { ...options };
-  if (load.rate !== undefined) problems.push("--rate: a k6 script's load is its options (or -d, -i, --stage, --vus): --rate is the --target form's and an arrival-rate spec's");
-  if (load.rps !== undefined) problems.push("--rps: k6 caps requests, but a script's iteration sends what it sends, and edgeload paces iterations, not requests: use an arrival-rate scenario in the script");
+  if (load.rate !== undefined)
+    problems.push("--rate: a k6 script's load is its options (or -d, -i, --stage, --vus): --rate is the --target form's and an arrival-rate spec's");
+  if (load.rps !== undefined)
+    problems.push(
+      "--rps: k6 caps requests, but a script's iteration sends what it sends, and edgeload paces iterations, not requests: use an arrival-rate scenario in the script",
+    );
   if (load.duration !== undefined && load.stages) problems.push("-d and --stage: give one (k6 refuses the pair too): --stage's durations add up to the run's");
   if (load.iterations !== undefined && load.stages) problems.push("-i and --stage: give one (k6 refuses the pair too)");
   const replaces = load.duration !== undefined || load.iterations !== undefined || load.stages !== undefined;
@@ -39,7 +43,8 @@ export function applyK6Flags(options: Readonly<Record<string, unknown>>, f: K6Fl
   if (load.iterations !== undefined) out.iterations = load.iterations;
   if (load.stages) out.stages = load.stages.map((s) => ({ ...s }));
   if (load.vus !== undefined) {
-    if (out.scenarios !== undefined) problems.push("--vus: the script's scenarios set their own VUs; give -d, -i or --stage too to replace them with one (as k6 does)");
+    if (out.scenarios !== undefined)
+      problems.push("--vus: the script's scenarios set their own VUs; give -d, -i or --stage too to replace them with one (as k6 does)");
     out.vus = load.vus;
   }
   if (f.tags?.length) out.tags = withTagFlags(options.tags, f.tags, problems);

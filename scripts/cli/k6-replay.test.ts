@@ -22,17 +22,31 @@ describe("k6Invocation", () => {
     const inv = k6Invocation(spec(), {});
     expect(inv.script).toBe("scripts/k6/http.js");
     expect(inv.vars).toEqual({
-      BASE_URL: "http://127.0.0.1:9090", PATH: "/delay?ms=20", METHOD: "GET", STEP: "default",
-      RATE: "300", DURATION: "5000ms", MAX_VUS: "300", TIMEOUT: "10000ms",
+      BASE_URL: "http://127.0.0.1:9090",
+      PATH: "/delay?ms=20",
+      METHOD: "GET",
+      STEP: "default",
+      RATE: "300",
+      DURATION: "5000ms",
+      MAX_VUS: "300",
+      TIMEOUT: "10000ms",
     });
     // What an operator's shell may have set for the scripts must not steer the replay.
     expect(inv.env).toMatchObject({ PRESET: "", STAGES: "", TOKEN_URL: "", K6_CLOUD_DISTRIBUTION: "" });
   });
 
   it("replays a ramping run stage by stage, so a shortened preset stays shortened", () => {
-    const stages = [{ durationMs: 1500, fromPerS: 0, toPerS: 300 }, { durationMs: 18_000, fromPerS: 300, toPerS: 300 }, { durationMs: 1500, fromPerS: 300, toPerS: 0 }];
+    const stages = [
+      { durationMs: 1500, fromPerS: 0, toPerS: 300 },
+      { durationMs: 18_000, fromPerS: 300, toPerS: 300 },
+      { durationMs: 1500, fromPerS: 300, toPerS: 0 },
+    ];
     const inv = k6Invocation(spec({ executor: "ramping-arrival-rate", stages, durationMs: 21_000 }), {});
-    expect(JSON.parse(inv.vars.STAGES!)).toEqual([{ target: 300, duration: "1500ms" }, { target: 300, duration: "18000ms" }, { target: 0, duration: "1500ms" }]);
+    expect(JSON.parse(inv.vars.STAGES!)).toEqual([
+      { target: 300, duration: "1500ms" },
+      { target: 300, duration: "18000ms" },
+      { target: 0, duration: "1500ms" },
+    ]);
     expect(inv.vars).toMatchObject({ START_RATE: "0" });
     expect(inv.vars).not.toHaveProperty("RATE");
   });
@@ -47,7 +61,11 @@ describe("k6Invocation", () => {
   });
 
   it("never passes a redacted placeholder on as a secret: it asks for the flags instead", () => {
-    const scenario = { name: "otp-login", seed: "users", options: { clientId: "c1", clientSecret: "[redacted]", adminSecret: "[redacted]", redirectUri: "http://127.0.0.1/callback" } };
+    const scenario = {
+      name: "otp-login",
+      seed: "users",
+      options: { clientId: "c1", clientSecret: "[redacted]", adminSecret: "[redacted]", redirectUri: "http://127.0.0.1/callback" },
+    };
     expect(() => k6Invocation(spec({ scenario, steps: [] }), {})).toThrow(/needs --client-secret and --admin-secret/);
     const inv = k6Invocation(spec({ scenario, steps: [] }), { clientSecret: "s", adminSecret: "a" });
     expect(inv.env).toMatchObject({ CLIENT_ID: "c1", CLIENT_SECRET: "s", ADMIN_SECRET: "a", REDIRECT_URI: "http://127.0.0.1/callback" });

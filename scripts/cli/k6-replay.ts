@@ -19,8 +19,14 @@ export interface StoredSpec {
   readonly timeoutMs: number;
   readonly scenario: { name: string; seed: string | null; options: Record<string, string | undefined> } | null;
   readonly steps: ReadonlyArray<{
-    name: string; method: string; path: string; headers: Record<string, string>; body: string | null;
-    expectedStatuses: readonly number[] | null; capture?: Record<string, unknown>; think?: unknown;
+    name: string;
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body: string | null;
+    expectedStatuses: readonly number[] | null;
+    capture?: Record<string, unknown>;
+    think?: unknown;
   }>;
   readonly flow?: string;
 }
@@ -62,15 +68,20 @@ export function k6Invocation(spec: StoredSpec, inputs: ReplayInputs): K6Invocati
   if (spec.executor !== "constant-arrival-rate" && spec.executor !== "ramping-arrival-rate") {
     throw new CliError(`run's executor ${spec.executor}: --run-k6 replays arrival-rate runs (the open model both tools share)`, EXIT.invalidConfig);
   }
-  const load: Record<string, string> = spec.executor === "constant-arrival-rate"
-    ? { RATE: String(spec.stages[0]?.fromPerS ?? 0), DURATION: `${spec.durationMs}ms` }
-    : { STAGES: JSON.stringify(spec.stages.map((s) => ({ target: s.toPerS, duration: `${s.durationMs}ms` }))), START_RATE: String(spec.stages[0]?.fromPerS ?? 0) };
+  const load: Record<string, string> =
+    spec.executor === "constant-arrival-rate"
+      ? { RATE: String(spec.stages[0]?.fromPerS ?? 0), DURATION: `${spec.durationMs}ms` }
+      : {
+          STAGES: JSON.stringify(spec.stages.map((s) => ({ target: s.toPerS, duration: `${s.durationMs}ms` }))),
+          START_RATE: String(spec.stages[0]?.fromPerS ?? 0),
+        };
   const common = { BASE_URL: spec.target, MAX_VUS: String(spec.maxInFlight), TIMEOUT: `${spec.timeoutMs}ms`, ...load };
   const cleared = Object.fromEntries(CLEARED.filter((k) => !(k in load)).map((k) => [k, ""]));
 
   if (!spec.scenario) {
     const step = spec.steps[0];
-    if (spec.steps.length !== 1 || !step) throw new CliError(`the run has ${spec.steps.length} steps: --run-k6 replays a single-step run through scripts/k6/http.js`, EXIT.invalidConfig);
+    if (spec.steps.length !== 1 || !step)
+      throw new CliError(`the run has ${spec.steps.length} steps: --run-k6 replays a single-step run through scripts/k6/http.js`, EXIT.invalidConfig);
     if (spec.flow === "sequence" || Object.keys(step.capture ?? {}).length || step.think) {
       throw new CliError("the run's step captures values or thinks: --run-k6 replays plain one-request iterations", EXIT.invalidConfig);
     }
@@ -81,7 +92,10 @@ export function k6Invocation(spec: StoredSpec, inputs: ReplayInputs): K6Invocati
     return {
       script: "scripts/k6/http.js",
       vars: {
-        ...common, PATH: step.path, METHOD: step.method, STEP: step.name,
+        ...common,
+        PATH: step.path,
+        METHOD: step.method,
+        STEP: step.name,
         ...(Object.keys(step.headers).length ? { HEADERS: JSON.stringify(step.headers) } : {}),
         ...(step.body !== null ? { BODY: step.body } : {}),
         ...(step.expectedStatuses ? { EXPECT: step.expectedStatuses.join(",") } : {}),
@@ -98,7 +112,10 @@ export function k6Invocation(spec: StoredSpec, inputs: ReplayInputs): K6Invocati
   }
   const missing = (SCENARIOS[name]?.needs ?? []).filter((need) => !env[OPTION_ENV[need]]).map((need) => OPTION_FLAG[need]);
   if (missing.length) {
-    throw new CliError(`the ${name} scenario needs ${missing.join(" and ")} (secrets are redacted from a stored run; against the local target \`edgeload dev\` supplies them)`, EXIT.invalidConfig);
+    throw new CliError(
+      `the ${name} scenario needs ${missing.join(" and ")} (secrets are redacted from a stored run; against the local target \`edgeload dev\` supplies them)`,
+      EXIT.invalidConfig,
+    );
   }
   return {
     script: `scripts/k6/${name}.js`,
@@ -114,7 +131,13 @@ export function k6Invocation(spec: StoredSpec, inputs: ReplayInputs): K6Invocati
  */
 export async function runK6(k6: string, invocation: K6Invocation, summaryPath: string, options: { quiet?: boolean } = {}): Promise<string> {
   const vars = { ...invocation.vars, SUMMARY_PATH: summaryPath };
-  const args = ["run", "--no-usage-report", ...(options.quiet ? ["--quiet"] : []), ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]), join(PROJECT_ROOT, invocation.script)];
+  const args = [
+    "run",
+    "--no-usage-report",
+    ...(options.quiet ? ["--quiet"] : []),
+    ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]),
+    join(PROJECT_ROOT, invocation.script),
+  ];
   let stderr = "";
   const code = await new Promise<number>((resolve, reject) => {
     const child = spawn(k6, args, { env: { ...process.env, ...invocation.env }, stdio: options.quiet ? ["ignore", "ignore", "pipe"] : "inherit" });

@@ -5,15 +5,55 @@ const TARGET = "http://127.0.0.1:9090";
 
 describe("planLadder", () => {
   it("a custom target at rates: constant-arrival-rate steps with the given thresholds", async () => {
-    const { steps, rules, coolDownMs } = await planLadder(["--target", `${TARGET}/delay?ms=2`, "--rates", "50,100", "--duration", "5s", "--threshold", "http_req_duration=p(95)<100", "--error-limit", "0.5%", "--cool-down", "2s"]);
-    expect(steps.map((s) => [s.label, s.ratePerS])).toEqual([["50/s", 50], ["100/s", 100]]);
-    expect(steps[1]!.spec).toMatchObject({ executor: "constant-arrival-rate", rate: 100, duration: "5s", steps: [{ path: "/delay?ms=2" }], thresholds: { http_req_duration: ["p(95)<100"] } });
+    const { steps, rules, coolDownMs } = await planLadder([
+      "--target",
+      `${TARGET}/delay?ms=2`,
+      "--rates",
+      "50,100",
+      "--duration",
+      "5s",
+      "--threshold",
+      "http_req_duration=p(95)<100",
+      "--error-limit",
+      "0.5%",
+      "--cool-down",
+      "2s",
+    ]);
+    expect(steps.map((s) => [s.label, s.ratePerS])).toEqual([
+      ["50/s", 50],
+      ["100/s", 100],
+    ]);
+    expect(steps[1]!.spec).toMatchObject({
+      executor: "constant-arrival-rate",
+      rate: 100,
+      duration: "5s",
+      steps: [{ path: "/delay?ms=2" }],
+      thresholds: { http_req_duration: ["p(95)<100"] },
+    });
     expect([rules.errorLimit, coolDownMs]).toEqual([0.005, 2000]);
   });
 
   it("a scenario at presets: each step is the preset (thresholds and all), shortened", async () => {
-    const { steps } = await planLadder(["--scenario", "userinfo", "--presets", "rps100,rps500", "--seed", "tokens", "--duration-scale", "0.1", "--target", TARGET, "--client-id", "c", "--client-secret", "s"]);
-    expect(steps.map((s) => [s.label, s.ratePerS])).toEqual([["rps100", 100], ["rps500", 500]]);
+    const { steps } = await planLadder([
+      "--scenario",
+      "userinfo",
+      "--presets",
+      "rps100,rps500",
+      "--seed",
+      "tokens",
+      "--duration-scale",
+      "0.1",
+      "--target",
+      TARGET,
+      "--client-id",
+      "c",
+      "--client-secret",
+      "s",
+    ]);
+    expect(steps.map((s) => [s.label, s.ratePerS])).toEqual([
+      ["rps100", 100],
+      ["rps500", 500],
+    ]);
     expect(steps[1]!.spec).toMatchObject({ preset: "rps500", durationScale: 0.1, scenario: { name: "userinfo", seed: "tokens" } });
   });
 

@@ -73,7 +73,13 @@ export async function planLadder(args: string[]): Promise<{ flags: Flags; steps:
 }
 
 /** Runs the steps in order until one breaks; Ctrl-C aborts the current run and stops. */
-async function climb(client: EdgeloadClient, steps: readonly PlannedStep[], rules: CapacityRules, coolDownMs: number, quiet: boolean): Promise<{ measured: LadderStep[]; stop: Stop | null }> {
+async function climb(
+  client: EdgeloadClient,
+  steps: readonly PlannedStep[],
+  rules: CapacityRules,
+  coolDownMs: number,
+  quiet: boolean,
+): Promise<{ measured: LadderStep[]; stop: Stop | null }> {
   const measured: LadderStep[] = [];
   const interrupt = new AbortController();
   let current: string | null = null;
@@ -109,9 +115,12 @@ async function climb(client: EdgeloadClient, steps: readonly PlannedStep[], rule
       const breaks = breakReasons(result, rules);
       console.log(stepLine(position, result, view, breaks));
       if (interrupt.signal.aborted) return { measured, stop: interrupted };
-      if (view.status === "error") return { measured, stop: { reason: `stopped: ${position} ended in error${view.abortReason ? `: ${view.abortReason}` : ""}`, exit: EXIT.runError } };
-      if (breaks.length) return { measured, stop: i < steps.length - 1 ? { reason: `stopped climbing at ${step.label}: ${breaks.join("; ")}`, exit: EXIT.ok } : null };
-      if (view.status === "aborted") return { measured, stop: { reason: `stopped climbing at ${step.label}: ${view.abortReason ?? "the run was aborted"}`, exit: EXIT.ok } };
+      if (view.status === "error")
+        return { measured, stop: { reason: `stopped: ${position} ended in error${view.abortReason ? `: ${view.abortReason}` : ""}`, exit: EXIT.runError } };
+      if (breaks.length)
+        return { measured, stop: i < steps.length - 1 ? { reason: `stopped climbing at ${step.label}: ${breaks.join("; ")}`, exit: EXIT.ok } : null };
+      if (view.status === "aborted")
+        return { measured, stop: { reason: `stopped climbing at ${step.label}: ${view.abortReason ?? "the run was aborted"}`, exit: EXIT.ok } };
     }
     return { measured, stop: null };
   } finally {
@@ -123,7 +132,9 @@ function showProgress(position: string, v: RunView, quiet: boolean): void {
   if (quiet || !process.stdout.isTTY) return;
   const l = v.live;
   const p95 = l.p95Ms === null ? "-" : formatMs(l.p95Ms);
-  process.stdout.write(`\r  ${position} ${v.status} ${v.progress.elapsedS.toFixed(1)}s/${v.progress.durationS.toFixed(0)}s  achieved ${l.achievedRatePerS.toFixed(0)}/s  failed ${l.failed}  dropped ${l.dropped}  p95 ${p95}\u001b[K`);
+  process.stdout.write(
+    `\r  ${position} ${v.status} ${v.progress.elapsedS.toFixed(1)}s/${v.progress.durationS.toFixed(0)}s  achieved ${l.achievedRatePerS.toFixed(0)}/s  failed ${l.failed}  dropped ${l.dropped}  p95 ${p95}\u001b[K`,
+  );
 }
 
 /** The one line a finished step gets. */
@@ -143,7 +154,8 @@ function stepLine(position: string, s: LadderStep, view: RunView, breaks: readon
 function parseErrorLimit(raw: string): number {
   const percent = raw.endsWith("%");
   const n = Number(percent ? raw.slice(0, -1) : raw) / (percent ? 100 : 1);
-  if (raw.trim() === "" || raw === "%" || !(n >= 0 && n <= 1)) throw new CliError(`--error-limit: "${raw}" must be a share like 1% or 0.01`, EXIT.invalidConfig);
+  if (raw.trim() === "" || raw === "%" || !(n >= 0 && n <= 1))
+    throw new CliError(`--error-limit: "${raw}" must be a share like 1% or 0.01`, EXIT.invalidConfig);
   return n;
 }
 
@@ -164,13 +176,18 @@ function positive(flag: string, raw: string | undefined): number | undefined {
 
 /** The steps of the ladder from the flags, each spec validated before anything runs. */
 async function planSteps(flags: Flags): Promise<PlannedStep[]> {
-  if (flags.presets !== undefined && flags.rates !== undefined) throw new CliError("--presets and --rates are two kinds of ladder: give one", EXIT.invalidConfig);
+  if (flags.presets !== undefined && flags.rates !== undefined)
+    throw new CliError("--presets and --rates are two kinds of ladder: give one", EXIT.invalidConfig);
   if (flags.presets === undefined && flags.rates === undefined) throw new CliError("--presets (with --scenario) or --rates are required", EXIT.invalidConfig);
   if (flags.rates !== undefined && !flags.duration) throw new CliError("--duration (of each step) is required with --rates", EXIT.invalidConfig);
-  if (flags.presets !== undefined && flags.duration) throw new CliError("a preset sets each step's length: drop --duration (use --duration-scale to shorten it)", EXIT.invalidConfig);
+  if (flags.presets !== undefined && flags.duration)
+    throw new CliError("a preset sets each step's length: drop --duration (use --duration-scale to shorten it)", EXIT.invalidConfig);
   const common: CommonRunOptions = {
-    shards: positive("shards", flags.shards), regions: flags.regions, timeout: flags.timeout,
-    maxVUs: positive("max-vus", flags["max-vus"]), thresholds: flags.threshold,
+    shards: positive("shards", flags.shards),
+    regions: flags.regions,
+    timeout: flags.timeout,
+    maxVUs: positive("max-vus", flags["max-vus"]),
+    thresholds: flags.threshold,
   };
   let steps: PlannedStep[];
   try {
@@ -195,7 +212,13 @@ function targetSteps(flags: Flags, common: CommonRunOptions): PlannedStep[] {
     label: `${rate}/s`,
     ratePerS: rate,
     spec: quickSpec({
-      ...common, target: flags.target!, rate, duration: flags.duration!, method: flags.method?.toUpperCase(), headers: flags.header, body: flags.body,
+      ...common,
+      target: flags.target!,
+      rate,
+      duration: flags.duration!,
+      method: flags.method?.toUpperCase(),
+      headers: flags.header,
+      body: flags.body,
       name: `${flags.name ?? "ladder"} ${i + 1}/${all.length}: ${rate}/s`,
     }),
   }));
@@ -214,7 +237,12 @@ async function scenarioSteps(flags: Flags, common: CommonRunOptions): Promise<Pl
   const target = flags.target ?? dev?.targetUrl;
   if (!target) throw new CliError("--target is required (or run `edgeload dev` to default to the local target)", EXIT.invalidConfig);
   const base = {
-    ...common, scenario: definition.name, target, seed: flags.seed, scope: flags.scope, audience: flags.audience,
+    ...common,
+    scenario: definition.name,
+    target,
+    seed: flags.seed,
+    scope: flags.scope,
+    audience: flags.audience,
     clientId: flags["client-id"] ?? dev?.targetClient.clientId,
     clientSecret: flags["client-secret"] ?? dev?.targetClient.clientSecret,
     adminSecret: flags["admin-secret"] ?? dev?.targetAdminSecret,

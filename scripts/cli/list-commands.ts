@@ -17,7 +17,8 @@ export async function runsCommand(args: readonly string[]): Promise<number> {
   const { values } = parseCommand(RUNS_COMMAND, args);
   const format = listFormat(values.format, tty());
   const limit = Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new CliError(`--limit: "${values.limit}" must be a whole number from 1 to 200`, EXIT.invalidConfig);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+    throw new CliError(`--limit: "${values.limit}" must be a whole number from 1 to 200`, EXIT.invalidConfig);
   const answer = await (await connect(values)).listRuns(limit);
   if (format === "json") json(answer);
   else console.log(renderRuns(answer.runs as unknown as RunRow[]));
@@ -64,6 +65,10 @@ export async function dashboardCommand(args: readonly string[]): Promise<number>
 
 /** The one run id a command takes. */
 function runId(command: CommandSpec, positionals: readonly string[]): string {
-  if (positionals.length !== 1) throw new CliError(`${positionals.length ? "one run id" : "a run id"} is required (see \`edgeload runs\`; edgeload ${command.name} --help)`, EXIT.invalidConfig);
+  if (positionals.length !== 1)
+    throw new CliError(
+      `${positionals.length ? "one run id" : "a run id"} is required (see \`edgeload runs\`; edgeload ${command.name} --help)`,
+      EXIT.invalidConfig,
+    );
   return positionals[0]!;
 }

@@ -22,8 +22,26 @@ describe("listFormat", () => {
 describe("the tables", () => {
   it("shows a run per line: id, status, threshold verdict, start, length, name, target", () => {
     const text = renderRuns([
-      { id: "r-1", name: "smoke", status: "passed", target: "http://a", createdAt: "2026-11-25T10:00:00.000Z", startedAt: "2026-11-25T10:00:02.123Z", durationS: 30, thresholdsOk: true },
-      { id: "r-2", name: "soak", status: "running", target: "http://b", createdAt: "2026-11-25T11:00:00.000Z", startedAt: null, durationS: 3600, thresholdsOk: null },
+      {
+        id: "r-1",
+        name: "smoke",
+        status: "passed",
+        target: "http://a",
+        createdAt: "2026-11-25T10:00:00.000Z",
+        startedAt: "2026-11-25T10:00:02.123Z",
+        durationS: 30,
+        thresholdsOk: true,
+      },
+      {
+        id: "r-2",
+        name: "soak",
+        status: "running",
+        target: "http://b",
+        createdAt: "2026-11-25T11:00:00.000Z",
+        startedAt: null,
+        durationS: 3600,
+        thresholdsOk: null,
+      },
     ]);
     expect(text.split("\n")).toEqual([
       "  id   status   thresholds  started              length  name   target",
@@ -34,17 +52,30 @@ describe("the tables", () => {
   });
 
   it("shows a seed set per line with its mix", () => {
-    expect(renderSeeds([{ name: "tokens-3k", kind: "access-tokens", total: 3000, size: 900_000, counts: { valid: 1800, revoked: 1200 }, createdAt: "2026-11-25T09:00:00Z" }]))
-      .toContain("tokens-3k  access-tokens  3000     879 KiB  2026-11-25 09:00:00  valid 1800, revoked 1200");
+    expect(
+      renderSeeds([
+        { name: "tokens-3k", kind: "access-tokens", total: 3000, size: 900_000, counts: { valid: 1800, revoked: 1200 }, createdAt: "2026-11-25T09:00:00Z" },
+      ]),
+    ).toContain("tokens-3k  access-tokens  3000     879 KiB  2026-11-25 09:00:00  valid 1800, revoked 1200");
   });
 
   it("shows a run's status a figure per line", () => {
     const view = {
-      id: "r-1", name: "smoke", status: "running", target: "http://a", createdAt: "", startedAt: "2026-11-25T10:00:00Z", endedAt: null, abortReason: null,
+      id: "r-1",
+      name: "smoke",
+      status: "running",
+      target: "http://a",
+      createdAt: "",
+      startedAt: "2026-11-25T10:00:00Z",
+      endedAt: null,
+      abortReason: null,
       progress: { elapsedS: 12.34, durationS: 30, fraction: 0.41 },
       live: { targetRatePerS: 100, achievedRatePerS: 99.5, requests: 1234, failed: 2, dropped: 0, p95Ms: 13.4, shardsDone: 0, shards: 4 },
-      thresholdsOk: null, lastError: null,
+      thresholdsOk: null,
+      lastError: null,
     } as RunView;
-    expect(renderStatus(view)).toMatch(/^ {2}status +running\n {2}target +http:\/\/a\n {2}progress +12\.3s of 30s \(41%\)\n {2}load +target 100\.0\/s · achieved 99\.5\/s$/m);
+    expect(renderStatus(view)).toMatch(
+      /^ {2}status +running\n {2}target +http:\/\/a\n {2}progress +12\.3s of 30s \(41%\)\n {2}load +target 100\.0\/s · achieved 99\.5\/s$/m,
+    );
   });
 });

@@ -8,9 +8,29 @@ import { PROJECT_ROOT } from "./paths.ts";
 const target = "http://127.0.0.1:9090";
 const steps = [{ path: "/" }];
 const constantRate = { target, steps, executor: "constant-arrival-rate", rate: 50, timeUnit: "1s", duration: "1m", maxVUs: 80 };
-const rampingRate = { target, steps, executor: "ramping-arrival-rate", startRate: 10, timeUnit: "1m", stages: [{ target: 600, duration: "30s" }, { target: 0, duration: "30s" }] };
+const rampingRate = {
+  target,
+  steps,
+  executor: "ramping-arrival-rate",
+  startRate: 10,
+  timeUnit: "1m",
+  stages: [
+    { target: 600, duration: "30s" },
+    { target: 0, duration: "30s" },
+  ],
+};
 const constantVus = { target, steps, executor: "constant-vus", vus: 20, duration: "1m" };
-const rampingVus = { target, steps, executor: "ramping-vus", startVUs: 5, stages: [{ target: 40, duration: "30s" }, { target: 0, duration: "30s" }], gracefulRampDown: "5s" };
+const rampingVus = {
+  target,
+  steps,
+  executor: "ramping-vus",
+  startVUs: 5,
+  stages: [
+    { target: 40, duration: "30s" },
+    { target: 0, duration: "30s" },
+  ],
+  gracefulRampDown: "5s",
+};
 const preset = { target, scenario: { name: "userinfo", seed: "tokens", clientId: "c", clientSecret: "s" }, preset: "rps100" };
 
 /** The decoded spec after the flags, or the problems of either step. */
@@ -20,7 +40,13 @@ function decoded(spec: Record<string, unknown>, load: LoadFlags) {
   const parsed = parseRunSpec(applied.value);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   const s = parsed.spec;
-  return { executor: s.executor, durationMs: s.durationMs, peakRatePerS: s.peakRatePerS, vus: s.vus ? Math.max(s.vus.startVUs, ...s.vus.stages.map((st) => st.target)) : null, iterations: s.vus?.iterations?.count ?? null };
+  return {
+    executor: s.executor,
+    durationMs: s.durationMs,
+    peakRatePerS: s.peakRatePerS,
+    vus: s.vus ? Math.max(s.vus.startVUs, ...s.vus.stages.map((st) => st.target)) : null,
+    iterations: s.vus?.iterations?.count ?? null,
+  };
 }
 
 describe("load flags on a spec", () => {
@@ -34,7 +60,17 @@ describe("load flags on a spec", () => {
     // --rate alone replaces a constant rate, duration kept.
     ["--rate on constant-arrival-rate", constantRate, { rate: 7 }, { executor: "constant-arrival-rate", durationMs: 60_000, peakRatePerS: 7 }],
     // --stage: a new ramp whose targets are rates per second.
-    ["--stage on constant-arrival-rate", constantRate, { stages: [{ duration: "2s", target: 20 }, { duration: "3s", target: 20 }] }, { executor: "ramping-arrival-rate", durationMs: 5_000, peakRatePerS: 20 }],
+    [
+      "--stage on constant-arrival-rate",
+      constantRate,
+      {
+        stages: [
+          { duration: "2s", target: 20 },
+          { duration: "3s", target: 20 },
+        ],
+      },
+      { executor: "ramping-arrival-rate", durationMs: 5_000, peakRatePerS: 20 },
+    ],
     // --rps caps every rate of the profile.
     ["--rps on ramping-arrival-rate", rampingRate, { rps: 4 }, { executor: "ramping-arrival-rate", durationMs: 60_000, peakRatePerS: 4 }],
     // A preset is written out, then held at its rung for -d; its thresholds stay.
@@ -46,7 +82,12 @@ describe("load flags on a spec", () => {
     // --vus picks the level instead.
     ["-d --vus on ramping-vus", rampingVus, { duration: "10s", vus: 3 }, { executor: "constant-vus", vus: 3 }],
     // -i: k6's shared-iterations over the spec's VUs, -d as its maxDuration.
-    ["-i -d on constant-vus", constantVus, { iterations: 100, duration: "20s" }, { executor: "shared-iterations", durationMs: 20_000, vus: 20, iterations: 100 }],
+    [
+      "-i -d on constant-vus",
+      constantVus,
+      { iterations: 100, duration: "20s" },
+      { executor: "shared-iterations", durationMs: 20_000, vus: 20, iterations: 100 },
+    ],
     // --stage: a new VU ramp from the spec's start.
     ["--stage on ramping-vus", rampingVus, { stages: [{ duration: "4s", target: 8 }] }, { executor: "ramping-vus", durationMs: 4_000, vus: 8 }],
     // --vus alone sets a constant-vus spec's VUs.
@@ -80,7 +121,10 @@ describe("load flags on a spec", () => {
     if (!applied.ok) throw new Error(applied.problems.join());
     const parsed = parseRunSpec(applied.value);
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-    expect(parsed.spec.scenarios!.map((s) => [s.name, s.spec.executor, s.startMs, s.spec.durationMs])).toEqual([["browse", "constant-arrival-rate", 0, 10_000], ["admin", "constant-vus", 5_000, 10_000]]);
+    expect(parsed.spec.scenarios!.map((s) => [s.name, s.spec.executor, s.startMs, s.spec.durationMs])).toEqual([
+      ["browse", "constant-arrival-rate", 0, 10_000],
+      ["admin", "constant-vus", 5_000, 10_000],
+    ]);
     expect(parsed.spec.durationMs).toBe(15_000);
     const refused = applyLoadFlags(spec, { vus: 3, rps: 2 });
     expect(refused.ok ? "" : refused.problems.join("\n")).toMatch(/--vus: this spec has named scenarios[^]*--rps: this spec has named scenarios/);
@@ -100,7 +144,17 @@ describe("load flags on a spec", () => {
 describe("parseLoadFlags", () => {
   it("reads k6's forms: -d as written, --stage as DURATION:TARGET, repeated or comma-separated", () => {
     expect(parseLoadFlags({ vus: "10", duration: "1m30s", stage: ["10s:5,20s:0", "5s:1"], rps: "2.5" })).toEqual({
-      ok: true, value: { vus: 10, duration: "1m30s", stages: [{ duration: "10s", target: 5 }, { duration: "20s", target: 0 }, { duration: "5s", target: 1 }], rps: 2.5 },
+      ok: true,
+      value: {
+        vus: 10,
+        duration: "1m30s",
+        stages: [
+          { duration: "10s", target: 5 },
+          { duration: "20s", target: 0 },
+          { duration: "5s", target: 1 },
+        ],
+        rps: 2.5,
+      },
     });
   });
 
@@ -108,14 +162,16 @@ describe("parseLoadFlags", () => {
     const r = parseLoadFlags({ vus: "0", duration: "soon", iterations: "1.5", stage: ["30s"], rate: "-1", rps: "0" });
     expect(r.ok).toBe(false);
     if (!r.ok) {
-      expect([...r.problems].sort()).toEqual([
-        '--stage: "30s" is not DURATION:TARGET like "30s:100"',
-        '--vus: "0" is not a whole number of at least 1',
-        '--duration: "soon" is not a duration above 0 like "30s" or "1m30s"',
-        '--iterations: "1.5" is not a whole number of at least 1',
-        '--rate: "-1" is not a number of 0 or more per second',
-        '--rps: "0" is not a number of more than 0 per second',
-      ].sort());
+      expect([...r.problems].sort()).toEqual(
+        [
+          '--stage: "30s" is not DURATION:TARGET like "30s:100"',
+          '--vus: "0" is not a whole number of at least 1',
+          '--duration: "soon" is not a duration above 0 like "30s" or "1m30s"',
+          '--iterations: "1.5" is not a whole number of at least 1',
+          '--rate: "-1" is not a number of 0 or more per second',
+          '--rps: "0" is not a number of more than 0 per second',
+        ].sort(),
+      );
     }
   });
 });

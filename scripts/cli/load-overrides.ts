@@ -55,7 +55,14 @@ const CLOSED = new Set(["constant-vus", "ramping-vus", "per-vu-iterations", "sha
  * @example parseLoadFlags({ vus: "10", duration: "30s", stage: ["10s:5,20s:0"] })
  *   // → { ok: true, value: { vus: 10, duration: "30s", stages: [{ duration: "10s", target: 5 }, { duration: "20s", target: 0 }] } }
  */
-export function parseLoadFlags(v: { vus?: string; duration?: string; iterations?: string; stage?: readonly string[]; rate?: string; rps?: string }): Checked<LoadFlags> {
+export function parseLoadFlags(v: {
+  vus?: string;
+  duration?: string;
+  iterations?: string;
+  stage?: readonly string[];
+  rate?: string;
+  rps?: string;
+}): Checked<LoadFlags> {
   const problems: string[] = [];
   const whole = (flag: string, raw: string | undefined) => {
     if (raw === undefined) return undefined;
@@ -71,16 +78,19 @@ export function parseLoadFlags(v: { vus?: string; duration?: string; iterations?
     problems.push(`--${flag}: "${raw}" is not a number of ${min === 0 ? "0 or more" : "more than 0"} per second`);
     return undefined;
   };
-  if (v.duration !== undefined && !(parseDurationMs(v.duration)! > 0)) problems.push(`--duration: "${v.duration}" is not a duration above 0 like "30s" or "1m30s"`);
-  const stages = (v.stage ?? []).flatMap((s) => s.split(",")).map((s) => {
-    const colon = s.lastIndexOf(":");
-    const duration = s.slice(0, colon).trim();
-    const target = Number(s.slice(colon + 1));
-    if (colon <= 0 || parseDurationMs(duration) === undefined || s.slice(colon + 1).trim() === "" || !Number.isFinite(target) || target < 0) {
-      problems.push(`--stage: "${s}" is not DURATION:TARGET like "30s:100"`);
-    }
-    return { duration, target };
-  });
+  if (v.duration !== undefined && !(parseDurationMs(v.duration)! > 0))
+    problems.push(`--duration: "${v.duration}" is not a duration above 0 like "30s" or "1m30s"`);
+  const stages = (v.stage ?? [])
+    .flatMap((s) => s.split(","))
+    .map((s) => {
+      const colon = s.lastIndexOf(":");
+      const duration = s.slice(0, colon).trim();
+      const target = Number(s.slice(colon + 1));
+      if (colon <= 0 || parseDurationMs(duration) === undefined || s.slice(colon + 1).trim() === "" || !Number.isFinite(target) || target < 0) {
+        problems.push(`--stage: "${s}" is not DURATION:TARGET like "30s:100"`);
+      }
+      return { duration, target };
+    });
   const values = {
     vus: whole("vus", v.vus),
     duration: v.duration,
@@ -118,12 +128,17 @@ export function applyLoadFlags(spec: Record<string, unknown>, load: LoadFlags): 
 
 function applyToScenarios(spec: Record<string, unknown>, load: LoadFlags): Checked<Record<string, unknown>> {
   const { duration, ...others } = load;
-  const refused = Object.entries(others).filter(([, v]) => v !== undefined).map(([k]) => `${flagOf(k)}: this spec has named scenarios, each with its own load; only -d applies to all of them (change the others in the spec)`);
+  const refused = Object.entries(others)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => `${flagOf(k)}: this spec has named scenarios, each with its own load; only -d applies to all of them (change the others in the spec)`);
   if (refused.length) return { ok: false, problems: refused };
   const scenarios: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [name, scenario] of Object.entries(spec.scenarios as Record<string, unknown>)) {
-    const one = typeof scenario === "object" && scenario !== null ? applyToOne(scenario as Record<string, unknown>, { duration: duration! }) : { ok: true as const, value: scenario };
+    const one =
+      typeof scenario === "object" && scenario !== null
+        ? applyToOne(scenario as Record<string, unknown>, { duration: duration! })
+        : { ok: true as const, value: scenario };
     if (one.ok) scenarios[name] = one.value;
     else problems.push(...one.problems.map((p) => `scenarios.${name}: ${p}`));
   }
@@ -146,11 +161,12 @@ function applyToOne(input: Record<string, unknown>, load: LoadFlags): Checked<Re
 
 /** A VU spec: k6's shortcuts at --vus, else the spec's own VUs, else 1. */
 function closedSpec(spec: Record<string, unknown>, executor: string, load: LoadFlags, problems: string[]): Record<string, unknown> {
-  if (load.rate !== undefined) problems.push(`--rate: a ${executor} run's rate follows from its VUs and the target's latency: set --vus, or use an arrival-rate spec`);
+  if (load.rate !== undefined)
+    problems.push(`--rate: a ${executor} run's rate follows from its VUs and the target's latency: set --vus, or use an arrival-rate spec`);
   if (load.rps !== undefined) problems.push(`--rps: edgeload does not throttle a ${executor} run's VUs: set --vus, or use an arrival-rate spec`);
   const own = typeof spec.vus === "number" ? spec.vus : undefined;
   // A ramp's start (run-spec.ts's default: 1), or the spec's VUs, or k6's default of 1.
-  const start = typeof spec.startVUs === "number" ? spec.startVUs : own ?? 1;
+  const start = typeof spec.startVUs === "number" ? spec.startVUs : (own ?? 1);
   const profile = closedProfile(load, load.vus ?? own ?? Math.max(1, start), load.vus ?? start);
   if (profile) return { ...withoutProfile(spec), ...profile };
   if (load.vus === undefined) return spec;

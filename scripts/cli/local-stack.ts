@@ -68,7 +68,6 @@ export interface LocalStack {
   readonly stop: () => Promise<void>;
 }
 
-
 /** wrangler must not phone home: these machines are offline. */
 export function offlineWranglerEnv(): void {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
@@ -169,9 +168,12 @@ async function provisionTarget(target: StartedWorker, adminSecret: string): Prom
   const response = await admin("/api/admin/clients", {
     method: "POST",
     body: JSON.stringify({
-      client_name: "edgeload load test", redirect_uris: [LOAD_TEST_REDIRECT_URI], scope: "openid profile email",
+      client_name: "edgeload load test",
+      redirect_uris: [LOAD_TEST_REDIRECT_URI],
+      scope: "openid profile email",
       grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
-      skip_consent: true, token_exchange_allowed: true,
+      skip_consent: true,
+      token_exchange_allowed: true,
     }),
   });
   if (response.status !== 201) throw new Error(`could not register the load-test client on the target: ${response.status} ${await response.text()}`);
@@ -201,7 +203,11 @@ async function waitHealthy(worker: StartedWorker): Promise<void> {
  */
 async function applyLocalMigrations(worker: StartedWorker, binding: string, dir: string): Promise<void> {
   const db = await runtimeOf(worker).getD1Database(binding);
-  await db.prepare("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)").run();
+  await db
+    .prepare(
+      "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)",
+    )
+    .run();
   const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all<{ name: string }>()).results.map((r) => r.name));
   for (const name of (await readdir(dir)).filter((f) => f.endsWith(".sql")).sort()) {
     if (applied.has(name)) continue;

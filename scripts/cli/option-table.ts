@@ -81,11 +81,16 @@ export interface Parsed<C extends CommandSpec> {
 
 /** The table as node:util parseArgs options (no defaults: they are applied after, so a given flag can be told from a default). */
 export function parseArgsOptions(options: readonly OptionSpec[]): NonNullable<ParseArgsConfig["options"]> {
-  return Object.fromEntries([...options, HELP_OPTION].map((o) => [o.name, {
-    type: o.type,
-    ...("short" in o && o.short ? { short: o.short } : {}),
-    ...("multiple" in o && o.multiple ? { multiple: true } : {}),
-  }]));
+  return Object.fromEntries(
+    [...options, HELP_OPTION].map((o) => [
+      o.name,
+      {
+        type: o.type,
+        ...("short" in o && o.short ? { short: o.short } : {}),
+        ...("multiple" in o && o.multiple ? { multiple: true } : {}),
+      },
+    ]),
+  );
 }
 
 /**
@@ -94,7 +99,10 @@ export function parseArgsOptions(options: readonly OptionSpec[]): NonNullable<Pa
  */
 export function parseCommand<C extends CommandSpec>(command: C, args: readonly string[]): Parsed<C> {
   const hint = `(edgeload ${command.name} --help lists its flags)`;
-  const { values, positionals } = parseCliArgs({ args: [...args], options: parseArgsOptions(command.options), allowPositionals: command.positionals, strict: true }, hint);
+  const { values, positionals } = parseCliArgs(
+    { args: [...args], options: parseArgsOptions(command.options), allowPositionals: command.positionals, strict: true },
+    hint,
+  );
   const raw = values as Record<string, unknown>;
   const given = new Set(Object.keys(raw).filter((k) => raw[k] !== undefined && k !== "help"));
   const out: Record<string, unknown> = {};

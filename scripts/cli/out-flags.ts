@@ -20,10 +20,15 @@ export function parseOutFlags(outs: readonly string[] | undefined): OutFlags {
       if (!target) throw new CliError("--out json needs a file: --out json=results.jsonl", EXIT.invalidConfig);
       flags.jsonFiles.push(target);
     } else if (type === "opentelemetry") {
-      if (!target) throw new CliError("--out opentelemetry needs the OTLP/HTTP metrics URL: --out opentelemetry=http://127.0.0.1:4318/v1/metrics", EXIT.invalidConfig);
+      if (!target)
+        throw new CliError("--out opentelemetry needs the OTLP/HTTP metrics URL: --out opentelemetry=http://127.0.0.1:4318/v1/metrics", EXIT.invalidConfig);
       flags.pushOutputs.push({ type: "opentelemetry", url: target });
     } else if (type === "experimental-prometheus-rw") {
-      if (!target) throw new CliError("--out experimental-prometheus-rw needs the remote-write URL: --out experimental-prometheus-rw=http://127.0.0.1:9090/api/v1/write", EXIT.invalidConfig);
+      if (!target)
+        throw new CliError(
+          "--out experimental-prometheus-rw needs the remote-write URL: --out experimental-prometheus-rw=http://127.0.0.1:9090/api/v1/write",
+          EXIT.invalidConfig,
+        );
       flags.pushOutputs.push({ type: "prometheus-rw", url: target });
     } else {
       throw new CliError(`--out ${type}: supported are json=FILE, opentelemetry=URL and experimental-prometheus-rw=URL`, EXIT.invalidConfig);

@@ -23,29 +23,43 @@ import { PROJECT_ROOT } from "./paths.ts";
 import { namedValues, withOverrides } from "./spec-overrides.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
 
-const USAGE = "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]";
+const USAGE =
+  "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]";
 
 export async function planCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCliArgs({
-    args, allowPositionals: true,
-    options: {
-      "max-cost": { type: "string" }, config: { type: "string" }, format: { type: "string", default: "table" }, var: { type: "string", multiple: true }, secret: { type: "string", multiple: true },
-      env: { type: "string", multiple: true, short: "e" }, target: { type: "string" }, url: { type: "string" }, token: { type: "string" },
+  const { values, positionals } = parseCliArgs(
+    {
+      args,
+      allowPositionals: true,
+      options: {
+        "max-cost": { type: "string" },
+        config: { type: "string" },
+        format: { type: "string", default: "table" },
+        var: { type: "string", multiple: true },
+        secret: { type: "string", multiple: true },
+        env: { type: "string", multiple: true, short: "e" },
+        target: { type: "string" },
+        url: { type: "string" },
+        token: { type: "string" },
+      },
     },
-  }, USAGE);
+    USAGE,
+  );
   if (!positionals[0]) throw new CliError(`a spec file is required\n${USAGE}`, EXIT.invalidConfig);
   if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: table or json, not "${values.format}"`, EXIT.invalidConfig);
-  const script = (await import("./script-command.ts"));
+  const script = await import("./script-command.ts");
   const input = script.isScriptPath(positionals[0])
     ? (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null)).spec
     : await readJsonFile(positionals[0], "run spec");
-  if (script.isScriptPath(positionals[0]) && values.format === "table") console.log("note: a k6 script's iterations are counted as one request each; what one sends is the script's to decide at run time\n");
+  if (script.isScriptPath(positionals[0]) && values.format === "table")
+    console.log("note: a k6 script's iterations are counted as one request each; what one sends is the script's to decide at run time\n");
   const raw = withOverrides(input, namedValues("var", values.var), namedValues("secret", values.secret), null);
   const spec = parseRunSpec(values["max-cost"] === undefined ? raw : { ...(raw as object), maxCost: maxCost(values["max-cost"]) });
   if (!spec.ok) throw new CliError(`invalid run spec:\n${spec.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   const limits = limitsFromConfig(readWranglerConfig(values.config ?? join(PROJECT_ROOT, "wrangler.toml")));
   const planned = planRun(spec.spec, new ArrivalSchedule(spec.spec.stages).total, limits);
-  if (!planned.ok) throw new CliError(`the run exceeds the deployment's caps:\n${planned.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  if (!planned.ok)
+    throw new CliError(`the run exceeds the deployment's caps:\n${planned.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   const result = preflight(spec.spec, planned.plan);
   const target = await deploymentTargetCheck(values, raw);
   if (values.format === "json") console.log(JSON.stringify({ spec: redactSpec(spec.spec), plan: planned.plan, ...result, target }, null, 2));
@@ -75,13 +89,15 @@ async function deploymentTargetCheck(values: { url?: string | undefined; token?:
   try {
     return (await client.planRun(spec)).target;
   } catch (error) {
-    if (error instanceof ApiProblem) throw new CliError(`${client.baseUrl} could not check the run: ${error.message}`, exitCodeOfApiStatus(error.status, error.body.type));
+    if (error instanceof ApiProblem)
+      throw new CliError(`${client.baseUrl} could not check the run: ${error.message}`, exitCodeOfApiStatus(error.status, error.body.type));
     throw new CliError(`${client.baseUrl} could not be reached to check the target: ${(error as Error).message}`);
   }
 }
 
 function targetLine(target: string, check: TargetCheck): string {
-  if (!check) return `target: ${target} — not checked against a deployment's ALLOWED_TARGETS (name one with --url and --token, or EDGELOAD_URL and EDGELOAD_TOKEN)`;
+  if (!check)
+    return `target: ${target} — not checked against a deployment's ALLOWED_TARGETS (name one with --url and --token, or EDGELOAD_URL and EDGELOAD_TOKEN)`;
   return check.allowed ? `target: ${target} — allowed by the deployment` : `target: ${target} — ${check.detail ?? "would be refused"}`;
 }
 

@@ -37,7 +37,10 @@ function readStat(pid: number | "self"): ProcStat | null {
 /** Pids of workerd processes descending from this process. */
 export function workerdDescendants(root = process.pid): number[] {
   if (process.platform !== "linux") return [];
-  const stats = readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map((d) => readStat(Number(d))).filter((s): s is ProcStat => s !== null);
+  const stats = readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => readStat(Number(d)))
+    .filter((s): s is ProcStat => s !== null);
   const byPid = new Map(stats.map((s) => [s.pid, s]));
   const descends = (s: ProcStat): boolean => {
     for (let p = s.ppid, hops = 0; p > 1 && hops < 16; hops++) {

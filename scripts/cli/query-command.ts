@@ -31,16 +31,24 @@ export async function queryCommand(args: string[]): Promise<number> {
     const problem = readOnlySqlProblem(v.sql);
     if (problem) throw new CliError(`--sql: ${problem}`, EXIT.invalidConfig);
     const params = v.param ?? [];
-    rows = client ? (await client.sql(v.sql, params)).rows as QueryRow[] : localSql(v.sql, params);
+    rows = client ? ((await client.sql(v.sql, params)).rows as QueryRow[]) : localSql(v.sql, params);
   } else if (v.series) {
     // The same statement the API's /series route runs, here as rows: one per sample.
     const runId = positionals[0];
     if (!runId) throw new CliError("a run id is required for --series (see `edgeload runs`)", EXIT.invalidConfig);
     const params = [runId, positionals[1] ?? null];
-    const raw = client ? (await client.sql(SERIES_SQL, params)).rows : localDb().prepare(SERIES_SQL).all(...params);
-    rows = groupSeries(raw as Record<string, unknown>[]).flatMap((s) => s.points.map(([windowS, , value]) => ({
-      second: windowS, series: seriesKey(s), value,
-    })));
+    const raw = client
+      ? (await client.sql(SERIES_SQL, params)).rows
+      : localDb()
+          .prepare(SERIES_SQL)
+          .all(...params);
+    rows = groupSeries(raw as Record<string, unknown>[]).flatMap((s) =>
+      s.points.map(([windowS, , value]) => ({
+        second: windowS,
+        series: seriesKey(s),
+        value,
+      })),
+    );
   } else {
     const runId = positionals[0];
     if (!runId) throw new CliError("a run id is required (see `edgeload runs`), or --sql", EXIT.invalidConfig);
@@ -59,13 +67,16 @@ export async function queryCommand(args: string[]): Promise<number> {
 
 function localDb() {
   const db = openLocalResults();
-  if (!db) throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
+  if (!db)
+    throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
   return db;
 }
 
 function localSql(sql: string, params: readonly string[]): QueryRow[] {
   try {
-    return localDb().prepare(sql).all(...params) as QueryRow[];
+    return localDb()
+      .prepare(sql)
+      .all(...params) as QueryRow[];
   } catch (error) {
     throw new CliError(`the query failed: ${(error as Error).message}`, EXIT.invalidConfig);
   }
@@ -88,7 +99,12 @@ export function toClockStep(rows: readonly QueryRow[], resolutionMs: number | nu
   if (resolutionMs === null) return [...rows];
   const decimals = msDecimals(resolutionMs);
   const latency = new Set<string>(LATENCY_METRICS);
-  return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, value]) => [k, latency.has(k) && typeof value === "number" ? Number(value.toFixed(decimals)) : value])) as QueryRow);
+  return rows.map(
+    (r) =>
+      Object.fromEntries(
+        Object.entries(r).map(([k, value]) => [k, latency.has(k) && typeof value === "number" ? Number(value.toFixed(decimals)) : value]),
+      ) as QueryRow,
+  );
 }
 
 function print(rows: readonly QueryRow[], format: "table" | "json" | "csv"): void {
@@ -96,5 +112,10 @@ function print(rows: readonly QueryRow[], format: "table" | "json" | "csv"): voi
   if (format === "csv") return void process.stdout.write(toCsv(rows));
   if (rows.length === 0) return console.log("(no rows)");
   const columns = Object.keys(rows[0]!);
-  console.log(table(columns, rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? "-" : String(r[c]))))).join("\n"));
+  console.log(
+    table(
+      columns,
+      rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? "-" : String(r[c])))),
+    ).join("\n"),
+  );
 }

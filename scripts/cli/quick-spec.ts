@@ -103,8 +103,10 @@ export interface ScenarioRunOptions extends CommonRunOptions {
  * @example scenarioRunSpec({ scenario: "introspect", preset: "rps300", seed: "tokens-3k", target: "https://auth.example", clientId, clientSecret })
  */
 export function scenarioRunSpec(o: ScenarioRunOptions, needs: readonly string[]): Record<string, unknown> {
-  if (!o.preset && (o.rate === undefined || !o.duration)) throw new QuickSpecError("--preset (e.g. rps100), or --rate and --duration, are required with --scenario");
-  if (o.preset && (o.rate !== undefined || o.duration)) throw new QuickSpecError("--preset sets the load profile; drop --rate/--duration (use --duration-scale to shorten it)");
+  if (!o.preset && (o.rate === undefined || !o.duration))
+    throw new QuickSpecError("--preset (e.g. rps100), or --rate and --duration, are required with --scenario");
+  if (o.preset && (o.rate !== undefined || o.duration))
+    throw new QuickSpecError("--preset sets the load profile; drop --rate/--duration (use --duration-scale to shorten it)");
   const pick = (name: keyof ScenarioRunOptions) => (needs.includes(name) && o[name] !== undefined ? { [name]: o[name] } : {});
   return {
     name: o.name ?? `${o.scenario}${o.preset ? ` ${o.preset}` : ""}`,
@@ -112,7 +114,10 @@ export function scenarioRunSpec(o: ScenarioRunOptions, needs: readonly string[])
     scenario: {
       name: o.scenario,
       ...(o.seed ? { seed: o.seed } : {}),
-      ...pick("clientId"), ...pick("clientSecret"), ...pick("adminSecret"), ...pick("redirectUri"),
+      ...pick("clientId"),
+      ...pick("clientSecret"),
+      ...pick("adminSecret"),
+      ...pick("redirectUri"),
       ...(o.scope ? { scope: o.scope } : {}),
       ...(o.audience ? { audience: o.audience } : {}),
     },
@@ -129,9 +134,23 @@ export const DEMO_SCENARIOS = ["userinfo", "introspect"] as const;
 export const DEMO_PRESET = { preset: "rps100", durationScale: 0.15 } as const;
 
 /** One demo run: a built-in scenario over the demo's token set, 4 shards in 4 regions. */
-export function demoSpec(scenario: (typeof DEMO_SCENARIOS)[number], target: string, seed: string, client: { clientId: string; clientSecret: string }): Record<string, unknown> {
+export function demoSpec(
+  scenario: (typeof DEMO_SCENARIOS)[number],
+  target: string,
+  seed: string,
+  client: { clientId: string; clientSecret: string },
+): Record<string, unknown> {
   return scenarioRunSpec(
-    { scenario, target, seed, ...DEMO_PRESET, ...client, shards: 4, regions: "wnam,enam,weur,apac", name: `demo: ${scenario} at ${DEMO_PRESET.preset} ×${DEMO_PRESET.durationScale}` },
+    {
+      scenario,
+      target,
+      seed,
+      ...DEMO_PRESET,
+      ...client,
+      shards: 4,
+      regions: "wnam,enam,weur,apac",
+      name: `demo: ${scenario} at ${DEMO_PRESET.preset} ×${DEMO_PRESET.durationScale}`,
+    },
     ["clientId", "clientSecret"],
   );
 }

@@ -66,7 +66,8 @@ async function deliveryOf(client: EdgeloadClient, runId: string, target: string)
 /** The report's data from the local state, as the coordinator would build it. */
 async function localReportInput(runId: string): Promise<ReportInput> {
   const db = openLocalResults();
-  if (!db) throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
+  if (!db)
+    throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
   try {
     const reader = asSqlReader(db);
     const run = await finalSummary(reader, runId);

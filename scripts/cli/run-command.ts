@@ -34,16 +34,25 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   const load = checked("bad load flags", parseLoadFlags(values));
   if (kind === "script") return runScript(file!, values, load);
 
-  const { spec: base, rest } = kind === "spec"
-    ? { spec: await readSpecFile(file!), rest: load }
-    : kind === "scenario" ? await scenarioForm({ ...values, scenario: values.scenario! }, load) : quickForm(values, load);
+  const { spec: base, rest } =
+    kind === "spec"
+      ? { spec: await readSpecFile(file!), rest: load }
+      : kind === "scenario"
+        ? await scenarioForm({ ...values, scenario: values.scenario! }, load)
+        : quickForm(values, load);
   // Both steps run whatever the first found, so every flag that cannot apply is named at once.
   const loaded = applyLoadFlags(base, rest);
   const placed = applyRunFlags(loaded.ok ? loaded.value : base, {
     // The --target form and the --scenario form took theirs already.
     target: kind === "spec" ? values.target : undefined,
-    name: values.name, shards: values.shards, regions: values.regions, timeout: values.timeout, maxVUs: values["max-vus"],
-    tags: values.tag, thresholds: values.threshold, noThresholds: values["no-thresholds"],
+    name: values.name,
+    shards: values.shards,
+    regions: values.regions,
+    timeout: values.timeout,
+    maxVUs: values["max-vus"],
+    tags: values.tag,
+    thresholds: values.threshold,
+    noThresholds: values["no-thresholds"],
   });
   const problems = [...(loaded.ok ? [] : loaded.problems), ...(placed.ok ? [] : placed.problems)];
   if (!placed.ok || problems.length) throw invalid(where, problems);
@@ -58,28 +67,44 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   if (!parsed.ok) throw new CliError(`invalid run spec:\n${parsed.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   const client = await connect(values);
   return submitAndFollow(client, outputs.spec, {
-    summaryExport: values["summary-export"], quiet: values.quiet, ledger: await localLedger(values, parsed.spec.target), jsonOut: outputs.jsonFiles,
+    summaryExport: values["summary-export"],
+    quiet: values.quiet,
+    ledger: await localLedger(values, parsed.spec.target),
+    jsonOut: outputs.jsonFiles,
   });
 }
 
 /** `edgeload run script.js`: a k6 script (script-command.ts), k6's flags merged into its options. */
 async function runScript(path: string, values: RunValues, load: LoadFlags): Promise<number> {
-  const system = values["include-system-env-vars"] ? Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)) : {};
+  const system = values["include-system-env-vars"]
+    ? Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined))
+    : {};
   // --var is the spec's name for what a script reads from __ENV.
   const env = { ...system, ...namedValues("var", values.var), ...namedValues("env", values.env) };
   const built = await (await import("./script-command.ts")).scriptRun(path, env, values.target ?? null, {
-    load, tags: values.tag, thresholds: values.threshold, noThresholds: values["no-thresholds"],
+    load,
+    tags: values.tag,
+    thresholds: values.threshold,
+    noThresholds: values["no-thresholds"],
   });
   if (built.ignored.length && !values.quiet) console.log(`options accepted without effect on edgeload: ${built.ignored.join(", ")}`);
   // The script's target is its nominal one (set above); the rest are the run's own fields.
-  const placed = checked(`flags that cannot apply to ${path}`, applyRunFlags(built.spec, { name: values.name, shards: values.shards, regions: values.regions, timeout: values.timeout }));
+  const placed = checked(
+    `flags that cannot apply to ${path}`,
+    applyRunFlags(built.spec, { name: values.name, shards: values.shards, regions: values.regions, timeout: values.timeout }),
+  );
   const outputs = await withOutputs(placed, values);
   const parsed = parseRunSpec(outputs.spec);
-  if (!parsed.ok) throw new CliError(`invalid run spec from ${path}:\n${parsed.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  if (!parsed.ok)
+    throw new CliError(`invalid run spec from ${path}:\n${parsed.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   const client = await connect(values);
   await client.uploadScript(built.id, built.modules);
   return submitAndFollow(client, outputs.spec, {
-    summaryExport: values["summary-export"], quiet: values.quiet, ledger: await localLedger(values, parsed.spec.target), jsonOut: outputs.jsonFiles, handleSummary: built.handleSummary,
+    summaryExport: values["summary-export"],
+    quiet: values.quiet,
+    ledger: await localLedger(values, parsed.spec.target),
+    jsonOut: outputs.jsonFiles,
+    handleSummary: built.handleSummary,
   });
 }
 
@@ -90,7 +115,10 @@ async function withOutputs(spec: Record<string, unknown>, values: RunValues): Pr
   if (values["max-cost"] !== undefined) out.maxCost = (await import("./plan-command.ts")).maxCost(values["max-cost"]);
   if (pushOutputs.length && spec.scenarios !== undefined) {
     // The spec of a run of named scenarios has no `outputs` (core/named-scenarios.ts): say so by flag.
-    throw new CliError(`--out ${pushOutputs.map((o) => (o.type === "prometheus-rw" ? "experimental-prometheus-rw" : o.type)).join(", ")}: a run of named scenarios cannot push outputs yet; --out json=FILE works`, EXIT.invalidConfig);
+    throw new CliError(
+      `--out ${pushOutputs.map((o) => (o.type === "prometheus-rw" ? "experimental-prometheus-rw" : o.type)).join(", ")}: a run of named scenarios cannot push outputs yet; --out json=FILE works`,
+      EXIT.invalidConfig,
+    );
   }
   if (pushOutputs.length) out.outputs = [...(Array.isArray(spec.outputs) ? spec.outputs : []), ...pushOutputs];
   return { spec: out, jsonFiles };

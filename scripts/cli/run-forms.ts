@@ -20,7 +20,10 @@ export interface FormSpec {
 }
 
 /** `--target URL` with `--rate N -d D`, or with k6's VU shortcuts. */
-export function quickForm(v: { target?: string | undefined; method?: string | undefined; header?: string[] | undefined; body?: string | undefined }, load: LoadFlags): FormSpec {
+export function quickForm(
+  v: { target?: string | undefined; method?: string | undefined; header?: string[] | undefined; body?: string | undefined },
+  load: LoadFlags,
+): FormSpec {
   if (!v.target) throw new CliError("a spec file, a k6 script, --target URL or --scenario NAME is required (edgeload run --help)", EXIT.invalidConfig);
   const { rate, duration, vus, iterations, stages, ...rest } = load;
   const request = {
@@ -31,11 +34,15 @@ export function quickForm(v: { target?: string | undefined; method?: string | un
   };
   if (rate !== undefined) {
     if (duration === undefined) throw new CliError("--rate needs -d/--duration: how long to arrive at that rate", EXIT.invalidConfig);
-    return { spec: built(() => quickSpec({ ...request, rate, duration })), rest: { ...rest, ...(vus !== undefined ? { vus } : {}), ...(iterations !== undefined ? { iterations } : {}), ...(stages ? { stages } : {}) } };
+    return {
+      spec: built(() => quickSpec({ ...request, rate, duration })),
+      rest: { ...rest, ...(vus !== undefined ? { vus } : {}), ...(iterations !== undefined ? { iterations } : {}), ...(stages ? { stages } : {}) },
+    };
   }
   const profile = closedProfile(load, vus ?? 1, vus ?? 1);
   if (!profile) throw new CliError("--target needs a load: --rate N -d 30s (arrivals per second) or --vus N -d 30s (VUs, as k6)", EXIT.invalidConfig);
-  if (duration !== undefined && stages) throw new CliError("-d and --stage: give one (k6 refuses the pair too): --stage's durations add up to the run's", EXIT.invalidConfig);
+  if (duration !== undefined && stages)
+    throw new CliError("-d and --stage: give one (k6 refuses the pair too): --stage's durations add up to the run's", EXIT.invalidConfig);
   if (iterations !== undefined && stages) throw new CliError("-i and --stage: give one (k6 refuses the pair too)", EXIT.invalidConfig);
   return { spec: built(() => quickSpec({ ...request, profile })), rest };
 }
@@ -69,7 +76,8 @@ export async function scenarioForm(v: ScenarioFlags, load: LoadFlags): Promise<F
   let durationScale: number | undefined;
   if (v["duration-scale"] !== undefined) {
     durationScale = Number(v["duration-scale"]);
-    if (!Number.isFinite(durationScale) || durationScale <= 0) throw new CliError(`--duration-scale: "${v["duration-scale"]}" is not a positive number`, EXIT.invalidConfig);
+    if (!Number.isFinite(durationScale) || durationScale <= 0)
+      throw new CliError(`--duration-scale: "${v["duration-scale"]}" is not a positive number`, EXIT.invalidConfig);
   }
   const pick = <T>(flag: T | undefined, local: T | undefined) => flag ?? local;
   const common = {
@@ -85,11 +93,15 @@ export async function scenarioForm(v: ScenarioFlags, load: LoadFlags): Promise<F
   };
   if (v.preset) {
     // The preset is the base; -d, --stage, --rate and --rps then override it as in a spec.
-    return { spec: built(() => scenarioRunSpec({ ...common, preset: v.preset!, ...(durationScale !== undefined ? { durationScale } : {}) }, definition.needs)), rest: load };
+    return {
+      spec: built(() => scenarioRunSpec({ ...common, preset: v.preset!, ...(durationScale !== undefined ? { durationScale } : {}) }, definition.needs)),
+      rest: load,
+    };
   }
   if (durationScale !== undefined) throw new CliError("--duration-scale shortens a preset: without --preset, -d sets the length", EXIT.invalidConfig);
   const { rate, duration, ...rest } = load;
-  if (rate === undefined || duration === undefined) throw new CliError("--preset (e.g. rps100), or --rate and -d/--duration, are required with --scenario", EXIT.invalidConfig);
+  if (rate === undefined || duration === undefined)
+    throw new CliError("--preset (e.g. rps100), or --rate and -d/--duration, are required with --scenario", EXIT.invalidConfig);
   return { spec: built(() => scenarioRunSpec({ ...common, rate, duration }, definition.needs)), rest };
 }
 

@@ -47,7 +47,10 @@ export function withTagFlags(own: unknown, flags: readonly string[], problems: s
 }
 
 export function regionsFlag(raw: string): Checked<string[]> {
-  const regions = raw.split(",").map((r) => r.trim()).filter(Boolean);
+  const regions = raw
+    .split(",")
+    .map((r) => r.trim())
+    .filter(Boolean);
   const unknown = regions.filter((r) => !(LOCATION_HINTS as readonly string[]).includes(r));
   if (!regions.length || unknown.length) return { ok: false, problems: [`--regions: "${raw}" must be location hints from ${LOCATION_HINTS.join(", ")}`] };
   return { ok: true, value: regions };
@@ -116,7 +119,9 @@ function withoutThresholds(spec: Record<string, unknown>): Checked<Record<string
   const one = (s: Record<string, unknown>) => {
     const expanded = expandPreset(s);
     // A built-in scenario's correctness thresholds apply unless the spec says otherwise.
-    return expanded.ok ? { ok: true as const, value: { ...withoutKey(expanded.value, "thresholds"), ...(expanded.value.scenario ? { correctnessThresholds: false } : {}) } } : expanded;
+    return expanded.ok
+      ? { ok: true as const, value: { ...withoutKey(expanded.value, "thresholds"), ...(expanded.value.scenario ? { correctnessThresholds: false } : {}) } }
+      : expanded;
   };
   const top = one(spec);
   if (!top.ok || typeof spec.scenarios !== "object" || spec.scenarios === null) return top;
@@ -130,7 +135,9 @@ function withoutThresholds(spec: Record<string, unknown>): Checked<Record<string
 }
 
 function mapScenarios(scenarios: unknown, f: (s: Record<string, unknown>) => Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(scenarios as Record<string, unknown>).map(([name, s]) => [name, typeof s === "object" && s !== null ? f(s as Record<string, unknown>) : s]));
+  return Object.fromEntries(
+    Object.entries(scenarios as Record<string, unknown>).map(([name, s]) => [name, typeof s === "object" && s !== null ? f(s as Record<string, unknown>) : s]),
+  );
 }
 
 function withoutKey(s: Record<string, unknown>, key: string): Record<string, unknown> {

@@ -40,16 +40,28 @@ export async function scriptRun(path: string, env: Readonly<Record<string, strin
   const init = evaluateInitContext(bundled.factory, path, env);
   if (!init.ok) throw refuse(`${path} failed in its init context`, init.problems);
   const nominal = target ?? (env.BASE_URL && URL.canParse(env.BASE_URL) ? env.BASE_URL : null);
-  if (!nominal) throw new CliError("give the run's target with --target URL or -e BASE_URL=URL (the script's requests are checked against the deployment's allowed targets either way)", EXIT.invalidConfig);
+  if (!nominal)
+    throw new CliError(
+      "give the run's target with --target URL or -e BASE_URL=URL (the script's requests are checked against the deployment's allowed targets either way)",
+      EXIT.invalidConfig,
+    );
   const modules = { "main.js": await bundleRuntime(), "script.js": scriptModule(bundled.factory, init.init.files) };
   const id = bundleId(JSON.stringify(modules));
   const options = applyK6Flags(init.init.options, flags);
   if (!options.ok) throw refuse(`flags that cannot apply to ${path}`, options.problems);
-  const mapped = specFromOptions(options.value, { name: basename(path), target: nominal, bundle: id, env, metrics: init.init.metrics, exports: init.init.exports });
+  const mapped = specFromOptions(options.value, {
+    name: basename(path),
+    target: nominal,
+    bundle: id,
+    env,
+    metrics: init.init.metrics,
+    exports: init.init.exports,
+  });
   if (!mapped.ok) throw refuse(`${path}'s options cannot run on edgeload`, mapped.problems);
   const timeTrends = new Set(init.init.timeTrends);
   const handleSummary = init.init.exports.includes("handleSummary")
-    ? async (summary: Record<string, unknown>) => writeSummaryOutputs(await runHandleSummary(bundled.factory, path, env, handleSummaryData(summary, timeTrends)))
+    ? async (summary: Record<string, unknown>) =>
+        writeSummaryOutputs(await runHandleSummary(bundled.factory, path, env, handleSummaryData(summary, timeTrends)))
     : null;
   return { spec: mapped.spec, modules, id, ignored: mapped.ignored, handleSummary };
 }

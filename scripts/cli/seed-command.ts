@@ -34,7 +34,8 @@ export async function seedCommand(args: readonly string[]): Promise<number> {
   const mix = v.mix ? parseMix(v.mix) : null;
   if (mix && !mix.ok) throw new CliError(mix.error, EXIT.invalidConfig);
   const name = v.name ?? `${kind}-${count}`;
-  if (!SEED_NAME.test(name)) throw new CliError(`--name: "${name}" is not a seed name (1–64 of a-z 0-9 . _ -, starting with a letter or digit)`, EXIT.invalidConfig);
+  if (!SEED_NAME.test(name))
+    throw new CliError(`--name: "${name}" is not a seed name (1–64 of a-z 0-9 . _ -, starting with a letter or digit)`, EXIT.invalidConfig);
   // Against the local stack, its target, admin secret and load-test client are the defaults.
   const { DEV_FILE, readDevFile } = await import("./dev-file.ts");
   const { dirname, join } = await import("node:path");
@@ -61,7 +62,14 @@ export async function seedCommand(args: readonly string[]): Promise<number> {
   // Every kind but access tokens (signed locally; re-running it makes nothing twice) resumes
   // from a checkpoint after a failure.
   const run = {
-    baseUrl: baseUrl!, adminSecret: adminSecret!, clientId: clientId!, clientSecret: clientSecret!, count, concurrency, testName: name, onProgress,
+    baseUrl: baseUrl!,
+    adminSecret: adminSecret!,
+    clientId: clientId!,
+    clientSecret: clientSecret!,
+    count,
+    concurrency,
+    testName: name,
+    onProgress,
     ...(users === undefined ? {} : { users }),
     checkpoint: join(dirname(DEV_FILE), "seeding", `${name}.json`),
     onResume: (made: number, total: number, phase: string) => {
@@ -71,11 +79,21 @@ export async function seedCommand(args: readonly string[]): Promise<number> {
   let doc;
   try {
     switch (kind as SeedKind) {
-      case "access-tokens": doc = await (await import("../../seeds/access-tokens.ts")).seedAccessTokens({ ...run, ...(mix?.ok ? { mix: mix.mix } : {}) }); break;
-      case "users": doc = await (await import("../../seeds/users.ts")).seedUsers(run); break;
-      case "refresh-tokens": doc = await (await import("../../seeds/refresh-tokens.ts")).seedRefreshTokens(run); break;
-      case "sessions": doc = await (await import("../../seeds/sessions.ts")).seedSessions(run); break;
-      case "auth-codes": doc = await (await import("../../seeds/auth-codes.ts")).seedAuthCodes({ ...run, redirectUri: redirectUri! }); break;
+      case "access-tokens":
+        doc = await (await import("../../seeds/access-tokens.ts")).seedAccessTokens({ ...run, ...(mix?.ok ? { mix: mix.mix } : {}) });
+        break;
+      case "users":
+        doc = await (await import("../../seeds/users.ts")).seedUsers(run);
+        break;
+      case "refresh-tokens":
+        doc = await (await import("../../seeds/refresh-tokens.ts")).seedRefreshTokens(run);
+        break;
+      case "sessions":
+        doc = await (await import("../../seeds/sessions.ts")).seedSessions(run);
+        break;
+      case "auth-codes":
+        doc = await (await import("../../seeds/auth-codes.ts")).seedAuthCodes({ ...run, redirectUri: redirectUri! });
+        break;
     }
   } catch (error) {
     if (process.stderr.isTTY) process.stderr.write("\n");

@@ -14,7 +14,8 @@ describe("--var and --secret", () => {
   it("merges over the spec's own values and resolves the local admin secret marker", () => {
     const spec = { vars: { build: "v1", keep: "k" }, secrets: { admin: LOCAL_ADMIN_SECRET, other: "o" } };
     expect(withOverrides(spec, { build: "v2" }, { other: "O" }, dev)).toEqual({
-      vars: { build: "v2", keep: "k" }, secrets: { admin: "local-admin", other: "O" },
+      vars: { build: "v2", keep: "k" },
+      secrets: { admin: "local-admin", other: "O" },
     });
     expect(() => withOverrides(spec, {}, {}, null)).toThrow(/needs a running local stack/);
     expect(withOverrides({ steps: [] }, {}, {}, null)).toEqual({ steps: [] });

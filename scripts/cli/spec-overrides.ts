@@ -33,7 +33,11 @@ export function withOverrides(spec: unknown, vars: Record<string, string>, secre
   const allSecrets: Record<string, unknown> = merged(s.secrets, secrets);
   for (const [name, value] of Object.entries(allSecrets)) {
     if (value !== LOCAL_ADMIN_SECRET) continue;
-    if (!dev) throw new CliError(`secrets.${name} is ${LOCAL_ADMIN_SECRET}: that needs a running local stack (\`edgeload dev\`), or give it with --secret ${name}=VALUE`, EXIT.invalidConfig);
+    if (!dev)
+      throw new CliError(
+        `secrets.${name} is ${LOCAL_ADMIN_SECRET}: that needs a running local stack (\`edgeload dev\`), or give it with --secret ${name}=VALUE`,
+        EXIT.invalidConfig,
+      );
     allSecrets[name] = dev.targetAdminSecret;
   }
   return {

@@ -27,7 +27,10 @@ afterAll(() => server?.close());
 
 const client = { seedUrl: async () => ({ url: `${origin}/seed`, expiresAt: "" }) } as unknown as EdgeloadClient;
 const spec = () => ({
-  target: origin, executor: "constant-arrival-rate", rate: 10, duration: "5s",
+  target: origin,
+  executor: "constant-arrival-rate",
+  rate: 10,
+  duration: "5s",
   scenario: { name: "introspect", seed: "tokens", clientId: "cid", clientSecret: "secret" },
 });
 

@@ -33,12 +33,14 @@ export async function probeStrictValidation(client: EdgeloadClient, rawSpec: unk
   } catch {
     return "not probed"; // the run itself will say what is wrong with the provider
   }
-  log([
-    `⚠ pre-flight: ${parsed.spec.target} answered active=true for a token minted for another audience:`,
-    "  every wrong_audience and wrong_client token will count as a false positive, and the run will fail.",
-    "  On Authrim, turn strict introspection validation on (and wait 60 s for its cache, docs/authrim.md):",
-    `  curl -X PUT ${parsed.spec.target}/api/admin/settings/introspection-validation -H "authorization: Bearer $ADMIN_API_SECRET" \\`,
-    `    -H "content-type: application/json" -d '{"strictValidation": true}'`,
-  ].join("\n"));
+  log(
+    [
+      `⚠ pre-flight: ${parsed.spec.target} answered active=true for a token minted for another audience:`,
+      "  every wrong_audience and wrong_client token will count as a false positive, and the run will fail.",
+      "  On Authrim, turn strict introspection validation on (and wait 60 s for its cache, docs/authrim.md):",
+      `  curl -X PUT ${parsed.spec.target}/api/admin/settings/introspection-validation -H "authorization: Bearer $ADMIN_API_SECRET" \\`,
+      `    -H "content-type: application/json" -d '{"strictValidation": true}'`,
+    ].join("\n"),
+  );
   return "accepts";
 }

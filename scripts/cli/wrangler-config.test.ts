@@ -23,23 +23,53 @@ describe("checkWranglerConfig", () => {
 
   it("warns when a setting that belongs in a secret sits in [vars]", () => {
     const problems = check({ ...project, vars: { ...project.vars, ALLOWED_TARGETS: "https://a.example" } });
-    expect(problems).toEqual([expect.objectContaining({ severity: "warning", field: "vars.ALLOWED_TARGETS", detail: expect.stringContaining("npx wrangler secret put ALLOWED_TARGETS") })]);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        severity: "warning",
+        field: "vars.ALLOWED_TARGETS",
+        detail: expect.stringContaining("npx wrangler secret put ALLOWED_TARGETS"),
+      }),
+    ]);
   });
 
   it.each([
     // [change, field named, why]
     [{ exported: ["RunCoordinator"] }, "durable_objects.bindings.1", "LoadShard is not exported by the bundle"],
     [{ config: { migrations: [{ tag: "v1", new_sqlite_classes: ["RunCoordinator"] }] } }, "durable_objects.bindings.1", "no migration creates LoadShard"],
-    [{ config: { migrations: [{ tag: "v1", new_sqlite_classes: ["RunCoordinator"], new_classes: ["LoadShard"] }] } }, "durable_objects.bindings.1", "LoadShard made with key-value storage"],
+    [
+      { config: { migrations: [{ tag: "v1", new_sqlite_classes: ["RunCoordinator"], new_classes: ["LoadShard"] }] } },
+      "durable_objects.bindings.1",
+      "LoadShard made with key-value storage",
+    ],
     [{ config: { migrations: [{ tag: "v1", new_sqlite_classes: ["RunCoordinator", "LoadShard"] }, { tag: "v1" }] } }, "migrations.1.tag", "a tag used twice"],
-    [{ config: { d1_databases: [{ binding: "DB", database_name: "x", database_id: "abc", migrations_dir: "nowhere" }] } }, "d1_databases.0.migrations_dir", "missing migrations folder"],
-    [{ config: { d1_databases: [{ binding: "DB", database_name: "x", database_id: "abc", migrations_dir: "core" }] } }, "d1_databases.0.migrations_dir", "a folder without .sql files"],
+    [
+      { config: { d1_databases: [{ binding: "DB", database_name: "x", database_id: "abc", migrations_dir: "nowhere" }] } },
+      "d1_databases.0.migrations_dir",
+      "missing migrations folder",
+    ],
+    [
+      { config: { d1_databases: [{ binding: "DB", database_name: "x", database_id: "abc", migrations_dir: "core" }] } },
+      "d1_databases.0.migrations_dir",
+      "a folder without .sql files",
+    ],
     [{ config: { main: "coordinator/nope.ts" } }, "main", "entry module missing"],
     [{ config: { vars: { ...project.vars, MAX_SHARDS: "lots" } } }, "vars.MAX_SHARDS", "a cap that is not a number"],
-    [{ config: { vars: { ...project.vars, SUBREQUESTS_PER_INVOCATION: "20000" } } }, "vars.SUBREQUESTS_PER_INVOCATION", "shards would plan more subrequests than limits.subrequests"],
+    [
+      { config: { vars: { ...project.vars, SUBREQUESTS_PER_INVOCATION: "20000" } } },
+      "vars.SUBREQUESTS_PER_INVOCATION",
+      "shards would plan more subrequests than limits.subrequests",
+    ],
     [{ config: { limits: { cpu_ms: 900_000 } } }, "limits.cpu_ms", "over 5 minutes"],
     [{ config: { r2_buckets: [{ binding: "SEEDS", bucket_name: "Edgeload_Seeds" }] } }, "r2_buckets.0.bucket_name", "not a valid bucket name"],
-    [{ config: { d1_databases: [{ binding: "DB", database_name: "x", database_id: "00000000-0000-0000-0000-000000000000", migrations_dir: "coordinator/migrations" }] } }, "d1_databases.0.database_id", "a placeholder id, which a deploy would try to bind"],
+    [
+      {
+        config: {
+          d1_databases: [{ binding: "DB", database_name: "x", database_id: "00000000-0000-0000-0000-000000000000", migrations_dir: "coordinator/migrations" }],
+        },
+      },
+      "d1_databases.0.database_id",
+      "a placeholder id, which a deploy would try to bind",
+    ],
   ])("%j → error at %s (%s)", (change, field, _why) => {
     const c = change as { config?: Partial<WranglerConfig>; exported?: string[] };
     const problems = check({ ...project, ...c.config }, c.exported);
@@ -49,7 +79,11 @@ describe("checkWranglerConfig", () => {
 
 describe("deploy helpers", () => {
   it("reads the classes a bundle exports", () => {
-    expect(exportedNames('var a=1;\nexport {\n  RunCoordinator,\n  LoadShard as LoadShard,\n  index_default as default\n};')).toEqual(["RunCoordinator", "LoadShard", "default"]);
+    expect(exportedNames("var a=1;\nexport {\n  RunCoordinator,\n  LoadShard as LoadShard,\n  index_default as default\n};")).toEqual([
+      "RunCoordinator",
+      "LoadShard",
+      "default",
+    ]);
     expect(exportedNames("export class Foo {}")).toEqual(["Foo"]);
   });
 

@@ -20,8 +20,18 @@ export interface WranglerConfig {
   readonly limits?: { readonly subrequests?: number; readonly cpu_ms?: number };
   readonly vars?: Readonly<Record<string, string>>;
   readonly durable_objects?: { readonly bindings?: ReadonlyArray<{ readonly name: string; readonly class_name: string; readonly script_name?: string }> };
-  readonly migrations?: ReadonlyArray<{ readonly tag: string; readonly new_sqlite_classes?: readonly string[]; readonly new_classes?: readonly string[]; readonly deleted_classes?: readonly string[] }>;
-  readonly d1_databases?: ReadonlyArray<{ readonly binding: string; readonly database_name: string; readonly database_id?: string; readonly migrations_dir?: string }>;
+  readonly migrations?: ReadonlyArray<{
+    readonly tag: string;
+    readonly new_sqlite_classes?: readonly string[];
+    readonly new_classes?: readonly string[];
+    readonly deleted_classes?: readonly string[];
+  }>;
+  readonly d1_databases?: ReadonlyArray<{
+    readonly binding: string;
+    readonly database_name: string;
+    readonly database_id?: string;
+    readonly migrations_dir?: string;
+  }>;
   readonly r2_buckets?: ReadonlyArray<{ readonly binding: string; readonly bucket_name: string }>;
 }
 
@@ -38,7 +48,16 @@ export const PLACEHOLDER_DATABASE_ID = /^0{8}-0{4}-0{4}-0{4}-0{12}$/;
  * Settings that are secrets (`wrangler secret put NAME`), never [vars]: a var and a secret
  * cannot share a name, and these are the user's to choose without editing a tracked file.
  */
-export const SECRET_SETTINGS = ["ALLOWED_TARGETS", "SEED_URL_KEY", "MAX_RATE_PER_S", "MAX_DURATION_S", "MAX_SHARDS", "MAX_TOTAL_REQUESTS", "MAX_VUS", "MAX_CONCURRENT_RUNS"] as const;
+export const SECRET_SETTINGS = [
+  "ALLOWED_TARGETS",
+  "SEED_URL_KEY",
+  "MAX_RATE_PER_S",
+  "MAX_DURATION_S",
+  "MAX_SHARDS",
+  "MAX_TOTAL_REQUESTS",
+  "MAX_VUS",
+  "MAX_CONCURRENT_RUNS",
+] as const;
 
 export function readWranglerConfig(path: string): WranglerConfig {
   return parse(readFileSync(path, "utf8")) as WranglerConfig;
@@ -54,7 +73,12 @@ export const REQUIRED_SECRETS: Readonly<Record<string, string>> = {
  * Problems of a config whose bundle exports `exportedClasses`; `fileExists` answers for
  * paths relative to the config's folder.
  */
-export function checkWranglerConfig(config: WranglerConfig, exportedClasses: readonly string[], fileExists: (relative: string) => boolean, migrationsIn: (relative: string) => readonly string[]): ConfigProblem[] {
+export function checkWranglerConfig(
+  config: WranglerConfig,
+  exportedClasses: readonly string[],
+  fileExists: (relative: string) => boolean,
+  migrationsIn: (relative: string) => readonly string[],
+): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const error = (field: string, detail: string) => problems.push({ severity: "error", field, detail });
   const warning = (field: string, detail: string) => problems.push({ severity: "warning", field, detail });
@@ -71,21 +95,30 @@ export function checkWranglerConfig(config: WranglerConfig, exportedClasses: rea
     tags.add(m.tag);
     for (const c of m.new_sqlite_classes ?? []) sqliteClasses.add(c);
     for (const c of m.new_classes ?? []) kvClasses.add(c);
-    for (const c of m.deleted_classes ?? []) { sqliteClasses.delete(c); kvClasses.delete(c); }
+    for (const c of m.deleted_classes ?? []) {
+      sqliteClasses.delete(c);
+      kvClasses.delete(c);
+    }
   }
   for (const [i, b] of (config.durable_objects?.bindings ?? []).entries()) {
     const field = `durable_objects.bindings.${i}`;
     if (b.script_name) continue; // a class of another Worker: that Worker's config declares it
     if (!exportedClasses.includes(b.class_name)) error(field, `class ${b.class_name} (binding ${b.name}) is not exported by ${config.main}`);
-    if (kvClasses.has(b.class_name)) error(field, `class ${b.class_name} is created with new_classes (key-value storage); edgeload's objects use SQL storage: new_sqlite_classes`);
-    else if (!sqliteClasses.has(b.class_name)) error(field, `no migration creates class ${b.class_name}: add it to new_sqlite_classes in a [[migrations]] entry`);
+    if (kvClasses.has(b.class_name))
+      error(field, `class ${b.class_name} is created with new_classes (key-value storage); edgeload's objects use SQL storage: new_sqlite_classes`);
+    else if (!sqliteClasses.has(b.class_name))
+      error(field, `no migration creates class ${b.class_name}: add it to new_sqlite_classes in a [[migrations]] entry`);
   }
   for (const [i, d] of (config.d1_databases ?? []).entries()) {
     const field = `d1_databases.${i}`;
     if (d.database_id && PLACEHOLDER_DATABASE_ID.test(d.database_id)) {
       error(`${field}.database_id`, "a placeholder id: remove the line, and wrangler creates the database on the first deploy");
     }
-    if (!d.migrations_dir) warning(`${field}.migrations_dir`, "no migrations_dir: `wrangler d1 migrations apply` will not find the results schema (the coordinator still applies it)");
+    if (!d.migrations_dir)
+      warning(
+        `${field}.migrations_dir`,
+        "no migrations_dir: `wrangler d1 migrations apply` will not find the results schema (the coordinator still applies it)",
+      );
     else if (!fileExists(d.migrations_dir)) error(`${field}.migrations_dir`, `${d.migrations_dir} does not exist`);
     else if (migrationsIn(d.migrations_dir).length === 0) error(`${field}.migrations_dir`, `${d.migrations_dir} has no .sql migrations`);
   }
@@ -94,16 +127,24 @@ export function checkWranglerConfig(config: WranglerConfig, exportedClasses: rea
   }
   const subrequests = config.limits?.subrequests;
   if (subrequests !== undefined && Number(config.vars?.SUBREQUESTS_PER_INVOCATION ?? subrequests) > subrequests) {
-    error("vars.SUBREQUESTS_PER_INVOCATION", `shards would plan ${config.vars!.SUBREQUESTS_PER_INVOCATION} subrequests per invocation, above limits.subrequests (${subrequests})`);
+    error(
+      "vars.SUBREQUESTS_PER_INVOCATION",
+      `shards would plan ${config.vars!.SUBREQUESTS_PER_INVOCATION} subrequests per invocation, above limits.subrequests (${subrequests})`,
+    );
   }
   const cpuMs = config.limits?.cpu_ms;
-  if (cpuMs !== undefined && cpuMs > PLATFORM_LIMITS.maxCpuMsPerInvocation) error("limits.cpu_ms", `at most ${PLATFORM_LIMITS.maxCpuMsPerInvocation} (5 minutes)`);
+  if (cpuMs !== undefined && cpuMs > PLATFORM_LIMITS.maxCpuMsPerInvocation)
+    error("limits.cpu_ms", `at most ${PLATFORM_LIMITS.maxCpuMsPerInvocation} (5 minutes)`);
   for (const name of ["MAX_RATE_PER_S", "MAX_DURATION_S", "MAX_SHARDS", "MAX_TOTAL_REQUESTS", "MAX_VUS", "MAX_CONCURRENT_RUNS", "SUBREQUESTS_PER_INVOCATION"]) {
     const value = config.vars?.[name];
     if (value !== undefined && !(Number(value) > 0)) error(`vars.${name}`, `must be a positive number, got "${value}"`);
   }
   for (const name of SECRET_SETTINGS) {
-    if (config.vars?.[name] !== undefined) warning(`vars.${name}`, `set it as a secret instead (\`npx wrangler secret put ${name}\`): as a var it takes a tracked file's edit to change, and no secret of that name can be set`);
+    if (config.vars?.[name] !== undefined)
+      warning(
+        `vars.${name}`,
+        `set it as a secret instead (\`npx wrangler secret put ${name}\`): as a var it takes a tracked file's edit to change, and no secret of that name can be set`,
+      );
   }
   return problems;
 }
@@ -139,7 +180,11 @@ export function exportedNames(bundle: string): string[] {
   const names: string[] = [];
   for (const m of bundle.matchAll(/export\s*\{([^}]*)\}/g)) {
     for (const part of m[1]!.split(",")) {
-      const name = part.trim().split(/\s+as\s+/).pop()?.trim();
+      const name = part
+        .trim()
+        .split(/\s+as\s+/)
+        .pop()
+        ?.trim();
       if (name) names.push(name);
     }
   }

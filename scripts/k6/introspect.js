@@ -17,7 +17,12 @@ export { handleSummary } from "./lib/summary.js";
 const config = targetConfig("introspect", ["clientId", "clientSecret"]);
 const metrics = introspectMetrics();
 const seed = seedSet("access-tokens", (tokens) => tokensOfTypes(tokens, TOKEN_TYPES).map((t) => ({ access_token: t.access_token, type: t.type })));
-export const options = scriptOptions({ scenario: "introspect", shownAtZero: metrics.shownAtZero, steps: ["introspect"], extraThresholds: introspectTypeSubmetrics() });
+export const options = scriptOptions({
+  scenario: "introspect",
+  shownAtZero: metrics.shownAtZero,
+  steps: ["introspect"],
+  extraThresholds: introspectTypeSubmetrics(),
+});
 const headers = { authorization: basicAuth(config.clientId, config.clientSecret), "content-type": FORM };
 
 export const setup = () => seed.load();
@@ -26,7 +31,13 @@ export const setup = () => seed.load();
 export default function (data) {
   const tokens = seed.entries(data);
   const token = /** @type {import("./lib/seeds.js").SeedToken} */ (tokens[exec.scenario.iterationInTest % tokens.length]);
-  const response = send("introspect", { method: "POST", url: `${config.baseUrl}/introspect`, headers, body: `token=${encodeURIComponent(token.access_token)}`, expect: [200] });
+  const response = send("introspect", {
+    method: "POST",
+    url: `${config.baseUrl}/introspect`,
+    headers,
+    body: `token=${encodeURIComponent(token.access_token)}`,
+    expect: [200],
+  });
   metrics.duration.add(response.timings.duration);
   const active = response.status === 200 ? jsonOf(response)?.active : undefined;
   if (typeof active !== "boolean") {

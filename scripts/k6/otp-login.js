@@ -58,7 +58,9 @@ export default function (data) {
   if (login.status !== 200 || !otpSession) return fail("authorize");
 
   const issued = send("email_code", {
-    method: "POST", url: `${config.baseUrl}/api/admin/test/email-codes`, expect: OK,
+    method: "POST",
+    url: `${config.baseUrl}/api/admin/test/email-codes`,
+    expect: OK,
     headers: { authorization: `Bearer ${config.adminSecret}`, "content-type": "application/json" },
     body: JSON.stringify({ email, create_user: false }),
   });
@@ -66,21 +68,30 @@ export default function (data) {
   if (!OK.includes(issued.status) || typeof code !== "string") return fail("email_code");
 
   const verified = send("verify", {
-    method: "POST", url: `${config.baseUrl}/api/auth/email-code/verify`, expect: OK,
+    method: "POST",
+    url: `${config.baseUrl}/api/auth/email-code/verify`,
+    expect: OK,
     headers: { cookie: `${OTP_COOKIE}=${otpSession}`, "content-type": "application/json" },
     body: JSON.stringify({ email, code }),
   });
   const session = setCookie(verified, SESSION_COOKIE);
   if (!OK.includes(verified.status) || !session) return fail("verify");
 
-  const silent = send("authorize_silent", { method: "GET", url: `${authorizeUrl}&prompt=none`, expect: [302], headers: { cookie: `${SESSION_COOKIE}=${session}` } });
-  const location = silent.status === 302 ? silent.headers.Location ?? silent.headers.location : undefined;
+  const silent = send("authorize_silent", {
+    method: "GET",
+    url: `${authorizeUrl}&prompt=none`,
+    expect: [302],
+    headers: { cookie: `${SESSION_COOKIE}=${session}` },
+  });
+  const location = silent.status === 302 ? (silent.headers.Location ?? silent.headers.location) : undefined;
   const params = location ? queryOf(location) : null;
   const authCode = params?.state === state ? params.code : undefined;
   if (!authCode) return fail("authorize_silent");
 
   const tokens = send("token", {
-    method: "POST", url: `${config.baseUrl}/token`, expect: OK,
+    method: "POST",
+    url: `${config.baseUrl}/token`,
+    expect: OK,
     headers: { authorization: clientAuth, "content-type": FORM },
     body: form({ grant_type: "authorization_code", code: authCode, redirect_uri: config.redirectUri, code_verifier: verifier }),
   });

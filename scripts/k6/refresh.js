@@ -26,12 +26,15 @@ const metrics = refreshMetrics();
 export const options = scriptOptions({ scenario: "refresh", shownAtZero: metrics.shownAtZero, steps: ["refresh"] });
 const VUS = maxVUs(loadProfile("refresh").peakPerS);
 
-const seed = seedSet("refresh-tokens", (entries) => entries.map((e, i) => {
-  const id = e.client_id ?? __ENV.CLIENT_ID;
-  const secret = e.client_secret ?? __ENV.CLIENT_SECRET;
-  if (!id || !secret) throw new Error(`refresh family ${i} has no client_secret: put client_id/client_secret in the seed entries or set CLIENT_ID and CLIENT_SECRET`);
-  return { token: e.token, auth: basicAuth(id, secret) };
-}));
+const seed = seedSet("refresh-tokens", (entries) =>
+  entries.map((e, i) => {
+    const id = e.client_id ?? __ENV.CLIENT_ID;
+    const secret = e.client_secret ?? __ENV.CLIENT_SECRET;
+    if (!id || !secret)
+      throw new Error(`refresh family ${i} has no client_secret: put client_id/client_secret in the seed entries or set CLIENT_ID and CLIENT_SECRET`);
+    return { token: e.token, auth: basicAuth(id, secret) };
+  }),
+);
 
 export const setup = () => seed.load();
 
@@ -41,15 +44,21 @@ let free = null;
 
 /** @param {Family[] | null} data */
 export default function (data) {
-  free ??= seed.entries(data).filter((_, i) => i % VUS === exec.vu.idInTest - 1).map((f) => ({ ...f }));
+  free ??= seed
+    .entries(data)
+    .filter((_, i) => i % VUS === exec.vu.idInTest - 1)
+    .map((f) => ({ ...f }));
   const family = free.shift();
   if (!family) {
     metrics.familiesBusy.add(1);
     return;
   }
   const response = send("refresh", {
-    method: "POST", url: `${config.baseUrl}/token`, headers: { authorization: family.auth, "content-type": FORM },
-    body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(family.token)}`, expect: [200],
+    method: "POST",
+    url: `${config.baseUrl}/token`,
+    headers: { authorization: family.auth, "content-type": FORM },
+    body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(family.token)}`,
+    expect: [200],
   });
   metrics.duration.add(response.timings.duration);
   const next = response.status === 200 ? jsonOf(response)?.refresh_token : undefined;

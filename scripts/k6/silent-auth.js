@@ -18,7 +18,14 @@ const config = targetConfig("silent-auth", ["clientId", "redirectUri"]);
 const metrics = silentAuthMetrics();
 const seed = seedSet("sessions", (sessions) => shuffled(sessions).map((s) => s.session_id));
 export const options = scriptOptions({ scenario: "silent-auth", shownAtZero: metrics.shownAtZero, steps: ["authorize"] });
-const fixed = form({ response_type: "code", client_id: config.clientId, redirect_uri: config.redirectUri, scope: "openid", prompt: "none", code_challenge_method: "S256" });
+const fixed = form({
+  response_type: "code",
+  client_id: config.clientId,
+  redirect_uri: config.redirectUri,
+  scope: "openid",
+  prompt: "none",
+  code_challenge_method: "S256",
+});
 
 export const setup = () => seed.load();
 
@@ -30,7 +37,7 @@ export default function (data) {
   const url = `${config.baseUrl}/authorize?${fixed}&state=${state}&nonce=${randomToken(12)}&code_challenge=${s256(randomToken())}`;
   const response = send("authorize", { method: "GET", url, headers: { cookie: `authrim_session=${session}` }, expect: [302] });
   metrics.duration.add(response.timings.duration);
-  const location = response.status === 302 ? response.headers.Location ?? response.headers.location : undefined;
+  const location = response.status === 302 ? (response.headers.Location ?? response.headers.location) : undefined;
   const params = location ? queryOf(location) : null;
   const ok = !!params?.code && params.state === state;
   if (params?.error === "login_required") metrics.loginRequired.add(1);

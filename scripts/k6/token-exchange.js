@@ -18,12 +18,17 @@ export { handleSummary } from "./lib/summary.js";
 const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 const config = targetConfig("token-exchange", ["clientId", "clientSecret"]);
 const metrics = tokenExchangeMetrics();
-const seed = seedSet("access-tokens", (tokens) => tokensOfTypes(tokens, ["valid", "expired", "revoked"]).map((t) => ({ access_token: t.access_token, type: t.type })));
+const seed = seedSet("access-tokens", (tokens) =>
+  tokensOfTypes(tokens, ["valid", "expired", "revoked"]).map((t) => ({ access_token: t.access_token, type: t.type })),
+);
 export const options = scriptOptions({ scenario: "token-exchange", shownAtZero: metrics.shownAtZero, steps: ["token_exchange"] });
 const headers = { authorization: basicAuth(config.clientId, config.clientSecret), "content-type": FORM };
 const fixed = form({
-  grant_type: "urn:ietf:params:oauth:grant-type:token-exchange", subject_token_type: ACCESS_TOKEN_TYPE, requested_token_type: ACCESS_TOKEN_TYPE,
-  scope: config.scope, ...(config.audience ? { audience: config.audience } : {}),
+  grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+  subject_token_type: ACCESS_TOKEN_TYPE,
+  requested_token_type: ACCESS_TOKEN_TYPE,
+  scope: config.scope,
+  ...(config.audience ? { audience: config.audience } : {}),
 });
 
 export const setup = () => seed.load();
@@ -34,7 +39,11 @@ export default function (data) {
   const token = /** @type {import("./lib/seeds.js").SeedToken} */ (tokens[exec.scenario.iterationInTest % tokens.length]);
   const valid = token.type === "valid";
   const response = send("token_exchange", {
-    method: "POST", url: `${config.baseUrl}/token`, headers, body: `${fixed}&subject_token=${encodeURIComponent(token.access_token)}`, expect: valid ? [200] : [400],
+    method: "POST",
+    url: `${config.baseUrl}/token`,
+    headers,
+    body: `${fixed}&subject_token=${encodeURIComponent(token.access_token)}`,
+    expect: valid ? [200] : [400],
   });
   metrics.duration.add(response.timings.duration);
   const body = jsonOf(response);

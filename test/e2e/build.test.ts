@@ -38,7 +38,9 @@ describe("build", () => {
     expect(r.stdout).toContain("Durable Object LoadShard as LOAD_SHARD (SQLite storage)");
     expect(r.stdout).toContain("D1 edgeload-results as DB (created by wrangler on the first deploy)");
     // A deploy is `wrangler deploy` and nothing else; the config needs no edit first.
-    expect(r.stdout).toMatch(/`edgeload deploy` runs:\n {2}npx wrangler deploy --config wrangler\.toml\n {2}npx wrangler deploy --config workers\/target\/wrangler\.toml$/m);
+    expect(r.stdout).toMatch(
+      /`edgeload deploy` runs:\n {2}npx wrangler deploy --config wrangler\.toml\n {2}npx wrangler deploy --config workers\/target\/wrangler\.toml$/m,
+    );
     expect(r.stdout).not.toMatch(/^\s*(error|warning):/m);
   });
 

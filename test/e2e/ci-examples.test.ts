@@ -16,10 +16,24 @@ import { parse } from "yaml";
 import { PROJECT_ROOT } from "../../scripts/cli/local-stack.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
-interface Step { readonly name?: string; readonly id?: string; readonly uses?: string; readonly run?: string; readonly env?: Record<string, string>; readonly if?: string }
-interface Workflow { readonly jobs: Record<string, { readonly env?: Record<string, string>; readonly steps: readonly Step[] }> }
+interface Step {
+  readonly name?: string;
+  readonly id?: string;
+  readonly uses?: string;
+  readonly run?: string;
+  readonly env?: Record<string, string>;
+  readonly if?: string;
+}
+interface Workflow {
+  readonly jobs: Record<string, { readonly env?: Record<string, string>; readonly steps: readonly Step[] }>;
+}
 
-interface JobResult { readonly code: number; readonly output: string; readonly stepSummary: string; readonly ran: readonly string[] }
+interface JobResult {
+  readonly code: number;
+  readonly output: string;
+  readonly stepSummary: string;
+  readonly ran: readonly string[];
+}
 
 const fixture = useLocalStack("edgeload-ci-examples-");
 let target: Server;
@@ -42,7 +56,10 @@ afterAll(async () => {
 });
 
 /** `${{ vars.X }}`, `${{ secrets.X }}` and `${{ steps.ID.outputs.X }}`; anything else is refused. */
-function expand(text: string, context: { vars: Record<string, string>; secrets: Record<string, string>; outputs: Record<string, Record<string, string>> }): string {
+function expand(
+  text: string,
+  context: { vars: Record<string, string>; secrets: Record<string, string>; outputs: Record<string, Record<string, string>> },
+): string {
   return text.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_, expression: string) => {
     const [scope, a, b, c] = expression.split(".");
     if (scope === "vars" && a && context.vars[a] !== undefined) return context.vars[a]!;
@@ -53,7 +70,11 @@ function expand(text: string, context: { vars: Record<string, string>; secrets: 
 }
 
 /** Runs the shell steps of a workflow's one job in order, stopping at the first that fails. */
-async function runJob(file: string, settings: { vars: Record<string, string>; secrets: Record<string, string> }, options: { skip?: RegExp; jobEnv?: Record<string, string> } = {}): Promise<JobResult> {
+async function runJob(
+  file: string,
+  settings: { vars: Record<string, string>; secrets: Record<string, string> },
+  options: { skip?: RegExp; jobEnv?: Record<string, string> } = {},
+): Promise<JobResult> {
   const skip = options.skip ?? /^$/;
   const workflow = parse(await readFile(join(PROJECT_ROOT, "examples/ci", file), "utf8")) as Workflow;
   const [job] = Object.values(workflow.jobs);
@@ -71,7 +92,13 @@ async function runJob(file: string, settings: { vars: Record<string, string>; se
     const result = await bash(step.run, env);
     ran.push(step.name ?? step.run);
     output += result.output;
-    if (step.id) context.outputs[step.id] = Object.fromEntries((await readFile(outputFile, "utf8")).split("\n").filter(Boolean).map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]));
+    if (step.id)
+      context.outputs[step.id] = Object.fromEntries(
+        (await readFile(outputFile, "utf8"))
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
+      );
     if (result.code !== 0) return { code: result.code, output, stepSummary: await readFile(stepSummary, "utf8"), ran };
   }
   return { code: 0, output, stepSummary: await readFile(stepSummary, "utf8"), ran };
@@ -80,10 +107,15 @@ async function runJob(file: string, settings: { vars: Record<string, string>; se
 /** GitHub runs `run:` as `bash -e {0}` in the checkout: here `work`, which links to this one. */
 function bash(script: string, env: Record<string, string>): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile("bash", ["-e", "-c", script], { cwd: work, env: { ...env, PATH: `${join(PROJECT_ROOT, "node_modules/.bin")}:${env.PATH}` }, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : 1) : 0;
-      resolve({ code, output: stdout + stderr });
-    });
+    execFile(
+      "bash",
+      ["-e", "-c", script],
+      { cwd: work, env: { ...env, PATH: `${join(PROJECT_ROOT, "node_modules/.bin")}:${env.PATH}` }, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : 1) : 0;
+        resolve({ code, output: stdout + stderr });
+      },
+    );
   });
 }
 

@@ -27,13 +27,24 @@ afterAll(async () => {
 
 interface Exported {
   readonly metrics: Record<string, { count?: number }>;
-  readonly edgeload: { executor: string; durationS: number; vus: { peak: number; iterations?: { count: number } } | null; targetRatePerS: number | null; thresholds: unknown[]; name: string; tags?: unknown };
+  readonly edgeload: {
+    executor: string;
+    durationS: number;
+    vus: { peak: number; iterations?: { count: number } } | null;
+    targetRatePerS: number | null;
+    thresholds: unknown[];
+    name: string;
+    tags?: unknown;
+  };
 }
 
 /** `edgeload run <args> --summary-export FILE` against this file's stack: its exit, output and exported summary. */
 async function run(...args: string[]) {
   const file = join(dir, `summary-${++exports}.json`);
-  const result = await runCli(["run", ...args, "--quiet", "--summary-export", file], { EDGELOAD_URL: fixture.stack.apiUrl, EDGELOAD_TOKEN: fixture.stack.token });
+  const result = await runCli(["run", ...args, "--quiet", "--summary-export", file], {
+    EDGELOAD_URL: fixture.stack.apiUrl,
+    EDGELOAD_TOKEN: fixture.stack.token,
+  });
   const summary = result.code === 0 || result.code === 99 ? (JSON.parse(await readFile(file, "utf8")) as Exported) : null;
   return { ...result, summary };
 }
@@ -47,8 +58,16 @@ async function specFile(name: string, spec: Record<string, unknown>): Promise<st
 describe("load flags over a spec", () => {
   it("runs a 10-minute ramping-vus spec for -d 3s at the VUs its ramp starts from (k6's stages shortcut), as the summary shows", async () => {
     const file = await specFile("ramp.json", {
-      name: "ten minute ramp", target, steps: [{ path: "/delay?ms=5" }], regions: ["wnam"],
-      executor: "ramping-vus", startVUs: 3, stages: [{ target: 50, duration: "5m" }, { target: 0, duration: "5m" }],
+      name: "ten minute ramp",
+      target,
+      steps: [{ path: "/delay?ms=5" }],
+      regions: ["wnam"],
+      executor: "ramping-vus",
+      startVUs: 3,
+      stages: [
+        { target: 50, duration: "5m" },
+        { target: 0, duration: "5m" },
+      ],
       thresholds: { http_req_duration: ["p(95)<1"] },
     });
     const r = await run(file, "-d", "3s", "--no-thresholds", "--name", "held for 3s");
@@ -65,7 +84,15 @@ describe("load flags over a spec", () => {
   });
 
   it("replaces an arrival-rate spec's ramp with --stage (targets as rates) and caps it with --rps", async () => {
-    const file = await specFile("rate.json", { name: "rate", target, steps: [{ path: "/delay?ms=1" }], regions: ["wnam"], executor: "constant-arrival-rate", rate: 500, duration: "10m" });
+    const file = await specFile("rate.json", {
+      name: "rate",
+      target,
+      steps: [{ path: "/delay?ms=1" }],
+      regions: ["wnam"],
+      executor: "constant-arrival-rate",
+      rate: 500,
+      duration: "10m",
+    });
     const r = await run(file, "--stage", "1s:20,1s:20", "--rps", "10", "--threshold", "http_req_failed=rate==0");
     expect(r.code).toBe(0);
     expect(r.summary!.edgeload).toMatchObject({ executor: "ramping-arrival-rate", targetRatePerS: expect.closeTo(7.5, 1) });
@@ -101,11 +128,14 @@ describe("k6's flags on the --target form", () => {
 describe("k6's flags on a k6 script", () => {
   it("replaces the script's stages with -d, at k6's 1 VU, and refuses a spec's --secret", async () => {
     const script = join(dir, "ramp.js");
-    await writeFile(script, [
-      'import http from "k6/http";',
-      "export const options = { stages: [{ duration: \"10m\", target: 50 }], thresholds: { http_req_failed: [\"rate==0\"] } };",
-      "export default function () { http.get(`${__ENV.BASE_URL}/delay?ms=2`); }",
-    ].join("\n"));
+    await writeFile(
+      script,
+      [
+        'import http from "k6/http";',
+        'export const options = { stages: [{ duration: "10m", target: 50 }], thresholds: { http_req_failed: ["rate==0"] } };',
+        "export default function () { http.get(`${__ENV.BASE_URL}/delay?ms=2`); }",
+      ].join("\n"),
+    );
     const r = await run(script, "-d", "2s", "-e", `BASE_URL=${target}`, "--regions", "wnam", "--tag", "build=42");
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);

@@ -16,7 +16,10 @@ export interface CliResult {
 /** Runs `edgeload <args>` with `env` added to this process's environment. */
 export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(PROJECT_ROOT, "scripts/cli/edgeload.mjs"), ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(PROJECT_ROOT, "scripts/cli/edgeload.mjs"), ...args], {
+      env: { ...process.env, ...env },
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: unknown; stdout?: string; stderr?: string };

@@ -22,7 +22,11 @@ beforeAll(() => {
   ({ stack, client } = fixture);
 });
 
-interface AppStats { users: number; liveTokens: number; revokedTokens: number }
+interface AppStats {
+  users: number;
+  liveTokens: number;
+  revokedTokens: number;
+}
 const appStats = async (): Promise<AppStats> => (await fetch(`${stack.targetUrl}/app/stats`)).json() as Promise<AppStats>;
 
 describe("closed-model executors against the local target", () => {
@@ -32,9 +36,19 @@ describe("closed-model executors against the local target", () => {
     const steps = example.steps.map((s: { think: string }) => ({ ...s, think: s.think === "2s" ? "200ms" : "100ms" }));
     const before = await appStats();
     const run = await client.createRun({
-      ...example, name: "e2e auth lifecycle", target: stack.targetUrl, steps,
-      stages: [{ target: 4, duration: "1s" }, { target: 4, duration: "4s" }, { target: 0, duration: "1s" }],
-      gracefulRampDown: "2s", shards: 2, regions: ["wnam", "weur"], timeout: "5s",
+      ...example,
+      name: "e2e auth lifecycle",
+      target: stack.targetUrl,
+      steps,
+      stages: [
+        { target: 4, duration: "1s" },
+        { target: 4, duration: "4s" },
+        { target: 0, duration: "1s" },
+      ],
+      gracefulRampDown: "2s",
+      shards: 2,
+      regions: ["wnam", "weur"],
+      timeout: "5s",
     });
     const view = await client.waitForEnd(run.id, () => {}, 250);
     const summary = await client.summary(run.id);
@@ -83,7 +97,13 @@ describe("closed-model executors against the local target", () => {
     const example = JSON.parse(await readFile(new URL("../../examples/messaging-sla.json", import.meta.url), "utf8"));
     // The example's three stages in seconds (0→3 VUs, hold, 3→0), its think time ×0.2.
     const spec = {
-      ...example, target: stack.targetUrl, stages: [{ target: 3, duration: "1s" }, { target: 3, duration: "3s" }, { target: 0, duration: "1s" }],
+      ...example,
+      target: stack.targetUrl,
+      stages: [
+        { target: 3, duration: "1s" },
+        { target: 3, duration: "3s" },
+        { target: 0, duration: "1s" },
+      ],
       steps: example.steps.map((s: object) => ({ ...s, think: { min: "100ms", max: "300ms" } })),
     };
     const file = join(fixture.stateDir, "messaging.json");

@@ -39,7 +39,15 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
   /** One edge run and k6's replay of it, started together; their comparison. */
   async function measurePair(rate: number): Promise<Crosscheck> {
     const { client, stack } = fixture;
-    const run = await client.createRun({ name: `crosscheck ${rate}/s`, target: stack.targetUrl, steps: [{ path: "/delay?ms=20" }], executor: "constant-arrival-rate", rate, duration: "5s", regions: ["wnam"] });
+    const run = await client.createRun({
+      name: `crosscheck ${rate}/s`,
+      target: stack.targetUrl,
+      steps: [{ path: "/delay?ms=20" }],
+      executor: "constant-arrival-rate",
+      rate,
+      duration: "5s",
+      regions: ["wnam"],
+    });
     const record = await client.runRecord(run.id);
     const invocation = k6Invocation(record!.spec as unknown as StoredSpec, {});
     expect(invocation.vars).toMatchObject({ BASE_URL: stack.targetUrl, PATH: "/delay?ms=20", RATE: String(rate), DURATION: "5000ms" });
@@ -61,7 +69,11 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
 
   it.each([100, 150])("at %i/s for 5 s: both send the run's schedule, requests within 1%, every row compared under the stated tolerances", async (rate) => {
     const result = await measurePair(rate);
-    for (const [stat, t] of [["p50", TOLERANCES.median], ["p95", TOLERANCES.tail], ["p99", TOLERANCES.p99]] as const) {
+    for (const [stat, t] of [
+      ["p50", TOLERANCES.median],
+      ["p95", TOLERANCES.tail],
+      ["p99", TOLERANCES.p99],
+    ] as const) {
       const row = overall(result, stat);
       expect(row.rule).toBe(t.rule);
       expect(row.edge).toBeGreaterThan(20); // the endpoint's own 20 ms, read by both
@@ -79,13 +91,25 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
   it("--abba runs edgeload, k6, k6, edgeload on one spec and says whether the tools differ beyond the target's own drift", async () => {
     const { stack } = fixture;
     const spec = join(dir, "abba.json");
-    await writeFile(spec, JSON.stringify({
-      name: "abba", target: stack.targetUrl, steps: [{ path: "/delay?ms=20" }],
-      executor: "constant-arrival-rate", rate: 50, duration: "3s", regions: ["wnam"],
-    }));
+    await writeFile(
+      spec,
+      JSON.stringify({
+        name: "abba",
+        target: stack.targetUrl,
+        steps: [{ path: "/delay?ms=20" }],
+        executor: "constant-arrival-rate",
+        rate: 50,
+        duration: "3s",
+        regions: ["wnam"],
+      }),
+    );
     const result = await runCli(["crosscheck", "--abba", spec, "--format", "json"], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
     expect([0, 99], result.stderr).toContain(result.code);
-    const abba = JSON.parse(result.stdout.slice(result.stdout.indexOf("{"))) as { runs: { a1: string; a2: string }; verdict: string; rows: Array<{ metric: string; step: string | null; difference: number | null; targetSpread: number | null; verdict: string }> };
+    const abba = JSON.parse(result.stdout.slice(result.stdout.indexOf("{"))) as {
+      runs: { a1: string; a2: string };
+      verdict: string;
+      rows: Array<{ metric: string; step: string | null; difference: number | null; targetSpread: number | null; verdict: string }>;
+    };
     expect(["agree", "differ beyond the target's own noise", "the target moved too much to tell"]).toContain(abba.verdict);
     expect(result.code).toBe(abba.verdict === "agree" ? 0 : 99);
     // Both tools follow the same schedule in all four runs: the request counts agree exactly.

@@ -79,7 +79,11 @@ describeWithChromium("dashboard in Chromium", (chromiumPath) => {
       target: stack.targetUrl,
       steps: [{ name: "delay", path: "/delay?ms=5", record: { delay_ms: "duration", delay_ok: "success" } }],
       metrics: { delay_ms: { type: "trend" }, delay_ok: { type: "rate" } },
-      executor: "constant-arrival-rate", rate: 40, duration: "8s", shards: 2, regions: ["wnam", "enam"],
+      executor: "constant-arrival-rate",
+      rate: 40,
+      duration: "8s",
+      shards: 2,
+      regions: ["wnam", "enam"],
       thresholds: { http_req_duration: ["p(95)<2000"], delay_ok: ["rate>0.9"] },
     });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -107,7 +111,10 @@ describeWithChromium("dashboard in Chromium", (chromiumPath) => {
       // The region selector narrows the latency chart to that region's own percentiles.
       await page.waitForFunction(() => document.querySelectorAll("#region option").length === 3, undefined, { timeout: 10_000 });
       await page.selectOption("#region", "enam");
-      const [p95Enam, shown] = await page.evaluate(() => [window.edgeloadDashboard.points.map((p) => p.regions.enam?.p95 ?? null), window.edgeloadDashboard.charts.latency!.data[2]]);
+      const [p95Enam, shown] = await page.evaluate(() => [
+        window.edgeloadDashboard.points.map((p) => p.regions.enam?.p95 ?? null),
+        window.edgeloadDashboard.charts.latency!.data[2],
+      ]);
       expect(shown).toEqual(p95Enam);
       await page.selectOption("#region", "");
       await screenshot(page, "dashboard-live.png");
@@ -152,8 +159,14 @@ describeWithChromium("dashboard in Chromium", (chromiumPath) => {
   it("Abort ends the run within 5 s; the runs list shows it", async () => {
     const { client, stack } = fixture;
     const run = await client.createRun({
-      name: "dashboard abort", target: stack.targetUrl, steps: [{ path: "/delay?ms=5" }],
-      executor: "constant-arrival-rate", rate: 20, duration: "60s", shards: 2, regions: ["wnam", "enam"],
+      name: "dashboard abort",
+      target: stack.targetUrl,
+      steps: [{ path: "/delay?ms=5" }],
+      executor: "constant-arrival-rate",
+      rate: 20,
+      duration: "60s",
+      shards: 2,
+      regions: ["wnam", "enam"],
     });
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -13,22 +13,37 @@ const fixture = useLocalStack("edgeload-delivery-");
 
 async function run(target: string, rate: number, duration: string) {
   const { client } = fixture;
-  const created = await client.createRun({ name: `delivery ${rate}/s`, target, steps: [{ name: "delay", path: "/delay?ms=5" }], executor: "constant-arrival-rate", rate, duration, shards: 4, regions: ["wnam", "enam"], maxVUs: Math.max(50, rate), timeout: "5s" });
+  const created = await client.createRun({
+    name: `delivery ${rate}/s`,
+    target,
+    steps: [{ name: "delay", path: "/delay?ms=5" }],
+    executor: "constant-arrival-rate",
+    rate,
+    duration,
+    shards: 4,
+    regions: ["wnam", "enam"],
+    maxVUs: Math.max(50, rate),
+    timeout: "5s",
+  });
   await client.waitForEnd(created.id, () => {}, 500);
   return created.id;
 }
 
 describe("delivery: sent against received", () => {
-  it.each([[50], [500]])("at %i/s for 10 s, the target received every request, in the second it was sent", async (rate) => {
-    const { client, stack } = fixture;
-    const id = await run(stack.targetUrl, rate, "10s");
-    const d = await checkDelivery(client, id, { origin: stack.targetUrl, adminSecret: stack.targetAdminSecret });
-    expect(d.totals).toEqual({ sent: rate * 10, received: rate * 10, difference: 0, differenceShare: 0 });
-    expect(d.rows.filter((r) => r.difference !== 0)).toEqual([]);
-    // Seconds 0–9 (a request delayed past the tenth second is counted in second 10 on both sides).
-    expect(d.rows.map((r) => r.second).slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, i) => i));
-    expect(d.perStep).toEqual([{ step: "delay", sent: rate * 10, received: rate * 10, difference: 0 }]);
-  }, 60_000);
+  it.each([[50], [500]])(
+    "at %i/s for 10 s, the target received every request, in the second it was sent",
+    async (rate) => {
+      const { client, stack } = fixture;
+      const id = await run(stack.targetUrl, rate, "10s");
+      const d = await checkDelivery(client, id, { origin: stack.targetUrl, adminSecret: stack.targetAdminSecret });
+      expect(d.totals).toEqual({ sent: rate * 10, received: rate * 10, difference: 0, differenceShare: 0 });
+      expect(d.rows.filter((r) => r.difference !== 0)).toEqual([]);
+      // Seconds 0–9 (a request delayed past the tenth second is counted in second 10 on both sides).
+      expect(d.rows.map((r) => r.second).slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+      expect(d.perStep).toEqual([{ step: "delay", sent: rate * 10, received: rate * 10, difference: 0 }]);
+    },
+    60_000,
+  );
 
   describe("through a proxy that refuses every fifth connection", () => {
     let proxy: Server;
@@ -59,10 +74,13 @@ describe("delivery: sent against received", () => {
       await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     });
     // Connections the client keeps alive would hold close() open: end them first.
-    afterAll(() => new Promise<void>((resolve) => {
-      for (const socket of open) socket.destroy();
-      proxy.close(() => resolve());
-    }));
+    afterAll(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const socket of open) socket.destroy();
+          proxy.close(() => resolve());
+        }),
+    );
 
     it("shows the refused requests as the difference, put down to connection errors", async () => {
       const { client, stack } = fixture;

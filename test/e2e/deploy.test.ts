@@ -33,7 +33,9 @@ let targetOrigin: string;
 
 /** The built bundle's own config: wrangler.toml's bindings, the bundle as it was built. */
 async function writeBundleConfig(): Promise<string> {
-  const source = readWranglerConfig(join(PROJECT_ROOT, "wrangler.toml")) as unknown as Record<string, unknown> & { d1_databases: Array<Record<string, unknown>> };
+  const source = readWranglerConfig(join(PROJECT_ROOT, "wrangler.toml")) as unknown as Record<string, unknown> & {
+    d1_databases: Array<Record<string, unknown>>;
+  };
   const { build: _build, assets: _assets, main: _main, ...rest } = source;
   const config = {
     ...rest,
@@ -71,14 +73,21 @@ const spec = (overrides: Record<string, unknown> = {}) => ({
   name: "deploy test",
   target: targetOrigin,
   steps: [{ path: "/ok", checks: [{ status: 200 }] }],
-  executor: "constant-arrival-rate", rate: 10, duration: "2s", shards: 1, regions: ["wnam"],
+  executor: "constant-arrival-rate",
+  rate: 10,
+  duration: "2s",
+  shards: 1,
+  regions: ["wnam"],
   thresholds: { http_req_failed: ["rate<0.01"] },
   ...overrides,
 });
 
 /** `wrangler d1 migrations apply DB --local` on the state under `persist`, as a user runs it. */
 async function wranglerMigrate(persist: string): Promise<string> {
-  const { stdout } = await run(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", configPath], { env: { ...offline, CI: "true" }, cwd: outdir });
+  const { stdout } = await run(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", configPath], {
+    env: { ...offline, CI: "true" },
+    cwd: outdir,
+  });
   return stdout;
 }
 
@@ -125,7 +134,11 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
 
     const plan = await http(`${url}/v1/plan`, "token-1", { method: "POST", body: JSON.stringify(spec()) });
     expect(plan.status).toBe(200);
-    expect(plan.body.target).toEqual({ url: targetOrigin, allowed: false, detail: expect.stringMatching(/^would be refused: this deployment has no allowed targets yet: .*npx wrangler secret put ALLOWED_TARGETS/) });
+    expect(plan.body.target).toEqual({
+      url: targetOrigin,
+      allowed: false,
+      detail: expect.stringMatching(/^would be refused: this deployment has no allowed targets yet: .*npx wrangler secret put ALLOWED_TARGETS/),
+    });
 
     const refused = await http(`${url}/v1/runs`, "token-1", { method: "POST", body: JSON.stringify(spec()) });
     expect(refused.status).toBe(403);
@@ -135,7 +148,10 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
 
   it("runs against an allowed target and answers a CI job's blocking request with the verdict", async () => {
     const url = await restart({ EDGELOAD_API_TOKEN: "token-1", ALLOWED_TARGETS: targetOrigin });
-    expect((await http(`${url}/v1/plan`, "token-1", { method: "POST", body: JSON.stringify(spec()) })).body.target).toEqual({ url: targetOrigin, allowed: true });
+    expect((await http(`${url}/v1/plan`, "token-1", { method: "POST", body: JSON.stringify(spec()) })).body.target).toEqual({
+      url: targetOrigin,
+      allowed: true,
+    });
 
     const created = await http(`${url}/v1/runs?wait=60`, "token-1", { method: "POST", body: JSON.stringify(spec()) });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -149,19 +165,28 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
     expect(report.status).toBe(200);
     expect(report.type).toContain("text/html");
     expect(report.body).toContain(id);
-    const sql = await http(`${url}/v1/sql`, "token-1", { method: "POST", body: JSON.stringify({ sql: "SELECT r.id, r.status, s.colo FROM runs r JOIN shards s ON s.run_id = r.id" }) });
+    const sql = await http(`${url}/v1/sql`, "token-1", {
+      method: "POST",
+      body: JSON.stringify({ sql: "SELECT r.id, r.status, s.colo FROM runs r JOIN shards s ON s.run_id = r.id" }),
+    });
     expect(sql.body.rows).toEqual([{ id, status: "passed", colo: "TST" }]);
   });
 
   it("gives a failed threshold k6's exit code 99, on a second run over the same schema", async () => {
     const url = current!.url;
-    const created = await http(`${url}/v1/runs`, "token-1", { method: "POST", body: JSON.stringify(spec({ thresholds: { http_req_duration: ["p(95)<0.5"] } })) });
+    const created = await http(`${url}/v1/runs`, "token-1", {
+      method: "POST",
+      body: JSON.stringify(spec({ thresholds: { http_req_duration: ["p(95)<0.5"] } })),
+    });
     expect(created.status).toBe(201);
     expect(created.body.done).toBeUndefined(); // no ?wait: answered at once
     const waited = await http(`${created.body.links.self}?wait=60`, "token-1");
     expect(waited.body).toMatchObject({ id: created.body.id, status: "failed", done: true, thresholdsPassed: false, exitCode: 99 });
 
-    const migrations = await http(`${url}/v1/sql`, "token-1", { method: "POST", body: JSON.stringify({ sql: "SELECT name, COUNT(*) AS n FROM d1_migrations GROUP BY name ORDER BY name" }) });
+    const migrations = await http(`${url}/v1/sql`, "token-1", {
+      method: "POST",
+      body: JSON.stringify({ sql: "SELECT name, COUNT(*) AS n FROM d1_migrations GROUP BY name ORDER BY name" }),
+    });
     expect(migrations.body.rows.map((r: { n: number }) => r.n)).toEqual(Array(7).fill(1));
     expect(await wranglerMigrate(persist)).toMatch(/No migrations to apply/);
   });
@@ -198,7 +223,10 @@ describe("a database migrated by wrangler first", () => {
       served = await serve(persist, { EDGELOAD_API_TOKEN: "t", ALLOWED_TARGETS: targetOrigin });
       const created = await http(`${served.url}/v1/runs?wait=60`, "t", { method: "POST", body: JSON.stringify(spec()) });
       expect(created.body).toMatchObject({ status: "passed", exitCode: 0 });
-      const migrations = await http(`${served.url}/v1/sql`, "t", { method: "POST", body: JSON.stringify({ sql: "SELECT COUNT(*) AS n, COUNT(DISTINCT name) AS names FROM d1_migrations" }) });
+      const migrations = await http(`${served.url}/v1/sql`, "t", {
+        method: "POST",
+        body: JSON.stringify({ sql: "SELECT COUNT(*) AS n, COUNT(DISTINCT name) AS names FROM d1_migrations" }),
+      });
       expect(migrations.body.rows).toEqual([{ n: 7, names: 7 }]);
     } finally {
       await served?.worker.dispose();

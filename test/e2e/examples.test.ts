@@ -28,7 +28,19 @@ const example = async (name: string) => JSON.parse(await readFile(new URL(`../..
 const cli = (args: string[]) => runCli(args, { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
 
 /** Rank bins for the chi-squared check: every bin expects ≥ 5 writes at a few hundred writes. */
-const BINS: ReadonlyArray<readonly [number, number]> = [[1, 1], [2, 2], [3, 3], [4, 5], [6, 10], [11, 30], [31, 100], [101, 300], [301, 1000], [1001, 3000], [3001, 10000]];
+const BINS: ReadonlyArray<readonly [number, number]> = [
+  [1, 1],
+  [2, 2],
+  [3, 3],
+  [4, 5],
+  [6, 10],
+  [11, 30],
+  [31, 100],
+  [101, 300],
+  [301, 1000],
+  [1001, 3000],
+  [3001, 10000],
+];
 /** 99.9% quantile of chi-squared with BINS.length − 1 = 10 degrees of freedom. */
 const CHI2_999_10 = 29.59;
 
@@ -38,8 +50,19 @@ describe("examples against the local target", () => {
     // The example's ramp 100 → 500 → 1,000 VUs as 2 → 5 → 10 in seconds; no teardown here,
     // so the keys' write counts can be read after the run.
     const shortened = {
-      ...crud, target: stack.targetUrl, teardown: undefined, shards: 2, regions: ["wnam", "weur"],
-      stages: [{ target: 2, duration: "1s" }, { target: 5, duration: "1s" }, { target: 5, duration: "1s" }, { target: 10, duration: "1s" }, { target: 10, duration: "2s" }, { target: 0, duration: "1s" }],
+      ...crud,
+      target: stack.targetUrl,
+      teardown: undefined,
+      shards: 2,
+      regions: ["wnam", "weur"],
+      stages: [
+        { target: 2, duration: "1s" },
+        { target: 5, duration: "1s" },
+        { target: 5, duration: "1s" },
+        { target: 10, duration: "1s" },
+        { target: 10, duration: "2s" },
+        { target: 0, duration: "1s" },
+      ],
     };
     const run = await client.createRun(shortened);
     const view = await client.waitForEnd(run.id, () => {}, 250);
@@ -110,7 +133,13 @@ describe("examples against the local target", () => {
         // the scraper reads /metrics every 500 ms.
         // Heartbeats every 500 ms: the target notices a closed stream when a write to it fails.
         streams: {
-          ...s.streams, stages: [{ target: 20, duration: "1s" }, { target: 20, duration: "4s" }], shards: 2, regions: ["wnam", "weur"],
+          ...s.streams,
+          stages: [
+            { target: 20, duration: "1s" },
+            { target: 20, duration: "4s" },
+          ],
+          shards: 2,
+          regions: ["wnam", "weur"],
           steps: [{ ...s.streams.steps[0], path: "/app/config/stream?heartbeat=500" }],
         },
         admin: { ...s.admin, rate: 5, timeUnit: "1s", duration: "3s", startTime: "1s" },
@@ -133,7 +162,9 @@ describe("examples against the local target", () => {
     expect(e.status).toBe("passed");
     // Each scenario's thresholds, evaluated over its own steps.
     expect(Object.fromEntries(Object.entries(e.scenarios).map(([name, sc]) => [name, [sc.thresholdsPassed, sc.thresholds.length]]))).toEqual({
-      streams: [true, 4], admin: [true, 2], scrape: [true, 1],
+      streams: [true, 4],
+      admin: [true, 2],
+      scrape: [true, 1],
     });
     expect(e.scenarios.admin!.startS).toBe(1);
     expect(e.scenarios.admin!.totals.requests).toBe(15);
@@ -151,7 +182,12 @@ describe("examples against the local target", () => {
       series: Array<{ name: string; points: Array<[number, number, number]> }>;
     };
     const byName = Object.fromEntries(series.series.map((x) => [x.name, x.points]));
-    expect(Object.keys(byName).sort()).toEqual(["target_config_version", "target_config_writes_total", "target_event_loop_lag_seconds", "target_sse_streams_open"]);
+    expect(Object.keys(byName).sort()).toEqual([
+      "target_config_version",
+      "target_config_writes_total",
+      "target_event_loop_lag_seconds",
+      "target_sse_streams_open",
+    ]);
     expect(byName.target_sse_streams_open!.length).toBeGreaterThanOrEqual(8);
     expect(Math.max(...byName.target_sse_streams_open!.map((p) => p[2]))).toBe(20);
     const writesSeen = byName.target_config_writes_total!.map((p) => p[2]);
@@ -179,9 +215,25 @@ describe("examples against the local target", () => {
     const users = Array.from({ length: 60 }, (_, i) => ({ email: `seed-${i}@example.test`, userId: `u${String(i).padStart(3, "0")}` }));
     await client.uploadSeed("users-60", { users });
     const run = await client.createRun({
-      name: "unique seed records", target: stack.targetUrl, executor: "shared-iterations", vus: 6, iterations: 66, maxDuration: "60s", shards: 3, regions: ["wnam", "weur", "apac"],
+      name: "unique seed records",
+      target: stack.targetUrl,
+      executor: "shared-iterations",
+      vus: 6,
+      iterations: 66,
+      maxDuration: "60s",
+      shards: 3,
+      regions: ["wnam", "weur", "apac"],
       data: { seed: "users-60", select: "unique" },
-      steps: [{ name: "claim", method: "PUT", path: "/app/v1/records/claim-{{data.userId}}", body: { value: "{{data.email}}" }, checks: [{ status: 200 }], think: "50ms" }],
+      steps: [
+        {
+          name: "claim",
+          method: "PUT",
+          path: "/app/v1/records/claim-{{data.userId}}",
+          body: { value: "{{data.email}}" },
+          checks: [{ status: 200 }],
+          think: "50ms",
+        },
+      ],
     });
     await client.waitForEnd(run.id, () => {}, 250);
     const summary = await client.summary(run.id);
@@ -194,9 +246,16 @@ describe("examples against the local target", () => {
     expect((summary.metrics as Record<string, any>).dropped_iterations.count).toBe(6);
 
     // A field the seed's kind does not have is refused before anything runs.
-    await expect(client.createRun({
-      name: "bad field", target: stack.targetUrl, executor: "constant-vus", vus: 1, duration: "1s",
-      data: { seed: "users-60" }, steps: [{ path: "/u/{{data.token}}" }],
-    })).rejects.toThrow(/data\.token.*users.*email, userId/);
+    await expect(
+      client.createRun({
+        name: "bad field",
+        target: stack.targetUrl,
+        executor: "constant-vus",
+        vus: 1,
+        duration: "1s",
+        data: { seed: "users-60" },
+        steps: [{ path: "/u/{{data.token}}" }],
+      }),
+    ).rejects.toThrow(/data\.token.*users.*email, userId/);
   });
 });

@@ -43,7 +43,10 @@ describeWithK6("k6 scripts", (k6) => {
   const k6Run = async (args: string[], vars: Record<string, string>) => {
     const flags = Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
     try {
-      const { stdout, stderr } = await promisify(execFile)(k6, [...args.slice(0, -1), ...flags, args.at(-1)!], { maxBuffer: 16 << 20, env: { ...process.env, K6_NO_USAGE_REPORT: "true" } });
+      const { stdout, stderr } = await promisify(execFile)(k6, [...args.slice(0, -1), ...flags, args.at(-1)!], {
+        maxBuffer: 16 << 20,
+        env: { ...process.env, K6_NO_USAGE_REPORT: "true" },
+      });
       return { code: 0, stdout, stderr };
     } catch (error) {
       const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -54,7 +57,13 @@ describeWithK6("k6 scripts", (k6) => {
   beforeAll(async () => {
     const { stack, client } = fixture;
     dir = await mkdtemp(join(tmpdir(), "edgeload-k6-scripts-"));
-    base = { BASE_URL: stack.targetUrl, CLIENT_ID: stack.targetClient.clientId, CLIENT_SECRET: stack.targetClient.clientSecret, ADMIN_SECRET: stack.targetAdminSecret, REDIRECT_URI: stack.targetClient.redirectUri };
+    base = {
+      BASE_URL: stack.targetUrl,
+      CLIENT_ID: stack.targetClient.clientId,
+      CLIENT_SECRET: stack.targetClient.clientSecret,
+      ADMIN_SECRET: stack.targetAdminSecret,
+      REDIRECT_URI: stack.targetClient.redirectUri,
+    };
     const access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient };
     const [tokens, families, edgeFamilies, sessions, users] = await Promise.all([
       seedAccessTokens({ ...access, count: 120, users: 10 }),
@@ -66,8 +75,11 @@ describeWithK6("k6 scripts", (k6) => {
       seedUsers({ ...access, count: 10 }),
     ]);
     await Promise.all([
-      client.uploadSeed("k6-tokens", tokens), client.uploadSeed("k6-refresh", families), client.uploadSeed("edge-refresh", edgeFamilies),
-      client.uploadSeed("k6-sessions", sessions), client.uploadSeed("k6-users", users),
+      client.uploadSeed("k6-tokens", tokens),
+      client.uploadSeed("k6-refresh", families),
+      client.uploadSeed("edge-refresh", edgeFamilies),
+      client.uploadSeed("k6-sessions", sessions),
+      client.uploadSeed("k6-users", users),
     ]);
     const url = async (name: string, request = {}) => (await client.seedUrl(name, { expiresIn: "1h", ...request })).url;
     // userinfo reads a local file holding the bare array of valid JWTs (Authrim's cloud form).
@@ -84,7 +96,9 @@ describeWithK6("k6 scripts", (k6) => {
     // use): the short runs below measure it warm, as a real deployment is.
     const valid = JSON.parse(await readFile(validArray, "utf8")) as string[];
     for (let round = 0; round < 5; round++) {
-      await Promise.all(valid.slice(0, 10).map(async (token) => (await fetch(`${stack.targetUrl}/userinfo`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer()));
+      await Promise.all(
+        valid.slice(0, 10).map(async (token) => (await fetch(`${stack.targetUrl}/userinfo`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer()),
+      );
     }
   });
   afterAll(async () => {
@@ -96,21 +110,32 @@ describeWithK6("k6 scripts", (k6) => {
       const names = presetNames(scenario);
       // The first rung (rps100 has the short shape) full length, the top one scaled, and a
       // scale so small that every stage is held at its one-second minimum.
-      return [[scenario, names[0]!, 1], [scenario, names.at(-1)!, 0.1], [scenario, names[0]!, 0.01]] as const;
+      return [
+        [scenario, names[0]!, 1],
+        [scenario, names.at(-1)!, 0.1],
+        [scenario, names[0]!, 0.01],
+      ] as const;
     });
-    await Promise.all(cases.map(async ([scenario, preset, scale]) => {
-      const { code, stdout, stderr } = await k6Run(["inspect", script(scenario)], { ...base, PRESET: preset, DURATION_SCALE: String(scale) });
-      expect(code, stderr).toBe(0);
-      const options = JSON.parse(stdout) as { scenarios: Record<string, { executor: string; stages: Array<{ target: number; duration: string }>; maxVUs: number }>; thresholds: Record<string, string[]> };
-      const expected = expandPreset(scenario, preset, scale);
-      if (!expected.ok) throw new Error(expected.error);
-      const k6Scenario = options.scenarios[scenario]!;
-      expect(k6Scenario.executor).toBe("ramping-arrival-rate");
-      expect(k6Scenario.stages.map((s) => ({ target: s.target, ms: parseDurationMs(s.duration) })), `${scenario} ${preset} ×${scale}`)
-        .toEqual(expected.value.stages.map((s) => ({ target: s.target, ms: parseDurationMs(s.duration) })));
-      expect(k6Scenario.maxVUs).toBe(Math.max(50, expected.value.ratePerS));
-      for (const [metric, exprs] of Object.entries(expected.value.thresholds)) expect(options.thresholds[metric]).toEqual(exprs);
-    }));
+    await Promise.all(
+      cases.map(async ([scenario, preset, scale]) => {
+        const { code, stdout, stderr } = await k6Run(["inspect", script(scenario)], { ...base, PRESET: preset, DURATION_SCALE: String(scale) });
+        expect(code, stderr).toBe(0);
+        const options = JSON.parse(stdout) as {
+          scenarios: Record<string, { executor: string; stages: Array<{ target: number; duration: string }>; maxVUs: number }>;
+          thresholds: Record<string, string[]>;
+        };
+        const expected = expandPreset(scenario, preset, scale);
+        if (!expected.ok) throw new Error(expected.error);
+        const k6Scenario = options.scenarios[scenario]!;
+        expect(k6Scenario.executor).toBe("ramping-arrival-rate");
+        expect(
+          k6Scenario.stages.map((s) => ({ target: s.target, ms: parseDurationMs(s.duration) })),
+          `${scenario} ${preset} ×${scale}`,
+        ).toEqual(expected.value.stages.map((s) => ({ target: s.target, ms: parseDurationMs(s.duration) })));
+        expect(k6Scenario.maxVUs).toBe(Math.max(50, expected.value.ratePerS));
+        for (const [metric, exprs] of Object.entries(expected.value.thresholds)) expect(options.thresholds[metric]).toEqual(exprs);
+      }),
+    );
     const http = await k6Run(["inspect", script("http")], { BASE_URL: fixture.stack.targetUrl, PATH: "/delay?ms=20", RATE: "50", DURATION: "2s" });
     expect(http.code, http.stderr).toBe(0);
     expect(JSON.parse(http.stdout).scenarios.http).toMatchObject({ executor: "constant-arrival-rate", rate: 50, duration: "2s", maxVUs: 50 });
@@ -190,19 +215,30 @@ describeWithK6("k6 scripts", (k6) => {
   // the target, not the scripts, miss the presets' latency thresholds.
   it.each(SCENARIOS)("%s: a short run passes its checks and the preset's thresholds", async (scenario) => {
     const summaryPath = join(dir, `${scenario}.json`);
-    const { code, stdout, stderr } = await k6Run(["run", "--quiet", "--include-system-env-vars=false", script(scenario)], { ...base, ...seedEnv[scenario], ...RUNS[scenario].load, SUMMARY_PATH: summaryPath });
+    const { code, stdout, stderr } = await k6Run(["run", "--quiet", "--include-system-env-vars=false", script(scenario)], {
+      ...base,
+      ...seedEnv[scenario],
+      ...RUNS[scenario].load,
+      SUMMARY_PATH: summaryPath,
+    });
     const summary = JSON.parse(await readFile(summaryPath, "utf8")) as { metrics: Metrics; setup_data?: unknown };
     // Every answer's verdict passes; the presets' production latency thresholds may not on a
     // busy 2-core host (the time is the machine's), and then k6 exits 99 for them alone.
-    const verdicts = Object.entries(summary.metrics).flatMap(([key, t]) => Object.entries(t.thresholds ?? {}).map(([expr, o]) => [`${key} ${expr}`, o.ok] as const));
-    expect(verdicts.filter(([key, ok]) => !ok && !/duration/.test(key)), stdout).toEqual([]);
+    const verdicts = Object.entries(summary.metrics).flatMap(([key, t]) =>
+      Object.entries(t.thresholds ?? {}).map(([expr, o]) => [`${key} ${expr}`, o.ok] as const),
+    );
+    expect(
+      verdicts.filter(([key, ok]) => !ok && !/duration/.test(key)),
+      stdout,
+    ).toEqual([]);
     expect(code, `${stdout}\n${stderr}`).toBe(verdicts.every(([, ok]) => ok) ? 0 : 99);
     expect(stdout).toMatch(/thresholds:\n(  [✓✗] .*\n)+/);
     expect(summary).not.toHaveProperty("setup_data");
     const m = summary.metrics;
     expect(m.checks!.values).toMatchObject({ fails: 0 });
     expect(m.checks!.values.passes).toBeGreaterThan(0);
-    for (const [metric, t] of Object.entries(m)) for (const [source, outcome] of Object.entries(t.thresholds ?? {})) expect(outcome.ok, `${metric}: ${source}`).toBe(true);
+    for (const [metric, t] of Object.entries(m))
+      for (const [source, outcome] of Object.entries(t.thresholds ?? {})) expect(outcome.ok, `${metric}: ${source}`).toBe(true);
     // The edge scenario's metric names and kinds: nothing made up, every counter shown even at zero.
     const declared = EDGE_SCENARIOS[scenario]!.metrics;
     const custom = [...new Set(Object.keys(m).map((k) => k.replace(/\{.*$/, "")))].filter((k) => !BUILT_IN.test(k));
@@ -221,9 +257,13 @@ describeWithK6("k6 scripts", (k6) => {
   it.each(SCENARIOS)("%s: the same script under edgeload run passes the same checks, with k6's verdicts", async (scenario) => {
     const summaryPath = join(dir, `${scenario}.edge.json`);
     const env = { ...base, ...seedEnv[scenario], ...edgeSeedEnv[scenario], ...RUNS[scenario].load, SUMMARY_PATH: summaryPath };
-    const { code, stdout, stderr } = await runCli(["run", script(scenario), "--quiet", ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`])], { EDGELOAD_URL: fixture.stack.apiUrl, EDGELOAD_TOKEN: fixture.stack.token });
+    const { code, stdout, stderr } = await runCli(["run", script(scenario), "--quiet", ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`])], {
+      EDGELOAD_URL: fixture.stack.apiUrl,
+      EDGELOAD_TOKEN: fixture.stack.token,
+    });
     const m = (JSON.parse(await readFile(summaryPath, "utf8")) as { metrics: Metrics }).metrics;
-    const verdicts = (x: Metrics) => Object.fromEntries(Object.entries(x).flatMap(([key, t]) => Object.entries(t.thresholds ?? {}).map(([expr, o]) => [`${key} ${expr}`, o.ok])));
+    const verdicts = (x: Metrics) =>
+      Object.fromEntries(Object.entries(x).flatMap(([key, t]) => Object.entries(t.thresholds ?? {}).map(([expr, o]) => [`${key} ${expr}`, o.ok])));
     // Exit code and verdicts agree; the production presets' latency thresholds may fail on a
     // busy 2-core host (the time is the machine's), so only the answers' verdicts must hold.
     expect(code, `${stdout}\n${stderr}`).toBe(Object.values(verdicts(m)).every(Boolean) ? 0 : 99);
@@ -236,6 +276,8 @@ describeWithK6("k6 scripts", (k6) => {
     expect(Object.keys(verdicts(m)).sort()).toEqual(Object.keys(verdicts(k6)).sort());
     expect(answers(verdicts(m))).toEqual(answers(verdicts(k6)));
     const iterations = [k6.iterations!.values.count!, m.iterations!.values.count!];
-    expect(Math.abs(iterations[0]! - iterations[1]!), `k6 ${iterations[0]}, edgeload ${iterations[1]}`).toBeLessThanOrEqual(Math.max(2, Math.ceil(iterations[0]! * 0.01) + 1));
+    expect(Math.abs(iterations[0]! - iterations[1]!), `k6 ${iterations[0]}, edgeload ${iterations[1]}`).toBeLessThanOrEqual(
+      Math.max(2, Math.ceil(iterations[0]! * 0.01) + 1),
+    );
   });
 });

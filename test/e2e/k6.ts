@@ -30,7 +30,9 @@ const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
 
 function usable(path: string): K6Availability {
   const version = spawnSync(path, ["version"], { encoding: "utf8", timeout: 30_000 });
-  return version.status === 0 ? { path, reason: "" } : { path: null, reason: `k6 at ${path} does not run: ${(version.stderr || String(version.error)).trim()}` };
+  return version.status === 0
+    ? { path, reason: "" }
+    : { path: null, reason: `k6 at ${path} does not run: ${(version.stderr || String(version.error)).trim()}` };
 }
 
 /** Finds k6, building it at most once across test files running at the same time. */

@@ -27,8 +27,22 @@ describe("edgeload ladder", () => {
   it("climbs 50 → 100 → 200/s on a target capped at 150/s: 100 is recommended and peak, 200 the hard limit, 300 never runs", async () => {
     const out = join(outDir, "capacity.json");
     const result = await cli([
-      "--target", `${fixture.stack.targetUrl}/delay?ms=2&maxRps=150`, "--rates", "50,100,200,300", "--duration", "2s",
-      "--cool-down", "500ms", "--shards", "2", "--regions", "wnam,enam", "--threshold", "http_req_failed=rate<0.01", "--out", out,
+      "--target",
+      `${fixture.stack.targetUrl}/delay?ms=2&maxRps=150`,
+      "--rates",
+      "50,100,200,300",
+      "--duration",
+      "2s",
+      "--cool-down",
+      "500ms",
+      "--shards",
+      "2",
+      "--regions",
+      "wnam,enam",
+      "--threshold",
+      "http_req_failed=rate<0.01",
+      "--out",
+      out,
     ]);
     console.log(result.stdout);
     expect(result.stderr).toBe("");

@@ -83,7 +83,21 @@ describe("a short run against the local target with a fixed delay", () => {
 describe("the edgeload CLI", () => {
   it("exits 0, prints a k6-style summary with per-region rows and writes --summary-export", async () => {
     const exportFile = join(stateDir, "summary.json");
-    const result = await cli(["run", "--target", `${stack.targetUrl}/delay?ms=2`, "--rate", "40", "--duration", "2s", "--shards", "2", "--regions", "wnam,weur", "--summary-export", exportFile]);
+    const result = await cli([
+      "run",
+      "--target",
+      `${stack.targetUrl}/delay?ms=2`,
+      "--rate",
+      "40",
+      "--duration",
+      "2s",
+      "--shards",
+      "2",
+      "--regions",
+      "wnam,weur",
+      "--summary-export",
+      exportFile,
+    ]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/http_reqs\.+: 80 /);
@@ -94,7 +108,19 @@ describe("the edgeload CLI", () => {
   });
 
   it("exits 99 when thresholds fail", async () => {
-    const result = await cli(["run", "--target", `${stack.targetUrl}/delay?ms=5`, "--rate", "20", "--duration", "1s", "--regions", "wnam", "--threshold", "http_req_duration=p(95)<1"]);
+    const result = await cli([
+      "run",
+      "--target",
+      `${stack.targetUrl}/delay?ms=5`,
+      "--rate",
+      "20",
+      "--duration",
+      "1s",
+      "--regions",
+      "wnam",
+      "--threshold",
+      "http_req_duration=p(95)<1",
+    ]);
     expect(result.code).toBe(99);
     expect(result.stdout).toContain("✗ http_req_duration 'p(95)<1'");
   });
@@ -112,7 +138,9 @@ describe("the edgeload CLI", () => {
     await writeFile(spec, JSON.stringify(body));
     const refused = await cli(["plan", spec]);
     expect(refused.code).toBe(104);
-    expect(refused.stdout).toMatch(/target: https:\/\/auth\.example\.com — would be refused: this deployment has no allowed targets yet: .*npx wrangler secret put ALLOWED_TARGETS/);
+    expect(refused.stdout).toMatch(
+      /target: https:\/\/auth\.example\.com — would be refused: this deployment has no allowed targets yet: .*npx wrangler secret put ALLOWED_TARGETS/,
+    );
     expect(refused.stderr).toContain("the deployment would refuse this run");
     await writeFile(spec, JSON.stringify({ ...body, target: `${stack.targetUrl}/delay?ms=5` }));
     const allowed = await cli(["plan", spec]);
@@ -138,9 +166,22 @@ describe("the edgeload CLI", () => {
 describe("seeding access tokens (seed → R2 → signed URL)", () => {
   it("makes the exact mix, truly revokes, verifies, and serves the set at a signed TOKEN_URL", async () => {
     const result = await cli([
-      "seed", "access-tokens", "--count", "200", "--users", "10", "--name", "e2e-tokens",
-      "--base-url", stack.targetUrl, "--client-id", stack.targetClient.clientId,
-      "--client-secret", stack.targetClient.clientSecret, "--admin-secret", stack.targetAdminSecret,
+      "seed",
+      "access-tokens",
+      "--count",
+      "200",
+      "--users",
+      "10",
+      "--name",
+      "e2e-tokens",
+      "--base-url",
+      stack.targetUrl,
+      "--client-id",
+      stack.targetClient.clientId,
+      "--client-secret",
+      stack.targetClient.clientSecret,
+      "--admin-secret",
+      stack.targetAdminSecret,
     ]);
     expect(result.stderr).not.toMatch(/error/i);
     expect(result.code).toBe(0);
@@ -159,7 +200,11 @@ describe("seeding access tokens (seed → R2 → signed URL)", () => {
     // Every revoked token is inactive at the provider, every valid one active.
     const auth = `Basic ${btoa(`${stack.targetClient.clientId}:${stack.targetClient.clientSecret}`)}`;
     const active = async (t: string) =>
-      ((await (await fetch(`${stack.targetUrl}/introspect`, { method: "POST", headers: { authorization: auth }, body: new URLSearchParams({ token: t }) })).json()) as { active: boolean }).active;
+      (
+        (await (
+          await fetch(`${stack.targetUrl}/introspect`, { method: "POST", headers: { authorization: auth }, body: new URLSearchParams({ token: t }) })
+        ).json()) as { active: boolean }
+      ).active;
     for (const t of doc.tokens.filter((x) => x.type === "revoked")) expect(await active(t.access_token)).toBe(false);
     for (const t of doc.tokens.filter((x) => x.type === "valid").slice(0, 20)) expect(await active(t.access_token)).toBe(true);
 

@@ -63,7 +63,9 @@ async function query(base: string, promql: string): Promise<PromVector[]> {
 let promBase = "";
 /** Prometheus' view of its targets (health, last error), for failure messages. */
 async function targetHealth(): Promise<string> {
-  const body = (await (await fetch(`${promBase}/api/v1/targets`)).json().catch(() => null)) as { data?: { activeTargets?: Array<{ scrapeUrl: string; health: string; lastError: string }> } } | null;
+  const body = (await (await fetch(`${promBase}/api/v1/targets`)).json().catch(() => null)) as {
+    data?: { activeTargets?: Array<{ scrapeUrl: string; health: string; lastError: string }> };
+  } | null;
   return JSON.stringify(body?.data?.activeTargets?.map((t) => [t.scrapeUrl, t.health, t.lastError]) ?? body);
 }
 
@@ -93,16 +95,26 @@ scrape_configs:
     metrics_path: /metrics
     authorization: { credentials: "${stack.token}" }
     static_configs: [{ targets: ["${api.host}"] }]
-${runId ? `  - job_name: edgeload-run
+${
+  runId
+    ? `  - job_name: edgeload-run
     metrics_path: /v1/runs/${runId}/metrics
     authorization: { credentials: "${stack.token}" }
     static_configs: [{ targets: ["${api.host}"] }]
-` : ""}`;
+`
+    : ""
+}`;
   await writeFile(join(promDir, "prometheus.yml"), config());
-  prometheus = spawn(PROMETHEUS, [
-    `--config.file=${join(promDir, "prometheus.yml")}`, `--storage.tsdb.path=${join(promDir, "data")}`,
-    `--web.listen-address=127.0.0.1:${port}`, "--web.enable-remote-write-receiver", // the third test writes to it
-  ], { stdio: ["ignore", "ignore", "pipe"] });
+  prometheus = spawn(
+    PROMETHEUS,
+    [
+      `--config.file=${join(promDir, "prometheus.yml")}`,
+      `--storage.tsdb.path=${join(promDir, "data")}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      "--web.enable-remote-write-receiver", // the third test writes to it
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
   let promLog = "";
   prometheus.stderr!.on("data", (chunk: Buffer) => (promLog = (promLog + chunk.toString()).slice(-4000)));
   const base = (promBase = `http://127.0.0.1:${port}`);
@@ -116,7 +128,11 @@ ${runId ? `  - job_name: edgeload-run
       { path: "/delay?ms=3", checks: [{ status: 200 }] },
       { path: "/delay?maxRps=0" }, // always 503: a status and failure count to compare
     ],
-    executor: "constant-arrival-rate", rate: 60, duration: "5s", shards: 2, regions: ["wnam", "weur"],
+    executor: "constant-arrival-rate",
+    rate: 60,
+    duration: "5s",
+    shards: 2,
+    regions: ["wnam", "weur"],
   });
 
   await writeFile(join(promDir, "prometheus.yml"), config(run.id));
@@ -163,7 +179,12 @@ ${runId ? `  - job_name: edgeload-run
 
   const bound = QUANTILE_RELATIVE_ERROR + RELATIVE_ERROR;
   const figures: string[] = [];
-  for (const [q, key] of [[0.5, "med"], [0.9, "p(90)"], [0.95, "p(95)"], [0.99, "p(99)"]] as const) {
+  for (const [q, key] of [
+    [0.5, "med"],
+    [0.9, "p(90)"],
+    [0.95, "p(95)"],
+    [0.99, "p(99)"],
+  ] as const) {
     const promMs = 1000 * (await scalar(`histogram_quantile(${q}, sum by (le) (edgeload_http_req_duration_seconds_bucket{${sel}}))`));
     const summaryMs = summary.metrics.http_req_duration![key]!;
     figures.push(`${key}: prometheus ${promMs.toFixed(3)} ms, summary ${summaryMs} ms`);
@@ -186,19 +207,38 @@ it("edgeload run --out json=FILE writes k6 JSON lines whose counters sum to the 
     const file = join(dir, "results.jsonl");
     const summaryFile = join(dir, "summary.json");
     const result = await runCli(
-      ["run", "--target", `${stack.targetUrl}/delay?ms=2`, "--rate", "40", "--duration", "3s", "--quiet", "--out", `json=${file}`, "--summary-export", summaryFile],
+      [
+        "run",
+        "--target",
+        `${stack.targetUrl}/delay?ms=2`,
+        "--rate",
+        "40",
+        "--duration",
+        "3s",
+        "--quiet",
+        "--out",
+        `json=${file}`,
+        "--summary-export",
+        summaryFile,
+      ],
       { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
     );
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const summary = JSON.parse(await readFile(summaryFile, "utf8")) as { metrics: { http_reqs: { count: number } } };
-    const lines = (await readFile(file, "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string; metric: string; data: { value?: number; time?: string } });
+    const lines = (await readFile(file, "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; metric: string; data: { value?: number; time?: string } });
     expect(lines[0]!.type).toBe("Metric");
     const requests = lines.filter((l) => l.type === "Point" && l.metric === "http_reqs").reduce((s, l) => s + l.data.value!, 0);
     expect(requests).toBe(summary.metrics.http_reqs.count);
     expect(lines.some((l) => l.metric === "http_req_duration" && l.type === "Point")).toBe(true);
 
-    const refused = await runCli(["run", "--target", stack.targetUrl, "--rate", "1", "--duration", "1s", "--out", "influxdb=http://127.0.0.1:1"], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
+    const refused = await runCli(["run", "--target", stack.targetUrl, "--rate", "1", "--duration", "1s", "--out", "influxdb=http://127.0.0.1:1"], {
+      EDGELOAD_URL: stack.apiUrl,
+      EDGELOAD_TOKEN: stack.token,
+    });
     expect(refused.code).toBe(104);
     expect(refused.stderr).toContain("--out influxdb");
   } finally {
@@ -225,7 +265,11 @@ it("pushes OTLP and remote-write (into the real Prometheus) once a window; a han
       name: "e2e otlp",
       target: stack.targetUrl,
       steps: [{ path: "/delay?ms=2" }],
-      executor: "constant-arrival-rate", rate: 40, duration: "4s", shards: 1, regions: ["weur"],
+      executor: "constant-arrival-rate",
+      rate: 40,
+      duration: "4s",
+      shards: 1,
+      regions: ["weur"],
       outputs: [
         { type: "opentelemetry", url: url(receiver), headers: { authorization: "Bearer otlp-secret" } },
         { type: "opentelemetry", url: url(hanging) },
@@ -286,13 +330,18 @@ it("pushes OTLP and remote-write (into the real Prometheus) once a window; a han
   }
 });
 
-interface OtlpKeyValue { key: string; value: { stringValue?: string } }
+interface OtlpKeyValue {
+  key: string;
+  value: { stringValue?: string };
+}
 interface OtlpMetric {
   name: string;
   sum?: { dataPoints: Array<{ attributes: OtlpKeyValue[]; asInt?: number | string }> };
   histogram?: { dataPoints: Array<{ attributes: OtlpKeyValue[]; count: number | string; bucketCounts: Array<number | string> }> };
 }
-interface OtlpBody { resourceMetrics: Array<{ resource: { attributes: OtlpKeyValue[] }; scopeMetrics: Array<{ metrics: OtlpMetric[] }> }> }
+interface OtlpBody {
+  resourceMetrics: Array<{ resource: { attributes: OtlpKeyValue[] }; scopeMetrics: Array<{ metrics: OtlpMetric[] }> }>;
+}
 
 function metricOf(body: OtlpBody, name: string): OtlpMetric | undefined {
   return body.resourceMetrics[0]?.scopeMetrics[0]?.metrics.find((m) => m.name === name);

@@ -21,7 +21,11 @@ it("edgeload report writes report.md, its SVG charts, report.html and an index r
     name: "e2e report",
     target: stack.targetUrl,
     steps: [{ path: "/delay?ms=5", checks: [{ status: 200 }] }],
-    executor: "constant-arrival-rate", rate: 50, duration: "3s", shards: 2, regions: ["wnam", "weur"],
+    executor: "constant-arrival-rate",
+    rate: 50,
+    duration: "3s",
+    shards: 2,
+    regions: ["wnam", "weur"],
     thresholds: { http_req_duration: ["p(95)<1000"] },
   });
   expect((await client.waitForEnd(run.id, () => {}, 250)).status).toBe("passed");
@@ -32,14 +36,20 @@ it("edgeload report writes report.md, its SVG charts, report.html and an index r
   expect(result.code).toBe(0);
   const files = (await readdir(join(outDir, "e2e-run"))).sort();
   expect(files).toEqual(["error-rate.svg", "latency-histogram.svg", "latency.svg", "rate.svg", "report.html", "report.md"]);
-  for (const svg of files.filter((f) => f.endsWith(".svg"))) expect(XMLValidator.validate(await readFile(join(outDir, "e2e-run", svg), "utf8")), svg).toBe(true);
+  for (const svg of files.filter((f) => f.endsWith(".svg")))
+    expect(XMLValidator.validate(await readFile(join(outDir, "e2e-run", svg), "utf8")), svg).toBe(true);
 
   // The markdown's whole-run p95 is the query's, as GET /v1/runs/:id/query gives it, to
   // the clock's step (workerd's whole milliseconds).
   const [overall] = (await client.query(run.id, { every: "run", metrics: "requests,p95" })).rows;
   const markdown = await readFile(join(outDir, "e2e-run", "report.md"), "utf8");
   expect(markdown).toContain(`| all | ${overall!.requests} |`);
-  expect(markdown.split("\n").find((l) => l.startsWith("| all |"))!.split(" | ")[6]).toBe(String(Math.round(overall!.p95 as number)));
+  expect(
+    markdown
+      .split("\n")
+      .find((l) => l.startsWith("| all |"))!
+      .split(" | ")[6],
+  ).toBe(String(Math.round(overall!.p95 as number)));
   const index = await readFile(join(outDir, "INDEX.md"), "utf8");
   expect(index).toContain(`| [e2e-run](e2e-run/report.md) |`);
 

@@ -38,9 +38,15 @@ beforeAll(async () => {
 async function runScenario(name: string, seed: string, rate: number, overrides: Record<string, unknown> = {}) {
   const { clientId, clientSecret, redirectUri } = stack.targetClient;
   const run = await client.createRun({
-    name: `e2e ${name}`, target: stack.targetUrl,
+    name: `e2e ${name}`,
+    target: stack.targetUrl,
     scenario: { name, seed, clientId, clientSecret, redirectUri, ...(name === "otp-login" ? { adminSecret: stack.targetAdminSecret } : {}) },
-    executor: "constant-arrival-rate", rate, duration: "3s", shards: 2, regions: ["wnam", "weur"], timeout: "5s",
+    executor: "constant-arrival-rate",
+    rate,
+    duration: "3s",
+    shards: 2,
+    regions: ["wnam", "weur"],
+    timeout: "5s",
     ...overrides,
   });
   const view = await client.waitForEnd(run.id, () => {}, 250);
@@ -102,7 +108,8 @@ describe("built-in scenarios against the Authrim-style target", () => {
     expect(metrics.iterations.count).toBe(24);
     expect(metrics.http_reqs.count).toBe(120);
     expect(Object.keys(summary.edgeload.steps)).toEqual(["authorize", "email_code", "verify", "authorize_silent", "token"]);
-    for (const step of Object.values(summary.edgeload.steps) as Array<{ requests: number; failed: number }>) expect(step).toMatchObject({ requests: 24, failed: 0 });
+    for (const step of Object.values(summary.edgeload.steps) as Array<{ requests: number; failed: number }>)
+      expect(step).toMatchObject({ requests: 24, failed: 0 });
     expect(metrics.otp_login_duration["p(95)"]).toBeGreaterThanOrEqual(metrics.http_req_duration.med);
     expect(summary.edgeload.achievedRatePerS).toBeCloseTo(8, 0);
   });

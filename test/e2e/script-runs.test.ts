@@ -61,7 +61,10 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
 
   async function underEdgeload(script: string, env: Record<string, string>): Promise<Outcome> {
     const out = join(dir, `edge-${++runs}.json`);
-    const r = await runCli(["run", script, "--quiet", "--summary-export", out, ...flags({ BASE_URL: base, SUMMARY_PATH: join(dir, `edge-hs-${runs}.json`), ...env })], { EDGELOAD_URL: fixture.stack.apiUrl, EDGELOAD_TOKEN: fixture.stack.token });
+    const r = await runCli(
+      ["run", script, "--quiet", "--summary-export", out, ...flags({ BASE_URL: base, SUMMARY_PATH: join(dir, `edge-hs-${runs}.json`), ...env })],
+      { EDGELOAD_URL: fixture.stack.apiUrl, EDGELOAD_TOKEN: fixture.stack.token },
+    );
     const summary = r.code === 104 ? { metrics: {} } : (JSON.parse(await readFile(out, "utf8")) as Exported);
     return { code: r.code, summary, output: r.stdout + r.stderr };
   }
@@ -72,7 +75,10 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     return c ? (c.passes ?? 0) / ((c.passes ?? 0) + (c.fails ?? 0)) : null;
   };
   /** Every threshold's verdict, by metric key and expression: true when it failed (k6's summary-export form). */
-  const verdicts = (o: Outcome) => Object.fromEntries(Object.entries(o.summary.metrics).flatMap(([key, m]) => Object.entries(m.thresholds ?? {}).map(([expr, failed]) => [`${key} ${expr}`, failed])));
+  const verdicts = (o: Outcome) =>
+    Object.fromEntries(
+      Object.entries(o.summary.metrics).flatMap(([key, m]) => Object.entries(m.thresholds ?? {}).map(([expr, failed]) => [`${key} ${expr}`, failed])),
+    );
 
   function expectSameOutcome(k6Run: Outcome, edge: Outcome): void {
     expect(edge.code, edge.output).toBe(k6Run.code);
@@ -108,7 +114,9 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
       }
     }
     // handleSummary ran on both sides, and wrote what crosscheck imports.
-    const written = JSON.parse(await readFile(join(dir, `edge-hs-${runs}.json`), "utf8")) as { metrics: Record<string, { type: string; values: Record<string, number> }> };
+    const written = JSON.parse(await readFile(join(dir, `edge-hs-${runs}.json`), "utf8")) as {
+      metrics: Record<string, { type: string; values: Record<string, number> }>;
+    };
     expect(written.metrics.iterations).toMatchObject({ type: "counter", values: { count: 80 } });
   });
 
@@ -117,8 +125,11 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     const tokens = await seedAccessTokens({ baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient, count: 120, users: 10 });
     await client.uploadSeed("script-tokens", tokens);
     const env = {
-      CLIENT_ID: stack.targetClient.clientId, CLIENT_SECRET: stack.targetClient.clientSecret,
-      TOKEN_URL: (await client.seedUrl("script-tokens", { expiresIn: "1h" })).url, RATE: "20", DURATION: "4s",
+      CLIENT_ID: stack.targetClient.clientId,
+      CLIENT_SECRET: stack.targetClient.clientSecret,
+      TOKEN_URL: (await client.seedUrl("script-tokens", { expiresIn: "1h" })).url,
+      RATE: "20",
+      DURATION: "4s",
     };
     const script = join(PROJECT_ROOT, "scripts/k6/introspect.js");
     const [k6Run, edge] = await bothTools(script, env);
@@ -174,12 +185,15 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     ['export const options = { scenarios: { each: { executor: "per-vu-iterations", vus: 2, iterations: 4 } } };', 8],
   ])("runs k6's iteration-count executors to the same count: %s", async (options, expected) => {
     const script = join(dir, `iterations-${expected}.js`);
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
       import http from "k6/http";
       import { check } from "k6";
       ${options}
       export default function () { check(http.get(__ENV.BASE_URL + "/delay?ms=5"), { ok: (r) => r.status === 200 }); }
-    `);
+    `,
+    );
     const [k6Run, edge] = await bothTools(script, {});
     expect(count(k6Run, "iterations")).toBe(expected);
     expect(count(edge, "iterations")).toBe(expected);
@@ -188,7 +202,9 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
 
   it("fails the same thresholds as k6, with exit code 99", async () => {
     const script = join(dir, "half-fail.js");
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
       import http from "k6/http";
       import { check } from "k6";
       export const options = { vus: 2, duration: "2s", thresholds: { checks: ["rate>0.9"], http_req_failed: ["rate<0.6"], http_req_duration: ["p(50)<1000"] } };
@@ -196,7 +212,8 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
         const res = http.get(__ENV.BASE_URL + "/delay?ms=5&fail=0.5");
         check(res, { "ok": (r) => r.status === 200 });
       }
-    `);
+    `,
+    );
     const [k6Run, edge] = await bothTools(script, {});
     expect(k6Run.code).toBe(99);
     expect(verdicts(edge)).toEqual({ "checks rate>0.9": true, "http_req_failed rate<0.6": false, "http_req_duration p(50)<1000": false });
@@ -213,12 +230,15 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
 
   it("stops a script run within 5 s of an abort, its VUs cut mid-sleep", async () => {
     const script = join(dir, "long.js");
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
       import http from "k6/http";
       import { sleep } from "k6";
       export const options = { vus: 4, duration: "60s" };
       export default function () { http.get(__ENV.BASE_URL + "/delay?ms=5"); sleep(0.5); }
-    `);
+    `,
+    );
     const { client } = fixture;
     const built = await scriptRun(script, { BASE_URL: base }, base);
     await client.uploadScript(built.id, built.modules);

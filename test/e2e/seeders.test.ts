@@ -32,13 +32,20 @@ const fixture = useLocalStack("edgeload-seeders-");
 
 beforeAll(() => {
   ({ stack, stateDir } = fixture);
-  access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, clientId: stack.targetClient.clientId, clientSecret: stack.targetClient.clientSecret };
+  access = {
+    baseUrl: stack.targetUrl,
+    adminSecret: stack.targetAdminSecret,
+    clientId: stack.targetClient.clientId,
+    clientSecret: stack.targetClient.clientSecret,
+  };
   redirectUri = stack.targetClient.redirectUri;
 });
 
 /** The id the target has for a user's email, or null (searched as on Authrim, matched exactly). */
 async function userIdOf(email: string): Promise<string | null> {
-  const response = await fetch(`${stack.targetUrl}/api/admin/users?search=${encodeURIComponent(email)}&limit=100`, { headers: { authorization: `Bearer ${stack.targetAdminSecret}` } });
+  const response = await fetch(`${stack.targetUrl}/api/admin/users?search=${encodeURIComponent(email)}&limit=100`, {
+    headers: { authorization: `Bearer ${stack.targetAdminSecret}` },
+  });
   const body = (await response.json()) as { users: Array<{ id: string; email: string }> };
   return body.users.find((u) => u.email === email)?.id ?? null;
 }
@@ -105,11 +112,21 @@ describe("seedSessions", () => {
     for (const [i, session] of doc.sessions.entries()) expect(session.user_id).toBe(await userIdOf(benchEmail(i)));
 
     const query = new URLSearchParams({
-      response_type: "code", client_id: access.clientId, redirect_uri: redirectUri, scope: "openid", state: "s-1", nonce: "n-1", prompt: "none",
-      code_challenge: createHash("sha256").update("a-verifier-of-forty-three-characters-at-least").digest("base64url"), code_challenge_method: "S256",
+      response_type: "code",
+      client_id: access.clientId,
+      redirect_uri: redirectUri,
+      scope: "openid",
+      state: "s-1",
+      nonce: "n-1",
+      prompt: "none",
+      code_challenge: createHash("sha256").update("a-verifier-of-forty-three-characters-at-least").digest("base64url"),
+      code_challenge_method: "S256",
     });
     for (const session of doc.sessions) {
-      const response = await fetch(`${stack.targetUrl}/authorize?${query}`, { redirect: "manual", headers: { cookie: `authrim_session=${session.session_id}` } });
+      const response = await fetch(`${stack.targetUrl}/authorize?${query}`, {
+        redirect: "manual",
+        headers: { cookie: `authrim_session=${session.session_id}` },
+      });
       expect(response.status).toBe(302);
       const location = new URL(response.headers.get("location")!);
       expect(location.searchParams.get("code")).toBeTruthy();
@@ -130,7 +147,9 @@ describe("seedAuthCodes", () => {
 
     const [first, ...rest] = doc.codes;
     // Another code's verifier is refused (and spends that code).
-    expect((await token({ grant_type: "authorization_code", code: first!.code, redirect_uri: redirectUri, code_verifier: rest[0]!.code_verifier })).status).toBe(400);
+    expect(
+      (await token({ grant_type: "authorization_code", code: first!.code, redirect_uri: redirectUri, code_verifier: rest[0]!.code_verifier })).status,
+    ).toBe(400);
     for (const code of rest) {
       const redeemed = await token({ grant_type: "authorization_code", code: code.code, redirect_uri: code.redirect_uri, code_verifier: code.code_verifier });
       expect(redeemed.status).toBe(200);
@@ -148,12 +167,18 @@ interface CheckpointOnDisk {
 /** Runs seedSessions into `checkpoint` and stops it (by throwing from onProgress) after `stopAt` sessions. */
 async function interruptedSessions(checkpoint: string, count: number, users: number, stopAt: number): Promise<CheckpointOnDisk> {
   const stop = new Error("interrupted on purpose");
-  await expect(seedSessions({
-    ...access, count, users, checkpoint, concurrency: 4,
-    onProgress: (done, _total, phase) => {
-      if (phase === "sessions" && done === stopAt) throw stop;
-    },
-  })).rejects.toBe(stop);
+  await expect(
+    seedSessions({
+      ...access,
+      count,
+      users,
+      checkpoint,
+      concurrency: 4,
+      onProgress: (done, _total, phase) => {
+        if (phase === "sessions" && done === stopAt) throw stop;
+      },
+    }),
+  ).rejects.toBe(stop);
   return JSON.parse(await readFile(checkpoint, "utf8")) as CheckpointOnDisk;
 }
 
@@ -170,7 +195,10 @@ describe("resuming from a checkpoint", () => {
     const resumed: unknown[] = [];
     const sessionSteps: number[] = [];
     const doc = await seedSessions({
-      ...access, count: 80, users: 8, checkpoint,
+      ...access,
+      count: 80,
+      users: 8,
+      checkpoint,
       onResume: (...args) => resumed.push(args),
       onProgress: (done, _total, phase) => {
         if (phase === "sessions") sessionSteps.push(done);
@@ -232,8 +260,19 @@ describe("edgeload seed <kind>", () => {
 
   it("seeds auth codes and says they are single use and about to expire", async () => {
     const result = await cli([
-      "seed", "auth-codes", "--count", "3", "--name", "e2e-cli-codes", ...provider(),
-      "--client-id", access.clientId, "--client-secret", access.clientSecret, "--redirect-uri", redirectUri,
+      "seed",
+      "auth-codes",
+      "--count",
+      "3",
+      "--name",
+      "e2e-cli-codes",
+      ...provider(),
+      "--client-id",
+      access.clientId,
+      "--client-secret",
+      access.clientSecret,
+      "--redirect-uri",
+      redirectUri,
     ]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^note: authorization codes are single use and expire 60 s after they were made/m);

@@ -62,7 +62,12 @@ export async function startServer(handler: Handler): Promise<TestServer> {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     void readBody(req).then((text) => {
-      const request: Received = { method: req.method ?? "GET", path: req.url ?? "/", authorization: req.headers.authorization ?? null, body: text ? JSON.parse(text) : null };
+      const request: Received = {
+        method: req.method ?? "GET",
+        path: req.url ?? "/",
+        authorization: req.headers.authorization ?? null,
+        body: text ? JSON.parse(text) : null,
+      };
       received.push(request);
       const reply = handler(request, received.length - 1);
       res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
@@ -82,8 +87,13 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 /** The fixture answering each query of queries.ts. */
 export const SCENARIO_FIXTURES: Readonly<Record<DatasetId, string>> = {
-  workers: "workers-invocations", workersByMinute: "workers-by-minute", workersWindow: "workers-window",
-  durableObjects: "durable-objects", d1: "d1", zoneRequests: "zone-requests", zoneLatency: "zone-latency",
+  workers: "workers-invocations",
+  workersByMinute: "workers-by-minute",
+  workersWindow: "workers-window",
+  durableObjects: "durable-objects",
+  d1: "d1",
+  zoneRequests: "zone-requests",
+  zoneLatency: "zone-latency",
 };
 
 /** Which query a GraphQL request is (queries.ts names each operation `Edgeload_<id>`). */

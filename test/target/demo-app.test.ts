@@ -9,9 +9,13 @@ function call(method: string, path: string, init: { body?: unknown; token?: stri
   const headers: Record<string, string> = {};
   if (init.body !== undefined) headers["content-type"] = "application/json";
   if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`;
-  return (exports as unknown as { default: Fetcher }).default.fetch(new Request(`http://target.test${path}`, {
-    method, headers, ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-  }));
+  return (exports as unknown as { default: Fetcher }).default.fetch(
+    new Request(`http://target.test${path}`, {
+      method,
+      headers,
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    }),
+  );
 }
 
 describe("/app user lifecycle", () => {

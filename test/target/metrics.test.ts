@@ -48,8 +48,7 @@ async function scrape(): Promise<Scrape> {
 }
 
 /** The family a sample belongs to: histogram samples carry a suffix. */
-const familyOf = (name: string, types: ReadonlyMap<string, string>) =>
-  types.has(name) ? name : name.replace(/_(bucket|sum|count)$/, "");
+const familyOf = (name: string, types: ReadonlyMap<string, string>) => (types.has(name) ? name : name.replace(/_(bucket|sum|count)$/, ""));
 
 async function openStream(): Promise<ReadableStreamDefaultReader<Uint8Array>> {
   const response = await call("/app/config/stream", { headers: { accept: "text/event-stream" } });
@@ -114,7 +113,11 @@ describe("GET /metrics", () => {
 
   it("reports the config version and counts config writes", async () => {
     const before = await scrape();
-    const put = await call("/app/config/metrics.test", { method: "PUT", headers: { authorization: "Bearer admin-test-secret" }, body: JSON.stringify({ value: 1 }) });
+    const put = await call("/app/config/metrics.test", {
+      method: "PUT",
+      headers: { authorization: "Bearer admin-test-secret" },
+      body: JSON.stringify({ value: 1 }),
+    });
     const { version } = await put.json<{ version: number }>();
     const after = await scrape();
     expect(after.samples.get("target_config_version")).toBe(version);

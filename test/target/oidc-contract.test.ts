@@ -41,7 +41,11 @@ async function token(over: Record<string, unknown> = {}, key: CryptoKey = signin
 }
 
 async function introspect(t: string, auth = basic(client.client_id, client.client_secret)) {
-  return call("/introspect", { method: "POST", headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token: t }) });
+  return call("/introspect", {
+    method: "POST",
+    headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token: t }),
+  });
 }
 
 beforeAll(async () => {
@@ -50,13 +54,26 @@ beforeAll(async () => {
   const key = (await (await admin("/api/admin/test/signing-key")).json()) as { kid: string; privatePEM: string };
   expect(key.kid).toBe(kid);
   signingKey = await importPKCS8(key.privatePEM, "RS256");
-  client = ((await (await admin("/api/admin/clients", {
-    method: "POST",
-    body: JSON.stringify({ client_name: "load test", redirect_uris: ["https://app.test/cb"], grant_types: ["authorization_code", "refresh_token"], scope: "openid profile email", skip_consent: true }),
-  })).json()) as { client: typeof client }).client; // Authrim's shape: {client: {client_id, client_secret, …}}
+  client = (
+    (await (
+      await admin("/api/admin/clients", {
+        method: "POST",
+        body: JSON.stringify({
+          client_name: "load test",
+          redirect_uris: ["https://app.test/cb"],
+          grant_types: ["authorization_code", "refresh_token"],
+          scope: "openid profile email",
+          skip_consent: true,
+        }),
+      })
+    ).json()) as { client: typeof client }
+  ).client; // Authrim's shape: {client: {client_id, client_secret, …}}
   // As on Authrim, /introspect checks audience and client only with strict validation on.
   expect((await admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation: true }) })).status).toBe(200);
-  const created = await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: "otp-bench-00001@test.authrim.internal", name: "Bench", email_verified: true }) });
+  const created = await admin("/api/admin/users", {
+    method: "POST",
+    body: JSON.stringify({ email: "otp-bench-00001@test.authrim.internal", name: "Bench", email_verified: true }),
+  });
   expect(created.status).toBe(201);
   user = ((await created.json()) as { user: typeof user }).user; // Authrim's shape: {user: {id, …}}
 });
@@ -108,7 +125,11 @@ describe("the token mix against /introspect and /userinfo", () => {
   it("revokes a token (RFC 7009): afterwards inactive and refused by userinfo", async () => {
     const t = await token();
     const auth = basic(client.client_id, client.client_secret);
-    const revoked = await call("/revoke", { method: "POST", headers: { authorization: auth }, body: new URLSearchParams({ token: t, token_type_hint: "access_token" }) });
+    const revoked = await call("/revoke", {
+      method: "POST",
+      headers: { authorization: auth },
+      body: new URLSearchParams({ token: t, token_type_hint: "access_token" }),
+    });
     expect(revoked.status).toBe(200);
     expect(await (await introspect(t)).json()).toEqual({ active: false });
     expect((await call("/userinfo", { headers: { authorization: `Bearer ${t}` } })).status).toBe(401);
@@ -137,12 +158,17 @@ describe("client and admin authentication", () => {
   });
 
   it("lists users as Authrim does: newest first, filtered by search= only, email= ignored", async () => {
-    for (const n of [2, 3]) await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: `otp-bench-0000${n}@test.authrim.internal`, name: `Bench ${n}` }) });
+    for (const n of [2, 3])
+      await admin("/api/admin/users", { method: "POST", body: JSON.stringify({ email: `otp-bench-0000${n}@test.authrim.internal`, name: `Bench ${n}` }) });
     type Page = { users: Array<{ id: string; email: string }>; pagination: Record<string, unknown> };
     const page = async (query: string) => (await (await admin(`/api/admin/users?${query}`)).json()) as Page;
     // email= filters nothing: a client reading users[0] would get the newest user, not its own.
     const byEmail = await page(`email=${encodeURIComponent("otp-bench-00001@test.authrim.internal")}`);
-    expect(byEmail.users.map((u) => u.email)).toEqual(["otp-bench-00003@test.authrim.internal", "otp-bench-00002@test.authrim.internal", "otp-bench-00001@test.authrim.internal"]);
+    expect(byEmail.users.map((u) => u.email)).toEqual([
+      "otp-bench-00003@test.authrim.internal",
+      "otp-bench-00002@test.authrim.internal",
+      "otp-bench-00001@test.authrim.internal",
+    ]);
     expect(byEmail.pagination).toEqual({ page: 1, limit: 20, total: 3, totalPages: 1, hasNext: false, hasPrev: false });
     // search= is a case-insensitive substring of the email or the name.
     expect((await page("search=BENCH-00002")).users.map((u) => u.email)).toEqual(["otp-bench-00002@test.authrim.internal"]);
@@ -169,10 +195,19 @@ describe("/token", () => {
   let exchanger: { client_id: string; client_secret: string };
 
   beforeAll(async () => {
-    exchanger = ((await (await admin("/api/admin/clients", {
-      method: "POST",
-      body: JSON.stringify({ client_name: "exchanger", redirect_uris: ["https://exchanger.test/cb"], grant_types: ["refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"], token_exchange_allowed: true }),
-    })).json()) as { client: typeof exchanger }).client;
+    exchanger = (
+      (await (
+        await admin("/api/admin/clients", {
+          method: "POST",
+          body: JSON.stringify({
+            client_name: "exchanger",
+            redirect_uris: ["https://exchanger.test/cb"],
+            grant_types: ["refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
+            token_exchange_allowed: true,
+          }),
+        })
+      ).json()) as { client: typeof exchanger }
+    ).client;
   });
 
   const exchange = (subject: string, auth = basic(exchanger.client_id, exchanger.client_secret)) =>
@@ -206,7 +241,11 @@ describe("/token", () => {
 
   it("refuses a revoked subject and says it was revoked", async () => {
     const t = await token();
-    await call("/revoke", { method: "POST", headers: { authorization: basic(client.client_id, client.client_secret) }, body: new URLSearchParams({ token: t }) });
+    await call("/revoke", {
+      method: "POST",
+      headers: { authorization: basic(client.client_id, client.client_secret) },
+      body: new URLSearchParams({ token: t }),
+    });
     const body = (await (await exchange(t)).json()) as { error: string; error_description: string };
     expect(body).toMatchObject({ error: "invalid_grant" });
     expect(body.error_description).toContain("revoked");
@@ -219,11 +258,21 @@ describe("/token", () => {
 
   it("rotates refresh tokens and revokes the family when an old one is reused", async () => {
     const first = `seeded-refresh-${crypto.randomUUID()}`;
-    expect((await admin("/api/admin/test/tokens", { method: "POST", body: JSON.stringify({ token: first, userId: user.id, clientId: exchanger.client_id, scope: "openid", ttl: 3600 }) })).status).toBe(201);
+    expect(
+      (
+        await admin("/api/admin/test/tokens", {
+          method: "POST",
+          body: JSON.stringify({ token: first, userId: user.id, clientId: exchanger.client_id, scope: "openid", ttl: 3600 }),
+        })
+      ).status,
+    ).toBe(201);
     const auth = basic(exchanger.client_id, exchanger.client_secret);
     const rotate = async (t: string) => {
       const response = await form(auth, { grant_type: "refresh_token", refresh_token: t });
-      return { status: response.status, body: (await response.json()) as { refresh_token?: string; access_token?: string; error?: string; error_description?: string } };
+      return {
+        status: response.status,
+        body: (await response.json()) as { refresh_token?: string; access_token?: string; error?: string; error_description?: string },
+      };
     };
     const r1 = await rotate(first);
     expect(r1.status).toBe(200);
@@ -257,13 +306,25 @@ describe("/authorize, sessions and the mail-OTP login", () => {
 
   beforeAll(async () => {
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-    challenge = btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    challenge = btoa(String.fromCharCode(...digest))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
   });
 
   const authorizeUrl = (extra: Record<string, string> = {}) =>
-    "/authorize?" + new URLSearchParams({
-      response_type: "code", client_id: client.client_id, redirect_uri: REDIRECT, scope: "openid", state: "st-123", nonce: "n-1",
-      prompt: "none", code_challenge: challenge, code_challenge_method: "S256", ...extra,
+    "/authorize?" +
+    new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      scope: "openid",
+      state: "st-123",
+      nonce: "n-1",
+      prompt: "none",
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      ...extra,
     });
 
   const codeGrant = (code: string, codeVerifier = verifier) =>
@@ -274,7 +335,9 @@ describe("/authorize, sessions and the mail-OTP login", () => {
     });
 
   it("answers silent auth with a code and the same state for a valid session, login_required without", async () => {
-    const session = (await (await admin("/api/admin/test/sessions", { method: "POST", body: JSON.stringify({ user_id: user.id, ttl_seconds: 600 }) })).json()) as { session_id: string };
+    const session = (await (
+      await admin("/api/admin/test/sessions", { method: "POST", body: JSON.stringify({ user_id: user.id, ttl_seconds: 600 }) })
+    ).json()) as { session_id: string };
     const withSession = await call(authorizeUrl(), { headers: { cookie: `authrim_session=${session.session_id}` }, redirect: "manual" });
     expect(withSession.status).toBe(302);
     const location = new URL(withSession.headers.get("location")!);
@@ -298,12 +361,22 @@ describe("/authorize, sessions and the mail-OTP login", () => {
     expect(start.status).toBe(200);
     const otpCookie = /authrim_otp_session=([^;]+)/.exec(start.headers.get("set-cookie") ?? "")![1]!;
     // 2. The admin test API issues a mail code.
-    const issued = (await (await admin("/api/admin/test/email-codes", { method: "POST", body: JSON.stringify({ email: user.email, create_user: false }) })).json()) as { code: string };
+    const issued = (await (
+      await admin("/api/admin/test/email-codes", { method: "POST", body: JSON.stringify({ email: user.email, create_user: false }) })
+    ).json()) as { code: string };
     expect(issued.code).toMatch(/^\d{6}$/);
     // 3. Verify it within the pre-login session: a login session cookie comes back.
-    const wrong = await call("/api/auth/email-code/verify", { method: "POST", headers: { cookie: `authrim_otp_session=${otpCookie}`, "content-type": "application/json" }, body: JSON.stringify({ email: user.email, code: "000000" === issued.code ? "111111" : "000000" }) });
+    const wrong = await call("/api/auth/email-code/verify", {
+      method: "POST",
+      headers: { cookie: `authrim_otp_session=${otpCookie}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: user.email, code: "000000" === issued.code ? "111111" : "000000" }),
+    });
     expect(wrong.status).toBe(400);
-    const verified = await call("/api/auth/email-code/verify", { method: "POST", headers: { cookie: `authrim_otp_session=${otpCookie}`, "content-type": "application/json" }, body: JSON.stringify({ email: user.email, code: issued.code }) });
+    const verified = await call("/api/auth/email-code/verify", {
+      method: "POST",
+      headers: { cookie: `authrim_otp_session=${otpCookie}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: user.email, code: issued.code }),
+    });
     expect(verified.status).toBe(200);
     const session = /authrim_session=([^;]+)/.exec(verified.headers.get("set-cookie") ?? "")![1]!;
     // 4. Silent authorize with the session.
@@ -320,7 +393,9 @@ describe("/authorize, sessions and the mail-OTP login", () => {
   });
 
   it("refuses a code whose PKCE verifier does not match", async () => {
-    const session = (await (await admin("/api/admin/test/sessions", { method: "POST", body: JSON.stringify({ user_id: user.id }) })).json()) as { session_id: string };
+    const session = (await (await admin("/api/admin/test/sessions", { method: "POST", body: JSON.stringify({ user_id: user.id }) })).json()) as {
+      session_id: string;
+    };
     const auth = await call(authorizeUrl(), { headers: { cookie: `authrim_session=${session.session_id}` }, redirect: "manual" });
     const code = new URL(auth.headers.get("location")!).searchParams.get("code")!;
     const response = await codeGrant(code, "a-different-verifier-that-is-also-long-enough-0000000");
@@ -330,7 +405,8 @@ describe("/authorize, sessions and the mail-OTP login", () => {
 });
 
 describe("introspection settings, as on Authrim", () => {
-  const setStrict = (strictValidation: boolean) => admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation }) });
+  const setStrict = (strictValidation: boolean) =>
+    admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation }) });
   const setCache = (enabled: boolean) => admin("/api/admin/settings/introspection-cache", { method: "PUT", body: JSON.stringify({ enabled }) });
   const active = async (t: string) => ((await (await introspect(t)).json()) as { active: boolean }).active;
   const settle = () => new Promise((resolve) => setTimeout(resolve, 1100)); // an isolate rereads settings once a second
@@ -352,7 +428,10 @@ describe("introspection settings, as on Authrim", () => {
   });
 
   it("makes clients as Authrim does: generated ids whatever the body says, a non-empty redirect_uris", async () => {
-    const made = await admin("/api/admin/clients", { method: "POST", body: JSON.stringify({ client_name: "x", client_id: "mine", client_secret: "mine", redirect_uris: ["https://x.test/cb"] }) });
+    const made = await admin("/api/admin/clients", {
+      method: "POST",
+      body: JSON.stringify({ client_name: "x", client_id: "mine", client_secret: "mine", redirect_uris: ["https://x.test/cb"] }),
+    });
     expect(made.status).toBe(201);
     const { client: c } = (await made.json()) as { client: { client_id: string; client_secret: string } };
     expect(c.client_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

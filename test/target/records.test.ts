@@ -10,9 +10,12 @@ import { describe, expect, it } from "vitest";
 import { RecordCache } from "../../workers/target/record-cache.ts";
 
 function call(method: string, path: string, body?: unknown): Promise<Response> {
-  return (exports as unknown as { default: Fetcher }).default.fetch(new Request(`http://target.test${path}`, {
-    method, ...(body !== undefined ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {}),
-  }));
+  return (exports as unknown as { default: Fetcher }).default.fetch(
+    new Request(`http://target.test${path}`, {
+      method,
+      ...(body !== undefined ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {}),
+    }),
+  );
 }
 
 async function json<T>(response: Response | Promise<Response>): Promise<{ status: number; body: T }> {
@@ -171,7 +174,16 @@ describe("records: numbered from, and listed with their versions", () => {
   it("creates keys from a given number and lists every key of a prefix with its version", async () => {
     expect(await json(call("POST", "/app/v1/records/bulk", { count: 3, prefix: "list-", from: 1 }))).toEqual({ status: 200, body: { created: 3 } });
     await call("PUT", "/app/v1/records/list-2", { value: "x" });
-    expect(await json(call("GET", "/app/v1/records?prefix=list-"))).toEqual({ status: 200, body: { records: [["list-1", 1], ["list-2", 2], ["list-3", 1]] } });
+    expect(await json(call("GET", "/app/v1/records?prefix=list-"))).toEqual({
+      status: 200,
+      body: {
+        records: [
+          ["list-1", 1],
+          ["list-2", 2],
+          ["list-3", 1],
+        ],
+      },
+    });
     expect((await call("POST", "/app/v1/records/bulk", { count: 1, from: -1 })).status).toBe(400);
   });
 });

@@ -16,15 +16,21 @@ function call(path: string, init: RequestInit = {}): Promise<Response> {
 
 describe("request ledger", () => {
   it("counts tagged requests by second and step on arrival, a failing answer included", async () => {
-    const tagged = (second: number, step: number, path = "/delay?ms=0") => call(path, { headers: { "x-edgeload-run": `${RUN};${second};${step}` } }).then((r) => r.arrayBuffer());
+    const tagged = (second: number, step: number, path = "/delay?ms=0") =>
+      call(path, { headers: { "x-edgeload-run": `${RUN};${second};${step}` } }).then((r) => r.arrayBuffer());
     await Promise.all([tagged(0, 0), tagged(0, 0), tagged(0, 1), tagged(1, 0, "/delay?ms=0&status=503")]);
     await call("/delay?ms=0").then((r) => r.arrayBuffer()); // untagged
     await call("/delay?ms=0", { headers: { "x-edgeload-run": `${RUN};soon;0` } }).then((r) => r.arrayBuffer()); // malformed
     const response = await call(`/api/admin/test/request-ledger?run=${RUN}`, { headers: ADMIN });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
-      run: RUN, total: 4,
-      rows: [{ second: 0, step: 0, count: 2 }, { second: 0, step: 1, count: 1 }, { second: 1, step: 0, count: 1 }],
+      run: RUN,
+      total: 4,
+      rows: [
+        { second: 0, step: 0, count: 2 },
+        { second: 0, step: 1, count: 1 },
+        { second: 1, step: 0, count: 1 },
+      ],
     });
   });
 

@@ -39,7 +39,9 @@ describe("POST /v1/runs validation", () => {
     expect(response.status).toBe(400);
     const body = await problem(response);
     expect(body.status).toBe(400);
-    expect(body.problems!.map((p) => p.field)).toEqual(expect.arrayContaining(["rate", "duration", "regions.0", "steps.0.path", "thresholds.http_req_duration[0]"]));
+    expect(body.problems!.map((p) => p.field)).toEqual(
+      expect.arrayContaining(["rate", "duration", "regions.0", "steps.0.path", "thresholds.http_req_duration[0]"]),
+    );
   });
 
   it("answers 400 for a body that is not JSON", async () => {
@@ -72,7 +74,9 @@ describe("POST /v1/runs validation", () => {
     const now = Date.now();
     await env.DB.batch(
       [1, 2, 3, 4].map((i) =>
-        env.DB.prepare("INSERT INTO runs (id, name, status, target, created_at, duration_ms, spec_json, plan_json) VALUES (?, 'x', 'running', 't', ?, 1000, '{}', '{}')").bind(`r-fake-${i}`, now),
+        env.DB.prepare(
+          "INSERT INTO runs (id, name, status, target, created_at, duration_ms, spec_json, plan_json) VALUES (?, 'x', 'running', 't', ?, 1000, '{}', '{}')",
+        ).bind(`r-fake-${i}`, now),
       ),
     );
     const response = await api("/v1/runs", { method: "POST", body: JSON.stringify(spec()) });
@@ -103,7 +107,9 @@ describe("cost pre-flight", () => {
     const response = await api("/v1/runs", { method: "POST", body: JSON.stringify(spec({ rate: 500, duration: "10m", maxCost: 0.001 })) });
     expect(response.status).toBe(400);
     const body = await problem(response);
-    expect(body.problems).toEqual([{ field: "maxCost", detail: expect.stringMatching(/^the run's estimated cost is \$\S+ \(prices of \d{4}-\d\d-\d\d\), above its budget of \$0\.0010;/) }]);
+    expect(body.problems).toEqual([
+      { field: "maxCost", detail: expect.stringMatching(/^the run's estimated cost is \$\S+ \(prices of \d{4}-\d\d-\d\d\), above its budget of \$0\.0010;/) },
+    ]);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM runs").first<{ n: number }>()).toEqual(before);
   });
 
@@ -111,7 +117,12 @@ describe("cost pre-flight", () => {
     const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM runs").first<{ n: number }>();
     const response = await api("/v1/plan", { method: "POST", body: JSON.stringify(spec({ rate: 100, duration: "1m", maxCost: 10 })) });
     expect(response.status).toBe(200);
-    const body = (await response.json()) as { plan: { shards: unknown[] }; limits: Array<{ limit: string; ok: boolean }>; estimate: { usd: number; k6Cloud: { vuh: number } }; overBudget: unknown };
+    const body = (await response.json()) as {
+      plan: { shards: unknown[] };
+      limits: Array<{ limit: string; ok: boolean }>;
+      estimate: { usd: number; k6Cloud: { vuh: number } };
+      overBudget: unknown;
+    };
     expect(body.plan.shards.length).toBeGreaterThan(0);
     expect(body.limits.every((l) => l.ok)).toBe(true);
     expect(body.estimate.usd).toBeGreaterThan(0);

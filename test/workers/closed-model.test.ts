@@ -11,13 +11,22 @@ import { api, createRun, sleep, waitForStatus, simulateShardCrash } from "./help
 const shardOf = (runId: string, index: number) => env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`${runId}/${index}`));
 
 async function windowTotals(runId: string) {
-  return (await env.DB.prepare("SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(requests), 0) AS requests, MIN(window_s) AS first FROM windows WHERE run_id = ? AND requests > 0")
-    .bind(runId).first<{ sent: number; requests: number; first: number | null }>())!;
+  return (await env.DB.prepare(
+    "SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(requests), 0) AS requests, MIN(window_s) AS first FROM windows WHERE run_id = ? AND requests > 0",
+  )
+    .bind(runId)
+    .first<{ sent: number; requests: number; first: number | null }>())!;
 }
 
 const vus = (overrides: Record<string, unknown> = {}) => ({
-  executor: "constant-vus", vus: 5, duration: "3s", rate: undefined, shards: 1, regions: ["weur"],
-  steps: [{ path: "/delay?ms=5", checks: [{ status: 200 }], think: "20ms" }], ...overrides,
+  executor: "constant-vus",
+  vus: 5,
+  duration: "3s",
+  rate: undefined,
+  shards: 1,
+  regions: ["weur"],
+  steps: [{ path: "/delay?ms=5", checks: [{ status: 200 }], think: "20ms" }],
+  ...overrides,
 });
 
 describe("closed-model runs in Durable Objects", () => {

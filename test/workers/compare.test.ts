@@ -57,8 +57,14 @@ describe("GET /v1/runs/:a/compare/:b", () => {
     const bad = await json("/v1/runs/r-aaaaaa-00000000/compare/r-aaaaaa-00000001?minEffect=5&trend=bogus");
     expect(bad.status).toBe(400);
     expect(bad.body.problems.map((p: any) => p.field)).toEqual(["minEffect", "trend"]);
-    expect((await json("/v1/runs/r-aaaaaa-00000000/compare/r-aaaaaa-00000001")).body).toMatchObject({ status: 404, detail: "run r-aaaaaa-00000000 does not exist" });
-    expect((await json("/v1/runs/no-such-baseline/compare/r-aaaaaa-00000001")).body).toMatchObject({ status: 404, detail: "baseline no-such-baseline does not exist" });
+    expect((await json("/v1/runs/r-aaaaaa-00000000/compare/r-aaaaaa-00000001")).body).toMatchObject({
+      status: 404,
+      detail: "run r-aaaaaa-00000000 does not exist",
+    });
+    expect((await json("/v1/runs/no-such-baseline/compare/r-aaaaaa-00000001")).body).toMatchObject({
+      status: 404,
+      detail: "baseline no-such-baseline does not exist",
+    });
 
     const { id } = await createRun({ duration: "3s" });
     const going = await json(`/v1/runs/${id}/compare/${id}`);

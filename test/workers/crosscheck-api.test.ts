@@ -23,11 +23,14 @@ app.onError((error, c) => (error instanceof ApiError ? error.toResponse(new URL(
 app.route("/v1/runs", crosscheckApi);
 
 const post = async (runId: string, body: unknown) => {
-  const response = await app.request(`/v1/runs/${runId}/crosscheck`, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json" } }, env);
+  const response = await app.request(
+    `/v1/runs/${runId}/crosscheck`,
+    { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json" } },
+    env,
+  );
   return { status: response.status, type: response.headers.get("content-type"), body: (await response.json()) as Record<string, any> };
 };
-const stored = async (runId: string) =>
-  (await env.DB.prepare("SELECT COUNT(*) AS n FROM k6_imports WHERE run_id = ?").bind(runId).first<{ n: number }>())!.n;
+const stored = async (runId: string) => (await env.DB.prepare("SELECT COUNT(*) AS n FROM k6_imports WHERE run_id = ?").bind(runId).first<{ n: number }>())!.n;
 
 let runId: string;
 
@@ -72,7 +75,11 @@ describe("POST /v1/runs/:id/crosscheck", () => {
     ["a summary with a string count and no p(95)", malformed, ["metrics.http_reqs.count", "metrics.http_req_duration.p(95)"]],
     ["JSON that is no k6 summary", { hello: "world" }, ["(body)"]],
     ["text that is not JSON", "summary: yes", ["(body)"]],
-    ["a handleSummary metric without values", { metrics: { http_reqs: { type: "counter", values: { count: 1 } }, http_req_duration: { type: "trend" } } }, ["metrics.http_req_duration.values"]],
+    [
+      "a handleSummary metric without values",
+      { metrics: { http_reqs: { type: "counter", values: { count: 1 } }, http_req_duration: { type: "trend" } } },
+      ["metrics.http_req_duration.values"],
+    ],
   ])("refuses %s, naming what is wrong, and stores nothing", async (_what, doc, fields) => {
     const before = await stored(runId);
     const { status, type, body } = await post(runId, doc);

@@ -89,7 +89,7 @@ describe("dashboard links and sessions", () => {
     const refused = await abortWith(readOnly.cookie, "http://edgeload.test");
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { detail: string }).detail).toContain("read-only dashboard session");
-    expect((await api(`/v1/runs/${run.id}/dashboard`, { token: null, headers: { cookie: readOnly.cookie } }).then((r) => r.text()))).toContain("read-only");
+    expect(await api(`/v1/runs/${run.id}/dashboard`, { token: null, headers: { cookie: readOnly.cookie } }).then((r) => r.text())).toContain("read-only");
 
     const full = await signIn(await link({ run: run.id }));
     const crossSite = await abortWith(full.cookie, "https://evil.example");
@@ -134,7 +134,10 @@ describe("the live event stream", () => {
       const regions = Object.keys(p.regions).sort();
       if (p.t < 3) expect(regions, `window ${p.t}`).toEqual(["weur", "wnam"]);
       else expect(regions.length > 0 && regions.every((r) => r === "weur" || r === "wnam"), `window ${p.t}: ${regions}`).toBe(true);
-      expect(Object.values(p.regions as Record<string, { requests: number }>).reduce((n, r) => n + r.requests, 0), `window ${p.t}`).toBe(p.requests);
+      expect(
+        Object.values(p.regions as Record<string, { requests: number }>).reduce((n, r) => n + r.requests, 0),
+        `window ${p.t}`,
+      ).toBe(p.requests);
     }
     const statuses = events.filter(([name]) => name === "status").map(([, s]) => s);
     expect(statuses.length).toBeGreaterThanOrEqual(2);

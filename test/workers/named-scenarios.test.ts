@@ -18,18 +18,28 @@ const run = () => ({
   teardown: [{ name: "bye", path: "/healthz" }],
   scenarios: {
     streams: {
-      executor: "constant-vus", vus: 3, duration: "3s", shards: 1,
+      executor: "constant-vus",
+      vus: 3,
+      duration: "3s",
+      shards: 1,
       steps: [{ name: "open", path: "/app/config/stream?interval=100&heartbeat=1000", sse: {} }],
-      thresholds: { sse_time_to_first_message: ["p(95)<1500"], "sse_messages": ["count>10"] },
+      thresholds: { sse_time_to_first_message: ["p(95)<1500"], sse_messages: ["count>10"] },
     },
     load: {
-      executor: "constant-arrival-rate", rate: 20, duration: "2s", startTime: "1s", shards: 1,
+      executor: "constant-arrival-rate",
+      rate: 20,
+      duration: "2s",
+      startTime: "1s",
+      shards: 1,
       steps: [{ name: "delay", path: "/delay?ms=5&v={{setup.version}}", checks: [{ status: 200 }] }],
       // Impossible on purpose: this scenario fails, the others do not.
       thresholds: { http_req_duration: ["p(95)<0.001"] },
     },
     scrape: {
-      executor: "constant-arrival-rate", rate: 2, duration: "3s", shards: 1,
+      executor: "constant-arrival-rate",
+      rate: 2,
+      duration: "3s",
+      shards: 1,
       steps: [{ name: "metrics", path: "/metrics", scrape: { series: ["target_sse_streams_open", "target_event_loop_lag_seconds"] } }],
     },
   },
@@ -57,15 +67,20 @@ describe("a run of named scenarios", () => {
     expect(summary.edgeload.teardown).toMatchObject({ ok: true, steps: [{ name: "bye", ok: true }] });
 
     // Windows carry the scenarios' qualified step names; the later one starts at its offset.
-    const steps = await env.DB.prepare("SELECT step, MIN(window_s) AS first, SUM(requests) AS requests FROM windows WHERE run_id = ? GROUP BY step ORDER BY step")
-      .bind(id).all<{ step: string; first: number; requests: number }>();
+    const steps = await env.DB.prepare(
+      "SELECT step, MIN(window_s) AS first, SUM(requests) AS requests FROM windows WHERE run_id = ? GROUP BY step ORDER BY step",
+    )
+      .bind(id)
+      .all<{ step: string; first: number; requests: number }>();
     const byStep = Object.fromEntries(steps.results.map((r) => [r.step, r]));
     expect(Object.keys(byStep)).toEqual(["load.delay", "scrape.metrics", "streams.open"]);
     expect(byStep["load.delay"]!.first).toBeGreaterThanOrEqual(1);
     expect(byStep["load.delay"]!.requests).toBe(40);
 
     // Scraped series are stored with the run; the streams were open while scraping.
-    const series = (await (await api(`/v1/runs/${id}/series?name=target_sse_streams_open`)).json()) as { series: Array<{ points: Array<[number, number, number]> }> };
+    const series = (await (await api(`/v1/runs/${id}/series?name=target_sse_streams_open`)).json()) as {
+      series: Array<{ points: Array<[number, number, number]> }>;
+    };
     expect(series.series).toHaveLength(1);
     expect(series.series[0]!.points.length).toBeGreaterThanOrEqual(4);
     expect(Math.max(...series.series[0]!.points.map((p) => p[2]))).toBeGreaterThanOrEqual(1);

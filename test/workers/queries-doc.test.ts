@@ -17,7 +17,15 @@ async function sql(text: string, params: unknown[]) {
 
 describe("QUERIES.md", () => {
   it("documents the common questions", () => {
-    expect(blocks.map((b) => b.id)).toEqual(["p95-p99-by-region-minute", "errors-start", "rate-per-second", "status-codes", "latency-histogram", "custom-metrics", "run-history"]);
+    expect(blocks.map((b) => b.id)).toEqual([
+      "p95-p99-by-region-minute",
+      "errors-start",
+      "rate-per-second",
+      "status-codes",
+      "latency-histogram",
+      "custom-metrics",
+      "run-history",
+    ]);
   });
 
   it("answers each question on a real run, read-only", async () => {

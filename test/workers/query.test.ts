@@ -12,7 +12,9 @@ describe("analytics API", () => {
     await waitForStatus(id);
     const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as Record<string, any>;
 
-    const byRegion = (await (await api(`/v1/runs/${id}/query?by=region&metrics=requests,p50,p95,p99,error_rate`)).json()) as { rows: Array<Record<string, any>> };
+    const byRegion = (await (await api(`/v1/runs/${id}/query?by=region&metrics=requests,p50,p95,p99,error_rate`)).json()) as {
+      rows: Array<Record<string, any>>;
+    };
     expect(byRegion.rows.map((r) => r.region)).toEqual(["weur", "wnam"]);
     for (const row of byRegion.rows) {
       const region = summary.edgeload.regions[row.region];
@@ -31,7 +33,10 @@ describe("analytics API", () => {
     expect(await csv.text()).toBe(`region,requests\nweur,${byRegion.rows[0]!.requests}\nwnam,${byRegion.rows[1]!.requests}\n`);
 
     const byShard = (await (await api(`/v1/runs/${id}/query?by=shard,colo&metrics=requests,p95`)).json()) as { rows: Array<Record<string, any>> };
-    expect(byShard.rows.map((r) => [r.shard, r.colo])).toEqual([[0, "local"], [1, "local"]]);
+    expect(byShard.rows.map((r) => [r.shard, r.colo])).toEqual([
+      [0, "local"],
+      [1, "local"],
+    ]);
     expect(byShard.rows.every((r) => typeof r.p95 === "number")).toBe(true);
   });
 
@@ -44,7 +49,10 @@ describe("analytics API", () => {
   });
 
   it("runs read-only SQL and refuses anything that writes", async () => {
-    const ok = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: "SELECT COUNT(*) AS n FROM runs WHERE status = ?", params: ["no-such-status"] }) });
+    const ok = await api("/v1/sql", {
+      method: "POST",
+      body: JSON.stringify({ sql: "SELECT COUNT(*) AS n FROM runs WHERE status = ?", params: ["no-such-status"] }),
+    });
     expect(await ok.json()).toEqual({ rows: [{ n: 0 }], truncated: false });
     for (const sql of ["DELETE FROM runs", "SELECT 1; DROP TABLE runs", "WITH x AS (SELECT 1) DELETE FROM runs", "PRAGMA table_info(runs)"]) {
       const refused = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql }) });
@@ -57,12 +65,18 @@ describe("analytics API", () => {
   it("caps a huge result at 10,000 rows and refuses a recursive query that would never end", async () => {
     // 150 × 150 = 22,500 rows from a cross join of literal values.
     const values = `(VALUES ${Array.from({ length: 150 }, (_, i) => `(${i})`).join(",")})`;
-    const huge = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: `SELECT a.column1 AS a, b.column1 AS b FROM ${values} a, ${values} b -- every pair` }) });
+    const huge = await api("/v1/sql", {
+      method: "POST",
+      body: JSON.stringify({ sql: `SELECT a.column1 AS a, b.column1 AS b FROM ${values} a, ${values} b -- every pair` }),
+    });
     expect(huge.status).toBe(200);
     const body = (await huge.json()) as { rows: unknown[]; truncated: boolean };
     expect(body.rows).toHaveLength(10_000);
     expect(body.truncated).toBe(true);
-    const bomb = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c" }) });
+    const bomb = await api("/v1/sql", {
+      method: "POST",
+      body: JSON.stringify({ sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c" }),
+    });
     expect(bomb.status).toBe(400);
     expect(((await bomb.json()) as { problems: Array<{ detail: string }> }).problems[0]!.detail).toMatch(/recursive queries are not allowed/);
   });

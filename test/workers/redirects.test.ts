@@ -11,7 +11,10 @@ import { api, createRun, waitForStatus } from "./helpers.ts";
 async function summaryOf(path: string) {
   const { id } = await createRun({ steps: [{ path }], rate: 20, duration: "1s", shards: 1, regions: ["wnam"] });
   await waitForStatus(id);
-  return (await (await api(`/v1/runs/${id}/summary`)).json()) as { metrics: Record<string, any>; edgeload: { totals: { connectionErrors: number; statuses: Record<string, number> } } };
+  return (await (await api(`/v1/runs/${id}/summary`)).json()) as {
+    metrics: Record<string, any>;
+    edgeload: { totals: { connectionErrors: number; statuses: Record<string, number> } };
+  };
 }
 
 describe("redirects", () => {

@@ -22,9 +22,13 @@ const PUBLIC: Readonly<Record<string, number>> = {
  */
 const PAGES: ReadonlySet<string> = new Set(["GET /", "GET /v1/runs/:id/dashboard"]);
 
-const ROUTES = [...new Map(app.routes
-  .filter((r) => r.method !== "ALL") // middleware (auth), not routes
-  .map((r) => [`${r.method} ${r.path}`, r] as const)).values()];
+const ROUTES = [
+  ...new Map(
+    app.routes
+      .filter((r) => r.method !== "ALL") // middleware (auth), not routes
+      .map((r) => [`${r.method} ${r.path}`, r] as const),
+  ).values(),
+];
 
 /** A concrete path for a route pattern: parameters get plausible values. */
 const concrete = (path: string) => path.replace(/:id|:a|:b/g, "r-mk0abc12-0123abcd").replace(/:name/g, "some-seed");
@@ -32,31 +36,39 @@ const concrete = (path: string) => path.replace(/:id|:a|:b/g, "r-mk0abc12-0123ab
 describe("route access", () => {
   it("lists every route of the API (the table below is complete)", () => {
     expect(ROUTES.length).toBeGreaterThanOrEqual(20);
-    expect(ROUTES.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining(["POST /v1/runs", "POST /v1/runs/:id/abort", "PUT /v1/seeds/:name", "POST /v1/sql", "GET /healthz"]));
+    expect(ROUTES.map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining(["POST /v1/runs", "POST /v1/runs/:id/abort", "PUT /v1/seeds/:name", "POST /v1/sql", "GET /healthz"]),
+    );
   });
 
-  it.each(ROUTES.map((r) => [`${r.method} ${r.path}`, r.method, r.path] as const))("%s: public or refused without a token and with a wrong one", async (key, method, path) => {
-    const init = { method, ...(method === "GET" || method === "HEAD" ? {} : { body: "{}" }) };
-    const anonymous = await api(concrete(path), { ...init, token: null });
-    const wrong = await api(concrete(path), { ...init, token: "not-the-token" });
-    if (key in PUBLIC) {
-      expect(anonymous.status).toBe(PUBLIC[key]);
-      return;
-    }
-    expect(anonymous.status).toBe(401);
-    expect(wrong.status).toBe(401);
-    expect(anonymous.headers.get("content-type")).toBe(PAGES.has(key) ? "text/html; charset=UTF-8" : "application/problem+json");
-  });
+  it.each(ROUTES.map((r) => [`${r.method} ${r.path}`, r.method, r.path] as const))(
+    "%s: public or refused without a token and with a wrong one",
+    async (key, method, path) => {
+      const init = { method, ...(method === "GET" || method === "HEAD" ? {} : { body: "{}" }) };
+      const anonymous = await api(concrete(path), { ...init, token: null });
+      const wrong = await api(concrete(path), { ...init, token: "not-the-token" });
+      if (key in PUBLIC) {
+        expect(anonymous.status).toBe(PUBLIC[key]);
+        return;
+      }
+      expect(anonymous.status).toBe(401);
+      expect(wrong.status).toBe(401);
+      expect(anonymous.headers.get("content-type")).toBe(PAGES.has(key) ? "text/html; charset=UTF-8" : "application/problem+json");
+    },
+  );
 
-  it.each(ROUTES.filter((r) => !(`${r.method} ${r.path}` in PUBLIC)).map((r) => [`${r.method} ${r.path}`, r.method, r.path] as const))("%s with the read-only token: allowed only if it only reads", async (_key, method, path) => {
-    const init = { method, ...(method === "GET" || method === "HEAD" ? {} : { body: "{}" }) };
-    const response = await api(concrete(path), { ...init, token: "read-token" });
-    if (onlyReads(method, path)) {
-      // Past the token check: whatever the route says of its input (404, 400…), not 401/403.
-      expect([401, 403]).not.toContain(response.status);
-    } else {
-      expect(response.status).toBe(403);
-      expect(((await response.json()) as { type: string }).type).toMatch(/read-only-token$/);
-    }
-  });
+  it.each(ROUTES.filter((r) => !(`${r.method} ${r.path}` in PUBLIC)).map((r) => [`${r.method} ${r.path}`, r.method, r.path] as const))(
+    "%s with the read-only token: allowed only if it only reads",
+    async (_key, method, path) => {
+      const init = { method, ...(method === "GET" || method === "HEAD" ? {} : { body: "{}" }) };
+      const response = await api(concrete(path), { ...init, token: "read-token" });
+      if (onlyReads(method, path)) {
+        // Past the token check: whatever the route says of its input (404, 400…), not 401/403.
+        expect([401, 403]).not.toContain(response.status);
+      } else {
+        expect(response.status).toBe(403);
+        expect(((await response.json()) as { type: string }).type).toMatch(/read-only-token$/);
+      }
+    },
+  );
 });

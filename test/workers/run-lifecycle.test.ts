@@ -16,7 +16,9 @@ const shardOf = (runId: string, index: number) => env.LOAD_SHARD.get(env.LOAD_SH
 const coordinatorOf = (runId: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(runId));
 
 async function windowTotals(runId: string) {
-  const row = await env.DB.prepare("SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(dropped), 0) AS dropped, COUNT(*) AS rows FROM windows WHERE run_id = ?")
+  const row = await env.DB.prepare(
+    "SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(dropped), 0) AS dropped, COUNT(*) AS rows FROM windows WHERE run_id = ?",
+  )
     .bind(runId)
     .first<{ sent: number; requests: number; dropped: number; rows: number }>();
   return row!;
@@ -44,18 +46,29 @@ describe("a run from start to summary", () => {
     const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as Record<string, any>;
     expect(summary.metrics.http_reqs.count).toBe(80);
     expect(Object.keys(summary.edgeload.regions).sort()).toEqual(["weur", "wnam"]);
-    expect(summary.edgeload.shards.map((s: any) => [s.colo, s.requests])).toEqual([["local", 40], ["local", 40]]);
+    expect(summary.edgeload.shards.map((s: any) => [s.colo, s.requests])).toEqual([
+      ["local", 40],
+      ["local", 40],
+    ]);
     // workerd's clock moves in whole milliseconds: that is what the shards detect, and the
     // local target is no Cloudflare zone.
     expect(summary.edgeload.clock.resolutionMs).toBe(1);
     expect(summary.edgeload.path.targetBehindCloudflare).toBe(false);
 
-    const run = await env.DB.prepare("SELECT status, spec_json, summary_json, thresholds_ok FROM runs WHERE id = ?").bind(id).first<Record<string, string | number>>();
+    const run = await env.DB.prepare("SELECT status, spec_json, summary_json, thresholds_ok FROM runs WHERE id = ?")
+      .bind(id)
+      .first<Record<string, string | number>>();
     expect(run).toMatchObject({ status: "passed", thresholds_ok: 1 });
     // Once the run is over the secret is nowhere: not in D1, responses, or DO storage.
     const stored = async (stub: DurableObjectStub, keys: string[]) =>
       runInDurableObject(stub, (_instance, state) => JSON.stringify(keys.map((k) => state.storage.kv.get(k))));
-    const texts = [run!.spec_json, run!.summary_json, JSON.stringify(summary), await stored(shardOf(id, 0), ["assignment"]), await stored(coordinatorOf(id), ["run", "summary"])];
+    const texts = [
+      run!.spec_json,
+      run!.summary_json,
+      JSON.stringify(summary),
+      await stored(shardOf(id, 0), ["assignment"]),
+      await stored(coordinatorOf(id), ["run", "summary"]),
+    ];
     expect(texts[3]).toContain(id); // the shard's record is really there, just without the secret
     for (const text of texts) expect(String(text)).not.toContain("very-secret-value");
     const shards = await env.DB.prepare("SELECT shard, region, colo, requests FROM shards WHERE run_id = ? ORDER BY shard").bind(id).all();
@@ -95,7 +108,9 @@ describe("D1 write bound", () => {
         `SELECT MAX(rows) AS rows FROM (SELECT window_s, COUNT(*) AS rows FROM (
            SELECT window_s FROM windows WHERE run_id = ?1 UNION ALL SELECT window_s FROM histograms WHERE run_id = ?1
          ) GROUP BY window_s)`,
-      ).bind(id).first<{ rows: number }>();
+      )
+        .bind(id)
+        .first<{ rows: number }>();
       return row!.rows;
     };
     const small = await rowsPerSecond({ rate: 10, shards: 2 });
@@ -112,9 +127,16 @@ describe("idempotence and recovery", () => {
   it("counts a retried flush once", async () => {
     const { id } = await createRun({ rate: 20 });
     const extra = new MetricStats();
-    for (let i = 0; i < 7; i++) { extra.counters.sent++; extra.counters.completed++; extra.trends.duration.record(1000); }
+    for (let i = 0; i < 7; i++) {
+      extra.counters.sent++;
+      extra.counters.completed++;
+      extra.trends.duration.record(1000);
+    }
     const flush = {
-      runId: id, shardIndex: 0, watermarkS: 0, done: false,
+      runId: id,
+      shardIndex: 0,
+      watermarkS: 0,
+      done: false,
       windows: [{ windowS: 0, part: 99, steps: [[0, extra.toWire()] as const] }],
       telemetry: { region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 0, peakInFlight: 0 },
     };
@@ -241,8 +263,14 @@ describe("stopping", () => {
     if (!parsed.ok) throw new Error();
     const t0Ms = Date.now() + 200;
     const assignment: ShardAssignment = {
-      runId: "r-gone0000-00000000", weights: [1], iterationsPerInvocation: 10_000, t0Ms, deadlineMs: t0Ms + 1_500,
-      flushGraceMs: 500, spec: parsed.spec, mode: "local",
+      runId: "r-gone0000-00000000",
+      weights: [1],
+      iterationsPerInvocation: 10_000,
+      t0Ms,
+      deadlineMs: t0Ms + 1_500,
+      flushGraceMs: 500,
+      spec: parsed.spec,
+      mode: "local",
       shard: { index: 0, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight: 100 },
     };
     const shard = shardOf(assignment.runId, 0);

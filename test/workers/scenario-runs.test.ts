@@ -21,8 +21,15 @@ async function upload(name: string, doc: unknown): Promise<void> {
 
 function userinfoSpec(seed: string, overrides: Record<string, unknown> = {}) {
   return {
-    name: "userinfo scenario", target: env.TARGET_URL, scenario: { name: "userinfo", seed },
-    executor: "constant-arrival-rate", rate: 80, duration: "3s", shards: 2, regions: ["wnam", "weur"], timeout: "2s",
+    name: "userinfo scenario",
+    target: env.TARGET_URL,
+    scenario: { name: "userinfo", seed },
+    executor: "constant-arrival-rate",
+    rate: 80,
+    duration: "3s",
+    shards: 2,
+    regions: ["wnam", "weur"],
+    timeout: "2s",
     thresholds: { userinfo_success: ["rate>0.9"] },
     ...overrides,
   };
@@ -41,7 +48,10 @@ describe("scenario runs", () => {
   });
 
   it("reads the seed once per shard, counts refused tokens as failures, and stores custom metrics in D1", async () => {
-    await upload("made-up-tokens", Array.from({ length: 50 }, (_, i) => jwt(i)));
+    await upload(
+      "made-up-tokens",
+      Array.from({ length: 50 }, (_, i) => jwt(i)),
+    );
     const created = await api("/v1/runs", { method: "POST", body: JSON.stringify(userinfoSpec("made-up-tokens")) });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
@@ -64,7 +74,9 @@ describe("scenario runs", () => {
     const sql = /```sql id=custom-metrics\n([\s\S]*?)```/.exec(schemaDoc)![1]!;
     const { results } = await env.DB.prepare(sql).bind(id).all<{ metric: string; kind: string; passes: number; total: number }>();
     expect(results).toEqual([{ metric: "userinfo_success", kind: "rate", passes: 0, total: 240 }]);
-    const trend = await env.DB.prepare("SELECT SUM(count) AS n FROM histograms WHERE run_id = ? AND metric = 'userinfo_duration'").bind(id).first<{ n: number }>();
+    const trend = await env.DB.prepare("SELECT SUM(count) AS n FROM histograms WHERE run_id = ? AND metric = 'userinfo_duration'")
+      .bind(id)
+      .first<{ n: number }>();
     expect(trend!.n).toBe(240);
   });
 });

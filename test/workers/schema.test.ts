@@ -13,8 +13,20 @@ import { api, createRun, waitForStatus } from "./helpers.ts";
 
 /** Tables, views and indexes with their SQL, comments and spacing aside. */
 async function schemaOf(db: D1Database): Promise<string[]> {
-  const rows = await db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations' ORDER BY type, name").all<{ type: string; name: string; sql: string | null }>();
-  return rows.results.map((r) => `${r.type} ${r.name}: ${(r.sql ?? "").replace(/--[^\n]*/g, "").replace(/\s+/g, " ").replace(/\( /g, "(").replace(/ \)/g, ")").trim()}`);
+  const rows = await db
+    .prepare(
+      "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations' ORDER BY type, name",
+    )
+    .all<{ type: string; name: string; sql: string | null }>();
+  return rows.results.map(
+    (r) =>
+      `${r.type} ${r.name}: ${(r.sql ?? "")
+        .replace(/--[^\n]*/g, "")
+        .replace(/\s+/g, " ")
+        .replace(/\( /g, "(")
+        .replace(/ \)/g, ")")
+        .trim()}`,
+  );
 }
 
 async function recorded(db: D1Database): Promise<string[]> {
@@ -23,7 +35,9 @@ async function recorded(db: D1Database): Promise<string[]> {
 
 /** An empty database, as a fresh deployment's. */
 async function dropEverything(db: D1Database): Promise<void> {
-  const objects = await db.prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND type IN ('table', 'view')").all<{ type: string; name: string }>();
+  const objects = await db
+    .prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND type IN ('table', 'view')")
+    .all<{ type: string; name: string }>();
   const views = objects.results.filter((o) => o.type === "view").map((o) => db.prepare(`DROP VIEW "${o.name}"`));
   const tables = objects.results.filter((o) => o.type === "table").map((o) => db.prepare(`DROP TABLE "${o.name}"`));
   if (views.length + tables.length) await db.batch([...views, ...tables]);

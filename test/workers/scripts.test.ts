@@ -39,7 +39,10 @@ describe("script bundles", () => {
 
   it("refuses a run whose script bundle was never uploaded", async () => {
     const missing = "f".repeat(64);
-    const response = await api("/v1/runs", { method: "POST", body: JSON.stringify(spec({ script: { bundle: missing, exec: "default" }, steps: [{ name: "default", path: "/" }] })) });
+    const response = await api("/v1/runs", {
+      method: "POST",
+      body: JSON.stringify(spec({ script: { bundle: missing, exec: "default" }, steps: [{ name: "default", path: "/" }] })),
+    });
     expect(response.status).toBe(400);
     const problem = (await response.json()) as { errors?: Array<{ field: string; detail: string }>; problems?: Array<{ field: string; detail: string }> };
     expect(JSON.stringify(problem)).toContain(`no script bundle ${missing}`);

@@ -62,11 +62,44 @@ describe("seed sets", () => {
 
   it.each([
     // [what was done to the URL, expected problem type]
-    ["expired", (url: URL) => { url.searchParams.set("exp", String(Math.floor(Date.now() / 1000) - 10)); }, "seed-url-bad-signature"],
-    ["a changed signature", (url: URL) => { url.searchParams.set("sig", url.searchParams.get("sig")!.replace(/^./, (c) => (c === "A" ? "B" : "A"))); }, "seed-url-bad-signature"],
-    ["a different seed name", (url: URL) => { url.pathname = "/seeds/bare"; }, "seed-url-bad-signature"],
-    ["format switched to array", (url: URL) => { url.searchParams.set("format", "array"); }, "seed-url-bad-signature"],
-    ["no signature", (url: URL) => { url.searchParams.delete("sig"); }, "seed-url-malformed"],
+    [
+      "expired",
+      (url: URL) => {
+        url.searchParams.set("exp", String(Math.floor(Date.now() / 1000) - 10));
+      },
+      "seed-url-bad-signature",
+    ],
+    [
+      "a changed signature",
+      (url: URL) => {
+        url.searchParams.set(
+          "sig",
+          url.searchParams.get("sig")!.replace(/^./, (c) => (c === "A" ? "B" : "A")),
+        );
+      },
+      "seed-url-bad-signature",
+    ],
+    [
+      "a different seed name",
+      (url: URL) => {
+        url.pathname = "/seeds/bare";
+      },
+      "seed-url-bad-signature",
+    ],
+    [
+      "format switched to array",
+      (url: URL) => {
+        url.searchParams.set("format", "array");
+      },
+      "seed-url-bad-signature",
+    ],
+    [
+      "no signature",
+      (url: URL) => {
+        url.searchParams.delete("sig");
+      },
+      "seed-url-malformed",
+    ],
   ])("refuses a URL with %s (403)", async (_, tamper, type) => {
     await upload("tokens-guarded", authrimSet);
     await upload("bare", [jwt(7)]);

@@ -45,8 +45,13 @@ describe("shard progress", () => {
       const record = state.storage.kv.get<Record<string, unknown>>("run")!;
       expect(Object.keys(record)).not.toContain("telemetry");
       expect(Object.keys(record)).not.toContain("watermarks");
-      const rows = state.storage.sql.exec<{ shard: number; done: number; telemetry: string }>("SELECT shard, done, telemetry FROM shard_progress ORDER BY shard").toArray();
-      expect(rows.map((r) => [r.shard, r.done])).toEqual([[0, 1], [1, 1]]);
+      const rows = state.storage.sql
+        .exec<{ shard: number; done: number; telemetry: string }>("SELECT shard, done, telemetry FROM shard_progress ORDER BY shard")
+        .toArray();
+      expect(rows.map((r) => [r.shard, r.done])).toEqual([
+        [0, 1],
+        [1, 1],
+      ]);
       expect(rows.every((r) => (JSON.parse(r.telemetry) as ShardTelemetry).colo === "local")).toBe(true);
     });
   });

@@ -22,8 +22,14 @@ function assignment(time: VirtualTime, spec: Record<string, unknown>, shard = { 
   const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", ...spec });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return {
-    runId: "r-test", weights: shard.weights, iterationsPerInvocation: 1_000_000, t0Ms: time.now, mode: "local", flushGraceMs: 0,
-    deadlineMs: time.now + parsed.spec.durationMs + parsed.spec.timeoutMs, spec: parsed.spec,
+    runId: "r-test",
+    weights: shard.weights,
+    iterationsPerInvocation: 1_000_000,
+    t0Ms: time.now,
+    mode: "local",
+    flushGraceMs: 0,
+    deadlineMs: time.now + parsed.spec.durationMs + parsed.spec.timeoutMs,
+    spec: parsed.spec,
     shard: { index: shard.index, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight },
   };
 }
@@ -252,8 +258,14 @@ function vuAssignment(time: VirtualTime, spec: Record<string, unknown>, shard = 
   const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], ...spec });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return {
-    runId: "r-vus", weights: shard.weights, iterationsPerInvocation: 1_000_000, t0Ms: time.now, mode: "local", flushGraceMs: 0,
-    deadlineMs: time.now + parsed.spec.durationMs + parsed.spec.timeoutMs, spec: parsed.spec,
+    runId: "r-vus",
+    weights: shard.weights,
+    iterationsPerInvocation: 1_000_000,
+    t0Ms: time.now,
+    mode: "local",
+    flushGraceMs: 0,
+    deadlineMs: time.now + parsed.spec.durationMs + parsed.spec.timeoutMs,
+    spec: parsed.spec,
     shard: { index: shard.index, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight: 1 },
   };
 }
@@ -300,8 +312,17 @@ describe("ShardEngine, closed model (VUs)", () => {
   it("holds the active iterations at the stage targets across shards, ramping up and down like k6", async () => {
     const time = new VirtualTime();
     // 0→10 VUs over 2 s, hold 2 s, 10→0 over 2 s; an iteration takes 50 ms + 100 ms think.
-    const spec = { executor: "ramping-vus", startVUs: 0, stages: [{ target: 10, duration: "2s" }, { target: 10, duration: "2s" }, { target: 0, duration: "2s" }],
-      steps: [{ path: "/", think: "100ms" }], connectionSlots: 100 };
+    const spec = {
+      executor: "ramping-vus",
+      startVUs: 0,
+      stages: [
+        { target: 10, duration: "2s" },
+        { target: 10, duration: "2s" },
+        { target: 0, duration: "2s" },
+      ],
+      steps: [{ path: "/", think: "100ms" }],
+      connectionSlots: 100,
+    };
     const weights = [1, 1, 1];
     const t0 = time.now;
     const schedule = new VuSchedule(vuAssignment(time, spec).spec.vus!);
@@ -313,11 +334,17 @@ describe("ShardEngine, closed model (VUs)", () => {
       async run(io, it) {
         active++;
         samples.push({ t: time.now - t0, active });
-        try { await flow.run(io, it); } finally { active--; }
+        try {
+          await flow.run(io, it);
+        } finally {
+          active--;
+        }
       },
     };
     const windows: Array<Omit<ShardWindow, "part">> = [];
-    const engines = weights.map((_, index) => new ShardEngine(vuAssignment(time, spec, { index, weights }), time.clock, target.fetcher, (w) => windows.push(w), counting));
+    const engines = weights.map(
+      (_, index) => new ShardEngine(vuAssignment(time, spec, { index, weights }), time.clock, target.fetcher, (w) => windows.push(w), counting),
+    );
     const results = await time.run(Promise.all(engines.map((e) => e.run(0, Infinity))));
     expect(results.map((r) => r.end)).toEqual(["finished", "finished", "finished"]);
     for (const { t, active: n } of samples) {
@@ -343,8 +370,16 @@ describe("ShardEngine, closed model (VUs)", () => {
 
   it("respects think time between a VU's steps, fixed and random within its range", async () => {
     const time = new VirtualTime();
-    const spec = { executor: "constant-vus", vus: 3, duration: "5s", flow: "sequence",
-      steps: [{ name: "a", path: "/a?vu={{vu}}", think: "1s" }, { name: "b", path: "/b?vu={{vu}}", think: { min: "200ms", max: "400ms" } }] };
+    const spec = {
+      executor: "constant-vus",
+      vus: 3,
+      duration: "5s",
+      flow: "sequence",
+      steps: [
+        { name: "a", path: "/a?vu={{vu}}", think: "1s" },
+        { name: "b", path: "/b?vu={{vu}}", think: { min: "200ms", max: "400ms" } },
+      ],
+    };
     const a = vuAssignment(time, spec);
     const sends: Array<{ at: number; path: string; vu: string }> = [];
     const fetcher = (async (url: string) => {
@@ -370,12 +405,31 @@ describe("ShardEngine, closed model (VUs)", () => {
   it("flows a captured token from login to logout in every iteration of every VU", async () => {
     const time = new VirtualTime();
     const spec = {
-      executor: "constant-vus", vus: 4, duration: "6s", flow: "sequence", vars: { password: "pw-123456" },
+      executor: "constant-vus",
+      vus: 4,
+      duration: "6s",
+      flow: "sequence",
+      vars: { password: "pw-123456" },
       metrics: { login_duration: { type: "trend" }, login_success_rate: { type: "rate" } },
       steps: [
-        { name: "register", method: "POST", path: "/app/v1/user", body: { username: "u_{{randomString(12)}}", password: "{{vars.password}}" }, capture: { username: { json: "$.username" } }, expect: { status: 201 }, think: "1s" },
-        { name: "login", method: "POST", path: "/app/login", body: { username: "{{captured.username}}", password: "{{vars.password}}" }, capture: { token: { json: "$.token" } }, think: "1s",
-          record: { login_duration: "duration", login_success_rate: "success" } },
+        {
+          name: "register",
+          method: "POST",
+          path: "/app/v1/user",
+          body: { username: "u_{{randomString(12)}}", password: "{{vars.password}}" },
+          capture: { username: { json: "$.username" } },
+          expect: { status: 201 },
+          think: "1s",
+        },
+        {
+          name: "login",
+          method: "POST",
+          path: "/app/login",
+          body: { username: "{{captured.username}}", password: "{{vars.password}}" },
+          capture: { token: { json: "$.token" } },
+          think: "1s",
+          record: { login_duration: "duration", login_success_rate: "success" },
+        },
         { name: "user", path: "/app/user", headers: { authorization: "Bearer {{captured.token}}" }, checks: [{ status: 200 }], think: "1s" },
         { name: "logout", method: "DELETE", path: "/app/logout", headers: { authorization: "Bearer {{captured.token}}" }, think: "2s" },
       ],
@@ -401,8 +455,17 @@ describe("ShardEngine, closed model (VUs)", () => {
   it("lets a VU the ramp-down removes finish within gracefulRampDown, then interrupts it", async () => {
     const time = new VirtualTime();
     // 2 VUs for 1 s, then 1 for 4 s. VU 2 is removed at 1 s in the middle of a 3 s think.
-    const spec = { executor: "ramping-vus", startVUs: 2, stages: [{ target: 2, duration: "1s" }, { target: 1, duration: "0s" }, { target: 1, duration: "4s" }],
-      gracefulRampDown: "500ms", steps: [{ path: "/?vu={{vu}}", think: "3s" }] };
+    const spec = {
+      executor: "ramping-vus",
+      startVUs: 2,
+      stages: [
+        { target: 2, duration: "1s" },
+        { target: 1, duration: "0s" },
+        { target: 1, duration: "4s" },
+      ],
+      gracefulRampDown: "500ms",
+      steps: [{ path: "/?vu={{vu}}", think: "3s" }],
+    };
     const a = vuAssignment(time, spec);
     const target = fakeTarget(time, 10);
     const windows: Array<Omit<ShardWindow, "part">> = [];
@@ -560,18 +623,27 @@ describe("ShardEngine, SSE streams and scrapes", () => {
   it("stores the chosen series of each scrape with the window it was taken in", async () => {
     const time = new VirtualTime();
     const a = assignment(time, {
-      rate: 1, timeUnit: "500ms", duration: "2s",
+      rate: 1,
+      timeUnit: "500ms",
+      duration: "2s",
       steps: [{ path: "/metrics", scrape: { series: ["streams_open", 'requests_total{route="/a"}'] } }],
     });
     let n = 0;
     const fetcher = (async () => {
       n++;
-      return new Response(`# TYPE streams_open gauge\nstreams_open ${n * 10}\n# TYPE requests_total counter\nrequests_total{route="/a"} ${n}\nrequests_total{route="/b"} 7\n`);
+      return new Response(
+        `# TYPE streams_open gauge\nstreams_open ${n * 10}\n# TYPE requests_total counter\nrequests_total{route="/a"} ${n}\nrequests_total{route="/b"} 7\n`,
+      );
     }) as unknown as typeof fetch;
     const windows: Array<Omit<ShardWindow, "part">> = [];
     await time.run(engineFor(a, time.clock, fetcher, (w) => windows.push(w)).run(0, 1_000_000));
     const points = windows.flatMap((w) => (w.series ?? []).map((p) => ({ w: w.windowS, ...p })));
-    expect(points.filter((p) => p.name === "streams_open").map((p) => [p.w, p.value])).toEqual([[0, 10], [0, 20], [1, 30], [1, 40]]);
+    expect(points.filter((p) => p.name === "streams_open").map((p) => [p.w, p.value])).toEqual([
+      [0, 10],
+      [0, 20],
+      [1, 30],
+      [1, 40],
+    ]);
     expect(points.filter((p) => p.name === "requests_total").map((p) => p.labels)).toEqual(Array(4).fill({ route: "/a" }));
     expect(totals(windows).counters.checksPassed).toBe(4);
   });

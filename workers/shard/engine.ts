@@ -92,7 +92,15 @@ export class ShardEngine implements IterationHost {
    * `loopWatch`: the probes of the event loop this engine runs in, shared with the other
    * engines there (LoadShard passes one per isolate); its own otherwise.
    */
-  constructor(a: ShardAssignment, clock: EngineClock, fetcher: typeof fetch, onWindow: (w: Omit<ShardWindow, "part">) => void, flow: Flow, loopWatch = new LoopWatch(clock), progress: IterationProgress | null = null) {
+  constructor(
+    a: ShardAssignment,
+    clock: EngineClock,
+    fetcher: typeof fetch,
+    onWindow: (w: Omit<ShardWindow, "part">) => void,
+    flow: Flow,
+    loopWatch = new LoopWatch(clock),
+    progress: IterationProgress | null = null,
+  ) {
     this.#a = a;
     this.#clock = clock;
     this.#fetch = fetcher;
@@ -204,7 +212,9 @@ export class ShardEngine implements IterationHost {
       sweepTimeouts: (nowMs) => this.#timeouts.sweep(nowMs),
       sleep: (ms) => this.#sleep(ms),
       wake: () => this.#wake?.(),
-      wakeSleepers: () => { for (const wake of this.#sleepers) wake(); },
+      wakeSleepers: () => {
+        for (const wake of this.#sleepers) wake();
+      },
       launch: (k, nowMs) => this.#launch(k, nowMs),
       setCursor: (k) => (this.#cursor = k),
       startIteration: (it, hardStopMs) => {
@@ -301,7 +311,9 @@ export class ShardEngine implements IterationHost {
     this.#closedThrough = windowS;
     for (const [w, { steps: perStep, series }] of this.#windows.takeBelow(windowS)) {
       const steps: Array<readonly [number, ReturnType<MetricStats["toWire"]>]> = [];
-      perStep.forEach((stats, i) => { if (stats && !stats.isEmpty) steps.push([i, stats.toWire()]); });
+      perStep.forEach((stats, i) => {
+        if (stats && !stats.isEmpty) steps.push([i, stats.toWire()]);
+      });
       if (steps.length || series) this.#onWindow({ windowS: w, steps, ...(series ? { series } : {}) });
     }
   }
@@ -377,7 +389,12 @@ export class ShardEngine implements IterationHost {
     this.#statsFor(sentWindow, stepIndex).counters.sent++;
     if (request.body !== undefined) init.body = request.body;
     if (request.redirect) init.redirect = request.redirect;
-    const measured = await fetchAndMeasure({ fetch: this.#fetch, clock: this.#clock, slots: this.#slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs: this.#a.spec.timeoutMs }, request, init, sendMs);
+    const measured = await fetchAndMeasure(
+      { fetch: this.#fetch, clock: this.#clock, slots: this.#slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs: this.#a.spec.timeoutMs },
+      request,
+      init,
+      sendMs,
+    );
     const { status, ttfbMs, bytes, headers, body, error, errorMessage, response } = measured;
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
@@ -392,16 +409,31 @@ export class ShardEngine implements IterationHost {
     }
 
     const trail: RequestTrail = {
-      queuedMs, sendMs, ttfbMs, endMs, intendedMs, clientDelayMs,
-      status, statusText: response?.statusText ?? "", bytes, error, errorMessage,
+      queuedMs,
+      sendMs,
+      ttfbMs,
+      endMs,
+      intendedMs,
+      clientDelayMs,
+      status,
+      statusText: response?.statusText ?? "",
+      bytes,
+      error,
+      errorMessage,
     };
     recordTrail(this.#statsFor(this.#windowOf(endMs), stepIndex), trail, request.expect);
     if (opened) {
       const holdMs = request.stream!.holdMs;
       const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);
       const stream = await readEventStream({
-        body: opened, sendMs, openedMs: endMs, untilMs: until, abort: () => streamAbort!.abort(),
-        clock: this.#clock, isStopped: () => this.#stop, open: this.#streams,
+        body: opened,
+        sendMs,
+        openedMs: endMs,
+        untilMs: until,
+        abort: () => streamAbort!.abort(),
+        clock: this.#clock,
+        isStopped: () => this.#stop,
+        open: this.#streams,
         customAt: (ms) => this.#statsFor(this.#windowOf(ms), stepIndex).custom,
       });
       return { status, error, headers, body, durationMs: endMs - sendMs, stream };

@@ -105,8 +105,16 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
     if (!existing) {
       this.#storeAssignment(assignment);
       this.#save({
-        phase: "scheduled", cursor: 0, handoff: false, stopRequested: false, restarts: 0, invocations: 0,
-        subrequests: 0, peakInFlight: 0, colo: assignment.mode === "local" ? "local" : "unknown", watermarkS: 0,
+        phase: "scheduled",
+        cursor: 0,
+        handoff: false,
+        stopRequested: false,
+        restarts: 0,
+        invocations: 0,
+        subrequests: 0,
+        peakInFlight: 0,
+        colo: assignment.mode === "local" ? "local" : "unknown",
+        watermarkS: 0,
       });
       await this.ctx.storage.setAlarm(assignment.t0Ms);
     }
@@ -171,8 +179,19 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
     }
     const part = state.invocations + 1;
     // Redirects are followed only onto targets this deployment allows (redirect-guard.ts).
-    const fetcher = followingAllowedRedirects(fetch.bind(globalThis), (url) => checkTarget(url, this.env.ALLOWED_TARGETS, modeOf(this.env.EDGELOAD_MODE)) === null);
-    const engine = new ShardEngine(assignment, clock, fetcher, (w) => this.#windowClosed({ ...w, part }, engine, assignment), this.#flow, loopWatch, state.iterationProgress ?? null);
+    const fetcher = followingAllowedRedirects(
+      fetch.bind(globalThis),
+      (url) => checkTarget(url, this.env.ALLOWED_TARGETS, modeOf(this.env.EDGELOAD_MODE)) === null,
+    );
+    const engine = new ShardEngine(
+      assignment,
+      clock,
+      fetcher,
+      (w) => this.#windowClosed({ ...w, part }, engine, assignment),
+      this.#flow,
+      loopWatch,
+      state.iterationProgress ?? null,
+    );
     const now = Date.now();
     let cursor = state.cursor;
     const resumedAfterCrash = state.phase === "running" && !state.handoff;
@@ -187,7 +206,14 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
     // The stored cursor stays where the last window closed: the iterations just skipped are
     // counted in the engine's open window, which is stored (with the cursor past them) when
     // it closes. Storing the cursor now would lose them to a crash before that.
-    this.#save({ ...state, phase: "running", handoff: false, invocations: part, restarts: state.restarts + (resumedAfterCrash ? 1 : 0), ...(resumedAfterCrash ? { lastRestartMs: now } : {}) });
+    this.#save({
+      ...state,
+      phase: "running",
+      handoff: false,
+      invocations: part,
+      restarts: state.restarts + (resumedAfterCrash ? 1 : 0),
+      ...(resumedAfterCrash ? { lastRestartMs: now } : {}),
+    });
     if (state.stopRequested) engine.stop();
 
     let result;
@@ -228,7 +254,9 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
       data = parsed.data;
       state = { ...state, seedLoads: (state.seedLoads ?? 0) + 1 };
     }
-    const flow = assignment.spec.script ? await this.#scriptFlow(assignment) : createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.weights.length });
+    const flow = assignment.spec.script
+      ? await this.#scriptFlow(assignment)
+      : createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.weights.length });
     const saved = this.ctx.storage.kv.get<unknown>(FLOW_STATE);
     if (saved !== undefined) flow.restore?.(saved);
     return { flow, state };
@@ -290,7 +318,9 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
     const runWindow = toRunWindow(window, scenario);
     const key = `${WINDOW_PREFIX}${String(runWindow.windowS).padStart(8, "0")}:${runWindow.part}`;
     const next: ShardState = {
-      ...state, watermarkS: engine.closedThrough + (scenario?.windowOffsetS ?? 0), cursor: engine.cursor,
+      ...state,
+      watermarkS: engine.closedThrough + (scenario?.windowOffsetS ?? 0),
+      cursor: engine.cursor,
       clockResolutionUs: finerResolution(state.clockResolutionUs, engine.clockResolutionUs),
       behindCloudflare: state.behindCloudflare || engine.behindCloudflare,
     };
@@ -365,7 +395,10 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
       }
       // Unconfirmed like the window's write: a gated delete would hold this isolate's next
       // sends until it is durable, and a lost one only re-sends windows the coordinator skips.
-      void this.ctx.storage.delete(pending.map(([key]) => key), { allowUnconfirmed: true });
+      void this.ctx.storage.delete(
+        pending.map(([key]) => key),
+        { allowUnconfirmed: true },
+      );
       for (const [key] of pending) this.#pending!.delete(key);
       if (ack.stop) this.#engine?.stop();
       if (done || (!final && last)) return;

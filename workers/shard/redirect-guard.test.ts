@@ -27,7 +27,9 @@ describe("followingAllowedRedirects", () => {
 
   it("refuses a redirect that leaves the allowed targets, without sending it", async () => {
     const net = network({ "http://127.0.0.1:9/a": { status: 301, location: "https://example.com/x" } });
-    await expect(followingAllowedRedirects(net.fetcher, loopbackOnly)("http://127.0.0.1:9/a", {})).rejects.toThrow(new RedirectRefused("redirect to https://example.com/x refused: not an allowed target"));
+    await expect(followingAllowedRedirects(net.fetcher, loopbackOnly)("http://127.0.0.1:9/a", {})).rejects.toThrow(
+      new RedirectRefused("redirect to https://example.com/x refused: not an allowed target"),
+    );
     expect(net.sent.map((s) => s.url)).toEqual(["http://127.0.0.1:9/a"]);
   });
 

@@ -39,9 +39,17 @@ const rowsOf = (s: { sql: string; params: unknown[] }) => s.params.length / /\((
 describe("a 35,000/s run across 6 regions, simulated shard by shard", () => {
   it("sends exactly the schedule, merges exactly, and keeps D1 and the coordinator within the model", async () => {
     const parsed = parseRunSpec({
-      target: "https://auth.example.com", steps: [{ name: "userinfo", path: "/userinfo" }],
-      executor: "ramping-arrival-rate", stages: [{ target: 35_000, duration: "1s" }, { target: 35_000, duration: "2s" }],
-      regions: REGIONS, expectedLatency: "30ms", maxVUs: 2000, timeout: "10s",
+      target: "https://auth.example.com",
+      steps: [{ name: "userinfo", path: "/userinfo" }],
+      executor: "ramping-arrival-rate",
+      stages: [
+        { target: 35_000, duration: "1s" },
+        { target: 35_000, duration: "2s" },
+      ],
+      regions: REGIONS,
+      expectedLatency: "30ms",
+      maxVUs: 2000,
+      timeout: "10s",
     });
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
     const spec = parsed.spec;
@@ -65,13 +73,25 @@ describe("a 35,000/s run across 6 regions, simulated shard by shard", () => {
 
     const windows: Array<{ shard: number; region: string; window: Omit<ShardWindow, "part"> }> = [];
     const engines = shardAssignments({ runId: "r-sim", spec, plan, t0Ms, mode: "deployed", flushGraceMs: 0 }).map((a) => {
-      const engine = new ShardEngine(a, time.clock, fetcher, (window) => windows.push({ shard: a.shard.index, region: a.shard.region, window }), customStepsFlow(a.spec));
+      const engine = new ShardEngine(
+        a,
+        time.clock,
+        fetcher,
+        (window) => windows.push({ shard: a.shard.index, region: a.shard.region, window }),
+        customStepsFlow(a.spec),
+      );
       return { a, engine };
     });
-    const results = await time.run(Promise.all(engines.map(({ a, engine }) => engine.run(0, a.iterationsPerInvocation).then((r) => {
-      if (r.end !== "finished") unfinished.push(a.shard.index);
-      return r;
-    }))));
+    const results = await time.run(
+      Promise.all(
+        engines.map(({ a, engine }) =>
+          engine.run(0, a.iterationsPerInvocation).then((r) => {
+            if (r.end !== "finished") unfinished.push(a.shard.index);
+            return r;
+          }),
+        ),
+      ),
+    );
 
     // Counts: every shard finished its share; every iteration sent once, none early or dropped.
     expect(unfinished).toEqual([]);
@@ -107,7 +127,11 @@ describe("a 35,000/s run across 6 regions, simulated shard by shard", () => {
     const seconds = [...new Set([...cells.values()].map((c) => c.windowS))];
     for (const second of seconds) {
       const { db, statements } = recordingD1();
-      const stmts = windowStatements(db, "r-sim", [...cells.values()].filter((c) => c.windowS === second));
+      const stmts = windowStatements(
+        db,
+        "r-sim",
+        [...cells.values()].filter((c) => c.windowS === second),
+      );
       expect(stmts.length).toBe(statements.length);
       const rows = statements.reduce((n, s) => n + rowsOf(s), 0);
       expect(rows).toBeLessThanOrEqual(model.d1RowsPerS);
@@ -116,7 +140,11 @@ describe("a 35,000/s run across 6 regions, simulated shard by shard", () => {
     }
     // A full second at 35,000/s writes the model's 42 rows: 6 regions × (1 + 6 histograms).
     const { db, statements } = recordingD1();
-    windowStatements(db, "r-sim", [...cells.values()].filter((c) => c.windowS === 2));
+    windowStatements(
+      db,
+      "r-sim",
+      [...cells.values()].filter((c) => c.windowS === 2),
+    );
     expect(statements.reduce((n, s) => n + rowsOf(s), 0)).toBe(42);
     for (const shards of flushesPerSecond.values()) expect(shards.size).toBeLessThanOrEqual(model.coordinatorRequestsPerS);
   }, 60_000);

@@ -63,8 +63,13 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
     async run(io: FlowIO, it: IterationInfo): Promise<void> {
       const host = new IterationHost(io, run.mayRequest, run.steps);
       const start: IterationStart = {
-        exec: run.script.exec, vu: it.vu ?? null, firstPoolVu: run.firstPoolVu, iterationInTest: it.global,
-        scenario: run.scenario, env: run.script.env, setupDataKey: setupDataKeyOf,
+        exec: run.script.exec,
+        vu: it.vu ?? null,
+        firstPoolVu: run.firstPoolVu,
+        iterationInTest: it.global,
+        scenario: run.scenario,
+        env: run.script.env,
+        setupDataKey: setupDataKeyOf,
       };
       let outcome = await entry.iteration(host, start);
       // setup()'s result crosses once per isolate, not with every iteration (a seed set can
@@ -109,8 +114,13 @@ export class IterationHost extends RpcTarget implements Host {
     try {
       const step = request.step === undefined ? 0 : Math.max(0, this.#steps.indexOf(request.step));
       const r = await this.#io.send(step, {
-        url, method: request.method, headers: request.headers, ...(request.body !== undefined ? { body: request.body } : {}),
-        expect: request.expect ? new Set(request.expect) : null, readBody: request.readBody, redirect: request.redirect,
+        url,
+        method: request.method,
+        headers: request.headers,
+        ...(request.body !== undefined ? { body: request.body } : {}),
+        expect: request.expect ? new Set(request.expect) : null,
+        readBody: request.readBody,
+        redirect: request.redirect,
       });
       const headers: Record<string, string> = {};
       r.headers?.forEach((value, name) => (headers[name] = value));

@@ -19,19 +19,28 @@ export function authStateShard(kind: AuthKind, key: string): number {
 export class AuthState extends DurableObject {
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS records (kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (kind, key))");
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS records (kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (kind, key))",
+    );
   }
 
   async put(kind: AuthKind, key: string, value: unknown, ttlS: number): Promise<void> {
     const now = Math.floor(Date.now() / 1000);
     const sql = this.ctx.storage.sql;
-    sql.exec("INSERT INTO records (kind, key, value, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at",
-      kind, key, JSON.stringify(value), now + ttlS);
+    sql.exec(
+      "INSERT INTO records (kind, key, value, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at",
+      kind,
+      key,
+      JSON.stringify(value),
+      now + ttlS,
+    );
     sql.exec("DELETE FROM records WHERE expires_at < ?", now - 60);
   }
 
   async get<T>(kind: AuthKind, key: string): Promise<T | null> {
-    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM records WHERE kind = ? AND key = ? AND expires_at >= ?", kind, key, Math.floor(Date.now() / 1000)).toArray()[0];
+    const row = this.ctx.storage.sql
+      .exec<{ value: string }>("SELECT value FROM records WHERE kind = ? AND key = ? AND expires_at >= ?", kind, key, Math.floor(Date.now() / 1000))
+      .toArray()[0];
     return row ? (JSON.parse(row.value) as T) : null;
   }
 

@@ -83,10 +83,7 @@ configApp.put("/config/:key", async (c) => {
   if (denied) return denied;
   const key = c.req.param("key");
   const value = await valueOf(c);
-  const problems = [
-    ...(KEY.test(key) ? [] : ["key: 1–128 characters of A-Za-z0-9 _ . : -"]),
-    ...(value.ok ? [] : [value.problem]),
-  ];
+  const problems = [...(KEY.test(key) ? [] : ["key: 1–128 characters of A-Za-z0-9 _ . : -"]), ...(value.ok ? [] : [value.problem])];
   if (problems.length || !value.ok) return c.json({ error: "bad config write", problems }, 400);
   return c.json(await configHub(c.env).set(key, value.value));
 });
@@ -103,6 +100,7 @@ async function valueOf(c: Context<App>): Promise<{ ok: true; value: unknown } | 
     return { ok: false, problem: 'body: a JSON object {"value": <any JSON>}' };
   }
   const value = (body as { value: unknown }).value;
-  if (new TextEncoder().encode(JSON.stringify(value)).byteLength > MAX_VALUE_BYTES) return { ok: false, problem: `value: at most ${MAX_VALUE_BYTES} bytes of JSON` };
+  if (new TextEncoder().encode(JSON.stringify(value)).byteLength > MAX_VALUE_BYTES)
+    return { ok: false, problem: `value: at most ${MAX_VALUE_BYTES} bytes of JSON` };
   return { ok: true, value };
 }

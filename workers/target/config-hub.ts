@@ -103,7 +103,9 @@ export class ConfigHub extends DurableObject {
     const json = JSON.stringify(value);
     this.ctx.storage.sql.exec(
       "INSERT INTO config_values (key, value, version) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version",
-      key, json, version,
+      key,
+      json,
+      version,
     );
     this.#current = { version, values: { ...before.values, [key]: JSON.parse(json) } };
     this.#writesTotal++;
@@ -129,17 +131,22 @@ export class ConfigHub extends DurableObject {
     const subscriber: Subscriber = { writer: writable.getWriter(), timers: [] };
     this.#subscribers.add(subscriber);
     // Settles when the stream errors (a failed write, an abort) or closes: never count it again.
-    subscriber.writer.closed.then(() => this.#drop(subscriber), () => this.#drop(subscriber));
+    subscriber.writer.closed.then(
+      () => this.#drop(subscriber),
+      () => this.#drop(subscriber),
+    );
 
     const current = this.#snapshot();
     this.#send(subscriber, encoder.encode(sseEvent({ event: "config", id: current.version, data: JSON.stringify(current) })));
     subscriber.timers.push(setInterval(() => this.#send(subscriber, PING), options.heartbeatMs));
     if (options.intervalMs !== null) {
       let n = 0;
-      subscriber.timers.push(setInterval(() => {
-        n++;
-        this.#send(subscriber, encoder.encode(sseEvent({ event: "tick", data: JSON.stringify({ n, version: this.#snapshot().version }) })));
-      }, options.intervalMs));
+      subscriber.timers.push(
+        setInterval(() => {
+          n++;
+          this.#send(subscriber, encoder.encode(sseEvent({ event: "tick", data: JSON.stringify({ n, version: this.#snapshot().version }) })));
+        }, options.intervalMs),
+      );
     }
     return readable;
   }

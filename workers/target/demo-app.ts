@@ -67,7 +67,9 @@ demoApp.post("/v1/user", async (c) => {
   // One statement: a duplicate username or email changes nothing, and says so.
   const result = await c.env.TARGET_DB.prepare(
     "INSERT INTO app_users (username, email, password_sha256, salt, created_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
-  ).bind(username, email.toLowerCase(), await sha256Hex(salt + password), salt, Date.now()).run();
+  )
+    .bind(username, email.toLowerCase(), await sha256Hex(salt + password), salt, Date.now())
+    .run();
   if (result.meta.changes === 0) return problem(c, 409, "username or email already registered");
   return c.json({ username, email: email.toLowerCase() }, 201);
 });
@@ -76,12 +78,19 @@ demoApp.post("/login", async (c) => {
   const body = await jsonOf(c);
   const { username, email, password } = body ?? {};
   if (typeof password !== "string" || (typeof username !== "string" && typeof email !== "string")) return problem(c, 400, "username (or email) and password");
-  const user = typeof username === "string"
-    ? await c.env.TARGET_DB.prepare("SELECT username, password_sha256, salt FROM app_users WHERE username = ?1").bind(username).first<{ username: string; password_sha256: string; salt: string }>()
-    : await c.env.TARGET_DB.prepare("SELECT username, password_sha256, salt FROM app_users WHERE email = ?1").bind(String(email).toLowerCase()).first<{ username: string; password_sha256: string; salt: string }>();
+  const user =
+    typeof username === "string"
+      ? await c.env.TARGET_DB.prepare("SELECT username, password_sha256, salt FROM app_users WHERE username = ?1")
+          .bind(username)
+          .first<{ username: string; password_sha256: string; salt: string }>()
+      : await c.env.TARGET_DB.prepare("SELECT username, password_sha256, salt FROM app_users WHERE email = ?1")
+          .bind(String(email).toLowerCase())
+          .first<{ username: string; password_sha256: string; salt: string }>();
   if (!user || (await sha256Hex(user.salt + password)) !== user.password_sha256) return problem(c, 401, "invalid credentials");
   const token = randomHex(24);
-  await c.env.TARGET_DB.prepare("INSERT INTO app_tokens (token_sha256, username, created_at) VALUES (?1, ?2, ?3)").bind(await sha256Hex(token), user.username, Date.now()).run();
+  await c.env.TARGET_DB.prepare("INSERT INTO app_tokens (token_sha256, username, created_at) VALUES (?1, ?2, ?3)")
+    .bind(await sha256Hex(token), user.username, Date.now())
+    .run();
   return c.json({ token });
 });
 
@@ -90,7 +99,9 @@ demoApp.get("/user", async (c) => {
   if (!token) return problem(c, 401, "a bearer token is required");
   const user = await c.env.TARGET_DB.prepare(
     "SELECT u.username, u.email, u.created_at FROM app_tokens t JOIN app_users u ON u.username = t.username WHERE t.token_sha256 = ?1 AND t.revoked_at IS NULL",
-  ).bind(await sha256Hex(token)).first<{ username: string; email: string; created_at: number }>();
+  )
+    .bind(await sha256Hex(token))
+    .first<{ username: string; email: string; created_at: number }>();
   if (!user) return problem(c, 401, "unknown or logged-out token");
   return c.json({ username: user.username, email: user.email, createdAt: new Date(user.created_at).toISOString() });
 });
@@ -99,7 +110,8 @@ demoApp.delete("/logout", async (c) => {
   const token = bearer(c);
   if (!token) return problem(c, 401, "a bearer token is required");
   const result = await c.env.TARGET_DB.prepare("UPDATE app_tokens SET revoked_at = ?2 WHERE token_sha256 = ?1 AND revoked_at IS NULL")
-    .bind(await sha256Hex(token), Date.now()).run();
+    .bind(await sha256Hex(token), Date.now())
+    .run();
   if (result.meta.changes === 0) return problem(c, 401, "unknown or logged-out token");
   return c.body(null, 204);
 });

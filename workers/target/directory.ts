@@ -30,8 +30,17 @@ export async function createClient(db: D1Database, input: ClientInput): Promise<
       `INSERT INTO clients (client_id, client_secret_sha256, client_name, redirect_uris, grant_types, scope, skip_consent, token_exchange_allowed, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(clientId, await sha256Hex(clientSecret), input.client_name, JSON.stringify(input.redirect_uris), JSON.stringify(input.grant_types),
-      input.scope, input.skip_consent ? 1 : 0, input.token_exchange_allowed ? 1 : 0, Date.now())
+    .bind(
+      clientId,
+      await sha256Hex(clientSecret),
+      input.client_name,
+      JSON.stringify(input.redirect_uris),
+      JSON.stringify(input.grant_types),
+      input.scope,
+      input.skip_consent ? 1 : 0,
+      input.token_exchange_allowed ? 1 : 0,
+      Date.now(),
+    )
     .run();
   return { client_id: clientId, client_secret: clientSecret };
 }
@@ -44,10 +53,17 @@ export interface Client {
 }
 
 export async function findClient(db: D1Database, clientId: string): Promise<Client | null> {
-  const row = await db.prepare("SELECT client_id, redirect_uris, grant_types, token_exchange_allowed FROM clients WHERE client_id = ?").bind(clientId)
+  const row = await db
+    .prepare("SELECT client_id, redirect_uris, grant_types, token_exchange_allowed FROM clients WHERE client_id = ?")
+    .bind(clientId)
     .first<{ client_id: string; redirect_uris: string; grant_types: string; token_exchange_allowed: number }>();
   return row
-    ? { client_id: row.client_id, redirect_uris: JSON.parse(row.redirect_uris) as string[], grant_types: JSON.parse(row.grant_types) as string[], token_exchange_allowed: row.token_exchange_allowed === 1 }
+    ? {
+        client_id: row.client_id,
+        redirect_uris: JSON.parse(row.redirect_uris) as string[],
+        grant_types: JSON.parse(row.grant_types) as string[],
+        token_exchange_allowed: row.token_exchange_allowed === 1,
+      }
     : null;
 }
 
@@ -102,8 +118,19 @@ export async function searchUsers(db: D1Database, q: { search: string | null; pa
   const pattern = q.search === null ? null : `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const where = pattern === null ? "" : "WHERE email LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\'";
   const binds = pattern === null ? [] : [pattern];
-  const total = (await db.prepare(`SELECT COUNT(*) AS n FROM users ${where}`).bind(...binds).first<{ n: number }>())?.n ?? 0;
-  const rows = await db.prepare(`SELECT id, email, name, email_verified FROM users ${where} ORDER BY created_at DESC, rowid DESC LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit}`).bind(...binds).all<UserRow>();
+  const total =
+    (
+      await db
+        .prepare(`SELECT COUNT(*) AS n FROM users ${where}`)
+        .bind(...binds)
+        .first<{ n: number }>()
+    )?.n ?? 0;
+  const rows = await db
+    .prepare(
+      `SELECT id, email, name, email_verified FROM users ${where} ORDER BY created_at DESC, rowid DESC LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit}`,
+    )
+    .bind(...binds)
+    .all<UserRow>();
   const totalPages = Math.ceil(total / q.limit);
   return {
     users: rows.results.map((r) => ({ ...r, email_verified: r.email_verified === 1 })),

@@ -100,7 +100,10 @@ async function validate(c: Context<App>, token: string, checkAudienceAndClient =
 }
 
 function oauthError(status: number, error: string, description: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ error, error_description: description }), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+  return new Response(JSON.stringify({ error, error_description: description }), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store", ...headers },
+  });
 }
 
 /** HTTP Basic client authentication (RFC 6749 §2.3.1); the client id, or a 401 response. */
@@ -150,7 +153,8 @@ app.on(["GET", "POST"], "/userinfo", async (c) => {
     return oauthError(401, "invalid_token", "a bearer access token is required", { "www-authenticate": 'Bearer error="invalid_request"' });
   }
   const result = await validate(c, header.slice(7));
-  if (!result.ok) return oauthError(401, "invalid_token", `the access token is ${result.reason.replace("_", " ")}`, { "www-authenticate": 'Bearer error="invalid_token"' });
+  if (!result.ok)
+    return oauthError(401, "invalid_token", `the access token is ${result.reason.replace("_", " ")}`, { "www-authenticate": 'Bearer error="invalid_token"' });
   const user = await findUserById(c.env.TARGET_DB, result.claims.sub);
   return c.json({
     sub: result.claims.sub,
@@ -195,7 +199,20 @@ app.post("/introspect", async (c) => {
   if (!result.ok) return c.json({ active: false });
   const { sub, client_id, scope, exp, iat, iss, aud, act, resource } = result.claims as typeof result.claims & { act?: unknown; resource?: unknown };
   // As Authrim does, a token-exchange token's `act` and `resource` come back as they are.
-  const answer = { active: true, token_type: "access_token", sub, client_id, scope, exp, iat, iss, aud, jti: result.claims.jti, ...(act ? { act } : {}), ...(resource ? { resource } : {}) };
+  const answer = {
+    active: true,
+    token_type: "access_token",
+    sub,
+    client_id,
+    scope,
+    exp,
+    iat,
+    iss,
+    aud,
+    jti: result.claims.jti,
+    ...(act ? { act } : {}),
+    ...(resource ? { resource } : {}),
+  };
   if (settings.cache.enabled) cacheAnswer(result.claims.jti, answer, nowMs, settings.cache.ttlSeconds);
   return c.json(answer);
 });
@@ -212,7 +229,8 @@ app.put("/api/admin/settings/introspection-validation", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
   const body = (await c.req.json().catch(() => null)) as { strictValidation?: unknown } | null;
-  if (!body || typeof body.strictValidation !== "boolean") return c.json({ error: "invalid_value", error_description: "strictValidation must be a boolean" }, 400);
+  if (!body || typeof body.strictValidation !== "boolean")
+    return c.json({ error: "invalid_value", error_description: "strictValidation must be a boolean" }, 400);
   await storeSetting(c.env.TARGET_DB, "introspection_validation", { strictValidation: body.strictValidation });
   return c.json({ success: true, settings: { strictValidation: body.strictValidation, expectedAudience: null } });
 });
@@ -222,7 +240,8 @@ app.put("/api/admin/settings/introspection-cache", async (c) => {
   if (denied) return denied;
   const body = (await c.req.json().catch(() => null)) as { enabled?: unknown; ttlSeconds?: unknown } | null;
   const ttl = body?.ttlSeconds ?? DEFAULT_SETTINGS.cache.ttlSeconds;
-  if (!body || typeof body.enabled !== "boolean" || typeof ttl !== "number" || !(ttl > 0)) return c.json({ error: "invalid_value", error_description: "enabled must be a boolean, ttlSeconds a positive number" }, 400);
+  if (!body || typeof body.enabled !== "boolean" || typeof ttl !== "number" || !(ttl > 0))
+    return c.json({ error: "invalid_value", error_description: "enabled must be a boolean, ttlSeconds a positive number" }, 400);
   await storeSetting(c.env.TARGET_DB, "introspection_cache", { enabled: body.enabled, ttlSeconds: ttl });
   return c.json({ success: true, settings: { enabled: body.enabled, ttlSeconds: ttl } });
 });
@@ -289,7 +308,8 @@ app.post("/api/admin/test/email-codes", async (c) => {
 
 app.post("/api/auth/email-code/verify", async (c) => {
   const body = (await c.req.json().catch(() => null)) as { email?: unknown; code?: unknown } | null;
-  if (!body || typeof body.email !== "string" || typeof body.code !== "string") return c.json({ error: "invalid_request", error_description: "email and code are required" }, 400);
+  if (!body || typeof body.email !== "string" || typeof body.code !== "string")
+    return c.json({ error: "invalid_request", error_description: "email and code are required" }, 400);
   return verifyEmailCode(authStore(c.env), body.email, body.code, cookie(c.req.header("cookie"), OTP_SESSION_COOKIE));
 });
 
@@ -315,7 +335,11 @@ app.post("/api/admin/test/tokens", async (c) => {
   if (problems.length || !body) return c.json({ error: "invalid_request", problems }, 400);
   const ttl = typeof body.ttl === "number" && body.ttl > 0 ? body.ttl : 30 * 86_400;
   const token = body.token as string;
-  await refreshTokensIn(c.env, refreshShard(token)).register(token, { userId: body.userId as string, clientId: body.clientId as string, scope: typeof body.scope === "string" ? body.scope : "openid profile email" }, ttl);
+  await refreshTokensIn(c.env, refreshShard(token)).register(
+    token,
+    { userId: body.userId as string, clientId: body.clientId as string, scope: typeof body.scope === "string" ? body.scope : "openid profile email" },
+    ttl,
+  );
   return c.json({ ok: true, shard_index: refreshShard(token) }, 201);
 });
 
@@ -365,7 +389,10 @@ app.post("/api/admin/clients", async (c) => {
     skip_consent: body.skip_consent === true,
     token_exchange_allowed: body.token_exchange_allowed === true,
   });
-  return c.json({ client: { ...created, client_name: body.client_name, redirect_uris: redirectUris, grant_types: grantTypes, scope, created_at: Date.now() } }, 201);
+  return c.json(
+    { client: { ...created, client_name: body.client_name, redirect_uris: redirectUris, grant_types: grantTypes, scope, created_at: Date.now() } },
+    201,
+  );
 });
 
 // Users, in Authrim's shapes (mgmt/admin.ts there): a page newest first, filtered by
@@ -383,8 +410,13 @@ app.post("/api/admin/users", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
   const body = (await c.req.json().catch(() => null)) as { email?: unknown; name?: unknown; email_verified?: unknown } | null;
-  if (!body || typeof body.email !== "string" || body.email.trim() === "") return c.json({ error: "invalid_request", error_description: "Email is required" }, 400);
-  const user = await createUser(c.env.TARGET_DB, { email: body.email, name: typeof body.name === "string" ? body.name : null, email_verified: body.email_verified === true });
+  if (!body || typeof body.email !== "string" || body.email.trim() === "")
+    return c.json({ error: "invalid_request", error_description: "Email is required" }, 400);
+  const user = await createUser(c.env.TARGET_DB, {
+    email: body.email,
+    name: typeof body.name === "string" ? body.name : null,
+    email_verified: body.email_verified === true,
+  });
   if (!user) return c.json({ error: "conflict", error_description: "Unable to create user with the provided information" }, 409);
   return c.json({ user }, 201);
 });

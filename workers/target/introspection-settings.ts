@@ -24,7 +24,11 @@ let read: { atMs: number; settings: IntrospectionSettings } | null = null;
 
 export async function introspectionSettings(db: D1Database, nowMs: number): Promise<IntrospectionSettings> {
   if (read && nowMs - read.atMs < READ_EVERY_MS) return read.settings;
-  const rows = (await db.prepare("SELECT name, value FROM settings WHERE name IN ('introspection_validation', 'introspection_cache')").all<{ name: string; value: string }>()).results;
+  const rows = (
+    await db
+      .prepare("SELECT name, value FROM settings WHERE name IN ('introspection_validation', 'introspection_cache')")
+      .all<{ name: string; value: string }>()
+  ).results;
   const stored = Object.fromEntries(rows.map((r) => [r.name, JSON.parse(r.value) as Record<string, unknown>]));
   const validation = stored.introspection_validation ?? {};
   const cache = stored.introspection_cache ?? {};
@@ -41,7 +45,10 @@ export async function introspectionSettings(db: D1Database, nowMs: number): Prom
 
 /** Stores one setting and forgets what this isolate had read. */
 export async function storeSetting(db: D1Database, name: "introspection_validation" | "introspection_cache", value: Record<string, unknown>): Promise<void> {
-  await db.prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value").bind(name, JSON.stringify(value)).run();
+  await db
+    .prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value")
+    .bind(name, JSON.stringify(value))
+    .run();
   read = null;
 }
 

@@ -47,24 +47,27 @@ function body(size: number | null, fields: Record<string, unknown>): string {
 }
 
 export async function knobs(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    if (url.pathname === "/healthz") return new Response("ok");
-    if (overMaxRps(url, Date.now())) {
-      return new Response(JSON.stringify({ ok: false, error: "over maxRps" }), { status: 503, headers: { "content-type": "application/json", "retry-after": "1" } });
-    }
-    const n = served++;
-    const waitMs = numberParam(url, "ms", 0) + Math.random() * numberParam(url, "jitter", 0);
-    const failRate = Math.min(1, numberParam(url, "fail", 0));
-    // Request n fails when the cumulative failure count steps up: exactly rate × n overall.
-    const fails = failRate > 0 && Math.floor((n + 1) * failRate) > Math.floor(n * failRate);
-    const status = fails ? numberParam(url, "failStatus", 500) : numberParam(url, "status", 200);
-    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-    const location = url.searchParams.get("redirect");
-    if (location) return new Response(null, { status: 302, headers: { location } });
-    const size = url.searchParams.has("size") ? numberParam(url, "size", 0) : null;
-    const text = body(size, { ok: !fails, path: url.pathname, n, waitedMs: Math.round(waitMs) });
-    return new Response(status === 204 || status === 304 ? null : text, {
-      status,
-      headers: { "content-type": size === null ? "application/json" : "text/plain" },
+  const url = new URL(request.url);
+  if (url.pathname === "/healthz") return new Response("ok");
+  if (overMaxRps(url, Date.now())) {
+    return new Response(JSON.stringify({ ok: false, error: "over maxRps" }), {
+      status: 503,
+      headers: { "content-type": "application/json", "retry-after": "1" },
     });
+  }
+  const n = served++;
+  const waitMs = numberParam(url, "ms", 0) + Math.random() * numberParam(url, "jitter", 0);
+  const failRate = Math.min(1, numberParam(url, "fail", 0));
+  // Request n fails when the cumulative failure count steps up: exactly rate × n overall.
+  const fails = failRate > 0 && Math.floor((n + 1) * failRate) > Math.floor(n * failRate);
+  const status = fails ? numberParam(url, "failStatus", 500) : numberParam(url, "status", 200);
+  if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+  const location = url.searchParams.get("redirect");
+  if (location) return new Response(null, { status: 302, headers: { location } });
+  const size = url.searchParams.has("size") ? numberParam(url, "size", 0) : null;
+  const text = body(size, { ok: !fails, path: url.pathname, n, waitedMs: Math.round(waitMs) });
+  return new Response(status === 204 || status === 304 ? null : text, {
+    status,
+    headers: { "content-type": size === null ? "application/json" : "text/plain" },
+  });
 }

@@ -66,14 +66,16 @@ export async function authorize(url: URL, cookieHeader: string | undefined, deps
   const redirectUri = p("redirect_uri") ?? "";
   const client = await deps.findClient(clientId);
   if (!client) return Response.json({ error: "invalid_client", error_description: "unknown client_id" }, { status: 400 });
-  if (!client.redirect_uris.includes(redirectUri)) return Response.json({ error: "invalid_request", error_description: "redirect_uri is not registered for this client" }, { status: 400 });
+  if (!client.redirect_uris.includes(redirectUri))
+    return Response.json({ error: "invalid_request", error_description: "redirect_uri is not registered for this client" }, { status: 400 });
   const state = p("state");
   const back = (params: Record<string, string | null>) => redirect(withParams(redirectUri, { ...params, state }));
   if (p("response_type") !== "code") return back({ error: "unsupported_response_type" });
   const scope = p("scope") ?? "";
   if (!scope.split(" ").includes("openid")) return back({ error: "invalid_scope", error_description: "openid is required" });
   const challenge = p("code_challenge");
-  if (!challenge || p("code_challenge_method") !== "S256") return back({ error: "invalid_request", error_description: "PKCE with code_challenge_method=S256 is required" });
+  if (!challenge || p("code_challenge_method") !== "S256")
+    return back({ error: "invalid_request", error_description: "PKCE with code_challenge_method=S256 is required" });
 
   const sessionId = cookie(cookieHeader, SESSION_COOKIE);
   const session = sessionId ? await deps.store.get<{ user_id: string }>("session", sessionId) : null;

@@ -86,16 +86,36 @@ metricsApp.get("/metrics", async (c) => {
       type: "histogram",
       samples: [...requestDurations.values()].flatMap(({ route, method, histogram }) => histogram.samples({ route, method })),
     },
-    { name: "target_config_version", help: "Version of the config (number of writes ever made).", type: "gauge", samples: [{ labels: {}, value: hub.version }] },
-    { name: "target_config_writes_total", help: "Config writes accepted since the ConfigHub object started.", type: "counter", samples: [{ labels: {}, value: hub.writesTotal }] },
-    { name: "target_sse_streams_open", help: "Server-Sent Events streams of /app/config/stream open now (held by the ConfigHub).", type: "gauge", samples: [{ labels: {}, value: hub.streamsOpen }] },
+    {
+      name: "target_config_version",
+      help: "Version of the config (number of writes ever made).",
+      type: "gauge",
+      samples: [{ labels: {}, value: hub.version }],
+    },
+    {
+      name: "target_config_writes_total",
+      help: "Config writes accepted since the ConfigHub object started.",
+      type: "counter",
+      samples: [{ labels: {}, value: hub.writesTotal }],
+    },
+    {
+      name: "target_sse_streams_open",
+      help: "Server-Sent Events streams of /app/config/stream open now (held by the ConfigHub).",
+      type: "gauge",
+      samples: [{ labels: {}, value: hub.streamsOpen }],
+    },
     {
       name: "target_records_cache_lookups_total",
       help: "Reads of /app/v2/records by how they were answered (isolate-local).",
       type: "counter",
       samples: Object.entries(v2Cache.lookups).map(([result, value]) => ({ labels: { result }, value })),
     },
-    { name: "target_event_loop_lag_seconds", help: "Delay of a 0 ms timer measured during this scrape (Worker time advances on I/O only).", type: "gauge", samples: [{ labels: {}, value: lagS }] },
+    {
+      name: "target_event_loop_lag_seconds",
+      help: "Delay of a 0 ms timer measured during this scrape (Worker time advances on I/O only).",
+      type: "gauge",
+      samples: [{ labels: {}, value: lagS }],
+    },
   ];
   return c.body(renderExposition(families), 200, { "content-type": EXPOSITION_CONTENT_TYPE, "cache-control": "no-store" });
 });

@@ -57,7 +57,8 @@ async function valueOf(c: Context<App>): Promise<Parsed<unknown>> {
     return { ok: false, problem: 'body: a JSON object {"value": <any JSON>}' };
   }
   const value = (body as { value: unknown }).value;
-  if (new TextEncoder().encode(JSON.stringify(value)).byteLength > MAX_VALUE_BYTES) return { ok: false, problem: `value: at most ${MAX_VALUE_BYTES} bytes of JSON` };
+  if (new TextEncoder().encode(JSON.stringify(value)).byteLength > MAX_VALUE_BYTES)
+    return { ok: false, problem: `value: at most ${MAX_VALUE_BYTES} bytes of JSON` };
   return { ok: true, value };
 }
 
@@ -128,7 +129,8 @@ function recordsApi({ readThroughCache }: { readonly readThroughCache: boolean }
     if (!prefix.ok) return bad(c, [prefix.problem]);
     const [lower, upper] = prefixRange(prefix.value);
     const rows = await c.env.TARGET_DB.prepare("SELECT key, version FROM app_records WHERE key >= ?1 AND key < ?2 ORDER BY key LIMIT ?3")
-      .bind(lower, upper, MAX_BULK).all<{ key: string; version: number }>();
+      .bind(lower, upper, MAX_BULK)
+      .all<{ key: string; version: number }>();
     return c.json({ records: rows.results.map((r) => [r.key, r.version]) });
   });
 
@@ -151,7 +153,9 @@ function recordsApi({ readThroughCache }: { readonly readThroughCache: boolean }
       `INSERT INTO app_records (key, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = app_records.version + 1, updated_at = excluded.updated_at
        RETURNING version`,
-    ).bind(key, json, Date.now()).first<{ version: number }>();
+    )
+      .bind(key, json, Date.now())
+      .first<{ version: number }>();
     const version = row!.version;
     v2Cache.written(key, { value: JSON.parse(json), version }, Date.now());
     return c.json({ key, version });

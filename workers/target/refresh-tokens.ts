@@ -42,7 +42,12 @@ export class RefreshTokens extends DurableObject {
   async register(token: string, grant: RefreshGrant, ttlS: number): Promise<void> {
     this.ctx.storage.sql.exec(
       "INSERT INTO tokens (token, family, generation, user_id, client_id, scope, expires_at) VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT (token) DO NOTHING",
-      token, crypto.randomUUID(), grant.userId, grant.clientId, grant.scope, Math.floor(Date.now() / 1000) + ttlS,
+      token,
+      crypto.randomUUID(),
+      grant.userId,
+      grant.clientId,
+      grant.scope,
+      Math.floor(Date.now() / 1000) + ttlS,
     );
   }
 
@@ -50,9 +55,12 @@ export class RefreshTokens extends DurableObject {
   async rotate(token: string, clientId: string, shard: number): Promise<RotateResult> {
     const sql = this.ctx.storage.sql;
     return this.ctx.storage.transactionSync((): RotateResult => {
-      const row = sql.exec<{ family: string; generation: number; used: number; user_id: string; client_id: string; scope: string; expires_at: number }>(
-        "SELECT family, generation, used, user_id, client_id, scope, expires_at FROM tokens WHERE token = ?", token,
-      ).toArray()[0];
+      const row = sql
+        .exec<{ family: string; generation: number; used: number; user_id: string; client_id: string; scope: string; expires_at: number }>(
+          "SELECT family, generation, used, user_id, client_id, scope, expires_at FROM tokens WHERE token = ?",
+          token,
+        )
+        .toArray()[0];
       if (!row) return { ok: false, reason: "unknown" };
       if (row.client_id !== clientId) return { ok: false, reason: "wrong_client" };
       if (sql.exec("SELECT 1 FROM revoked_families WHERE family = ?", row.family).toArray().length) return { ok: false, reason: "family_revoked" };
@@ -65,7 +73,13 @@ export class RefreshTokens extends DurableObject {
       const next = `rt_${shard}_${crypto.randomUUID().replace(/-/g, "")}`;
       sql.exec(
         "INSERT INTO tokens (token, family, generation, user_id, client_id, scope, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        next, row.family, row.generation + 1, row.user_id, row.client_id, row.scope, row.expires_at,
+        next,
+        row.family,
+        row.generation + 1,
+        row.user_id,
+        row.client_id,
+        row.scope,
+        row.expires_at,
       );
       return { ok: true, grant: { userId: row.user_id, clientId: row.client_id, scope: row.scope }, next, generation: row.generation + 1 };
     });

@@ -51,22 +51,24 @@ export const countRunRequests: MiddlewareHandler<{ Bindings: LedgerEnv }> = asyn
 async function flush(env: LedgerEnv, onlyRun?: string): Promise<void> {
   if (!onlyRun) flushScheduled = false;
   const runs = onlyRun ? (buffer.has(onlyRun) ? [onlyRun] : []) : [...buffer.keys()];
-  await Promise.all(runs.map(async (runId) => {
-    const counts = buffer.get(runId)!;
-    buffer.delete(runId);
-    const rows = [...counts].map(([key, n]) => {
-      const [second, step] = key.split("|").map(Number) as [number, number];
-      return [second, step, n] as const;
-    });
-    try {
-      await ledgerOf(env, runId).add(rows);
-    } catch (error) {
-      // Not counted yet: back into the buffer for the next flush, never lost.
-      const again = buffer.get(runId) ?? buffer.set(runId, new Map()).get(runId)!;
-      for (const [second, step, n] of rows) again.set(`${second}|${step}`, (again.get(`${second}|${step}`) ?? 0) + n);
-      throw error;
-    }
-  }));
+  await Promise.all(
+    runs.map(async (runId) => {
+      const counts = buffer.get(runId)!;
+      buffer.delete(runId);
+      const rows = [...counts].map(([key, n]) => {
+        const [second, step] = key.split("|").map(Number) as [number, number];
+        return [second, step, n] as const;
+      });
+      try {
+        await ledgerOf(env, runId).add(rows);
+      } catch (error) {
+        // Not counted yet: back into the buffer for the next flush, never lost.
+        const again = buffer.get(runId) ?? buffer.set(runId, new Map()).get(runId)!;
+        for (const [second, step, n] of rows) again.set(`${second}|${step}`, (again.get(`${second}|${step}`) ?? 0) + n);
+        throw error;
+      }
+    }),
+  );
 }
 
 /** `GET /api/admin/test/request-ledger?run=ID`: what arrived of that run, by second and step. */
@@ -87,11 +89,18 @@ export class RequestLedger extends DurableObject<LedgerEnv> {
 
   add(rows: ReadonlyArray<readonly [second: number, step: number, count: number]>): void {
     for (const [second, step, n] of rows) {
-      this.ctx.storage.sql.exec("INSERT INTO received (second, step, count) VALUES (?, ?, ?) ON CONFLICT (second, step) DO UPDATE SET count = count + excluded.count", second, step, n);
+      this.ctx.storage.sql.exec(
+        "INSERT INTO received (second, step, count) VALUES (?, ?, ?) ON CONFLICT (second, step) DO UPDATE SET count = count + excluded.count",
+        second,
+        step,
+        n,
+      );
     }
   }
 
   rows(): Array<{ second: number; step: number; count: number }> {
-    return this.ctx.storage.sql.exec<{ second: number; step: number; count: number }>("SELECT second, step, count FROM received ORDER BY second, step").toArray();
+    return this.ctx.storage.sql
+      .exec<{ second: number; step: number; count: number }>("SELECT second, step, count FROM received ORDER BY second, step")
+      .toArray();
   }
 }

@@ -43,8 +43,12 @@ async function signAccessToken(deps: TokenEndpointDeps, claims: Record<string, u
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT(claims)
     .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid: signer.kid })
-    .setIssuer(deps.issuer).setSubject(sub).setAudience(audience)
-    .setIssuedAt(now).setExpirationTime(now + ACCESS_TOKEN_TTL_S).setJti(crypto.randomUUID())
+    .setIssuer(deps.issuer)
+    .setSubject(sub)
+    .setAudience(audience)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ACCESS_TOKEN_TTL_S)
+    .setJti(crypto.randomUUID())
     .sign(signer.key);
 }
 
@@ -70,12 +74,22 @@ async function tokenExchange(form: Record<string, unknown>, deps: TokenEndpointD
   }
   const checked = await deps.validate(subject);
   if (!checked.ok) {
-    const why = checked.reason === "revoked" ? "the subject token has been revoked" : checked.reason === "expired" ? "the subject token has expired" : `the subject token is invalid (${checked.reason.replace("_", " ")})`;
+    const why =
+      checked.reason === "revoked"
+        ? "the subject token has been revoked"
+        : checked.reason === "expired"
+          ? "the subject token has expired"
+          : `the subject token is invalid (${checked.reason.replace("_", " ")})`;
     return invalid("invalid_grant", why);
   }
   const scope = typeof form.scope === "string" && form.scope ? form.scope : "openid profile";
   const audience = typeof form.audience === "string" && form.audience ? form.audience : deps.issuer;
-  const access_token = await signAccessToken(deps, { client_id: deps.clientId, scope, act: { sub: `client:${deps.clientId}`, client_id: deps.clientId } }, checked.claims.sub, audience);
+  const access_token = await signAccessToken(
+    deps,
+    { client_id: deps.clientId, scope, act: { sub: `client:${deps.clientId}`, client_id: deps.clientId } },
+    checked.claims.sub,
+    audience,
+  );
   return { status: 200, body: { access_token, issued_token_type: ACCESS_TOKEN_TYPE, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, scope } };
 }
 
@@ -88,7 +102,8 @@ async function authorizationCode(form: Record<string, unknown>, deps: TokenEndpo
   if (!record) return invalid("invalid_grant", "the authorization code is unknown, used or expired");
   if (record.client_id !== deps.clientId) return invalid("invalid_grant", "the code was issued to another client");
   if (record.redirect_uri !== redirectUri) return invalid("invalid_grant", "redirect_uri does not match the authorization request");
-  if ((await s256(verifier)) !== record.code_challenge) return invalid("invalid_grant", "PKCE verification failed: code_verifier does not match code_challenge");
+  if ((await s256(verifier)) !== record.code_challenge)
+    return invalid("invalid_grant", "PKCE verification failed: code_verifier does not match code_challenge");
   const access_token = await signAccessToken(deps, { client_id: deps.clientId, scope: record.scope }, record.user_id, deps.issuer);
   const id_token = await signAccessToken(deps, { ...(record.nonce ? { nonce: record.nonce } : {}), azp: deps.clientId }, record.user_id, deps.clientId);
   const shard = Math.floor(Math.random() * REFRESH_SHARDS);

@@ -38,12 +38,14 @@ export const rate = (n) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
  */
 export function setRows(table, rows, decorate) {
   const body = /** @type {HTMLTableElement} */ (table).tBodies[0];
-  body.replaceChildren(...rows.map((cells, i) => {
-    const row = document.createElement("tr");
-    for (const text of cells) row.insertCell().textContent = text;
-    decorate?.(row, i);
-    return row;
-  }));
+  body.replaceChildren(
+    ...rows.map((cells, i) => {
+      const row = document.createElement("tr");
+      for (const text of cells) row.insertCell().textContent = text;
+      decorate?.(row, i);
+      return row;
+    }),
+  );
 }
 
 /** A function that runs `f` at most once per animation frame. @param {() => void} f */
@@ -69,12 +71,16 @@ export function chart(el, series, scales = {}) {
   const extraAxes = Object.keys(scales).map((scale) => ({ scale, side: 1, grid: { show: false } }));
   // Every y axis starts at 0, so a 39-to-41 wobble does not look like a collapse.
   const fromZero = { range: (/** @type {unknown} */ _u, /** @type {number} */ _min, /** @type {number} */ max) => [0, max > 0 ? max * 1.1 : 1] };
-  return new UPlot({
-    width: Math.max(320, el.clientWidth),
-    height: 220,
-    scales: { x: { time: false }, y: fromZero, ...Object.fromEntries(Object.keys(scales).map((k) => [k, { ...fromZero, ...scales[k] }])) },
-    axes: [{ label: "seconds since start" }, {}, ...extraAxes],
-    series: [{ label: "t (s)" }, ...series.map((s) => ({ spanGaps: false, points: { show: false }, ...s }))],
-    legend: { live: true },
-  }, [[], ...series.map(() => [])], el);
+  return new UPlot(
+    {
+      width: Math.max(320, el.clientWidth),
+      height: 220,
+      scales: { x: { time: false }, y: fromZero, ...Object.fromEntries(Object.keys(scales).map((k) => [k, { ...fromZero, ...scales[k] }])) },
+      axes: [{ label: "seconds since start" }, {}, ...extraAxes],
+      series: [{ label: "t (s)" }, ...series.map((s) => ({ spanGaps: false, points: { show: false }, ...s }))],
+      legend: { live: true },
+    },
+    [[], ...series.map(() => [])],
+    el,
+  );
 }

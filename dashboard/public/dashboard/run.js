@@ -32,10 +32,14 @@ const charts = {
     { label: "failed /s", stroke: "#dc2626", width: 2 },
     { label: "dropped /s", stroke: "#7c3aed" },
   ]),
-  lag: chart(byId("chart-lag"), [
-    { label: "lag p95 ms", stroke: "#0891b2", width: 2 },
-    { label: "in flight", stroke: "#4b5563", scale: "n" },
-  ], { n: {} }),
+  lag: chart(
+    byId("chart-lag"),
+    [
+      { label: "lag p95 ms", stroke: "#0891b2", width: 2 },
+      { label: "in flight", stroke: "#4b5563", scale: "n" },
+    ],
+    { n: {} },
+  ),
 };
 state.charts = charts;
 
@@ -44,11 +48,11 @@ function redraw() {
   const pts = state.points;
   const t = pts.map((p) => p.t);
   const region = state.region;
-  const lat = (p) => (region ? p.regions[region] ?? { p50: null, p95: null, p99: null } : p);
+  const lat = (p) => (region ? (p.regions[region] ?? { p50: null, p95: null, p99: null }) : p);
   charts.rate.setData([t, pts.map((p) => p.iterations), pts.map((p) => p.targetRate)]);
   charts.latency.setData([t, pts.map((p) => lat(p).p50), pts.map((p) => lat(p).p95), pts.map((p) => lat(p).p99)]);
   charts.errors.setData([t, pts.map((p) => p.failed), pts.map((p) => p.dropped)]);
-  charts.lag.setData([t, pts.map((p) => p.lagP95), pts.map((p) => (p.targetVUs ?? p.inFlight))]);
+  charts.lag.setData([t, pts.map((p) => p.lagP95), pts.map((p) => p.targetVUs ?? p.inFlight)]);
   const select = /** @type {HTMLSelectElement} */ (byId("region"));
   const regions = [...new Set(pts.flatMap((p) => Object.keys(p.regions)))].sort();
   for (const r of regions) {
@@ -70,7 +74,8 @@ function showStatus(s) {
   const badge = byId("run-status");
   badge.textContent = s.status;
   badge.className = `status ${s.status}`;
-  byId("run-meta").textContent = `${s.target} · started ${new Date(s.startedAt).toLocaleString()} · ${fixed(s.progress.elapsedS, 0)} of ${s.progress.durationS} s · ${s.live.shards} shards`;
+  byId("run-meta").textContent =
+    `${s.target} · started ${new Date(s.startedAt).toLocaleString()} · ${fixed(s.progress.elapsedS, 0)} of ${s.progress.durationS} s · ${s.live.shards} shards`;
   byId("progress-bar").style.width = `${Math.min(100, s.progress.fraction * 100)}%`;
   const live = s.live;
   const last = state.points[state.points.length - 1];
@@ -84,31 +89,50 @@ function showStatus(s) {
     ["error rate", percent(live.requests ? live.failed / live.requests : 0), ""],
     ["p95", ms(live.p95Ms, clockStep()), final ? "whole run" : "whole run so far"],
     ["dropped", String(live.dropped), "iterations"],
-    live.targetVUs !== undefined ? ["VUs", String(live.targetVUs), last ? `${fixed(last.inFlight, 1)} in flight` : ""] : ["in flight", last ? fixed(last.inFlight, 1) : "–", "mean, last window"],
+    live.targetVUs !== undefined
+      ? ["VUs", String(live.targetVUs), last ? `${fixed(last.inFlight, 1)} in flight` : ""]
+      : ["in flight", last ? fixed(last.inFlight, 1) : "–", "mean, last window"],
     ["shards done", `${live.shardsDone} / ${live.shards}`, s.lastError ? `retrying: ${s.lastError}` : ""],
   ];
   const box = byId("tiles");
-  box.replaceChildren(...tiles.map(([label, value, note]) => {
-    const tile = document.createElement("div");
-    tile.className = "tile";
-    tile.dataset.testid = `tile-${label.replace(/\s+/g, "-")}`;
-    const v = document.createElement("strong");
-    v.textContent = value;
-    const l = document.createElement("span");
-    l.textContent = label;
-    const n = document.createElement("small");
-    n.textContent = note;
-    tile.append(v, l, n);
-    return tile;
-  }));
-  setRows(byId("thresholds"), s.thresholds.map((t) => [t.metric, t.threshold, t.observed === null ? "–" : String(t.observed), t.ok ? "pass" : t.abortOnFail ? "FAIL (aborts)" : "FAIL"]), (row, t) => row.classList.toggle("bad", !s.thresholds[t].ok));
-  setRows(byId("custom"), Object.entries(s.customMetrics).map(([name, m]) => [name, m.type, customValue(m)]));
+  box.replaceChildren(
+    ...tiles.map(([label, value, note]) => {
+      const tile = document.createElement("div");
+      tile.className = "tile";
+      tile.dataset.testid = `tile-${label.replace(/\s+/g, "-")}`;
+      const v = document.createElement("strong");
+      v.textContent = value;
+      const l = document.createElement("span");
+      l.textContent = label;
+      const n = document.createElement("small");
+      n.textContent = note;
+      tile.append(v, l, n);
+      return tile;
+    }),
+  );
+  setRows(
+    byId("thresholds"),
+    s.thresholds.map((t) => [t.metric, t.threshold, t.observed === null ? "–" : String(t.observed), t.ok ? "pass" : t.abortOnFail ? "FAIL (aborts)" : "FAIL"]),
+    (row, t) => row.classList.toggle("bad", !s.thresholds[t].ok),
+  );
+  setRows(
+    byId("custom"),
+    Object.entries(s.customMetrics).map(([name, m]) => [name, m.type, customValue(m)]),
+  );
   const nowS = (Date.now() - s.t0Ms) / 1000;
-  setRows(byId("shards"), s.shardHealth.map((h) => [
-    String(h.index), h.region, h.lastWindowS === null ? "–" : `${h.lastWindowS} s`,
-    h.done ? "done" : h.lastWindowS === null ? "–" : `${fixed(Math.max(0, nowS - h.lastWindowS - 1), 1)} s`,
-    ms(h.lagP95, clockStep()), String(h.dropped), h.saturated ? `saturated: ${h.reasons.join("; ")}` : "ok",
-  ]), (row, i) => row.classList.toggle("bad", s.shardHealth[i].saturated));
+  setRows(
+    byId("shards"),
+    s.shardHealth.map((h) => [
+      String(h.index),
+      h.region,
+      h.lastWindowS === null ? "–" : `${h.lastWindowS} s`,
+      h.done ? "done" : h.lastWindowS === null ? "–" : `${fixed(Math.max(0, nowS - h.lastWindowS - 1), 1)} s`,
+      ms(h.lagP95, clockStep()),
+      String(h.dropped),
+      h.saturated ? `saturated: ${h.reasons.join("; ")}` : "ok",
+    ]),
+    (row, i) => row.classList.toggle("bad", s.shardHealth[i].saturated),
+  );
   const abort = /** @type {HTMLButtonElement} */ (byId("abort"));
   if (!readOnly) abort.disabled = ["passed", "failed", "aborted", "error", "finishing"].includes(s.status);
 }
@@ -140,18 +164,20 @@ function showSummary(summary) {
     ["dropped", m.dropped_iterations.count],
     ["thresholds", summary.edgeload.thresholdsPassed ? "passed" : "failed"],
   ];
-  byId("final-figures").replaceChildren(...figures.map(([label, value]) => {
-    const pair = document.createElement("div");
-    const dt = document.createElement("dt");
-    dt.textContent = String(label);
-    const dd = document.createElement("dd");
-    dd.dataset.testid = `final-${String(label).replace(/\s+/g, "-")}`;
-    dd.dataset.value = value === null ? "" : String(value);
-    // Latencies shown to the clock's step; data-value keeps the summary's figure as it is.
-    dd.textContent = value === null ? "–" : String(label).endsWith(" ms") ? ms(Number(value), clockStep()).replace(/ ms$/, "") : String(value);
-    pair.append(dt, dd);
-    return pair;
-  }));
+  byId("final-figures").replaceChildren(
+    ...figures.map(([label, value]) => {
+      const pair = document.createElement("div");
+      const dt = document.createElement("dt");
+      dt.textContent = String(label);
+      const dd = document.createElement("dd");
+      dd.dataset.testid = `final-${String(label).replace(/\s+/g, "-")}`;
+      dd.dataset.value = value === null ? "" : String(value);
+      // Latencies shown to the clock's step; data-value keeps the summary's figure as it is.
+      dd.textContent = value === null ? "–" : String(label).endsWith(" ms") ? ms(Number(value), clockStep()).replace(/ ms$/, "") : String(value);
+      pair.append(dt, dd);
+      return pair;
+    }),
+  );
   /** @type {HTMLAnchorElement} */ (byId("report-link")).href = `/v1/runs/${runId}/report`;
   /** @type {HTMLAnchorElement} */ (byId("summary-link")).href = `/v1/runs/${runId}/summary`;
   byId("final").hidden = false;
@@ -182,7 +208,12 @@ source.addEventListener("end", () => {
 });
 source.onerror = () => {
   // EventSource reconnects by itself (and is sent the history again); a refused stream closes.
-  if (!state.ended) notice(source.readyState === EventSource.CLOSED ? "The live view was refused: reload the page, or open a fresh dashboard link." : "Connection lost; reconnecting…");
+  if (!state.ended)
+    notice(
+      source.readyState === EventSource.CLOSED
+        ? "The live view was refused: reload the page, or open a fresh dashboard link."
+        : "Connection lost; reconnecting…",
+    );
 };
 
 byId("region").addEventListener("change", (e) => {
@@ -203,4 +234,7 @@ byId("abort").addEventListener("click", async () => {
   button.textContent = "Abort";
 });
 
-window.addEventListener("resize", tidy(() => Object.values(charts).forEach((c) => c.setSize({ width: c.root.parentElement.clientWidth, height: c.height }))));
+window.addEventListener(
+  "resize",
+  tidy(() => Object.values(charts).forEach((c) => c.setSize({ width: c.root.parentElement.clientWidth, height: c.height }))),
+);

@@ -2,9 +2,20 @@ import { describe, expect, it } from "vitest";
 import { accountFault, faultTable, type FaultObservation } from "./fault-table.ts";
 
 const clean: FaultObservation = {
-  fault: "no fault", scheduled: 200, stoppedEarly: false, outcome: "passed", expectedOutcome: "passed",
-  sent: 200, dropped: 0, connectionErrors: 0, timeouts: 0, received: 200, summaryRequests: 200, storedRequests: 200,
-  timeMs: 40, timeLabel: "recover",
+  fault: "no fault",
+  scheduled: 200,
+  stoppedEarly: false,
+  outcome: "passed",
+  expectedOutcome: "passed",
+  sent: 200,
+  dropped: 0,
+  connectionErrors: 0,
+  timeouts: 0,
+  received: 200,
+  summaryRequests: 200,
+  storedRequests: 200,
+  timeMs: 40,
+  timeLabel: "recover",
 };
 
 describe("accounting a fault row", () => {
@@ -14,12 +25,26 @@ describe("accounting a fault row", () => {
 
   it("counts iterations missing from a complete run as lost, and not from a stopped one", () => {
     expect(accountFault({ ...clean, sent: 150, received: 150, summaryRequests: 150, storedRequests: 150 })).toMatchObject({ lost: 50, ok: false });
-    expect(accountFault({ ...clean, stoppedEarly: true, outcome: "aborted", expectedOutcome: "aborted", timeLabel: "stop", sent: 150, received: 150, summaryRequests: 150, storedRequests: 150 }))
-      .toMatchObject({ lost: 0, ok: true });
+    expect(
+      accountFault({
+        ...clean,
+        stoppedEarly: true,
+        outcome: "aborted",
+        expectedOutcome: "aborted",
+        timeLabel: "stop",
+        sent: 150,
+        received: 150,
+        summaryRequests: 150,
+        storedRequests: 150,
+      }),
+    ).toMatchObject({ lost: 0, ok: true });
   });
 
   it("counts what the target received beyond what was counted as lost, and the reverse as double counted", () => {
-    expect(accountFault({ ...clean, sent: 190, dropped: 10, received: 197, summaryRequests: 190, storedRequests: 190 })).toMatchObject({ lost: 7, doubleCounted: 0 });
+    expect(accountFault({ ...clean, sent: 190, dropped: 10, received: 197, summaryRequests: 190, storedRequests: 190 })).toMatchObject({
+      lost: 7,
+      doubleCounted: 0,
+    });
     expect(accountFault({ ...clean, received: 195 })).toMatchObject({ lost: 0, doubleCounted: 5, ok: false });
   });
 

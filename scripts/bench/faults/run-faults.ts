@@ -17,7 +17,14 @@ import { accountFault, faultTable, type FaultObservation } from "./fault-table.t
 import { targetFaultRows } from "./target-faults.ts";
 
 interface VitestReport {
-  readonly testResults: ReadonlyArray<{ readonly assertionResults: ReadonlyArray<{ readonly title: string; readonly status: string; readonly failureMessages: readonly string[]; readonly meta?: { fault?: FaultObservation } }> }>;
+  readonly testResults: ReadonlyArray<{
+    readonly assertionResults: ReadonlyArray<{
+      readonly title: string;
+      readonly status: string;
+      readonly failureMessages: readonly string[];
+      readonly meta?: { fault?: FaultObservation };
+    }>;
+  }>;
 }
 
 async function inWorkerdRows(log: (line: string) => void): Promise<FaultObservation[]> {
@@ -32,7 +39,11 @@ async function inWorkerdRows(log: (line: string) => void): Promise<FaultObservat
   let stderr = "";
   child.stderr.on("data", (d) => (stderr = (stderr + d).slice(-4000)));
   await once(child, "exit");
-  const parsed = JSON.parse(await readFile(report, "utf8").catch(() => { throw new Error(`the in-workerd fault rows did not report:\n${stderr}`); })) as VitestReport;
+  const parsed = JSON.parse(
+    await readFile(report, "utf8").catch(() => {
+      throw new Error(`the in-workerd fault rows did not report:\n${stderr}`);
+    }),
+  ) as VitestReport;
   const rows: FaultObservation[] = [];
   for (const result of parsed.testResults.flatMap((f) => f.assertionResults)) {
     if (result.meta?.fault) {

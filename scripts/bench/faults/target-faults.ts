@@ -73,9 +73,14 @@ async function startFaultServers(): Promise<FaultServers> {
   });
   const [resetUrl, hugeUrl] = [await listen(reset), await listen(huge)];
   return {
-    resetUrl, hugeUrl,
-    get resets() { return counts.resets; },
-    get huge() { return counts.huge; },
+    resetUrl,
+    hugeUrl,
+    get resets() {
+      return counts.resets;
+    },
+    get huge() {
+      return counts.huge;
+    },
     async close() {
       reset.closeAllConnections();
       huge.closeAllConnections();
@@ -89,13 +94,20 @@ const FAULTS: TargetFault[] = [
   { name: "target hangs past the 1 s timeout", rate: 20, durationS: 5, timeoutS: 1, url: (s) => `${s.targetUrl}/delay?ms=3000` },
   { name: "target resets every connection", rate: 40, durationS: 5, timeoutS: 2, url: (_s, f) => `${f.resetUrl}/reset`, received: (f) => f.resets },
   {
-    name: "target answers with a 50 MB body", rate: 2, durationS: 5, timeoutS: 10, url: (_s, f) => `${f.hugeUrl}/huge`, received: (f) => f.huge,
+    name: "target answers with a 50 MB body",
+    rate: 2,
+    durationS: 5,
+    timeoutS: 10,
+    url: (_s, f) => `${f.hugeUrl}/huge`,
+    received: (f) => f.huge,
     note: "bodies nobody reads are drained chunk by chunk (workers/shard/engine.ts bodyBytes), counted in data_received",
   },
 ];
 
 async function received(stack: LocalStack, runId: string): Promise<number> {
-  const response = await fetch(`${stack.targetUrl}/api/admin/test/request-ledger?run=${runId}`, { headers: { authorization: `Bearer ${stack.targetAdminSecret}` } });
+  const response = await fetch(`${stack.targetUrl}/api/admin/test/request-ledger?run=${runId}`, {
+    headers: { authorization: `Bearer ${stack.targetAdminSecret}` },
+  });
   if (!response.ok) throw new Error(`request ledger: ${response.status}`);
   return ((await response.json()) as { rows: Array<{ count: number }> }).rows.reduce((a, r) => a + r.count, 0);
 }
@@ -115,7 +127,11 @@ async function cliRun(stack: LocalStack, client: EdgeloadClient, spec: unknown, 
   const file = join(dir, "spec.json");
   await writeFile(file, JSON.stringify(spec));
   const before = new Set((await client.listRuns()).runs.map((r) => r.id));
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, "scripts/cli/edgeload.mjs"), "run", file, "--url", stack.apiUrl, "--token", stack.token, "--quiet"], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [join(PROJECT_ROOT, "scripts/cli/edgeload.mjs"), "run", file, "--url", stack.apiUrl, "--token", stack.token, "--quiet"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   let output = "";
   child.stdout.on("data", (d) => (output += d));
   child.stderr.on("data", (d) => (output += d));
@@ -129,10 +145,25 @@ async function cliRun(stack: LocalStack, client: EdgeloadClient, spec: unknown, 
   throw new Error(`edgeload run did not create a run: ${output}`);
 }
 
-async function observe(stack: LocalStack, client: EdgeloadClient, servers: FaultServers, fault: TargetFault, stop: Stop, dir: string): Promise<FaultObservation> {
+async function observe(
+  stack: LocalStack,
+  client: EdgeloadClient,
+  servers: FaultServers,
+  fault: TargetFault,
+  stop: Stop,
+  dir: string,
+): Promise<FaultObservation> {
   const spec = {
-    name: fault.name, target: fault.url(stack, servers).replace(/\/[^/]*$/, ""), steps: [{ path: new URL(fault.url(stack, servers)).pathname + new URL(fault.url(stack, servers)).search }],
-    executor: "constant-arrival-rate", rate: fault.rate, duration: `${fault.durationS}s`, timeout: `${fault.timeoutS}s`, shards: SHARDS, regions: ["wnam", "weur"], maxVUs: 200,
+    name: fault.name,
+    target: fault.url(stack, servers).replace(/\/[^/]*$/, ""),
+    steps: [{ path: new URL(fault.url(stack, servers)).pathname + new URL(fault.url(stack, servers)).search }],
+    executor: "constant-arrival-rate",
+    rate: fault.rate,
+    duration: `${fault.durationS}s`,
+    timeout: `${fault.timeoutS}s`,
+    shards: SHARDS,
+    regions: ["wnam", "weur"],
+    maxVUs: 200,
   };
   const receivedBefore = fault.received?.(servers) ?? 0;
   const rssBefore = residentBytes(stack.processes.coordinator);
@@ -165,13 +196,18 @@ async function observe(stack: LocalStack, client: EdgeloadClient, servers: Fault
     if (stop === "none") timeMs = Math.max(0, Date.now() - (Date.parse(final.startedAt) + fault.durationS * 1000));
     const [summary, rows] = await Promise.all([
       client.summary(id),
-      client.sql("SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(dropped), 0) AS dropped, COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(connection_errors), 0) AS connectionErrors, COALESCE(SUM(timeouts), 0) AS timeouts FROM windows WHERE run_id = ?1", [id]),
+      client.sql(
+        "SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(dropped), 0) AS dropped, COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(connection_errors), 0) AS connectionErrors, COALESCE(SUM(timeouts), 0) AS timeouts FROM windows WHERE run_id = ?1",
+        [id],
+      ),
     ]);
     const stored = rows.rows[0] as { sent: number; dropped: number; requests: number; connectionErrors: number; timeouts: number };
     const metrics = summary.metrics as Record<string, { count: number } | undefined>;
     const bytes = Number((summary.metrics as Record<string, { count?: number } | undefined>).data_received?.count ?? 0);
-    const memory = fault.received === undefined || !fault.name.includes("50 MB") ? "" :
-      `coordinator workerd RSS peak +${((rssPeak - rssBefore) / 2 ** 20).toFixed(0)} MiB while ${(bytes / 2 ** 20).toFixed(0)} MiB were received`;
+    const memory =
+      fault.received === undefined || !fault.name.includes("50 MB")
+        ? ""
+        : `coordinator workerd RSS peak +${((rssPeak - rssBefore) / 2 ** 20).toFixed(0)} MiB while ${(bytes / 2 ** 20).toFixed(0)} MiB were received`;
     const stopLabel = stop === "api" ? " + API abort at 2.5 s" : stop === "ctrl-c" ? " + Ctrl-C at 2.5 s" : "";
     return {
       fault: fault.name + stopLabel,
@@ -179,14 +215,18 @@ async function observe(stack: LocalStack, client: EdgeloadClient, servers: Fault
       stoppedEarly: stop !== "none",
       outcome: final.status,
       expectedOutcome: stop === "none" ? "passed" : "aborted",
-      sent: stored.sent, dropped: stored.dropped, connectionErrors: stored.connectionErrors, timeouts: stored.timeouts,
+      sent: stored.sent,
+      dropped: stored.dropped,
+      connectionErrors: stored.connectionErrors,
+      timeouts: stored.timeouts,
       received: fault.received ? fault.received(servers) - receivedBefore : await received(stack, id),
       summaryRequests: metrics.http_reqs?.count ?? 0,
       storedRequests: stored.requests,
       timeMs,
       timeLabel: stop === "none" ? "recover" : "stop",
       ...([fault.note && stop === "none" ? fault.note : "", memory, exitNote].filter(Boolean).length
-        ? { note: [fault.note && stop === "none" ? fault.note : "", memory, exitNote].filter(Boolean).join("; ") } : {}),
+        ? { note: [fault.note && stop === "none" ? fault.note : "", memory, exitNote].filter(Boolean).join("; ") }
+        : {}),
     };
   } finally {
     clearInterval(sampler);

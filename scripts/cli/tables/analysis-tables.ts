@@ -7,7 +7,7 @@ export const QUERY_COMMAND = {
   summary: "analytics over a run's stored windows, read-only SQL, or the target series it scraped",
   usage: [
     "query <run> [--by region,step,status_class|shard,colo] [--every 1m|run] [--metrics rps,p95,…] [--trend duration|ttfb|corrected]",
-    "query --sql \"SELECT … ?1 …\" [--param VALUE]...",
+    'query --sql "SELECT … ?1 …" [--param VALUE]...',
     "query <run> --series [NAME]",
   ],
   details: ["With no API reachable, or with --local, reads the local state's results database directly."],
@@ -15,7 +15,12 @@ export const QUERY_COMMAND = {
   options: [
     { name: "by", type: "string", value: "LIST", description: "group rows by region, step, status_class, shard, colo" },
     { name: "every", type: "string", value: "D|run", description: "a row per interval (1s, 1m…) or one for the whole run (default)" },
-    { name: "metrics", type: "string", value: "LIST", description: "columns: requests, rps, error_rate, p50, p95, p99, p99.9… (default requests,rps,error_rate,p50,p95,p99)" },
+    {
+      name: "metrics",
+      type: "string",
+      value: "LIST",
+      description: "columns: requests, rps, error_rate, p50, p95, p99, p99.9… (default requests,rps,error_rate,p50,p95,p99)",
+    },
     { name: "trend", type: "string", value: "NAME", description: "the latency the percentiles are of: duration (default), ttfb or corrected" },
     { name: "format", type: "string", value: "table|json|csv", default: "table", description: "output format" },
     { name: "sql", type: "string", value: "SQL", description: "a read-only SQL statement on the results database" },
@@ -74,7 +79,7 @@ export const LADDER_COMMAND = {
     { name: "timeout", type: "string", value: "D", group: "Each run", description: "request timeout" },
     { name: "max-vus", type: "string", value: "N", group: "Each run", description: "most iterations in flight" },
     { name: "method", type: "string", value: "METHOD", group: "Each run", description: "the --target form's method" },
-    { name: "header", type: "string", value: "\"Name: value\"", multiple: true, group: "Each run", description: "a --target form header" },
+    { name: "header", type: "string", value: '"Name: value"', multiple: true, group: "Each run", description: "a --target form header" },
     { name: "body", type: "string", value: "TEXT", group: "Each run", description: "the --target form's body" },
     { name: "seed", type: "string", value: "NAME", group: "Each run", description: "the scenario's seed set" },
     { name: "client-id", type: "string", value: "ID", group: "Each run", description: "the scenario's client" },
@@ -103,7 +108,11 @@ export const CROSSCHECK_COMMAND = {
   options: [
     { name: "k6", type: "string", value: "FILE", description: "k6's summary (--summary-export, handleSummary JSON, machine-readable, or a k6 Cloud export)" },
     { name: "run-k6", type: "boolean", description: "run local k6 with the run's target, load and seed, then compare" },
-    { name: "abba", type: "boolean", description: "with a spec file: run edgeload, k6, k6, edgeload on it and tell the tools' difference from the target's drift" },
+    {
+      name: "abba",
+      type: "boolean",
+      description: "with a spec file: run edgeload, k6, k6, edgeload on it and tell the tools' difference from the target's drift",
+    },
     { name: "k6-out", type: "string", value: "FILE", description: "keep k6's summary of --run-k6 in FILE" },
     { name: "seed", type: "string", value: "NAME", description: "the seed set of a scenario run's replay" },
     { name: "client-id", type: "string", value: "ID", description: "the replay's client (default: the local target's)" },

@@ -7,11 +7,7 @@ export const RUNS_COMMAND = {
   summary: "the latest runs: id, name, status, start",
   usage: ["runs [--limit 20] [--format table|json]"],
   positionals: false,
-  options: [
-    { name: "limit", type: "string", value: "N", default: "20", description: "how many runs, newest first" },
-    LIST_FORMAT,
-    ...CONNECTION,
-  ],
+  options: [{ name: "limit", type: "string", value: "N", default: "20", description: "how many runs, newest first" }, LIST_FORMAT, ...CONNECTION],
 } as const satisfies CommandSpec;
 
 export const SEEDS_COMMAND = {

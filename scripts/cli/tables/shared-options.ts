@@ -9,8 +9,17 @@ export const CONNECTION = [
 
 /** `--format` of the list commands: a table on a terminal, JSON when piped. */
 export const LIST_FORMAT = {
-  name: "format", type: "string", value: "table|json", description: "output format (default: table on a terminal, json when piped)",
+  name: "format",
+  type: "string",
+  value: "table|json",
+  description: "output format (default: table on a terminal, json when piped)",
 } as const satisfies OptionSpec;
 
 /** `--format` of commands whose default is the table whatever stdout is. */
-export const TABLE_OR_JSON = { name: "format", type: "string", value: "table|json", default: "table", description: "output format" } as const satisfies OptionSpec;
+export const TABLE_OR_JSON = {
+  name: "format",
+  type: "string",
+  value: "table|json",
+  default: "table",
+  description: "output format",
+} as const satisfies OptionSpec;

@@ -37,7 +37,9 @@ export const SEED_COMMAND = {
     "seed access-tokens --count 3000 [--name tokens-3k] [--mix valid=60,valid_exchanged=5,…] [flags]",
     "seed users|refresh-tokens|sessions|auth-codes --count N [--name NAME] [flags]",
   ],
-  details: ["Against a running `edgeload dev`, the target's URL, client and admin secret default to the local target's. After a failure, the same command resumes from .edgeload/seeding/<name>.json."],
+  details: [
+    "Against a running `edgeload dev`, the target's URL, client and admin secret default to the local target's. After a failure, the same command resumes from .edgeload/seeding/<name>.json.",
+  ],
   positionals: true,
   options: [
     { name: "count", type: "string", value: "N", description: "how many to make (required)" },
@@ -59,8 +61,12 @@ export const SEED_COMMAND = {
 export const PLAN_COMMAND = {
   name: "plan",
   summary: "shards, platform limits and estimated cost of a spec or script, before any load",
-  usage: ["plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]"],
-  details: ["With a deployment named (--url/--token or EDGELOAD_URL/EDGELOAD_TOKEN) it also asks it (POST /v1/plan, which starts nothing) whether its ALLOWED_TARGETS take the target; without one nothing is contacted. Exit 104 when the spec is invalid, the plan breaks a cap or a platform limit, the cost is over --max-cost, or the deployment would refuse the target."],
+  usage: [
+    "plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]",
+  ],
+  details: [
+    "With a deployment named (--url/--token or EDGELOAD_URL/EDGELOAD_TOKEN) it also asks it (POST /v1/plan, which starts nothing) whether its ALLOWED_TARGETS take the target; without one nothing is contacted. Exit 104 when the spec is invalid, the plan breaks a cap or a platform limit, the cost is over --max-cost, or the deployment would refuse the target.",
+  ],
   positionals: true,
   external: true,
   options: [

@@ -77,7 +77,13 @@ export function tokenExchangeMetrics() {
 export function refreshMetrics() {
   const familiesBusy = new Counter("families_busy");
   const familiesLost = new Counter("families_lost");
-  return { ...flowMetrics("refresh"), rotationSuccess: new Rate("rotation_success"), familiesBusy, familiesLost, shownAtZero: names(familiesBusy, familiesLost) };
+  return {
+    ...flowMetrics("refresh"),
+    rotationSuccess: new Rate("rotation_success"),
+    familiesBusy,
+    familiesLost,
+    shownAtZero: names(familiesBusy, familiesLost),
+  };
 }
 
 export function silentAuthMetrics() {

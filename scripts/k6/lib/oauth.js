@@ -61,7 +61,10 @@ export const s256 = (verifier) => crypto.sha256(verifier, "base64rawurl");
  * An application/x-www-form-urlencoded body.
  * @param {Record<string, string>} fields
  */
-export const form = (fields) => Object.entries(fields).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
+export const form = (fields) =>
+  Object.entries(fields)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join("&");
 
 /**
  * The query parameters of a URL (k6 has no URL class), e.g. a redirect's Location.

@@ -62,7 +62,8 @@ export function presetNames(scenario) {
 export function presetStages(scenario, preset, durationScale) {
   if (!PRESETS.scenarios[scenario]) throw new Error(`no presets for scenario "${scenario}"; presets exist for ${Object.keys(PRESETS.scenarios).join(", ")}`);
   const rate = /^rps(\d+)$/.exec(preset)?.[1];
-  if (!rate || !presetNames(scenario).includes(preset)) throw new Error(`unknown PRESET "${preset}" for ${scenario}; use one of ${presetNames(scenario).join(", ")}`);
+  if (!rate || !presetNames(scenario).includes(preset))
+    throw new Error(`unknown PRESET "${preset}" for ${scenario}; use one of ${presetNames(scenario).join(", ")}`);
   if (!(durationScale > 0 && durationScale <= 10)) throw new Error(`DURATION_SCALE ${durationScale} must be in (0, 10]`);
   const n = Number(rate);
   const shape = PRESETS.shortShapeRates.includes(n) ? PRESETS.shortShape : PRESETS.shape;
@@ -152,7 +153,10 @@ export function cloudOptions(name) {
   /** @type {Record<string, { loadZone: string, percent: number }>} */
   const distribution = {};
   let total = 0;
-  for (const entry of spec.split(",").map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of spec
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const i = entry.lastIndexOf(":");
     const zone = entry.slice(0, i);
     const percent = Number(entry.slice(i + 1));
@@ -194,9 +198,10 @@ export function scriptOptions(o) {
   const name = o.scenario ?? "http";
   const profile = loadProfile(o.scenario);
   const vus = maxVUs(profile.peakPerS);
-  const executor = profile.executor === "constant-arrival-rate"
-    ? { executor: profile.executor, rate: profile.rate, timeUnit: profile.timeUnit, duration: profile.duration }
-    : { executor: profile.executor, startRate: profile.startRate, timeUnit: profile.timeUnit, stages: profile.stages };
+  const executor =
+    profile.executor === "constant-arrival-rate"
+      ? { executor: profile.executor, rate: profile.rate, timeUnit: profile.timeUnit, duration: profile.duration }
+      : { executor: profile.executor, startRate: profile.startRate, timeUnit: profile.timeUnit, stages: profile.stages };
   const cloud = cloudOptions(name);
   const zero = Object.fromEntries((o.shownAtZero ?? []).map((counter) => [counter, /** @type {string[]} */ ([])]));
   return {

@@ -54,7 +54,6 @@ function localPath(path) {
   return `${cwd}/${path}`;
 }
 
-
 /**
  * The entries of a seed document of the kind a script reads; a clear error otherwise.
  * @template {SeedKind} K
@@ -73,7 +72,7 @@ export function seedEntries(kind, doc) {
   const entries = raw.map((entry, i) => {
     if (typeof entry === "string" && kind === "access-tokens") return { access_token: entry, type: "valid" };
     if (typeof entry === "string" && kind === "users") return { email: entry };
-    if (typeof entry !== "object" || entry === null || typeof (/** @type {Record<string, unknown>} */ (entry))[field] !== "string") {
+    if (typeof entry !== "object" || entry === null || typeof (/** @type {Record<string, unknown>} */ (entry)[field]) !== "string") {
       throw new Error(`seed entry ${i} has no "${field}": is this a ${kind} set?`);
     }
     return entry;

@@ -63,7 +63,7 @@ const QUIET = /^(http_req_(blocked|connecting|tls_handshaking|sending|receiving)
 export function textSummary(data) {
   const lines = [];
   const metrics = metricsOf(data);
-  const durationS = data.state?.testRunDurationMs !== undefined ? data.state.testRunDurationMs / 1000 : data.config?.duration ?? 0;
+  const durationS = data.state?.testRunDurationMs !== undefined ? data.state.testRunDurationMs / 1000 : (data.config?.duration ?? 0);
   const names = Object.keys(metrics).sort();
   lines.push(`k6 run of ${durationS.toFixed(1)} s`);
   for (const name of names) {

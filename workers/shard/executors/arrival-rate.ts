@@ -20,15 +20,27 @@ export async function runArrivalRate(host: ExecutorHost, share: ShardShare, curs
   for (;;) {
     const now = host.clock.now();
     host.closeDue(now);
-    if (host.isStopped()) { end = "stopped"; break; }
-    if (now >= a.deadlineMs) { end = "deadline"; break; }
+    if (host.isStopped()) {
+      end = "stopped";
+      break;
+    }
+    if (now >= a.deadlineMs) {
+      end = "deadline";
+      break;
+    }
     const batch = dueBatch(share, cursor, now - a.t0Ms, budget - started);
     for (let k = batch.from; k < batch.to; k++) host.launch(k, now);
     started += batch.to - batch.from;
     cursor = batch.to;
     host.setCursor(cursor);
-    if (cursor >= share.total) { end = "finished"; break; }
-    if (started >= budget) { end = "handoff"; break; }
+    if (cursor >= share.total) {
+      end = "finished";
+      break;
+    }
+    if (started >= budget) {
+      end = "handoff";
+      break;
+    }
     const untilWindowEnd = host.untilNextClose(now);
     const untilTimeout = host.nextTimeoutMs() - now;
     await host.sleep(Math.min(batch.waitMs, untilWindowEnd, untilTimeout, a.deadlineMs - now));

@@ -58,13 +58,28 @@ export class VuExecutor {
     for (;;) {
       const now = host.clock.now();
       host.closeDue(now);
-      if (host.isStopped()) { end = "stopped"; break; }
-      if (now >= a.deadlineMs) { end = "deadline"; break; }
-      if (now >= runEndMs) { end = "finished"; break; }
-      if (host.requestsSent() >= budget) { end = "handoff"; break; }
+      if (host.isStopped()) {
+        end = "stopped";
+        break;
+      }
+      if (now >= a.deadlineMs) {
+        end = "deadline";
+        break;
+      }
+      if (now >= runEndMs) {
+        end = "finished";
+        break;
+      }
+      if (host.requestsSent() >= budget) {
+        end = "handoff";
+        break;
+      }
       const owned = this.#shardVus.owned(schedule.activeAt(now - a.t0Ms));
       // Iteration-count executors end when every VU has run its iterations.
-      if (schedule.profile.iterations && this.#vusDone.size >= owned.length) { end = "finished"; break; }
+      if (schedule.profile.iterations && this.#vusDone.size >= owned.length) {
+        end = "finished";
+        break;
+      }
       for (const vu of owned) {
         if (!this.#vuLoops.has(vu) && !this.#vusDone.has(vu)) this.#vuLoops.set(vu, this.#vuLoop(vu, runEndMs));
       }

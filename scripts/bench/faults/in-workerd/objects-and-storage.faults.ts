@@ -58,7 +58,10 @@ async function restart(stub: DurableObjectStub): Promise<void> {
  * Wraps the RunCoordinator's `flush` for one run (the prototype is shared by every
  * instance in this isolate, so a restarted object keeps the fault). Returns the undo.
  */
-async function interceptFlushes(runId: string, wrap: (message: ShardFlush, original: (m: ShardFlush) => Promise<FlushAck>) => Promise<FlushAck>): Promise<() => void> {
+async function interceptFlushes(
+  runId: string,
+  wrap: (message: ShardFlush, original: (m: ShardFlush) => Promise<FlushAck>) => Promise<FlushAck>,
+): Promise<() => void> {
   let undo = () => {};
   await runInDurableObject(coordinatorOf(runId), (instance) => {
     const proto = Object.getPrototypeOf(instance) as { flush: (this: unknown, m: ShardFlush) => Promise<FlushAck> };
@@ -75,11 +78,15 @@ async function interceptFlushes(runId: string, wrap: (message: ShardFlush, origi
 /** The windows the coordinator has accepted so far, as the shards sent them. */
 async function acceptedWindows(runId: string): Promise<Array<{ shard: number; window: ShardFlush["windows"][number] }>> {
   return runInDurableObject(coordinatorOf(runId), (_instance, state) =>
-    state.storage.sql.exec<{ shard: number; window_s: number; part: number; data: string }>("SELECT shard, window_s, part, data FROM flush_log ORDER BY id").toArray().map((r) => {
-      const data = JSON.parse(r.data) as unknown;
-      const body = Array.isArray(data) ? { steps: data } : (data as object);
-      return { shard: r.shard, window: { windowS: r.window_s, part: r.part, ...body } as ShardFlush["windows"][number] };
-    }));
+    state.storage.sql
+      .exec<{ shard: number; window_s: number; part: number; data: string }>("SELECT shard, window_s, part, data FROM flush_log ORDER BY id")
+      .toArray()
+      .map((r) => {
+        const data = JSON.parse(r.data) as unknown;
+        const body = Array.isArray(data) ? { steps: data } : (data as object);
+        return { shard: r.shard, window: { windowS: r.window_s, part: r.part, ...body } as ShardFlush["windows"][number] };
+      }),
+  );
 }
 
 const telemetry = { region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 0, peakInFlight: 0 };
@@ -93,7 +100,8 @@ const faults: Fault[] = [
   {
     name: "shard 0 restarted mid-window, 3 times",
     outcome: "passed",
-    note: "a restarted shard resumes at the current time: what fell due while it was down is counted as dropped (interrupted), never replayed. " +
+    note:
+      "a restarted shard resumes at the current time: what fell due while it was down is counted as dropped (interrupted), never replayed. " +
       "Lost: requests shard 0 had sent in its open window when it was killed reached the target, but their results died with it (counted as interrupted); at most one window of its sends (20) per restart",
     lossBound: 3 * (RATE / SHARDS),
     async during({ id, t0 }) {
@@ -171,7 +179,8 @@ const faults: Fault[] = [
     async during({ id, t0 }) {
       const reachableAt = t0 + DURATION_MS + TIMEOUT_MS;
       const undo = await interceptFlushes(id, (message, original) =>
-        Date.now() < reachableAt ? Promise.reject(new Error("fault: coordinator unreachable")) : original(message));
+        Date.now() < reachableAt ? Promise.reject(new Error("fault: coordinator unreachable")) : original(message),
+      );
       await until(reachableAt + 20_000);
       undo();
     },
@@ -216,7 +225,9 @@ const faults: Fault[] = [
 ];
 
 async function received(runId: string): Promise<number> {
-  const response = await fetch(`${env.TARGET_URL}/api/admin/test/request-ledger?run=${runId}`, { headers: { authorization: `Bearer ${env.TARGET_ADMIN_SECRET}` } });
+  const response = await fetch(`${env.TARGET_URL}/api/admin/test/request-ledger?run=${runId}`, {
+    headers: { authorization: `Bearer ${env.TARGET_ADMIN_SECRET}` },
+  });
   if (!response.ok) throw new Error(`request ledger: ${response.status} ${await response.text()}`);
   const body = (await response.json()) as { rows: Array<{ count: number }> };
   return body.rows.reduce((a, r) => a + r.count, 0);
@@ -226,13 +237,18 @@ async function stored(runId: string) {
   return (await env.DB.prepare(
     `SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(dropped), 0) AS dropped, COALESCE(SUM(requests), 0) AS requests,
             COALESCE(SUM(connection_errors), 0) AS connectionErrors, COALESCE(SUM(timeouts), 0) AS timeouts FROM windows WHERE run_id = ?`,
-  ).bind(runId).first<{ sent: number; dropped: number; requests: number; connectionErrors: number; timeouts: number }>())!;
+  )
+    .bind(runId)
+    .first<{ sent: number; dropped: number; requests: number; connectionErrors: number; timeouts: number }>())!;
 }
 
 /** Windows in D1 that lack a region's row: a window written in part. */
 async function halfWrittenWindows(runId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM (SELECT window_s FROM windows WHERE run_id = ? GROUP BY window_s HAVING COUNT(DISTINCT region) < ?)")
-    .bind(runId, SHARDS).first<{ n: number }>();
+  const row = await env.DB.prepare(
+    "SELECT COUNT(*) AS n FROM (SELECT window_s FROM windows WHERE run_id = ? GROUP BY window_s HAVING COUNT(DISTINCT region) < ?)",
+  )
+    .bind(runId, SHARDS)
+    .first<{ n: number }>();
   return row!.n;
 }
 
@@ -248,7 +264,12 @@ async function shardsStopped(runId: string, fromMs: number): Promise<number | nu
 
 async function observe(fault: Fault, abort: boolean): Promise<FaultObservation> {
   const { id, startsAt } = await createRun({
-    name: fault.name, rate: RATE, duration: `${DURATION_MS / 1000}s`, shards: SHARDS, regions: ["wnam", "weur"], timeout: `${TIMEOUT_MS / 1000}s`,
+    name: fault.name,
+    rate: RATE,
+    duration: `${DURATION_MS / 1000}s`,
+    shards: SHARDS,
+    regions: ["wnam", "weur"],
+    timeout: `${TIMEOUT_MS / 1000}s`,
     ...fault.spec,
   });
   const run = { id, t0: Date.parse(startsAt) };
@@ -268,7 +289,10 @@ async function observe(fault: Fault, abort: boolean): Promise<FaultObservation> 
   await fault.after?.(run);
   if (!abort) timeMs = Math.max(0, endedAt - (run.t0 + DURATION_MS));
 
-  const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as { metrics: Record<string, { count: number }>; edgeload: { totals: { sent: number; timeouts: number; connectionErrors: number } } };
+  const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as {
+    metrics: Record<string, { count: number }>;
+    edgeload: { totals: { sent: number; timeouts: number; connectionErrors: number } };
+  };
   const inD1 = await stored(id);
   const fromSummary = {
     sent: summary.edgeload.totals.sent,
@@ -280,8 +304,12 @@ async function observe(fault: Fault, abort: boolean): Promise<FaultObservation> 
   const halfWritten = await halfWrittenWindows(id);
   const note = [
     fault.note,
-    fault.partialStore ? `D1 holds ${inD1.requests} of ${summary.metrics.http_reqs?.count ?? 0} requests${halfWritten ? `, ${halfWritten} window(s) in part` : ", no window in part"}` : undefined,
-  ].filter(Boolean).join("; ");
+    fault.partialStore
+      ? `D1 holds ${inD1.requests} of ${summary.metrics.http_reqs?.count ?? 0} requests${halfWritten ? `, ${halfWritten} window(s) in part` : ", no window in part"}`
+      : undefined,
+  ]
+    .filter(Boolean)
+    .join("; ");
   return {
     fault: abort ? `${fault.name} + API abort at 2.5 s` : fault.name,
     scheduled: SCHEDULED,
