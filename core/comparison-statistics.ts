@@ -27,7 +27,7 @@ export function binomial(n: number, p: number, rng: Random): number {
     return x;
   }
   const x = Math.round(mean + Math.sqrt(mean * (1 - p)) * rng.normal());
-  return x < 0 ? 0 : x > n ? n : x;
+  return x < 0 ? 0 : Math.min(x, n);
 }
 
 export interface Random {

@@ -7,7 +7,7 @@
  * due time: no per-tick coordination, and the shards' shares sum exactly to the whole.
  * Like vegeta's pacer, this is a function of elapsed time with no clock inside.
  */
-import { ArrivalSchedule } from "./arrival-schedule.ts";
+import type { ArrivalSchedule } from "./arrival-schedule.ts";
 import { ownedSlots } from "./interleave.ts";
 
 export class ShardShare {

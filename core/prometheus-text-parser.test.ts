@@ -180,6 +180,7 @@ describe("parsePrometheusText", () => {
   it("keeps a label named __proto__ as a label", () => {
     const [sample] = parsed('m{__proto__="x"} 1').samples;
     expect(Object.keys(sample!.labels)).toEqual(["__proto__"]);
+    // biome-ignore lint/suspicious/noProto: the test is that a label named __proto__ stays a plain label
     expect(sample!.labels.__proto__).toBe("x");
   });
 

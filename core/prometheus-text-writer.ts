@@ -23,7 +23,7 @@
  * response counts (HTTP code, or "timeout" / "connection"). Custom metrics of the scenario
  * are `edgeload_custom_<name>…`, their k6 sub-metric tag (`name{type:x}`) as a `type` label.
  */
-import { MetricStats, type TrendName } from "./metric-stats.ts";
+import type { MetricStats, TrendName } from "./metric-stats.ts";
 import { RunTotals, type RunTotalsWire } from "./run-totals.ts";
 import type { Histogram } from "./histogram.ts";
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { planRun } from "./plan.ts";
 import { expandPreset, presetNames } from "./presets.ts";
-import { parseRunSpec, redactSpec, REDACTED } from "./run-spec.ts";
+import { redactSpec, REDACTED } from "./run-spec.ts";
 import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
 import { RunTotals } from "./run-totals.ts";
 import { MetricStats } from "./metric-stats.ts";

@@ -242,9 +242,9 @@ describe("renderReport", async () => {
     // workerd refuses `eval` and `new Function`, but the vitest workers pool allows them, so
     // the rule is enforced here: with Function replaced by one that throws, charts still render.
     const original = globalThis.Function;
-    globalThis.Function = function () {
+    globalThis.Function = (() => {
       throw new EvalError("Code generation from strings disallowed for this context");
-    } as unknown as FunctionConstructor;
+    }) as unknown as FunctionConstructor;
     try {
       expect((await renderReport(input)).charts).toEqual(report.charts);
     } finally {

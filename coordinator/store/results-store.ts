@@ -11,11 +11,11 @@
  * before anything reaches D1. Rows go out in batched multi-row INSERTs that respect D1's
  * 100-bound-parameter limit.
  */
-import { Histogram } from "../../core/histogram.ts";
+import type { Histogram } from "../../core/histogram.ts";
 import type { RunStatus, SeriesPoint } from "../../core/protocol.ts";
 import { runQuery, type QueryRow } from "../../core/query.ts";
 import { loadQueryInput } from "./results-queries.ts";
-import { MetricStats, TRENDS, type TrendName } from "../../core/metric-stats.ts";
+import { type MetricStats, TRENDS, type TrendName } from "../../core/metric-stats.ts";
 
 /** Histogram metric names in D1, by trend. */
 export const HISTOGRAM_METRICS: Record<TrendName, string> = {

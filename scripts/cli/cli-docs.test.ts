@@ -80,7 +80,7 @@ describe("the commands that parse their own flags", () => {
    */
   it.each(COMMANDS.filter((c) => c.external).map((c) => [c.name, c] as const))("%s accepts exactly its table's flags", (name, command: CommandSpec) => {
     const source = readFileSync(join(PROJECT_ROOT, `scripts/cli/${name}-command.ts`), "utf8");
-    const block = /options:\s*\{([^]*?)\}\s*\}/.exec(source.slice(source.indexOf("parseCliArgs(")))?.[1] ?? "";
+    const block = /options:\s*\{([\s\S]*?)\}\s*\}/.exec(source.slice(source.indexOf("parseCliArgs(")))?.[1] ?? "";
     const own = [...block.matchAll(/"?([a-z][\w-]*)"?:\s*\{\s*type:/g)].map((m) => m[1]).sort();
     expect(own).toEqual(command.options.map((o) => o.name).sort());
   });

@@ -127,7 +127,7 @@ describe("load flags on a spec", () => {
     ]);
     expect(parsed.spec.durationMs).toBe(15_000);
     const refused = applyLoadFlags(spec, { vus: 3, rps: 2 });
-    expect(refused.ok ? "" : refused.problems.join("\n")).toMatch(/--vus: this spec has named scenarios[^]*--rps: this spec has named scenarios/);
+    expect(refused.ok ? "" : refused.problems.join("\n")).toMatch(/--vus: this spec has named scenarios[\s\S]*--rps: this spec has named scenarios/);
   });
 
   it("runs examples/crud-hot-keys.json for exactly -d: k6's 1 VU (its ramp starts from 0), or --vus", () => {

@@ -108,9 +108,18 @@ export function toClockStep(rows: readonly QueryRow[], resolutionMs: number | nu
 }
 
 function print(rows: readonly QueryRow[], format: "table" | "json" | "csv"): void {
-  if (format === "json") return console.log(JSON.stringify(rows, null, 2));
-  if (format === "csv") return void process.stdout.write(toCsv(rows));
-  if (rows.length === 0) return console.log("(no rows)");
+  if (format === "json") {
+    console.log(JSON.stringify(rows, null, 2));
+    return;
+  }
+  if (format === "csv") {
+    process.stdout.write(toCsv(rows));
+    return;
+  }
+  if (rows.length === 0) {
+    console.log("(no rows)");
+    return;
+  }
   const columns = Object.keys(rows[0]!);
   console.log(
     table(

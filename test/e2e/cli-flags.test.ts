@@ -107,7 +107,7 @@ describe("load flags over a spec", () => {
     expect(r.stderr).toContain("--header does not apply to a spec.json run (it applies to: --target form)");
     const model = await run(file, "--rate", "5", "--max-vus", "3");
     expect(model.code).toBe(104);
-    expect(model.stderr).toMatch(/--rate: a constant-vus run's rate follows from its VUs[^]*--max-vus: caps iterations in flight in an arrival-rate run/);
+    expect(model.stderr).toMatch(/--rate: a constant-vus run's rate follows from its VUs[\s\S]*--max-vus: caps iterations in flight in an arrival-rate run/);
     // A run of named scenarios has no push outputs in its spec: refused by flag, not as a spec field.
     const named = await specFile("named.json", { target, scenarios: { a: { steps: [{ path: "/" }], executor: "constant-vus", vus: 1, duration: "1s" } } });
     const out = await run(named, "-o", "opentelemetry=http://127.0.0.1:1/v1/metrics");
@@ -133,6 +133,7 @@ describe("k6's flags on a k6 script", () => {
       [
         'import http from "k6/http";',
         'export const options = { stages: [{ duration: "10m", target: 50 }], thresholds: { http_req_failed: ["rate==0"] } };',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the k6 script's own template literal, written out as text
         "export default function () { http.get(`${__ENV.BASE_URL}/delay?ms=2`); }",
       ].join("\n"),
     );

@@ -232,7 +232,7 @@ describeWithK6("k6 scripts", (k6) => {
       stdout,
     ).toEqual([]);
     expect(code, `${stdout}\n${stderr}`).toBe(verdicts.every(([, ok]) => ok) ? 0 : 99);
-    expect(stdout).toMatch(/thresholds:\n(  [✓✗] .*\n)+/);
+    expect(stdout).toMatch(/thresholds:\n( {2}[✓✗] .*\n)+/);
     expect(summary).not.toHaveProperty("setup_data");
     const m = summary.metrics;
     expect(m.checks!.values).toMatchObject({ fails: 0 });

@@ -6,9 +6,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { EdgeloadClient } from "../../scripts/cli/client.ts";
+import type { EdgeloadClient } from "../../scripts/cli/client.ts";
 import { runCli } from "./cli-process.ts";
-import { PROJECT_ROOT, type LocalStack } from "../../scripts/cli/local-stack.ts";
+import type { LocalStack } from "../../scripts/cli/local-stack.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
 const fixture = useLocalStack("edgeload-e2e-");

@@ -5,7 +5,7 @@
  * to the loopback target.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { EdgeloadClient } from "../../scripts/cli/client.ts";
+import type { EdgeloadClient } from "../../scripts/cli/client.ts";
 import type { LocalStack } from "../../scripts/cli/local-stack.ts";
 import { seedAccessTokens } from "../../seeds/access-tokens.ts";
 import { seedRefreshTokens } from "../../seeds/refresh-tokens.ts";

@@ -170,7 +170,7 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
   it("captures a token across a user's lifecycle with think time (examples/k6/auth-user-lifecycle.js)", async () => {
     const script = join(PROJECT_ROOT, "examples/k6/auth-user-lifecycle.js");
     const env = { SCALE: "0.02", VU_SCALE: "0.04" };
-    const [k6Run, edge] = await bothTools(script, env);
+    const [_k6Run, edge] = await bothTools(script, env);
     // Every step's check passed: the token captured at login opened /app/user and logout.
     expect(checkRate(edge)).toBe(1);
     expect(count(edge, "iterations")).toBeGreaterThan(0);

@@ -82,14 +82,14 @@ configApp.put("/config/:key", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
   const key = c.req.param("key");
-  const value = await valueOf(c);
+  const value = await readValue(c);
   const problems = [...(KEY.test(key) ? [] : ["key: 1–128 characters of A-Za-z0-9 _ . : -"]), ...(value.ok ? [] : [value.problem])];
   if (problems.length || !value.ok) return c.json({ error: "bad config write", problems }, 400);
   return c.json(await configHub(c.env).set(key, value.value));
 });
 
 /** The `value` of a `{"value": …}` body, at most MAX_VALUE_BYTES of JSON. */
-async function valueOf(c: Context<App>): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> {
+async function readValue(c: Context<App>): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> {
   let body: unknown;
   try {
     body = await c.req.json();

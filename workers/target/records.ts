@@ -51,7 +51,7 @@ export const recordsApp = new Hono<App>()
 type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 /** The `value` of a `{"value": …}` body, at most MAX_VALUE_BYTES of JSON. */
-async function valueOf(c: Context<App>): Promise<Parsed<unknown>> {
+async function readValue(c: Context<App>): Promise<Parsed<unknown>> {
   const body = await c.req.json().catch(() => undefined);
   if (typeof body !== "object" || body === null || Array.isArray(body) || !("value" in body)) {
     return { ok: false, problem: 'body: a JSON object {"value": <any JSON>}' };
@@ -145,7 +145,7 @@ function recordsApi({ readThroughCache }: { readonly readThroughCache: boolean }
 
   api.put("/:key", async (c) => {
     const key = c.req.param("key");
-    const value = await valueOf(c);
+    const value = await readValue(c);
     const problems = [...(KEY.test(key) ? [] : [KEY_PROBLEM]), ...(value.ok ? [] : [value.problem])];
     if (problems.length || !value.ok) return bad(c, problems);
     const json = JSON.stringify(value.value);

@@ -66,7 +66,7 @@ export function tidy(f) {
  * @param {HTMLElement} el @param {object[]} series @param {Record<string, object>} [scales]
  */
 export function chart(el, series, scales = {}) {
-  // @ts-ignore uPlot is the global its IIFE build defines (served from /dashboard/vendor/).
+  // @ts-expect-error uPlot is the global its IIFE build defines (served from /dashboard/vendor/).
   const UPlot = window.uPlot;
   const extraAxes = Object.keys(scales).map((scale) => ({ scale, side: 1, grid: { show: false } }));
   // Every y axis starts at 0, so a 39-to-41 wobble does not look like a collapse.

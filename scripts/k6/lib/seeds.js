@@ -14,7 +14,6 @@
  */
 import { SharedArray } from "k6/data";
 import http from "k6/http";
-import { TOKEN_TYPES } from "../../../core/seed-set.ts";
 import { shuffled } from "../../../core/shuffle.ts";
 
 export { shuffled };
