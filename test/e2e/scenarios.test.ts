@@ -11,6 +11,7 @@ import { seedAccessTokens } from "../../seeds/access-tokens.ts";
 import { seedRefreshTokens } from "../../seeds/refresh-tokens.ts";
 import { seedSessions } from "../../seeds/sessions.ts";
 import { seedUsers } from "../../seeds/users.ts";
+import { runCli } from "./cli-process.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
 const fixture = useLocalStack("edgeload-scenarios-");
@@ -113,4 +114,52 @@ describe("built-in scenarios against the Authrim-style target", () => {
     expect(metrics.otp_login_duration["p(95)"]).toBeGreaterThanOrEqual(metrics.http_req_duration.med);
     expect(summary.edgeload.achievedRatePerS).toBeCloseTo(8, 0);
   });
+});
+
+describe("a provider without strict introspection validation, as Authrim by default", () => {
+  it("fails the introspect run with false positives (exit 99) and says how to turn strict validation on, before any load", async () => {
+    const setStrict = async (strictValidation: boolean) => {
+      const response = await fetch(`${stack.targetUrl}/api/admin/settings/introspection-validation`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${stack.targetAdminSecret}`, "content-type": "application/json" },
+        body: JSON.stringify({ strictValidation }),
+      });
+      expect(response.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the target rereads its settings once a second
+    };
+    const { clientId, clientSecret } = stack.targetClient;
+    await setStrict(false);
+    try {
+      // A --rate run: no preset, yet the scenario's correctness thresholds apply.
+      const result = await runCli(
+        [
+          "run",
+          "--scenario",
+          "introspect",
+          "--rate",
+          "20",
+          "--duration",
+          "2s",
+          "--seed",
+          "e2e-tokens",
+          "--target",
+          stack.targetUrl,
+          "--client-id",
+          clientId,
+          "--client-secret",
+          clientSecret,
+          "--regions",
+          "wnam",
+          "--quiet",
+        ],
+        { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
+      );
+      expect(result.code, result.stderr).toBe(99);
+      expect(result.stdout).toMatch(/^⚠ pre-flight: .* answered active=true for a token minted for another audience/m);
+      expect(result.stdout).toContain(`"strictValidation": true`);
+      expect(result.stdout).toMatch(/✗ false_positives 'count==0' observed [1-9]/);
+    } finally {
+      await setStrict(true);
+    }
+  }, 60_000);
 });
