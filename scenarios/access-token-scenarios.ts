@@ -1,6 +1,6 @@
 /**
  * The scenarios that read an access-token seed set: userinfo, introspect and token
- * exchange (AUTHRIM.md). Each iteration uses the token at its run-wide index in a fixed
+ * exchange (docs/authrim.md). Each iteration uses the token at its run-wide index in a fixed
  * shuffle of the set, so every shard layout sends the same tokens and the set's type mix.
  */
 import { ACTIVE_EXPECTED, activeAnswerComplete, TOKEN_TYPES, TYPE_RATE_METRIC, type SeedToken, type TokenType } from "../core/seed-set.ts";

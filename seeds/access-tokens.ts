@@ -1,5 +1,5 @@
 /**
- * Access-token seed sets for an Authrim-style provider (AUTHRIM.md), made the way the
+ * Access-token seed sets for an Authrim-style provider (docs/authrim.md), made the way the
  * reference seeder makes them: tokens signed with the provider's own key (fetched from
  * its admin API), revoked ones truly revoked through POST /revoke, and a sample of every
  * type introspected afterwards to fill the `verification` block.

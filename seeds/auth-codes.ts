@@ -1,6 +1,6 @@
 /**
  * Authorization codes from an Authrim-style provider, made as its code seeder makes them
- * (AUTHRIM.md): a login session per user (`POST /api/admin/test/sessions`), then for each
+ * (docs/authrim.md): a login session per user (`POST /api/admin/test/sessions`), then for each
  * code `GET /authorize?…&prompt=none` with that session as the `authrim_session` cookie and
  * a fresh PKCE S256 verifier (RFC 7636), the code and state taken from the 302's Location.
  * The seed set is `{codes: [{code, code_verifier, redirect_uri, state, nonce, user_id}],

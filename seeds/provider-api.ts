@@ -1,6 +1,6 @@
 /**
- * Talking to an Authrim-style provider while seeding (AUTHRIM.md, "Admin API used by the
- * seed scripts"): one client for its admin API (Bearer ADMIN_API_SECRET) and its OAuth
+ * Talking to an Authrim-style provider while seeding (docs/authrim.md; the admin routes
+ * are listed in workers/target/README.md): one client for its admin API (Bearer ADMIN_API_SECRET) and its OAuth
  * endpoints (HTTP Basic client authentication), the one error every seeder raises, and the
  * bounded-concurrency pool the seeders share.
  *

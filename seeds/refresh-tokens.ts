@@ -1,6 +1,6 @@
 /**
  * Refresh tokens on an Authrim-style provider, as its refresh seeder registers them
- * (AUTHRIM.md): each one the first token of its own family, registered for the load-test
+ * (docs/authrim.md): each one the first token of its own family, registered for the load-test
  * client through `POST /api/admin/test/tokens {token, userId, clientId, scope, ttl}`.
  * The seed set is `{refresh_tokens: [{token, jti, rtv, generation, shard_index, user_id,
  * client_id, client_secret}], metadata}`; like Authrim's, each entry carries the client

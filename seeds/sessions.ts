@@ -1,6 +1,6 @@
 /**
  * Login sessions on an Authrim-style provider, as its silent-auth seeder makes them
- * (`POST /api/admin/test/sessions {user_id, ttl_seconds}` → `{session_id}`, AUTHRIM.md):
+ * (`POST /api/admin/test/sessions {user_id, ttl_seconds}` → `{session_id}`, docs/authrim.md):
  * the seed set `{sessions: [{session_id, user_id}], metadata}`. A session id is used as
  * the `authrim_session` cookie, e.g. for `GET /authorize?prompt=none`.
  */

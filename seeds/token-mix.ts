@@ -1,5 +1,5 @@
 /**
- * The token mix of Authrim's access-token seed (AUTHRIM.md): shares per token type, the
+ * The token mix of Authrim's access-token seed (docs/authrim.md): shares per token type, the
  * counts floor(N × share) with the remainder going to `wrong_client`, exactly as the
  * reference seeder computes them.
  */

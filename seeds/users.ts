@@ -1,6 +1,6 @@
 /**
  * Users on an Authrim-style provider, named as the reference suite names them
- * (`otp-bench-00001@test.authrim.internal`, AUTHRIM.md), and the users seed set
+ * (`otp-bench-00001@test.authrim.internal`, docs/authrim.md), and the users seed set
  * `{users: [{email, userId}], emails: [...], metadata}`.
  *
  * Every seeder gets its users from here: each is looked up by email before it is created,

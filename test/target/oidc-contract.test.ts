@@ -1,5 +1,5 @@
 /**
- * The Authrim-style target against its contract (../shared/AUTHRIM.md): signing keys and
+ * The Authrim-style target against its contract (docs/authrim.md): signing keys and
  * JWKS, userinfo, RFC 7662 introspection and RFC 7009 revocation, for each token type of
  * the reference token mix, with tokens signed the way Authrim's seeder signs them: with
  * the private key from /api/admin/test/signing-key.

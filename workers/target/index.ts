@@ -1,5 +1,5 @@
 /**
- * The local target: an Authrim-style OIDC provider subset (see ../../../shared/AUTHRIM.md
+ * The local target: an Authrim-style OIDC provider subset (see docs/authrim.md
  * for the contract, README.md beside this file for what is implemented) plus the
  * deterministic knobs of knobs.ts on every other path (`/delay?ms=20`, …).
  *
