@@ -29,6 +29,13 @@ export interface RunFigures {
 export function progressAt(run: RunRecord, figures: RunFigures, now: number) {
   const elapsedMs = Math.max(0, Math.min((run.endMs ?? now) - run.t0Ms, run.spec.durationMs));
   const target = targetLoadAt(run.spec, Math.min(elapsedMs, run.spec.durationMs - 1));
+  if (FINAL_STATUSES.includes(run.status)) {
+    // Once the run has ended there is no "last second": both rates are the whole run's
+    // means, as the summary gives them (not the ramp-down's last instant against 0/s).
+    const elapsedS = Math.max(0.001, elapsedMs / 1000);
+    const meanTarget = target.ratePerS === null ? null : run.plan.totalIterations / (run.spec.durationMs / 1000);
+    return { elapsedMs, target: { ...target, ratePerS: meanTarget }, achievedRatePerS: figures.totals.select().counters.iterations / elapsedS };
+  }
   const lastComplete = Math.min(...run.plan.shards.map((s) => figures.shards.watermark(s.index))) - 1;
   return { elapsedMs, target, achievedRatePerS: figures.iterationsAt(lastComplete) };
 }

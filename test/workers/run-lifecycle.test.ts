@@ -37,6 +37,9 @@ describe("a run from start to summary", () => {
     expect(final.status).toBe("passed");
     // The live p95 is shown no finer than the shards' clock: workerd's moves in whole ms.
     expect(final.live.clockResolutionMs).toBe(1);
+    // Ended: the whole run's mean rates, not the last instant of the schedule against 0/s.
+    expect(final.live.targetRatePerS).toBe(40);
+    expect(final.live.achievedRatePerS).toBeCloseTo(40, 0);
     expect(Number.isInteger(final.live.p95Ms)).toBe(true);
 
     const totals = await windowTotals(id);
