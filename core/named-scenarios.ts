@@ -48,9 +48,10 @@ const RUN_FIELDS = new Set([
   "teardown",
   "scenarios",
   "maxCost",
+  "summaryTrendStats",
 ]);
 /** Run fields every scenario takes unless it sets its own. */
-const INHERITED = ["target", "vars", "secrets", "tags", "regions", "connectionSlots", "timeout", "expectedLatency"] as const;
+const INHERITED = ["target", "vars", "secrets", "tags", "regions", "connectionSlots", "timeout", "expectedLatency", "summaryTrendStats"] as const;
 /** Run fields a scenario cannot set. */
 const RUN_ONLY = ["name", "target", "vars", "secrets", "setup", "teardown", "scenarios", "maxCost"] as const;
 
@@ -152,6 +153,8 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     vars: first.vars,
     secrets: first.secrets,
     tags: first.tags,
+    // The run's own summaryTrendStats: every scenario's spec was parsed with it (INHERITED).
+    ...(first.summaryTrendStats ? { summaryTrendStats: first.summaryTrendStats } : {}),
     maxCostUsd: budget.success ? (budget.data ?? null) : null,
     options: {
       scenarios: Object.fromEntries(scenarios.map((s) => [s.name, { executor: s.spec.executor, startTime: `${s.startMs / 1000}s`, ...s.spec.options }])),

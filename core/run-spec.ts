@@ -49,6 +49,12 @@ export { redactSpec, REDACTED } from "./spec/redact.ts";
 export { runPhases, SSE_METRICS } from "./spec/step-schema.ts";
 
 /** The first decoding step: every field but the executor's own options. */
+/** k6's summaryTrendStats: avg, min, med, max, count, or p(N) with N from 0 to 100. */
+const summaryTrendStatsSchema = z
+  .array(z.string().regex(/^(avg|min|med|max|count|p\((100|\d{1,2})(\.\d+)?\))$/, "avg, min, med, max, count or p(N), N from 0 to 100"))
+  .min(1)
+  .optional();
+
 const common = z
   .object({
     name: z.string().max(120).default("run"),
@@ -75,6 +81,7 @@ const common = z
     vars: z.record(z.string(), z.string()).default({}),
     secrets: z.record(z.string(), z.string()).default({}),
     tags: z.record(z.string(), z.string()).default({}),
+    summaryTrendStats: summaryTrendStatsSchema,
     maxCost: maxCostSchema,
     outputs: outputsSchema,
     // Decoded by their own parts: once-per-run steps (run-phases) and named scenarios.
@@ -206,6 +213,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       vars: b.vars,
       secrets: b.secrets,
       tags: b.tags,
+      ...(b.summaryTrendStats ? { summaryTrendStats: b.summaryTrendStats } : {}),
       maxCostUsd: b.maxCost ?? null,
       outputs: b.outputs,
       options,

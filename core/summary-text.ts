@@ -23,8 +23,16 @@ function pct(rate: number): string {
   return `${(rate * 100).toFixed(2)}%`;
 }
 
-function trendLine(t: TrendSummary, resolutionMs?: number | null): string {
-  return TREND_ORDER.map((k) => `${k}=${formatMs(t[k], resolutionMs)}`).join(" ");
+/**
+ * A trend's figures in the order the summary's summaryTrendStats lists them (k6's by
+ * default); `count` is a count, the rest are times.
+ */
+function trendLine(t: TrendSummary, resolutionMs?: number | null, stats: readonly string[] = TREND_ORDER): string {
+  const values = t as unknown as Readonly<Record<string, number | undefined>>;
+  return stats
+    .filter((k) => values[k] !== undefined)
+    .map((k) => (k === "count" ? `count=${values[k]}` : `${k}=${formatMs(values[k]!, resolutionMs)}`))
+    .join(" ");
 }
 
 function dotted(name: string, value: string, width = 32): string {
@@ -43,12 +51,12 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), ...rows.map(line)];
 }
 
-function customValue(metric: CustomMetricSummary, resolutionMs?: number | null): string {
+function customValue(metric: CustomMetricSummary, resolutionMs?: number | null, stats: readonly string[] = TREND_ORDER): string {
   return metric.type === "counter"
     ? `${metric.count} ${metric.rate.toFixed(2)}/s`
     : metric.type === "rate"
       ? `${pct(metric.value)} ✓ ${metric.passes} ✗ ${metric.fails}`
-      : trendLine(metric, resolutionMs);
+      : trendLine(metric, resolutionMs, stats);
 }
 
 export function renderSummary(summary: Summary): string {
@@ -58,6 +66,8 @@ export function renderSummary(summary: Summary): string {
   // Runs stored before the clock was detected have no `clock`: full digits, as before.
   const resolution = e.clock?.resolutionMs ?? null;
   const fmt = (ms: number) => formatMs(ms, resolution);
+  // k6's summaryTrendStats, when the run set them: which trend figures each line shows.
+  const stats = (summary.options as { summaryTrendStats?: readonly string[] } | undefined)?.summaryTrendStats ?? TREND_ORDER;
   out.push(`  edgeload run ${e.runId} · ${e.name} · ${verdictWord(e)}${e.abortReason ? ` (${e.abortReason})` : ""}`);
   out.push(`  target ${e.target} · ${e.executor} · ${e.plan.shards} shard${e.plan.shards === 1 ? "" : "s"} in ${e.plan.regions.join(", ")} · ${e.durationS}s`);
   out.push("");
@@ -76,9 +86,9 @@ export function renderSummary(summary: Summary): string {
   if (m.checks) out.push(dotted("checks", `${pct(m.checks.value)} ✓ ${m.checks.passes} ✗ ${m.checks.fails}`));
   out.push(dotted("data_received", `${formatBytes(m.data_received.count)} ${formatBytes(m.data_received.rate)}/s`));
   out.push(dotted("dropped_iterations", `${m.dropped_iterations.count} ${m.dropped_iterations.rate.toFixed(2)}/s`));
-  if (m.http_req_duration) out.push(dotted("http_req_duration", trendLine(m.http_req_duration, resolution)));
+  if (m.http_req_duration) out.push(dotted("http_req_duration", trendLine(m.http_req_duration, resolution, stats)));
   out.push(dotted("http_req_failed", `${pct(m.http_req_failed.value)} ✓ ${m.http_req_failed.passes} ✗ ${m.http_req_failed.fails}`));
-  if (m.http_req_waiting) out.push(dotted("http_req_waiting", trendLine(m.http_req_waiting, resolution)));
+  if (m.http_req_waiting) out.push(dotted("http_req_waiting", trendLine(m.http_req_waiting, resolution, stats)));
   out.push(dotted("http_reqs", `${m.http_reqs.count} ${m.http_reqs.rate.toFixed(2)}/s`));
   out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
   // edgeload's own trends: latency from the intended send time (coordinated omission
@@ -110,14 +120,14 @@ export function renderSummary(summary: Summary): string {
   if (e.scenario) {
     out.push(`  SCENARIO ${e.scenario.name}${e.scenario.seed ? ` · seed ${e.scenario.seed}` : ""}${e.scenario.preset ? ` · preset ${e.scenario.preset}` : ""}`);
     for (const [name, metric] of Object.entries(e.scenario.metrics)) {
-      out.push(dotted(name, customValue(metric, resolution), 40));
+      out.push(dotted(name, customValue(metric, resolution, stats), 40));
     }
     out.push("");
   }
 
   if (!e.scenario && Object.keys(e.customMetrics).length) {
     out.push("  CUSTOM METRICS");
-    for (const [name, metric] of Object.entries(e.customMetrics)) out.push(dotted(name, customValue(metric, resolution), 40));
+    for (const [name, metric] of Object.entries(e.customMetrics)) out.push(dotted(name, customValue(metric, resolution, stats), 40));
     out.push("");
   }
 

@@ -137,6 +137,30 @@ describe("buildSummary", () => {
     );
   });
 
+  it("shows the trend figures a run's summaryTrendStats asks for, in its order, in the data and the text", () => {
+    const run = setup({ summaryTrendStats: ["avg", "med", "p(99.9)", "count"] });
+    const t = new RunTotals();
+    t.add(0, "wnam", 0, requests(1000, 10));
+    const s = buildSummary({ runId: "r-stats", status: "passed", spec: run.spec, plan: run.plan, t0Ms: 0, endMs: 10_000, totals: t, shards: [] });
+    const duration = (s.metrics as Record<string, Record<string, number>>).http_req_duration!;
+    expect(duration["p(99.9)"]).toBeCloseTo(10, 0);
+    expect(duration.count).toBe(1000);
+    expect(s.options.summaryTrendStats).toEqual(["avg", "med", "p(99.9)", "count"]);
+    expect(renderSummary(s)).toMatch(/http_req_duration\.+: avg=10\.0\d*ms med=10\.0\d*ms p\(99\.9\)=10\.0\d*ms count=1000$/m);
+  });
+
+  it.each([["mean"], ["p(101)"], ["p()"]])("refuses summaryTrendStats naming %s", (stat) => {
+    const parsed = parseRunSpec({
+      target: "http://127.0.0.1:9090",
+      steps: [{ path: "/" }],
+      executor: "constant-arrival-rate",
+      rate: 10,
+      duration: "10s",
+      summaryTrendStats: ["avg", stat],
+    });
+    expect(parsed.ok ? [] : parsed.problems.map((p) => p.field)).toEqual(["summaryTrendStats.1"]);
+  });
+
   it("renders a k6-style text summary with per-region rows", () => {
     const text = renderSummary(summary);
     expect(text).toMatch(/✗ http_req_duration 'p\(95\)<50'/);

@@ -50,17 +50,22 @@ export interface TrendSummary {
   readonly "p(90)": number;
   readonly "p(95)": number;
   readonly "p(99)": number;
+  // A run's summaryTrendStats may add more keys (`count`, `p(50)`, `p(99.9)`, …): read them
+  // by name (trendStat in summary-text.ts), as k6's own summary data holds them.
 }
 
-/** Trend figures in milliseconds (k6 units), or null without samples. */
-export function trendSummary(stats: MetricStats, trend: TrendName): TrendSummary | null {
-  return histogramSummary(stats.trends[trend]);
+/** The trend keys every summary has, in k6's order. */
+export const DEFAULT_TREND_STATS: readonly string[] = TREND_KEYS.map(([k]) => k);
+
+/** Trend figures in milliseconds (k6 units), or null without samples; `extra` adds summaryTrendStats' others. */
+export function trendSummary(stats: MetricStats, trend: TrendName, extra: readonly string[] = []): TrendSummary | null {
+  return histogramSummary(stats.trends[trend], extra);
 }
 
-function histogramSummary(h: Histogram): TrendSummary | null {
+function histogramSummary(h: Histogram, extra: readonly string[] = []): TrendSummary | null {
   if (h.count === 0) return null;
   const ms = (us: number) => round3(us / 1000);
-  return {
+  const out: TrendSummary & Record<string, number> = {
     avg: ms(h.mean),
     min: ms(h.min),
     med: ms(h.quantile(0.5)),
@@ -69,6 +74,14 @@ function histogramSummary(h: Histogram): TrendSummary | null {
     "p(95)": ms(h.quantile(0.95)),
     "p(99)": ms(h.quantile(0.99)),
   };
+  // k6's summaryTrendStats: any percentile, and the count (core/spec: validated when parsed).
+  for (const stat of extra) {
+    if (stat in out) continue;
+    if (stat === "count") out.count = h.count;
+    const p = /^p\((\d+(?:\.\d+)?)\)$/.exec(stat);
+    if (p) out[stat] = ms(h.quantile(Math.min(100, Number(p[1])) / 100));
+  }
+  return out;
 }
 
 /** The compact per-group figures used in breakdowns (region, step, colo, shard). */
@@ -288,9 +301,9 @@ function selectTagged(spec: RunSpec, totals: RunTotals, tags: Threshold["tags"])
  * A built-in metric's values in k6's summary-export shape, over `stats`: a sub-metric named
  * by a threshold key shows its figures, as k6 shows `http_req_duration{step:login}`.
  */
-function builtInValues(stats: MetricStats, metric: MetricName, elapsedS: number): Record<string, number> | undefined {
+function builtInValues(stats: MetricStats, metric: MetricName, elapsedS: number, extra: readonly string[] = []): Record<string, number> | undefined {
   const trend = TREND_OF[metric];
-  if (trend) return (trendSummary(stats, trend) ?? undefined) as Record<string, number> | undefined;
+  if (trend) return (trendSummary(stats, trend, extra) ?? undefined) as Record<string, number> | undefined;
   const c = stats.counters;
   if (metric === "http_req_failed") return { passes: c.failed, fails: c.completed - c.failed, value: round6(c.completed ? c.failed / c.completed : 0) };
   if (metric === "checks") {
@@ -339,6 +352,8 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
   const { spec, plan, totals } = input;
   const all = totals.select();
   const c = all.counters;
+  // k6's summaryTrendStats: the trend figures the run asked for beside the usual ones.
+  const extra = spec.summaryTrendStats ?? [];
 
   const failedByMetric = (metricKey: string) => {
     const entries = outcomes.filter((o) => o.key === metricKey);
@@ -346,7 +361,7 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
   };
   // Each built-in metric with its thresholds' verdicts; one without samples is left out.
   const metric = (name: MetricName) => {
-    const values = builtInValues(all, name, elapsedS);
+    const values = builtInValues(all, name, elapsedS, extra);
     return values ? { ...values, ...failedByMetric(name) } : undefined;
   };
 
@@ -366,14 +381,14 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
   for (const key of Object.keys(spec.thresholds)) {
     const parsed = key.includes("{") && !(key in metrics) ? parseMetricKey(key) : null;
     if (!parsed || !Object.hasOwn(METRIC_KINDS, parsed.metric)) continue;
-    metrics[key] = { ...builtInValues(selectTagged(spec, totals, parsed.tags), parsed.metric as MetricName, elapsedS), ...failedByMetric(key) };
+    metrics[key] = { ...builtInValues(selectTagged(spec, totals, parsed.tags), parsed.metric as MetricName, elapsedS, extra), ...failedByMetric(key) };
   }
   for (const o of outcomes) {
     if (o.key.includes("{") && !(o.key in metrics)) metrics[o.key] = failedByMetric(o.key);
   }
 
   const kinds = customMetricKinds(spec);
-  const scenarioMetrics = Object.keys(kinds).length ? customMetricsSummary(all, kinds, elapsedS) : {};
+  const scenarioMetrics = Object.keys(kinds).length ? customMetricsSummary(all, kinds, elapsedS, extra) : {};
   for (const [key, value] of Object.entries(scenarioMetrics)) metrics[key] = { ...value, ...failedByMetric(key) };
   const declared = spec.metrics ?? {};
   const specMetrics = Object.fromEntries(Object.entries(scenarioMetrics).filter(([key]) => Object.hasOwn(declared, key.replace(/\{.*$/, ""))));
@@ -392,7 +407,7 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
 
   return {
     root_group: { name: "", path: "", id: "d41d8cd98f00b204e9800998ecf8427e", groups: {}, checks: {} },
-    options: { summaryTrendStats: TREND_KEYS.map(([k]) => k), summaryTimeUnit: "ms", noColor: false },
+    options: { summaryTrendStats: spec.summaryTrendStats ?? DEFAULT_TREND_STATS, summaryTimeUnit: "ms", noColor: false },
     state: { isStdOutTTY: false, isStdErrTTY: false, testRunDurationMs: round3(elapsedS * 1000) },
     metrics,
     edgeload: {
@@ -508,6 +523,7 @@ export function customMetricsSummary(
   stats: MetricStats,
   declared: Readonly<Record<string, MetricKind>>,
   elapsedS: number,
+  extra: readonly string[] = [],
 ): Record<string, CustomMetricSummary> {
   const custom = stats.hasCustom ? stats.custom : null;
   const names = new Set([...Object.keys(declared), ...(custom ? [...custom.counters.keys(), ...custom.rates.keys(), ...custom.trends.keys()] : [])]);
@@ -522,7 +538,7 @@ export function customMetricsSummary(
       if (r && r[1] > 0) out[key] = { type: "rate", passes: r[0], fails: r[1] - r[0], value: round6(r[0] / r[1]) };
     } else if (kind === "trend") {
       const h = custom?.trends.get(key);
-      const t = h ? histogramSummary(h) : null;
+      const t = h ? histogramSummary(h, extra) : null;
       if (t) out[key] = { type: "trend", ...t };
     }
   }

@@ -49,7 +49,6 @@ const EXECUTOR_FIELDS = [
 const SUPPORTED_EXECUTORS = new Set(EXECUTOR_NAMES);
 /** Options that change nothing in how edgeload measures: accepted, listed as ignored. */
 const IGNORED = new Set([
-  "summaryTrendStats",
   "summaryTimeUnit",
   "setupTimeout",
   "teardownTimeout",
@@ -80,7 +79,7 @@ const IGNORED_IN_SCENARIO = new Set(["gracefulStop"]);
 export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext): OptionsResult {
   const problems: string[] = [];
   const ignored: string[] = [];
-  const known = new Set(["scenarios", "stages", "vus", "duration", "iterations", "thresholds", "tags"]);
+  const known = new Set(["scenarios", "stages", "vus", "duration", "iterations", "thresholds", "tags", "summaryTrendStats"]);
   for (const key of Object.keys(raw)) {
     if (known.has(key)) continue;
     if (IGNORED.has(key)) ignored.push(key);
@@ -97,6 +96,8 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
     target: ctx.target,
     ...(raw.thresholds !== undefined ? { thresholds: raw.thresholds } : {}),
     ...(raw.tags !== undefined ? { tags: raw.tags } : {}),
+    // The trend figures the end-of-test summary and handleSummary's data show, as in k6.
+    ...(raw.summaryTrendStats !== undefined ? { summaryTrendStats: raw.summaryTrendStats } : {}),
     ...(Object.keys(metrics).length ? { metrics } : {}),
   };
   if (scenarios.length === 1 && raw.scenarios === undefined) return { ok: true, spec: { ...common, ...scenarios[0]!.fields }, ignored };

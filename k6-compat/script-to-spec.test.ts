@@ -128,6 +128,12 @@ describe("specFromOptions", () => {
     expect(spec.thresholds["http_req_duration{scenario:admin}"]).toEqual([{ threshold: "p(95)<300", abortOnFail: true }]);
   });
 
+  it("takes summaryTrendStats into the run spec, where k6's summary and handleSummary data show them", () => {
+    const r = specFromOptions({ vus: 1, duration: "1s", summaryTrendStats: ["avg", "p(50)", "p(99.9)"] }, ctx);
+    expect(r.ok && r.spec.summaryTrendStats).toEqual(["avg", "p(50)", "p(99.9)"]);
+    expect(r.ok && r.ignored).not.toContain("summaryTrendStats");
+  });
+
   it.each([
     [{ stages: [{ duration: "1s", target: 1 }], iterations: 3 }, /not with stages/],
     [{ scenarios: { s: { executor: "externally-controlled", vus: 1, duration: "1m" } } }, /externally-controlled is not an executor edgeload runs/],

@@ -118,6 +118,8 @@ export interface RunSpec {
   readonly vars: Readonly<Record<string, string>>;
   readonly secrets: Readonly<Record<string, string>>;
   readonly tags: Readonly<Record<string, string>>;
+  /** k6's summaryTrendStats: the trend figures the summary shows (`avg`, `p(99.9)`, `count`, …); absent: k6's. */
+  readonly summaryTrendStats?: readonly string[];
   /** Budget cap: the run is refused when its estimated cost (USD) is above it; null: none. */
   readonly maxCostUsd?: number | null;
   /** Push outputs (OTLP/HTTP metrics), header values secret; absent or [] for none. */

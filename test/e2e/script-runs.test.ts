@@ -268,4 +268,29 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     expect(edge.output).toContain(`import of ${module}: ${reason}`);
     expect((await fixture.client.listRuns()).runs.length).toBe(before);
   });
+
+  it("honours summaryTrendStats: handleSummary's data shows p(50) and p(99.9), not zeros", async () => {
+    const script = join(dir, "trend-stats.js");
+    const out = join(dir, "trend-stats.json");
+    await writeFile(
+      script,
+      [
+        'import http from "k6/http";',
+        'export const options = { vus: 2, duration: "2s", summaryTrendStats: ["avg", "p(50)", "p(99.9)", "count"] };',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the k6 script's own template literal, written out as text
+        "export default function () { http.get(`${__ENV.BASE_URL}/delay?ms=5`); }",
+        "export function handleSummary(data) { return { [__ENV.OUT]: JSON.stringify(data.metrics.http_req_duration.values) }; }",
+      ].join("\n"),
+    );
+    const result = await runCli(["run", script, "-e", `BASE_URL=${base}`, "-e", `OUT=${out}`], {
+      EDGELOAD_URL: fixture.stack.apiUrl,
+      EDGELOAD_TOKEN: fixture.stack.token,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain("summaryTrendStats"); // not listed as accepted without effect
+    const values = JSON.parse(await readFile(out, "utf8")) as Record<string, number>;
+    expect(values["p(50)"]).toBeGreaterThanOrEqual(5);
+    expect(values["p(99.9)"]).toBeGreaterThanOrEqual(values["p(50)"]!);
+    expect(values.count).toBeGreaterThan(0);
+  }, 60_000);
 });
