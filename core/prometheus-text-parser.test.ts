@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parsePrometheusText, parseSeriesSelector, selectSamples, seriesKey, type PromParse, type PromSample } from "./prometheus-text-parser.ts";
+import { parsePrometheusText, seriesKey, type PromParse, type PromSample } from "./prometheus-text-parser.ts";
+import { parseSeriesSelector, selectSamples } from "./series-selector.ts";
 
 /** What prom-client 15 serves for a Node target: default metrics plus the target's own. */
 const PROM_CLIENT = `# HELP process_cpu_user_seconds_total Total user CPU time spent in seconds.

@@ -20,7 +20,8 @@
 import { interleaveCycle } from "../core/interleave.ts";
 import { isExpectedStatus } from "../core/request-trail.ts";
 import type { RecordKind, RunSpec } from "../core/spec/types.ts";
-import { parsePrometheusText, parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/prometheus-text-parser.ts";
+import { parsePrometheusText } from "../core/prometheus-text-parser.ts";
+import { parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/series-selector.ts";
 import { recordPicker, type SeedRecord } from "../core/seed-records.ts";
 import { compileTemplate, type Template, type TemplateContext } from "../core/template.ts";
 import { compileCapture, readsBody, type Extractor } from "../core/capture.ts";

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { captureError, type CaptureSpec } from "../capture.ts";
 import type { Problem } from "../input-problem.ts";
-import { parseSeriesSelector } from "../prometheus-text-parser.ts";
+import { parseSeriesSelector } from "../series-selector.ts";
 import { templateErrors, type TemplateScope } from "../template.ts";
 import type { MetricKind } from "../thresholds.ts";
 import { duration, positiveInt, toProblems } from "./fields.ts";

@@ -8,7 +8,8 @@
  * document (one field replaced by junk), and strings of the surface's own alphabet.
  */
 import fc from "fast-check";
-import { parsePrometheusText, parseSeriesSelector } from "../../core/prometheus-text-parser.ts";
+import { parsePrometheusText } from "../../core/prometheus-text-parser.ts";
+import { parseSeriesSelector } from "../../core/series-selector.ts";
 import { parseQuery } from "../../core/query.ts";
 import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
 import { parseRunSpec } from "../../core/run-spec.ts";
