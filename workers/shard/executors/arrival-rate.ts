@@ -5,7 +5,7 @@
  */
 import { dueBatch, type ShardShare } from "../../../core/pacer.ts";
 import type { SliceEnd, SliceResult } from "../engine-types.ts";
-import type { ExecutorHost } from "./host.ts";
+import { type ExecutorHost, tickEnd } from "./host.ts";
 
 /**
  * Runs the share from `cursor` until it is exhausted, the deadline passes, stop() is
@@ -19,13 +19,9 @@ export async function runArrivalRate(host: ExecutorHost, share: ShardShare, curs
   let end: SliceEnd = "finished";
   for (;;) {
     const now = host.clock.now();
-    host.closeDue(now);
-    if (host.isStopped()) {
-      end = "stopped";
-      break;
-    }
-    if (now >= a.deadlineMs) {
-      end = "deadline";
+    const ended = tickEnd(host, now);
+    if (ended) {
+      end = ended;
       break;
     }
     const batch = dueBatch(share, cursor, now - a.t0Ms, budget - started);

@@ -5,7 +5,7 @@
  */
 import type { ShardAssignment } from "../../../core/protocol.ts";
 import type { IterationInfo } from "../../../scenarios/flow.ts";
-import type { EngineClock } from "../engine-types.ts";
+import type { EngineClock, SliceEnd } from "../engine-types.ts";
 
 export interface ExecutorHost {
   readonly a: ShardAssignment;
@@ -37,4 +37,15 @@ export interface ExecutorHost {
   drain(): Promise<void>;
   /** Hands out every open window, the current one included. */
   closeAll(): void;
+}
+
+/**
+ * What every executor does first on waking: hand out the windows that may close, then say
+ * whether the slice must end now ("stopped" by stop(), or past the shard's "deadline").
+ */
+export function tickEnd(host: ExecutorHost, nowMs: number): Extract<SliceEnd, "stopped" | "deadline"> | null {
+  host.closeDue(nowMs);
+  if (host.isStopped()) return "stopped";
+  if (nowMs >= host.a.deadlineMs) return "deadline";
+  return null;
 }

@@ -19,7 +19,7 @@
 import { WINDOW_MS } from "../../../core/protocol.ts";
 import { ShardVus, VuSchedule, type VuProfile } from "../../../core/vu-schedule.ts";
 import type { IterationProgress, SliceEnd, SliceResult } from "../engine-types.ts";
-import type { ExecutorHost } from "./host.ts";
+import { type ExecutorHost, tickEnd } from "./host.ts";
 
 export class VuExecutor {
   readonly #host: ExecutorHost;
@@ -57,13 +57,9 @@ export class VuExecutor {
     let end: SliceEnd;
     for (;;) {
       const now = host.clock.now();
-      host.closeDue(now);
-      if (host.isStopped()) {
-        end = "stopped";
-        break;
-      }
-      if (now >= a.deadlineMs) {
-        end = "deadline";
+      const ended = tickEnd(host, now);
+      if (ended) {
+        end = ended;
         break;
       }
       if (now >= runEndMs) {
