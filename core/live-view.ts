@@ -18,7 +18,8 @@ import { customMetricKinds } from "./spec/metrics-schema.ts";
 import type { RunSpec } from "./spec/types.ts";
 import { Histogram } from "./histogram.ts";
 import { MetricStats, type CounterName, type MetricStatsWire } from "./metric-stats.ts";
-import { customMetricsSummary, saturation, thresholdOutcomes, thresholdView, type CustomMetricSummary, type ThresholdView } from "./summary.ts";
+import { customMetricsSummary, thresholdOutcomes, thresholdView, type CustomMetricSummary, type ThresholdView } from "./summary.ts";
+import { saturation } from "./saturation.ts";
 import type { ThresholdSet } from "./thresholds.ts";
 
 export interface LiveLatency {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MetricStats } from "./metric-stats.ts";
-import { saturation } from "./summary.ts";
+import { saturation } from "./saturation.ts";
 import { statusSection } from "./summary-text.ts";
 import { formatMs } from "./clock-resolution.ts";
 

@@ -4,7 +4,8 @@ import { planRun } from "./plan.ts";
 import { parseRunSpec } from "./run-spec.ts";
 import { RunTotals } from "./run-totals.ts";
 import { MAX_ERROR_SAMPLES, MetricStats, OTHER_ERRORS } from "./metric-stats.ts";
-import { buildSummary, saturation, shouldAbortRun } from "./summary.ts";
+import { buildSummary, shouldAbortRun } from "./summary.ts";
+import { saturation } from "./saturation.ts";
 import { renderSummary } from "./summary-text.ts";
 
 function setup(overrides: Record<string, unknown> = {}) {
