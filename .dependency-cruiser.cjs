@@ -9,7 +9,7 @@
  *   workers/env.ts                     the Worker's bindings   (above core, beside the data path)
  *   scenarios/   k6-compat/            flows and k6 scripts (never each other)
  *   core/                              pure: no cloudflare:* and no node: module, nothing outside core/
- *   presets/                           data only (JSON), read by core/presets.ts
+ *   presets/                           data only (JSON), read by core/spec/presets.ts
  *
  * Beside them: workers/target/ (the target Worker used locally and in tests: core only),
  * dashboard/ (pages the coordinator serves, browser scripts: core only), scripts/k6/ (k6

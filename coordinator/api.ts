@@ -4,19 +4,19 @@
  * Every route but /healthz (and signed /seeds/:name) requires `Authorization: Bearer <EDGELOAD_API_TOKEN>`.
  */
 import { Hono, type Context } from "hono";
-import { ArrivalSchedule } from "../core/arrival-schedule.ts";
-import { planRun, type Plan } from "../core/plan.ts";
-import { preflight, type Preflight } from "../core/preflight.ts";
-import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/run-spec.ts";
-import { parseQuery, runQuery, toCsv } from "../core/query.ts";
-import { boundedSql, readOnlySqlProblem } from "../core/read-only-sql.ts";
-import { seedObjectKey, type SeedKind } from "../core/seed-set.ts";
-import { unknownDataField } from "../core/seed-records.ts";
+import { ArrivalSchedule } from "../core/schedule/arrival-schedule.ts";
+import { planRun, type Plan } from "../core/plan/plan.ts";
+import { preflight, type Preflight } from "../core/plan/preflight.ts";
+import { parseRunSpec, redactSpec, type Problem, type RunSpec } from "../core/spec/run-spec.ts";
+import { parseQuery, runQuery, toCsv } from "../core/results/query.ts";
+import { boundedSql, readOnlySqlProblem } from "../core/results/read-only-sql.ts";
+import { seedObjectKey, type SeedKind } from "../core/data/seed-set.ts";
+import { unknownDataField } from "../core/data/seed-records.ts";
 import { SCENARIOS } from "../scenarios/catalog.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { requireToken } from "./access.ts";
 import { limitsOf } from "./policy.ts";
-import { checkTarget, modeOf } from "../core/target-policy.ts";
+import { checkTarget, modeOf } from "../core/spec/target-policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notFound, tooManyRuns } from "./api-errors.ts";
 import { loadQueryInput, loadSeries, runExists } from "./store/results-queries.ts";
 import { countActiveRuns, listRuns, selectRows, timeseries } from "./store/results-store.ts";
@@ -31,7 +31,7 @@ import { checkScripts, scriptsApi } from "./scripts-api.ts";
 import { dashboardApi, dashboardPages } from "./dashboard-api.ts";
 import { newRunId, RUN_ID } from "./run-id.ts";
 import { ensureSchema } from "./store/schema.ts";
-import { exitCodeOf, FINAL_STATUSES, type RunView } from "../core/protocol.ts";
+import { exitCodeOf, FINAL_STATUSES, type RunView } from "../core/run/protocol.ts";
 
 type App = { Bindings: RoutesEnv };
 
@@ -245,7 +245,7 @@ api.get("/v1/runs/:id/series", async (c) => {
 });
 
 /**
- * Analytics over the run's stored windows (core/query.ts):
+ * Analytics over the run's stored windows (core/results/query.ts):
  * `?by=region,step&every=1m&metrics=rps,p95,p99,error_rate&trend=duration&format=json|csv`.
  */
 api.get("/v1/runs/:id/query", async (c) => {

@@ -1,5 +1,5 @@
 /**
- * Run comparison over HTTP (the maths is core/compare.ts) and named baselines in D1
+ * Run comparison over HTTP (the maths is core/results/compare.ts) and named baselines in D1
  * (`baselines`, migration 0004), so a pipeline can hold each new run against "the last good
  * one" without remembering its id:
  *
@@ -11,10 +11,10 @@
  * runs must have ended: a running run's windows are still arriving.
  */
 import { Hono } from "hono";
-import { BASELINE_NAME, compareRuns, parseCompareOptions } from "../core/compare.ts";
-import type { RunStatus } from "../core/protocol.ts";
-import { QUERY_TRENDS, type QueryTrend } from "../core/query.ts";
-import type { Problem } from "../core/input-problem.ts";
+import { BASELINE_NAME, compareRuns, parseCompareOptions } from "../core/results/compare.ts";
+import type { RunStatus } from "../core/run/protocol.ts";
+import { QUERY_TRENDS, type QueryTrend } from "../core/results/query.ts";
+import type { Problem } from "../core/spec/input-problem.ts";
 import type { Env } from "../workers/env.ts";
 import { badRequest, notFound, runNotFinished } from "./api-errors.ts";
 import { loadQueryInput } from "./store/results-queries.ts";

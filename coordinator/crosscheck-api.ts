@@ -1,6 +1,6 @@
 /**
  * Crosscheck over HTTP: k6 summaries of the same load imported beside an edge run and
- * compared with it (the maths is core/crosscheck.ts, the formats core/k6-summary.ts), kept
+ * compared with it (the maths is core/results/crosscheck.ts, the formats core/formats/k6-summary.ts), kept
  * in D1 (`k6_imports`, migration 0005):
  *
  *   POST /v1/runs/:id/crosscheck   body: a k6 summary (any supported format) → 201 with the comparison
@@ -11,9 +11,9 @@
  * under /v1/runs, behind its token.
  */
 import { Hono } from "hono";
-import { crosscheck, edgeFigures } from "../core/crosscheck.ts";
-import { parseK6Summary, storableK6Summary, type K6ImportView } from "../core/k6-summary.ts";
-import type { Summary } from "../core/summary.ts";
+import { crosscheck, edgeFigures } from "../core/results/crosscheck.ts";
+import { parseK6Summary, storableK6Summary, type K6ImportView } from "../core/formats/k6-summary.ts";
+import type { Summary } from "../core/run/summary.ts";
 import type { Env } from "../workers/env.ts";
 import { ApiError, badRequest, notFound, limitedBody, runNotFinished } from "./api-errors.ts";
 import { ACTIVE_STATUSES } from "./store/results-store.ts";

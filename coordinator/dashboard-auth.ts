@@ -16,7 +16,7 @@
  */
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { base64url, derivedHmacKey, fromBase64Url } from "../core/web-crypto.ts";
+import { base64url, derivedHmacKey, fromBase64Url } from "../core/data/web-crypto.ts";
 import type { Scope } from "./scope.ts";
 import type { Env } from "../workers/env.ts";
 

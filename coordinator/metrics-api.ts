@@ -6,11 +6,11 @@
  *   GET /metrics               every active run (pending, running, finishing), and runs
  *                              that ended in the last 5 minutes
  *
- * The text is built by core/prometheus-text-writer.ts from each RunCoordinator's totals, so a
+ * The text is built by core/formats/prometheus-text-writer.ts from each RunCoordinator's totals, so a
  * scrape reads the same merged histograms the summary does — never D1 rows.
  */
 import { Hono } from "hono";
-import { EXPOSITION_CONTENT_TYPE, wireRunsExposition, type RunMetricsWire } from "../core/prometheus-text-writer.ts";
+import { EXPOSITION_CONTENT_TYPE, wireRunsExposition, type RunMetricsWire } from "../core/formats/prometheus-text-writer.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { notFound } from "./api-errors.ts";
 import { runsToScrape } from "./store/results-store.ts";

@@ -1,12 +1,12 @@
 /**
  * The body each push output type sends, from the same source the scrape endpoint reads:
- * `opentelemetry` → OTLP/HTTP JSON (core/otlp-metrics.ts), `prometheus-rw` → the scrape's
- * series as a remote-write request (core/remote-write.ts).
+ * `opentelemetry` → OTLP/HTTP JSON (core/formats/otlp-metrics.ts), `prometheus-rw` → the scrape's
+ * series as a remote-write request (core/formats/remote-write.ts).
  */
-import { runsExposition, type RunMetricsSource } from "../core/prometheus-text-writer.ts";
-import { OTLP_CONTENT_TYPES, otlpMetricsBody } from "../core/otlp-metrics.ts";
-import { parsePrometheusText } from "../core/prometheus-text-parser.ts";
-import { REMOTE_WRITE_HEADERS, remoteWriteBody } from "../core/remote-write.ts";
+import { runsExposition, type RunMetricsSource } from "../core/formats/prometheus-text-writer.ts";
+import { OTLP_CONTENT_TYPES, otlpMetricsBody } from "../core/formats/otlp-metrics.ts";
+import { parsePrometheusText } from "../core/formats/prometheus-text-parser.ts";
+import { REMOTE_WRITE_HEADERS, remoteWriteBody } from "../core/formats/remote-write.ts";
 import type { OutputSpec } from "../core/spec/outputs-schema.ts";
 import type { PushBody } from "./metrics-push.ts";
 

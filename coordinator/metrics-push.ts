@@ -1,7 +1,7 @@
 /**
  * Push outputs (`outputs` in the spec): the RunCoordinator hands the run's totals to
  * `push()` once per tick, after merged windows are written; each output gets an OTLP/HTTP
- * (core/otlp-metrics.ts) or remote-write (core/remote-write.ts) request in the background.
+ * (core/formats/otlp-metrics.ts) or remote-write (core/formats/remote-write.ts) request in the background.
  *
  * A slow or failing endpoint must never slow or fail the run, so: nothing here is awaited
  * on the coordinator's path; each attempt has a timeout (PUSH_TIMEOUT_MS); a failed push is
@@ -12,7 +12,7 @@
  * are counted per output and shown in the run's status.
  */
 import type { OutputSpec } from "../core/spec/outputs-schema.ts";
-import type { OutputStatus } from "../core/protocol.ts";
+import type { OutputStatus } from "../core/run/protocol.ts";
 
 export const PUSH_TIMEOUT_MS = 2_000;
 export const PUSH_RETRIES = 2;

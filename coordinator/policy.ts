@@ -1,9 +1,9 @@
 /**
  * Safety policy of a deployment, read from its vars: the caps on every run. A load
  * generator is a weapon; the defaults are conservative. Which targets it may load is
- * core/target-policy.ts (the shards check it too).
+ * core/spec/target-policy.ts (the shards check it too).
  */
-import { DEFAULT_LIMITS, type Limits } from "../core/plan.ts";
+import { DEFAULT_LIMITS, type Limits } from "../core/plan/plan.ts";
 import type { Env } from "../workers/env.ts";
 
 /** Reads a numeric var; a missing var means the default, a malformed one is a config error. */

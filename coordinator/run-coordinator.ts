@@ -6,7 +6,7 @@
  * aborted | error (run/run-record.ts).
  *
  * The object is thin: it reads its state, asks pure functions what to do at `now`
- * (core/run-lifecycle.ts, run/status-view.ts, run/summary-of.ts) and writes. Its pieces:
+ * (core/run/run-lifecycle.ts, run/status-view.ts, run/summary-of.ts) and writes. Its pieces:
  * the flush log (run/flush-log.ts), the windows not yet in D1 (run/open-windows.ts), the
  * shards' progress (shard-progress.ts), the dashboards' feed (run/live-feed.ts), setup and
  * teardown (run/phases.ts), the push outputs (metrics-push.ts). Thresholds are parsed
@@ -16,17 +16,17 @@
  * serves the live event stream (GET /live).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Plan } from "../core/plan.ts";
-import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardWindow } from "../core/protocol.ts";
-import { redactSpec, type RunSpec } from "../core/run-spec.ts";
-import { closableBelow, lifecycleStep } from "../core/run-lifecycle.ts";
-import { RunTotals } from "../core/run-totals.ts";
-import { parseRunThresholds, shouldAbortRun, type Summary } from "../core/summary.ts";
-import type { ThresholdSet } from "../core/thresholds.ts";
-import { shardAssignments } from "../core/shard-assignment.ts";
+import type { Plan } from "../core/plan/plan.ts";
+import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardWindow } from "../core/run/protocol.ts";
+import { redactSpec, type RunSpec } from "../core/spec/run-spec.ts";
+import { closableBelow, lifecycleStep } from "../core/run/run-lifecycle.ts";
+import { RunTotals } from "../core/run/run-totals.ts";
+import { parseRunThresholds, shouldAbortRun, type Summary } from "../core/run/summary.ts";
+import type { ThresholdSet } from "../core/metrics/thresholds.ts";
+import { shardAssignments } from "../core/schedule/shard-assignment.ts";
 import type { Env as Bindings, ObjectNamespaces } from "../workers/env.ts";
 import type { LoadShard } from "../workers/shard/load-shard.ts";
-import type { RunMetricsWire } from "../core/prometheus-text-writer.ts";
+import type { RunMetricsWire } from "../core/formats/prometheus-text-writer.ts";
 import { ShardProgress } from "./shard-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
 import { metricsPushBody } from "./metrics-push-body.ts";
@@ -185,7 +185,7 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   /**
-   * What GET /v1/runs/:id/metrics exposes (core/prometheus-text-writer.ts): the run's totals
+   * What GET /v1/runs/:id/metrics exposes (core/formats/prometheus-text-writer.ts): the run's totals
    * per region and step as they stand, and its live gauges.
    */
   async metricsSource(): Promise<RunMetricsWire | null> {

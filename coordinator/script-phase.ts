@@ -17,7 +17,7 @@ import type { FlowIO } from "../scenarios/flow.ts";
 import { followingAllowedRedirects } from "../workers/shard/redirect-guard.ts";
 import { IterationHost, scriptEntrypoint, type ScriptModules } from "../workers/shard/script-flow.ts";
 import type { Env } from "../workers/env.ts";
-import { checkTarget, modeOf } from "../core/target-policy.ts";
+import { checkTarget, modeOf } from "../core/spec/target-policy.ts";
 
 /** The script of a run: its own, or its named scenarios' (they share one bundle). */
 export function runScript(spec: RunSpec): ScriptSpec | null {

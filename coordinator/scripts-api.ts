@@ -6,9 +6,9 @@
  */
 import { Hono } from "hono";
 import { SCRIPT_ID, scriptObjectKey } from "../core/spec/script-schema.ts";
-import type { Problem } from "../core/input-problem.ts";
+import type { Problem } from "../core/spec/input-problem.ts";
 import type { RunSpec } from "../core/spec/types.ts";
-import { sha256Hex } from "../core/web-crypto.ts";
+import { sha256Hex } from "../core/data/web-crypto.ts";
 import type { Env } from "../workers/env.ts";
 import { ApiError, badRequest, limitedBody } from "./api-errors.ts";
 

@@ -7,7 +7,7 @@
  * record in memory too, so a tick that saves a record it read before an await cannot put
  * a shard's progress back.
  */
-import type { ShardTelemetry } from "../core/protocol.ts";
+import type { ShardTelemetry } from "../core/run/protocol.ts";
 
 export class ShardProgress {
   readonly #sql: SqlStorage;

@@ -1,6 +1,6 @@
 /**
  * k6's `handleSummary(data)` for a script run on edgeload: the run's summary (already in
- * k6's summary-export shape, core/summary.ts) turned into the `data` k6 hands the hook, the
+ * k6's summary-export shape, core/run/summary.ts) turned into the `data` k6 hands the hook, the
  * hook run in Node once the run has ended (it may format, but not send), and its outputs
  * written as k6 writes them: `stdout`, `stderr`, or a file path per key.
  *
@@ -11,7 +11,7 @@
  * windows: the aggregate `checks` rate is.
  */
 import { writeFile } from "node:fs/promises";
-import { METRIC_KINDS } from "../core/thresholds.ts";
+import { METRIC_KINDS } from "../core/metrics/thresholds.ts";
 
 type Exported = Record<string, unknown> & { metrics?: Record<string, Record<string, unknown>> };
 

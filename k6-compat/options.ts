@@ -14,7 +14,7 @@
  *   { name: "smoke.js", target: "http://127.0.0.1:9090", bundle: "ab…", env: {}, metrics: {} })
  */
 import { EXECUTOR_NAMES } from "../core/spec/types.ts";
-import { parseMetricKey } from "../core/thresholds.ts";
+import { parseMetricKey } from "../core/metrics/thresholds.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 
 export interface ScriptContext {

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseRunSpec } from "../core/run-spec.ts";
+import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { bundleScript } from "./bundle.ts";
 import { evaluateInitContext } from "./init-context.ts";
 import { specFromOptions } from "./options.ts";

@@ -1,11 +1,11 @@
 /**
  * The "Delivery" section of a report: what the run sent against what the target received
- * (core/delivery.ts), in the shape of the "Cloudflare's view" section beside it — a period,
+ * (core/run/delivery.ts), in the shape of the "Cloudflare's view" section beside it — a period,
  * the run's count, the other side's count and the difference, then the findings — so that
  * the two reconciliations read alike: one against the target itself, by second, the other
  * against Cloudflare's analytics, by minute.
  */
-import type { Delivery } from "../core/delivery.ts";
+import type { Delivery } from "../core/run/delivery.ts";
 import type { Block } from "./document.ts";
 
 /** The seconds that differ, at most this many (the totals and per-step rows always show). */

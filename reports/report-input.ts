@@ -1,18 +1,18 @@
 /**
  * What a run report is made from: the run's summary and a few analytics queries over its
- * stored windows (core/query.ts), plus the whole run's merged latency histogram.
+ * stored windows (core/results/query.ts), plus the whole run's merged latency histogram.
  *
  * Every latency figure in a report comes from these query rows, so the markdown, the HTML
  * and the charts agree to the digit, and no percentile is ever averaged across groups.
  * The coordinator builds this from D1 (coordinator/report-api.ts); the CLI fetches it as
  * JSON from the same route and renders it locally.
  */
-import type { Delivery } from "../core/delivery.ts";
+import type { Delivery } from "../core/run/delivery.ts";
 import type { Reconciliation } from "../cloudflare/analytics/reconcile.ts";
-import { aggregateGroups, runQuery, type Query, type QueryInput, type QueryMetric, type QueryRow } from "../core/query.ts";
-import { parseRunSpec } from "../core/run-spec.ts";
-import { ArrivalSchedule } from "../core/arrival-schedule.ts";
-import type { Summary } from "../core/summary.ts";
+import { aggregateGroups, runQuery, type Query, type QueryInput, type QueryMetric, type QueryRow } from "../core/results/query.ts";
+import { parseRunSpec } from "../core/spec/run-spec.ts";
+import { ArrivalSchedule } from "../core/schedule/arrival-schedule.ts";
+import type { Summary } from "../core/run/summary.ts";
 
 export interface ReportInput {
   readonly summary: Summary;
@@ -27,7 +27,7 @@ export interface ReportInput {
   readonly latencyBuckets: ReadonlyArray<readonly [number, number]>;
   /** `edgeload cf-analytics --format json` for the run, when the report should include it. */
   readonly cloudflare?: Reconciliation;
-  /** What the target received of the run, when it counts (core/delivery.ts). */
+  /** What the target received of the run, when it counts (core/run/delivery.ts). */
   readonly delivery?: Delivery;
 }
 

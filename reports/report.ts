@@ -12,10 +12,10 @@
  */
 import { cloudflareBlocks } from "./cloudflare-section.ts";
 import { deliveryBlocks } from "./delivery-section.ts";
-import type { QueryRow } from "../core/query.ts";
-import type { CustomMetricSummary, TrendSummary } from "../core/summary.ts";
-import { distributionShape } from "../core/distribution-shape.ts";
-import { roundToResolution } from "../core/clock-resolution.ts";
+import type { QueryRow } from "../core/results/query.ts";
+import type { CustomMetricSummary, TrendSummary } from "../core/run/summary.ts";
+import { distributionShape } from "../core/metrics/distribution-shape.ts";
+import { roundToResolution } from "../core/metrics/clock-resolution.ts";
 import { errorRateChart, histogramChart, latencyChart, rateChart, renderSvg, type LatencyBin, type SeriesPoint } from "./charts.ts";
 import { toHtml, toMarkdown, type Block, type Cell, type Inline } from "./document.ts";
 import { targetProfile, type ReportInput } from "./report-input.ts";
@@ -184,7 +184,7 @@ function latencyBlocks(input: ReportInput): Block[] {
 
 /**
  * How far the latencies can be trusted: the clock that timed them, the shape of their
- * distribution (clock-quantised, bimodal; core/distribution-shape.ts) and the path the load
+ * distribution (clock-quantised, bimodal; core/metrics/distribution-shape.ts) and the path the load
  * took to the target.
  */
 function measurementBlocks(input: ReportInput): Block[] {

@@ -3,10 +3,10 @@
  * exchange (docs/authrim.md). Each iteration uses the token at its run-wide index in a fixed
  * shuffle of the set, so every shard layout sends the same tokens and the set's type mix.
  */
-import { ACTIVE_EXPECTED, activeAnswerComplete, TOKEN_TYPES, TYPE_RATE_METRIC, type SeedToken, type TokenType } from "../core/seed-set.ts";
+import { ACTIVE_EXPECTED, activeAnswerComplete, TOKEN_TYPES, TYPE_RATE_METRIC, type SeedToken, type TokenType } from "../core/data/seed-set.ts";
 import { basicAuth, FORM, jsonBody, type Flow } from "./flow.ts";
 import { required, seedEntries, shuffled, type ScenarioContext, type ScenarioDefinition } from "./scenario.ts";
-import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
+import { SCENARIO_OUTLINES } from "../core/spec/builtin-scenarios.ts";
 
 const OK_200 = new Set([200]);
 const OK_400 = new Set([400]);
@@ -69,7 +69,7 @@ export const introspect: ScenarioDefinition = {
         io.rate(`active_correct{type:${token.type}}`, correct);
         io.rate(TYPE_RATE_METRIC[token.type], correct);
         if (active && correct) {
-          // What Authrim's suite checks of an active answer, besides `active` (core/seed-set.ts).
+          // What Authrim's suite checks of an active answer, besides `active` (core/data/seed-set.ts).
           const complete = activeAnswerComplete(answer!, token.type);
           io.rate("claims_correct", complete);
           io.rate(`claims_correct{type:${token.type}}`, complete);

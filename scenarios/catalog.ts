@@ -1,14 +1,14 @@
 /**
  * The built-in scenarios with their flows, by the name a run spec or `edgeload run
  * --scenario` uses (their outlines, which a spec is checked against, are in
- * core/builtin-scenarios.ts).
+ * core/spec/builtin-scenarios.ts).
  */
 import { introspect, tokenExchange, userinfo } from "./access-token-scenarios.ts";
 import { otpLogin } from "./otp-login.ts";
 import { refresh } from "./refresh.ts";
 import type { ScenarioDefinition } from "./scenario.ts";
 import { silentAuth } from "./silent-auth.ts";
-import type { ScenarioName } from "../core/builtin-scenarios.ts";
+import type { ScenarioName } from "../core/spec/builtin-scenarios.ts";
 
 /** Every outline with its flow: a built-in scenario without one does not compile. */
 const WITH_FLOWS: Readonly<Record<ScenarioName, ScenarioDefinition>> = {

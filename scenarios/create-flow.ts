@@ -1,7 +1,7 @@
 /** The flow a shard runs for a spec: its built-in scenario, or its own steps (with their seed records, if any). */
 import type { RunSpec } from "../core/spec/types.ts";
-import { seedRecords } from "../core/seed-records.ts";
-import type { SeedData } from "../core/seed-set.ts";
+import { seedRecords } from "../core/data/seed-records.ts";
+import type { SeedData } from "../core/data/seed-set.ts";
 import { SCENARIOS } from "./catalog.ts";
 import { customStepsFlow } from "./custom-steps.ts";
 import type { Flow } from "./flow.ts";

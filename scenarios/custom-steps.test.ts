@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { specProblems, validSpec } from "../test/support/run-spec-fixtures.ts";
-import { CustomMetrics } from "../core/metric-stats.ts";
-import { compileTemplate, templateErrors } from "../core/template.ts";
-import { compileCapture, jsonPathGet, parseJsonPath } from "../core/capture.ts";
+import { CustomMetrics } from "../core/metrics/metric-stats.ts";
+import { compileTemplate, templateErrors } from "../core/spec/template.ts";
+import { compileCapture, jsonPathGet, parseJsonPath } from "../core/spec/capture.ts";
 import { customStepsFlow } from "./custom-steps.ts";
 import type { FlowIO, FlowRequest } from "./flow.ts";
 

@@ -6,7 +6,7 @@
  * (smooth weighted round-robin over the iteration index). `flow: "sequence"`: every step
  * in order, like a k6 default function making several requests.
  *
- * After each request, in this order: checks; captures (core/capture.ts) into the
+ * After each request, in this order: checks; captures (core/spec/capture.ts) into the
  * captured map that later templates read as `{{captured.NAME}}`; records into declared
  * custom metrics (`duration` → the request's http_req_duration into a trend, `success` →
  * expected status, checks and captures all good into a rate, `count` → a counter); then
@@ -17,14 +17,14 @@
  * step and ends the iteration after that step's think time: the steps after it are
  * skipped, since they would send a request built from a missing value.
  */
-import { interleaveCycle } from "../core/interleave.ts";
-import { isExpectedStatus } from "../core/request-trail.ts";
+import { interleaveCycle } from "../core/data/interleave.ts";
+import { isExpectedStatus } from "../core/metrics/request-trail.ts";
 import type { RecordKind, RunSpec } from "../core/spec/types.ts";
-import { parsePrometheusText } from "../core/prometheus-text-parser.ts";
-import { parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/series-selector.ts";
-import { recordPicker, type SeedRecord } from "../core/seed-records.ts";
-import { compileTemplate, type Template, type TemplateContext } from "../core/template.ts";
-import { compileCapture, readsBody, type Extractor } from "../core/capture.ts";
+import { parsePrometheusText } from "../core/formats/prometheus-text-parser.ts";
+import { parseSeriesSelector, selectSamples, type SeriesSelector } from "../core/formats/series-selector.ts";
+import { recordPicker, type SeedRecord } from "../core/data/seed-records.ts";
+import { compileTemplate, type Template, type TemplateContext } from "../core/spec/template.ts";
+import { compileCapture, readsBody, type Extractor } from "../core/spec/capture.ts";
 import type { Flow, FlowIO, IterationInfo } from "./flow.ts";
 
 interface CompiledStep {

@@ -6,10 +6,10 @@
  * The flow stops at the first failed step; `otp_login_duration` is the whole login of a
  * successful flow, `otp_login_success` the share of flows that got their tokens.
  */
-import { s256 } from "../core/web-crypto.ts";
+import { s256 } from "../core/data/web-crypto.ts";
 import { basicAuth, FORM, jsonBody, type Flow, type FlowResponse } from "./flow.ts";
 import { randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
-import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
+import { SCENARIO_OUTLINES } from "../core/spec/builtin-scenarios.ts";
 
 const OTP_COOKIE = "authrim_otp_session";
 const SESSION_COOKIE = "authrim_session";

@@ -11,10 +11,10 @@
  * retired (`families_lost`). The current tokens are part of the shard's checkpoint, so a
  * restarted shard continues each family instead of reusing an old token.
  */
-import type { SeedRefreshToken } from "../core/seed-set.ts";
+import type { SeedRefreshToken } from "../core/data/seed-set.ts";
 import { basicAuth, FORM, jsonBody, type Flow } from "./flow.ts";
 import { seedEntries, type ScenarioDefinition } from "./scenario.ts";
-import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
+import { SCENARIO_OUTLINES } from "../core/spec/builtin-scenarios.ts";
 
 interface Family {
   readonly id: number;

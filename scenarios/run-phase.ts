@@ -9,7 +9,7 @@
  * later steps usually depend on it. What setup captured becomes `{{setup.NAME}}`.
  */
 import type { RunSpec, StepSpec } from "../core/spec/types.ts";
-import { isExpectedStatus } from "../core/request-trail.ts";
+import { isExpectedStatus } from "../core/metrics/request-trail.ts";
 import { customStepsFlow } from "./custom-steps.ts";
 import type { FlowIO, FlowRequest, FlowResponse } from "./flow.ts";
 

@@ -1,11 +1,11 @@
 /**
- * What a built-in scenario is: its outline (core/builtin-scenarios.ts: steps, the seed kind
+ * What a built-in scenario is: its outline (core/spec/builtin-scenarios.ts: steps, the seed kind
  * it reads, the options it needs, the custom metrics it records) and a factory for its flow,
  * with the helpers the flows share.
  */
-import type { ScenarioNeed, ScenarioOptions, ScenarioOutline } from "../core/builtin-scenarios.ts";
-import type { SeedData } from "../core/seed-set.ts";
-import { base64url } from "../core/web-crypto.ts";
+import type { ScenarioNeed, ScenarioOptions, ScenarioOutline } from "../core/spec/builtin-scenarios.ts";
+import type { SeedData } from "../core/data/seed-set.ts";
+import { base64url } from "../core/data/web-crypto.ts";
 import type { Flow } from "./flow.ts";
 
 export interface ScenarioContext {
@@ -21,7 +21,7 @@ export interface ScenarioDefinition extends ScenarioOutline {
   create(ctx: ScenarioContext): Flow;
 }
 
-export { shuffled } from "../core/shuffle.ts";
+export { shuffled } from "../core/data/shuffle.ts";
 
 /** Seed entries of the kind a scenario reads; a clear error otherwise. */
 export function seedEntries<K extends SeedData["kind"]>(ctx: ScenarioContext, kind: K): Extract<SeedData, { kind: K }>["entries"] {

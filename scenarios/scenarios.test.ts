@@ -4,8 +4,8 @@
  * shards against the real target in test/e2e/scenarios.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import type { SeedData, SeedToken, TokenType } from "../core/seed-set.ts";
-import { CustomMetrics } from "../core/metric-stats.ts";
+import type { SeedData, SeedToken, TokenType } from "../core/data/seed-set.ts";
+import { CustomMetrics } from "../core/metrics/metric-stats.ts";
 import { introspect, tokenExchange, userinfo } from "./access-token-scenarios.ts";
 import type { FlowIO, FlowRequest, FlowResponse } from "./flow.ts";
 import { otpLogin } from "./otp-login.ts";

@@ -3,10 +3,10 @@
  * cookie of a seeded login session, redirects not followed. Success is a 302 whose
  * Location carries a `code` and the `state` that was sent.
  */
-import { s256 } from "../core/web-crypto.ts";
+import { s256 } from "../core/data/web-crypto.ts";
 import type { Flow } from "./flow.ts";
 import { randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
-import { SCENARIO_OUTLINES } from "../core/builtin-scenarios.ts";
+import { SCENARIO_OUTLINES } from "../core/spec/builtin-scenarios.ts";
 
 const FOUND = new Set([302]);
 

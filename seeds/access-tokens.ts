@@ -9,8 +9,8 @@
  * before they are created and revocation is idempotent.
  */
 import { importPKCS8, SignJWT } from "jose";
-import { ACTIVE_EXPECTED, TOKEN_TYPES, type SeedToken, type TokenType } from "../core/seed-set.ts";
-import { base64url } from "../core/web-crypto.ts";
+import { ACTIVE_EXPECTED, TOKEN_TYPES, type SeedToken, type TokenType } from "../core/data/seed-set.ts";
+import { base64url } from "../core/data/web-crypto.ts";
 import { pool, Provider, type ProviderAccess } from "./provider-api.ts";
 import { DEFAULT_MIX, mixCounts } from "./token-mix.ts";
 import { checkSpread, ensureUsers, userSpread } from "./users.ts";

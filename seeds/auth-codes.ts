@@ -11,7 +11,7 @@
  * afresh, in the last step of a run.
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { SeedAuthCode, SeedSession } from "../core/seed-set.ts";
+import type { SeedAuthCode, SeedSession } from "../core/data/seed-set.ts";
 import { pool, Provider, SeedError, type ProviderAccess } from "./provider-api.ts";
 import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
 import { makeSessions, SESSION_COOKIE } from "./sessions.ts";

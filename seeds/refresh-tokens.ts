@@ -12,7 +12,7 @@
  * SHA-256 of `userId:clientId`).
  */
 import { randomBytes } from "node:crypto";
-import type { SeedRefreshToken } from "../core/seed-set.ts";
+import type { SeedRefreshToken } from "../core/data/seed-set.ts";
 import { Provider, type ProviderAccess } from "./provider-api.ts";
 import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
 import { ensureUsers, userSpread } from "./users.ts";

@@ -13,7 +13,7 @@
  */
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { SeedKind } from "../core/seed-set.ts";
+import type { SeedKind } from "../core/data/seed-set.ts";
 import { pool, SeedError, type Provider } from "./provider-api.ts";
 
 export interface SeedRunOptions {
@@ -30,7 +30,7 @@ export interface SeedRunOptions {
   readonly onResume?: (made: number, total: number, phase: string) => void;
 }
 
-/** The `metadata` block of every seed document edgeload writes (core/seed-set.ts parses the rest). */
+/** The `metadata` block of every seed document edgeload writes (core/data/seed-set.ts parses the rest). */
 export interface SeedMetadata {
   readonly version: 1;
   readonly kind: SeedKind;

@@ -4,7 +4,7 @@
  * the seed set `{sessions: [{session_id, user_id}], metadata}`. A session id is used as
  * the `authrim_session` cookie, e.g. for `GET /authorize?prompt=none`.
  */
-import type { SeedSession } from "../core/seed-set.ts";
+import type { SeedSession } from "../core/data/seed-set.ts";
 import { Provider, SeedError, type ProviderAccess } from "./provider-api.ts";
 import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
 import { ensureUsers, userSpread } from "./users.ts";

@@ -3,7 +3,7 @@
  * counts floor(N × share) with the remainder going to `wrong_client`, exactly as the
  * reference seeder computes them.
  */
-import { TOKEN_TYPES, type TokenType } from "../core/seed-set.ts";
+import { TOKEN_TYPES, type TokenType } from "../core/data/seed-set.ts";
 
 export const DEFAULT_MIX: Readonly<Record<TokenType, number>> = {
   valid: 60,

@@ -8,7 +8,7 @@
  * created twice (a creation that loses a race to another run answers 409 and is looked up
  * again).
  */
-import type { SeedUser } from "../core/seed-set.ts";
+import type { SeedUser } from "../core/data/seed-set.ts";
 import { json, pool, Provider, SeedError, type ProviderAccess } from "./provider-api.ts";
 import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
 

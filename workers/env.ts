@@ -39,10 +39,10 @@ export interface Env {
   readonly EDGELOAD_MODE?: string;
   /**
    * Secret: comma-separated allowed target origins or host patterns (`*.example.com`).
-   * Unset, every run is refused with a message that says how to set it (core/target-policy.ts).
+   * Unset, every run is refused with a message that says how to set it (core/spec/target-policy.ts).
    */
   readonly ALLOWED_TARGETS?: string;
-  /** Caps (coordinator/policy.ts), optional secrets or vars; unset, core/plan.ts's DEFAULT_LIMITS. */
+  /** Caps (coordinator/policy.ts), optional secrets or vars; unset, core/plan/plan.ts's DEFAULT_LIMITS. */
   readonly MAX_RATE_PER_S?: string;
   readonly MAX_DURATION_S?: string;
   readonly MAX_SHARDS?: string;

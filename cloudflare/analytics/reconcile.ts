@@ -12,10 +12,10 @@
  * Pure: inputs are the run's summary and query rows and client.ts's CloudflareAnalytics;
  * `nowMs` is passed in.
  */
-import type { QueryRow } from "../../core/query.ts";
-import { table } from "../../core/summary-text.ts";
-import { formatMs } from "../../core/clock-resolution.ts";
-import type { Summary, TrendSummary } from "../../core/summary.ts";
+import type { QueryRow } from "../../core/results/query.ts";
+import { table } from "../../core/run/summary-text.ts";
+import { formatMs } from "../../core/metrics/clock-resolution.ts";
+import type { Summary, TrendSummary } from "../../core/run/summary.ts";
 import type { CloudflareAnalytics } from "./client.ts";
 import type { D1Group, DurableObjectGroup, Quantiles3, WorkerGroup, ZoneLatency } from "./queries.ts";
 

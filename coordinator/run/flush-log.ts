@@ -6,8 +6,8 @@
  * restarted object replays the rest (restore()), so nothing is lost and nothing is
  * counted twice.
  */
-import type { ShardWindow } from "../../core/protocol.ts";
-import { RunTotals, type RunTotalsWire } from "../../core/run-totals.ts";
+import type { ShardWindow } from "../../core/run/protocol.ts";
+import { RunTotals, type RunTotalsWire } from "../../core/run/run-totals.ts";
 
 /** A window as logged and replayed: its steps, with its scraped series when it has any. */
 export type LoggedWindow = Pick<ShardWindow, "windowS" | "steps" | "series">;

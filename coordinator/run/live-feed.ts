@@ -1,14 +1,14 @@
 /**
  * The run's live view for its dashboards: every window written to D1 becomes a LivePoint
- * (core/live-view.ts), kept in the coordinator's storage and pushed as a Server-Sent Event
+ * (core/run/live-view.ts), kept in the coordinator's storage and pushed as a Server-Sent Event
  * (live-stream.ts) with the run's status each tick; a page that connects mid-run receives
  * the points so far first. The streams are in memory: a restarted object drops them and
  * the pages reconnect.
  */
-import { shardWindowHealth, windowPoints, withLatePortion, type LivePoint, type ShardLatest } from "../../core/live-view.ts";
-import type { RunStatus, ShardWindow } from "../../core/protocol.ts";
-import type { RunSpec } from "../../core/run-spec.ts";
-import type { Summary } from "../../core/summary.ts";
+import { shardWindowHealth, windowPoints, withLatePortion, type LivePoint, type ShardLatest } from "../../core/run/live-view.ts";
+import type { RunStatus, ShardWindow } from "../../core/run/protocol.ts";
+import type { RunSpec } from "../../core/spec/run-spec.ts";
+import type { Summary } from "../../core/run/summary.ts";
 import { LiveStream, sseEvent } from "../live-stream.ts";
 import type { WindowCell } from "../store/results-store.ts";
 

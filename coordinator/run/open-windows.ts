@@ -2,12 +2,12 @@
  * The windows a coordinator has merged but not yet written to D1: per window, one merged
  * cell per (region, step) and the scraped series samples; and the iterations of each
  * window across shards, for the live achieved rate. Windows leave it when no shard can
- * still add to them (core/run-lifecycle.ts closableBelow), and come back if their D1 write
+ * still add to them (core/run/run-lifecycle.ts closableBelow), and come back if their D1 write
  * fails.
  */
-import { COUNTERS, MetricStats } from "../../core/metric-stats.ts";
-import type { RunTotals } from "../../core/run-totals.ts";
-import { WindowBook } from "../../core/window-book.ts";
+import { COUNTERS, MetricStats } from "../../core/metrics/metric-stats.ts";
+import type { RunTotals } from "../../core/run/run-totals.ts";
+import { WindowBook } from "../../core/metrics/window-book.ts";
 import type { SeriesRow, WindowCell } from "../store/results-store.ts";
 import type { LoggedWindow } from "./flush-log.ts";
 

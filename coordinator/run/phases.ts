@@ -6,7 +6,7 @@
  * whatever the outcome (as k6's does), unless setup failed.
  */
 import { SETUP_DATA } from "../../core/spec/script-schema.ts";
-import type { RunSpec } from "../../core/run-spec.ts";
+import type { RunSpec } from "../../core/spec/run-spec.ts";
 import { phaseFailure, runPhase } from "../../scenarios/run-phase.ts";
 import type { Env } from "../../workers/env.ts";
 import { runScript, runScriptPhase } from "../script-phase.ts";

@@ -2,9 +2,9 @@
  * The record a RunCoordinator keeps of its run (in its storage, under "run"), and the
  * timing of its lifecycle: pending → running → finishing → passed | failed | aborted | error.
  */
-import type { Plan } from "../../core/plan.ts";
-import type { Mode, RunStatus } from "../../core/protocol.ts";
-import type { RunSpec } from "../../core/run-spec.ts";
+import type { Plan } from "../../core/plan/plan.ts";
+import type { Mode, RunStatus } from "../../core/run/protocol.ts";
+import type { RunSpec } from "../../core/spec/run-spec.ts";
 import type { PhaseResult } from "../../scenarios/run-phase.ts";
 import type { Env } from "../../workers/env.ts";
 

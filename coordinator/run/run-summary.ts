@@ -4,7 +4,7 @@
  * what the run's RunCoordinator answers — a live summary over what has arrived, or the
  * final one it kept when D1 refused the writes (the run ended `error`).
  */
-import type { Summary } from "../../core/summary.ts";
+import type { Summary } from "../../core/run/summary.ts";
 import type { RoutesEnv } from "../routes-env.ts";
 import { finalSummary } from "../store/results-queries.ts";
 import { coordinatorFor } from "./coordinator-stub.ts";

@@ -3,14 +3,14 @@
  * without touching storage: the status view (GET /v1/runs/:id), the live status the
  * dashboard gets each tick, and the source of the run's Prometheus metrics.
  */
-import { liveVerdicts, shardHealthRows, type ShardLatest } from "../../core/live-view.ts";
-import { targetLoadAt } from "../../core/load-profile.ts";
-import { roundToResolution } from "../../core/clock-resolution.ts";
-import { clockView } from "../../core/measured-path.ts";
-import type { RunMetricsSource } from "../../core/prometheus-text-writer.ts";
-import { FINAL_STATUSES, type OutputStatus, type RunView } from "../../core/protocol.ts";
-import type { RunTotals } from "../../core/run-totals.ts";
-import type { ThresholdSet } from "../../core/thresholds.ts";
+import { liveVerdicts, shardHealthRows, type ShardLatest } from "../../core/run/live-view.ts";
+import { targetLoadAt } from "../../core/schedule/load-profile.ts";
+import { roundToResolution } from "../../core/metrics/clock-resolution.ts";
+import { clockView } from "../../core/metrics/measured-path.ts";
+import type { RunMetricsSource } from "../../core/formats/prometheus-text-writer.ts";
+import { FINAL_STATUSES, type OutputStatus, type RunView } from "../../core/run/protocol.ts";
+import type { RunTotals } from "../../core/run/run-totals.ts";
+import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { ShardProgress } from "../shard-progress.ts";
 import type { RunRecord } from "./run-record.ts";
 
@@ -92,7 +92,7 @@ export function liveStatus(
   };
 }
 
-/** What GET /v1/runs/:id/metrics and the push outputs read (core/prometheus-text-writer.ts). */
+/** What GET /v1/runs/:id/metrics and the push outputs read (core/formats/prometheus-text-writer.ts). */
 export function metricsSourceOf(run: RunRecord, figures: RunFigures, now: number): RunMetricsSource {
   const ended = FINAL_STATUSES.includes(run.status);
   const { target, achievedRatePerS } = progressAt(run, figures, now);

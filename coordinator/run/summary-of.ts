@@ -1,13 +1,13 @@
 /**
  * The coordinator's summaries of its run: a live one over what has arrived, and the final
- * one, built once with its verdict (core/summary.ts buildFinalSummary) from the thresholds
+ * one, built once with its verdict (core/run/summary.ts buildFinalSummary) from the thresholds
  * parsed when the run was created or restored. With the final one go the D1 statements
  * that store it and each shard's totals.
  */
-import { buildFinalSummary, buildSummary, groupSummary, type Summary, type SummaryInput } from "../../core/summary.ts";
-import type { RunStatus } from "../../core/protocol.ts";
-import type { RunTotals } from "../../core/run-totals.ts";
-import type { ThresholdSet } from "../../core/thresholds.ts";
+import { buildFinalSummary, buildSummary, groupSummary, type Summary, type SummaryInput } from "../../core/run/summary.ts";
+import type { RunStatus } from "../../core/run/protocol.ts";
+import type { RunTotals } from "../../core/run/run-totals.ts";
+import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { ShardProgress } from "../shard-progress.ts";
 import { updateRunStatus, updateShard } from "../store/results-store.ts";
 import type { RunRecord } from "./run-record.ts";

@@ -2,7 +2,7 @@
  * Named baselines in D1 (`baselines`, migration 0004): a name pointing at an ended run, so
  * a pipeline compares each new run with "the last good one" (compare-api.ts).
  */
-import type { RunStatus } from "../../core/protocol.ts";
+import type { RunStatus } from "../../core/run/protocol.ts";
 
 /** A run as a comparison reaches it: its id and status (null when its run row is gone). */
 export interface RunRef {

@@ -1,8 +1,8 @@
 /**
  * k6 summaries imported beside a run for crosscheck (D1 `k6_imports`, migration 0005),
- * stored as the storable part of the document (core/k6-summary.ts).
+ * stored as the storable part of the document (core/formats/k6-summary.ts).
  */
-import type { K6Format } from "../../core/k6-summary.ts";
+import type { K6Format } from "../../core/formats/k6-summary.ts";
 
 export interface K6ImportRow {
   readonly id: string;

@@ -1,5 +1,5 @@
 /**
- * The analytics reads of the results database: a run's rows for core/query.ts. Written
+ * The analytics reads of the results database: a run's rows for core/results/query.ts. Written
  * against the small slice of D1's API it uses (SqlReader), so the CLI runs the very same
  * statements on the local state's SQLite file when no stack is running
  * (scripts/cli/local-results.ts). The writes live in results-store.ts.
@@ -8,9 +8,9 @@
  * crosscheck and the CLI's local report all read it here (the coordinator object only
  * answers for a run whose summary is not stored yet).
  */
-import type { RunStatus } from "../../core/protocol.ts";
-import type { Summary } from "../../core/summary.ts";
-import { QUERY_TRENDS, type HistogramRow, type QueryInput, type QueryTrend, type ShardRow, type WindowRow } from "../../core/query.ts";
+import type { RunStatus } from "../../core/run/protocol.ts";
+import type { Summary } from "../../core/run/summary.ts";
+import { QUERY_TRENDS, type HistogramRow, type QueryInput, type QueryTrend, type ShardRow, type WindowRow } from "../../core/results/query.ts";
 
 interface SqlStatement {
   bind(...params: unknown[]): SqlStatement;
@@ -51,7 +51,7 @@ export async function finalSummary(db: SqlReader, runId: string): Promise<Stored
 }
 
 /**
- * A run's rows for core/query.ts: its windows, the histograms of one trend and its shards,
+ * A run's rows for core/results/query.ts: its windows, the histograms of one trend and its shards,
  * with the run's duration. Null when the run is unknown.
  */
 export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryTrend): Promise<QueryInput | null> {

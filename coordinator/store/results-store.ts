@@ -11,11 +11,11 @@
  * before anything reaches D1. Rows go out in batched multi-row INSERTs that respect D1's
  * 100-bound-parameter limit.
  */
-import type { Histogram } from "../../core/histogram.ts";
-import type { RunStatus, SeriesPoint } from "../../core/protocol.ts";
-import { runQuery, type QueryRow } from "../../core/query.ts";
+import type { Histogram } from "../../core/metrics/histogram.ts";
+import type { RunStatus, SeriesPoint } from "../../core/run/protocol.ts";
+import { runQuery, type QueryRow } from "../../core/results/query.ts";
 import { loadQueryInput } from "./results-queries.ts";
-import { type MetricStats, TRENDS, type TrendName } from "../../core/metric-stats.ts";
+import { type MetricStats, TRENDS, type TrendName } from "../../core/metrics/metric-stats.ts";
 
 /** Histogram metric names in D1, by trend. */
 export const HISTOGRAM_METRICS: Record<TrendName, string> = {
@@ -251,7 +251,7 @@ export async function runsToScrape(db: D1Database, endedSinceMs: number): Promis
 }
 
 /**
- * A caller's own read-only SELECT (already checked and bounded by core/read-only-sql.ts),
+ * A caller's own read-only SELECT (already checked and bounded by core/results/read-only-sql.ts),
  * for POST /v1/sql. Throws what D1 throws.
  */
 export async function selectRows(db: D1Database, sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
@@ -277,7 +277,7 @@ export async function listRuns(db: D1Database, options: { limit: number; status?
 
 /**
  * Per-second series by region plus "all": request rate, failures, drops and
- * http_req_duration percentiles (ms), from histograms merged per second (core/query.ts).
+ * http_req_duration percentiles (ms), from histograms merged per second (core/results/query.ts).
  */
 export async function timeseries(db: D1Database, runId: string): Promise<QueryRow[]> {
   const input = await loadQueryInput(db, runId, "duration");

@@ -1,6 +1,6 @@
 /**
  * The spec's budget cap: `"maxCost": 5` (US dollars). When the run's estimated cost
- * (core/run-cost.ts, from the plan and core/cloudflare-pricing.ts) is above it, the run is
+ * (core/plan/run-cost.ts, from the plan and core/plan/cloudflare-pricing.ts) is above it, the run is
  * refused before any load, naming `maxCost`.
  */
 import { z } from "zod";

@@ -1,9 +1,9 @@
 /**
  * The `data` section of a spec: which seed set a spec's own steps read records from, and
- * how each iteration picks one (core/seed-records.ts does the picking).
+ * how each iteration picks one (core/data/seed-records.ts does the picking).
  */
 import { z } from "zod";
-import { SEED_NAME } from "../seed-set.ts";
+import { SEED_NAME } from "../data/seed-set.ts";
 
 export const DATA_SELECTIONS = ["per-vu", "unique", "uniform", "zipf"] as const;
 export type DataSelection = (typeof DATA_SELECTIONS)[number];

@@ -5,9 +5,9 @@
  * executors (see ArrivalSchedule) or a VU profile for the closed-model ones (see VuSchedule).
  */
 import { z } from "zod";
-import type { RateStage } from "../arrival-schedule.ts";
-import type { Problem } from "../input-problem.ts";
-import type { VuProfile } from "../vu-schedule.ts";
+import type { RateStage } from "../schedule/arrival-schedule.ts";
+import type { Problem } from "./input-problem.ts";
+import type { VuProfile } from "../schedule/vu-schedule.ts";
 import { duration, nonNegative, positiveInt, toProblems } from "./fields.ts";
 import { EXECUTOR_NAMES, type ExecutorName } from "./types.ts";
 

@@ -3,8 +3,8 @@
  * counts, and turning zod's issues into problems that name their field.
  */
 import { z } from "zod";
-import { parseDurationMs } from "../duration.ts";
-import type { Problem } from "../input-problem.ts";
+import { parseDurationMs } from "./duration.ts";
+import type { Problem } from "./input-problem.ts";
 
 /** A duration like "30s", "1m30s" or "500ms" (or a number of ms), decoded to milliseconds. */
 export const duration = (what: string) =>

@@ -1,12 +1,12 @@
 /**
  * The spec's custom metrics (`metrics`, filled by steps' `record`) and its `thresholds`
- * (k6 syntax, parsed by core/thresholds.ts). Thresholds may name built-in metrics, a
+ * (k6 syntax, parsed by core/metrics/thresholds.ts). Thresholds may name built-in metrics, a
  * built-in scenario's custom metrics and the spec's own, so both are read from the raw
  * input before the schema has run: the parser then reports all problems in one pass.
  */
 import { z } from "zod";
-import { SCENARIO_BY_NAME } from "../builtin-scenarios.ts";
-import type { MetricKind, ThresholdInput } from "../thresholds.ts";
+import { SCENARIO_BY_NAME } from "./builtin-scenarios.ts";
+import type { MetricKind, ThresholdInput } from "../metrics/thresholds.ts";
 import type { RunSpec } from "./types.ts";
 
 const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;

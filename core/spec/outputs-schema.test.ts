@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRunSpec, redactSpec, REDACTED } from "../run-spec.ts";
+import { parseRunSpec, redactSpec, REDACTED } from "./run-spec.ts";
 
 const base = { target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 10, duration: "5s" };
 

@@ -3,7 +3,7 @@
  * while it runs; everything written to D1, returned by the API or put in a summary goes
  * through `redactSpec` first.
  */
-import { usesSecrets } from "../template.ts";
+import { usesSecrets } from "./template.ts";
 import type { RunSpec, StepSpec } from "./types.ts";
 import { SECRET_ENV } from "./script-schema.ts";
 

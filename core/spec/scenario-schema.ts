@@ -1,13 +1,13 @@
 /**
  * The built-in scenario section of a spec (`scenario: {name, seed, clientId, …}`, see
- * core/builtin-scenarios.ts) and the presets that stand for its load profile and thresholds
- * (presets/authrim.json via core/presets.ts).
+ * core/spec/builtin-scenarios.ts) and the presets that stand for its load profile and thresholds
+ * (presets/authrim.json via core/spec/presets.ts).
  */
 import { z } from "zod";
-import { SCENARIO_BY_NAME, SCENARIO_NAMES, type ScenarioOutline } from "../builtin-scenarios.ts";
-import { correctnessThresholds, expandPreset } from "../presets.ts";
-import type { Problem } from "../input-problem.ts";
-import { SEED_NAME } from "../seed-set.ts";
+import { SCENARIO_BY_NAME, SCENARIO_NAMES, type ScenarioOutline } from "./builtin-scenarios.ts";
+import { correctnessThresholds, expandPreset } from "./presets.ts";
+import type { Problem } from "./input-problem.ts";
+import { SEED_NAME } from "../data/seed-set.ts";
 import { EXECUTOR_FIELDS } from "./executor-schema.ts";
 import type { ScenarioSpec, StepSpec } from "./types.ts";
 

@@ -6,11 +6,11 @@
  * secrets, seed record fields).
  */
 import { z } from "zod";
-import { captureError, type CaptureSpec } from "../capture.ts";
-import type { Problem } from "../input-problem.ts";
-import { parseSeriesSelector } from "../series-selector.ts";
-import { templateErrors, type TemplateScope } from "../template.ts";
-import type { MetricKind } from "../thresholds.ts";
+import { captureError, type CaptureSpec } from "./capture.ts";
+import type { Problem } from "./input-problem.ts";
+import { parseSeriesSelector } from "../formats/series-selector.ts";
+import { templateErrors, type TemplateScope } from "./template.ts";
+import type { MetricKind } from "../metrics/thresholds.ts";
 import { duration, positiveInt, toProblems } from "./fields.ts";
 import { HTTP_METHODS, RECORD_KINDS, type RecordKind, type StepSpec } from "./types.ts";
 

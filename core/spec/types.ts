@@ -1,20 +1,20 @@
 /**
- * The decoded run spec: what the rest of the system sees after core/run-spec.ts has
+ * The decoded run spec: what the rest of the system sees after core/spec/run-spec.ts has
  * validated and normalised a request (durations in ms, rates per second, defaults filled).
  * Types and closed sets only, so that every module can name them without importing the
  * parser.
  */
-import type { RateStage } from "../arrival-schedule.ts";
+import type { RateStage } from "../schedule/arrival-schedule.ts";
 import type { OutputSpec } from "./outputs-schema.ts";
-import type { Problem } from "../input-problem.ts";
-import type { MetricKind, ThresholdInput } from "../thresholds.ts";
-import type { VuProfile } from "../vu-schedule.ts";
-import type { CaptureSpec } from "../capture.ts";
-import type { ScenarioOptions } from "../builtin-scenarios.ts";
+import type { Problem } from "./input-problem.ts";
+import type { MetricKind, ThresholdInput } from "../metrics/thresholds.ts";
+import type { VuProfile } from "../schedule/vu-schedule.ts";
+import type { CaptureSpec } from "./capture.ts";
+import type { ScenarioOptions } from "./builtin-scenarios.ts";
 import type { DataSpec } from "./data-schema.ts";
 import type { ScriptSpec } from "./script-schema.ts";
 
-export type { Problem } from "../input-problem.ts";
+export type { Problem } from "./input-problem.ts";
 
 /** Cloudflare's Durable Object location hints. */
 export const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "apac-ne", "apac-se", "oc", "afr", "me"] as const;

@@ -9,7 +9,7 @@
  *    paced on the same schedule, in a Worker and in a Durable Object.
  *
  *    And client_delay: how long the generator's own event loop held responses before
- *    timing them (core/loop-delay.ts), its share of edgeload's latencies.
+ *    timing them (core/metrics/loop-delay.ts), its share of edgeload's latencies.
  *
  * Why: a generator's latencies must read as k6's do against the same target, at a CPU cost
  * per request not far above what any fetch-based generator pays in workerd. The floors split
@@ -20,7 +20,7 @@
  */
 import { startLocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
-import { crosscheck } from "../../core/crosscheck.ts";
+import { crosscheck } from "../../core/results/crosscheck.ts";
 import { edgeloadRun, fetchFloor, runK6, type GeneratorResult } from "./generator-clients.ts";
 import { findK6 } from "../cli/k6-binary.ts";
 import { markdownTable } from "./markdown-table.ts";
@@ -165,7 +165,7 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
   paced in an object: the paced loop inside one Durable Object, where edgeload's shards send from);
   the target's CPU is not counted. Diffs are edgeload − k6 in ms.
   client delay: how long edgeload's own event loop held responses before timing them (an estimate
-  that errs low, core/loop-delay.ts); it is part of edgeload's latencies, so edgeload − k6 beyond it
+  that errs low, core/metrics/loop-delay.ts); it is part of edgeload's latencies, so edgeload − k6 beyond it
   is the clients' other differences.`);
   } finally {
     await stack.stop();

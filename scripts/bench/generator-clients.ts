@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { EdgeloadClient } from "../cli/client.ts";
 import { PROJECT_ROOT, type LocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds, reapedChildrenCpuSeconds } from "../cli/processes.ts";
-import { edgeFigures, type LoadFigures } from "../../core/crosscheck.ts";
-import { parseK6Summary } from "../../core/k6-summary.ts";
+import { edgeFigures, type LoadFigures } from "../../core/results/crosscheck.ts";
+import { parseK6Summary } from "../../core/formats/k6-summary.ts";
 import { startFetchFloor } from "./fetch-floor-worker.ts";
 
 export interface GeneratorResult {

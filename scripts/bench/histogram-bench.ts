@@ -1,5 +1,5 @@
 /**
- * 1. histogram: edgeload's histogram (core/histogram.ts) against hdr-histogram-js in pure JS
+ * 1. histogram: edgeload's histogram (core/metrics/histogram.ts) against hdr-histogram-js in pure JS
  *    mode, as Workers run it — record, serialise + parse, merge, size, memory, p99.
  *
  * Why: every shard records each latency into a histogram and ships one serialised window a
@@ -8,7 +8,7 @@
  * side by side in one process (the machines are shared and noisy).
  */
 import * as hdr from "hdr-histogram-js";
-import { Histogram } from "../../core/histogram.ts";
+import { Histogram } from "../../core/metrics/histogram.ts";
 import { plainTable } from "./plain-table.ts";
 
 /** The best of `repeat` runs of `fn`, in ms: the run least disturbed by the rest of the machine. */
@@ -30,7 +30,7 @@ function samples(n: number, seed = 1): number[] {
 }
 
 export function histogramBench(): void {
-  console.log("\n## Histogram: edgeload (core/histogram.ts) vs hdr-histogram-js 3 (JS, 2 significant digits)\n");
+  console.log("\n## Histogram: edgeload (core/metrics/histogram.ts) vs hdr-histogram-js 3 (JS, 2 significant digits)\n");
   const newHdr = () => hdr.build({ numberOfSignificantValueDigits: 2, highestTrackableValue: 2 ** 32, bitBucketSize: 64, useWebAssembly: false });
   const values1M = samples(1_000_000);
   const window = samples(250, 7); // one shard's window at 250 requests/s

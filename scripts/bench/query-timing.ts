@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { MetricStats } from "../../core/metric-stats.ts";
+import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { insertRun, insertShards, updateRunStatus, updateShard, windowStatements, type WindowCell } from "../../coordinator/store/results-store.ts";
 import { EdgeloadClient } from "../cli/client.ts";
 import { startLocalStack } from "../cli/local-stack.ts";

@@ -13,7 +13,7 @@
  *     (scripts/bench/fetch-floor), i.e. what any fetch-based generator pays in workerd.
  *
  *     And client_delay: how long the generator's own event loop held responses before
- *     timing them (core/loop-delay.ts), its share of edgeload's latencies.
+ *     timing them (core/metrics/loop-delay.ts), its share of edgeload's latencies.
  *
  *     (scripts/bench/generator-bench.ts; the clients it measures in generator-clients.ts)
  *

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { EdgeloadClient } from "../cli/client.ts";
 import { startLocalStack } from "../cli/local-stack.ts";
 import { residentBytes } from "../cli/processes.ts";
-import { parseDurationMs } from "../../core/duration.ts";
+import { parseDurationMs } from "../../core/spec/duration.ts";
 import { plainTable } from "./plain-table.ts";
 
 export async function soakBench(duration: string, rate: number): Promise<void> {

@@ -4,7 +4,7 @@
  *    resident memory is sampled every second with the VUs the schedule has active; the
  *    slope of memory against open streams (least squares over the ramp) is what one held
  *    stream costs — measured within one run, so the process's own baseline cancels out.
- *    STREAM_MEMORY_BYTES in core/plan.ts (160 KiB) should stay above it.
+ *    STREAM_MEMORY_BYTES in core/plan/plan.ts (160 KiB) should stay above it.
  *
  * Why: an open stream keeps its memory while it is held, so the plan gives a run with
  * stream steps enough shards that each holds at most STREAMS_PER_SHARD within an isolate's
@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { EdgeloadClient } from "../cli/client.ts";
 import { startLocalStack } from "../cli/local-stack.ts";
 import { residentBytes } from "../cli/processes.ts";
-import { STREAM_MEMORY_BYTES } from "../../core/plan.ts";
+import { STREAM_MEMORY_BYTES } from "../../core/plan/plan.ts";
 import { plainTable } from "./plain-table.ts";
 
 export async function streamsBench(): Promise<void> {

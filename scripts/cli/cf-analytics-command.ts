@@ -17,7 +17,7 @@
  * bad flags or a missing token, 77 when the edgeload API refused the credentials, 1 when it or
  * the Cloudflare API refused anything else.
  */
-import { parseDurationMs } from "../../core/duration.ts";
+import { parseDurationMs } from "../../core/spec/duration.ts";
 import { AnalyticsClient, AnalyticsError, fetchRunAnalytics } from "../../cloudflare/analytics/client.ts";
 import { reconcile, renderReconciliation, runTrafficFrom } from "../../cloudflare/analytics/reconcile.ts";
 import { ApiProblem, type EdgeloadClient } from "./client.ts";

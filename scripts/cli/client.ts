@@ -2,11 +2,11 @@
  * A small client for the edgeload HTTP API, used by the CLI, tests and the benchmark.
  * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem.
  */
-import type { Comparison } from "../../core/compare.ts";
-import type { K6ImportView } from "../../core/k6-summary.ts";
-import type { QueryRow } from "../../core/query.ts";
-import type { RunView } from "../../core/protocol.ts";
-import type { Summary } from "../../core/summary.ts";
+import type { Comparison } from "../../core/results/compare.ts";
+import type { K6ImportView } from "../../core/formats/k6-summary.ts";
+import type { QueryRow } from "../../core/results/query.ts";
+import type { RunView } from "../../core/run/protocol.ts";
+import type { Summary } from "../../core/run/summary.ts";
 import type { ReportInput } from "../../reports/report-input.ts";
 
 export interface ProblemBody {
@@ -94,7 +94,7 @@ export class EdgeloadClient {
     return this.#call("GET", `/v1/runs/${id}/timeseries`);
   }
 
-  /** Analytics over a run's stored windows (core/query.ts): `by`, `every`, `metrics`, `trend`. */
+  /** Analytics over a run's stored windows (core/results/query.ts): `by`, `every`, `metrics`, `trend`. */
   query(id: string, params: Readonly<Record<string, string>>): Promise<{ rows: QueryRow[] }> {
     return this.#call("GET", `/v1/runs/${id}/query?${new URLSearchParams(params)}`);
   }

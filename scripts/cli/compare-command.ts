@@ -6,15 +6,15 @@
  *                    [--save-baseline NAME] [--url URL --token TOKEN]
  *   edgeload compare <run> --save-baseline NAME        (name a run, e.g. the first baseline)
  *
- * The API does the statistics (core/compare.ts); this prints one row per region × metric.
+ * The API does the statistics (core/results/compare.ts); this prints one row per region × metric.
  * With --save-baseline the run becomes the named baseline only when nothing regressed, so
  * a pipeline can run `edgeload compare main <new run> --save-baseline main` after every
  * build and never ratchet a regression in. Exit codes as k6's thresholds: 0 nothing
  * regressed, 99 something did, 104 bad input (flags, unknown run or name, run not ended).
  */
-import { BASELINE_NAME, parseCompareOptions, type MetricComparison } from "../../core/compare.ts";
-import { table } from "../../core/summary-text.ts";
-import { formatMs } from "../../core/clock-resolution.ts";
+import { BASELINE_NAME, parseCompareOptions, type MetricComparison } from "../../core/results/compare.ts";
+import { table } from "../../core/run/summary-text.ts";
+import { formatMs } from "../../core/metrics/clock-resolution.ts";
 import { ApiProblem, type ComparisonResponse, type EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { parseCommand } from "./option-table.ts";

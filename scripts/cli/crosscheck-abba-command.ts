@@ -2,7 +2,7 @@
  * `edgeload crosscheck --abba <spec.json>`: edgeload, k6, k6, edgeload on the same spec,
  * so that the target's own drift (a cache that warms, a neighbour that gets busy) cancels
  * out of the tools' difference instead of deciding which one looks faster, and the two
- * runs of each tool read how far the target moved by itself (core/crosscheck-abba.ts).
+ * runs of each tool read how far the target moved by itself (core/results/crosscheck-abba.ts).
  *
  * Each pair is also stored as an ordinary crosscheck of its edge run (GET
  * /v1/runs/:id/crosscheck). Exit 0 when the tools agree, 99 otherwise (whether they differ
@@ -11,9 +11,9 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { abbaCrosscheck, renderAbba } from "../../core/crosscheck-abba.ts";
-import { edgeFigures } from "../../core/crosscheck.ts";
-import { parseK6Summary } from "../../core/k6-summary.ts";
+import { abbaCrosscheck, renderAbba } from "../../core/results/crosscheck-abba.ts";
+import { edgeFigures } from "../../core/results/crosscheck.ts";
+import { parseK6Summary } from "../../core/formats/k6-summary.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { CliError, EXIT, readJsonFile } from "./connection.ts";
 import { k6Invocation, runK6, type ReplayInputs, type StoredSpec } from "./k6-replay.ts";

@@ -1,7 +1,7 @@
 /**
  * `edgeload crosscheck`: an edge run held against k6 measuring the same load.
  *
- *   edgeload crosscheck <run> --k6 summary.json    import a k6 summary (any format core/k6-summary.ts reads) and compare
+ *   edgeload crosscheck <run> --k6 summary.json    import a k6 summary (any format core/formats/k6-summary.ts reads) and compare
  *   edgeload crosscheck <run> --run-k6             run local k6 with the run's target, load and seed right after the run ends, then compare
  *   edgeload crosscheck <run>                      the comparisons stored for the run
  *   edgeload crosscheck --abba spec.json           edgeload, k6, k6, edgeload: the tools apart from the target's drift
@@ -16,8 +16,8 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { renderCrosscheck } from "../../core/crosscheck.ts";
-import type { K6ImportView } from "../../core/k6-summary.ts";
+import { renderCrosscheck } from "../../core/results/crosscheck.ts";
+import type { K6ImportView } from "../../core/formats/k6-summary.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
 import { parseCommand } from "./option-table.ts";

@@ -1,10 +1,10 @@
 /**
  * After a run against a target that counts what it receives (edgeload's local target:
  * workers/target/request-ledger.ts), set what the run sent against what arrived, per
- * second and per step (core/delivery.ts). The run's side comes from its D1 windows over the
+ * second and per step (core/run/delivery.ts). The run's side comes from its D1 windows over the
  * API's read-only SQL; the target's from its admin route.
  */
-import { reconcileDelivery, type Delivery } from "../../core/delivery.ts";
+import { reconcileDelivery, type Delivery } from "../../core/run/delivery.ts";
 import type { EdgeloadClient } from "./client.ts";
 
 /** Where a target's counts of a run are read, and the admin secret that reads them. */

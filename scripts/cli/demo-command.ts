@@ -1,8 +1,8 @@
 /**
  * `edgeload demo`: the whole path on this machine, with nothing to set up.
  */
-import type { Summary } from "../../core/summary.ts";
-import { renderScenarioTable } from "../../core/summary-text.ts";
+import type { Summary } from "../../core/run/summary.ts";
+import { renderScenarioTable } from "../../core/run/summary-text.ts";
 import { EdgeloadClient } from "./client.ts";
 import { EXIT } from "./exit-codes.ts";
 import { followRun } from "./follow-run.ts";

@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
-import { PLATFORM_LIMITS } from "../../core/platform-limits.ts";
+import { PLATFORM_LIMITS } from "../../core/plan/platform-limits.ts";
 import { CliError, EXIT, parseCliArgs } from "./connection.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { checkConfigFile, readWranglerConfig, REQUIRED_SECRETS, type ConfigProblem, type WranglerConfig } from "./wrangler-config.ts";

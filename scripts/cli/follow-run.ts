@@ -6,11 +6,11 @@
  * is k6's for the run's final status.
  */
 import { writeFile } from "node:fs/promises";
-import { exitCodeOf, type RunView } from "../../core/protocol.ts";
-import type { Summary } from "../../core/summary.ts";
-import { renderSummary } from "../../core/summary-text.ts";
-import { formatMs } from "../../core/clock-resolution.ts";
-import { renderDelivery } from "../../core/delivery.ts";
+import { exitCodeOf, type RunView } from "../../core/run/protocol.ts";
+import type { Summary } from "../../core/run/summary.ts";
+import { renderSummary } from "../../core/run/summary-text.ts";
+import { formatMs } from "../../core/metrics/clock-resolution.ts";
+import { renderDelivery } from "../../core/run/delivery.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { EXIT } from "./exit-codes.ts";
 import { checkDelivery, type TargetLedger } from "./delivery-check.ts";
@@ -90,7 +90,7 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
     const fresh = await client.dashboardLink(run.id).catch(() => null);
     console.log(nextSteps(run.id, run.links.report ?? null, fresh?.url ?? null));
   }
-  // k6's code for the final status, the same one the HTTP API reports (core/protocol.ts).
+  // k6's code for the final status, the same one the HTTP API reports (core/run/protocol.ts).
   return { exit: exitCodeOf(view.status) ?? EXIT.runError, summary };
 }
 

@@ -1,11 +1,11 @@
 /**
  * `edgeload run --out json=FILE`: once the run has ended, its stored per-second windows in
- * k6's JSON-lines output shape (core/k6-json-lines.ts says what each Point aggregates).
+ * k6's JSON-lines output shape (core/formats/k6-json-lines.ts says what each Point aggregates).
  * Written after the run rather than streamed, because the windows are final only then.
  */
 import { writeFile } from "node:fs/promises";
-import { JSON_LINES_QUERY, k6JsonLines } from "../../core/k6-json-lines.ts";
-import type { Summary } from "../../core/summary.ts";
+import { JSON_LINES_QUERY, k6JsonLines } from "../../core/formats/k6-json-lines.ts";
+import type { Summary } from "../../core/run/summary.ts";
 import type { EdgeloadClient } from "./client.ts";
 
 export async function writeJsonOutput(client: EdgeloadClient, summary: Summary, file: string): Promise<void> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CliError } from "./connection.ts";
 import { k6Invocation, type StoredSpec } from "./k6-replay.ts";
 
-/** A stored spec as D1 keeps it (core/run-spec.ts RunSpec, secrets redacted). */
+/** A stored spec as D1 keeps it (core/spec/run-spec.ts RunSpec, secrets redacted). */
 function spec(over: Partial<StoredSpec> = {}): StoredSpec {
   return {
     target: "http://127.0.0.1:9090",

@@ -9,7 +9,7 @@ import { SCENARIOS } from "../../scenarios/catalog.ts";
 import { CliError, EXIT } from "./connection.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 
-/** What the stored spec of a run holds that a k6 replay needs (core/run-spec.ts RunSpec, redacted). */
+/** What the stored spec of a run holds that a k6 replay needs (core/spec/run-spec.ts RunSpec, redacted). */
 export interface StoredSpec {
   readonly target: string;
   readonly executor: string;

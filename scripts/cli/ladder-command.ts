@@ -2,7 +2,7 @@
  * `edgeload ladder`: a capacity ladder. Runs a load at rising rates one step after another
  * (each step a normal run through the API, with a cool-down between), stops climbing at
  * the first step that breaks, and prints the capacity table of the reference reports —
- * recommended, peak, hard limit and the knee — with the evidence of each (core/capacity.ts
+ * recommended, peak, hard limit and the knee — with the evidence of each (core/plan/capacity.ts
  * has the rules).
  *
  *   edgeload ladder --scenario userinfo --presets rps100,rps500,rps1000 [--seed NAME]
@@ -18,12 +18,12 @@
  */
 import { writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { breakReasons, deriveCapacity, renderCapacity, stepFromSummary, type CapacityRules, type LadderStep } from "../../core/capacity.ts";
-import { parseDurationMs } from "../../core/duration.ts";
-import { expandPreset, presetThresholds } from "../../core/presets.ts";
-import type { RunView } from "../../core/protocol.ts";
-import { parseRunSpec } from "../../core/run-spec.ts";
-import { formatMs } from "../../core/clock-resolution.ts";
+import { breakReasons, deriveCapacity, renderCapacity, stepFromSummary, type CapacityRules, type LadderStep } from "../../core/plan/capacity.ts";
+import { parseDurationMs } from "../../core/spec/duration.ts";
+import { expandPreset, presetThresholds } from "../../core/spec/presets.ts";
+import type { RunView } from "../../core/run/protocol.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
+import { formatMs } from "../../core/metrics/clock-resolution.ts";
 import { ApiProblem, type EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { exitCodeOfApiStatus } from "./exit-codes.ts";

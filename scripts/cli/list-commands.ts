@@ -3,8 +3,8 @@
  * `summary <run>`, `abort <run>` and `dashboard [run]`. Each asks the API one thing and
  * prints it (list-format.ts for the tables).
  */
-import type { RunView } from "../../core/protocol.ts";
-import { renderSummary } from "../../core/summary-text.ts";
+import type { RunView } from "../../core/run/protocol.ts";
+import { renderSummary } from "../../core/run/summary-text.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { listFormat, renderRuns, renderSeeds, renderStatus, type RunRow, type SeedRow } from "./list-format.ts";
 import { parseCommand, type CommandSpec } from "./option-table.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../core/protocol.ts";
+import type { RunView } from "../../core/run/protocol.ts";
 import { listFormat, renderRuns, renderSeeds, renderStatus } from "./list-format.ts";
 
 describe("listFormat", () => {

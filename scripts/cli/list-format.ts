@@ -3,9 +3,9 @@
  * the API's JSON as it is for a pipe (`--format` picks either). Pure: the rows are built
  * from the API's answers, and nothing here reads a clock but the `nowMs` it is given.
  */
-import type { RunView } from "../../core/protocol.ts";
-import { table } from "../../core/summary-text.ts";
-import { formatMs } from "../../core/clock-resolution.ts";
+import type { RunView } from "../../core/run/protocol.ts";
+import { table } from "../../core/run/summary-text.ts";
+import { formatMs } from "../../core/metrics/clock-resolution.ts";
 import { CliError, EXIT } from "./connection.ts";
 
 export type ListFormat = "table" | "json";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseRunSpec } from "../../core/run-spec.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { applyLoadFlags, parseLoadFlags, type LoadFlags } from "./load-overrides.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 

@@ -1,6 +1,6 @@
 /**
  * k6's load flags (`--vus`, `-d`, `-i`, `--stage`, `--rps`) and edgeload's `--rate`, applied
- * to a run spec (JSON, before core/run-spec.ts decodes it). A k6 script takes them through
+ * to a run spec (JSON, before core/spec/run-spec.ts decodes it). A k6 script takes them through
  * its options instead (k6-option-overrides.ts), exactly as k6 does.
  *
  * k6's rule (lib/options.go, Options.Apply): a duration, iterations or stages given on the
@@ -28,10 +28,10 @@
  * own startTime (k6 would merge them into one, but their steps differ). Everything refused
  * names its flag; nothing is dropped.
  */
-import { parseDurationMs } from "../../core/duration.ts";
+import { parseDurationMs } from "../../core/spec/duration.ts";
 import { EXECUTOR_FIELDS } from "../../core/spec/executor-schema.ts";
 import { withPreset } from "../../core/spec/scenario-schema.ts";
-import type { Problem } from "../../core/input-problem.ts";
+import type { Problem } from "../../core/spec/input-problem.ts";
 
 export interface LoadFlags {
   readonly vus?: number;

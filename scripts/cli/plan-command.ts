@@ -11,11 +11,11 @@
  * iteration sends is the script's to decide at run time.
  */
 import { join } from "node:path";
-import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
-import { planRun } from "../../core/plan.ts";
-import { preflight } from "../../core/preflight.ts";
-import { renderPreflight } from "../../core/preflight-text.ts";
-import { parseRunSpec, redactSpec } from "../../core/run-spec.ts";
+import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
+import { planRun } from "../../core/plan/plan.ts";
+import { preflight } from "../../core/plan/preflight.ts";
+import { renderPreflight } from "../../core/plan/preflight-text.ts";
+import { parseRunSpec, redactSpec } from "../../core/spec/run-spec.ts";
 import { ApiProblem } from "./client.ts";
 import { CliError, connect, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { exitCodeOfApiStatus } from "./exit-codes.ts";

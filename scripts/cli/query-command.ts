@@ -10,11 +10,11 @@
  * `edgeload dev`); otherwise reads the local state's results database directly, so runs
  * made by `npm run demo` can be queried afterwards with nothing running.
  */
-import { seriesKey } from "../../core/prometheus-text-parser.ts";
-import { msDecimals } from "../../core/clock-resolution.ts";
-import { LATENCY_METRICS, parseQuery, runQuery, toCsv, type QueryRow } from "../../core/query.ts";
-import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
-import { table } from "../../core/summary-text.ts";
+import { seriesKey } from "../../core/formats/prometheus-text-parser.ts";
+import { msDecimals } from "../../core/metrics/clock-resolution.ts";
+import { LATENCY_METRICS, parseQuery, runQuery, toCsv, type QueryRow } from "../../core/results/query.ts";
+import { readOnlySqlProblem } from "../../core/results/read-only-sql.ts";
+import { table } from "../../core/run/summary-text.ts";
 import { finalSummary, groupSeries, loadQueryInput, SERIES_SQL } from "../../coordinator/store/results-queries.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRunSpec } from "../../core/run-spec.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { DEMO_SCENARIOS, demoSpec, quickSpec, scenarioRunSpec } from "./quick-spec.ts";
 
 describe("quickSpec", () => {

@@ -21,7 +21,7 @@ import { parseCommand } from "./option-table.ts";
 import { REPORT_COMMAND } from "./tables/results-tables.ts";
 import { asSqlReader, openLocalResults } from "./local-results.ts";
 import type { EdgeloadClient } from "./client.ts";
-import type { Delivery } from "../../core/delivery.ts";
+import type { Delivery } from "../../core/run/delivery.ts";
 import { checkDelivery, ledgerFor } from "./delivery-check.ts";
 import { readDevFile } from "./dev-file.ts";
 

@@ -8,7 +8,7 @@
  * the table (a flag of another kind of run), then by the overrides (a flag this run's
  * model cannot express).
  */
-import { parseRunSpec } from "../../core/run-spec.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
 import { ledgerFor } from "./delivery-check.ts";
 import { submitAndFollow } from "./follow-run.ts";
@@ -114,7 +114,7 @@ async function withOutputs(spec: Record<string, unknown>, values: RunValues): Pr
   const out = { ...spec };
   if (values["max-cost"] !== undefined) out.maxCost = (await import("./plan-command.ts")).maxCost(values["max-cost"]);
   if (pushOutputs.length && spec.scenarios !== undefined) {
-    // The spec of a run of named scenarios has no `outputs` (core/named-scenarios.ts): say so by flag.
+    // The spec of a run of named scenarios has no `outputs` (core/spec/named-scenarios.ts): say so by flag.
     throw new CliError(
       `--out ${pushOutputs.map((o) => (o.type === "prometheus-rw" ? "experimental-prometheus-rw" : o.type)).join(", ")}: a run of named scenarios cannot push outputs yet; --out json=FILE works`,
       EXIT.invalidConfig,

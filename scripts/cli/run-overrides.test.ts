@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRunSpec } from "../../core/run-spec.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { applyK6Flags } from "./k6-option-overrides.ts";
 import { applyRunFlags, type RunFlags } from "./run-overrides.ts";
 

@@ -14,8 +14,8 @@ import { verificationFailure } from "../../seeds/verification-advice.ts";
 export async function seedCommand(args: readonly string[]): Promise<number> {
   const { values: v, positionals } = parseCommand(SEED_COMMAND, args);
   const [kind, ...extra] = positionals;
-  type SeedKind = import("../../core/seed-set.ts").SeedKind;
-  const { SEED_KINDS, SEED_NAME } = await import("../../core/seed-set.ts");
+  type SeedKind = import("../../core/data/seed-set.ts").SeedKind;
+  const { SEED_KINDS, SEED_NAME } = await import("../../core/data/seed-set.ts");
   if (!SEED_KINDS.includes(kind as SeedKind)) {
     throw new CliError(`unknown seed kind "${kind ?? ""}"; available: ${SEED_KINDS.join(", ")} (edgeload seed --help)`, EXIT.invalidConfig);
   }

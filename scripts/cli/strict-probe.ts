@@ -6,7 +6,7 @@
  * from the run's own seed set tells; the run goes ahead either way (its verdict is the
  * judge), with the advice printed first.
  */
-import { parseRunSpec } from "../../core/run-spec.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import type { EdgeloadClient } from "./client.ts";
 
 export type ProbeResult = "rejects" | "accepts" | "not probed";

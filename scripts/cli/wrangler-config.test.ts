@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { deployCommands, sizeProblems } from "./deploy-command.ts";
-import { DEFAULT_LIMITS } from "../../core/plan.ts";
+import { DEFAULT_LIMITS } from "../../core/plan/plan.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { checkWranglerConfig, exportedNames, limitsFromConfig, readWranglerConfig, type WranglerConfig } from "./wrangler-config.ts";
 

@@ -9,8 +9,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse } from "smol-toml";
-import { DEFAULT_LIMITS, type Limits } from "../../core/plan.ts";
-import { PLATFORM_LIMITS } from "../../core/platform-limits.ts";
+import { DEFAULT_LIMITS, type Limits } from "../../core/plan/plan.ts";
+import { PLATFORM_LIMITS } from "../../core/plan/platform-limits.ts";
 
 export interface WranglerConfig {
   readonly name?: string;

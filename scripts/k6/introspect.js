@@ -52,7 +52,7 @@ export default function (data) {
   metrics.success.add(correct);
   metrics.activeCorrect.add(correct, tags);
   metrics.byType[token.type].add(correct);
-  // What Authrim's suite checks of an active answer besides `active` (core/seed-set.ts's activeAnswerComplete).
+  // What Authrim's suite checks of an active answer besides `active` (core/data/seed-set.ts's activeAnswerComplete).
   if (active && correct) metrics.claimsCorrect.add(activeAnswerComplete(/** @type {Record<string, unknown>} */ (jsonOf(response)), token.type), tags);
   // A false positive is an invalid token reported active; a false negative the reverse.
   if (!correct) (active ? metrics.falsePositives : metrics.falseNegatives).add(1, tags);

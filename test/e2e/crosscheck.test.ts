@@ -5,7 +5,7 @@
  * instrument comparison is only fair under the same conditions). The test holds what does
  * not depend on the machine's speed: k6 is invoked with the run's own schedule, both send
  * the same number of requests within 1%, and the comparison has every row (whole run and
- * per step) under the tolerances core/crosscheck.ts states.
+ * per step) under the tolerances core/results/crosscheck.ts states.
  *
  * Whether the latencies agree within those tolerances is a fidelity figure, and these
  * machines are shared and noisy: it is measured and printed here, and judged in the
@@ -18,8 +18,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { crosscheck, edgeFigures, renderCrosscheck, TOLERANCES, type Crosscheck } from "../../core/crosscheck.ts";
-import { parseK6Summary } from "../../core/k6-summary.ts";
+import { crosscheck, edgeFigures, renderCrosscheck, TOLERANCES, type Crosscheck } from "../../core/results/crosscheck.ts";
+import { parseK6Summary } from "../../core/formats/k6-summary.ts";
 import { k6Invocation, runK6, type StoredSpec } from "../../scripts/cli/k6-replay.ts";
 import { runCli } from "./cli-process.ts";
 import { describeWithK6 } from "./k6.ts";

@@ -10,7 +10,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { zipfProbability } from "../../core/zipf.ts";
+import { zipfProbability } from "../../core/data/zipf.ts";
 import type { EdgeloadClient } from "../../scripts/cli/client.ts";
 import type { LocalStack } from "../../scripts/cli/local-stack.ts";
 import { runCli } from "./cli-process.ts";

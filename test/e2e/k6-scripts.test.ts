@@ -1,6 +1,6 @@
 /**
  * The k6 scripts (scripts/k6/) against the local stack's Authrim-style target: `k6 inspect`
- * accepts each one and expands presets exactly as core/presets.ts does (one presets file,
+ * accepts each one and expands presets exactly as core/spec/presets.ts does (one presets file,
  * two readers), and a short k6 run of every scenario — seeded by the real seeders, the seed
  * read from edgeload's signed TOKEN_URL or a local TOKEN_PATH, in object and bare-array
  * form — passes its checks and its preset's thresholds, reporting the edge scenarios'
@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { parseDurationMs } from "../../core/duration.ts";
-import { expandPreset, presetNames } from "../../core/presets.ts";
+import { parseDurationMs } from "../../core/spec/duration.ts";
+import { expandPreset, presetNames } from "../../core/spec/presets.ts";
 import { SCENARIOS as EDGE_SCENARIOS } from "../../scenarios/catalog.ts";
 import { PROJECT_ROOT } from "../../scripts/cli/paths.ts";
 import { seedAccessTokens } from "../../seeds/access-tokens.ts";
@@ -105,7 +105,7 @@ describeWithK6("k6 scripts", (k6) => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("k6 inspect accepts every script and expands each preset as core/presets.ts does", async () => {
+  it("k6 inspect accepts every script and expands each preset as core/spec/presets.ts does", async () => {
     const cases = SCENARIOS.flatMap((scenario) => {
       const names = presetNames(scenario);
       // The first rung (rps100 has the short shape) full length, the top one scaled, and a

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CapacityTable } from "../../core/capacity.ts";
+import type { CapacityTable } from "../../core/plan/capacity.ts";
 import { runCli } from "./cli-process.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 

@@ -191,7 +191,7 @@ describe("seeding access tokens (seed → R2 → signed URL)", () => {
     // Anyone holding the URL can read the set: no API token.
     const doc = (await (await fetch(tokenUrl)).json()) as { tokens: Array<{ access_token: string; type: string }>; metadata: any };
     const { mixCounts } = await import("../../seeds/token-mix.ts");
-    const { parseSeedSet } = await import("../../core/seed-set.ts");
+    const { parseSeedSet } = await import("../../core/data/seed-set.ts");
     expect(parseSeedSet(doc).ok).toBe(true);
     expect(doc.metadata.counts).toEqual(mixCounts(200));
     expect(doc.metadata.total).toBe(200);

@@ -2,7 +2,7 @@
  * End to end, the ways a run's numbers leave edgeload. A real Prometheus (the `prometheus`
  * binary, Debian's package) scrapes a run on the local stack through GET /v1/runs/:id/metrics and GET /metrics, with the API token
  * in its scrape_config; its HTTP API then answers with the summary's counts exactly and
- * histogram_quantile() within the bound core/prometheus-text-writer.ts states. And the CLI's
+ * histogram_quantile() within the bound core/formats/prometheus-text-writer.ts states. And the CLI's
  * `--out json=FILE` writes k6 JSON lines that add up to the summary. And `outputs` push
  * OTLP/HTTP metrics to a loopback receiver and remote-write into that same Prometheus
  * (`--web.enable-remote-write-receiver`) once a window, while a hanging endpoint shows its
@@ -19,8 +19,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { QUANTILE_RELATIVE_ERROR } from "../../core/prometheus-text-writer.ts";
-import { RELATIVE_ERROR } from "../../core/histogram.ts";
+import { QUANTILE_RELATIVE_ERROR } from "../../core/formats/prometheus-text-writer.ts";
+import { RELATIVE_ERROR } from "../../core/metrics/histogram.ts";
 import { runCli } from "./cli-process.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 

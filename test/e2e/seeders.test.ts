@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseSeedSet, type SeedKind } from "../../core/seed-set.ts";
+import { parseSeedSet, type SeedKind } from "../../core/data/seed-set.ts";
 import { DEV_FILE } from "../../scripts/cli/dev-file.ts";
 import type { LocalStack } from "../../scripts/cli/local-stack.ts";
 import { seedAuthCodes } from "../../seeds/auth-codes.ts";

@@ -8,14 +8,14 @@
  * document (one field replaced by junk), and strings of the surface's own alphabet.
  */
 import fc from "fast-check";
-import { parsePrometheusText } from "../../core/prometheus-text-parser.ts";
-import { parseSeriesSelector } from "../../core/series-selector.ts";
-import { parseQuery } from "../../core/query.ts";
-import { readOnlySqlProblem } from "../../core/read-only-sql.ts";
-import { parseRunSpec } from "../../core/run-spec.ts";
-import { parseSeedSet } from "../../core/seed-set.ts";
-import { templateErrors } from "../../core/template.ts";
-import { parseThresholds } from "../../core/thresholds.ts";
+import { parsePrometheusText } from "../../core/formats/prometheus-text-parser.ts";
+import { parseSeriesSelector } from "../../core/formats/series-selector.ts";
+import { parseQuery } from "../../core/results/query.ts";
+import { readOnlySqlProblem } from "../../core/results/read-only-sql.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
+import { parseSeedSet } from "../../core/data/seed-set.ts";
+import { templateErrors } from "../../core/spec/template.ts";
+import { parseThresholds } from "../../core/metrics/thresholds.ts";
 
 export interface BadInputSurface<T = unknown> {
   readonly name: string;

@@ -13,8 +13,8 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { QueryRow } from "../../core/query.ts";
-import type { Summary } from "../../core/summary.ts";
+import type { QueryRow } from "../../core/results/query.ts";
+import type { Summary } from "../../core/run/summary.ts";
 import type { DatasetId } from "../../cloudflare/analytics/queries.ts";
 
 export interface Fixture {

@@ -1,5 +1,5 @@
 /** Test helpers: a spec that must validate, or the problems of one that must not. */
-import { parseRunSpec, type Problem, type RunSpec } from "../../core/run-spec.ts";
+import { parseRunSpec, type Problem, type RunSpec } from "../../core/spec/run-spec.ts";
 
 export function validSpec(input: unknown): RunSpec {
   const r = parseRunSpec(input);

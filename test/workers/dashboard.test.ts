@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signGrant, VIEW_LINK_TTL_S } from "../../coordinator/dashboard-auth.ts";
-import { createSseReader } from "../../core/sse.ts";
+import { createSseReader } from "../../core/formats/sse.ts";
 import { api, createRun, waitForStatus } from "./helpers.ts";
 
 const nowS = () => Math.floor(Date.now() / 1000);

@@ -6,10 +6,10 @@ import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm, runI
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import schemaDoc from "../../coordinator/migrations/SCHEMA.md?raw";
-import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
-import { parseRunSpec } from "../../core/run-spec.ts";
-import { MetricStats } from "../../core/metric-stats.ts";
-import type { ShardAssignment } from "../../core/protocol.ts";
+import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
+import { MetricStats } from "../../core/metrics/metric-stats.ts";
+import type { ShardAssignment } from "../../core/run/protocol.ts";
 import { api, createRun, sleep, spec, waitForStatus, simulateShardCrash } from "./helpers.ts";
 
 const shardOf = (runId: string, index: number) => env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`${runId}/${index}`));

@@ -4,7 +4,7 @@
  * (Running a script needs the bundler, which is Node: test/e2e/script-runs.test.ts.)
  */
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../../core/web-crypto.ts";
+import { sha256Hex } from "../../core/data/web-crypto.ts";
 import { api, spec } from "./helpers.ts";
 
 const bundle = JSON.stringify({ "main.js": "export default {}", "script.js": "export const files = {};" });

@@ -7,7 +7,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ShardProgress } from "../../coordinator/shard-progress.ts";
-import type { ShardTelemetry } from "../../core/protocol.ts";
+import type { ShardTelemetry } from "../../core/run/protocol.ts";
 import { createRun, waitForStatus } from "./helpers.ts";
 
 const coordinatorOf = (name: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(name));

@@ -4,10 +4,10 @@
  * the test is immune to machine load.
  */
 import { describe, expect, it } from "vitest";
-import { parseRunSpec } from "../../core/run-spec.ts";
-import type { ShardAssignment, ShardWindow } from "../../core/protocol.ts";
-import { MetricStats } from "../../core/metric-stats.ts";
-import { ShardVus, VuSchedule } from "../../core/vu-schedule.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
+import type { ShardAssignment, ShardWindow } from "../../core/run/protocol.ts";
+import { MetricStats } from "../../core/metrics/metric-stats.ts";
+import { ShardVus, VuSchedule } from "../../core/schedule/vu-schedule.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";

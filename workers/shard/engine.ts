@@ -12,24 +12,24 @@
  * timestamp at headers (TTFB) and after the body, and records duration, TTFB, corrected
  * latency (from the intended time: the schedule for a flow's first request, the moment
  * the flow asked for later ones), schedule lag and client delay (how long this isolate's
- * event loop held the response, core/loop-delay.ts) into the window of its completion second;
+ * event loop held the response, core/metrics/loop-delay.ts) into the window of its completion second;
  * it is counted as `sent` in the window of the second it left in, the second its
- * `x-edgeload-run` header names, so the target's count of it lines up (core/delivery.ts).
+ * `x-edgeload-run` header names, so the target's count of it lines up (core/run/delivery.ts).
  *
  * The executors decide when iterations start (executors/: the arrival-rate pacer, the VU
  * loops); the engine runs them, sends, and keeps the windows. Closed model: connection
  * slots, timeouts and per-window stats work as in the open model; schedule lag and
  * corrected latency do not apply (executors/vus.ts).
  */
-import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
-import { interleaveCycle } from "../../core/interleave.ts";
-import { ShardShare } from "../../core/pacer.ts";
-import { RUN_HEADER, WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/protocol.ts";
-import { MetricStats } from "../../core/metric-stats.ts";
-import { recordTrail, type RequestTrail } from "../../core/request-trail.ts";
-import { WindowBook } from "../../core/window-book.ts";
-import { ClockGrid } from "../../core/clock-resolution.ts";
-import { LoopWatch } from "../../core/loop-delay.ts";
+import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
+import { interleaveCycle } from "../../core/data/interleave.ts";
+import { ShardShare } from "../../core/schedule/pacer.ts";
+import { RUN_HEADER, WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
+import { MetricStats } from "../../core/metrics/metric-stats.ts";
+import { recordTrail, type RequestTrail } from "../../core/metrics/request-trail.ts";
+import { WindowBook } from "../../core/metrics/window-book.ts";
+import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
+import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
@@ -77,7 +77,7 @@ export class ShardEngine implements IterationHost {
   #stop = false;
   #wake: (() => void) | null = null;
   readonly #idle: Array<() => void> = [];
-  /** The grid of the clock readings requests are timed with (core/clock-resolution.ts). */
+  /** The grid of the clock readings requests are timed with (core/metrics/clock-resolution.ts). */
   readonly #clockGrid = new ClockGrid();
   /** How far into the next second this shard closes a window (see #closableBefore). */
   readonly #closeLagMs: number;
@@ -380,7 +380,7 @@ export class ShardEngine implements IterationHost {
     const streamAbort = request.stream ? new AbortController() : null;
     const init: RequestInit = { method: request.method, signal: streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal };
     // The run, the second it was sent in and its step, for the target's side of the count
-    // (workers/target/request-ledger.ts, core/delivery.ts).
+    // (workers/target/request-ledger.ts, core/run/delivery.ts).
     const sentWindow = this.#windowOf(sendMs);
     // In the run's numbering: a named scenario's shard counts from its own start and steps.
     const part = this.#a.part;

@@ -3,8 +3,8 @@
  * it arrives in; time to open, to the first event, how long the stream stayed open, and
  * whether it ended before it was meant to, as custom metrics of the step.
  */
-import type { CustomMetrics } from "../../core/metric-stats.ts";
-import { createSseReader } from "../../core/sse.ts";
+import type { CustomMetrics } from "../../core/metrics/metric-stats.ts";
+import { createSseReader } from "../../core/formats/sse.ts";
 import type { StreamOutcome } from "../../scenarios/flow.ts";
 import type { EngineClock } from "./engine-types.ts";
 

@@ -4,7 +4,7 @@
  * recorded under the step of the last request sent, in the window of the moment they are
  * recorded.
  */
-import type { MetricStats } from "../../core/metric-stats.ts";
+import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { IterationInterrupted, type FlowIO, type FlowRequest, type FlowResponse, type SeriesSample } from "../../scenarios/flow.ts";
 
 const US_PER_MS = 1000;

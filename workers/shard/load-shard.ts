@@ -4,7 +4,7 @@
  * It stores its assignment and state (its cursor among them), builds its flow, runs the
  * ShardEngine from alarms, persists each closed window, flushes the windows to the
  * RunCoordinator oldest first (a final flush retried with backoff until its grace ends) and
- * reports its telemetry, with the colo it observes (core/cdn-cgi-trace.ts). Running from
+ * reports its telemetry, with the colo it observes (core/formats/cdn-cgi-trace.ts). Running from
  * alarms means it survives eviction: a planned handover between invocations (to stay
  * under the per-invocation subrequest limit) continues where it left off, while an
  * unplanned restart resumes at the current time and counts what it missed as dropped.
@@ -19,20 +19,20 @@
  * RPC surface: start(), abort(), inspect().
  */
 import { DurableObject } from "cloudflare:workers";
-import { toRunWindow, type FlushAck, type ShardAssignment, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../../core/protocol.ts";
+import { toRunWindow, type FlushAck, type ShardAssignment, type ShardFlush, type ShardTelemetry, type ShardWindow } from "../../core/run/protocol.ts";
 import type { Env, ObjectNamespaces } from "../env.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
-import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/seed-set.ts";
+import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/data/seed-set.ts";
 import { createFlow } from "../../scenarios/create-flow.ts";
 import { SETUP_DATA, scriptObjectKey } from "../../core/spec/script-schema.ts";
 import { scriptEntrypoint, scriptFlow, type ScriptModules } from "./script-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine, type IterationProgress } from "./engine.ts";
 import { followingAllowedRedirects } from "./redirect-guard.ts";
-import { checkTarget, modeOf } from "../../core/target-policy.ts";
-import { coloFromTrace } from "../../core/cdn-cgi-trace.ts";
-import { finerResolution } from "../../core/clock-resolution.ts";
-import { LoopWatch } from "../../core/loop-delay.ts";
+import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
+import { coloFromTrace } from "../../core/formats/cdn-cgi-trace.ts";
+import { finerResolution } from "../../core/metrics/clock-resolution.ts";
+import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 
 type Phase = "scheduled" | "running" | "done";
 
@@ -67,7 +67,7 @@ const FLOW_STATE = "flowState";
 const WINDOWS_PER_FLUSH = 20;
 
 /**
- * What a shard calls on its run's coordinator: the flush of core/protocol.ts. The binding is
+ * What a shard calls on its run's coordinator: the flush of core/run/protocol.ts. The binding is
  * typed by this surface, not by the RunCoordinator class, so the shard does not import the
  * coordinator (coordinator/routes-env.ts checks that RunCoordinator offers it).
  */
@@ -442,7 +442,7 @@ const loopWatch = new LoopWatch(clock);
 const CLOUDFLARE_TRACE_URL = "https://cloudflare.com/cdn-cgi/trace";
 
 /**
- * The colo this object runs in (see core/cdn-cgi-trace.ts): a deployed object reads it from
+ * The colo this object runs in (see core/formats/cdn-cgi-trace.ts): a deployed object reads it from
  * a Cloudflare zone's /cdn-cgi/trace (`traceUrl`; the deploy test points it at loopback).
  */
 async function observeColo(traceUrl: string): Promise<string> {

@@ -1,7 +1,7 @@
 /**
  * The measuring half of a send: fetch, time the headers (TTFB), read or drain the body,
  * give the connection slot back at the headers, and tell a timeout from a connection
- * error. What it returns goes into the request's trail (core/request-trail.ts); a request
+ * error. What it returns goes into the request's trail (core/metrics/request-trail.ts); a request
  * cut by stop() is not measured at all (IterationInterrupted, as k6 drops it).
  */
 import { IterationInterrupted, type FlowRequest } from "../../scenarios/flow.ts";

@@ -11,14 +11,14 @@
  * within the model's rows per second, as do the flushes into the coordinator object.
  */
 import { describe, expect, it } from "vitest";
-import { ArrivalSchedule } from "../../core/arrival-schedule.ts";
-import { RELATIVE_ERROR } from "../../core/histogram.ts";
-import { DEFAULT_LIMITS, planRun } from "../../core/plan.ts";
-import { preflight } from "../../core/preflight.ts";
-import type { ShardWindow } from "../../core/protocol.ts";
-import { parseRunSpec } from "../../core/run-spec.ts";
-import { shardAssignments } from "../../core/shard-assignment.ts";
-import { MetricStats } from "../../core/metric-stats.ts";
+import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
+import { RELATIVE_ERROR } from "../../core/metrics/histogram.ts";
+import { DEFAULT_LIMITS, planRun } from "../../core/plan/plan.ts";
+import { preflight } from "../../core/plan/preflight.ts";
+import type { ShardWindow } from "../../core/run/protocol.ts";
+import { parseRunSpec } from "../../core/spec/run-spec.ts";
+import { shardAssignments } from "../../core/schedule/shard-assignment.ts";
+import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { windowStatements, type WindowCell } from "../../coordinator/store/results-store.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import { ShardEngine } from "./engine.ts";

@@ -4,7 +4,7 @@
  * Without a configured secret every admin route answers 503 rather than opening up.
  */
 import type { Context } from "hono";
-import { secretsEqual } from "../../core/web-crypto.ts";
+import { secretsEqual } from "../../core/data/web-crypto.ts";
 
 /** The bindings the check reads; every target app that has admin routes carries them. */
 export interface AdminEnv {

@@ -18,7 +18,7 @@
  * non-empty token is accepted. Passwords and tokens are stored as SHA-256 hashes only.
  */
 import { Hono, type Context } from "hono";
-import { secretsEqual } from "../../core/web-crypto.ts";
+import { secretsEqual } from "../../core/data/web-crypto.ts";
 
 export interface DemoAppEnv {
   readonly TARGET_DB: D1Database;

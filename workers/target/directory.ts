@@ -2,7 +2,7 @@
  * The target's clients and users in D1. Client secrets are stored only as SHA-256 hashes
  * and compared in constant time.
  */
-import { secretsEqual, sha256Hex } from "../../core/web-crypto.ts";
+import { secretsEqual, sha256Hex } from "../../core/data/web-crypto.ts";
 
 export interface ClientInput {
   readonly client_id?: string;

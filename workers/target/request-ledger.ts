@@ -14,7 +14,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Context, MiddlewareHandler } from "hono";
-import { RUN_HEADER } from "../../core/protocol.ts";
+import { RUN_HEADER } from "../../core/run/protocol.ts";
 
 const FLUSH_MS = 250;
 const RUN_ID = /^r-[0-9a-z]{6,12}-[0-9a-f]{8}$/;

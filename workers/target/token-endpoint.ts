@@ -13,7 +13,7 @@
  */
 import { importPKCS8, SignJWT } from "jose";
 import type { TokenCheck } from "./access-token.ts";
-import { s256 } from "../../core/web-crypto.ts";
+import { s256 } from "../../core/data/web-crypto.ts";
 import type { CodeRecord } from "./login.ts";
 import { REFRESH_SHARDS, refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
 import type { SigningKeys } from "./signing-keys.ts";

@@ -24,7 +24,7 @@ export const ms = (n, stepMs = null) => {
   return `${n.toFixed(stepMs ? Math.min(digits, msDecimals(stepMs)) : digits)} ms`;
 };
 
-/** Decimals a figure carries at a clock step (as core/clock-resolution.ts): 1 ms → 0, 0.1 ms → 1. @param {number} stepMs */
+/** Decimals a figure carries at a clock step (as core/metrics/clock-resolution.ts): 1 ms → 0, 0.1 ms → 1. @param {number} stepMs */
 export const msDecimals = (stepMs) => Math.max(0, Math.min(2, Math.ceil(-Math.log10(stepMs) - 1e-9)));
 /** @param {number} n */
 export const percent = (n) => `${(n * 100).toFixed(2)} %`;

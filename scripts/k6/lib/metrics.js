@@ -9,7 +9,7 @@
  * expression-less thresholds, k6's way to report a metric that got no samples.
  */
 import { Counter, Rate, Trend } from "k6/metrics";
-import { TOKEN_TYPES, TYPE_RATE_METRIC } from "../../../core/seed-set.ts";
+import { TOKEN_TYPES, TYPE_RATE_METRIC } from "../../../core/data/seed-set.ts";
 
 /**
  * The duration trend and success rate every scenario keeps, named as in Authrim's suite:

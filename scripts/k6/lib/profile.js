@@ -1,6 +1,6 @@
 /**
  * The load profile and options of every edgeload k6 script, read from the same presets file
- * as edge runs (presets/authrim.json) and expanded exactly as core/presets.ts expands it:
+ * as edge runs (presets/authrim.json) and expanded exactly as core/spec/presets.ts expands it:
  * ramp 0 → N, hold N, ramp N → 0 (15 s / 180 s / 15 s; the short shape for rps100), each
  * stage scaled by DURATION_SCALE and kept at least one second. The e2e tests hold the two
  * expansions against each other through `k6 inspect`.
@@ -15,7 +15,7 @@
  * same expressions hold on both sides). K6_CLOUD_DISTRIBUTION turns the same script into a
  * k6 Cloud run: "amazon:us:ashburn:50,amazon:ie:dublin:50" → options.cloud.distribution.
  */
-import { parseDurationMs } from "../../../core/duration.ts";
+import { parseDurationMs } from "../../../core/spec/duration.ts";
 
 /** @typedef {{ rates: number[], cloudRates: number[], thresholds: Record<string, string[]> }} ScenarioPresets */
 /** @typedef {{ rampUp: string, steady: string, rampDown: string }} Shape */
@@ -33,7 +33,7 @@ export const PRESETS = JSON.parse(open("../../../presets/authrim.json"));
 export const TREND_STATS = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"];
 
 /**
- * k6-style durations in milliseconds, read by the parser edge runs use (core/duration.ts).
+ * k6-style durations in milliseconds, read by the parser edge runs use (core/spec/duration.ts).
  * @param {string} text
  * @returns {number}
  */
@@ -44,7 +44,7 @@ export function durationMs(text) {
 }
 
 /**
- * The preset names of a scenario, e.g. ["rps100", "rps300", …] (core/presets.ts presetNames).
+ * The preset names of a scenario, e.g. ["rps100", "rps300", …] (core/spec/presets.ts presetNames).
  * @param {string} scenario
  */
 export function presetNames(scenario) {
@@ -53,7 +53,7 @@ export function presetNames(scenario) {
 }
 
 /**
- * A preset as ramping-arrival-rate stages (core/presets.ts expandPreset).
+ * A preset as ramping-arrival-rate stages (core/spec/presets.ts expandPreset).
  * @param {string} scenario
  * @param {string} preset
  * @param {number} durationScale

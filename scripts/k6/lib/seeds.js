@@ -1,5 +1,5 @@
 /**
- * Seed data for the scenario scripts: the same sets edge runs read (core/seed-set.ts), from
+ * Seed data for the scenario scripts: the same sets edge runs read (core/data/seed-set.ts), from
  * TOKEN_URL (edgeload's signed seed URL, fetched once in setup() and handed to every VU) or
  * TOKEN_PATH (a local file, read with open() in the init context into one SharedArray that
  * all VUs share, so k6 Cloud bundles it with the script and memory stays flat).
@@ -8,13 +8,13 @@
  * bare JSON array of its entries; a bare array of strings is a list of valid JWTs (Authrim's
  * userinfo cloud script) or, for users, of e-mail addresses.
  *
- * Entries are used in a fixed shuffle (core/shuffle.ts, the edge scenarios' order), indexed
+ * Entries are used in a fixed shuffle (core/data/shuffle.ts, the edge scenarios' order), indexed
  * by k6's run-wide iteration number, so a k6 run and an edge run of the same set send the
  * same tokens in the same order and a short run still sees the set's type mix.
  */
 import { SharedArray } from "k6/data";
 import http from "k6/http";
-import { shuffled } from "../../../core/shuffle.ts";
+import { shuffled } from "../../../core/data/shuffle.ts";
 
 export { shuffled };
 
@@ -30,7 +30,7 @@ export { shuffled };
  */
 
 // The token types and what introspection must answer for each: one table for edge and k6.
-export { ACTIVE_EXPECTED, activeAnswerComplete, TOKEN_TYPES } from "../../../core/seed-set.ts";
+export { ACTIVE_EXPECTED, activeAnswerComplete, TOKEN_TYPES } from "../../../core/data/seed-set.ts";
 
 /** Per kind: the list's key in the object form and the field every entry must have. */
 const SHAPES = /** @type {Record<SeedKind, { list: string, field: string }>} */ ({

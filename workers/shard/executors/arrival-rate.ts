@@ -3,7 +3,7 @@
  * start when the pacer says they are due, never earlier, and one the in-flight cap cannot
  * take is counted dropped instead of sliding the schedule (the host's launch()).
  */
-import { dueBatch, type ShardShare } from "../../../core/pacer.ts";
+import { dueBatch, type ShardShare } from "../../../core/schedule/pacer.ts";
 import type { SliceEnd, SliceResult } from "../engine-types.ts";
 import { type ExecutorHost, tickEnd } from "./host.ts";
 

@@ -1,9 +1,9 @@
 /**
  * What an executor drives: the engine's pacing, window closing, timeouts and iterations,
  * without its HTTP side (executors never touch a request: the engine's send() measures it
- * into a trail, core/request-trail.ts records it). ShardEngine builds one host per engine.
+ * into a trail, core/metrics/request-trail.ts records it). ShardEngine builds one host per engine.
  */
-import type { ShardAssignment } from "../../../core/protocol.ts";
+import type { ShardAssignment } from "../../../core/run/protocol.ts";
 import type { IterationInfo } from "../../../scenarios/flow.ts";
 import type { EngineClock, SliceEnd } from "../engine-types.ts";
 

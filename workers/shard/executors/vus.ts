@@ -1,6 +1,6 @@
 /**
  * The closed model (k6's `constant-vus`, `ramping-vus`, `per-vu-iterations`,
- * `shared-iterations`): no pacer. One loop per VU this shard owns (core/vu-schedule.ts)
+ * `shared-iterations`): no pacer. One loop per VU this shard owns (core/schedule/vu-schedule.ts)
  * that is active now; a loop runs the flow back to back (its think time included) and
  * ends when the schedule no longer has its VU. A VU the ramp-down stops finishes its
  * iteration within `gracefulRampDown`; at the end of the last stage iterations stop (think
@@ -16,8 +16,8 @@
  * how far they got survives a handoff (`iterationProgress`, stored by the shard). After a
  * crash, iterations started since the last handoff may run again.
  */
-import { WINDOW_MS } from "../../../core/protocol.ts";
-import { ShardVus, VuSchedule, type VuProfile } from "../../../core/vu-schedule.ts";
+import { WINDOW_MS } from "../../../core/run/protocol.ts";
+import { ShardVus, VuSchedule, type VuProfile } from "../../../core/schedule/vu-schedule.ts";
 import type { IterationProgress, SliceEnd, SliceResult } from "../engine-types.ts";
 import { type ExecutorHost, tickEnd } from "./host.ts";
 

@@ -12,8 +12,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, it } from "vitest";
 import type { FaultObservation } from "../fault-table.ts";
-import type { ShardFlush, FlushAck } from "../../../../core/protocol.ts";
-import { seedObjectKey } from "../../../../core/seed-set.ts";
+import type { ShardFlush, FlushAck } from "../../../../core/run/protocol.ts";
+import { seedObjectKey } from "../../../../core/data/seed-set.ts";
 import { api, createRun, sleep, waitForStatus } from "../../../../test/workers/helpers.ts";
 
 const RATE = 40;

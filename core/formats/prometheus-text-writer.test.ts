@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { Histogram } from "../metrics/histogram.ts";
+import { LE_BOUNDS_US, QUANTILE_RELATIVE_ERROR, runsExposition, type RunMetricsSource } from "./prometheus-text-writer.ts";
+import { parseGoFloat, parsePrometheusText, type PromSample } from "./prometheus-text-parser.ts";
+import { RunTotals } from "../run/run-totals.ts";
+import { MetricStats } from "../metrics/metric-stats.ts";
+
+/** Deterministic pseudo-random latencies (µs), log-spread from ~100 µs to ~2 s. */
+function latencies(n: number, seed: number): number[] {
+  let x = seed;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    out.push(Math.round(100 * Math.exp((x / 2 ** 31) * Math.log(20_000))));
+  }
+  return out;
+}
+
+function cell(values: number[], statuses: Record<string, number>): MetricStats {
+  const s = new MetricStats();
+  for (const v of values) s.trends.duration.record(v);
+  for (const [k, n] of Object.entries(statuses)) {
+    for (let i = 0; i < n; i++) s.countStatus(k);
+    s.counters.completed += n;
+    s.counters.sent += n;
+  }
+  s.counters.failed = statuses["500"] ?? 0;
+  s.counters.dropped = 3;
+  s.counters.checksPassed = 7;
+  s.custom.count("false_positives{type:revoked}", 2);
+  s.custom.rate("token_valid", true);
+  s.custom.rate("token_valid", false);
+  s.custom.trend("login_time", 1500);
+  return s;
+}
+
+function source(totals: RunTotals): RunMetricsSource {
+  return {
+    runId: "r-abc123-0000abcd",
+    name: 'a "quoted" run',
+    status: "running",
+    totals,
+    targetRatePerS: 50,
+    targetVUs: null,
+    achievedRatePerS: 49,
+    peakInFlight: 4,
+  };
+}
+
+/** Prometheus' histogram_quantile(): linear interpolation inside the bucket reaching q·count. */
+function histogramQuantile(q: number, buckets: ReadonlyArray<readonly [number, number]>): number {
+  const total = buckets.at(-1)![1];
+  const rank = q * total;
+  let previousBound = 0;
+  let previousCount = 0;
+  for (const [bound, count] of buckets) {
+    if (count >= rank) {
+      if (bound === Infinity) return previousBound;
+      return previousBound + ((bound - previousBound) * (rank - previousCount)) / (count - previousCount);
+    }
+    previousBound = bound;
+    previousCount = count;
+  }
+  return NaN;
+}
+
+function value(samples: PromSample[], name: string, labels: Record<string, string>): number | undefined {
+  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+}
+
+describe("runsExposition", () => {
+  const a = latencies(5000, 7);
+  const b = latencies(3000, 11);
+  const totals = new RunTotals();
+  totals.add(0, "wnam", 0, cell(a, { "200": 4990, "500": 10 }));
+  totals.add(1, "weur", 0, cell(b, { "200": 2999, timeout: 1 }));
+  const text = runsExposition([source(totals)]);
+  const parsed = parsePrometheusText(text);
+
+  it("parses strictly as the text format, one HELP and TYPE per family", () => {
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems.slice(0, 3)));
+    expect(parsed.types.edgeload_http_req_duration_seconds).toBe("histogram");
+    expect(parsed.types.edgeload_http_reqs).toBe("counter");
+    expect(parsed.types.edgeload_custom_false_positives).toBe("counter");
+    expect(parsed.types.edgeload_custom_login_time_seconds).toBe("histogram");
+  });
+
+  it("gives counters per region, step and status, and the run's gauges", () => {
+    if (!parsed.ok) throw new Error("unparsed");
+    const s = parsed.samples;
+    expect(value(s, "edgeload_http_reqs_total", { region: "wnam", step: "0", status: "500" })).toBe(10);
+    expect(value(s, "edgeload_http_reqs_total", { region: "weur", status: "timeout" })).toBe(1);
+    expect(value(s, "edgeload_http_req_failed_total", { region: "wnam" })).toBe(10);
+    expect(value(s, "edgeload_dropped_iterations_total", { region: "weur" })).toBe(3);
+    expect(value(s, "edgeload_checks_total", { region: "weur", result: "pass" })).toBe(7);
+    expect(value(s, "edgeload_run_info", { name: 'a "quoted" run', status: "running" })).toBe(1);
+    expect(value(s, "edgeload_target_rate", {})).toBe(50);
+    expect(value(s, "edgeload_peak_in_flight_requests", {})).toBe(4);
+    expect(s.some((x) => x.name === "edgeload_vus")).toBe(false);
+    expect(value(s, "edgeload_custom_false_positives_total", { region: "wnam", type: "revoked" })).toBe(2);
+    expect(value(s, "edgeload_custom_token_valid_total", { region: "wnam", result: "fail" })).toBe(1);
+  });
+
+  it("has exact cumulative bucket counts, _sum and _count", () => {
+    if (!parsed.ok) throw new Error("unparsed");
+    const buckets = parsed.samples.filter((x) => x.name === "edgeload_http_req_duration_seconds_bucket" && x.labels.region === "wnam");
+    expect(buckets).toHaveLength(LE_BOUNDS_US.length + 1);
+    for (const bucket of buckets) {
+      const le = parseGoFloat(bucket.labels.le!)!;
+      const expected = a.filter((v) => v < Math.round(le * 1e6) || le === Infinity).length;
+      expect(bucket.value, `le=${bucket.labels.le}`).toBe(expected);
+    }
+    expect(value(parsed.samples, "edgeload_http_req_duration_seconds_count", { region: "wnam" })).toBe(5000);
+    expect(value(parsed.samples, "edgeload_http_req_duration_seconds_sum", { region: "wnam" })).toBeCloseTo(a.reduce((x, y) => x + y, 0) / 1e6, 9);
+  });
+
+  it("gives histogram_quantile() within the stated bound of edgeload's quantile", () => {
+    if (!parsed.ok) throw new Error("unparsed");
+    // Summed over regions by le, as a Grafana panel does.
+    const byLe = new Map<number, number>();
+    for (const x of parsed.samples.filter((x) => x.name === "edgeload_http_req_duration_seconds_bucket")) {
+      const le = parseGoFloat(x.labels.le!)!;
+      byLe.set(le, (byLe.get(le) ?? 0) + x.value);
+    }
+    const buckets = [...byLe].sort((p, q) => p[0] - q[0]);
+    const merged = new Histogram();
+    for (const v of [...a, ...b]) merged.record(v);
+    for (const q of [0.5, 0.9, 0.95, 0.99]) {
+      const prom = histogramQuantile(q, buckets) * 1e6;
+      const exact = merged.quantile(q);
+      expect(Math.abs(prom - exact) / exact, `q=${q}`).toBeLessThanOrEqual(QUANTILE_RELATIVE_ERROR + 1 / 256);
+    }
+  });
+
+  it("is empty without runs, and merges families across runs", () => {
+    expect(runsExposition([])).toBe("");
+    const two = parsePrometheusText(runsExposition([source(totals), { ...source(new RunTotals()), runId: "r-abc123-0000ffff" }]));
+    expect(two.ok).toBe(true);
+    if (two.ok) expect(two.samples.filter((x) => x.name === "edgeload_run_info")).toHaveLength(2);
+  });
+});

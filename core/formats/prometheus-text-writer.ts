@@ -1,0 +1,210 @@
+/**
+ * Runs' measurements in the Prometheus text exposition format (0.0.4), for
+ * `GET /v1/runs/:id/metrics` and `GET /metrics`: what Prometheus scrapes so a run shows up
+ * in the dashboards its users already watch.
+ *
+ * Latency is exposed as **classic histograms** (`_bucket{le}`, `_sum`, `_count`), not native
+ * ones: native histograms need the protobuf exposition format and a Prometheus started with
+ * a feature flag, while classic buckets in text work with every Prometheus, Grafana Agent,
+ * VictoriaMetrics and Mimir as they are. `_sum` and `_count` are exact.
+ *
+ * The `le` bounds are eighth-octave steps, 2^k·(1 + m/8) µs from 64 µs to 2^25 µs (33.6 s),
+ * 152 bounds plus +Inf. Every bound is a bucket boundary of core/metrics/histogram.ts, so each
+ * cumulative count is exact: it counts every recorded value below the bound. (Values are
+ * recorded in whole microseconds; one recorded at exactly a bound counts in the next
+ * bucket — a 1 µs difference.) Error bound of `histogram_quantile()` over these buckets:
+ * Prometheus interpolates linearly inside the bucket holding the quantile, so its answer
+ * lies within that bucket, whose width is at most 1/8 of its lower bound: within
+ * **12.5 %** of the true quantile (edgeload's own figures are within 0.39 %). Below the first
+ * bound (64 µs) the error is up to 64 µs absolute; above the last (33.6 s) Prometheus answers
+ * the last finite bound.
+ *
+ * Labels: `run_id` on everything, `region` and `step` on per-cell series, `status` on
+ * response counts (HTTP code, or "timeout" / "connection"). Custom metrics of the scenario
+ * are `edgeload_custom_<name>…`, their k6 sub-metric tag (`name{type:x}`) as a `type` label.
+ */
+import type { MetricStats, TrendName } from "../metrics/metric-stats.ts";
+import { RunTotals, type RunTotalsWire } from "../run/run-totals.ts";
+import type { Histogram } from "../metrics/histogram.ts";
+
+/** What one run contributes to an exposition. */
+export interface RunMetricsSource {
+  readonly runId: string;
+  readonly name: string;
+  readonly status: string;
+  readonly totals: RunTotals;
+  /** The schedule's rate now (null for closed-model runs). */
+  readonly targetRatePerS: number | null;
+  /** Closed-model runs: VUs the schedule has active now. */
+  readonly targetVUs: number | null;
+  /** Iterations started in the last complete second. */
+  readonly achievedRatePerS: number;
+  /** Highest in-flight request count any shard reported, summed over shards. */
+  readonly peakInFlight: number;
+}
+
+/** A RunMetricsSource as the RunCoordinator sends it over RPC (totals in their wire form). */
+export type RunMetricsWire = Omit<RunMetricsSource, "totals"> & { readonly totals: RunTotalsWire };
+
+/** The `le` bounds in microseconds (see the header comment for why these). */
+export const LE_BOUNDS_US: readonly number[] = (() => {
+  const out: number[] = [];
+  for (let k = 6; k < 25; k++) for (let m = 0; m < 8; m++) out.push(2 ** k * (1 + m / 8));
+  out.push(2 ** 25);
+  return out;
+})();
+
+/** Counts of `h`'s values below each of LE_BOUNDS_US (exact: see the header comment). */
+export function cumulativeCounts(h: Histogram): number[] {
+  const buckets = h.buckets();
+  const out: number[] = [];
+  let i = 0;
+  let cumulative = 0;
+  for (const bound of LE_BOUNDS_US) {
+    // Bounds are bucket boundaries, so a bucket's midpoint is below a bound exactly when
+    // all of the bucket is.
+    while (i < buckets.length && buckets[i]![0] < bound) cumulative += buckets[i++]![1];
+    out.push(cumulative);
+  }
+  return out;
+}
+
+/** Worst-case relative error of histogram_quantile() over LE_BOUNDS_US. */
+export const QUANTILE_RELATIVE_ERROR = 1 / 8;
+
+export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+const TREND_FAMILIES: ReadonlyArray<readonly [TrendName, string, string]> = [
+  ["duration", "edgeload_http_req_duration_seconds", "Time from sending a request to reading its body (k6 http_req_duration)."],
+  ["ttfb", "edgeload_http_req_waiting_seconds", "Time from sending a request to its response headers (k6 http_req_waiting)."],
+  [
+    "corrected",
+    "edgeload_http_req_corrected_duration_seconds",
+    "Time from a request's intended send time to reading its body (coordinated-omission corrected).",
+  ],
+];
+
+type Labels = Readonly<Record<string, string>>;
+
+/** Collects samples by family so each family's HELP and TYPE appear once, before its samples. */
+class Families {
+  readonly #families = new Map<string, { type: string; help: string; lines: string[] }>();
+
+  add(family: string, type: string, help: string, name: string, labels: Labels, value: number): void {
+    let f = this.#families.get(family);
+    if (!f) this.#families.set(family, (f = { type, help, lines: [] }));
+    f.lines.push(`${name}${labelText(labels)} ${formatValue(value)}`);
+  }
+
+  histogram(family: string, help: string, labels: Labels, h: Histogram): void {
+    const cumulative = cumulativeCounts(h);
+    LE_BOUNDS_US.forEach((bound, i) => this.add(family, "histogram", help, `${family}_bucket`, { ...labels, le: formatValue(bound / 1e6) }, cumulative[i]!));
+    this.add(family, "histogram", help, `${family}_bucket`, { ...labels, le: "+Inf" }, h.count);
+    this.add(family, "histogram", help, `${family}_sum`, labels, h.sum / 1e6);
+    this.add(family, "histogram", help, `${family}_count`, labels, h.count);
+  }
+
+  text(): string {
+    const out: string[] = [];
+    for (const [name, f] of this.#families) out.push(`# HELP ${name} ${f.help}`, `# TYPE ${name} ${f.type}`, ...f.lines);
+    return out.length ? `${out.join("\n")}\n` : "";
+  }
+}
+
+/** The exposition for the given runs (an empty document when there are none). */
+export function runsExposition(runs: readonly RunMetricsSource[]): string {
+  const f = new Families();
+  for (const run of runs) addRun(f, run);
+  return f.text();
+}
+
+/** The exposition straight from what RunCoordinators send. */
+export function wireRunsExposition(runs: readonly RunMetricsWire[]): string {
+  return runsExposition(runs.map((r) => ({ ...r, totals: RunTotals.fromWire(r.totals) })));
+}
+
+function addRun(f: Families, run: RunMetricsSource): void {
+  const id = { run_id: run.runId };
+  f.add("edgeload_run_info", "gauge", "1 per run, its name and status as labels.", "edgeload_run_info", { ...id, name: run.name, status: run.status }, 1);
+  if (run.targetRatePerS !== null)
+    f.add("edgeload_target_rate", "gauge", "Iterations per second the schedule asks for now.", "edgeload_target_rate", id, run.targetRatePerS);
+  if (run.targetVUs !== null) f.add("edgeload_vus", "gauge", "VUs the schedule has active now (closed-model runs; k6 vus).", "edgeload_vus", id, run.targetVUs);
+  f.add("edgeload_achieved_rate", "gauge", "Iterations started in the last complete second.", "edgeload_achieved_rate", id, run.achievedRatePerS);
+  f.add(
+    "edgeload_peak_in_flight_requests",
+    "gauge",
+    "Peak concurrent requests, summed over shards' own peaks.",
+    "edgeload_peak_in_flight_requests",
+    id,
+    run.peakInFlight,
+  );
+
+  for (const region of run.totals.regions()) {
+    for (const step of run.totals.steps()) {
+      const stats = run.totals.select({ region, step });
+      if (stats.isEmpty) continue;
+      addCell(f, { ...id, region, step: String(step) }, stats);
+    }
+  }
+}
+
+function addCell(f: Families, labels: Labels, stats: MetricStats): void {
+  const c = stats.counters;
+  const counter = (family: string, help: string, value: number, extra: Labels = {}) =>
+    f.add(family, "counter", help, `${family}_total`, { ...labels, ...extra }, value);
+  for (const [status, n] of Object.entries(stats.statuses).sort())
+    counter("edgeload_http_reqs", 'Completed requests by status code, "timeout" or "connection" (k6 http_reqs).', n, { status });
+  counter("edgeload_http_req_failed", "Requests that failed: unexpected status, timeout or connection error.", c.failed);
+  counter("edgeload_requests_sent", "Requests sent.", c.sent);
+  counter("edgeload_iterations", "Finished iterations (k6 iterations).", c.iterations);
+  counter("edgeload_dropped_iterations", "Iterations not started: no in-flight capacity at their due time (k6 dropped_iterations).", c.dropped);
+  counter("edgeload_interrupted_iterations", "Due iterations lost to a shard restart.", c.interrupted);
+  counter("edgeload_checks", "Check results (k6 checks).", c.checksPassed, { result: "pass" });
+  counter("edgeload_checks", "Check results (k6 checks).", c.checksFailed, { result: "fail" });
+  counter("edgeload_data_received_bytes", "Response bytes received (k6 data_received).", c.bytesReceived);
+  for (const [trend, family, help] of TREND_FAMILIES) if (stats.trends[trend].count > 0) f.histogram(family, help, labels, stats.trends[trend]);
+  if (stats.hasCustom) addCustom(f, labels, stats);
+}
+
+function addCustom(f: Families, labels: Labels, stats: MetricStats): void {
+  const custom = stats.custom;
+  for (const [key, n] of [...custom.counters].sort()) {
+    const { family, extra } = customName(key);
+    f.add(family, "counter", `Scenario counter ${family.slice(16)}.`, `${family}_total`, { ...labels, ...extra }, n);
+  }
+  for (const [key, [passes, total]] of [...custom.rates].sort()) {
+    const { family, extra } = customName(key);
+    f.add(family, "counter", `Scenario rate ${family.slice(16)}: samples by result.`, `${family}_total`, { ...labels, ...extra, result: "pass" }, passes);
+    f.add(
+      family,
+      "counter",
+      `Scenario rate ${family.slice(16)}: samples by result.`,
+      `${family}_total`,
+      { ...labels, ...extra, result: "fail" },
+      total - passes,
+    );
+  }
+  for (const [key, h] of [...custom.trends].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const { family, extra } = customName(key);
+    if (h.count > 0) f.histogram(`${family}_seconds`, `Scenario trend ${family.slice(16)}.`, { ...labels, ...extra }, h);
+  }
+}
+
+/** `false_positives{type:revoked}` → family `edgeload_custom_false_positives`, label type="revoked". */
+function customName(key: string): { family: string; extra: Labels } {
+  const match = /^([^{]*)(?:\{type:(.*)\})?$/.exec(key)!;
+  const base = match[1]!.replace(/[^a-zA-Z0-9_]/g, "_");
+  return { family: `edgeload_custom_${base}`, extra: match[2] !== undefined ? { type: match[2] } : {} };
+}
+
+function labelText(labels: Labels): string {
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);
+  return parts.length ? `{${parts.join(",")}}` : "";
+}
+
+function formatValue(n: number): string {
+  if (Number.isNaN(n)) return "NaN";
+  if (n === Infinity) return "+Inf";
+  if (n === -Infinity) return "-Inf";
+  return String(n);
+}

@@ -1,0 +1,38 @@
+/**
+ * The Cloudflare platform limits a run must stay within, as documented (read 2026-11-25),
+ * each with its source. The capacity model (core/plan/run-usage.ts) checks a planned run
+ * against them before any load is sent.
+ *
+ * - Workers limits: https://developers.cloudflare.com/workers/platform/limits/
+ * - Durable Objects limits: https://developers.cloudflare.com/durable-objects/platform/limits/
+ * - D1 limits: https://developers.cloudflare.com/d1/platform/limits/
+ */
+export const PLATFORM_LIMITS = {
+  /** Subrequests one invocation may make (Paid: 10,000 by default, `limits.subrequests`). */
+  subrequestsPerInvocation: 10_000,
+  /** CPU time one invocation may use (`limits.cpu_ms`, at most 5 minutes). */
+  maxCpuMsPerInvocation: 300_000,
+  /** Outgoing connections one invocation may have waiting for response headers. */
+  connectionsPerInvocation: 6,
+  /** A single Durable Object handles about this many requests per second (soft limit). */
+  durableObjectRequestsPerS: 1_000,
+  /** Memory of one isolate. */
+  isolateMemoryBytes: 128 * 1024 * 1024,
+  /** D1: queries one Worker invocation may run (Paid). */
+  d1QueriesPerInvocation: 1_000,
+  /** D1: bound parameters per statement. */
+  d1BoundParameters: 100,
+  /** Bundle size after compression: Workers Paid / Free. */
+  workerSizeBytesPaid: 10 * 1024 * 1024,
+  workerSizeBytesFree: 3 * 1024 * 1024,
+  /** Uncompressed bundle size any plan allows. */
+  workerSizeBytesUncompressed: 64 * 1024 * 1024,
+} as const;
+
+/**
+ * D1 is one SQLite writer per database. Cloudflare documents no rows-per-second figure; a
+ * write of a few rows takes on the order of a millisecond, so edgeload keeps its own budget
+ * far below what one writer sustains: the coordinator's per-second batch must stay within
+ * this many rows.
+ */
+export const D1_ROWS_PER_S_BUDGET = 1_000;

@@ -1,0 +1,188 @@
+/**
+ * The capacity model and the cost pre-flight: the 35,000/s, six-region, ten-minute run the
+ * product is built for stays within every documented platform limit; a run that breaks one
+ * is told which; the cost is the usage priced line by line; a budget refuses a run above it.
+ */
+import { describe, expect, it } from "vitest";
+import { PRICES } from "./cloudflare-pricing.ts";
+import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
+import { DEFAULT_LIMITS, planRun, type Limits } from "./plan.ts";
+import { preflight } from "./preflight.ts";
+import { renderPreflight } from "./preflight-text.ts";
+import { estimateCost, k6CloudVus } from "./run-cost.ts";
+import { estimateUsage } from "./run-usage.ts";
+import { parseRunSpec } from "../spec/run-spec.ts";
+
+const SCALE: Limits = { ...DEFAULT_LIMITS, maxRatePerS: 40_000 };
+
+/** The model run: 35,000/s from six regions, 1 m ramp up, 8 m steady, 1 m ramp down. */
+const RUN_35K = {
+  target: "https://auth.example.com",
+  steps: [{ path: "/userinfo" }],
+  executor: "ramping-arrival-rate",
+  stages: [
+    { target: 35_000, duration: "1m" },
+    { target: 35_000, duration: "8m" },
+    { target: 0, duration: "1m" },
+  ],
+  regions: ["wnam", "enam", "weur", "eeur", "apac", "oc"],
+  expectedLatency: "30ms",
+  maxVUs: 2000,
+};
+
+function planned(raw: Record<string, unknown>, limits: Limits = SCALE) {
+  const parsed = parseRunSpec(raw);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  const r = planRun(parsed.spec, new ArrivalSchedule(parsed.spec.stages).total, limits);
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  return { spec: parsed.spec, plan: r.plan };
+}
+
+describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () => {
+  const { spec, plan } = planned(RUN_35K);
+  const p = preflight(spec, plan);
+
+  it("plans 252 shards, 42 per region, each asked for less than its slots allow", () => {
+    expect(plan.shards).toHaveLength(252);
+    expect(new Set(plan.shards.map((s) => s.region)).size).toBe(6);
+    expect(plan.peakPerShardPerS).toBeLessThan(plan.capacityPerShardPerS);
+  });
+
+  it("stays within every documented platform limit", () => {
+    expect(p.limits.filter((l) => !l.ok)).toEqual([]);
+    const byName = Object.fromEntries(p.limits.map((l) => [l.limit, l.value]));
+    expect(byName["subrequests per shard invocation"]).toBe(10_000);
+    expect(byName["requests/s into the coordinator object"]).toBe(254); // 252 flushes + a tick + a status poll
+    expect(byName["D1 rows written per second"]).toBe(42); // 6 regions × (1 window + 6 histograms)
+  });
+
+  it("counts the requests of the schedule and the shard invocations that send them", () => {
+    expect(p.usage.requests).toBe(new ArrivalSchedule(spec.stages).total);
+    expect(p.usage.requests).toBe(18_900_000);
+    // 75,000 requests a shard at 9,500 per invocation: 8 invocations + the first alarm.
+    expect(p.usage.shardInvocations).toBe(252 * 9);
+  });
+
+  it("costs under a dollar, well under k6 Cloud for the same VUs and minutes", () => {
+    expect(p.cost.totalUsd).toBeGreaterThan(0.5);
+    expect(p.cost.totalUsd).toBeLessThan(1);
+    expect(p.cost.k6Cloud.vuh).toBeCloseTo((2000 * 10) / 60, 6);
+    expect(p.cost.k6Cloud.usd).toBeGreaterThan(40 * p.cost.totalUsd);
+  });
+
+  it("prints shards per region, every limit and every cost line", () => {
+    const text = renderPreflight(spec, plan, p);
+    expect(text).toContain("shards: 252 (wnam 42, enam 42, weur 42, eeur 42, apac 42, oc 42)");
+    for (const l of p.limits) expect(text).toContain(l.limit);
+    expect(text).toContain("k6 Cloud for the same run: 2,000 VUs × 10 min = 333.3 VUh");
+  });
+});
+
+describe("limits a run breaks are named", () => {
+  it.each([
+    // [overrides, the limit, why]
+    [{ connectionSlots: 10 }, "connections per invocation", "production lets 6 requests wait for headers"],
+    [{ shards: 60 }, "requests/s per shard", "60 shards would each be asked for 583/s, over 200/s"],
+  ])("%j → %s (%s)", (overrides, limit, _why) => {
+    const { spec, plan } = planned({ ...RUN_35K, ...overrides });
+    expect(
+      preflight(spec, plan)
+        .limits.filter((l) => !l.ok)
+        .map((l) => l.limit),
+    ).toEqual([limit]);
+  });
+
+  it("flags the coordinator when more shards flush than one object takes per second", () => {
+    const { spec, plan } = planned({ ...RUN_35K, shards: 1200 }, { ...SCALE, maxShards: 2000 });
+    expect(preflight(spec, plan).limits.find((l) => l.limit === "requests/s into the coordinator object")?.ok).toBe(false);
+  });
+});
+
+describe("cost", () => {
+  it("prices every line as quantity × list price, and the total is their sum", () => {
+    const { spec, plan } = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 100, duration: "1m" });
+    const usage = estimateUsage(spec, plan);
+    const cost = estimateCost(usage, spec);
+    const line = (item: string) => cost.lines.find((l) => l.item === item)!;
+    expect(line("Durable Object requests").usd).toBeCloseTo((usage.durableObjectRequests / 1e6) * PRICES.durableObjectRequestPerMillion, 12);
+    expect(line("Durable Object duration").usd).toBeCloseTo((usage.durableObjectGbSeconds / 1e6) * PRICES.durableObjectGbSecondPerMillion, 12);
+    expect(line("D1 rows written").usd).toBeCloseTo((usage.d1RowsWritten / 1e6) * PRICES.d1RowsWrittenPerMillion, 12);
+    expect(cost.totalUsd).toBeCloseTo(
+      cost.lines.reduce((a, l) => a + l.usd, 0),
+      12,
+    );
+    expect(cost.usdPerMillionRequests).toBeCloseTo(cost.totalUsd / (6000 / 1e6), 9);
+  });
+
+  it("bills k6 Cloud VUh as k6 documents it: 100 VUs for 10 minutes is 16.67 VUh, at least 1 VUh a test", () => {
+    const { spec, plan } = planned({
+      target: "http://127.0.0.1:9",
+      steps: [{ path: "/" }],
+      executor: "constant-arrival-rate",
+      rate: 50,
+      duration: "10m",
+      maxVUs: 100,
+    });
+    expect(estimateCost(estimateUsage(spec, plan), spec).k6Cloud.vuh).toBeCloseTo(16.67, 2);
+    const short = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 5, duration: "30s", maxVUs: 10 });
+    expect(estimateCost(estimateUsage(short.spec, short.plan), short.spec).k6Cloud.vuh).toBe(1);
+  });
+
+  it.each([
+    // A k6 user at 500/s against a 50 ms endpoint sets ~25 VUs (Little's law), not 500.
+    [{ rate: 500, expectedLatency: "50ms" }, 25, /Little's law: 500\/s × 50 ms/],
+    // The spec's own figures win: maxVUs, then preAllocatedVUs.
+    [{ rate: 500, maxVUs: 80, preAllocatedVUs: 40 }, 80, /the spec's maxVUs/],
+    [{ rate: 500, preAllocatedVUs: 40 }, 40, /the spec's preAllocatedVUs/],
+    // A trickle still needs one VU.
+    [{ rate: 1, expectedLatency: "50ms" }, 1, /Little's law/],
+  ])("gives k6 Cloud the VUs a k6 user would set: %j → %i", (options, vus, basis) => {
+    const { spec } = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", duration: "10m", ...options });
+    expect(k6CloudVus(spec)).toEqual({ vus, basis: expect.stringMatching(basis) });
+  });
+
+  it("reads the seed set from R2 once per shard, and only when the run has one", () => {
+    const seeded = planned({
+      target: "http://127.0.0.1:9",
+      steps: [{ path: "/?u={{data.email}}" }],
+      data: { seed: "users-1k" },
+      executor: "constant-arrival-rate",
+      rate: 100,
+      duration: "10s",
+    });
+    expect(estimateUsage(seeded.spec, seeded.plan).r2Reads).toBe(seeded.plan.shards.length);
+    const plain = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 100, duration: "10s" });
+    expect(estimateUsage(plain.spec, plain.plan).r2Reads).toBe(0);
+  });
+});
+
+describe("budget (maxCost)", () => {
+  it.each([
+    // [maxCost, refused]
+    [5, false],
+    [0.1, true],
+  ])("maxCost %d → refused: %s", (maxCost, refused) => {
+    const { spec, plan } = planned({ ...RUN_35K, maxCost });
+    const p = preflight(spec, plan);
+    if (refused) {
+      expect(p.overBudget?.field).toBe("maxCost");
+      expect(p.overBudget?.detail).toMatch(/estimated cost is \$0\.\d+ .* above its budget of \$0\.10/);
+    } else {
+      expect(p.overBudget).toBeNull();
+    }
+  });
+
+  it.each([[0], [-1], ["5"], [Infinity]])("refuses maxCost %j as a budget", (maxCost) => {
+    const r = parseRunSpec({ ...RUN_35K, maxCost });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems.map((p) => p.field)).toContain("maxCost");
+  });
+
+  it("is a run-level field with named scenarios, not a scenario's", () => {
+    const scenario = { executor: "constant-arrival-rate", rate: 10, duration: "10s", steps: [{ path: "/" }] };
+    const ok = parseRunSpec({ target: "http://127.0.0.1:9", maxCost: 2, scenarios: { a: scenario } });
+    expect(ok.ok && ok.spec.maxCostUsd).toBe(2);
+    const inside = parseRunSpec({ target: "http://127.0.0.1:9", scenarios: { a: { ...scenario, maxCost: 2 } } });
+    expect(!inside.ok && inside.problems.map((p) => p.field)).toContain("scenarios.a.maxCost");
+  });
+});

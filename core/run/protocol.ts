@@ -1,0 +1,194 @@
+/**
+ * Messages between the RunCoordinator and its LoadShards (Durable Object RPC).
+ *
+ * Kept in one module so both sides compile against the same shapes. Everything here is
+ * structured-clone friendly: plain objects, arrays, numbers and strings.
+ */
+import type { Plan, ShardPlan } from "../plan/plan.ts";
+import type { RunSpec } from "../spec/types.ts";
+import type { MetricStatsWire } from "../metrics/metric-stats.ts";
+
+/**
+ * The header every load request carries: `<run id>;<second it was sent in>;<step index>`,
+ * so a target can count what arrived of a run (workers/target/request-ledger.ts) and the
+ * run be reconciled with it (core/run/delivery.ts).
+ */
+export const RUN_HEADER = "x-edgeload-run";
+
+/** Width of a metrics window. Windows are numbered by seconds since T0. */
+export const WINDOW_MS = 1000;
+
+export type Mode = "local" | "deployed";
+
+/** Everything a shard needs to run its share; stored in the shard's own storage. */
+export interface ShardAssignment {
+  readonly runId: string;
+  readonly shard: ShardPlan;
+  readonly weights: Plan["weights"];
+  readonly iterationsPerInvocation: number;
+  /** Common start time (epoch ms) of every shard. */
+  readonly t0Ms: number;
+  /** Epoch ms by which the shard has stopped, whatever happens to the coordinator. */
+  readonly deadlineMs: number;
+  /** After the deadline, how long the shard keeps retrying its last flushes. */
+  readonly flushGraceMs: number;
+  /** Full spec including secrets: lives only in Durable Object storage, never in D1. */
+  readonly spec: RunSpec;
+  readonly mode: Mode;
+  /**
+   * In a run of named scenarios: the scenario this shard runs (`spec` is that scenario's,
+   * `shard` and `weights` its own; `t0Ms` its start). Its windows and steps are moved
+   * into the run's numbering when flushed (see toRunWindow).
+   */
+  readonly part?: ScenarioPart;
+}
+
+export interface ScenarioPart {
+  readonly scenario: string;
+  /** The shard's index among the run's shards (what the coordinator knows it by). */
+  readonly runShard: number;
+  readonly stepOffset: number;
+  /** The scenario's start in whole seconds after the run's T0. */
+  readonly windowOffsetS: number;
+}
+
+/** A window of a scenario's shard in the run's numbering of windows and steps. */
+export function toRunWindow(window: ShardWindow, part: ScenarioPart | undefined): ShardWindow {
+  if (!part) return window;
+  return {
+    ...window,
+    windowS: window.windowS + part.windowOffsetS,
+    steps: window.steps.map(([step, stats]) => [step + part.stepOffset, stats] as const),
+  };
+}
+
+/**
+ * One window's measurements from one shard, per step index. A window measured across two
+ * shard invocations (a handoff, a restart) arrives in parts; (shard, window, part) is the
+ * key that makes a retried flush recognisable.
+ */
+export interface ShardWindow {
+  readonly windowS: number;
+  /** The shard invocation that measured this part of the window. */
+  readonly part: number;
+  readonly steps: ReadonlyArray<readonly [stepIndex: number, stats: MetricStatsWire]>;
+  /** Samples of the target's series scraped in this window (scrape steps), if any. */
+  readonly series?: readonly SeriesPoint[];
+}
+
+/** One sample of a scraped Prometheus series, stored with the run (D1 `series`). */
+export interface SeriesPoint {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** When it was scraped (epoch ms). */
+  readonly tMs: number;
+  readonly value: number;
+}
+
+/** Saturation and placement telemetry a shard reports with each flush. */
+export interface ShardTelemetry {
+  readonly region: string;
+  /** Observed colo (`/cdn-cgi/trace` when deployed, "local" under wrangler dev). */
+  readonly colo: string;
+  readonly invocations: number;
+  readonly restarts: number;
+  readonly subrequests: number;
+  readonly peakInFlight: number;
+  /** The finest grid of the clock readings this shard timed requests with, in µs (core/metrics/clock-resolution.ts). */
+  readonly clockResolutionUs?: number | null;
+  /** A response carried `cf-ray` or `server: cloudflare`: the target is behind Cloudflare. */
+  readonly behindCloudflare?: boolean;
+}
+
+export interface ShardFlush {
+  readonly runId: string;
+  readonly shardIndex: number;
+  /** Completed windows, oldest first. Re-sending a window is harmless: it is deduplicated. */
+  readonly windows: readonly ShardWindow[];
+  /** Every window below this number is complete at the shard (nothing more will come). */
+  readonly watermarkS: number;
+  /** The shard has finished: no further flushes. */
+  readonly done: boolean;
+  readonly telemetry: ShardTelemetry;
+}
+
+export interface FlushAck {
+  /** Windows merged now. */
+  readonly accepted: number;
+  /** Windows already received earlier (retries), ignored. */
+  readonly duplicates: number;
+  /** The run is over (aborted or failed): the shard must stop sending. */
+  readonly stop: boolean;
+}
+
+export type RunStatus = "pending" | "running" | "finishing" | "passed" | "failed" | "aborted" | "error";
+export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "aborted", "error"];
+
+/**
+ * The exit code k6 gives a run that ended so (k6's errext codes): 0 passed, 99 thresholds
+ * failed, 105 aborted, 103 any other error; null while the run goes on. The CLI exits
+ * with it and the HTTP API reports it, so a CI job reads one verdict either way.
+ */
+export function exitCodeOf(status: RunStatus): 0 | 99 | 103 | 105 | null {
+  switch (status) {
+    case "passed":
+      return 0;
+    case "failed":
+      return 99;
+    case "aborted":
+      return 105;
+    case "error":
+      return 103;
+    default:
+      return null;
+  }
+}
+
+/** A run as the API shows it: status, progress and live totals (GET /v1/runs/:id). */
+export interface RunView {
+  readonly id: string;
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly target: string;
+  readonly createdAt: string;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly abortReason: string | null;
+  readonly progress: { readonly elapsedS: number; readonly durationS: number; readonly fraction: number };
+  readonly live: {
+    /** The schedule's rate now; null for closed-model runs, whose load is `targetVUs`. */
+    readonly targetRatePerS: number | null;
+    /** Closed-model runs: VUs the schedule has active now (absent for arrival-rate runs). */
+    readonly targetVUs?: number;
+    readonly achievedRatePerS: number;
+    readonly requests: number;
+    readonly failed: number;
+    readonly dropped: number;
+    /** Whole run so far, rounded to the clock's step (clockResolutionMs). */
+    readonly p95Ms: number | null;
+    /**
+     * The shards' clock step as detected so far (ms; null before any shard has timed a
+     * request): figures finer than it were not measured, so none is shown finer.
+     */
+    readonly clockResolutionMs?: number | null;
+    readonly shardsDone: number;
+    readonly shards: number;
+  };
+  readonly thresholdsOk: boolean | null;
+  /** The coordinator's last failure to progress (e.g. D1 unavailable), while it retries. */
+  readonly lastError: string | null;
+  /** Push outputs (spec `outputs`) and how their pushes went; absent without outputs. */
+  readonly outputs?: readonly OutputStatus[];
+}
+
+export interface OutputStatus {
+  readonly type: string;
+  readonly url: string;
+  /** Pushes the endpoint accepted. */
+  readonly pushed: number;
+  /** Attempts that failed (timeouts, connection errors, non-2xx), retries included. */
+  readonly failedAttempts: number;
+  /** Windows whose push was given up, or skipped while the previous one was under way. */
+  readonly dropped: number;
+  readonly lastError: string | null;
+}

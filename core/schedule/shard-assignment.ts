@@ -1,0 +1,55 @@
+/**
+ * What each shard of a run is told to do: its share of the plan, the common start, its
+ * deadline and the spec it runs. In a run of named scenarios each shard runs its own
+ * scenario's spec from that scenario's start (see core/spec/named-scenarios.ts).
+ */
+import type { Plan } from "../plan/plan.ts";
+import type { Mode, ShardAssignment } from "../run/protocol.ts";
+import type { RunSpec } from "../spec/types.ts";
+
+export interface AssignmentInput {
+  readonly runId: string;
+  /** The full spec (secrets and setup values included). */
+  readonly spec: RunSpec;
+  readonly plan: Plan;
+  readonly t0Ms: number;
+  readonly mode: Mode;
+  readonly flushGraceMs: number;
+}
+
+/** One assignment per shard of the plan, in the plan's order. */
+export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
+  const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;
+  if (!plan.scenarios?.length) {
+    return plan.shards.map((shard) => ({
+      runId,
+      shard,
+      weights: plan.weights,
+      iterationsPerInvocation: plan.iterationsPerInvocation,
+      t0Ms,
+      deadlineMs: t0Ms + spec.durationMs + spec.timeoutMs,
+      flushGraceMs,
+      spec,
+      mode,
+    }));
+  }
+  return plan.scenarios.flatMap((planned) => {
+    const scenario = spec.scenarios?.find((s) => s.name === planned.name);
+    if (!scenario) throw new Error(`the plan has scenario ${planned.name}, the spec does not`);
+    const startMs = t0Ms + scenario.startMs;
+    // Setup values are the run's: every scenario's steps may use them.
+    const scenarioSpec: RunSpec = { ...scenario.spec, setupData: spec.setupData ?? {} };
+    return planned.plan.shards.map((shard) => ({
+      runId,
+      shard,
+      weights: planned.plan.weights,
+      iterationsPerInvocation: planned.plan.iterationsPerInvocation,
+      t0Ms: startMs,
+      deadlineMs: startMs + scenario.spec.durationMs + scenario.spec.timeoutMs,
+      flushGraceMs,
+      spec: scenarioSpec,
+      mode,
+      part: { scenario: scenario.name, runShard: planned.firstShard + shard.index, stepOffset: scenario.stepOffset, windowOffsetS: scenario.startMs / 1000 },
+    }));
+  });
+}

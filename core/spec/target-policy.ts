@@ -1,0 +1,61 @@
+/**
+ * Which targets a deployment may load: its allow-list (the ALLOWED_TARGETS secret) and its
+ * mode (loopback is allowed under wrangler dev). A load generator is a weapon: the API
+ * refuses a run whose target is not allowed, and the shards and a script's setup/teardown
+ * check the URLs a run leads them to (redirects, a script's requests) the same way. Pure: it
+ * takes the deployment's values, not its bindings, so the coordinator and the shards both
+ * import it.
+ */
+import type { Problem } from "./input-problem.ts";
+import type { Mode } from "../run/protocol.ts";
+
+/** A deployment's mode from its EDGELOAD_MODE var: "local" under wrangler dev, else "deployed". */
+export function modeOf(edgeloadMode: string | undefined): Mode {
+  return edgeloadMode === "local" ? "local" : "deployed";
+}
+
+/** 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** How a deployment sets its allow-list: a secret, so no tracked file changes and no redeploy. */
+export const ALLOW_LIST_HINT =
+  "set the targets this deployment may load with `npx wrangler secret put ALLOWED_TARGETS` " +
+  "(comma-separated origins, hosts or *.wildcards, e.g. https://auth.example.com,*.example.net); " +
+  "it applies at once, no redeploy";
+
+/**
+ * Whether `target` may be loaded. Anything that matches the allow-list (ALLOWED_TARGETS)
+ * may: an origin (`https://api.example.com`), a host (`api.example.com`) or a wildcard
+ * (`*.example.com`). Loopback is also allowed under wrangler dev (mode "local"), and
+ * nowhere else unless listed (a deployed Worker cannot reach it anyway; the local deploy
+ * test lists one).
+ *
+ * The list is a secret, not something the API can change: a leaked API token must not be
+ * able to point the generator at a new target.
+ */
+export function checkTarget(target: string, allowList: string | undefined, mode: Mode): Problem | null {
+  const url = new URL(target);
+  const allowed = allowedTargets(allowList);
+  const host = url.hostname.toLowerCase();
+  const listed = allowed.some((entry) => {
+    if (entry.includes("://")) return entry.replace(/\/+$/, "") === url.origin.toLowerCase();
+    if (entry.startsWith("*.")) return host.endsWith(entry.slice(1));
+    return host === entry;
+  });
+  const loopback = isLoopback(url.hostname);
+  if (listed || (loopback && mode === "local")) return null;
+  if (allowed.length === 0) return { field: "target", detail: `this deployment has no allowed targets yet: ${ALLOW_LIST_HINT}` };
+  if (loopback)
+    return { field: "target", detail: "loopback targets are only allowed under wrangler dev (EDGELOAD_MODE=local) or when listed in ALLOWED_TARGETS" };
+  return { field: "target", detail: `${url.origin} is not in ALLOWED_TARGETS (${allowed.join(", ")}); to add it, ${ALLOW_LIST_HINT}` };
+}
+
+function allowedTargets(allowList: string | undefined): string[] {
+  return (allowList ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+}
