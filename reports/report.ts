@@ -13,7 +13,7 @@
 import { cloudflareBlocks } from "./cloudflare-section.ts";
 import { deliveryBlocks } from "./delivery-section.ts";
 import type { QueryRow } from "../core/results/query.ts";
-import type { CustomMetricSummary, TrendSummary } from "../core/run/summary.ts";
+import type { CustomMetricSummary, TrendSummary } from "../core/run/summary-figures.ts";
 import { distributionShape } from "../core/metrics/distribution-shape.ts";
 import { roundToResolution } from "../core/metrics/clock-resolution.ts";
 import { errorRateChart, histogramChart, latencyChart, rateChart, renderSvg, type LatencyBin, type SeriesPoint } from "./charts.ts";

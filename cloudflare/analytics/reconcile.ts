@@ -15,7 +15,8 @@
 import type { QueryRow } from "../../core/results/query.ts";
 import { table } from "../../core/run/summary-text.ts";
 import { formatMs } from "../../core/metrics/clock-resolution.ts";
-import type { Summary, TrendSummary } from "../../core/run/summary.ts";
+import type { Summary } from "../../core/run/summary.ts";
+import type { TrendSummary } from "../../core/run/summary-figures.ts";
 import type { CloudflareAnalytics } from "./client.ts";
 import type { D1Group, DurableObjectGroup, Quantiles3, WorkerGroup, ZoneLatency } from "./queries.ts";
 

@@ -4,7 +4,8 @@
  * parsed when the run was created or restored. With the final one go the D1 statements
  * that store it and each shard's totals.
  */
-import { buildFinalSummary, buildSummary, groupSummary, type Summary, type SummaryInput } from "../../core/run/summary.ts";
+import { buildFinalSummary, buildSummary, type Summary, type SummaryInput } from "../../core/run/summary.ts";
+import { groupSummary } from "../../core/run/summary-figures.ts";
 import type { RunStatus } from "../../core/run/protocol.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";

@@ -11,7 +11,8 @@ import { planRun } from "../plan/plan.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import { RunTotals } from "../run/run-totals.ts";
 import { MetricStats } from "./metric-stats.ts";
-import { buildFinalSummary, buildSummary, parseRunThresholds, shouldAbortRun } from "../run/summary.ts";
+import { buildFinalSummary, buildSummary } from "../run/summary.ts";
+import { parseRunThresholds, shouldAbortRun } from "../run/run-thresholds.ts";
 
 function run(thresholds: Record<string, unknown>) {
   const r = parseRunSpec({ target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 10, duration: "10s", thresholds });

@@ -26,7 +26,8 @@
  * rows out.
  */
 import { K6_RESOLUTION_MS } from "../metrics/clock-resolution.ts";
-import type { Summary, TrendSummary } from "../run/summary.ts";
+import type { Summary } from "../run/summary.ts";
+import type { TrendSummary } from "../run/summary-figures.ts";
 
 /** Latency figures in milliseconds; null when a tool does not report one. */
 export interface Latency {

@@ -18,7 +18,8 @@ import { customMetricKinds } from "../spec/metrics-schema.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { MetricStats, type CounterName, type MetricStatsWire } from "../metrics/metric-stats.ts";
-import { customMetricsSummary, thresholdOutcomes, thresholdView, type CustomMetricSummary, type ThresholdView } from "./summary.ts";
+import { customMetricsSummary, type CustomMetricSummary } from "./summary-figures.ts";
+import { thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
 import { saturation } from "./saturation.ts";
 import type { ThresholdSet } from "../metrics/thresholds.ts";
 

@@ -4,7 +4,8 @@
  * several), and saturation notes.
  */
 import { formatMs } from "../metrics/clock-resolution.ts";
-import type { CustomMetricSummary, ErrorSample, Summary, TrendSummary } from "./summary.ts";
+import type { ErrorSample, Summary } from "./summary.ts";
+import type { CustomMetricSummary, TrendSummary } from "./summary-figures.ts";
 
 const TREND_ORDER = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"] as const;
 

@@ -4,7 +4,8 @@ import { planRun } from "../plan/plan.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import { RunTotals } from "./run-totals.ts";
 import { MAX_ERROR_SAMPLES, MetricStats, OTHER_ERRORS } from "../metrics/metric-stats.ts";
-import { buildSummary, shouldAbortRun } from "./summary.ts";
+import { buildSummary } from "./summary.ts";
+import { shouldAbortRun } from "./run-thresholds.ts";
 import { saturation } from "./saturation.ts";
 import { renderSummary } from "./summary-text.ts";
 

@@ -6,7 +6,7 @@ import { shardAssignments } from "../schedule/shard-assignment.ts";
 import { targetLoadAt } from "../schedule/load-profile.ts";
 import { RunTotals } from "../run/run-totals.ts";
 import { MetricStats } from "../metrics/metric-stats.ts";
-import { thresholdOutcomes } from "../run/summary.ts";
+import { thresholdOutcomes } from "../run/run-thresholds.ts";
 
 /** The config-streaming shape: streams, an admin writer from 5 s, a scraper. */
 const CONFIG_STREAMING = {

@@ -1,0 +1,89 @@
+/**
+ * A run's thresholds: parsed once from its spec, evaluated against the run's totals (each
+ * k6 sub-metric over the stats its tag filters select), the abortOnFail check made while
+ * the run goes, and a verdict as the summary and the live view show it. Apart from the
+ * summary because the coordinator asks for the abort check and the live view for the
+ * verdicts long before any summary is built.
+ */
+import { customAggregate, metricAggregate } from "../metrics/aggregate.ts";
+import type { MetricStats } from "../metrics/metric-stats.ts";
+import {
+  evaluateThresholds,
+  parseThresholds,
+  shouldAbort,
+  thresholdSet,
+  type MetricName,
+  type Threshold,
+  type ThresholdOutcome,
+  type ThresholdSet,
+} from "../metrics/thresholds.ts";
+import { customMetricKinds } from "../spec/metrics-schema.ts";
+import { stepsOfScenario } from "../spec/named-scenarios.ts";
+import type { RunSpec } from "../spec/types.ts";
+import type { RunTotals } from "./run-totals.ts";
+
+/** A threshold as the summary shows it. */
+export interface ThresholdView {
+  readonly metric: string;
+  readonly threshold: string;
+  readonly observed: number | null;
+  readonly ok: boolean;
+  readonly abortOnFail: boolean;
+}
+
+/**
+ * A run's thresholds parsed once, with the custom metrics its spec declares; a spec whose
+ * thresholds do not parse (refused by the API before any run) has none.
+ */
+export function parseRunThresholds(spec: RunSpec): ThresholdSet {
+  const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
+  return thresholdSet(parsed.ok ? parsed.value : []);
+}
+
+/** Evaluates a run's thresholds (`set`, parsed from the spec when not given) against run totals. */
+export function thresholdOutcomes(
+  spec: RunSpec,
+  totals: RunTotals,
+  elapsedS: number,
+  set: ThresholdSet = parseRunThresholds(spec),
+): { thresholds: readonly Threshold[]; outcomes: ThresholdOutcome[] } {
+  const { thresholds } = set;
+  const outcomes = evaluateThresholds(thresholds, (t) => {
+    const stats = selectTagged(spec, totals, t.tags);
+    return t.custom ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);
+  });
+  return { thresholds, outcomes };
+}
+
+/** The merged stats a k6 sub-metric's tag filters select (region, step, scenario). */
+export function selectTagged(spec: RunSpec, totals: RunTotals, tags: Threshold["tags"]): MetricStats {
+  const stepIndex = new Map(spec.steps.map((s, i) => [s.name, i]));
+  // In a run of named scenarios, {scenario:x,step:y} is the scenario's own step "x.y".
+  const stepName = tags.step === undefined ? undefined : tags.scenario !== undefined ? `${tags.scenario}.${tags.step}` : tags.step;
+  // {step:y} alone, in a run of named scenarios, is every scenario's step y (k6 tags a
+  // request with its step whatever its scenario).
+  const acrossScenarios =
+    stepName !== undefined && tags.scenario === undefined && !stepIndex.has(stepName) && spec.scenarios?.length
+      ? new Set(spec.steps.flatMap((s, i) => (s.name.endsWith(`.${stepName}`) ? [i] : [])))
+      : undefined;
+  const step = stepName === undefined || acrossScenarios ? undefined : (stepIndex.get(stepName) ?? -1);
+  const scenario = tags.scenario === undefined ? undefined : spec.scenarios?.find((s) => s.name === tags.scenario);
+  const steps = acrossScenarios ?? (tags.scenario === undefined ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []));
+  return totals.select({ ...(tags.region ? { region: tags.region } : {}), ...(step !== undefined ? { step } : {}), ...(steps ? { steps } : {}) });
+}
+
+/** The abortOnFail threshold that fails at `elapsedMs` since T0, if any. */
+export function shouldAbortRun(spec: RunSpec, totals: RunTotals, elapsedMs: number, set: ThresholdSet = parseRunThresholds(spec)): Threshold | undefined {
+  if (!set.abortOnFail) return undefined;
+  const { thresholds, outcomes } = thresholdOutcomes(spec, totals, Math.max(0.001, elapsedMs / 1000), set);
+  return shouldAbort(thresholds, outcomes, elapsedMs);
+}
+
+/** A threshold's verdict as the summary and the live dashboard show it. */
+export function thresholdView(o: ThresholdOutcome): ThresholdView {
+  return { metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail };
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
