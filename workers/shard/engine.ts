@@ -20,19 +20,25 @@
  * loops); the engine runs them, sends, and keeps the windows. Closed model: connection
  * slots, timeouts and per-window stats work as in the open model; schedule lag and
  * corrected latency do not apply (executors/vus.ts).
+ *
+ * Its pieces: the open windows (shard-windows.ts), iterations in flight (in-flight.ts),
+ * sleeps (engine-sleeps.ts), timing a request (measure-request.ts), cloudflare-signature.ts.
  */
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/data/interleave.ts";
 import { ShardShare } from "../../core/schedule/pacer.ts";
-import { RUN_HEADER, WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
-import { MetricStats } from "../../core/metrics/metric-stats.ts";
+import { RUN_HEADER, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
+import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { recordTrail, type RequestTrail } from "../../core/metrics/request-trail.ts";
-import { WindowBook } from "../../core/metrics/window-book.ts";
 import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
+import { InFlightIterations } from "./in-flight.ts";
+import { EngineSleeps } from "./engine-sleeps.ts";
+import { CloudflareSignature } from "./cloudflare-signature.ts";
+import { ShardWindows } from "./shard-windows.ts";
 import { IterationIO, type IterationHost } from "./iteration-io.ts";
 import { fetchAndMeasure } from "./measure-request.ts";
 import { readEventStream } from "./event-stream.ts";
@@ -43,9 +49,6 @@ import { VuExecutor } from "./executors/vus.ts";
 export type { EngineClock, IterationProgress, SliceEnd, SliceResult } from "./engine-types.ts";
 import type { EngineClock, IterationProgress, SliceResult } from "./engine-types.ts";
 
-/** Responses per invocation checked for Cloudflare's signature. */
-const CLOUDFLARE_CHECKS = 16;
-
 export class ShardEngine implements IterationHost {
   /** Whether this is a closed-model (VU) run: no schedule share, no cursor. */
   readonly closedModel: boolean;
@@ -54,39 +57,31 @@ export class ShardEngine implements IterationHost {
   readonly #vus: VuExecutor | null;
   /** What the executors drive (executors/host.ts). */
   readonly #host: ExecutorHost;
-  /** Think times in progress: cut short by stop() or the deadline. */
-  readonly #sleepers = new Set<() => void>();
+  /** The executor's sleep and the flows' think times (engine-sleeps.ts). */
+  readonly #sleeps: EngineSleeps;
   #requests = 0;
   readonly #a: ShardAssignment;
   readonly #clock: EngineClock;
   readonly #fetch: typeof fetch;
-  readonly #onWindow: (w: Omit<ShardWindow, "part">) => void;
   readonly #flow: Flow;
   /** Step an iteration dropped at its due time is counted under. */
   readonly #dropStep: (global: number) => number;
   readonly #slots: ConnectionSlots;
   readonly #timeouts = new TimeoutQueue();
-  /** Open windows: stats by step, and scraped series samples flushed with them. */
-  readonly #windows = new WindowBook<{ readonly steps: MetricStats[]; series: SeriesPoint[] | null }>(() => ({ steps: [], series: null }));
+  /** Open windows, and when each closes (shard-windows.ts). */
+  readonly #windows: ShardWindows;
   /** Open event streams: closing functions, called at stop(). */
   readonly #streams = new Set<() => void>();
-  #closedThrough = 0; // windows below this number have been handed out
   #cursor = 0; // next own iteration to consider
-  #inFlight = 0;
-  #peakInFlight = 0;
+  readonly #inFlight = new InFlightIterations();
   #stop = false;
-  #wake: (() => void) | null = null;
-  readonly #idle: Array<() => void> = [];
   /** The grid of the clock readings requests are timed with (core/metrics/clock-resolution.ts). */
   readonly #clockGrid = new ClockGrid();
-  /** How far into the next second this shard closes a window (see #closableBefore). */
-  readonly #closeLagMs: number;
   /** Estimates how long this isolate's event loop kept each response waiting (client_delay). */
   readonly #loopWatch: LoopWatch;
   readonly #loopProbe: { arm(): void; leave(): void };
-  /** Responses looked at for Cloudflare's signature, and whether one carried it. */
-  #cloudflareChecks = 0;
-  #behindCloudflare = false;
+  /** Whether responses carried Cloudflare's signature (cloudflare-signature.ts). */
+  readonly #cloudflare = new CloudflareSignature();
 
   /**
    * `loopWatch`: the probes of the event loop this engine runs in, shared with the other
@@ -104,8 +99,9 @@ export class ShardEngine implements IterationHost {
     this.#a = a;
     this.#clock = clock;
     this.#fetch = fetcher;
-    this.#onWindow = onWindow;
+    this.#windows = new ShardWindows(a, onWindow);
     this.#flow = flow;
+    this.#sleeps = new EngineSleeps(clock, () => this.#stop);
     const vus = a.spec.vus ?? null;
     this.closedModel = vus !== null;
     this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
@@ -113,8 +109,7 @@ export class ShardEngine implements IterationHost {
     this.#vus = vus ? new VuExecutor(this.#host, vus, progress) : null;
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
     this.#loopWatch = loopWatch;
-    this.#closeLagMs = (CLOSE_SPREAD_MS * a.shard.index) / Math.max(1, a.weights.length);
-    this.#loopProbe = loopWatch.join(() => this.#inFlight > 0 && !this.#stop);
+    this.#loopProbe = loopWatch.join(() => this.#inFlight.count > 0 && !this.#stop);
     const cycle = a.spec.scenario ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
     this.#dropStep = (global) => cycle[global % cycle.length]!;
   }
@@ -127,7 +122,7 @@ export class ShardEngine implements IterationHost {
 
   /** Windows below this number are complete and have been handed to the callback. */
   get closedThrough(): number {
-    return this.#closedThrough;
+    return this.#windows.closedThrough;
   }
 
   /**
@@ -149,7 +144,7 @@ export class ShardEngine implements IterationHost {
    * the target is behind Cloudflare, and the load reached it as Worker subrequests.
    */
   get behindCloudflare(): boolean {
-    return this.#behindCloudflare;
+    return this.#cloudflare.seen;
   }
 
   /**
@@ -160,8 +155,8 @@ export class ShardEngine implements IterationHost {
   stop(): void {
     if (!this.#stop) void this.#clock.sleep(STOP_DRAIN_MS).then(() => this.#timeouts.abortAll(RUN_STOPPED));
     this.#stop = true;
-    this.#wake?.();
-    for (const wake of this.#sleepers) wake();
+    this.#sleeps.wake();
+    this.#sleeps.wakeThinkers();
     for (const close of this.#streams) close();
   }
 
@@ -171,7 +166,7 @@ export class ShardEngine implements IterationHost {
    */
   skip(from: number, to: number, nowMs: number): void {
     if (to <= from) return;
-    const stats = this.#statsFor(this.#windowOf(nowMs), 0);
+    const stats = this.#windows.statsFor(this.#windows.windowOf(nowMs), 0);
     stats.counters.dropped += to - from;
     stats.counters.interrupted += to - from;
   }
@@ -205,50 +200,31 @@ export class ShardEngine implements IterationHost {
       clock: this.#clock,
       isStopped: () => this.#stop,
       requestsSent: () => this.#requests,
-      peakInFlight: () => this.#peakInFlight,
-      closeDue: (nowMs) => this.#closeWindowsBefore(this.#closableBefore(nowMs)),
-      untilNextClose: (nowMs) => this.#untilNextClose(nowMs),
+      peakInFlight: () => this.#inFlight.peak,
+      closeDue: (nowMs) => this.#windows.closeDue(nowMs),
+      untilNextClose: (nowMs) => this.#windows.untilNextClose(nowMs),
       nextTimeoutMs: () => this.#timeouts.nextDeadlineMs,
       sweepTimeouts: (nowMs) => this.#timeouts.sweep(nowMs),
-      sleep: (ms) => this.#sleep(ms),
-      wake: () => this.#wake?.(),
-      wakeSleepers: () => {
-        for (const wake of this.#sleepers) wake();
-      },
+      sleep: (ms) => this.#sleeps.sleep(ms),
+      wake: () => this.#sleeps.wake(),
+      wakeSleepers: () => this.#sleeps.wakeThinkers(),
       launch: (k, nowMs) => this.#launch(k, nowMs),
       setCursor: (k) => (this.#cursor = k),
       startIteration: (it, hardStopMs) => {
-        this.#countInFlight();
+        this.#inFlight.add();
         return this.#iteration(it, null, hardStopMs);
       },
-      drain: () => this.#drain(),
+      drain: () => this.#inFlight.drain(this.#timeouts, this.#clock),
       closeAll: () => this.closeAll(),
     };
   }
 
-  #countInFlight(): void {
-    this.#inFlight++;
-    if (this.#inFlight > this.#peakInFlight) this.#peakInFlight = this.#inFlight;
-  }
-
   /**
    * Think time for a flow: resolves after `ms`, or throws IterationInterrupted at the
-   * iteration's hard stop (or at once when the run is stopped).
+   * iteration's hard stop or the deadline (or at once when the run is stopped).
    */
-  async think(ms: number, hardStopMs: number): Promise<void> {
-    const now = this.#clock.now();
-    const stopAt = Math.min(hardStopMs, this.#a.deadlineMs);
-    const until = Math.min(now + Math.max(0, ms), stopAt);
-    if (!this.#stop && until > now) {
-      let wake!: () => void;
-      const woken = new Promise<void>((resolve) => (wake = resolve));
-      this.#sleepers.add(wake);
-      void this.#clock.sleep(until - now).then(wake);
-      await woken;
-      this.#sleepers.delete(wake);
-    }
-    if (this.#stop) throw new IterationInterrupted("run stopped");
-    if (now + ms > stopAt) throw new IterationInterrupted("think time passed the iteration's stop time");
+  think(ms: number, hardStopMs: number): Promise<void> {
+    return this.#sleeps.think(ms, Math.min(hardStopMs, this.#a.deadlineMs));
   }
 
   /** Whether a flow may still send (closed model: not stopped, before its hard stop). */
@@ -258,74 +234,17 @@ export class ShardEngine implements IterationHost {
 
   /** Hands out every window still open, including the current one (end of the shard). */
   closeAll(): void {
-    const last = Math.max(this.#closedThrough, this.#windows.last) + 1;
-    this.#closeWindowsBefore(last);
-  }
-
-  #sleep(ms: number): Promise<void> {
-    // Wake on the next millisecond boundary; the pacer re-checks and never sends early.
-    return new Promise<void>((resolve) => {
-      this.#wake = resolve;
-      void this.#clock.sleep(Math.max(1, Math.ceil(ms))).then(resolve);
-    }).finally(() => (this.#wake = null));
-  }
-
-  /** Waits for every in-flight request, still enforcing timeouts meanwhile. */
-  async #drain(): Promise<void> {
-    while (this.#inFlight > 0) {
-      const idle = new Promise<void>((resolve) => this.#idle.push(resolve));
-      const untilTimeout = Math.max(1, this.#timeouts.nextDeadlineMs - this.#clock.now());
-      await Promise.race([idle, this.#clock.sleep(Math.min(untilTimeout, 1000))]);
-      this.#timeouts.sweep(this.#clock.now());
-    }
-  }
-
-  #windowOf(epochMs: number): number {
-    return Math.max(0, Math.floor((epochMs - this.#a.t0Ms) / WINDOW_MS));
-  }
-
-  /**
-   * Windows below this one may close at `nowMs`. Each shard closes a second's window at
-   * its own offset into the next (CLOSE_SPREAD_MS × index / shards): closing, storing and
-   * flushing at the same boundary in every shard of an isolate (every shard, locally)
-   * stalled it, delaying the responses that arrived then.
-   */
-  #closableBefore(nowMs: number): number {
-    return this.#windowOf(nowMs - this.#closeLagMs);
-  }
-
-  /** How long until the next window may close. */
-  #untilNextClose(nowMs: number): number {
-    return this.#a.t0Ms + (this.#closableBefore(nowMs) + 1) * WINDOW_MS + this.#closeLagMs - nowMs;
-  }
-
-  #statsFor(windowS: number, step: number): MetricStats {
-    // A completion can only land in a closed window if the clock went backwards: fold it
-    // into the oldest open one rather than lose it.
-    const w = Math.max(windowS, this.#closedThrough);
-    return (this.#windows.at(w).steps[step] ??= new MetricStats());
-  }
-
-  #closeWindowsBefore(windowS: number): void {
-    if (windowS <= this.#closedThrough) return;
-    this.#closedThrough = windowS;
-    for (const [w, { steps: perStep, series }] of this.#windows.takeBelow(windowS)) {
-      const steps: Array<readonly [number, ReturnType<MetricStats["toWire"]>]> = [];
-      perStep.forEach((stats, i) => {
-        if (stats && !stats.isEmpty) steps.push([i, stats.toWire()]);
-      });
-      if (steps.length || series) this.#onWindow({ windowS: w, steps, ...(series ? { series } : {}) });
-    }
+    this.#windows.closeAll();
   }
 
   #launch(k: number, now: number): void {
     const global = this.share.globalIndex(k);
     const intendedMs = this.#a.t0Ms + this.share.schedule.dueMs(global);
-    if (this.#inFlight >= this.#a.shard.maxInFlight) {
-      this.#statsFor(this.#windowOf(now), this.#dropStep(global)).counters.dropped++;
+    if (this.#inFlight.count >= this.#a.shard.maxInFlight) {
+      this.#windows.statsFor(this.#windows.windowOf(now), this.#dropStep(global)).counters.dropped++;
       return;
     }
-    this.#countInFlight();
+    this.#inFlight.add();
     void this.#iteration({ global, shard: this.#a.shard.index, region: this.#a.shard.region }, intendedMs, Infinity);
   }
 
@@ -347,12 +266,11 @@ export class ShardEngine implements IterationHost {
     // A flow that sent nothing (e.g. every refresh family busy) did not run: dropped. One
     // cut short (ramp-down, the run's end, an abort) is not counted at all, as in k6.
     if (!interrupted) {
-      const counters = this.#statsFor(this.#windowOf(this.#clock.now()), io.step).counters;
+      const counters = this.#windows.statsFor(this.#windows.windowOf(this.#clock.now()), io.step).counters;
       if (io.requests === 0 && !this.#flow.iterationsMayBeEmpty) counters.dropped++;
       else counters.iterations++;
     }
-    this.#inFlight--;
-    if (this.#inFlight === 0 && this.#idle.length) for (const resolve of this.#idle.splice(0)) resolve();
+    this.#inFlight.remove();
   }
 
   /**
@@ -381,12 +299,12 @@ export class ShardEngine implements IterationHost {
     const init: RequestInit = { method: request.method, signal: streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal };
     // The run, the second it was sent in and its step, for the target's side of the count
     // (workers/target/request-ledger.ts, core/run/delivery.ts).
-    const sentWindow = this.#windowOf(sendMs);
+    const sentWindow = this.#windows.windowOf(sendMs);
     // In the run's numbering: a named scenario's shard counts from its own start and steps.
     const part = this.#a.part;
     const tag = part ? `${this.#a.runId};${sentWindow + part.windowOffsetS};${stepIndex + part.stepOffset}` : `${this.#a.runId};${sentWindow};${stepIndex}`;
     init.headers = request.headers ? { ...request.headers, [RUN_HEADER]: tag } : { [RUN_HEADER]: tag };
-    this.#statsFor(sentWindow, stepIndex).counters.sent++;
+    this.#windows.statsFor(sentWindow, stepIndex).counters.sent++;
     if (request.body !== undefined) init.body = request.body;
     if (request.redirect) init.redirect = request.redirect;
     const measured = await fetchAndMeasure(
@@ -403,10 +321,7 @@ export class ShardEngine implements IterationHost {
     this.#clockGrid.observe(sendMs);
     this.#clockGrid.observe(endMs);
     // A target is behind Cloudflare or not: the first responses of an invocation tell.
-    if (headers && this.#cloudflareChecks < CLOUDFLARE_CHECKS) {
-      this.#cloudflareChecks++;
-      if (headers.has("cf-ray") || headers.get("server")?.toLowerCase() === "cloudflare") this.#behindCloudflare = true;
-    }
+    if (headers) this.#cloudflare.observe(headers);
 
     const trail: RequestTrail = {
       queuedMs,
@@ -421,7 +336,7 @@ export class ShardEngine implements IterationHost {
       error,
       errorMessage,
     };
-    recordTrail(this.#statsFor(this.#windowOf(endMs), stepIndex), trail, request.expect);
+    recordTrail(this.#windows.statsFor(this.#windows.windowOf(endMs), stepIndex), trail, request.expect);
     if (opened) {
       const holdMs = request.stream!.holdMs;
       const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);
@@ -434,7 +349,7 @@ export class ShardEngine implements IterationHost {
         clock: this.#clock,
         isStopped: () => this.#stop,
         open: this.#streams,
-        customAt: (ms) => this.#statsFor(this.#windowOf(ms), stepIndex).custom,
+        customAt: (ms) => this.#windows.statsFor(this.#windows.windowOf(ms), stepIndex).custom,
       });
       return { status, error, headers, body, durationMs: endMs - sendMs, stream };
     }
@@ -443,24 +358,18 @@ export class ShardEngine implements IterationHost {
 
   /** Keeps scraped samples with the window of `atMs`, flushed with its metrics. */
   recordSamples(samples: readonly SeriesSample[], atMs: number): void {
-    const w = Math.max(this.#windowOf(atMs), this.#closedThrough);
-    const window = this.#windows.at(w);
-    const points = (window.series ??= []);
-    for (const s of samples) points.push({ name: s.name, labels: s.labels, tMs: atMs, value: s.value });
+    this.#windows.recordSamples(samples, atMs);
   }
 
   /** The stats a flow's check or custom metric lands in: its step, the current window. */
   statsNow(stepIndex: number): MetricStats {
-    return this.#statsFor(this.#windowOf(this.#clock.now()), stepIndex);
+    return this.#windows.statsFor(this.#windows.windowOf(this.#clock.now()), stepIndex);
   }
 
   now(): number {
     return this.#clock.now();
   }
 }
-
-/** Shards' window closes (and so their stores and flushes) are spread over this much of each second. */
-const CLOSE_SPREAD_MS = 600;
 
 /** How long requests in flight at stop() may still finish before they are cut. */
 const STOP_DRAIN_MS = 1_000;
