@@ -4,7 +4,7 @@
  * against what the edge or the entry Worker saw, latency per source (each its own group's
  * quantiles, never merged), and the findings.
  */
-import type { Reconciliation } from "../cloudflare/analytics/reconcile.ts";
+import type { Reconciliation } from "../cloudflare/analytics/reconciliation.ts";
 import type { Block, Cell } from "./document.ts";
 
 const num = (v: number | null | undefined) => (v === null || v === undefined ? "-" : String(v));

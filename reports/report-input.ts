@@ -8,7 +8,7 @@
  * JSON from the same route and renders it locally.
  */
 import type { Delivery } from "../core/run/delivery.ts";
-import type { Reconciliation } from "../cloudflare/analytics/reconcile.ts";
+import type { Reconciliation } from "../cloudflare/analytics/reconciliation.ts";
 import { aggregateGroups, runQuery, type Query, type QueryInput, type QueryMetric, type QueryRow } from "../core/results/query.ts";
 import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { ArrivalSchedule } from "../core/schedule/arrival-schedule.ts";

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { CloudflareAnalytics } from "./client.ts";
 import { toD1Group, toDurableObjectGroup, toWorkerGroup, toZoneGroup, toZoneLatency, type GraphQLRow, type ZoneGroup } from "./queries.ts";
-import { reconcile, renderReconciliation, runTrafficFrom, type FindingKind, type Reconciliation, type RunTraffic } from "./reconcile.ts";
+import { reconcile, runTrafficFrom } from "./reconcile.ts";
+import type { FindingKind, Reconciliation, RunTraffic } from "./reconciliation.ts";
+import { renderReconciliation } from "./reconciliation-text.ts";
 import { fixtureRows, SCENARIO, scenarioSeconds, scenarioSummary } from "../../test/support/cloudflare-analytics.ts";
 import { cloudflareBlocks } from "../../reports/cloudflare-section.ts";
 import { toMarkdown } from "../../reports/document.ts";

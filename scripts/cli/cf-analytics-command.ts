@@ -19,7 +19,8 @@
  */
 import { parseDurationMs } from "../../core/spec/duration.ts";
 import { AnalyticsClient, AnalyticsError, fetchRunAnalytics } from "../../cloudflare/analytics/client.ts";
-import { reconcile, renderReconciliation, runTrafficFrom } from "../../cloudflare/analytics/reconcile.ts";
+import { reconcile, runTrafficFrom } from "../../cloudflare/analytics/reconcile.ts";
+import { renderReconciliation } from "../../cloudflare/analytics/reconciliation-text.ts";
 import { ApiProblem, type EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { exitCodeOfApiStatus } from "./exit-codes.ts";

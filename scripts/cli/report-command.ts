@@ -9,7 +9,7 @@
  * with no API reachable, or with --local, from the local state's results database, so runs
  * made by `npm run demo` can be reported afterwards with nothing running.
  */
-import type { Reconciliation } from "../../cloudflare/analytics/reconcile.ts";
+import type { Reconciliation } from "../../cloudflare/analytics/reconciliation.ts";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { finalSummary, loadQueryInput } from "../../coordinator/store/results-queries.ts";
