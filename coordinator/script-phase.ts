@@ -2,7 +2,8 @@
  * A k6 script's setup() and teardown(), run once by the coordinator (as k6 runs them once
  * per test, not per VU), in the script's own isolate like its iterations. Their requests
  * go out one at a time through the same allow-list and redirect guard as the shards',
- * but outside any engine, so, like edgeload's own setup steps, they are not in the run's
+ * and through the phase IO of edgeload's own setup steps (scenarios/run-phase.ts), outside
+ * any engine, so, like edgeload's own setup steps, they are not in the run's
  * metrics (k6 counts them in http_reqs; see the README's k6 compatibility table).
  *
  * setup()'s return value travels as JSON to every shard (`setupData`), as k6 hands each
@@ -11,9 +12,7 @@
 import type { ScriptSpec } from "../core/spec/script-schema.ts";
 import { scriptObjectKey } from "../core/spec/script-schema.ts";
 import type { RunSpec } from "../core/spec/types.ts";
-import type { PhaseResult, PhaseStepResult } from "../scenarios/run-phase.ts";
-import { sendOnce } from "../scenarios/run-phase.ts";
-import type { FlowIO } from "../scenarios/flow.ts";
+import { phaseIO, type PhaseResult } from "../scenarios/run-phase.ts";
 import { followingAllowedRedirects } from "../workers/shard/redirect-guard.ts";
 import { IterationHost, scriptEntrypoint, type ScriptModules } from "../workers/shard/script-flow.ts";
 import type { Env } from "../workers/env.ts";
@@ -44,28 +43,14 @@ export async function runScriptPhase(
   const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
   const mayFollow = (url: string) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE)) === null;
   const fetcher = followingAllowedRedirects(fetch.bind(globalThis), mayFollow);
-  const steps: PhaseStepResult[] = [];
-  const io: FlowIO = {
-    async send(_step, request) {
-      const sent = await sendOnce(request, spec.timeoutMs, fetcher);
-      steps.push({
-        name: `${request.method} ${new URL(request.url).pathname}`,
-        status: sent.response.status,
-        durationMs: sent.response.durationMs,
-        ok: sent.problem === null,
-        problem: sent.problem,
-      });
-      return sent.response;
-    },
-    check() {},
-    count() {},
-    rate() {},
-    trend() {},
-    sample() {},
+  const recorder = phaseIO({
+    fetcher,
+    timeoutMs: spec.timeoutMs,
+    failsOn: "exception",
+    nameOf: (_index, request) => `${request.method} ${new URL(request.url).pathname}`,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    now: Date.now,
-  };
-  const host = new IterationHost(io, (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null);
+  });
+  const host = new IterationHost(recorder.io, (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null);
   const outcome = await entry.phase(
     host,
     phase,
@@ -81,5 +66,5 @@ export async function runScriptPhase(
     setupData,
   );
   // k6 fails a test on an exception in setup(), not on a failed request or check in it.
-  return { ok: outcome.error === null, steps, captured: {}, data: outcome.data, error: outcome.error };
+  return { ok: outcome.error === null, steps: recorder.steps(), captured: {}, data: outcome.data, error: outcome.error };
 }

@@ -7,6 +7,9 @@
  * instead of metrics. A step passes when its status is expected (200–399 by default) and
  * its checks and captures hold; the phase stops at the first step that does not, since
  * later steps usually depend on it. What setup captured becomes `{{setup.NAME}}`.
+ *
+ * A k6 script's setup() and teardown() (coordinator/script-phase.ts) send through the same
+ * IO (`phaseIO`), judged as k6 judges them.
  */
 import type { RunSpec, StepSpec } from "../core/spec/types.ts";
 import { isExpectedStatus } from "../core/metrics/request-trail.ts";
@@ -30,40 +33,69 @@ export interface PhaseResult {
   readonly captured: Readonly<Record<string, string>>;
 }
 
-/** Sends `steps` once, in order, against the spec's target; stops at the first failure. */
-export async function runPhase(spec: RunSpec, steps: readonly StepSpec[], fetcher: typeof fetch, clock: () => number = Date.now): Promise<PhaseResult> {
-  if (steps.length === 0) return { ok: true, steps: [], captured: {} };
+/**
+ * How a phase judges its requests. edgeload's own steps ("first-problem"): a failed
+ * status, check or capture fails the step and stops the phase, since later steps usually
+ * depend on it. A k6 script's setup() and teardown() ("exception"): every request is
+ * recorded and the function goes on; only an exception fails it, as in k6.
+ */
+export type PhaseFailsOn = "first-problem" | "exception";
+
+export interface PhaseIOOptions {
+  readonly fetcher: typeof fetch;
+  readonly timeoutMs: number;
+  readonly failsOn: PhaseFailsOn;
+  /** The name a step result carries: the spec step's own, or k6's "METHOD /path". */
+  readonly nameOf: (index: number, request: FlowRequest) => string;
+  /** Spec steps do not pace themselves in a phase; a script's sleep() sleeps. */
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly clock?: () => number;
+}
+
+/**
+ * The one IO both kinds of phase run through: it sends each request once, outside any
+ * engine (no slots, no windows, no metrics), and keeps its outcome as a step result.
+ */
+export function phaseIO(options: PhaseIOOptions): { readonly io: FlowIO; readonly steps: () => PhaseStepResult[] } {
+  const clock = options.clock ?? Date.now;
   const results: Array<{ name: string; status: number; durationMs: number; problem: string | null }> = [];
-  const flow = customStepsFlow({ ...spec, steps, flow: "sequence", metrics: {} });
-  const failed = () => results.some((r) => r.problem !== null);
+  const stopsOnProblem = options.failsOn === "first-problem";
   const io: FlowIO = {
     async send(index: number, request: FlowRequest): Promise<FlowResponse> {
-      // The flow sends the next step even after a failed status; a phase stops instead.
-      if (failed()) throw new PhaseStopped();
-      const result = { name: steps[index]!.name, status: 0, durationMs: 0, problem: null as string | null };
+      // The flow sends the next step even after a failed status; a phase of steps stops instead.
+      if (stopsOnProblem && results.some((r) => r.problem !== null)) throw new PhaseStopped();
+      const result = { name: options.nameOf(index, request), status: 0, durationMs: 0, problem: null as string | null };
       results.push(result);
-      const sent = await sendOnce(request, spec.timeoutMs, fetcher, clock);
+      const sent = await sendOnce(request, options.timeoutMs, options.fetcher, clock);
       Object.assign(result, { status: sent.response.status, durationMs: sent.response.durationMs, problem: sent.problem });
       return sent.response;
     },
     check(passed) {
       const last = results[results.length - 1];
-      if (!passed && last && last.problem === null) last.problem = "a check or capture failed";
+      if (stopsOnProblem && !passed && last && last.problem === null) last.problem = "a check or capture failed";
     },
     count() {},
     rate() {},
     trend() {},
     sample() {},
-    sleep: async () => {},
+    sleep: options.sleep,
     now: clock,
   };
+  return { io, steps: () => results.map((r) => ({ ...r, ok: r.problem === null })) };
+}
+
+/** Sends `steps` once, in order, against the spec's target; stops at the first failure. */
+export async function runPhase(spec: RunSpec, steps: readonly StepSpec[], fetcher: typeof fetch, clock: () => number = Date.now): Promise<PhaseResult> {
+  if (steps.length === 0) return { ok: true, steps: [], captured: {} };
+  const flow = customStepsFlow({ ...spec, steps, flow: "sequence", metrics: {} });
+  const phase = phaseIO({ fetcher, timeoutMs: spec.timeoutMs, failsOn: "first-problem", nameOf: (index) => steps[index]!.name, sleep: async () => {}, clock });
   const captured = new Map<string, string>();
   try {
-    await flow.run(io, { global: 0, shard: 0, region: "coordinator", captured });
+    await flow.run(phase.io, { global: 0, shard: 0, region: "coordinator", captured });
   } catch (error) {
     if (!(error instanceof PhaseStopped)) throw error;
   }
-  const done = results.map((r) => ({ ...r, ok: r.problem === null }));
+  const done = phase.steps();
   return { ok: done.length === steps.length && done.every((r) => r.ok), steps: done, captured: Object.fromEntries(captured) };
 }
 
@@ -73,7 +105,7 @@ class PhaseStopped extends Error {}
  * One request of a phase, outside the engine (no slots, no windows): its response, and
  * why it failed, if it did (an unexpected status, a timeout, a connection error).
  */
-export async function sendOnce(
+async function sendOnce(
   request: FlowRequest,
   timeoutMs: number,
   fetcher: typeof fetch,
