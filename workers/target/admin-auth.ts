@@ -1,5 +1,5 @@
 /**
- * The admin check shared by the target's admin routes (index.ts) and the config writes
+ * The admin check shared by the target's admin routes (admin-app.ts) and the config writes
  * (config-app.ts): `Authorization: Bearer <ADMIN_API_SECRET>`, compared in constant time.
  * Without a configured secret every admin route answers 503 rather than opening up.
  */

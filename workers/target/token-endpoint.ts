@@ -9,7 +9,7 @@
  * - Authorization code (RFC 6749 §4.1) with PKCE S256 (RFC 7636): single-use codes bound
  *   to client and redirect URI; returns an access token, a refresh token and an ID token.
  *
- * Client authentication is HTTP Basic, checked by the caller (index.ts).
+ * Client authentication is HTTP Basic, checked by the caller (oidc-app.ts).
  */
 import { importPKCS8, SignJWT } from "jose";
 import type { TokenCheck } from "./access-token.ts";
