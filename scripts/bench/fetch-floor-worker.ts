@@ -8,9 +8,17 @@ import { unstable_startWorker } from "wrangler";
 import { PROJECT_ROOT } from "../cli/local-stack.ts";
 import { workerdDescendants } from "../cli/processes.ts";
 
+/** A loop's answer: percentiles of a paced loop, and its durations by second (of due time). */
+export interface FloorAnswer {
+  readonly p50Ms?: number;
+  readonly p95Ms?: number;
+  readonly p99Ms?: number;
+  readonly bySecondMs?: ReadonlyArray<readonly number[] | null>;
+}
+
 export interface FetchFloorWorker {
   /** Runs one loop (see the Worker's query parameters) against `targetUrl`; its JSON answer. */
-  loop(targetUrl: string, query: Record<string, string | number>): Promise<{ p50Ms?: number; p95Ms?: number; p99Ms?: number }>;
+  loop(targetUrl: string, query: Record<string, string | number>): Promise<FloorAnswer>;
   /** The workerd processes running it. */
   readonly pids: number[];
   dispose(): Promise<void>;
@@ -27,7 +35,7 @@ export async function startFetchFloor(targetUrl: string): Promise<FetchFloorWork
     const params = new URLSearchParams({ ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])), target });
     const response = await worker.fetch(`${origin}/?${params}`);
     if (!response.ok) throw new Error(`fetch floor failed: ${await response.text()}`);
-    return (await response.json()) as { p50Ms?: number; p95Ms?: number; p99Ms?: number };
+    return (await response.json()) as FloorAnswer;
   };
   await loop(targetUrl, { n: 1, concurrency: 1 });
   return { loop, pids: workerdDescendants().filter((p) => !before.has(p)), dispose: () => worker.dispose() };

@@ -16,7 +16,11 @@
  * the gap to k6 into workerd's own fetch path and what edgeload adds; the crosscheck's
  * verdict says whether the two runs' figures agree within its tolerances.
  *
- *   npm run bench -- generator [--rates 100,500,1000] [--duration 15s] [--delay 20] [--shards N]
+ *    With `--baseline REV`, the same edgeload run also goes through that revision's own stack
+ *    (baseline-stack.ts), in the order baseline, this tree, …, this tree, baseline at each
+ *    rate, so drift over the round weighs on both alike: CPU per request and p95 before/after.
+ *
+ *   npm run bench -- generator [--rates 100,500,1000] [--duration 15s] [--delay 20] [--shards N] [--baseline REV]
  */
 import { startLocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
@@ -25,6 +29,8 @@ import { edgeloadRun, fetchFloor, runK6, type GeneratorResult } from "./generato
 import { findK6 } from "../cli/k6-binary.ts";
 import { markdownTable } from "./markdown-table.ts";
 import { plainTable } from "./plain-table.ts";
+import { startBaselineStack, type BaselineStack } from "./baseline-stack.ts";
+import { formatSpread, steadySpread } from "./per-second.ts";
 
 export interface GeneratorBenchOptions {
   /** Each rate (requests/s) is one round: edgeload, k6, then the three floors. */
@@ -35,12 +41,20 @@ export interface GeneratorBenchOptions {
   readonly delayMs: number;
   /** `--shards N` forces a shard count; null lets the plan make them, as for a user's run. */
   readonly shards: number | null;
+  /** A git revision whose own stack runs the same edgeload load beside this tree's; null for none. */
+  readonly baseline: string | null;
 }
 
-export async function generatorBench({ rates, duration, delayMs, shards }: GeneratorBenchOptions): Promise<void> {
+export async function generatorBench({ rates, duration, delayMs, shards, baseline: baselineRev }: GeneratorBenchOptions): Promise<void> {
   const k6 = findK6();
   const stack = await startLocalStack({ persist: false });
+  let baseline: BaselineStack | null = null;
   try {
+    if (baselineRev) {
+      baseline = await startBaselineStack(baselineRev);
+      await edgeloadRun(baseline.stack, `/delay?ms=${delayMs}`, rates[0]!, "4s", shards); // warmed as this tree's is below
+    }
+    const beforeAfter: Array<{ rate: number; now: GeneratorResult[]; base: GeneratorResult[] }> = [];
     const path = `/delay?ms=${delayMs}`;
     await (await fetch(stack.targetUrl + path)).arrayBuffer(); // warm the target
     // A fresh stack is cold (JIT, D1 and object storage on first use): a first measured run
@@ -57,6 +71,7 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
       fmt(r.p50Ms),
       fmt(r.p95Ms),
       fmt(r.p99Ms),
+      formatSpread(r.p95BySecond && steadySpread(r.p95BySecond)),
       r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "-",
       r.cpuS.toFixed(2),
       perK(r).toFixed(3),
@@ -72,6 +87,13 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
         const result = await measure();
         return { ...result, targetCpuS: cpuSeconds(stack.processes.target) - before };
       };
+      const base: GeneratorResult[] = [];
+      const baselineRun = async () => {
+        if (!baseline) return;
+        base.push(await edgeloadRun(baseline.stack, path, rate, duration, shards));
+        await new Promise((r) => setTimeout(r, 3000));
+      };
+      await baselineRun();
       const edge = await withTargetCpu(() => edgeloadRun(stack, path, rate, duration, shards));
       await new Promise((r) => setTimeout(r, 3000)); // cool-down between the two
       const k6Result = await withTargetCpu(() => runK6(k6, stack.targetUrl + path, rate, duration));
@@ -81,6 +103,13 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
       const paced = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate));
       await new Promise((r) => setTimeout(r, 3000));
       const pacedInObject = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate, true));
+      if (baseline) {
+        await new Promise((r) => setTimeout(r, 3000));
+        const again = await edgeloadRun(stack, path, rate, duration, shards);
+        await new Promise((r) => setTimeout(r, 3000));
+        await baselineRun();
+        beforeAfter.push({ rate, now: [edge, again], base });
+      }
       console.log(
         plainTable([
           [
@@ -91,6 +120,7 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
             "p50 ms",
             "p95 ms",
             "p99 ms",
+            "p95 by second ms: 1st | steady min / median / max",
             "client delay p95 / p99 ms",
             "CPU s",
             "CPU s per 1k req",
@@ -111,14 +141,15 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
             `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`,
             "",
             "",
+            "",
             (perK(edge) / perK(k6Result)).toFixed(2),
             edge.targetCpuS !== undefined && k6Result.targetCpuS
               ? (edge.targetCpuS / edge.requests / (k6Result.targetCpuS / k6Result.requests)).toFixed(2)
               : "",
           ],
-          ["edgeload/floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2), ""],
-          ["edgeload/paced floor", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
-          ["edgeload/paced floor in an object", "", "", "", "", "", "", "", "", (perK(edge) / perK(pacedInObject)).toFixed(2), ""],
+          ["edgeload/floor", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2), ""],
+          ["edgeload/paced floor", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
+          ["edgeload/paced floor in an object", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(pacedInObject)).toFixed(2), ""],
         ]),
       );
       // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
@@ -139,7 +170,19 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
     const ms = (r: GeneratorResult, cpu: number | undefined) => (cpu === undefined ? "" : ((cpu / r.requests) * 1000).toFixed(2));
     console.log(
       markdownTable(
-        ["rate", "", "dropped", "p50 ms", "p95 ms", "p99 ms", "client delay p95 / p99 ms", "CPU ms per request", "target CPU ms per request", "crosscheck"],
+        [
+          "rate",
+          "",
+          "dropped",
+          "p50 ms",
+          "p95 ms",
+          "p99 ms",
+          "p95 by second ms: 1st | steady min / median / max",
+          "client delay p95 / p99 ms",
+          "CPU ms per request",
+          "target CPU ms per request",
+          "crosscheck",
+        ],
         atRates.flatMap(({ rate, clients, verdict }) =>
           clients.map((r, i) => {
             const closed = r.name === "closed floor";
@@ -150,6 +193,7 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
               closed ? "" : fmt(r.p50Ms),
               closed ? "" : fmt(r.p95Ms),
               closed ? "" : fmt(r.p99Ms),
+              closed ? "" : formatSpread(r.p95BySecond && steadySpread(r.p95BySecond)),
               r.clientDelayMs ? `${fmt(r.clientDelayMs.p95)} / ${fmt(r.clientDelayMs.p99)}` : "",
               ms(r, r.cpuS),
               ms(r, r.targetCpuS),
@@ -157,7 +201,7 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
             ];
           }),
         ),
-        new Set([0, 1, 9]),
+        new Set([0, 1, 10]),
       ),
     );
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
@@ -166,8 +210,37 @@ export async function generatorBench({ rates, duration, delayMs, shards }: Gener
   the target's CPU is not counted. Diffs are edgeload − k6 in ms.
   client delay: how long edgeload's own event loop held responses before timing them (an estimate
   that errs low, core/metrics/loop-delay.ts); it is part of edgeload's latencies, so edgeload − k6 beyond it
-  is the clients' other differences.`);
+  is the clients' other differences.
+  p95 by second: second 0's p95, then the smallest, median and largest p95 of the steady seconds (all but
+  the first and the last), from the run's own per-second histograms (edgeload), k6's JSON lines, and the
+  floors' timings by due second.`);
+    if (baseline) printBeforeAfter(baseline.label, beforeAfter, perK);
   } finally {
-    await stack.stop();
+    await Promise.all([stack.stop(), baseline?.stack.stop()]);
   }
+}
+
+/** This tree against the baseline revision: each side's two runs, and the ratio of their means. */
+function printBeforeAfter(
+  label: string,
+  rows: ReadonlyArray<{ rate: number; now: readonly GeneratorResult[]; base: readonly GeneratorResult[] }>,
+  perK: (r: GeneratorResult) => number,
+): void {
+  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const list = (xs: readonly number[]) => xs.map((x) => x.toFixed(3)).join(" / ");
+  console.log(`\n## Generator before/after: edgeload ${label} vs this tree (runs in the order baseline, this tree, this tree, baseline)\n`);
+  console.log(
+    markdownTable(
+      ["rate", `CPU ms per request, ${label}`, "CPU ms per request, this tree", "this tree / baseline", `p95 ms, ${label}`, "p95 ms, this tree"],
+      rows.map(({ rate, now, base }) => [
+        `${rate}/s`,
+        list(base.map(perK)),
+        list(now.map(perK)),
+        (mean(now.map(perK)) / mean(base.map(perK))).toFixed(3),
+        base.map((r) => r.p95Ms.toFixed(1)).join(" / "),
+        now.map((r) => r.p95Ms.toFixed(1)).join(" / "),
+      ]),
+      new Set([0]),
+    ),
+  );
 }

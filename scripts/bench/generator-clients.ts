@@ -15,6 +15,7 @@ import { cpuSeconds, reapedChildrenCpuSeconds } from "../cli/processes.ts";
 import { edgeFigures, type LoadFigures } from "../../core/results/crosscheck.ts";
 import { parseK6Summary } from "../../core/formats/k6-summary.ts";
 import { startFetchFloor } from "./fetch-floor-worker.ts";
+import { p95PerSecond } from "./per-second.ts";
 
 export interface GeneratorResult {
   readonly name: string;
@@ -31,17 +32,34 @@ export interface GeneratorResult {
   readonly clientDelayMs?: { readonly p95: number; readonly p99: number };
   /** What a crosscheck compares (edgeload's summary, k6's summary export). */
   readonly figures?: LoadFigures;
+  /** The p95 of each second of the run, in ms (per-second.ts), where the client can tell. */
+  readonly p95BySecond?: readonly number[];
 }
 
 export async function runK6(k6: string, targetUrl: string, rate: number, duration: string): Promise<GeneratorResult> {
   const dir = await mkdtemp(join(tmpdir(), "edgeload-bench-"));
   const exportFile = join(dir, "k6.json");
+  // Every sample as a JSON line, for the per-second p95s the summary export does not give.
+  const samplesFile = join(dir, "samples.json");
   const cpuBefore = reapedChildrenCpuSeconds();
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(k6, ["run", "--quiet", "--no-usage-report", "--summary-export", exportFile, join(PROJECT_ROOT, "scripts/bench/k6-constant-rate.js")], {
-      env: { ...process.env, TARGET_URL: targetUrl, RATE: String(rate), DURATION: duration, VUS: String(Math.max(100, Math.ceil(rate / 5))) },
-      stdio: ["ignore", "ignore", "inherit"],
-    });
+    const child = spawn(
+      k6,
+      [
+        "run",
+        "--quiet",
+        "--no-usage-report",
+        "--summary-export",
+        exportFile,
+        "--out",
+        `json=${samplesFile}`,
+        join(PROJECT_ROOT, "scripts/bench/k6-constant-rate.js"),
+      ],
+      {
+        env: { ...process.env, TARGET_URL: targetUrl, RATE: String(rate), DURATION: duration, VUS: String(Math.max(100, Math.ceil(rate / 5))) },
+        stdio: ["ignore", "ignore", "inherit"],
+      },
+    );
     child.on("error", reject);
     child.on("close", (code) => (code === 0 || code === 99 ? resolve() : reject(new Error(`k6 exited ${code}`))));
   });
@@ -49,6 +67,7 @@ export async function runK6(k6: string, targetUrl: string, rate: number, duratio
   const exported = JSON.parse(await readFile(exportFile, "utf8"));
   const m = exported.metrics;
   const parsed = parseK6Summary(exported);
+  const p95BySecond = k6SecondsP95(await readFile(samplesFile, "utf8"));
   await rm(dir, { recursive: true, force: true });
   const durationS = parseFloat(duration);
   return {
@@ -61,7 +80,20 @@ export async function runK6(k6: string, targetUrl: string, rate: number, duratio
     p99Ms: m.http_req_duration["p(99)"],
     cpuS,
     ...(parsed.ok ? { figures: parsed.figures } : {}),
+    p95BySecond,
   };
+}
+
+/** http_req_duration's p95 per second from k6's JSON lines, seconds counted from the first sample. */
+function k6SecondsP95(jsonLines: string): number[] {
+  const points: Array<{ atMs: number; ms: number }> = [];
+  for (const line of jsonLines.split("\n")) {
+    if (!line.includes('"http_req_duration"') || !line.includes('"Point"')) continue;
+    const { data } = JSON.parse(line) as { data: { time: string; value: number } };
+    points.push({ atMs: Date.parse(data.time), ms: data.value });
+  }
+  const startMs = Math.min(...points.map((p) => p.atMs));
+  return p95PerSecond(points.map((p) => ({ second: Math.floor((p.atMs - startMs) / 1000), ms: p.ms })));
 }
 
 /** The generator table's name for the paced loop run inside a Durable Object. */
@@ -88,6 +120,7 @@ export async function fetchFloor(targetUrl: string, requests: number, rate?: num
       p95Ms: answer.p95Ms ?? NaN,
       p99Ms: answer.p99Ms ?? NaN,
       cpuS: cpuSeconds(floor.pids) - cpuBefore,
+      ...(answer.bySecondMs ? { p95BySecond: p95PerSecond(answer.bySecondMs.flatMap((values, second) => (values ?? []).map((ms) => ({ second, ms })))) } : {}),
     };
   } finally {
     await floor.dispose();
@@ -115,6 +148,8 @@ export async function edgeloadRun(stack: LocalStack, path: string, rate: number,
   await client.waitForEnd(run.id, () => {}, 1000);
   const cpuS = cpuSeconds(generatorPids) - cpuBefore;
   const s = await client.summary(run.id);
+  const perSecond = await fetch(`${stack.apiUrl}/v1/runs/${run.id}/query?every=1s&metrics=p95`, { headers: { authorization: `Bearer ${stack.token}` } });
+  const rows = perSecond.ok ? ((await perSecond.json()) as { rows: Array<{ t: number; p95: number | null }> }).rows : [];
   const m = s.metrics as Record<string, any>;
   if (s.edgeload.saturated) console.log(`  note: edgeload reported saturation at ${rate}/s: ${s.edgeload.saturation.join("; ")}`);
   return {
@@ -130,5 +165,6 @@ export async function edgeloadRun(stack: LocalStack, path: string, rate: number,
       ? { clientDelayMs: { p95: s.edgeload.totals.client_delay["p(95)"], p99: s.edgeload.totals.client_delay["p(99)"] } }
       : {}),
     figures: edgeFigures(s),
+    p95BySecond: Array.from({ length: Math.max(0, ...rows.map((r) => r.t + 1)) }, (_, t) => rows.find((r) => r.t === t)?.p95 ?? NaN),
   };
 }

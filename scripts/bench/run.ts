@@ -48,7 +48,8 @@
  * `--only fetch-options` (never part of the full run) prices each option the engine adds to a
  * fetch, in a bare workerd loop (scripts/bench/fetch-options.ts).
  * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile|fetch-options, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,500,1000, --duration 15s, --delay 20, --marginal-rate 200,
- * --shards N (default: as the plan makes them, as a user's run gets them). Load goes only to the loopback target and stops by itself.
+ * --shards N (default: as the plan makes them, as a user's run gets them), --baseline REV (generator: the same edgeload runs on that
+ * revision's own stack, side by side; scripts/bench/baseline-stack.ts). Load goes only to the loopback target and stops by itself.
  */
 import { parseArgs } from "node:util";
 import { fuzzBench } from "./fuzz-bench.ts";
@@ -72,6 +73,7 @@ const { values, positionals } = parseArgs({
     "soak-rate": { type: "string", default: "300" },
     watchers: { type: "string", default: "0,250,1000,0" },
     "watchers-rate": { type: "string", default: "320" },
+    baseline: { type: "string" },
   },
 });
 
@@ -88,7 +90,7 @@ if (values.only && !PARTS.includes(values.only)) {
 if (!values.only || values.only === "histogram") histogramBench();
 if (!values.only || values.only === "generator") {
   const rates = values.rates!.split(",").map(Number);
-  await generatorBench({ rates, duration: values.duration!, delayMs: Number(values.delay), shards: forcedShards });
+  await generatorBench({ rates, duration: values.duration!, delayMs: Number(values.delay), shards: forcedShards, baseline: values.baseline ?? null });
 }
 if (!values.only || values.only === "marginal") {
   const { marginalCostBench } = await import("./marginal-cost.ts");

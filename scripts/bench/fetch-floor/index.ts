@@ -11,7 +11,8 @@
  *   The same requests sent on an open-model schedule (request i due at i / rate): one
  *   timer per send, which is what pacing costs any generator in workerd. Each request is
  *   timed (send → body read, as k6's http_req_duration) into a plain array, and the answer
- *   gives p50/p95/p99: what workerd's own fetch path measures, with no edgeload in it.
+ *   gives p50/p95/p99 and each second's durations (by due time): what workerd's own fetch
+ *   path measures, with no edgeload in it.
  *
  * &options=header,signal,timer,manual,content-length,body (closed loop only) adds to each
  *   request what edgeload's engine adds to its fetch: its run header, an abort signal with
@@ -73,20 +74,23 @@ async function floorLoop(params: URLSearchParams): Promise<Response> {
     const t0 = Date.now();
     const inFlight: Promise<void>[] = [];
     const durationsMs: number[] = [];
-    const timed = async () => {
+    const bySecondMs: number[][] = [];
+    const timed = async (second: number) => {
       const sentAt = Date.now();
       await send();
-      durationsMs.push(Date.now() - sentAt);
+      const ms = Date.now() - sentAt;
+      durationsMs.push(ms);
+      (bySecondMs[second] ??= []).push(ms);
     };
     for (let i = 0; i < n; i++) {
       const wait = t0 + (i * 1000) / rate - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      inFlight.push(timed());
+      inFlight.push(timed(Math.floor(i / rate)));
     }
     await Promise.all(inFlight);
     durationsMs.sort((a, b) => a - b);
     const at = (q: number) => durationsMs[Math.min(durationsMs.length - 1, Math.ceil(q * durationsMs.length) - 1)];
-    return Response.json({ requests: n, bytes, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99) });
+    return Response.json({ requests: n, bytes, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99), bySecondMs });
   }
   let started = 0;
   const lane = async () => {
