@@ -5,7 +5,8 @@
  * objects themselves import.
  */
 import type { Env, ObjectNamespaces } from "../workers/env.ts";
-import type { CoordinatorOfShard, LoadShard } from "../workers/shard/load-shard.ts";
+import type { LoadShard } from "../workers/shard/load-shard.ts";
+import type { CoordinatorOfShard } from "../workers/shard/window-flusher.ts";
 import type { RunCoordinator } from "./run-coordinator.ts";
 
 export type RoutesEnv = Env & ObjectNamespaces<RunCoordinator, LoadShard>;

@@ -6,7 +6,7 @@
  * it names neither class. `Env` is every binding but the two Durable Object namespaces;
  * `ObjectNamespaces` types those by what their reader calls, given as type parameters: the
  * Worker's routes see both classes (coordinator/routes-env.ts), the RunCoordinator object
- * the shards' class, a shard its coordinator's flush only (workers/shard/load-shard.ts).
+ * the shards' class, a shard its coordinator's flush only (workers/shard/window-flusher.ts).
  */
 
 /** The Durable Object namespaces, each typed by what its reader calls (undefined: untyped). */

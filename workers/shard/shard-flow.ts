@@ -1,0 +1,56 @@
+/**
+ * The flow a shard runs, built once per LoadShard instance: custom steps or a built-in
+ * scenario with its seed set read from R2 (then, never per request), or a k6 script's
+ * bundle run in an isolate of its own (script-flow.ts). The object restores the flow's
+ * checkpointed state itself.
+ */
+import type { ShardAssignment } from "../../core/run/protocol.ts";
+import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/data/seed-set.ts";
+import { SETUP_DATA, scriptObjectKey } from "../../core/spec/script-schema.ts";
+import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
+import { createFlow } from "../../scenarios/create-flow.ts";
+import type { Flow } from "../../scenarios/flow.ts";
+import type { Env } from "../env.ts";
+import { scriptEntrypoint, scriptFlow, type ScriptModules } from "./script-flow.ts";
+
+/** The bindings a flow is built from. */
+export type FlowBindings = Pick<Env, "SEEDS" | "LOADER" | "ALLOWED_TARGETS" | "EDGELOAD_MODE">;
+
+/**
+ * The flow for this run, and whether its seed set was read from R2. A seed set that is
+ * missing or unreadable fails the shard loudly: the coordinator checked it exists when
+ * the run was created.
+ */
+export async function buildShardFlow(env: FlowBindings, assignment: ShardAssignment): Promise<{ flow: Flow; seedLoaded: boolean }> {
+  let data: SeedData | null = null;
+  const seed = assignment.spec.scenario?.seed ?? assignment.spec.data?.seed;
+  if (seed) {
+    const object = await env.SEEDS.get(seedObjectKey(seed));
+    if (!object) throw new Error(`seed set ${seed} is not in R2`);
+    const parsed = parseSeedSet(await object.json());
+    if (!parsed.ok) throw new Error(`seed set ${seed} does not validate: ${parsed.problems[0]?.detail}`);
+    data = parsed.data;
+  }
+  const flow = assignment.spec.script
+    ? await scriptFlowOf(env, assignment)
+    : createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.weights.length });
+  return { flow, seedLoaded: Boolean(seed) };
+}
+
+/** A k6 script's flow: its bundle read from R2, run in an isolate of its own. */
+async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment): Promise<Flow> {
+  const spec = assignment.spec;
+  const script = spec.script!;
+  if (!env.LOADER) throw new Error("this deployment has no Worker Loader binding (LOADER): it cannot run k6 scripts");
+  const object = await env.SEEDS.get(scriptObjectKey(script.bundle));
+  if (!object) throw new Error(`script bundle ${script.bundle} is not in R2`);
+  const entry = scriptEntrypoint(env.LOADER, `${assignment.runId}:${script.bundle}`, await object.json<ScriptModules>());
+  return scriptFlow(entry, {
+    script,
+    scenario: { name: assignment.part?.scenario ?? "default", executor: spec.executor, startTimeMs: (assignment.part?.windowOffsetS ?? 0) * 1000 },
+    firstPoolVu: assignment.shard.index * assignment.shard.maxInFlight + 1,
+    steps: spec.steps.map((s) => s.name),
+    setupData: spec.setupData?.[SETUP_DATA] ?? null,
+    mayRequest: (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null,
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * What a LoadShard keeps about itself between invocations (in its storage, under
+ * "state"), how each step of its life changes it, and the telemetry it reports from it.
+ *
+ * Pure: the object reads its state, asks these functions for the next one (with the time
+ * passed in) and writes it, so each transition reads in one place and the object stays thin.
+ */
+import { finerResolution } from "../../core/metrics/clock-resolution.ts";
+import type { ShardAssignment, ShardTelemetry } from "../../core/run/protocol.ts";
+import type { IterationProgress, SliceResult } from "./engine-types.ts";
+
+export type ShardPhase = "scheduled" | "running" | "done";
+
+export interface ShardState {
+  readonly phase: ShardPhase;
+  /** Next own iteration to consider. */
+  readonly cursor: number;
+  /** The last invocation ended on purpose (subrequest budget): resume without skipping. */
+  readonly handoff: boolean;
+  readonly stopRequested: boolean;
+  readonly restarts: number;
+  /** When the last unplanned restart resumed (epoch ms): what it skipped fell due before this. */
+  readonly lastRestartMs?: number;
+  readonly invocations: number;
+  readonly subrequests: number;
+  readonly peakInFlight: number;
+  readonly colo: string;
+  /** Every window below this has been handed to the flusher. */
+  readonly watermarkS: number;
+  /** Times this shard read its seed set from R2 (once per object instance). */
+  readonly seedLoads?: number;
+  /** What its engines saw of the clock and of the target (see ShardTelemetry). */
+  readonly clockResolutionUs?: number | null;
+  readonly behindCloudflare?: boolean;
+  /** Iteration-count executors: how far they got, for the invocation after a handoff. */
+  readonly iterationProgress?: IterationProgress | null;
+}
+
+/** What inspect() answers, for tests and diagnostics (no secrets). */
+export type ShardInspection = ShardState & { readonly pendingWindows: number; readonly alarm: number | null };
+
+/** The state of a shard just given its assignment, waiting for T0. */
+export function scheduledState(assignment: ShardAssignment): ShardState {
+  return {
+    phase: "scheduled",
+    cursor: 0,
+    handoff: false,
+    stopRequested: false,
+    restarts: 0,
+    invocations: 0,
+    subrequests: 0,
+    peakInFlight: 0,
+    colo: assignment.mode === "local" ? "local" : "unknown",
+    watermarkS: 0,
+  };
+}
+
+/** An invocation finding the shard running without a handoff follows an unplanned restart. */
+export function resumesAfterCrash(state: ShardState): boolean {
+  return state.phase === "running" && !state.handoff;
+}
+
+/** The state as invocation number `invocation` starts at `nowMs` (the cursor stays put). */
+export function invocationStarted(state: ShardState, invocation: number, afterCrash: boolean, nowMs: number): ShardState {
+  return {
+    ...state,
+    phase: "running",
+    handoff: false,
+    invocations: invocation,
+    restarts: state.restarts + (afterCrash ? 1 : 0),
+    ...(afterCrash ? { lastRestartMs: nowMs } : {}),
+  };
+}
+
+/** The state after the engine's slice ended: running still after a handoff, done otherwise. */
+export function sliceEnded(state: ShardState, result: SliceResult, iterationProgress: IterationProgress | null): ShardState {
+  const handoff = result.end === "handoff";
+  return {
+    ...state,
+    phase: handoff ? "running" : "done",
+    cursor: result.cursor,
+    handoff,
+    subrequests: state.subrequests + result.sent,
+    iterationProgress,
+    peakInFlight: Math.max(state.peakInFlight, result.peakInFlight),
+  };
+}
+
+/** What the engine tells of itself when a window closes (see ShardEngine). */
+export interface EngineProgress {
+  readonly closedThrough: number;
+  readonly cursor: number;
+  readonly clockResolutionUs: number | null;
+  readonly behindCloudflare: boolean;
+}
+
+/**
+ * The state stored with a closed window: the watermark in the run's numbering (a named
+ * scenario's shard counts windows from its own start, `windowOffsetS` later), the cursor
+ * a crash resumes from, and what the engine saw.
+ */
+export function windowClosed(state: ShardState, engine: EngineProgress, windowOffsetS: number): ShardState {
+  return {
+    ...state,
+    watermarkS: engine.closedThrough + windowOffsetS,
+    cursor: engine.cursor,
+    clockResolutionUs: finerResolution(state.clockResolutionUs, engine.clockResolutionUs),
+    behindCloudflare: state.behindCloudflare || engine.behindCloudflare,
+  };
+}
+
+/** The telemetry a flush carries: where the shard runs and how its invocations went. */
+export function shardTelemetry(a: ShardAssignment, s: ShardState): ShardTelemetry {
+  return {
+    region: a.shard.region,
+    colo: s.colo,
+    invocations: s.invocations,
+    restarts: s.restarts,
+    subrequests: s.subrequests,
+    peakInFlight: s.peakInFlight,
+    clockResolutionUs: s.clockResolutionUs ?? null,
+    behindCloudflare: s.behindCloudflare ?? false,
+  };
+}
