@@ -6,38 +6,44 @@
  * aborted | error (run/run-record.ts).
  *
  * The object is thin: it reads its state, asks pure functions what to do at `now`
- * (core/run/run-lifecycle.ts, run/status-view.ts, run/summary-of.ts) and writes. Its pieces:
- * the flush log (run/flush-log.ts), the windows not yet in D1 (run/open-windows.ts), the
- * shards' progress (shard-progress.ts), the dashboards' feed (run/live-feed.ts), setup and
- * teardown (run/phases.ts), the push outputs (metrics-push.ts). Thresholds are parsed
- * once, when the run is created or restored.
+ * (core/run/run-lifecycle.ts, run/status-view.ts, run/summary-of.ts, run/tick-failure.ts)
+ * and writes. Its pieces: the flush log (run/flush-log.ts) and taking flushes in
+ * (run/flush-intake.ts), the windows not yet in D1 (run/open-windows.ts) and writing them
+ * (run/window-writes.ts), the shards' progress (shard-progress.ts), reaching the shards
+ * (run/run-shards.ts), the run's rows in D1 (run/created-run-rows.ts), the dashboards'
+ * feed (run/live-feed.ts), setup and teardown (run/phases.ts), the push outputs
+ * (metrics-push.ts). Thresholds are parsed once, when the run is created or restored.
  *
  * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(); fetch()
  * serves the live event stream (GET /live).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Plan } from "../core/plan/plan.ts";
-import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush, type ShardWindow } from "../core/run/protocol.ts";
+import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush } from "../core/run/protocol.ts";
 import { redactSpec, type RunSpec } from "../core/spec/run-spec.ts";
-import { closableBelow, lifecycleStep } from "../core/run/run-lifecycle.ts";
+import { lifecycleStep } from "../core/run/run-lifecycle.ts";
 import { RunTotals } from "../core/run/run-totals.ts";
 import { parseRunThresholds, shouldAbortRun, type Summary } from "../core/run/summary.ts";
 import type { ThresholdSet } from "../core/metrics/thresholds.ts";
-import { shardAssignments } from "../core/schedule/shard-assignment.ts";
 import type { Env as Bindings, ObjectNamespaces } from "../workers/env.ts";
 import type { LoadShard } from "../workers/shard/load-shard.ts";
 import type { RunMetricsWire } from "../core/formats/prometheus-text-writer.ts";
 import { ShardProgress } from "./shard-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
 import { metricsPushBody } from "./metrics-push-body.ts";
-import { insertRun, insertShards, seriesStatements, updateRunStatus, windowStatements } from "./store/results-store.ts";
+import { updateRunStatus } from "./store/results-store.ts";
+import { createdRunStatements } from "./run/created-run-rows.ts";
 import { FlushLog, type TotalsCheckpoint } from "./run/flush-log.ts";
+import { takeInFlush, takeInLog } from "./run/flush-intake.ts";
 import { OpenWindows } from "./run/open-windows.ts";
 import { LiveFeed } from "./run/live-feed.ts";
 import { runScriptSetup, runSetupSteps, runTeardown, type SetupOutcome } from "./run/phases.ts";
 import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./run/status-view.ts";
 import { endedRunStatements, endSummary, liveSummary, type SummarySources } from "./run/summary-of.ts";
-import { CHECKPOINT_EVERY_MS, endOf, SHARD_FLUSH_GRACE_MS, START_LEAD_MS, TICK_MS, tickFailureBudget, type RunRecord } from "./run/run-record.ts";
+import { CHECKPOINT_EVERY_MS, endOf, START_LEAD_MS, TICK_MS, type RunRecord } from "./run/run-record.ts";
+import { abortShards, startingWatermarks, startShards } from "./run/run-shards.ts";
+import { tickFailureBudget, tickRetryDelayMs, unstorableRun, withTickFailure } from "./run/tick-failure.ts";
+import { writeClosedWindows } from "./run/window-writes.ts";
 
 /** The bindings as this object reads them: the shards' namespace typed by their class. */
 type Env = Bindings & ObjectNamespaces<undefined, LoadShard>;
@@ -72,25 +78,12 @@ export class RunCoordinator extends DurableObject<Env> {
     const t0Ms = now + START_LEAD_MS[input.mode];
     // A named scenario's shards measure nothing before its start: windows before it need
     // not wait for them.
-    this.#shards.start(
-      new Map((input.plan.scenarios ?? []).flatMap((s) => Array.from({ length: s.shardCount }, (_, i) => [s.firstShard + i, s.startMs / 1000] as const))),
-    );
+    this.#shards.start(startingWatermarks(input.plan));
     const run: RunRecord = { ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null };
     this.#thresholds = parseRunThresholds(run.spec);
     this.#save(run);
     const db = this.env.DB;
-    await db.batch([
-      insertRun(db, {
-        id: run.runId,
-        name: run.spec.name,
-        target: run.spec.target,
-        createdAt: now,
-        durationMs: run.spec.durationMs,
-        specJson: JSON.stringify(redactSpec(run.spec)),
-        planJson: JSON.stringify(run.plan),
-      }),
-      ...insertShards(db, run.runId, run.plan.shards),
-    ]);
+    await db.batch(createdRunStatements(db, run));
     // Setup runs once, here, before any shard starts: the spec's setup steps, then a k6
     // script's setup() (both given the spec as it was before either ran).
     const steps = await runSetupSteps(run.spec);
@@ -98,15 +91,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const script = await runScriptSetup(this.env, run.runId, run.spec);
     if (script && !(await this.#afterSetup(script, t0Ms, input.mode))) return { t0Ms, status: "error" };
     const ready = this.#run!;
-    const assignments = shardAssignments({
-      runId: ready.runId,
-      spec: ready.spec,
-      plan: ready.plan,
-      t0Ms: ready.t0Ms,
-      mode: ready.mode,
-      flushGraceMs: SHARD_FLUSH_GRACE_MS,
-    });
-    const started = await Promise.allSettled(assignments.map((assignment, index) => this.#shardStub(index).start(assignment)));
+    const started = await startShards(this.env.LOAD_SHARD, ready);
     const failure = started.find((s) => s.status === "rejected");
     if (failure) {
       await this.#broadcastAbort();
@@ -143,18 +128,7 @@ export class RunCoordinator extends DurableObject<Env> {
     if (region === undefined) throw new Error(`unknown shard ${message.shardIndex}`);
     // After the summary is written the run's figures are final: tell the shard to stop.
     if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
-    let accepted = 0;
-    let duplicates = 0;
-    let latest: ShardWindow | null = null;
-    for (const window of message.windows) {
-      if (!this.#log.append(message.shardIndex, window)) {
-        duplicates++;
-        continue;
-      }
-      accepted++;
-      this.#open.merge(message.shardIndex, region, window, this.#totals);
-      if (!latest || window.windowS >= latest.windowS) latest = window;
-    }
+    const { accepted, duplicates, latest } = takeInFlush(this.#log, this.#open, this.#totals, message, region);
     if (latest) this.#live.noteShard(message.shardIndex, latest);
     this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry);
     // Everyone is done: finish now — unless ticks are failing (D1 refusing writes), whose
@@ -244,26 +218,18 @@ export class RunCoordinator extends DurableObject<Env> {
   async #tickFailed(error: unknown): Promise<void> {
     const run = this.#run;
     if (!run) throw error;
-    const failures = (run.tickFailures ?? 0) + 1;
-    const message = error instanceof Error ? error.message : String(error);
+    const { run: failing, failures, message } = withTickFailure(run, error);
     console.error(`run ${run.runId}: tick ${failures} failed: ${message}`);
-    this.#save({ ...run, tickFailures: failures, lastError: message });
+    this.#save(failing);
     if (failures < tickFailureBudget(this.env)) {
       // The dashboard shows the retries (lastError) rather than going quiet.
       this.#live.sendStatus(() => this.#liveStatus(this.#run!, Date.now()));
-      await this.ctx.storage.setAlarm(Date.now() + Math.min(30_000, 500 * 2 ** failures));
+      await this.ctx.storage.setAlarm(Date.now() + tickRetryDelayMs(failures));
       return;
     }
     // Give up: the run ends as an error; its summary stays readable from this object.
     const endMs = endOf(run, Date.now());
-    const final: RunRecord = {
-      ...run,
-      status: "error",
-      stopping: null,
-      endMs,
-      abortReason: `results could not be stored: ${message}`,
-      spec: redactSpec(run.spec),
-    };
+    const final = unstorableRun(run, message, endMs);
     const summary = endSummary(final, endMs, "error", this.#sources());
     this.ctx.storage.kv.put("summary", summary);
     this.#save(final);
@@ -319,41 +285,14 @@ export class RunCoordinator extends DurableObject<Env> {
     }
   }
 
-  #shardStub(index: number) {
-    const run = this.#run!;
-    const ns = this.env.LOAD_SHARD;
-    const region = run.plan.shards[index]!.region;
-    return ns.get(ns.idFromName(`${run.runId}/${index}`), { locationHint: region as DurableObjectLocationHint });
+  /** Stops every shard (run/run-shards.ts). */
+  #broadcastAbort(): Promise<void> {
+    return abortShards(this.env.LOAD_SHARD, this.#run!);
   }
 
-  async #broadcastAbort(): Promise<void> {
-    const run = this.#run!;
-    await Promise.allSettled(run.plan.shards.map((s) => this.#shardStub(s.index).abort()));
-  }
-
-  /**
-   * Writes to D1 every open window that no shard can still add to: below every running
-   * shard's watermark, or older than MAX_LATENESS_MS. One batch per tick.
-   *
-   * The windows leave the open set, and their log rows are marked written, before the
-   * batch is awaited: a flush arriving meanwhile opens a fresh cell (written next tick as
-   * an extra row) instead of being merged into a cell that is already on its way.
-   */
-  async #writeClosedWindows(run: RunRecord, now: number, everyoneDone: boolean): Promise<void> {
-    const running = run.plan.shards.filter((s) => !this.#shards.isDone(s.index));
-    const cutoff = closableBelow({ watermarks: running.map((s) => this.#shards.watermark(s.index)), t0Ms: run.t0Ms, nowMs: now, everyoneDone });
-    const closed = this.#open.takeBelow(cutoff, (step) => run.spec.steps[step]?.name ?? String(step));
-    if (!closed) return;
-    const unmark = this.#log.markWrittenBelow(cutoff);
-    try {
-      await this.env.DB.batch([...windowStatements(this.env.DB, run.runId, closed.cells), ...seriesStatements(this.env.DB, run.runId, closed.series)]);
-    } catch (error) {
-      unmark();
-      this.#open.putBack(closed);
-      throw error;
-    }
-    this.#live.publishWindows(run.spec, closed.cells);
-    this.#open.forgetIterationsBefore(closed.newestWindowS - 10);
+  /** Writes to D1 every open window that no shard can still add to (run/window-writes.ts). */
+  #writeClosedWindows(run: RunRecord, now: number, everyoneDone: boolean): Promise<void> {
+    return writeClosedWindows({ db: this.env.DB, open: this.#open, log: this.#log, shards: this.#shards, live: this.#live }, run, now, everyoneDone);
   }
 
   /** Persists totals and trims log rows that are both in the checkpoint and in D1. */
@@ -368,13 +307,7 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#run = run;
     if (!run) return;
     this.#thresholds = parseRunThresholds(run.spec);
-    const regionOf = (shard: number) => run.plan.shards[shard]!.region;
-    this.#totals = this.#log.restore(this.ctx.storage.kv.get<TotalsCheckpoint>("totals"), {
-      addToTotals: (totals, shard, window) => {
-        for (const [step, wire] of window.steps) totals.addWire(shard, regionOf(shard), step, wire);
-      },
-      reopen: (shard, window) => this.#open.merge(shard, regionOf(shard), window, null),
-    });
+    this.#totals = takeInLog(this.#log, this.#open, this.ctx.storage.kv.get<TotalsCheckpoint>("totals"), run);
   }
 
   #save(run: RunRecord): void {

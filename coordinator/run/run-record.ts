@@ -6,7 +6,6 @@ import type { Plan } from "../../core/plan/plan.ts";
 import type { Mode, RunStatus } from "../../core/run/protocol.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
 import type { PhaseResult } from "../../scenarios/run-phase.ts";
-import type { Env } from "../../workers/env.ts";
 
 export interface RunRecord {
   readonly runId: string;
@@ -39,17 +38,6 @@ export const TICK_MS = 1_000;
 export const CHECKPOINT_EVERY_MS = 5_000;
 /** After its deadline a shard keeps retrying its last flushes this long, then gives up. */
 export const SHARD_FLUSH_GRACE_MS = 60_000;
-/**
- * A tick that throws (D1 refusing writes, say) is retried with backoff up to 30 s; after
- * this many failures in a row (RESULT_WRITE_RETRIES overrides it) the run ends as `error`,
- * its summary kept in the coordinator.
- */
-const MAX_TICK_FAILURES = 12;
-
-export function tickFailureBudget(env: Pick<Env, "RESULT_WRITE_RETRIES">): number {
-  const n = Number(env.RESULT_WRITE_RETRIES);
-  return Number.isInteger(n) && n > 0 ? n : MAX_TICK_FAILURES;
-}
 
 /** When measurement stopped, for a run ending at `nowMs`: its end if set, never past its schedule. */
 export function endOf(run: RunRecord, nowMs: number): number {

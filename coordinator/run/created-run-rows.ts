@@ -1,0 +1,24 @@
+/**
+ * The D1 rows of a run as its coordinator creates it: the run (its spec without secrets,
+ * its plan) and one row per shard. What the run's end writes goes with its summary
+ * (summary-of.ts endedRunStatements).
+ */
+import { redactSpec } from "../../core/spec/run-spec.ts";
+import { insertRun, insertShards } from "../store/results-store.ts";
+import type { RunRecord } from "./run-record.ts";
+
+/** The statements storing a run just created, and its shards. */
+export function createdRunStatements(db: D1Database, run: RunRecord): D1PreparedStatement[] {
+  return [
+    insertRun(db, {
+      id: run.runId,
+      name: run.spec.name,
+      target: run.spec.target,
+      createdAt: run.createdMs,
+      durationMs: run.spec.durationMs,
+      specJson: JSON.stringify(redactSpec(run.spec)),
+      planJson: JSON.stringify(run.plan),
+    }),
+    ...insertShards(db, run.runId, run.plan.shards),
+  ];
+}

@@ -1,0 +1,46 @@
+/**
+ * The windows shards flush, taken in by their coordinator: each one appended to the flush
+ * log once (a retried flush's windows are recognised there and skipped), then merged into
+ * the open windows and the run's totals. After a restart the log is taken in again: the
+ * totals rebuilt from their checkpoint and newer rows, the windows not yet in D1 reopened.
+ */
+import type { ShardFlush, ShardWindow } from "../../core/run/protocol.ts";
+import type { RunTotals } from "../../core/run/run-totals.ts";
+import type { FlushLog, TotalsCheckpoint } from "./flush-log.ts";
+import type { OpenWindows } from "./open-windows.ts";
+import type { RunRecord } from "./run-record.ts";
+
+/** What one flush brought: windows new and repeated, and the newest new one (null: none). */
+export interface FlushIntake {
+  readonly accepted: number;
+  readonly duplicates: number;
+  readonly latest: ShardWindow | null;
+}
+
+/** Takes in the windows of `message`, from a shard of `region`. */
+export function takeInFlush(log: FlushLog, open: OpenWindows, totals: RunTotals, message: ShardFlush, region: string): FlushIntake {
+  let accepted = 0;
+  let duplicates = 0;
+  let latest: ShardWindow | null = null;
+  for (const window of message.windows) {
+    if (!log.append(message.shardIndex, window)) {
+      duplicates++;
+      continue;
+    }
+    accepted++;
+    open.merge(message.shardIndex, region, window, totals);
+    if (!latest || window.windowS >= latest.windowS) latest = window;
+  }
+  return { accepted, duplicates, latest };
+}
+
+/** Rebuilds the totals (checkpoint + newer log rows) and reopens the windows not yet written to D1. */
+export function takeInLog(log: FlushLog, open: OpenWindows, checkpoint: TotalsCheckpoint | undefined, run: RunRecord): RunTotals {
+  const regionOf = (shard: number) => run.plan.shards[shard]!.region;
+  return log.restore(checkpoint, {
+    addToTotals: (totals, shard, window) => {
+      for (const [step, wire] of window.steps) totals.addWire(shard, regionOf(shard), step, wire);
+    },
+    reopen: (shard, window) => open.merge(shard, regionOf(shard), window, null),
+  });
+}

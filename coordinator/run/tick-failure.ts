@@ -1,0 +1,44 @@
+/**
+ * A coordinator tick that throws (D1 refusing writes, say): it is retried with backoff up
+ * to 30 s, and after too many failures in a row the run ends as `error`, its summary kept
+ * in the coordinator. Pure: the object asks these, with the time passed in, and writes.
+ */
+import { redactSpec } from "../../core/spec/run-spec.ts";
+import type { Env } from "../../workers/env.ts";
+import type { RunRecord } from "./run-record.ts";
+
+/** Failures in a row a run survives unless RESULT_WRITE_RETRIES says otherwise. */
+const MAX_TICK_FAILURES = 12;
+
+/** How many failed ticks in a row end the run (RESULT_WRITE_RETRIES overrides the default). */
+export function tickFailureBudget(env: Pick<Env, "RESULT_WRITE_RETRIES">): number {
+  const n = Number(env.RESULT_WRITE_RETRIES);
+  return Number.isInteger(n) && n > 0 ? n : MAX_TICK_FAILURES;
+}
+
+/** `run` after one more failed tick: the count, and the message the status shows while retrying. */
+export function withTickFailure(run: RunRecord, error: unknown): { readonly run: RunRecord; readonly failures: number; readonly message: string } {
+  const failures = (run.tickFailures ?? 0) + 1;
+  const message = error instanceof Error ? error.message : String(error);
+  return { run: { ...run, tickFailures: failures, lastError: message }, failures, message };
+}
+
+/** How long until the tick that failed for the `failures`th time is retried: 1 s, 2 s, 4 s … 30 s. */
+export function tickRetryDelayMs(failures: number): number {
+  return Math.min(30_000, 500 * 2 ** failures);
+}
+
+/**
+ * The run given up because its results could not be stored: `error`, measured until
+ * `endMs` (run-record.ts endOf), its secrets forgotten.
+ */
+export function unstorableRun(run: RunRecord, message: string, endMs: number): RunRecord {
+  return {
+    ...run,
+    status: "error",
+    stopping: null,
+    endMs,
+    abortReason: `results could not be stored: ${message}`,
+    spec: redactSpec(run.spec),
+  };
+}
