@@ -67,7 +67,7 @@ export interface WindowCutoff {
  * Nothing more can arrive for a window every running shard has flushed past; a shard
  * that has gone quiet holds a window back at most MAX_LATENESS_MS (what it sends later is
  * still stored, as another row for the same key). The shard's own rule is its close lag
- * (workers/shard/engine.ts).
+ * (workers/shard/shard-windows.ts).
  */
 export function closableBelow({ watermarks, t0Ms, nowMs, everyoneDone }: WindowCutoff): number {
   if (everyoneDone) return Number.MAX_SAFE_INTEGER;
