@@ -23,7 +23,8 @@ import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView,
 import { redactSpec, type RunSpec } from "../core/spec/run-spec.ts";
 import { lifecycleStep } from "../core/run/run-lifecycle.ts";
 import { RunTotals } from "../core/run/run-totals.ts";
-import { parseRunThresholds, shouldAbortRun, type Summary } from "../core/run/summary.ts";
+import { parseRunThresholds, shouldAbortRun } from "../core/run/run-thresholds.ts";
+import type { Summary } from "../core/run/summary.ts";
 import type { ThresholdSet } from "../core/metrics/thresholds.ts";
 import type { Env as Bindings, ObjectNamespaces } from "../workers/env.ts";
 import type { LoadShard } from "../workers/shard/load-shard.ts";

@@ -22,7 +22,6 @@ import { builtInValues, customMetricsSummary, DEFAULT_TREND_STATS, groupSummary 
 import { selectTagged, thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
 
 // coordinator/run-coordinator.ts reads the run's thresholds and its abort check from here.
-export { parseRunThresholds, shouldAbortRun } from "./run-thresholds.ts";
 
 export interface ShardReport {
   readonly index: number;

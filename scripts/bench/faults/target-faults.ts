@@ -100,7 +100,7 @@ const FAULTS: TargetFault[] = [
     timeoutS: 10,
     url: (_s, f) => `${f.hugeUrl}/huge`,
     received: (f) => f.huge,
-    note: "bodies nobody reads are drained chunk by chunk (workers/shard/engine.ts bodyBytes), counted in data_received",
+    note: "bodies nobody reads are drained chunk by chunk (workers/shard/response-body.ts bodyBytes), counted in data_received",
   },
 ];
 
