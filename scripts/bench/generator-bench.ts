@@ -16,11 +16,15 @@
  * the gap to k6 into workerd's own fetch path and what edgeload adds; the crosscheck's
  * verdict says whether the two runs' figures agree within its tolerances.
  *
+ *    Against two targets (`--targets workerd,native`): the local stack's target Worker, and a
+ *    native one (Go, scripts/bench/native-target) whose serving costs almost nothing, so what
+ *    differs between clients there is the clients' own.
+ *
  *    With `--baseline REV`, the same edgeload run also goes through that revision's own stack
  *    (baseline-stack.ts), in the order baseline, this tree, …, this tree, baseline at each
  *    rate, so drift over the round weighs on both alike: CPU per request and p95 before/after.
  *
- *   npm run bench -- generator [--rates 100,500,1000] [--duration 15s] [--delay 20] [--shards N] [--baseline REV]
+ *   npm run bench -- generator [--rates 100,300,1000] [--targets workerd,native] [--duration 15s] [--delay 20] [--shards N] [--baseline REV]
  */
 import { startLocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
@@ -31,6 +35,11 @@ import { markdownTable } from "./markdown-table.ts";
 import { plainTable } from "./plain-table.ts";
 import { startBaselineStack, type BaselineStack } from "./baseline-stack.ts";
 import { formatSpread, steadySpread } from "./per-second.ts";
+import { startNativeTarget, type NativeTarget } from "./native-target.ts";
+
+/** Where the load goes: the local stack's target Worker, or the native loopback target. */
+export type GeneratorTarget = "workerd" | "native";
+export const GENERATOR_TARGETS: readonly GeneratorTarget[] = ["workerd", "native"];
 
 export interface GeneratorBenchOptions {
   /** Each rate (requests/s) is one round: edgeload, k6, then the three floors. */
@@ -43,26 +52,34 @@ export interface GeneratorBenchOptions {
   readonly shards: number | null;
   /** A git revision whose own stack runs the same edgeload load beside this tree's; null for none. */
   readonly baseline: string | null;
+  /** Each target is one pass over the rates. */
+  readonly targets: readonly GeneratorTarget[];
 }
 
-export async function generatorBench({ rates, duration, delayMs, shards, baseline: baselineRev }: GeneratorBenchOptions): Promise<void> {
+export async function generatorBench({ rates, duration, delayMs, shards, baseline: baselineRev, targets }: GeneratorBenchOptions): Promise<void> {
   const k6 = findK6();
   const stack = await startLocalStack({ persist: false });
   let baseline: BaselineStack | null = null;
+  let native: NativeTarget | null = null;
   try {
+    if (targets.includes("native")) native = await startNativeTarget();
+    const targetOf = (name: GeneratorTarget) =>
+      name === "native" && native
+        ? { name, url: native.url, cpuS: native.cpuS }
+        : { name, url: stack.targetUrl, cpuS: () => cpuSeconds(stack.processes.target) };
+    const path = `/delay?ms=${delayMs}`;
+    for (const name of targets) await (await fetch(targetOf(name).url + path)).arrayBuffer(); // warm the targets
     if (baselineRev) {
       baseline = await startBaselineStack(baselineRev);
-      await edgeloadRun(baseline.stack, `/delay?ms=${delayMs}`, rates[0]!, "4s", shards); // warmed as this tree's is below
+      await edgeloadRun(baseline.stack, stack.targetUrl, path, rates[0]!, "4s", shards); // warmed as this tree's is below
     }
-    const beforeAfter: Array<{ rate: number; now: GeneratorResult[]; base: GeneratorResult[] }> = [];
-    const path = `/delay?ms=${delayMs}`;
-    await (await fetch(stack.targetUrl + path)).arrayBuffer(); // warm the target
+    const beforeAfter: Array<{ target: GeneratorTarget; rate: number; now: GeneratorResult[]; base: GeneratorResult[] }> = [];
     // A fresh stack is cold (JIT, D1 and object storage on first use): a first measured run
     // paid it alone, k6 — a native binary, run second — never did. One short unmeasured run first.
-    await edgeloadRun(stack, path, rates[0]!, "4s", shards);
+    await edgeloadRun(stack, stack.targetUrl, path, rates[0]!, "4s", shards);
     const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
     const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
-    const atRates: Array<{ rate: number; clients: GeneratorResult[]; verdict: string }> = [];
+    const atRates: Array<{ target: GeneratorTarget; rate: number; clients: GeneratorResult[]; verdict: string }> = [];
     const row = (r: GeneratorResult) => [
       r.name,
       String(r.requests),
@@ -77,116 +94,119 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
       perK(r).toFixed(3),
       r.targetCpuS === undefined ? "-" : ((r.targetCpuS / r.requests) * 1000).toFixed(3),
     ];
-    for (const rate of rates) {
-      console.log(
-        `\n## Generator: edgeload (local stack, ${shards ?? "planned"} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, target delay ${delayMs} ms\n`,
-      );
-      // The target's CPU over each client's run, next to the client's own.
-      const withTargetCpu = async (measure: () => Promise<GeneratorResult>): Promise<GeneratorResult> => {
-        const before = cpuSeconds(stack.processes.target);
-        const result = await measure();
-        return { ...result, targetCpuS: cpuSeconds(stack.processes.target) - before };
-      };
-      const base: GeneratorResult[] = [];
-      const baselineRun = async () => {
-        if (!baseline) return;
-        base.push(await edgeloadRun(baseline.stack, path, rate, duration, shards));
-        await new Promise((r) => setTimeout(r, 3000));
-      };
-      await baselineRun();
-      const edge = await withTargetCpu(() => edgeloadRun(stack, path, rate, duration, shards));
-      await new Promise((r) => setTimeout(r, 3000)); // cool-down between the two
-      const k6Result = await withTargetCpu(() => runK6(k6, stack.targetUrl + path, rate, duration));
-      await new Promise((r) => setTimeout(r, 3000));
-      const floor = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000)));
-      await new Promise((r) => setTimeout(r, 3000));
-      const paced = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate));
-      await new Promise((r) => setTimeout(r, 3000));
-      const pacedInObject = await withTargetCpu(() => fetchFloor(stack.targetUrl + path, Math.min(edge.requests, 10_000), rate, true));
-      if (baseline) {
-        await new Promise((r) => setTimeout(r, 3000));
-        const again = await edgeloadRun(stack, path, rate, duration, shards);
-        await new Promise((r) => setTimeout(r, 3000));
-        await baselineRun();
-        beforeAfter.push({ rate, now: [edge, again], base });
-      }
-      console.log(
-        plainTable([
-          [
-            "",
-            "requests",
-            "achieved/s",
-            "dropped",
-            "p50 ms",
-            "p95 ms",
-            "p99 ms",
-            "p95 by second ms: 1st | steady min / median / max",
-            "client delay p95 / p99 ms",
-            "CPU s",
-            "CPU s per 1k req",
-            "target CPU s per 1k req",
-          ],
-          row(edge),
-          row(k6Result),
-          row(floor),
-          row(paced),
-          row(pacedInObject),
-          [
-            "edgeload/k6",
-            (edge.requests / k6Result.requests).toFixed(3),
-            (edge.achievedPerS / k6Result.achievedPerS).toFixed(3),
-            "",
-            `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`,
-            `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`,
-            `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`,
-            "",
-            "",
-            "",
-            (perK(edge) / perK(k6Result)).toFixed(2),
-            edge.targetCpuS !== undefined && k6Result.targetCpuS
-              ? (edge.targetCpuS / edge.requests / (k6Result.targetCpuS / k6Result.requests)).toFixed(2)
-              : "",
-          ],
-          ["edgeload/floor", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2), ""],
-          ["edgeload/paced floor", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
-          ["edgeload/paced floor in an object", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(pacedInObject)).toFixed(2), ""],
-        ]),
-      );
-      // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
-      let verdict = "-";
-      if (edge.figures && k6Result.figures) {
-        const check = crosscheck(edge.figures, k6Result.figures);
-        const off = check.rows.filter((r) => r.step === null && r.verdict === "disagree");
+    for (const { name: targetName, url: targetUrl, cpuS: targetCpuS } of targets.map(targetOf))
+      for (const rate of rates) {
         console.log(
-          `\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`,
+          `\n## Generator: edgeload (local stack, ${shards ?? "planned"} shards) vs k6, constant-arrival-rate ${rate}/s for ${duration}, ${targetName} target, delay ${delayMs} ms\n`,
         );
-        const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
-        verdict = off.length ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))}`).join(", ")} ms)` : check.verdict;
+        // The target's CPU over each client's run, next to the client's own.
+        const withTargetCpu = async (measure: () => Promise<GeneratorResult>): Promise<GeneratorResult> => {
+          const before = targetCpuS();
+          const result = await measure();
+          return { ...result, targetCpuS: targetCpuS() - before };
+        };
+        const base: GeneratorResult[] = [];
+        const baselineRun = async () => {
+          if (!baseline) return;
+          base.push(await edgeloadRun(baseline.stack, targetUrl, path, rate, duration, shards));
+          await new Promise((r) => setTimeout(r, 3000));
+        };
+        await baselineRun();
+        const edge = await withTargetCpu(() => edgeloadRun(stack, targetUrl, path, rate, duration, shards));
+        await new Promise((r) => setTimeout(r, 3000)); // cool-down between the two
+        const k6Result = await withTargetCpu(() => runK6(k6, targetUrl + path, rate, duration));
+        await new Promise((r) => setTimeout(r, 3000));
+        const floor = await withTargetCpu(() => fetchFloor(targetUrl + path, Math.min(edge.requests, 10_000)));
+        await new Promise((r) => setTimeout(r, 3000));
+        const paced = await withTargetCpu(() => fetchFloor(targetUrl + path, Math.min(edge.requests, 10_000), rate));
+        await new Promise((r) => setTimeout(r, 3000));
+        const pacedInObject = await withTargetCpu(() => fetchFloor(targetUrl + path, Math.min(edge.requests, 10_000), rate, true));
+        if (baseline) {
+          await new Promise((r) => setTimeout(r, 3000));
+          const again = await edgeloadRun(stack, targetUrl, path, rate, duration, shards);
+          await new Promise((r) => setTimeout(r, 3000));
+          await baselineRun();
+          beforeAfter.push({ target: targetName, rate, now: [edge, again], base });
+        }
+        console.log(
+          plainTable([
+            [
+              "",
+              "requests",
+              "achieved/s",
+              "dropped",
+              "p50 ms",
+              "p95 ms",
+              "p99 ms",
+              "p95 by second ms: 1st; steady min / median / max",
+              "client delay p95 / p99 ms",
+              "CPU s",
+              "CPU s per 1k req",
+              "target CPU s per 1k req",
+            ],
+            row(edge),
+            row(k6Result),
+            row(floor),
+            row(paced),
+            row(pacedInObject),
+            [
+              "edgeload/k6",
+              (edge.requests / k6Result.requests).toFixed(3),
+              (edge.achievedPerS / k6Result.achievedPerS).toFixed(3),
+              "",
+              `${(edge.p50Ms - k6Result.p50Ms).toFixed(2)} diff`,
+              `${(edge.p95Ms - k6Result.p95Ms).toFixed(2)} diff`,
+              `${(edge.p99Ms - k6Result.p99Ms).toFixed(2)} diff`,
+              "",
+              "",
+              "",
+              (perK(edge) / perK(k6Result)).toFixed(2),
+              edge.targetCpuS !== undefined && k6Result.targetCpuS
+                ? (edge.targetCpuS / edge.requests / (k6Result.targetCpuS / k6Result.requests)).toFixed(2)
+                : "",
+            ],
+            ["edgeload/floor", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(floor)).toFixed(2), ""],
+            ["edgeload/paced floor", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(paced)).toFixed(2), ""],
+            ["edgeload/paced floor in an object", "", "", "", "", "", "", "", "", "", (perK(edge) / perK(pacedInObject)).toFixed(2), ""],
+          ]),
+        );
+        // The crosscheck's own verdict on the two runs, with its (unchanged) tolerances.
+        let verdict = "-";
+        if (edge.figures && k6Result.figures) {
+          const check = crosscheck(edge.figures, k6Result.figures);
+          const off = check.rows.filter((r) => r.step === null && r.verdict === "disagree");
+          console.log(
+            `\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`,
+          );
+          const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
+          verdict = off.length ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))}`).join(", ")} ms)` : check.verdict;
+        }
+        atRates.push({ target: targetName, rate, clients: [edge, k6Result, paced, pacedInObject, { ...floor, name: "closed floor" }], verdict });
       }
-      atRates.push({ rate, clients: [edge, k6Result, paced, pacedInObject, { ...floor, name: "closed floor" }], verdict });
-    }
     // Every rate in one table, as the README shows it.
     console.log(`\n## Generator at every rate: edgeload / k6 / the workerd floors\n`);
     const ms = (r: GeneratorResult, cpu: number | undefined) => (cpu === undefined ? "" : ((cpu / r.requests) * 1000).toFixed(2));
     console.log(
       markdownTable(
         [
+          "target",
           "rate",
           "",
           "dropped",
           "p50 ms",
           "p95 ms",
           "p99 ms",
-          "p95 by second ms: 1st | steady min / median / max",
+          "p95 by second ms: 1st; steady min / median / max",
           "client delay p95 / p99 ms",
           "CPU ms per request",
           "target CPU ms per request",
           "crosscheck",
         ],
-        atRates.flatMap(({ rate, clients, verdict }) =>
+        atRates.flatMap(({ target, rate, clients, verdict }) =>
           clients.map((r, i) => {
             const closed = r.name === "closed floor";
             return [
+              i === 0 ? target : "",
               i === 0 ? `${rate}/s` : "",
               r.name === "paced fetch floor" ? "paced floor" : r.name,
               closed ? "" : String(r.dropped),
@@ -201,7 +221,7 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
             ];
           }),
         ),
-        new Set([0, 1, 10]),
+        new Set([0, 1, 2, 11]),
       ),
     );
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
@@ -216,14 +236,14 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
   floors' timings by due second.`);
     if (baseline) printBeforeAfter(baseline.label, beforeAfter, perK);
   } finally {
-    await Promise.all([stack.stop(), baseline?.stack.stop()]);
+    await Promise.all([stack.stop(), baseline?.stack.stop(), native?.stop()]);
   }
 }
 
 /** This tree against the baseline revision: each side's two runs, and the ratio of their means. */
 function printBeforeAfter(
   label: string,
-  rows: ReadonlyArray<{ rate: number; now: readonly GeneratorResult[]; base: readonly GeneratorResult[] }>,
+  rows: ReadonlyArray<{ target: GeneratorTarget; rate: number; now: readonly GeneratorResult[]; base: readonly GeneratorResult[] }>,
   perK: (r: GeneratorResult) => number,
 ): void {
   const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -231,8 +251,9 @@ function printBeforeAfter(
   console.log(`\n## Generator before/after: edgeload ${label} vs this tree (runs in the order baseline, this tree, this tree, baseline)\n`);
   console.log(
     markdownTable(
-      ["rate", `CPU ms per request, ${label}`, "CPU ms per request, this tree", "this tree / baseline", `p95 ms, ${label}`, "p95 ms, this tree"],
-      rows.map(({ rate, now, base }) => [
+      ["target", "rate", `CPU ms per request, ${label}`, "CPU ms per request, this tree", "this tree / baseline", `p95 ms, ${label}`, "p95 ms, this tree"],
+      rows.map(({ target, rate, now, base }) => [
+        target,
         `${rate}/s`,
         list(base.map(perK)),
         list(now.map(perK)),
@@ -240,7 +261,7 @@ function printBeforeAfter(
         base.map((r) => r.p95Ms.toFixed(1)).join(" / "),
         now.map((r) => r.p95Ms.toFixed(1)).join(" / "),
       ]),
-      new Set([0]),
+      new Set([0, 1]),
     ),
   );
 }

@@ -128,14 +128,21 @@ export async function fetchFloor(targetUrl: string, requests: number, rate?: num
 }
 
 /** One edgeload run; `shards` null leaves the count to the plan, as a user's run does. */
-export async function edgeloadRun(stack: LocalStack, path: string, rate: number, duration: string, shards: number | null): Promise<GeneratorResult> {
+export async function edgeloadRun(
+  stack: LocalStack,
+  targetUrl: string,
+  path: string,
+  rate: number,
+  duration: string,
+  shards: number | null,
+): Promise<GeneratorResult> {
   const client = new EdgeloadClient(stack.apiUrl, stack.token);
   const generatorPids = stack.processes.coordinator;
   if (generatorPids.length === 0) throw new Error("could not find the generator's workerd process in /proc");
   const cpuBefore = cpuSeconds(generatorPids);
   const run = await client.createRun({
     name: "bench",
-    target: stack.targetUrl,
+    target: targetUrl,
     steps: [{ path }],
     executor: "constant-arrival-rate",
     rate,

@@ -17,7 +17,7 @@ describe("per-second p95s", () => {
   it("spreads the steady seconds (not the first, not the last), second 0 apart", () => {
     const spread = steadySpread([60, 31, 35, 32, NaN, 33, 90]);
     expect(spread).toEqual({ first: 60, min: 31, median: 32, max: 35, steadySeconds: 4 });
-    expect(formatSpread(spread)).toBe("60.0 | 31.0 / 32.0 / 35.0");
+    expect(formatSpread(spread)).toBe("60.0; 31.0 / 32.0 / 35.0");
     expect(steadySpread([10, 20])).toBeNull();
     expect(formatSpread(null)).toBe("-");
   });

@@ -42,9 +42,9 @@ export function steadySpread(p95BySecond: readonly number[]): SecondsSpread | nu
   };
 }
 
-/** "first | min / median / max" in ms, as the tables print it. */
+/** "first; min / median / max" in ms, as the tables print it. */
 export function formatSpread(spread: SecondsSpread | null | undefined): string {
   if (!spread) return "-";
   const f = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(1));
-  return `${f(spread.first)} | ${f(spread.min)} / ${f(spread.median)} / ${f(spread.max)}`;
+  return `${f(spread.first)}; ${f(spread.min)} / ${f(spread.median)} / ${f(spread.max)}`;
 }

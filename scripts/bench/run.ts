@@ -47,13 +47,13 @@
  * and prints where its time goes (scripts/bench/engine-profile.ts).
  * `--only fetch-options` (never part of the full run) prices each option the engine adds to a
  * fetch, in a bare workerd loop (scripts/bench/fetch-options.ts).
- * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile|fetch-options, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,500,1000, --duration 15s, --delay 20, --marginal-rate 200,
+ * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile|fetch-options, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,300,1000, --targets workerd,native, --duration 15s, --delay 20, --marginal-rate 200,
  * --shards N (default: as the plan makes them, as a user's run gets them), --baseline REV (generator: the same edgeload runs on that
  * revision's own stack, side by side; scripts/bench/baseline-stack.ts). Load goes only to the loopback target and stops by itself.
  */
 import { parseArgs } from "node:util";
 import { fuzzBench } from "./fuzz-bench.ts";
-import { generatorBench } from "./generator-bench.ts";
+import { GENERATOR_TARGETS, generatorBench, type GeneratorTarget } from "./generator-bench.ts";
 import { histogramBench } from "./histogram-bench.ts";
 import { queryBench } from "./query-bench.ts";
 import { soakBench } from "./soak-bench.ts";
@@ -63,7 +63,8 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     only: { type: "string" },
-    rates: { type: "string", default: "100,500,1000" },
+    rates: { type: "string", default: "100,300,1000" },
+    targets: { type: "string", default: "workerd,native" },
     duration: { type: "string", default: "15s" },
     delay: { type: "string", default: "20" },
     shards: { type: "string", default: "plan" },
@@ -90,7 +91,13 @@ if (values.only && !PARTS.includes(values.only)) {
 if (!values.only || values.only === "histogram") histogramBench();
 if (!values.only || values.only === "generator") {
   const rates = values.rates!.split(",").map(Number);
-  await generatorBench({ rates, duration: values.duration!, delayMs: Number(values.delay), shards: forcedShards, baseline: values.baseline ?? null });
+  const targets = values.targets!.split(",") as GeneratorTarget[];
+  const unknown = targets.filter((t) => !GENERATOR_TARGETS.includes(t));
+  if (unknown.length) {
+    console.error(`unknown target "${unknown[0]}" in --targets: ${GENERATOR_TARGETS.join(", ")}`);
+    process.exit(2);
+  }
+  await generatorBench({ rates, duration: values.duration!, delayMs: Number(values.delay), shards: forcedShards, baseline: values.baseline ?? null, targets });
 }
 if (!values.only || values.only === "marginal") {
   const { marginalCostBench } = await import("./marginal-cost.ts");

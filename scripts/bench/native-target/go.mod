@@ -1,0 +1,3 @@
+module edgeload/bench/native-target
+
+go 1.21
