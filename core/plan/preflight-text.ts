@@ -8,8 +8,10 @@ import type { Preflight } from "./preflight.ts";
 import { formatUsd } from "./run-cost.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { table } from "../run/summary-text.ts";
+import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
 
 const count = (n: number) => Math.round(n).toLocaleString("en-US");
+const warmUpOrigin = (target: string) => (URL.canParse(target) ? `${new URL(target).origin}/` : "the target's origin");
 
 export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight): string {
   const perRegion = new Map<string, number>();
@@ -23,6 +25,7 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight): string
     `plan: ${spec.name} — ${spec.executor}, ${u.durationS} s, ${rate}`,
     `shards: ${plan.shards.length} (${[...perRegion].map(([r, n]) => `${r} ${n}`).join(", ")}); ${plan.capacityPerShardPerS}/s each at ${spec.expectedLatencyMs} ms with ${spec.connectionSlots} slots, asked for ${plan.peakPerShardPerS}/s`,
     `invocations: ${count(u.shardInvocations)} shard alarms (each sends at most ${count(plan.iterationsPerInvocation)} ${plan.closedModel ? "requests" : "iterations"}, then hands over)`,
+    `warm-up: each shard wakes ${WARM_UP_LEAD_MS / 1000} s before t0, builds its flow${spec.scenario?.seed || spec.data ? " and reads its seed set" : ""} and opens its connection with one HEAD of ${warmUpOrigin(spec.target)} (counted in no metric)`,
     "",
     "platform limits",
     ...table(

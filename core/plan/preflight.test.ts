@@ -75,6 +75,7 @@ describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () =>
     expect(text).toContain("shards: 252 (wnam 42, enam 42, weur 42, eeur 42, apac 42, oc 42)");
     for (const l of p.limits) expect(text).toContain(l.limit);
     expect(text).toContain("k6 Cloud for the same run: 2,000 VUs × 10 min = 333.3 VUh");
+    expect(text).toContain("warm-up: each shard wakes 1 s before t0, builds its flow and opens its connection with one HEAD of https://auth.example.com/");
   });
 });
 

@@ -7,6 +7,13 @@ import type { Plan } from "../plan/plan.ts";
 import type { Mode, ShardAssignment } from "../run/protocol.ts";
 import type { RunSpec } from "../spec/types.ts";
 
+/**
+ * How long before t0 each shard wakes to warm up (workers/shard/warm-up.ts): its colo, its
+ * flow and seed set, one uncounted request to open its connection. Enough for a seed read
+ * and one request; shorter than every start lead the coordinator gives.
+ */
+export const WARM_UP_LEAD_MS = 1_000;
+
 export interface AssignmentInput {
   readonly runId: string;
   /** The full spec (secrets and setup values included). */

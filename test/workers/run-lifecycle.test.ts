@@ -151,6 +151,19 @@ describe("idempotence and recovery", () => {
     expect((await windowTotals(id)).requests).toBe(40 + 7);
   });
 
+  it("warms each shard up before t0 with one request to the target's origin, counted nowhere", async () => {
+    const { id, startsAt } = await createRun({ rate: 20, duration: "2s", shards: 1, regions: ["weur"] });
+    await waitForStatus(id);
+    const { warmUp } = await shardOf(id, 0).inspect();
+    expect(warmUp).toMatchObject({ url: `${new URL(env.TARGET_URL).origin}/` });
+    expect(warmUp!.error).toBeUndefined();
+    expect(warmUp!.status).toBeGreaterThan(0);
+    expect(warmUp!.sentAtMs).toBeLessThan(Date.parse(startsAt));
+    const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as Record<string, any>;
+    expect(summary.metrics.http_reqs.count).toBe(40);
+    expect((await windowTotals(id)).requests).toBe(40);
+  });
+
   it("survives eviction between invocations: every iteration counted exactly once", async () => {
     // 50/s for 4 s on one shard = 200 iterations, in invocations of 100 (see vitest config).
     const { id } = await createRun({ rate: 50, duration: "4s", shards: 1, regions: ["weur"] });

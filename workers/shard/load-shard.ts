@@ -16,9 +16,13 @@
  * scenario's seed set is read from R2 then, never per request. Flow state (refresh-token
  * families) is checkpointed with each window, so a restart continues it.
  *
+ * Its first alarm comes before t0 (warm-up.ts): it reads its colo, builds its flow, opens
+ * its connection to the target with one uncounted request and waits for t0, so the run's
+ * first second is not a cold start.
+ *
  * The object is thin: its state and each change of it are in shard-state.ts, building the
  * flow in shard-flow.ts, sending the stored windows in window-flusher.ts, reading the colo
- * in observe-colo.ts.
+ * in observe-colo.ts, the warm-up in warm-up.ts.
  *
  * RPC surface: start(), abort(), inspect().
  */
@@ -33,6 +37,7 @@ import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { buildShardFlow } from "./shard-flow.ts";
 import { observeColo } from "./observe-colo.ts";
+import { firstAlarmAtMs, sendWarmUp, shouldWarmUp } from "./warm-up.ts";
 import { WindowFlusher, windowKey, type CoordinatorOfShard } from "./window-flusher.ts";
 import {
   invocationStarted,
@@ -76,7 +81,7 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
     if (!existing) {
       this.#storeAssignment(assignment);
       this.#save(scheduledState(assignment));
-      await this.ctx.storage.setAlarm(assignment.t0Ms);
+      await this.ctx.storage.setAlarm(firstAlarmAtMs(assignment.t0Ms, Date.now()));
     }
     return { ok: true };
   }
@@ -140,12 +145,19 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
       if (saved !== undefined) built.flow.restore?.(saved);
       this.#flow = built.flow;
     }
-    const part = state.invocations + 1;
     // Redirects are followed only onto targets this deployment allows (redirect-guard.ts).
     const fetcher = followingAllowedRedirects(
       fetch.bind(globalThis),
       (url) => checkTarget(url, this.env.ALLOWED_TARGETS, modeOf(this.env.EDGELOAD_MODE)) === null,
     );
+    if (shouldWarmUp(assignment.t0Ms, clock.now(), state.warmUp !== undefined)) {
+      this.#save((state = { ...state, warmUp: await sendWarmUp(fetcher, assignment.spec.target, clock) }));
+      await clock.sleep(assignment.t0Ms - clock.now());
+      // An abort while it waited ended the shard (abort()): nothing is left to run.
+      state = this.#state()!;
+      if (state.phase === "done") return;
+    }
+    const part = state.invocations + 1;
     const engine = new ShardEngine(
       assignment,
       clock,

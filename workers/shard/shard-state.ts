@@ -8,6 +8,7 @@
 import { finerResolution } from "../../core/metrics/clock-resolution.ts";
 import type { ShardAssignment, ShardTelemetry } from "../../core/run/protocol.ts";
 import type { IterationProgress, SliceResult } from "./engine-types.ts";
+import type { WarmUp } from "./warm-up.ts";
 
 export type ShardPhase = "scheduled" | "running" | "done";
 
@@ -34,6 +35,8 @@ export interface ShardState {
   readonly behindCloudflare?: boolean;
   /** Iteration-count executors: how far they got, for the invocation after a handoff. */
   readonly iterationProgress?: IterationProgress | null;
+  /** The warm-up request sent before t0 (warm-up.ts); null when there was none to send, absent before. */
+  readonly warmUp?: WarmUp | null;
 }
 
 /** What inspect() answers, for tests and diagnostics (no secrets). */
