@@ -30,17 +30,24 @@ export async function startNativeTarget(): Promise<NativeTarget> {
       throw new Error(`could not build the native target (is Go installed?): ${(error as Error).message}`);
     }
   }
-  const child = spawn(BINARY, ["-port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  // Its output is piped, not inherited: a target left running must not hold the bench's own
+  // stdout open. And it goes when the bench goes, however that ends.
+  const child = spawn(BINARY, ["-port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+  const killWithBench = () => child.kill("SIGKILL");
+  process.once("exit", killWithBench);
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const address = await new Promise<string>((resolve, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`the native target exited (${code}) before listening`)));
+    child.once("exit", (code) => reject(new Error(`the native target exited (${code}) before listening: ${stderr.trim()}`)));
     createInterface({ input: child.stdout! }).once("line", (line) => resolve(line.replace(/^listening /, "")));
   });
   return {
     url: `http://${address}`,
     cpuS: () => cpuSeconds([child.pid!]),
     stop: async () => {
+      process.off("exit", killWithBench);
       child.kill("SIGTERM");
       await exited;
     },
