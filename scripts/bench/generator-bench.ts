@@ -41,6 +41,9 @@ import { startNativeTarget, type NativeTarget } from "./native-target.ts";
 export type GeneratorTarget = "workerd" | "native";
 export const GENERATOR_TARGETS: readonly GeneratorTarget[] = ["workerd", "native"];
 
+/** The columns both tables give each client, in this order: drops, then its latencies. */
+const LATENCY_COLUMNS = ["dropped", "p50 ms", "p95 ms", "p99 ms", "p95 by second ms: 1st; steady min / median / max", "client delay p95 / p99 ms"];
+
 export interface GeneratorBenchOptions {
   /** Each rate (requests/s) is one round: edgeload, k6, then the three floors. */
   readonly rates: readonly number[];
@@ -130,20 +133,7 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
         }
         console.log(
           plainTable([
-            [
-              "",
-              "requests",
-              "achieved/s",
-              "dropped",
-              "p50 ms",
-              "p95 ms",
-              "p99 ms",
-              "p95 by second ms: 1st; steady min / median / max",
-              "client delay p95 / p99 ms",
-              "CPU s",
-              "CPU s per 1k req",
-              "target CPU s per 1k req",
-            ],
+            ["", "requests", "achieved/s", ...LATENCY_COLUMNS, "CPU s", "CPU s per 1k req", "target CPU s per 1k req"],
             row(edge),
             row(k6Result),
             row(floor),
@@ -188,20 +178,7 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
     const ms = (r: GeneratorResult, cpu: number | undefined) => (cpu === undefined ? "" : ((cpu / r.requests) * 1000).toFixed(2));
     console.log(
       markdownTable(
-        [
-          "target",
-          "rate",
-          "",
-          "dropped",
-          "p50 ms",
-          "p95 ms",
-          "p99 ms",
-          "p95 by second ms: 1st; steady min / median / max",
-          "client delay p95 / p99 ms",
-          "CPU ms per request",
-          "target CPU ms per request",
-          "crosscheck",
-        ],
+        ["target", "rate", "", ...LATENCY_COLUMNS, "CPU ms per request", "target CPU ms per request", "crosscheck"],
         atRates.flatMap(({ target, rate, clients, verdict }) =>
           clients.map((r, i) => {
             const closed = r.name === "closed floor";
