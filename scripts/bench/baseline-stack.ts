@@ -10,9 +10,10 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, symlinkSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { PROJECT_ROOT, type LocalStack } from "../cli/local-stack.ts";
+import { ephemeralStateDir, PROJECT_ROOT, type LocalStack } from "../cli/local-stack.ts";
 
 export interface BaselineStack {
   /** What the tables call it: the revision as asked, with its short hash. */
@@ -36,7 +37,15 @@ export async function startBaselineStack(rev: string): Promise<BaselineStack> {
   }
   if (!existsSync(join(dir, "node_modules"))) symlinkSync(join(PROJECT_ROOT, "node_modules"), join(dir, "node_modules"), "dir");
   const { startLocalStack } = (await import(pathToFileURL(join(dir, "scripts/cli/local-stack.ts")).href)) as {
-    startLocalStack: (options: { persist: false }) => Promise<LocalStack>;
+    startLocalStack: (options: { persist: string }) => Promise<LocalStack>;
   };
-  return { label: `${rev === sha.slice(0, rev.length) ? "" : `${rev} `}@${sha.slice(0, 7)}`, stack: await startLocalStack({ persist: false }) };
+  // Its state where this tree's ephemeral state is (older revisions put `persist: false` on
+  // the disk), so the two stacks' storage costs the same.
+  const state = await ephemeralStateDir("edgeload-baseline-");
+  const stack = await startLocalStack({ persist: state });
+  const stop = async () => {
+    await stack.stop();
+    await rm(state, { recursive: true, force: true });
+  };
+  return { label: `${rev === sha.slice(0, rev.length) ? "" : `${rev} `}@${sha.slice(0, 7)}`, stack: { ...stack, stop } };
 }

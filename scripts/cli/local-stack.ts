@@ -9,8 +9,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync, rmSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
 import { buildDashboardAssets } from "../build/dashboard-assets.mjs";
@@ -21,7 +22,12 @@ import { workerdDescendants } from "./processes.ts";
 export { PROJECT_ROOT };
 
 export interface StackOptions {
-  /** Where local D1/R2/DO state lives; false for in-memory (tests). */
+  /**
+   * Where local D1/R2/DO state lives. false: nothing is kept — a fresh directory in memory
+   * (tmpfs, /dev/shm) where the machine has one, else in the temp dir, removed at stop().
+   * Benchmarks use it: every window a shard stores and every flush the coordinator logs is a
+   * SQLite commit, and on a disk those commits held the one thread the stack runs on.
+   */
   readonly persist?: string | false;
   readonly apiPort?: number;
   readonly targetPort?: number;
@@ -36,6 +42,11 @@ export interface StackOptions {
 
 /** Where the load-test client's codes are "sent": never followed, only parsed from Location. */
 const LOAD_TEST_REDIRECT_URI = "http://127.0.0.1/callback";
+
+/** A fresh directory for state nobody keeps: in memory (tmpfs) where the machine has one, else in the temp dir. */
+export function ephemeralStateDir(prefix: string): Promise<string> {
+  return mkdtemp(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), prefix));
+}
 
 export interface LocalStack {
   readonly apiUrl: string;
@@ -77,8 +88,10 @@ export function offlineWranglerEnv(): void {
 
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   offlineWranglerEnv();
-  const persist = options.persist === undefined ? join(PROJECT_ROOT, ".edgeload", "state") : options.persist;
-  if (persist) await mkdir(persist, { recursive: true });
+  const ephemeral = options.persist === false ? await ephemeralStateDir("edgeload-state-") : null;
+  const persist = ephemeral ?? (options.persist || join(PROJECT_ROOT, ".edgeload", "state"));
+  await mkdir(persist, { recursive: true });
+  const removeEphemeral = () => (ephemeral ? rm(ephemeral, { recursive: true, force: true }) : Promise.resolve());
   const token = randomBytes(24).toString("base64url");
   const targetAdminSecret = randomBytes(24).toString("base64url");
   let targetClient: TargetClient = { clientId: "", clientSecret: "", redirectUri: LOAD_TEST_REDIRECT_URI };
@@ -88,7 +101,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     inspector: inspectorPort ? { hostname: "127.0.0.1", port: inspectorPort } : (false as const),
     watch: false,
     logLevel,
-    ...(persist ? { persist } : {}),
+    persist,
   });
 
   buildDashboardAssets(); // wrangler's [build] does it too; the stack does not rely on that
@@ -115,6 +128,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     await applyLocalMigrations(coordinator, "DB", join(PROJECT_ROOT, "coordinator/migrations"));
   } catch (error) {
     await Promise.allSettled([target.dispose(), coordinator?.dispose()]);
+    await removeEphemeral();
     throw error;
   }
   const targetPids = workerdDescendants().filter((p) => before.has(p));
@@ -146,6 +160,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       if (stopped) return;
       stopped = true;
       await Promise.allSettled([worker.dispose(), target.dispose()]);
+      await removeEphemeral();
       if (options.writeDevFile) await rm(DEV_FILE, { force: true });
     },
   };

@@ -1,14 +1,12 @@
 /**
  * One local stack per test file, started exactly as the CLI starts it, with its state in a
- * temporary folder that is removed afterwards. Call at the top of a file; the returned
+ * temporary folder (in memory where the machine has tmpfs) that is removed afterwards. Call at the top of a file; the returned
  * object is filled in before the file's own `beforeAll` hooks run.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { afterAll, beforeAll } from "vitest";
 import { EdgeloadClient } from "../../scripts/cli/client.ts";
-import { startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
+import { ephemeralStateDir, startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
 
 export interface StackFixture {
   stack: LocalStack;
@@ -19,7 +17,7 @@ export interface StackFixture {
 export function useLocalStack(prefix: string): StackFixture {
   const fixture = {} as StackFixture;
   beforeAll(async () => {
-    fixture.stateDir = await mkdtemp(join(tmpdir(), prefix));
+    fixture.stateDir = await ephemeralStateDir(prefix);
     fixture.stack = await startLocalStack({ persist: fixture.stateDir });
     fixture.client = new EdgeloadClient(fixture.stack.apiUrl, fixture.stack.token);
   });
