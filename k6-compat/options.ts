@@ -14,6 +14,7 @@
  *   { name: "smoke.js", target: "http://127.0.0.1:9090", bundle: "ab…", env: {}, metrics: {} })
  */
 import { EXECUTOR_NAMES } from "../core/spec/types.ts";
+import { EXECUTOR_FIELDS } from "../core/spec/executor-schema.ts";
 import { parseMetricKey } from "../core/metrics/thresholds.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 
@@ -32,20 +33,11 @@ export interface ScriptContext {
 
 export type OptionsResult = { ok: true; spec: Record<string, unknown>; ignored: string[] } | { ok: false; problems: string[] };
 
-const EXECUTOR_FIELDS = [
-  "rate",
-  "timeUnit",
-  "duration",
-  "startRate",
-  "stages",
-  "vus",
-  "startVUs",
-  "gracefulRampDown",
-  "preAllocatedVUs",
-  "maxVUs",
-  "iterations",
-  "maxDuration",
-] as const;
+/**
+ * What a k6 scenario may set for its executor: the run spec's own executor fields (the
+ * `executor` key is read apart), plus the VU pool sizes a run spec takes at its top level.
+ */
+const SCENARIO_EXECUTOR_FIELDS: readonly string[] = [...EXECUTOR_FIELDS.filter((f) => f !== "executor"), "preAllocatedVUs", "maxVUs"];
 const SUPPORTED_EXECUTORS = new Set(EXECUTOR_NAMES);
 /** Options that change nothing in how edgeload measures: accepted, listed as ignored. */
 const IGNORED = new Set([
@@ -165,7 +157,7 @@ function fromScenarios(input: unknown, ctx: ScriptContext, problems: string[], i
     const fields: Record<string, unknown> = { executor };
     for (const [key, v] of Object.entries(s)) {
       if (key === "executor" || key === "exec" || key === "env" || key === "tags") continue;
-      if ((EXECUTOR_FIELDS as readonly string[]).includes(key) || key === "startTime") fields[key] = v;
+      if (SCENARIO_EXECUTOR_FIELDS.includes(key) || key === "startTime") fields[key] = v;
       else if (IGNORED_IN_SCENARIO.has(key)) ignored.push(`${where}.${key}`);
       else problems.push(`${where}.${key}: not supported by edgeload`);
     }
