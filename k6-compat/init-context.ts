@@ -41,20 +41,7 @@ export function evaluateInitContext(factory: string, scriptPath: string, env: Re
     metrics[name] = type;
   };
   try {
-    const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
-    const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
-    const modules = createVuModules({
-      id: 0,
-      iteration: 0,
-      iterationInTest: 0,
-      scenario: { name: "", executor: "", startTimeMs: 0 },
-      samples: [],
-      host: null,
-      declare,
-      jar: new CookieJar(),
-      shared: new Map(),
-    });
-    const { exports } = instantiate(modules, { ...env }, 0, open, sequence);
+    const { exports } = nodeVu(factory, scriptPath, env, open, declare);
     if (problems.length) return { ok: false, problems };
     const options = exports.options === undefined ? {} : JSON.parse(JSON.stringify(exports.options));
     const functions = Object.keys(exports).filter((k) => typeof exports[k] === "function");
@@ -69,9 +56,26 @@ export function evaluateInitContext(factory: string, scriptPath: string, env: Re
  * may not send requests: the run is over). Returns what it returned.
  */
 export async function runHandleSummary(factory: string, scriptPath: string, env: Readonly<Record<string, string>>, data: unknown): Promise<unknown> {
+  const open = (path: string, _mode?: string, moduleDir = ".") => readFileSync(resolve(dirname(scriptPath), fileKey(moduleDir, String(path))), "utf8");
+  const { exports, context } = nodeVu(factory, scriptPath, env, open);
+  if (typeof exports.handleSummary !== "function") return undefined;
+  // Data from this realm: the script's realm sees plain objects either way.
+  return await (exports.handleSummary as (d: unknown) => unknown)(vm.runInContext(`(${JSON.stringify(data)})`, context));
+}
+
+/**
+ * VU 0 of the script in a Node realm of its own, with no host (it cannot send): the script's
+ * factory instantiated against the k6 modules, as the init context and handleSummary need it.
+ */
+function nodeVu(
+  factory: string,
+  scriptPath: string,
+  env: Readonly<Record<string, string>>,
+  open: (path: string, mode?: string, moduleDir?: string) => unknown,
+  declare?: (name: string, type: MetricType, isTime: boolean) => void,
+): { exports: Record<string, unknown>; context: vm.Context } {
   const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
   const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
-  const open = (path: string, _mode?: string, moduleDir = ".") => readFileSync(resolve(dirname(scriptPath), fileKey(moduleDir, String(path))), "utf8");
   const modules = createVuModules({
     id: 0,
     iteration: 0,
@@ -79,13 +83,11 @@ export async function runHandleSummary(factory: string, scriptPath: string, env:
     scenario: { name: "", executor: "", startTimeMs: 0 },
     samples: [],
     host: null,
+    ...(declare ? { declare } : {}),
     jar: new CookieJar(),
     shared: new Map(),
   });
-  const { exports } = instantiate(modules, { ...env }, 0, open, sequence);
-  if (typeof exports.handleSummary !== "function") return undefined;
-  // Data from this realm: the script's realm sees plain objects either way.
-  return await (exports.handleSummary as (d: unknown) => unknown)(vm.runInContext(`(${JSON.stringify(data)})`, context));
+  return { exports: instantiate(modules, { ...env }, 0, open, sequence).exports, context };
 }
 
 /** The module the shard's loaded isolate imports as `./script.js` (runtime/entry.ts). */
