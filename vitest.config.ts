@@ -3,6 +3,7 @@
  *  - unit:    pure modules (core/, scripts/) in plain Node
  *  - workers: Durable Objects, D1 and routes inside workerd (@cloudflare/vitest-plugin),
  *             against the real target Worker started by test/workers/global-setup.ts
+ *  - workers-tree: the same with an aggregator fan-in of 2, so runs report through a tree
  *  - target:  the Authrim-style target Worker against its contract, inside workerd
  *  - e2e:     the local stack started exactly as the CLI starts it, driven over HTTP
  */
@@ -56,6 +57,29 @@ export default defineConfig({
           globalSetup: ["test/workers/global-setup.ts"],
           setupFiles: ["test/workers/apply-migrations.ts"],
           testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        // The same Worker with an aggregator fan-in of 2, so a run of a few shards reports
+        // through an aggregation tree (core/plan/aggregation-tree.ts).
+        plugins: [
+          cloudflareTest(async ({ inject }) => ({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: await coordinatorTestBindings(inject<string>("targetUrl"), {
+                AGGREGATOR_FAN_IN: "2",
+                TARGET_ADMIN_SECRET: inject<string>("targetAdminSecret"),
+              }),
+            },
+          })),
+        ],
+        test: {
+          name: "workers-tree",
+          include: ["test/workers-tree/**/*.test.ts"],
+          globalSetup: ["scripts/bench/faults/global-setup.ts"],
+          setupFiles: ["test/workers/apply-migrations.ts"],
+          testTimeout: 90_000,
           hookTimeout: 60_000,
         },
       },

@@ -7,6 +7,7 @@ import type { RoutesEnv } from "./routes-env.ts";
 
 export { RunCoordinator } from "./run-coordinator.ts";
 export { LoadShard } from "../workers/shard/load-shard.ts";
+export { RunAggregator } from "./aggregator/run-aggregator.ts";
 
 export default {
   fetch: (request, env, ctx) => api.fetch(request, env, ctx),

@@ -22,6 +22,7 @@ export function limitsOf(env: Env): Limits & { maxConcurrentRuns: number } {
     maxTotalRequests: numberVar(env.MAX_TOTAL_REQUESTS, DEFAULT_LIMITS.maxTotalRequests, "MAX_TOTAL_REQUESTS"),
     maxVUs: numberVar(env.MAX_VUS, DEFAULT_LIMITS.maxVUs, "MAX_VUS"),
     subrequestsPerInvocation: numberVar(env.SUBREQUESTS_PER_INVOCATION, DEFAULT_LIMITS.subrequestsPerInvocation, "SUBREQUESTS_PER_INVOCATION"),
+    aggregatorFanIn: numberVar(env.AGGREGATOR_FAN_IN, DEFAULT_LIMITS.aggregatorFanIn, "AGGREGATOR_FAN_IN"),
     maxConcurrentRuns: numberVar(env.MAX_CONCURRENT_RUNS, 5, "MAX_CONCURRENT_RUNS"),
   };
 }

@@ -28,6 +28,8 @@ import type { Summary } from "../core/run/summary.ts";
 import type { ThresholdSet } from "../core/metrics/thresholds.ts";
 import type { Env as Bindings, ObjectNamespaces } from "../workers/env.ts";
 import type { LoadShard } from "../workers/shard/load-shard.ts";
+import type { RunAggregator } from "./aggregator/run-aggregator.ts";
+import { reportersOf } from "../core/plan/aggregation-tree.ts";
 import type { RunMetricsWire } from "../core/formats/prometheus-text-writer.ts";
 import { ShardProgress } from "./shard-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
@@ -47,7 +49,7 @@ import { tickFailureBudget, tickRetryDelayMs, unstorableRun, withTickFailure } f
 import { writeClosedWindows } from "./run/window-writes.ts";
 
 /** The bindings as this object reads them: the shards' namespace typed by their class. */
-type Env = Bindings & ObjectNamespaces<undefined, LoadShard>;
+type Env = Bindings & ObjectNamespaces<undefined, LoadShard, RunAggregator>;
 
 export class RunCoordinator extends DurableObject<Env> {
   #run: RunRecord | null = null;
@@ -92,7 +94,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const script = await runScriptSetup(this.env, run.runId, run.spec);
     if (script && !(await this.#afterSetup(script, t0Ms, input.mode))) return { t0Ms, status: "error" };
     const ready = this.#run!;
-    const started = await startShards(this.env.LOAD_SHARD, ready);
+    const started = await startShards(this.#objects(), ready);
     const failure = started.find((s) => s.status === "rejected");
     if (failure) {
       await this.#broadcastAbort();
@@ -121,12 +123,16 @@ export class RunCoordinator extends DurableObject<Env> {
     return true;
   }
 
-  /** Receives a shard's closed windows. Idempotent per (shard, window, part). */
+  /**
+   * Receives a shard's closed windows (in a run with a tree, a region root's merged ones).
+   * Idempotent per (sender, window, part).
+   */
   async flush(message: ShardFlush): Promise<FlushAck> {
     const run = this.#run;
     if (!run || run.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
-    const region = run.plan.shards[message.shardIndex]?.region;
-    if (region === undefined) throw new Error(`unknown shard ${message.shardIndex}`);
+    const reporters = reportersOf(run.plan);
+    const region = reporters.find((r) => r.index === message.shardIndex)?.region;
+    if (region === undefined) throw new Error(`unknown ${run.plan.tree ? "aggregator" : "shard"} ${message.shardIndex}`);
     // After the summary is written the run's figures are final: tell the shard to stop.
     if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
     const { accepted, duplicates, latest } = takeInFlush(this.#log, this.#open, this.#totals, message, region);
@@ -134,7 +140,7 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry);
     // Everyone is done: finish now — unless ticks are failing (D1 refusing writes), whose
     // backoff an early tick would cut short, spending the retry budget in a burst.
-    if (this.#shards.doneCount === run.plan.shards.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
+    if (this.#shards.doneCount === reporters.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
       await this.ctx.storage.setAlarm(Date.now());
     }
     return { accepted, duplicates, stop: run.stopping !== null || FINAL_STATUSES.includes(run.status) };
@@ -244,7 +250,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const run = this.#run;
     if (!run || this.ctx.storage.kv.get("summary")) return;
     const now = Date.now();
-    const everyoneDone = this.#shards.doneCount === run.plan.shards.length;
+    const everyoneDone = this.#shards.doneCount === reportersOf(run.plan).length;
 
     await this.#writeClosedWindows(run, now, everyoneDone);
     this.#pushMetrics(run, now);
@@ -288,7 +294,11 @@ export class RunCoordinator extends DurableObject<Env> {
 
   /** Stops every shard (run/run-shards.ts). */
   #broadcastAbort(): Promise<void> {
-    return abortShards(this.env.LOAD_SHARD, this.#run!);
+    return abortShards(this.#objects(), this.#run!);
+  }
+
+  #objects() {
+    return { shards: this.env.LOAD_SHARD, aggregators: this.env.RUN_AGGREGATOR };
   }
 
   /** Writes to D1 every open window that no shard can still add to (run/window-writes.ts). */

@@ -57,6 +57,18 @@ export class ShardProgress {
     return this.#telemetry.get(shard) ?? null;
   }
 
+  /**
+   * Shards done: each reporter done counts the shards it stands for (an aggregator of a
+   * run with a tree says how many, telemetry.shards), one still running those of its own
+   * that are (telemetry.shardsDone).
+   */
+  shardsDone(): number {
+    let sum = 0;
+    for (const [shard, t] of this.#telemetry) sum += this.#done.has(shard) ? (t.shards ?? 1) : (t.shardsDone ?? 0);
+    for (const shard of this.#done) if (!this.#telemetry.has(shard)) sum += 1;
+    return sum;
+  }
+
   /** In-flight peaks summed across shards (each shard's own peak: an upper bound of the run's). */
   peakInFlight(): number {
     let sum = 0;

@@ -1,21 +1,25 @@
 /**
- * Bindings of the edgeload Worker (see wrangler.toml). The RunCoordinator and LoadShard
- * classes are deployed in the same Worker, so both Durable Objects share these bindings.
+ * Bindings of the edgeload Worker (see wrangler.toml). The RunCoordinator, RunAggregator and
+ * LoadShard classes are deployed in the same Worker, so the Durable Objects share these bindings.
  *
  * The shard (workers/shard/) and the coordinator (coordinator/) both import this module, so
- * it names neither class. `Env` is every binding but the two Durable Object namespaces;
+ * it names no class. `Env` is every binding but the Durable Object namespaces;
  * `ObjectNamespaces` types those by what their reader calls, given as type parameters: the
- * Worker's routes see both classes (coordinator/routes-env.ts), the RunCoordinator object
- * the shards' class, a shard its coordinator's flush only (workers/shard/window-flusher.ts).
+ * Worker's routes see the classes (coordinator/routes-env.ts), the RunCoordinator object
+ * the shards' and aggregators' classes, a shard its receiver's flush only
+ * (workers/shard/window-flusher.ts).
  */
 
 /** The Durable Object namespaces, each typed by what its reader calls (undefined: untyped). */
 export interface ObjectNamespaces<
   Coordinator extends Rpc.DurableObjectBranded | undefined = undefined,
   Shard extends Rpc.DurableObjectBranded | undefined = undefined,
+  Aggregator extends Rpc.DurableObjectBranded | undefined = undefined,
 > {
   readonly RUN_COORDINATOR: DurableObjectNamespace<Coordinator>;
   readonly LOAD_SHARD: DurableObjectNamespace<Shard>;
+  /** The aggregators of runs with an aggregation tree (core/plan/aggregation-tree.ts). */
+  readonly RUN_AGGREGATOR: DurableObjectNamespace<Aggregator>;
 }
 
 /** Every other binding and var. */
@@ -51,6 +55,8 @@ export interface Env {
   readonly MAX_VUS?: string;
   readonly MAX_CONCURRENT_RUNS?: string;
   readonly SUBREQUESTS_PER_INVOCATION?: string;
+  /** Children per aggregator (core/plan/aggregation-tree.ts MAX_FAN_IN unless set; tests set it low). */
+  readonly AGGREGATOR_FAN_IN?: string;
   /**
    * Failed ticks in a row (D1 refusing writes, …) before a run ends as `error`; retried
    * with backoff 1 s, 2 s, 4 s … up to 30 s apart. Default 12 (about four minutes).

@@ -9,6 +9,7 @@ import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { FlushLog, TotalsCheckpoint } from "./flush-log.ts";
 import type { OpenWindows } from "./open-windows.ts";
 import type { RunRecord } from "./run-record.ts";
+import { reportersOf } from "../../core/plan/aggregation-tree.ts";
 
 /** What one flush brought: windows new and repeated, and the newest new one (null: none). */
 export interface FlushIntake {
@@ -36,7 +37,8 @@ export function takeInFlush(log: FlushLog, open: OpenWindows, totals: RunTotals,
 
 /** Rebuilds the totals (checkpoint + newer log rows) and reopens the windows not yet written to D1. */
 export function takeInLog(log: FlushLog, open: OpenWindows, checkpoint: TotalsCheckpoint | undefined, run: RunRecord): RunTotals {
-  const regionOf = (shard: number) => run.plan.shards[shard]!.region;
+  const regions = new Map(reportersOf(run.plan).map((r) => [r.index, r.region]));
+  const regionOf = (sender: number) => regions.get(sender)!;
   return log.restore(checkpoint, {
     addToTotals: (totals, shard, window) => {
       for (const [step, wire] of window.steps) totals.addWire(shard, regionOf(shard), step, wire);

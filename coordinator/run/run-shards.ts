@@ -1,38 +1,58 @@
 /**
  * How a coordinator reaches its run's shards: each one's LoadShard (one Durable Object per
  * shard, named `<run>/<index>`, placed by its region's location hint), starting them all
- * with their assignments and a common T0, and stopping them all. Also where each shard's
- * watermark starts: a named scenario's shards measure nothing before its start.
+ * with their assignments and a common T0, and stopping them all. A run with an aggregation
+ * tree (core/plan/aggregation-tree.ts) reaches them through its region roots instead: the
+ * coordinator starts and stops one RunAggregator per region, each passes it down.
+ * Also where each shard's watermark starts: a named scenario's shards measure nothing
+ * before its start.
  */
 import type { Plan } from "../../core/plan/plan.ts";
-import { shardAssignments } from "../../core/schedule/shard-assignment.ts";
+import { aggregatorName } from "../../core/run/protocol.ts";
+import { shardAssignments, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
+import { subtreeStart, type RunAggregator } from "../aggregator/run-aggregator.ts";
 import { SHARD_FLUSH_GRACE_MS, type RunRecord } from "./run-record.ts";
 
-type ShardNamespace = DurableObjectNamespace<LoadShard>;
+/** The namespaces the coordinator reaches its run's objects through. */
+export interface RunObjects {
+  readonly shards: DurableObjectNamespace<LoadShard>;
+  readonly aggregators: DurableObjectNamespace<RunAggregator>;
+}
 
 /** The stub of shard `index` of `run`, created in its region on first use. */
-export function shardStub(shards: ShardNamespace, run: RunRecord, index: number) {
+export function shardStub(shards: DurableObjectNamespace<LoadShard>, run: RunRecord, index: number) {
   const region = run.plan.shards[index]!.region;
   return shards.get(shards.idFromName(`${run.runId}/${index}`), { locationHint: region as DurableObjectLocationHint });
 }
 
-/** Starts every shard of `run` with its assignment; settles once each has answered. */
-export function startShards(shards: ShardNamespace, run: RunRecord) {
-  const assignments = shardAssignments({
-    runId: run.runId,
-    spec: run.spec,
-    plan: run.plan,
-    t0Ms: run.t0Ms,
-    mode: run.mode,
-    flushGraceMs: SHARD_FLUSH_GRACE_MS,
-  });
-  return Promise.allSettled(assignments.map((assignment, index) => shardStub(shards, run, index).start(assignment)));
+/** The stub of a region root of `run`'s tree. */
+function rootStub(aggregators: DurableObjectNamespace<RunAggregator>, run: RunRecord, index: number) {
+  const region = run.plan.tree!.aggregators[index]!.region;
+  return aggregators.get(aggregators.idFromName(aggregatorName(run.runId, index)), { locationHint: region as DurableObjectLocationHint });
+}
+
+/** What every shard's assignment is made from. */
+function assignmentInput(run: RunRecord): AssignmentInput {
+  return { runId: run.runId, spec: run.spec, plan: run.plan, t0Ms: run.t0Ms, mode: run.mode, flushGraceMs: SHARD_FLUSH_GRACE_MS };
+}
+
+/** Starts every shard of `run` with its assignment (through the tree's roots, if it has one); settles once each has answered. */
+export function startShards(objects: RunObjects, run: RunRecord) {
+  const tree = run.plan.tree;
+  if (tree) return Promise.allSettled(tree.roots.map((root) => rootStub(objects.aggregators, run, root).start(subtreeStart(assignmentInput(run), root))));
+  const assignments = shardAssignments(assignmentInput(run));
+  return Promise.allSettled(assignments.map((assignment, index) => shardStub(objects.shards, run, index).start(assignment)));
 }
 
 /** Asks every shard of `run` to stop (each within seconds); a shard that fails to answer is left to its deadline. */
-export async function abortShards(shards: ShardNamespace, run: RunRecord): Promise<void> {
-  await Promise.allSettled(run.plan.shards.map((s) => shardStub(shards, run, s.index).abort()));
+export async function abortShards(objects: RunObjects, run: RunRecord): Promise<void> {
+  const tree = run.plan.tree;
+  await Promise.allSettled(
+    tree
+      ? tree.roots.map((root) => rootStub(objects.aggregators, run, root).abort())
+      : run.plan.shards.map((s) => shardStub(objects.shards, run, s.index).abort()),
+  );
 }
 
 /** The watermark each named scenario's shard starts at: its scenario's start, in seconds. */

@@ -3,6 +3,7 @@
  * without touching storage: the status view (GET /v1/runs/:id), the live status the
  * dashboard gets each tick, and the source of the run's Prometheus metrics.
  */
+import { reportersOf } from "../../core/plan/aggregation-tree.ts";
 import { liveVerdicts, shardHealthRows, type ShardLatest } from "../../core/run/live-view.ts";
 import { targetLoadAt } from "../../core/schedule/load-profile.ts";
 import { roundToResolution } from "../../core/metrics/clock-resolution.ts";
@@ -36,7 +37,7 @@ export function progressAt(run: RunRecord, figures: RunFigures, now: number) {
     const meanTarget = target.ratePerS === null ? null : run.plan.totalIterations / (run.spec.durationMs / 1000);
     return { elapsedMs, target: { ...target, ratePerS: meanTarget }, achievedRatePerS: figures.totals.select().counters.iterations / elapsedS };
   }
-  const lastComplete = Math.min(...run.plan.shards.map((s) => figures.shards.watermark(s.index))) - 1;
+  const lastComplete = Math.min(...reportersOf(run.plan).map((s) => figures.shards.watermark(s.index))) - 1;
   return { elapsedMs, target, achievedRatePerS: figures.iterationsAt(lastComplete) };
 }
 
@@ -44,7 +45,7 @@ export function progressAt(run: RunRecord, figures: RunFigures, now: number) {
 export function runView(run: RunRecord, figures: RunFigures, now: number, outputs: readonly OutputStatus[] | null): RunView {
   const { elapsedMs, target, achievedRatePerS } = progressAt(run, figures, now);
   const all = figures.totals.select();
-  const clock = clockView(run.plan.shards.map((s) => figures.shards.telemetry(s.index)));
+  const clock = clockView(reportersOf(run.plan).map((s) => figures.shards.telemetry(s.index)));
   const p95 = all.trends.duration.count ? roundToResolution(all.trends.duration.quantile(0.95) / 1000, clock.resolutionMs) : null;
   return {
     id: run.runId,
@@ -65,7 +66,7 @@ export function runView(run: RunRecord, figures: RunFigures, now: number, output
       dropped: all.counters.dropped,
       p95Ms: p95,
       clockResolutionMs: clock.resolutionMs,
-      shardsDone: figures.shards.doneCount,
+      shardsDone: figures.shards.shardsDone(),
       shards: run.plan.shards.length,
     },
     thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" : null,
@@ -88,7 +89,7 @@ export function liveStatus(
     ...view,
     t0Ms: run.t0Ms,
     ...liveVerdicts(run.spec, figures.totals, view.progress.elapsedS, thresholds),
-    shardHealth: shardHealthRows(run.plan.shards, shardHealth, figures.shards.doneShards()),
+    shardHealth: shardHealthRows(reportersOf(run.plan), shardHealth, figures.shards.doneShards()),
   };
 }
 

@@ -12,6 +12,7 @@ import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { ShardProgress } from "../shard-progress.ts";
 import { updateRunStatus, updateShard } from "../store/results-store.ts";
 import type { RunRecord } from "./run-record.ts";
+import { reportersOf } from "../../core/plan/aggregation-tree.ts";
 
 /** What the summary of a run that stopped measuring at `endMs` is built from. */
 export interface SummarySources {
@@ -32,10 +33,10 @@ function summaryInput(run: RunRecord, endMs: number, sources: SummarySources): O
     abortReason: run.abortReason,
     phases: run.phases ?? {},
     thresholds: sources.thresholds,
-    shards: run.plan.shards.map((s) => ({
+    shards: reportersOf(run.plan).map((s) => ({
       index: s.index,
       region: s.region,
-      segment: s.segment,
+      segment: "segment" in s ? String(s.segment) : `aggregator of ${run.plan.tree!.aggregators[s.index]!.shardCount} shards`,
       colo: sources.shards.telemetry(s.index)?.colo ?? "unknown",
       telemetry: sources.shards.telemetry(s.index),
     })),
@@ -55,7 +56,11 @@ export function endSummary(run: RunRecord, endMs: number, forced: RunStatus | nu
   return buildFinalSummary(summaryInput(run, endMs, sources), forced);
 }
 
-/** Statements storing the ended run (its status, summary and verdict) and each shard's totals. */
+/**
+ * Statements storing the ended run (its status, summary and verdict) and each shard's
+ * totals — in a run with a tree, its level-1 aggregators write their shards' rows instead
+ * (aggregator/run-aggregator.ts), so this batch stays one statement however many shards.
+ */
 export function endedRunStatements(db: D1Database, run: RunRecord, endMs: number, summary: Summary, sources: SummarySources): D1PreparedStatement[] {
   const elapsedS = Math.max(0.001, (endMs - run.t0Ms) / 1000);
   return [
@@ -65,7 +70,7 @@ export function endedRunStatements(db: D1Database, run: RunRecord, endMs: number
       thresholdsOk: summary.edgeload.thresholdsPassed,
       abortReason: run.abortReason,
     }),
-    ...run.plan.shards.map((s) => {
+    ...(run.plan.tree ? [] : run.plan.shards).map((s) => {
       const stats = sources.totals.shard(s.index);
       const t = sources.shards.telemetry(s.index);
       return updateShard(db, run.runId, {

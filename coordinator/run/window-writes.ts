@@ -8,6 +8,7 @@
  * write puts them back and throws: the tick is retried (tick-failure.ts).
  */
 import { closableBelow } from "../../core/run/run-lifecycle.ts";
+import { reportersOf } from "../../core/plan/aggregation-tree.ts";
 import type { ShardProgress } from "../shard-progress.ts";
 import { seriesStatements, windowStatements } from "../store/results-store.ts";
 import type { FlushLog } from "./flush-log.ts";
@@ -30,7 +31,7 @@ export interface WindowWriteParts {
  */
 export async function writeClosedWindows(parts: WindowWriteParts, run: RunRecord, nowMs: number, everyoneDone: boolean): Promise<void> {
   const { db, open, log, shards, live } = parts;
-  const running = run.plan.shards.filter((s) => !shards.isDone(s.index));
+  const running = reportersOf(run.plan).filter((s) => !shards.isDone(s.index));
   const cutoff = closableBelow({ watermarks: running.map((s) => shards.watermark(s.index)), t0Ms: run.t0Ms, nowMs, everyoneDone });
   const closed = open.takeBelow(cutoff, (step) => run.spec.steps[step]?.name ?? String(step));
   if (!closed) return;

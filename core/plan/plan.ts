@@ -21,6 +21,7 @@
 import type { LocationHint, Problem, RunSpec } from "../spec/types.ts";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { VuSchedule } from "../schedule/vu-schedule.ts";
+import { MAX_FAN_IN, planTree, type AggregationTree } from "./aggregation-tree.ts";
 
 /** Plan shards to run at this fraction of their theoretical capacity, leaving headroom. */
 export const TARGET_UTILISATION = 0.7;
@@ -34,6 +35,8 @@ export interface Limits {
   readonly maxVUs: number;
   /** Subrequests one shard invocation may make (Workers paid plan default: 10,000). */
   readonly subrequestsPerInvocation: number;
+  /** Children per aggregator; a run of more shards than this reports through a tree (aggregation-tree.ts). */
+  readonly aggregatorFanIn: number;
 }
 
 /** A deployment's caps unless its secrets (or vars) set others (coordinator/policy.ts). */
@@ -44,6 +47,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxTotalRequests: 50_000_000,
   maxVUs: 5_000,
   subrequestsPerInvocation: 10_000,
+  aggregatorFanIn: MAX_FAN_IN,
 };
 
 export interface ShardPlan {
@@ -89,6 +93,8 @@ export interface Plan {
   readonly notes: readonly string[];
   /** A run of named scenarios: each one's own plan, its shards numbered within the scenario. */
   readonly scenarios?: readonly ScenarioPlan[];
+  /** How the shards report when they are more than one aggregator's fan-in; absent: to the coordinator. */
+  readonly tree?: AggregationTree;
 }
 
 const MIB = 1024 * 1024;
@@ -197,11 +203,13 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
     segment: `${index}/${count}:${index + 1}/${count}`,
     maxInFlight: Math.max(1, Math.ceil(spec.maxInFlight / count)),
   }));
+  const tree = planTree(shards, limits.aggregatorFanIn);
   return {
     ok: true,
     plan: {
       shards,
       weights,
+      ...(tree ? { tree } : {}),
       capacityPerShardPerS: round(capacityPerShardPerS),
       peakPerShardPerS: round(peakRatePerS / count),
       iterationsPerInvocation: closed

@@ -41,6 +41,16 @@ export interface ShardAssignment {
    * into the run's numbering when flushed (see toRunWindow).
    */
   readonly part?: ScenarioPart;
+  /**
+   * In a run with an aggregation tree (core/plan/aggregation-tree.ts): the aggregator this
+   * shard flushes its windows to. Absent: the run's coordinator.
+   */
+  readonly reportsTo?: number;
+}
+
+/** The Durable Object name of aggregator `index` of run `runId` (a shard's is `<run>/<index>`). */
+export function aggregatorName(runId: string, index: number): string {
+  return `${runId}/aggregator/${index}`;
 }
 
 export interface ScenarioPart {
@@ -98,10 +108,17 @@ export interface ShardTelemetry {
   readonly clockResolutionUs?: number | null;
   /** A response carried `cf-ray` or `server: cloudflare`: the target is behind Cloudflare. */
   readonly behindCloudflare?: boolean;
+  /**
+   * From an aggregator: how many shards this report stands for, and how many of them are
+   * done (absent from a shard, which stands for itself).
+   */
+  readonly shards?: number;
+  readonly shardsDone?: number;
 }
 
 export interface ShardFlush {
   readonly runId: string;
+  /** The sender: a shard's index, or an aggregator's in a run with a tree (it reports for its shards). */
   readonly shardIndex: number;
   /** Completed windows, oldest first. Re-sending a window is harmless: it is deduplicated. */
   readonly windows: readonly ShardWindow[];

@@ -28,6 +28,7 @@ export interface AssignmentInput {
 export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;
   if (!plan.scenarios?.length) {
+    const tree = plan.tree;
     return plan.shards.map((shard) => ({
       runId,
       shard,
@@ -38,6 +39,7 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       flushGraceMs,
       spec,
       mode,
+      ...(tree ? { reportsTo: tree.parentOfShard[shard.index]! } : {}),
     }));
   }
   return plan.scenarios.flatMap((planned) => {

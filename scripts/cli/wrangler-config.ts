@@ -160,6 +160,7 @@ export function limitsFromConfig(config: WranglerConfig): Limits {
     maxTotalRequests: n("MAX_TOTAL_REQUESTS", DEFAULT_LIMITS.maxTotalRequests),
     maxVUs: n("MAX_VUS", DEFAULT_LIMITS.maxVUs),
     subrequestsPerInvocation: n("SUBREQUESTS_PER_INVOCATION", DEFAULT_LIMITS.subrequestsPerInvocation),
+    aggregatorFanIn: n("AGGREGATOR_FAN_IN", DEFAULT_LIMITS.aggregatorFanIn),
   };
 }
 

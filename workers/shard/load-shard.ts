@@ -3,7 +3,7 @@
  *
  * It stores its assignment and state (its cursor among them), builds its flow, runs the
  * ShardEngine from alarms, persists each closed window, flushes the windows to the
- * RunCoordinator oldest first (a final flush retried with backoff until its grace ends) and
+ * RunCoordinator (in a run with an aggregation tree, to its aggregator) oldest first (a final flush retried with backoff until its grace ends) and
  * reports its telemetry, with the colo it observes (core/formats/cdn-cgi-trace.ts). Running from
  * alarms means it survives eviction: a planned handover between invocations (to stay
  * under the per-invocation subrequest limit) continues where it left off, while an
@@ -27,7 +27,7 @@
  * RPC surface: start(), abort(), inspect().
  */
 import { DurableObject } from "cloudflare:workers";
-import { toRunWindow, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
+import { aggregatorName, toRunWindow, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
 import type { Env, ObjectNamespaces } from "../env.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
 import type { Flow } from "../../scenarios/flow.ts";
@@ -38,11 +38,12 @@ import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { buildShardFlow } from "./shard-flow.ts";
 import { observeColo } from "./observe-colo.ts";
 import { firstAlarmAtMs, sendWarmUp, shouldWarmUp } from "./warm-up.ts";
-import { WindowFlusher, windowKey, type CoordinatorOfShard } from "./window-flusher.ts";
+import { WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "./window-flusher.ts";
 import {
   invocationStarted,
   resumesAfterCrash,
   scheduledState,
+  shardTelemetry,
   sliceEnded,
   windowClosed,
   type ShardInspection,
@@ -52,7 +53,9 @@ import {
 
 const FLOW_STATE = "flowState";
 
-export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorOfShard>> {
+type ShardEnv = Env & ObjectNamespaces<CoordinatorOfShard, undefined, CoordinatorOfShard>;
+
+export class LoadShard extends DurableObject<ShardEnv> {
   #engine: ShardEngine | null = null;
   #flow: Flow | null = null;
   #invoking = false;
@@ -64,13 +67,18 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
   #assignmentCache: ShardAssignment | undefined;
   /** The stored state, read once per instance, like the assignment (this object its only writer). */
   #stateCache: ShardState | undefined;
-  /** Sends the stored windows to the coordinator (window-flusher.ts). */
+  /** Sends the stored windows to the coordinator, or to the shard's aggregator (window-flusher.ts). */
   readonly #flusher = new WindowFlusher({
     storage: this.ctx.storage,
-    coordinators: this.env.RUN_COORDINATOR,
     clock,
-    assignment: () => this.#assignment(),
-    state: () => this.#state(),
+    route: () => {
+      const assignment = this.#assignment();
+      return assignment && flushRoute(this.env, assignment);
+    },
+    progress: () => {
+      const state = this.#state()!;
+      return { finished: state.phase === "done", watermarkS: state.watermarkS, telemetry: shardTelemetry(this.#assignment()!, state) };
+    },
     stopEngine: () => this.#engine?.stop(),
   });
 
@@ -249,6 +257,16 @@ export class LoadShard extends DurableObject<Env & ObjectNamespaces<CoordinatorO
     // (and the coordinator's merges) are spread too.
     void this.#flusher.flush(false);
   }
+}
+
+/** Where a shard's windows go: its aggregator in a run with a tree, else the coordinator. */
+function flushRoute(env: ShardEnv, a: ShardAssignment): FlushRoute {
+  const receiver =
+    a.reportsTo === undefined
+      ? env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(a.runId))
+      : env.RUN_AGGREGATOR.get(env.RUN_AGGREGATOR.idFromName(aggregatorName(a.runId, a.reportsTo)));
+  const index = a.part?.runShard ?? a.shard.index;
+  return { runId: a.runId, senderIndex: index, receiver, giveUpAtMs: a.deadlineMs + a.flushGraceMs, sender: `shard ${index}` };
 }
 
 const clock = {

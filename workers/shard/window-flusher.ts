@@ -1,26 +1,45 @@
 /**
- * A shard's closed windows on their way to its run's coordinator. LoadShard stores each
- * closed window (under WINDOW_PREFIX, with its state) and tells the flusher; the flusher
+ * Closed windows on their way up: a shard's to its run's coordinator (or, in a run with an
+ * aggregation tree, to its aggregator), and an aggregator's merged windows to its parent.
+ * The sender stores each window (under WINDOW_PREFIX) and tells the flusher; the flusher
  * sends what is pending oldest first, WINDOWS_PER_FLUSH at a time, and deletes each batch
  * once acknowledged. A final flush carries the done flag and is retried with backoff until
- * the deadline grace ends, so an unreachable coordinator never keeps the shard alive past
- * that.
+ * the sender's grace ends, so an unreachable receiver never keeps the sender alive past that.
  *
  * The pending windows are mirrored in memory: listing them back from storage for every
  * flush deserialised each one again (a CPU profile of 16 shards at 100/s put that list at
  * 6% of the isolate's time).
  */
-import type { FlushAck, ShardAssignment, ShardFlush, ShardWindow } from "../../core/run/protocol.ts";
+import type { FlushAck, ShardFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
 import type { EngineClock } from "./engine-types.ts";
-import { shardTelemetry, type ShardState } from "./shard-state.ts";
 
 /**
- * What a shard calls on its run's coordinator: the flush of core/run/protocol.ts. The binding is
- * typed by this surface, not by the RunCoordinator class, so the shard does not import the
- * coordinator (coordinator/routes-env.ts checks that RunCoordinator offers it).
+ * What a sender calls on whoever takes its windows: the flush of core/run/protocol.ts. The
+ * binding is typed by this surface, not by the RunCoordinator or aggregator class, so the
+ * shard imports neither (coordinator/routes-env.ts checks that both offer it).
  */
 export interface CoordinatorOfShard extends Rpc.DurableObjectBranded {
   flush(message: ShardFlush): Promise<FlushAck>;
+}
+
+/** Where a sender's windows go, and who it is in each message. */
+export interface FlushRoute {
+  readonly runId: string;
+  /** The sender's index as its receiver knows it. */
+  readonly senderIndex: number;
+  readonly receiver: { flush(message: ShardFlush): Promise<FlushAck> };
+  /** After this (epoch ms) a failing flush gives up: the sender's deadline plus its grace. */
+  readonly giveUpAtMs: number;
+  /** "shard 3", "aggregator 1": for the log. */
+  readonly sender: string;
+}
+
+/** The sender's progress, as each message reports it. */
+export interface SenderProgress {
+  /** Nothing more will be stored: the last flush may say done. */
+  readonly finished: boolean;
+  readonly watermarkS: number;
+  readonly telemetry: ShardTelemetry;
 }
 
 const WINDOW_PREFIX = "window:";
@@ -32,14 +51,14 @@ export function windowKey(window: ShardWindow): string {
   return `${WINDOW_PREFIX}${String(window.windowS).padStart(8, "0")}:${window.part}`;
 }
 
-/** What the flusher reads from, and calls on, its shard. */
+/** What the flusher reads from, and calls on, its sender. */
 export interface FlusherHost {
   readonly storage: DurableObjectStorage;
-  readonly coordinators: DurableObjectNamespace<CoordinatorOfShard>;
   readonly clock: EngineClock;
-  assignment(): ShardAssignment | undefined;
-  state(): ShardState | undefined;
-  /** The coordinator answered that the run's figures are final: stop sending. */
+  /** Undefined before the sender has a run. */
+  route(): FlushRoute | undefined;
+  progress(): SenderProgress;
+  /** The receiver answered that the run's figures are final: stop sending. */
   stopEngine(): void;
 }
 
@@ -70,7 +89,7 @@ export class WindowFlusher {
   }
 
   /**
-   * Sends pending windows to the coordinator, oldest first, deleting each batch once
+   * Sends pending windows to the receiver, oldest first, deleting each batch once
    * acknowledged. Single flight: a call while a flush runs makes that flush go round once
    * more (picking up a final request) instead of starting a second one. A failed
    * non-final flush is retried at the next window close; a final one retries with backoff
@@ -93,30 +112,28 @@ export class WindowFlusher {
 
   async #flushOnce(final: boolean): Promise<void> {
     const host = this.#host;
-    const assignment = host.assignment();
-    if (!assignment) return;
-    const coordinator = host.coordinators.get(host.coordinators.idFromName(assignment.runId));
+    const route = host.route();
+    if (!route) return;
     for (let attempt = 0; ; attempt++) {
       const pending = this.#oldestPending(WINDOWS_PER_FLUSH);
-      const state = host.state()!;
+      const progress = host.progress();
       const last = pending.length < WINDOWS_PER_FLUSH;
-      const done = final && state.phase === "done" && last;
+      const done = final && progress.finished && last;
       if (pending.length === 0 && !done) return;
       const message: ShardFlush = {
-        runId: assignment.runId,
-        shardIndex: assignment.part?.runShard ?? assignment.shard.index,
+        runId: route.runId,
+        shardIndex: route.senderIndex,
         windows: pending.map(([, w]) => w),
-        watermarkS: done ? Number.MAX_SAFE_INTEGER : state.watermarkS,
+        watermarkS: done ? Number.MAX_SAFE_INTEGER : progress.watermarkS,
         done,
-        telemetry: shardTelemetry(assignment, state),
+        telemetry: progress.telemetry,
       };
       let ack: FlushAck;
       try {
-        ack = await coordinator.flush(message);
+        ack = await route.receiver.flush(message);
       } catch (error) {
-        const giveUpAt = assignment.deadlineMs + assignment.flushGraceMs;
-        if (host.clock.now() > giveUpAt) {
-          console.warn(`shard ${assignment.shard.index}: coordinator unreachable past the grace period, giving up`, String(error));
+        if (host.clock.now() > route.giveUpAtMs) {
+          console.warn(`${route.sender}: receiver unreachable past the grace period, giving up`, String(error));
           return;
         }
         if (!final) return; // the next window close retries

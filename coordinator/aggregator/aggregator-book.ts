@@ -1,0 +1,181 @@
+/**
+ * What an aggregator of a run's tree (core/plan/aggregation-tree.ts) keeps, and its
+ * decisions, over its SQLite storage: the windows its children flushed, merged, and the
+ * merged windows it passes up. The RunAggregator object is a thin shell over it; the scale
+ * simulation (scripts/bench/scale-simulation.ts) runs the same code in Node.
+ *
+ * Exactly once through the tree, as at the coordinator, with the same pieces:
+ * - a child's window is appended to the flush log (coordinator/run/flush-log.ts), keyed by
+ *   (child, window, part), in the turn it is merged and before the flush is acknowledged:
+ *   a window delivered twice is recognised and skipped; a restarted aggregator replays the
+ *   rows not yet passed up into its open windows;
+ * - a merged window is passed up under a part number of its own (a counter kept in the
+ *   same storage), in the same turn as its log rows are marked as passed: the receiver
+ *   dedups on (aggregator, window, part), so resending it after a restart counts it once,
+ *   and a child's window that arrives after its second was passed up goes up as a new part.
+ *
+ * The aggregator's own watermark is its cut-off: every window below it has been passed up.
+ */
+import type { ShardFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
+import { closableBelow } from "../../core/run/run-lifecycle.ts";
+import type { RunTotals } from "../../core/run/run-totals.ts";
+import type { MetricStats } from "../../core/metrics/metric-stats.ts";
+import { ShardProgress } from "../shard-progress.ts";
+import { takeInFlush } from "../run/flush-intake.ts";
+import { FlushLog, type TotalsCheckpoint } from "../run/flush-log.ts";
+import { OpenWindows } from "../run/open-windows.ts";
+
+/** One node of a run's tree as its aggregator keeps it (storage key "node"). */
+export interface AggregatorNode {
+  readonly runId: string;
+  readonly index: number;
+  readonly region: string;
+  /** 1: its children are shards; above: aggregators. */
+  readonly level: number;
+  readonly children: readonly number[];
+  /** The aggregator it reports to; null: the run's coordinator. */
+  readonly parent: number | null;
+  readonly shardCount: number;
+  readonly t0Ms: number;
+  readonly durationMs: number;
+  /** The latest of its shards' deadlines; with `flushGraceMs`, when it stops retrying. */
+  readonly deadlineMs: number;
+  readonly flushGraceMs: number;
+}
+
+/** What a flush brought in. */
+export interface Intake {
+  readonly accepted: number;
+  readonly duplicates: number;
+}
+
+export class AggregatorBook {
+  readonly #node: AggregatorNode;
+  readonly #sql: SqlStorage;
+  readonly #log: FlushLog;
+  readonly #children: ShardProgress;
+  readonly #open = new OpenWindows();
+  #totals: RunTotals;
+  /** Every window below this has been passed up. */
+  #passedBelow: number;
+  #nextPart: number;
+
+  constructor(sql: SqlStorage, node: AggregatorNode) {
+    this.#node = node;
+    this.#sql = sql;
+    this.#log = new FlushLog(sql);
+    this.#children = new ShardProgress(sql);
+    sql.exec("CREATE TABLE IF NOT EXISTS aggregator_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    this.#passedBelow = Number(this.#meta("passedBelow") ?? 0);
+    this.#nextPart = Number(this.#meta("nextPart") ?? 1);
+    const checkpoint = this.#meta("totals");
+    // Restored: the totals (checkpoint + newer rows) and every window not yet passed up.
+    this.#totals = this.#log.restore(checkpoint ? (JSON.parse(checkpoint) as TotalsCheckpoint) : undefined, {
+      addToTotals: (totals, child, window) => {
+        for (const [step, wire] of window.steps) totals.addWire(child, node.region, step, wire);
+      },
+      reopen: (child, window) => this.#open.merge(child, node.region, window, null),
+    });
+  }
+
+  /** Takes in a child's flush; throws for a sender that is not its child. */
+  take(message: ShardFlush): Intake {
+    if (!this.#node.children.includes(message.shardIndex)) throw new Error(`aggregator ${this.#node.index} has no child ${message.shardIndex}`);
+    const { accepted, duplicates } = takeInFlush(this.#log, this.#open, this.#totals, message, this.#node.region);
+    this.#children.record(message.shardIndex, message.watermarkS, message.done, message.telemetry);
+    return { accepted, duplicates };
+  }
+
+  get allChildrenDone(): boolean {
+    return this.#children.doneCount === this.#node.children.length;
+  }
+
+  /** Every window below this has been passed up (what this aggregator reports as its watermark). */
+  get watermarkS(): number {
+    return this.#passedBelow;
+  }
+
+  /**
+   * The merged windows that may go up at `nowMs` (all of them once every child is done, or
+   * `everything`), each under a fresh part number, their log rows marked as passed. The
+   * caller stores them in the same turn (nothing here awaits), so a crash keeps both or neither.
+   */
+  closeDue(nowMs: number, everything = false): ShardWindow[] {
+    const node = this.#node;
+    const everyoneDone = everything || this.allChildrenDone;
+    const running = node.children.filter((c) => !this.#children.isDone(c));
+    const cutoff = closableBelow({ watermarks: running.map((c) => this.#children.watermark(c)), t0Ms: node.t0Ms, nowMs, everyoneDone });
+    const closed = this.#open.takeBelow(cutoff, String);
+    if (cutoff > this.#passedBelow && cutoff !== Number.MAX_SAFE_INTEGER) {
+      this.#passedBelow = cutoff;
+      this.#putMeta("passedBelow", String(cutoff));
+    }
+    if (!closed) return [];
+    this.#log.markWrittenBelow(cutoff);
+    const byWindow = new Map<number, { steps: Array<readonly [number, ReturnType<MetricStats["toWire"]>]>; series: ShardWindow["series"] & object[] }>();
+    const at = (w: number) => byWindow.get(w) ?? byWindow.set(w, { steps: [], series: [] }).get(w)!;
+    for (const cell of closed.cells) at(cell.windowS).steps.push([cell.stepIndex, cell.stats.toWire()]);
+    for (const { shard: _child, windowS, ...point } of closed.series) at(windowS).series.push(point);
+    const windows = [...byWindow].map(
+      ([windowS, { steps, series }]): ShardWindow => ({ windowS, part: this.#nextPart++, steps, ...(series.length ? { series } : {}) }),
+    );
+    this.#putMeta("nextPart", String(this.#nextPart));
+    this.#open.forgetIterationsBefore(closed.newestWindowS);
+    return windows;
+  }
+
+  /** Checkpoints the totals and trims the log rows both in the checkpoint and passed up. */
+  checkpoint(): void {
+    this.#log.checkpoint(this.#totals, (c) => this.#putMeta("totals", JSON.stringify(c)));
+  }
+
+  /** What this aggregator's flushes report: its children's telemetry, summed. */
+  telemetry(): ShardTelemetry {
+    const colos = new Set<string>();
+    let invocations = 0;
+    let restarts = 0;
+    let subrequests = 0;
+    let peakInFlight = 0;
+    let clockResolutionUs: number | null = null;
+    let behindCloudflare = false;
+    let shardsDone = 0;
+    for (const child of this.#node.children) {
+      const t = this.#children.telemetry(child);
+      if (!t) continue;
+      for (const colo of t.colo.split("+")) colos.add(colo);
+      invocations += t.invocations;
+      restarts += t.restarts;
+      subrequests += t.subrequests;
+      peakInFlight += t.peakInFlight;
+      if (t.clockResolutionUs != null) clockResolutionUs = Math.max(clockResolutionUs ?? 0, t.clockResolutionUs);
+      behindCloudflare ||= t.behindCloudflare ?? false;
+      // A shard stands for itself; a child aggregator says how many it stands for.
+      shardsDone += this.#children.isDone(child) ? (t.shards ?? 1) : (t.shardsDone ?? 0);
+    }
+    return {
+      region: this.#node.region,
+      colo: colos.size ? [...colos].sort().join("+") : "unknown",
+      invocations,
+      restarts,
+      subrequests,
+      peakInFlight,
+      clockResolutionUs,
+      behindCloudflare,
+      shards: this.#node.shardCount,
+      shardsDone,
+    };
+  }
+
+  /** A child's totals and last telemetry (a level-1 aggregator's children are shards: their D1 rows). */
+  child(index: number): { stats: MetricStats; telemetry: ShardTelemetry | null } {
+    return { stats: this.#totals.shard(index), telemetry: this.#children.telemetry(index) };
+  }
+
+  #meta(key: string): string | null {
+    return this.#sql.exec<{ value: string }>("SELECT value FROM aggregator_meta WHERE key = ?", key).toArray()[0]?.value ?? null;
+  }
+
+  #putMeta(key: string, value: string): void {
+    this.#sql.exec("INSERT INTO aggregator_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value);
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * RunAggregator: one Durable Object per node of a run's aggregation tree
+ * (core/plan/aggregation-tree.ts), placed in its region. It starts its children (shards,
+ * or aggregators of the level below), takes their window flushes, merges them exactly and
+ * passes one merged window per step up once a second — to its parent aggregator, or, at a
+ * region's root, to the RunCoordinator — and it passes an abort down. So no object of a
+ * run hears from more than one aggregator's fan-in of senders a second.
+ *
+ * The object is thin: what it keeps and decides is aggregator-book.ts; sending the merged
+ * windows up (stored first, deleted once acknowledged, a final flush retried until its
+ * grace ends) is the shards' own WindowFlusher. At the end a level-1 aggregator writes its
+ * shards' rows to D1, which the coordinator of a flat run does itself.
+ *
+ * RPC surface: start(), flush(), abort(), inspect().
+ */
+import { DurableObject } from "cloudflare:workers";
+import { shardsUnder } from "../../core/plan/aggregation-tree.ts";
+import { aggregatorName, type FlushAck, type ShardFlush, type ShardWindow } from "../../core/run/protocol.ts";
+import { shardAssignments, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
+import { groupSummary } from "../../core/run/summary-figures.ts";
+import type { Env, ObjectNamespaces } from "../../workers/env.ts";
+import type { LoadShard } from "../../workers/shard/load-shard.ts";
+import { WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "../../workers/shard/window-flusher.ts";
+import { updateShard } from "../store/results-store.ts";
+import { CHECKPOINT_EVERY_MS, TICK_MS } from "../run/run-record.ts";
+import { AggregatorBook, type AggregatorNode } from "./aggregator-book.ts";
+
+type AggregatorEnv = Env & ObjectNamespaces<CoordinatorOfShard, LoadShard, RunAggregator>;
+
+/** What starts an aggregator: the run as its shards' assignments are made, and which node it is. */
+export interface TreeStart {
+  /** The plan's shards trimmed to this node's (subtreeStart); its tree whole. */
+  readonly run: AssignmentInput;
+  readonly index: number;
+}
+
+/** After its shards' grace, each level up keeps trying to pass its windows up this much longer. */
+const GRACE_PER_LEVEL_MS = 15_000;
+/** Whether the shard rows of a level-1 aggregator are in D1 (storage key). */
+const SHARD_ROWS_WRITTEN = "shardRowsWritten";
+
+export class RunAggregator extends DurableObject<AggregatorEnv> {
+  #node: AggregatorNode | null | undefined;
+  #book: AggregatorBook | null = null;
+  #lastCheckpointMs = 0;
+  readonly #flusher = new WindowFlusher({
+    storage: this.ctx.storage,
+    clock,
+    route: () => {
+      const node = this.#nodeRecord();
+      return node ? this.#route(node) : undefined;
+    },
+    progress: () => ({
+      finished: this.#finished(Date.now()),
+      watermarkS: this.#bookOf(this.#nodeRecord()!).watermarkS,
+      telemetry: this.#bookOf(this.#nodeRecord()!).telemetry(),
+    }),
+    stopEngine: () => this.#setStopping(),
+  });
+
+  /** Stores its node, starts every child and arms its tick. Idempotent: a repeated start starts children not yet started. */
+  async start(input: TreeStart): Promise<{ ok: true }> {
+    const tree = input.run.plan.tree;
+    const planned = tree?.aggregators[input.index];
+    if (!tree || !planned) throw new Error(`run ${input.run.runId} has no aggregator ${input.index}`);
+    let node = this.#nodeRecord();
+    if (node && node.runId !== input.run.runId) throw new Error(`aggregator already belongs to run ${node.runId}`);
+    if (!node) {
+      const { spec, t0Ms, flushGraceMs } = input.run;
+      node = {
+        runId: input.run.runId,
+        index: planned.index,
+        region: planned.region,
+        level: planned.level,
+        children: planned.children,
+        parent: planned.parent,
+        shardCount: planned.shardCount,
+        t0Ms,
+        durationMs: spec.durationMs,
+        deadlineMs: t0Ms + spec.durationMs + spec.timeoutMs,
+        flushGraceMs: flushGraceMs + planned.level * GRACE_PER_LEVEL_MS,
+      };
+      this.ctx.storage.kv.put("node", node);
+      this.#node = node;
+      await this.ctx.storage.setAlarm(t0Ms + TICK_MS);
+    }
+    const started = await Promise.allSettled(
+      node.level === 1
+        ? shardAssignments(input.run).map((a) => this.#shard(node, a.shard.index).start(a))
+        : node.children.map((child) => this.#child(node, child).start(subtreeStart(input.run, child))),
+    );
+    const failed = started.find((s) => s.status === "rejected");
+    if (failed) throw new Error(`aggregator ${node.index}: a child did not start: ${String((failed as PromiseRejectedResult).reason)}`);
+    return { ok: true };
+  }
+
+  /** A child's windows. Idempotent per (child, window, part). */
+  async flush(message: ShardFlush): Promise<FlushAck> {
+    const node = this.#nodeRecord();
+    if (!node || node.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
+    const book = this.#bookOf(node);
+    const { accepted, duplicates } = book.take(message);
+    // Every child done: pass everything up now rather than at the next tick.
+    if (book.allChildrenDone) await this.ctx.storage.setAlarm(Date.now());
+    return { accepted, duplicates, stop: this.ctx.storage.kv.get<boolean>("stopping") ?? false };
+  }
+
+  /** Passes an abort down to every child; each child stops within seconds and flushes what it measured. */
+  async abort(): Promise<{ ok: true }> {
+    const node = this.#nodeRecord();
+    if (!node) return { ok: true };
+    this.#setStopping();
+    await Promise.allSettled(node.children.map((child) => (node.level === 1 ? this.#shard(node, child) : this.#child(node, child)).abort()));
+    return { ok: true };
+  }
+
+  /** State for tests and diagnostics. */
+  async inspect(): Promise<{ node: AggregatorNode | null; watermarkS: number; allChildrenDone: boolean; pendingWindows: number; alarm: number | null }> {
+    const node = this.#nodeRecord();
+    const book = node ? this.#bookOf(node) : null;
+    return {
+      node,
+      watermarkS: book?.watermarkS ?? 0,
+      allChildrenDone: book?.allChildrenDone ?? false,
+      pendingWindows: this.#flusher.storedCount(),
+      alarm: await this.ctx.storage.getAlarm(),
+    };
+  }
+
+  /** One tick: pass up what may go, and end once every child is done (or their grace is over). */
+  override async alarm(): Promise<void> {
+    const node = this.#nodeRecord();
+    if (!node) return;
+    const book = this.#bookOf(node);
+    const now = Date.now();
+    const finished = this.#finished(now);
+    this.#passUp(book.closeDue(now, finished));
+    if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) {
+      book.checkpoint();
+      this.#lastCheckpointMs = now;
+    }
+    if (!finished) {
+      await this.ctx.storage.setAlarm(now + TICK_MS);
+      await this.#flusher.flush(false);
+      return;
+    }
+    await this.#flusher.flush(true);
+    if (node.level === 1 && !this.ctx.storage.kv.get<boolean>(SHARD_ROWS_WRITTEN)) await this.#writeShardRows(node, book, now);
+  }
+
+  /** Stores merged windows to pass up, in the turn the book marked them (see aggregator-book.ts). */
+  #passUp(windows: readonly ShardWindow[]): void {
+    for (const window of windows) {
+      const key = windowKey(window);
+      this.ctx.storage.kv.put(key, window);
+      this.#flusher.stored(key, window);
+    }
+  }
+
+  /** Every child done, or past the grace in which they could still report. */
+  #finished(nowMs: number): boolean {
+    const node = this.#nodeRecord();
+    if (!node) return false;
+    return this.#bookOf(node).allChildrenDone || nowMs > node.deadlineMs + node.flushGraceMs - GRACE_PER_LEVEL_MS;
+  }
+
+  /** The D1 rows of this aggregator's shards (a flat run's coordinator writes them itself). */
+  async #writeShardRows(node: AggregatorNode, book: AggregatorBook, nowMs: number): Promise<void> {
+    const elapsedS = Math.max(0.001, (Math.min(nowMs, node.t0Ms + node.durationMs) - node.t0Ms) / 1000);
+    const db = this.env.DB;
+    try {
+      await db.batch(
+        node.children.map((index) => {
+          const { stats, telemetry: t } = book.child(index);
+          return updateShard(db, node.runId, {
+            index,
+            colo: t?.colo ?? "unknown",
+            stats,
+            restarts: t?.restarts ?? 0,
+            invocations: t?.invocations ?? 0,
+            subrequests: t?.subrequests ?? 0,
+            peakInFlight: t?.peakInFlight ?? 0,
+            summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
+          });
+        }),
+      );
+      this.ctx.storage.kv.put(SHARD_ROWS_WRITTEN, true);
+    } catch (error) {
+      console.error(`aggregator ${node.index}: shard rows not written, retrying: ${error instanceof Error ? error.message : String(error)}`);
+      if (nowMs < node.deadlineMs + node.flushGraceMs) await this.ctx.storage.setAlarm(nowMs + 5_000);
+    }
+  }
+
+  #route(node: AggregatorNode): FlushRoute {
+    const receiver = node.parent === null ? this.env.RUN_COORDINATOR.get(this.env.RUN_COORDINATOR.idFromName(node.runId)) : this.#child(node, node.parent);
+    return { runId: node.runId, senderIndex: node.index, receiver, giveUpAtMs: node.deadlineMs + node.flushGraceMs, sender: `aggregator ${node.index}` };
+  }
+
+  #setStopping(): void {
+    this.ctx.storage.kv.put("stopping", true);
+  }
+
+  #shard(node: AggregatorNode, index: number) {
+    const ns = this.env.LOAD_SHARD;
+    return ns.get(ns.idFromName(`${node.runId}/${index}`), { locationHint: node.region as DurableObjectLocationHint });
+  }
+
+  /** Another aggregator of the same run (a child or the parent), in the same region. */
+  #child(node: AggregatorNode, index: number) {
+    const ns = this.env.RUN_AGGREGATOR;
+    return ns.get(ns.idFromName(aggregatorName(node.runId, index)), { locationHint: node.region as DurableObjectLocationHint });
+  }
+
+  #nodeRecord(): AggregatorNode | null {
+    if (this.#node === undefined) this.#node = this.ctx.storage.kv.get<AggregatorNode>("node") ?? null;
+    return this.#node;
+  }
+
+  #bookOf(node: AggregatorNode): AggregatorBook {
+    return (this.#book ??= new AggregatorBook(this.ctx.storage.sql, node));
+  }
+}
+
+/** The start of aggregator `index`: the run with the plan's shards trimmed to those under it. */
+export function subtreeStart(run: AssignmentInput, index: number): TreeStart {
+  const byIndex = new Map(run.plan.shards.map((s) => [s.index, s]));
+  const shards = shardsUnder(run.plan.tree!, index).map((i) => byIndex.get(i)!);
+  return { run: { ...run, plan: { ...run.plan, shards } }, index };
+}
+
+const clock = {
+  now: () => Date.now(),
+  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+};
