@@ -26,6 +26,8 @@ export default defineConfig({
           // A short retry budget (retries 1, 2, 4, 8 and 16 s apart: about 30 s) so the row
           // that exceeds it takes seconds, not the default's four minutes.
           RESULT_WRITE_RETRIES: "6",
+          // Runs of more than two shards report through an aggregation tree (the tree rows).
+          AGGREGATOR_FAN_IN: "2",
           TARGET_ADMIN_SECRET: inject<string>("targetAdminSecret"),
         }),
       },

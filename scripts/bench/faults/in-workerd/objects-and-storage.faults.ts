@@ -4,7 +4,9 @@
  * set missing from R2 — each once on its own and once with an API abort in the middle.
  *
  * Every row is one run of 40 iterations/s for 5 s on two shards (200 iterations) against
- * the real local target, which counts what it receives. Each test records its observation
+ * the real local target, which counts what it receives. The rows of the aggregation tree
+ * run six shards instead: with the fan-in of 2 this deployment is given, each region's
+ * three shards report to two aggregators under a region root (core/plan/aggregation-tree.ts). Each test records its observation
  * in `task.meta.fault` for ../run-faults.ts to account and print; it fails only when the
  * run cannot be observed at all (the table, not an assertion, says whether a row is ok).
  */
@@ -12,7 +14,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, it } from "vitest";
 import type { FaultObservation } from "../fault-table.ts";
-import type { ShardFlush, FlushAck } from "../../../../core/run/protocol.ts";
+import { aggregatorName, type ShardFlush, type FlushAck } from "../../../../core/run/protocol.ts";
+import type { AggregationTree } from "../../../../core/plan/aggregation-tree.ts";
 import { seedObjectKey } from "../../../../core/data/seed-set.ts";
 import { api, createRun, sleep, waitForStatus } from "../../../../test/workers/helpers.ts";
 
@@ -23,7 +26,19 @@ const TIMEOUT_MS = 2_000;
 const SCHEDULED = (RATE * DURATION_MS) / 1000;
 const ABORT_AFTER_MS = 2_500;
 
+/** The tree rows' runs: six shards in two regions, through a tree of depth 2. */
+const TREE = { shards: 6, regions: ["wnam", "weur"] };
+
 const shardOf = (runId: string, index: number) => env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`${runId}/${index}`));
+const aggregatorOf = (runId: string, index: number) => env.RUN_AGGREGATOR.get(env.RUN_AGGREGATOR.idFromName(aggregatorName(runId, index)));
+
+/** The first level-1 aggregator of a run's tree (from its plan in D1). */
+async function leafAggregator(runId: string): Promise<{ index: number; region: string }> {
+  const row = await env.DB.prepare("SELECT plan_json FROM runs WHERE id = ?").bind(runId).first<{ plan_json: string }>();
+  const tree = (JSON.parse(row!.plan_json) as { tree?: AggregationTree }).tree;
+  if (!tree) throw new Error(`run ${runId} has no aggregation tree`);
+  return tree.aggregators.find((a) => a.level === 1)!;
+}
 const coordinatorOf = (runId: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(runId));
 const until = (atMs: number) => sleep(Math.max(0, atMs - Date.now()));
 
@@ -55,29 +70,35 @@ async function restart(stub: DurableObjectStub): Promise<void> {
 }
 
 /**
- * Wraps the RunCoordinator's `flush` for one run (the prototype is shared by every
- * instance in this isolate, so a restarted object keeps the fault). Returns the undo.
+ * Wraps the `flush` of a run's coordinator (or of one of its aggregators) for that run (the
+ * prototype is shared by every instance in this isolate, so a restarted object keeps the
+ * fault). Returns the undo.
  */
 async function interceptFlushes(
   runId: string,
   wrap: (message: ShardFlush, original: (m: ShardFlush) => Promise<FlushAck>) => Promise<FlushAck>,
+  aggregator?: number,
 ): Promise<() => void> {
   let undo = () => {};
-  await runInDurableObject(coordinatorOf(runId), (instance) => {
-    const proto = Object.getPrototypeOf(instance) as { flush: (this: unknown, m: ShardFlush) => Promise<FlushAck> };
+  type Flush = (this: { ctx: DurableObjectState }, m: ShardFlush) => Promise<FlushAck>;
+  const stub = aggregator === undefined ? coordinatorOf(runId) : aggregatorOf(runId, aggregator);
+  await runInDurableObject(stub, (instance) => {
+    const proto = Object.getPrototypeOf(instance) as { flush: Flush };
     const original = proto.flush;
-    proto.flush = function (this: unknown, message: ShardFlush) {
+    proto.flush = function (this: { ctx: DurableObjectState }, message: ShardFlush) {
       const call = (m: ShardFlush) => original.call(this, m);
-      return message.runId === runId ? wrap(message, call) : call(message);
+      const node = aggregator === undefined ? null : this.ctx.storage.kv.get<{ index: number }>("node");
+      const mine = message.runId === runId && (aggregator === undefined || node?.index === aggregator);
+      return mine ? wrap(message, call) : call(message);
     };
     undo = () => void (proto.flush = original);
   });
   return undo;
 }
 
-/** The windows the coordinator has accepted so far, as the shards sent them. */
-async function acceptedWindows(runId: string): Promise<Array<{ shard: number; window: ShardFlush["windows"][number] }>> {
-  return runInDurableObject(coordinatorOf(runId), (_instance, state) =>
+/** The windows the coordinator (or one aggregator) has accepted so far, as they were sent. */
+async function acceptedWindows(runId: string, aggregator?: number): Promise<Array<{ shard: number; window: ShardFlush["windows"][number] }>> {
+  return runInDurableObject(aggregator === undefined ? coordinatorOf(runId) : aggregatorOf(runId, aggregator), (_instance, state) =>
     state.storage.sql
       .exec<{ shard: number; window_s: number; part: number; data: string }>("SELECT shard, window_s, part, data FROM flush_log ORDER BY id")
       .toArray()
@@ -185,6 +206,56 @@ const faults: Fault[] = [
       undo();
     },
   },
+  { name: "through an aggregation tree, no fault (reference)", outcome: "passed", spec: TREE },
+  {
+    name: "aggregator restarted mid-window, twice",
+    outcome: "passed",
+    spec: TREE,
+    note: "it replays the windows it had not passed up from its log; what it passed up goes again under the same part, skipped above",
+    async during({ id, t0 }) {
+      const leaf = await leafAggregator(id);
+      for (const at of [1_300, 2_600]) {
+        await until(t0 + at);
+        await restart(aggregatorOf(id, leaf.index));
+      }
+    },
+  },
+  {
+    name: "every window an aggregator accepted delivered to it again",
+    outcome: "passed",
+    spec: TREE,
+    async during({ id, t0 }) {
+      const leaf = await leafAggregator(id);
+      await until(t0 + 3_000);
+      for (const { shard, window } of await acceptedWindows(id, leaf.index)) {
+        await aggregatorOf(id, leaf.index).flush({
+          runId: id,
+          shardIndex: shard,
+          windows: [window],
+          watermarkS: 0,
+          done: false,
+          telemetry: { ...telemetry, region: leaf.region },
+        });
+      }
+    },
+  },
+  {
+    name: "aggregator unreachable until the shards' deadline",
+    outcome: "passed",
+    spec: TREE,
+    note: "its shards keep their windows and stop at their deadline; their final flushes retry until it answers, and it passes them up",
+    async during({ id, t0 }) {
+      const leaf = await leafAggregator(id);
+      const reachableAt = t0 + DURATION_MS + TIMEOUT_MS;
+      const undo = await interceptFlushes(
+        id,
+        (message, original) => (Date.now() < reachableAt ? Promise.reject(new Error("fault: aggregator unreachable")) : original(message)),
+        leaf.index,
+      );
+      await until(reachableAt + 20_000);
+      undo();
+    },
+  },
   {
     name: "D1 refusing writes for 5 s",
     outcome: "passed",
@@ -243,19 +314,19 @@ async function stored(runId: string) {
 }
 
 /** Windows in D1 that lack a region's row: a window written in part. */
-async function halfWrittenWindows(runId: string): Promise<number> {
+async function halfWrittenWindows(runId: string, regions: number): Promise<number> {
   const row = await env.DB.prepare(
     "SELECT COUNT(*) AS n FROM (SELECT window_s FROM windows WHERE run_id = ? GROUP BY window_s HAVING COUNT(DISTINCT region) < ?)",
   )
-    .bind(runId, SHARDS)
+    .bind(runId, regions)
     .first<{ n: number }>();
   return row!.n;
 }
 
 /** Polls the shards until every one has stopped (no alarm, phase done); ms since `fromMs`. */
-async function shardsStopped(runId: string, fromMs: number): Promise<number | null> {
+async function shardsStopped(runId: string, shards: number, fromMs: number): Promise<number | null> {
   while (Date.now() - fromMs < 30_000) {
-    const states = await Promise.all(Array.from({ length: SHARDS }, (_, i) => shardOf(runId, i).inspect()));
+    const states = await Promise.all(Array.from({ length: shards }, (_, i) => shardOf(runId, i).inspect()));
     if (states.every((s) => s.phase === "done" && s.alarm === null)) return Date.now() - fromMs;
     await sleep(50);
   }
@@ -280,7 +351,7 @@ async function observe(fault: Fault, abort: boolean): Promise<FaultObservation> 
     const abortedAt = Date.now();
     const response = await api(`/v1/runs/${id}/abort`, { method: "POST" });
     if (response.status !== 202) throw new Error(`abort answered ${response.status}: ${await response.text()}`);
-    timeMs = await shardsStopped(id, abortedAt);
+    timeMs = await shardsStopped(id, Number(fault.spec?.shards ?? SHARDS), abortedAt);
   }
   const final = await waitForStatus(id, undefined, 120_000);
   const endedAt = Date.now();
@@ -301,7 +372,7 @@ async function observe(fault: Fault, abort: boolean): Promise<FaultObservation> 
     timeouts: summary.edgeload.totals.timeouts,
   };
   const counts = fault.partialStore ? fromSummary : inD1;
-  const halfWritten = await halfWrittenWindows(id);
+  const halfWritten = await halfWrittenWindows(id, 2);
   const note = [
     fault.note,
     fault.partialStore
