@@ -137,7 +137,7 @@ export class RunCoordinator extends DurableObject<Env> {
     if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
     const { accepted, duplicates, latest } = takeInFlush(this.#log, this.#open, this.#totals, message, region);
     if (latest) this.#live.noteShard(message.shardIndex, latest);
-    this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry);
+    this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry, Date.now());
     // Everyone is done: finish now — unless ticks are failing (D1 refusing writes), whose
     // backoff an early tick would cut short, spending the retry budget in a burst.
     if (this.#shards.doneCount === reporters.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {

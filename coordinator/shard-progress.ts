@@ -1,16 +1,25 @@
 /**
  * How far each shard of a run has got: its watermark (every window below it has been
- * flushed), whether it is done, and its latest telemetry. Every flush changes one shard's
- * row, so each shard has its own row in the coordinator's SQLite storage: a flush writes
- * ~100 bytes, where rewriting the run record (spec, plan and every shard's telemetry)
- * wrote ~4 KB, sixteen times a second in a 16-shard run. The rows live apart from the run
- * record in memory too, so a tick that saves a record it read before an await cannot put
- * a shard's progress back.
+ * flushed), whether it is done, and its latest telemetry. Each shard has its own row in the
+ * coordinator's (or aggregator's) SQLite storage, so a flush never rewrites the run record.
+ * The rows live apart from the run record in memory too, so a tick that saves a record it
+ * read before an await cannot put a shard's progress back.
+ *
+ * A row is written when its shard is done, and otherwise at most every PERSIST_EVERY_MS:
+ * a flush a second per shard was a row written per shard-second, the price of a second of
+ * its storage. What a restart finds behind is harmless — a watermark only rises (the next
+ * flush brings it back, and the cut-off never falls below what left, flush-log.ts), and
+ * telemetry is the shard's running totals.
  */
 import type { ShardTelemetry } from "../core/run/protocol.ts";
 
+/** How far behind memory a running shard's row may be. */
+export const PERSIST_EVERY_MS = 5_000;
+
 export class ShardProgress {
   readonly #sql: SqlStorage;
+  /** When each shard's row was last written (epoch ms). */
+  readonly #writtenAt = new Map<number, number>();
   readonly #watermarks = new Map<number, number>();
   readonly #done = new Set<number>();
   readonly #telemetry = new Map<number, ShardTelemetry>();
@@ -31,9 +40,17 @@ export class ShardProgress {
     for (const [shard, watermarkS] of watermarks) this.#write(shard, watermarkS, false, null);
   }
 
-  /** One flush's news from a shard. Watermarks only move forward; done stays done. */
-  record(shard: number, watermarkS: number, done: boolean, telemetry: ShardTelemetry): void {
-    this.#write(shard, Math.max(this.watermark(shard), watermarkS), done || this.#done.has(shard), telemetry);
+  /** One flush's news from a shard, at `nowMs`. Watermarks only move forward; done stays done. */
+  record(shard: number, watermarkS: number, done: boolean, telemetry: ShardTelemetry, nowMs: number): void {
+    const watermark = Math.max(this.watermark(shard), watermarkS);
+    const newlyDone = done && !this.#done.has(shard);
+    if (newlyDone || !(nowMs - (this.#writtenAt.get(shard) ?? -Infinity) < PERSIST_EVERY_MS)) {
+      this.#write(shard, watermark, done || this.#done.has(shard), telemetry);
+      this.#writtenAt.set(shard, nowMs);
+      return;
+    }
+    this.#watermarks.set(shard, watermark);
+    this.#telemetry.set(shard, telemetry);
   }
 
   watermark(shard: number): number {

@@ -78,11 +78,11 @@ export class AggregatorBook {
     });
   }
 
-  /** Takes in a child's flush; throws for a sender that is not its child. */
-  take(message: ShardFlush): Intake {
+  /** Takes in a child's flush at `nowMs`; throws for a sender that is not its child. */
+  take(message: ShardFlush, nowMs: number): Intake {
     if (!this.#node.children.includes(message.shardIndex)) throw new Error(`aggregator ${this.#node.index} has no child ${message.shardIndex}`);
     const { accepted, duplicates } = takeInFlush(this.#log, this.#open, this.#totals, message, this.#node.region);
-    this.#children.record(message.shardIndex, message.watermarkS, message.done, message.telemetry);
+    this.#children.record(message.shardIndex, message.watermarkS, message.done, message.telemetry, nowMs);
     return { accepted, duplicates };
   }
 
@@ -104,7 +104,11 @@ export class AggregatorBook {
     const node = this.#node;
     const everyoneDone = everything || this.allChildrenDone;
     const running = node.children.filter((c) => !this.#children.isDone(c));
-    const cutoff = closableBelow({ watermarks: running.map((c) => this.#children.watermark(c)), t0Ms: node.t0Ms, nowMs, everyoneDone });
+    // Never below what already went up (flush-log.ts: the mark only rises).
+    const cutoff = Math.max(
+      this.#log.writtenBelow,
+      closableBelow({ watermarks: running.map((c) => this.#children.watermark(c)), t0Ms: node.t0Ms, nowMs, everyoneDone }),
+    );
     const closed = this.#open.takeBelow(cutoff, String);
     if (cutoff > this.#passedBelow && cutoff !== Number.MAX_SAFE_INTEGER) {
       this.#passedBelow = cutoff;

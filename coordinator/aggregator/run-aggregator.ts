@@ -20,7 +20,7 @@ import { shardAssignments, type AssignmentInput } from "../../core/schedule/shar
 import { groupSummary } from "../../core/run/summary-figures.ts";
 import type { Env, ObjectNamespaces } from "../../workers/env.ts";
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
-import { WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "../../workers/shard/window-flusher.ts";
+import { keyedPendingWindows, WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "../../workers/shard/window-flusher.ts";
 import { updateShard } from "../store/results-store.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../run/run-record.ts";
 import { AggregatorBook, type AggregatorNode } from "./aggregator-book.ts";
@@ -44,7 +44,7 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   #book: AggregatorBook | null = null;
   #lastCheckpointMs = 0;
   readonly #flusher = new WindowFlusher({
-    storage: this.ctx.storage,
+    pending: keyedPendingWindows(this.ctx.storage),
     clock,
     route: () => {
       const node = this.#nodeRecord();
@@ -99,7 +99,7 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     const node = this.#nodeRecord();
     if (!node || node.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
     const book = this.#bookOf(node);
-    const { accepted, duplicates } = book.take(message);
+    const { accepted, duplicates } = book.take(message, Date.now());
     // Every child done: pass everything up now rather than at the next tick.
     if (book.allChildrenDone) await this.ctx.storage.setAlarm(Date.now());
     return { accepted, duplicates, stop: this.ctx.storage.kv.get<boolean>("stopping") ?? false };

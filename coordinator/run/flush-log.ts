@@ -1,10 +1,18 @@
 /**
- * The coordinator's flush log, in its SQLite storage: every accepted window is appended in
- * the same turn it is merged, keyed by (shard, window, part) so a retried flush is
- * recognised and ignored. A row is marked written once its window went to D1; totals are
- * checkpointed every few seconds and the rows both in the checkpoint and in D1 trimmed. A
- * restarted object replays the rest (restore()), so nothing is lost and nothing is
- * counted twice.
+ * The coordinator's flush log (and each aggregator's), in its SQLite storage: every
+ * accepted window is appended in the same turn it is merged, keyed by (shard, window,
+ * part) so a retried flush is recognised and ignored. Windows leave for D1 (or, at an
+ * aggregator, for its parent) by a cut-off that only rises; what has left is one mark, not
+ * a mark per row: a row is written when its window is below the mark's cut-off and the row
+ * is no newer than the mark's last row (every row up to it had been merged when the
+ * windows below the cut-off were taken). Totals are checkpointed every few seconds and the
+ * rows both in the checkpoint and written trimmed: their data is dropped, their key kept,
+ * so a window its sender sends again much later (an acknowledgement it never got, a
+ * restart that found it still stored) is still recognised. A restarted object replays the
+ * rest (restore()), so nothing is lost and nothing is counted twice.
+ *
+ * One mark a tick where there was an UPDATE a row: a row written costs as much as a row
+ * inserted, and at an aggregator the log is most of what a shard's second costs in storage.
  */
 import type { ShardWindow } from "../../core/run/protocol.ts";
 import { RunTotals, type RunTotalsWire } from "../../core/run/run-totals.ts";
@@ -27,11 +35,15 @@ function parseLogData(data: string): Pick<ShardWindow, "steps" | "series"> {
   return Array.isArray(parsed) ? { steps: parsed as ShardWindow["steps"] } : (parsed as Pick<ShardWindow, "steps" | "series">);
 }
 
-/** Row ids per UPDATE: SQLite's bound-parameter limit, with room to spare. */
-const IDS_PER_STATEMENT = 90;
+/** Which rows have left: those of a window below `cutoff`, no newer than row `throughId`. */
+interface WrittenMark {
+  readonly cutoff: number;
+  readonly throughId: number;
+}
 
 export class FlushLog {
   readonly #sql: SqlStorage;
+  #mark: WrittenMark;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -39,6 +51,17 @@ export class FlushLog {
       `CREATE TABLE IF NOT EXISTS flush_log (id INTEGER PRIMARY KEY AUTOINCREMENT, shard INTEGER NOT NULL, window_s INTEGER NOT NULL,
         part INTEGER NOT NULL, data TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0, UNIQUE (shard, window_s, part))`,
     );
+    sql.exec("CREATE TABLE IF NOT EXISTS flush_log_mark (one INTEGER PRIMARY KEY CHECK (one = 0), cutoff INTEGER NOT NULL, through_id INTEGER NOT NULL)");
+    const row = sql.exec<{ cutoff: number; through_id: number }>("SELECT cutoff, through_id FROM flush_log_mark").toArray()[0];
+    this.#mark = { cutoff: row?.cutoff ?? 0, throughId: row?.through_id ?? 0 };
+  }
+
+  /**
+   * Windows below this have been taken out once already: a cut-off computed lower (after a
+   * restart, from progress not yet caught up) is raised to it, so the mark only rises.
+   */
+  get writtenBelow(): number {
+    return this.#mark.cutoff;
   }
 
   /** Logs a shard's window; false when it is logged already (a retried flush). */
@@ -56,32 +79,25 @@ export class FlushLog {
   }
 
   /**
-   * Marks written every unwritten row of a window below `cutoff`, and returns how to undo
-   * it (the D1 write failed: the rows are replayed after a restart again).
+   * Marks written every row of a window below `cutoff` (at least `writtenBelow`) that is in
+   * the log now, and returns how to undo it (the D1 write failed: the rows are replayed
+   * after a restart again).
    */
   markWrittenBelow(cutoff: number): () => void {
-    const ids = this.#sql
-      .exec<{ id: number }>("SELECT id FROM flush_log WHERE written = 0 AND window_s < ?", cutoff)
-      .toArray()
-      .map((r) => r.id);
-    const mark = (written: 0 | 1) => {
-      for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
-        const chunk = ids.slice(i, i + IDS_PER_STATEMENT);
-        this.#sql.exec(`UPDATE flush_log SET written = ? WHERE id IN (${chunk.map(() => "?").join(",")})`, written, ...chunk);
-      }
-    };
-    mark(1);
-    return () => mark(0);
+    const before = this.#mark;
+    this.#setMark({ cutoff: Math.max(before.cutoff, cutoff), throughId: this.#maxId() });
+    return () => this.#setMark(before);
   }
 
   /**
    * The checkpoint of `totals` through the newest row, stored with `put` before the rows
-   * that are both in it and in D1 are trimmed.
+   * that are both in it and written are trimmed (their data dropped, their keys kept).
    */
   checkpoint(totals: RunTotals, put: (checkpoint: TotalsCheckpoint) => void): void {
-    const maxId = this.#sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM flush_log").one().id ?? 0;
+    const maxId = this.#maxId();
     put({ throughId: maxId, wire: totals.toWire() });
-    this.#sql.exec("DELETE FROM flush_log WHERE id <= ? AND written = 1", maxId);
+    const { cutoff, throughId } = this.#mark;
+    this.#sql.exec("UPDATE flush_log SET data = '' WHERE id <= ? AND window_s < ? AND data != ''", Math.min(maxId, throughId), cutoff);
   }
 
   /**
@@ -94,15 +110,31 @@ export class FlushLog {
   ): RunTotals {
     const totals = checkpoint ? RunTotals.fromWire(checkpoint.wire) : new RunTotals();
     const throughId = checkpoint?.throughId ?? 0;
-    const rows = this.#sql.exec<{ id: number; shard: number; window_s: number; data: string; written: number }>(
-      "SELECT id, shard, window_s, data, written FROM flush_log WHERE id > ? OR written = 0 ORDER BY id",
+    const mark = this.#mark;
+    const rows = this.#sql.exec<{ id: number; shard: number; window_s: number; data: string }>(
+      "SELECT id, shard, window_s, data FROM flush_log WHERE (id > ? OR id > ? OR window_s >= ?) AND data != '' ORDER BY id",
       throughId,
+      mark.throughId,
+      mark.cutoff,
     );
     for (const row of rows) {
       const window = { windowS: row.window_s, ...parseLogData(row.data) };
       if (row.id > throughId) replay.addToTotals(totals, row.shard, window);
-      if (row.written === 0) replay.reopen(row.shard, window);
+      if (row.id > mark.throughId || row.window_s >= mark.cutoff) replay.reopen(row.shard, window);
     }
     return totals;
+  }
+
+  #maxId(): number {
+    return this.#sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM flush_log").one().id ?? 0;
+  }
+
+  #setMark(mark: WrittenMark): void {
+    this.#sql.exec(
+      "INSERT INTO flush_log_mark (one, cutoff, through_id) VALUES (0, ?, ?) ON CONFLICT (one) DO UPDATE SET cutoff = excluded.cutoff, through_id = excluded.through_id",
+      mark.cutoff,
+      mark.throughId,
+    );
+    this.#mark = mark;
   }
 }

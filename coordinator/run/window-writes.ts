@@ -32,7 +32,8 @@ export interface WindowWriteParts {
 export async function writeClosedWindows(parts: WindowWriteParts, run: RunRecord, nowMs: number, everyoneDone: boolean): Promise<void> {
   const { db, open, log, shards, live } = parts;
   const running = reportersOf(run.plan).filter((s) => !shards.isDone(s.index));
-  const cutoff = closableBelow({ watermarks: running.map((s) => shards.watermark(s.index)), t0Ms: run.t0Ms, nowMs, everyoneDone });
+  // Never below what already left (flush-log.ts: the mark only rises).
+  const cutoff = Math.max(log.writtenBelow, closableBelow({ watermarks: running.map((s) => shards.watermark(s.index)), t0Ms: run.t0Ms, nowMs, everyoneDone }));
   const closed = open.takeBelow(cutoff, (step) => run.spec.steps[step]?.name ?? String(step));
   if (!closed) return;
   const unmark = log.markWrittenBelow(cutoff);

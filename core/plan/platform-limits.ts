@@ -6,6 +6,8 @@
  * - Workers limits: https://developers.cloudflare.com/workers/platform/limits/
  * - Durable Objects limits: https://developers.cloudflare.com/durable-objects/platform/limits/
  * - D1 limits: https://developers.cloudflare.com/d1/platform/limits/
+ * - R2 limits: https://developers.cloudflare.com/r2/platform/limits/ (no read rate: see
+ *   R2_READS_PER_S_BUDGET)
  */
 export const PLATFORM_LIMITS = {
   /** Subrequests one invocation may make (Paid: 10,000 by default, `limits.subrequests`). */
@@ -22,6 +24,8 @@ export const PLATFORM_LIMITS = {
   d1QueriesPerInvocation: 1_000,
   /** D1: bound parameters per statement. */
   d1BoundParameters: 100,
+  /** D1: the largest string, BLOB or table row. */
+  d1MaxRowBytes: 2_000_000,
   /** Bundle size after compression: Workers Paid / Free. */
   workerSizeBytesPaid: 10 * 1024 * 1024,
   workerSizeBytesFree: 3 * 1024 * 1024,
@@ -36,3 +40,13 @@ export const PLATFORM_LIMITS = {
  * this many rows.
  */
 export const D1_ROWS_PER_S_BUDGET = 1_000;
+
+/**
+ * R2 documents no read rate, per object or per bucket: its limits page lists writes to one
+ * key (1 a second) and bucket management operations (50 a second, which it says do not
+ * apply to reading or writing objects), nothing for reads. A seeded run's shards all read
+ * the same object within their warm-up second (WARM_UP_LEAD_MS), a burst on one key, so
+ * edgeload keeps its own budget, as for D1, until a run has measured more: above it, the
+ * warm-up of a large seeded run would need its reads spread over more than a second.
+ */
+export const R2_READS_PER_S_BUDGET = 1_000;

@@ -1,19 +1,31 @@
 /**
- * `edgeload plan` as text: the shards per region and the capacity model behind them, what
- * the run uses of the platform against each limit, and its cost line by line beside the
- * same load on k6 Cloud.
+ * `edgeload plan` as text: the shards per region and the capacity model behind them, how
+ * they report (the aggregation tree, or straight to the coordinator), what the run uses of
+ * the platform against each limit level by level, and its cost line by line beside the same
+ * load on k6 Cloud.
  */
+import { MAX_FAN_IN, type AggregationTree } from "./aggregation-tree.ts";
 import type { Plan } from "./plan.ts";
 import type { Preflight } from "./preflight.ts";
+import type { LimitLevel } from "./run-usage.ts";
 import { formatUsd } from "./run-cost.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { table } from "../run/summary-text.ts";
 import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
 
+const LEVEL_HEADINGS: Readonly<Record<LimitLevel, string>> = {
+  shard: "the shards",
+  aggregator: "the aggregators",
+  coordinator: "the coordinator",
+  D1: "D1",
+  R2: "R2",
+};
+
 const count = (n: number) => Math.round(n).toLocaleString("en-US");
 const warmUpOrigin = (target: string) => (URL.canParse(target) ? `${new URL(target).origin}/` : "the target's origin");
 
-export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight): string {
+/** `fanIn`: the deployment's AGGREGATOR_FAN_IN, named when the run is flat. */
+export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight, fanIn: number = MAX_FAN_IN): string {
   const perRegion = new Map<string, number>();
   for (const s of plan.shards) perRegion.set(s.region, (perRegion.get(s.region) ?? 0) + 1);
   const u = p.usage;
@@ -23,14 +35,19 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight): string
     : `peak ${count(spec.peakRatePerS)}/s, ${count(u.requests)} requests`;
   return [
     `plan: ${spec.name} — ${spec.executor}, ${u.durationS} s, ${rate}`,
-    `shards: ${plan.shards.length} (${[...perRegion].map(([r, n]) => `${r} ${n}`).join(", ")}); ${plan.capacityPerShardPerS}/s each at ${spec.expectedLatencyMs} ms with ${spec.connectionSlots} slots, asked for ${plan.peakPerShardPerS}/s`,
+    `shards: ${count(plan.shards.length)} (${[...perRegion].map(([r, n]) => `${r} ${count(n)}`).join(", ")}); ${plan.capacityPerShardPerS}/s each at ${spec.expectedLatencyMs} ms with ${spec.connectionSlots} slots, asked for ${plan.peakPerShardPerS}/s`,
+    reportingLine(plan, spec.steps.length, fanIn),
     `invocations: ${count(u.shardInvocations)} shard alarms (each sends at most ${count(plan.iterationsPerInvocation)} ${plan.closedModel ? "requests" : "iterations"}, then hands over)`,
     `warm-up: each shard wakes ${WARM_UP_LEAD_MS / 1000} s before t0, builds its flow${spec.scenario?.seed || spec.data ? " and reads its seed set" : ""} and opens its connection with one HEAD of ${warmUpOrigin(spec.target)} (counted in no metric)`,
     "",
     "platform limits",
     ...table(
       ["limit", "this run", "max", ""],
-      p.limits.map((l) => [l.limit, count(l.value), count(l.max), l.ok ? "ok" : "OVER"]),
+      // Level by level: a heading row where the level changes, its limits indented under it.
+      p.limits.flatMap((l, i) => [
+        ...(l.level === p.limits[i - 1]?.level ? [] : [[LEVEL_HEADINGS[l.level], "", "", ""]]),
+        [`  ${l.limit}`, count(l.value), count(l.max), l.ok ? "ok" : "OVER"],
+      ]),
     ),
     ...p.limits.filter((l) => !l.ok).map((l) => `  over: ${l.limit}: ${l.note}`),
     "",
@@ -48,4 +65,32 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight): string
     ...(spec.maxCostUsd != null ? [`  budget (maxCost): ${formatUsd(spec.maxCostUsd)} — ${p.overBudget ? "OVER: the API refuses this run" : "within"}`] : []),
     ...(plan.notes.length ? ["", "notes", ...plan.notes.map((n) => `  - ${n}`)] : []),
   ].join("\n");
+}
+
+/**
+ * How the shards report, e.g. "tree: 7,146 shards → 72 aggregators (≤ 100 children each) →
+ * 6 region roots → coordinator; 2 levels, the coordinator merges 6 regions × 1 step a second".
+ */
+export function reportingLine(plan: Plan, steps: number, fanIn: number = MAX_FAN_IN): string {
+  const tree = plan.tree;
+  const shards = plan.shards.length;
+  if (!tree) {
+    return shards <= fanIn
+      ? `reporting: every shard to the coordinator (≤ ${count(fanIn)} shards: no aggregator)`
+      : `reporting: every shard to the coordinator (${count(shards)} shards; no aggregation tree planned)`;
+  }
+  const regions = tree.roots.length;
+  const rootsOnTop = tree.roots.every((r) => tree.aggregators[r]!.level === tree.depth);
+  const hops = [`${count(shards)} shards`, ...levels(tree, rootsOnTop), rootsOnTop ? "coordinator" : `coordinator (from ${regions} region roots)`];
+  return `tree: ${hops.join(" → ")}; ${tree.depth} level${tree.depth === 1 ? "" : "s"}, the coordinator merges ${regions} region${regions === 1 ? "" : "s"} × ${steps} step${steps === 1 ? "" : "s"} a second`;
+}
+
+/** One hop per level of aggregators; the top one named as the region roots when every root is on it. */
+function levels(tree: AggregationTree, rootsOnTop: boolean): string[] {
+  return Array.from({ length: tree.depth }, (_, i) => {
+    const level = i + 1;
+    const n = tree.aggregators.filter((a) => a.level === level).length;
+    const name = level === tree.depth && rootsOnTop ? `region root${n === 1 ? "" : "s"}` : `aggregator${n === 1 ? "" : "s"}`;
+    return `${count(n)} ${name}${level === 1 ? ` (≤ ${count(tree.fanIn)} children each)` : ""}`;
+  });
 }

@@ -1,7 +1,9 @@
 /**
  * The capacity model and the cost pre-flight: the 35,000/s, six-region, ten-minute run the
- * product is built for stays within every documented platform limit; a run that breaks one
- * is told which; the cost is the usage priced line by line; a budget refuses a run above it.
+ * product is built for stays within every documented platform limit, through a tree of six
+ * region roots, and keeps its figures when planned flat; a run that breaks a limit is told
+ * which; the cost is the usage priced line by line; a budget refuses a run above it. The
+ * tree at 100,000/s and 1,000,000/s is in run-usage.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { PRICES } from "./cloudflare-pricing.ts";
@@ -48,12 +50,26 @@ describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () =>
     expect(plan.peakPerShardPerS).toBeLessThan(plan.capacityPerShardPerS);
   });
 
+  it("reports through one aggregator per region: 252 shards are more than one fan-in of 100", () => {
+    expect(plan.tree?.aggregators.map((a) => a.children.length)).toEqual([42, 42, 42, 42, 42, 42]);
+    expect(plan.tree?.depth).toBe(1);
+  });
+
   it("stays within every documented platform limit", () => {
     expect(p.limits.filter((l) => !l.ok)).toEqual([]);
     const byName = Object.fromEntries(p.limits.map((l) => [l.limit, l.value]));
     expect(byName["subrequests per shard invocation"]).toBe(10_000);
-    expect(byName["requests/s into the coordinator object"]).toBe(254); // 252 flushes + a tick + a status poll
+    expect(byName["requests/s into the busiest aggregator"]).toBe(43); // 42 shard flushes + its tick
+    expect(byName["requests/s into the coordinator object"]).toBe(8); // 6 region roots + a tick + a status poll
+    expect(byName["D1 statements per aggregator end batch"]).toBe(42); // its shards' rows
+    expect(byName["D1 statements per coordinator end batch"]).toBe(1); // the run's row
     expect(byName["D1 rows written per second"]).toBe(42); // 6 regions × (1 window + 6 histograms)
+  });
+
+  it("counts every flush once, at the object that receives it", () => {
+    // 601 windows (600 s and the last): shards into the 6 aggregators, the roots into the coordinator.
+    expect(p.usage.aggregators.requests).toBe(252 * 601 + 6 * 605 /* ticks */ + 6 * 2 /* start, abort */);
+    expect(p.usage.durableObjectRequests).toBe(252 * 2 + 252 * 9 /* alarms */ + 6 * 601 + 605 /* ticks */ + 602 /* create, summary, polls */);
   });
 
   it("counts the requests of the schedule and the shard invocations that send them", () => {
@@ -63,19 +79,53 @@ describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () =>
     expect(p.usage.shardInvocations).toBe(252 * 9);
   });
 
-  it("costs under a dollar, well under k6 Cloud for the same VUs and minutes", () => {
+  it("costs under a dollar, under $0.047 a million requests, well under k6 Cloud for the same VUs and minutes", () => {
+    // A shard's window is one row a second (in its state), an aggregator's intake 2.2.
     expect(p.cost.totalUsd).toBeGreaterThan(0.5);
     expect(p.cost.totalUsd).toBeLessThan(1);
+    expect(p.cost.usdPerMillionRequests).toBeLessThan(0.047);
     expect(p.cost.k6Cloud.vuh).toBeCloseTo((2000 * 10) / 60, 6);
-    expect(p.cost.k6Cloud.usd).toBeGreaterThan(40 * p.cost.totalUsd);
+    expect(p.cost.k6Cloud.usd).toBeGreaterThan(30 * p.cost.totalUsd);
   });
 
   it("prints shards per region, every limit and every cost line", () => {
     const text = renderPreflight(spec, plan, p);
     expect(text).toContain("shards: 252 (wnam 42, enam 42, weur 42, eeur 42, apac 42, oc 42)");
+    expect(text).toContain(
+      "tree: 252 shards → 6 region roots (≤ 100 children each) → coordinator; 1 level, the coordinator merges 6 regions × 1 step a second",
+    );
     for (const l of p.limits) expect(text).toContain(l.limit);
     expect(text).toContain("k6 Cloud for the same run: 2,000 VUs × 10 min = 333.3 VUh");
     expect(text).toContain("warm-up: each shard wakes 1 s before t0, builds its flow and opens its connection with one HEAD of https://auth.example.com/");
+  });
+});
+
+describe("the same run planned flat (AGGREGATOR_FAN_IN 256) reports to the coordinator, as before the tree", () => {
+  const { spec, plan } = planned(RUN_35K, { ...SCALE, aggregatorFanIn: 256 });
+  const p = preflight(spec, plan);
+
+  it("has every shard report to the coordinator", () => {
+    expect(plan.tree).toBeUndefined();
+    const byName = Object.fromEntries(p.limits.map((l) => [l.limit, l.value]));
+    expect(byName["requests/s into the coordinator object"]).toBe(254); // 252 flushes + a tick + a status poll
+    expect(byName["D1 statements per coordinator end batch"]).toBe(253); // the run's row + one per shard
+    expect(byName["requests/s into the busiest aggregator"]).toBeUndefined();
+    expect(p.limits.filter((l) => !l.ok)).toEqual([]);
+  });
+
+  it("counts what it counted, with the abort RPC per shard, and the rows a shard-second now writes", () => {
+    expect(p.usage.durableObjectRequests).toBe(155_179 + 252);
+    expect(p.usage.durableObjectGbSeconds).toBeCloseTo(253 * 605 * 0.128, 6);
+    // Shards: 1 row a second (was 3: window, state, deletion); the coordinator 2.2 per flush
+    // (log, trim, progress every fifth second) and 2 per tick: 252 × 600 + 252 × 601 × 2.2 + 605 × 2.
+    expect(p.usage.durableObjectRowsWritten).toBeCloseTo(485_604.4, 6);
+    expect(p.usage.aggregators.count).toBe(0);
+    expect(p.cost.lines.map((l) => l.item)).not.toContain("Aggregator requests");
+    expect(p.cost.usdPerMillionRequests).toBeCloseTo(0.0413, 4); // $0.0476226 before the tree and the row savings
+  });
+
+  it("says so in the plan", () => {
+    expect(renderPreflight(spec, plan, p, 256)).toContain("reporting: every shard to the coordinator (≤ 256 shards: no aggregator)");
   });
 });
 
@@ -93,9 +143,24 @@ describe("limits a run breaks are named", () => {
     ).toEqual([limit]);
   });
 
-  it("flags the coordinator when more shards flush than one object takes per second", () => {
-    const { spec, plan } = planned({ ...RUN_35K, shards: 1200 }, { ...SCALE, maxShards: 2000 });
-    expect(preflight(spec, plan).limits.find((l) => l.limit === "requests/s into the coordinator object")?.ok).toBe(false);
+  it("flags the coordinator of a flat run when more shards flush than one object takes per second", () => {
+    const { spec, plan } = planned({ ...RUN_35K, shards: 1200 }, { ...SCALE, maxShards: 2000, aggregatorFanIn: 2000 });
+    const over = preflight(spec, plan)
+      .limits.filter((l) => !l.ok)
+      .map((l) => l.limit);
+    expect(over).toContain("requests/s into the coordinator object");
+    // …and its end batch: one UPDATE per shard, over D1's 1,000 queries per invocation.
+    expect(over).toContain("D1 statements per coordinator end batch");
+  });
+
+  it("flags the aggregators when AGGREGATOR_FAN_IN lets one take more than an object can", () => {
+    // 7,200 shards, 1,200 a region, each region under one aggregator of 1,200 children.
+    const { spec, plan } = planned({ ...RUN_35K, shards: 7200 }, { ...SCALE, maxShards: 8000, aggregatorFanIn: 1500 });
+    expect(
+      preflight(spec, plan)
+        .limits.filter((l) => !l.ok)
+        .map((l) => l.limit),
+    ).toEqual(["requests/s into the busiest aggregator", "D1 statements per aggregator end batch"]);
   });
 });
 
@@ -113,6 +178,21 @@ describe("cost", () => {
       12,
     );
     expect(cost.usdPerMillionRequests).toBeCloseTo(cost.totalUsd / (6000 / 1e6), 9);
+  });
+
+  it("prices the aggregators of a tree at Durable Object prices, on lines of their own", () => {
+    const { spec, plan } = planned(RUN_35K);
+    const usage = estimateUsage(spec, plan);
+    const cost = estimateCost(usage, spec);
+    const line = (item: string) => cost.lines.find((l) => l.item === item)!;
+    expect(line("Aggregator requests").usd).toBeCloseTo((usage.aggregators.requests / 1e6) * PRICES.durableObjectRequestPerMillion, 12);
+    expect(line("Aggregator duration").usd).toBeCloseTo((usage.aggregators.gbSeconds / 1e6) * PRICES.durableObjectGbSecondPerMillion, 12);
+    expect(line("Aggregator storage rows written").usd).toBeCloseTo((usage.aggregators.rowsWritten / 1e6) * PRICES.durableObjectRowsWrittenPerMillion, 12);
+    expect(line("Aggregator storage rows read").usd).toBeCloseTo((usage.aggregators.rowsRead / 1e6) * PRICES.durableObjectRowsReadPerMillion, 12);
+    expect(cost.totalUsd).toBeCloseTo(
+      cost.lines.reduce((a, l) => a + l.usd, 0),
+      12,
+    );
   });
 
   it("bills k6 Cloud VUh as k6 documents it: 100 VUs for 10 minutes is 16.67 VUh, at least 1 VUh a test", () => {
@@ -152,6 +232,8 @@ describe("cost", () => {
       duration: "10s",
     });
     expect(estimateUsage(seeded.spec, seeded.plan).r2Reads).toBe(seeded.plan.shards.length);
+    // All of them within the warm-up second before t0.
+    expect(estimateUsage(seeded.spec, seeded.plan).peak.r2ReadsPerSAtStart).toBe(seeded.plan.shards.length);
     const plain = planned({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 100, duration: "10s" });
     expect(estimateUsage(plain.spec, plain.plan).r2Reads).toBe(0);
   });
@@ -167,7 +249,7 @@ describe("budget (maxCost)", () => {
     const p = preflight(spec, plan);
     if (refused) {
       expect(p.overBudget?.field).toBe("maxCost");
-      expect(p.overBudget?.detail).toMatch(/estimated cost is \$0\.\d+ .* above its budget of \$0\.10/);
+      expect(p.overBudget?.detail).toMatch(/estimated cost is \$0\.8\d+ .* above its budget of \$0\.10/);
     } else {
       expect(p.overBudget).toBeNull();
     }

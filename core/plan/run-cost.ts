@@ -3,6 +3,9 @@
  * list prices (core/plan/cloudflare-pricing.ts), line by line, and set beside what the same load
  * would cost on Grafana Cloud k6, which bills virtual-user hours.
  *
+ * The Durable Object lines are the shards' and the coordinator's; a run with an aggregation
+ * tree adds the aggregators' own lines, at the same Durable Object prices.
+ *
  * The figure is an estimate at marginal prices (after the plan's included usage), so it
  * never under-states what a run adds to a bill; the target's own costs are not in it (a
  * target on Workers bills its own requests and CPU).
@@ -94,6 +97,35 @@ export function estimateCost(usage: RunUsage, spec: VuSpec & Pick<RunSpec, "dura
       unit: "rows",
       usd: perMillion(usage.durableObjectRowsRead, PRICES.durableObjectRowsReadPerMillion),
     },
+    // The aggregators of a tree are Durable Objects too, priced alike; their own lines show what the tree adds.
+    ...(usage.aggregators.count
+      ? [
+          {
+            item: "Aggregator requests",
+            quantity: usage.aggregators.requests,
+            unit: "requests",
+            usd: perMillion(usage.aggregators.requests, PRICES.durableObjectRequestPerMillion),
+          },
+          {
+            item: "Aggregator duration",
+            quantity: usage.aggregators.gbSeconds,
+            unit: "GB-s",
+            usd: perMillion(usage.aggregators.gbSeconds, PRICES.durableObjectGbSecondPerMillion),
+          },
+          {
+            item: "Aggregator storage rows written",
+            quantity: usage.aggregators.rowsWritten,
+            unit: "rows",
+            usd: perMillion(usage.aggregators.rowsWritten, PRICES.durableObjectRowsWrittenPerMillion),
+          },
+          {
+            item: "Aggregator storage rows read",
+            quantity: usage.aggregators.rowsRead,
+            unit: "rows",
+            usd: perMillion(usage.aggregators.rowsRead, PRICES.durableObjectRowsReadPerMillion),
+          },
+        ]
+      : []),
     { item: "D1 rows written", quantity: usage.d1RowsWritten, unit: "rows", usd: perMillion(usage.d1RowsWritten, PRICES.d1RowsWrittenPerMillion) },
     { item: "D1 rows read", quantity: usage.d1RowsRead, unit: "rows", usd: perMillion(usage.d1RowsRead, PRICES.d1RowsReadPerMillion) },
     { item: "R2 reads (class B)", quantity: usage.r2Reads, unit: "operations", usd: perMillion(usage.r2Reads, PRICES.r2ClassBPerMillion) },

@@ -1,44 +1,85 @@
 /**
  * The capacity model's second half: what a planned run uses of the platform, and whether
  * that stays within every documented limit (core/plan/platform-limits.ts). The plan
- * (core/plan/plan.ts) decides how many shards and where; this module counts what those shards,
- * the RunCoordinator, D1 and R2 will do for the run's length, so that `edgeload plan` can
- * show it, core/plan/run-cost.ts can price it, and a run that would break a limit is known
- * before any load is sent.
+ * (core/plan/plan.ts) decides how many shards, where, and how they report (its aggregation
+ * tree, core/plan/aggregation-tree.ts); this module counts what those shards, the
+ * aggregators, the RunCoordinator, D1 and R2 will do for the run's length, level by level,
+ * so that `edgeload plan` can show it, core/plan/run-cost.ts can price it, and a run that
+ * would break a limit is known before any load is sent.
  *
  * The model, per second of run (the window is one second):
  * - each shard invocation (an alarm) sends at most the plan's iteration budget, then hands
  *   over: invocations = 1 + ⌈its iterations / budget⌉ per shard;
- * - each shard flushes its closed windows to the coordinator once a second (one RPC, a
- *   billed Durable Object request) and writes about 3 rows to its own SQLite storage (the
- *   window, its state, the deletion once acknowledged) and reads 1;
- * - the coordinator ticks once a second (an alarm) and logs each flush (1 row written,
- *   1 read when merged);
+ * - each shard flushes its closed windows once a second to its parent — its level-1
+ *   aggregator, or the coordinator when the run is flat (at most one fan-in of shards) —
+ *   one RPC, a billed Durable Object request; it writes 1 row a second to its own SQLite
+ *   storage (its state, which holds the closed window until it is acknowledged;
+ *   workers/shard/shard-state.ts), 2 when its flow keeps state of its own (refresh-token
+ *   families), and reads none (its windows are mirrored in memory);
+ * - each aggregator logs each child window (1 row written, 1 when trimmed, and the
+ *   child's progress row every fifth second: 2.2 rows; 1 read when merged), ticks once a
+ *   second (an alarm; the log's mark and its part counter, 2 rows) and forwards one merged
+ *   window (every step in it) to its parent through its outbox (1 row written and 1
+ *   deleted, 1 read to send it): one RPC a second;
+ * - the coordinator hears from the reporters (the region roots, else every shard), ticks
+ *   once a second and logs each flush as an aggregator does (2.2 rows written, 1 read);
+ * - start, and abort when a run is stopped, travel down the same edges, one RPC per edge
+ *   (coordinator → roots → … → shards; both counted, so the estimate is an upper bound);
  * - D1 gets at most regions × steps × (1 window row + 6 histogram rows + custom trends)
- *   rows a second, in multi-row INSERTs of 5 (windows) and 10 (histograms) rows;
+ *   rows a second, in multi-row INSERTs of 5 (windows) and 10 (histograms) rows; the
+ *   coordinator inserts the shards' rows when the run is created (25 a statement), and at
+ *   the end each shard's row is updated once — by its level-1 aggregator (one batch of at
+ *   most a fan-in of UPDATEs), or by the coordinator when the run is flat;
  * - a user watching the run polls its status once a second (a Worker request forwarded to
  *   the coordinator), plus creating it and reading its summary;
- * - shards read their seed set from R2 once per object instance.
- * Objects are billed for duration while active: shards and the coordinator are active for
- * the whole run plus a grace of a few seconds.
+ * - each shard reads its seed set (and a script run its bundle) from R2 once per object
+ *   instance, within its warm-up second before t0.
+ * Objects are billed for duration while active: shards, aggregators and the coordinator
+ * are active for the whole run plus a grace of a few seconds.
  */
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
+import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
 import { requestsPerIteration, STREAMS_PER_SHARD, type Plan } from "./plan.ts";
 import type { RunSpec } from "../spec/types.ts";
+import { reportersOf } from "./aggregation-tree.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
-import { D1_ROWS_PER_S_BUDGET, PLATFORM_LIMITS } from "./platform-limits.ts";
+import { D1_ROWS_PER_S_BUDGET, PLATFORM_LIMITS, R2_READS_PER_S_BUDGET } from "./platform-limits.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
 
 /** Subrequests a shard keeps back per invocation for flushes and its colo lookup (core/plan/plan.ts). */
 const SUBREQUEST_RESERVE = 500;
 /** Seconds objects stay active after the last window: final flushes, the summary. */
 const END_GRACE_S = 5;
-/** Shard storage rows written and read per window (window, state, deletion; the flush's list). */
-const SHARD_ROWS_WRITTEN_PER_S = 3;
-const SHARD_ROWS_READ_PER_S = 1;
-/** D1 rows per multi-row INSERT (100 bound parameters / columns): windows 18, histograms 10. */
+/** Shard storage rows written per window: its state, with the window in it (and a flow's own state, if any). */
+const SHARD_ROWS_WRITTEN_PER_S = 1;
+const SHARD_ROWS_READ_PER_S = 0;
+/**
+ * Rows written per window taken in from a flush, at an aggregator or the coordinator: logged,
+ * trimmed once checkpointed (its data dropped, its key kept; its leaving is one mark a tick, coordinator/run/flush-log.ts),
+ * and the sender's progress row, written every fifth second (coordinator/shard-progress.ts).
+ */
+const ROWS_WRITTEN_PER_WINDOW_TAKEN_IN = 2 + 1 / 5;
+/** Rows written per tick of an aggregator or the coordinator: the flush log's mark, and (aggregator) its part counter. */
+const ROWS_WRITTEN_PER_TICK = 2;
+const AGGREGATOR_ROWS_WRITTEN_PER_CHILD_WINDOW = ROWS_WRITTEN_PER_WINDOW_TAKEN_IN;
+const AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW = 1;
+/** Aggregator outbox rows per forwarded window: written, deleted once acknowledged; read once to send. */
+const AGGREGATOR_ROWS_WRITTEN_PER_FORWARD = 2;
+const AGGREGATOR_ROWS_READ_PER_FORWARD = 1;
+/**
+ * CPU an aggregator spends merging one child window into its own (every step's counters and
+ * histograms). Measured by `npm run bench -- scale`.
+ * PLACEHOLDER (0.05 ms): not measured yet — replace with the bench's figure.
+ */
+export const AGGREGATOR_MERGE_CPU_MS_PER_WINDOW = 0.05;
+/** A tick runs once a second: more than a second of merging per tick falls behind. */
+const TICK_CPU_BUDGET_MS = 1_000;
+/** D1 rows per multi-row INSERT (100 bound parameters / columns): windows 18, histograms 10, shards 4. */
 const WINDOW_ROWS_PER_STATEMENT = 5;
 const HISTOGRAM_ROWS_PER_STATEMENT = 10;
+const SHARD_ROWS_PER_STATEMENT = 25;
+/** The coordinator's own statements in its create and end batches: the run's row. */
+const RUN_ROW_STATEMENTS = 1;
 /** A Worker request of the API (auth, forward to the coordinator): about a millisecond of CPU. */
 const API_CPU_MS_PER_REQUEST = 1;
 
@@ -53,16 +94,30 @@ export interface UsageOptions {
   readonly watched?: boolean;
 }
 
+/** What the aggregators of a tree use, all of them together (zeros for a flat run). */
+export interface AggregatorUsage {
+  readonly count: number;
+  /** Child flushes into them, their ticks, start and abort. */
+  readonly requests: number;
+  readonly gbSeconds: number;
+  readonly rowsWritten: number;
+  readonly rowsRead: number;
+}
+
 export interface RunUsage {
   readonly durationS: number;
   readonly shards: number;
+  /** Who flushes to the coordinator: the region roots of a tree, else every shard. */
+  readonly reporters: number;
   /** Requests sent to the target (subrequests of the shards). */
   readonly requests: number;
   readonly shardInvocations: number;
+  /** Durable Object figures of the shards and the coordinator; the aggregators' are in `aggregators`. */
   readonly durableObjectRequests: number;
   readonly durableObjectGbSeconds: number;
   readonly durableObjectRowsWritten: number;
   readonly durableObjectRowsRead: number;
+  readonly aggregators: AggregatorUsage;
   readonly d1RowsWritten: number;
   readonly d1RowsRead: number;
   readonly r2Reads: number;
@@ -72,11 +127,26 @@ export interface RunUsage {
   readonly peak: {
     readonly subrequestsPerInvocation: number;
     readonly cpuMsPerInvocation: number;
-    readonly coordinatorRequestsPerS: number;
     readonly ratePerShardPerS: number;
+    readonly streamsPerShard: number;
+    /** Into the aggregator with the most children: one flush from each, and its tick (0: no tree). */
+    readonly aggregatorRequestsPerS: number;
+    /** Merging the busiest aggregator's child windows, once a second (0: no tree). */
+    readonly aggregatorCpuMsPerTick: number;
+    /** Flushes from the reporters, the coordinator's tick and a status poll. */
+    readonly coordinatorRequestsPerS: number;
     readonly d1RowsPerS: number;
     readonly d1StatementsPerS: number;
-    readonly streamsPerShard: number;
+    /** The coordinator's batch when the run is created: the run's row and the shards' rows. */
+    readonly d1CoordinatorCreateStatements: number;
+    /** The coordinator's batch at the end: the run's row, and a shard row per reporter when flat. */
+    readonly d1CoordinatorEndStatements: number;
+    /** A level-1 aggregator's batch at the end: one UPDATE per shard under it (0: no tree). */
+    readonly d1AggregatorEndStatements: number;
+    /** Bytes of the run's D1 row as created: its spec and its plan (the summary joins it at the end). */
+    readonly runRowBytes: number;
+    /** R2 reads a second while the shards warm up: each reads its objects within WARM_UP_LEAD_MS. */
+    readonly r2ReadsPerSAtStart: number;
   };
 }
 
@@ -100,39 +170,79 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     Math.ceil((regions * spec.steps.length) / WINDOW_ROWS_PER_STATEMENT) +
     Math.ceil((regions * spec.steps.length * (TRENDS.length + customTrends)) / HISTOGRAM_ROWS_PER_STATEMENT);
 
+  // The tree: every shard and every aggregator has one parent, so edges = shards + aggregators.
+  const tree = plan.tree ?? null;
+  const aggregatorCount = tree?.aggregators.length ?? 0;
+  const reporters = reportersOf(plan).length;
+  const edges = shards + aggregatorCount;
+  const windows = durationS + 1; // flushes per child: one a second, and the last one
+  const childWindowsIntoAggregators = (edges - reporters) * windows; // shards and non-root aggregators flush to an aggregator
+  const forwards = aggregatorCount * windows;
+  const mostChildren = Math.max(0, ...(tree?.aggregators.map((a) => a.children.length) ?? []));
+  const mostShardsUnderLevel1 = Math.max(0, ...(tree?.aggregators.filter((a) => a.level === 1).map((a) => a.children.length) ?? []));
+  const aggregators: AggregatorUsage = {
+    count: aggregatorCount,
+    requests: childWindowsIntoAggregators + aggregatorCount * activeS /* ticks */ + 2 * aggregatorCount /* start, abort */,
+    gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
+    rowsWritten:
+      childWindowsIntoAggregators * AGGREGATOR_ROWS_WRITTEN_PER_CHILD_WINDOW +
+      forwards * AGGREGATOR_ROWS_WRITTEN_PER_FORWARD +
+      aggregatorCount * activeS * ROWS_WRITTEN_PER_TICK,
+    rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
+  };
+
   const pollRequests = options.watched === false ? 0 : durationS;
   const apiRequests = 2 + pollRequests; // create, summary, polls
-  const flushRpcs = shards * (durationS + 1);
+  const coordinatorFlushes = reporters * windows;
   const coordinatorTicks = activeS;
-  const durableObjectRequests = shards /* start */ + shardInvocations + flushRpcs + coordinatorTicks + apiRequests;
+  // Requests into shards (start, abort, alarms) and into the coordinator (flushes, ticks, API).
+  const durableObjectRequests = 2 * shards + shardInvocations + coordinatorFlushes + coordinatorTicks + apiRequests;
   const seeded = Boolean(spec.scenario?.seed ?? spec.data?.seed);
+  const r2ReadsPerShard = (seeded ? 1 : 0) + (spec.script ? 1 : 0);
 
   const d1RowsWritten = d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
   return {
     durationS,
     shards,
+    reporters,
     requests,
     shardInvocations,
     durableObjectRequests,
     durableObjectGbSeconds: (shards + 1) * activeS * DURABLE_OBJECT_BILLED_GB,
-    durableObjectRowsWritten: shards * durationS * SHARD_ROWS_WRITTEN_PER_S + flushRpcs + coordinatorTicks,
-    durableObjectRowsRead: shards * durationS * SHARD_ROWS_READ_PER_S + flushRpcs,
+    durableObjectRowsWritten:
+      shards * durationS * (SHARD_ROWS_WRITTEN_PER_S + (flowKeepsState(spec) ? 1 : 0)) +
+      coordinatorFlushes * ROWS_WRITTEN_PER_WINDOW_TAKEN_IN +
+      coordinatorTicks * ROWS_WRITTEN_PER_TICK,
+    durableObjectRowsRead: shards * durationS * SHARD_ROWS_READ_PER_S + coordinatorFlushes,
+    aggregators,
     d1RowsWritten,
     // One full read of the stored rows (the summary, a query or the report) is the estimate.
     d1RowsRead: d1RowsWritten,
-    r2Reads: seeded ? shards : 0,
+    r2Reads: shards * r2ReadsPerShard,
     workersRequests: apiRequests,
     workersCpuMs: apiRequests * API_CPU_MS_PER_REQUEST,
     peak: {
       subrequestsPerInvocation: budgetRequests + SUBREQUEST_RESERVE,
       cpuMsPerInvocation: Math.min(budgetRequests, requestsPerShard) * cpuMsPerRequest,
-      coordinatorRequestsPerS: shards + 1 /* tick */ + (pollRequests ? 1 : 0),
       ratePerShardPerS: plan.peakPerShardPerS,
+      streamsPerShard: streamsPerShard(spec, plan),
+      aggregatorRequestsPerS: tree ? mostChildren + 1 /* tick */ : 0,
+      aggregatorCpuMsPerTick: mostChildren * AGGREGATOR_MERGE_CPU_MS_PER_WINDOW,
+      coordinatorRequestsPerS: reporters + 1 /* tick */ + (pollRequests ? 1 : 0),
       d1RowsPerS,
       d1StatementsPerS,
-      streamsPerShard: streamsPerShard(spec, plan),
+      d1CoordinatorCreateStatements: RUN_ROW_STATEMENTS + Math.ceil(shards / SHARD_ROWS_PER_STATEMENT),
+      d1CoordinatorEndStatements: RUN_ROW_STATEMENTS + (tree ? 0 : shards),
+      d1AggregatorEndStatements: mostShardsUnderLevel1,
+      runRowBytes: byteLength(JSON.stringify(spec)) + byteLength(JSON.stringify(plan)),
+      r2ReadsPerSAtStart: (shards * r2ReadsPerShard) / (WARM_UP_LEAD_MS / 1000),
     },
   };
+}
+
+/** Whether a shard's flow keeps state of its own, stored with each window (refresh-token families, a data picker's place). */
+function flowKeepsState(spec: RunSpec): boolean {
+  return spec.scenario?.name === "refresh" || spec.data != null;
 }
 
 function streamsPerShard(spec: RunSpec, plan: Plan): number {
@@ -144,8 +254,12 @@ function streamsPerShard(spec: RunSpec, plan: Plan): number {
   return Math.ceil(Math.min(spec.peakRatePerS * (holdMs / 1000), new ArrivalSchedule(spec.stages).total) / shards);
 }
 
+/** Which object (or store) a limit is about, so that `edgeload plan` can show them level by level. */
+export type LimitLevel = "shard" | "aggregator" | "coordinator" | "D1" | "R2";
+
 /** One documented limit set against what the run would use. */
 export interface LimitCheck {
+  readonly level: LimitLevel;
   readonly limit: string;
   readonly value: number;
   readonly max: number;
@@ -155,47 +269,126 @@ export interface LimitCheck {
 }
 
 /**
- * The run's peak figures against each platform limit; `cpuMsPerInvocation` against the
+ * The run's peak figures against each platform limit, level by level (shards, aggregators
+ * when the run has a tree, the coordinator, D1, R2); `cpuMsPerInvocation` against the
  * Worker's configured `limits.cpu_ms` (wrangler.toml sets 300,000).
  */
 export function checkPlatformLimits(spec: RunSpec, plan: Plan, usage: RunUsage, cpuLimitMs: number = PLATFORM_LIMITS.maxCpuMsPerInvocation): LimitCheck[] {
   const p = usage.peak;
-  const check = (limit: string, value: number, max: number, note: string): LimitCheck => ({ limit, value: round(value), max, ok: value <= max, note });
+  const check = (level: LimitLevel, limit: string, value: number, max: number, note: string): LimitCheck => ({
+    level,
+    limit,
+    value: round(value),
+    max,
+    ok: value <= max,
+    note,
+  });
+  const fanIn = plan.tree?.fanIn;
   return [
     check(
+      "shard",
       "subrequests per shard invocation",
       p.subrequestsPerInvocation,
       PLATFORM_LIMITS.subrequestsPerInvocation,
       "each invocation sends its budget, then hands over to a fresh one (limits.subrequests)",
     ),
-    check("CPU ms per shard invocation", p.cpuMsPerInvocation, cpuLimitMs, "limits.cpu_ms in wrangler.toml (at most 300,000)"),
+    check("shard", "CPU ms per shard invocation", p.cpuMsPerInvocation, cpuLimitMs, "limits.cpu_ms in wrangler.toml (at most 300,000)"),
     check(
+      "shard",
       "connections per invocation",
       spec.connectionSlots,
       PLATFORM_LIMITS.connectionsPerInvocation,
       "production lets 6 requests wait for headers at once; more slots only queue there (connectionSlots)",
     ),
     check(
-      "requests/s into the coordinator object",
-      p.coordinatorRequestsPerS,
-      PLATFORM_LIMITS.durableObjectRequestsPerS,
-      "one flush per shard per second; a Durable Object soft-limits near 1,000 requests/s",
-    ),
-    check(
+      "shard",
       "requests/s per shard",
       p.ratePerShardPerS,
       plan.capacityPerShardPerS,
       "slots / expected latency; above it requests queue for a slot (shards, expectedLatency)",
     ),
-    check("D1 rows written per second", p.d1RowsPerS, D1_ROWS_PER_S_BUDGET, "regions × steps × (1 + 5 + custom trends), whatever the rate; D1 has one writer"),
+    check("shard", "SSE streams per shard", p.streamsPerShard, STREAMS_PER_SHARD, "each held stream keeps ~160 KiB of a shard's 128 MB isolate"),
+    ...(plan.tree
+      ? [
+          check(
+            "aggregator",
+            "requests/s into the busiest aggregator",
+            p.aggregatorRequestsPerS,
+            PLATFORM_LIMITS.durableObjectRequestsPerS,
+            `one flush per child per second (at most ${fanIn}) and its tick; a Durable Object soft-limits near 1,000 requests/s (AGGREGATOR_FAN_IN)`,
+          ),
+          check(
+            "aggregator",
+            "CPU ms per aggregator tick",
+            p.aggregatorCpuMsPerTick,
+            Math.min(TICK_CPU_BUDGET_MS, cpuLimitMs),
+            "merging one window per child, once a second: more than a second of it falls behind (AGGREGATOR_FAN_IN)",
+          ),
+          check(
+            "aggregator",
+            "D1 statements per aggregator end batch",
+            p.d1AggregatorEndStatements,
+            PLATFORM_LIMITS.d1QueriesPerInvocation,
+            "one UPDATE per shard under a level-1 aggregator, at most its fan-in",
+          ),
+        ]
+      : []),
     check(
+      "coordinator",
+      "requests/s into the coordinator object",
+      p.coordinatorRequestsPerS,
+      PLATFORM_LIMITS.durableObjectRequestsPerS,
+      plan.tree
+        ? "one flush per region root per second, a tick and a status poll; a Durable Object soft-limits near 1,000 requests/s"
+        : "one flush per shard per second, a tick and a status poll; a Durable Object soft-limits near 1,000 requests/s (a run of more shards than AGGREGATOR_FAN_IN reports through a tree)",
+    ),
+    check(
+      "coordinator",
       "D1 statements per coordinator tick",
       p.d1StatementsPerS,
       PLATFORM_LIMITS.d1QueriesPerInvocation,
       "multi-row INSERTs of ≤ 100 bound parameters, one batch a second",
     ),
-    check("SSE streams per shard", p.streamsPerShard, STREAMS_PER_SHARD, "each held stream keeps ~160 KiB of a shard's 128 MB isolate"),
+    check(
+      "coordinator",
+      "D1 statements per coordinator create batch",
+      p.d1CoordinatorCreateStatements,
+      PLATFORM_LIMITS.d1QueriesPerInvocation,
+      "the run's row and the shards' rows, 25 to a multi-row INSERT, in one batch",
+    ),
+    check(
+      "coordinator",
+      "D1 statements per coordinator end batch",
+      p.d1CoordinatorEndStatements,
+      PLATFORM_LIMITS.d1QueriesPerInvocation,
+      plan.tree ? "the run's row; the level-1 aggregators write their shards' rows" : "the run's row and one UPDATE per shard",
+    ),
+    check(
+      "D1",
+      "D1 rows written per second",
+      p.d1RowsPerS,
+      D1_ROWS_PER_S_BUDGET,
+      "regions × steps × (1 + 5 + custom trends), whatever the rate; D1 has one writer",
+    ),
+    check(
+      "D1",
+      "bytes of the run's D1 row",
+      p.runRowBytes,
+      PLATFORM_LIMITS.d1MaxRowBytes,
+      "its spec and plan (one entry per shard and the tree); the summary joins them at the end",
+    ),
+    check(
+      "R2",
+      "R2 reads/s at start (seed set, script)",
+      p.r2ReadsPerSAtStart,
+      R2_READS_PER_S_BUDGET,
+      "every shard reads its seed set (and a script run its bundle) within its warm-up second; R2 documents no read rate, this is edgeload's budget",
+    ),
   ];
+}
+
+function byteLength(text: string): number {
+  return new TextEncoder().encode(text).length;
 }
 
 function round(n: number): number {

@@ -6,7 +6,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ShardProgress } from "../../coordinator/shard-progress.ts";
+import { PERSIST_EVERY_MS, ShardProgress } from "../../coordinator/shard-progress.ts";
 import type { ShardTelemetry } from "../../core/run/protocol.ts";
 import { createRun, waitForStatus } from "./helpers.ts";
 
@@ -14,26 +14,32 @@ const coordinatorOf = (name: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINA
 const telemetry = (peakInFlight: number): ShardTelemetry => ({ region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 10, peakInFlight });
 
 describe("shard progress", () => {
-  it("moves watermarks forward only, keeps done, and reads back the same after eviction", async () => {
+  it("moves watermarks forward only, keeps done, and reads back after eviction what it wrote", async () => {
     const stub = coordinatorOf("progress-only");
+    const t = 1_000_000;
     await runInDurableObject(stub, (_instance, state) => {
       const progress = new ShardProgress(state.storage.sql);
       progress.start(new Map([[2, 5]])); // a named scenario's shard that starts at 5 s
-      progress.record(0, 3, false, telemetry(4));
-      progress.record(0, 1, false, telemetry(6)); // a late, reordered flush
-      progress.record(1, 2, true, telemetry(1));
-      progress.record(1, 2, false, telemetry(1)); // a retried older flush
-      expect([progress.watermark(0), progress.watermark(1), progress.watermark(2), progress.watermark(3)]).toEqual([3, 2, 5, 0]);
+      progress.record(0, 3, false, telemetry(4), t);
+      progress.record(0, 1, false, telemetry(6), t + 1_000); // a late, reordered flush
+      progress.record(1, 2, true, telemetry(1), t + 1_000);
+      progress.record(1, 2, false, telemetry(1), t + 2_000); // a retried older flush
+      progress.record(3, 1, false, telemetry(2), t);
+      progress.record(3, 4, false, telemetry(3), t + 1_000); // within PERSIST_EVERY_MS: kept in memory
+      progress.record(0, 6, false, telemetry(8), t + PERSIST_EVERY_MS); // due: written
+      expect([progress.watermark(0), progress.watermark(1), progress.watermark(2), progress.watermark(3)]).toEqual([6, 2, 5, 4]);
       expect(progress.doneShards()).toEqual([1]);
-      expect(progress.peakInFlight()).toBe(7);
+      expect(progress.peakInFlight()).toBe(12);
     });
     await evictDurableObject(stub);
     await runInDurableObject(stub, (_instance, state) => {
       const progress = new ShardProgress(state.storage.sql);
-      expect([progress.watermark(0), progress.watermark(1), progress.watermark(2)]).toEqual([3, 2, 5]);
+      // Shard 3's row is one write behind; done (shard 1) was written at once.
+      expect([progress.watermark(0), progress.watermark(1), progress.watermark(2), progress.watermark(3)]).toEqual([6, 2, 5, 1]);
       expect(progress.doneShards()).toEqual([1]);
       expect(progress.doneCount).toBe(1);
-      expect(progress.telemetry(0)).toEqual(telemetry(6));
+      expect(progress.telemetry(0)).toEqual(telemetry(8));
+      expect(progress.telemetry(3)).toEqual(telemetry(2));
       expect(progress.telemetry(2)).toBeNull();
     });
   });

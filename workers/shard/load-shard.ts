@@ -69,7 +69,19 @@ export class LoadShard extends DurableObject<ShardEnv> {
   #stateCache: ShardState | undefined;
   /** Sends the stored windows to the coordinator, or to the shard's aggregator (window-flusher.ts). */
   readonly #flusher = new WindowFlusher({
-    storage: this.ctx.storage,
+    pending: {
+      load: () => Object.entries(this.#state()?.pending ?? {}),
+      acknowledged: (keys) => {
+        const state = this.#state();
+        if (!state?.pending) return;
+        const pending = { ...state.pending };
+        for (const key of keys) delete pending[key];
+        // Kept in memory until the state is next written (the next window close) — unless
+        // none will come: then now. A lost drop only re-sends windows the receiver skips.
+        if (state.phase === "done") this.#save({ ...state, pending });
+        else this.#stateCache = { ...state, pending };
+      },
+    },
     clock,
     route: () => {
       const assignment = this.#assignment();
@@ -117,7 +129,8 @@ export class LoadShard extends DurableObject<ShardEnv> {
   async inspect(): Promise<ShardInspection> {
     const state = this.#state();
     const pendingWindows = this.#flusher.storedCount();
-    return { ...(state as ShardState), pendingWindows, alarm: await this.ctx.storage.getAlarm() };
+    const { pending: _windows, ...rest } = state ?? ({} as ShardState);
+    return { ...rest, pendingWindows, alarm: await this.ctx.storage.getAlarm() };
   }
 
   /**
@@ -242,12 +255,12 @@ export class LoadShard extends DurableObject<ShardEnv> {
     // first: stored in the run's numbering, as the coordinator merges them.
     const runWindow = toRunWindow(window, scenario);
     const key = windowKey(runWindow);
-    const next = windowClosed(state, engine, scenario?.windowOffsetS ?? 0);
+    const closed = windowClosed(state, engine, scenario?.windowOffsetS ?? 0);
+    const next: ShardState = { ...closed, pending: { ...closed.pending, [key]: runWindow } };
     this.#flusher.stored(key, runWindow);
     this.#stateCache = next;
     void this.ctx.storage.put<unknown>(
       {
-        [key]: runWindow,
         state: next,
         ...(this.#flow?.snapshot ? { [FLOW_STATE]: this.#flow.snapshot() } : {}),
       },

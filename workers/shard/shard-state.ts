@@ -6,7 +6,7 @@
  * passed in) and writes it, so each transition reads in one place and the object stays thin.
  */
 import { finerResolution } from "../../core/metrics/clock-resolution.ts";
-import type { ShardAssignment, ShardTelemetry } from "../../core/run/protocol.ts";
+import type { ShardAssignment, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
 import type { IterationProgress, SliceResult } from "./engine-types.ts";
 import type { WarmUp } from "./warm-up.ts";
 
@@ -37,10 +37,17 @@ export interface ShardState {
   readonly iterationProgress?: IterationProgress | null;
   /** The warm-up request sent before t0 (warm-up.ts); null when there was none to send, absent before. */
   readonly warmUp?: WarmUp | null;
+  /**
+   * Closed windows not yet acknowledged by the receiver, by key (window-flusher.ts): kept in
+   * the state, so a window and the cursor past it are one row written a second, not three
+   * (the window, the state, the window's deletion). An acknowledgement drops them from the
+   * state in memory; the next write of the state drops them from storage.
+   */
+  readonly pending?: Readonly<Record<string, ShardWindow>>;
 }
 
-/** What inspect() answers, for tests and diagnostics (no secrets). */
-export type ShardInspection = ShardState & { readonly pendingWindows: number; readonly alarm: number | null };
+/** What inspect() answers, for tests and diagnostics (no secrets, no window contents). */
+export type ShardInspection = Omit<ShardState, "pending"> & { readonly pendingWindows: number; readonly alarm: number | null };
 
 /** The state of a shard just given its assignment, waiting for T0. */
 export function scheduledState(assignment: ShardAssignment): ShardState {

@@ -1,9 +1,9 @@
 /**
  * Closed windows on their way up: a shard's to its run's coordinator (or, in a run with an
  * aggregation tree, to its aggregator), and an aggregator's merged windows to its parent.
- * The sender stores each window (under WINDOW_PREFIX) and tells the flusher; the flusher
- * sends what is pending oldest first, WINDOWS_PER_FLUSH at a time, and deletes each batch
- * once acknowledged. A final flush carries the done flag and is retried with backoff until
+ * The sender stores each window (PendingWindows: a shard inside its state, an aggregator
+ * under WINDOW_PREFIX) and tells the flusher; the flusher sends what is pending oldest
+ * first, WINDOWS_PER_FLUSH at a time, and lets each batch go once acknowledged. A final flush carries the done flag and is retried with backoff until
  * the sender's grace ends, so an unreachable receiver never keeps the sender alive past that.
  *
  * The pending windows are mirrored in memory: listing them back from storage for every
@@ -51,9 +51,27 @@ export function windowKey(window: ShardWindow): string {
   return `${WINDOW_PREFIX}${String(window.windowS).padStart(8, "0")}:${window.part}`;
 }
 
+/** Where a sender keeps the windows not yet acknowledged. */
+export interface PendingWindows {
+  /** What is stored, by key (read once per instance, when it first flushes). */
+  load(): Iterable<readonly [string, ShardWindow]>;
+  /** These were acknowledged: they need not be kept (nor sent again). */
+  acknowledged(keys: readonly string[]): void;
+}
+
+/** Windows kept one storage key each, under WINDOW_PREFIX: deleted once acknowledged. */
+export function keyedPendingWindows(storage: DurableObjectStorage): PendingWindows {
+  return {
+    load: () => storage.kv.list<ShardWindow>({ prefix: WINDOW_PREFIX }),
+    // Unconfirmed like the window's write: a gated delete would hold this isolate's next
+    // sends until it is durable, and a lost one only re-sends windows the receiver skips.
+    acknowledged: (keys) => void storage.delete([...keys], { allowUnconfirmed: true }),
+  };
+}
+
 /** What the flusher reads from, and calls on, its sender. */
 export interface FlusherHost {
-  readonly storage: DurableObjectStorage;
+  readonly pending: PendingWindows;
   readonly clock: EngineClock;
   /** Undefined before the sender has a run. */
   route(): FlushRoute | undefined;
@@ -89,9 +107,9 @@ export class WindowFlusher {
     this.#pending?.set(key, window);
   }
 
-  /** Windows in storage not yet acknowledged (for inspect()). */
+  /** Windows stored and not yet acknowledged (for inspect()). */
   storedCount(): number {
-    return [...this.#host.storage.kv.list({ prefix: WINDOW_PREFIX })].length;
+    return this.#pendingWindows().size;
   }
 
   /**
@@ -147,23 +165,21 @@ export class WindowFlusher {
         await host.clock.sleep(Math.min(5_000, 200 * 2 ** attempt));
         continue;
       }
-      // Unconfirmed like the window's write: a gated delete would hold this isolate's next
-      // sends until it is durable, and a lost one only re-sends windows the coordinator skips.
-      void host.storage.delete(
-        pending.map(([key]) => key),
-        { allowUnconfirmed: true },
-      );
       for (const [key] of pending) this.#pending!.delete(key);
+      host.pending.acknowledged(pending.map(([key]) => key));
       if (ack.stop) host.stopEngine();
       if (done || (!final && last)) return;
     }
   }
 
+  #pendingWindows(): Map<string, ShardWindow> {
+    return (this.#pending ??= new Map([...this.#host.pending.load()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+  }
+
   /** Up to `limit` windows not yet acknowledged, oldest first, with their storage keys. */
   #oldestPending(limit: number): Array<[string, ShardWindow]> {
-    this.#pending ??= new Map(this.#host.storage.kv.list<ShardWindow>({ prefix: WINDOW_PREFIX }));
     const oldest: Array<[string, ShardWindow]> = [];
-    for (const entry of this.#pending) {
+    for (const entry of this.#pendingWindows()) {
       if (oldest.length === limit) break;
       oldest.push(entry);
     }

@@ -65,7 +65,8 @@ export const PLAN_COMMAND = {
     "plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]",
   ],
   details: [
-    "With a deployment named (--url/--token or EDGELOAD_URL/EDGELOAD_TOKEN) it also asks it (POST /v1/plan, which starts nothing) whether its ALLOWED_TARGETS take the target; without one nothing is contacted. Exit 104 when the spec is invalid, the plan breaks a cap or a platform limit, the cost is over --max-cost, or the deployment would refuse the target.",
+    "The caps are the deployment's wrangler.toml [vars] (or --config), else the defaults; --var MAX_RATE_PER_S=… (and MAX_DURATION_S, MAX_SHARDS, MAX_TOTAL_REQUESTS, MAX_VUS, SUBREQUESTS_PER_INVOCATION, AGGREGATOR_FAN_IN) stands for the secret a deployment sets it with. A run over the caps is planned without them and printed all the same, followed by each cap it needs and the `npx wrangler secret put` command that raises it.",
+    "With a deployment named (--url/--token or EDGELOAD_URL/EDGELOAD_TOKEN) it also asks it (POST /v1/plan, which starts nothing) whether its ALLOWED_TARGETS take the target; without one nothing is contacted. Exit 104 when the spec is invalid, the plan needs a cap raised or breaks a platform limit, the cost is over --max-cost, or the deployment would refuse the target.",
   ],
   positionals: true,
   external: true,
@@ -73,7 +74,7 @@ export const PLAN_COMMAND = {
     { name: "max-cost", type: "string", value: "USD", description: "exit 104 when the estimated cost is above USD" },
     { name: "config", type: "string", value: "FILE", description: "the deployment's wrangler.toml (default: the project's)" },
     { name: "format", type: "string", value: "table|json", default: "table", description: "output format" },
-    { name: "var", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{vars.NAME}}" },
+    { name: "var", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{vars.NAME}}, or a deployment cap (MAX_RATE_PER_S, …)" },
     { name: "secret", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{secrets.NAME}}" },
     { name: "env", short: "e", type: "string", value: "NAME=VALUE", multiple: true, description: "a script's __ENV" },
     { name: "target", type: "string", value: "URL", description: "a script's target (else -e BASE_URL)" },

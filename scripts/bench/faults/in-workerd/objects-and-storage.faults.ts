@@ -100,7 +100,7 @@ async function interceptFlushes(
 async function acceptedWindows(runId: string, aggregator?: number): Promise<Array<{ shard: number; window: ShardFlush["windows"][number] }>> {
   return runInDurableObject(aggregator === undefined ? coordinatorOf(runId) : aggregatorOf(runId, aggregator), (_instance, state) =>
     state.storage.sql
-      .exec<{ shard: number; window_s: number; part: number; data: string }>("SELECT shard, window_s, part, data FROM flush_log ORDER BY id")
+      .exec<{ shard: number; window_s: number; part: number; data: string }>("SELECT shard, window_s, part, data FROM flush_log WHERE data != '' ORDER BY id")
       .toArray()
       .map((r) => {
         const data = JSON.parse(r.data) as unknown;
