@@ -86,6 +86,26 @@ describe("interleaveCycle", () => {
     expect(maxDeviation([1, 3, 1, 49, 1, 3, 49])).toBeGreaterThan(1);
   });
 
+  it("builds equal weights' cycle as the smooth round robin does, without its loop", () => {
+    // The general loop (nginx's smooth weighted round robin), for reference.
+    const smooth = (weights: number[]) => {
+      const total = weights.reduce((a, w) => a + w, 0);
+      const current = weights.map(() => 0);
+      return Array.from({ length: total }, () => {
+        let best = 0;
+        weights.forEach((w, i) => ((current[i]! += w), current[i]! > current[best]! && (best = i)));
+        current[best]! -= total;
+        return best;
+      });
+    };
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 4 }), (owners, w) => {
+        const weights = Array.from({ length: owners }, () => w);
+        expect(interleaveCycle(weights)).toEqual(smooth(weights));
+      }),
+    );
+  });
+
   it("rejects weights that cannot form a cycle", () => {
     expect(() => interleaveCycle([0, 0])).toThrow(/positive sum/);
     expect(() => interleaveCycle([1.5])).toThrow(/integers/);
