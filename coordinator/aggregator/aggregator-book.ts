@@ -16,7 +16,10 @@
  *
  * The aggregator's own watermark is its cut-off: every window below it has been passed up.
  */
+import type { AggregatorPlan } from "../../core/plan/aggregation-tree.ts";
 import type { ShardFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
+import type { RunSpec } from "../../core/spec/types.ts";
+import { shardRowStatement } from "../run/summary-of.ts";
 import { closableBelow } from "../../core/run/run-lifecycle.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
@@ -25,22 +28,50 @@ import { takeInFlush } from "../run/flush-intake.ts";
 import { FlushLog, type TotalsCheckpoint } from "../run/flush-log.ts";
 import { OpenWindows } from "../run/open-windows.ts";
 
-/** One node of a run's tree as its aggregator keeps it (storage key "node"). */
-export interface AggregatorNode {
+/** One node of a run's tree as its aggregator keeps it (storage key "node"): its plan, and its run's timing. */
+export interface AggregatorNode extends AggregatorPlan {
   readonly runId: string;
-  readonly index: number;
-  readonly region: string;
-  /** 1: its children are shards; above: aggregators. */
-  readonly level: number;
-  readonly children: readonly number[];
-  /** The aggregator it reports to; null: the run's coordinator. */
-  readonly parent: number | null;
-  readonly shardCount: number;
   readonly t0Ms: number;
   readonly durationMs: number;
   /** The latest of its shards' deadlines; with `flushGraceMs`, when it stops retrying. */
   readonly deadlineMs: number;
   readonly flushGraceMs: number;
+}
+
+/** After its shards' grace, each level up keeps trying to pass its windows up this much longer. */
+export const GRACE_PER_LEVEL_MS = 15_000;
+
+/**
+ * Level-1 aggregators write their shards' D1 rows this far apart (by aggregator index), so
+ * that a run's end writes at most a fan-in of rows per this long: 1,000 rows a second at
+ * 100 (core/plan/platform-limits.ts D1_ROWS_PER_S_BUDGET), not 7,146 in one second at 1M/s.
+ */
+export const SHARD_ROWS_STAGGER_MS = 100;
+
+/** The node an aggregator keeps, from its plan and its run. */
+export function aggregatorNode(
+  planned: AggregatorPlan,
+  run: { readonly runId: string; readonly t0Ms: number; readonly spec: Pick<RunSpec, "durationMs" | "timeoutMs"> },
+  flushGraceMs: number,
+): AggregatorNode {
+  return {
+    runId: run.runId,
+    index: planned.index,
+    region: planned.region,
+    level: planned.level,
+    children: planned.children,
+    parent: planned.parent,
+    shardCount: planned.shardCount,
+    t0Ms: run.t0Ms,
+    durationMs: run.spec.durationMs,
+    deadlineMs: run.t0Ms + run.spec.durationMs + run.spec.timeoutMs,
+    flushGraceMs: flushGraceMs + planned.level * GRACE_PER_LEVEL_MS,
+  };
+}
+
+/** When a level-1 aggregator that finished at `finishedAtMs` writes its shards' rows (SHARD_ROWS_STAGGER_MS). */
+export function shardRowsDueAt(node: AggregatorNode, finishedAtMs: number): number {
+  return finishedAtMs + node.index * SHARD_ROWS_STAGGER_MS;
 }
 
 /** What a flush brought in. */
@@ -88,6 +119,22 @@ export class AggregatorBook {
 
   get allChildrenDone(): boolean {
     return this.#children.doneCount === this.#node.children.length;
+  }
+
+  /** Every child done, or past the grace in which they could still report: pass everything up and end. */
+  finished(nowMs: number): boolean {
+    const node = this.#node;
+    return this.allChildrenDone || nowMs > node.deadlineMs + node.flushGraceMs - GRACE_PER_LEVEL_MS;
+  }
+
+  /** The D1 statements of a level-1 aggregator's shards' rows, at `nowMs` (a flat run's coordinator writes them itself). */
+  shardRowStatements(db: D1Database, nowMs: number): D1PreparedStatement[] {
+    const node = this.#node;
+    const elapsedS = Math.max(0.001, (Math.min(nowMs, node.t0Ms + node.durationMs) - node.t0Ms) / 1000);
+    return node.children.map((index) => {
+      const { stats, telemetry } = this.child(index);
+      return shardRowStatement(db, node.runId, index, stats, telemetry, elapsedS);
+    });
   }
 
   /** Every window below this has been passed up (what this aggregator reports as its watermark). */

@@ -17,13 +17,11 @@ import { DurableObject } from "cloudflare:workers";
 import { shardsUnder } from "../../core/plan/aggregation-tree.ts";
 import { aggregatorName, type FlushAck, type ShardFlush, type ShardWindow } from "../../core/run/protocol.ts";
 import { shardAssignments, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
-import { groupSummary } from "../../core/run/summary-figures.ts";
 import type { Env, ObjectNamespaces } from "../../workers/env.ts";
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
 import { keyedPendingWindows, WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "../../workers/shard/window-flusher.ts";
-import { updateShard } from "../store/results-store.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../run/run-record.ts";
-import { AggregatorBook, type AggregatorNode } from "./aggregator-book.ts";
+import { AggregatorBook, aggregatorNode, GRACE_PER_LEVEL_MS, shardRowsDueAt, type AggregatorNode } from "./aggregator-book.ts";
 
 type AggregatorEnv = Env & ObjectNamespaces<CoordinatorOfShard, LoadShard, RunAggregator>;
 
@@ -34,10 +32,9 @@ export interface TreeStart {
   readonly index: number;
 }
 
-/** After its shards' grace, each level up keeps trying to pass its windows up this much longer. */
-const GRACE_PER_LEVEL_MS = 15_000;
-/** Whether the shard rows of a level-1 aggregator are in D1 (storage key). */
+/** Whether the shard rows of a level-1 aggregator are in D1, and when it finished (storage keys). */
 const SHARD_ROWS_WRITTEN = "shardRowsWritten";
+const FINISHED_AT = "finishedAt";
 
 export class RunAggregator extends DurableObject<AggregatorEnv> {
   #node: AggregatorNode | null | undefined;
@@ -50,11 +47,10 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
       const node = this.#nodeRecord();
       return node ? this.#route(node) : undefined;
     },
-    progress: () => ({
-      finished: this.#finished(Date.now()),
-      watermarkS: this.#bookOf(this.#nodeRecord()!).watermarkS,
-      telemetry: this.#bookOf(this.#nodeRecord()!).telemetry(),
-    }),
+    progress: () => {
+      const book = this.#bookOf(this.#nodeRecord()!);
+      return { finished: book.finished(Date.now()), watermarkS: book.watermarkS, telemetry: book.telemetry() };
+    },
     stopEngine: () => this.#setStopping(),
   });
 
@@ -66,23 +62,10 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     let node = this.#nodeRecord();
     if (node && node.runId !== input.run.runId) throw new Error(`aggregator already belongs to run ${node.runId}`);
     if (!node) {
-      const { spec, t0Ms, flushGraceMs } = input.run;
-      node = {
-        runId: input.run.runId,
-        index: planned.index,
-        region: planned.region,
-        level: planned.level,
-        children: planned.children,
-        parent: planned.parent,
-        shardCount: planned.shardCount,
-        t0Ms,
-        durationMs: spec.durationMs,
-        deadlineMs: t0Ms + spec.durationMs + spec.timeoutMs,
-        flushGraceMs: flushGraceMs + planned.level * GRACE_PER_LEVEL_MS,
-      };
+      node = aggregatorNode(planned, input.run, input.run.flushGraceMs);
       this.ctx.storage.kv.put("node", node);
       this.#node = node;
-      await this.ctx.storage.setAlarm(t0Ms + TICK_MS);
+      await this.ctx.storage.setAlarm(node.t0Ms + TICK_MS);
     }
     const started = await Promise.allSettled(
       node.level === 1
@@ -133,7 +116,7 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     if (!node) return;
     const book = this.#bookOf(node);
     const now = Date.now();
-    const finished = this.#finished(now);
+    const finished = book.finished(now);
     this.#passUp(book.closeDue(now, finished));
     if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) {
       book.checkpoint();
@@ -144,8 +127,20 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
       await this.#flusher.flush(false);
       return;
     }
+    // A level-1 aggregator's shards' rows go to D1 before its done goes up, so the run
+    // ends with every shard's row in place (staggered: aggregator-book.ts shardRowsDueAt).
+    if (node.level === 1 && !this.ctx.storage.kv.get<boolean>(SHARD_ROWS_WRITTEN)) {
+      let finishedAt = this.ctx.storage.kv.get<number>(FINISHED_AT);
+      if (finishedAt === undefined) this.ctx.storage.kv.put(FINISHED_AT, (finishedAt = now));
+      const dueAt = shardRowsDueAt(node, finishedAt);
+      if (Date.now() < dueAt) {
+        await this.ctx.storage.setAlarm(dueAt);
+        await this.#flusher.flush(false); // the merged windows go up meanwhile
+        return;
+      }
+      if (!(await this.#writeShardRows(node, book, Date.now()))) return;
+    }
     await this.#flusher.flush(true);
-    if (node.level === 1 && !this.ctx.storage.kv.get<boolean>(SHARD_ROWS_WRITTEN)) await this.#writeShardRows(node, book, now);
   }
 
   /** Stores merged windows to pass up, in the turn the book marked them (see aggregator-book.ts). */
@@ -157,37 +152,25 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     }
   }
 
-  /** Every child done, or past the grace in which they could still report. */
-  #finished(nowMs: number): boolean {
-    const node = this.#nodeRecord();
-    if (!node) return false;
-    return this.#bookOf(node).allChildrenDone || nowMs > node.deadlineMs + node.flushGraceMs - GRACE_PER_LEVEL_MS;
-  }
-
-  /** The D1 rows of this aggregator's shards (a flat run's coordinator writes them itself). */
-  async #writeShardRows(node: AggregatorNode, book: AggregatorBook, nowMs: number): Promise<void> {
-    const elapsedS = Math.max(0.001, (Math.min(nowMs, node.t0Ms + node.durationMs) - node.t0Ms) / 1000);
+  /** The D1 rows of this aggregator's shards, due SHARD_ROWS_STAGGER_MS × its index after it finished (aggregator-book.ts). */
+  /**
+   * False when the write failed and is retried (its alarm armed); after its grace the rows are
+   * given up, and the done goes up without them.
+   */
+  async #writeShardRows(node: AggregatorNode, book: AggregatorBook, nowMs: number): Promise<boolean> {
     const db = this.env.DB;
     try {
-      await db.batch(
-        node.children.map((index) => {
-          const { stats, telemetry: t } = book.child(index);
-          return updateShard(db, node.runId, {
-            index,
-            colo: t?.colo ?? "unknown",
-            stats,
-            restarts: t?.restarts ?? 0,
-            invocations: t?.invocations ?? 0,
-            subrequests: t?.subrequests ?? 0,
-            peakInFlight: t?.peakInFlight ?? 0,
-            summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
-          });
-        }),
-      );
+      await db.batch(book.shardRowStatements(db, nowMs));
       this.ctx.storage.kv.put(SHARD_ROWS_WRITTEN, true);
+      return true;
     } catch (error) {
-      console.error(`aggregator ${node.index}: shard rows not written, retrying: ${error instanceof Error ? error.message : String(error)}`);
-      if (nowMs < node.deadlineMs + node.flushGraceMs) await this.ctx.storage.setAlarm(nowMs + 5_000);
+      const retry = nowMs < node.deadlineMs + node.flushGraceMs - GRACE_PER_LEVEL_MS;
+      console.error(
+        `aggregator ${node.index}: shard rows not written${retry ? ", retrying" : ", given up"}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      if (!retry) return true;
+      await this.ctx.storage.setAlarm(nowMs + 5_000);
+      return false;
     }
   }
 

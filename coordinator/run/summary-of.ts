@@ -6,7 +6,8 @@
  */
 import { buildFinalSummary, buildSummary, type Summary, type SummaryInput } from "../../core/run/summary.ts";
 import { groupSummary } from "../../core/run/summary-figures.ts";
-import type { RunStatus } from "../../core/run/protocol.ts";
+import type { RunStatus, ShardTelemetry } from "../../core/run/protocol.ts";
+import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { ShardProgress } from "../shard-progress.ts";
@@ -70,19 +71,29 @@ export function endedRunStatements(db: D1Database, run: RunRecord, endMs: number
       thresholdsOk: summary.edgeload.thresholdsPassed,
       abortReason: run.abortReason,
     }),
-    ...(run.plan.tree ? [] : run.plan.shards).map((s) => {
-      const stats = sources.totals.shard(s.index);
-      const t = sources.shards.telemetry(s.index);
-      return updateShard(db, run.runId, {
-        index: s.index,
-        colo: t?.colo ?? "unknown",
-        stats,
-        restarts: t?.restarts ?? 0,
-        invocations: t?.invocations ?? 0,
-        subrequests: t?.subrequests ?? 0,
-        peakInFlight: t?.peakInFlight ?? 0,
-        summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
-      });
-    }),
+    ...(run.plan.tree ? [] : run.plan.shards).map((s) =>
+      shardRowStatement(db, run.runId, s.index, sources.totals.shard(s.index), sources.shards.telemetry(s.index), elapsedS),
+    ),
   ];
+}
+
+/** The statement storing one shard's totals and telemetry at the end of its run (by its coordinator, or its aggregator). */
+export function shardRowStatement(
+  db: D1Database,
+  runId: string,
+  index: number,
+  stats: MetricStats,
+  t: ShardTelemetry | null,
+  elapsedS: number,
+): D1PreparedStatement {
+  return updateShard(db, runId, {
+    index,
+    colo: t?.colo ?? "unknown",
+    stats,
+    restarts: t?.restarts ?? 0,
+    invocations: t?.invocations ?? 0,
+    subrequests: t?.subrequests ?? 0,
+    peakInFlight: t?.peakInFlight ?? 0,
+    summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
+  });
 }

@@ -267,8 +267,11 @@ export class LoadShard extends DurableObject<ShardEnv> {
       { allowUnconfirmed: true },
     );
     // The engine closes each shard's window at its own point of the second, so flushes
-    // (and the coordinator's merges) are spread too.
-    void this.#flusher.flush(false);
+    // (and the coordinator's merges) are spread too. Started after this turn: when the
+    // engine's last close is what ends its slice, the final flush (called as the slice
+    // returns) goes first and carries these windows with its done, one message where a
+    // background flush and then an empty done made two.
+    setTimeout(() => void this.#flusher.flush(false), 0);
   }
 }
 

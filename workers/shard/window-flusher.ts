@@ -91,6 +91,8 @@ export class WindowFlusher {
    * was reset stays broken, so a failed one is made anew.
    */
   #route: FlushRoute | undefined;
+  /** The receiver acknowledged this sender's done: it has nothing more to send. */
+  #doneAcknowledged = false;
   /**
    * The stored windows not yet acknowledged, oldest first, by storage key. Null until this
    * instance first flushes, when it is read once from storage (windows a previous instance
@@ -120,6 +122,7 @@ export class WindowFlusher {
    * until the deadline grace ends.
    */
   flush(final: boolean): Promise<void> {
+    if (this.#doneAcknowledged) return Promise.resolve();
     if (final) this.#finalRequested = true;
     if (this.#flushing) {
       this.#flushAgain = true;
@@ -129,7 +132,7 @@ export class WindowFlusher {
       do {
         this.#flushAgain = false;
         await this.#flushOnce(this.#finalRequested);
-      } while (this.#flushAgain);
+      } while (this.#flushAgain && !this.#doneAcknowledged);
     })().finally(() => (this.#flushing = null));
     return this.#flushing;
   }
@@ -168,6 +171,7 @@ export class WindowFlusher {
       for (const [key] of pending) this.#pending!.delete(key);
       host.pending.acknowledged(pending.map(([key]) => key));
       if (ack.stop) host.stopEngine();
+      if (done) this.#doneAcknowledged = true;
       if (done || (!final && last)) return;
     }
   }
