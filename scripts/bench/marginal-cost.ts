@@ -6,12 +6,25 @@
  * faster than the count itself (no per-shard merge that scans every shard, no per-metric
  * pass over every request). Its figures are side by side in one run on one machine.
  *
- *   npm run bench -- marginal [--marginal-rate 200] [--duration 8s] [--delay 20]
+ * Then the fixed cost of a shard on its own: the same low rate (1 request a second per
+ * shard at the most shards) spread over FEW_SHARDS and then MANY_SHARDS shards, so what
+ * grows is the shards' own per-second work (timers, window close and store, the flush, its
+ * intake) and not the requests; ms of CPU per shard per second is the slope between them.
+ * MANY_SHARDS is past one aggregator's fan-in, so that run reports through a tree. With
+ * `--baseline REV` the same pair also runs on that revision's stack, in the order
+ * baseline, this tree, this tree, baseline.
+ *
+ *   npm run bench -- marginal [--marginal-rate 200] [--duration 8s] [--delay 20] [--baseline REV]
  */
 import { EdgeloadClient } from "../cli/client.ts";
 import { startLocalStack, type LocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
 import { markdownTable } from "./markdown-table.ts";
+import { startBaselineStack, type BaselineStack } from "./baseline-stack.ts";
+
+/** The fixed-cost pair: few shards, then many (past one aggregator's fan-in of 100). */
+const FEW_SHARDS = 16;
+const MANY_SHARDS = 128;
 
 const REGIONS = ["wnam", "enam", "weur", "apac", "eeur", "oc", "me", "afr"];
 
@@ -54,8 +67,9 @@ function specOf(v: Variant, stack: LocalStack, rate: number, duration: string, d
   };
 }
 
-export async function marginalCostBench(rate: number, duration: string, delayMs: number): Promise<void> {
+export async function marginalCostBench(rate: number, duration: string, delayMs: number, baselineRev: string | null = null): Promise<void> {
   const stack = await startLocalStack({ persist: false });
+  let baseline: BaselineStack | null = null;
   try {
     const client = new EdgeloadClient(stack.apiUrl, stack.token);
     await (await fetch(`${stack.targetUrl}/delay?ms=${delayMs}`)).arrayBuffer();
@@ -100,7 +114,52 @@ export async function marginalCostBench(rate: number, duration: string, delayMs:
       ),
     );
     console.log(`\n  CPU: the generator's workerd process (every shard and the coordinator) over the run, per second of run.`);
+
+    if (baselineRev) baseline = await startBaselineStack(baselineRev);
+    await shardFixedCost(stack, baseline, duration, delayMs);
   } finally {
-    await stack.stop();
+    await Promise.all([stack.stop(), baseline?.stack.stop()]);
+  }
+}
+
+/** CPU ms per second of run of `shards` shards sending MANY_SHARDS requests a second in all. */
+async function cpuPerSecond(stack: LocalStack, shards: number, duration: string, delayMs: number): Promise<number> {
+  const client = new EdgeloadClient(stack.apiUrl, stack.token);
+  const spec = specOf({ dimension: "shards", count: shards, shards, regions: 1, metrics: 0, steps: 1 }, stack, MANY_SHARDS, duration, delayMs);
+  const before = cpuSeconds(stack.processes.coordinator);
+  const run = await client.createRun(spec);
+  await client.waitForEnd(run.id, () => {}, 1000);
+  return ((cpuSeconds(stack.processes.coordinator) - before) * 1000) / parseFloat(duration);
+}
+
+/** The fixed cost of one shard: the slope from FEW_SHARDS to MANY_SHARDS at the same rate (see the header). */
+async function shardFixedCost(stack: LocalStack, baseline: BaselineStack | null, duration: string, delayMs: number): Promise<void> {
+  const pair = async (s: LocalStack) => {
+    const few = await cpuPerSecond(s, FEW_SHARDS, duration, delayMs);
+    const many = await cpuPerSecond(s, MANY_SHARDS, duration, delayMs);
+    return { few, many, perShard: (many - few) / (MANY_SHARDS - FEW_SHARDS) };
+  };
+  console.log(
+    `\n## Fixed cost of a shard: ${MANY_SHARDS}/s for ${duration} over ${FEW_SHARDS} and then ${MANY_SHARDS} shards (1 region, /delay?ms=${delayMs})${baseline ? `; ${baseline.label} beside this tree, in the order baseline, this tree, this tree, baseline` : ""}\n`,
+  );
+  const rows: Array<{ label: string; few: number; many: number; perShard: number }> = [];
+  if (baseline) rows.push({ label: baseline.label, ...(await pair(baseline.stack)) });
+  rows.push({ label: "this tree", ...(await pair(stack)) }, { label: "this tree", ...(await pair(stack)) });
+  if (baseline) rows.push({ label: baseline.label, ...(await pair(baseline.stack)) });
+  console.log(
+    markdownTable(
+      ["code", `CPU ms/s, ${FEW_SHARDS} shards`, `CPU ms/s, ${MANY_SHARDS} shards`, "ms/s per shard"],
+      rows.map((r) => [r.label, r.few.toFixed(0), r.many.toFixed(0), r.perShard.toFixed(2)]),
+      new Set([0]),
+    ),
+  );
+  if (baseline) {
+    const mean = (label: string) => {
+      const mine = rows.filter((r) => r.label === label);
+      return mine.reduce((a, r) => a + r.perShard, 0) / mine.length;
+    };
+    const now = mean("this tree");
+    const before = mean(baseline.label);
+    console.log(`\n  per shard: ${before.toFixed(2)} → ${now.toFixed(2)} ms/s (this tree / baseline ${(now / before).toFixed(2)})`);
   }
 }

@@ -41,13 +41,19 @@
  *     open: streams served, every window delivered, and the coordinator CPU they cost.
  *  9. script: the same load as a k6 script (`edgeload run script.js`) and as a spec, side by
  *     side: latency and generator CPU per request (scripts/bench/script-cost.ts).
+ * 10. scale: whole runs of 35,000, 100,000 and 1,000,000 requests a second simulated on a
+ *     virtual clock, every shard's real engine reporting through the aggregation tree to the
+ *     coordinator: exact counts, merged percentiles, requests and CPU per object, D1 rows,
+ *     start and abort fan-out (scripts/bench/scale-bench.ts, its own process; ~3 minutes
+ *     on a 2-core machine, so part of the full run).
  *
  * `npm run bench -- faults` is `--only faults`.
  * `--only profile` (never part of the full run) writes a CPU profile of the generator's isolate
  * and prints where its time goes (scripts/bench/engine-profile.ts).
  * `--only fetch-options` (never part of the full run) prices each option the engine adds to a
  * fetch, in a bare workerd loop (scripts/bench/fetch-options.ts).
- * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|profile|fetch-options, --script-rates 100,300,500, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,300,1000, --targets workerd,native, --duration 15s, --delay 20, --marginal-rate 200,
+ * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|scale|profile|fetch-options, --script-rates 100,300,500,
+ * --scale-rates 35000,100000,1000000, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,300,1000, --targets workerd,native, --duration 15s, --delay 20, --marginal-rate 200,
  * --shards N (default: as the plan makes them, as a user's run gets them), --baseline REV (generator: the same edgeload runs on that
  * revision's own stack, side by side; scripts/bench/baseline-stack.ts). Load goes only to the loopback target and stops by itself.
  */
@@ -75,6 +81,7 @@ const { values, positionals } = parseArgs({
     watchers: { type: "string", default: "0,250,1000,0" },
     "watchers-rate": { type: "string", default: "320" },
     baseline: { type: "string" },
+    "scale-rates": { type: "string", default: "35000,100000,1000000" },
   },
 });
 
@@ -83,7 +90,7 @@ const forcedShards = values.shards === "plan" ? null : Number(values.shards);
 
 // `npm run bench -- faults` names one part as a bare word, like --only.
 values.only ??= positionals[0];
-const PARTS = ["histogram", "generator", "marginal", "query", "soak", "streams", "fuzz", "faults", "dashboard", "script", "profile", "fetch-options"];
+const PARTS = ["histogram", "generator", "marginal", "query", "soak", "streams", "fuzz", "faults", "dashboard", "script", "scale", "profile", "fetch-options"];
 if (values.only && !PARTS.includes(values.only)) {
   console.error(`unknown benchmark "${values.only}": one of ${PARTS.join(", ")}`);
   process.exit(2);
@@ -101,7 +108,7 @@ if (!values.only || values.only === "generator") {
 }
 if (!values.only || values.only === "marginal") {
   const { marginalCostBench } = await import("./marginal-cost.ts");
-  await marginalCostBench(Number(values["marginal-rate"]), values.only === "marginal" ? values.duration! : "8s", Number(values.delay));
+  await marginalCostBench(Number(values["marginal-rate"]), values.only === "marginal" ? values.duration! : "8s", Number(values.delay), values.baseline ?? null);
 }
 if (!values.only || values.only === "query") await queryBench();
 if (!values.only || values.only === "soak") await soakBench(values["soak-duration"]!, Number(values["soak-rate"]));
@@ -114,6 +121,10 @@ if (!values.only || values.only === "dashboard") {
 if (!values.only || values.only === "script") {
   const { scriptCostBench } = await import("./script-cost.ts");
   await scriptCostBench(values["script-rates"]!.split(",").map(Number), values.only === "script" ? values.duration! : "8s", Number(values.delay), 4);
+}
+if (!values.only || values.only === "scale") {
+  const { runScaleBench } = await import("./scale-process.ts");
+  if (!(await runScaleBench(values["scale-rates"]!.split(",").map(Number)))) process.exitCode = 1;
 }
 // Only when asked for: a diagnosis, not a figure to hold.
 if (values.only === "fetch-options") {

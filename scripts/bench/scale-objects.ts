@@ -1,0 +1,319 @@
+/**
+ * The objects of a run's reporting path as the scale simulation (scale-simulation.ts) runs
+ * them in Node, on one virtual clock: an aggregator (the real AggregatorBook and
+ * WindowFlusher, as RunAggregator drives them) and the coordinator's flush intake and tick
+ * (the real takeInFlush, ShardProgress and writeClosedWindows, as RunCoordinator drives
+ * them), their SQL storage over node:sqlite; the shards are in scale-shard.ts.
+ *
+ * The Durable Objects themselves cannot run in Node (cloudflare:workers), so the few lines
+ * of each that wire those pieces together are repeated here; each class names the methods
+ * it mirrors. What the simulation adds is measurement (scale-meter.ts): every request into
+ * an object (a flush, a tick) is counted by virtual second, and the object's own work is
+ * timed with performance.now() — only synchronous sections, so another object's work is
+ * never counted.
+ *
+ * An RPC between objects takes `hopMs` each way on the virtual clock (an assumption, see
+ * scale-simulation.ts), and its message is structured-cloned, as an RPC's is.
+ */
+import { reportersOf, type AggregatorPlan } from "../../core/plan/aggregation-tree.ts";
+import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
+import type { FlushAck, ShardFlush, ShardWindow } from "../../core/run/protocol.ts";
+import { parseRunThresholds, shouldAbortRun } from "../../core/run/run-thresholds.ts";
+import { RunTotals } from "../../core/run/run-totals.ts";
+import { AggregatorBook, aggregatorNode, shardRowsDueAt, type AggregatorNode } from "../../coordinator/aggregator/aggregator-book.ts";
+import { takeInFlush } from "../../coordinator/run/flush-intake.ts";
+import { FlushLog } from "../../coordinator/run/flush-log.ts";
+import { LiveFeed } from "../../coordinator/run/live-feed.ts";
+import { OpenWindows } from "../../coordinator/run/open-windows.ts";
+import { CHECKPOINT_EVERY_MS, TICK_MS, type RunRecord } from "../../coordinator/run/run-record.ts";
+import { writeClosedWindows } from "../../coordinator/run/window-writes.ts";
+import { ShardProgress } from "../../coordinator/shard-progress.ts";
+import { type PendingWindows, WindowFlusher, windowKey } from "../../workers/shard/window-flusher.ts";
+import { nodeSqlStorage } from "../../test/support/node-sql-storage.ts";
+import type { VirtualTime } from "../../test/support/virtual-time.ts";
+import { type ObjectKind, ObjectMeter, type Span } from "./scale-meter.ts";
+
+/** The clock and network every simulated object shares. */
+export interface SimContext {
+  readonly time: VirtualTime;
+  readonly t0Ms: number;
+  /** One-way latency of an RPC between two objects, virtual ms. */
+  readonly hopMs: number;
+  readonly db: D1Database;
+}
+
+/** Whoever takes flushes: an aggregator or the coordinator (the flush of core/run/protocol.ts). */
+export interface FlushTarget {
+  flush(message: ShardFlush): FlushAck;
+}
+
+/** A flush over a simulated RPC: `hopMs` there, the receiver's work, `hopMs` back. */
+export function rpc(sim: SimContext, target: () => FlushTarget): { flush(message: ShardFlush): Promise<FlushAck> } {
+  return {
+    flush: async (message) => {
+      const copy = structuredClone(message);
+      await sim.time.sleep(sim.hopMs);
+      const ack = target().flush(copy);
+      await sim.time.sleep(sim.hopMs);
+      return ack;
+    },
+  };
+}
+
+/** The meter of an object of `sim`, counting by virtual second of the run. */
+function meterOf(sim: SimContext, kind: ObjectKind, name: string): ObjectMeter {
+  return new ObjectMeter(kind, name, () => Math.floor((sim.time.now - sim.t0Ms) / 1000));
+}
+
+/** A Durable Object alarm on the virtual clock: set() moves it (earlier or later), fired() waits for it. */
+class SimAlarm {
+  readonly #time: VirtualTime;
+  #atMs: number;
+  #wake: (() => void) | null = null;
+
+  constructor(time: VirtualTime, atMs: number) {
+    this.#time = time;
+    this.#atMs = atMs;
+  }
+
+  set(atMs: number): void {
+    this.#atMs = atMs;
+    this.#wake?.();
+  }
+
+  async fired(): Promise<void> {
+    while (this.#time.now < this.#atMs) {
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+        void this.#time.sleep(this.#atMs - this.#time.now).then(resolve);
+      });
+      this.#wake = null;
+    }
+  }
+}
+
+/** A sender's windows stored and not yet acknowledged (a shard keeps them in its state, an aggregator under their keys), in memory. */
+export class MemoryPending implements PendingWindows {
+  readonly #windows = new Map<string, ShardWindow>();
+
+  put(key: string, window: ShardWindow): void {
+    this.#windows.set(key, window);
+  }
+
+  load(): Iterable<readonly [string, ShardWindow]> {
+    return this.#windows;
+  }
+
+  acknowledged(keys: readonly string[]): void {
+    for (const key of keys) this.#windows.delete(key);
+  }
+}
+
+/** After its shards' grace, each level up keeps trying this much longer (as run-aggregator.ts). */
+
+/** An aggregator as RunAggregator drives its book: flush(), abort(), the alarm's tick, its shards' D1 rows. */
+export class SimAggregator implements FlushTarget {
+  readonly meter: ObjectMeter;
+  readonly node: AggregatorNode;
+  readonly #sim: SimContext;
+  readonly #book: AggregatorBook;
+  readonly #alarm: SimAlarm;
+  readonly #pending = new MemoryPending();
+  readonly #flusher: WindowFlusher;
+  #stopping = false;
+  #lastCheckpointMs = 0;
+
+  constructor(sim: SimContext, planned: AggregatorPlan, run: RunRecord, flushGraceMs: number, parent: () => FlushTarget) {
+    this.#sim = sim;
+    this.meter = meterOf(sim, "aggregator", `aggregator ${planned.index}`);
+    this.node = aggregatorNode(planned, run, flushGraceMs);
+    this.#book = new AggregatorBook(nodeSqlStorage().storage, this.node);
+    this.#alarm = new SimAlarm(sim.time, run.t0Ms + TICK_MS);
+    const route = {
+      runId: run.runId,
+      senderIndex: planned.index,
+      receiver: rpc(sim, parent),
+      giveUpAtMs: this.node.deadlineMs + this.node.flushGraceMs,
+      sender: `aggregator ${planned.index}`,
+    };
+    this.#flusher = new WindowFlusher({
+      pending: this.#pending,
+      clock: sim.time.clock,
+      route: () => route,
+      progress: () => ({ finished: this.#book.finished(sim.time.now), watermarkS: this.#book.watermarkS, telemetry: this.#book.telemetry() }),
+      stopEngine: () => (this.#stopping = true),
+    });
+  }
+
+  /** RunAggregator.flush(). */
+  flush(message: ShardFlush): FlushAck {
+    this.meter.request(message.done);
+    const { accepted, duplicates } = this.meter.timed(
+      () => this.#book.take(message, this.#sim.time.now),
+      "intake",
+      (intake) => intake.accepted,
+    );
+    this.meter.windowsTaken += accepted;
+    if (this.#book.allChildrenDone) this.#alarm.set(this.#sim.time.now);
+    return { accepted, duplicates, stop: this.#stopping };
+  }
+
+  /** RunAggregator.abort(), this node's part (the simulation passes it down the edges). */
+  abort(): void {
+    this.#stopping = true;
+  }
+
+  /** RunAggregator.alarm(), every tick until it has passed everything up. */
+  async run(): Promise<void> {
+    for (;;) {
+      await this.#alarm.fired();
+      this.meter.request();
+      const now = this.#sim.time.now;
+      const finished = this.#book.finished(now);
+      this.meter.timed(() => {
+        for (const window of this.#book.closeDue(now, finished)) {
+          const key = windowKey(window);
+          this.#pending.put(key, window);
+          this.#flusher.stored(key, window);
+        }
+        if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) {
+          this.#book.checkpoint();
+          this.#lastCheckpointMs = now;
+        }
+      }, "tick");
+      if (!finished) {
+        this.#alarm.set(now + TICK_MS);
+        await this.#flusher.flush(false);
+        continue;
+      }
+      if (this.node.level === 1) {
+        // Its shards' rows before its done goes up, staggered (RunAggregator.alarm()).
+        await this.#flusher.flush(false);
+        await this.#sim.time.sleep(shardRowsDueAt(this.node, now) - this.#sim.time.now);
+        await this.#writeShardRows(this.#sim.time.now);
+      }
+      await this.#flusher.flush(true);
+      return;
+    }
+  }
+
+  /** RunAggregator's #writeShardRows: one UPDATE per shard, in one batch. */
+  #writeShardRows(nowMs: number): Promise<unknown> {
+    const db = this.#sim.db;
+    const statements = this.meter.timed(() => this.#book.shardRowStatements(db, nowMs));
+    return db.batch(statements);
+  }
+}
+
+/** The coordinator's part in the reporting path, as RunCoordinator does it: flush() and the tick's window writes. */
+export class SimCoordinator implements FlushTarget {
+  readonly meter: ObjectMeter;
+  readonly totals = new RunTotals();
+  readonly #sim: SimContext;
+  readonly #run: RunRecord;
+  readonly #reporters: ReadonlyMap<number, string>;
+  readonly #log: FlushLog;
+  readonly #shards: ShardProgress;
+  readonly #open = new OpenWindows();
+  readonly #live: LiveFeed;
+  readonly #thresholds: ThresholdSet;
+  readonly #alarm: SimAlarm;
+  #stopping = false;
+  #finished = false;
+  #lastCheckpointMs = 0;
+  /** When every reporter had sent its final flush (virtual ms). */
+  everyoneDoneAtMs: number | null = null;
+
+  constructor(sim: SimContext, run: RunRecord) {
+    this.#sim = sim;
+    this.#run = run;
+    this.meter = meterOf(sim, "coordinator", "coordinator");
+    this.#reporters = new Map(reportersOf(run.plan).map((r) => [r.index, r.region]));
+    const sql = nodeSqlStorage().storage;
+    this.#log = new FlushLog(sql);
+    this.#shards = new ShardProgress(sql);
+    this.#live = new LiveFeed(sql);
+    this.#thresholds = parseRunThresholds(run.spec);
+    this.#alarm = new SimAlarm(sim.time, run.t0Ms + TICK_MS);
+  }
+
+  /** RunCoordinator.flush(). */
+  flush(message: ShardFlush): FlushAck {
+    this.meter.request(message.done);
+    const region = this.#reporters.get(message.shardIndex);
+    if (region === undefined) throw new Error(`unknown reporter ${message.shardIndex}`);
+    // After the run's figures are final: tell the sender to stop.
+    if (this.#finished) return { accepted: 0, duplicates: 0, stop: true };
+    const { accepted, duplicates } = this.meter.timed(
+      () => {
+        const intake = takeInFlush(this.#log, this.#open, this.totals, message, region);
+        if (intake.latest) this.#live.noteShard(message.shardIndex, intake.latest);
+        this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry, this.#sim.time.now);
+        return intake;
+      },
+      "intake",
+      (intake) => intake.accepted,
+    );
+    this.meter.windowsTaken += accepted;
+    if (this.#shards.doneCount === this.#reporters.size) {
+      this.everyoneDoneAtMs ??= this.#sim.time.now;
+      this.#alarm.set(this.#sim.time.now);
+    }
+    return { accepted, duplicates, stop: this.#stopping };
+  }
+
+  /** RunCoordinator.abort(), this object's part: its acks say stop from now on. */
+  abort(): void {
+    this.#stopping = true;
+  }
+
+  /**
+   * RunCoordinator's #tick() as far as the reporting path goes: write the closed windows,
+   * evaluate abortOnFail thresholds, checkpoint; the last tick once every reporter is done.
+   * writeClosedWindows awaits D1 in the middle: the parts before and after are timed apart
+   * (what runs after D1 answers is the live feed's publishWindows), so no other object's
+   * work in between is booked to the coordinator.
+   */
+  async run(): Promise<void> {
+    const live = this.#live;
+    let spans: Span[] = [];
+    const timedLive = {
+      publishWindows: (...args: Parameters<LiveFeed["publishWindows"]>) => {
+        const start = performance.now();
+        live.publishWindows(...args);
+        spans.push([start, performance.now()]);
+      },
+    } as unknown as LiveFeed;
+    for (;;) {
+      await this.#alarm.fired();
+      this.meter.request();
+      const now = this.#sim.time.now;
+      const everyoneDone = this.#shards.doneCount === this.#reporters.size;
+      spans = [];
+      let start = performance.now();
+      const written = writeClosedWindows(
+        { db: this.#sim.db, open: this.#open, log: this.#log, shards: this.#shards, live: timedLive },
+        this.#run,
+        now,
+        everyoneDone,
+      );
+      spans.push([start, performance.now()]);
+      await written;
+      start = performance.now();
+      if (!everyoneDone) {
+        shouldAbortRun(this.#run.spec, this.totals, now - this.#run.t0Ms, this.#thresholds);
+        if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) {
+          this.#log.checkpoint(this.totals, () => {});
+          this.#lastCheckpointMs = now;
+        }
+      }
+      spans.push([start, performance.now()]);
+      this.meter.book(spans, "tick");
+      if (everyoneDone) {
+        this.#finished = true;
+        return;
+      }
+      this.#alarm.set(now + TICK_MS);
+    }
+  }
+}

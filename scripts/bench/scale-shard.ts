@@ -1,0 +1,121 @@
+/**
+ * A shard of the scale simulation (scale-simulation.ts): the real ShardEngine and
+ * WindowFlusher on the virtual clock, driven as LoadShard drives them — an engine per
+ * invocation until its share is sent, each closed window stored and flushed in the
+ * background, a final flush with the done flag — against the simulation's fake target.
+ * LoadShard itself is a Durable Object and cannot run in Node; this repeats its few lines
+ * of wiring, naming the methods it mirrors.
+ */
+import type { LoopWatch } from "../../core/metrics/loop-delay.ts";
+import { COUNTERS } from "../../core/metrics/metric-stats.ts";
+import type { ShardAssignment, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
+import { customStepsFlow } from "../../scenarios/custom-steps.ts";
+import { ShardEngine } from "../../workers/shard/engine.ts";
+import { WindowFlusher, windowKey } from "../../workers/shard/window-flusher.ts";
+import { type FlushTarget, MemoryPending, rpc, type SimContext } from "./scale-objects.ts";
+
+const COMPLETED = COUNTERS.indexOf("completed");
+const DROPPED = COUNTERS.indexOf("dropped");
+
+/** A shard as LoadShard drives it: invocations of the engine (start, alarm), windows stored and flushed, abort(). */
+export class SimShard {
+  readonly a: ShardAssignment;
+  /** What its windows held: completed and dropped requests (to check nothing is lost on the way). */
+  completed = 0;
+  dropped = 0;
+  sent = 0;
+  /** When it stopped sending (virtual ms), once it has. */
+  stoppedAtMs: number | null = null;
+  readonly #sim: SimContext;
+  readonly #fetcher: typeof fetch;
+  readonly #loopWatch: LoopWatch;
+  readonly #pending = new MemoryPending();
+  readonly #flusher: WindowFlusher;
+  #engine: ShardEngine | null = null;
+  #stopRequested = false;
+  #finished = false;
+  #watermarkS = 0;
+  #invocations = 0;
+  #peakInFlight = 0;
+
+  constructor(a: ShardAssignment, sim: SimContext, fetcher: typeof fetch, loopWatch: LoopWatch, receiver: () => FlushTarget) {
+    this.a = a;
+    this.#sim = sim;
+    this.#fetcher = fetcher;
+    this.#loopWatch = loopWatch;
+    const route = {
+      runId: a.runId,
+      senderIndex: a.shard.index,
+      receiver: rpc(sim, receiver),
+      giveUpAtMs: a.deadlineMs + a.flushGraceMs,
+      sender: `shard ${a.shard.index}`,
+    };
+    this.#flusher = new WindowFlusher({
+      pending: this.#pending,
+      clock: sim.time.clock,
+      route: () => route,
+      progress: () => ({ finished: this.#finished, watermarkS: this.#watermarkS, telemetry: this.#telemetry() }),
+      stopEngine: () => this.abort(),
+    });
+  }
+
+  /** LoadShard.alarm(): invocations until the share is done (a handoff starts the next), then the final flush. */
+  async run(): Promise<void> {
+    await this.#sim.time.sleep(this.a.t0Ms - this.#sim.time.now);
+    let cursor = 0;
+    for (;;) {
+      const part = ++this.#invocations;
+      const engine: ShardEngine = new ShardEngine(
+        this.a,
+        this.#sim.time.clock,
+        this.#fetcher,
+        (w) => this.#windowClosed({ ...w, part }, engine),
+        customStepsFlow(this.a.spec),
+        this.#loopWatch,
+      );
+      this.#engine = engine;
+      if (this.#stopRequested) engine.stop();
+      const result = await engine.run(cursor, this.a.iterationsPerInvocation);
+      this.#engine = null;
+      this.sent += result.sent;
+      this.#peakInFlight = Math.max(this.#peakInFlight, result.peakInFlight);
+      cursor = result.cursor;
+      if (result.end !== "handoff") break;
+      await this.#flusher.flush(false);
+    }
+    this.stoppedAtMs = this.#sim.time.now;
+    this.#finished = true;
+    await this.#flusher.flush(true);
+  }
+
+  /** LoadShard.abort() while its engine runs: stop sending; what was measured is still flushed. */
+  abort(): void {
+    this.#stopRequested = true;
+    this.#engine?.stop();
+  }
+
+  /** LoadShard's window close: stored, then flushed in the background. */
+  #windowClosed(window: ShardWindow, engine: ShardEngine): void {
+    for (const [, wire] of window.steps) {
+      this.completed += wire.c[COMPLETED] ?? 0;
+      this.dropped += wire.c[DROPPED] ?? 0;
+    }
+    const key = windowKey(window);
+    this.#watermarkS = Math.max(this.#watermarkS, engine.closedThrough);
+    this.#pending.put(key, window);
+    this.#flusher.stored(key, window);
+    void this.#sim.time.sleep(0).then(() => this.#flusher.flush(false)); // after this turn, as LoadShard does
+  }
+
+  #telemetry(): ShardTelemetry {
+    return {
+      region: this.a.shard.region,
+      colo: `sim-${this.a.shard.region}`,
+      invocations: this.#invocations,
+      restarts: 0,
+      subrequests: this.sent,
+      peakInFlight: this.#peakInFlight,
+      clockResolutionUs: this.#engine?.clockResolutionUs ?? null,
+    };
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The scale simulation (scale-simulation.ts) at sizes CI can afford: every shard's real
+ * engine, the real aggregator books and the coordinator's real intake on one virtual clock.
+ * It checks what a user of a large run relies on — every scheduled request counted exactly
+ * once at every stage up to D1, percentiles merged within the histogram's bound, no object
+ * asked for more than the design lets it take — and nothing about time on this machine.
+ * `npm run bench -- scale` runs the same at 35,000 to 1,000,000/s and reports the figures.
+ */
+import { describe, expect, it } from "vitest";
+import { preflight } from "../../core/plan/preflight.ts";
+import { simulateScale, SIM_REGIONS, type ScaleResult } from "./scale-simulation.ts";
+
+/** The design's most requests a second into any one object (core/plan/aggregation-tree.ts). */
+const OBJECT_REQUESTS_PER_S = 200;
+
+/** Every stage agrees: the schedule, what the shards started and measured, what the target answered, what was merged and written. */
+function expectExactCounts(r: ScaleResult): void {
+  const c = r.counts;
+  expect(c.sent).toBe(c.scheduled);
+  expect(c.inShardWindows + c.dropped).toBe(c.scheduled);
+  expect(c.answered).toBe(c.inShardWindows);
+  expect(c.merged).toBe(c.inShardWindows);
+  expect(c.inD1).toBe(c.merged);
+  expect(r.lateCells).toBe(0);
+}
+
+/** p50, p90, p99 and p99.9 of the merged histograms within the histogram's bound of the exact latencies. */
+function expectPercentilesWithinBound(r: ScaleResult): void {
+  expect(r.quantiles).toHaveLength(4);
+  expect(r.quantiles.filter((q) => !q.withinBound)).toEqual([]);
+}
+
+describe("a whole run simulated shard by shard, through the aggregation tree", () => {
+  it("150,000/s: 1,074 shards report through a tree of depth 2, every request counted once, no object over its budget", async () => {
+    // Three steady seconds: a window takes a second a level to reach the coordinator, so its
+    // steady seconds (before the roots' final flushes) begin at the fourth.
+    const r = await simulateScale({ ratePerS: 150_000, rampS: 1, steadyS: 3 });
+    const tree = r.tree!;
+    expect(r.plan.shards).toHaveLength(1_074);
+    // 179 shards a region: two level-1 aggregators (100 and 79 shards) under one root.
+    expect(tree.depth).toBe(2);
+    expect(tree.aggregators).toHaveLength(18);
+    expect(tree.roots).toHaveLength(SIM_REGIONS.length);
+
+    expect(r.counts.scheduled).toBe(525_000); // 75,000 in the ramp + 3 × 150,000
+    expectExactCounts(r);
+    expectPercentilesWithinBound(r);
+
+    const model = preflight(r.spec, r.plan).usage.peak;
+    // Until its senders finish, a level-1 aggregator hears from its 100 shards and its tick
+    // each second; the coordinator from one root per region and its tick.
+    expect(r.busiest.steady).toMatchObject({ kind: "aggregator", requestsPerS: 101 });
+    expect(r.busiest.steady.requestsPerS).toBeLessThanOrEqual(OBJECT_REQUESTS_PER_S);
+    expect(r.busiest.steady.requestsPerS).toBeLessThanOrEqual(model.aggregatorRequestsPerS);
+    expect(r.coordinatorRequestsPerS.steady).toBe(SIM_REGIONS.length + 1);
+    expect(r.coordinatorRequestsPerS.steady).toBeLessThanOrEqual(model.coordinatorRequestsPerS);
+    // The end is busier than the model: each sender's last windows and its done flag arrive
+    // as two flushes (workers/shard/window-flusher.ts sends the windows the engine's last close
+    // hands out before the final flush joins it), and the receiver ticks twice (its regular
+    // tick, and the one when every child is done). Bounded here so that it cannot grow
+    // unnoticed: twice the children, plus two ticks.
+    expect(r.busiest.end.requestsPerS).toBeLessThanOrEqual(2 * tree.fanIn + 2);
+    expect(r.coordinatorRequestsPerS.end).toBeLessThanOrEqual(2 * SIM_REGIONS.length + 2);
+
+    // D1: a window of the run is regions × (1 window row + 6 histograms) rows, as the model says.
+    expect(r.d1.rowsPerWindow).toBe(42);
+    expect(r.d1.rowsPerWindow).toBeLessThanOrEqual(model.d1RowsPerS);
+    expect(r.d1.maxParams).toBeLessThanOrEqual(100);
+    expect(r.d1.shardRows).toBe(1_074); // each shard's row, once, by its level-1 aggregator
+  }, 120_000);
+
+  it("35,000/s: the capacity model's run — 252 shards, one aggregator per region, exactly the schedule", async () => {
+    const r = await simulateScale({ ratePerS: 35_000, rampS: 1, steadyS: 2 });
+    expect(r.plan.shards).toHaveLength(252);
+    expect(r.tree!.depth).toBe(1);
+    expect(r.counts.scheduled).toBe(87_500); // 17,500 in the ramp + 70,000 at 35,000/s
+    expectExactCounts(r);
+    expectPercentilesWithinBound(r);
+    const model = preflight(r.spec, r.plan).usage.peak;
+    // Each region's 42 shards under one aggregator (and its tick); six roots and a tick at the coordinator.
+    expect(r.busiest.steady).toMatchObject({ kind: "aggregator", requestsPerS: 43 });
+    expect(r.busiest.steady.requestsPerS).toBeLessThanOrEqual(model.aggregatorRequestsPerS);
+    expect(r.coordinatorRequestsPerS.steady).toBe(7);
+    expect(r.coordinatorRequestsPerS.steady).toBeLessThanOrEqual(model.coordinatorRequestsPerS);
+    expect(r.d1.rowsPerWindow).toBe(42);
+    expect(r.d1.maxParams).toBeLessThanOrEqual(100);
+  }, 120_000);
+
+  it("10,000/s: a run of at most one fan-in of shards stays flat, its shards flushing to the coordinator", async () => {
+    const r = await simulateScale({ ratePerS: 10_000, rampS: 1, steadyS: 1 });
+    expect(r.plan.shards).toHaveLength(72);
+    expect(r.tree).toBeNull();
+    expectExactCounts(r);
+    expectPercentilesWithinBound(r);
+    // One flush a second from each shard, and the tick.
+    expect(r.coordinatorRequestsPerS.steady).toBe(73);
+    expect(r.d1.shardRows).toBe(0); // a flat run's shard rows are the coordinator's end batch, not simulated
+  }, 120_000);
+
+  it("an abort passes down the tree to every shard, and what they measured is merged once", async () => {
+    const hopMs = 20;
+    const r = await simulateScale({ ratePerS: 150_000, rampS: 1, steadyS: 1, abortAtS: 0.5, hopMs });
+    const c = r.counts;
+    expect(c.sent).toBeLessThan(c.scheduled);
+    expect(c.merged).toBe(c.inShardWindows);
+    expect(c.inD1).toBe(c.merged);
+    expect(r.lateCells).toBe(0);
+    // Three edges to the last shard (coordinator → root → level 1 → shard), then its in-flight requests drain.
+    expect(r.abort!.lastShardToldMs).toBe(3 * hopMs);
+    expect(r.abort!.lastShardStoppedMs).toBeGreaterThanOrEqual(r.abort!.lastShardToldMs);
+    expect(Number.isFinite(r.abort!.everythingInMs)).toBe(true);
+    expect(r.abort!.everythingInMs).toBeGreaterThan(r.abort!.lastShardStoppedMs);
+  }, 120_000);
+});
