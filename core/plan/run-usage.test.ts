@@ -89,6 +89,10 @@ describe("the tree bounds what grows with the shards", () => {
     expect(at(1_000_000)).toBeLessThanOrEqual(at(35_000) * 1.02);
   });
 
+  it("prices examples/edge-1m.json below the $0.047 a million requests the 35,000/s run cost before the tree", () => {
+    expect(planned(example("edge-1m.json")).p.cost.usdPerMillionRequests).toBeLessThan(0.047);
+  });
+
   it("flags the seed reads of a seeded 1,000,000/s run: every shard reads the same object within its warm-up second", () => {
     const { p } = planned({ ...example("edge-1m.json"), steps: [{ path: "/userinfo?u={{data.email}}" }], data: { seed: "users-1k" } });
     expect(p.limits.filter((l) => !l.ok)).toEqual([expect.objectContaining({ limit: "R2 reads/s at start (seed set, script)", value: 7_146 })]);

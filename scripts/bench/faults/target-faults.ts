@@ -4,12 +4,14 @@
  * end, stopped through the API, and stopped with Ctrl-C in a real `edgeload run` process.
  *
  * The workerd target counts what it receives in its request ledger; the two loopback
- * servers here (connection resets, huge bodies) count the requests they get themselves.
+ * servers here (connection resets, huge bodies) count the requests they get themselves —
+ * as the ledger does, those carrying the run's header: a shard's warm-up HEAD before t0
+ * (workers/shard/warm-up.ts) is no request of the run.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -17,6 +19,7 @@ import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../../cli/local-
 import { EdgeloadClient } from "../../cli/client.ts";
 import { residentBytes } from "../../cli/processes.ts";
 import type { FaultObservation } from "./fault-table.ts";
+import { RUN_HEADER } from "../../../core/run/protocol.ts";
 
 const SHARDS = 2;
 const STOP_AFTER_MS = 2_500;
@@ -53,12 +56,13 @@ async function startFaultServers(): Promise<FaultServers> {
     await once(server, "listening");
     return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   };
+  const ofRun = (request: IncomingMessage) => request.headers[RUN_HEADER] !== undefined;
   const reset = createServer((request) => {
-    counts.resets++;
+    if (ofRun(request)) counts.resets++;
     request.socket.resetAndDestroy();
   });
   const huge = createServer((request, response) => {
-    counts.huge++;
+    if (ofRun(request)) counts.huge++;
     response.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(HUGE_BODY_BYTES) });
     let left = HUGE_BODY_BYTES / chunk.length;
     const pump = () => {
