@@ -5,31 +5,17 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { renderMarkdown } from "./help.ts";
-import { main } from "./main.ts";
+import { edgeloadInProcess } from "./cli-in-process-fixtures.ts";
 import { parseArgsOptions, wantsHelp, type CommandSpec } from "./option-table.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { COMMANDS } from "./tables/commands.ts";
 
 const DOCS = join(PROJECT_ROOT, "docs/cli.md");
 
-let out: string[];
-let err: string[];
-beforeEach(() => {
-  out = [];
-  err = [];
-  vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void out.push(a.join(" ")));
-  vi.spyOn(console, "error").mockImplementation((...a: unknown[]) => void err.push(a.join(" ")));
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
-});
-afterEach(() => vi.restoreAllMocks());
-
 /** `edgeload <argv>` in this process: its exit code and what it printed. */
-async function edgeload(...argv: string[]) {
-  const code = await main(argv);
-  return { code, stdout: out.join("\n"), stderr: err.join("\n") };
-}
+const edgeload = edgeloadInProcess();
 
 /** docs/cli.md's section of one command: from its heading to the next. */
 function docsSection(docs: string, name: string): string {
@@ -60,7 +46,6 @@ describe.each(COMMANDS.map((c) => [c.name, c] as const))("edgeload %s", (name, c
         expect(stdout).toContain(option.short ? `-${option.short}, --${long}` : `--${long}`);
         expect(docs).toContain(option.short ? `\`-${option.short}\`, \`--${long}\`` : `\`--${long}\``);
       }
-      out = [];
     }
   });
 

@@ -7,28 +7,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_LIMITS, planRun } from "../../core/plan/plan.ts";
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
 import { parseRunSpec } from "../../core/spec/run-spec.ts";
-import { main } from "./main.ts";
+import { edgeloadInProcess } from "./cli-in-process-fixtures.ts";
 import { capsNeeded } from "./plan-command.ts";
 
-let out: string[];
-let err: string[];
-beforeEach(() => {
-  out = [];
-  err = [];
-  vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void out.push(a.join(" ")));
-  vi.spyOn(console, "error").mockImplementation((...a: unknown[]) => void err.push(a.join(" ")));
-  // No deployment named: nothing is contacted.
-  vi.stubEnv("EDGELOAD_URL", "");
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  vi.unstubAllEnvs();
-});
-
-async function edgeload(...argv: string[]) {
-  const code = await main(argv);
-  return { code, stdout: out.join("\n"), stderr: err.join("\n") };
-}
+const edgeload = edgeloadInProcess();
+// No deployment named: nothing is contacted.
+beforeEach(() => vi.stubEnv("EDGELOAD_URL", ""));
+afterEach(() => vi.unstubAllEnvs());
 
 describe("edgeload plan over the deployment's caps", () => {
   it("prints the whole plan, then each cap it needs and the command that raises it, and exits 104", async () => {
