@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderMarkdown } from "./help.ts";
-import { edgeloadInProcess } from "./cli-in-process-fixtures.ts";
+import { edgeloadInProcess } from "../../test/support/cli-in-process.ts";
 import { parseArgsOptions, wantsHelp, type CommandSpec } from "./option-table.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { COMMANDS } from "./tables/commands.ts";

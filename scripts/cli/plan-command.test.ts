@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_LIMITS, planRun } from "../../core/plan/plan.ts";
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
 import { parseRunSpec } from "../../core/spec/run-spec.ts";
-import { edgeloadInProcess } from "./cli-in-process-fixtures.ts";
+import { edgeloadInProcess } from "../../test/support/cli-in-process.ts";
 import { capsNeeded } from "./plan-command.ts";
 
 const edgeload = edgeloadInProcess();
