@@ -2,7 +2,9 @@
  * RunCoordinator: one Durable Object per run. It starts the shards at a common T0,
  * receives their window flushes, merges them exactly, writes merged windows to D1 in
  * bounded batches, evaluates thresholds while the run goes (abortOnFail), and writes the
- * summary at the end. Lifecycle: pending → running → finishing → passed | failed |
+ * summary at the end. A run of more shards than one aggregator's fan-in does all of that
+ * through its aggregation tree (core/plan/aggregation-tree.ts): the coordinator starts,
+ * stops and hears from one root aggregator per region (aggregator/), its "shards" then. Lifecycle: pending → running → finishing → passed | failed |
  * aborted | error (run/run-record.ts).
  *
  * The object is thin: it reads its state, asks pure functions what to do at `now`
