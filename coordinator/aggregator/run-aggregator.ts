@@ -14,9 +14,8 @@
  * RPC surface: start(), flush(), abort(), inspect().
  */
 import { DurableObject } from "cloudflare:workers";
-import { shardsUnder } from "../../core/plan/aggregation-tree.ts";
 import { aggregatorName, type FlushAck, type ShardFlush, type ShardWindow } from "../../core/run/protocol.ts";
-import { shardAssignments, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
+import { shardAssignments, subtreeStart, type TreeStart } from "../../core/schedule/shard-assignment.ts";
 import type { Env, ObjectNamespaces } from "../../workers/env.ts";
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
 import { keyedPendingWindows, WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "../../workers/shard/window-flusher.ts";
@@ -24,13 +23,6 @@ import { CHECKPOINT_EVERY_MS, TICK_MS } from "../run/run-record.ts";
 import { AggregatorBook, aggregatorNode, GRACE_PER_LEVEL_MS, shardRowsDueAt, type AggregatorNode } from "./aggregator-book.ts";
 
 type AggregatorEnv = Env & ObjectNamespaces<CoordinatorOfShard, LoadShard, RunAggregator>;
-
-/** What starts an aggregator: the run as its shards' assignments are made, and which node it is. */
-export interface TreeStart {
-  /** The plan's shards trimmed to this node's (subtreeStart); its tree whole. */
-  readonly run: AssignmentInput;
-  readonly index: number;
-}
 
 /** Whether the shard rows of a level-1 aggregator are in D1, and when it finished (storage keys). */
 const SHARD_ROWS_WRITTEN = "shardRowsWritten";
@@ -202,13 +194,6 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   #bookOf(node: AggregatorNode): AggregatorBook {
     return (this.#book ??= new AggregatorBook(this.ctx.storage.sql, node));
   }
-}
-
-/** The start of aggregator `index`: the run with the plan's shards trimmed to those under it. */
-export function subtreeStart(run: AssignmentInput, index: number): TreeStart {
-  const byIndex = new Map(run.plan.shards.map((s) => [s.index, s]));
-  const shards = shardsUnder(run.plan.tree!, index).map((i) => byIndex.get(i)!);
-  return { run: { ...run, plan: { ...run.plan, shards } }, index };
 }
 
 const clock = {

@@ -9,9 +9,9 @@
  */
 import type { Plan } from "../../core/plan/plan.ts";
 import { aggregatorName } from "../../core/run/protocol.ts";
-import { shardAssignments, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
+import { shardAssignments, subtreeStart, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
-import { subtreeStart, type RunAggregator } from "../aggregator/run-aggregator.ts";
+import type { RunAggregator } from "../aggregator/run-aggregator.ts";
 import { SHARD_FLUSH_GRACE_MS, type RunRecord } from "./run-record.ts";
 
 /** The namespaces the coordinator reaches its run's objects through. */

@@ -4,6 +4,7 @@
  * scenario's spec from that scenario's start (see core/spec/named-scenarios.ts).
  */
 import type { Plan } from "../plan/plan.ts";
+import { shardsUnder } from "../plan/aggregation-tree.ts";
 import type { Mode, ShardAssignment } from "../run/protocol.ts";
 import type { RunSpec } from "../spec/types.ts";
 
@@ -61,4 +62,18 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       part: { scenario: scenario.name, runShard: planned.firstShard + shard.index, stepOffset: scenario.stepOffset, windowOffsetS: scenario.startMs / 1000 },
     }));
   });
+}
+
+/** What starts an aggregator of a run's tree: the run as its shards' assignments are made, and which node it is. */
+export interface TreeStart {
+  /** The plan's shards trimmed to this node's (subtreeStart); its tree whole. */
+  readonly run: AssignmentInput;
+  readonly index: number;
+}
+
+/** The start of aggregator `index`: the run with the plan's shards trimmed to those under it. */
+export function subtreeStart(run: AssignmentInput, index: number): TreeStart {
+  const byIndex = new Map(run.plan.shards.map((s) => [s.index, s]));
+  const shards = shardsUnder(run.plan.tree!, index).map((i) => byIndex.get(i)!);
+  return { run: { ...run, plan: { ...run.plan, shards } }, index };
 }

@@ -5,7 +5,7 @@
  *
  * Measured (performance.now(), best of three): what each sender computes before each of
  * its start RPCs leaves — the coordinator and each aggregator build their children's
- * starts (subtreeStart below), a level-1 aggregator its shards' assignments
+ * starts (subtreeStart, core/schedule/shard-assignment.ts), a level-1 aggregator its shards' assignments
  * (shardAssignments) — and the serialisation of each message, taken as structuredClone's
  * time (serialise and deserialise, both booked to the sender). A sender issues its RPCs
  * one after another, so its k-th child's start leaves after k messages' work.
@@ -18,8 +18,7 @@
  * An abort carries no payload: it reaches the last shard after (depth + 1) hops; the
  * simulation (scale-simulation.ts, `abortAtS`) runs one to see what follows.
  */
-import { shardsUnder } from "../../core/plan/aggregation-tree.ts";
-import { shardAssignments, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
+import { shardAssignments, subtreeStart, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
 
 export interface StartFanOut {
   /** When the last shard's start arrives, ms after the coordinator began sending. */
@@ -28,17 +27,6 @@ export interface StartFanOut {
   readonly cpuOnPathMs: number;
   /** Edges on a shard's path: depth + 1. */
   readonly hops: number;
-}
-
-/**
- * The start of aggregator `index`: the run with the plan's shards trimmed to those under
- * it — run-aggregator.ts's subtreeStart, repeated here because that module is the Durable
- * Object and cannot load in Node.
- */
-function subtreeStart(run: AssignmentInput, index: number): { run: AssignmentInput; index: number } {
-  const byIndex = new Map(run.plan.shards.map((s) => [s.index, s]));
-  const shards = shardsUnder(run.plan.tree!, index).map((i) => byIndex.get(i)!);
-  return { run: { ...run, plan: { ...run.plan, shards } }, index };
 }
 
 function measured<T>(work: () => T): [T, number] {
