@@ -26,6 +26,11 @@ export interface LedgerEnv {
 /** Received requests of one run: `second|step` → count. */
 const buffer = new Map<string, Map<string, number>>();
 let flushScheduled = false;
+/**
+ * Flushes on their way to a ledger: a read waits for them, since a scheduled flush may
+ * have taken the buffer just before the read's own flush found it empty.
+ */
+const flushing = new Set<Promise<void>>();
 
 const ledgerOf = (env: LedgerEnv, runId: string) => env.REQUEST_LEDGER.get(env.REQUEST_LEDGER.idFromName(runId));
 
@@ -48,7 +53,13 @@ export const countRunRequests: MiddlewareHandler<{ Bindings: LedgerEnv }> = asyn
 };
 
 /** Moves this isolate's buffer (or one run's part of it) to the ledgers. */
-async function flush(env: LedgerEnv, onlyRun?: string): Promise<void> {
+function flush(env: LedgerEnv, onlyRun?: string): Promise<void> {
+  const done = moveToLedgers(env, onlyRun).finally(() => flushing.delete(done));
+  flushing.add(done);
+  return done;
+}
+
+async function moveToLedgers(env: LedgerEnv, onlyRun?: string): Promise<void> {
   if (!onlyRun) flushScheduled = false;
   const runs = onlyRun ? (buffer.has(onlyRun) ? [onlyRun] : []) : [...buffer.keys()];
   await Promise.all(
@@ -75,6 +86,7 @@ async function flush(env: LedgerEnv, onlyRun?: string): Promise<void> {
 export async function readLedger<E extends { Bindings: LedgerEnv }>(c: Context<E>): Promise<Response> {
   const runId = c.req.query("run") ?? "";
   if (!RUN_ID.test(runId)) return c.json({ error: "run: an edgeload run id" }, 400);
+  await Promise.allSettled([...flushing]);
   await flush(c.env, runId);
   const rows = await ledgerOf(c.env, runId).rows();
   return c.json({ run: runId, total: rows.reduce((a, r) => a + r.count, 0), rows }, 200, { "cache-control": "no-store" });
