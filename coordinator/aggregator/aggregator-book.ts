@@ -69,9 +69,16 @@ export function aggregatorNode(
   };
 }
 
-/** When a level-1 aggregator that finished at `finishedAtMs` writes its shards' rows (SHARD_ROWS_STAGGER_MS). */
-export function shardRowsDueAt(node: AggregatorNode, finishedAtMs: number): number {
-  return finishedAtMs + node.index * SHARD_ROWS_STAGGER_MS;
+/** What a finished aggregator does next: its shards' rows go to D1 (level 1) before its done goes up. */
+export type FinishStep =
+  /** Level 1, rows not yet due (SHARD_ROWS_STAGGER_MS): pass the windows up, come back then. */
+  { readonly kind: "wait-for-rows"; readonly untilMs: number } | { readonly kind: "write-rows" } | { readonly kind: "send-done" };
+
+/** The next step of `node`, finished at `finishedAtMs`, at `nowMs`. */
+export function finishStep(node: AggregatorNode, rowsWritten: boolean, finishedAtMs: number, nowMs: number): FinishStep {
+  if (node.level !== 1 || rowsWritten) return { kind: "send-done" };
+  const dueAt = finishedAtMs + node.index * SHARD_ROWS_STAGGER_MS;
+  return nowMs < dueAt ? { kind: "wait-for-rows", untilMs: dueAt } : { kind: "write-rows" };
 }
 
 /** What a flush brought in. */

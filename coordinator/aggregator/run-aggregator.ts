@@ -20,7 +20,7 @@ import type { Env, ObjectNamespaces } from "../../workers/env.ts";
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
 import { keyedPendingWindows, WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "../../workers/shard/window-flusher.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../run/run-record.ts";
-import { AggregatorBook, aggregatorNode, GRACE_PER_LEVEL_MS, shardRowsDueAt, type AggregatorNode } from "./aggregator-book.ts";
+import { AggregatorBook, aggregatorNode, finishStep, GRACE_PER_LEVEL_MS, type AggregatorNode } from "./aggregator-book.ts";
 
 type AggregatorEnv = Env & ObjectNamespaces<CoordinatorOfShard, LoadShard, RunAggregator>;
 
@@ -119,19 +119,16 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
       await this.#flusher.flush(false);
       return;
     }
-    // A level-1 aggregator's shards' rows go to D1 before its done goes up, so the run
-    // ends with every shard's row in place (staggered: aggregator-book.ts shardRowsDueAt).
-    if (node.level === 1 && !this.ctx.storage.kv.get<boolean>(SHARD_ROWS_WRITTEN)) {
-      let finishedAt = this.ctx.storage.kv.get<number>(FINISHED_AT);
-      if (finishedAt === undefined) this.ctx.storage.kv.put(FINISHED_AT, (finishedAt = now));
-      const dueAt = shardRowsDueAt(node, finishedAt);
-      if (Date.now() < dueAt) {
-        await this.ctx.storage.setAlarm(dueAt);
-        await this.#flusher.flush(false); // the merged windows go up meanwhile
-        return;
-      }
-      if (!(await this.#writeShardRows(node, book, Date.now()))) return;
+    // The run ends with every shard's row in place: they go before the done (finishStep).
+    let finishedAt = this.ctx.storage.kv.get<number>(FINISHED_AT);
+    if (finishedAt === undefined) this.ctx.storage.kv.put(FINISHED_AT, (finishedAt = now));
+    const step = finishStep(node, this.ctx.storage.kv.get<boolean>(SHARD_ROWS_WRITTEN) ?? false, finishedAt, Date.now());
+    if (step.kind === "wait-for-rows") {
+      await this.ctx.storage.setAlarm(step.untilMs);
+      await this.#flusher.flush(false); // the merged windows go up meanwhile
+      return;
     }
+    if (step.kind === "write-rows" && !(await this.#writeShardRows(node, book, Date.now()))) return;
     await this.#flusher.flush(true);
   }
 
@@ -144,7 +141,7 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     }
   }
 
-  /** The D1 rows of this aggregator's shards, due SHARD_ROWS_STAGGER_MS × its index after it finished (aggregator-book.ts). */
+  /** The D1 rows of this aggregator's shards, when finishStep says (aggregator-book.ts). */
   /**
    * False when the write failed and is retried (its alarm armed); after its grace the rows are
    * given up, and the done goes up without them.

@@ -20,7 +20,7 @@ import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { FlushAck, ShardFlush, ShardWindow } from "../../core/run/protocol.ts";
 import { parseRunThresholds, shouldAbortRun } from "../../core/run/run-thresholds.ts";
 import { RunTotals } from "../../core/run/run-totals.ts";
-import { AggregatorBook, aggregatorNode, shardRowsDueAt, type AggregatorNode } from "../../coordinator/aggregator/aggregator-book.ts";
+import { AggregatorBook, aggregatorNode, finishStep, type AggregatorNode } from "../../coordinator/aggregator/aggregator-book.ts";
 import { takeInFlush } from "../../coordinator/run/flush-intake.ts";
 import { FlushLog } from "../../coordinator/run/flush-log.ts";
 import { LiveFeed } from "../../coordinator/run/live-feed.ts";
@@ -186,12 +186,13 @@ export class SimAggregator implements FlushTarget {
         await this.#flusher.flush(false);
         continue;
       }
-      if (this.node.level === 1) {
-        // Its shards' rows before its done goes up, staggered (RunAggregator.alarm()).
+      // Its shards' rows before its done goes up (RunAggregator.alarm(), finishStep).
+      const step = finishStep(this.node, false, now, this.#sim.time.now);
+      if (step.kind === "wait-for-rows") {
         await this.#flusher.flush(false);
-        await this.#sim.time.sleep(shardRowsDueAt(this.node, now) - this.#sim.time.now);
-        await this.#writeShardRows(this.#sim.time.now);
+        await this.#sim.time.sleep(step.untilMs - this.#sim.time.now);
       }
+      if (step.kind !== "send-done") await this.#writeShardRows(this.#sim.time.now);
       await this.#flusher.flush(true);
       return;
     }
