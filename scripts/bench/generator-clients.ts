@@ -152,7 +152,7 @@ export async function edgeloadRun(
     maxVUs: Math.max(200, rate),
     timeout: "10s",
   });
-  await client.waitForEnd(run.id, () => {}, 1000);
+  await client.follow(run.id, () => {}); // as `edgeload run` follows a run
   const cpuS = cpuSeconds(generatorPids) - cpuBefore;
   const s = await client.summary(run.id);
   const perSecond = await fetch(`${stack.apiUrl}/v1/runs/${run.id}/query?every=1s&metrics=p95`, { headers: { authorization: `Bearer ${stack.token}` } });

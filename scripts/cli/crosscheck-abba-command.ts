@@ -27,7 +27,7 @@ export async function crosscheckAbba(client: EdgeloadClient, specPath: string, i
   const edgeRun = async (label: string) => {
     const created = await client.createRun(spec);
     console.log(`${label}: edgeload run ${created.id}…`);
-    const view = await client.waitForEnd(created.id, () => {});
+    const view = await client.follow(created.id, () => {});
     if (view.status === "error" || view.status === "aborted")
       throw new CliError(`${label}: run ${created.id} ended ${view.status}; the crosscheck needs both edgeload runs complete`);
     return created.id;

@@ -82,7 +82,7 @@ async function runK6AfterRun(client: EdgeloadClient, runId: string, values: Reco
   if (!record) throw new CliError(`run ${runId} does not exist`);
   if (!["passed", "failed", "aborted", "error"].includes(record.status)) {
     console.log(`waiting for run ${runId} to end…`);
-    await client.waitForEnd(runId, () => {}, 250);
+    await client.follow(runId, () => {});
   }
   const spec = record.spec as unknown as StoredSpec;
   let tokenUrl: string | undefined;

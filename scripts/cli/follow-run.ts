@@ -57,7 +57,7 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
   let lastPrinted = 0;
   let view: RunView;
   try {
-    view = await client.waitForEnd(run.id, (v) => {
+    view = await client.follow(run.id, (v) => {
       if (options.quiet) return;
       if (tty) process.stdout.write(`\r${progressLine(v)}\u001b[K`);
       else if (Date.now() - lastPrinted >= 5000) {

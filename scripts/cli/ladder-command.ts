@@ -107,7 +107,7 @@ async function climb(
       current = run.id;
       const regions = [...new Set(run.plan.shards.map((s) => s.region))];
       console.log(`${position}  ${step.label.padEnd(8)} run ${run.id}  ${run.plan.shards.length} shards in ${regions.join(", ")}`);
-      const view = await client.waitForEnd(run.id, (v) => showProgress(position, v, quiet));
+      const view = await client.follow(run.id, (v) => showProgress(position, v, quiet));
       if (process.stdout.isTTY && !quiet) process.stdout.write("\r\u001b[K");
       current = null;
       const result = stepFromSummary(step.label, step.ratePerS, await client.summary(run.id));

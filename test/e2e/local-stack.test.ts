@@ -5,8 +5,9 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { EdgeloadClient } from "../../scripts/cli/client.ts";
+import type { RunView } from "../../core/run/protocol.ts";
 import { runCli } from "./cli-process.ts";
 import type { LocalStack } from "../../scripts/cli/local-stack.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
@@ -77,6 +78,63 @@ describe("a short run against the local target with a fixed delay", () => {
     const { points } = await client.timeseries(run.id);
     const steady = points.filter((p) => p.region === "all" && (p.t as number) >= 1 && (p.t as number) <= 6);
     for (const p of steady) expect(Math.abs((p.requests as number) - 200)).toBeLessThanOrEqual(20);
+  });
+});
+
+describe("following a run to its end (EdgeloadClient.follow, as `edgeload run` does)", () => {
+  const shortRun = () =>
+    client.createRun({
+      name: "follow",
+      target: stack.targetUrl,
+      steps: [{ path: "/delay?ms=2" }],
+      executor: "constant-arrival-rate",
+      rate: 20,
+      duration: "3s",
+      shards: 2,
+      regions: ["wnam", "weur"],
+      timeout: "5s",
+    });
+  /** The paths this process asks the API for while `body` runs; `/live` answered by `live` when given. */
+  async function requestsDuring<T>(body: () => Promise<T>, live?: () => Response): Promise<{ result: T; paths: string[] }> {
+    const paths: string[] = [];
+    const realFetch = globalThis.fetch;
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation((input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.origin === new URL(stack.apiUrl).origin) paths.push(url.pathname);
+      return live && url.pathname.endsWith("/live") ? Promise.resolve(live()) : realFetch(input, init);
+    });
+    try {
+      return { result: await body(), paths };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it("reads the run's live events, one request for the whole run, instead of asking for its status every second", async () => {
+    const run = await shortRun();
+    const views: RunView[] = [];
+    const { result, paths } = await requestsDuring(() => client.follow(run.id, (v) => views.push(v)));
+    expect(result.status).toBe("passed");
+    expect(result.live.requests).toBe(60);
+    // A status each coordinator tick: the run's ~3 s, and the one the stream opens with.
+    expect(views.length).toBeGreaterThanOrEqual(3);
+    expect(views.map((v) => v.progress.elapsedS)).toEqual([...views.map((v) => v.progress.elapsedS)].sort((a, b) => a - b));
+    // The stream, then the final status once: no poll while the run went on.
+    expect(paths).toEqual([`/v1/runs/${run.id}/live`, `/v1/runs/${run.id}`]);
+  });
+
+  it("polls the status instead when the live stream is refused (a run with as many watchers as it serves answers 503)", async () => {
+    const run = await shortRun();
+    const views: RunView[] = [];
+    const { result, paths } = await requestsDuring(
+      () => client.follow(run.id, (v) => views.push(v)),
+      () => new Response("this run's live view has as many watchers as it can serve", { status: 503 }),
+    );
+    expect(result.status).toBe("passed");
+    expect(result.live.requests).toBe(60);
+    expect(paths[0]).toBe(`/v1/runs/${run.id}/live`);
+    expect(paths.filter((p) => p === `/v1/runs/${run.id}`).length).toBeGreaterThanOrEqual(2);
+    expect(views.at(-1)?.status).toBe("passed");
   });
 });
 
