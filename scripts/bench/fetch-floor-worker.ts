@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { unstable_startWorker } from "wrangler";
-import { PROJECT_ROOT } from "../cli/local-stack.ts";
+import { localWranglerEnv, PROJECT_ROOT } from "../cli/local-stack.ts";
 import { workerdDescendants } from "../cli/processes.ts";
 
 /** A loop's answer: percentiles of a paced loop, and its durations by second (of due time). */
@@ -25,6 +25,7 @@ export interface FetchFloorWorker {
 }
 
 export async function startFetchFloor(targetUrl: string): Promise<FetchFloorWorker> {
+  localWranglerEnv(); // as the stack's workerd runs, so the floor is measured on the same terms
   const before = new Set(workerdDescendants());
   const worker = await unstable_startWorker({
     config: join(PROJECT_ROOT, "scripts/bench/fetch-floor/wrangler.toml"),
