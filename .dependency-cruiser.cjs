@@ -12,6 +12,7 @@
  *   presets/                           data only (JSON), read by core/spec/presets.ts
  *
  * Beside them: workers/target/ (the target Worker used locally and in tests: core only),
+ * workers/fetch-floor/ (workerd's bare fetch loop, started by the CLI and benches: nothing of ours),
  * dashboard/ (pages the coordinator serves, browser scripts: core only), scripts/k6/ (k6
  * scripts: core only), scripts/build/ (build steps: nothing of ours).
  *
@@ -29,6 +30,7 @@ const TEST_HELPER = ["^test/", "\\.test\\.ts$", "-fixtures\\.ts$", "(^|/)test-su
 const PRODUCTION_ENTRIES = [
   "^coordinator/index\\.ts$",
   "^workers/target/index\\.ts$",
+  "^workers/fetch-floor/index\\.ts$",
   "^scripts/cli/edgeload\\.mjs$",
   "^k6-compat/runtime/entry\\.ts$",
   "^scripts/k6/[^/]+\\.js$",
@@ -160,6 +162,20 @@ module.exports = {
       comment: "workers/target/ (the target Worker) imports only core/; only tests and benches import it.",
       from: layer("workers/target/"),
       to: outside("core/", "workers/target/", "cloudflare:workers$"),
+    },
+    {
+      name: "fetch-floor-stands-alone",
+      severity: "error",
+      comment:
+        "workers/fetch-floor/ is workerd's own fetch loop with no edgeload in it: it imports nothing of ours, and nothing imports it (it is started by its wrangler.toml).",
+      from: layer("workers/fetch-floor/"),
+      to: outside("workers/fetch-floor/", "cloudflare:workers$"),
+    },
+    {
+      name: "nothing-imports-fetch-floor",
+      severity: "error",
+      from: { pathNot: ["^workers/fetch-floor/"] },
+      to: { path: "^workers/fetch-floor/" },
     },
     {
       name: "nothing-imports-target-worker",

@@ -1,13 +1,13 @@
 /**
  * `npm run bench -- fetch-options`: what each option edgeload's engine adds to a fetch costs
  * workerd — its run header, an abort signal with a timeout timer, manual redirects, a read
- * of `content-length` — in a bare closed loop (scripts/bench/fetch-floor) against the local
+ * of `content-length` — in a bare closed loop (workers/fetch-floor) against the local
  * target's /delay endpoint, each alone and all together, interleaved over several rounds
  * so the host's drift falls on every variant alike. CPU of the loop's workerd per request.
  */
 import { startLocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
-import { startFetchFloor } from "./fetch-floor-worker.ts";
+import { startFetchFloor } from "../cli/fetch-floor.ts";
 import { markdownTable } from "./markdown-table.ts";
 
 const VARIANTS = ["", "header", "signal,timer", "manual", "content-length", "body", "header,signal,timer,manual,content-length,body"];

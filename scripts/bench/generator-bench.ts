@@ -5,7 +5,7 @@
  *    requests (from /proc of the generator processes), with the ratio edgeload/k6.
  *
  *    Also the workerd fetch floor: a bare closed loop of fetch() in its own workerd
- *    (scripts/bench/fetch-floor), i.e. what any fetch-based generator pays in workerd;
+ *    (workers/fetch-floor), i.e. what any fetch-based generator pays in workerd;
  *    paced on the same schedule, in a Worker and in a Durable Object.
  *
  *    And client_delay: how long the generator's own event loop held responses before
@@ -29,6 +29,7 @@
 import { startLocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
 import { crosscheck } from "../../core/results/crosscheck.ts";
+import { attributeResiduals, renderAttributions } from "../../core/results/crosscheck-attribution.ts";
 import { edgeloadRun, fetchFloor, runK6, type GeneratorResult } from "./generator-clients.ts";
 import { findK6 } from "../cli/k6-binary.ts";
 import { markdownTable } from "./markdown-table.ts";
@@ -168,8 +169,14 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
           console.log(
             `\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`,
           );
+          // Whose each residual is: the paced loop in an object is the runtime's own reading.
+          const attributed = attributeResiduals(check, { p50: pacedInObject.p50Ms, p90: null, p95: pacedInObject.p95Ms, p99: pacedInObject.p99Ms, max: null });
+          for (const line of renderAttributions(attributed)) console.log(`    ${line}`);
           const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
-          verdict = off.length ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))}`).join(", ")} ms)` : check.verdict;
+          const owner = (metric: string) => (attributed.find((a) => a.metric === metric)?.owner === "runtime" ? ", the runtime's" : "");
+          verdict = off.length
+            ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))} ms${owner(r.metric)}`).join("; ")})`
+            : check.verdict;
         }
         atRates.push({ target: targetName, rate, clients: [edge, k6Result, paced, pacedInObject, { ...floor, name: "closed floor" }], verdict });
       }

@@ -14,7 +14,7 @@ import { PROJECT_ROOT, type LocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds, reapedChildrenCpuSeconds } from "../cli/processes.ts";
 import { edgeFigures, type LoadFigures } from "../../core/results/crosscheck.ts";
 import { parseK6Summary } from "../../core/formats/k6-summary.ts";
-import { startFetchFloor } from "./fetch-floor-worker.ts";
+import { startFetchFloor } from "../cli/fetch-floor.ts";
 import { p95PerSecond } from "./per-second.ts";
 
 export interface GeneratorResult {

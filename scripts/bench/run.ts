@@ -10,7 +10,7 @@
  *     requests (from /proc of the generator processes), with the ratio edgeload/k6.
  *
  *     Also the workerd fetch floor: a bare closed loop of fetch() in its own workerd
- *     (scripts/bench/fetch-floor), i.e. what any fetch-based generator pays in workerd.
+ *     (workers/fetch-floor), i.e. what any fetch-based generator pays in workerd.
  *
  *     And client_delay: how long the generator's own event loop held responses before
  *     timing them (core/metrics/loop-delay.ts), its share of edgeload's latencies.

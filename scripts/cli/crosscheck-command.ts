@@ -3,6 +3,7 @@
  *
  *   edgeload crosscheck <run> --k6 summary.json    import a k6 summary (any format core/formats/k6-summary.ts reads) and compare
  *   edgeload crosscheck <run> --run-k6             run local k6 with the run's target, load and seed right after the run ends, then compare
+ *   edgeload crosscheck <run> --run-k6 --floor     and then workerd's own paced fetch loop: whose each disagreeing latency is
  *   edgeload crosscheck <run>                      the comparisons stored for the run
  *   edgeload crosscheck --abba spec.json           edgeload, k6, k6, edgeload: the tools apart from the target's drift
  *
@@ -16,13 +17,15 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { renderCrosscheck } from "../../core/results/crosscheck.ts";
+import { renderCrosscheck, type Latency } from "../../core/results/crosscheck.ts";
+import { attributeResiduals, renderAttributions, type ResidualAttribution } from "../../core/results/crosscheck-attribution.ts";
 import type { K6ImportView } from "../../core/formats/k6-summary.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
 import { parseCommand } from "./option-table.ts";
 import { CROSSCHECK_COMMAND } from "./tables/analysis-tables.ts";
 import { k6Invocation, runK6, type StoredSpec } from "./k6-replay.ts";
+import { floorLoad, measureFloor, type FloorLoad } from "./floor-replay.ts";
 
 export async function crosscheckCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(CROSSCHECK_COMMAND, args);
@@ -30,6 +33,8 @@ export async function crosscheckCommand(args: string[]): Promise<number> {
   if (!runId) throw new CliError("a run id is required (edgeload crosscheck --help)", EXIT.invalidConfig);
   if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: "${values.format}" must be table or json`, EXIT.invalidConfig);
   if (values.k6 && values["run-k6"]) throw new CliError("give either --k6 FILE or --run-k6, not both", EXIT.invalidConfig);
+  if (values.floor && (values.abba || !(values.k6 || values["run-k6"])))
+    throw new CliError("--floor goes with --run-k6 or --k6: it tells whose a comparison's residual is", EXIT.invalidConfig);
   const client = await connect(values);
 
   if (values.abba) {
@@ -59,10 +64,37 @@ export async function crosscheckCommand(args: string[]): Promise<number> {
     return imports.some((i) => i.comparison?.verdict === "disagree") ? EXIT.thresholdsFailed : EXIT.ok;
   }
 
+  // --floor is checked before anything runs: a run the floor cannot replay is refused first.
+  const floor = values.floor ? floorLoad(runId, await storedSpec(client, runId)) : null;
   const summaryPath = values.k6 ?? (await runK6AfterRun(client, runId, values));
   const view = await client.crosscheck(runId, await readSummaryFile(summaryPath));
-  console.log(values.format === "json" ? JSON.stringify(view, null, 2) : renderImport(view));
+  if (!floor) {
+    console.log(values.format === "json" ? JSON.stringify(view, null, 2) : renderImport(view));
+    return view.comparison?.verdict === "disagree" ? EXIT.thresholdsFailed : EXIT.ok;
+  }
+  if (values.format !== "json") console.log(`running workerd's own paced fetch loop (the floor) at ${floor.ratePerS}/s against ${floor.url}…`);
+  const floorLatency = await measureFloor(floor);
+  const attributions = view.comparison ? attributeResiduals(view.comparison, floorLatency) : [];
+  if (values.format === "json") console.log(JSON.stringify({ ...view, floor: { ...floor, latency: floorLatency }, attributions }, null, 2));
+  else console.log(`${renderImport(view)}\n\n${renderFloor(floor, floorLatency, attributions)}`);
   return view.comparison?.verdict === "disagree" ? EXIT.thresholdsFailed : EXIT.ok;
+}
+
+/** The floor's reading, and whose each disagreeing latency row is. */
+function renderFloor(load: FloorLoad, latency: Latency, attributions: readonly ResidualAttribution[]): string {
+  const ms = (v: number | null) => (v === null ? "-" : `${v}`);
+  return [
+    `floor: workerd's own paced fetch loop in a Durable Object, ${load.requests} GETs at ${load.ratePerS}/s: p50 ${ms(latency.p50)} ms, p95 ${ms(latency.p95)} ms, p99 ${ms(latency.p99)} ms`,
+    ...(attributions.length
+      ? renderAttributions(attributions).map((line) => `  ${line}`)
+      : ["  nothing to attribute: no p50, p95 or p99 row disagrees (the rows the floor reads)"]),
+  ].join("\n");
+}
+
+async function storedSpec(client: EdgeloadClient, runId: string): Promise<StoredSpec> {
+  const record = await client.runRecord(runId);
+  if (!record) throw new CliError(`run ${runId} does not exist`);
+  return record.spec as unknown as StoredSpec;
 }
 
 function renderImport(view: K6ImportView): string {

@@ -29,6 +29,8 @@ export interface StoredSpec {
     think?: unknown;
   }>;
   readonly flow?: string;
+  /** A k6 script run's script (core/spec/types.ts RunSpec.script); null or absent otherwise. */
+  readonly script?: unknown;
 }
 
 /** Credentials and seed for a replay; secrets never come from the stored spec (it has none). */

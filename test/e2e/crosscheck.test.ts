@@ -54,8 +54,8 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
     // k6 needs ~0.3 s to start its VUs: launch it that much before the edge run's T0.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(run.startsAt) - Date.now() - 300)));
     const k6Done = runK6(k6, invocation, join(dir, `k6-${rate}.json`), { quiet: true });
-    // Polled once a second, as the CLI does: the status call runs in the isolate being measured.
-    const view = await client.waitForEnd(run.id, () => {}, 1000);
+    // Followed on its live event stream, as the CLI does.
+    const view = await client.follow(run.id, () => {});
     expect(view.status).toBe("passed");
     const parsed = parseK6Summary(JSON.parse(await readFile(await k6Done, "utf8")));
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
@@ -87,6 +87,55 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
     // The step both name ("default", an unnamed single step) is compared too.
     expect(result.rows.filter((r) => r.step === "default").map((r) => r.metric)).toEqual(["requests", "p50", "p95", "p99"]);
   });
+
+  it("--run-k6 --floor then replays the run with workerd's own paced fetch loop, and says whose each disagreeing latency row is", async () => {
+    const { client, stack } = fixture;
+    const run = await client.createRun({
+      name: "floor",
+      target: stack.targetUrl,
+      steps: [{ path: "/delay?ms=20" }],
+      executor: "constant-arrival-rate",
+      rate: 50,
+      duration: "3s",
+      regions: ["wnam"],
+    });
+    await client.follow(run.id, () => {});
+    const result = await runCli(["crosscheck", run.id, "--run-k6", "--floor", "--format", "json"], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
+    expect([0, 99], result.stderr).toContain(result.code);
+    // The JSON follows the progress lines (k6's own output among them).
+    const out = JSON.parse(result.stdout.slice(result.stdout.search(/^\{/m))) as {
+      comparison: Crosscheck;
+      floor: { url: string; ratePerS: number; requests: number; latency: { p50: number; p95: number; p99: number } };
+      attributions: Array<{ metric: string; residualMs: number; runtimeMs: number; edgeloadMs: number; owner: string }>;
+    };
+    expect(out.floor).toMatchObject({ url: `${stack.targetUrl}/delay?ms=20`, ratePerS: 50, requests: 150 });
+    expect(out.floor.latency.p50).toBeGreaterThanOrEqual(20); // the endpoint's own 20 ms, read by the floor too
+    expect(out.floor.latency.p99).toBeGreaterThanOrEqual(out.floor.latency.p50);
+    expect(result.code).toBe(out.comparison.verdict === "agree" ? 0 : 99);
+    // One attribution per disagreeing row the floor reads; each residual splits into the runtime's and edgeload's.
+    const disagreeing = out.comparison.rows.filter((r) => r.step === null && r.verdict === "disagree" && ["p50", "p95", "p99"].includes(r.metric));
+    expect(out.attributions.map((a) => a.metric)).toEqual(disagreeing.map((r) => r.metric));
+    for (const a of out.attributions) expect(a.runtimeMs + a.edgeloadMs).toBeCloseTo(a.residualMs, 6);
+  }, 120_000);
+
+  it("--floor refuses, before anything runs, a run its bare GET loop cannot replay", async () => {
+    const { client, stack } = fixture;
+    const run = await client.createRun({
+      name: "two steps",
+      target: stack.targetUrl,
+      steps: [{ path: "/delay?ms=1" }, { path: "/delay?ms=2" }],
+      executor: "constant-arrival-rate",
+      rate: 10,
+      duration: "1s",
+      regions: ["wnam"],
+    });
+    await client.follow(run.id, () => {});
+    const result = await runCli(["crosscheck", run.id, "--run-k6", "--floor"], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
+    expect(result.code).toBe(104);
+    expect(result.stderr).toContain(`--floor replays one GET step at a constant arrival rate (a bare paced fetch loop); run ${run.id} has 2 steps`);
+    expect(result.stdout).not.toContain("running k6");
+    expect((await client.crosschecks(run.id)).imports).toHaveLength(0);
+  }, 60_000);
 
   it("--abba runs edgeload, k6, k6, edgeload on one spec and says whether the tools differ beyond the target's own drift", async () => {
     const { stack } = fixture;

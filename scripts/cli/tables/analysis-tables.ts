@@ -97,12 +97,13 @@ export const CROSSCHECK_COMMAND = {
   summary: "hold a run against k6 measuring the same load (exit 99 when they disagree)",
   usage: [
     "crosscheck <run> --k6 summary.json          import k6's summary and compare",
-    "crosscheck <run> --run-k6 [--seed NAME] [--client-secret S] [--admin-secret S] [--k6-out FILE]",
+    "crosscheck <run> --run-k6 [--seed NAME] [--client-secret S] [--admin-secret S] [--k6-out FILE] [--floor]",
     "crosscheck <run>                            the comparisons stored for the run",
     "crosscheck --abba <spec.json> [--seed NAME] [--client-secret S] …   edgeload, k6, k6, edgeload on one spec",
   ],
   details: [
     "--run-k6 runs k6 after the edge run: a target that warms its caches makes k6 look faster. --abba runs the spec four times (edgeload, k6, k6, edgeload): the order's effect cancels out of the tools' mean difference, and each tool's two runs show how far the target moved by itself. Its verdict is agree, differ beyond the target's own noise, or the target moved too much to tell.",
+    "--floor then replays the run (one GET step at a constant rate) with workerd's own paced fetch loop in a Durable Object, with no edgeload in it, and says whose each disagreeing latency row is: the runtime's, when that loop disagrees with k6 as much, or edgeload's own.",
   ],
   positionals: true,
   options: [
@@ -114,6 +115,11 @@ export const CROSSCHECK_COMMAND = {
       description: "with a spec file: run edgeload, k6, k6, edgeload on it and tell the tools' difference from the target's drift",
     },
     { name: "k6-out", type: "string", value: "FILE", description: "keep k6's summary of --run-k6 in FILE" },
+    {
+      name: "floor",
+      type: "boolean",
+      description: "then run workerd's own paced fetch loop on the same load, to tell the runtime's part of a residual from edgeload's",
+    },
     { name: "seed", type: "string", value: "NAME", description: "the seed set of a scenario run's replay" },
     { name: "client-id", type: "string", value: "ID", description: "the replay's client (default: the local target's)" },
     { name: "client-secret", type: "string", value: "SECRET", description: "its secret" },

@@ -1,7 +1,9 @@
 /**
- * Benchmark-only Worker: the CPU floor of sending requests from workerd. `npm run bench`
- * charges its workerd process per request, next to edgeload and k6, to show what any
- * fetch-based generator in workerd pays before doing any work of its own.
+ * The floor of sending requests from workerd: a bare fetch loop, with no edgeload in it.
+ * `npm run bench` charges its workerd process per request, next to edgeload and k6, to show
+ * what any fetch-based generator in workerd pays before doing any work of its own, and
+ * `edgeload crosscheck --run-k6 --floor` reads its paced loop's latencies to tell the
+ * runtime's part of a residual from edgeload's (core/results/crosscheck-attribution.ts).
  *
  * GET /?target=<url>&n=<requests>&concurrency=<c>
  *   A closed loop of `await fetch(url); await response.arrayBuffer()` with a fixed

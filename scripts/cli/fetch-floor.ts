@@ -1,12 +1,14 @@
 /**
- * Starts the benchmark-only fetch-floor Worker (scripts/bench/fetch-floor) in its own
- * workerd, warmed by one request, and names that workerd's processes so its CPU can be
- * read from /proc. Used by the generator bench (the floors) and the fetch-options bench.
+ * Starts the fetch-floor Worker (workers/fetch-floor: workerd's own fetch loop, with no
+ * edgeload in it) in its own workerd, warmed by one request, and names that workerd's
+ * processes so its CPU can be read from /proc. Used by `edgeload crosscheck --run-k6
+ * --floor` (whose residual is the runtime's), the generator bench (the floors) and the
+ * fetch-options bench.
  */
 import { join } from "node:path";
 import { unstable_startWorker } from "wrangler";
-import { localWranglerEnv, PROJECT_ROOT } from "../cli/local-stack.ts";
-import { workerdDescendants } from "../cli/processes.ts";
+import { localWranglerEnv, PROJECT_ROOT } from "./local-stack.ts";
+import { workerdDescendants } from "./processes.ts";
 
 /** A loop's answer: percentiles of a paced loop, and its durations by second (of due time). */
 export interface FloorAnswer {
@@ -28,7 +30,7 @@ export async function startFetchFloor(targetUrl: string): Promise<FetchFloorWork
   localWranglerEnv(); // as the stack's workerd runs, so the floor is measured on the same terms
   const before = new Set(workerdDescendants());
   const worker = await unstable_startWorker({
-    config: join(PROJECT_ROOT, "scripts/bench/fetch-floor/wrangler.toml"),
+    config: join(PROJECT_ROOT, "workers/fetch-floor/wrangler.toml"),
     dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, watch: false, logLevel: "warn" },
   });
   const origin = (await worker.url).origin;
