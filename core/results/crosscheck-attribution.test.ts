@@ -40,7 +40,7 @@ describe("attributeResiduals", () => {
     expect(p99!.edgeloadMs).toBeCloseTo(12, 5);
   });
 
-  it("leaves out the rows that agree and those the floor did not measure (max)", () => {
+  it("leaves out the rows that agree and those the floor did not measure", () => {
     const check = crosscheck(figures(32.9, 233), k6);
     expect(check.rows.find((r) => r.metric === "max")?.verdict).toBe("disagree");
     expect(attributeResiduals(check, { p50: 22, p90: 23, p95: 24, p99: 33, max: null }).map((a) => a.metric)).toEqual(["p99"]);

@@ -170,7 +170,7 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
             `\n  crosscheck: ${check.verdict}${off.length ? ` (${off.map((r) => `${r.metric} ${r.edge} vs ${r.k6}, tolerance ${r.tolerance?.toFixed(2)}`).join("; ")})` : ""}`,
           );
           // Whose each residual is: the paced loop in an object is the runtime's own reading.
-          const attributed = attributeResiduals(check, { p50: pacedInObject.p50Ms, p90: null, p95: pacedInObject.p95Ms, p99: pacedInObject.p99Ms, max: null });
+          const attributed = pacedInObject.floorLatency ? attributeResiduals(check, pacedInObject.floorLatency) : [];
           for (const line of renderAttributions(attributed)) console.log(`    ${line}`);
           const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
           const owner = (metric: string) => (attributed.find((a) => a.metric === metric)?.owner === "runtime" ? ", the runtime's" : "");

@@ -12,9 +12,10 @@ import { join } from "node:path";
 import { EdgeloadClient } from "../cli/client.ts";
 import { PROJECT_ROOT, type LocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds, reapedChildrenCpuSeconds } from "../cli/processes.ts";
-import { edgeFigures, type LoadFigures } from "../../core/results/crosscheck.ts";
+import { edgeFigures, type Latency, type LoadFigures } from "../../core/results/crosscheck.ts";
 import { parseK6Summary } from "../../core/formats/k6-summary.ts";
 import { startFetchFloor } from "../cli/fetch-floor.ts";
+import { floorLatency } from "../cli/floor-replay.ts";
 import { p95PerSecond } from "./per-second.ts";
 
 export interface GeneratorResult {
@@ -32,6 +33,8 @@ export interface GeneratorResult {
   readonly clientDelayMs?: { readonly p95: number; readonly p99: number };
   /** What a crosscheck compares (edgeload's summary, k6's summary export). */
   readonly figures?: LoadFigures;
+  /** A paced floor's latencies as a crosscheck row reads them (the runtime's own, core/results/crosscheck-attribution.ts). */
+  readonly floorLatency?: Latency;
   /** The p95 of each second of the run, in ms (per-second.ts), where the client can tell. */
   readonly p95BySecond?: readonly number[];
 }
@@ -120,6 +123,7 @@ export async function fetchFloor(targetUrl: string, requests: number, rate?: num
       p95Ms: answer.p95Ms ?? NaN,
       p99Ms: answer.p99Ms ?? NaN,
       cpuS: cpuSeconds(floor.pids) - cpuBefore,
+      ...(rate ? { floorLatency: floorLatency(answer) } : {}),
       ...(answer.bySecondMs ? { p95BySecond: p95PerSecond(answer.bySecondMs.flatMap((values, second) => (values ?? []).map((ms) => ({ second, ms })))) } : {}),
     };
   } finally {

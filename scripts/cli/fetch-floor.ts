@@ -14,7 +14,9 @@ import { workerdDescendants } from "./processes.ts";
 export interface FloorAnswer {
   readonly p50Ms?: number;
   readonly p95Ms?: number;
+  readonly p90Ms?: number;
   readonly p99Ms?: number;
+  readonly maxMs?: number;
   readonly bySecondMs?: ReadonlyArray<readonly number[] | null>;
 }
 

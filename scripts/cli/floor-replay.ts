@@ -10,6 +10,7 @@
 import type { Latency } from "../../core/results/crosscheck.ts";
 import { CliError, EXIT } from "./connection.ts";
 import type { StoredSpec } from "./k6-replay.ts";
+import type { FloorAnswer } from "./fetch-floor.ts";
 
 /** What the floor sends: `requests` GETs of `url`, `ratePerS` a second. */
 export interface FloorLoad {
@@ -34,14 +35,19 @@ export function floorLoad(runId: string, spec: StoredSpec): FloorLoad {
   return { url: new URL(step.path, spec.target).href, ratePerS: stage.toPerS, requests: Math.round((stage.toPerS * stage.durationMs) / 1000) };
 }
 
-/** Runs the floor on `load` and returns its latencies (it reports p50, p95 and p99). */
+/** Runs the floor on `load` and returns its latencies. */
 export async function measureFloor(load: FloorLoad): Promise<Latency> {
   const { startFetchFloor } = await import("./fetch-floor.ts");
   const floor = await startFetchFloor(load.url);
   try {
     const answer = await floor.loop(load.url, { n: load.requests, rate: load.ratePerS, in: "object" });
-    return { p50: answer.p50Ms ?? null, p90: null, p95: answer.p95Ms ?? null, p99: answer.p99Ms ?? null, max: null };
+    return floorLatency(answer);
   } finally {
     await floor.dispose();
   }
+}
+
+/** A paced loop's answer as the crosscheck's latency figures. */
+export function floorLatency(answer: FloorAnswer): Latency {
+  return { p50: answer.p50Ms ?? null, p90: answer.p90Ms ?? null, p95: answer.p95Ms ?? null, p99: answer.p99Ms ?? null, max: answer.maxMs ?? null };
 }

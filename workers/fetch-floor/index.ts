@@ -92,7 +92,7 @@ async function floorLoop(params: URLSearchParams): Promise<Response> {
     await Promise.all(inFlight);
     durationsMs.sort((a, b) => a - b);
     const at = (q: number) => durationsMs[Math.min(durationsMs.length - 1, Math.ceil(q * durationsMs.length) - 1)];
-    return Response.json({ requests: n, bytes, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99), bySecondMs });
+    return Response.json({ requests: n, bytes, p50Ms: at(0.5), p90Ms: at(0.9), p95Ms: at(0.95), p99Ms: at(0.99), maxMs: durationsMs.at(-1), bySecondMs });
   }
   let started = 0;
   const lane = async () => {
