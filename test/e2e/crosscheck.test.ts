@@ -65,6 +65,17 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
     return result;
   }
 
+  /** 50/s for 3 s on the endpoint's 20 ms, one region: the runs the CLI tests replay. */
+  const shortSpec = (name: string) => ({
+    name,
+    target: fixture.stack.targetUrl,
+    steps: [{ path: "/delay?ms=20" }],
+    executor: "constant-arrival-rate",
+    rate: 50,
+    duration: "3s",
+    regions: ["wnam"],
+  });
+
   const overall = (c: Crosscheck, metric: string) => c.rows.find((r) => r.metric === metric && r.step === null)!;
 
   it.each([100, 150])("at %i/s for 5 s: both send the run's schedule, requests within 1%, every row compared under the stated tolerances", async (rate) => {
@@ -90,15 +101,7 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
 
   it("--run-k6 --floor then replays the run with workerd's own paced fetch loop, and says whose each disagreeing latency row is", async () => {
     const { client, stack } = fixture;
-    const run = await client.createRun({
-      name: "floor",
-      target: stack.targetUrl,
-      steps: [{ path: "/delay?ms=20" }],
-      executor: "constant-arrival-rate",
-      rate: 50,
-      duration: "3s",
-      regions: ["wnam"],
-    });
+    const run = await client.createRun(shortSpec("floor"));
     await client.follow(run.id, () => {});
     const result = await runCli(["crosscheck", run.id, "--run-k6", "--floor", "--format", "json"], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
     expect([0, 99], result.stderr).toContain(result.code);
@@ -141,18 +144,7 @@ describeWithK6("crosscheck: edgeload and k6 on the same load", (k6) => {
   it("--abba runs edgeload, k6, k6, edgeload on one spec and says whether the tools differ beyond the target's own drift", async () => {
     const { stack } = fixture;
     const spec = join(dir, "abba.json");
-    await writeFile(
-      spec,
-      JSON.stringify({
-        name: "abba",
-        target: stack.targetUrl,
-        steps: [{ path: "/delay?ms=20" }],
-        executor: "constant-arrival-rate",
-        rate: 50,
-        duration: "3s",
-        regions: ["wnam"],
-      }),
-    );
+    await writeFile(spec, JSON.stringify(shortSpec("abba")));
     const result = await runCli(["crosscheck", "--abba", spec, "--format", "json"], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
     expect([0, 99], result.stderr).toContain(result.code);
     const abba = JSON.parse(result.stdout.slice(result.stdout.indexOf("{"))) as {
