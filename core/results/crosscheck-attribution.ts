@@ -49,7 +49,7 @@ export function attributeResiduals(check: Crosscheck, floor: Latency): ResidualA
   return out;
 }
 
-/** One line per attribution: "p99 +7.5 ms: the runtime's (workerd's own paced loop reads +23.6 ms over k6)". */
+/** One line per attribution: "p99 +7.5 ms: the runtime's (workerd's own paced loop reads +23.6 ms over k6 at this rate)". */
 export function renderAttributions(attributions: readonly ResidualAttribution[]): string[] {
   const signed = (ms: number) => `${ms >= 0 ? "+" : ""}${ms.toFixed(1)}`;
   return attributions.map((a) =>

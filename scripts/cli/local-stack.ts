@@ -83,8 +83,8 @@ export interface LocalStack {
  * How wrangler runs a local stack here (each only when the caller's environment has not
  * said otherwise):
  * - it must not phone home: these machines are offline;
- * - without its local observability collector (`X_LOCAL_OBSERVABILITY`, on by default since
- *   wrangler 4.x), a streaming tail that reports every event of every Worker to a
+ * - without its local observability collector (`X_LOCAL_OBSERVABILITY`, on by default in
+ *   wrangler 4.164), a streaming tail that reports every event of every Worker to a
  *   collector Worker in the same workerd, on the thread the shards send from. `perf` put
  *   it at 10–13% of that process's CPU during a run; turning it off took a status request
  *   from 4.0 to 1.7 ms of CPU and a 4-shard run at 20/s from ~59 to ~42 ms of CPU a second.
