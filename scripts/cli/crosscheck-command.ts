@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { renderCrosscheck, type Latency } from "../../core/results/crosscheck.ts";
 import { attributeResiduals, renderAttributions, type ResidualAttribution } from "../../core/results/crosscheck-attribution.ts";
 import type { K6ImportView } from "../../core/formats/k6-summary.ts";
+import { FINAL_STATUSES, type RunStatus } from "../../core/run/protocol.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
 import { parseCommand } from "./option-table.ts";
@@ -65,7 +66,7 @@ export async function crosscheckCommand(args: string[]): Promise<number> {
   }
 
   // --floor is checked before anything runs: a run the floor cannot replay is refused first.
-  const floor = values.floor ? floorLoad(runId, await storedSpec(client, runId)) : null;
+  const floor = values.floor ? floorLoad(runId, (await storedRun(client, runId)).spec) : null;
   const summaryPath = values.k6 ?? (await runK6AfterRun(client, runId, values));
   const view = await client.crosscheck(runId, await readSummaryFile(summaryPath));
   if (!floor) {
@@ -89,10 +90,11 @@ function renderFloor(load: FloorLoad, latency: Latency, attributions: readonly R
   ].join("\n");
 }
 
-async function storedSpec(client: EdgeloadClient, runId: string): Promise<StoredSpec> {
+/** The run's status and stored spec, or a CliError when there is no such run. */
+async function storedRun(client: EdgeloadClient, runId: string): Promise<{ status: RunStatus; spec: StoredSpec }> {
   const record = await client.runRecord(runId);
   if (!record) throw new CliError(`run ${runId} does not exist`);
-  return record.spec as unknown as StoredSpec;
+  return { status: record.status, spec: record.spec as unknown as StoredSpec };
 }
 
 function renderImport(view: K6ImportView): string {
@@ -108,13 +110,11 @@ function readSummaryFile(path: string): Promise<unknown> {
 /** --run-k6: waits for the run to end, then replays it with local k6 against the same target. */
 async function runK6AfterRun(client: EdgeloadClient, runId: string, values: Record<string, unknown>): Promise<string> {
   const v = values as Record<string, string | undefined>;
-  const record = await client.runRecord(runId);
-  if (!record) throw new CliError(`run ${runId} does not exist`);
-  if (!["passed", "failed", "aborted", "error"].includes(record.status)) {
+  const { status, spec } = await storedRun(client, runId);
+  if (!FINAL_STATUSES.includes(status)) {
     console.log(`waiting for run ${runId} to end…`);
     await client.follow(runId, () => {});
   }
-  const spec = record.spec as unknown as StoredSpec;
   let tokenUrl: string | undefined;
   if (spec.scenario?.seed || v.seed) {
     if (spec.scenario?.name === "refresh" && !v.seed) {
