@@ -35,7 +35,7 @@ import { findK6 } from "../cli/k6-binary.ts";
 import { markdownTable } from "./markdown-table.ts";
 import { plainTable } from "./plain-table.ts";
 import { startBaselineStack, type BaselineStack } from "./baseline-stack.ts";
-import { formatSpread, steadySpread } from "./per-second.ts";
+import { checkAgainstFloor, FLOOR_BAR, formatFloorBar, formatSpread, steadySpread } from "./per-second.ts";
 import { startNativeTarget, type NativeTarget } from "./native-target.ts";
 
 /** Where the load goes: the local stack's target Worker, or the native loopback target. */
@@ -83,7 +83,7 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
     await edgeloadRun(stack, stack.targetUrl, path, rates[0]!, "4s", shards);
     const perK = (r: GeneratorResult) => (r.cpuS / r.requests) * 1000;
     const fmt = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(2));
-    const atRates: Array<{ target: GeneratorTarget; rate: number; clients: GeneratorResult[]; verdict: string }> = [];
+    const atRates: Array<{ target: GeneratorTarget; rate: number; clients: GeneratorResult[]; verdict: string; bar: string }> = [];
     const row = (r: GeneratorResult) => [
       r.name,
       String(r.requests),
@@ -178,15 +178,17 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
             ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))} ms${owner(r.metric)}`).join("; ")})`
             : check.verdict;
         }
-        atRates.push({ target: targetName, rate, clients: [edge, k6Result, paced, pacedInObject, { ...floor, name: "closed floor" }], verdict });
+        const bar = formatFloorBar(checkAgainstFloor(edge, pacedInObject));
+        console.log(`  against the paced floor in an object: ${bar}`);
+        atRates.push({ target: targetName, rate, clients: [edge, k6Result, paced, pacedInObject, { ...floor, name: "closed floor" }], verdict, bar });
       }
     // Every rate in one table, as the README shows it.
     console.log(`\n## Generator at every rate: edgeload / k6 / the workerd floors\n`);
     const ms = (r: GeneratorResult, cpu: number | undefined) => (cpu === undefined ? "" : ((cpu / r.requests) * 1000).toFixed(2));
     console.log(
       markdownTable(
-        ["target", "rate", "", ...LATENCY_COLUMNS, "CPU ms per request", "target CPU ms per request", "crosscheck"],
-        atRates.flatMap(({ target, rate, clients, verdict }) =>
+        ["target", "rate", "", ...LATENCY_COLUMNS, "CPU ms per request", "target CPU ms per request", "crosscheck", "tail bar (vs paced floor in an object)"],
+        atRates.flatMap(({ target, rate, clients, verdict, bar }) =>
           clients.map((r, i) => {
             const closed = r.name === "closed floor";
             return [
@@ -202,10 +204,11 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
               ms(r, r.cpuS),
               ms(r, r.targetCpuS),
               i === 0 ? verdict : "",
+              i === 0 ? bar : "",
             ];
           }),
         ),
-        new Set([0, 1, 2, 11]),
+        new Set([0, 1, 2, 11, 12]),
       ),
     );
     console.log(`\n  generator CPU: edgeload = its workerd process (every shard and the coordinator), k6 = the k6 process,
@@ -217,7 +220,10 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
   is the clients' other differences.
   p95 by second: second 0's p95, then the smallest, median and largest p95 of the steady seconds (all but
   the first and the last), from the run's own per-second histograms (edgeload), k6's JSON lines, and the
-  floors' timings by due second.`);
+  floors' timings by due second.
+  tail bar: edgeload's slowest steady second within ${FLOOR_BAR.secondP95OverMs} ms of the paced floor in an object's slowest, and its
+  p99 within ${FLOOR_BAR.p99OverMs} ms of the floor's (docs/accuracy.md); the client delay is the most edgeload's event loop held a
+  response in that second, so a slow second with a large one was a stall of the whole thread.`);
     if (baseline) printBeforeAfter(baseline.label, beforeAfter, perK);
   } finally {
     await Promise.all([stack.stop(), baseline?.stack.stop(), native?.stop()]);

@@ -37,6 +37,8 @@ export interface GeneratorResult {
   readonly floorLatency?: Latency;
   /** The p95 of each second of the run, in ms (per-second.ts), where the client can tell. */
   readonly p95BySecond?: readonly number[];
+  /** edgeload only: the most its event loop held a response in each second (client_delay's max, ms). */
+  readonly clientDelayMaxBySecond?: readonly number[];
 }
 
 export async function runK6(k6: string, targetUrl: string, rate: number, duration: string): Promise<GeneratorResult> {
@@ -161,6 +163,13 @@ export async function edgeloadRun(
   const s = await client.summary(run.id);
   const perSecond = await fetch(`${stack.apiUrl}/v1/runs/${run.id}/query?every=1s&metrics=p95`, { headers: { authorization: `Bearer ${stack.token}` } });
   const rows = perSecond.ok ? ((await perSecond.json()) as { rows: Array<{ t: number; p95: number | null }> }).rows : [];
+  // The query API has no client_delay trend; its stored per-second histograms answer in SQL.
+  const delays = await client.sql(
+    "SELECT window_s AS t, MAX(max_us) / 1000.0 AS max_ms FROM histograms WHERE run_id = ? AND metric = 'client_delay' GROUP BY window_s",
+    [run.id],
+  );
+  const bySecond = (values: ReadonlyArray<{ t: number; value: number | null }>) =>
+    Array.from({ length: Math.max(0, ...values.map((r) => r.t + 1)) }, (_, t) => values.find((r) => r.t === t)?.value ?? NaN);
   const m = s.metrics as Record<string, any>;
   if (s.edgeload.saturated) console.log(`  note: edgeload reported saturation at ${rate}/s: ${s.edgeload.saturation.join("; ")}`);
   return {
@@ -176,6 +185,7 @@ export async function edgeloadRun(
       ? { clientDelayMs: { p95: s.edgeload.totals.client_delay["p(95)"], p99: s.edgeload.totals.client_delay["p(99)"] } }
       : {}),
     figures: edgeFigures(s),
-    p95BySecond: Array.from({ length: Math.max(0, ...rows.map((r) => r.t + 1)) }, (_, t) => rows.find((r) => r.t === t)?.p95 ?? NaN),
+    p95BySecond: bySecond(rows.map((r) => ({ t: r.t, value: r.p95 }))),
+    clientDelayMaxBySecond: bySecond(delays.rows.map((r) => ({ t: Number(r.t), value: Number(r.max_ms) }))),
   };
 }

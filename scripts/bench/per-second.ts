@@ -48,3 +48,67 @@ export function formatSpread(spread: SecondsSpread | null | undefined): string {
   const f = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(1));
   return `${f(spread.first)}; ${f(spread.min)} / ${f(spread.median)} / ${f(spread.max)}`;
 }
+
+/** The tail bar of the generator bench: edgeload against workerd's own paced loop in an object, in the same run. */
+export const FLOOR_BAR = { secondP95OverMs: 1, p99OverMs: 2 } as const;
+
+/** What a client's run gives the bar: its per-second p95s and whole-run p99. */
+export interface TailReading {
+  readonly p95BySecond?: readonly number[];
+  readonly p99Ms: number;
+  /** edgeload only: the most its event loop held a response, per second (client_delay's max). */
+  readonly clientDelayMaxBySecond?: readonly number[];
+}
+
+export interface FloorBarCheck {
+  readonly met: boolean;
+  /** The slowest steady second's p95 over the floor's slowest steady second, in ms. */
+  readonly secondOverMs: number;
+  readonly p99OverMs: number;
+  /** Which steady second was slowest, its p95, and the client delay measured in it (null where not measured). */
+  readonly slowest: { readonly second: number; readonly p95Ms: number; readonly clientDelayMaxMs: number | null };
+  readonly floorSlowestP95Ms: number;
+}
+
+/**
+ * Checks a run against the floor: every steady second's p95 within FLOOR_BAR.secondP95OverMs
+ * of the floor's slowest steady second, and the whole run's p99 within FLOOR_BAR.p99OverMs
+ * of the floor's. Null when either side has no steady seconds. The slowest second's client
+ * delay says whether the generator's own event loop was held then (a stall) or not.
+ */
+export function checkAgainstFloor(run: TailReading, floor: TailReading): FloorBarCheck | null {
+  const slowest = slowestSteadySecond(run.p95BySecond ?? []);
+  const floorSlowest = slowestSteadySecond(floor.p95BySecond ?? []);
+  if (!slowest || !floorSlowest) return null;
+  const secondOverMs = slowest.p95Ms - floorSlowest.p95Ms;
+  const p99OverMs = run.p99Ms - floor.p99Ms;
+  // Histogram bucket bounds (25.02 against a timer's 23) are not a miss by themselves.
+  const within = (over: number, bar: number) => Math.round(over * 10) / 10 <= bar;
+  return {
+    met: within(secondOverMs, FLOOR_BAR.secondP95OverMs) && within(p99OverMs, FLOOR_BAR.p99OverMs),
+    secondOverMs,
+    p99OverMs,
+    slowest: { ...slowest, clientDelayMaxMs: run.clientDelayMaxBySecond?.[slowest.second] ?? null },
+    floorSlowestP95Ms: floorSlowest.p95Ms,
+  };
+}
+
+/** "met" or "missed", with the margins and the slowest second's client delay. */
+export function formatFloorBar(check: FloorBarCheck | null): string {
+  if (!check) return "-";
+  const signed = (n: number) => {
+    const tenths = Math.round(n * 10) / 10 || 0; // no "-0.0"
+    return `${tenths >= 0 ? "+" : ""}${tenths.toFixed(1)}`;
+  };
+  const delay = check.slowest.clientDelayMaxMs === null ? "" : `, client delay ≤ ${check.slowest.clientDelayMaxMs.toFixed(0)} ms in it`;
+  return `${check.met ? "met" : "missed"}: slowest second ${signed(check.secondOverMs)} (s${check.slowest.second}${delay}), p99 ${signed(check.p99OverMs)}`;
+}
+
+function slowestSteadySecond(p95BySecond: readonly number[]): { second: number; p95Ms: number } | null {
+  let slowest: { second: number; p95Ms: number } | null = null;
+  for (let second = 1; second < p95BySecond.length - 1; second++) {
+    const p95Ms = p95BySecond[second]!;
+    if (!Number.isNaN(p95Ms) && (!slowest || p95Ms > slowest.p95Ms)) slowest = { second, p95Ms };
+  }
+  return slowest;
+}
