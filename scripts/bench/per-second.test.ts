@@ -34,7 +34,9 @@ describe("per-second p95s", () => {
     expect(formatFloorBar(missed)).toBe("missed: slowest second +3.9 (s2, client delay ≤ 31 ms in it), p99 +1.0");
     // So does a p99 over by more than 2 ms; a client without a delay probe shows none.
     expect(formatFloorBar(checkAgainstFloor({ p95BySecond: [23, 22, 23, 23], p99Ms: 25.2 }, floor))).toBe("missed: slowest second +0.0 (s2), p99 +2.2");
-    expect(formatFloorBar(checkAgainstFloor({ p95BySecond: [23, 22, 23, 23], p99Ms: 22.98 }, floor))).toBe("met: slowest second +0.0 (s2), p99 +0.0");
+    expect(formatFloorBar(checkAgainstFloor({ p95BySecond: [23, 22, 23, 23], p99Ms: 22.98, clientDelayMaxBySecond: [1, 1, NaN] }, floor))).toBe(
+      "met: slowest second +0.0 (s2), p99 +0.0",
+    );
     expect(checkAgainstFloor({ p95BySecond: [23, 24], p99Ms: 24 }, floor)).toBeNull();
     expect(formatFloorBar(null)).toBe("-");
   });

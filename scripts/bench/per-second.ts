@@ -28,9 +28,8 @@ export interface SecondsSpread {
 
 /** The spread of per-second p95s; null when the run has fewer than three seconds. */
 export function steadySpread(p95BySecond: readonly number[]): SecondsSpread | null {
-  const steady = p95BySecond
-    .slice(1, -1)
-    .filter((p) => !Number.isNaN(p))
+  const steady = steadySeconds(p95BySecond)
+    .map((s) => s.p95Ms)
     .sort((a, b) => a - b);
   if (steady.length === 0) return null;
   return {
@@ -88,7 +87,7 @@ export function checkAgainstFloor(run: TailReading, floor: TailReading): FloorBa
     met: within(secondOverMs, FLOOR_BAR.secondP95OverMs) && within(p99OverMs, FLOOR_BAR.p99OverMs),
     secondOverMs,
     p99OverMs,
-    slowest: { ...slowest, clientDelayMaxMs: run.clientDelayMaxBySecond?.[slowest.second] ?? null },
+    slowest: { ...slowest, clientDelayMaxMs: clientDelayAt(run, slowest.second) },
     floorSlowestP95Ms: floorSlowest.p95Ms,
   };
 }
@@ -104,11 +103,16 @@ export function formatFloorBar(check: FloorBarCheck | null): string {
   return `${check.met ? "met" : "missed"}: slowest second ${signed(check.secondOverMs)} (s${check.slowest.second}${delay}), p99 ${signed(check.p99OverMs)}`;
 }
 
+/** The steady seconds (1 to the next-to-last) that have samples, with their p95s. */
+function steadySeconds(p95BySecond: readonly number[]): Array<{ second: number; p95Ms: number }> {
+  return p95BySecond.flatMap((p95Ms, second) => (second > 0 && second < p95BySecond.length - 1 && !Number.isNaN(p95Ms) ? [{ second, p95Ms }] : []));
+}
+
 function slowestSteadySecond(p95BySecond: readonly number[]): { second: number; p95Ms: number } | null {
-  let slowest: { second: number; p95Ms: number } | null = null;
-  for (let second = 1; second < p95BySecond.length - 1; second++) {
-    const p95Ms = p95BySecond[second]!;
-    if (!Number.isNaN(p95Ms) && (!slowest || p95Ms > slowest.p95Ms)) slowest = { second, p95Ms };
-  }
-  return slowest;
+  return steadySeconds(p95BySecond).reduce<{ second: number; p95Ms: number } | null>((slowest, s) => (!slowest || s.p95Ms > slowest.p95Ms ? s : slowest), null);
+}
+
+function clientDelayAt(run: TailReading, second: number): number | null {
+  const ms = run.clientDelayMaxBySecond?.[second];
+  return ms === undefined || Number.isNaN(ms) ? null : ms;
 }
