@@ -49,12 +49,17 @@ export function attributeResiduals(check: Crosscheck, floor: Latency): ResidualA
   return out;
 }
 
+/** A difference in ms to one decimal, signed: "+7.5", "-0.3", "+0.0" (never "-0.0"). */
+export function signedMs(ms: number): string {
+  const tenths = Math.round(ms * 10) / 10 || 0;
+  return `${tenths >= 0 ? "+" : ""}${tenths.toFixed(1)}`;
+}
+
 /** One line per attribution: "p99 +7.5 ms: the runtime's (workerd's own paced loop reads +23.6 ms over k6 at this rate)". */
 export function renderAttributions(attributions: readonly ResidualAttribution[]): string[] {
-  const signed = (ms: number) => `${ms >= 0 ? "+" : ""}${ms.toFixed(1)}`;
   return attributions.map((a) =>
     a.owner === "runtime"
-      ? `${a.metric} ${signed(a.residualMs)} ms: the runtime's (workerd's own paced loop reads ${signed(a.runtimeMs)} ms over k6 at this rate)`
-      : `${a.metric} ${signed(a.residualMs)} ms: ${signed(a.edgeloadMs)} ms of it edgeload's own, over workerd's paced loop (which reads ${signed(a.runtimeMs)} ms over k6)`,
+      ? `${a.metric} ${signedMs(a.residualMs)} ms: the runtime's (workerd's own paced loop reads ${signedMs(a.runtimeMs)} ms over k6 at this rate)`
+      : `${a.metric} ${signedMs(a.residualMs)} ms: ${signedMs(a.edgeloadMs)} ms of it edgeload's own, over workerd's paced loop (which reads ${signedMs(a.runtimeMs)} ms over k6)`,
   );
 }

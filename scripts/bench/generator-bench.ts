@@ -29,7 +29,7 @@
 import { startLocalStack } from "../cli/local-stack.ts";
 import { cpuSeconds } from "../cli/processes.ts";
 import { crosscheck } from "../../core/results/crosscheck.ts";
-import { attributeResiduals, renderAttributions } from "../../core/results/crosscheck-attribution.ts";
+import { attributeResiduals, renderAttributions, signedMs } from "../../core/results/crosscheck-attribution.ts";
 import { edgeloadRun, fetchFloor, runK6, type GeneratorResult } from "./generator-clients.ts";
 import { findK6 } from "../cli/k6-binary.ts";
 import { markdownTable } from "./markdown-table.ts";
@@ -172,10 +172,9 @@ export async function generatorBench({ rates, duration, delayMs, shards, baselin
           // Whose each residual is: the paced loop in an object is the runtime's own reading.
           const attributed = pacedInObject.floorLatency ? attributeResiduals(check, pacedInObject.floorLatency) : [];
           for (const line of renderAttributions(attributed)) console.log(`    ${line}`);
-          const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
           const owner = (metric: string) => (attributed.find((a) => a.metric === metric)?.owner === "runtime" ? ", the runtime's" : "");
           verdict = off.length
-            ? `${check.verdict} (${off.map((r) => `${r.metric} ${signed(Number(r.edge) - Number(r.k6))} ms${owner(r.metric)}`).join("; ")})`
+            ? `${check.verdict} (${off.map((r) => `${r.metric} ${signedMs(Number(r.edge) - Number(r.k6))} ms${owner(r.metric)}`).join("; ")})`
             : check.verdict;
         }
         const bar = formatFloorBar(checkAgainstFloor(edge, pacedInObject));

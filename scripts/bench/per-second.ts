@@ -4,6 +4,7 @@
  * path) or one only at the start (a cold run). Second 0 is shown apart; the last second is
  * left out of the steady ones, since it may be partial.
  */
+import { signedMs } from "../../core/results/crosscheck-attribution.ts";
 
 /** The p95 of each second's samples (nearest rank), indexed by second; NaN for a second without samples. */
 export function p95PerSecond(samples: Iterable<{ readonly second: number; readonly ms: number }>): number[] {
@@ -95,12 +96,8 @@ export function checkAgainstFloor(run: TailReading, floor: TailReading): FloorBa
 /** "met" or "missed", with the margins and the slowest second's client delay. */
 export function formatFloorBar(check: FloorBarCheck | null): string {
   if (!check) return "-";
-  const signed = (n: number) => {
-    const tenths = Math.round(n * 10) / 10 || 0; // no "-0.0"
-    return `${tenths >= 0 ? "+" : ""}${tenths.toFixed(1)}`;
-  };
   const delay = check.slowest.clientDelayMaxMs === null ? "" : `, client delay ≤ ${check.slowest.clientDelayMaxMs.toFixed(0)} ms in it`;
-  return `${check.met ? "met" : "missed"}: slowest second ${signed(check.secondOverMs)} (s${check.slowest.second}${delay}), p99 ${signed(check.p99OverMs)}`;
+  return `${check.met ? "met" : "missed"}: slowest second ${signedMs(check.secondOverMs)} (s${check.slowest.second}${delay}), p99 ${signedMs(check.p99OverMs)}`;
 }
 
 /** The steady seconds (1 to the next-to-last) that have samples, with their p95s. */
