@@ -10,8 +10,8 @@
  * The object is thin: it reads its state, asks pure functions what to do at `now`
  * (core/run/run-lifecycle.ts, run/status-view.ts, run/summary-of.ts, run/tick-failure.ts)
  * and writes. Its pieces: the flush log (run/flush-log.ts) and taking flushes in
- * (run/flush-intake.ts), the windows not yet in D1 (run/open-windows.ts) and writing them
- * (run/window-writes.ts), the shards' progress (shard-progress.ts), reaching the shards
+ * (run/flush-intake.ts), the windows still open (run/open-windows.ts), taking them out to
+ * the dashboards each tick and writing them to D1 every few (run/window-writes.ts), the shards' progress (shard-progress.ts), reaching the shards
  * (run/run-shards.ts), the run's rows in D1 (run/created-run-rows.ts), the dashboards'
  * feed (run/live-feed.ts), setup and teardown (run/phases.ts), the push outputs
  * (metrics-push.ts). Thresholds are parsed once, when the run is created or restored.
@@ -48,7 +48,7 @@ import { endedRunStatements, endSummary, liveSummary, type SummarySources } from
 import { CHECKPOINT_EVERY_MS, endOf, START_LEAD_MS, TICK_MS, type RunRecord } from "./run/run-record.ts";
 import { abortShards, startingWatermarks, startShards } from "./run/run-shards.ts";
 import { tickFailureBudget, tickRetryDelayMs, unstorableRun, withTickFailure } from "./run/tick-failure.ts";
-import { writeClosedWindows } from "./run/window-writes.ts";
+import { UnwrittenWindows, writeClosedWindows } from "./run/window-writes.ts";
 
 /** The bindings as this object reads them: the shards' namespace typed by their class. */
 type Env = Bindings & ObjectNamespaces<undefined, LoadShard, RunAggregator>;
@@ -60,6 +60,7 @@ export class RunCoordinator extends DurableObject<Env> {
   #totals = new RunTotals();
   /** Windows not yet written to D1, and iterations per window for the live achieved rate. */
   #open = new OpenWindows();
+  #unwritten = new UnwrittenWindows();
   #lastCheckpointMs = 0;
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
   #pusher = new MetricsPusher();
@@ -303,9 +304,14 @@ export class RunCoordinator extends DurableObject<Env> {
     return { shards: this.env.LOAD_SHARD, aggregators: this.env.RUN_AGGREGATOR };
   }
 
-  /** Writes to D1 every open window that no shard can still add to (run/window-writes.ts). */
+  /** Shows every open window no shard can still add to, and writes to D1 what is due (run/window-writes.ts). */
   #writeClosedWindows(run: RunRecord, now: number, everyoneDone: boolean): Promise<void> {
-    return writeClosedWindows({ db: this.env.DB, open: this.#open, log: this.#log, shards: this.#shards, live: this.#live }, run, now, everyoneDone);
+    return writeClosedWindows(
+      { db: this.env.DB, open: this.#open, unwritten: this.#unwritten, log: this.#log, shards: this.#shards, live: this.#live },
+      run,
+      now,
+      everyoneDone,
+    );
   }
 
   /** Persists totals and trims log rows that are both in the checkpoint and in D1. */
@@ -320,7 +326,7 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#run = run;
     if (!run) return;
     this.#thresholds = parseRunThresholds(run.spec);
-    this.#totals = takeInLog(this.#log, this.#open, this.ctx.storage.kv.get<TotalsCheckpoint>("totals"), run);
+    this.#totals = takeInLog(this.#log, this.#open, this.#unwritten, this.ctx.storage.kv.get<TotalsCheckpoint>("totals"), run);
   }
 
   #save(run: RunRecord): void {

@@ -113,6 +113,7 @@ export class AggregatorBook {
         for (const [step, wire] of window.steps) totals.addWire(child, node.region, step, wire);
       },
       reopen: (child, window) => this.#open.merge(child, node.region, window, null),
+      unwritten: () => {}, // none: what an aggregator takes leaves in the same turn (closeDue)
     });
   }
 
@@ -160,7 +161,7 @@ export class AggregatorBook {
     const running = node.children.filter((c) => !this.#children.isDone(c));
     // Never below what already went up (flush-log.ts: the mark only rises).
     const cutoff = Math.max(
-      this.#log.writtenBelow,
+      this.#log.takenBelow,
       closableBelow({ watermarks: running.map((c) => this.#children.watermark(c)), t0Ms: node.t0Ms, nowMs, everyoneDone }),
     );
     const closed = this.#open.takeBelow(cutoff, String);

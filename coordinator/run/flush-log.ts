@@ -11,6 +11,11 @@
  * restart that found it still stored) is still recognised. A restarted object replays the
  * rest (restore()), so nothing is lost and nothing is counted twice.
  *
+ * A coordinator takes windows out (to its dashboards) every tick but writes them to D1 only
+ * every few (run/window-writes.ts), so it keeps a second mark, of what was taken: a row
+ * taken and not yet written is replayed to be written, not taken (shown) again. An
+ * aggregator passes windows up as it takes them: its two marks are one.
+ *
  * One mark a tick where there was an UPDATE a row: a row written costs as much as a row
  * inserted, and at an aggregator the log is most of what a shard's second costs in storage.
  */
@@ -36,14 +41,17 @@ function parseLogData(data: string): Pick<ShardWindow, "steps" | "series"> {
 }
 
 /** Which rows have left: those of a window below `cutoff`, no newer than row `throughId`. */
-interface WrittenMark {
+export interface LogMark {
   readonly cutoff: number;
   readonly throughId: number;
 }
 
 export class FlushLog {
   readonly #sql: SqlStorage;
-  #mark: WrittenMark;
+  /** The rows written (to D1, or passed up). */
+  #mark: LogMark;
+  /** The rows taken out of the open windows: written, or on their way. */
+  #taken: LogMark;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -52,16 +60,24 @@ export class FlushLog {
         part INTEGER NOT NULL, data TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0, UNIQUE (shard, window_s, part))`,
     );
     sql.exec("CREATE TABLE IF NOT EXISTS flush_log_mark (one INTEGER PRIMARY KEY CHECK (one = 0), cutoff INTEGER NOT NULL, through_id INTEGER NOT NULL)");
-    const row = sql.exec<{ cutoff: number; through_id: number }>("SELECT cutoff, through_id FROM flush_log_mark").toArray()[0];
-    this.#mark = { cutoff: row?.cutoff ?? 0, throughId: row?.through_id ?? 0 };
+    sql.exec("CREATE TABLE IF NOT EXISTS flush_log_taken (one INTEGER PRIMARY KEY CHECK (one = 0), cutoff INTEGER NOT NULL, through_id INTEGER NOT NULL)");
+    this.#mark = readMark(sql, "flush_log_mark") ?? { cutoff: 0, throughId: 0 };
+    // Never behind what was written (markWrittenBelow moves both but stores one).
+    const taken = readMark(sql, "flush_log_taken");
+    this.#taken = taken && taken.cutoff >= this.#mark.cutoff && taken.throughId >= this.#mark.throughId ? taken : this.#mark;
   }
 
   /**
    * Windows below this have been taken out once already: a cut-off computed lower (after a
    * restart, from progress not yet caught up) is raised to it, so the mark only rises.
    */
-  get writtenBelow(): number {
-    return this.#mark.cutoff;
+  get takenBelow(): number {
+    return this.#taken.cutoff;
+  }
+
+  /** The rows taken so far (written, or on their way): what a write of all of them marks. */
+  get takenMark(): LogMark {
+    return this.#taken;
   }
 
   /** Logs a shard's window; false when it is logged already (a retried flush). */
@@ -79,14 +95,31 @@ export class FlushLog {
   }
 
   /**
-   * Marks written every row of a window below `cutoff` (at least `writtenBelow`) that is in
-   * the log now, and returns how to undo it (the D1 write failed: the rows are replayed
-   * after a restart again).
+   * Marks taken every row of a window below `cutoff` (at least `takenBelow`) that is in the
+   * log now; the mark to pass to markWritten() once those rows are written.
    */
-  markWrittenBelow(cutoff: number): () => void {
-    const before = this.#mark;
-    this.#setMark({ cutoff: Math.max(before.cutoff, cutoff), throughId: this.#maxId() });
-    return () => this.#setMark(before);
+  markTakenBelow(cutoff: number): LogMark {
+    const taken = { cutoff: Math.max(this.#taken.cutoff, cutoff), throughId: this.#maxId() };
+    writeMark(this.#sql, "flush_log_taken", taken);
+    this.#taken = taken;
+    return taken;
+  }
+
+  /** Marks written the rows `taken` covers (a mark from markTakenBelow; the mark only rises). */
+  markWritten(taken: LogMark): void {
+    if (taken.cutoff < this.#mark.cutoff || taken.throughId < this.#mark.throughId) return;
+    writeMark(this.#sql, "flush_log_mark", taken);
+    this.#mark = taken;
+  }
+
+  /**
+   * Marks taken and written at once, for windows that leave as they are taken (an
+   * aggregator's): one row stored, as the taken mark is never behind the written one.
+   */
+  markWrittenBelow(cutoff: number): void {
+    const mark = { cutoff: Math.max(this.#taken.cutoff, cutoff), throughId: this.#maxId() };
+    writeMark(this.#sql, "flush_log_mark", mark);
+    this.#mark = this.#taken = mark;
   }
 
   /**
@@ -101,16 +134,22 @@ export class FlushLog {
   }
 
   /**
-   * After a restart: the totals (checkpoint + newer rows, added to them through `addToTotals`)
-   * and every window not yet written to D1 (`reopen`), in log order.
+   * After a restart: the totals (checkpoint + newer rows, added to them through `addToTotals`),
+   * every window not yet taken (`reopen`) and every one taken but not yet written
+   * (`unwritten`), in log order.
    */
   restore(
     checkpoint: TotalsCheckpoint | undefined,
-    replay: { addToTotals(totals: RunTotals, shard: number, window: LoggedWindow): void; reopen(shard: number, window: LoggedWindow): void },
+    replay: {
+      addToTotals(totals: RunTotals, shard: number, window: LoggedWindow): void;
+      reopen(shard: number, window: LoggedWindow): void;
+      unwritten(shard: number, window: LoggedWindow): void;
+    },
   ): RunTotals {
     const totals = checkpoint ? RunTotals.fromWire(checkpoint.wire) : new RunTotals();
     const throughId = checkpoint?.throughId ?? 0;
     const mark = this.#mark;
+    const taken = this.#taken;
     const rows = this.#sql.exec<{ id: number; shard: number; window_s: number; data: string }>(
       "SELECT id, shard, window_s, data FROM flush_log WHERE (id > ? OR id > ? OR window_s >= ?) AND data != '' ORDER BY id",
       throughId,
@@ -120,7 +159,8 @@ export class FlushLog {
     for (const row of rows) {
       const window = { windowS: row.window_s, ...parseLogData(row.data) };
       if (row.id > throughId) replay.addToTotals(totals, row.shard, window);
-      if (row.id > mark.throughId || row.window_s >= mark.cutoff) replay.reopen(row.shard, window);
+      if (row.id > taken.throughId || row.window_s >= taken.cutoff) replay.reopen(row.shard, window);
+      else if (row.id > mark.throughId || row.window_s >= mark.cutoff) replay.unwritten(row.shard, window);
     }
     return totals;
   }
@@ -128,13 +168,17 @@ export class FlushLog {
   #maxId(): number {
     return this.#sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM flush_log").one().id ?? 0;
   }
+}
 
-  #setMark(mark: WrittenMark): void {
-    this.#sql.exec(
-      "INSERT INTO flush_log_mark (one, cutoff, through_id) VALUES (0, ?, ?) ON CONFLICT (one) DO UPDATE SET cutoff = excluded.cutoff, through_id = excluded.through_id",
-      mark.cutoff,
-      mark.throughId,
-    );
-    this.#mark = mark;
-  }
+function readMark(sql: SqlStorage, table: string): LogMark | null {
+  const row = sql.exec<{ cutoff: number; through_id: number }>(`SELECT cutoff, through_id FROM ${table}`).toArray()[0];
+  return row ? { cutoff: row.cutoff, throughId: row.through_id } : null;
+}
+
+function writeMark(sql: SqlStorage, table: string, mark: LogMark): void {
+  sql.exec(
+    `INSERT INTO ${table} (one, cutoff, through_id) VALUES (0, ?, ?) ON CONFLICT (one) DO UPDATE SET cutoff = excluded.cutoff, through_id = excluded.through_id`,
+    mark.cutoff,
+    mark.throughId,
+  );
 }

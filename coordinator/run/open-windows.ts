@@ -1,9 +1,8 @@
 /**
- * The windows a coordinator has merged but not yet written to D1: per window, one merged
- * cell per (region, step) and the scraped series samples; and the iterations of each
- * window across shards, for the live achieved rate. Windows leave it when no shard can
- * still add to them (core/run/run-lifecycle.ts closableBelow), and come back if their D1 write
- * fails.
+ * The windows a coordinator (or an aggregator) has merged but not yet taken out: per
+ * window, one merged cell per (region, step) and the scraped series samples; and the
+ * iterations of each window across shards, for the live achieved rate. Windows leave it
+ * when no shard can still add to them (core/run/run-lifecycle.ts closableBelow).
  */
 import { COUNTERS, MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
@@ -58,12 +57,6 @@ export class OpenWindows {
       series.push(...open.series);
     }
     return { cells, series, newestWindowS: ready[ready.length - 1]![0] };
-  }
-
-  /** Puts windows back whose write failed (merged with whatever arrived meanwhile). */
-  putBack(closed: ClosedWindows): void {
-    for (const c of closed.cells) this.#cell(c.windowS, c.region, c.stepIndex).merge(c.stats);
-    for (const row of closed.series) this.#book.at(row.windowS).series.push(row);
   }
 
   /** Iterations of a window across shards (0 when none arrived). */

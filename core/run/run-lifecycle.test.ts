@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { ABORT_GRACE_MS, closableBelow, FINISH_GRACE_MS, lifecycleStep, MAX_LATENESS_MS, type LifecycleState } from "./run-lifecycle.ts";
+import {
+  ABORT_GRACE_MS,
+  closableBelow,
+  D1_WRITE_AFTER_MS,
+  D1_WRITE_MAX_CELLS,
+  d1WriteDue,
+  FINISH_GRACE_MS,
+  lifecycleStep,
+  MAX_LATENESS_MS,
+  type LifecycleState,
+} from "./run-lifecycle.ts";
 
 // A 30 s run starting at t=0 with a 10 s request timeout.
 const base: LifecycleState = { status: "running", stopping: null, endMs: null, t0Ms: 0, durationMs: 30_000, timeoutMs: 10_000, everyoneDone: false };
@@ -31,5 +41,21 @@ describe("closableBelow", () => {
   ])("watermarks %j at %i s, done %s → %d (%s)", (watermarks, seconds, everyoneDone, cutoff, _why) => {
     expect(MAX_LATENESS_MS).toBe(10_000);
     expect(closableBelow({ watermarks, t0Ms, nowMs: t0Ms + seconds * 1000, everyoneDone })).toBe(cutoff);
+  });
+});
+
+describe("d1WriteDue", () => {
+  const takenMs = 1_000_000;
+  it.each([
+    // [oldest taken (null: none waiting), ms since, cells waiting, everyone done, due, why]
+    [null, 60_000, 0, true, false, "nothing waiting: no write, even at the end"],
+    [takenMs, 1_000, 8, false, false, "taken a tick ago: shown live, not written yet"],
+    [takenMs, 3_990, 32, false, false, "the fourth tick after, come a little early: still waits"],
+    [takenMs, 4_000, 40, false, true, "four seconds after: written"],
+    [takenMs, 2_000, 200, false, true, "as many cells as a write may carry: written now"],
+    [takenMs, 0, 4, true, true, "every shard done: written now"],
+  ] as const)("oldest %s, %i ms later, %i cells, done %s → %s (%s)", (oldest, sinceMs, cells, everyoneDone, due, _why) => {
+    expect([D1_WRITE_AFTER_MS, D1_WRITE_MAX_CELLS]).toEqual([4_000, 200]);
+    expect(d1WriteDue({ oldestTakenMs: oldest, cells, nowMs: (oldest ?? takenMs) + sinceMs, everyoneDone })).toBe(due);
   });
 });

@@ -75,3 +75,35 @@ export function closableBelow({ watermarks, t0Ms, nowMs, everyoneDone }: WindowC
   const lateLimit = Math.floor((nowMs - t0Ms - MAX_LATENESS_MS) / WINDOW_MS);
   return Math.max(watermark, lateLimit);
 }
+
+/**
+ * Windows reach the dashboards the tick they close, D1 every few ticks: a D1 write costs
+ * its call more than its rows (locally ~2.5 ms a tick of the one thread every shard sends
+ * from, where a response arriving meanwhile waits). They are written at the first tick at
+ * least this long after the oldest of them was taken, so D1 trails the live view by four
+ * or five ticks during a run; all of them once every shard is done.
+ */
+export const D1_WRITE_AFTER_MS = 4_000;
+
+/**
+ * Or sooner, once this many cells (a window's region × step) wait: a write stays within
+ * what a tick of a run of many regions and steps wrote before, ~160 statements of D1's
+ * 1,000 per invocation (a cell is a windows row and up to six histogram rows).
+ */
+export const D1_WRITE_MAX_CELLS = 200;
+
+export interface WaitingWrites {
+  /** When the oldest waiting window was taken; null: none waits. */
+  readonly oldestTakenMs: number | null;
+  /** Cells waiting. */
+  readonly cells: number;
+  readonly nowMs: number;
+  /** Every shard has sent its final flush. */
+  readonly everyoneDone: boolean;
+}
+
+/** Whether the waiting windows are written now. */
+export function d1WriteDue({ oldestTakenMs, cells, nowMs, everyoneDone }: WaitingWrites): boolean {
+  if (oldestTakenMs === null) return false;
+  return everyoneDone || cells >= D1_WRITE_MAX_CELLS || nowMs - oldestTakenMs >= D1_WRITE_AFTER_MS;
+}
