@@ -110,11 +110,17 @@ function requestsShown(sql: SqlStorage): Record<number, number> {
 
 const both = 2 * REQUESTS_PER_WINDOW;
 
+/** A fresh coordinator's storage, D1 (refusing writes while `fail`) and parts. */
+function fresh(fail = false) {
+  const { storage: sql } = nodeSqlStorage();
+  const run = twoShardRun();
+  const d1 = { fail, batches: [] as RecordedStatement[][] };
+  return { sql, run, d1, c: coordinator(sql, run, d1) };
+}
+
 describe("writeClosedWindows", () => {
   it("shows each window the tick it closes, and writes the waiting ones to D1 together once the oldest has waited D1_WRITE_AFTER_MS", async () => {
-    const { storage: sql } = nodeSqlStorage();
-    const d1 = { fail: false, batches: [] as RecordedStatement[][] };
-    const c = coordinator(sql, twoShardRun(), d1);
+    const { sql, d1, c } = fresh();
     for (let w = 0; w < 5; w++) {
       c.flush(w);
       await c.tick(T0 + (w + 1) * 1_000 + 500);
@@ -127,9 +133,7 @@ describe("writeClosedWindows", () => {
   });
 
   it("keeps the windows waiting when D1 refuses, and writes them with the next ones when it takes writes again", async () => {
-    const { storage: sql } = nodeSqlStorage();
-    const d1 = { fail: true, batches: [] as RecordedStatement[][] };
-    const c = coordinator(sql, twoShardRun(), d1);
+    const { sql, d1, c } = fresh(true);
     c.flush(0);
     await c.tick(T0 + 1_500);
     c.flush(1);
@@ -143,10 +147,7 @@ describe("writeClosedWindows", () => {
   });
 
   it("after a restart, writes the windows shown before it without showing them twice, and shows the rest once", async () => {
-    const { storage: sql } = nodeSqlStorage();
-    const run = twoShardRun();
-    const d1 = { fail: false, batches: [] as RecordedStatement[][] };
-    const before = coordinator(sql, run, d1);
+    const { sql, run, d1, c: before } = fresh();
     before.flush(0);
     await before.tick(T0 + 1_500); // window 0 shown, not written
     before.flush(1); // window 1 logged, not shown
@@ -165,14 +166,13 @@ describe("writeClosedWindows", () => {
   });
 
   it("writes every waiting window at once when every shard is done", async () => {
-    const { storage: sql } = nodeSqlStorage();
-    const d1 = { fail: false, batches: [] as RecordedStatement[][] };
-    const c = coordinator(sql, twoShardRun(), d1);
+    const { sql, d1, c } = fresh();
     c.flush(0);
     await c.tick(T0 + 1_500);
     c.flush(1, true);
     await c.tick(T0 + 2_000, true);
     expect(d1.batches).toHaveLength(1);
     expect(requestsWritten(d1.batches[0]!)).toEqual({ 0: both, 1: both });
+    expect(requestsShown(sql)).toEqual({ 0: both, 1: both });
   });
 });
