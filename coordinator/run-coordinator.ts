@@ -11,10 +11,10 @@
  * (core/run/run-lifecycle.ts, run/status-view.ts, run/summary-of.ts, run/tick-failure.ts)
  * and writes. Its pieces: the flush log (run/flush-log.ts) and taking flushes in
  * (run/flush-intake.ts), the windows still open (run/open-windows.ts), taking them out to
- * the dashboards each tick and writing them to D1 every few (run/window-writes.ts), the shards' progress (shard-progress.ts), reaching the shards
- * (run/run-shards.ts), the run's rows in D1 (run/created-run-rows.ts), the dashboards'
- * feed (run/live-feed.ts), setup and teardown (run/phases.ts), the push outputs
- * (metrics-push.ts). Thresholds are parsed once, when the run is created or restored.
+ * the dashboards each tick and writing them to D1 every few (run/window-writes.ts), the
+ * shards' progress (shard-progress.ts), reaching the shards (run/run-shards.ts), the run's
+ * rows in D1 (run/created-run-rows.ts), the dashboards' feed (run/live-feed.ts), setup and
+ * teardown (run/phases.ts), the push outputs (metrics-push.ts). Thresholds are parsed once, when the run is created or restored.
  *
  * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(); fetch()
  * serves the live event stream (GET /live).
@@ -58,8 +58,9 @@ export class RunCoordinator extends DurableObject<Env> {
   /** The run's thresholds, parsed once from its spec when it is created or restored. */
   #thresholds: ThresholdSet | null = null;
   #totals = new RunTotals();
-  /** Windows not yet written to D1, and iterations per window for the live achieved rate. */
+  /** Windows still open to flushes, and iterations per window for the live achieved rate. */
   #open = new OpenWindows();
+  /** Windows shown on the dashboards and not yet written to D1. */
   #unwritten = new UnwrittenWindows();
   #lastCheckpointMs = 0;
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
