@@ -185,7 +185,8 @@ api.get("/v1/runs", async (c) => {
 /**
  * A run's status. `?wait=N` (seconds, at most 600) holds the answer until the run has ended
  * or N seconds have passed, for CI jobs that have only curl: `done` says which, and a
- * finished run carries `thresholdsPassed` and `exitCode` (k6's: 0, 99, 105 or 103).
+ * finished run carries `thresholdsPassed`, its `verdict` (inconclusive with its reasons)
+ * and `exitCode` (k6's 0, 99, 105 or 103, or 75 when the result could not be established).
  */
 api.get("/v1/runs/:id", async (c) => {
   const waitS = waitSeconds(c);
@@ -221,7 +222,14 @@ async function waitForEnd(coordinator: ReturnType<typeof coordinatorOf>, waitS: 
 /** What a CI job reads off a run: whether it ended, its verdict and the k6 exit code for it. */
 function runOutcomeView(c: Context<App>, view: RunView) {
   const done = FINAL_STATUSES.includes(view.status);
-  return { status: view.status, done, thresholdsPassed: view.thresholdsOk, exitCode: exitCodeOf(view.status), links: runLinks(c, view.id) };
+  return {
+    status: view.status,
+    done,
+    thresholdsPassed: view.thresholdsOk,
+    verdict: view.verdict,
+    exitCode: exitCodeOf(view.status),
+    links: runLinks(c, view.id),
+  };
 }
 
 api.get("/v1/runs/:id/summary", async (c) => {

@@ -13,7 +13,11 @@ import type { PushBody } from "./metrics-push.ts";
 export function metricsPushBody(type: OutputSpec["type"], source: RunMetricsSource & { readonly t0Ms: number }, nowMs: number): PushBody {
   if (type === "opentelemetry") {
     return {
-      bytes: otlpMetricsBody({ runId: source.runId, name: source.name, t0Ms: source.t0Ms }, source.totals, nowMs),
+      bytes: otlpMetricsBody(
+        { runId: source.runId, name: source.name, t0Ms: source.t0Ms, status: source.status, verdict: source.verdict ?? null },
+        source.totals,
+        nowMs,
+      ),
       headers: { "content-type": OTLP_CONTENT_TYPES.json },
     };
   }

@@ -4,8 +4,9 @@
  * bounded batches, evaluates thresholds while the run goes (abortOnFail), and writes the
  * summary at the end. A run of more shards than one aggregator's fan-in does all of that
  * through its aggregation tree (core/plan/aggregation-tree.ts): the coordinator starts,
- * stops and hears from one root aggregator per region (aggregator/), its "shards" then. Lifecycle: pending → running → finishing → passed | failed |
- * aborted | error (run/run-record.ts).
+ * stops and hears from one root aggregator per region (aggregator/), its "shards" then.
+ * Lifecycle: pending → running → finishing → passed | failed | inconclusive | aborted |
+ * error (run/run-record.ts).
  *
  * The object is thin: it reads its state, asks pure functions what to do at `now`
  * (core/run/run-lifecycle.ts, run/status-view.ts, run/summary-of.ts, run/tick-failure.ts)
@@ -26,7 +27,7 @@ import { redactSpec, type RunSpec } from "../core/spec/run-spec.ts";
 import { lifecycleStep } from "../core/run/run-lifecycle.ts";
 import { RunTotals } from "../core/run/run-totals.ts";
 import { parseRunThresholds, shouldAbortRun } from "../core/run/run-thresholds.ts";
-import type { Summary } from "../core/run/summary.ts";
+import type { ForcedStatus, Summary } from "../core/run/summary.ts";
 import type { ThresholdSet } from "../core/metrics/thresholds.ts";
 import type { Env as Bindings, ObjectNamespaces } from "../workers/env.ts";
 import type { LoadShard } from "../workers/shard/load-shard.ts";
@@ -86,8 +87,9 @@ export class RunCoordinator extends DurableObject<Env> {
     // A named scenario's shards measure nothing before its start: windows before it need
     // not wait for them.
     this.#shards.start(startingWatermarks(input.plan));
-    const run: RunRecord = { ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null };
-    this.#thresholds = parseRunThresholds(run.spec);
+    const thresholds = parseRunThresholds(input.spec);
+    const run: RunRecord = { ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null, thresholds };
+    this.#thresholds = thresholds;
     this.#save(run);
     const db = this.env.DB;
     await db.batch(createdRunStatements(db, run));
@@ -240,8 +242,9 @@ export class RunCoordinator extends DurableObject<Env> {
     }
     // Give up: the run ends as an error; its summary stays readable from this object.
     const endMs = endOf(run, Date.now());
-    const final = unstorableRun(run, message, endMs);
-    const summary = endSummary(final, endMs, "error", this.#sources());
+    const unstorable = unstorableRun(run, message, endMs);
+    const summary = endSummary(unstorable, endMs, "error", this.#sources());
+    const final: RunRecord = { ...unstorable, verdict: summary.edgeload.verdict! };
     this.ctx.storage.kv.put("summary", summary);
     this.#save(final);
     this.#publishEnd(final, summary);
@@ -271,7 +274,7 @@ export class RunCoordinator extends DurableObject<Env> {
       },
       now,
     );
-    if (step.kind === "finish") return this.#finish(step.status, step.note);
+    if (step.kind === "finish") return this.#finish(step.status, null, step.silent ? reportersOf(run.plan).length - this.#shards.doneCount : 0);
     if (step.evaluateThresholds) {
       const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms, this.#thresholds!);
       if (abortBy) return this.#stop("failed", `threshold ${abortBy.key}: ${abortBy.source} failed (abortOnFail)`);
@@ -326,7 +329,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const run = this.ctx.storage.kv.get<RunRecord>("run") ?? null;
     this.#run = run;
     if (!run) return;
-    this.#thresholds = parseRunThresholds(run.spec);
+    this.#thresholds = run.thresholds ?? parseRunThresholds(run.spec);
     this.#totals = takeInLog(this.#log, this.#open, this.#unwritten, this.ctx.storage.kv.get<TotalsCheckpoint>("totals"), run);
   }
 
@@ -361,19 +364,19 @@ export class RunCoordinator extends DurableObject<Env> {
    * verdict (`forced` when aborted or failed by abortOnFail, otherwise the thresholds'),
    * stores it in D1, and forgets the secrets.
    */
-  async #finish(forced: RunStatus | null, note: string | null): Promise<void> {
+  async #finish(forced: ForcedStatus | null, note: string | null, silentReporters = 0): Promise<void> {
     const teardown = await runTeardown(this.env, this.#run!);
     if (teardown) this.#save({ ...this.#run!, phases: { ...this.#run!.phases, teardown } });
     const run = this.#run!;
     const now = Date.now();
     const endMs = endOf(run, now);
     await this.#writeClosedWindows(run, now, true);
-    // The last push, with the final totals and the unredacted spec: after this the
-    // outputs' headers are forgotten with the rest of the secrets.
-    this.#pushMetrics(run, now);
     const ending: RunRecord = { ...run, stopping: null, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };
-    const summary = endSummary(ending, endMs, forced, this.#sources());
-    const final: RunRecord = { ...ending, status: summary.edgeload.status };
+    const summary = endSummary(ending, endMs, forced, this.#sources(), silentReporters);
+    const final: RunRecord = { ...ending, status: summary.edgeload.status, verdict: summary.edgeload.verdict! };
+    // The last push, with the final totals and verdict and the unredacted spec: after this
+    // the outputs' headers are forgotten with the rest of the secrets.
+    this.#pushMetrics({ ...final, spec: run.spec }, now);
     await this.env.DB.batch(endedRunStatements(this.env.DB, final, endMs, summary, this.#sources()));
     this.ctx.storage.kv.put("summary", summary);
     this.#save(final);

@@ -1,11 +1,14 @@
 /**
  * The record a RunCoordinator keeps of its run (in its storage, under "run"), and the
- * timing of its lifecycle: pending → running → finishing → passed | failed | aborted | error.
+ * timing of its lifecycle: pending → running → finishing → passed | failed | inconclusive |
+ * aborted | error.
  */
 import type { Plan } from "../../core/plan/plan.ts";
 import type { Mode, RunStatus } from "../../core/run/protocol.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
 import type { PhaseResult } from "../../scenarios/run-phase.ts";
+import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
+import type { Verdict } from "../../core/run/verdict.ts";
 
 export interface RunRecord {
   readonly runId: string;
@@ -23,6 +26,14 @@ export interface RunRecord {
   /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */
   readonly tickFailures?: number;
   readonly lastError?: string | null;
+  /**
+   * The thresholds as parsed when the run was created: a restored run evaluates exactly
+   * these, whatever rules the code it restarts under has. Absent from records made before
+   * they were stored (those are parsed again).
+   */
+  readonly thresholds?: ThresholdSet;
+  /** The verdict the run ended with (core/run/verdict.ts); absent while it goes on. */
+  readonly verdict?: Verdict;
   /** Outcomes of the run's setup and teardown steps (no captured values: those are secret-bearing). */
   readonly phases?: { readonly setup?: PhaseView; readonly teardown?: PhaseView };
 }

@@ -69,7 +69,8 @@ export function runView(run: RunRecord, figures: RunFigures, now: number, output
       shardsDone: figures.shards.shardsDone(),
       shards: run.plan.shards.length,
     },
-    thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" : null,
+    thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" && run.status !== "inconclusive" : null,
+    verdict: run.verdict ?? null,
     lastError: run.lastError ?? null,
     ...(outputs ? { outputs } : {}),
   };
@@ -101,6 +102,7 @@ export function metricsSourceOf(run: RunRecord, figures: RunFigures, now: number
     runId: run.runId,
     name: run.spec.name,
     status: run.status,
+    verdict: run.verdict ?? null,
     totals: figures.totals,
     // An ended run asks for nothing more: its gauges drop to 0 rather than freeze.
     targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,

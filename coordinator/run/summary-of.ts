@@ -4,9 +4,9 @@
  * parsed when the run was created or restored. With the final one go the D1 statements
  * that store it and each shard's totals.
  */
-import { buildFinalSummary, buildSummary, type Summary, type SummaryInput } from "../../core/run/summary.ts";
+import { buildFinalSummary, buildSummary, type ForcedStatus, type Summary, type SummaryInput } from "../../core/run/summary.ts";
 import { groupSummary } from "../../core/run/summary-figures.ts";
-import type { RunStatus, ShardTelemetry } from "../../core/run/protocol.ts";
+import type { ShardTelemetry } from "../../core/run/protocol.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
@@ -51,10 +51,11 @@ export function liveSummary(run: RunRecord, nowMs: number, sources: SummarySourc
 
 /**
  * The final summary of `run` (its spec redacted, its end set): its status is `forced`
- * (aborted, failed by abortOnFail, error) or its thresholds' verdict.
+ * (aborted, failed by abortOnFail, error) or its verdict's, which counts the
+ * `silentReporters` (shards or aggregators that never reported done) as missing data.
  */
-export function endSummary(run: RunRecord, endMs: number, forced: RunStatus | null, sources: SummarySources): Summary {
-  return buildFinalSummary(summaryInput(run, endMs, sources), forced);
+export function endSummary(run: RunRecord, endMs: number, forced: ForcedStatus | null, sources: SummarySources, silentReporters = 0): Summary {
+  return buildFinalSummary({ ...summaryInput(run, endMs, sources), silentReporters }, forced);
 }
 
 /**

@@ -16,13 +16,17 @@
  *   edgeload_http_req_duration     histogram, seconds, {region, step}: explicit buckets
  *                                  on LE_BOUNDS_US (exact counts; see prometheus-text-writer.ts)
  *
- * Resource: service.name=edgeload, edgeload.run_id, edgeload.run_name.
+ * Resource: service.name=edgeload, edgeload.run_id, edgeload.run_name; once the run has
+ * ended, edgeload.run_status, edgeload.exit_code and (failed or inconclusive)
+ * edgeload.verdict_reason.
  */
 import { ValueType } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AggregationTemporality, DataPointType, type HistogramMetricData, type MetricData, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { JsonMetricsSerializer, ProtobufMetricsSerializer } from "@opentelemetry/otlp-transformer";
-import { cumulativeCounts, LE_BOUNDS_US } from "./prometheus-text-writer.ts";
+import { cumulativeCounts, LE_BOUNDS_US, verdictReason } from "./prometheus-text-writer.ts";
+import { exitCodeOf, type RunStatus } from "../run/protocol.ts";
+import type { Verdict } from "../run/verdict.ts";
 import type { RunTotals } from "../run/run-totals.ts";
 
 export const OTLP_CONTENT_TYPES = { json: "application/json", protobuf: "application/x-protobuf" } as const;
@@ -30,7 +34,16 @@ export const OTLP_CONTENT_TYPES = { json: "application/json", protobuf: "applica
 type HrTime = [number, number];
 const hr = (ms: number): HrTime => [Math.floor(ms / 1000), (ms % 1000) * 1e6];
 
-export function otlpResourceMetrics(run: { runId: string; name: string; t0Ms: number }, totals: RunTotals, nowMs: number): ResourceMetrics {
+/** The run an export describes: its status and verdict too once it has ended. */
+export interface OtlpRun {
+  readonly runId: string;
+  readonly name: string;
+  readonly t0Ms: number;
+  readonly status?: RunStatus;
+  readonly verdict?: Verdict | null;
+}
+
+export function otlpResourceMetrics(run: OtlpRun, totals: RunTotals, nowMs: number): ResourceMetrics {
   const startTime = hr(run.t0Ms);
   const endTime = hr(Math.max(nowMs, run.t0Ms));
   const sums = new Map<string, Array<{ attributes: Record<string, string>; value: number }>>();
@@ -83,18 +96,21 @@ export function otlpResourceMetrics(run: { runId: string; name: string; t0Ms: nu
     });
   }
   return {
-    resource: resourceFromAttributes({ "service.name": "edgeload", "edgeload.run_id": run.runId, "edgeload.run_name": run.name }),
+    resource: resourceFromAttributes({ "service.name": "edgeload", "edgeload.run_id": run.runId, "edgeload.run_name": run.name, ...outcomeAttributes(run) }),
     scopeMetrics: [{ scope: { name: "edgeload" }, metrics }],
   };
 }
 
+/** An ended run's status, exit code and verdict reason, as resource attributes. */
+function outcomeAttributes(run: OtlpRun): Record<string, string | number> {
+  const exitCode = run.status ? exitCodeOf(run.status) : null;
+  if (exitCode === null) return {};
+  const reason = verdictReason(run.verdict);
+  return { "edgeload.run_status": run.status!, "edgeload.exit_code": exitCode, ...(reason ? { "edgeload.verdict_reason": reason } : {}) };
+}
+
 /** The OTLP/HTTP body (JSON unless asked for protobuf) for a run's totals now. */
-export function otlpMetricsBody(
-  run: { runId: string; name: string; t0Ms: number },
-  totals: RunTotals,
-  nowMs: number,
-  encoding: keyof typeof OTLP_CONTENT_TYPES = "json",
-): Uint8Array {
+export function otlpMetricsBody(run: OtlpRun, totals: RunTotals, nowMs: number, encoding: keyof typeof OTLP_CONTENT_TYPES = "json"): Uint8Array {
   const serializer = encoding === "json" ? JsonMetricsSerializer : ProtobufMetricsSerializer;
   const body = serializer.serializeRequest(otlpResourceMetrics(run, totals, nowMs));
   if (!body) throw new Error("the OTLP serializer returned nothing");

@@ -85,6 +85,18 @@ describe("runsExposition", () => {
     expect(parsed.types.edgeload_custom_login_time_seconds).toBe("histogram");
   });
 
+  it("carries an ended run's exit code, and an inconclusive verdict's reason, beside its status", () => {
+    const ended = {
+      ...source(new RunTotals()),
+      status: "inconclusive" as const,
+      verdict: { kind: "inconclusive" as const, reasons: ["1 of 4 shards never reported done"] },
+    };
+    const out = parsePrometheusText(runsExposition([ended]));
+    if (!out.ok) throw new Error("unparsed");
+    expect(value(out.samples, "edgeload_run_exit_code", {})).toBe(75);
+    expect(value(out.samples, "edgeload_run_info", { status: "inconclusive", reason: "1 of 4 shards never reported done" })).toBe(1);
+  });
+
   it("gives counters per region, step and status, and the run's gauges", () => {
     if (!parsed.ok) throw new Error("unparsed");
     const s = parsed.samples;
@@ -97,6 +109,7 @@ describe("runsExposition", () => {
     expect(value(s, "edgeload_target_rate", {})).toBe(50);
     expect(value(s, "edgeload_peak_in_flight_requests", {})).toBe(4);
     expect(s.some((x) => x.name === "edgeload_vus")).toBe(false);
+    expect(s.some((x) => x.name === "edgeload_run_exit_code")).toBe(false); // not ended: no exit code yet
     expect(value(s, "edgeload_custom_false_positives_total", { region: "wnam", type: "revoked" })).toBe(2);
     expect(value(s, "edgeload_custom_token_valid_total", { region: "wnam", result: "fail" })).toBe(1);
   });

@@ -20,18 +20,33 @@
  * the last finite bound.
  *
  * Labels: `run_id` on everything, `region` and `step` on per-cell series, `status` on
- * response counts (HTTP code, or "timeout" / "connection"). Custom metrics of the scenario
+ * response counts (HTTP code, or "timeout" / "connection"). An ended run has its exit code
+ * as `edgeload_run_exit_code` and its verdict's reason on `edgeload_run_info`. Custom metrics of the scenario
  * are `edgeload_custom_<name>…`, their k6 sub-metric tag (`name{type:x}`) as a `type` label.
  */
 import type { MetricStats, TrendName } from "../metrics/metric-stats.ts";
 import { RunTotals, type RunTotalsWire } from "../run/run-totals.ts";
 import type { Histogram } from "../metrics/histogram.ts";
+import { exitCodeOf, type RunStatus } from "../run/protocol.ts";
+import type { Verdict } from "../run/verdict.ts";
+
+/** Longest verdict reason carried as a label (the summary has them whole). */
+const MAX_REASON_LABEL = 200;
+
+/** A failed or inconclusive verdict's reasons as one label value; null for none or a pass. */
+export function verdictReason(verdict: Verdict | null | undefined): string | null {
+  if (!verdict || verdict.kind === "passed") return null;
+  const text = verdict.reasons.join("; ");
+  return text.length > MAX_REASON_LABEL ? `${text.slice(0, MAX_REASON_LABEL - 1)}…` : text;
+}
 
 /** What one run contributes to an exposition. */
 export interface RunMetricsSource {
   readonly runId: string;
   readonly name: string;
-  readonly status: string;
+  readonly status: RunStatus;
+  /** The verdict once the run has ended: a run that failed or could not be told says why. */
+  readonly verdict?: Verdict | null;
   readonly totals: RunTotals;
   /** The schedule's rate now (null for closed-model runs). */
   readonly targetRatePerS: number | null;
@@ -125,7 +140,25 @@ export function wireRunsExposition(runs: readonly RunMetricsWire[]): string {
 
 function addRun(f: Families, run: RunMetricsSource): void {
   const id = { run_id: run.runId };
-  f.add("edgeload_run_info", "gauge", "1 per run, its name and status as labels.", "edgeload_run_info", { ...id, name: run.name, status: run.status }, 1);
+  const reason = verdictReason(run.verdict);
+  f.add(
+    "edgeload_run_info",
+    "gauge",
+    "1 per run, its name, status and (when it failed or was inconclusive) the verdict's reason as labels.",
+    "edgeload_run_info",
+    { ...id, name: run.name, status: run.status, ...(reason ? { reason } : {}) },
+    1,
+  );
+  const exitCode = exitCodeOf(run.status);
+  if (exitCode !== null)
+    f.add(
+      "edgeload_run_exit_code",
+      "gauge",
+      "The exit code of an ended run: 0 passed, 99 failed, 75 inconclusive (docs/cli.md).",
+      "edgeload_run_exit_code",
+      id,
+      exitCode,
+    );
   if (run.targetRatePerS !== null)
     f.add("edgeload_target_rate", "gauge", "Iterations per second the schedule asks for now.", "edgeload_target_rate", id, run.targetRatePerS);
   if (run.targetVUs !== null) f.add("edgeload_vus", "gauge", "VUs the schedule has active now (closed-model runs; k6 vus).", "edgeload_vus", id, run.targetVUs);

@@ -92,8 +92,20 @@ describe("buildFinalSummary: one evaluation gives the verdict and the summary", 
     expect(summary.edgeload.thresholdsPassed).toBe(passed);
   });
 
-  it("is the summary buildSummary gives for the same status", () => {
+  it("is the summary buildSummary gives for the same status, with the verdict it was decided by", () => {
     const final = buildFinalSummary(input, null);
-    expect(final).toEqual(buildSummary({ ...input, status: final.edgeload.status }));
+    const { verdict, ...rest } = final.edgeload;
+    expect(verdict).toEqual({ kind: "failed", reasons: [expect.stringContaining("p(95)<10 failed")] });
+    const live = buildSummary({ ...input, status: final.edgeload.status });
+    expect(live.edgeload.verdict).toBeNull();
+    expect({ ...final, edgeload: rest }).toEqual({ ...live, edgeload: { ...live.edgeload, verdict: undefined } });
+  });
+
+  it("never passes a restored run whose thresholds no longer parse: an empty set is not a pass", () => {
+    const unparsable = parseRunThresholds({ ...spec, thresholds: { no_such_metric: ["p(95)<10"] } });
+    expect(unparsable.thresholds).toHaveLength(0);
+    const summary = buildFinalSummary({ ...input, thresholds: unparsable }, null);
+    expect(summary.edgeload.status).toBe("inconclusive");
+    expect(summary.edgeload.verdict).toEqual({ kind: "inconclusive", reasons: [expect.stringContaining("no_such_metric: unknown metric")] });
   });
 });

@@ -71,15 +71,26 @@ describe("evaluation", () => {
     return r.value;
   };
 
-  it("passes a threshold without data but says so (observed null)", () => {
+  it("never passes a threshold without data: it is no-data, neither passed nor failed", () => {
     const t = parse({ checks: ["rate>0.99"] });
-    expect(evaluateThresholds(t, () => null)).toEqual([{ key: "checks", source: "rate>0.99", observed: null, ok: true, abortOnFail: false }]);
+    expect(evaluateThresholds(t, () => null)).toEqual([{ key: "checks", source: "rate>0.99", observed: null, state: "no-data", abortOnFail: false }]);
+  });
+
+  it("does not abort on a threshold that has no data yet", () => {
+    const t: Threshold[] = parse({ checks: [{ threshold: "rate>0.99", abortOnFail: true }] });
+    expect(
+      shouldAbort(
+        t,
+        evaluateThresholds(t, () => null),
+        60_000,
+      ),
+    ).toBeUndefined();
   });
 
   it("aborts on a failing abortOnFail threshold only after delayAbortEval", () => {
     const t: Threshold[] = parse({ http_req_failed: [{ threshold: "rate<0.01", abortOnFail: true, delayAbortEval: "5s" }, "rate<0.5"] });
     const outcomes = evaluateThresholds(t, () => 0.2);
-    expect(outcomes.map((o) => o.ok)).toEqual([false, true]);
+    expect(outcomes.map((o) => o.state)).toEqual(["failed", "passed"]);
     expect(shouldAbort(t, outcomes, 4_999)).toBeUndefined();
     expect(shouldAbort(t, outcomes, 5_000)?.source).toBe("rate<0.01");
   });

@@ -69,10 +69,15 @@ export interface ThresholdSet {
   readonly thresholds: readonly Threshold[];
   /** Whether any has abortOnFail: only then are they evaluated while the run goes. */
   readonly abortOnFail: boolean;
+  /**
+   * Why the spec's thresholds could not be parsed, if they could not: a run's verdict is
+   * then never a pass (an empty set would read as one). Absent or empty: they parsed.
+   */
+  readonly problems?: readonly string[];
 }
 
-export function thresholdSet(thresholds: readonly Threshold[]): ThresholdSet {
-  return { thresholds, abortOnFail: thresholds.some((t) => t.abortOnFail) };
+export function thresholdSet(thresholds: readonly Threshold[], problems: readonly string[] = []): ThresholdSet {
+  return { thresholds, abortOnFail: thresholds.some((t) => t.abortOnFail), ...(problems.length ? { problems } : {}) };
 }
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
@@ -193,12 +198,15 @@ export function compare(observed: number, operator: Operator, limit: number): bo
   }
 }
 
+/** A threshold held, broke, or could not be told: its metric has no samples (yet). */
+export type ThresholdState = "passed" | "failed" | "no-data";
+
 export interface ThresholdOutcome {
   readonly key: string;
   readonly source: string;
   /** The observed aggregate, or null when the metric has no samples yet. */
   readonly observed: number | null;
-  readonly ok: boolean;
+  readonly state: ThresholdState;
   readonly abortOnFail: boolean;
 }
 
@@ -206,23 +214,20 @@ export interface ThresholdOutcome {
 export type AggregateLookup = (t: Threshold) => number | null;
 
 /**
- * Evaluates thresholds. A threshold with no data passes (as in k6) but reports
- * `observed: null`, so a summary can say it was never exercised.
+ * Evaluates thresholds. A threshold whose metric has no samples is `no-data`, neither
+ * passed nor failed: k6 passes it, but a limit nobody measured is not a result, and the
+ * run's verdict says so (core/run/run-verdict.ts). A declared counter that stayed at 0 is
+ * data (aggregate.ts returns 0 for it, not null).
  */
 export function evaluateThresholds(thresholds: readonly Threshold[], lookup: AggregateLookup): ThresholdOutcome[] {
   return thresholds.map((t) => {
     const observed = lookup(t);
-    return {
-      key: t.key,
-      source: t.source,
-      observed,
-      ok: observed === null || compare(observed, t.operator, t.value),
-      abortOnFail: t.abortOnFail,
-    };
+    const state: ThresholdState = observed === null ? "no-data" : compare(observed, t.operator, t.value) ? "passed" : "failed";
+    return { key: t.key, source: t.source, observed, state, abortOnFail: t.abortOnFail };
   });
 }
 
 /** Whether a failing abortOnFail threshold should stop the run now (`elapsedMs` since T0). */
 export function shouldAbort(thresholds: readonly Threshold[], outcomes: readonly ThresholdOutcome[], elapsedMs: number): Threshold | undefined {
-  return thresholds.find((t, i) => t.abortOnFail && !outcomes[i]!.ok && elapsedMs >= t.delayAbortEvalMs);
+  return thresholds.find((t, i) => t.abortOnFail && outcomes[i]!.state === "failed" && elapsedMs >= t.delayAbortEvalMs);
 }

@@ -7,6 +7,7 @@
 import type { Plan, ShardPlan } from "../plan/plan.ts";
 import type { RunSpec } from "../spec/types.ts";
 import type { MetricStatsWire } from "../metrics/metric-stats.ts";
+import { VERDICT_EXIT_CODES, type Verdict } from "./verdict.ts";
 
 /**
  * The header every load request carries: `<run id>;<second it was sent in>;<step index>`,
@@ -138,20 +139,23 @@ export interface FlushAck {
   readonly stop: boolean;
 }
 
-export type RunStatus = "pending" | "running" | "finishing" | "passed" | "failed" | "aborted" | "error";
-export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "aborted", "error"];
+export type RunStatus = "pending" | "running" | "finishing" | "passed" | "failed" | "inconclusive" | "aborted" | "error";
+export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "inconclusive", "aborted", "error"];
 
 /**
- * The exit code k6 gives a run that ended so (k6's errext codes): 0 passed, 99 thresholds
- * failed, 105 aborted, 103 any other error; null while the run goes on. The CLI exits
- * with it and the HTTP API reports it, so a CI job reads one verdict either way.
+ * The exit code of a run that ended so: k6's errext codes (0 passed, 99 thresholds failed,
+ * 105 aborted, 103 any other error) and 75 for a run whose result could not be established
+ * (core/run/verdict.ts); null while the run goes on. The CLI exits with it and the HTTP API
+ * reports it, so a CI job reads one verdict either way.
  */
-export function exitCodeOf(status: RunStatus): 0 | 99 | 103 | 105 | null {
+export function exitCodeOf(status: RunStatus): 0 | 75 | 99 | 103 | 105 | null {
   switch (status) {
     case "passed":
-      return 0;
+      return VERDICT_EXIT_CODES.passed;
     case "failed":
-      return 99;
+      return VERDICT_EXIT_CODES.failed;
+    case "inconclusive":
+      return VERDICT_EXIT_CODES.inconclusive;
     case "aborted":
       return 105;
     case "error":
@@ -192,6 +196,8 @@ export interface RunView {
     readonly shards: number;
   };
   readonly thresholdsOk: boolean | null;
+  /** The run's verdict once it has ended (core/run/verdict.ts): inconclusive carries its reasons. */
+  readonly verdict: Verdict | null;
   /** The coordinator's last failure to progress (e.g. D1 unavailable), while it retries. */
   readonly lastError: string | null;
   /** Push outputs (spec `outputs`) and how their pushes went; absent without outputs. */

@@ -20,11 +20,11 @@ describe("lifecycleStep", () => {
     [{}, 10_000, { kind: "continue", evaluateThresholds: true, enterFinishing: false }, "mid-run: keep going, watch abortOnFail"],
     [{}, 30_000, { kind: "continue", evaluateThresholds: true, enterFinishing: true }, "schedule over: enter finishing, wait for shards"],
     [{ status: "finishing" }, 31_000, { kind: "continue", evaluateThresholds: true, enterFinishing: false }, "already finishing"],
-    [{ everyoneDone: true }, 12_000, { kind: "finish", status: null, note: null }, "every shard done: thresholds decide"],
-    [{}, 30_000 + 10_000 + FINISH_GRACE_MS, { kind: "finish", status: null, note: "some shards never reported done" }, "grace over without every shard"],
+    [{ everyoneDone: true }, 12_000, { kind: "finish", status: null, silent: false }, "every shard done: the verdict decides"],
+    [{}, 30_000 + 10_000 + FINISH_GRACE_MS, { kind: "finish", status: null, silent: true }, "grace over without every shard: what they measured is missing"],
     [{ stopping: "aborted", endMs: 5_000 }, 6_000, { kind: "continue", evaluateThresholds: false, enterFinishing: false }, "aborted: let shards flush"],
-    [{ stopping: "aborted", endMs: 5_000 }, 5_000 + ABORT_GRACE_MS, { kind: "finish", status: "aborted", note: null }, "abort grace over"],
-    [{ stopping: "failed", endMs: 5_000, everyoneDone: true }, 5_500, { kind: "finish", status: "failed", note: null }, "abortOnFail, shards already done"],
+    [{ stopping: "aborted", endMs: 5_000 }, 5_000 + ABORT_GRACE_MS, { kind: "finish", status: "aborted", silent: false }, "abort grace over"],
+    [{ stopping: "failed", endMs: 5_000, everyoneDone: true }, 5_500, { kind: "finish", status: "failed", silent: false }, "abortOnFail, shards already done"],
   ] as const)("%j at %i ms → %j (%s)", (change, now, expected, _why) => {
     expect(lifecycleStep({ ...base, ...change }, now)).toEqual(expected);
   });

@@ -4,7 +4,7 @@
  * thresholds and entering `finishing` once the schedule is over. Pure, so the timing
  * rules are tested in Node; the Durable Object only carries them out.
  *
- *   pending → running → finishing → passed | failed | aborted | error
+ *   pending → running → finishing → passed | failed | inconclusive | aborted | error
  */
 import { WINDOW_MS, type RunStatus } from "./protocol.ts";
 
@@ -32,8 +32,12 @@ export interface LifecycleState {
 }
 
 export type LifecycleStep =
-  /** End the run. `status` null: passed or failed by thresholds. `note` null: keep any abort reason. */
-  | { readonly kind: "finish"; readonly status: "aborted" | "failed" | null; readonly note: string | null }
+  /**
+   * End the run. `status` null: the verdict decides (core/run/run-verdict.ts). `silent`:
+   * some shards never reported done, so what they measured is missing and the run cannot
+   * pass (it is inconclusive unless a threshold failed on what did arrive).
+   */
+  | { readonly kind: "finish"; readonly status: "aborted" | "failed" | null; readonly silent: boolean }
   /** Keep going; evaluate abortOnFail thresholds unless stopping, enter `finishing` if asked. */
   | { readonly kind: "continue"; readonly evaluateThresholds: boolean; readonly enterFinishing: boolean };
 
@@ -41,12 +45,12 @@ export function lifecycleStep(s: LifecycleState, nowMs: number): LifecycleStep {
   if (s.stopping) {
     const graceOver = nowMs >= (s.endMs ?? nowMs) + ABORT_GRACE_MS;
     return s.everyoneDone || graceOver
-      ? { kind: "finish", status: s.stopping, note: null }
+      ? { kind: "finish", status: s.stopping, silent: false }
       : { kind: "continue", evaluateThresholds: false, enterFinishing: false };
   }
   const endOfSchedule = s.t0Ms + s.durationMs;
-  if (s.everyoneDone) return { kind: "finish", status: null, note: null };
-  if (nowMs >= endOfSchedule + s.timeoutMs + FINISH_GRACE_MS) return { kind: "finish", status: null, note: "some shards never reported done" };
+  if (s.everyoneDone) return { kind: "finish", status: null, silent: false };
+  if (nowMs >= endOfSchedule + s.timeoutMs + FINISH_GRACE_MS) return { kind: "finish", status: null, silent: true };
   return { kind: "continue", evaluateThresholds: true, enterFinishing: s.status === "running" && nowMs >= endOfSchedule };
 }
 

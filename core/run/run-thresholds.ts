@@ -16,6 +16,7 @@ import {
   type Threshold,
   type ThresholdOutcome,
   type ThresholdSet,
+  type ThresholdState,
 } from "../metrics/thresholds.ts";
 import { customMetricKinds } from "../spec/metrics-schema.ts";
 import { stepsOfScenario } from "../spec/named-scenarios.ts";
@@ -27,17 +28,21 @@ export interface ThresholdView {
   readonly metric: string;
   readonly threshold: string;
   readonly observed: number | null;
+  /** Passed, failed, or no data (its metric was never recorded): see ThresholdState. */
+  readonly state: ThresholdState;
+  /** state === "passed", for readers of summaries stored before `state` was. */
   readonly ok: boolean;
   readonly abortOnFail: boolean;
 }
 
 /**
- * A run's thresholds parsed once, with the custom metrics its spec declares; a spec whose
- * thresholds do not parse (refused by the API before any run) has none.
+ * A run's thresholds parsed once, with the custom metrics its spec declares. The API
+ * refuses a spec whose thresholds do not parse; one that stops parsing later (a run
+ * restored by code with other rules) keeps its problems, so its verdict cannot pass.
  */
 export function parseRunThresholds(spec: RunSpec): ThresholdSet {
   const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
-  return thresholdSet(parsed.ok ? parsed.value : []);
+  return parsed.ok ? thresholdSet(parsed.value) : thresholdSet([], parsed.errors);
 }
 
 /** Evaluates a run's thresholds (`set`, parsed from the spec when not given) against run totals. */
@@ -81,7 +86,14 @@ export function shouldAbortRun(spec: RunSpec, totals: RunTotals, elapsedMs: numb
 
 /** A threshold's verdict as the summary and the live dashboard show it. */
 export function thresholdView(o: ThresholdOutcome): ThresholdView {
-  return { metric: o.key, threshold: o.source, observed: o.observed === null ? null : round3(o.observed), ok: o.ok, abortOnFail: o.abortOnFail };
+  return {
+    metric: o.key,
+    threshold: o.source,
+    observed: o.observed === null ? null : round3(o.observed),
+    state: o.state,
+    ok: o.state === "passed",
+    abortOnFail: o.abortOnFail,
+  };
 }
 
 function round3(n: number): number {

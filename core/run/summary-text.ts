@@ -69,7 +69,7 @@ export function renderSummary(summary: Summary): string {
   const fmt = (ms: number) => formatMs(ms, resolution);
   // k6's summaryTrendStats, when the run set them: which trend figures each line shows.
   const stats = (summary.options as { summaryTrendStats?: readonly string[] } | undefined)?.summaryTrendStats ?? TREND_ORDER;
-  out.push(`  edgeload run ${e.runId} · ${e.name} · ${verdictWord(e)}${e.abortReason ? ` (${e.abortReason})` : ""}`);
+  out.push(`  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`);
   out.push(`  target ${e.target} · ${e.executor} · ${e.plan.shards} shard${e.plan.shards === 1 ? "" : "s"} in ${e.plan.regions.join(", ")} · ${e.durationS}s`);
   out.push("");
 
@@ -78,8 +78,13 @@ export function renderSummary(summary: Summary): string {
     for (const t of e.thresholds) {
       const isTrend = (t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed")) || m[t.metric]?.type === "trend";
       const observed = t.observed === null ? "no data" : isTrend ? fmt(t.observed) : String(t.observed);
-      out.push(`    ${t.ok ? "✓" : "✗"} ${t.metric} '${t.threshold}' observed ${observed}${t.abortOnFail ? " (abortOnFail)" : ""}`);
+      out.push(`    ${thresholdMark(t)} ${t.metric} '${t.threshold}' observed ${observed}${t.abortOnFail ? " (abortOnFail)" : ""}`);
     }
+    out.push("");
+  }
+  if (e.verdict && e.verdict.kind !== "passed") {
+    out.push(`  ${e.verdict.kind.toUpperCase()} (exit ${e.exitCode}):`);
+    for (const reason of e.verdict.reasons) out.push(`    - ${reason}`);
     out.push("");
   }
 
@@ -193,11 +198,6 @@ export function renderSummary(summary: Summary): string {
         : "  ⚠ LOAD HELD BACK BY THE TARGET — its slow responses held edgeload's connection slots:",
     );
     for (const r of e.saturation) out.push(`    - ${r}`);
-    if (inconclusive(e)) {
-      out.push("  → INCONCLUSIVE: a threshold failed while edgeload itself limited the run, so the failing figures");
-      out.push("    may measure the generator rather than the target. Re-run at a lower rate or with more shards");
-      out.push("    (deployed), or on a quieter machine locally; the exit code stays k6's 99.");
-    }
   } else {
     out.push("  generator not saturated (no drops, schedule lag within bounds)");
   }
@@ -211,33 +211,10 @@ export function renderSummary(summary: Summary): string {
   return out.join("\n");
 }
 
-/**
- * A failed latency verdict means "the target broke a threshold" only when the generator
- * kept up; when edgeload itself was short of CPU the time it measured is partly its own,
- * and the verdict says so. Only timing thresholds are in doubt: a false positive or a
- * failed check is the provider's answer, whatever the generator's load.
- */
-function inconclusive(e: Summary["edgeload"]): boolean {
-  // A target that slowed until it held every slot is the finding, not a doubt about it.
-  if (e.status !== "failed" || !e.saturated || !(e.saturationCauses ?? ["generator"]).includes("generator")) return false;
-  const failed = e.thresholds.filter((t) => !t.ok);
-  return failed.length > 0 && failed.every((t) => isTimingMetric(t.metric, e));
-}
-
-/** Whether a threshold's metric is a time the generator measured (a trend), not a count or an answer's verdict. */
-function isTimingMetric(metric: string, e: Summary["edgeload"]): boolean {
-  const base = metric.replace(/\{.*$/, "");
-  if (base.startsWith("http_req_")) return base !== "http_req_failed";
-  if (base === "iteration_duration" || base === "schedule_lag") return true;
-  const custom =
-    (e.scenario?.metrics as Record<string, { type?: string }> | undefined)?.[base] ??
-    (e.customMetrics as Record<string, { type?: string }> | undefined)?.[base];
-  return custom?.type === "trend";
-}
-
-/** The run's status as the summary's first line shows it. */
-function verdictWord(e: Summary["edgeload"]): string {
-  return inconclusive(e) ? "FAILED, INCONCLUSIVE (generator saturated)" : e.status.toUpperCase();
+/** ✓ held, ✗ failed, ? no data: a summary stored before `state` was has only `ok`. */
+function thresholdMark(t: Summary["edgeload"]["thresholds"][number]): string {
+  const state = (t as { state?: string }).state ?? (t.ok ? "passed" : "failed");
+  return state === "passed" ? "✓" : state === "failed" ? "✗" : "?";
 }
 
 /** Status codes shown before the rest are summed into one row. */

@@ -4,7 +4,7 @@ import { planRun } from "../plan/plan.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import { RunTotals } from "./run-totals.ts";
 import { MAX_ERROR_SAMPLES, MetricStats, OTHER_ERRORS } from "../metrics/metric-stats.ts";
-import { buildSummary } from "./summary.ts";
+import { buildFinalSummary, buildSummary } from "./summary.ts";
 import { shouldAbortRun } from "./run-thresholds.ts";
 import { saturation } from "./saturation.ts";
 import { renderSummary } from "./summary-text.ts";
@@ -87,22 +87,50 @@ describe("buildSummary", () => {
   });
 
   it.each([
-    // [status, each request's ms, failed requests, schedule lag µs, first line's verdict, inconclusive note]
-    ["failed", 60, 0, 500, "· FAILED", false], // p95 60 ms over 50 while the generator kept up: the target's
-    ["failed", 60, 0, 50_000, "· FAILED, INCONCLUSIVE (generator saturated)", true], // 50 ms late: the time is partly edgeload's
-    ["failed", 10, 80, 50_000, "· FAILED", false], // 80% failed answers: the target's, however late edgeload sent them
-    ["passed", 10, 0, 50_000, "· PASSED", false], // saturated but every threshold held: nothing to doubt
-  ] as const)("calls a %s run of %i ms requests, %i failed, lag %i µs: %j", (status, ms, failed, lagUs, verdict, note) => {
+    // [each request's ms, failed requests, schedule lag µs, verdict, exit code]
+    [60, 0, 500, "failed", 99], // p95 60 ms over 50 while the generator kept up: the target's
+    [60, 0, 50_000, "inconclusive", 75], // 50 ms late: the failing time is partly edgeload's
+    [10, 80, 50_000, "failed", 99], // 80% failed answers: the target's, however late edgeload sent them
+    [10, 0, 50_000, "passed", 0], // saturated but every threshold held: nothing to doubt
+  ] as const)("ends a run of %i ms requests, %i failed, lag %i µs: %s, exit %i", (ms, failed, lagUs, verdict, exitCode) => {
     const totals = new RunTotals();
-    const stats = requests(100, ms, failed);
     const late = new MetricStats();
     for (let i = 0; i < 100; i++) late.trends.lag.record(lagUs);
-    totals.add(0, "wnam", 0, stats);
-    totals.add(0, "wnam", 0, late);
-    const text = renderSummary(buildSummary({ runId: "r-sat", status, spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] }));
-    expect(text.split("\n")[0]).toContain(verdict);
-    expect(text.split("\n")[0]!.includes("INCONCLUSIVE")).toBe(note);
-    expect(text.includes("INCONCLUSIVE: a threshold failed while edgeload itself limited the run")).toBe(note);
+    for (const [shard, region] of [
+      [0, "wnam"],
+      [1, "weur"],
+    ] as const) {
+      totals.add(shard, region, 0, requests(100, ms, failed));
+      totals.add(shard, region, 0, late);
+    }
+    const summary = buildFinalSummary({ runId: "r-sat", spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] }, null);
+    expect(summary.edgeload.status).toBe(verdict);
+    expect(summary.edgeload.verdict?.kind).toBe(verdict);
+    expect(summary.edgeload.exitCode).toBe(exitCode);
+    const text = renderSummary(summary);
+    expect(text.split("\n")[0]).toContain(`· ${verdict.toUpperCase()}`);
+    expect(text.includes("the time may be edgeload's own")).toBe(verdict === "inconclusive");
+  });
+
+  it("never passes a run whose shards did not all report, or whose threshold has no data", () => {
+    const totals = new RunTotals();
+    totals.add(0, "wnam", 0, requests(100, 10));
+    totals.add(1, "weur", 0, requests(100, 10));
+    const shards = plan.shards.map((sh) => ({ index: sh.index, region: sh.region, segment: sh.segment, colo: "local", telemetry: null }));
+    const input = { runId: "r-gaps", spec, plan, t0Ms: 0, endMs: 10_000, totals, shards };
+    expect(buildFinalSummary(input, null).edgeload.status).toBe("passed");
+    const silent = buildFinalSummary({ ...input, silentReporters: 1 }, null);
+    expect(silent.edgeload.verdict).toEqual({ kind: "inconclusive", reasons: [expect.stringContaining("1 of 2 shards never reported done")] });
+    const onlyWnam = new RunTotals();
+    onlyWnam.add(0, "wnam", 0, requests(100, 10));
+    const noData = buildFinalSummary({ ...input, totals: onlyWnam }, null);
+    expect(noData.edgeload.exitCode).toBe(75);
+    expect(noData.edgeload.verdict).toEqual({
+      kind: "inconclusive",
+      reasons: [expect.stringContaining("http_req_duration{region:weur}: p(95)<50 has no data")],
+    });
+    expect(noData.edgeload.thresholds.find((t) => t.metric === "http_req_duration{region:weur}")).toMatchObject({ state: "no-data", ok: false });
+    expect(noData.edgeload.thresholdsPassed).toBe(false);
   });
 
   it("keeps the first distinct errors per step with their counts, the rest as one row, through merges and the wire", () => {

@@ -9,7 +9,7 @@
  */
 import { stepsOfScenario } from "../spec/named-scenarios.ts";
 import type { Plan } from "../plan/plan.ts";
-import type { RunStatus, ShardTelemetry } from "./protocol.ts";
+import { exitCodeOf, type RunStatus, type ShardTelemetry } from "./protocol.ts";
 import { customMetricKinds } from "../spec/metrics-schema.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { clockView, pathView } from "../metrics/measured-path.ts";
@@ -19,7 +19,9 @@ import { MetricStats } from "../metrics/metric-stats.ts";
 import { VuSchedule, type VuProfile } from "../schedule/vu-schedule.ts";
 import { METRIC_KINDS, parseMetricKey, type MetricName, type ThresholdOutcome, type ThresholdSet } from "../metrics/thresholds.ts";
 import { builtInValues, customMetricsSummary, DEFAULT_TREND_STATS, groupSummary } from "./summary-figures.ts";
-import { selectTagged, thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
+import { parseRunThresholds, selectTagged, thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
+import { isTimingMetric, runVerdict } from "./run-verdict.ts";
+import { failed, inconclusive, type Verdict } from "./verdict.ts";
 
 // coordinator/run-coordinator.ts reads the run's thresholds and its abort check from here.
 
@@ -46,6 +48,8 @@ export interface SummaryInput {
   readonly phases?: { readonly setup?: PhaseOutcome; readonly teardown?: PhaseOutcome };
   /** The run's thresholds as parsed when it was created (parseRunThresholds); parsed from the spec when absent. */
   readonly thresholds?: ThresholdSet;
+  /** Shards (or aggregators) that never reported done: their measurements are missing. */
+  readonly silentReporters?: number;
 }
 
 export interface PhaseOutcome {
@@ -77,29 +81,57 @@ function errorSamples(totals: RunTotals, spec: RunSpec): ErrorSample[] {
   return samples.sort((a, b) => b.count - a.count || a.step.localeCompare(b.step) || a.error.localeCompare(b.error)).slice(0, ERROR_SAMPLES_SHOWN);
 }
 
-/** The summary of a run with the status it is given (a live one, or one ended `error`). */
+/** The summary of a run that has not ended, with the status it is given: no verdict yet. */
 export function buildSummary(input: SummaryInput) {
   const elapsedS = summaryElapsedS(input);
-  return assembleSummary(input, elapsedS, thresholdOutcomes(input.spec, input.totals, elapsedS, input.thresholds).outcomes);
+  return assembleSummary(input, elapsedS, thresholdOutcomes(input.spec, input.totals, elapsedS, input.thresholds).outcomes, null);
 }
+
+/** A status the coordinator ends a run with whatever its thresholds say. */
+export type ForcedStatus = "aborted" | "failed" | "error";
 
 /**
  * The end-of-run summary and its verdict in one pass: the thresholds are evaluated once,
- * the status is `forced` (aborted, failed by abortOnFail, error) or theirs — passed when
- * every one holds — and the summary is built once with it.
+ * the verdict is the run's (run-verdict.ts) unless the end was `forced` — failed by an
+ * abortOnFail threshold, or aborted or in error, whose figures are incomplete and so never
+ * a pass — and the summary is built once with it. The status is the verdict's kind, or
+ * the forced one.
  */
-export function buildFinalSummary(input: Omit<SummaryInput, "status">, forced: RunStatus | null): Summary {
+export function buildFinalSummary(input: Omit<SummaryInput, "status">, forced: ForcedStatus | null): Summary {
   const elapsedS = summaryElapsedS(input);
-  const { outcomes } = thresholdOutcomes(input.spec, input.totals, elapsedS, input.thresholds);
-  const status: RunStatus = forced ?? (outcomes.every((o) => o.ok) ? "passed" : "failed");
-  return assembleSummary({ ...input, status }, elapsedS, outcomes);
+  const set = input.thresholds ?? parseRunThresholds(input.spec);
+  const { outcomes } = thresholdOutcomes(input.spec, input.totals, elapsedS, set);
+  const reason = input.abortReason ?? "no reason given";
+  const verdict: Verdict =
+    forced === "failed"
+      ? failed(reason)
+      : forced === "aborted"
+        ? inconclusive(`the run was aborted: ${reason}`)
+        : forced === "error"
+          ? inconclusive(`the run ended in error: ${reason}`)
+          : runVerdict({
+              outcomes,
+              isTiming: (key) => isTimingMetric(key, (name) => customMetricKinds(input.spec)[name]),
+              thresholdProblems: set.problems ?? [],
+              generatorSaturated: generatorSaturated(input),
+              silentReporters: input.silentReporters ?? 0,
+              reporters: input.shards.length,
+            });
+  return assembleSummary({ ...input, status: forced ?? verdict.kind }, elapsedS, outcomes, verdict);
+}
+
+/** Whether edgeload itself (not the target) limited the run, as the summary's saturation says. */
+function generatorSaturated(input: Omit<SummaryInput, "status">): boolean {
+  const clock = clockView(input.shards.map((s) => s.telemetry));
+  const sat = saturation(input.totals.select(), clock.resolutionMs);
+  return sat.saturated && sat.causes.includes("generator");
 }
 
 function summaryElapsedS(input: Pick<SummaryInput, "t0Ms" | "endMs">): number {
   return Math.max(0.001, (input.endMs - input.t0Ms) / 1000);
 }
 
-function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readonly ThresholdOutcome[]) {
+function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readonly ThresholdOutcome[], verdict: Verdict | null) {
   const { spec, plan, totals } = input;
   const all = totals.select();
   const c = all.counters;
@@ -108,7 +140,9 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
 
   const failedByMetric = (metricKey: string) => {
     const entries = outcomes.filter((o) => o.key === metricKey);
-    return entries.length ? { thresholds: Object.fromEntries(entries.map((o) => [o.source, !o.ok])) } : {};
+    // k6's layout has one boolean, "failed"; a threshold without data did not fail, and the
+    // verdict (edgeload.verdict) says the run could not pass because of it.
+    return entries.length ? { thresholds: Object.fromEntries(entries.map((o) => [o.source, o.state === "failed"])) } : {};
   };
   // Each built-in metric with its thresholds' verdicts; one without samples is left out.
   const metric = (name: MetricName) => {
@@ -153,7 +187,6 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
   }
   const clock = clockView(input.shards.map((s) => s.telemetry));
   const sat = saturation(all, clock.resolutionMs);
-  const failedThresholds = outcomes.filter((o) => !o.ok);
   const thresholds = outcomes.map(thresholdView);
 
   return {
@@ -165,6 +198,10 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       runId: input.runId,
       name: spec.name,
       status: input.status,
+      /** Passed, failed or inconclusive with its reasons; null while the run goes on. */
+      verdict,
+      /** The exit code the CLI gives this run (k6's where k6 has one); null while it goes on. */
+      exitCode: exitCodeOf(input.status),
       abortReason: input.abortReason ?? null,
       target: spec.target,
       startedAt: new Date(input.t0Ms).toISOString(),
@@ -207,7 +244,8 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       saturationCauses: sat.causes,
       errors: errorSamples(totals, spec),
       thresholds,
-      thresholdsPassed: failedThresholds.length === 0,
+      // Every threshold held (none failed, none without data).
+      thresholdsPassed: outcomes.every((o) => o.state === "passed"),
       scenarios: scenariosSummary(spec, plan, totals, thresholds, elapsedS),
       setup: input.phases?.setup ?? null,
       teardown: input.phases?.teardown ?? null,

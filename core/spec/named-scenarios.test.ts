@@ -85,7 +85,7 @@ describe("named scenarios", () => {
     totals.add(1, "wnam", 1, fast);
     const { outcomes } = thresholdOutcomes(spec, totals, 10);
     const admin = outcomes.find((o) => o.key === "http_req_duration{scenario:admin}")!;
-    expect(admin.ok).toBe(true);
+    expect(admin.state).toBe("passed");
     expect(admin.observed).toBeLessThan(25);
     expect(outcomes.find((o) => o.key === "http_req_duration{scenario:admin,step:write}")!.observed).toBeLessThan(25);
   });
@@ -121,7 +121,7 @@ describe("named scenarios", () => {
     const outcome = thresholdOutcomes(spec, totals, 5).outcomes.find((o) => o.key === "http_req_duration{step:write}")!;
     expect(outcome.observed).toBeGreaterThan(55);
     expect(outcome.observed).toBeLessThan(65);
-    expect(outcome.ok).toBe(true);
+    expect(outcome.state).toBe("passed");
   });
 
   it("names every problem with its scenario's path", () => {

@@ -112,7 +112,7 @@ function showStatus(s) {
   );
   setRows(
     byId("thresholds"),
-    s.thresholds.map((t) => [t.metric, t.threshold, t.observed === null ? "–" : String(t.observed), t.ok ? "pass" : t.abortOnFail ? "FAIL (aborts)" : "FAIL"]),
+    s.thresholds.map((t) => [t.metric, t.threshold, t.observed === null ? "–" : String(t.observed), thresholdWord(t)]),
     (row, t) => row.classList.toggle("bad", !s.thresholds[t].ok),
   );
   setRows(
@@ -134,7 +134,14 @@ function showStatus(s) {
     (row, i) => row.classList.toggle("bad", s.shardHealth[i].saturated),
   );
   const abort = /** @type {HTMLButtonElement} */ (byId("abort"));
-  if (!readOnly) abort.disabled = ["passed", "failed", "aborted", "error", "finishing"].includes(s.status);
+  if (!readOnly) abort.disabled = ["passed", "failed", "inconclusive", "aborted", "error", "finishing"].includes(s.status);
+}
+
+/** pass, FAIL, or "no data" for a threshold whose metric was never recorded (it cannot pass). */
+function thresholdWord(t) {
+  const state = t.state ?? (t.ok ? "passed" : "failed");
+  if (state === "no-data") return "no data";
+  return state === "passed" ? "pass" : t.abortOnFail ? "FAIL (aborts)" : "FAIL";
 }
 
 function customValue(m) {
@@ -146,6 +153,11 @@ function customValue(m) {
 /** The run's clock step (ms): the summary's once the run is over, else the live view's. */
 function clockStep() {
   return state.summary?.edgeload.clock?.resolutionMs ?? state.status?.live.clockResolutionMs ?? null;
+}
+
+/** "passed", or the verdict with its reasons: why a run failed or could not be told. */
+function verdictText(v) {
+  return v.kind === "passed" ? "passed" : `${v.kind}: ${v.reasons.join("; ")}`;
 }
 
 /** The final figures, exactly as the summary API has them. */
@@ -162,7 +174,13 @@ function showSummary(summary) {
     ["p95 ms", d ? d["p(95)"] : null],
     ["p99 ms", d ? d["p(99)"] : null],
     ["dropped", m.dropped_iterations.count],
-    ["thresholds", summary.edgeload.thresholdsPassed ? "passed" : "failed"],
+    [
+      "thresholds",
+      summary.edgeload.thresholdsPassed ? "passed" : summary.edgeload.thresholds.some((t) => thresholdWord(t).startsWith("FAIL")) ? "failed" : "no data",
+    ],
+    // Summaries stored before verdicts were kept have none: their status is the verdict.
+    ["verdict", summary.edgeload.verdict ? verdictText(summary.edgeload.verdict) : summary.edgeload.status],
+    ["exit code", summary.edgeload.exitCode ?? null],
   ];
   byId("final-figures").replaceChildren(
     ...figures.map(([label, value]) => {

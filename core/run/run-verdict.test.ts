@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import type { ThresholdOutcome, ThresholdState } from "../metrics/thresholds.ts";
+import { isTimingMetric, runVerdict, type RunEvidence } from "./run-verdict.ts";
+
+const outcome = (key: string, state: ThresholdState, observed: number | null = state === "no-data" ? null : 1): ThresholdOutcome => ({
+  key,
+  source: "p(95)<50",
+  observed,
+  state,
+  abortOnFail: false,
+});
+
+const evidence = (change: Partial<RunEvidence>): RunEvidence => ({
+  outcomes: [],
+  isTiming: (key) => isTimingMetric(key, () => undefined),
+  generatorSaturated: false,
+  silentReporters: 0,
+  reporters: 4,
+  ...change,
+});
+
+describe("runVerdict", () => {
+  it.each([
+    // [evidence, verdict kind, why]
+    [{}, "passed", "no thresholds, every shard reported: k6 passes it too"],
+    [{ outcomes: [outcome("http_req_duration", "passed")] }, "passed", "every threshold held"],
+    [{ outcomes: [outcome("http_req_duration", "failed")] }, "failed", "a threshold broke"],
+    [{ outcomes: [outcome("checks", "no-data")] }, "inconclusive", "a limit nobody measured is not a pass"],
+    [{ silentReporters: 1 }, "inconclusive", "a shard never reported: part of the load is missing"],
+    [{ silentReporters: 1, outcomes: [outcome("http_req_failed", "failed")] }, "failed", "what did arrive already broke a threshold"],
+    [{ generatorSaturated: true, outcomes: [outcome("http_req_duration", "failed")] }, "inconclusive", "the failing time may be the generator's"],
+    [{ generatorSaturated: true, outcomes: [outcome("http_req_failed", "failed")] }, "failed", "failed answers are the target's"],
+    [
+      { generatorSaturated: true, outcomes: [outcome("http_req_duration", "failed"), outcome("checks", "failed")] },
+      "failed",
+      "a failed check beside a doubtful time still fails",
+    ],
+    [{ generatorSaturated: true, outcomes: [outcome("http_req_duration", "passed")] }, "passed", "saturated but every limit held"],
+    [{ thresholdProblems: ["thresholds.x: unknown metric"] }, "inconclusive", "thresholds that no longer parse were never evaluated"],
+  ] as const)("%j → %s (%s)", (change, kind, _why) => {
+    expect(runVerdict(evidence(change as Partial<RunEvidence>)).kind).toBe(kind);
+  });
+
+  it("names each reason", () => {
+    const v = runVerdict(evidence({ silentReporters: 2, outcomes: [outcome("checks", "no-data")] }));
+    expect(v).toEqual({
+      kind: "inconclusive",
+      reasons: ["2 of 4 shards never reported done: what they measured is missing", "threshold checks: p(95)<50 has no data (its metric was never recorded)"],
+    });
+  });
+});
+
+describe("isTimingMetric", () => {
+  it.each([
+    ["http_req_duration{step:login}", true],
+    ["http_req_waiting", true],
+    ["http_req_failed", false],
+    ["checks", false],
+    ["schedule_lag", true],
+    ["my_trend", true],
+    ["my_counter", false],
+  ] as const)("%s → %s", (key, timing) => {
+    expect(isTimingMetric(key, (name) => ({ my_trend: "trend", my_counter: "counter" })[name])).toBe(timing);
+  });
+});
