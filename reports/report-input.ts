@@ -7,7 +7,7 @@
  * The coordinator builds this from D1 (coordinator/report-api.ts); the CLI fetches it as
  * JSON from the same route and renders it locally.
  */
-import type { Delivery } from "../core/run/delivery.ts";
+import type { DeliveryOutcome } from "./delivery-section.ts";
 import type { Reconciliation } from "../cloudflare/analytics/reconciliation.ts";
 import { aggregateGroups, runQuery, type Query, type QueryInput, type QueryMetric, type QueryRow } from "../core/results/query.ts";
 import { parseRunSpec } from "../core/spec/run-spec.ts";
@@ -27,8 +27,11 @@ export interface ReportInput {
   readonly latencyBuckets: ReadonlyArray<readonly [number, number]>;
   /** `edgeload cf-analytics --format json` for the run, when the report should include it. */
   readonly cloudflare?: Reconciliation;
-  /** What the target received of the run, when it counts (core/run/delivery.ts). */
-  readonly delivery?: Delivery;
+  /**
+   * What the target received of the run (core/run/delivery.ts), or why a target that counts
+   * could not be read; absent when none was asked, which the report says (delivery-section.ts).
+   */
+  readonly delivery?: DeliveryOutcome;
 }
 
 const PER_SECOND_METRICS: readonly QueryMetric[] = ["iterations", "requests", "rps", "error_rate", "p50", "p95", "p99"];

@@ -77,7 +77,7 @@ function reportBlocks(input: ReportInput): Block[] {
     ...thresholdBlocks(input),
     ...scenarioBlocks(input),
     ...saturationBlocks(input),
-    ...(input.delivery ? deliveryBlocks(input.delivery) : []),
+    ...deliveryBlocks(input.delivery),
     ...(input.cloudflare ? cloudflareBlocks(input.cloudflare) : []),
     { kind: "heading", level: 2, text: "Charts" },
     { kind: "chart", file: CHART_FILES.rate, title: "Achieved vs target rate (iterations per second)" },

@@ -1,6 +1,7 @@
 /**
  * A small client for the edgeload HTTP API, used by the CLI, tests and the benchmark.
- * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem.
+ * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem; an
+ * API that cannot be asked at all becomes ApiUnreachable, naming its URL.
  */
 import type { Comparison } from "../../core/results/compare.ts";
 import type { K6ImportView } from "../../core/formats/k6-summary.ts";
@@ -30,6 +31,20 @@ export class ApiProblem extends Error {
   }
 }
 
+/**
+ * The API could not be asked: nothing answered at its URL, it did not answer in time, or
+ * what answered was not an edgeload API (a body that is not JSON). Its own error, so the
+ * CLI can say which URL failed and callers never mistake it for an answer.
+ */
+export class ApiUnreachable extends Error {
+  readonly reason: "unreachable" | "timeout" | "not-json";
+
+  constructor(reason: ApiUnreachable["reason"], message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
 export interface CreatedRun {
   readonly id: string;
   readonly status: string;
@@ -45,6 +60,9 @@ export interface ComparisonResponse extends Comparison {
   readonly trend: string;
 }
 
+/** How long one API call may take before it counts as unanswered. */
+const CALL_TIMEOUT_MS = 30_000;
+
 export class EdgeloadClient {
   readonly baseUrl: string;
   readonly #token: string;
@@ -55,18 +73,32 @@ export class EdgeloadClient {
   }
 
   async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(this.baseUrl + path, {
-      method,
-      headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await response.text();
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(this.baseUrl + path, {
+        method,
+        headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+      text = await response.text();
+    } catch (error) {
+      if ((error as Error).name === "TimeoutError")
+        throw new ApiUnreachable("timeout", `the edgeload API at ${this.baseUrl} did not answer ${method} ${path} within ${CALL_TIMEOUT_MS / 1000} s`);
+      // undici's "fetch failed" keeps the reason (ECONNREFUSED, ENOTFOUND, …) in its cause.
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new ApiUnreachable("unreachable", `cannot reach the edgeload API at ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+    }
     if (!response.ok) {
       if ((response.headers.get("content-type") ?? "").includes("problem+json")) throw new ApiProblem(JSON.parse(text) as ProblemBody);
       throw new ApiProblem({ type: "about:blank", title: `HTTP ${response.status}`, status: response.status, detail: text.slice(0, 300) });
     }
-    return JSON.parse(text) as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ApiUnreachable("not-json", `${this.baseUrl} answered ${method} ${path} with something other than JSON: is it an edgeload API?`);
+    }
   }
 
   /** Uploads a k6 script bundle under the SHA-256 of its JSON (PUT /v1/scripts/:id). */

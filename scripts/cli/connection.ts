@@ -1,7 +1,8 @@
 /**
  * What every CLI command shares: the error that carries an exit code (exit-codes.ts), and
  * finding the API to talk to (--url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running
- * `edgeload dev` recorded in .edgeload/dev.json).
+ * `edgeload dev` recorded in .edgeload/dev.json). A named API is the one used: when it
+ * lacks its token or cannot be reached the command fails, it never falls back to another.
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs, type ParseArgsConfig } from "node:util";
@@ -25,12 +26,35 @@ export async function connect(values: { url?: string | undefined; token?: string
   const url = values.url ?? process.env.EDGELOAD_URL;
   const token = values.token ?? process.env.EDGELOAD_TOKEN;
   if (url) {
-    if (!token) throw new CliError("--token (or EDGELOAD_TOKEN) is required with --url");
+    // A named API without its token is a flag missing, not a reason to talk to another one.
+    const named = values.url === undefined ? `EDGELOAD_URL (${url})` : `--url ${url}`;
+    if (!token) throw new CliError(`--token (or EDGELOAD_TOKEN) is required with ${named}`, EXIT.invalidConfig);
     return new EdgeloadClient(url, token);
   }
   const dev = await (await import("./dev-file.ts")).readDevFile();
   if (!dev) throw new CliError("no edgeload to talk to: start `edgeload dev` in another terminal, or pass --url and --token");
   return new EdgeloadClient(dev.apiUrl, dev.token);
+}
+
+/**
+ * The API for a command that can also read the local state instead (`query`, `report`):
+ * null with --local, or when no API is named at all (no --url, no EDGELOAD_URL, no running
+ * `edgeload dev`), which is when the local state left by `npm run demo` is what there is.
+ * An API that is named is used or fails: never quietly swapped for the local state
+ * (named-api.test.ts).
+ */
+export async function connectUnlessLocal(values: {
+  url?: string | undefined;
+  token?: string | undefined;
+  local?: boolean | undefined;
+}): Promise<EdgeloadClient | null> {
+  if (values.local) {
+    if (values.url !== undefined) throw new CliError(`--local reads .edgeload/state, --url names an API (${values.url}): pass one of them`, EXIT.invalidConfig);
+    return null;
+  }
+  if (values.url ?? process.env.EDGELOAD_URL) return connect(values);
+  const dev = await (await import("./dev-file.ts")).readDevFile();
+  return dev ? new EdgeloadClient(dev.apiUrl, dev.token) : null;
 }
 
 /** node:util's parseArgs, with an unknown or malformed flag reported as invalid config (exit 104). */

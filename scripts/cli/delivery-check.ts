@@ -28,10 +28,13 @@ export async function checkDelivery(client: EdgeloadClient, runId: string, ledge
     client.sql("SELECT spec_json FROM runs WHERE id = ?1", [runId]),
   ]);
   const steps = (JSON.parse(String(specRows.rows[0]?.spec_json ?? "{}")) as { steps?: Array<{ name: string }> }).steps ?? [];
-  const response = await fetch(`${ledger.origin}/api/admin/test/request-ledger?run=${encodeURIComponent(runId)}`, {
-    headers: { authorization: `Bearer ${ledger.adminSecret}` },
-  });
-  if (!response.ok) throw new Error(`the target's request ledger answered ${response.status}: ${await response.text()}`);
+  const url = `${ledger.origin}/api/admin/test/request-ledger?run=${encodeURIComponent(runId)}`;
+  const response = await fetch(url, { headers: { authorization: `Bearer ${ledger.adminSecret}` }, signal: AbortSignal.timeout(30_000) }).catch(
+    (error: Error & { cause?: { code?: string } }) => {
+      throw new Error(`the target's request ledger at ${ledger.origin} could not be read: ${error.cause?.code ?? error.message}`);
+    },
+  );
+  if (!response.ok) throw new Error(`the target's request ledger at ${ledger.origin} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
   const received = (await response.json()) as { rows: Array<{ second: number; step: number; count: number }> };
   const rows = sentRows.rows as Array<{ second: number; step: string; sent: number; connection_errors: number; timeouts: number }>;
   return reconcileDelivery(

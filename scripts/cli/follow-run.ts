@@ -42,8 +42,8 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
   console.log(`run ${run.id}: ${n} shard${n === 1 ? "" : "s"} in ${regions.join(", ")}, starting ${run.startsAt}`);
   for (const note of run.plan.notes) console.log(`  note: ${note}`);
   // The link signs a browser in (10 minutes to open it); the token never goes in a URL.
-  const dashboard = await client.dashboardLink(run.id).catch(() => null);
-  if (dashboard) console.log(`  dashboard: ${dashboard.url}`);
+  const dashboard = await dashboardLink(client, run.id);
+  console.log(`  dashboard: ${"url" in dashboard ? dashboard.url : `no link (${dashboard.failed})`}`);
 
   let interrupted = false;
   const onSigint = () => {
@@ -87,18 +87,34 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
   // Where to look next: the first dashboard link may have expired during a long run.
   if (options.stackStops) console.log(`report:    edgeload report ${run.id} --local   (reads the local state this stack leaves behind)`);
   else {
-    const fresh = await client.dashboardLink(run.id).catch(() => null);
-    console.log(nextSteps(run.id, run.links.report ?? null, fresh?.url ?? null));
+    console.log(nextSteps(run.id, run.links.report ?? null, await dashboardLink(client, run.id)));
   }
   // k6's code for the final status, the same one the HTTP API reports (core/run/protocol.ts).
   return { exit: exitCodeOf(view.status) ?? EXIT.runError, summary };
 }
 
-/** The lines after a run's summary: how to get its report, and a dashboard link. */
-export function nextSteps(runId: string, reportUrl: string | null, dashboardUrl: string | null): string {
+/** A view link into the dashboard, or why the API gave none. */
+export type DashboardLink = { readonly url: string } | { readonly failed: string };
+
+/**
+ * A dashboard link for the run, or why there is none. The run goes on without one (its
+ * verdict is the exit code), but the line says the link failed rather than vanishing.
+ */
+async function dashboardLink(client: EdgeloadClient, runId: string): Promise<DashboardLink> {
+  try {
+    return { url: (await client.dashboardLink(runId)).url };
+  } catch (error) {
+    return { failed: (error as Error).message.split("\n")[0]! };
+  }
+}
+
+/** The lines after a run's summary: how to get its report, and a dashboard link (or why there is none). */
+export function nextSteps(runId: string, reportUrl: string | null, dashboard: DashboardLink): string {
   return [
     `report:    edgeload report ${runId}   (Markdown + HTML in reports/${runId}/${reportUrl ? `; the API serves it at ${reportUrl}` : ""})`,
-    ...(dashboardUrl ? [`dashboard: ${dashboardUrl}   (valid 10 minutes; \`edgeload dashboard ${runId}\` for a fresh one)`] : []),
+    "url" in dashboard
+      ? `dashboard: ${dashboard.url}   (valid 10 minutes; \`edgeload dashboard ${runId}\` for a fresh one)`
+      : `dashboard: no link (${dashboard.failed}; \`edgeload dashboard ${runId}\` to try again)`,
   ].join("\n");
 }
 

@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { SqlReader } from "../../coordinator/store/results-queries.ts";
+import { CliError } from "./connection.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 
 const D1_DIR = join("v3", "d1", "miniflare-D1DatabaseObject");
@@ -23,6 +24,30 @@ export function openLocalResults(stateDir = join(PROJECT_ROOT, ".edgeload", "sta
     db.close();
   }
   return null;
+}
+
+/** The local results database, or the error that says there is neither an API nor local results. */
+export function localResultsOrFail(): DatabaseSync {
+  const db = openLocalResults();
+  if (!db)
+    throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
+  return db;
+}
+
+/**
+ * `read` of run `runId` from the local results, with what it could not read (a stored
+ * summary that does not parse, a row SQLite cannot decode) as one error naming the run,
+ * never as a missing section or a stack trace. A run that is not there is the caller's
+ * to say (exit 104, as the API's 404 is). Pinned by named-api.test.ts.
+ */
+export async function readLocalRun<T>(runId: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    const sqlite = (error as { code?: unknown }).code === "ERR_SQLITE_ERROR";
+    if (!(error instanceof SyntaxError) && !sqlite) throw error;
+    throw new CliError(`run ${runId} in .edgeload/state cannot be read: ${(error as Error).message}`);
+  }
 }
 
 interface Statement {

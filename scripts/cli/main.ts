@@ -10,7 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ApiProblem } from "./client.ts";
+import { ApiProblem, ApiUnreachable } from "./client.ts";
 import { CliError } from "./connection.ts";
 import { EXIT, exitCodeOfApiStatus } from "./exit-codes.ts";
 import { renderCommandHelp, renderGlobalUsage, renderMarkdown } from "./help.ts";
@@ -71,6 +71,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof ApiProblem) {
       console.error(`edgeload: ${error.message}`);
       return exitCodeOfApiStatus(error.status, error.body.type);
+    }
+    if (error instanceof ApiUnreachable) {
+      console.error(`edgeload: ${error.message}`);
+      return EXIT.failure;
     }
     throw error;
   }

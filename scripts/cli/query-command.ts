@@ -6,9 +6,10 @@
  *   edgeload query --sql "SELECT … ?1 …" [--param VALUE]... [--format …]
  *   edgeload query <run> --series [NAME] [--format …]     (the target's scraped series)
  *
- * Talks to the API when one is reachable (--url/--token, EDGELOAD_URL, or a running
- * `edgeload dev`); otherwise reads the local state's results database directly, so runs
- * made by `npm run demo` can be queried afterwards with nothing running.
+ * Talks to the API that is named (--url/--token, EDGELOAD_URL, or a running `edgeload dev`)
+ * and fails when it cannot; with --local, or no API named at all, reads the local state's
+ * results database directly, so runs made by `npm run demo` can be queried afterwards with
+ * nothing running (connection.ts connectUnlessLocal).
  */
 import { seriesKey } from "../../core/formats/prometheus-text-parser.ts";
 import { msDecimals } from "../../core/metrics/clock-resolution.ts";
@@ -16,15 +17,16 @@ import { LATENCY_METRICS, parseQuery, runQuery, toCsv, type QueryRow } from "../
 import { readOnlySqlProblem } from "../../core/results/read-only-sql.ts";
 import { table } from "../../core/run/summary-text.ts";
 import { finalSummary, groupSeries, loadQueryInput, SERIES_SQL } from "../../coordinator/store/results-queries.ts";
-import { CliError, connect, EXIT } from "./connection.ts";
-import { asSqlReader, openLocalResults } from "./local-results.ts";
+import type { EdgeloadClient } from "./client.ts";
+import { CliError, connectUnlessLocal, EXIT } from "./connection.ts";
+import { asSqlReader, localResultsOrFail, readLocalRun } from "./local-results.ts";
 import { parseCommand } from "./option-table.ts";
 import { QUERY_COMMAND } from "./tables/analysis-tables.ts";
 
 export async function queryCommand(args: string[]): Promise<number> {
   const { values: v, positionals } = parseCommand(QUERY_COMMAND, args);
   if (!["table", "json", "csv"].includes(v.format)) throw new CliError(`--format: "${v.format}" must be table, json or csv`, EXIT.invalidConfig);
-  const client = v.local ? null : await connect(v).catch(() => null);
+  const client = await connectUnlessLocal(v);
   const started = performance.now();
   let rows: QueryRow[];
   if (v.sql !== undefined) {
@@ -66,10 +68,7 @@ export async function queryCommand(args: string[]): Promise<number> {
 }
 
 function localDb() {
-  const db = openLocalResults();
-  if (!db)
-    throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
-  return db;
+  return localResultsOrFail();
 }
 
 function localSql(sql: string, params: readonly string[]): QueryRow[] {
@@ -83,15 +82,20 @@ function localSql(sql: string, params: readonly string[]): QueryRow[] {
 }
 
 async function localQuery(runId: string, q: Parameters<typeof runQuery>[1]): Promise<QueryRow[]> {
-  const input = await loadQueryInput(asSqlReader(localDb()), runId, q.trend);
-  if (!input) throw new CliError(`no run ${runId} in the local results`);
+  const input = await readLocalRun(runId, () => loadQueryInput(asSqlReader(localDb()), runId, q.trend));
+  if (!input) throw new CliError(`no run ${runId} in the local results`, EXIT.invalidConfig);
   return runQuery(input, q);
 }
 
-/** The run's detected clock step in ms, from its summary; null when it has none (yet). */
-async function clockOf(runId: string, client: Awaited<ReturnType<typeof connect>> | null): Promise<number | null> {
-  if (client) return (await client.summary(runId).catch(() => null))?.edgeload.clock?.resolutionMs ?? null;
-  return (await finalSummary(asSqlReader(localDb()), runId))?.summary?.edgeload.clock?.resolutionMs ?? null;
+/**
+ * The run's detected clock step in ms, from its summary; null when the summary has none (a
+ * run stored before clocks were detected). A summary that cannot be had is an error: a
+ * table rounded to no clock would pass for one measured finer than it was.
+ */
+async function clockOf(runId: string, client: EdgeloadClient | null): Promise<number | null> {
+  if (client) return (await client.summary(runId)).edgeload.clock?.resolutionMs ?? null;
+  const stored = await readLocalRun(runId, () => finalSummary(asSqlReader(localDb()), runId));
+  return stored?.summary?.edgeload.clock?.resolutionMs ?? null;
 }
 
 /** Latency columns rounded to the clock's step: at 1 ms, 13.024 is 13. */

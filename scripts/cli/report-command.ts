@@ -5,25 +5,32 @@
  *
  * Writes `<out>/report.md` with its SVG charts beside it and `<out>/report.html` (the same
  * report as one page), then adds or replaces the report's row in `INDEX.md` next to the
- * report folder. The report's data comes from the API (GET /v1/runs/:id/report?format=json);
- * with no API reachable, or with --local, from the local state's results database, so runs
- * made by `npm run demo` can be reported afterwards with nothing running.
+ * report folder. The report's data comes from the API that is named (GET
+ * /v1/runs/:id/report?format=json), and nothing is written when it cannot be had; with
+ * --local, or no API named at all, from the local state's results database, so runs made
+ * by `npm run demo` can be reported afterwards with nothing running.
+ *
+ * Against the local stack's own target, the report sets what the run sent against what the
+ * target counted. When that target's ledger cannot be read the report is written all the
+ * same, saying so in its Delivery section, and the command exits 1: the rest of the report
+ * stands, but a script must not take it for a complete one (named-api.test.ts).
  */
 import type { Reconciliation } from "../../cloudflare/analytics/reconciliation.ts";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import type { DatabaseSync } from "node:sqlite";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { finalSummary, loadQueryInput } from "../../coordinator/store/results-queries.ts";
 import { reportInput, type ReportInput } from "../../reports/report-input.ts";
 import { indexEntry, updateIndex } from "../../reports/report-index.ts";
 import { renderReport } from "../../reports/report.ts";
-import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
+import { CliError, connectUnlessLocal, EXIT, readJsonFile } from "./connection.ts";
 import { parseCommand } from "./option-table.ts";
 import { REPORT_COMMAND } from "./tables/results-tables.ts";
-import { asSqlReader, openLocalResults } from "./local-results.ts";
+import { asSqlReader, localResultsOrFail, readLocalRun } from "./local-results.ts";
 import type { EdgeloadClient } from "./client.ts";
-import type { Delivery } from "../../core/run/delivery.ts";
+import type { DeliveryOutcome } from "../../reports/delivery-section.ts";
 import { checkDelivery, ledgerFor } from "./delivery-check.ts";
-import { readDevFile } from "./dev-file.ts";
+import { readDevFile, type DevFile } from "./dev-file.ts";
 
 /** A report folder's name: it becomes a link in the index, so plain characters only. */
 const REPORT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -36,10 +43,10 @@ export async function reportCommand(args: string[]): Promise<number> {
   const name = basename(out);
   if (!REPORT_NAME.test(name)) throw new CliError(`--out: the folder name "${name}" must be letters, digits, ".", "_" or "-"`, EXIT.invalidConfig);
 
-  const client = v.local ? null : await connect(v).catch(() => null);
-  const input = client ? await client.reportInput(runId) : await localReportInput(runId);
+  const client = await connectUnlessLocal(v);
+  const input = client ? await client.reportInput(runId) : await localReportInput(runId, localResultsOrFail());
   const cloudflare = v["cf-analytics"] ? await readReconciliation(v["cf-analytics"], runId) : undefined;
-  const delivery = client ? await deliveryOf(client, runId, input.summary.edgeload.target) : null;
+  const delivery = client ? await deliveryOf(client, runId, input.summary.edgeload.target, await readDevFile()) : undefined;
   const report = await renderReport({ ...input, ...(cloudflare ? { cloudflare } : {}), ...(delivery ? { delivery } : {}) });
 
   await mkdir(out, { recursive: true });
@@ -53,28 +60,37 @@ export async function reportCommand(args: string[]): Promise<number> {
   const shown = (path: string) => (path.startsWith(process.cwd() + sep) ? relative(process.cwd(), path) : path);
   console.log(`report for ${runId} (${input.summary.edgeload.status}) in ${shown(out)}/: report.md, report.html, ${Object.keys(report.charts).join(", ")}`);
   console.log(`index: ${shown(index)}`);
+  if (delivery && "notReconciled" in delivery) {
+    console.error(`edgeload: the report's delivery is not reconciled: ${delivery.notReconciled}`);
+    return EXIT.failure;
+  }
   return EXIT.ok;
 }
 
-/** Against the running local stack's target, which counts what it receives: the run's delivery. */
-async function deliveryOf(client: EdgeloadClient, runId: string, target: string): Promise<Delivery | null> {
-  const dev = await readDevFile();
+/**
+ * Against the running local stack's target, which counts what it receives: the run's
+ * delivery, or why its ledger could not be read. Undefined for any other target (it does
+ * not count), which the report says as "not checked".
+ */
+async function deliveryOf(client: EdgeloadClient, runId: string, target: string, dev: DevFile | null): Promise<DeliveryOutcome | undefined> {
   const ledger = dev ? ledgerFor(target, [dev.targetUrl, ...(dev.targetProxyUrl ? [dev.targetProxyUrl] : [])], dev.targetAdminSecret) : null;
-  return ledger ? checkDelivery(client, runId, ledger).catch(() => null) : null;
+  if (!ledger) return undefined;
+  try {
+    return await checkDelivery(client, runId, ledger);
+  } catch (error) {
+    return { notReconciled: (error as Error).message };
+  }
 }
 
-/** The report's data from the local state, as the coordinator would build it. */
-async function localReportInput(runId: string): Promise<ReportInput> {
-  const db = openLocalResults();
-  if (!db)
-    throw new CliError("no API to talk to and no local results in .edgeload/state: run `npm run demo` or `edgeload dev` first, or pass --url and --token");
+/** The report's data from the local state (`db`, closed after), as the coordinator would build it. */
+export async function localReportInput(runId: string, db: DatabaseSync): Promise<ReportInput> {
   try {
     const reader = asSqlReader(db);
-    const run = await finalSummary(reader, runId);
-    if (!run) throw new CliError(`no run ${runId} in the local results`);
+    const run = await readLocalRun(runId, () => finalSummary(reader, runId));
+    if (!run) throw new CliError(`no run ${runId} in the local results`, EXIT.invalidConfig);
     if (!run.summary) throw new CliError(`run ${runId} has no stored summary yet (it has not ended): start \`edgeload dev\` to report it live`);
-    const rows = await loadQueryInput(reader, runId, "duration");
-    if (!rows) throw new CliError(`no run ${runId} in the local results`);
+    const rows = await readLocalRun(runId, () => loadQueryInput(reader, runId, "duration"));
+    if (!rows) throw new CliError(`no run ${runId} in the local results`, EXIT.invalidConfig);
     return reportInput(run.summary, rows);
   } finally {
     db.close();

@@ -50,4 +50,14 @@ describe("probeStrictValidation", () => {
     expect(await probeStrictValidation(client, { ...spec(), scenario: { name: "userinfo", seed: "tokens" } }, (l) => lines.push(l))).toBe("not probed");
     expect(lines).toEqual([]);
   });
+
+  it("says so when the provider cannot be asked, rather than passing over it in silence", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const target = `http://127.0.0.1:${(closed.address() as { port: number }).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const lines: string[] = [];
+    expect(await probeStrictValidation(client, { ...spec(), target }, (l) => lines.push(l))).toBe("not probed");
+    expect(lines).toEqual([`⚠ pre-flight: could not check whether ${target} rejects a token minted for another audience: ECONNREFUSED`]);
+  });
 });

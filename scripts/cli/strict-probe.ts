@@ -4,7 +4,7 @@
  * then count every `wrong_audience` and `wrong_client` token as a false positive: a failed
  * verdict the user could have avoided before any load. One introspection of one such token
  * from the run's own seed set tells; the run goes ahead either way (its verdict is the
- * judge), with the advice printed first.
+ * judge), with the advice printed first, or why the question could not be asked.
  */
 import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import type { EdgeloadClient } from "./client.ts";
@@ -30,8 +30,11 @@ export async function probeStrictValidation(client: EdgeloadClient, rawSpec: unk
     });
     const body = (await answer.json()) as { active?: unknown };
     if (body.active !== true) return "rejects";
-  } catch {
-    return "not probed"; // the run itself will say what is wrong with the provider
+  } catch (error) {
+    // The run goes ahead (it will say what is wrong with the provider), but a check that
+    // could not be made is said, not taken for one that passed.
+    log(`⚠ pre-flight: could not check whether ${parsed.spec.target} rejects a token minted for another audience: ${reasonOf(error)}`);
+    return "not probed";
   }
   log(
     [
@@ -43,4 +46,10 @@ export async function probeStrictValidation(client: EdgeloadClient, rawSpec: unk
     ].join("\n"),
   );
   return "accepts";
+}
+
+/** One line for a failed probe: undici keeps the network reason (ECONNREFUSED, …) in its cause. */
+function reasonOf(error: unknown): string {
+  const e = error as Error & { cause?: { code?: string } };
+  return e.cause?.code ?? e.message.split("\n")[0]!;
 }

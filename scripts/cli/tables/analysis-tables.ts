@@ -10,7 +10,9 @@ export const QUERY_COMMAND = {
     'query --sql "SELECT … ?1 …" [--param VALUE]...',
     "query <run> --series [NAME]",
   ],
-  details: ["With no API reachable, or with --local, reads the local state's results database directly."],
+  details: [
+    "Asks the API that is named (--url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running `edgeload dev`) and fails when it cannot: exit 104 for --url without a token, 1 for an API that does not answer. With --local, or no API named at all, reads the local state's results database directly.",
+  ],
   positionals: true,
   options: [
     { name: "by", type: "string", value: "LIST", description: "group rows by region, step, status_class, shard, colo" },

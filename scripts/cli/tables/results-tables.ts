@@ -54,7 +54,10 @@ export const REPORT_COMMAND = {
   name: "report",
   summary: "a run's report as Markdown and HTML with SVG charts, indexed in INDEX.md",
   usage: ["report <run> [--out reports/<run>] [--local] [--cf-analytics FILE]"],
-  details: ["With no API reachable, or with --local, the report is made from the local state's results database."],
+  details: [
+    "Made from the API that is named (--url/--token, EDGELOAD_URL/EDGELOAD_TOKEN, or a running `edgeload dev`); when it fails nothing is written (exit 104 for --url without a token, 1 for an API that does not answer). With --local, or no API named at all, made from the local state's results database.",
+    "Its Delivery section sets what the run sent against what the local stack's target counted, or says why not: not checked for any other target; when that target's ledger cannot be read, the report is written saying so and the command exits 1.",
+  ],
   positionals: true,
   options: [
     { name: "out", type: "string", value: "DIR", description: "the report's folder (default reports/<run>)" },
