@@ -57,7 +57,7 @@ export async function runScriptPhase(
     {
       exec: phase,
       vu: 0,
-      firstPoolVu: 0,
+      pool: { first: 0, size: 0, preAllocated: 0 },
       iterationInTest: 0,
       scenario: { name: phase, executor: "", startTimeMs: 0 },
       env: script.env,

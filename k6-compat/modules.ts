@@ -36,7 +36,7 @@ export const MODULES = {
   },
   "k6/metrics": { exports: ["Counter", "Gauge", "Rate", "Trend"], blocking: [] },
   "k6/data": { exports: ["SharedArray"], blocking: [] },
-  "k6/execution": { exports: [], blocking: [] },
+  "k6/execution": { exports: ["vu", "scenario", "instance", "test"], blocking: [] },
   "k6/encoding": { exports: ["b64encode", "b64decode"], blocking: [] },
   "k6/crypto": {
     exports: ["md4", "md5", "sha1", "sha256", "sha384", "sha512", "sha512_224", "sha512_256", "ripemd160", "hmac", "randomBytes", "createHash", "createHMAC"],

@@ -5,11 +5,14 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { bundleScript } from "./bundle.ts";
 import { evaluateInitContext } from "./init-context.ts";
 import { specFromOptions } from "./options.ts";
+import { CookieJar } from "./runtime/cookie-jar.ts";
+import { createVuModules, sequence, type VuContext } from "./runtime/vu-modules.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "k6-compat-"));
 function script(name: string, source: string): string {
@@ -60,6 +63,37 @@ describe("bundleScript", () => {
         files: { "users.json": { text: '["a","b"]' } },
       },
     });
+  });
+
+  it("gives k6/execution's named exports (vu, scenario, instance, test) as well as its default, read live at each iteration", async () => {
+    const path = script(
+      "execution.js",
+      `
+      import exec, { instance, scenario, test, vu } from "k6/execution";
+      export default function () {
+        return [vu.idInTest, vu.iterationInScenario, scenario.name, scenario.iterationInTest, exec.vu.idInTest, exec.scenario.iterationInTest, typeof instance, typeof test.abort];
+      }
+    `,
+    );
+    const bundled = await bundleScript(path);
+    if (!bundled.ok) throw new Error(bundled.problems.join("; "));
+    const context: VuContext = {
+      id: 3,
+      iteration: 0,
+      iterationInTest: 0,
+      scenario: { name: "browse", executor: "constant-vus", startTimeMs: 0 },
+      samples: [],
+      host: null,
+      jar: new CookieJar(),
+      shared: new Map(),
+    };
+    const instantiate = vm.runInContext(bundled.factory, vm.createContext({})) as (...args: unknown[]) => { exports: Record<string, () => unknown> };
+    const { exports } = instantiate(createVuModules(context), {}, context.id, () => "", sequence);
+    expect(exports.default!()).toEqual([3, 0, "browse", 0, 3, 0, "object", "function"]);
+    // The runtime moves the VU's context on between iterations; the imported bindings follow.
+    context.iteration = 1;
+    context.iterationInTest = 7;
+    expect(exports.default!()).toEqual([3, 1, "browse", 7, 3, 7, "object", "function"]);
   });
 
   it("stops on a request in the init context, like k6", async () => {
@@ -126,6 +160,8 @@ describe("specFromOptions", () => {
       ["admin", "constant-vus", "admin", 5000],
     ]);
     expect(spec.thresholds["http_req_duration{scenario:admin}"]).toEqual([{ threshold: "p(95)<300", abortOnFail: true }]);
+    // The VUs k6 starts before the first iteration, which take iterations in turn (runtime/vu-pool.ts).
+    expect(spec.scenarios!.map((s) => s.spec.preAllocatedVUs)).toEqual([10, undefined]);
   });
 
   it("takes summaryTrendStats into the run spec, where k6's summary and handleSummary data show them", () => {

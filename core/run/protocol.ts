@@ -61,6 +61,11 @@ export interface ScenarioPart {
   readonly stepOffset: number;
   /** The scenario's start in whole seconds after the run's T0. */
   readonly windowOffsetS: number;
+  /**
+   * Its VUs' ids in the test start after this (core/schedule/vu-ids.ts), so no two scenarios
+   * share a `__VU`; absent (assignments stored before it): 0.
+   */
+  readonly vuIdOffset?: number;
 }
 
 /** A window of a scenario's shard in the run's numbering of windows and steps. */

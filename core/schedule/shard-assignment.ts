@@ -1,12 +1,14 @@
 /**
  * What each shard of a run is told to do: its share of the plan, the common start, its
  * deadline and the spec it runs. In a run of named scenarios each shard runs its own
- * scenario's spec from that scenario's start (see core/spec/named-scenarios.ts).
+ * scenario's spec from that scenario's start (see core/spec/named-scenarios.ts), its VUs
+ * numbered after the scenarios before it (vu-ids.ts).
  */
 import type { Plan } from "../plan/plan.ts";
 import { shardsUnder } from "../plan/aggregation-tree.ts";
 import type { Mode, ShardAssignment } from "../run/protocol.ts";
 import type { RunSpec } from "../spec/types.ts";
+import { scenarioVuOffsets, vuIdsNeeded } from "./vu-ids.ts";
 
 /**
  * How long before t0 each shard wakes to warm up (workers/shard/warm-up.ts): its colo, its
@@ -43,7 +45,8 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       ...(tree ? { reportsTo: tree.parentOfShard[shard.index]! } : {}),
     }));
   }
-  return plan.scenarios.flatMap((planned) => {
+  const vuIdOffsets = scenarioVuOffsets(plan.scenarios.map((s) => vuIdsNeeded(s.plan)));
+  return plan.scenarios.flatMap((planned, i) => {
     const scenario = spec.scenarios?.find((s) => s.name === planned.name);
     if (!scenario) throw new Error(`the plan has scenario ${planned.name}, the spec does not`);
     const startMs = t0Ms + scenario.startMs;
@@ -59,7 +62,13 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       flushGraceMs,
       spec: scenarioSpec,
       mode,
-      part: { scenario: scenario.name, runShard: planned.firstShard + shard.index, stepOffset: scenario.stepOffset, windowOffsetS: scenario.startMs / 1000 },
+      part: {
+        scenario: scenario.name,
+        runShard: planned.firstShard + shard.index,
+        stepOffset: scenario.stepOffset,
+        windowOffsetS: scenario.startMs / 1000,
+        vuIdOffset: vuIdOffsets[i]!,
+      },
     }));
   });
 }

@@ -209,6 +209,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
           : b.preAllocatedVUs !== undefined
             ? { maxInFlightFrom: "preAllocatedVUs" as const }
             : {}),
+      ...(!vus && b.preAllocatedVUs !== undefined ? { preAllocatedVUs: b.preAllocatedVUs } : {}),
       thresholds: b.thresholds,
       vars: b.vars,
       secrets: b.secrets,

@@ -114,6 +114,11 @@ export interface RunSpec {
   readonly maxInFlight: number;
   /** Which of the spec's fields set maxInFlight for an arrival-rate run; absent: the default. */
   readonly maxInFlightFrom?: "maxVUs" | "preAllocatedVUs";
+  /**
+   * An arrival-rate run's preAllocatedVUs as given: a k6 script's VUs that take iterations
+   * in turn before any other starts (k6-compat/runtime/vu-pool.ts); absent: not given.
+   */
+  readonly preAllocatedVUs?: number;
   readonly thresholds: Readonly<Record<string, readonly ThresholdInput[]>>;
   readonly vars: Readonly<Record<string, string>>;
   readonly secrets: Readonly<Record<string, string>>;

@@ -3,8 +3,10 @@
  * (workers/shard/script-flow.ts) with no network access of its own, it keeps one instance
  * of the script per VU (its own globals, as in k6) and runs iterations when the shard asks.
  *
- * Closed-model runs name their VU; arrival-rate runs take an idle VU from this isolate's
- * pool or start a new one, numbered so that __VU is unique across shards.
+ * Closed-model runs name their VU; arrival-rate runs take one from their shard's pool by
+ * k6's rule (vu-pool.ts). The shards of every scenario of a run may share this isolate, so
+ * VUs are kept by their id in the test, which no two scenarios or shards share
+ * (core/schedule/vu-ids.ts): each VU is one instance of the script, as in k6.
  */
 import { WorkerEntrypoint } from "cloudflare:workers";
 // @ts-expect-error the bundle's own module, made by k6-compat/bundle.ts for each script
@@ -14,6 +16,7 @@ import { setupDataKey } from "./setup-data-key.ts";
 import { CookieJar } from "./cookie-jar.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
+import { VuPool } from "./vu-pool.ts";
 
 type Instance = { readonly exports: Record<string, unknown>; setIteration(n: number): void };
 type Factory = (
@@ -28,13 +31,14 @@ type EmbeddedFile = { readonly text: string } | { readonly base64: string };
 interface Vu {
   readonly context: VuContext;
   readonly instance: Instance;
-  /** The first __VU of the pool it returns to after each iteration; null for closed-model VUs. */
-  readonly pool: number | null;
+  /** The pool it returns to after each iteration; null for closed-model VUs. */
+  readonly pool: VuPool | null;
 }
 
-const byNumber = new Map<number, Vu>();
-/** Arrival-rate VUs by the shard pool they belong to (its first __VU): idle ones and how many. */
-const pools = new Map<number, { idle: Vu[]; size: number }>();
+/** Every VU this isolate has started, by its id in the test (__VU). */
+const byId = new Map<number, Vu>();
+/** Arrival-rate shards' pools, by their first id. */
+const pools = new Map<number, VuPool>();
 const shared = new Map<string, readonly unknown[]>();
 /** setup()'s result, parsed once per isolate (see IterationStart.setupDataKey). */
 let setupCache: { key: string; value: unknown } | null = null;
@@ -47,7 +51,7 @@ function open(path: string, mode?: string, moduleDir = "."): unknown {
   return mode === "b" ? bytes.buffer : new TextDecoder().decode(bytes);
 }
 
-function startVu(id: number, start: IterationStart, pool: number | null): Vu {
+function startVu(id: number, start: IterationStart, pool: VuPool | null): Vu {
   const context: VuContext = { id, iteration: 0, iterationInTest: 0, scenario: { ...start.scenario }, samples: [], host: null, jar: new CookieJar(), shared };
   const instance = (instantiate as Factory)(createVuModules(context), { ...start.env }, id, open, sequence);
   return { context, instance, pool };
@@ -55,13 +59,24 @@ function startVu(id: number, start: IterationStart, pool: number | null): Vu {
 
 function vuFor(start: IterationStart): Vu {
   if (start.vu !== null) {
-    let vu = byNumber.get(start.vu);
-    if (!vu) byNumber.set(start.vu, (vu = startVu(start.vu, start, null)));
+    let vu = byId.get(start.vu);
+    if (!vu) byId.set(start.vu, (vu = startVu(start.vu, start, null)));
     return vu;
   }
-  let pool = pools.get(start.firstPoolVu);
-  if (!pool) pools.set(start.firstPoolVu, (pool = { idle: [], size: 0 }));
-  return pool.idle.pop() ?? startVu(start.firstPoolVu + pool.size++, start, start.firstPoolVu);
+  let pool = pools.get(start.pool.first);
+  if (!pool) pools.set(start.pool.first, (pool = new VuPool(start.pool)));
+  const id = pool.take();
+  if (id === null) throw new Error(`all ${start.pool.size} VUs of this shard are busy (VUs ${start.pool.first}…${start.pool.first + start.pool.size - 1})`);
+  let vu = byId.get(id);
+  if (vu) return vu;
+  try {
+    vu = startVu(id, start, pool);
+  } catch (error) {
+    pool.give(id); // its init context threw: the id waits for another try
+    throw error;
+  }
+  byId.set(id, vu);
+  return vu;
 }
 
 export default class K6Script extends WorkerEntrypoint {
@@ -91,7 +106,7 @@ export default class K6Script extends WorkerEntrypoint {
     } finally {
       context.host = null;
       context.iteration++;
-      if (vu.pool !== null) pools.get(vu.pool)!.idle.push(vu);
+      vu.pool?.give(context.id);
     }
   }
 

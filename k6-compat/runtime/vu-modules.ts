@@ -175,30 +175,44 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     },
   };
 
+  // One object each, read through getters, so that `import { scenario } from "k6/execution"`
+  // (bound once, when the VU's init context runs) reads the running iteration, as in k6.
   const execution = {
-    get vu() {
-      return {
-        idInTest: vu.id,
-        idInInstance: vu.id,
-        iterationInInstance: vu.iteration,
-        iterationInScenario: vu.iteration,
-        tags: {},
-        metrics: { tags: {}, metadata: {} },
-      };
+    vu: {
+      get idInTest() {
+        return vu.id;
+      },
+      get idInInstance() {
+        return vu.id;
+      },
+      get iterationInInstance() {
+        return vu.iteration;
+      },
+      get iterationInScenario() {
+        return vu.iteration;
+      },
+      tags: {},
+      metrics: { tags: {}, metadata: {} },
     },
-    get scenario() {
-      return {
-        name: vu.scenario.name,
-        executor: vu.scenario.executor,
-        startTime: vu.scenario.startTimeMs,
-        progress: 0,
-        iterationInInstance: vu.iterationInTest,
-        iterationInTest: vu.iterationInTest,
-      };
+    scenario: {
+      get name() {
+        return vu.scenario.name;
+      },
+      get executor() {
+        return vu.scenario.executor;
+      },
+      get startTime() {
+        return vu.scenario.startTimeMs;
+      },
+      progress: 0,
+      get iterationInInstance() {
+        return vu.iterationInTest;
+      },
+      get iterationInTest() {
+        return vu.iterationInTest;
+      },
     },
-    get instance() {
-      return { iterationsCompleted: 0, iterationsInterrupted: 0, vusActive: 0, vusInitialized: 0, currentTestRunDuration: 0 };
-    },
+    instance: { iterationsCompleted: 0, iterationsInterrupted: 0, vusActive: 0, vusInitialized: 0, currentTestRunDuration: 0 },
     test: {
       abort(): never {
         throw new Error("exec.test.abort() is not supported by edgeload's k6 compat layer yet: use a threshold with abortOnFail");

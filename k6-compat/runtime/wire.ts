@@ -4,6 +4,7 @@
  * timeouts, the allow-list and the measurements are the engine's own; the script's
  * isolate only decides what to send and records k6 checks and custom metrics.
  */
+import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
 
 export interface WireRequest {
   readonly method: string;
@@ -50,13 +51,14 @@ export interface IterationHost {
 export interface IterationStart {
   /** The k6 function to run: "default" or a scenario's `exec`. */
   readonly exec: string;
-  /** __VU: the closed model's VU number, or null to take a VU from the shard's pool (arrival rate). */
+  /** __VU: the closed model's VU id in the test, or null to take a VU from the shard's pool (arrival rate). */
   readonly vu: number | null;
   /**
-   * The first __VU of this shard's pool (arrival rate): shards number theirs from
-   * index × per-shard cap + 1, so VU numbers are unique and stay within maxVUs (rounded up).
+   * This shard's pool of VUs (arrival rate): its own slice of its scenario's ids
+   * (core/schedule/vu-ids.ts), handed out by k6's rule (vu-pool.ts).
    */
-  readonly firstPoolVu: number;
+  readonly pool: VuPoolRange;
+  /** exec.scenario.iterationInTest: unique within the scenario, across its shards. */
   readonly iterationInTest: number;
   readonly scenario: { readonly name: string; readonly executor: string; readonly startTimeMs: number };
   readonly env: Readonly<Record<string, string>>;

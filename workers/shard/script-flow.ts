@@ -15,6 +15,7 @@ import type { ScriptSpec } from "../../core/spec/script-schema.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type IterationInfo } from "../../scenarios/flow.ts";
 import type { IterationHost as Host, IterationOutcome, IterationStart, Sample, WireRequest, WireResponse } from "../../k6-compat/runtime/wire.ts";
 import { setupDataKey } from "../../k6-compat/runtime/setup-data-key.ts";
+import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
 
 /** What PUT /v1/scripts stores: the runtime and the script's factory (k6-compat/bundle.ts). */
 export interface ScriptModules {
@@ -48,7 +49,12 @@ export function scriptEntrypoint(loader: WorkerLoader, key: string, modules: Scr
 export interface ScriptRun {
   readonly script: ScriptSpec;
   readonly scenario: { readonly name: string; readonly executor: string; readonly startTimeMs: number };
-  readonly firstPoolVu: number;
+  /** The scenario's VUs have ids offset + 1 … in the test (core/schedule/vu-ids.ts). */
+  readonly vuIdOffset: number;
+  /** This shard's VUs for arrival-rate iterations. */
+  readonly pool: VuPoolRange;
+  /** The scenario-wide number of this shard's k-th closed-model iteration (segmentedIndex). */
+  readonly iterationInTest: (k: number) => number;
   /** The run's step names: a request tagged with one is recorded under it, others under the first. */
   readonly steps: readonly string[];
   readonly setupData: string | null;
@@ -58,15 +64,25 @@ export interface ScriptRun {
 
 export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
   const setupDataKeyOf = run.setupData === null ? null : setupDataKey(run.setupData);
+  /** Closed-model iterations this shard has started (checkpointed: the count goes on after a restart). */
+  let closedStarted = 0;
   return {
     iterationsMayBeEmpty: true,
+    snapshot: () => ({ closedStarted }),
+    restore(state: unknown) {
+      const saved = (state as { closedStarted?: unknown } | null)?.closedStarted;
+      if (typeof saved === "number") closedStarted = saved;
+    },
     async run(io: FlowIO, it: IterationInfo): Promise<void> {
       const host = new IterationHost(io, run.mayRequest, run.steps);
+      // A VU executor's iteration numbers count per VU (it.global); arrival-rate ones are
+      // already the scenario's (ShardShare.globalIndex).
+      const closed = it.vu !== undefined;
       const start: IterationStart = {
         exec: run.script.exec,
-        vu: it.vu ?? null,
-        firstPoolVu: run.firstPoolVu,
-        iterationInTest: it.global,
+        vu: closed ? run.vuIdOffset + it.vu! : null,
+        pool: run.pool,
+        iterationInTest: closed ? run.iterationInTest(closedStarted++) : it.global,
         scenario: run.scenario,
         env: run.script.env,
         setupDataKey: setupDataKeyOf,

@@ -8,6 +8,7 @@ import type { ShardAssignment } from "../../core/run/protocol.ts";
 import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/data/seed-set.ts";
 import { SETUP_DATA, scriptObjectKey } from "../../core/spec/script-schema.ts";
 import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
+import { segmentedIndex, shardVuPool } from "../../core/schedule/vu-ids.ts";
 import { createFlow } from "../../scenarios/create-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import type { Env } from "../env.ts";
@@ -44,11 +45,14 @@ async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment): Pro
   if (!env.LOADER) throw new Error("this deployment has no Worker Loader binding (LOADER): it cannot run k6 scripts");
   const object = await env.SEEDS.get(scriptObjectKey(script.bundle));
   if (!object) throw new Error(`script bundle ${script.bundle} is not in R2`);
+  const vuIdOffset = assignment.part?.vuIdOffset ?? 0;
   const entry = scriptEntrypoint(env.LOADER, `${assignment.runId}:${script.bundle}`, await object.json<ScriptModules>());
   return scriptFlow(entry, {
     script,
     scenario: { name: assignment.part?.scenario ?? "default", executor: spec.executor, startTimeMs: (assignment.part?.windowOffsetS ?? 0) * 1000 },
-    firstPoolVu: assignment.shard.index * assignment.shard.maxInFlight + 1,
+    vuIdOffset,
+    pool: shardVuPool({ offset: vuIdOffset, shard: assignment.shard, weights: assignment.weights, preAllocatedVUs: spec.preAllocatedVUs }),
+    iterationInTest: segmentedIndex(assignment.weights, assignment.shard.index),
     steps: spec.steps.map((s) => s.name),
     setupData: spec.setupData?.[SETUP_DATA] ?? null,
     mayRequest: (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null,
