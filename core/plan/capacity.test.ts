@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { breakReasons, deriveCapacity, findKnee, renderCapacity, stepFromSummary, type LadderStep } from "./capacity.ts";
+import { breakReasons, deriveCapacity, findKnee, ladderVerdict, renderCapacity, stepFromSummary, type LadderStep } from "./capacity.ts";
 import type { Summary } from "../run/summary.ts";
 
 /** A step at `rate` that delivered its load cleanly in 10 s; `over` changes what a row needs. */
@@ -58,6 +58,18 @@ describe("deriveCapacity", () => {
     expect(table.hardLimit?.evidence).toMatchObject({ ratePerS: 200, p99Ms: 30, errorRate: 0.25, failedThresholds: ["http_req_failed rate<0.01"] });
     expect(table.hardLimit?.reasons).toEqual(["error rate 25.00% over the 1.00% limit"]);
     expect(table.peak?.reasons).toEqual([]);
+  });
+});
+
+describe("ladderVerdict", () => {
+  it.each([
+    // [why, steps, verdict]
+    ["every step held: the capacity is at least the top step", [step(100), step(200)], "passed"],
+    ["200/s broke after 100/s held: a capacity between them", [step(100), step(200, { errorRate: 0.2 })], "passed"],
+    ["the first step already broke: the capacity is below the ladder, not a figure", [step(100, { errorRate: 0.2 }), step(200)], "inconclusive"],
+    ["no step measured", [], "inconclusive"],
+  ] as const)("%s → %s", (_why, steps, kind) => {
+    expect(ladderVerdict(deriveCapacity(steps, RULES)).kind).toBe(kind);
   });
 });
 

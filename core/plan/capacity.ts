@@ -23,6 +23,7 @@
  * const table = deriveCapacity(steps, { errorLimit: 0.01 });
  * table.hardLimit?.ratePerS // → 200: the first step with more than 1% errors
  */
+import { inconclusive, PASSED, type Verdict } from "../run/verdict.ts";
 import type { Summary } from "../run/summary.ts";
 import { table } from "../run/summary-text.ts";
 import { formatMs } from "../metrics/clock-resolution.ts";
@@ -211,4 +212,20 @@ function percent(fraction: number): string {
 
 function round3(n: number): number {
   return Math.round(n * 1000) / 1000;
+}
+
+/**
+ * A ladder's verdict (core/run/verdict.ts): passed when it established a capacity — some
+ * step held, whether a later one broke or every one held ("at least the top step") —
+ * inconclusive when none was measured, or the first step already broke (the capacity is
+ * somewhere below the ladder, not a figure). A step run that ended in error, inconclusive
+ * or aborted stops the ladder with its own code (scripts/cli/ladder-command.ts).
+ */
+export function ladderVerdict(capacity: CapacityTable): Verdict {
+  if (capacity.steps.length === 0) return inconclusive("no step was measured");
+  if (capacity.peak === null && capacity.recommended === null) {
+    const first = capacity.steps[0]!;
+    return inconclusive(`the first step (${first.label}) already broke: ${first.breaks.join("; ")}; the capacity is below the ladder, start it lower`);
+  }
+  return PASSED;
 }

@@ -173,10 +173,30 @@ describe("compareRuns on synthetic runs", () => {
     expect(metric(compareRuns(a, b, { seed: 2 }), "mean").interval).not.toEqual(metric(compareRuns(a, b), "mean").interval);
   });
 
-  it("compares only the regions both runs have, and says which it left out", () => {
+  it("compares only the regions both runs have, says which it left out, and cannot pass without them", () => {
     const result = compareRuns(syntheticRun({ requests: 2_000, seed: 11 }), syntheticRun({ requests: 2_000, seed: 12, regions: ["weur", "apac"] }));
     expect(result.regions.map((r) => r.region)).toEqual(["all", "weur"]);
     expect(result.notes).toEqual(["region wnam is only in the baseline: not compared", "region apac is only in the candidate: not compared"]);
+    expect(result.outcome).toEqual({ kind: "inconclusive", reasons: result.notes });
+    expect(result.verdict).toBe("no-data");
+  });
+
+  it.each([
+    // [baseline requests, candidate requests, why]
+    [0, 0, "two runs with no rows: nothing to compare"],
+    [2_000, 0, "a candidate that measured nothing"],
+    [0, 2_000, "a baseline that measured nothing"],
+  ])("is inconclusive, never unchanged, for %i against %i requests (%s)", (a, b) => {
+    const empty: QueryInput = { windows: [], histograms: [], shards: [], durationS: SECONDS };
+    const run = (n: number, seed: number) => (n ? syntheticRun({ requests: n, seed }) : empty);
+    const result = compareRuns(run(a, 31), run(b, 32));
+    expect(result.outcome.kind).toBe("inconclusive");
+    expect(result.verdict).toBe("no-data");
+  });
+
+  it("passes a comparison in which every metric of every region was compared", () => {
+    const result = compareRuns(syntheticRun({ requests: 2_000, seed: 41 }), syntheticRun({ requests: 2_000, seed: 42 }));
+    expect(result.outcome).toEqual({ kind: "passed" });
   });
 
   it("stays fast for millions of requests: the cost is per bucket, not per request", () => {
@@ -232,7 +252,10 @@ describe("compareRuns on synthetic runs", () => {
       fc.property(run, (spec) => {
         const input = syntheticRun(spec);
         const result = compareRuns(input, input, { resamples: 200 });
-        expect(result.verdict).toBe("unchanged");
+        // A run whose every request was dropped has no latency: that is not comparable, not unchanged.
+        const noLatency = input.histograms.every((h) => h.count === 0);
+        expect(result.verdict).toBe(noLatency ? "no-data" : "unchanged");
+        expect(result.outcome.kind).toBe(noLatency ? "inconclusive" : "passed");
         for (const m of result.metrics) {
           if (m.interval) {
             expect(m.interval[0]).toBeLessThanOrEqual(0);

@@ -3,7 +3,8 @@
  * sampling noise, and by more than anyone would care about?
  *
  * Per region (and "all") it compares p50, p95, p99 and mean http_req_duration, the error
- * rate and the dropped share. A verdict other than "unchanged" needs the whole confidence
+ * rate and the dropped share. A metric a run has no data for is "no-data", and makes the
+ * comparison inconclusive, never "unchanged". A verdict of "regressed" or "improved" needs the whole confidence
  * interval of the change (candidate − baseline) beyond a practical minimum: by default the
  * larger of 5% of the baseline and 1 ms for latency (never less than a step of the coarser
  * run's clock, core/metrics/clock-resolution.ts), 0.1 percentage point for rates. Huge
@@ -27,19 +28,21 @@
  *
  * @example
  * const result = compareRuns(baselineInput, candidateInput, { minRelative: 0.1 });
- * if (result.verdict === "regressed") process.exitCode = 99;
+ * process.exitCode = verdictExitCode(result.outcome); // 0 passed, 99 regressed, 75 not comparable
  */
 import { parseDurationMs } from "../spec/duration.ts";
 import type { Histogram } from "../metrics/histogram.ts";
 import { aggregateGroups, type QueryGroup, type QueryInput, type QueryTrend } from "./query.ts";
 import type { Problem } from "../spec/input-problem.ts";
 import { binomial, seededRandom, type Random, fnv1a, proportionDifference } from "./comparison-statistics.ts";
+import { failed, inconclusive, PASSED, type Verdict as GateVerdict } from "../run/verdict.ts";
 
 export const LATENCY_METRICS = ["p50", "p95", "p99", "mean"] as const;
 export const RATE_METRICS = ["error_rate", "dropped_share"] as const;
 export const COMPARE_METRICS = [...LATENCY_METRICS, ...RATE_METRICS] as const;
 export type CompareMetric = (typeof COMPARE_METRICS)[number];
-export type Verdict = "regressed" | "improved" | "unchanged";
+/** A metric's change: beyond noise either way, within it, or not comparable (a run has no data for it). */
+export type Verdict = "regressed" | "improved" | "unchanged" | "no-data";
 
 /** The region label of the whole run. */
 export const ALL_REGIONS = "all";
@@ -107,8 +110,17 @@ export interface RegionSamples {
 }
 
 export interface Comparison {
-  /** "regressed" if any metric of any region regressed, else "improved" if any improved. */
+  /**
+   * "regressed" if any metric of any region regressed, else "no-data" if something could
+   * not be compared, else "improved" if any improved, else "unchanged".
+   */
   readonly verdict: Verdict;
+  /**
+   * The verdict a pipeline gates on (core/run/verdict.ts): failed when something regressed,
+   * inconclusive when a region or metric could not be compared (or nothing could), else
+   * passed. Its exit code is the command's.
+   */
+  readonly outcome: GateVerdict;
   readonly options: CompareOptions;
   readonly regions: readonly RegionSamples[];
   /** One entry per region × metric, "all" first. */
@@ -133,19 +145,39 @@ export function compareRuns(baseline: QueryInput, candidate: QueryInput, options
     notes.push(`the runs were timed with a ${clockMs} ms clock: the latency minimum of ${asked.minLatencyMs} ms is at least one step of it`);
   const regions: RegionSamples[] = [];
   const metrics: MetricComparison[] = [];
+  const oneSided: string[] = [];
   for (const region of new Set([...a.keys(), ...b.keys()])) {
     const ga = a.get(region);
     const gb = b.get(region);
     if (!ga || !gb) {
-      notes.push(`region ${region} is only in the ${ga ? "baseline" : "candidate"}: not compared`);
+      oneSided.push(`region ${region} is only in the ${ga ? "baseline" : "candidate"}: not compared`);
       continue;
     }
     regions.push({ region, baselineRequests: ga.requests, candidateRequests: gb.requests });
     metrics.push(...compareLatency(region, ga.h, gb.h, o), ...compareRates(region, ga, gb, o));
   }
+  notes.push(...oneSided);
   const any = (v: Verdict) => metrics.some((m) => m.verdict === v);
-  const verdict: Verdict = any("regressed") ? "regressed" : any("improved") ? "improved" : "unchanged";
-  return { verdict, options: o, regions, metrics, notes, clockResolutionMs: clockMs || null };
+  const outcome = comparisonOutcome(metrics, oneSided);
+  const verdict: Verdict = any("regressed") ? "regressed" : outcome.kind === "inconclusive" ? "no-data" : any("improved") ? "improved" : "unchanged";
+  return { verdict, outcome, options: o, regions, metrics, notes, clockResolutionMs: clockMs || null };
+}
+
+/**
+ * Failed if any metric regressed; otherwise inconclusive if any could not be compared, a
+ * region is in one run only, or there was nothing to compare at all; otherwise passed.
+ */
+function comparisonOutcome(metrics: readonly MetricComparison[], oneSided: readonly string[]): GateVerdict {
+  const regressed = metrics.filter((m) => m.verdict === "regressed").map((m) => `${m.region} ${m.metric} regressed by ${m.change} ${m.unit}`);
+  if (regressed.length) return failed(...regressed);
+  const gaps = [
+    ...oneSided,
+    ...metrics
+      .filter((m) => m.verdict === "no-data")
+      .map((m) => `${m.region} ${m.metric}: ${m.baseline === null ? "the baseline" : "the candidate"} has no data`),
+  ];
+  if (metrics.length === 0) gaps.unshift("no region has data in both runs: nothing was compared");
+  return gaps.length ? inconclusive(...gaps) : PASSED;
 }
 
 /** Whole-run groups by region, "all" first. */
@@ -245,7 +277,7 @@ function noComparison(
     minEffect,
     method: "none",
     pValue: null,
-    verdict: "unchanged",
+    verdict: "no-data",
   };
 }
 

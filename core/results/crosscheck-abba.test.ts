@@ -32,6 +32,8 @@ describe("abbaCrosscheck", () => {
     const c = abbaCrosscheck({ a1: run(a1), b1: run(b1), b2: run(b2), a2: run(a2) });
     expect(p95Row(c).verdict).toBe(row);
     expect(c.verdict).toBe(overall);
+    // The exit code's verdict: only agreement passes; a moved target is inconclusive, never a pass.
+    expect(c.outcome.kind).toBe({ agree: "passed", differ: "failed", "target moved": "inconclusive" }[row]);
   });
 
   it("shows the mean difference, the tolerance and the target's spread per row", () => {

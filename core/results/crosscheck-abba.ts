@@ -19,6 +19,7 @@
  * Pure: the four runs' figures in, rows out. Percentiles of different runs are never
  * averaged into a figure: only differences between the tools' readings are.
  */
+import { failed, inconclusive, PASSED, type Verdict as GateVerdict } from "../run/verdict.ts";
 import { crosscheck, formatRowValue, ROW_LABELS, type Crosscheck, type CrosscheckRow, type LoadFigures } from "./crosscheck.ts";
 
 export type AbbaRowVerdict = "agree" | "target moved" | "differ" | "n/a";
@@ -37,6 +38,8 @@ export interface AbbaRow {
 
 export interface AbbaCrosscheck {
   readonly verdict: "agree" | "differ beyond the target's own noise" | "the target moved too much to tell";
+  /** The verdict the exit code is a function of (core/run/verdict.ts). */
+  readonly outcome: GateVerdict;
   readonly rows: readonly AbbaRow[];
   /** The two ordinary pairs, as `edgeload crosscheck --k6` shows them. */
   readonly pairs: readonly [Crosscheck, Crosscheck];
@@ -74,7 +77,25 @@ export function abbaCrosscheck(runs: AbbaRuns): AbbaCrosscheck {
       ? "the target moved too much to tell"
       : "agree";
   const notes = [...new Set([...first.notes, ...second.notes])];
-  return { verdict, rows, pairs: [first, second], notes };
+  return { verdict, outcome: abbaOutcome(rows), rows, pairs: [first, second], notes };
+}
+
+/**
+ * Failed when the tools differ beyond the target's own noise; inconclusive when the target
+ * moved too much to tell, or no row could be compared; else passed.
+ */
+function abbaOutcome(rows: readonly AbbaRow[]): GateVerdict {
+  const name = (r: AbbaRow) => `${r.metric}${r.step ? ` of ${r.step}` : ""}`;
+  const differ = rows.filter((r) => r.verdict === "differ");
+  if (differ.length)
+    return failed(...differ.map((r) => `${name(r)}: the tools differ by ${r.difference} ${r.unit}, beyond ±${r.tolerance} and the target's own spread`));
+  const moved = rows.filter((r) => r.verdict === "target moved");
+  if (moved.length)
+    return inconclusive(
+      ...moved.map((r) => `${name(r)}: the target moved by ${r.targetSpread} ${r.unit} between runs of the same tool, more than the tolerance`),
+    );
+  if (!rows.some((r) => r.verdict === "agree")) return inconclusive("nothing could be compared: no row has a figure from both tools in both pairs");
+  return PASSED;
 }
 
 function rowVerdict(difference: number | null, tolerance: number | null, spread: number | null): AbbaRowVerdict {
@@ -104,7 +125,7 @@ export function renderAbba(c: AbbaCrosscheck): string {
         .trimEnd(),
     ),
     "",
-    `verdict: ${c.verdict}`,
+    `verdict: ${c.verdict}${c.outcome.kind === "inconclusive" ? ` — INCONCLUSIVE (exit 75): ${c.outcome.reasons.join("; ")}` : ""}`,
     "  order: edgeload, k6, k6, edgeload — a target that warms or drifts between runs cancels out of the mean difference;",
     "  the target's A/A spread is how far the same tool read it apart in its two runs.",
     ...(c.notes.length ? ["notes:", ...c.notes.map((n) => `  ${n}`)] : []),

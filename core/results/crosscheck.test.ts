@@ -95,6 +95,32 @@ describe("crosscheck verdicts", () => {
     expect(result.notes.join("\n")).toMatch(/no p99 of http_req_duration: set summaryTrendStats/);
   });
 
+  it("passes a comparison whose every row agrees, even with a row k6 has no figure for", () => {
+    expect(crosscheck(figures(), figures()).outcome).toEqual({ kind: "passed" });
+    expect(crosscheck(figures(), figures({ latency: latency(22, { p99: null }) })).outcome.kind).toBe("passed");
+  });
+
+  it.each([
+    // [what was compared, edge figures, k6 figures, why]
+    [
+      "two empty readings",
+      figures({ requests: 0, ratePerS: 0, latency: latency(0, { p50: null, p90: null, p95: null, p99: null, max: null }) }),
+      figures({ requests: 0, ratePerS: 0, latency: latency(0, { p50: null, p90: null, p95: null, p99: null, max: null }) }),
+      "0 = 0 agrees about nothing",
+    ],
+    [
+      "k6 read nothing",
+      figures(),
+      figures({ requests: 0, ratePerS: 0, latency: latency(0, { p50: null, p90: null, p95: null, p99: null, max: null }) }),
+      "a k6 run that sent nothing",
+    ],
+  ] as const)("is inconclusive, never agree, for %s", (_what, edge, k6) => {
+    const result = crosscheck(edge, k6);
+    if (result.outcome.kind === "failed") return; // a disagreement is established as well: not a pass either
+    expect(result.outcome.kind).toBe("inconclusive");
+    expect(result.verdict).not.toBe("agree");
+  });
+
   it("compares the steps both tools name, with requests and p50/p95/p99 each", () => {
     const edge = figures({ steps: { authorize: { requests: 100, latency: latency(10) }, verify: { requests: 100, latency: latency(30) } } });
     const k6 = figures({ steps: { verify: { requests: 100, latency: latency(40) }, token: { requests: 100, latency: latency(5) } } });

@@ -25,6 +25,7 @@
  * and k6's microseconds): within that, two readings cannot be told apart. Pure: figures in,
  * rows out.
  */
+import { failed, inconclusive, PASSED, type Verdict as GateVerdict } from "../run/verdict.ts";
 import { K6_RESOLUTION_MS } from "../metrics/clock-resolution.ts";
 import type { Summary } from "../run/summary.ts";
 import type { TrendSummary } from "../run/summary-figures.ts";
@@ -76,11 +77,42 @@ export interface CrosscheckRow {
 }
 
 export interface Crosscheck {
-  readonly verdict: "agree" | "disagree";
+  /** "disagree" if any row does; "n/a" if the outcome is inconclusive; else "agree". */
+  readonly verdict: "agree" | "disagree" | "n/a";
+  /**
+   * The verdict the exit code is a function of (core/run/verdict.ts): failed when a row
+   * disagrees, inconclusive when the load itself (requests, rate) or every row could not be
+   * compared, else passed. A latency row one tool has no value for is only a note.
+   */
+  readonly outcome: GateVerdict;
   readonly rows: readonly CrosscheckRow[];
   /** Each rule used, with the reason for it. */
   readonly rules: ReadonlyArray<{ readonly rule: string; readonly reason: string }>;
   readonly notes: readonly string[];
+}
+
+/** Rows that say whether the two tools sent the same load: without them nothing else means much. */
+const LOAD_ROWS: ReadonlySet<RowMetric> = new Set(["requests", "rate"]);
+
+/**
+ * Failed if a row disagrees; inconclusive if nothing, or not the load itself, was compared,
+ * or a tool measured no requests at all.
+ */
+export function crosscheckOutcome(rows: readonly CrosscheckRow[]): GateVerdict {
+  const disagree = rows.filter((r) => r.verdict === "disagree");
+  if (disagree.length) return failed(...disagree.map((r) => `${rowName(r)}: edgeload ${r.edge}, k6 ${r.k6}, outside ±${r.tolerance} ${r.unit}`));
+  if (!rows.some((r) => r.verdict === "agree")) return inconclusive("nothing could be compared: neither tool has a figure the other has");
+  const requests = rows.find((r) => r.metric === "requests" && r.step === null);
+  const idle = requests ? [requests.edge === 0 ? "edgeload" : null, requests.k6 === 0 ? "k6" : null].filter((t) => t !== null) : [];
+  if (idle.length) return inconclusive(`${idle.join(" and ")} measured no requests: two empty readings agree about nothing`);
+  const load = rows.filter((r) => r.step === null && LOAD_ROWS.has(r.metric) && r.verdict === "n/a");
+  if (load.length)
+    return inconclusive(...load.map((r) => `${rowName(r)}: ${r.edge === null ? "edgeload" : "k6"} has no value, so the load itself was not compared`));
+  return PASSED;
+}
+
+function rowName(r: CrosscheckRow): string {
+  return `${r.metric}${r.step ? ` of ${r.step}` : ""}`;
 }
 
 /** A latency tolerance: the larger of an absolute floor and a share of k6's reading. */
@@ -244,8 +276,13 @@ export function crosscheck(edge: LoadFigures, k6: LoadFigures): Crosscheck {
     const t = Object.values(TOLERANCES).find((x) => x.rule === r.rule);
     if (t) used.set(t.rule, t.reason);
   }
+  const outcome = crosscheckOutcome(rows);
+  const notCompared = rows.filter((r) => r.verdict === "n/a" && !LOAD_ROWS.has(r.metric));
+  if (notCompared.length && outcome.kind !== "inconclusive")
+    notes.push(`not compared (one tool has no value): ${notCompared.map((r) => `${ROW_LABELS[r.metric]}${r.step ? ` of ${r.step}` : ""}`).join(", ")}`);
   return {
-    verdict: rows.some((r) => r.verdict === "disagree") ? "disagree" : "agree",
+    verdict: outcome.kind === "failed" ? "disagree" : outcome.kind === "passed" ? "agree" : "n/a",
+    outcome,
     rows,
     rules: [...used].map(([rule, reason]) => ({ rule, reason })),
     notes,
@@ -308,6 +345,7 @@ export function renderCrosscheck(c: Crosscheck): string {
     ...text,
     "",
     `verdict: ${c.verdict}${disagree ? ` (${disagree} of ${c.rows.filter((r) => r.verdict !== "n/a").length} rows outside their tolerance)` : ""}`,
+    ...(c.outcome?.kind === "inconclusive" ? ["INCONCLUSIVE (exit 75):", ...c.outcome.reasons.map((r) => `  - ${r}`)] : []),
     "tolerances:",
     ...c.rules.map((r) => `  ${r.rule}: ${r.reason}`),
     ...(c.notes.length ? ["notes:", ...c.notes.map((n) => `  ${n}`)] : []),

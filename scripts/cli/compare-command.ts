@@ -9,11 +9,14 @@
  * The API does the statistics (core/results/compare.ts); this prints one row per region × metric.
  * With --save-baseline the run becomes the named baseline only when nothing regressed, so
  * a pipeline can run `edgeload compare main <new run> --save-baseline main` after every
- * build and never ratchet a regression in. Exit codes as k6's thresholds: 0 nothing
- * regressed, 99 something did, 104 bad input (flags, unknown run or name, run not ended).
+ * build and never ratchet a regression in (nor a comparison that could not be made). Exit
+ * codes: 0 nothing regressed, 99 something did, 75 inconclusive (a region or metric one run
+ * has no data for, or nothing to compare), 104 bad input (flags, unknown run or name, run
+ * not ended).
  */
 import { BASELINE_NAME, parseCompareOptions, type MetricComparison } from "../../core/results/compare.ts";
 import { table } from "../../core/run/summary-text.ts";
+import { describeVerdict, verdictExitCode } from "../../core/run/verdict.ts";
 import { formatMs } from "../../core/metrics/clock-resolution.ts";
 import { ApiProblem, type ComparisonResponse, type EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
@@ -46,12 +49,11 @@ export async function compareCommand(args: string[]): Promise<number> {
   const result = await badInputOnProblem(() => client.compare(baseline, candidate, query));
   if (v.format === "json") console.log(JSON.stringify(result, null, 2));
   else console.log(renderComparison(result));
-  const regressed = result.verdict === "regressed";
   if (save !== undefined) {
-    if (regressed) console.error(`baseline ${save} not moved: ${result.candidate.id} regressed`);
+    if (result.outcome.kind !== "passed") console.error(`baseline ${save} not moved: ${result.candidate.id} ${describeVerdict(result.outcome)}`);
     else await saveBaseline(client, save, result.candidate.id);
   }
-  return regressed ? EXIT.thresholdsFailed : EXIT.ok;
+  return verdictExitCode(result.outcome);
 }
 
 const FLAG_OF: Record<string, string> = { minEffect: "min-effect", minLatency: "min-latency", minRate: "min-rate", confidence: "confidence" };
@@ -72,7 +74,7 @@ async function badInputOnProblem<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-const VERDICT_MARK = { regressed: "✗ regressed", improved: "✓ improved", unchanged: "unchanged" } as const;
+const VERDICT_MARK = { regressed: "✗ regressed", improved: "✓ improved", unchanged: "unchanged", "no-data": "? no data" } as const;
 
 /** The comparison as a table: one row per region × metric, then the verdict and notes. */
 function renderComparison(r: ComparisonResponse): string {
@@ -99,7 +101,8 @@ function renderComparison(r: ComparisonResponse): string {
     ...table(["region", "metric", "baseline", "candidate", "change", "interval", "verdict"], rows),
     "",
     `  verdict: ${VERDICT_MARK[r.verdict]}${regressed.length ? ` in ${regressed.join(", ")}` : ""}`,
-    ...r.notes.map((n) => `  note: ${n}`),
+    ...(r.outcome.kind === "inconclusive" ? [`  INCONCLUSIVE (exit ${verdictExitCode(r.outcome)}):`, ...r.outcome.reasons.map((x) => `    - ${x}`)] : []),
+    ...r.notes.filter((n) => !(r.outcome.kind === "inconclusive" && r.outcome.reasons.includes(n))).map((n) => `  note: ${n}`),
   ].join("\n");
 }
 

@@ -5,8 +5,9 @@
  * runs of each tool read how far the target moved by itself (core/results/crosscheck-abba.ts).
  *
  * Each pair is also stored as an ordinary crosscheck of its edge run (GET
- * /v1/runs/:id/crosscheck). Exit 0 when the tools agree, 99 otherwise (whether they differ
- * or the target moved too much to tell: both mean "not shown to agree").
+ * /v1/runs/:id/crosscheck). Exit 0 when the tools agree, 99 when they differ beyond the
+ * target's own noise, 75 (inconclusive) when the target moved too much to tell or nothing
+ * could be compared.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,6 +15,7 @@ import { join } from "node:path";
 import { abbaCrosscheck, renderAbba } from "../../core/results/crosscheck-abba.ts";
 import { edgeFigures } from "../../core/results/crosscheck.ts";
 import { parseK6Summary } from "../../core/formats/k6-summary.ts";
+import { verdictExitCode } from "../../core/run/verdict.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { CliError, EXIT, readJsonFile } from "./connection.ts";
 import { k6Invocation, runK6, type ReplayInputs, type StoredSpec } from "./k6-replay.ts";
@@ -60,5 +62,5 @@ export async function crosscheckAbba(client: EdgeloadClient, specPath: string, i
   });
   if (format === "json") console.log(JSON.stringify({ runs: { a1, a2 }, ...result }, null, 2));
   else console.log(`\nABBA crosscheck: edgeload ${a1}, k6, k6, edgeload ${a2}\n\n${renderAbba(result)}`);
-  return result.verdict === "agree" ? EXIT.ok : EXIT.thresholdsFailed;
+  return verdictExitCode(result.outcome);
 }

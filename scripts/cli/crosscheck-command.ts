@@ -12,7 +12,8 @@
  * shortened preset stays shortened), in-flight cap and timeout, and for scenarios the same
  * seed set through a signed TOKEN_URL. Secrets are redacted from stored specs: client and
  * admin secrets come from flags, or from `edgeload dev` when the run hit the local target.
- * Exit code 0 when every row agrees, 99 when one does not (as `edgeload compare`).
+ * Exit code 0 when every row agrees, 99 when one does not (as `edgeload compare`), 75
+ * when nothing (or not the load itself) could be compared, or an import does not parse.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,6 +21,7 @@ import { join } from "node:path";
 import { renderCrosscheck, type Latency } from "../../core/results/crosscheck.ts";
 import { attributeResiduals, renderAttributions, type ResidualAttribution } from "../../core/results/crosscheck-attribution.ts";
 import type { K6ImportView } from "../../core/formats/k6-summary.ts";
+import { combineVerdicts, inconclusive, verdictExitCode, type Verdict } from "../../core/run/verdict.ts";
 import { FINAL_STATUSES, type RunStatus } from "../../core/run/protocol.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
@@ -62,7 +64,7 @@ export async function crosscheckCommand(args: string[]): Promise<number> {
     if (values.format === "json") console.log(JSON.stringify(imports, null, 2));
     else if (imports.length === 0) console.log(`no k6 summaries imported for run ${runId} (edgeload crosscheck ${runId} --k6 summary.json)`);
     else for (const i of imports) console.log(renderImport(i) + "\n");
-    return imports.some((i) => i.comparison?.verdict === "disagree") ? EXIT.thresholdsFailed : EXIT.ok;
+    return verdictExitCode(importsVerdict(runId, imports));
   }
 
   // --floor is checked before anything runs: a run the floor cannot replay is refused first.
@@ -71,14 +73,29 @@ export async function crosscheckCommand(args: string[]): Promise<number> {
   const view = await client.crosscheck(runId, await readSummaryFile(summaryPath));
   if (!floor) {
     console.log(values.format === "json" ? JSON.stringify(view, null, 2) : renderImport(view));
-    return view.comparison?.verdict === "disagree" ? EXIT.thresholdsFailed : EXIT.ok;
+    return verdictExitCode(importVerdict(view));
   }
   if (values.format !== "json") console.log(`running workerd's own paced fetch loop (the floor) at ${floor.ratePerS}/s against ${floor.url}…`);
   const floorLatency = await measureFloor(floor);
   const attributions = view.comparison ? attributeResiduals(view.comparison, floorLatency) : [];
   if (values.format === "json") console.log(JSON.stringify({ ...view, floor: { ...floor, latency: floorLatency }, attributions }, null, 2));
   else console.log(`${renderImport(view)}\n\n${renderFloor(floor, floorLatency, attributions)}`);
-  return view.comparison?.verdict === "disagree" ? EXIT.thresholdsFailed : EXIT.ok;
+  return verdictExitCode(importVerdict(view));
+}
+
+/**
+ * One import's verdict: its comparison's, or inconclusive when it could not be compared
+ * (a summary that does not parse, or no longer does) — never a pass.
+ */
+export function importVerdict(view: K6ImportView): Verdict {
+  if (view.comparison?.outcome) return view.comparison.outcome;
+  const why = (view.problems ?? []).map((p) => `${p.field}: ${p.detail}`).join("; ") || "no comparison";
+  return inconclusive(`k6 import ${view.id} cannot be compared: ${why}`);
+}
+
+/** The stored imports' verdict together: none at all is nothing to compare. */
+export function importsVerdict(runId: string, imports: readonly K6ImportView[]): Verdict {
+  return combineVerdicts(imports.map(importVerdict), `no k6 summaries imported for run ${runId}`);
 }
 
 /** The floor's reading, and whose each disagreeing latency row is. */
@@ -99,7 +116,8 @@ async function storedRun(client: EdgeloadClient, runId: string): Promise<{ statu
 
 function renderImport(view: K6ImportView): string {
   const head = `crosscheck of run ${view.runId} with k6 (${view.format}, import ${view.id}, ${view.importedAt})`;
-  if (!view.comparison) return `${head}\n  cannot be compared: ${(view.problems ?? []).map((p) => `${p.field}: ${p.detail}`).join("; ")}`;
+  if (!view.comparison)
+    return `${head}\n  INCONCLUSIVE (exit 75): cannot be compared: ${(view.problems ?? []).map((p) => `${p.field}: ${p.detail}`).join("; ")}`;
   return `${head}\n\n${renderCrosscheck(view.comparison)}`;
 }
 

@@ -18,7 +18,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { breakReasons, deriveCapacity, renderCapacity, stepFromSummary, type CapacityRules, type LadderStep } from "../../core/plan/capacity.ts";
+import { breakReasons, deriveCapacity, ladderVerdict, renderCapacity, stepFromSummary, type CapacityRules, type LadderStep } from "../../core/plan/capacity.ts";
 import { parseDurationMs } from "../../core/spec/duration.ts";
 import { expandPreset, presetThresholds } from "../../core/spec/presets.ts";
 import type { RunView } from "../../core/run/protocol.ts";
@@ -27,6 +27,7 @@ import { formatMs } from "../../core/metrics/clock-resolution.ts";
 import { ApiProblem, type EdgeloadClient } from "./client.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
 import { exitCodeOfApiStatus } from "./exit-codes.ts";
+import { verdictExitCode } from "../../core/run/verdict.ts";
 import { parseCommand, type OptionValues } from "./option-table.ts";
 import { LADDER_COMMAND } from "./tables/analysis-tables.ts";
 import { quickSpec, QuickSpecError, scenarioRunSpec, type CommonRunOptions } from "./quick-spec.ts";
@@ -40,10 +41,13 @@ export interface PlannedStep {
   readonly spec: Record<string, unknown>;
 }
 
-/** Why the ladder ended before its last step, and the exit code that goes with it. */
+/**
+ * Why the ladder ended before its last step, and the exit code that goes with it; null: a
+ * step broke as a ladder means steps to, and the ladder's verdict decides (ladderVerdict).
+ */
 interface Stop {
   readonly reason: string;
-  readonly exit: number;
+  readonly exit: number | null;
 }
 
 export async function ladderCommand(args: string[]): Promise<number> {
@@ -55,12 +59,14 @@ export async function ladderCommand(args: string[]): Promise<number> {
   const capacity = deriveCapacity(measured, rules);
   console.log(renderCapacity(capacity));
   if (stop) console.log(`  ${stop.reason}`);
+  const verdict = ladderVerdict(capacity);
+  if (verdict.kind === "inconclusive" && stop?.exit == null) console.log(`  INCONCLUSIVE (exit ${verdictExitCode(verdict)}): ${verdict.reasons.join("; ")}`);
   if (flags.out) {
-    const doc = { planned: steps.map((s) => s.label), stopped: stop?.reason ?? null, ...capacity };
+    const doc = { planned: steps.map((s) => s.label), stopped: stop?.reason ?? null, verdict, ...capacity };
     await writeFile(flags.out, JSON.stringify(doc, null, 2) + "\n");
     console.log(`  capacity table written to ${flags.out}`);
   }
-  return stop?.exit ?? EXIT.ok;
+  return stop?.exit ?? verdictExitCode(verdict);
 }
 
 /** The ladder the arguments describe, every step's spec validated; CliError (104) otherwise. */
@@ -117,10 +123,22 @@ async function climb(
       if (interrupt.signal.aborted) return { measured, stop: interrupted };
       if (view.status === "error")
         return { measured, stop: { reason: `stopped: ${position} ended in error${view.abortReason ? `: ${view.abortReason}` : ""}`, exit: EXIT.runError } };
+      // A step whose own result could not be established says nothing about the capacity.
+      if (view.status === "inconclusive")
+        return {
+          measured,
+          stop: {
+            reason: `stopped: ${position} (${step.label}) was inconclusive: ${(view.verdict?.kind === "inconclusive" ? view.verdict.reasons : []).join("; ")}`,
+            exit: EXIT.inconclusive,
+          },
+        };
       if (breaks.length)
-        return { measured, stop: i < steps.length - 1 ? { reason: `stopped climbing at ${step.label}: ${breaks.join("; ")}`, exit: EXIT.ok } : null };
+        return { measured, stop: i < steps.length - 1 ? { reason: `stopped climbing at ${step.label}: ${breaks.join("; ")}`, exit: null } : null };
       if (view.status === "aborted")
-        return { measured, stop: { reason: `stopped climbing at ${step.label}: ${view.abortReason ?? "the run was aborted"}`, exit: EXIT.ok } };
+        return {
+          measured,
+          stop: { reason: `stopped at ${step.label}, aborted: ${view.abortReason ?? "no reason given"}; the capacity is not established`, exit: EXIT.aborted },
+        };
     }
     return { measured, stop: null };
   } finally {

@@ -35,7 +35,7 @@ export const QUERY_COMMAND = {
 
 export const COMPARE_COMMAND = {
   name: "compare",
-  summary: "did a run get slower or more error-prone than its baseline? (exit 99 when it did)",
+  summary: "did a run get slower or more error-prone than its baseline? (exit 99 when it did, 75 when a region or metric could not be compared)",
   usage: [
     "compare <baseline-run|baseline-name> <run> [--min-effect 5%] [--min-latency 1ms] [--min-rate 0.1%] [--confidence 95%] [--save-baseline NAME]",
     "compare <run> --save-baseline NAME                 name a run, e.g. the first baseline",
@@ -55,7 +55,7 @@ export const COMPARE_COMMAND = {
 
 export const LADDER_COMMAND = {
   name: "ladder",
-  summary: "a capacity ladder: runs at rising rates until one breaks; prints recommended, peak and hard limit",
+  summary: "a capacity ladder: runs at rising rates until one breaks; prints recommended, peak and hard limit (exit 75 when the first step already broke)",
   usage: [
     "ladder --scenario NAME --presets rps100,rps500 [--duration-scale 0.1] [--seed NAME] [flags]",
     "ladder --scenario NAME --rates 50,100,200 --duration 30s [flags]",
@@ -96,7 +96,7 @@ export const LADDER_COMMAND = {
 
 export const CROSSCHECK_COMMAND = {
   name: "crosscheck",
-  summary: "hold a run against k6 measuring the same load (exit 99 when they disagree)",
+  summary: "hold a run against k6 measuring the same load (exit 99 when they disagree, 75 when nothing or not the load could be compared)",
   usage: [
     "crosscheck <run> --k6 summary.json          import k6's summary and compare",
     "crosscheck <run> --run-k6 [--seed NAME] [--client-secret S] [--admin-secret S] [--k6-out FILE] [--floor]",
