@@ -34,7 +34,11 @@ export async function createRun(overrides: Record<string, unknown> = {}): Promis
   return response.json();
 }
 
-export async function waitForStatus(id: string, final = ["passed", "failed", "aborted", "error"], timeoutMs = 30_000): Promise<Record<string, any>> {
+export async function waitForStatus(
+  id: string,
+  final = ["passed", "failed", "inconclusive", "aborted", "error"],
+  timeoutMs = 30_000,
+): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const view = (await (await api(`/v1/runs/${id}`)).json()) as Record<string, any>;
