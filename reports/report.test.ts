@@ -224,6 +224,26 @@ describe("renderReport", async () => {
     ]);
   });
 
+  it("says why a run was inconclusive, and marks a threshold without data as such", async () => {
+    const { summary: base } = fixture();
+    const e = base.edgeload;
+    const summary = {
+      ...base,
+      edgeload: {
+        ...e,
+        status: "inconclusive",
+        exitCode: 75,
+        verdict: { kind: "inconclusive", reasons: ["1 of 2 shards never reported done: what they measured is missing"] },
+        thresholds: [{ ...e.thresholds[0]!, observed: null, state: "no-data", ok: false }],
+      },
+    } as Summary;
+    const { markdown } = await renderReport({ ...input, summary });
+    expect(markdown).toContain("Verdict: INCONCLUSIVE (exit 75).");
+    expect(markdown).toContain("- 1 of 2 shards never reported done: what they measured is missing");
+    expect(tableAfter(markdown, "## Thresholds")[0]![3]).toBe("? no data");
+    expect(Object.fromEntries(tableAfter(markdown, "## Summary").map(([k, v]) => [k, v])).thresholds).toBe("1 without data");
+  });
+
   it("links each chart from the markdown and inlines it in the HTML", () => {
     for (const file of Object.values(CHART_FILES)) expect(report.markdown).toContain(`](${file})`);
     expect(report.html.match(/<svg /g)).toHaveLength(4);

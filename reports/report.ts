@@ -71,6 +71,7 @@ function reportBlocks(input: ReportInput): Block[] {
     ...(["pending", "running", "finishing"].includes(e.status)
       ? [{ kind: "paragraph", text: ["The run has not finished: figures cover what was measured so far."] } as const]
       : []),
+    ...verdictBlocks(e),
     ...matrixBlocks(input),
     ...summaryBlocks(input),
     ...latencyBlocks(input),
@@ -116,11 +117,24 @@ function matrixBlocks({ summary }: ReportInput): Block[] {
   ];
 }
 
+/** Why a run failed or was inconclusive, and its exit code; nothing for a pass or a run still going. */
+function verdictBlocks(e: ReportInput["summary"]["edgeload"]): Block[] {
+  const verdict = e.verdict;
+  if (!verdict || verdict.kind === "passed") return [];
+  return [
+    { kind: "paragraph", text: [`Verdict: ${verdict.kind.toUpperCase()} (exit ${e.exitCode}).`] },
+    { kind: "list", items: verdict.reasons.map((r) => [r]) },
+  ];
+}
+
 function summaryBlocks({ summary }: ReportInput): Block[] {
   const e = summary.edgeload;
   const t = e.totals;
   const duration = (summary.metrics as Record<string, TrendSummary | undefined>).http_req_duration;
-  const failedThresholds = e.thresholds.filter((x) => !x.ok).length;
+  // Summaries stored before `state` have only `ok` (and then no threshold was without data).
+  const stateOf = (x: (typeof e.thresholds)[number]) => (x as { state?: string }).state ?? (x.ok ? "passed" : "failed");
+  const failedThresholds = e.thresholds.filter((x) => stateOf(x) === "failed").length;
+  const withoutData = e.thresholds.filter((x) => stateOf(x) === "no-data").length;
   const rows: Cell[][] = [
     ["requests", `${t.requests} (${t.ratePerS}/s)`],
     e.targetRatePerS === null
@@ -140,7 +154,13 @@ function summaryBlocks({ summary }: ReportInput): Block[] {
     ],
     [
       "thresholds",
-      e.thresholds.length === 0 ? "none set" : failedThresholds ? `${failedThresholds} of ${e.thresholds.length} failed` : `all ${e.thresholds.length} passed`,
+      e.thresholds.length === 0
+        ? "none set"
+        : failedThresholds || withoutData
+          ? [failedThresholds ? `${failedThresholds} of ${e.thresholds.length} failed` : "", withoutData ? `${withoutData} without data` : ""]
+              .filter(Boolean)
+              .join(", ")
+          : `all ${e.thresholds.length} passed`,
     ],
   ];
   return [
@@ -211,7 +231,7 @@ function thresholdBlocks({ summary }: ReportInput): Block[] {
         { code: t.metric },
         { code: t.threshold },
         num(t.observed),
-        `${t.ok ? "✓ pass" : "✗ fail"}${t.abortOnFail ? " (abortOnFail)" : ""}`,
+        `${{ passed: "✓ pass", failed: "✗ fail", "no-data": "? no data" }[(t as { state?: "passed" | "failed" | "no-data" }).state ?? (t.ok ? "passed" : "failed")]}${t.abortOnFail ? " (abortOnFail)" : ""}`,
       ]),
     },
   ];
