@@ -114,7 +114,7 @@ describe("crosscheck verdicts", () => {
       figures({ requests: 0, ratePerS: 0, latency: latency(0, { p50: null, p90: null, p95: null, p99: null, max: null }) }),
       "a k6 run that sent nothing",
     ],
-  ] as const)("is inconclusive, never agree, for %s", (_what, edge, k6) => {
+  ] as const)("is inconclusive, never agree, for %s", (_what, edge, k6, _why) => {
     const result = crosscheck(edge, k6);
     if (result.outcome.kind === "failed") return; // a disagreement is established as well: not a pass either
     expect(result.outcome.kind).toBe("inconclusive");
