@@ -186,7 +186,8 @@ api.get("/v1/runs", async (c) => {
  * A run's status. `?wait=N` (seconds, at most 600) holds the answer until the run has ended
  * or N seconds have passed, for CI jobs that have only curl: `done` says which, and a
  * finished run carries `thresholdsPassed`, its `verdict` (inconclusive with its reasons)
- * and `exitCode` (k6's 0, 99, 105 or 103, or 75 when the result could not be established).
+ * and `exitCode` (k6's 0, 99, 105 or 103, 108 or 107 when a k6 script aborted or threw in
+ * setup(), or 75 when the result could not be established).
  */
 api.get("/v1/runs/:id", async (c) => {
   const waitS = waitSeconds(c);
@@ -227,7 +228,7 @@ function runOutcomeView(c: Context<App>, view: RunView) {
     done,
     thresholdsPassed: view.thresholdsOk,
     verdict: view.verdict,
-    exitCode: exitCodeOf(view.status),
+    exitCode: exitCodeOf(view.status, view.endedByScript),
     links: runLinks(c, view.id),
   };
 }

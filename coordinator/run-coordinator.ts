@@ -46,6 +46,7 @@ import { LiveFeed } from "./run/live-feed.ts";
 import { runScriptSetup, runSetupSteps, runTeardown, type SetupOutcome } from "./run/phases.ts";
 import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./run/status-view.ts";
 import { endedRunStatements, endSummary, liveSummary, type SummarySources } from "./run/summary-of.ts";
+import { scriptAbortReason } from "../core/run/script-report.ts";
 import { CHECKPOINT_EVERY_MS, endOf, START_LEAD_MS, TICK_MS, type RunRecord } from "./run/run-record.ts";
 import { abortShards, startingWatermarks, startShards } from "./run/run-shards.ts";
 import { tickFailureBudget, tickRetryDelayMs, unstorableRun, withTickFailure } from "./run/tick-failure.ts";
@@ -118,10 +119,11 @@ export class RunCoordinator extends DurableObject<Env> {
    * shards start a little later than planned, after setup with the usual lead, and get
    * what it produced.
    */
-  async #afterSetup({ view, failure, setupData }: SetupOutcome, t0Ms: number, mode: Mode): Promise<boolean> {
-    this.#save({ ...this.#run!, phases: { setup: view } });
+  async #afterSetup({ view, failure, setupData, byScript }: SetupOutcome, t0Ms: number, mode: Mode): Promise<boolean> {
+    this.#save({ ...this.#run!, phases: { setup: view }, ...(byScript ? { endedByScript: true as const } : {}) });
     if (failure) {
-      await this.#finish("error", failure);
+      // k6: an abort in setup() is ScriptAborted (108), an exception ScriptException (107).
+      await this.#finish(byScript === "aborted" ? "aborted" : "error", failure);
       return false;
     }
     const run = this.#run!;
@@ -141,9 +143,11 @@ export class RunCoordinator extends DurableObject<Env> {
     if (region === undefined) throw new Error(`unknown ${run.plan.tree ? "aggregator" : "shard"} ${message.shardIndex}`);
     // After the summary is written the run's figures are final: tell the shard to stop.
     if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
-    const { accepted, duplicates, latest } = takeInFlush(this.#log, this.#open, this.#totals, message, region);
+    const { accepted, duplicates, latest, scriptAbort } = takeInFlush(this.#log, this.#open, this.#totals, message, region);
     if (latest) this.#live.noteShard(message.shardIndex, latest);
     this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry, Date.now());
+    // The script called exec.test.abort() (its shard has stopped): stop the run like an abort, as the script's.
+    if (scriptAbort !== null && this.#run!.stopping === null) await this.#stop("aborted", scriptAbortReason(scriptAbort), true);
     // Everyone is done: finish now — unless ticks are failing (D1 refusing writes), whose
     // backoff an early tick would cut short, spending the retry budget in a burst.
     if (this.#shards.doneCount === reporters.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
@@ -204,9 +208,10 @@ export class RunCoordinator extends DurableObject<Env> {
     return this.status();
   }
 
-  async #stop(status: "aborted" | "failed", reason: string): Promise<void> {
+  async #stop(status: "aborted" | "failed", reason: string, byScript = false): Promise<void> {
     const now = Date.now();
-    this.#save({ ...this.#run!, status: "finishing", stopping: status, abortReason: reason, endMs: now });
+    const byWhom = byScript ? { endedByScript: true as const } : {};
+    this.#save({ ...this.#run!, status: "finishing", stopping: status, abortReason: reason, endMs: now, ...byWhom });
     await this.env.DB.batch([updateRunStatus(this.env.DB, this.#run!.runId, "finishing", { abortReason: reason })]);
     await this.#broadcastAbort();
     // Keep ticking: the run ends at the first tick that finds every shard done (or the grace over).

@@ -7,7 +7,8 @@
  * metrics (k6 counts them in http_reqs; see the README's k6 compatibility table).
  *
  * setup()'s return value travels as JSON to every shard (`setupData`), as k6 hands each
- * VU a copy; a setup() that throws ends the run as `error` before any load.
+ * VU a copy; a setup() that throws ends the run as `error` before any load (k6's exit code
+ * 107), one that calls exec.test.abort() as `aborted` (108).
  */
 import type { ScriptSpec } from "../core/spec/script-schema.ts";
 import { scriptObjectKey } from "../core/spec/script-schema.ts";
@@ -26,8 +27,11 @@ export function runScript(spec: RunSpec): ScriptSpec | null {
 export interface ScriptPhaseResult extends PhaseResult {
   /** What setup() returned, as JSON; null when it returned nothing. */
   readonly data: string | null;
-  /** The exception it threw, if it did. */
+  /** The exception it threw, if it did, and where (`file.js:line`) when its stack says. */
   readonly error: string | null;
+  readonly at?: string | null;
+  /** It called exec.test.abort(): the message ("" without one); null otherwise. */
+  readonly aborted: string | null;
 }
 
 export async function runScriptPhase(
@@ -39,7 +43,8 @@ export async function runScriptPhase(
   setupData: string | null,
 ): Promise<ScriptPhaseResult> {
   const object = env.LOADER ? await env.SEEDS.get(scriptObjectKey(script.bundle)) : null;
-  if (!env.LOADER || !object) return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded` };
+  if (!env.LOADER || !object)
+    return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded`, aborted: null };
   const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
   const mayFollow = (url: string) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE)) === null;
   const fetcher = followingAllowedRedirects(fetch.bind(globalThis), mayFollow);
@@ -66,5 +71,14 @@ export async function runScriptPhase(
     setupData,
   );
   // k6 fails a test on an exception in setup(), not on a failed request or check in it.
-  return { ok: outcome.error === null, steps: recorder.steps(), captured: {}, data: outcome.data, error: outcome.error };
+  const aborted = outcome.aborted ?? null;
+  return {
+    ok: outcome.error === null && aborted === null,
+    steps: recorder.steps(),
+    captured: {},
+    data: outcome.data,
+    error: outcome.error,
+    at: outcome.at ?? null,
+    aborted,
+  };
 }

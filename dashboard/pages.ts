@@ -5,7 +5,7 @@
  */
 
 /** Bumped with the scripts, so a browser never pairs a new page with a cached old script. */
-const ASSET_VERSION = "1";
+const ASSET_VERSION = "2";
 
 function shell(title: string, body: string, script: string, data: Record<string, string>): string {
   const attributes = Object.entries(data)
@@ -60,6 +60,7 @@ export function runPage(runId: string, scope: "all" | "read"): string {
 <section class="tables">
   <div><h2>Thresholds</h2><table id="thresholds" data-testid="thresholds"><thead><tr><th>metric</th><th>threshold</th><th>observed</th><th>verdict</th></tr></thead><tbody></tbody></table></div>
   <div><h2>Custom metrics</h2><table id="custom" data-testid="custom"><thead><tr><th>metric</th><th>type</th><th>value</th></tr></thead><tbody></tbody></table></div>
+  <div class="wide" id="script-box" hidden><h2>Script errors and console <small id="script-count" data-testid="script-errors"></small></h2><table id="script" data-testid="script"><thead><tr><th>second</th><th>level</th><th>message</th><th>at / VU</th><th>count</th></tr></thead><tbody></tbody></table></div>
   <div class="wide"><h2>Shards</h2><table id="shards" data-testid="shards"><thead><tr><th>shard</th><th>region</th><th>last window</th><th>behind</th><th>lag p95</th><th>dropped</th><th>health</th></tr></thead><tbody></tbody></table></div>
 </section>`,
     "run.js",

@@ -20,8 +20,17 @@ import { fileURLToPath } from "node:url";
 import { build, type Message, type Plugin } from "esbuild";
 import { makeBlockingCallsAwaited } from "./async-transform.ts";
 import { isBlockingMember, isBlockingName, isSupportedModule, refusal, virtualModuleSource } from "./modules.ts";
+import { sourceLines } from "./source-lines.ts";
+import type { ScriptLines } from "./runtime/script-failure.ts";
 
-export type Bundled = { ok: true; factory: string } | { ok: false; problems: string[] };
+export type Bundled = { ok: true; factory: string; lines: ScriptLines } | { ok: false; problems: string[] };
+
+/**
+ * Lines before the bundle's own in the module the isolate imports: the `files` line of
+ * init-context.ts scriptModule and the two of wrapFactory. Errors' stacks name lines of
+ * that module (runtime/script-failure.ts).
+ */
+export const LINES_BEFORE_CODE = 3;
 
 const NAMESPACE = "k6-compat";
 /** The bundle's global name: the object of the script's exports. */
@@ -58,11 +67,17 @@ export async function bundleScript(scriptPath: string): Promise<Bundled> {
     },
   };
   let code: string;
+  let map: { sources: string[]; mappings: string };
   try {
     const result = await build({
       entryPoints: [resolve(scriptPath)],
       bundle: true,
       write: false,
+      // A map back to the script's files and lines, for errors' locations (source-lines.ts);
+      // nothing is written, the output name only makes its sources relative to the script.
+      outfile: resolve(entryDir, "bundle.js"),
+      sourcemap: "external",
+      sourcesContent: false,
       format: "iife",
       globalName: EXPORTS,
       platform: "neutral",
@@ -72,7 +87,8 @@ export async function bundleScript(scriptPath: string): Promise<Bundled> {
       logLevel: "silent",
       plugins: [plugin],
     });
-    code = result.outputFiles[0]!.text;
+    code = result.outputFiles.find((f) => f.path.endsWith(".js"))!.text;
+    map = JSON.parse(result.outputFiles.find((f) => f.path.endsWith(".map"))!.text) as typeof map;
   } catch (error) {
     const errors = (error as { errors?: Message[] }).errors;
     return { ok: false, problems: errors?.length ? errors.map(formatMessage) : [(error as Error).message] };
@@ -80,17 +96,18 @@ export async function bundleScript(scriptPath: string): Promise<Bundled> {
   if (refused.length) return { ok: false, problems: refused };
   const rewritten = makeBlockingCallsAwaited(code, { isAsyncName: isBlockingName, isAsyncMember: isBlockingMember });
   if (!rewritten.ok) return { ok: false, problems: rewritten.problems.map((p) => `${relative(process.cwd(), scriptPath)} (bundled) ${p}`) };
-  return { ok: true, factory: wrapFactory(rewritten.code) };
+  return { ok: true, factory: wrapFactory(rewritten.code), lines: sourceLines(map, LINES_BEFORE_CODE + 1) };
 }
 
 /**
  * The per-VU factory: the bundle in a function of the compat layer's inputs. `__ITER` is
- * the VU's iteration number, set by the runtime before each iteration.
+ * the VU's iteration number, set by the runtime before each iteration; `console` is the
+ * VU's (runtime/script-console.ts). Two lines before the code: see LINES_BEFORE_CODE.
  */
 function wrapFactory(code: string): string {
   return [
     "(function (__k6modules, __ENV, __VU, __k6open, __k6seq) {",
-    "let __ITER = 0;",
+    "let __ITER = 0; const console = __k6modules.console;",
     code,
     `return { exports: ${EXPORTS}, setIteration(n) { __ITER = n; } };`,
     "})",

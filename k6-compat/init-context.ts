@@ -10,6 +10,7 @@ import vm from "node:vm";
 import { fileKey } from "./runtime/file-key.ts";
 import { CookieJar } from "./runtime/cookie-jar.ts";
 import { createVuModules, sequence, type MetricType } from "./runtime/vu-modules.ts";
+import type { ScriptLines } from "./runtime/script-failure.ts";
 
 export type EmbeddedFile = { readonly text: string } | { readonly base64: string };
 
@@ -22,7 +23,8 @@ export interface InitContext {
   readonly files: Record<string, EmbeddedFile>;
 }
 
-export type InitResult = { ok: true; init: InitContext } | { ok: false; problems: string[] };
+/** `exception`: the script threw (k6's ScriptException, exit 107), rather than asked for what cannot run. */
+export type InitResult = { ok: true; init: InitContext } | { ok: false; problems: string[]; exception?: true };
 
 export function evaluateInitContext(factory: string, scriptPath: string, env: Readonly<Record<string, string>>): InitResult {
   const metrics: Record<string, MetricType> = {};
@@ -47,7 +49,7 @@ export function evaluateInitContext(factory: string, scriptPath: string, env: Re
     const functions = Object.keys(exports).filter((k) => typeof exports[k] === "function");
     return { ok: true, init: { options, metrics, timeTrends, exports: functions, files } };
   } catch (error) {
-    return { ok: false, problems: [`the script's init context threw: ${error instanceof Error ? error.message : String(error)}`] };
+    return { ok: false, exception: true, problems: [`the script's init context threw: ${error instanceof Error ? error.message : String(error)}`] };
   }
 }
 
@@ -90,7 +92,11 @@ function nodeVu(
   return { exports: instantiate(modules, { ...env }, 0, open, sequence).exports, context };
 }
 
-/** The module the shard's loaded isolate imports as `./script.js` (runtime/entry.ts). */
-export function scriptModule(factory: string, files: Readonly<Record<string, EmbeddedFile>>): string {
-  return `export const files = ${JSON.stringify(files)};\nexport const instantiate = ${factory};\n`;
+/**
+ * The module the shard's loaded isolate imports as `./script.js` (runtime/entry.ts): the
+ * files, the factory from its second line on (bundle.ts LINES_BEFORE_CODE), and the table
+ * from its lines back to the script's.
+ */
+export function scriptModule(factory: string, files: Readonly<Record<string, EmbeddedFile>>, lines: ScriptLines): string {
+  return `export const files = ${JSON.stringify(files)};\nexport const instantiate = ${factory};\nexport const lines = ${JSON.stringify(lines)};\n`;
 }

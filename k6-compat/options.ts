@@ -16,6 +16,7 @@
 import { EXECUTOR_NAMES } from "../core/spec/types.ts";
 import { EXECUTOR_FIELDS } from "../core/spec/executor-schema.ts";
 import { parseMetricKey } from "../core/metrics/thresholds.ts";
+import { OTHER_TAGS_STEP } from "../core/spec/script-schema.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 
 export interface ScriptContext {
@@ -102,9 +103,10 @@ interface Scenario {
 }
 
 /**
- * Steps a script's requests are recorded under: its function's name, then every `step` a
- * threshold filters on (`http_req_duration{step:login}`), which requests tagged
- * `{ step: "login" }` (or `name`) then fill, as under k6.
+ * Steps a script's requests are recorded under: its function's name (untagged requests),
+ * then every `step` a threshold filters on (`http_req_duration{step:login}`), which
+ * requests tagged `{ step: "login" }` (or `name`) then fill, as under k6, and last
+ * OTHER_TAGS_STEP for requests tagged with any other step or name.
  */
 function stepsOf(exec: string, thresholds: unknown): Array<{ name: string; path: string }> {
   const names = new Set([exec]);
@@ -112,6 +114,7 @@ function stepsOf(exec: string, thresholds: unknown): Array<{ name: string; path:
     const step = parseMetricKey(key)?.tags.step;
     if (step !== undefined) names.add(step);
   }
+  names.add(OTHER_TAGS_STEP);
   return [...names].map((name) => ({ name, path: "/" }));
 }
 

@@ -11,6 +11,7 @@
  * An iteration whose flow sends nothing (e.g. every refresh family is busy) counts as a
  * dropped iteration.
  */
+import type { LogLevel } from "../core/metrics/script-output.ts";
 
 export interface FlowRequest {
   readonly url: string;
@@ -75,6 +76,14 @@ export interface FlowIO {
   sleep(ms: number): Promise<void>;
   /** Epoch milliseconds. */
   now(): number;
+  /**
+   * What a k6 script said (workers/shard/script-flow.ts): a console line, an uncaught
+   * error that ended the iteration, an exec.test.abort() that ends the run. Counted with
+   * the window's stats; absent where there are none (setup and teardown).
+   */
+  log?(level: LogLevel, message: string, vu: number): void;
+  scriptError?(message: string, at: string | null): void;
+  abortTest?(message: string): void;
 }
 
 export interface IterationInfo {

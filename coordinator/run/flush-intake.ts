@@ -12,12 +12,15 @@ import { OpenWindows } from "./open-windows.ts";
 import type { RunRecord } from "./run-record.ts";
 import type { UnwrittenWindows } from "./window-writes.ts";
 import { reportersOf } from "../../core/plan/aggregation-tree.ts";
+import { scriptAbortIn } from "../../core/run/script-report.ts";
 
 /** What one flush brought: windows new and repeated, and the newest new one (null: none). */
 export interface FlushIntake {
   readonly accepted: number;
   readonly duplicates: number;
   readonly latest: ShardWindow | null;
+  /** A k6 script's exec.test.abort() message among the new windows (null: none). */
+  readonly scriptAbort: string | null;
 }
 
 /** Takes in the windows of `message`, from a shard of `region`. */
@@ -34,7 +37,7 @@ export function takeInFlush(log: FlushLog, open: OpenWindows, totals: RunTotals,
     open.merge(message.shardIndex, region, window, totals);
     if (!latest || window.windowS >= latest.windowS) latest = window;
   }
-  return { accepted, duplicates, latest };
+  return { accepted, duplicates, latest, scriptAbort: scriptAbortIn(message.windows) };
 }
 
 /**

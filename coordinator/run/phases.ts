@@ -17,6 +17,8 @@ export interface SetupOutcome {
   readonly view: PhaseView;
   readonly failure: string | null;
   readonly setupData: Readonly<Record<string, string>>;
+  /** A k6 script's setup() ended the run: it threw (exit 107) or called exec.test.abort() (108). */
+  readonly byScript?: "exception" | "aborted";
 }
 
 /** The spec's setup steps; null when it has none. */
@@ -32,11 +34,12 @@ export async function runScriptSetup(env: Env, runId: string, spec: RunSpec): Pr
   const script = runScript(spec);
   if (!script?.setup) return null;
   const setup = await runScriptPhase(env, runId, spec, script, "setup", null);
-  return {
-    view: phaseView({ ok: setup.ok, steps: setup.steps, captured: {} }),
-    failure: setup.ok ? null : `setup() failed: ${setup.error}`,
-    setupData: setup.data === null ? {} : { [SETUP_DATA]: setup.data },
-  };
+  const view = phaseView({ ok: setup.ok, steps: setup.steps, captured: {} });
+  const setupData: Readonly<Record<string, string>> = setup.data === null ? {} : { [SETUP_DATA]: setup.data };
+  if (setup.aborted !== null)
+    return { view, failure: `script aborted${setup.aborted ? `: ${setup.aborted}` : ""} (in setup())`, setupData, byScript: "aborted" };
+  if (setup.error !== null) return { view, failure: `setup() failed: ${setup.error}${setup.at ? ` at ${setup.at}` : ""}`, setupData, byScript: "exception" };
+  return { view, failure: setup.ok ? null : "setup() failed", setupData };
 }
 
 /** The run's teardown, with what setup captured; null when there is none to run (or it ran). */

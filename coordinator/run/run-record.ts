@@ -23,6 +23,8 @@ export interface RunRecord {
   readonly stopping: "aborted" | "failed" | null;
   readonly endMs: number | null;
   readonly abortReason: string | null;
+  /** The k6 script ended the run: exec.test.abort(), or an exception in setup() (protocol.ts exitCodeOf). */
+  readonly endedByScript?: true;
   /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */
   readonly tickFailures?: number;
   readonly lastError?: string | null;

@@ -32,6 +32,7 @@ function summaryInput(run: RunRecord, endMs: number, sources: SummarySources): O
     endMs: Math.max(run.t0Ms + 1, Math.min(endMs, run.t0Ms + run.spec.durationMs)),
     totals: sources.totals,
     abortReason: run.abortReason,
+    ...(run.endedByScript ? { endedByScript: true } : {}),
     phases: run.phases ?? {},
     thresholds: sources.thresholds,
     shards: reportersOf(run.plan).map((s) => ({

@@ -7,6 +7,7 @@
  * same numbers, and every percentile anywhere comes from a merged histogram.
  */
 import { Histogram, type HistogramSnapshot } from "./histogram.ts";
+import { ScriptOutput, type ScriptOutputWire } from "./script-output.ts";
 
 /** Counters, in wire order. Counts of iterations unless the name says otherwise. */
 export const COUNTERS = [
@@ -60,6 +61,8 @@ export interface MetricStatsWire {
   readonly x?: CustomMetricsWire;
   /** Error samples (see MetricStats.errors); absent when nothing failed. */
   readonly e?: Readonly<Record<string, number>>;
+  /** A k6 script's errors, console lines and abort (script-output.ts); absent when it said nothing. */
+  readonly y?: ScriptOutputWire;
 }
 
 /**
@@ -138,6 +141,7 @@ export class MetricStats {
   readonly errors: Record<string, number> = {};
   readonly trends: Record<TrendName, Histogram>;
   #custom: CustomMetrics | null = null;
+  #script: ScriptOutput | null = null;
 
   constructor() {
     this.counters = Object.fromEntries(COUNTERS.map((n) => [n, 0])) as Record<CounterName, number>;
@@ -145,12 +149,21 @@ export class MetricStats {
   }
 
   /**
-   * Nothing recorded. A window part can hold only an iteration's end, its checks or its
+   * Nothing recorded. A window part can hold only an iteration's end, its checks, its
    * custom metrics (a flow that finishes after think time in a later second than its
-   * last request): that is not empty.
+   * last request) or what a script said: that is not empty.
    */
   get isEmpty(): boolean {
-    return COUNTERS.every((n) => this.counters[n] === 0) && !this.hasCustom;
+    return COUNTERS.every((n) => this.counters[n] === 0) && !this.hasCustom && !this.hasScript;
+  }
+
+  /** What a k6 script said: its uncaught errors, console lines, abort (created on first use). */
+  get script(): ScriptOutput {
+    return (this.#script ??= new ScriptOutput());
+  }
+
+  get hasScript(): boolean {
+    return this.#script !== null && !this.#script.isEmpty;
   }
 
   /** The scenario's custom metrics (created on first use). */
@@ -180,6 +193,7 @@ export class MetricStats {
     for (const [k, v] of Object.entries(other.errors)) this.countError(k, v);
     for (const n of TRENDS) this.trends[n].merge(other.trends[n]);
     if (other.hasCustom) this.custom.merge(other.custom);
+    if (other.hasScript) this.script.merge(other.script);
     return this;
   }
 
@@ -189,6 +203,7 @@ export class MetricStats {
     for (const [k, v] of Object.entries(wire.e ?? {})) this.countError(k, v);
     for (const n of TRENDS) if (wire.h[n]) this.trends[n].mergeSnapshot(wire.h[n]);
     if (wire.x) this.custom.mergeWire(wire.x);
+    if (wire.y) this.script.mergeWire(wire.y);
     return this;
   }
 
@@ -199,6 +214,7 @@ export class MetricStats {
       h: Object.fromEntries(TRENDS.map((n) => [n, this.trends[n].snapshot()])) as Record<TrendName, HistogramSnapshot>,
       ...(this.hasCustom ? { x: this.custom.toWire() } : {}),
       ...(Object.keys(this.errors).length ? { e: { ...this.errors } } : {}),
+      ...(this.hasScript ? { y: this.script.toWire() } : {}),
     };
   }
 

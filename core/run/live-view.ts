@@ -22,6 +22,7 @@ import { customMetricsSummary, type CustomMetricSummary } from "./summary-figure
 import { thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
 import { saturation } from "./saturation.ts";
 import type { ThresholdSet } from "../metrics/thresholds.ts";
+import { scriptWindow, withLateScript, type ScriptWindow } from "./script-report.ts";
 
 export interface LiveLatency {
   readonly p50: number | null;
@@ -54,6 +55,8 @@ export interface LivePoint extends LiveLatency {
    */
   readonly inFlight: number;
   readonly regions: Readonly<Record<string, LiveRegionPoint>>;
+  /** A k6 script's uncaught errors and console lines in this window; absent when it said nothing. */
+  readonly script?: ScriptWindow;
 }
 
 export interface LiveCell {
@@ -79,6 +82,7 @@ export function livePoint(windowS: number, cells: Iterable<LiveCell>, target: Ta
   }
   const total = (group: readonly MetricStats[], counter: CounterName) => group.reduce((n, s) => n + s.counters[counter], 0);
   const duration = mergedTrend(all, "duration");
+  const script = scriptWindow(all);
   return {
     t: windowS,
     targetRate: target.ratePerS,
@@ -98,6 +102,7 @@ export function livePoint(windowS: number, cells: Iterable<LiveCell>, target: Ta
           { requests: total(group, "completed"), failed: total(group, "failed"), ...latency(mergedTrend(group, "duration")) },
         ]),
     ),
+    ...(script ? { script } : {}),
   };
 }
 
@@ -131,6 +136,7 @@ export function withLatePortion(earlier: LivePoint, late: LivePoint): LivePoint 
   const pick = <T extends LiveLatency>(a: T & { requests: number }, b: T & { requests: number }): LiveLatency =>
     b.requests > a.requests ? { p50: b.p50, p95: b.p95, p99: b.p99 } : { p50: a.p50, p95: a.p95, p99: a.p99 };
   const regions: Record<string, LiveRegionPoint> = { ...earlier.regions };
+  const script = withLateScript(earlier.script, late.script);
   for (const [region, point] of Object.entries(late.regions)) {
     const before = regions[region];
     regions[region] = before ? { requests: before.requests + point.requests, failed: before.failed + point.failed, ...pick(before, point) } : point;
@@ -145,6 +151,7 @@ export function withLatePortion(earlier: LivePoint, late: LivePoint): LivePoint 
     lagP95: late.requests > earlier.requests ? late.lagP95 : earlier.lagP95,
     ...pick(earlier, late),
     regions,
+    ...(script ? { script } : {}),
   };
 }
 

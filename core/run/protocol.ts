@@ -150,10 +150,12 @@ export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "inconc
 /**
  * The exit code of a run that ended so: k6's errext codes (0 passed, 99 thresholds failed,
  * 105 aborted, 103 any other error) and 75 for a run whose result could not be established
- * (core/run/verdict.ts); null while the run goes on. The CLI exits with it and the HTTP API
- * reports it, so a CI job reads one verdict either way.
+ * (core/run/verdict.ts); null while the run goes on. A run its k6 script ended
+ * (`endedByScript`) has k6's codes for that: 108 aborted by exec.test.abort()
+ * (ScriptAborted), 107 in error by an exception in setup() (ScriptException). The CLI exits
+ * with it and the HTTP API reports it, so a CI job reads one verdict either way.
  */
-export function exitCodeOf(status: RunStatus): 0 | 75 | 99 | 103 | 105 | null {
+export function exitCodeOf(status: RunStatus, endedByScript = false): 0 | 75 | 99 | 103 | 105 | 107 | 108 | null {
   switch (status) {
     case "passed":
       return VERDICT_EXIT_CODES.passed;
@@ -162,9 +164,9 @@ export function exitCodeOf(status: RunStatus): 0 | 75 | 99 | 103 | 105 | null {
     case "inconclusive":
       return VERDICT_EXIT_CODES.inconclusive;
     case "aborted":
-      return 105;
+      return endedByScript ? 108 : 105;
     case "error":
-      return 103;
+      return endedByScript ? 107 : 103;
     default:
       return null;
   }
@@ -180,6 +182,11 @@ export interface RunView {
   readonly startedAt: string;
   readonly endedAt: string | null;
   readonly abortReason: string | null;
+  /**
+   * The k6 script ended the run: exec.test.abort() (aborted) or an exception in setup()
+   * (error); see exitCodeOf. Absent otherwise.
+   */
+  readonly endedByScript?: true;
   readonly progress: { readonly elapsedS: number; readonly durationS: number; readonly fraction: number };
   readonly live: {
     /** The schedule's rate now; null for closed-model runs, whose load is `targetVUs`. */

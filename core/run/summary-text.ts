@@ -6,6 +6,7 @@
 import { formatMs } from "../metrics/clock-resolution.ts";
 import type { ErrorSample, Summary } from "./summary.ts";
 import type { CustomMetricSummary, TrendSummary } from "./summary-figures.ts";
+import { scriptErrorsSection } from "./script-report.ts";
 
 const TREND_ORDER = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"] as const;
 
@@ -122,6 +123,8 @@ export function renderSummary(summary: Summary): string {
   out.push("");
   // Summaries stored before error samples were kept have none.
   out.push(...statusSection(e.totals.statuses, e.steps, e.errors ?? []));
+  // A k6 script's uncaught errors; summaries stored before they were counted have none.
+  out.push(...scriptErrorsSection(e.scriptErrors));
 
   if (e.scenario) {
     out.push(`  SCENARIO ${e.scenario.name}${e.scenario.seed ? ` · seed ${e.scenario.seed}` : ""}${e.scenario.preset ? ` · preset ${e.scenario.preset}` : ""}`);

@@ -20,6 +20,7 @@ import { VuSchedule, type VuProfile } from "../schedule/vu-schedule.ts";
 import { METRIC_KINDS, parseMetricKey, type MetricName, type ThresholdOutcome, type ThresholdSet } from "../metrics/thresholds.ts";
 import { builtInValues, customMetricsSummary, DEFAULT_TREND_STATS, groupSummary } from "./summary-figures.ts";
 import { parseRunThresholds, selectTagged, thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
+import { scriptErrorsSummary } from "./script-report.ts";
 import { isTimingMetric, runVerdict } from "./run-verdict.ts";
 import { failed, inconclusive, type Verdict } from "./verdict.ts";
 
@@ -44,6 +45,8 @@ export interface SummaryInput {
   readonly totals: RunTotals;
   readonly shards: readonly ShardReport[];
   readonly abortReason?: string | null;
+  /** The k6 script ended the run (protocol.ts exitCodeOf): exec.test.abort(), or an exception in setup(). */
+  readonly endedByScript?: boolean;
   /** Outcomes of the run's setup and teardown steps, when it has any. */
   readonly phases?: { readonly setup?: PhaseOutcome; readonly teardown?: PhaseOutcome };
   /** The run's thresholds as parsed when it was created (parseRunThresholds); parsed from the spec when absent. */
@@ -201,8 +204,11 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       /** Passed, failed or inconclusive with its reasons; null while the run goes on. */
       verdict,
       /** The exit code the CLI gives this run (k6's where k6 has one); null while it goes on. */
-      exitCode: exitCodeOf(input.status),
+      exitCode: exitCodeOf(input.status, input.endedByScript),
       abortReason: input.abortReason ?? null,
+      ...(input.endedByScript ? { endedByScript: true } : {}),
+      // A k6 script's uncaught iteration errors (core/run/script-report.ts); null for other runs.
+      scriptErrors: isScriptRun(spec) ? scriptErrorsSummary(all) : null,
       target: spec.target,
       startedAt: new Date(input.t0Ms).toISOString(),
       endedAt: new Date(input.endMs).toISOString(),
@@ -295,6 +301,10 @@ export function vusSummary(vus: VuProfile) {
     gracefulRampDownS: vus.gracefulRampDownMs / 1000,
     ...(vus.iterations ? { iterations: vus.iterations } : {}),
   };
+}
+
+function isScriptRun(spec: RunSpec): boolean {
+  return Boolean(spec.script) || (spec.scenarios ?? []).some((s) => Boolean(s.spec.script));
 }
 
 function round3(n: number): number {

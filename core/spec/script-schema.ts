@@ -29,5 +29,28 @@ export const SECRET_ENV = /secret|token|password|passwd|api[_-]?key|auth|credent
 /** Where an uploaded bundle is kept in R2. */
 export const scriptObjectKey = (id: string) => `scripts/${id}.json`;
 
+/**
+ * The step of a script's requests tagged with a `step` (or `name`) that no step of the run
+ * has: a threshold names the steps that get their own (k6-compat/options.ts), and these are
+ * kept apart from the function's untagged requests rather than counted as its.
+ */
+export const OTHER_TAGS_STEP = "_other-tags";
+
+/**
+ * The step (index into `steps`) a script's request with this `step`/`name` tag is recorded
+ * under: an untagged one is the function's own (the first), a tagged one its step, else
+ * OTHER_TAGS_STEP. A run without that step (a spec not made from a script's options)
+ * refuses the request, as an error in the iteration, rather than count it as the
+ * function's. setup() and teardown() have no steps: 0.
+ */
+export function scriptStepOf(tag: string | undefined, steps: readonly string[]): number {
+  if (tag === undefined || steps.length === 0) return 0;
+  const named = steps.indexOf(tag);
+  if (named >= 0) return named;
+  const other = steps.indexOf(OTHER_TAGS_STEP);
+  if (other >= 0) return other;
+  throw new Error(`request tagged step "${tag}": the run has no step of that name and none for other tags (its steps: ${steps.join(", ")})`);
+}
+
 /** The key of `setupData` under which a script's setup() result (JSON) reaches the shards. */
 export const SETUP_DATA = "k6";

@@ -10,13 +10,14 @@
  */
 import { WorkerEntrypoint } from "cloudflare:workers";
 // @ts-expect-error the bundle's own module, made by k6-compat/bundle.ts for each script
-import { files, instantiate } from "./script.js";
+import { files, instantiate, lines } from "./script.js";
+import { scriptFailure } from "./script-failure.ts";
 import { fileKey } from "./file-key.ts";
 import { setupDataKey } from "./setup-data-key.ts";
 import { CookieJar } from "./cookie-jar.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
-import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
 import { VuPool } from "./vu-pool.ts";
+import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
 
 type Instance = { readonly exports: Record<string, unknown>; setIteration(n: number): void };
 type Factory = (
@@ -100,9 +101,9 @@ export default class K6Script extends WorkerEntrypoint {
       const fn = instance.exports[start.exec];
       if (typeof fn !== "function") throw new Error(`the script exports no function named ${start.exec}`);
       await fn(data);
-      return { samples: context.samples.splice(0), error: null };
+      return { samples: context.samples.splice(0), ...scriptFailure(null, false, context.aborted, lines) };
     } catch (error) {
-      return { samples: context.samples.splice(0), error: error instanceof Error ? error.message : String(error) };
+      return { samples: context.samples.splice(0), ...scriptFailure(error, true, context.aborted, lines) };
     } finally {
       context.host = null;
       context.iteration++;
@@ -126,9 +127,10 @@ export default class K6Script extends WorkerEntrypoint {
       const fn = vu.instance.exports[name];
       if (typeof fn !== "function") return { samples: [], error: null, data: null };
       const result = await fn(setupJson === null ? undefined : JSON.parse(setupJson));
-      return { samples: vu.context.samples.splice(0), error: null, data: result === undefined ? null : JSON.stringify(result) };
+      const data = result === undefined ? null : JSON.stringify(result);
+      return { samples: vu.context.samples.splice(0), ...scriptFailure(null, false, vu.context.aborted, lines), data };
     } catch (error) {
-      return { samples: vu.context.samples.splice(0), error: error instanceof Error ? error.message : String(error), data: null };
+      return { samples: vu.context.samples.splice(0), ...scriptFailure(error, true, vu.context.aborted, lines), data: null };
     }
   }
 }

@@ -12,6 +12,7 @@ import type { IterationHost, Sample, WireRequest, WireResponse } from "./wire.ts
 import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
 import { CookieJar, type ResponseCookie } from "./cookie-jar.ts";
+import { scriptConsole } from "./script-console.ts";
 
 export type MetricType = "counter" | "gauge" | "rate" | "trend";
 
@@ -31,6 +32,8 @@ export interface VuContext {
   jar: CookieJar;
   /** The process's SharedArrays by name: data is built once per isolate. */
   readonly shared: Map<string, readonly unknown[]>;
+  /** exec.test.abort()'s message once the VU called it ("" without one): the run stops (script-failure.ts). */
+  aborted?: string;
 }
 
 const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -214,8 +217,10 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     },
     instance: { iterationsCompleted: 0, iterationsInterrupted: 0, vusActive: 0, vusInitialized: 0, currentTestRunDuration: 0 },
     test: {
-      abort(): never {
-        throw new Error("exec.test.abort() is not supported by edgeload's k6 compat layer yet: use a threshold with abortOnFail");
+      abort(message?: unknown): never {
+        // Kept on the VU, so an abort the script catches still stops the run (as in k6).
+        vu.aborted = message === undefined ? "" : String(message);
+        throw new Error(vu.aborted ? `test aborted: ${vu.aborted}` : "test aborted");
       },
       get options() {
         return {};
@@ -231,6 +236,8 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     "k6/execution": execution,
     "k6/encoding": { b64encode, b64decode },
     "k6/crypto": crypto,
+    // Not a k6 module: the factory's `console` (bundle.ts), so console lines are the VU's.
+    console: scriptConsole(vu),
   };
 }
 

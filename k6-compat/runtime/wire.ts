@@ -5,6 +5,7 @@
  * isolate only decides what to send and records k6 checks and custom metrics.
  */
 import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
+import type { LogLevel } from "../../core/metrics/script-output.ts";
 
 export interface WireRequest {
   readonly method: string;
@@ -38,7 +39,9 @@ export type Sample =
   | { readonly type: "check"; readonly name: string; readonly passed: boolean }
   | { readonly type: "counter"; readonly name: string; readonly value: number }
   | { readonly type: "rate"; readonly name: string; readonly passed: boolean }
-  | { readonly type: "trend" | "gauge"; readonly name: string; readonly value: number };
+  | { readonly type: "trend" | "gauge"; readonly name: string; readonly value: number }
+  /** A console line (script-console.ts): k6 prints it with its level. */
+  | { readonly type: "log"; readonly level: LogLevel; readonly message: string; readonly vu: number };
 
 /** The shard's side of one iteration, handed to the script's isolate as an RPC stub. */
 export interface IterationHost {
@@ -76,6 +79,10 @@ export interface IterationOutcome {
   readonly samples: readonly Sample[];
   /** The script threw: its message (k6 logs it and counts the iteration). */
   readonly error: string | null;
+  /** Where it threw (`file.js:line`), when the stack names a line of the script (script-failure.ts). */
+  readonly at?: string | null;
+  /** The script called exec.test.abort(): its message. The whole run stops (k6's exit code 108). */
+  readonly aborted?: string | null;
 }
 
 /** The name an interruption travels under (RPC keeps an error's message, not its class). */

@@ -8,6 +8,7 @@ import type { K6ImportView } from "../../core/formats/k6-summary.ts";
 import type { QueryRow } from "../../core/results/query.ts";
 import { FINAL_STATUSES, type RunView } from "../../core/run/protocol.ts";
 import type { Summary } from "../../core/run/summary.ts";
+import type { LivePoint } from "../../core/run/live-view.ts";
 import type { ReportInput } from "../../reports/report-input.ts";
 import { createSseReader } from "../../core/formats/sse.ts";
 
@@ -207,11 +208,16 @@ export class EdgeloadClient {
    * Polling the status once a second instead cost the local stack ~5 ms of its one thread
    * per poll (a request through workerd's entry, assets and API layers, then the object),
    * and requests its shards had in flight waited for it. When the stream cannot be opened
-   * or ends before the run does, it polls (waitForEnd).
+   * or ends before the run does, it polls (waitForEnd). `onWindow` gets each window the
+   * stream carries (those so far first): `edgeload run` prints a k6 script's output from them.
    */
-  async follow(id: string, onProgress: (view: RunView) => void, maxWaitMs = 6 * 3600_000): Promise<RunView> {
+  async follow(
+    id: string,
+    onProgress: (view: RunView) => void,
+    { maxWaitMs = 6 * 3600_000, onWindow = () => {} }: { maxWaitMs?: number; onWindow?: (point: LivePoint) => void } = {},
+  ): Promise<RunView> {
     const deadline = Date.now() + maxWaitMs;
-    const streamed = await this.#followStream(id, onProgress, maxWaitMs).catch(() => "lost" as const);
+    const streamed = await this.#followStream(id, onProgress, onWindow, maxWaitMs).catch(() => "lost" as const);
     if (streamed === "ended") {
       const view = await this.getRun(id);
       if (FINAL_STATUSES.includes(view.status)) return view;
@@ -221,7 +227,7 @@ export class EdgeloadClient {
   }
 
   /** Reads the run's events until its `end` event ("ended") or the stream stops ("lost"). */
-  async #followStream(id: string, onProgress: (view: RunView) => void, maxWaitMs: number): Promise<"ended" | "lost"> {
+  async #followStream(id: string, onProgress: (view: RunView) => void, onWindow: (point: LivePoint) => void, maxWaitMs: number): Promise<"ended" | "lost"> {
     const response = await fetch(`${this.baseUrl}/v1/runs/${id}/live`, {
       headers: { authorization: `Bearer ${this.#token}`, accept: "text/event-stream" },
       signal: AbortSignal.timeout(maxWaitMs),
@@ -233,6 +239,8 @@ export class EdgeloadClient {
     let ended = false;
     const reader = createSseReader((event) => {
       if (event.event === "status") onProgress(JSON.parse(event.data) as RunView);
+      else if (event.event === "window") onWindow(JSON.parse(event.data) as LivePoint);
+      else if (event.event === "history") for (const point of JSON.parse(event.data) as LivePoint[]) onWindow(point);
       else if (event.event === "end") ended = true;
     });
     const body = response.body.getReader();

@@ -9,6 +9,8 @@ import { writeFile } from "node:fs/promises";
 import { exitCodeOf, type RunView } from "../../core/run/protocol.ts";
 import type { Summary } from "../../core/run/summary.ts";
 import { renderSummary } from "../../core/run/summary-text.ts";
+import type { LivePoint } from "../../core/run/live-view.ts";
+import { scriptLines } from "../../core/run/script-report.ts";
 import { formatMs } from "../../core/metrics/clock-resolution.ts";
 import { renderDelivery } from "../../core/run/delivery.ts";
 import type { EdgeloadClient } from "./client.ts";
@@ -56,19 +58,34 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
   const tty = process.stdout.isTTY === true;
   let lastPrinted = 0;
   let view: RunView;
+  // A k6 script's errors and console lines, each window's as it is shown, on stderr as k6
+  // prints them (--quiet too, as k6's); the first distinct of each with counts (script-report.ts).
+  let abortShown = false;
+  const onWindow = (point: LivePoint) => {
+    if (!point.script) return;
+    if (tty && !options.quiet) process.stdout.write("\r\u001b[K");
+    for (const line of scriptLines(point.t, point.script)) console.error(line);
+    abortShown ||= point.script.aborted !== null;
+  };
   try {
-    view = await client.follow(run.id, (v) => {
-      if (options.quiet) return;
-      if (tty) process.stdout.write(`\r${progressLine(v)}\u001b[K`);
-      else if (Date.now() - lastPrinted >= 5000) {
-        console.log(progressLine(v));
-        lastPrinted = Date.now();
-      }
-    });
+    view = await client.follow(
+      run.id,
+      (v) => {
+        if (options.quiet) return;
+        if (tty) process.stdout.write(`\r${progressLine(v)}\u001b[K`);
+        else if (Date.now() - lastPrinted >= 5000) {
+          console.log(progressLine(v));
+          lastPrinted = Date.now();
+        }
+      },
+      { onWindow },
+    );
   } finally {
     process.off("SIGINT", onSigint);
   }
   if (tty && !options.quiet) process.stdout.write("\n");
+  // The script's own end (an abort the stream did not carry, an exception in setup()), said even when handleSummary replaces the summary.
+  if (view.endedByScript && view.abortReason && !abortShown) console.error(`ERRO ${view.abortReason}`);
   const summary: Summary = await client.summary(run.id);
   if (options.handleSummary) await options.handleSummary(summary);
   else console.log("\n" + renderSummary(summary) + "\n");
@@ -90,7 +107,7 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
     console.log(nextSteps(run.id, run.links.report ?? null, await dashboardLink(client, run.id)));
   }
   // k6's code for the final status, the same one the HTTP API reports (core/run/protocol.ts).
-  return { exit: exitCodeOf(view.status) ?? EXIT.runError, summary };
+  return { exit: exitCodeOf(view.status, view.endedByScript) ?? EXIT.runError, summary };
 }
 
 /** A view link into the dashboard, or why the API gave none. */

@@ -32,20 +32,22 @@ export interface ScriptRun {
  * flags (k6-option-overrides.ts) merged into its options.
  */
 export async function scriptRun(path: string, env: Readonly<Record<string, string>>, target: string | null, flags: K6Flags = { load: {} }): Promise<ScriptRun> {
-  const refuse = (what: string, problems: readonly string[]) => new CliError(`${what}:\n${problems.map((p) => `  - ${p}`).join("\n")}`, EXIT.invalidConfig);
+  const refuse = (what: string, problems: readonly string[], code: number = EXIT.invalidConfig) =>
+    new CliError(`${what}:\n${problems.map((p) => `  - ${p}`).join("\n")}`, code);
   // Checked before bundling, which would call a missing file an import it cannot resolve.
   if (!existsSync(path)) throw new CliError(`file not found: ${path}`, EXIT.invalidConfig);
   const bundled = await bundleScript(path);
   if (!bundled.ok) throw refuse(`${path} cannot run on edgeload`, bundled.problems);
   const init = evaluateInitContext(bundled.factory, path, env);
-  if (!init.ok) throw refuse(`${path} failed in its init context`, init.problems);
+  // An exception is the script's (k6: 107), anything else a script edgeload cannot run (104).
+  if (!init.ok) throw refuse(`${path} failed in its init context`, init.problems, init.exception ? EXIT.scriptException : EXIT.invalidConfig);
   const nominal = target ?? (env.BASE_URL && URL.canParse(env.BASE_URL) ? env.BASE_URL : null);
   if (!nominal)
     throw new CliError(
       "give the run's target with --target URL or -e BASE_URL=URL (the script's requests are checked against the deployment's allowed targets either way)",
       EXIT.invalidConfig,
     );
-  const modules = { "main.js": await bundleRuntime(), "script.js": scriptModule(bundled.factory, init.init.files) };
+  const modules = { "main.js": await bundleRuntime(), "script.js": scriptModule(bundled.factory, init.init.files, bundled.lines) };
   const id = bundleId(JSON.stringify(modules));
   const options = applyK6Flags(init.init.options, flags);
   if (!options.ok) throw refuse(`flags that cannot apply to ${path}`, options.problems);

@@ -110,7 +110,8 @@ export class ShardEngine implements IterationHost {
     this.#slots = new ConnectionSlots(a.spec.connectionSlots);
     this.#loopWatch = loopWatch;
     this.#loopProbe = loopWatch.join(() => this.#inFlight.count > 0 && !this.#stop);
-    const cycle = a.spec.scenario ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
+    // A scenario's or a script's steps are not a weighted pick: a drop is its first step's.
+    const cycle = a.spec.scenario || a.spec.script ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
     this.#dropStep = (global) => cycle[global % cycle.length]!;
   }
 

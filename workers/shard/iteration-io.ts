@@ -5,6 +5,7 @@
  * recorded.
  */
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
+import type { LogLevel } from "../../core/metrics/script-output.ts";
 import { IterationInterrupted, type FlowIO, type FlowRequest, type FlowResponse, type SeriesSample } from "../../scenarios/flow.ts";
 
 const US_PER_MS = 1000;
@@ -17,6 +18,8 @@ export interface IterationHost {
   recordSamples(samples: readonly SeriesSample[], atMs: number): void;
   statsNow(stepIndex: number): MetricStats;
   think(ms: number, hardStopMs: number): Promise<void>;
+  /** Stops the shard's sending (a k6 script's exec.test.abort()). */
+  stop(): void;
 }
 
 export class IterationIO implements FlowIO {
@@ -76,5 +79,19 @@ export class IterationIO implements FlowIO {
 
   now(): number {
     return this.#engine.now();
+  }
+
+  log(level: LogLevel, message: string, vu: number): void {
+    this.#engine.statsNow(this.step).script.log(level, message, vu);
+  }
+
+  scriptError(message: string, at: string | null): void {
+    this.#engine.statsNow(this.step).script.error(message, at);
+  }
+
+  /** Records the abort in this window, which carries it to the coordinator, and stops this shard at once. */
+  abortTest(message: string): void {
+    this.#engine.statsNow(this.step).script.abort(message);
+    this.#engine.stop();
   }
 }

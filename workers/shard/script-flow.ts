@@ -11,7 +11,7 @@
  * moment they arrive.
  */
 import { RpcTarget } from "cloudflare:workers";
-import type { ScriptSpec } from "../../core/spec/script-schema.ts";
+import { scriptStepOf, type ScriptSpec } from "../../core/spec/script-schema.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type IterationInfo } from "../../scenarios/flow.ts";
 import type { IterationHost as Host, IterationOutcome, IterationStart, Sample, WireRequest, WireResponse } from "../../k6-compat/runtime/wire.ts";
 import { setupDataKey } from "../../k6-compat/runtime/setup-data-key.ts";
@@ -55,7 +55,7 @@ export interface ScriptRun {
   readonly pool: VuPoolRange;
   /** The scenario-wide number of this shard's k-th closed-model iteration (segmentedIndex). */
   readonly iterationInTest: (k: number) => number;
-  /** The run's step names: a request tagged with one is recorded under it, others under the first. */
+  /** The run's step names: a request is recorded under the one its tag names (scriptStepOf). */
   readonly steps: readonly string[];
   readonly setupData: string | null;
   /** Whether a URL may be sent to (the deployment's allow-list). */
@@ -95,9 +95,13 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
         outcome = await entry.iteration(host, start);
       }
       host.apply(outcome.samples);
+      // exec.test.abort(): this shard stops now, and the window carries the abort up to the
+      // coordinator, which stops the others (k6's ScriptAborted).
+      if (outcome.aborted !== undefined && outcome.aborted !== null) io.abortTest?.(outcome.aborted);
       if (host.interrupted) throw new IterationInterrupted(host.interrupted);
-      // k6 logs an exception and ends the iteration, which still counts.
-      if (outcome.error) console.error(`script error in iteration ${it.global} (VU ${it.vu ?? "pool"}): ${outcome.error}`);
+      // k6 prints an uncaught exception and ends the iteration, which still counts:
+      // counted in this window, which `edgeload run` prints (core/run/script-report.ts).
+      if (outcome.error) io.scriptError?.(outcome.error, outcome.at ?? null);
     },
   };
 }
@@ -128,7 +132,7 @@ export class IterationHost extends RpcTarget implements Host {
     const refused = this.#mayRequest(url);
     if (refused) throw new Error(`request to ${url} refused before it was sent: ${refused}`);
     try {
-      const step = request.step === undefined ? 0 : Math.max(0, this.#steps.indexOf(request.step));
+      const step = scriptStepOf(request.step, this.#steps);
       const r = await this.#io.send(step, {
         url,
         method: request.method,
@@ -158,7 +162,10 @@ export class IterationHost extends RpcTarget implements Host {
   /** Checks and custom metrics the script recorded, into the current window. */
   apply(samples: readonly Sample[]): void {
     for (const s of samples) {
-      if (s.type === "check") this.#io.check(s.passed);
+      if (s.type === "log") {
+        if (this.#io.log) this.#io.log(s.level, s.message, s.vu);
+        else console.log(`${s.level} (VU ${s.vu}): ${s.message}`); // setup() and teardown(): the coordinator's log
+      } else if (s.type === "check") this.#io.check(s.passed);
       else if (s.type === "counter") this.#io.count(s.name, s.value);
       else if (s.type === "rate") this.#io.rate(s.name, s.passed);
       else this.#io.trend(s.name, s.value);

@@ -58,6 +58,33 @@ function redraw() {
   for (const r of regions) {
     if (![...select.options].some((o) => o.value === r)) select.add(new Option(r, r));
   }
+  showScript();
+}
+
+/** Script lines shown at most: the newest windows' first. */
+const SCRIPT_ROWS = 100;
+
+/**
+ * A k6 script's uncaught errors (counted over every window) and each window's first distinct
+ * errors and console lines, newest first: what `edgeload run` prints as the run goes.
+ */
+function showScript() {
+  const windows = state.points.filter((p) => p.script);
+  byId("script-box").hidden = windows.length === 0;
+  if (windows.length === 0) return;
+  const errors = windows.reduce((n, p) => n + p.script.errors, 0);
+  const logs = windows.reduce((n, p) => n + p.script.logs, 0);
+  byId("script-count").textContent = `${errors} uncaught error${errors === 1 ? "" : "s"} · ${logs} console line${logs === 1 ? "" : "s"}`;
+  /** @type {string[][]} */
+  const rows = [];
+  for (const p of [...windows].reverse()) {
+    if (p.script.aborted !== null) rows.push([`${p.t} s`, "abort", `test aborted: ${p.script.aborted}`, "–", "1"]);
+    for (const e of p.script.errorSamples) rows.push([`${p.t} s`, "error", e.message, e.at ?? "–", String(e.count)]);
+    for (const l of p.script.logSamples) rows.push([`${p.t} s`, l.level, l.message, `VU ${l.vu}`, String(l.count)]);
+    if (rows.length >= SCRIPT_ROWS) break;
+  }
+  const shown = rows.slice(0, SCRIPT_ROWS);
+  setRows(byId("script"), shown, (row, i) => row.classList.toggle("bad", shown[i][1] === "error" || shown[i][1] === "abort"));
 }
 
 /** Adds a window, or replaces it (a late portion arrives as the whole window again). */
@@ -181,6 +208,8 @@ function showSummary(summary) {
     // Summaries stored before verdicts were kept have none: their status is the verdict.
     ["verdict", summary.edgeload.verdict ? verdictText(summary.edgeload.verdict) : summary.edgeload.status],
     ["exit code", summary.edgeload.exitCode ?? null],
+    // A k6 script's uncaught iteration errors; null for other runs (and summaries from before they were counted).
+    ["script errors", summary.edgeload.scriptErrors?.total ?? null],
   ];
   byId("final-figures").replaceChildren(
     ...figures.map(([label, value]) => {
