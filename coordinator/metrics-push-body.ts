@@ -14,7 +14,14 @@ export function metricsPushBody(type: OutputSpec["type"], source: RunMetricsSour
   if (type === "opentelemetry") {
     return {
       bytes: otlpMetricsBody(
-        { runId: source.runId, name: source.name, t0Ms: source.t0Ms, status: source.status, verdict: source.verdict ?? null },
+        {
+          runId: source.runId,
+          name: source.name,
+          t0Ms: source.t0Ms,
+          status: source.status,
+          verdict: source.verdict ?? null,
+          endedByScript: source.endedByScript === true,
+        },
         source.totals,
         nowMs,
       ),

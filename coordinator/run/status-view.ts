@@ -104,6 +104,7 @@ export function metricsSourceOf(run: RunRecord, figures: RunFigures, now: number
     name: run.spec.name,
     status: run.status,
     verdict: run.verdict ?? null,
+    endedByScript: run.endedByScript === true,
     totals: figures.totals,
     // An ended run asks for nothing more: its gauges drop to 0 rather than freeze.
     targetRatePerS: target.ratePerS === null ? null : ended ? 0 : target.ratePerS,

@@ -41,6 +41,7 @@ export interface OtlpRun {
   readonly t0Ms: number;
   readonly status?: RunStatus;
   readonly verdict?: Verdict | null;
+  readonly endedByScript?: boolean;
 }
 
 export function otlpResourceMetrics(run: OtlpRun, totals: RunTotals, nowMs: number): ResourceMetrics {
@@ -103,7 +104,7 @@ export function otlpResourceMetrics(run: OtlpRun, totals: RunTotals, nowMs: numb
 
 /** An ended run's status, exit code and verdict reason, as resource attributes. */
 function outcomeAttributes(run: OtlpRun): Record<string, string | number> {
-  const exitCode = run.status ? exitCodeOf(run.status) : null;
+  const exitCode = run.status ? exitCodeOf(run.status, run.endedByScript) : null;
   if (exitCode === null) return {};
   const reason = verdictReason(run.verdict);
   return { "edgeload.run_status": run.status!, "edgeload.exit_code": exitCode, ...(reason ? { "edgeload.verdict_reason": reason } : {}) };

@@ -95,6 +95,9 @@ describe("runsExposition", () => {
     if (!out.ok) throw new Error("unparsed");
     expect(value(out.samples, "edgeload_run_exit_code", {})).toBe(75);
     expect(value(out.samples, "edgeload_run_info", { status: "inconclusive", reason: "1 of 4 shards never reported done" })).toBe(1);
+    const scriptAborted = parsePrometheusText(runsExposition([{ ...ended, status: "aborted", endedByScript: true, verdict: null }]));
+    if (!scriptAborted.ok) throw new Error("unparsed");
+    expect(value(scriptAborted.samples, "edgeload_run_exit_code", {})).toBe(108); // k6's ScriptAborted, as the CLI exits
   });
 
   it("gives counters per region, step and status, and the run's gauges", () => {

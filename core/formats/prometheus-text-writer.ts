@@ -47,6 +47,8 @@ export interface RunMetricsSource {
   readonly status: RunStatus;
   /** The verdict once the run has ended: a run that failed or could not be told says why. */
   readonly verdict?: Verdict | null;
+  /** The script aborted the run or threw in setup: its exit code is k6's 108 or 107. */
+  readonly endedByScript?: boolean;
   readonly totals: RunTotals;
   /** The schedule's rate now (null for closed-model runs). */
   readonly targetRatePerS: number | null;
@@ -149,12 +151,12 @@ function addRun(f: Families, run: RunMetricsSource): void {
     { ...id, name: run.name, status: run.status, ...(reason ? { reason } : {}) },
     1,
   );
-  const exitCode = exitCodeOf(run.status);
+  const exitCode = exitCodeOf(run.status, run.endedByScript);
   if (exitCode !== null)
     f.add(
       "edgeload_run_exit_code",
       "gauge",
-      "The exit code of an ended run: 0 passed, 99 failed, 75 inconclusive (docs/cli.md).",
+      "The exit code of an ended run: 0 passed, 99 failed, 75 inconclusive, 105/108 aborted (docs/cli.md).",
       "edgeload_run_exit_code",
       id,
       exitCode,
