@@ -13,6 +13,7 @@ import { aggregateGroups, runQuery, type Query, type QueryInput, type QueryMetri
 import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { ArrivalSchedule } from "../core/schedule/arrival-schedule.ts";
 import type { Summary } from "../core/run/summary.ts";
+import { round3 } from "../core/metrics/rounding.ts";
 
 export interface ReportInput {
   readonly summary: Summary;
@@ -75,8 +76,4 @@ export function targetProfile(summary: Summary): { readonly durationS: number; r
     durationS: schedule.durationMs / 1000,
     perSecond: Array.from({ length: seconds }, (_, t) => round3(schedule.arrivalsBy((t + 1) * 1000) - schedule.arrivalsBy(t * 1000))),
   };
-}
-
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }

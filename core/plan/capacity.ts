@@ -27,6 +27,7 @@ import { inconclusive, PASSED, type Verdict } from "../run/verdict.ts";
 import type { Summary } from "../run/summary.ts";
 import { table } from "../run/summary-text.ts";
 import { formatMs } from "../metrics/clock-resolution.ts";
+import { round3 } from "../metrics/rounding.ts";
 
 /** One step of a ladder as measured: its nominal rate and the figures the rules read. */
 export interface LadderStep {
@@ -208,10 +209,6 @@ export function renderCapacity(capacity: CapacityTable): string {
 
 function percent(fraction: number): string {
   return `${(fraction * 100).toFixed(2)}%`;
-}
-
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }
 
 /**

@@ -23,6 +23,7 @@ import { thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thre
 import { saturation } from "./saturation.ts";
 import type { ThresholdSet } from "../metrics/thresholds.ts";
 import { scriptWindow, withLateScript, type ScriptWindow } from "./script-report.ts";
+import { round3 } from "../metrics/rounding.ts";
 
 export interface LiveLatency {
   readonly p50: number | null;
@@ -224,8 +225,4 @@ function latency(duration: Histogram): LiveLatency {
 
 function quantileMs(h: Histogram, q: number): number | null {
   return h.count ? round3(h.quantile(q) / 1000) : null;
-}
-
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }

@@ -22,6 +22,7 @@ import { customMetricKinds } from "../spec/metrics-schema.ts";
 import { stepsOfScenario } from "../spec/named-scenarios.ts";
 import type { RunSpec } from "../spec/types.ts";
 import type { RunTotals } from "./run-totals.ts";
+import { round3 } from "../metrics/rounding.ts";
 
 /** A threshold as the summary shows it. */
 export interface ThresholdView {
@@ -94,8 +95,4 @@ export function thresholdView(o: ThresholdOutcome): ThresholdView {
     ok: o.state === "passed",
     abortOnFail: o.abortOnFail,
   };
-}
-
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }

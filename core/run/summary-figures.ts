@@ -11,6 +11,7 @@ import { countOf, rateOf, TREND_OF } from "../metrics/aggregate.ts";
 import type { Histogram } from "../metrics/histogram.ts";
 import type { MetricStats, TrendName } from "../metrics/metric-stats.ts";
 import type { MetricKind, MetricName } from "../metrics/thresholds.ts";
+import { round3, round6 } from "../metrics/rounding.ts";
 
 /** k6's summary-export trend keys. p(99) is added because every Authrim preset uses it. */
 const TREND_KEYS = [
@@ -151,12 +152,4 @@ export function customMetricsSummary(
     }
   }
   return out;
-}
-
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
-}
-
-function round6(n: number): number {
-  return Math.round(n * 1e6) / 1e6;
 }

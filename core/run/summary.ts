@@ -23,6 +23,7 @@ import { parseRunThresholds, selectTagged, thresholdOutcomes, thresholdView, typ
 import { scriptErrorsSummary } from "./script-report.ts";
 import { isTimingMetric, runVerdict } from "./run-verdict.ts";
 import { failed, inconclusive, type Verdict } from "./verdict.ts";
+import { round3 } from "../metrics/rounding.ts";
 
 // coordinator/run-coordinator.ts reads the run's thresholds and its abort check from here.
 
@@ -305,8 +306,4 @@ export function vusSummary(vus: VuProfile) {
 
 function isScriptRun(spec: RunSpec): boolean {
   return Boolean(spec.script) || (spec.scenarios ?? []).some((s) => Boolean(s.spec.script));
-}
-
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }
