@@ -123,8 +123,11 @@ function concurrentStreams(spec: RunSpec, peakVUs: number | null): number {
   return Math.min(spec.peakRatePerS * (holdMs / 1000), new ArrivalSchedule(spec.stages).total);
 }
 
-/** Subrequests kept back per invocation for flushes to the coordinator and colo lookups. */
-const SUBREQUEST_RESERVE = 500;
+/**
+ * Subrequests a shard keeps back per invocation for its flushes and its colo lookup: the
+ * iteration budget is the subrequest limit less this (wrangler.toml says the same).
+ */
+export const SUBREQUEST_RESERVE = 500;
 
 export type PlanResult = { ok: true; plan: Plan } | { ok: false; problems: Problem[]; status: 403 };
 

@@ -39,15 +39,13 @@
  */
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
-import { requestsPerIteration, STREAMS_PER_SHARD, type Plan } from "./plan.ts";
+import { requestsPerIteration, STREAMS_PER_SHARD, SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { reportersOf } from "./aggregation-tree.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
 import { D1_ROWS_PER_S_BUDGET, PLATFORM_LIMITS, R2_READS_PER_S_BUDGET } from "./platform-limits.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
 
-/** Subrequests a shard keeps back per invocation for flushes and its colo lookup (core/plan/plan.ts). */
-const SUBREQUEST_RESERVE = 500;
 /** Seconds objects stay active after the last window: final flushes, the summary. */
 const END_GRACE_S = 5;
 /** Shard storage rows written per window: its state, with the window in it (and a flow's own state, if any). */
