@@ -3,7 +3,7 @@
  * before the tests). Read from the bottom up; a layer imports only the layers below it:
  *
  *   scripts/bench                      benches, on top (may use test support, like tests)
- *   scripts/cli                        the CLI (never scripts/bench)
+ *   cli/                               the CLI, its local stack and API client (never scripts/bench)
  *   coordinator/                       the Worker entry (index.ts), its routes and the run DO
  *   workers/shard/                     the load shard DO       reports/  cloudflare/  seeds/
  *   workers/env.ts                     the Worker's bindings   (above core, beside the data path)
@@ -13,8 +13,8 @@
  *
  * Beside them: workers/target/ (the target Worker used locally and in tests: core only),
  * workers/fetch-floor/ (workerd's bare fetch loop, started by the CLI and benches: nothing of ours),
- * dashboard/ (pages the coordinator serves, browser scripts: core only), scripts/k6/ (k6
- * scripts: core only), scripts/build/ (build steps: nothing of ours).
+ * dashboard/ (pages the coordinator serves, browser scripts: core only), k6-scripts/ (the k6
+ * scripts users run with k6: core only), scripts/build/ (build steps: nothing of ours).
  *
  * Nothing imports coordinator/ but tests and benches: the Worker entry is coordinator/index.ts.
  * Test code (test/, *.test.ts, *.faults.ts, vitest configs) and test helpers (test/support/
@@ -31,14 +31,14 @@ const PRODUCTION_ENTRIES = [
   "^coordinator/index\\.ts$",
   "^workers/target/index\\.ts$",
   "^workers/fetch-floor/index\\.ts$",
-  "^scripts/cli/edgeload\\.mjs$",
+  "^cli/edgeload\\.mjs$",
   "^k6-compat/runtime/entry\\.ts$",
-  "^scripts/k6/[^/]+\\.js$",
+  "^k6-scripts/[^/]+\\.js$",
   "^dashboard/public/dashboard/[^/]+\\.js$",
   "^scripts/build/[^/]+\\.mjs$",
 ];
 /** Code in the production folders. */
-const PRODUCTION_CODE = "^(core|coordinator|workers|scenarios|k6-compat|cloudflare|reports|seeds|dashboard|scripts)/.+\\.(ts|mts|js|mjs)$";
+const PRODUCTION_CODE = "^(core|coordinator|workers|scenarios|k6-compat|cloudflare|reports|seeds|dashboard|cli|k6-scripts|scripts)/.+\\.(ts|mts|js|mjs)$";
 /** Packages from node_modules (resolved) are fine in every layer. */
 const NPM = "^node_modules/";
 
@@ -146,14 +146,14 @@ module.exports = {
       name: "cli-below-bench",
       severity: "error",
       comment: "The CLI never imports scripts/bench/ (the benches import the CLI).",
-      from: layer("scripts/cli/"),
+      from: layer("cli/"),
       to: { path: "^scripts/bench/" },
     },
     {
       name: "cli-not-on-workers",
       severity: "error",
       comment: "The CLI drives the Workers over HTTP: it imports no shard, target Worker or bindings module.",
-      from: layer("scripts/cli/"),
+      from: layer("cli/"),
       to: { path: "^workers/" },
     },
     {
@@ -193,9 +193,9 @@ module.exports = {
     {
       name: "k6-scripts-on-core",
       severity: "error",
-      comment: "scripts/k6/ (run by k6) imports only dependency-free core/ modules.",
-      from: layer("scripts/k6/"),
-      to: { ...outside("core/", "scripts/k6/", "k6"), dependencyTypesNot: ["core"] },
+      comment: "k6-scripts/ (run by k6) imports only dependency-free core/ modules.",
+      from: layer("k6-scripts/"),
+      to: { ...outside("core/", "k6-scripts/", "k6(/|$)"), dependencyTypesNot: ["core"] },
     },
     {
       name: "build-on-nothing",

@@ -1,6 +1,6 @@
 /**
- * Three test projects, all run by `npm test`:
- *  - unit:    pure modules (core/, scripts/) in plain Node
+ * Five test projects, all run by `npm test`:
+ *  - unit:    pure modules and Node code (core/, cli/, scripts/, …) in plain Node
  *  - workers: Durable Objects, D1 and routes inside workerd (@cloudflare/vitest-plugin),
  *             against the real target Worker started by test/workers/global-setup.ts
  *  - workers-tree: the same with an aggregator fan-in of 2, so runs report through a tree
@@ -29,6 +29,7 @@ export default defineConfig({
             "coordinator/**/*.test.ts",
             "k6-compat/**/*.test.ts",
             "scenarios/**/*.test.ts",
+            "cli/**/*.test.ts",
             "scripts/**/*.test.ts",
             "seeds/**/*.test.ts",
             "workers/shard/**/*.test.ts",

@@ -2,7 +2,7 @@
  * The analytics reads of the results database: a run's rows for core/results/query.ts. Written
  * against the small slice of D1's API it uses (SqlReader), so the CLI runs the very same
  * statements on the local state's SQLite file when no stack is running
- * (scripts/cli/local-results.ts). The writes live in results-store.ts.
+ * (cli/local-results.ts). The writes live in results-store.ts.
  *
  * The run's final summary has one reader, finalSummary(): the API's /summary, the report,
  * crosscheck and the CLI's local report all read it here (the coordinator object only

@@ -3,7 +3,7 @@
  * run walks a seed set, so that the run-wide iteration index alone decides which entry an
  * iteration uses and a short run still sees the set's mix rather than its first type.
  *
- * Kept free of imports and platform APIs: the k6 scripts (scripts/k6/lib/seeds.js) import
+ * Kept free of imports and platform APIs: the k6 scripts (k6-scripts/lib/seeds.js) import
  * it too, so a k6 run and an edge run of the same set send the same entries in the same order.
  *
  * @example shuffled(["a", "b", "c", "d"]) // always the same permutation of the four

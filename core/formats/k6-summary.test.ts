@@ -6,7 +6,7 @@ import malformed from "../../test/fixtures/k6/malformed.json" with { type: "json
 import summaryExport from "../../test/fixtures/k6/summary-export.json" with { type: "json" };
 import { detectK6Format, parseK6Summary, storableK6Summary } from "./k6-summary.ts";
 
-/** Fixtures written by k6 v1.8.1 running scripts/k6/http.js at 20/s for 2 s, and a k6 Cloud export. */
+/** Fixtures written by k6 v1.8.1 running k6-scripts/http.js at 20/s for 2 s, and a k6 Cloud export. */
 const FIXTURES: Record<string, unknown> = {
   "summary-export": summaryExport,
   "handle-summary": handleSummary,
@@ -21,7 +21,7 @@ describe("parseK6Summary", () => {
   // [format, what the fixture is, requests k6 counted]
   it.each([
     ["summary-export", "k6 run --summary-export", 41],
-    ["handle-summary", "handleSummary's data as scripts/k6 write it", 41],
+    ["handle-summary", "handleSummary's data as k6-scripts write it", 41],
     ["machine-readable", "--new-machine-readable-summary (no p(99): it ignores summaryTrendStats)", 40],
     ["k6-cloud", "a k6 Cloud test run with its aggregate queries", 41],
   ] as const)("reads %s (%s)", (format, _what, requests) => {

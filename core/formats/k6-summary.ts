@@ -6,9 +6,9 @@
  * | format            | what it is                                                      | recognised by                              |
  * |-------------------|-----------------------------------------------------------------|--------------------------------------------|
  * | `summary-export`  | `k6 run --summary-export file.json`                             | `metrics.http_reqs.count` at the top level |
- * | `handle-summary`  | the `data` object handleSummary receives (scripts/k6 write it)  | `metrics.<name>.values` and `.type`        |
+ * | `handle-summary`  | the `data` object handleSummary receives (k6-scripts write it)  | `metrics.<name>.values` and `.type`        |
  * | `machine-readable`| `--new-machine-readable-summary` (k6 ≥ 1.0, schema version 1.x)  | `version` and a `results.metrics` list     |
- * | `k6-cloud`        | a k6 Cloud test run with its aggregate queries (scripts/k6/README.md) | `test_run` and `aggregates`          |
+ * | `k6-cloud`        | a k6 Cloud test run with its aggregate queries (k6-scripts/README.md) | `test_run` and `aggregates`          |
  *
  * The load's own figures come from the `{scenario:NAME}` sub-metrics when the summary has
  * exactly one such scenario (edgeload's k6 scripts declare them), so the seed download in

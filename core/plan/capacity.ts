@@ -216,7 +216,7 @@ function percent(fraction: number): string {
  * step held, whether a later one broke or every one held ("at least the top step") —
  * inconclusive when none was measured, or the first step already broke (the capacity is
  * somewhere below the ladder, not a figure). A step run that ended in error, inconclusive
- * or aborted stops the ladder with its own code (scripts/cli/ladder-command.ts).
+ * or aborted stops the ladder with its own code (cli/ladder-command.ts).
  */
 export function ladderVerdict(capacity: CapacityTable): Verdict {
   if (capacity.steps.length === 0) return inconclusive("no step was measured");

@@ -5,15 +5,15 @@
  *
  * The revision is checked out once as a git worktree under .cache/bench-baseline/ (ignored
  * by git, the linters and the tests) and shares this checkout's node_modules; its
- * scripts/cli/local-stack.ts is imported from there, so the workers it starts are built
- * from that revision's sources.
+ * cli/local-stack.ts (scripts/cli/ before the CLI became a room of its own) is imported
+ * from there, so the workers it starts are built from that revision's sources.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ephemeralStateDir, PROJECT_ROOT, type LocalStack } from "../cli/local-stack.ts";
+import { ephemeralStateDir, PROJECT_ROOT, type LocalStack } from "../../cli/local-stack.ts";
 
 export interface BaselineStack {
   /** What the tables call it: the revision as asked, with its short hash. */
@@ -36,7 +36,9 @@ export async function startBaselineStack(rev: string): Promise<BaselineStack> {
     git("worktree", "add", "--force", "--detach", dir, sha);
   }
   if (!existsSync(join(dir, "node_modules"))) symlinkSync(join(PROJECT_ROOT, "node_modules"), join(dir, "node_modules"), "dir");
-  const { startLocalStack } = (await import(pathToFileURL(join(dir, "scripts/cli/local-stack.ts")).href)) as {
+  const localStack = ["cli/local-stack.ts", "scripts/cli/local-stack.ts"].map((p) => join(dir, p)).find((p) => existsSync(p));
+  if (!localStack) throw new Error(`--baseline ${rev}: that revision has no local stack (cli/local-stack.ts) to start`);
+  const { startLocalStack } = (await import(pathToFileURL(localStack).href)) as {
     startLocalStack: (options: { persist: string }) => Promise<LocalStack>;
   };
   // Its state where this tree's ephemeral state is (older revisions put `persist: false` on

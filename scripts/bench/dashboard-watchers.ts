@@ -10,9 +10,9 @@
  *
  * Clients are opened in batches before T0 and read everything; they stop with the run.
  */
-import { EdgeloadClient } from "../cli/client.ts";
-import { startLocalStack, type LocalStack } from "../cli/local-stack.ts";
-import { cpuSeconds } from "../cli/processes.ts";
+import { EdgeloadClient } from "../../cli/client.ts";
+import { startLocalStack, type LocalStack } from "../../cli/local-stack.ts";
+import { cpuSeconds } from "../../cli/processes.ts";
 import { MAX_LIVE_CLIENTS } from "../../coordinator/live-stream.ts";
 import { createSseReader } from "../../core/formats/sse.ts";
 import { markdownTable } from "./markdown-table.ts";

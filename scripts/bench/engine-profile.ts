@@ -9,8 +9,8 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { EdgeloadClient } from "../cli/client.ts";
-import { startLocalStack, PROJECT_ROOT } from "../cli/local-stack.ts";
+import { EdgeloadClient } from "../../cli/client.ts";
+import { startLocalStack, PROJECT_ROOT } from "../../cli/local-stack.ts";
 import { markdownTable } from "./markdown-table.ts";
 
 interface ProfileNode {

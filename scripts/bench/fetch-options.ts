@@ -5,9 +5,9 @@
  * target's /delay endpoint, each alone and all together, interleaved over several rounds
  * so the host's drift falls on every variant alike. CPU of the loop's workerd per request.
  */
-import { startLocalStack } from "../cli/local-stack.ts";
-import { cpuSeconds } from "../cli/processes.ts";
-import { startFetchFloor } from "../cli/fetch-floor.ts";
+import { startLocalStack } from "../../cli/local-stack.ts";
+import { cpuSeconds } from "../../cli/processes.ts";
+import { startFetchFloor } from "../../cli/fetch-floor.ts";
 import { markdownTable } from "./markdown-table.ts";
 
 const VARIANTS = ["", "header", "signal,timer", "manual", "content-length", "body", "header,signal,timer,manual,content-length,body"];

@@ -26,12 +26,12 @@
  *
  *   npm run bench -- generator [--rates 100,300,1000] [--targets workerd,native] [--duration 15s] [--delay 20] [--shards N] [--baseline REV]
  */
-import { startLocalStack } from "../cli/local-stack.ts";
-import { cpuSeconds } from "../cli/processes.ts";
+import { startLocalStack } from "../../cli/local-stack.ts";
+import { cpuSeconds } from "../../cli/processes.ts";
 import { crosscheck } from "../../core/results/crosscheck.ts";
 import { attributeResiduals, renderAttributions, signedMs } from "../../core/results/crosscheck-attribution.ts";
 import { edgeloadRun, fetchFloor, runK6, type GeneratorResult } from "./generator-clients.ts";
-import { findK6 } from "../cli/k6-binary.ts";
+import { findK6 } from "../../cli/k6-binary.ts";
 import { markdownTable } from "./markdown-table.ts";
 import { plainTable } from "./plain-table.ts";
 import { startBaselineStack, type BaselineStack } from "./baseline-stack.ts";

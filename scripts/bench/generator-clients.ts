@@ -9,13 +9,13 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EdgeloadClient } from "../cli/client.ts";
-import { PROJECT_ROOT, type LocalStack } from "../cli/local-stack.ts";
-import { cpuSeconds, reapedChildrenCpuSeconds } from "../cli/processes.ts";
+import { EdgeloadClient } from "../../cli/client.ts";
+import { PROJECT_ROOT, type LocalStack } from "../../cli/local-stack.ts";
+import { cpuSeconds, reapedChildrenCpuSeconds } from "../../cli/processes.ts";
 import { edgeFigures, type Latency, type LoadFigures } from "../../core/results/crosscheck.ts";
 import { parseK6Summary } from "../../core/formats/k6-summary.ts";
-import { startFetchFloor } from "../cli/fetch-floor.ts";
-import { floorLatency } from "../cli/floor-replay.ts";
+import { startFetchFloor } from "../../cli/fetch-floor.ts";
+import { floorLatency } from "../../cli/floor-replay.ts";
 import { p95PerSecond } from "./per-second.ts";
 
 export interface GeneratorResult {

@@ -16,9 +16,9 @@
  *
  *   npm run bench -- marginal [--marginal-rate 200] [--duration 8s] [--delay 20] [--baseline REV]
  */
-import { EdgeloadClient } from "../cli/client.ts";
-import { startLocalStack, type LocalStack } from "../cli/local-stack.ts";
-import { cpuSeconds } from "../cli/processes.ts";
+import { EdgeloadClient } from "../../cli/client.ts";
+import { startLocalStack, type LocalStack } from "../../cli/local-stack.ts";
+import { cpuSeconds } from "../../cli/processes.ts";
 import { markdownTable } from "./markdown-table.ts";
 import { startBaselineStack, type BaselineStack } from "./baseline-stack.ts";
 

@@ -8,8 +8,8 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { PROJECT_ROOT } from "../cli/local-stack.ts";
-import { cpuSeconds } from "../cli/processes.ts";
+import { PROJECT_ROOT } from "../../cli/local-stack.ts";
+import { cpuSeconds } from "../../cli/processes.ts";
 
 const SOURCE = join(PROJECT_ROOT, "scripts/bench/native-target");
 const BINARY = join(PROJECT_ROOT, ".cache", "native-target", "delay-target");

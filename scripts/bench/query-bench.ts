@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../cli/local-stack.ts";
+import { PROJECT_ROOT } from "../../cli/local-stack.ts";
 
 export async function queryBench(): Promise<void> {
   console.log("\n## Queries: a synthetic 1-hour run (4 regions, 64 shards, 1000/s) in the local D1, asked over the API three times each\n");

@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { insertRun, insertShards, updateRunStatus, updateShard, windowStatements, type WindowCell } from "../../coordinator/store/results-store.ts";
-import { EdgeloadClient } from "../cli/client.ts";
-import { startLocalStack } from "../cli/local-stack.ts";
+import { EdgeloadClient } from "../../cli/client.ts";
+import { startLocalStack } from "../../cli/local-stack.ts";
 
 const REGIONS = ["wnam", "enam", "weur", "apac", "eeur", "apac-ne", "sam", "oc"];
 

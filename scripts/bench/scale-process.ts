@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../cli/local-stack.ts";
+import { PROJECT_ROOT } from "../../cli/local-stack.ts";
 
 /** True when the bench ran to the end. */
 export function runScaleBench(rates: readonly number[]): Promise<boolean> {

@@ -9,11 +9,11 @@
  *   npm run bench -- script [--rates 100,300,500] [--duration 15s] [--delay 20] [--shards 4]
  */
 import { join } from "node:path";
-import { EdgeloadClient } from "../cli/client.ts";
-import { PROJECT_ROOT } from "../cli/paths.ts";
-import { startLocalStack } from "../cli/local-stack.ts";
-import { cpuSeconds } from "../cli/processes.ts";
-import { scriptRun } from "../cli/script-command.ts";
+import { EdgeloadClient } from "../../cli/client.ts";
+import { PROJECT_ROOT } from "../../cli/paths.ts";
+import { startLocalStack } from "../../cli/local-stack.ts";
+import { cpuSeconds } from "../../cli/processes.ts";
+import { scriptRun } from "../../cli/script-command.ts";
 import { markdownTable } from "./markdown-table.ts";
 
 interface Measured {

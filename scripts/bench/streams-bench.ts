@@ -13,9 +13,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EdgeloadClient } from "../cli/client.ts";
-import { startLocalStack } from "../cli/local-stack.ts";
-import { residentBytes } from "../cli/processes.ts";
+import { EdgeloadClient } from "../../cli/client.ts";
+import { startLocalStack } from "../../cli/local-stack.ts";
+import { residentBytes } from "../../cli/processes.ts";
 import { STREAM_MEMORY_BYTES } from "../../core/plan/plan.ts";
 import { plainTable } from "./plain-table.ts";
 

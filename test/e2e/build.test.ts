@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../../scripts/cli/local-stack.ts";
+import { PROJECT_ROOT } from "../../cli/local-stack.ts";
 import { runCli } from "./cli-process.ts";
 
 const run = promisify(execFile);
@@ -54,7 +54,7 @@ describe("build", () => {
     expect(over.stderr).toMatch(/maxCost: the run's estimated cost is \$0\.\d+ .*above its budget of \$0\.050/);
   });
 
-  it.each(["tsconfig.json", "tsconfig.node.json", "tsconfig.mixed.json", "scripts/k6", "dashboard"])("typechecks %s in strict mode", async (config) => {
+  it.each(["tsconfig.json", "tsconfig.node.json", "tsconfig.mixed.json", "k6-scripts", "dashboard"])("typechecks %s in strict mode", async (config) => {
     await expect(run(bin("tsc"), ["-p", config], { cwd: PROJECT_ROOT, env })).resolves.toBeDefined();
   });
 });

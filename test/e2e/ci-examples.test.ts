@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { PROJECT_ROOT } from "../../scripts/cli/local-stack.ts";
+import { PROJECT_ROOT } from "../../cli/local-stack.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
 interface Step {

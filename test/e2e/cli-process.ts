@@ -1,11 +1,11 @@
 /**
- * Runs the `edgeload` CLI as a real process (`node scripts/cli/edgeload.mjs …`), as a user
+ * Runs the `edgeload` CLI as a real process (`node cli/edgeload.mjs …`), as a user
  * does, for end-to-end tests that check its exit code and output.
  */
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { PROJECT_ROOT } from "../../scripts/cli/local-stack.ts";
+import { PROJECT_ROOT } from "../../cli/local-stack.ts";
 
 export interface CliResult {
   readonly code: number;
@@ -16,7 +16,7 @@ export interface CliResult {
 /** Runs `edgeload <args>` with `env` added to this process's environment. */
 export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(PROJECT_ROOT, "scripts/cli/edgeload.mjs"), ...args], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(PROJECT_ROOT, "cli/edgeload.mjs"), ...args], {
       env: { ...process.env, ...env },
       maxBuffer: 64 * 1024 * 1024,
     });

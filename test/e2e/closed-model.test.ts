@@ -9,8 +9,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { EdgeloadClient } from "../../scripts/cli/client.ts";
-import type { LocalStack } from "../../scripts/cli/local-stack.ts";
+import type { EdgeloadClient } from "../../cli/client.ts";
+import type { LocalStack } from "../../cli/local-stack.ts";
 import { runCli } from "./cli-process.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 

@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { crosscheck, edgeFigures, renderCrosscheck, TOLERANCES, type Crosscheck } from "../../core/results/crosscheck.ts";
 import { parseK6Summary } from "../../core/formats/k6-summary.ts";
-import { k6Invocation, runK6, type StoredSpec } from "../../scripts/cli/k6-replay.ts";
+import { k6Invocation, runK6, type StoredSpec } from "../../cli/k6-replay.ts";
 import { runCli } from "./cli-process.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";

@@ -11,7 +11,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../../scripts/cli/paths.ts";
+import { PROJECT_ROOT } from "../../cli/paths.ts";
 import { describeWithChromium, launchChromium } from "./chromium.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 

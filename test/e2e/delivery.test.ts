@@ -6,7 +6,7 @@
  */
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkDelivery } from "../../scripts/cli/delivery-check.ts";
+import { checkDelivery } from "../../cli/delivery-check.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
 const fixture = useLocalStack("edgeload-delivery-");

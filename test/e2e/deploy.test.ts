@@ -17,8 +17,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
-import { PROJECT_ROOT } from "../../scripts/cli/local-stack.ts";
-import { readWranglerConfig } from "../../scripts/cli/wrangler-config.ts";
+import { PROJECT_ROOT } from "../../cli/local-stack.ts";
+import { readWranglerConfig } from "../../cli/wrangler-config.ts";
 
 const run = promisify(execFile);
 const WRANGLER = join(PROJECT_ROOT, "node_modules/.bin/wrangler");

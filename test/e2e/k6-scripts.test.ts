@@ -1,5 +1,5 @@
 /**
- * The k6 scripts (scripts/k6/) against the local stack's Authrim-style target: `k6 inspect`
+ * The k6 scripts (k6-scripts/) against the local stack's Authrim-style target: `k6 inspect`
  * accepts each one and expands presets exactly as core/spec/presets.ts does (one presets file,
  * two readers), and a short k6 run of every scenario — seeded by the real seeders, the seed
  * read from edgeload's signed TOKEN_URL or a local TOKEN_PATH, in object and bare-array
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseDurationMs } from "../../core/spec/duration.ts";
 import { expandPreset, presetNames } from "../../core/spec/presets.ts";
 import { SCENARIOS as EDGE_SCENARIOS } from "../../scenarios/catalog.ts";
-import { PROJECT_ROOT } from "../../scripts/cli/paths.ts";
+import { PROJECT_ROOT } from "../../cli/paths.ts";
 import { seedAccessTokens } from "../../seeds/access-tokens.ts";
 import { seedRefreshTokens } from "../../seeds/refresh-tokens.ts";
 import { seedSessions } from "../../seeds/sessions.ts";
@@ -31,7 +31,7 @@ type Metrics = Record<string, { type: string; values: Record<string, number>; th
 
 describeWithK6("k6 scripts", (k6) => {
   const fixture = useLocalStack("edgeload-k6-scripts-");
-  const script = (name: string) => join(PROJECT_ROOT, "scripts/k6", `${name}.js`);
+  const script = (name: string) => join(PROJECT_ROOT, "k6-scripts", `${name}.js`);
   let dir: string;
   /** What every scenario script is given: the target and the load-test client. */
   let base: Record<string, string>;

@@ -1,5 +1,5 @@
 /**
- * k6 for the end-to-end tests: found as the benchmark finds it (scripts/cli/k6-binary.ts:
+ * k6 for the end-to-end tests: found as the benchmark finds it (cli/k6-binary.ts:
  * on PATH, else .cache/k6), else built once into .cache/k6 from the Go module proxy (about
  * two minutes; test files that start together wait for one build under a lock file).
  *
@@ -11,8 +11,8 @@ import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "vitest";
-import { findK6 } from "../../scripts/cli/k6-binary.ts";
-import { PROJECT_ROOT } from "../../scripts/cli/paths.ts";
+import { findK6 } from "../../cli/k6-binary.ts";
+import { PROJECT_ROOT } from "../../cli/paths.ts";
 
 export interface K6Availability {
   /** The k6 binary, or null when there is none. */

@@ -5,8 +5,8 @@
  */
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll } from "vitest";
-import { EdgeloadClient } from "../../scripts/cli/client.ts";
-import { ephemeralStateDir, startLocalStack, type LocalStack } from "../../scripts/cli/local-stack.ts";
+import { EdgeloadClient } from "../../cli/client.ts";
+import { ephemeralStateDir, startLocalStack, type LocalStack } from "../../cli/local-stack.ts";
 
 export interface StackFixture {
   stack: LocalStack;

@@ -6,10 +6,10 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import type { EdgeloadClient } from "../../scripts/cli/client.ts";
+import type { EdgeloadClient } from "../../cli/client.ts";
 import type { RunView } from "../../core/run/protocol.ts";
 import { runCli } from "./cli-process.ts";
-import type { LocalStack } from "../../scripts/cli/local-stack.ts";
+import type { LocalStack } from "../../cli/local-stack.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
 const fixture = useLocalStack("edgeload-e2e-");

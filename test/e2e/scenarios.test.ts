@@ -5,8 +5,8 @@
  * to the loopback target.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { EdgeloadClient } from "../../scripts/cli/client.ts";
-import type { LocalStack } from "../../scripts/cli/local-stack.ts";
+import type { EdgeloadClient } from "../../cli/client.ts";
+import type { LocalStack } from "../../cli/local-stack.ts";
 import { seedAccessTokens } from "../../seeds/access-tokens.ts";
 import { seedRefreshTokens } from "../../seeds/refresh-tokens.ts";
 import { seedSessions } from "../../seeds/sessions.ts";

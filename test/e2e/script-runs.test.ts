@@ -16,8 +16,8 @@ import { beforeAll, expect, it } from "vitest";
 import { crosscheck, edgeFigures } from "../../core/results/crosscheck.ts";
 import { parseK6Summary } from "../../core/formats/k6-summary.ts";
 import type { Summary } from "../../core/run/summary.ts";
-import { PROJECT_ROOT } from "../../scripts/cli/paths.ts";
-import { scriptRun } from "../../scripts/cli/script-command.ts";
+import { PROJECT_ROOT } from "../../cli/paths.ts";
+import { scriptRun } from "../../cli/script-command.ts";
 import { seedAccessTokens } from "../../seeds/access-tokens.ts";
 import { runCli } from "./cli-process.ts";
 import { describeWithK6 } from "./k6.ts";
@@ -96,8 +96,8 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
     return [k6Run, edge];
   }
 
-  it("runs the repo's own arrival-rate script (scripts/k6/http.js): same iterations, same verdicts, p50 within the crosscheck's bound", async () => {
-    const script = join(PROJECT_ROOT, "scripts/k6/http.js");
+  it("runs the repo's own arrival-rate script (k6-scripts/http.js): same iterations, same verdicts, p50 within the crosscheck's bound", async () => {
+    const script = join(PROJECT_ROOT, "k6-scripts/http.js");
     const env = { PATH: "/delay?ms=20", RATE: "20", DURATION: "4s" };
     // The median is compared at most three times: once agreeing is what is asked of it;
     // a shared machine can stall either tool for a moment.
@@ -131,7 +131,7 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
       RATE: "20",
       DURATION: "4s",
     };
-    const script = join(PROJECT_ROOT, "scripts/k6/introspect.js");
+    const script = join(PROJECT_ROOT, "k6-scripts/introspect.js");
     const [k6Run, edge] = await bothTools(script, env);
     // Every introspection answered as its token's type says: no false positive or negative.
     expect(checkRate(edge)).toBe(1);

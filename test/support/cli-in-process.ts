@@ -3,7 +3,7 @@
  * prints: each call starts with empty output. Registers its own spies and their restore.
  */
 import { afterEach, beforeEach, vi } from "vitest";
-import { main } from "../../scripts/cli/main.ts";
+import { main } from "../../cli/main.ts";
 
 export function edgeloadInProcess(): (...argv: string[]) => Promise<{ code: number; stdout: string; stderr: string }> {
   const out: string[] = [];

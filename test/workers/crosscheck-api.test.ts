@@ -1,7 +1,7 @@
 /**
  * Crosscheck imports through the API on a real edge run against the local target: every
  * supported k6 summary format (fixtures in test/fixtures/k6/, written by k6 v1.8.1 running
- * scripts/k6/http.js, and a k6 Cloud export) is detected, stored in D1 (migration 0005) and
+ * k6-scripts/http.js, and a k6 Cloud export) is detected, stored in D1 (migration 0005) and
  * compared; a malformed one is refused with its problems named and leaves nothing behind.
  * The sub-app is mounted here as coordinator/api.ts mounts it, behind no token.
  */

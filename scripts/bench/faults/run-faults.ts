@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../../cli/local-stack.ts";
+import { PROJECT_ROOT } from "../../../cli/local-stack.ts";
 import { accountFault, faultTable, type FaultObservation } from "./fault-table.ts";
 import { targetFaultRows } from "./target-faults.ts";
 

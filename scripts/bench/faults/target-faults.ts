@@ -15,9 +15,9 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../../cli/local-stack.ts";
-import { EdgeloadClient } from "../../cli/client.ts";
-import { residentBytes } from "../../cli/processes.ts";
+import { PROJECT_ROOT, startLocalStack, type LocalStack } from "../../../cli/local-stack.ts";
+import { EdgeloadClient } from "../../../cli/client.ts";
+import { residentBytes } from "../../../cli/processes.ts";
 import type { FaultObservation } from "./fault-table.ts";
 import { RUN_HEADER } from "../../../core/run/protocol.ts";
 
@@ -131,11 +131,9 @@ async function cliRun(stack: LocalStack, client: EdgeloadClient, spec: unknown, 
   const file = join(dir, "spec.json");
   await writeFile(file, JSON.stringify(spec));
   const before = new Set((await client.listRuns()).runs.map((r) => r.id));
-  const child = spawn(
-    process.execPath,
-    [join(PROJECT_ROOT, "scripts/cli/edgeload.mjs"), "run", file, "--url", stack.apiUrl, "--token", stack.token, "--quiet"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, "cli/edgeload.mjs"), "run", file, "--url", stack.apiUrl, "--token", stack.token, "--quiet"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout.on("data", (d) => (output += d));
   child.stderr.on("data", (d) => (output += d));

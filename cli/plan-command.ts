@@ -1,0 +1,206 @@
+/**
+ * `edgeload plan <spec.json | script.js> [--max-cost USD] [--config wrangler.toml] [--format table|json]`:
+ * what a run would do, before any load — shards per region, how they report (the
+ * aggregation tree), platform usage against every documented limit, and its estimated cost —
+ * under the caps of the deployment's wrangler.toml, or of `--var MAX_RATE_PER_S=…` and the
+ * other cap settings (CAP_SETTINGS), which stand for the secrets a deployment sets them with.
+ * A run over those caps is planned without them and printed all the same, followed by each
+ * cap it needs and the command that raises it. With a deployment named (`--url`/`--token` or
+ * EDGELOAD_URL/EDGELOAD_TOKEN) it also asks that deployment (POST /v1/plan, which starts
+ * nothing) whether its ALLOWED_TARGETS take the target; without one nothing is contacted.
+ * Exit 104 when the spec is invalid, the plan needs a cap raised or breaks a platform limit,
+ * the cost is over `maxCost`, or the deployment would refuse the target. A k6 script is
+ * planned from its options (`-e NAME=VALUE` for its __ENV), counting one request per
+ * iteration: what an iteration sends is the script's to decide at run time.
+ */
+import { join } from "node:path";
+import { ArrivalSchedule } from "../core/schedule/arrival-schedule.ts";
+import { planRun, type Limits, type Plan } from "../core/plan/plan.ts";
+import { preflight } from "../core/plan/preflight.ts";
+import { renderPreflight } from "../core/plan/preflight-text.ts";
+import { parseRunSpec, redactSpec } from "../core/spec/run-spec.ts";
+import type { RunSpec } from "../core/spec/types.ts";
+import { ApiProblem } from "./client.ts";
+import { CliError, connect, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
+import { exitCodeOfApiStatus } from "./exit-codes.ts";
+import { PROJECT_ROOT } from "./paths.ts";
+import { namedValues, withOverrides } from "./spec-overrides.ts";
+import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
+
+const USAGE =
+  "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]";
+
+export async function planCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCliArgs(
+    {
+      args,
+      allowPositionals: true,
+      options: {
+        "max-cost": { type: "string" },
+        config: { type: "string" },
+        format: { type: "string", default: "table" },
+        var: { type: "string", multiple: true },
+        secret: { type: "string", multiple: true },
+        env: { type: "string", multiple: true, short: "e" },
+        target: { type: "string" },
+        url: { type: "string" },
+        token: { type: "string" },
+      },
+    },
+    USAGE,
+  );
+  if (!positionals[0]) throw new CliError(`a spec file is required\n${USAGE}`, EXIT.invalidConfig);
+  if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: table or json, not "${values.format}"`, EXIT.invalidConfig);
+  const script = await import("./script-command.ts");
+  const input = script.isScriptPath(positionals[0])
+    ? (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null)).spec
+    : await readJsonFile(positionals[0], "run spec");
+  if (script.isScriptPath(positionals[0]) && values.format === "table")
+    console.log("note: a k6 script's iterations are counted as one request each; what one sends is the script's to decide at run time\n");
+  const { settings, specVars } = splitVars(namedValues("var", values.var));
+  const raw = withOverrides(input, specVars, namedValues("secret", values.secret), null);
+  const spec = parseRunSpec(values["max-cost"] === undefined ? raw : { ...(raw as object), maxCost: maxCost(values["max-cost"]) });
+  if (!spec.ok) throw new CliError(`invalid run spec:\n${spec.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  const configPath = values.config ?? join(PROJECT_ROOT, "wrangler.toml");
+  const config = readWranglerConfig(configPath);
+  const limits = limitsFromConfig({ ...config, vars: { ...config.vars, ...settings } });
+  const total = new ArrivalSchedule(spec.spec.stages).total;
+  const planned = planRun(spec.spec, total, limits);
+  // Over a cap: plan without the caps, so the whole run can be seen, and say what to raise.
+  const uncapped = planned.ok ? planned : planRun(spec.spec, total, UNCAPPED(limits));
+  if (!uncapped.ok) {
+    const problems = planned.ok ? uncapped.problems : planned.problems;
+    throw new CliError(`the run exceeds the deployment's caps:\n${problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  }
+  const plan = uncapped.plan;
+  const caps = planned.ok ? [] : capsNeeded(spec.spec, plan, limits);
+  const capProblems = planned.ok ? [] : planned.problems;
+  const result = preflight(spec.spec, plan);
+  const target = await deploymentTargetCheck(values, raw);
+  if (values.format === "json") {
+    const capsView = caps.length ? { caps: { problems: capProblems, raise: caps.map((c) => ({ ...c, command: raiseCommand(c, values.config) })) } } : {};
+    console.log(JSON.stringify({ spec: redactSpec(spec.spec), plan, ...result, target, ...capsView }, null, 2));
+  } else {
+    const capsText = caps.length ? `\n\n${renderCaps(caps, config.vars ?? {}, values.config)}` : "";
+    console.log(`${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${targetLine(spec.spec.target, target)}${capsText}`);
+  }
+  const failures: string[] = [];
+  if (caps.length) failures.push(`the run needs ${caps.length} of the deployment's caps raised: ${caps.map((c) => c.setting).join(", ")} (see above)`);
+  if (target && !target.allowed) failures.push(`the deployment would refuse this run: ${target.detail ?? "target not allowed"}`);
+  if (result.overBudget) failures.push(`${result.overBudget.field}: ${result.overBudget.detail}`);
+  const over = result.limits.filter((l) => !l.ok);
+  if (over.length) failures.push(`the run breaks ${over.length} platform limit${over.length === 1 ? "" : "s"}: ${over.map((l) => l.limit).join(", ")}`);
+  for (const f of failures) console.error(`edgeload: ${f}`);
+  return failures.length ? EXIT.invalidConfig : EXIT.ok;
+}
+
+/**
+ * The deployment settings `edgeload plan` reads (coordinator/policy.ts reads the same): a
+ * `--var` of one of these names is that setting, as the deployment's secret would give it,
+ * not a spec var.
+ */
+export const CAP_SETTINGS = [
+  "MAX_RATE_PER_S",
+  "MAX_DURATION_S",
+  "MAX_SHARDS",
+  "MAX_TOTAL_REQUESTS",
+  "MAX_VUS",
+  "SUBREQUESTS_PER_INVOCATION",
+  "AGGREGATOR_FAN_IN",
+] as const;
+
+function splitVars(vars: Record<string, string>): { settings: Record<string, string>; specVars: Record<string, string> } {
+  const settings: Record<string, string> = {};
+  const specVars: Record<string, string> = {};
+  for (const [name, value] of Object.entries(vars)) {
+    if (!(CAP_SETTINGS as readonly string[]).includes(name)) specVars[name] = value;
+    else if (Number(value) > 0) settings[name] = value;
+    else throw new CliError(`--var ${name}: a deployment cap, a number above 0, not "${value}"`, EXIT.invalidConfig);
+  }
+  return { settings, specVars };
+}
+
+/** The limits with every cap a run can exceed lifted; the platform's own settings kept. */
+const UNCAPPED = (limits: Limits): Limits => ({
+  ...limits,
+  maxRatePerS: Infinity,
+  maxDurationMs: Infinity,
+  maxShards: Infinity,
+  maxTotalRequests: Infinity,
+  maxVUs: Infinity,
+});
+
+/** A cap the run needs raised: what it needs, what the deployment allows. */
+export interface CapRaise {
+  readonly setting: "MAX_RATE_PER_S" | "MAX_DURATION_S" | "MAX_SHARDS" | "MAX_TOTAL_REQUESTS" | "MAX_VUS";
+  readonly needed: number;
+  readonly cap: number;
+}
+
+/**
+ * The caps `plan` (planned without caps) needs above `limits`, counted as planRun counts
+ * them: the peak rate of each open-model part, the peak VUs of each closed-model part, the
+ * duration, the shards (an auto-sized run over MAX_SHARDS would be cut to it and saturate),
+ * and the requests (iterations of an open model, the estimate of a closed one).
+ */
+export function capsNeeded(spec: RunSpec, plan: Plan, limits: Limits): CapRaise[] {
+  const parts = spec.scenarios?.length ? spec.scenarios.map((s, i) => ({ spec: s.spec, plan: plan.scenarios![i]!.plan })) : [{ spec, plan }];
+  const needs: CapRaise[] = [
+    { setting: "MAX_RATE_PER_S", needed: Math.ceil(Math.max(0, ...parts.filter((p) => !p.spec.vus).map((p) => p.spec.peakRatePerS))), cap: limits.maxRatePerS },
+    { setting: "MAX_VUS", needed: Math.max(0, ...parts.map((p) => p.plan.closedModel?.peakVUs ?? 0)), cap: limits.maxVUs },
+    { setting: "MAX_DURATION_S", needed: Math.ceil(spec.durationMs / 1000), cap: limits.maxDurationMs / 1000 },
+    { setting: "MAX_SHARDS", needed: plan.shards.length, cap: limits.maxShards },
+    {
+      setting: "MAX_TOTAL_REQUESTS",
+      needed: parts.reduce((n, p) => n + (p.plan.closedModel?.estimatedRequests ?? p.plan.totalIterations), 0),
+      cap: limits.maxTotalRequests,
+    },
+  ];
+  return needs.filter((c) => c.needed > c.cap);
+}
+
+/** `echo 1000000 | npx wrangler secret put MAX_RATE_PER_S`: wrangler reads a piped secret from stdin. */
+function raiseCommand(c: CapRaise, config: string | undefined): string {
+  return `echo ${c.needed} | npx wrangler secret put ${c.setting}${config ? ` --config ${config}` : ""}`;
+}
+
+function renderCaps(caps: readonly CapRaise[], configVars: Readonly<Record<string, string>>, config: string | undefined): string {
+  const n = (v: number) => v.toLocaleString("en-US");
+  const inVars = caps.filter((c) => configVars[c.setting] !== undefined).map((c) => c.setting);
+  return [
+    "deployment caps: the plan above is planned without them; this deployment would refuse the run",
+    ...caps.map((c) => `  ${c.setting.padEnd(18)} needs ${n(c.needed)}, the deployment allows ${n(c.cap)}`),
+    "to raise them on the deployment:",
+    ...(inVars.length ? [`  (first remove ${inVars.join(", ")} from [vars] in ${config ?? "wrangler.toml"}: a var and a secret cannot share a name)`] : []),
+    ...caps.map((c) => `  ${raiseCommand(c, config)}`),
+    `to plan under them here, add: ${caps.map((c) => `--var ${c.setting}=${c.needed}`).join(" ")}`,
+  ].join("\n");
+}
+
+type TargetCheck = { url: string; allowed: boolean; detail?: string } | null;
+
+/** The named deployment's verdict on the target (POST /v1/plan), or null when none is named. */
+async function deploymentTargetCheck(values: { url?: string | undefined; token?: string | undefined }, spec: unknown): Promise<TargetCheck> {
+  if (!values.url && !process.env.EDGELOAD_URL) return null;
+  const client = await connect(values);
+  try {
+    return (await client.planRun(spec)).target;
+  } catch (error) {
+    if (error instanceof ApiProblem)
+      throw new CliError(`${client.baseUrl} could not check the run: ${error.message}`, exitCodeOfApiStatus(error.status, error.body.type));
+    throw new CliError(`${client.baseUrl} could not be reached to check the target: ${(error as Error).message}`);
+  }
+}
+
+function targetLine(target: string, check: TargetCheck): string {
+  if (!check)
+    return `target: ${target} — not checked against a deployment's ALLOWED_TARGETS (name one with --url and --token, or EDGELOAD_URL and EDGELOAD_TOKEN)`;
+  return check.allowed ? `target: ${target} — allowed by the deployment` : `target: ${target} — ${check.detail ?? "would be refused"}`;
+}
+
+/** `--max-cost 5` or `--max-cost $5`. */
+export function maxCost(text: string): number {
+  const n = Number(text.replace(/^\$/, ""));
+  if (!(n > 0) || !Number.isFinite(n)) throw new CliError(`--max-cost: "${text}" is not a budget in US dollars above 0`, EXIT.invalidConfig);
+  return n;
+}
