@@ -23,7 +23,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Plan } from "../core/plan/plan.ts";
 import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush } from "../core/run/protocol.ts";
-import { redactSpec, type RunSpec } from "../core/spec/run-spec.ts";
+import type { RunSpec } from "../core/spec/run-spec.ts";
+import { redactSpec } from "../core/spec/redact.ts";
 import { lifecycleStep } from "../core/run/run-lifecycle.ts";
 import { RunTotals } from "../core/run/run-totals.ts";
 import { parseRunThresholds, shouldAbortRun } from "../core/run/run-thresholds.ts";

@@ -3,7 +3,7 @@
  * its plan) and one row per shard. What the run's end writes goes with its summary
  * (summary-of.ts endedRunStatements).
  */
-import { redactSpec } from "../../core/spec/run-spec.ts";
+import { redactSpec } from "../../core/spec/redact.ts";
 import { insertRun, insertShards } from "../store/results-store.ts";
 import type { RunRecord } from "./run-record.ts";
 

@@ -3,7 +3,7 @@
  * to 30 s, and after too many failures in a row the run ends as `error`, its summary kept
  * in the coordinator. Pure: the object asks these, with the time passed in, and writes.
  */
-import { redactSpec } from "../../core/spec/run-spec.ts";
+import { redactSpec } from "../../core/spec/redact.ts";
 import type { Env } from "../../workers/env.ts";
 import type { RunRecord } from "./run-record.ts";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseRunSpec, redactSpec, REDACTED } from "./run-spec.ts";
+import { parseRunSpec } from "./run-spec.ts";
+import { redactSpec, REDACTED } from "./redact.ts";
 
 const base = { target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate: 10, duration: "5s" };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactSpec, REDACTED } from "./run-spec.ts";
+import { redactSpec, REDACTED } from "./redact.ts";
 import { specProblems, validSpec } from "../../test/support/run-spec-fixtures.ts";
 
 const minimal = { target: "http://127.0.0.1:9090", steps: [{ path: "/delay?ms=20" }], executor: "constant-arrival-rate", rate: 200, duration: "30s" };

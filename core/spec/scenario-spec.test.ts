@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { planRun } from "../plan/plan.ts";
 import { expandPreset, presetNames } from "./presets.ts";
-import { redactSpec, REDACTED } from "./run-spec.ts";
+import { redactSpec, REDACTED } from "./redact.ts";
 import { specProblems, validSpec } from "../../test/support/run-spec-fixtures.ts";
 import { RunTotals } from "../run/run-totals.ts";
 import { MetricStats } from "../metrics/metric-stats.ts";
