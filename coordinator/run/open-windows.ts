@@ -7,7 +7,7 @@
 import { COUNTERS, MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import { WindowBook } from "../../core/metrics/window-book.ts";
-import type { SeriesRow, WindowCell } from "../store/results-store.ts";
+import type { ClosedCell, SeriesRow } from "../../core/run/window-cell.ts";
 import type { LoggedWindow } from "./flush-log.ts";
 
 interface OpenWindow {
@@ -16,7 +16,6 @@ interface OpenWindow {
 }
 
 /** A merged cell on its way to D1, with the step's index as well as its name. */
-export type ClosedCell = WindowCell & { readonly stepIndex: number };
 
 /** Windows taken for writing: their cells and series, and the newest window among them. */
 export interface ClosedWindows {

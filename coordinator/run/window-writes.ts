@@ -15,10 +15,11 @@
 import { closableBelow, d1WriteDue } from "../../core/run/run-lifecycle.ts";
 import { reportersOf } from "../../core/plan/aggregation-tree.ts";
 import type { ShardProgress } from "../shard-progress.ts";
-import { seriesStatements, windowStatements, type SeriesRow } from "../store/results-store.ts";
+import { seriesStatements, windowStatements } from "../store/results-store.ts";
+import type { ClosedCell, SeriesRow } from "../../core/run/window-cell.ts";
 import type { FlushLog, LogMark } from "./flush-log.ts";
 import type { LiveFeed } from "./live-feed.ts";
-import type { ClosedCell, ClosedWindows, OpenWindows } from "./open-windows.ts";
+import type { ClosedWindows, OpenWindows } from "./open-windows.ts";
 import type { RunRecord } from "./run-record.ts";
 
 /** Windows taken (shown) and not yet in D1, with the log mark their write moves to. */

@@ -12,7 +12,8 @@
  * 100-bound-parameter limit.
  */
 import type { Histogram } from "../../core/metrics/histogram.ts";
-import type { RunStatus, SeriesPoint } from "../../core/run/protocol.ts";
+import type { RunStatus } from "../../core/run/protocol.ts";
+import type { SeriesRow, WindowCell } from "../../core/run/window-cell.ts";
 import { runQuery, type QueryRow } from "../../core/results/query.ts";
 import { loadQueryInput } from "./results-queries.ts";
 import { type MetricStats, TRENDS, type TrendName } from "../../core/metrics/metric-stats.ts";
@@ -29,13 +30,6 @@ export const HISTOGRAM_METRICS: Record<TrendName, string> = {
 
 /** D1 allows 100 bound parameters per statement. */
 const MAX_PARAMS = 100;
-
-export interface WindowCell {
-  readonly windowS: number;
-  readonly region: string;
-  readonly step: string;
-  readonly stats: MetricStats;
-}
 
 const WINDOW_COLUMNS = [
   "run_id",
@@ -60,12 +54,6 @@ const WINDOW_COLUMNS = [
 const HISTOGRAM_COLUMNS = ["run_id", "window_s", "region", "step", "metric", "count", "sum_us", "min_us", "max_us", "buckets"] as const;
 
 const SERIES_COLUMNS = ["run_id", "name", "labels", "t_ms", "window_s", "value", "shard"] as const;
-
-/** A scraped sample as stored: with the window and the shard it came from. */
-export interface SeriesRow extends SeriesPoint {
-  readonly windowS: number;
-  readonly shard: number;
-}
 
 /** Statements writing scraped series samples (D1 `series`). */
 export function seriesStatements(db: D1Database, runId: string, rows: readonly SeriesRow[]): D1PreparedStatement[] {

@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { insertRun, insertShards, updateRunStatus, updateShard, windowStatements, type WindowCell } from "../../coordinator/store/results-store.ts";
+import { insertRun, insertShards, updateRunStatus, updateShard, windowStatements } from "../../coordinator/store/results-store.ts";
+import type { WindowCell } from "../../core/run/window-cell.ts";
 import { EdgeloadClient } from "../../cli/client.ts";
 import { startLocalStack } from "../../cli/local-stack.ts";
 
