@@ -22,6 +22,7 @@ import type { LocationHint, Problem, RunSpec } from "../spec/types.ts";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { VuSchedule } from "../schedule/vu-schedule.ts";
 import { MAX_FAN_IN, planTree, type AggregationTree } from "./aggregation-tree.ts";
+import { PLATFORM_LIMITS } from "./platform-limits.ts";
 
 /** Plan shards to run at this fraction of their theoretical capacity, leaving headroom. */
 export const TARGET_UTILISATION = 0.7;
@@ -33,7 +34,7 @@ export interface Limits {
   readonly maxTotalRequests: number;
   /** Most VUs a closed-model run may have active at once. */
   readonly maxVUs: number;
-  /** Subrequests one shard invocation may make (Workers paid plan default: 10,000). */
+  /** Subrequests one shard invocation may make (by default the platform's, PLATFORM_LIMITS). */
   readonly subrequestsPerInvocation: number;
   /** Children per aggregator; a run of more shards than this reports through a tree (aggregation-tree.ts). */
   readonly aggregatorFanIn: number;
@@ -46,7 +47,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxShards: 256,
   maxTotalRequests: 50_000_000,
   maxVUs: 5_000,
-  subrequestsPerInvocation: 10_000,
+  subrequestsPerInvocation: PLATFORM_LIMITS.subrequestsPerInvocation,
   aggregatorFanIn: MAX_FAN_IN,
 };
 
@@ -99,7 +100,7 @@ export interface Plan {
 
 const MIB = 1024 * 1024;
 /** Memory of one Worker isolate (a Durable Object shard), the platform limit. */
-export const ISOLATE_MEMORY_BYTES = 128 * MIB;
+const ISOLATE_MEMORY_BYTES = PLATFORM_LIMITS.isolateMemoryBytes;
 /** What a shard keeps for itself: runtime, engine, windows, flushes. */
 export const SHARD_MEMORY_RESERVE_BYTES = 32 * MIB;
 /**

@@ -1,7 +1,7 @@
 /**
  * The Cloudflare platform limits a run must stay within, as documented (read 2026-11-25),
- * each with its source. The capacity model (core/plan/run-usage.ts) checks a planned run
- * against them before any load is sent.
+ * each with its source, stated here once. core/plan/limit-checks.ts sets a planned run's
+ * usage (core/plan/run-usage.ts) against them before any load is sent.
  *
  * - Workers limits: https://developers.cloudflare.com/workers/platform/limits/
  * - Durable Objects limits: https://developers.cloudflare.com/durable-objects/platform/limits/

@@ -7,7 +7,7 @@
 import { MAX_FAN_IN, type AggregationTree } from "./aggregation-tree.ts";
 import type { Plan } from "./plan.ts";
 import type { Preflight } from "./preflight.ts";
-import type { LimitLevel } from "./run-usage.ts";
+import type { LimitLevel } from "./limit-checks.ts";
 import { formatUsd } from "./run-cost.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { table } from "../run/summary-text.ts";

@@ -7,7 +7,8 @@
 import type { Plan } from "./plan.ts";
 import type { Problem } from "../spec/input-problem.ts";
 import { estimateCost, formatUsd, type RunCost } from "./run-cost.ts";
-import { checkPlatformLimits, estimateUsage, type LimitCheck, type RunUsage, type UsageOptions } from "./run-usage.ts";
+import { checkPlatformLimits, type LimitCheck } from "./limit-checks.ts";
+import { estimateUsage, type RunUsage, type UsageOptions } from "./run-usage.ts";
 import type { RunSpec } from "../spec/types.ts";
 
 export interface Preflight {

@@ -1,6 +1,6 @@
 /**
- * The capacity model's second half: what a planned run uses of the platform, and whether
- * that stays within every documented limit (core/plan/platform-limits.ts). The plan
+ * The capacity model's second half: what a planned run uses of the platform, checked
+ * against every documented limit by core/plan/limit-checks.ts. The plan
  * (core/plan/plan.ts) decides how many shards, where, and how they report (its aggregation
  * tree, core/plan/aggregation-tree.ts); this module counts what those shards, the
  * aggregators, the RunCoordinator, D1 and R2 will do for the run's length, level by level,
@@ -39,11 +39,10 @@
  */
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
-import { requestsPerIteration, STREAMS_PER_SHARD, SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
+import { requestsPerIteration, SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { reportersOf } from "./aggregation-tree.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
-import { D1_ROWS_PER_S_BUDGET, PLATFORM_LIMITS, R2_READS_PER_S_BUDGET } from "./platform-limits.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
 
 /** Seconds objects stay active after the last window: final flushes, the summary. */
@@ -71,12 +70,10 @@ const AGGREGATOR_ROWS_READ_PER_FORWARD = 1;
  * machine, 35,000–1,000,000/s), rounded up.
  */
 export const AGGREGATOR_MERGE_CPU_MS_PER_WINDOW = 0.1;
-/** A tick runs once a second: more than a second of merging per tick falls behind. */
-const TICK_CPU_BUDGET_MS = 1_000;
 /** D1 rows per multi-row INSERT (100 bound parameters / columns): windows 18, histograms 10, shards 4. */
 const WINDOW_ROWS_PER_STATEMENT = 5;
 const HISTOGRAM_ROWS_PER_STATEMENT = 10;
-const SHARD_ROWS_PER_STATEMENT = 25;
+export const SHARD_ROWS_PER_STATEMENT = 25;
 /** The coordinator's own statements in its create and end batches: the run's row. */
 const RUN_ROW_STATEMENTS = 1;
 /** A Worker request of the API (auth, forward to the coordinator): about a millisecond of CPU. */
@@ -253,143 +250,6 @@ function streamsPerShard(spec: RunSpec, plan: Plan): number {
   return Math.ceil(Math.min(spec.peakRatePerS * (holdMs / 1000), new ArrivalSchedule(spec.stages).total) / shards);
 }
 
-/** Which object (or store) a limit is about, so that `edgeload plan` can show them level by level. */
-export type LimitLevel = "shard" | "aggregator" | "coordinator" | "D1" | "R2";
-
-/** One documented limit set against what the run would use. */
-export interface LimitCheck {
-  readonly level: LimitLevel;
-  readonly limit: string;
-  readonly value: number;
-  readonly max: number;
-  readonly ok: boolean;
-  /** What the limit is and, when it is broken, what to change. */
-  readonly note: string;
-}
-
-/**
- * The run's peak figures against each platform limit, level by level (shards, aggregators
- * when the run has a tree, the coordinator, D1, R2); `cpuMsPerInvocation` against the
- * Worker's configured `limits.cpu_ms` (wrangler.toml sets 300,000).
- */
-export function checkPlatformLimits(spec: RunSpec, plan: Plan, usage: RunUsage, cpuLimitMs: number = PLATFORM_LIMITS.maxCpuMsPerInvocation): LimitCheck[] {
-  const p = usage.peak;
-  const check = (level: LimitLevel, limit: string, value: number, max: number, note: string): LimitCheck => ({
-    level,
-    limit,
-    value: round(value),
-    max,
-    ok: value <= max,
-    note,
-  });
-  const fanIn = plan.tree?.fanIn;
-  return [
-    check(
-      "shard",
-      "subrequests per shard invocation",
-      p.subrequestsPerInvocation,
-      PLATFORM_LIMITS.subrequestsPerInvocation,
-      "each invocation sends its budget, then hands over to a fresh one (limits.subrequests)",
-    ),
-    check("shard", "CPU ms per shard invocation", p.cpuMsPerInvocation, cpuLimitMs, "limits.cpu_ms in wrangler.toml (at most 300,000)"),
-    check(
-      "shard",
-      "connections per invocation",
-      spec.connectionSlots,
-      PLATFORM_LIMITS.connectionsPerInvocation,
-      "production lets 6 requests wait for headers at once; more slots only queue there (connectionSlots)",
-    ),
-    check(
-      "shard",
-      "requests/s per shard",
-      p.ratePerShardPerS,
-      plan.capacityPerShardPerS,
-      "slots / expected latency; above it requests queue for a slot (shards, expectedLatency)",
-    ),
-    check("shard", "SSE streams per shard", p.streamsPerShard, STREAMS_PER_SHARD, "each held stream keeps ~160 KiB of a shard's 128 MB isolate"),
-    ...(plan.tree
-      ? [
-          check(
-            "aggregator",
-            "requests/s into the busiest aggregator",
-            p.aggregatorRequestsPerS,
-            PLATFORM_LIMITS.durableObjectRequestsPerS,
-            `one flush per child per second (at most ${fanIn}) and its tick; a Durable Object soft-limits near 1,000 requests/s (AGGREGATOR_FAN_IN)`,
-          ),
-          check(
-            "aggregator",
-            "CPU ms per aggregator tick",
-            p.aggregatorCpuMsPerTick,
-            Math.min(TICK_CPU_BUDGET_MS, cpuLimitMs),
-            "merging one window per child, once a second: more than a second of it falls behind (AGGREGATOR_FAN_IN)",
-          ),
-          check(
-            "aggregator",
-            "D1 statements per aggregator end batch",
-            p.d1AggregatorEndStatements,
-            PLATFORM_LIMITS.d1QueriesPerInvocation,
-            "one UPDATE per shard under a level-1 aggregator, at most its fan-in",
-          ),
-        ]
-      : []),
-    check(
-      "coordinator",
-      "requests/s into the coordinator object",
-      p.coordinatorRequestsPerS,
-      PLATFORM_LIMITS.durableObjectRequestsPerS,
-      plan.tree
-        ? "one flush per region root per second, a tick and a status poll; a Durable Object soft-limits near 1,000 requests/s"
-        : "one flush per shard per second, a tick and a status poll; a Durable Object soft-limits near 1,000 requests/s (a run of more shards than AGGREGATOR_FAN_IN reports through a tree)",
-    ),
-    check(
-      "coordinator",
-      "D1 statements per coordinator tick",
-      p.d1StatementsPerS,
-      PLATFORM_LIMITS.d1QueriesPerInvocation,
-      "multi-row INSERTs of ≤ 100 bound parameters, one batch a second",
-    ),
-    check(
-      "coordinator",
-      "D1 statements per coordinator create batch",
-      p.d1CoordinatorCreateStatements,
-      PLATFORM_LIMITS.d1QueriesPerInvocation,
-      "the run's row and the shards' rows, 25 to a multi-row INSERT, in one batch",
-    ),
-    check(
-      "coordinator",
-      "D1 statements per coordinator end batch",
-      p.d1CoordinatorEndStatements,
-      PLATFORM_LIMITS.d1QueriesPerInvocation,
-      plan.tree ? "the run's row; the level-1 aggregators write their shards' rows" : "the run's row and one UPDATE per shard",
-    ),
-    check(
-      "D1",
-      "D1 rows written per second",
-      p.d1RowsPerS,
-      D1_ROWS_PER_S_BUDGET,
-      "regions × steps × (1 + 5 + custom trends), whatever the rate; D1 has one writer",
-    ),
-    check(
-      "D1",
-      "bytes of the run's D1 row",
-      p.runRowBytes,
-      PLATFORM_LIMITS.d1MaxRowBytes,
-      "its spec and plan (one entry per shard and the tree); the summary joins them at the end",
-    ),
-    check(
-      "R2",
-      "R2 reads/s at start (seed set, script)",
-      p.r2ReadsPerSAtStart,
-      R2_READS_PER_S_BUDGET,
-      "every shard reads its seed set (and a script run its bundle) within its warm-up second; R2 documents no read rate, this is edgeload's budget",
-    ),
-  ];
-}
-
 function byteLength(text: string): number {
   return new TextEncoder().encode(text).length;
-}
-
-function round(n: number): number {
-  return Math.round(n * 100) / 100;
 }
