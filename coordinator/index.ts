@@ -1,6 +1,7 @@
 /**
  * The coordinator Worker: the HTTP API, plus the Durable Object classes it deploys
- * (RunCoordinator, one per run; LoadShard, N per run).
+ * (RunCoordinator, one per run; RunAggregator, one per node of a run's aggregation tree,
+ * when it has one; LoadShard, one per shard).
  */
 import { api } from "./api.ts";
 import type { RoutesEnv } from "./routes-env.ts";

@@ -1,8 +1,9 @@
 /**
- * The run's live view for its dashboards: every window written to D1 becomes a LivePoint
- * (core/run/live-view.ts), kept in the coordinator's storage and pushed as a Server-Sent Event
- * (live-stream.ts) with the run's status each tick; a page that connects mid-run receives
- * the points so far first. The streams are in memory: a restarted object drops them and
+ * The run's live view for its dashboards: every window the coordinator takes out becomes a
+ * LivePoint (core/run/live-view.ts) the tick it is taken, kept in the coordinator's storage
+ * and pushed as a Server-Sent Event (live-stream.ts), with the run's status each tick; D1
+ * gets the same windows a few ticks later (window-writes.ts), so the dashboards do not wait
+ * for it. A page that connects mid-run receives the points so far first. The streams are in memory: a restarted object drops them and
  * the pages reconnect.
  */
 import { shardWindowHealth, windowPoints, withLatePortion, type LivePoint, type ShardLatest } from "../../core/run/live-view.ts";
@@ -39,7 +40,10 @@ export class LiveFeed {
     this.#stream.flush();
   }
 
-  /** Stores each written window's point (adding a late portion to its earlier one) and pushes it. */
+  /**
+   * Stores the point of each window taken this tick (adding a late portion to its earlier
+   * one) and pushes it, before the window is in D1 (pinned by window-writes.test.ts).
+   */
   publishWindows(spec: RunSpec, cells: readonly WindowCell[]): void {
     for (let point of windowPoints(spec, cells)) {
       const windowS = point.t;

@@ -81,9 +81,9 @@ const API_CPU_MS_PER_REQUEST = 1;
 
 export interface UsageOptions {
   /**
-   * Shard CPU per request sent, in ms. Default 0.6: above the 0.43–0.59 ms measured for the
-   * whole local engine per request (`npm run bench -- --only generator`, README), which
-   * includes the coordinator's merging.
+   * Shard CPU per request sent, in ms. Default 0.6: meant as an upper estimate of the whole
+   * local engine's CPU per request, the coordinator's merging included, which
+   * `npm run bench -- --only generator` measures.
    */
   readonly cpuMsPerRequest?: number;
   /** Whether someone polls the run's status once a second while it runs (the CLI does). */

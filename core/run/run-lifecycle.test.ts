@@ -37,7 +37,7 @@ describe("closableBelow", () => {
     [[4, 7, 5], 6, false, 4, "the slowest running shard has flushed through window 3"],
     [[], 6, false, Number.MAX_SAFE_INTEGER, "no shard still sending holds anything back"],
     [[0, 9], 30, false, 20, "a quiet shard holds a window back at most MAX_LATENESS_MS (10 s)"],
-    [[2], 5, true, Number.MAX_SAFE_INTEGER, "every shard sent its final flush: write everything"],
+    [[2], 5, true, Number.MAX_SAFE_INTEGER, "every shard sent its final flush: take everything"],
   ])("watermarks %j at %i s, done %s → %d (%s)", (watermarks, seconds, everyoneDone, cutoff, _why) => {
     expect(MAX_LATENESS_MS).toBe(10_000);
     expect(closableBelow({ watermarks, t0Ms, nowMs: t0Ms + seconds * 1000, everyoneDone })).toBe(cutoff);

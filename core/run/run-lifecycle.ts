@@ -1,8 +1,10 @@
 /**
  * The RunCoordinator's lifecycle decision, made on each tick from the run's state and the
  * time: finish now (and with which status), or keep going — evaluating abortOnFail
- * thresholds and entering `finishing` once the schedule is over. Pure, so the timing
- * rules are tested in Node; the Durable Object only carries them out.
+ * thresholds and entering `finishing` once the schedule is over; and which windows it (or
+ * an aggregator) may take out, and when its taken windows are written to D1. Pure, so the
+ * timing rules are tested in Node (run-lifecycle.test.ts); the Durable Object only carries
+ * them out.
  *
  *   pending → running → finishing → passed | failed | inconclusive | aborted | error
  */
@@ -54,7 +56,11 @@ export function lifecycleStep(s: LifecycleState, nowMs: number): LifecycleStep {
   return { kind: "continue", evaluateThresholds: true, enterFinishing: s.status === "running" && nowMs >= endOfSchedule };
 }
 
-/** A window is written once every shard has passed it, or this long after it ended. */
+/**
+ * A window closes (it is shown, and waits for its D1 write) once every shard still sending
+ * has passed it, or this long after it ended, so that one quiet shard cannot hold the live
+ * view back (pinned by core/run/run-lifecycle.test.ts, closableBelow).
+ */
 export const MAX_LATENESS_MS = 10_000;
 
 export interface WindowCutoff {
@@ -67,11 +73,14 @@ export interface WindowCutoff {
 }
 
 /**
- * The coordinator's cut-off: windows below the returned number may be written to D1 now.
- * Nothing more can arrive for a window every running shard has flushed past; a shard
- * that has gone quiet holds a window back at most MAX_LATENESS_MS (what it sends later is
- * still stored, as another row for the same key). The shard's own rule is its close lag
- * (workers/shard/shard-windows.ts).
+ * The cut-off of the coordinator and of each aggregator: windows below the returned number
+ * may be taken now. It decides what may be shown (the coordinator) or passed up (an
+ * aggregator), not when D1 is written: that is d1WriteDue's call, every few ticks
+ * (coordinator/run/window-writes.ts). Nothing more can arrive for a window every running
+ * shard has flushed past; a shard that has gone quiet holds a window back at most
+ * MAX_LATENESS_MS (what it sends later is taken as a late portion of the same window). The
+ * shard's own rule is its close lag (workers/shard/shard-windows.ts). Pinned by
+ * core/run/run-lifecycle.test.ts; the coordinator's use by coordinator/run/window-writes.test.ts.
  */
 export function closableBelow({ watermarks, t0Ms, nowMs, everyoneDone }: WindowCutoff): number {
   if (everyoneDone) return Number.MAX_SAFE_INTEGER;

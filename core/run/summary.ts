@@ -25,8 +25,6 @@ import { isTimingMetric, runVerdict } from "./run-verdict.ts";
 import { failed, inconclusive, type Verdict } from "./verdict.ts";
 import { round3 } from "../metrics/rounding.ts";
 
-// coordinator/run-coordinator.ts reads the run's thresholds and its abort check from here.
-
 export interface ShardReport {
   readonly index: number;
   readonly region: string;
