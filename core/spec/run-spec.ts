@@ -45,7 +45,6 @@ import { LOCATION_HINTS, type SpecResult, type StepSpec } from "./types.ts";
 export * from "./types.ts";
 export { customMetricKinds, thresholdInput } from "./metrics-schema.ts";
 export { dedupe, toProblems } from "./fields.ts";
-export { redactSpec, REDACTED } from "./redact.ts";
 export { runPhases, SSE_METRICS } from "./step-schema.ts";
 
 /** The first decoding step: every field but the executor's own options. */
