@@ -17,7 +17,7 @@ import { edgeFigures } from "../core/results/crosscheck.ts";
 import { parseK6Summary } from "../core/formats/k6-summary.ts";
 import { verdictExitCode } from "../core/run/verdict.ts";
 import type { EdgeloadClient } from "./client.ts";
-import { CliError, EXIT, readJsonFile } from "./connection.ts";
+import { CliError, readJsonFile } from "./connection.ts";
 import { k6Invocation, runK6, type ReplayInputs, type StoredSpec } from "./k6-replay.ts";
 
 export async function crosscheckAbba(client: EdgeloadClient, specPath: string, inputs: ReplayInputs, format: "table" | "json"): Promise<number> {

@@ -18,7 +18,8 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { renderCrosscheck, type Latency } from "../core/results/crosscheck.ts";
+import type { Latency } from "../core/results/crosscheck.ts";
+import { renderCrosscheck } from "../core/results/crosscheck-text.ts";
 import { attributeResiduals, renderAttributions, type ResidualAttribution } from "../core/results/crosscheck-attribution.ts";
 import type { K6ImportView } from "../core/formats/k6-summary.ts";
 import { combineVerdicts, inconclusive, verdictExitCode, type Verdict } from "../core/run/verdict.ts";

@@ -67,7 +67,7 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
 ];
 
 /**
- * 403 problem types that are about the run, not the caller (coordinator/api.ts): a target
+ * 403 problem types that are about the run, not the caller (coordinator/http/api.ts): a target
  * outside ALLOWED_TARGETS, a run over the deployment's caps, a seed URL refused. They are
  * input to fix, so 104; any other 403 is a credential that may not do this.
  */

@@ -96,7 +96,7 @@ export async function planCommand(args: string[]): Promise<number> {
 }
 
 /**
- * The deployment settings `edgeload plan` reads (coordinator/policy.ts reads the same): a
+ * The deployment settings `edgeload plan` reads (coordinator/http/policy.ts reads the same): a
  * `--var` of one of these names is that setting, as the deployment's secret would give it,
  * not a spec var.
  */

@@ -149,7 +149,7 @@ export function checkWranglerConfig(
   return problems;
 }
 
-/** The deployment's caps as the coordinator reads them from its vars (coordinator/policy.ts). */
+/** The deployment's caps as the coordinator reads them from its vars (coordinator/http/policy.ts). */
 export function limitsFromConfig(config: WranglerConfig): Limits {
   const v = config.vars ?? {};
   const n = (name: string, fallback: number) => (v[name] !== undefined && Number(v[name]) > 0 ? Number(v[name]) : fallback);

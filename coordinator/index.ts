@@ -3,10 +3,10 @@
  * (RunCoordinator, one per run; RunAggregator, one per node of a run's aggregation tree,
  * when it has one; LoadShard, one per shard).
  */
-import { api } from "./api.ts";
-import type { RoutesEnv } from "./routes-env.ts";
+import { api } from "./http/api.ts";
+import type { RoutesEnv } from "./http/routes-env.ts";
 
-export { RunCoordinator } from "./run-coordinator.ts";
+export { RunCoordinator } from "./run/run-coordinator.ts";
 export { LoadShard } from "../workers/shard/load-shard.ts";
 export { RunAggregator } from "./aggregator/run-aggregator.ts";
 

@@ -5,7 +5,7 @@
  * The shard (workers/shard/) and the coordinator (coordinator/) both import this module, so
  * it names no class. `Env` is every binding but the Durable Object namespaces;
  * `ObjectNamespaces` types those by what their reader calls, given as type parameters: the
- * Worker's routes see the classes (coordinator/routes-env.ts), the RunCoordinator object
+ * Worker's routes see the classes (coordinator/http/routes-env.ts), the RunCoordinator object
  * the shards' and aggregators' classes, a shard its receiver's flush only
  * (workers/shard/window-flusher.ts).
  */
@@ -30,11 +30,11 @@ export interface Env {
   readonly LOADER?: WorkerLoader;
   /** Secret: bearer token for every control route. */
   readonly EDGELOAD_API_TOKEN?: string;
-  /** Optional read-only bearer token (coordinator/access.ts). */
+  /** Optional read-only bearer token (coordinator/http/access.ts). */
   readonly EDGELOAD_READ_TOKEN?: string;
   /**
    * Optional secret: HMAC key of signed seed URLs. Unset, a key generated on first use and
-   * kept in D1 is used (coordinator/signed-url.ts), so rotating the API token keeps URLs valid.
+   * kept in D1 is used (coordinator/http/signed-url.ts), so rotating the API token keeps URLs valid.
    */
   readonly SEED_URL_KEY?: string;
   /** Where a deployed shard reads its colo (default https://cloudflare.com/cdn-cgi/trace). */
@@ -46,7 +46,7 @@ export interface Env {
    * Unset, every run is refused with a message that says how to set it (core/spec/target-policy.ts).
    */
   readonly ALLOWED_TARGETS?: string;
-  /** Caps (coordinator/policy.ts), optional secrets or vars; unset, core/plan/plan.ts's DEFAULT_LIMITS. */
+  /** Caps (coordinator/http/policy.ts), optional secrets or vars; unset, core/plan/plan.ts's DEFAULT_LIMITS. */
   readonly MAX_RATE_PER_S?: string;
   readonly MAX_DURATION_S?: string;
   readonly MAX_SHARDS?: string;

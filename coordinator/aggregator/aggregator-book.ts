@@ -5,7 +5,7 @@
  * simulation (scripts/bench/scale-simulation.ts) runs the same code in Node.
  *
  * Exactly once through the tree, as at the coordinator, with the same pieces:
- * - a child's window is appended to the flush log (coordinator/run/flush-log.ts), keyed by
+ * - a child's window is appended to the flush log (coordinator/merge/flush-log.ts), keyed by
  *   (child, window, part), in the turn it is merged and before the flush is acknowledged:
  *   a window delivered twice is recognised and skipped; a restarted aggregator replays the
  *   rows not yet passed up into its open windows;
@@ -17,16 +17,16 @@
  * The aggregator's own watermark is its cut-off: every window below it has been passed up.
  */
 import type { AggregatorPlan } from "../../core/plan/aggregation-tree.ts";
-import type { ShardFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
+import type { ChildFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
 import type { RunSpec } from "../../core/spec/types.ts";
-import { shardRowStatement } from "../run/summary-of.ts";
-import { closableBelow } from "../../core/run/run-lifecycle.ts";
+import { shardRowStatement } from "../store/results-store.ts";
+import { takeableBelow } from "../../core/run/run-lifecycle.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { ShardProgress } from "../shard-progress.ts";
-import { takeInFlush } from "../run/flush-intake.ts";
-import { FlushLog, type TotalsCheckpoint } from "../run/flush-log.ts";
-import { OpenWindows } from "../run/open-windows.ts";
+import { ChildProgress } from "../merge/child-progress.ts";
+import { takeInFlush } from "../merge/flush-intake.ts";
+import { FlushLog, type TotalsCheckpoint } from "../merge/flush-log.ts";
+import { OpenWindows } from "../merge/open-windows.ts";
 
 /** One node of a run's tree as its aggregator keeps it (storage key "node"): its plan, and its run's timing. */
 export interface AggregatorNode extends AggregatorPlan {
@@ -91,7 +91,7 @@ export class AggregatorBook {
   readonly #node: AggregatorNode;
   readonly #sql: SqlStorage;
   readonly #log: FlushLog;
-  readonly #children: ShardProgress;
+  readonly #children: ChildProgress;
   readonly #open = new OpenWindows();
   #totals: RunTotals;
   /** Every window below this has been passed up. */
@@ -102,7 +102,7 @@ export class AggregatorBook {
     this.#node = node;
     this.#sql = sql;
     this.#log = new FlushLog(sql);
-    this.#children = new ShardProgress(sql);
+    this.#children = new ChildProgress(sql);
     sql.exec("CREATE TABLE IF NOT EXISTS aggregator_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     this.#passedBelow = Number(this.#meta("passedBelow") ?? 0);
     this.#nextPart = Number(this.#meta("nextPart") ?? 1);
@@ -118,10 +118,10 @@ export class AggregatorBook {
   }
 
   /** Takes in a child's flush at `nowMs`; throws for a sender that is not its child. */
-  take(message: ShardFlush, nowMs: number): Intake {
-    if (!this.#node.children.includes(message.shardIndex)) throw new Error(`aggregator ${this.#node.index} has no child ${message.shardIndex}`);
+  take(message: ChildFlush, nowMs: number): Intake {
+    if (!this.#node.children.includes(message.childIndex)) throw new Error(`aggregator ${this.#node.index} has no child ${message.childIndex}`);
     const { accepted, duplicates } = takeInFlush(this.#log, this.#open, this.#totals, message, this.#node.region);
-    this.#children.record(message.shardIndex, message.watermarkS, message.done, message.telemetry, nowMs);
+    this.#children.record(message.childIndex, message.watermarkS, message.done, message.telemetry, nowMs);
     return { accepted, duplicates };
   }
 
@@ -162,7 +162,7 @@ export class AggregatorBook {
     // Never below what already went up (flush-log.ts: the mark only rises).
     const cutoff = Math.max(
       this.#log.takenBelow,
-      closableBelow({ watermarks: running.map((c) => this.#children.watermark(c)), t0Ms: node.t0Ms, nowMs, everyoneDone }),
+      takeableBelow({ watermarks: running.map((c) => this.#children.watermark(c)), t0Ms: node.t0Ms, nowMs, everyoneDone }),
     );
     const closed = this.#open.takeBelow(cutoff, String);
     if (cutoff > this.#passedBelow && cutoff !== Number.MAX_SAFE_INTEGER) {

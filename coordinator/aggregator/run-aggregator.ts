@@ -14,15 +14,15 @@
  * RPC surface: start(), flush(), abort(), inspect().
  */
 import { DurableObject } from "cloudflare:workers";
-import { aggregatorName, type FlushAck, type ShardFlush, type ShardWindow } from "../../core/run/protocol.ts";
+import { aggregatorName, type FlushAck, type ChildFlush, type ShardWindow } from "../../core/run/protocol.ts";
 import { shardAssignments, subtreeStart, type TreeStart } from "../../core/schedule/shard-assignment.ts";
 import type { Env, ObjectNamespaces } from "../../workers/env.ts";
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
-import { keyedPendingWindows, WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "../../workers/shard/window-flusher.ts";
-import { CHECKPOINT_EVERY_MS, TICK_MS } from "../run/run-record.ts";
+import { keyedPendingWindows, WindowFlusher, windowKey, type FlushReceiver, type FlushRoute } from "../../workers/shard/window-flusher.ts";
+import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
 import { AggregatorBook, aggregatorNode, finishStep, GRACE_PER_LEVEL_MS, type AggregatorNode } from "./aggregator-book.ts";
 
-type AggregatorEnv = Env & ObjectNamespaces<CoordinatorOfShard, LoadShard, RunAggregator>;
+type AggregatorEnv = Env & ObjectNamespaces<FlushReceiver, LoadShard, RunAggregator>;
 
 /** Whether the shard rows of a level-1 aggregator are in D1, and when it finished (storage keys). */
 const SHARD_ROWS_WRITTEN = "shardRowsWritten";
@@ -70,7 +70,7 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   }
 
   /** A child's windows. Idempotent per (child, window, part). */
-  async flush(message: ShardFlush): Promise<FlushAck> {
+  async flush(message: ChildFlush): Promise<FlushAck> {
     const node = this.#nodeRecord();
     if (!node || node.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
     const book = this.#bookOf(node);

@@ -10,7 +10,7 @@ import { shardWindowHealth, windowPoints, withLatePortion, type LivePoint, type 
 import type { RunStatus, ShardWindow } from "../../core/run/protocol.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
 import type { Summary } from "../../core/run/summary.ts";
-import { LiveStream, sseEvent } from "../live-stream.ts";
+import { LiveStream, sseEvent } from "./live-stream.ts";
 import type { WindowCell } from "../../core/run/window-cell.ts";
 
 export class LiveFeed {

@@ -9,8 +9,8 @@ import { SETUP_DATA } from "../../core/spec/script-schema.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
 import { phaseFailure, runPhase } from "../../scenarios/run-phase.ts";
 import type { Env } from "../../workers/env.ts";
-import { runScript, runScriptPhase } from "../script-phase.ts";
-import { phaseView, type PhaseView, type RunRecord } from "./run-record.ts";
+import { runScript, runScriptPhase } from "./script-phase.ts";
+import { phaseView, START_LEAD_MS, type PhaseView, type RunRecord } from "./run-record.ts";
 
 /** How one setup went: its view, why it failed (null when it did not), and the data for the shards. */
 export interface SetupOutcome {
@@ -53,4 +53,32 @@ export async function runTeardown(env: Env, run: RunRecord): Promise<PhaseView |
   }
   if (steps.length === 0) return null;
   return phaseView(await runPhase(run.spec, steps, fetch.bind(globalThis)));
+}
+
+/** A setup that ended the run: the status it ends with and why. */
+export interface SetupFailure {
+  readonly status: "aborted" | "error";
+  readonly reason: string;
+}
+
+/**
+ * Runs the run's setup once, before any shard starts: the spec's setup steps, then a k6
+ * script's setup() (both given the spec as it was before either ran). Returns the record
+ * with what setup produced — its view, the data for the shards, a T0 moved to after setup
+ * with the usual lead — and the failure that ends the run, if one did (k6: an abort in
+ * setup() is ScriptAborted, 108; an exception ScriptException, 107).
+ */
+export async function setUpRun(env: Env, run: RunRecord): Promise<{ run: RunRecord; failure: SetupFailure | null }> {
+  let current = run;
+  const phases = [() => runSetupSteps(run.spec), () => runScriptSetup(env, run.runId, run.spec)];
+  for (const phase of phases) {
+    const outcome = await phase();
+    if (!outcome) continue;
+    const { view, failure, setupData, byScript } = outcome;
+    current = { ...current, phases: { setup: view }, ...(byScript ? { endedByScript: true as const } : {}) };
+    if (failure) return { run: current, failure: { status: byScript === "aborted" ? "aborted" : "error", reason: failure } };
+    const t0Ms = Math.max(current.t0Ms, Date.now() + START_LEAD_MS[current.mode]);
+    current = { ...current, t0Ms, spec: { ...current.spec, setupData: { ...current.spec.setupData, ...setupData } } };
+  }
+  return { run: current, failure: null };
 }

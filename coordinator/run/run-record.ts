@@ -9,6 +9,7 @@ import type { RunSpec } from "../../core/spec/run-spec.ts";
 import type { PhaseResult } from "../../scenarios/run-phase.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { Verdict } from "../../core/run/verdict.ts";
+import type { LifecycleState } from "../../core/run/run-lifecycle.ts";
 
 export interface RunRecord {
   readonly runId: string;
@@ -47,12 +48,16 @@ export const phaseView = ({ captured: _captured, ...view }: PhaseResult): PhaseV
 
 /** How long before T0 shards are started, so every one is armed in time. */
 export const START_LEAD_MS = { local: 1_500, deployed: 3_000 } as const;
-export const TICK_MS = 1_000;
-export const CHECKPOINT_EVERY_MS = 5_000;
 /** After its deadline a shard keeps retrying its last flushes this long, then gives up. */
 export const SHARD_FLUSH_GRACE_MS = 60_000;
 
 /** When measurement stopped, for a run ending at `nowMs`: its end if set, never past its schedule. */
 export function endOf(run: RunRecord, nowMs: number): number {
   return run.endMs ?? Math.min(nowMs, run.t0Ms + run.spec.durationMs);
+}
+
+/** The lifecycle decision's view of a run (core/run/run-lifecycle.ts lifecycleStep). */
+export function lifecycleStateOf(run: RunRecord, everyoneDone: boolean): LifecycleState {
+  const { status, stopping, endMs, t0Ms } = run;
+  return { status, stopping, endMs, t0Ms, durationMs: run.spec.durationMs, timeoutMs: run.spec.timeoutMs, everyoneDone };
 }

@@ -12,13 +12,13 @@ import type { RunMetricsSource } from "../../core/formats/prometheus-text-writer
 import { FINAL_STATUSES, type OutputStatus, type RunView } from "../../core/run/protocol.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
-import type { ShardProgress } from "../shard-progress.ts";
+import type { ChildProgress } from "../merge/child-progress.ts";
 import type { RunRecord } from "./run-record.ts";
 
 /** What the coordinator knows of a run's figures, read-only. */
 export interface RunFigures {
   readonly totals: RunTotals;
-  readonly shards: ShardProgress;
+  readonly shards: ChildProgress;
   /** Iterations of a window across shards. */
   iterationsAt(windowS: number): number;
 }

@@ -5,20 +5,17 @@
  * that store it and each shard's totals.
  */
 import { buildFinalSummary, buildSummary, type ForcedStatus, type Summary, type SummaryInput } from "../../core/run/summary.ts";
-import { groupSummary } from "../../core/run/summary-figures.ts";
-import type { ShardTelemetry } from "../../core/run/protocol.ts";
-import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
-import type { ShardProgress } from "../shard-progress.ts";
-import { updateRunStatus, updateShard } from "../store/results-store.ts";
+import type { ChildProgress } from "../merge/child-progress.ts";
+import { shardRowStatement, updateRunStatus } from "../store/results-store.ts";
 import type { RunRecord } from "./run-record.ts";
 import { reportersOf } from "../../core/plan/aggregation-tree.ts";
 
 /** What the summary of a run that stopped measuring at `endMs` is built from. */
 export interface SummarySources {
   readonly totals: RunTotals;
-  readonly shards: ShardProgress;
+  readonly shards: ChildProgress;
   readonly thresholds: ThresholdSet;
 }
 
@@ -77,25 +74,4 @@ export function endedRunStatements(db: D1Database, run: RunRecord, endMs: number
       shardRowStatement(db, run.runId, s.index, sources.totals.shard(s.index), sources.shards.telemetry(s.index), elapsedS),
     ),
   ];
-}
-
-/** The statement storing one shard's totals and telemetry at the end of its run (by its coordinator, or its aggregator). */
-export function shardRowStatement(
-  db: D1Database,
-  runId: string,
-  index: number,
-  stats: MetricStats,
-  t: ShardTelemetry | null,
-  elapsedS: number,
-): D1PreparedStatement {
-  return updateShard(db, runId, {
-    index,
-    colo: t?.colo ?? "unknown",
-    stats,
-    restarts: t?.restarts ?? 0,
-    invocations: t?.invocations ?? 0,
-    subrequests: t?.subrequests ?? 0,
-    peakInFlight: t?.peakInFlight ?? 0,
-    summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
-  });
 }

@@ -2,10 +2,13 @@
  * A coordinator tick that throws (D1 refusing writes, say): it is retried with backoff up
  * to 30 s, and after too many failures in a row the run ends as `error`, its summary kept
  * in the coordinator. Pure: the object asks these, with the time passed in, and writes.
+ * (Pinned by test/workers/coordinator-resilience.test.ts.)
  */
 import { redactSpec } from "../../core/spec/redact.ts";
 import type { Env } from "../../workers/env.ts";
-import type { RunRecord } from "./run-record.ts";
+import { endOf, type RunRecord } from "./run-record.ts";
+import { endSummary, type SummarySources } from "./summary-of.ts";
+import type { Summary } from "../../core/run/summary.ts";
 
 /** Failures in a row a run survives unless RESULT_WRITE_RETRIES says otherwise. */
 const MAX_TICK_FAILURES = 12;
@@ -41,4 +44,15 @@ export function unstorableRun(run: RunRecord, message: string, endMs: number): R
     abortReason: `results could not be stored: ${message}`,
     spec: redactSpec(run.spec),
   };
+}
+
+/**
+ * The end of a run given up at `nowMs`: its record, `error` with its verdict, and the
+ * summary the coordinator keeps (D1 refused it), measured until the run's end (endOf).
+ */
+export function unstorableEnd(run: RunRecord, message: string, nowMs: number, sources: SummarySources): { final: RunRecord; summary: Summary; endMs: number } {
+  const endMs = endOf(run, nowMs);
+  const unstorable = unstorableRun(run, message, endMs);
+  const summary = endSummary(unstorable, endMs, "error", sources);
+  return { final: { ...unstorable, verdict: summary.edgeload.verdict! }, summary, endMs };
 }

@@ -5,13 +5,14 @@ import { D1_WRITE_AFTER_MS } from "../../core/run/run-lifecycle.ts";
 import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { nodeSqlStorage } from "../../test/support/node-sql-storage.ts";
 import { recordingD1, type RecordedStatement } from "../../test/support/recording-d1.ts";
-import { ShardProgress } from "../shard-progress.ts";
-import { FlushLog } from "./flush-log.ts";
-import { takeInFlush, takeInLog } from "./flush-intake.ts";
+import { ChildProgress } from "../merge/child-progress.ts";
+import { FlushLog } from "../merge/flush-log.ts";
+import { takeInFlush } from "../merge/flush-intake.ts";
+import { takeInLog } from "./log-replay.ts";
 import { LiveFeed } from "./live-feed.ts";
-import { OpenWindows } from "./open-windows.ts";
+import { OpenWindows } from "../merge/open-windows.ts";
 import type { RunRecord } from "./run-record.ts";
-import { UnwrittenWindows, writeClosedWindows } from "./window-writes.ts";
+import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
 
 const T0 = 1_000_000;
 const REQUESTS_PER_WINDOW = 3;
@@ -54,7 +55,7 @@ function coordinator(sql: SqlStorage, run: RunRecord, d1: { fail: boolean; batch
     log: new FlushLog(sql),
     open: new OpenWindows(),
     unwritten: new UnwrittenWindows(),
-    shards: new ShardProgress(sql),
+    shards: new ChildProgress(sql),
     live: new LiveFeed(sql),
   };
   const totals = takeInLog(parts.log, parts.open, parts.unwritten, undefined, run);
@@ -70,7 +71,7 @@ function coordinator(sql: SqlStorage, run: RunRecord, d1: { fail: boolean; batch
         }
         const message = {
           runId: run.runId,
-          shardIndex: shard,
+          childIndex: shard,
           watermarkS: windowS + 1,
           done,
           windows: [{ windowS, part: 0, steps: [[0, stats.toWire()] as const] }],
@@ -80,7 +81,7 @@ function coordinator(sql: SqlStorage, run: RunRecord, d1: { fail: boolean; batch
         parts.shards.record(shard, message.watermarkS, done, message.telemetry, T0);
       }
     },
-    tick: (atMs: number, everyoneDone = false) => writeClosedWindows(parts, run, atMs, everyoneDone),
+    tick: (atMs: number, everyoneDone = false) => showClosedWindows(parts, run, atMs, everyoneDone),
   };
 }
 
@@ -118,7 +119,7 @@ function fresh(fail = false) {
   return { sql, run, d1, c: coordinator(sql, run, d1) };
 }
 
-describe("writeClosedWindows", () => {
+describe("showClosedWindows", () => {
   it("shows each window the tick it closes, and writes the waiting ones to D1 together once the oldest has waited D1_WRITE_AFTER_MS", async () => {
     const { sql, d1, c } = fresh();
     for (let w = 0; w < 5; w++) {

@@ -1,6 +1,6 @@
 /**
  * Taking a run's merged windows out and writing them to D1. Every tick, every open window
- * no shard can still add to (core/run/run-lifecycle.ts closableBelow) is taken: shown on the
+ * no shard can still add to (core/run/run-lifecycle.ts takeableBelow) is taken: shown on the
  * dashboards at once, and kept with the windows taken before it until a D1 write is due
  * (d1WriteDue: every few ticks, sooner in a run of many regions and steps, and at the end),
  * then written in one batch.
@@ -12,14 +12,14 @@
  * retried: tick-failure.ts), and a restarted coordinator replays them to be written, not
  * shown again (flush-log.ts).
  */
-import { closableBelow, d1WriteDue } from "../../core/run/run-lifecycle.ts";
+import { takeableBelow, d1WriteDue } from "../../core/run/run-lifecycle.ts";
 import { reportersOf } from "../../core/plan/aggregation-tree.ts";
-import type { ShardProgress } from "../shard-progress.ts";
+import type { ChildProgress } from "../merge/child-progress.ts";
 import { seriesStatements, windowStatements } from "../store/results-store.ts";
 import type { ClosedCell, SeriesRow } from "../../core/run/window-cell.ts";
-import type { FlushLog, LogMark } from "./flush-log.ts";
+import type { FlushLog, LogMark } from "../merge/flush-log.ts";
 import type { LiveFeed } from "./live-feed.ts";
-import type { ClosedWindows, OpenWindows } from "./open-windows.ts";
+import type { ClosedWindows, OpenWindows } from "../merge/open-windows.ts";
 import type { RunRecord } from "./run-record.ts";
 
 /** Windows taken (shown) and not yet in D1, with the log mark their write moves to. */
@@ -81,7 +81,7 @@ export interface WindowWriteParts {
   readonly open: OpenWindows;
   readonly unwritten: UnwrittenWindows;
   readonly log: FlushLog;
-  readonly shards: ShardProgress;
+  readonly shards: ChildProgress;
   readonly live: LiveFeed;
 }
 
@@ -90,11 +90,11 @@ export interface WindowWriteParts {
  * MAX_LATENESS_MS at `nowMs` (all of them once `everyoneDone`), to the dashboards; writes
  * what has waited long enough (everything once `everyoneDone`) to D1.
  */
-export async function writeClosedWindows(parts: WindowWriteParts, run: RunRecord, nowMs: number, everyoneDone: boolean): Promise<void> {
+export async function showClosedWindows(parts: WindowWriteParts, run: RunRecord, nowMs: number, everyoneDone: boolean): Promise<void> {
   const { db, open, unwritten, log, shards, live } = parts;
   const running = reportersOf(run.plan).filter((s) => !shards.isDone(s.index));
   // Never below what already left (flush-log.ts: the mark only rises).
-  const cutoff = Math.max(log.takenBelow, closableBelow({ watermarks: running.map((s) => shards.watermark(s.index)), t0Ms: run.t0Ms, nowMs, everyoneDone }));
+  const cutoff = Math.max(log.takenBelow, takeableBelow({ watermarks: running.map((s) => shards.watermark(s.index)), t0Ms: run.t0Ms, nowMs, everyoneDone }));
   const closed = open.takeBelow(cutoff, (step) => run.spec.steps[step]?.name ?? String(step));
   if (closed) {
     unwritten.add(closed, log.markTakenBelow(cutoff), nowMs);

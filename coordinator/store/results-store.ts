@@ -12,7 +12,8 @@
  * 100-bound-parameter limit.
  */
 import type { Histogram } from "../../core/metrics/histogram.ts";
-import type { RunStatus } from "../../core/run/protocol.ts";
+import type { RunStatus, ShardTelemetry } from "../../core/run/protocol.ts";
+import { groupSummary } from "../../core/run/summary-figures.ts";
 import type { SeriesRow, WindowCell } from "../../core/run/window-cell.ts";
 import { runQuery, type QueryRow } from "../../core/results/query.ts";
 import { loadQueryInput } from "./results-queries.ts";
@@ -274,4 +275,25 @@ export async function timeseries(db: D1Database, runId: string): Promise<QueryRo
   const byRegion = runQuery(input, { by: ["region"], everyS: 1, metrics, trend: "duration" });
   const all = runQuery(input, { by: [], everyS: 1, metrics, trend: "duration" }).map((r) => ({ t: r.t!, region: "all", ...r }));
   return [...byRegion, ...all].sort((a, b) => (a.t as number) - (b.t as number) || String(a.region).localeCompare(String(b.region)));
+}
+
+/** The statement storing one shard's totals and telemetry at the end of its run (by its coordinator, or its aggregator). */
+export function shardRowStatement(
+  db: D1Database,
+  runId: string,
+  index: number,
+  stats: MetricStats,
+  t: ShardTelemetry | null,
+  elapsedS: number,
+): D1PreparedStatement {
+  return updateShard(db, runId, {
+    index,
+    colo: t?.colo ?? "unknown",
+    stats,
+    restarts: t?.restarts ?? 0,
+    invocations: t?.invocations ?? 0,
+    subrequests: t?.subrequests ?? 0,
+    peakInFlight: t?.peakInFlight ?? 0,
+    summaryJson: JSON.stringify(groupSummary(stats, elapsedS)),
+  });
 }

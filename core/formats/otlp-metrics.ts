@@ -4,7 +4,7 @@
  * body is OTLP/HTTP's JSON encoding (`application/json`, part of the OTLP spec and accepted
  * by the Collector's otlp receiver, Grafana Alloy, Mimir's and most vendors' OTLP
  * endpoints); the library's protobuf serializer is one line away (otlpMetricsBody). The coordinator posts it to each `opentelemetry` output once per
- * merged window (coordinator/metrics-push.ts).
+ * merged window (coordinator/run/metrics-push.ts).
  *
  * Cumulative temporality from the run's T0, as Prometheus-style backends expect: every
  * push carries the totals so far, so a lost push loses resolution, never counts.

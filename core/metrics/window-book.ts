@@ -3,7 +3,7 @@
  * measured, by step) and the coordinator (what the shards flushed, by region and step).
  * Both add to a window as data arrives and take every window below a cut-off, oldest
  * first, once nothing more can come for it; what the cut-off is stays each side's own
- * decision (the shard's close lag, the coordinator's `closableBelow`).
+ * decision (the shard's close lag, the coordinator's `takeableBelow`).
  *
  * @example
  * const book = new WindowBook(() => ({ requests: 0 }));

@@ -40,7 +40,7 @@ export interface Limits {
   readonly aggregatorFanIn: number;
 }
 
-/** A deployment's caps unless its secrets (or vars) set others (coordinator/policy.ts). */
+/** A deployment's caps unless its secrets (or vars) set others (coordinator/http/policy.ts). */
 export const DEFAULT_LIMITS: Limits = {
   maxRatePerS: 40_000,
   maxDurationMs: 60 * 60_000,

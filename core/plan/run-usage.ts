@@ -52,8 +52,8 @@ const SHARD_ROWS_WRITTEN_PER_S = 1;
 const SHARD_ROWS_READ_PER_S = 0;
 /**
  * Rows written per window taken in from a flush, at an aggregator or the coordinator: logged,
- * trimmed once checkpointed (its data dropped, its key kept; its leaving is one mark a tick, coordinator/run/flush-log.ts),
- * and the sender's progress row, written every fifth second (coordinator/shard-progress.ts).
+ * trimmed once checkpointed (its data dropped, its key kept; its leaving is one mark a tick, coordinator/merge/flush-log.ts),
+ * and the sender's progress row, written every fifth second (coordinator/merge/child-progress.ts).
  */
 const ROWS_WRITTEN_PER_WINDOW_TAKEN_IN = 2 + 1 / 5;
 /** Rows written per tick of an aggregator or the coordinator: the flush log's mark, and (aggregator) its part counter. */

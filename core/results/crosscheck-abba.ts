@@ -20,7 +20,8 @@
  * averaged into a figure: only differences between the tools' readings are.
  */
 import { failed, inconclusive, PASSED, type Verdict as GateVerdict } from "../run/verdict.ts";
-import { crosscheck, formatRowValue, ROW_LABELS, type Crosscheck, type CrosscheckRow, type LoadFigures } from "./crosscheck.ts";
+import { crosscheck, ROW_LABELS, type Crosscheck, type CrosscheckRow, type LoadFigures } from "./crosscheck.ts";
+import { formatRowValue } from "./crosscheck-text.ts";
 
 export type AbbaRowVerdict = "agree" | "target moved" | "differ" | "n/a";
 

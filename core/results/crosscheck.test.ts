@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { crosscheck, edgeFigures, renderCrosscheck, TOLERANCES, type Latency, type LoadFigures } from "./crosscheck.ts";
+import { crosscheck, edgeFigures, TOLERANCES, type Latency, type LoadFigures } from "./crosscheck.ts";
+import { renderCrosscheck } from "./crosscheck-text.ts";
 import type { Summary } from "../run/summary.ts";
 
 const latency = (p50: number, over: Partial<Latency> = {}): Latency => ({ p50, p90: p50 * 1.1, p95: p50 * 1.2, p99: p50 * 1.5, max: p50 * 2, ...over });

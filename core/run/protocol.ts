@@ -122,10 +122,10 @@ export interface ShardTelemetry {
   readonly shardsDone?: number;
 }
 
-export interface ShardFlush {
+export interface ChildFlush {
   readonly runId: string;
   /** The sender: a shard's index, or an aggregator's in a run with a tree (it reports for its shards). */
-  readonly shardIndex: number;
+  readonly childIndex: number;
   /** Completed windows, oldest first. Re-sending a window is harmless: it is deduplicated. */
   readonly windows: readonly ShardWindow[];
   /** Every window below this number is complete at the shard (nothing more will come). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   ABORT_GRACE_MS,
-  closableBelow,
+  takeableBelow,
   D1_WRITE_AFTER_MS,
   D1_WRITE_MAX_CELLS,
   d1WriteDue,
@@ -30,7 +30,7 @@ describe("lifecycleStep", () => {
   });
 });
 
-describe("closableBelow", () => {
+describe("takeableBelow", () => {
   const t0Ms = 1_000_000;
   it.each([
     // [watermarks of the shards still sending, seconds since t0, everyone done, cut-off, why]
@@ -40,7 +40,7 @@ describe("closableBelow", () => {
     [[2], 5, true, Number.MAX_SAFE_INTEGER, "every shard sent its final flush: take everything"],
   ])("watermarks %j at %i s, done %s → %d (%s)", (watermarks, seconds, everyoneDone, cutoff, _why) => {
     expect(MAX_LATENESS_MS).toBe(10_000);
-    expect(closableBelow({ watermarks, t0Ms, nowMs: t0Ms + seconds * 1000, everyoneDone })).toBe(cutoff);
+    expect(takeableBelow({ watermarks, t0Ms, nowMs: t0Ms + seconds * 1000, everyoneDone })).toBe(cutoff);
   });
 });
 

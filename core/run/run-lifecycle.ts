@@ -59,7 +59,7 @@ export function lifecycleStep(s: LifecycleState, nowMs: number): LifecycleStep {
 /**
  * A window closes (it is shown, and waits for its D1 write) once every shard still sending
  * has passed it, or this long after it ended, so that one quiet shard cannot hold the live
- * view back (pinned by core/run/run-lifecycle.test.ts, closableBelow).
+ * view back (pinned by core/run/run-lifecycle.test.ts, takeableBelow).
  */
 export const MAX_LATENESS_MS = 10_000;
 
@@ -82,7 +82,7 @@ export interface WindowCutoff {
  * shard's own rule is its close lag (workers/shard/shard-windows.ts). Pinned by
  * core/run/run-lifecycle.test.ts; the coordinator's use by coordinator/run/window-writes.test.ts.
  */
-export function closableBelow({ watermarks, t0Ms, nowMs, everyoneDone }: WindowCutoff): number {
+export function takeableBelow({ watermarks, t0Ms, nowMs, everyoneDone }: WindowCutoff): number {
   if (everyoneDone) return Number.MAX_SAFE_INTEGER;
   const watermark = Math.min(...watermarks, Number.MAX_SAFE_INTEGER);
   const lateLimit = Math.floor((nowMs - t0Ms - MAX_LATENESS_MS) / WINDOW_MS);

@@ -2,7 +2,7 @@
  * The spec's push outputs: `"outputs": [{ "type": "opentelemetry", "url": "…/v1/metrics",
  * "headers": { "authorization": "Bearer …" } }]`, or `"type": "prometheus-rw"` with a
  * remote-write URL (…/api/v1/write). The coordinator pushes the run's
- * cumulative metrics to each once per merged window (coordinator/metrics-push.ts), with a
+ * cumulative metrics to each once per merged window (coordinator/run/metrics-push.ts), with a
  * timeout and bounded retries; failures are counted in the run's status, never fail it.
  * Header values are secrets: redacted wherever the spec is shown, and the spec holding
  * them is forgotten when the run ends.

@@ -13,7 +13,7 @@
 import { EdgeloadClient } from "../../cli/client.ts";
 import { startLocalStack, type LocalStack } from "../../cli/local-stack.ts";
 import { cpuSeconds } from "../../cli/processes.ts";
-import { MAX_LIVE_CLIENTS } from "../../coordinator/live-stream.ts";
+import { MAX_LIVE_CLIENTS } from "../../coordinator/run/live-stream.ts";
 import { createSseReader } from "../../core/formats/sse.ts";
 import { markdownTable } from "./markdown-table.ts";
 

@@ -2,7 +2,7 @@
  * The objects of a run's reporting path as the scale simulation (scale-simulation.ts) runs
  * them in Node, on one virtual clock: an aggregator (the real AggregatorBook and
  * WindowFlusher, as RunAggregator drives them) and the coordinator's flush intake and tick
- * (the real takeInFlush, ShardProgress and writeClosedWindows, as RunCoordinator drives
+ * (the real takeInFlush, ChildProgress and showClosedWindows, as RunCoordinator drives
  * them), their SQL storage over node:sqlite; the shards are in scale-shard.ts.
  *
  * The Durable Objects themselves cannot run in Node (cloudflare:workers), so the few lines
@@ -17,17 +17,18 @@
  */
 import { reportersOf, type AggregatorPlan } from "../../core/plan/aggregation-tree.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
-import type { FlushAck, ShardFlush, ShardWindow } from "../../core/run/protocol.ts";
+import type { FlushAck, ChildFlush, ShardWindow } from "../../core/run/protocol.ts";
 import { parseRunThresholds, shouldAbortRun } from "../../core/run/run-thresholds.ts";
 import { RunTotals } from "../../core/run/run-totals.ts";
 import { AggregatorBook, aggregatorNode, finishStep, type AggregatorNode } from "../../coordinator/aggregator/aggregator-book.ts";
-import { takeInFlush } from "../../coordinator/run/flush-intake.ts";
-import { FlushLog } from "../../coordinator/run/flush-log.ts";
+import { takeInFlush } from "../../coordinator/merge/flush-intake.ts";
+import { FlushLog } from "../../coordinator/merge/flush-log.ts";
 import { LiveFeed } from "../../coordinator/run/live-feed.ts";
-import { OpenWindows } from "../../coordinator/run/open-windows.ts";
-import { CHECKPOINT_EVERY_MS, TICK_MS, type RunRecord } from "../../coordinator/run/run-record.ts";
-import { UnwrittenWindows, writeClosedWindows } from "../../coordinator/run/window-writes.ts";
-import { ShardProgress } from "../../coordinator/shard-progress.ts";
+import { OpenWindows } from "../../coordinator/merge/open-windows.ts";
+import type { RunRecord } from "../../coordinator/run/run-record.ts";
+import { CHECKPOINT_EVERY_MS, TICK_MS } from "../../coordinator/merge/ticks.ts";
+import { UnwrittenWindows, showClosedWindows } from "../../coordinator/run/window-writes.ts";
+import { ChildProgress } from "../../coordinator/merge/child-progress.ts";
 import { type PendingWindows, WindowFlusher, windowKey } from "../../workers/shard/window-flusher.ts";
 import { nodeSqlStorage } from "../../test/support/node-sql-storage.ts";
 import type { VirtualTime } from "../../test/support/virtual-time.ts";
@@ -44,11 +45,11 @@ export interface SimContext {
 
 /** Whoever takes flushes: an aggregator or the coordinator (the flush of core/run/protocol.ts). */
 export interface FlushTarget {
-  flush(message: ShardFlush): FlushAck;
+  flush(message: ChildFlush): FlushAck;
 }
 
 /** A flush over a simulated RPC: `hopMs` there, the receiver's work, `hopMs` back. */
-export function rpc(sim: SimContext, target: () => FlushTarget): { flush(message: ShardFlush): Promise<FlushAck> } {
+export function rpc(sim: SimContext, target: () => FlushTarget): { flush(message: ChildFlush): Promise<FlushAck> } {
   return {
     flush: async (message) => {
       const copy = structuredClone(message);
@@ -146,7 +147,7 @@ export class SimAggregator implements FlushTarget {
   }
 
   /** RunAggregator.flush(). */
-  flush(message: ShardFlush): FlushAck {
+  flush(message: ChildFlush): FlushAck {
     this.meter.request(message.done);
     const { accepted, duplicates } = this.meter.timed(
       () => this.#book.take(message, this.#sim.time.now),
@@ -214,7 +215,7 @@ export class SimCoordinator implements FlushTarget {
   readonly #run: RunRecord;
   readonly #reporters: ReadonlyMap<number, string>;
   readonly #log: FlushLog;
-  readonly #shards: ShardProgress;
+  readonly #shards: ChildProgress;
   readonly #open = new OpenWindows();
   readonly #unwritten = new UnwrittenWindows();
   readonly #live: LiveFeed;
@@ -233,24 +234,24 @@ export class SimCoordinator implements FlushTarget {
     this.#reporters = new Map(reportersOf(run.plan).map((r) => [r.index, r.region]));
     const sql = nodeSqlStorage().storage;
     this.#log = new FlushLog(sql);
-    this.#shards = new ShardProgress(sql);
+    this.#shards = new ChildProgress(sql);
     this.#live = new LiveFeed(sql);
     this.#thresholds = parseRunThresholds(run.spec);
     this.#alarm = new SimAlarm(sim.time, run.t0Ms + TICK_MS);
   }
 
   /** RunCoordinator.flush(). */
-  flush(message: ShardFlush): FlushAck {
+  flush(message: ChildFlush): FlushAck {
     this.meter.request(message.done);
-    const region = this.#reporters.get(message.shardIndex);
-    if (region === undefined) throw new Error(`unknown reporter ${message.shardIndex}`);
+    const region = this.#reporters.get(message.childIndex);
+    if (region === undefined) throw new Error(`unknown reporter ${message.childIndex}`);
     // After the run's figures are final: tell the sender to stop.
     if (this.#finished) return { accepted: 0, duplicates: 0, stop: true };
     const { accepted, duplicates } = this.meter.timed(
       () => {
         const intake = takeInFlush(this.#log, this.#open, this.totals, message, region);
-        if (intake.latest) this.#live.noteShard(message.shardIndex, intake.latest);
-        this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry, this.#sim.time.now);
+        if (intake.latest) this.#live.noteShard(message.childIndex, intake.latest);
+        this.#shards.record(message.childIndex, message.watermarkS, message.done, message.telemetry, this.#sim.time.now);
         return intake;
       },
       "intake",
@@ -272,7 +273,7 @@ export class SimCoordinator implements FlushTarget {
   /**
    * RunCoordinator's #tick() as far as the reporting path goes: take the closed windows to
    * the live feed and write them when due, evaluate abortOnFail thresholds, checkpoint; the
-   * last tick once every reporter is done. writeClosedWindows awaits D1 in the middle: the
+   * last tick once every reporter is done. showClosedWindows awaits D1 in the middle: the
    * parts before and after are timed apart, so no other object's work in between is booked
    * to the coordinator. What runs when D1 answers (marking the log rows written, one
    * SQLite upsert every few ticks) is not booked.
@@ -286,7 +287,7 @@ export class SimCoordinator implements FlushTarget {
       const everyoneDone = this.#shards.doneCount === this.#reporters.size;
       spans = [];
       let start = performance.now();
-      const written = writeClosedWindows(
+      const written = showClosedWindows(
         { db: this.#sim.db, open: this.#open, unwritten: this.#unwritten, log: this.#log, shards: this.#shards, live: this.#live },
         this.#run,
         now,

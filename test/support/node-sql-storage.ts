@@ -1,7 +1,7 @@
 /**
  * A Durable Object's SQL storage (`ctx.storage.sql`) over node:sqlite, in memory (test
  * support): enough of SqlStorage for the code that keeps its state in SQLite — the flush
- * log (coordinator/run/flush-log.ts), shard progress (coordinator/shard-progress.ts), the
+ * log (coordinator/merge/flush-log.ts), shard progress (coordinator/merge/child-progress.ts), the
  * aggregator's book (coordinator/aggregator/aggregator-book.ts), the live feed — to run in
  * plain Node, in the scale simulation (scripts/bench/scale-simulation.ts) and its test.
  *

@@ -10,7 +10,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AggregationTree } from "../../core/plan/aggregation-tree.ts";
-import { aggregatorName, type FlushAck, type ShardFlush, type ShardWindow } from "../../core/run/protocol.ts";
+import { aggregatorName, type FlushAck, type ChildFlush, type ShardWindow } from "../../core/run/protocol.ts";
 import { api, createRun, sleep, waitForStatus } from "../workers/helpers.ts";
 
 const RATE = 60;
@@ -55,14 +55,14 @@ async function summaryRequests(runId: string): Promise<number> {
 }
 
 /** Wraps RunAggregator's flush for one aggregator of one run (the prototype is shared, so a restart keeps it). */
-async function interceptAggregator(runId: string, index: number, wrap: (m: ShardFlush, original: (m: ShardFlush) => Promise<FlushAck>) => Promise<FlushAck>) {
+async function interceptAggregator(runId: string, index: number, wrap: (m: ChildFlush, original: (m: ChildFlush) => Promise<FlushAck>) => Promise<FlushAck>) {
   let undo = () => {};
   await runInDurableObject(aggregatorOf(runId, index), (instance) => {
-    type Flush = (this: { ctx: DurableObjectState }, m: ShardFlush) => Promise<FlushAck>;
+    type Flush = (this: { ctx: DurableObjectState }, m: ChildFlush) => Promise<FlushAck>;
     const proto = Object.getPrototypeOf(instance) as { flush: Flush };
     const original = proto.flush;
-    proto.flush = async function (this: { ctx: DurableObjectState }, message: ShardFlush) {
-      const call = (m: ShardFlush) => original.call(this, m);
+    proto.flush = async function (this: { ctx: DurableObjectState }, message: ChildFlush) {
+      const call = (m: ChildFlush) => original.call(this, m);
       const mine = this.ctx.storage.kv.get<{ runId: string; index: number }>("node");
       return mine?.runId === runId && mine.index === index ? wrap(message, call) : call(message);
     };
@@ -156,7 +156,7 @@ describe("a run through an aggregation tree", () => {
     const telemetry = { region: leaf.region, colo: "local", invocations: 1, restarts: 0, subrequests: 0, peakInFlight: 0 };
     let duplicates = 0;
     for (const { child, window } of accepted) {
-      const ack = await aggregatorOf(id, leaf.index).flush({ runId: id, shardIndex: child, windows: [window], watermarkS: 0, done: false, telemetry });
+      const ack = await aggregatorOf(id, leaf.index).flush({ runId: id, childIndex: child, windows: [window], watermarkS: 0, done: false, telemetry });
       duplicates += ack.duplicates;
     }
     expect(duplicates).toBe(accepted.length);

@@ -3,14 +3,14 @@
  * supported k6 summary format (fixtures in test/fixtures/k6/, written by k6 v1.8.1 running
  * k6-scripts/http.js, and a k6 Cloud export) is detected, stored in D1 (migration 0005) and
  * compared; a malformed one is refused with its problems named and leaves nothing behind.
- * The sub-app is mounted here as coordinator/api.ts mounts it, behind no token.
+ * The sub-app is mounted here as coordinator/http/api.ts mounts it, behind no token.
  */
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
-import { crosscheckApi } from "../../coordinator/crosscheck-api.ts";
+import { crosscheckApi } from "../../coordinator/http/crosscheck-api.ts";
 import type { Env } from "../../workers/env.ts";
-import { ApiError } from "../../coordinator/api-errors.ts";
+import { ApiError } from "../../coordinator/http/api-errors.ts";
 import handleSummary from "../fixtures/k6/handle-summary.json";
 import k6Cloud from "../fixtures/k6/k6-cloud.json";
 import machineReadable from "../fixtures/k6/machine-readable.json";

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { signGrant, VIEW_LINK_TTL_S } from "../../coordinator/dashboard-auth.ts";
+import { signGrant, VIEW_LINK_TTL_S } from "../../coordinator/http/dashboard-auth.ts";
 import { createSseReader } from "../../core/formats/sse.ts";
 import { api, createRun, waitForStatus } from "./helpers.ts";
 

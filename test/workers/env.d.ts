@@ -1,6 +1,6 @@
 // Types for the workers tests: the cloudflare:test module and the test bindings.
 /// <reference types="@cloudflare/vitest-plugin/types" />
-import type { RoutesEnv } from "../../coordinator/routes-env.ts";
+import type { RoutesEnv } from "../../coordinator/http/routes-env.ts";
 
 declare global {
   namespace Cloudflare {

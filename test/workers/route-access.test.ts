@@ -5,8 +5,8 @@
  * read-only token reaches exactly the routes that only read.
  */
 import { describe, expect, it } from "vitest";
-import { onlyReads } from "../../coordinator/access.ts";
-import { api as app } from "../../coordinator/api.ts";
+import { onlyReads } from "../../coordinator/http/access.ts";
+import { api as app } from "../../coordinator/http/api.ts";
 import { api } from "./helpers.ts";
 
 /** Public routes and what they answer without an API token. */

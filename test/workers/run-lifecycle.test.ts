@@ -137,7 +137,7 @@ describe("idempotence and recovery", () => {
     }
     const flush = {
       runId: id,
-      shardIndex: 0,
+      childIndex: 0,
       watermarkS: 0,
       done: false,
       windows: [{ windowS: 0, part: 99, steps: [[0, extra.toWire()] as const] }],

@@ -38,7 +38,7 @@ import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { buildShardFlow } from "./shard-flow.ts";
 import { observeColo } from "./observe-colo.ts";
 import { firstAlarmAtMs, sendWarmUp, shouldWarmUp } from "./warm-up.ts";
-import { WindowFlusher, windowKey, type CoordinatorOfShard, type FlushRoute } from "./window-flusher.ts";
+import { WindowFlusher, windowKey, type FlushReceiver, type FlushRoute } from "./window-flusher.ts";
 import {
   invocationStarted,
   resumesAfterCrash,
@@ -53,7 +53,7 @@ import {
 
 const FLOW_STATE = "flowState";
 
-type ShardEnv = Env & ObjectNamespaces<CoordinatorOfShard, undefined, CoordinatorOfShard>;
+type ShardEnv = Env & ObjectNamespaces<FlushReceiver, undefined, FlushReceiver>;
 
 export class LoadShard extends DurableObject<ShardEnv> {
   #engine: ShardEngine | null = null;

@@ -5,7 +5,7 @@
  * oldest first, through a callback (LoadShard stores and flushes it).
  *
  * The engine keeps one per run slice; the coordinator keeps its own side of the same book
- * (coordinator/run/open-windows.ts), with its own cut-off.
+ * (coordinator/merge/open-windows.ts), with its own cut-off.
  */
 import { WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";

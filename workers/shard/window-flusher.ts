@@ -10,16 +10,16 @@
  * flush deserialised each one again (a CPU profile of 16 shards at 100/s put that list at
  * 6% of the isolate's time).
  */
-import type { FlushAck, ShardFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
+import type { FlushAck, ChildFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
 import type { EngineClock } from "./engine-types.ts";
 
 /**
  * What a sender calls on whoever takes its windows: the flush of core/run/protocol.ts. The
  * binding is typed by this surface, not by the RunCoordinator or aggregator class, so the
- * shard imports neither (coordinator/routes-env.ts checks that both offer it).
+ * shard imports neither (coordinator/http/routes-env.ts checks that both offer it).
  */
-export interface CoordinatorOfShard extends Rpc.DurableObjectBranded {
-  flush(message: ShardFlush): Promise<FlushAck>;
+export interface FlushReceiver extends Rpc.DurableObjectBranded {
+  flush(message: ChildFlush): Promise<FlushAck>;
 }
 
 /** Where a sender's windows go, and who it is in each message. */
@@ -27,7 +27,7 @@ export interface FlushRoute {
   readonly runId: string;
   /** The sender's index as its receiver knows it. */
   readonly senderIndex: number;
-  readonly receiver: { flush(message: ShardFlush): Promise<FlushAck> };
+  readonly receiver: { flush(message: ChildFlush): Promise<FlushAck> };
   /** After this (epoch ms) a failing flush gives up: the sender's deadline plus its grace. */
   readonly giveUpAtMs: number;
   /** "shard 3", "aggregator 1": for the log. */
@@ -147,9 +147,9 @@ export class WindowFlusher {
       const last = pending.length < WINDOWS_PER_FLUSH;
       const done = final && progress.finished && last;
       if (pending.length === 0 && !done) return;
-      const message: ShardFlush = {
+      const message: ChildFlush = {
         runId: route.runId,
-        shardIndex: route.senderIndex,
+        childIndex: route.senderIndex,
         windows: pending.map(([, w]) => w),
         watermarkS: done ? Number.MAX_SAFE_INTEGER : progress.watermarkS,
         done,

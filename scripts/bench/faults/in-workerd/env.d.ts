@@ -1,6 +1,6 @@
 // The bindings the fault rows see besides the coordinator's (see ../vitest.config.ts).
 /// <reference types="@cloudflare/vitest-plugin/types" />
-import type { RoutesEnv } from "../../../../coordinator/routes-env.ts";
+import type { RoutesEnv } from "../../../../coordinator/http/routes-env.ts";
 
 declare global {
   namespace Cloudflare {

@@ -14,7 +14,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, it } from "vitest";
 import type { FaultObservation } from "../fault-table.ts";
-import { aggregatorName, type ShardFlush, type FlushAck } from "../../../../core/run/protocol.ts";
+import { aggregatorName, type ChildFlush, type FlushAck } from "../../../../core/run/protocol.ts";
 import type { AggregationTree } from "../../../../core/plan/aggregation-tree.ts";
 import { seedObjectKey } from "../../../../core/data/seed-set.ts";
 import { api, createRun, sleep, waitForStatus } from "../../../../test/workers/helpers.ts";
@@ -76,17 +76,17 @@ async function restart(stub: DurableObjectStub): Promise<void> {
  */
 async function interceptFlushes(
   runId: string,
-  wrap: (message: ShardFlush, original: (m: ShardFlush) => Promise<FlushAck>) => Promise<FlushAck>,
+  wrap: (message: ChildFlush, original: (m: ChildFlush) => Promise<FlushAck>) => Promise<FlushAck>,
   aggregator?: number,
 ): Promise<() => void> {
   let undo = () => {};
-  type Flush = (this: { ctx: DurableObjectState }, m: ShardFlush) => Promise<FlushAck>;
+  type Flush = (this: { ctx: DurableObjectState }, m: ChildFlush) => Promise<FlushAck>;
   const stub = aggregator === undefined ? coordinatorOf(runId) : aggregatorOf(runId, aggregator);
   await runInDurableObject(stub, (instance) => {
     const proto = Object.getPrototypeOf(instance) as { flush: Flush };
     const original = proto.flush;
-    proto.flush = function (this: { ctx: DurableObjectState }, message: ShardFlush) {
-      const call = (m: ShardFlush) => original.call(this, m);
+    proto.flush = function (this: { ctx: DurableObjectState }, message: ChildFlush) {
+      const call = (m: ChildFlush) => original.call(this, m);
       const node = aggregator === undefined ? null : this.ctx.storage.kv.get<{ index: number }>("node");
       const mine = message.runId === runId && (aggregator === undefined || node?.index === aggregator);
       return mine ? wrap(message, call) : call(message);
@@ -97,7 +97,7 @@ async function interceptFlushes(
 }
 
 /** The windows the coordinator (or one aggregator) has accepted so far, as they were sent. */
-async function acceptedWindows(runId: string, aggregator?: number): Promise<Array<{ shard: number; window: ShardFlush["windows"][number] }>> {
+async function acceptedWindows(runId: string, aggregator?: number): Promise<Array<{ shard: number; window: ChildFlush["windows"][number] }>> {
   return runInDurableObject(aggregator === undefined ? coordinatorOf(runId) : aggregatorOf(runId, aggregator), (_instance, state) =>
     state.storage.sql
       .exec<{ shard: number; window_s: number; part: number; data: string }>("SELECT shard, window_s, part, data FROM flush_log WHERE data != '' ORDER BY id")
@@ -105,7 +105,7 @@ async function acceptedWindows(runId: string, aggregator?: number): Promise<Arra
       .map((r) => {
         const data = JSON.parse(r.data) as unknown;
         const body = Array.isArray(data) ? { steps: data } : (data as object);
-        return { shard: r.shard, window: { windowS: r.window_s, part: r.part, ...body } as ShardFlush["windows"][number] };
+        return { shard: r.shard, window: { windowS: r.window_s, part: r.part, ...body } as ChildFlush["windows"][number] };
       }),
   );
 }
@@ -166,7 +166,7 @@ const faults: Fault[] = [
     async during({ id, t0 }) {
       await until(t0 + 3_000);
       for (const { shard, window } of await acceptedWindows(id)) {
-        await coordinatorOf(id).flush({ runId: id, shardIndex: shard, windows: [window], watermarkS: 0, done: false, telemetry });
+        await coordinatorOf(id).flush({ runId: id, childIndex: shard, windows: [window], watermarkS: 0, done: false, telemetry });
       }
     },
   },
@@ -175,7 +175,7 @@ const faults: Fault[] = [
     outcome: "passed",
     async during({ id, t0 }) {
       const undo = await interceptFlushes(id, (message, original) => {
-        if (message.shardIndex !== 0) return original(message);
+        if (message.childIndex !== 0) return original(message);
         if (Date.now() < t0 + 3_500) return Promise.reject(new Error("fault: flush held back"));
         return original({ ...message, windows: [...message.windows].reverse() });
       });
@@ -230,7 +230,7 @@ const faults: Fault[] = [
       for (const { shard, window } of await acceptedWindows(id, leaf.index)) {
         await aggregatorOf(id, leaf.index).flush({
           runId: id,
-          shardIndex: shard,
+          childIndex: shard,
           windows: [window],
           watermarkS: 0,
           done: false,

@@ -6,7 +6,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { PERSIST_EVERY_MS, ShardProgress } from "../../coordinator/shard-progress.ts";
+import { PERSIST_EVERY_MS, ChildProgress } from "../../coordinator/merge/child-progress.ts";
 import type { ShardTelemetry } from "../../core/run/protocol.ts";
 import { createRun, waitForStatus } from "./helpers.ts";
 
@@ -18,7 +18,7 @@ describe("shard progress", () => {
     const stub = coordinatorOf("progress-only");
     const t = 1_000_000;
     await runInDurableObject(stub, (_instance, state) => {
-      const progress = new ShardProgress(state.storage.sql);
+      const progress = new ChildProgress(state.storage.sql);
       progress.start(new Map([[2, 5]])); // a named scenario's shard that starts at 5 s
       progress.record(0, 3, false, telemetry(4), t);
       progress.record(0, 1, false, telemetry(6), t + 1_000); // a late, reordered flush
@@ -33,7 +33,7 @@ describe("shard progress", () => {
     });
     await evictDurableObject(stub);
     await runInDurableObject(stub, (_instance, state) => {
-      const progress = new ShardProgress(state.storage.sql);
+      const progress = new ChildProgress(state.storage.sql);
       // Shard 3's row is one write behind; done (shard 1) was written at once.
       expect([progress.watermark(0), progress.watermark(1), progress.watermark(2), progress.watermark(3)]).toEqual([6, 2, 5, 1]);
       expect(progress.doneShards()).toEqual([1]);

@@ -11,8 +11,8 @@
  * costs resolution, never counts, and the final totals are always sent last). Outcomes
  * are counted per output and shown in the run's status.
  */
-import type { OutputSpec } from "../core/spec/outputs-schema.ts";
-import type { OutputStatus } from "../core/run/protocol.ts";
+import type { OutputSpec } from "../../core/spec/outputs-schema.ts";
+import type { OutputStatus } from "../../core/run/protocol.ts";
 
 export const PUSH_TIMEOUT_MS = 2_000;
 export const PUSH_RETRIES = 2;

@@ -5,7 +5,7 @@
  * final one it kept when D1 refused the writes (the run ended `error`).
  */
 import type { Summary } from "../../core/run/summary.ts";
-import type { RoutesEnv } from "../routes-env.ts";
+import type { RoutesEnv } from "./routes-env.ts";
 import { finalSummary } from "../store/results-queries.ts";
 import { coordinatorFor } from "./coordinator-stub.ts";
 

@@ -10,14 +10,14 @@
  * VU a copy; a setup() that throws ends the run as `error` before any load (k6's exit code
  * 107), one that calls exec.test.abort() as `aborted` (108).
  */
-import type { ScriptSpec } from "../core/spec/script-schema.ts";
-import { scriptObjectKey } from "../core/spec/script-schema.ts";
-import type { RunSpec } from "../core/spec/types.ts";
-import { phaseIO, type PhaseResult } from "../scenarios/run-phase.ts";
-import { followingAllowedRedirects } from "../workers/shard/redirect-guard.ts";
-import { IterationHost, scriptEntrypoint, type ScriptModules } from "../workers/shard/script-flow.ts";
-import type { Env } from "../workers/env.ts";
-import { checkTarget, modeOf } from "../core/spec/target-policy.ts";
+import type { ScriptSpec } from "../../core/spec/script-schema.ts";
+import { scriptObjectKey } from "../../core/spec/script-schema.ts";
+import type { RunSpec } from "../../core/spec/types.ts";
+import { phaseIO, type PhaseResult } from "../../scenarios/run-phase.ts";
+import { followingAllowedRedirects } from "../../workers/shard/redirect-guard.ts";
+import { IterationHost, scriptEntrypoint, type ScriptModules } from "../../workers/shard/script-flow.ts";
+import type { Env } from "../../workers/env.ts";
+import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
 
 /** The script of a run: its own, or its named scenarios' (they share one bundle). */
 export function runScript(spec: RunSpec): ScriptSpec | null {

@@ -3,7 +3,7 @@
  * RFC 9457 `application/problem+json` by the API's single onError handler. Internals
  * (stack traces, upstream messages) never go on the wire.
  */
-import type { Problem } from "../core/spec/input-problem.ts";
+import type { Problem } from "../../core/spec/input-problem.ts";
 
 const TYPE_BASE = "https://edgeload.dev/problems/";
 

@@ -10,12 +10,12 @@
  * scrape reads the same merged histograms the summary does — never D1 rows.
  */
 import { Hono } from "hono";
-import { EXPOSITION_CONTENT_TYPE, wireRunsExposition, type RunMetricsWire } from "../core/formats/prometheus-text-writer.ts";
+import { EXPOSITION_CONTENT_TYPE, wireRunsExposition, type RunMetricsWire } from "../../core/formats/prometheus-text-writer.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { notFound } from "./api-errors.ts";
-import { runsToScrape } from "./store/results-store.ts";
-import { runExists } from "./store/results-queries.ts";
-import { coordinatorFor } from "./run/coordinator-stub.ts";
+import { runsToScrape } from "../store/results-store.ts";
+import { runExists } from "../store/results-queries.ts";
+import { coordinatorFor } from "./coordinator-stub.ts";
 
 type App = { Bindings: RoutesEnv };
 

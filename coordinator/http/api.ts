@@ -4,25 +4,25 @@
  * Every route but /healthz (and signed /seeds/:name) requires `Authorization: Bearer <EDGELOAD_API_TOKEN>`.
  */
 import { Hono, type Context } from "hono";
-import { ArrivalSchedule } from "../core/schedule/arrival-schedule.ts";
-import { planRun, type Plan } from "../core/plan/plan.ts";
-import { preflight, type Preflight } from "../core/plan/preflight.ts";
-import { parseRunSpec, type Problem, type RunSpec } from "../core/spec/run-spec.ts";
-import { redactSpec } from "../core/spec/redact.ts";
-import { parseQuery, runQuery, toCsv } from "../core/results/query.ts";
-import { boundedSql, readOnlySqlProblem } from "../core/results/read-only-sql.ts";
-import { seedObjectKey, type SeedKind } from "../core/data/seed-set.ts";
-import { unknownDataField } from "../core/data/seed-records.ts";
-import { SCENARIOS } from "../scenarios/catalog.ts";
+import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
+import { planRun, type Plan } from "../../core/plan/plan.ts";
+import { preflight, type Preflight } from "../../core/plan/preflight.ts";
+import { parseRunSpec, type Problem, type RunSpec } from "../../core/spec/run-spec.ts";
+import { redactSpec } from "../../core/spec/redact.ts";
+import { parseQuery, runQuery, toCsv } from "../../core/results/query.ts";
+import { boundedSql, readOnlySqlProblem } from "../../core/results/read-only-sql.ts";
+import { seedObjectKey, type SeedKind } from "../../core/data/seed-set.ts";
+import { unknownDataField } from "../../core/data/seed-records.ts";
+import { SCENARIOS } from "../../scenarios/catalog.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { requireToken } from "./access.ts";
 import { limitsOf } from "./policy.ts";
-import { checkTarget, modeOf } from "../core/spec/target-policy.ts";
+import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
 import { ApiError, badRequest, forbidden, invalidSpec, notFound, tooManyRuns } from "./api-errors.ts";
-import { loadQueryInput, loadSeries, runExists } from "./store/results-queries.ts";
-import { countActiveRuns, listRuns, selectRows, timeseries } from "./store/results-store.ts";
-import { coordinatorFor } from "./run/coordinator-stub.ts";
-import { runSummary } from "./run/run-summary.ts";
+import { loadQueryInput, loadSeries, runExists } from "../store/results-queries.ts";
+import { countActiveRuns, listRuns, selectRows, timeseries } from "../store/results-store.ts";
+import { coordinatorFor } from "./coordinator-stub.ts";
+import { runSummary } from "./run-summary.ts";
 import { baselinesApi, compareApi } from "./compare-api.ts";
 import { crosscheckApi } from "./crosscheck-api.ts";
 import { metricsApi } from "./metrics-api.ts";
@@ -31,8 +31,8 @@ import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
 import { checkScripts, scriptsApi } from "./scripts-api.ts";
 import { dashboardApi, dashboardPages } from "./dashboard-api.ts";
 import { newRunId, RUN_ID } from "./run-id.ts";
-import { ensureSchema } from "./store/schema.ts";
-import { exitCodeOf, FINAL_STATUSES, type RunView } from "../core/run/protocol.ts";
+import { ensureSchema } from "../store/schema.ts";
+import { exitCodeOf, FINAL_STATUSES, type RunView } from "../../core/run/protocol.ts";
 
 type App = { Bindings: RoutesEnv };
 

@@ -7,12 +7,12 @@
  * and validated in the Worker, whose isolate has 128 MB).
  */
 import { Hono } from "hono";
-import { parseDurationMs } from "../core/spec/duration.ts";
-import { parseSeedSet, SEED_NAME, seedObjectKey, TOKEN_TYPES, tokensOfType, type SeedSummary, type TokenType } from "../core/data/seed-set.ts";
-import type { Env } from "../workers/env.ts";
+import { parseDurationMs } from "../../core/spec/duration.ts";
+import { parseSeedSet, SEED_NAME, seedObjectKey, TOKEN_TYPES, tokensOfType, type SeedSummary, type TokenType } from "../../core/data/seed-set.ts";
+import type { Env } from "../../workers/env.ts";
 import { ApiError, badRequest, forbidden, notFound, limitedBody } from "./api-errors.ts";
 import { seedUrlKey, signSeedUrl, verifySeedUrl } from "./signed-url.ts";
-import { sha256Hex } from "../core/data/web-crypto.ts";
+import { sha256Hex } from "../../core/data/web-crypto.ts";
 
 export const MAX_SEED_BYTES = 32 * 1024 * 1024;
 const MAX_URL_LIFETIME_MS = 7 * 24 * 3600_000;

@@ -5,11 +5,11 @@
  * no-op; a body whose hash is not its name is refused, so a name always means one script.
  */
 import { Hono } from "hono";
-import { SCRIPT_ID, scriptObjectKey } from "../core/spec/script-schema.ts";
-import type { Problem } from "../core/spec/input-problem.ts";
-import type { RunSpec } from "../core/spec/types.ts";
-import { sha256Hex } from "../core/data/web-crypto.ts";
-import type { Env } from "../workers/env.ts";
+import { SCRIPT_ID, scriptObjectKey } from "../../core/spec/script-schema.ts";
+import type { Problem } from "../../core/spec/input-problem.ts";
+import type { RunSpec } from "../../core/spec/types.ts";
+import { sha256Hex } from "../../core/data/web-crypto.ts";
+import type { Env } from "../../workers/env.ts";
 import { ApiError, badRequest, limitedBody } from "./api-errors.ts";
 
 /** A script with everything it opens; Worker Loader modules are kept well under this. */

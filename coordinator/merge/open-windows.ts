@@ -2,7 +2,7 @@
  * The windows a coordinator (or an aggregator) has merged but not yet taken out: per
  * window, one merged cell per (region, step) and the scraped series samples; and the
  * iterations of each window across shards, for the live achieved rate. Windows leave it
- * when no shard can still add to them (core/run/run-lifecycle.ts closableBelow).
+ * when no shard can still add to them (core/run/run-lifecycle.ts takeableBelow).
  */
 import { COUNTERS, MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";

@@ -9,8 +9,8 @@
  * handed to k6 stays valid until it expires. Rotating SEED_URL_KEY (or deleting the
  * `seed_url_key` row) is how every issued URL is revoked at once.
  */
-import { base64url, fromBase64Url, hmacKey } from "../core/data/web-crypto.ts";
-import { seedUrlKeyRow } from "./store/settings.ts";
+import { base64url, fromBase64Url, hmacKey } from "../../core/data/web-crypto.ts";
+import { seedUrlKeyRow } from "../store/settings.ts";
 
 export interface SeedUrlFields {
   readonly name: string;

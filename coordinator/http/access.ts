@@ -15,9 +15,9 @@
  * own credential).
  */
 import type { Context, MiddlewareHandler, Next } from "hono";
-import { secretsEqual } from "../core/data/web-crypto.ts";
+import { secretsEqual } from "../../core/data/web-crypto.ts";
 import { sameOrigin, sessionScope } from "./dashboard-auth.ts";
-import type { Env } from "../workers/env.ts";
+import type { Env } from "../../workers/env.ts";
 import { forbidden, notConfigured, unauthorized } from "./api-errors.ts";
 import type { Scope } from "./scope.ts";
 

@@ -11,15 +11,15 @@
  * runs must have ended: a running run's windows are still arriving.
  */
 import { Hono } from "hono";
-import { BASELINE_NAME, compareRuns, parseCompareOptions } from "../core/results/compare.ts";
-import type { RunStatus } from "../core/run/protocol.ts";
-import { QUERY_TRENDS, type QueryTrend } from "../core/results/query.ts";
-import type { Problem } from "../core/spec/input-problem.ts";
-import type { Env } from "../workers/env.ts";
+import { BASELINE_NAME, compareRuns, parseCompareOptions } from "../../core/results/compare.ts";
+import type { RunStatus } from "../../core/run/protocol.ts";
+import { QUERY_TRENDS, type QueryTrend } from "../../core/results/query.ts";
+import type { Problem } from "../../core/spec/input-problem.ts";
+import type { Env } from "../../workers/env.ts";
 import { badRequest, notFound, runNotFinished } from "./api-errors.ts";
-import { loadQueryInput } from "./store/results-queries.ts";
-import { ACTIVE_STATUSES } from "./store/results-store.ts";
-import { baselineRun, listBaselines, putBaseline, runRef } from "./store/baselines.ts";
+import { loadQueryInput } from "../store/results-queries.ts";
+import { ACTIVE_STATUSES } from "../store/results-store.ts";
+import { baselineRun, listBaselines, putBaseline, runRef } from "../store/baselines.ts";
 
 type App = { Bindings: Env };
 

@@ -11,12 +11,12 @@
  * flush brings it back, and the cut-off never falls below what left, flush-log.ts), and
  * telemetry is the shard's running totals.
  */
-import type { ShardTelemetry } from "../core/run/protocol.ts";
+import type { ShardTelemetry } from "../../core/run/protocol.ts";
 
 /** How far behind memory a running shard's row may be. */
 export const PERSIST_EVERY_MS = 5_000;
 
-export class ShardProgress {
+export class ChildProgress {
   readonly #sql: SqlStorage;
   /** When each shard's row was last written (epoch ms). */
   readonly #writtenAt = new Map<number, number>();

@@ -11,14 +11,14 @@
  * under /v1/runs, behind its token.
  */
 import { Hono } from "hono";
-import { crosscheck, edgeFigures } from "../core/results/crosscheck.ts";
-import { parseK6Summary, storableK6Summary, type K6ImportView } from "../core/formats/k6-summary.ts";
-import type { Summary } from "../core/run/summary.ts";
-import type { Env } from "../workers/env.ts";
+import { crosscheck, edgeFigures } from "../../core/results/crosscheck.ts";
+import { parseK6Summary, storableK6Summary, type K6ImportView } from "../../core/formats/k6-summary.ts";
+import type { Summary } from "../../core/run/summary.ts";
+import type { Env } from "../../workers/env.ts";
 import { ApiError, badRequest, notFound, limitedBody, runNotFinished } from "./api-errors.ts";
-import { ACTIVE_STATUSES } from "./store/results-store.ts";
-import { finalSummary } from "./store/results-queries.ts";
-import { insertK6Import, listK6Imports } from "./store/k6-imports.ts";
+import { ACTIVE_STATUSES } from "../store/results-store.ts";
+import { finalSummary } from "../store/results-queries.ts";
+import { insertK6Import, listK6Imports } from "../store/k6-imports.ts";
 
 type App = { Bindings: Env };
 

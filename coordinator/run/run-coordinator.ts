@@ -1,57 +1,56 @@
 /**
- * RunCoordinator: one Durable Object per run. It starts the shards at a common T0,
- * receives their window flushes, merges them exactly, writes merged windows to D1 in
- * bounded batches, evaluates thresholds while the run goes (abortOnFail), and writes the
- * summary at the end. A run of more shards than one aggregator's fan-in does all of that
- * through its aggregation tree (core/plan/aggregation-tree.ts): the coordinator starts,
- * stops and hears from one root aggregator per region (aggregator/), its "shards" then.
- * Lifecycle: pending → running → finishing → passed | failed | inconclusive | aborted |
- * error (run/run-record.ts).
+ * RunCoordinator: one Durable Object per run. It starts the shards at a common T0 (in a
+ * run with an aggregation tree, core/plan/aggregation-tree.ts, one root aggregator per
+ * region instead: its children then), takes in their window flushes, shows each closed
+ * window live and writes it to D1 every few ticks, watches abortOnFail thresholds, and
+ * ends the run with its verdict and summary. Lifecycle: pending → running → finishing →
+ * passed | failed | inconclusive | aborted | error (run-record.ts).
  *
  * The object is thin: it reads its state, asks pure functions what to do at `now`
- * (core/run/run-lifecycle.ts, run/status-view.ts, run/summary-of.ts, run/tick-failure.ts)
- * and writes. Its pieces: the flush log (run/flush-log.ts) and taking flushes in
- * (run/flush-intake.ts), the windows still open (run/open-windows.ts), taking them out to
- * the dashboards each tick and writing them to D1 every few (run/window-writes.ts), the
- * shards' progress (shard-progress.ts), reaching the shards (run/run-shards.ts), the run's
- * rows in D1 (run/created-run-rows.ts), the dashboards' feed (run/live-feed.ts), setup and
- * teardown (run/phases.ts), the push outputs (metrics-push.ts). Thresholds are parsed once, when the run is created or restored.
+ * (core/run/run-lifecycle.ts, status-view.ts, summary-of.ts, tick-failure.ts) and writes.
+ * What it shares with the aggregators is in ../merge/ (the flush log, taking flushes in,
+ * the open windows, the children's progress, the ticks); its own parts are here: showing
+ * and writing windows (window-writes.ts, log-replay.ts after a restart), reaching the
+ * shards (run-shards.ts), setup and teardown (phases.ts), the dashboards' feed
+ * (live-feed.ts), the push outputs (metrics-push.ts) and the run's D1 rows.
  *
  * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(); fetch()
  * serves the live event stream (GET /live).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Plan } from "../core/plan/plan.ts";
-import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ShardFlush } from "../core/run/protocol.ts";
-import type { RunSpec } from "../core/spec/run-spec.ts";
-import { redactSpec } from "../core/spec/redact.ts";
-import { lifecycleStep } from "../core/run/run-lifecycle.ts";
-import { RunTotals } from "../core/run/run-totals.ts";
-import { parseRunThresholds, shouldAbortRun } from "../core/run/run-thresholds.ts";
-import type { ForcedStatus, Summary } from "../core/run/summary.ts";
-import type { ThresholdSet } from "../core/metrics/thresholds.ts";
-import type { Env as Bindings, ObjectNamespaces } from "../workers/env.ts";
-import type { LoadShard } from "../workers/shard/load-shard.ts";
-import type { RunAggregator } from "./aggregator/run-aggregator.ts";
-import { reportersOf } from "../core/plan/aggregation-tree.ts";
-import type { RunMetricsWire } from "../core/formats/prometheus-text-writer.ts";
-import { ShardProgress } from "./shard-progress.ts";
+import type { Plan } from "../../core/plan/plan.ts";
+import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ChildFlush } from "../../core/run/protocol.ts";
+import type { RunSpec } from "../../core/spec/run-spec.ts";
+import { redactSpec } from "../../core/spec/redact.ts";
+import { lifecycleStep } from "../../core/run/run-lifecycle.ts";
+import { RunTotals } from "../../core/run/run-totals.ts";
+import { parseRunThresholds, shouldAbortRun } from "../../core/run/run-thresholds.ts";
+import type { ForcedStatus, Summary } from "../../core/run/summary.ts";
+import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
+import type { Env as Bindings, ObjectNamespaces } from "../../workers/env.ts";
+import type { LoadShard } from "../../workers/shard/load-shard.ts";
+import type { RunAggregator } from "../aggregator/run-aggregator.ts";
+import { reportersOf } from "../../core/plan/aggregation-tree.ts";
+import type { RunMetricsWire } from "../../core/formats/prometheus-text-writer.ts";
+import { ChildProgress } from "../merge/child-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
-import { metricsPushBody } from "./metrics-push-body.ts";
-import { updateRunStatus } from "./store/results-store.ts";
-import { createdRunStatements } from "./run/created-run-rows.ts";
-import { FlushLog, type TotalsCheckpoint } from "./run/flush-log.ts";
-import { takeInFlush, takeInLog } from "./run/flush-intake.ts";
-import { OpenWindows } from "./run/open-windows.ts";
-import { LiveFeed } from "./run/live-feed.ts";
-import { runScriptSetup, runSetupSteps, runTeardown, type SetupOutcome } from "./run/phases.ts";
-import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./run/status-view.ts";
-import { endedRunStatements, endSummary, liveSummary, type SummarySources } from "./run/summary-of.ts";
-import { scriptAbortReason } from "../core/run/script-report.ts";
-import { CHECKPOINT_EVERY_MS, endOf, START_LEAD_MS, TICK_MS, type RunRecord } from "./run/run-record.ts";
-import { abortShards, startingWatermarks, startShards } from "./run/run-shards.ts";
-import { tickFailureBudget, tickRetryDelayMs, unstorableRun, withTickFailure } from "./run/tick-failure.ts";
-import { UnwrittenWindows, writeClosedWindows } from "./run/window-writes.ts";
+import { pushRunMetrics } from "./metrics-push-body.ts";
+import { updateRunStatus } from "../store/results-store.ts";
+import { createdRunStatements } from "./created-run-rows.ts";
+import { FlushLog, type TotalsCheckpoint } from "../merge/flush-log.ts";
+import { takeInFlush } from "../merge/flush-intake.ts";
+import { takeInLog } from "./log-replay.ts";
+import { OpenWindows } from "../merge/open-windows.ts";
+import { LiveFeed } from "./live-feed.ts";
+import { runTeardown, setUpRun } from "./phases.ts";
+import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./status-view.ts";
+import { endedRunStatements, endSummary, liveSummary, type SummarySources } from "./summary-of.ts";
+import { scriptAbortReason } from "../../core/run/script-report.ts";
+import { endOf, lifecycleStateOf, START_LEAD_MS, type RunRecord } from "./run-record.ts";
+import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
+import { abortShards, startingWatermarks, startShards } from "./run-shards.ts";
+import { tickFailureBudget, tickRetryDelayMs, unstorableEnd, withTickFailure } from "./tick-failure.ts";
+import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
 
 /** The bindings as this object reads them: the shards' namespace typed by their class. */
 type Env = Bindings & ObjectNamespaces<undefined, LoadShard, RunAggregator>;
@@ -68,16 +67,14 @@ export class RunCoordinator extends DurableObject<Env> {
   #lastCheckpointMs = 0;
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
   #pusher = new MetricsPusher();
-  readonly #log: FlushLog;
-  readonly #live: LiveFeed;
-  /** Each shard's watermark, done flag and telemetry: one row a shard, written per flush. */
-  readonly #shards: ShardProgress;
+  // Fields are set once super() has run, so they can read this.ctx.
+  readonly #log = new FlushLog(this.ctx.storage.sql);
+  readonly #live = new LiveFeed(this.ctx.storage.sql);
+  /** Each child's watermark, done flag and telemetry (../merge/child-progress.ts). */
+  readonly #children = new ChildProgress(this.ctx.storage.sql);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#log = new FlushLog(ctx.storage.sql);
-    this.#live = new LiveFeed(ctx.storage.sql);
-    this.#shards = new ShardProgress(ctx.storage.sql);
     void ctx.blockConcurrencyWhile(async () => this.#restore());
   }
 
@@ -88,21 +85,21 @@ export class RunCoordinator extends DurableObject<Env> {
     const t0Ms = now + START_LEAD_MS[input.mode];
     // A named scenario's shards measure nothing before its start: windows before it need
     // not wait for them.
-    this.#shards.start(startingWatermarks(input.plan));
+    this.#children.start(startingWatermarks(input.plan));
     const thresholds = parseRunThresholds(input.spec);
     const run: RunRecord = { ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null, thresholds };
     this.#thresholds = thresholds;
     this.#save(run);
     const db = this.env.DB;
     await db.batch(createdRunStatements(db, run));
-    // Setup runs once, here, before any shard starts: the spec's setup steps, then a k6
-    // script's setup() (both given the spec as it was before either ran).
-    const steps = await runSetupSteps(run.spec);
-    if (steps && !(await this.#afterSetup(steps, t0Ms, input.mode))) return { t0Ms, status: "error" };
-    const script = await runScriptSetup(this.env, run.runId, run.spec);
-    if (script && !(await this.#afterSetup(script, t0Ms, input.mode))) return { t0Ms, status: "error" };
+    const setUp = await setUpRun(this.env, run);
+    this.#save(setUp.run);
+    if (setUp.failure) {
+      await this.#finish(setUp.failure.status, setUp.failure.reason);
+      return { t0Ms, status: "error" };
+    }
     const ready = this.#run!;
-    const started = await startShards(this.#objects(), ready);
+    const started = await startShards(this.#objects, ready);
     const failure = started.find((s) => s.status === "rejected");
     if (failure) {
       await this.#broadcastAbort();
@@ -115,43 +112,23 @@ export class RunCoordinator extends DurableObject<Env> {
     return { t0Ms: ready.t0Ms, status: "running" };
   }
 
-  /**
-   * Records how setup went; a failed one ends the run as `error` (false). Otherwise the
-   * shards start a little later than planned, after setup with the usual lead, and get
-   * what it produced.
-   */
-  async #afterSetup({ view, failure, setupData, byScript }: SetupOutcome, t0Ms: number, mode: Mode): Promise<boolean> {
-    this.#save({ ...this.#run!, phases: { setup: view }, ...(byScript ? { endedByScript: true as const } : {}) });
-    if (failure) {
-      // k6: an abort in setup() is ScriptAborted (108), an exception ScriptException (107).
-      await this.#finish(byScript === "aborted" ? "aborted" : "error", failure);
-      return false;
-    }
-    const run = this.#run!;
-    this.#save({ ...run, t0Ms: Math.max(t0Ms, Date.now() + START_LEAD_MS[mode]), spec: { ...run.spec, setupData: { ...run.spec.setupData, ...setupData } } });
-    return true;
-  }
-
-  /**
-   * Receives a shard's closed windows (in a run with a tree, a region root's merged ones).
-   * Idempotent per (sender, window, part).
-   */
-  async flush(message: ShardFlush): Promise<FlushAck> {
+  /** Takes in a child's closed windows (a shard's, or a region root's merged ones); idempotent per (child, window, part). */
+  async flush(message: ChildFlush): Promise<FlushAck> {
     const run = this.#run;
     if (!run || run.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
     const reporters = reportersOf(run.plan);
-    const region = reporters.find((r) => r.index === message.shardIndex)?.region;
-    if (region === undefined) throw new Error(`unknown ${run.plan.tree ? "aggregator" : "shard"} ${message.shardIndex}`);
+    const region = reporters.find((r) => r.index === message.childIndex)?.region;
+    if (region === undefined) throw new Error(`unknown ${run.plan.tree ? "aggregator" : "shard"} ${message.childIndex}`);
     // After the summary is written the run's figures are final: tell the shard to stop.
     if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
     const { accepted, duplicates, latest, scriptAbort } = takeInFlush(this.#log, this.#open, this.#totals, message, region);
-    if (latest) this.#live.noteShard(message.shardIndex, latest);
-    this.#shards.record(message.shardIndex, message.watermarkS, message.done, message.telemetry, Date.now());
+    if (latest) this.#live.noteShard(message.childIndex, latest);
+    this.#children.record(message.childIndex, message.watermarkS, message.done, message.telemetry, Date.now());
     // The script called exec.test.abort() (its shard has stopped): stop the run like an abort, as the script's.
     if (scriptAbort !== null && this.#run!.stopping === null) await this.#stop("aborted", scriptAbortReason(scriptAbort), true);
     // Everyone is done: finish now — unless ticks are failing (D1 refusing writes), whose
     // backoff an early tick would cut short, spending the retry budget in a burst.
-    if (this.#shards.doneCount === reporters.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
+    if (this.#children.doneCount === reporters.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
       await this.ctx.storage.setAlarm(Date.now());
     }
     return { accepted, duplicates, stop: run.stopping !== null || FINAL_STATUSES.includes(run.status) };
@@ -187,10 +164,7 @@ export class RunCoordinator extends DurableObject<Env> {
     return { ...rest, totals: totals.cellsWire() }; // per-shard stats are not exposed: not sent either
   }
 
-  /**
-   * The summary: final once the run ended (as stored here; the API reads D1's copy first,
-   * run/run-summary.ts), otherwise a live one over what arrived.
-   */
+  /** The final summary once the run ended (the API reads D1's first: ../http/run-summary.ts), else a live one. */
   async summary(): Promise<Summary | null> {
     const stored = this.ctx.storage.kv.get<Summary>("summary");
     if (stored) return stored;
@@ -198,10 +172,7 @@ export class RunCoordinator extends DurableObject<Env> {
     return run ? liveSummary(run, Date.now(), this.#sources()) : null;
   }
 
-  /**
-   * Stops every shard (within seconds). The run is `finishing` while shards flush what
-   * they measured, then `aborted`.
-   */
+  /** Stops every shard (within seconds): `finishing` while they flush what they measured, then `aborted`. */
   async abort(reason: string): Promise<RunView | null> {
     const run = this.#run;
     if (!run) return null;
@@ -211,8 +182,14 @@ export class RunCoordinator extends DurableObject<Env> {
 
   async #stop(status: "aborted" | "failed", reason: string, byScript = false): Promise<void> {
     const now = Date.now();
-    const byWhom = byScript ? { endedByScript: true as const } : {};
-    this.#save({ ...this.#run!, status: "finishing", stopping: status, abortReason: reason, endMs: now, ...byWhom });
+    this.#save({
+      ...this.#run!,
+      status: "finishing",
+      stopping: status,
+      abortReason: reason,
+      endMs: now,
+      ...(byScript ? { endedByScript: true as const } : {}),
+    });
     await this.env.DB.batch([updateRunStatus(this.env.DB, this.#run!.runId, "finishing", { abortReason: reason })]);
     await this.#broadcastAbort();
     // Keep ticking: the run ends at the first tick that finds every shard done (or the grace over).
@@ -247,10 +224,7 @@ export class RunCoordinator extends DurableObject<Env> {
       return;
     }
     // Give up: the run ends as an error; its summary stays readable from this object.
-    const endMs = endOf(run, Date.now());
-    const unstorable = unstorableRun(run, message, endMs);
-    const summary = endSummary(unstorable, endMs, "error", this.#sources());
-    const final: RunRecord = { ...unstorable, verdict: summary.edgeload.verdict! };
+    const { final, summary, endMs } = unstorableEnd(run, message, Date.now(), this.#sources());
     this.ctx.storage.kv.put("summary", summary);
     this.#save(final);
     this.#publishEnd(final, summary);
@@ -263,24 +237,13 @@ export class RunCoordinator extends DurableObject<Env> {
     const run = this.#run;
     if (!run || this.ctx.storage.kv.get("summary")) return;
     const now = Date.now();
-    const everyoneDone = this.#shards.doneCount === reportersOf(run.plan).length;
+    const everyoneDone = this.#children.doneCount === reportersOf(run.plan).length;
 
-    await this.#writeClosedWindows(run, now, everyoneDone);
+    await this.#showClosedWindows(run, now, everyoneDone);
     this.#pushMetrics(run, now);
 
-    const step = lifecycleStep(
-      {
-        status: run.status,
-        stopping: run.stopping,
-        endMs: run.endMs,
-        t0Ms: run.t0Ms,
-        durationMs: run.spec.durationMs,
-        timeoutMs: run.spec.timeoutMs,
-        everyoneDone,
-      },
-      now,
-    );
-    if (step.kind === "finish") return this.#finish(step.status, null, step.silent ? reportersOf(run.plan).length - this.#shards.doneCount : 0);
+    const step = lifecycleStep(lifecycleStateOf(run, everyoneDone), now);
+    if (step.kind === "finish") return this.#finish(step.status, null, step.silent ? reportersOf(run.plan).length - this.#children.doneCount : 0);
     if (step.evaluateThresholds) {
       const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms, this.#thresholds!);
       if (abortBy) return this.#stop("failed", `threshold ${abortBy.key}: ${abortBy.source} failed (abortOnFail)`);
@@ -296,28 +259,22 @@ export class RunCoordinator extends DurableObject<Env> {
 
   /** Starts the push outputs' requests (never awaited: see metrics-push.ts). */
   #pushMetrics(run: RunRecord, now: number): void {
-    const outputs = run.spec.outputs ?? [];
-    if (!outputs.length || now < run.t0Ms) return;
-    try {
-      this.#pusher.push(outputs, (type) => metricsPushBody(type, { ...metricsSourceOf(run, this.#figures(), now), t0Ms: run.t0Ms }, now));
-    } catch (error) {
-      console.error(`run ${run.runId}: metrics push not started: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    pushRunMetrics(this.#pusher, run, () => metricsSourceOf(run, this.#figures(), now), now);
   }
 
-  /** Stops every shard (run/run-shards.ts). */
+  /** Stops every shard (run-shards.ts). */
   #broadcastAbort(): Promise<void> {
-    return abortShards(this.#objects(), this.#run!);
+    return abortShards(this.#objects, this.#run!);
   }
 
-  #objects() {
+  get #objects() {
     return { shards: this.env.LOAD_SHARD, aggregators: this.env.RUN_AGGREGATOR };
   }
 
-  /** Shows every open window no shard can still add to, and writes to D1 what is due (run/window-writes.ts). */
-  #writeClosedWindows(run: RunRecord, now: number, everyoneDone: boolean): Promise<void> {
-    return writeClosedWindows(
-      { db: this.env.DB, open: this.#open, unwritten: this.#unwritten, log: this.#log, shards: this.#shards, live: this.#live },
+  /** Shows every open window no child can still add to, and writes to D1 what is due (window-writes.ts). */
+  #showClosedWindows(run: RunRecord, now: number, everyoneDone: boolean): Promise<void> {
+    return showClosedWindows(
+      { db: this.env.DB, open: this.#open, unwritten: this.#unwritten, log: this.#log, shards: this.#children, live: this.#live },
       run,
       now,
       everyoneDone,
@@ -345,11 +302,11 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   #figures(): RunFigures {
-    return { totals: this.#totals, shards: this.#shards, iterationsAt: (w) => this.#open.iterationsAt(w) };
+    return { totals: this.#totals, shards: this.#children, iterationsAt: (w) => this.#open.iterationsAt(w) };
   }
 
   #sources(): SummarySources {
-    return { totals: this.#totals, shards: this.#shards, thresholds: this.#thresholds! };
+    return { totals: this.#totals, shards: this.#children, thresholds: this.#thresholds! };
   }
 
   #outputs(run: RunRecord) {
@@ -376,7 +333,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const run = this.#run!;
     const now = Date.now();
     const endMs = endOf(run, now);
-    await this.#writeClosedWindows(run, now, true);
+    await this.#showClosedWindows(run, now, true);
     const ending: RunRecord = { ...run, stopping: null, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };
     const summary = endSummary(ending, endMs, forced, this.#sources(), silentReporters);
     const final: RunRecord = { ...ending, status: summary.edgeload.status, verdict: summary.edgeload.verdict! };

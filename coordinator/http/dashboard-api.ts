@@ -13,14 +13,14 @@
  *   GET  /v1/runs/:id/live      the run's Server-Sent Events, from its RunCoordinator
  */
 import { Hono, type Context } from "hono";
-import { deniedPage, indexPage, runPage } from "../dashboard/pages.ts";
+import { deniedPage, indexPage, runPage } from "../../dashboard/pages.ts";
 import { tokenScope } from "./access.ts";
 import type { Scope } from "./scope.ts";
 import { sessionScope, startSession, verifyGrant, viewLink } from "./dashboard-auth.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, notFound } from "./api-errors.ts";
 import { RUN_ID } from "./run-id.ts";
-import { coordinatorFor } from "./run/coordinator-stub.ts";
+import { coordinatorFor } from "./coordinator-stub.ts";
 
 type App = { Bindings: RoutesEnv; Variables: { scope: Scope } };
 

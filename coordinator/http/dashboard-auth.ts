@@ -16,9 +16,9 @@
  */
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { base64url, derivedHmacKey, fromBase64Url } from "../core/data/web-crypto.ts";
+import { base64url, derivedHmacKey, fromBase64Url } from "../../core/data/web-crypto.ts";
 import type { Scope } from "./scope.ts";
-import type { Env } from "../workers/env.ts";
+import type { Env } from "../../workers/env.ts";
 
 export const VIEW_LINK_TTL_S = 10 * 60;
 export const SESSION_TTL_S = 12 * 60 * 60;

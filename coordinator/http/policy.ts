@@ -3,8 +3,8 @@
  * generator is a weapon; the defaults are conservative. Which targets it may load is
  * core/spec/target-policy.ts (the shards check it too).
  */
-import { DEFAULT_LIMITS, type Limits } from "../core/plan/plan.ts";
-import type { Env } from "../workers/env.ts";
+import { DEFAULT_LIMITS, type Limits } from "../../core/plan/plan.ts";
+import type { Env } from "../../workers/env.ts";
 
 /** Reads a numeric var; a missing var means the default, a malformed one is a config error. */
 function numberVar(value: string | undefined, fallback: number, name: string): number {

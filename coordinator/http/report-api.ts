@@ -11,11 +11,11 @@
  * not generate code from strings.
  */
 import { Hono } from "hono";
-import { reportInput } from "../reports/report-input.ts";
+import { reportInput } from "../../reports/report-input.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, notFound } from "./api-errors.ts";
-import { loadQueryInput } from "./store/results-queries.ts";
-import { runSummary } from "./run/run-summary.ts";
+import { loadQueryInput } from "../store/results-queries.ts";
+import { runSummary } from "./run-summary.ts";
 
 type App = { Bindings: RoutesEnv };
 
@@ -34,6 +34,6 @@ reportApi.get("/:id/report", async (c) => {
   if (format === "json") return c.json(input);
   // Loaded on demand: Vega is most of the bundle, and no other request (nor any Durable
   // Object sharing this script) should pay for evaluating it.
-  const { renderReport } = await import("../reports/report.ts");
+  const { renderReport } = await import("../../reports/report.ts");
   return c.html((await renderReport(input)).html);
 });
