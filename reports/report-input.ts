@@ -4,7 +4,7 @@
  *
  * Every latency figure in a report comes from these query rows, so the markdown, the HTML
  * and the charts agree to the digit, and no percentile is ever averaged across groups.
- * The coordinator builds this from D1 (coordinator/report-api.ts); the CLI fetches it as
+ * The coordinator builds this from D1 (coordinator/http/report-api.ts); the CLI fetches it as
  * JSON from the same route and renders it locally.
  */
 import type { DeliveryOutcome } from "./delivery-section.ts";

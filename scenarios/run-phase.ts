@@ -8,7 +8,7 @@
  * its checks and captures hold; the phase stops at the first step that does not, since
  * later steps usually depend on it. What setup captured becomes `{{setup.NAME}}`.
  *
- * A k6 script's setup() and teardown() (coordinator/script-phase.ts) send through the same
+ * A k6 script's setup() and teardown() (coordinator/run/script-phase.ts) send through the same
  * IO (`phaseIO`), judged as k6 judges them.
  */
 import type { RunSpec, StepSpec } from "../core/spec/types.ts";
