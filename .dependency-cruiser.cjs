@@ -4,7 +4,8 @@
  *
  *   scripts/bench                      benches, on top (may use test support, like tests)
  *   cli/                               the CLI, its local stack and API client (never scripts/bench)
- *   coordinator/                       the Worker entry (index.ts), its routes and the run DO
+ *   coordinator/                       the Worker entry (index.ts): http/ routes above run/ (the
+ *                                      RunCoordinator) and aggregator/, above merge/ and store/
  *   workers/shard/                     the load shard DO       reports/  cloudflare/  seeds/
  *   workers/env.ts                     the Worker's bindings   (above core, beside the data path)
  *   scenarios/   k6-compat/            flows and k6 scripts (never each other)
@@ -16,7 +17,9 @@
  * dashboard/ (pages the coordinator serves, browser scripts: core only), k6-scripts/ (the k6
  * scripts users run with k6: core only), scripts/build/ (build steps: nothing of ours).
  *
- * Nothing imports coordinator/ but tests and benches: the Worker entry is coordinator/index.ts.
+ * Nothing imports coordinator/ but tests, benches and, for the store's shared queries, the
+ * CLI: the Worker entry is coordinator/index.ts. Inside it: http/ (routes) above run/ (the
+ * RunCoordinator) and aggregator/, both above merge/ and store/ (core only).
  * Test code (test/, *.test.ts, *.faults.ts, vitest configs) and test helpers (test/support/
  * and anything named *-fixtures.ts or test-support.ts) may import anything; no production
  * file imports them. Every rule is an error, and so is any cycle, type-only ones included.
@@ -112,6 +115,36 @@ module.exports = {
         ),
         dependencyTypesNot: ["core"],
       },
+    },
+    {
+      name: "coordinator-merge-on-core",
+      severity: "error",
+      comment:
+        "coordinator/merge/ (what the RunCoordinator and the RunAggregators both use: flush log, intake, open windows, children's progress, ticks) imports only core/.",
+      from: layer("coordinator/merge/"),
+      to: { ...outside("core/", "coordinator/merge/"), dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "coordinator-store-on-core",
+      severity: "error",
+      comment: "coordinator/store/ (every D1 statement) imports only core/ and its migrations.",
+      from: layer("coordinator/store/"),
+      to: { ...outside("core/", "coordinator/store/", "coordinator/migrations/"), dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "aggregator-not-on-the-coordinator-object",
+      severity: "error",
+      comment:
+        "coordinator/aggregator/ shares merge/ and store/ with the RunCoordinator; it never imports the coordinator object's room (run/) or the routes (http/).",
+      from: layer("coordinator/aggregator/"),
+      to: { path: "^coordinator/(run|http)/" },
+    },
+    {
+      name: "objects-not-on-routes",
+      severity: "error",
+      comment: "Routes call the objects, never the other way: nothing in coordinator/ but the Worker entry (index.ts) imports coordinator/http/.",
+      from: { path: "^coordinator/", pathNot: ["^coordinator/http/", "^coordinator/index\\.ts$", ...TEST_CODE] },
+      to: { path: "^coordinator/http/" },
     },
     {
       name: "nothing-imports-coordinator",
