@@ -30,8 +30,12 @@
  *   coordinator inserts the shards' rows when the run is created (25 a statement), and at
  *   the end each shard's row is updated once — by its level-1 aggregator (one batch of at
  *   most a fan-in of UPDATEs), or by the coordinator when the run is flat;
- * - a user watching the run polls its status once a second (a Worker request forwarded to
- *   the coordinator), plus creating it and reading its summary;
+ * - someone watching the run costs the coordinator a request a second: a CI job's
+ *   `GET /v1/runs/:id?wait=` asks it once a second while it holds the answer, and a
+ *   polling client does the same; `edgeload run` follows the live event stream instead
+ *   (one request, its events sent on the coordinator's own tick) and polls only when the
+ *   stream is refused, so the model prices the costlier of the two; plus creating the run
+ *   and reading its summary;
  * - each shard reads its seed set (and a script run its bundle) from R2 once per object
  *   instance, within its warm-up second before t0.
  * Objects are billed for duration while active: shards, aggregators and the coordinator
@@ -86,7 +90,7 @@ export interface UsageOptions {
    * `npm run bench -- --only generator` measures.
    */
   readonly cpuMsPerRequest?: number;
-  /** Whether someone polls the run's status once a second while it runs (the CLI does). */
+  /** Whether someone asks the run's status once a second while it runs (`?wait=` does; the CLI's stream costs less). */
   readonly watched?: boolean;
 }
 
