@@ -1,8 +1,8 @@
 /**
  * The coordinator's flush log (and each aggregator's), in its SQLite storage: every
- * accepted window is appended in the same turn it is merged, keyed by (shard, window,
- * part) so a retried flush is recognised and ignored. Windows leave for D1 (or, at an
- * aggregator, for its parent) by a cut-off that only rises; what has left is one mark, not
+ * accepted window is appended in the same turn it is merged, keyed by (child, window,
+ * part) so a retried flush is recognised and ignored. Windows leave — written to D1 at the
+ * coordinator, passed up to the parent at an aggregator — by a cut-off that only rises; what has left is one mark, not
  * a mark per row: a row is written when its window is below the mark's cut-off and the row
  * is no newer than the mark's last row (every row up to it had been merged when the
  * windows below the cut-off were taken). Totals are checkpointed every few seconds and the
@@ -12,7 +12,7 @@
  * rest (restore()), so nothing is lost and nothing is counted twice.
  *
  * A coordinator takes windows out (to its dashboards) every tick but writes them to D1 only
- * every few (run/window-writes.ts), so it keeps a second mark, of what was taken: a row
+ * every few (coordinator/run/window-writes.ts, pinned by its test), so it keeps a second mark, of what was taken: a row
  * taken and not yet written is replayed to be written, not taken (shown) again. An
  * aggregator passes windows up as it takes them: its two marks are one.
  *
