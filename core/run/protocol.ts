@@ -16,6 +16,15 @@ import { VERDICT_EXIT_CODES, type Verdict } from "./verdict.ts";
  */
 export const RUN_HEADER = "x-edgeload-run";
 
+/**
+ * The RUN_HEADER value of a request sent in window `sentWindowS` for step `stepIndex`, in
+ * the run's numbering: a named scenario's shard counts windows from its own start and
+ * steps from its own first (`part`).
+ */
+export function runHeaderValue(runId: string, sentWindowS: number, stepIndex: number, part: ScenarioPart | undefined): string {
+  return part ? `${runId};${sentWindowS + part.windowOffsetS};${stepIndex + part.stepOffset}` : `${runId};${sentWindowS};${stepIndex}`;
+}
+
 /** Width of a metrics window. Windows are numbered by seconds since T0. */
 export const WINDOW_MS = 1000;
 

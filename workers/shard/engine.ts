@@ -27,9 +27,9 @@
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/data/interleave.ts";
 import { ShardShare } from "../../core/schedule/pacer.ts";
-import { RUN_HEADER, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
+import { RUN_HEADER, runHeaderValue, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { recordTrail, type RequestTrail } from "../../core/metrics/request-trail.ts";
+import { recordTrail } from "../../core/metrics/request-trail.ts";
 import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample } from "../../scenarios/flow.ts";
@@ -40,7 +40,7 @@ import { EngineSleeps } from "./engine-sleeps.ts";
 import { CloudflareSignature } from "./cloudflare-signature.ts";
 import { ShardWindows } from "./shard-windows.ts";
 import { IterationIO, type IterationHost } from "./iteration-io.ts";
-import { fetchAndMeasure } from "./measure-request.ts";
+import { fetchAndMeasure, trailOf } from "./measure-request.ts";
 import { readEventStream } from "./event-stream.ts";
 import { runArrivalRate } from "./executors/arrival-rate.ts";
 import type { ExecutorHost } from "./executors/host.ts";
@@ -301,9 +301,7 @@ export class ShardEngine implements IterationHost {
     // The run, the second it was sent in and its step, for the target's side of the count
     // (workers/target/request-ledger.ts, core/run/delivery.ts).
     const sentWindow = this.#windows.windowOf(sendMs);
-    // In the run's numbering: a named scenario's shard counts from its own start and steps.
-    const part = this.#a.part;
-    const tag = part ? `${this.#a.runId};${sentWindow + part.windowOffsetS};${stepIndex + part.stepOffset}` : `${this.#a.runId};${sentWindow};${stepIndex}`;
+    const tag = runHeaderValue(this.#a.runId, sentWindow, stepIndex, this.#a.part);
     init.headers = request.headers ? { ...request.headers, [RUN_HEADER]: tag } : { [RUN_HEADER]: tag };
     this.#windows.statsFor(sentWindow, stepIndex).counters.sent++;
     if (request.body !== undefined) init.body = request.body;
@@ -314,7 +312,7 @@ export class ShardEngine implements IterationHost {
       init,
       sendMs,
     );
-    const { status, ttfbMs, bytes, headers, body, error, errorMessage, response } = measured;
+    const { status, ttfbMs, headers, body, error, response } = measured;
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
     const clientDelayMs = this.#loopWatch.delayAt(opened ? this.#clock.now() : endMs);
@@ -324,19 +322,7 @@ export class ShardEngine implements IterationHost {
     // A target is behind Cloudflare or not: the first responses of an invocation tell.
     if (headers) this.#cloudflare.observe(headers);
 
-    const trail: RequestTrail = {
-      queuedMs,
-      sendMs,
-      ttfbMs,
-      endMs,
-      intendedMs,
-      clientDelayMs,
-      status,
-      statusText: response?.statusText ?? "",
-      bytes,
-      error,
-      errorMessage,
-    };
+    const trail = trailOf(measured, { queuedMs, sendMs, endMs, intendedMs, clientDelayMs });
     recordTrail(this.#windows.statsFor(this.#windows.windowOf(endMs), stepIndex), trail, request.expect);
     if (opened) {
       const holdMs = request.stream!.holdMs;

@@ -8,6 +8,7 @@ import { IterationInterrupted, type FlowRequest } from "../../scenarios/flow.ts"
 import type { ConnectionSlots } from "./connection-slots.ts";
 import type { EngineClock } from "./engine-types.ts";
 import { bodyBytes, isTimeout } from "./response-body.ts";
+import type { RequestTrail } from "../../core/metrics/request-trail.ts";
 
 export interface MeasureDeps {
   readonly fetch: typeof fetch;
@@ -64,4 +65,19 @@ export async function fetchAndMeasure(d: MeasureDeps, request: FlowRequest, init
     // A failure while reading the body still had a response: its status and headers count.
     return { response, status: response?.status ?? 0, ttfbMs, bytes, headers: response?.headers ?? null, body, error, errorMessage };
   }
+}
+
+/** When a measured request waited, left, was meant to leave and ended, and how long the event loop held it. */
+export interface SendTimes {
+  readonly queuedMs: number;
+  readonly sendMs: number;
+  readonly endMs: number;
+  readonly intendedMs: number | null;
+  readonly clientDelayMs: number;
+}
+
+/** A measured request's trail (core/metrics/request-trail.ts), which recordTrail records. */
+export function trailOf(m: Measured, times: SendTimes): RequestTrail {
+  const { status, ttfbMs, bytes, error, errorMessage, response } = m;
+  return { ...times, ttfbMs, status, statusText: response?.statusText ?? "", bytes, error, errorMessage };
 }
