@@ -39,7 +39,7 @@ import { InFlightIterations } from "./in-flight.ts";
 import { EngineSleeps } from "./engine-sleeps.ts";
 import { CloudflareSignature } from "./cloudflare-signature.ts";
 import { ShardWindows } from "./shard-windows.ts";
-import { IterationIO, type IterationHost } from "./iteration-io.ts";
+import { IterationIO, runIteration, type IterationHost } from "./iteration-io.ts";
 import { fetchAndMeasure, trailOf } from "./measure-request.ts";
 import { readEventStream } from "./event-stream.ts";
 import { runArrivalRate } from "./executors/arrival-rate.ts";
@@ -249,28 +249,9 @@ export class ShardEngine implements IterationHost {
     void this.#iteration({ global, shard: this.#a.shard.index, region: this.#a.shard.region }, intendedMs, Infinity);
   }
 
-  /** Runs one iteration's flow; `intendedMs` is null in the closed model (no schedule). */
+  /** Runs one iteration's flow (iteration-io.ts); `intendedMs` is null in the closed model (no schedule). */
   async #iteration(it: IterationInfo, intendedMs: number | null, hardStopMs: number): Promise<void> {
-    const io = new IterationIO(this, intendedMs, hardStopMs);
-    let interrupted = false;
-    try {
-      await this.#flow.run(io, it);
-    } catch (error) {
-      if (error instanceof IterationInterrupted) {
-        interrupted = true;
-      } else {
-        // A flow bug must not stop the shard; it shows as a failed check on the last step.
-        console.error(`flow error in iteration ${it.global}:`, error);
-        io.check(false);
-      }
-    }
-    // A flow that sent nothing (e.g. every refresh family busy) did not run: dropped. One
-    // cut short (ramp-down, the run's end, an abort) is not counted at all, as in k6.
-    if (!interrupted) {
-      const counters = this.#windows.statsFor(this.#windows.windowOf(this.#clock.now()), io.step).counters;
-      if (io.requests === 0 && !this.#flow.iterationsMayBeEmpty) counters.dropped++;
-      else counters.iterations++;
-    }
+    await runIteration(this.#flow, new IterationIO(this, intendedMs, hardStopMs), it, this);
     this.#inFlight.remove();
   }
 

@@ -6,7 +6,15 @@
  */
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { LogLevel } from "../../core/metrics/script-output.ts";
-import { IterationInterrupted, type FlowIO, type FlowRequest, type FlowResponse, type SeriesSample } from "../../scenarios/flow.ts";
+import {
+  IterationInterrupted,
+  type Flow,
+  type FlowIO,
+  type FlowRequest,
+  type FlowResponse,
+  type IterationInfo,
+  type SeriesSample,
+} from "../../scenarios/flow.ts";
 
 const US_PER_MS = 1000;
 
@@ -94,4 +102,24 @@ export class IterationIO implements FlowIO {
     this.#engine.statsNow(this.step).script.abort(message);
     this.#engine.stop();
   }
+}
+
+/**
+ * Runs one iteration's flow through `io` and counts it, under its last step in the window
+ * it ended in. A flow that sent nothing (e.g. every refresh family busy) did not run: it is
+ * dropped, unless the flow may be empty. One cut short (ramp-down, the run's end, an
+ * abort) is not counted at all, as in k6. A flow bug must not stop the shard: it shows as
+ * a failed check on the last step.
+ */
+export async function runIteration(flow: Flow, io: IterationIO, it: IterationInfo, host: IterationHost): Promise<void> {
+  try {
+    await flow.run(io, it);
+  } catch (error) {
+    if (error instanceof IterationInterrupted) return;
+    console.error(`flow error in iteration ${it.global}:`, error);
+    io.check(false);
+  }
+  const counters = host.statsNow(io.step).counters;
+  if (io.requests === 0 && !flow.iterationsMayBeEmpty) counters.dropped++;
+  else counters.iterations++;
 }
