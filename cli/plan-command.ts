@@ -43,6 +43,7 @@ export async function planCommand(args: string[]): Promise<number> {
         var: { type: "string", multiple: true },
         secret: { type: "string", multiple: true },
         env: { type: "string", multiple: true, short: "e" },
+        "modules-dir": { type: "string" },
         target: { type: "string" },
         url: { type: "string" },
         token: { type: "string" },
@@ -54,7 +55,7 @@ export async function planCommand(args: string[]): Promise<number> {
   if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: table or json, not "${values.format}"`, EXIT.invalidConfig);
   const script = await import("./script-command.ts");
   const input = script.isScriptPath(positionals[0])
-    ? (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null)).spec
+    ? (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null, { load: {} }, values["modules-dir"] ?? null)).spec
     : await readJsonFile(positionals[0], "run spec");
   if (script.isScriptPath(positionals[0]) && values.format === "table")
     console.log("note: a k6 script's iterations are counted as one request each; what one sends is the script's to decide at run time\n");

@@ -81,12 +81,13 @@ async function runScript(path: string, values: RunValues, load: LoadFlags): Prom
     : {};
   // --var is the spec's name for what a script reads from __ENV.
   const env = { ...system, ...namedValues("var", values.var), ...namedValues("env", values.env) };
-  const built = await (await import("./script-command.ts")).scriptRun(path, env, values.target ?? null, {
-    load,
-    tags: values.tag,
-    thresholds: values.threshold,
-    noThresholds: values["no-thresholds"],
-  });
+  const built = await (await import("./script-command.ts")).scriptRun(
+    path,
+    env,
+    values.target ?? null,
+    { load, tags: values.tag, thresholds: values.threshold, noThresholds: values["no-thresholds"] },
+    values["modules-dir"] ?? null,
+  );
   if (built.ignored.length && !values.quiet) console.log(`options accepted without effect on edgeload: ${built.ignored.join(", ")}`);
   // The script's target is its nominal one (set above); the rest are the run's own fields.
   const placed = checked(

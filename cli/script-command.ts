@@ -6,11 +6,12 @@
  * Anything edgeload cannot run is refused here, before any load, with exit code 104.
  */
 import { existsSync } from "node:fs";
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import { bundleId, bundleRuntime, bundleScript } from "../k6-compat/bundle.ts";
 import { evaluateInitContext, runHandleSummary, scriptModule } from "../k6-compat/init-context.ts";
 import { handleSummaryData, writeSummaryOutputs } from "../k6-compat/handle-summary.ts";
 import { specFromOptions } from "../k6-compat/options.ts";
+import { lockFileOf, RemoteModules } from "../k6-compat/remote-modules.ts";
 import { CliError, EXIT } from "./connection.ts";
 import { applyK6Flags, type K6Flags } from "./k6-option-overrides.ts";
 
@@ -31,13 +32,23 @@ export interface ScriptRun {
  * The run of the script at `path`, with its __ENV, nominal target and k6's command-line
  * flags (k6-option-overrides.ts) merged into its options.
  */
-export async function scriptRun(path: string, env: Readonly<Record<string, string>>, target: string | null, flags: K6Flags = { load: {} }): Promise<ScriptRun> {
+export async function scriptRun(
+  path: string,
+  env: Readonly<Record<string, string>>,
+  target: string | null,
+  flags: K6Flags = { load: {} },
+  modulesDir: string | null = null,
+): Promise<ScriptRun> {
   const refuse = (what: string, problems: readonly string[], code: number = EXIT.invalidConfig) =>
     new CliError(`${what}:\n${problems.map((p) => `  - ${p}`).join("\n")}`, code);
   // Checked before bundling, which would call a missing file an import it cannot resolve.
   if (!existsSync(path)) throw new CliError(`file not found: ${path}`, EXIT.invalidConfig);
-  const bundled = await bundleScript(path);
+  // https:// imports are fetched here, as k6 fetches them when a script starts, and their
+  // hashes recorded beside the script (k6-compat/remote-modules.ts).
+  const remote = new RemoteModules({ cacheDir: join(process.cwd(), ".cache", "k6-modules"), modulesDir, lockFile: lockFileOf(path) });
+  const bundled = await bundleScript(path, remote);
   if (!bundled.ok) throw refuse(`${path} cannot run on edgeload`, bundled.problems);
+  await remote.writeLock();
   const init = evaluateInitContext(bundled.factory, path, env);
   // An exception is the script's (k6: 107), anything else a script edgeload cannot run (104).
   if (!init.ok) throw refuse(`${path} failed in its init context`, init.problems, init.exception ? EXIT.scriptException : EXIT.invalidConfig);

@@ -2,9 +2,10 @@
  * Turns a k6 script, as written for k6, into what a shard runs: one per-VU factory.
  *
  * 1. esbuild bundles the script with its local imports. `k6/…` imports resolve to virtual
- *    modules that read the compat layer's per-VU objects (modules.ts); anything edgeload
- *    cannot run (k6/browser, k6/ws, xk6, remote URLs) is refused here, before any load,
- *    naming the import and the file that makes it.
+ *    modules that read the compat layer's per-VU objects (modules.ts); `https://` imports
+ *    are fetched here, once (remote-modules.ts), and bundled like local ones; anything
+ *    edgeload cannot run (k6/browser, k6/ws, xk6) is refused here, before any load, naming
+ *    the import and the file that makes it.
  * 2. The bundle's blocking calls are awaited (async-transform.ts): Workers cannot block.
  * 3. The result is wrapped as `(function (__k6modules, __ENV, __VU, __k6open, __k6seq) {…})`,
  *    called once per VU so that each VU has its own globals, as in k6.
@@ -22,6 +23,7 @@ import { makeBlockingCallsAwaited } from "./async-transform.ts";
 import { isBlockingMember, isBlockingName, isSupportedModule, refusal, virtualModuleSource } from "./modules.ts";
 import { sourceLines } from "./source-lines.ts";
 import type { ScriptLines } from "./runtime/script-failure.ts";
+import type { RemoteModules } from "./remote-modules.ts";
 
 export type Bundled = { ok: true; factory: string; lines: ScriptLines } | { ok: false; problems: string[] };
 
@@ -33,22 +35,41 @@ export type Bundled = { ok: true; factory: string; lines: ScriptLines } | { ok: 
 export const LINES_BEFORE_CODE = 3;
 
 const NAMESPACE = "k6-compat";
+/** Modules imported by URL, loaded through RemoteModules. */
+const REMOTE = "remote-module";
 /** The bundle's global name: the object of the script's exports. */
 const EXPORTS = "__k6script";
 
-export async function bundleScript(scriptPath: string): Promise<Bundled> {
+/**
+ * `remote`: where `https://` (and `http://`) imports are loaded from (remote-modules.ts);
+ * without it they are refused, naming the URL.
+ */
+export async function bundleScript(scriptPath: string, remote: RemoteModules | null = null): Promise<Bundled> {
   const refused: string[] = [];
   const entryDir = dirname(resolve(scriptPath));
+  const importer = (path: string) => relative(process.cwd(), path) || path;
   const plugin: Plugin = {
     name: "k6-modules",
     setup(b) {
-      b.onResolve({ filter: /^(k6(\/.*)?|https?:\/\/.*)$/ }, (args) => {
+      b.onResolve({ filter: /^k6(\/.*)?$/ }, (args) => {
         const reason = refusal(args.path);
-        if (reason) {
-          refused.push(`${relative(process.cwd(), args.importer) || args.importer}: import of ${reason}`);
-          return { path: args.path, namespace: NAMESPACE };
-        }
+        if (reason) refused.push(`${importer(args.importer)}: import of ${reason}`);
         return { path: args.path, namespace: NAMESPACE };
+      });
+      // A remote module, and what it imports relative to its own URL, as k6 resolves them.
+      b.onResolve({ filter: /^https?:\/\// }, (args) => ({ path: args.path, namespace: REMOTE }));
+      b.onResolve({ filter: /^\.\.?\//, namespace: REMOTE }, (args) => ({ path: new URL(args.path, args.importer).href, namespace: REMOTE }));
+      b.onLoad({ filter: /.*/, namespace: REMOTE }, async (args) => {
+        if (!remote) {
+          refused.push(`${importer(args.path)}: import of remote module ${args.path}: modules are fetched by the CLI (edgeload run or plan)`);
+          return { contents: "", loader: "js" };
+        }
+        const loaded = await remote.load(args.path);
+        if (!loaded.ok) {
+          refused.push(`import of remote module ${loaded.reason}`);
+          return { contents: "", loader: "js" };
+        }
+        return { contents: loaded.contents, loader: "js" };
       });
       // k6 resolves open() against the calling module's directory: each module that calls
       // it gets its own `open`, which tells the runtime where it sits (hoisted, appended so
@@ -90,6 +111,9 @@ export async function bundleScript(scriptPath: string): Promise<Bundled> {
     code = result.outputFiles.find((f) => f.path.endsWith(".js"))!.text;
     map = JSON.parse(result.outputFiles.find((f) => f.path.endsWith(".map"))!.text) as typeof map;
   } catch (error) {
+    // A refused import is the cause of what esbuild says next ("No matching export" for a
+    // named import of it): name the import, not the symptom.
+    if (refused.length) return { ok: false, problems: refused };
     const errors = (error as { errors?: Message[] }).errors;
     return { ok: false, problems: errors?.length ? errors.map(formatMessage) : [(error as Error).message] };
   }

@@ -51,9 +51,6 @@ export const isSupportedModule = (name: string): name is ModuleName => Object.ha
 /** Why a k6 module or a kind of import is not run by edgeload (exit 104 before any load). */
 export function refusal(specifier: string): string | null {
   if (isSupportedModule(specifier)) return null;
-  if (/^https?:\/\//.test(specifier)) {
-    return `remote module ${specifier}: shards cannot download code at run time; save it beside the script and import it by path`;
-  }
   if (specifier === "k6/browser" || specifier.startsWith("k6/experimental/browser"))
     return `${specifier}: browser testing needs a browser, which a Worker does not have`;
   if (specifier === "k6/ws" || specifier.startsWith("k6/experimental/websockets") || specifier === "k6/websockets") {

@@ -27,7 +27,8 @@ describe("bundleScript", () => {
     ["k6/browser", /import of k6\/browser: browser testing needs a browser/],
     ["k6/ws", /import of k6\/ws: WebSocket scenarios are not run/],
     ["k6/x/kafka", /import of k6\/x\/kafka: xk6 extensions are Go code/],
-    ["https://jslib.k6.io/k6-utils/1.4.0/index.js", /remote module https:\/\/jslib.k6.io.*save it beside the script/],
+    // Without the CLI's fetcher (k6-compat/remote-modules.ts) nothing can load it: refused, named.
+    ["https://jslib.k6.io/k6-utils/1.4.0/index.js", /remote module https:\/\/jslib.k6.io.*fetched by the CLI/],
     ["k6/net/grpc", /gRPC/],
   ])("refuses %s before any load, naming it", async (module, message) => {
     const path = script(`refuse-${module.replace(/\W/g, "_")}.js`, `import x from "${module}";\nexport default function () { x; }\n`);

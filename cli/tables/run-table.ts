@@ -138,6 +138,15 @@ export const RUN_COMMAND = {
     },
     { name: "max-cost", type: "string", value: "USD", group: RUN, description: "refuse the run if its estimated cost is above USD" },
     {
+      name: "modules-dir",
+      type: "string",
+      value: "DIR",
+      group: RUN,
+      kinds: ["script"],
+      description:
+        "where a script's https:// imports are read first, laid out as host/path (DIR/jslib.k6.io/k6-utils/1.4.0/index.js); else the cache (.cache/k6-modules), else the network",
+    },
+    {
       name: "include-system-env-vars",
       type: "boolean",
       group: RUN,

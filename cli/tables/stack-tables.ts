@@ -77,6 +77,7 @@ export const PLAN_COMMAND = {
     { name: "var", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{vars.NAME}}, or a deployment cap (MAX_RATE_PER_S, …)" },
     { name: "secret", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{secrets.NAME}}" },
     { name: "env", short: "e", type: "string", value: "NAME=VALUE", multiple: true, description: "a script's __ENV" },
+    { name: "modules-dir", type: "string", value: "DIR", description: "where a script's https:// imports are read first, laid out as host/path" },
     { name: "target", type: "string", value: "URL", description: "a script's target (else -e BASE_URL)" },
     ...CONNECTION,
   ],
