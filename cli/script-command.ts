@@ -15,7 +15,8 @@ import { lockFileOf, RemoteModules } from "../k6-compat/remote-modules.ts";
 import { CliError, EXIT } from "./connection.ts";
 import { applyK6Flags, type K6Flags } from "./k6-option-overrides.ts";
 
-export const isScriptPath = (path: string) => /\.(js|mjs|cjs)$/.test(path);
+/** A k6 script, as k6 1.x takes them: JavaScript, or TypeScript (its types stripped when bundling). */
+export const isScriptPath = (path: string) => /\.(js|mjs|cjs|ts|mts)$/.test(path);
 
 export interface ScriptRun {
   readonly spec: Record<string, unknown>;
