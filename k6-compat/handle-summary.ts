@@ -35,8 +35,16 @@ export function handleSummaryData(summary: Exported, timeTrends: ReadonlySet<str
   return { root_group: summary.root_group, options: summary.options, state: summary.state, metrics };
 }
 
-/** Writes what handleSummary returned: `stdout`, `stderr`, else a file per key. */
-export async function writeSummaryOutputs(outputs: unknown, log: (line: string) => void = console.log): Promise<void> {
+/**
+ * Writes what handleSummary returned: `stdout`, `stderr`, else a file per key. A file that
+ * cannot be written (a folder that does not exist) is logged and the others still written,
+ * as k6 does: the run's exit code stays its thresholds'.
+ */
+export async function writeSummaryOutputs(
+  outputs: unknown,
+  log: (line: string) => void = console.log,
+  warn: (line: string) => void = console.error,
+): Promise<void> {
   if (outputs === undefined || outputs === null) return;
   if (typeof outputs !== "object") throw new Error('handleSummary must return an object of outputs, e.g. { stdout: …, "summary.json": … }');
   for (const [key, value] of Object.entries(outputs)) {
@@ -44,8 +52,12 @@ export async function writeSummaryOutputs(outputs: unknown, log: (line: string) 
     if (key === "stdout") process.stdout.write(content);
     else if (key === "stderr") process.stderr.write(content);
     else {
-      await writeFile(key, content);
-      log(`handleSummary wrote ${key}`);
+      try {
+        await writeFile(key, content);
+        log(`handleSummary wrote ${key}`);
+      } catch (error) {
+        warn(`ERRO failed to write the handleSummary output ${key}: ${(error as Error).message}`);
+      }
     }
   }
 }

@@ -95,3 +95,15 @@ describe("evaluation", () => {
     expect(shouldAbort(t, outcomes, 5_000)?.source).toBe("rate<0.01");
   });
 });
+
+describe("metric names as k6 accepts them", () => {
+  it.each([
+    // [name, accepted, why]
+    ["d1_write_errors", true, "digits after the first character (a provider's own script uses it)"],
+    ["TokenLatency", true, "capitals"],
+    ["2xx_rate", false, "a digit first"],
+  ])("%s → %s (%s)", (name, accepted) => {
+    const r = parseThresholds({ [name]: ["count<10"] }, { [name]: "counter" });
+    expect(r.ok).toBe(accepted);
+  });
+});

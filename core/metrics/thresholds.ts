@@ -82,7 +82,8 @@ export function thresholdSet(thresholds: readonly Threshold[], problems: readonl
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
-const KEY = /^([a-z_]+)(?:\{([^}]*)\})?$/;
+/** A metric name as k6 accepts it (letters, digits and `_`, not starting with a digit), then optional tag filters. */
+const KEY = /^([A-Za-z_][A-Za-z0-9_]{0,127})(?:\{([^}]*)\})?$/;
 const EXPRESSION = /^\s*(avg|min|max|med|rate|count|p\(\s*(\d+(?:\.\d+)?)\s*\))\s*(<=|>=|===|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/;
 const AGGREGATIONS_BY_KIND: Record<MetricKind, readonly string[]> = {
   trend: ["avg", "min", "max", "med", "percentile"],
