@@ -27,7 +27,7 @@ import { parseDurationMs } from "../../core/spec/duration.ts";
  */
 
 /** @type {PresetsFile} */
-export const PRESETS = JSON.parse(open("../../../presets/authrim.json"));
+export const PRESETS = JSON.parse(open("../../presets/authrim.json"));
 
 /** Latency trend statistics in every summary: k6's defaults plus p(99), which every preset uses. */
 export const TREND_STATS = ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"];
