@@ -81,6 +81,22 @@ describe("scenario specs", () => {
     expect(spec.thresholds.http_req_duration).toBeUndefined(); // latency stays the preset's business
   });
 
+  it.each([
+    // [scenario, its success rate and threshold]
+    ["userinfo", "userinfo_success", "rate>0.999"],
+    ["introspect", "introspect_success", "rate>0.99"],
+    ["token-exchange", "token_exchange_success", "rate>0.99"],
+    ["silent-auth", "silent_auth_success", "rate>0.98"],
+    ["refresh", "rotation_success", "rate>0.99"],
+    ["otp-login", "otp_login_success", "rate>0.99"],
+  ])("makes success part of a %s run's verdict in every path, --rate included: %s %s", (name, metric, threshold) => {
+    const scenario = { ...introspect.scenario, name, redirectUri: "http://127.0.0.1:9091/cb", adminSecret: "admin" };
+    const spec = ok({ ...introspect, scenario, executor: "constant-arrival-rate", rate: 20, duration: "20s" });
+    // A provider that refused what it should accept (a 500 for an unknown key, exchange
+    // off, consent required) fails the run on its success rate, never passes it.
+    expect(spec.thresholds[metric]).toEqual([threshold]);
+  });
+
   it("lets the spec's own thresholds replace the preset's for the same metric", () => {
     const spec = ok({ ...introspect, preset: "rps100", thresholds: { http_req_duration: ["p(95)<50"] } });
     expect(spec.thresholds.http_req_duration).toEqual(["p(95)<50"]);
