@@ -39,18 +39,23 @@ export const ALLOW_LIST_HINT =
 export function checkTarget(target: string, allowList: string | undefined, mode: Mode): Problem | null {
   const url = new URL(target);
   const allowed = allowedTargets(allowList);
-  const host = url.hostname.toLowerCase();
-  const listed = allowed.some((entry) => {
-    if (entry.includes("://")) return entry.replace(/\/+$/, "") === url.origin.toLowerCase();
-    if (entry.startsWith("*.")) return host.endsWith(entry.slice(1));
-    return host === entry;
-  });
+  const listed = isListed(url, allowList);
   const loopback = isLoopback(url.hostname);
   if (listed || (loopback && mode === "local")) return null;
   if (allowed.length === 0) return { field: "target", detail: `this deployment has no allowed targets yet: ${ALLOW_LIST_HINT}` };
   if (loopback)
     return { field: "target", detail: "loopback targets are only allowed under wrangler dev (EDGELOAD_MODE=local) or when listed in ALLOWED_TARGETS" };
   return { field: "target", detail: `${url.origin} is not in ALLOWED_TARGETS (${allowed.join(", ")}); to add it, ${ALLOW_LIST_HINT}` };
+}
+
+/** Whether `url` matches an entry of a comma-separated list of origins, hosts and `*.`wildcards. */
+export function isListed(url: URL, allowList: string | undefined): boolean {
+  const host = url.hostname.toLowerCase();
+  return allowedTargets(allowList).some((entry) => {
+    if (entry.includes("://")) return entry.replace(/\/+$/, "") === url.origin.toLowerCase();
+    if (entry.startsWith("*.")) return host.endsWith(entry.slice(1));
+    return host === entry;
+  });
 }
 
 function allowedTargets(allowList: string | undefined): string[] {
