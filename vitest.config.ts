@@ -48,6 +48,8 @@ export default defineConfig({
                 EDGELOAD_READ_TOKEN: "read-token",
                 MAX_RATE_PER_S: "5000",
                 MAX_CONCURRENT_RUNS: "4",
+                // The scheduled-runs test's loopback target and webhook receiver.
+                WATCH_SERVER_URL: inject<string>("watchServerUrl"),
               }),
             },
           })),
@@ -55,7 +57,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
-          globalSetup: ["test/workers/global-setup.ts"],
+          globalSetup: ["test/workers/global-setup.ts", "test/workers/watch-server.ts"],
           setupFiles: ["test/workers/apply-migrations.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,

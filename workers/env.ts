@@ -46,6 +46,13 @@ export interface Env {
    * Unset, every run is refused with a message that says how to set it (core/spec/target-policy.ts).
    */
   readonly ALLOWED_TARGETS?: string;
+  /**
+   * Secret: comma-separated hosts a schedule's webhooks may call, in ALLOWED_TARGETS' form
+   * (core/watch/schedule-input.ts). Unset, only loopback under wrangler dev.
+   */
+  readonly ALLOWED_WEBHOOKS?: string;
+  /** The deployment's public origin, for links in notifications (cron ticks have no request). */
+  readonly EDGELOAD_PUBLIC_URL?: string;
   /** Caps (coordinator/http/policy.ts), optional secrets or vars; unset, core/plan/plan.ts's DEFAULT_LIMITS. */
   readonly MAX_RATE_PER_S?: string;
   readonly MAX_DURATION_S?: string;

@@ -4,23 +4,16 @@
  * Every route but /healthz (and signed /seeds/:name) requires `Authorization: Bearer <EDGELOAD_API_TOKEN>`.
  */
 import { Hono, type Context } from "hono";
-import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
-import { planRun, type Plan } from "../../core/plan/plan.ts";
 import { preflight, type Preflight } from "../../core/plan/preflight.ts";
-import { parseRunSpec, type Problem, type RunSpec } from "../../core/spec/run-spec.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
 import { parseQuery, runQuery, toCsv } from "../../core/results/query.ts";
 import { boundedSql, readOnlySqlProblem } from "../../core/results/read-only-sql.ts";
-import { seedObjectKey, type SeedKind } from "../../core/data/seed-set.ts";
-import { unknownDataField } from "../../core/data/seed-records.ts";
-import { SCENARIOS } from "../../scenarios/catalog.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { requireToken } from "./access.ts";
-import { limitsOf } from "./policy.ts";
 import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
-import { ApiError, badRequest, forbidden, invalidSpec, notFound, tooManyRuns } from "./api-errors.ts";
+import { ApiError, badRequest, notFound } from "./api-errors.ts";
 import { loadQueryInput, loadSeries, runExists } from "../store/results-queries.ts";
-import { countActiveRuns, listRuns, selectRows, timeseries } from "../store/results-store.ts";
+import { listRuns, selectRows, timeseries } from "../store/results-store.ts";
 import { coordinatorFor } from "./coordinator-stub.ts";
 import { runSummary } from "./run-summary.ts";
 import { baselinesApi, compareApi } from "./compare-api.ts";
@@ -28,9 +21,11 @@ import { crosscheckApi } from "./crosscheck-api.ts";
 import { metricsApi } from "./metrics-api.ts";
 import { reportApi } from "./report-api.ts";
 import { seedsApi, signedSeedFetch } from "./seeds-api.ts";
-import { checkScripts, scriptsApi } from "./scripts-api.ts";
+import { scriptsApi } from "./scripts-api.ts";
 import { dashboardApi, dashboardPages } from "./dashboard-api.ts";
-import { newRunId, RUN_ID } from "./run-id.ts";
+import { RUN_ID } from "./run-id.ts";
+import { admitRun, plannedRun } from "./run-admission.ts";
+import { schedulesApi } from "./schedules-api.ts";
 import { ensureSchema } from "../store/schema.ts";
 import { exitCodeOf, FINAL_STATUSES, type RunView } from "../../core/run/protocol.ts";
 
@@ -64,35 +59,18 @@ api.route("/", dashboardPages);
 api.use("/v1/*", requireToken);
 api.use("/metrics", requireToken);
 
-/** The body's run spec, validated and planned under this deployment's caps. */
-async function plannedRun(c: Context<App>): Promise<{ spec: RunSpec; plan: Plan }> {
-  let input: unknown;
+/** The body, parsed as JSON (a run spec, validated by run-admission.ts). */
+async function jsonBody(c: Context<App>): Promise<unknown> {
   try {
-    input = await c.req.json();
+    return await c.req.json();
   } catch {
     throw badRequest("the body must be a JSON run spec", [{ field: "(body)", detail: "not valid JSON" }]);
   }
-  const parsed = parseRunSpec(input);
-  if (!parsed.ok) throw invalidSpec(parsed.problems);
-  const planned = planRun(parsed.spec, new ArrivalSchedule(parsed.spec.stages).total, limitsOf(c.env));
-  if (!planned.ok) throw forbidden("cap-exceeded", "Run exceeds this deployment's caps", planned.problems.map((p) => p.detail).join("; "), planned.problems);
-  return { spec: parsed.spec, plan: planned.plan };
 }
 
 api.post("/v1/runs", async (c) => {
-  const { spec, plan } = await plannedRun(c);
-  const seedProblem = (await checkSeed(spec, c.env)) ?? (await checkScripts(spec, c.env));
-  if (seedProblem) throw invalidSpec([seedProblem]);
-  const targetProblem = checkTarget(spec.target, c.env.ALLOWED_TARGETS, modeOf(c.env.EDGELOAD_MODE));
-  if (targetProblem) throw forbidden("target-not-allowed", "Target not allowed", targetProblem.detail, [targetProblem]);
-  const limits = limitsOf(c.env);
-  const estimate = preflight(spec, plan);
-  if (estimate.overBudget) throw invalidSpec([estimate.overBudget]);
-  if ((await countActiveRuns(c.env.DB)) >= limits.maxConcurrentRuns) throw tooManyRuns(limits.maxConcurrentRuns);
-
-  const id = newRunId();
+  const { id, spec, plan, estimate, t0Ms, status } = await admitRun(await jsonBody(c), c.env);
   const coordinator = coordinatorFor(c.env, id);
-  const { t0Ms, status } = await coordinator.create({ runId: id, spec, plan, mode: modeOf(c.env.EDGELOAD_MODE) });
   const links = runLinks(c, id);
   c.header("location", links.self);
   const created = { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan, estimate: costView(estimate), links };
@@ -107,7 +85,7 @@ api.post("/v1/runs", async (c) => {
  * under this deployment's caps (the CLI's `edgeload plan` computes the same locally).
  */
 api.post("/v1/plan", async (c) => {
-  const { spec, plan } = await plannedRun(c);
+  const { spec, plan } = plannedRun(await jsonBody(c), c.env);
   const estimate = preflight(spec, plan);
   const refused = checkTarget(spec.target, c.env.ALLOWED_TARGETS, modeOf(c.env.EDGELOAD_MODE));
   const target = { url: spec.target, allowed: refused === null, ...(refused ? { detail: `would be refused: ${refused.detail}` } : {}) };
@@ -130,34 +108,6 @@ function costView(p: Preflight) {
     lines: p.cost.lines,
     k6Cloud: p.cost.k6Cloud,
   };
-}
-
-/**
- * The scenario's seed set must exist and be of the kind the scenario reads, before any
- * shard starts (shards read it from R2 at their first invocation).
- */
-async function checkSeed(spec: RunSpec, env: RoutesEnv): Promise<Problem | null> {
-  for (const named of spec.scenarios ?? []) {
-    const problem = await checkSeed(named.spec, env);
-    if (problem) return { ...problem, field: `scenarios.${named.name}.${problem.field}` };
-  }
-  if (spec.data) return checkDataSeed(spec, spec.data.seed, env);
-  const seed = spec.scenario?.seed;
-  if (!seed) return null;
-  const head = await env.SEEDS.head(seedObjectKey(seed));
-  if (!head) return { field: "scenario.seed", detail: `no seed set named ${seed} (see GET /v1/seeds, or upload one with PUT /v1/seeds/${seed})` };
-  const wanted = SCENARIOS[spec.scenario!.name]?.seedKind;
-  const kind = head.customMetadata?.kind ?? "access-tokens";
-  if (wanted && kind !== wanted)
-    return { field: "scenario.seed", detail: `seed set ${seed} holds ${kind}; the ${spec.scenario!.name} scenario reads ${wanted}` };
-  return null;
-}
-
-/** The spec's `data` seed set exists, and every `{{data.FIELD}}` is a field of its kind. */
-async function checkDataSeed(spec: RunSpec, seed: string, env: RoutesEnv): Promise<Problem | null> {
-  const head = await env.SEEDS.head(seedObjectKey(seed));
-  if (!head) return { field: "data.seed", detail: `no seed set named ${seed} (see GET /v1/seeds, or upload one with PUT /v1/seeds/${seed})` };
-  return unknownDataField(spec.steps, seed, (head.customMetadata?.kind ?? "access-tokens") as SeedKind);
 }
 
 api.get("/v1/runs", async (c) => {
@@ -304,6 +254,7 @@ api.route("/v1/runs", reportApi); // GET /v1/runs/:id/report
 api.route("/v1/runs", crosscheckApi); // POST/GET /v1/runs/:id/crosscheck
 api.route("/", metricsApi); // GET /v1/runs/:id/metrics, GET /metrics (Prometheus)
 api.route("/v1", dashboardApi); // POST /v1/dashboard-links, GET /v1/runs/:id/live
+api.route("/v1/schedules", schedulesApi); // POST/GET/DELETE /v1/schedules, pause, resume
 
 /** The route's run id, which must look like one (anything else is an unknown run). */
 function runIdOf(c: Context<App>): string {

@@ -20,6 +20,7 @@ import baselines from "../migrations/0004_baselines.sql";
 import k6Imports from "../migrations/0005_k6_imports.sql";
 import series from "../migrations/0006_series.sql";
 import settings from "../migrations/0007_settings.sql";
+import schedules from "../migrations/0008_schedules.sql";
 import { splitSql } from "./sql-split.ts";
 
 export interface Migration {
@@ -37,6 +38,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: "0005_k6_imports.sql", sql: k6Imports },
   { name: "0006_series.sql", sql: series },
   { name: "0007_settings.sql", sql: settings },
+  { name: "0008_schedules.sql", sql: schedules },
 ];
 
 /** wrangler's statement, so whichever of the two creates the table creates the same one. */

@@ -6,6 +6,8 @@ declare global {
   namespace Cloudflare {
     interface Env extends RoutesEnv {
       readonly TARGET_URL: string;
+      /** test/workers/watch-server.ts: a slow-able target and a webhook receiver on loopback. */
+      readonly WATCH_SERVER_URL: string;
       readonly TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     }
   }

@@ -1,0 +1,196 @@
+/**
+ * Scheduled runs in D1 (`schedules`, `schedule_turns`, `webhook_attempts`; migration 0008,
+ * SCHEMA.md): every statement the schedules API and the cron tick run.
+ */
+import type { RunStatus } from "../../core/run/protocol.ts";
+import type { ScheduledVerdict } from "../../core/watch/scheduled-verdict.ts";
+import type { Webhook } from "../../core/watch/schedule-input.ts";
+import { ACTIVE_STATUSES } from "./results-store.ts";
+
+export interface ScheduleRow {
+  readonly id: string;
+  readonly name: string;
+  readonly cron: string;
+  readonly spec_json: string;
+  readonly baseline_run_id: string | null;
+  readonly webhooks_json: string;
+  readonly paused: number;
+  readonly created_at: number;
+  readonly next_due_ms: number | null;
+  readonly last_run_id: string | null;
+}
+
+export interface TurnRow {
+  readonly schedule_id: string;
+  readonly due_ms: number;
+  readonly taken_at: number;
+  readonly outcome: "started" | "skipped" | "missed" | "refused";
+  readonly missed: number;
+  readonly detail: string | null;
+  readonly run_id: string | null;
+  readonly verdict: string | null;
+  readonly verdict_json: string | null;
+  readonly baseline_run_id: string | null;
+}
+
+export async function insertSchedule(db: D1Database, row: ScheduleRow): Promise<void> {
+  await db
+    .prepare(
+      "INSERT INTO schedules (id, name, cron, spec_json, baseline_run_id, webhooks_json, paused, created_at, next_due_ms, last_run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(row.id, row.name, row.cron, row.spec_json, row.baseline_run_id, row.webhooks_json, row.paused, row.created_at, row.next_due_ms, row.last_run_id)
+    .run();
+}
+
+export async function getSchedule(db: D1Database, id: string): Promise<ScheduleRow | null> {
+  return db.prepare("SELECT * FROM schedules WHERE id = ?").bind(id).first<ScheduleRow>();
+}
+
+export async function listSchedules(db: D1Database): Promise<ScheduleRow[]> {
+  return (await db.prepare("SELECT * FROM schedules ORDER BY created_at").all<ScheduleRow>()).results;
+}
+
+/** Pauses or resumes; when resuming, the next turn is counted from now (`nextDueMs`). */
+export async function setPaused(db: D1Database, id: string, paused: boolean, nextDueMs: number | null): Promise<boolean> {
+  const r = await db
+    .prepare("UPDATE schedules SET paused = ?, next_due_ms = ? WHERE id = ?")
+    .bind(paused ? 1 : 0, nextDueMs, id)
+    .run();
+  return r.meta.changes > 0;
+}
+
+/** Deletes a schedule and its turns and attempts; its runs stay. */
+export async function deleteSchedule(db: D1Database, id: string): Promise<boolean> {
+  const [r] = await db.batch([
+    db.prepare("DELETE FROM schedules WHERE id = ?").bind(id),
+    db.prepare("DELETE FROM schedule_turns WHERE schedule_id = ?").bind(id),
+    db.prepare("DELETE FROM webhook_attempts WHERE schedule_id = ?").bind(id),
+  ]);
+  return r!.meta.changes > 0;
+}
+
+/** Schedules whose next turn is due at `nowMs`, with whether their last run is still going. */
+export async function dueSchedules(db: D1Database, nowMs: number): Promise<(ScheduleRow & { last_run_active: number })[]> {
+  const active = ACTIVE_STATUSES.map(() => "?").join(",");
+  const { results } = await db
+    .prepare(
+      `SELECT s.*, CASE WHEN r.status IN (${active}) THEN 1 ELSE 0 END AS last_run_active
+       FROM schedules s LEFT JOIN runs r ON r.id = s.last_run_id
+       WHERE s.next_due_ms IS NOT NULL AND s.next_due_ms <= ? ORDER BY s.next_due_ms`,
+    )
+    .bind(...ACTIVE_STATUSES, nowMs)
+    .all<ScheduleRow & { last_run_active: number }>();
+  return results;
+}
+
+/**
+ * Takes a turn: records it and moves the schedule on, in one batch. Returns false when
+ * another tick took it first (the turn's primary key), and then changes nothing.
+ */
+export async function takeTurn(
+  db: D1Database,
+  turn: Omit<TurnRow, "verdict" | "verdict_json" | "baseline_run_id">,
+  nextDueMs: number | null,
+): Promise<boolean> {
+  const [inserted] = await db.batch([
+    db
+      .prepare("INSERT OR IGNORE INTO schedule_turns (schedule_id, due_ms, taken_at, outcome, missed, detail, run_id) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .bind(turn.schedule_id, turn.due_ms, turn.taken_at, turn.outcome, turn.missed, turn.detail, turn.run_id),
+    db.prepare("UPDATE schedules SET next_due_ms = ? WHERE id = ? AND changes() > 0").bind(nextDueMs, turn.schedule_id),
+  ]);
+  return inserted!.meta.changes > 0;
+}
+
+/** A taken turn's result once its run was admitted (started) or refused. */
+export async function settleTurn(
+  db: D1Database,
+  scheduleId: string,
+  dueMs: number,
+  outcome: "started" | "refused",
+  runId: string | null,
+  detail: string | null,
+): Promise<void> {
+  await db.batch([
+    db
+      .prepare("UPDATE schedule_turns SET outcome = ?, run_id = ?, detail = ? WHERE schedule_id = ? AND due_ms = ?")
+      .bind(outcome, runId, detail, scheduleId, dueMs),
+    ...(runId ? [db.prepare("UPDATE schedules SET last_run_id = ? WHERE id = ?").bind(runId, scheduleId)] : []),
+  ]);
+}
+
+/** Moves a schedule's next turn without taking one (not due, paused). */
+export async function setNextDue(db: D1Database, id: string, nextDueMs: number | null): Promise<void> {
+  await db.prepare("UPDATE schedules SET next_due_ms = ? WHERE id = ?").bind(nextDueMs, id).run();
+}
+
+/** Started turns whose run has ended but which have no verdict yet, with the run's status. */
+export async function unjudgedTurns(db: D1Database): Promise<(TurnRow & { run_status: RunStatus })[]> {
+  const active = ACTIVE_STATUSES.map(() => "?").join(",");
+  const { results } = await db
+    .prepare(
+      `SELECT t.*, r.status AS run_status FROM schedule_turns t JOIN runs r ON r.id = t.run_id
+       WHERE t.outcome = 'started' AND t.verdict IS NULL AND r.status NOT IN (${active}) ORDER BY t.due_ms`,
+    )
+    .bind(...ACTIVE_STATUSES)
+    .all<TurnRow & { run_status: RunStatus }>();
+  return results;
+}
+
+/** The schedule's latest run judged passed before `beforeMs`: the "last-passed" baseline. */
+export async function lastPassedRun(db: D1Database, scheduleId: string, beforeMs: number): Promise<string | null> {
+  const row = await db
+    .prepare("SELECT run_id FROM schedule_turns WHERE schedule_id = ? AND due_ms < ? AND verdict = 'passed' ORDER BY due_ms DESC LIMIT 1")
+    .bind(scheduleId, beforeMs)
+    .first<{ run_id: string }>();
+  return row?.run_id ?? null;
+}
+
+/** Records a verdict, once: false when another tick recorded it first (then it notifies, not this one). */
+export async function recordVerdict(db: D1Database, scheduleId: string, dueMs: number, verdict: ScheduledVerdict): Promise<boolean> {
+  const r = await db
+    .prepare("UPDATE schedule_turns SET verdict = ?, verdict_json = ?, baseline_run_id = ? WHERE schedule_id = ? AND due_ms = ? AND verdict IS NULL")
+    .bind(verdict.kind, JSON.stringify(verdict), verdict.baselineRunId, scheduleId, dueMs)
+    .run();
+  return r.meta.changes > 0;
+}
+
+export async function scheduleTurns(db: D1Database, scheduleId: string, limit: number): Promise<TurnRow[]> {
+  return (await db.prepare("SELECT * FROM schedule_turns WHERE schedule_id = ? ORDER BY due_ms DESC LIMIT ?").bind(scheduleId, limit).all<TurnRow>()).results;
+}
+
+export interface AttemptRow {
+  readonly schedule_id: string;
+  readonly run_id: string;
+  readonly hook: number;
+  readonly attempt: number;
+  readonly at_ms: number;
+  readonly status: number | null;
+  readonly error: string | null;
+}
+
+export async function logAttempt(db: D1Database, a: AttemptRow): Promise<void> {
+  await db
+    .prepare("INSERT OR REPLACE INTO webhook_attempts (schedule_id, run_id, hook, attempt, at_ms, status, error) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .bind(a.schedule_id, a.run_id, a.hook, a.attempt, a.at_ms, a.status, a.error)
+    .run();
+}
+
+export async function webhookAttempts(db: D1Database, scheduleId: string, limit: number): Promise<AttemptRow[]> {
+  return (
+    await db.prepare("SELECT * FROM webhook_attempts WHERE schedule_id = ? ORDER BY at_ms DESC, attempt DESC LIMIT ?").bind(scheduleId, limit).all<AttemptRow>()
+  ).results;
+}
+
+/** The webhooks of a stored schedule, secrets included (for delivery only). */
+export function webhooksOf(row: ScheduleRow): Webhook[] {
+  return JSON.parse(row.webhooks_json) as Webhook[];
+}
+
+/** How a run ended: its status and its verdict's reasons (from its stored summary). */
+export async function runOutcome(db: D1Database, runId: string): Promise<{ status: RunStatus; reasons: string[] } | null> {
+  const row = await db
+    .prepare("SELECT status, json_extract(summary_json, '$.edgeload.verdict.reasons') AS reasons FROM runs WHERE id = ?")
+    .bind(runId)
+    .first<{ status: RunStatus; reasons: string | null }>();
+  return row ? { status: row.status, reasons: row.reasons ? (JSON.parse(row.reasons) as string[]) : [] } : null;
+}

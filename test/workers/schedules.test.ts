@@ -1,0 +1,154 @@
+/**
+ * Scheduled runs end to end in workerd: the Worker's `scheduled` handler driven turn by
+ * turn (createScheduledController, the tick's time passed in), runs against a loopback
+ * target whose delay the test raises between turns, and the verdict delivered to a
+ * loopback webhook receiver, signed (test/workers/watch-server.ts).
+ */
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../../coordinator/index.ts";
+import { api, spec, waitForStatus } from "./helpers.ts";
+
+const WATCH = env.WATCH_SERVER_URL;
+const SECRET = "a-webhook-secret-of-32-characters";
+
+/** One cron tick at `scheduledTime`, waited on to the end of its webhook deliveries. */
+async function tick(scheduledTime: number): Promise<void> {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ scheduledTime, cron: "* * * * *" }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+const control = (path: string) => fetch(`${WATCH}/control/${path}`, { method: "POST" });
+
+async function deliveries(path: string): Promise<{ path: string; headers: Record<string, string>; body: string; status: number }[]> {
+  const all = (await (await fetch(`${WATCH}/control/hooks`)).json()) as { path: string; headers: Record<string, string>; body: string; status: number }[];
+  return all.filter((d) => d.path === path);
+}
+
+async function hmacHex(secret: string, text: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return [...new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text)))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function schedule(id: string): Promise<Record<string, any>> {
+  return (await api(`/v1/schedules/${id}`)).json();
+}
+
+describe("scheduled runs", () => {
+  it("runs two turns, skips one while a run goes on, and alerts a signed regression to a loopback webhook", async () => {
+    await control("delay?ms=5");
+    const hook = `/hook/${crypto.randomUUID()}`;
+    const slack = `/hook/${crypto.randomUUID()}`;
+    const created = await api("/v1/schedules", {
+      method: "POST",
+      body: JSON.stringify({
+        name: "nightly slow",
+        cron: "* * * * *",
+        spec: spec({ name: "scheduled", target: WATCH, steps: [{ path: "/slow", checks: [{ status: 200 }] }], rate: 40, duration: "2s" }),
+        webhooks: [
+          { url: `${WATCH}${hook}`, secret: SECRET, on: ["passed", "regressed", "failed", "inconclusive"] },
+          { url: `${WATCH}${slack}`, format: "slack" },
+        ],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const s = (await created.json()) as Record<string, any>;
+    // Secrets and webhook paths are never shown again; a generated one is shown once, here.
+    expect(s.webhooks).toEqual([
+      { url: `${WATCH}/…`, format: "json", secret: "(redacted)", on: ["passed", "regressed", "failed", "inconclusive"] },
+      { url: `${WATCH}/…`, format: "slack", secret: "(redacted)", on: ["regressed", "failed", "inconclusive"] },
+    ]);
+    expect(s.webhookSecrets).toEqual([{ webhook: 1, secret: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+    expect(s.estimate.turnsPer30Days).toBe(43_200);
+    const t1 = Date.parse(s.nextDueAt);
+
+    // Turn 1: a run at 5 ms.
+    await tick(t1);
+    const run1 = (await schedule(s.id)).turns[0];
+    expect(run1).toMatchObject({ outcome: "started", missed: 0, verdict: null });
+    expect((await waitForStatus(run1.runId)).status).toBe("passed");
+
+    // The target gets slower; turn 2 judges run 1 (the first: passed, no baseline) and starts run 2.
+    await control("delay?ms=60");
+    await tick(t1 + 60_000);
+    let view = await schedule(s.id);
+    const run2 = view.turns[0];
+    expect(run2).toMatchObject({ outcome: "started" });
+    expect(view.turns[1]).toMatchObject({ runId: run1.runId, verdict: "passed", baselineRunId: null });
+
+    // Turn 3 comes while run 2 is still going: skipped, and it says so.
+    await tick(t1 + 120_000);
+    expect((await schedule(s.id)).turns[0]).toMatchObject({ outcome: "skipped", runId: null, detail: "the previous run of this schedule is still going" });
+    expect((await waitForStatus(run2.runId)).status).toBe("passed");
+
+    // Turn 4 (the schedule paused, so no new run) judges run 2 against run 1: regressed.
+    // The receiver refuses the first delivery: it is retried.
+    expect((await api(`/v1/schedules/${s.id}/pause`, { method: "POST" })).status).toBe(200);
+    await control("fail?n=1");
+    await tick(t1 + 180_000);
+    view = await schedule(s.id);
+    expect(view.turns.map((t: { outcome: string }) => t.outcome)).toEqual(["skipped", "started", "started"]);
+    expect(view.turns[1]).toMatchObject({ runId: run2.runId, verdict: "regressed", baselineRunId: run1.runId });
+
+    const received = await deliveries(hook);
+    expect(received.map((d) => [JSON.parse(d.body).verdict, d.status])).toEqual([
+      ["passed", 200],
+      ["regressed", 503],
+      ["regressed", 200],
+    ]);
+    const alert = received[2]!;
+    const body = JSON.parse(alert.body);
+    expect(body).toMatchObject({ type: "edgeload.scheduled-run.verdict", schedule: { id: s.id }, run: { id: run2.runId }, baselineRunId: run1.runId });
+    const p50 = body.regressions.find((r: { region: string; metric: string }) => r.region === "all" && r.metric === "p50");
+    expect(p50.baseline).toBeLessThan(30);
+    expect(p50.candidate).toBeGreaterThan(55);
+    // Signed: HMAC-SHA256 over "<timestamp>.<raw body>", with a fresh timestamp.
+    const timestamp = alert.headers["x-edgeload-timestamp"]!;
+    expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(60);
+    expect(alert.headers["x-edgeload-signature"]).toBe(`v1=${await hmacHex(SECRET, `${timestamp}.${alert.body}`)}`);
+    // The Slack hook asked for everything but passed: one message, the regression.
+    const slackBodies = (await deliveries(slack)).map((d) => JSON.parse(d.body).text as string);
+    expect(slackBodies).toHaveLength(1);
+    expect(slackBodies[0]).toMatch(new RegExp(`run <.*\\|${run2.runId}> \\*regressed\\* \\(baseline ${run1.runId}\\)\\n• all p50`));
+    expect(slackBodies[0]!.split("\n").length).toBeGreaterThan(1);
+    expect(
+      await hmacHex(s.webhookSecrets[0].secret, `${(await deliveries(slack))[0]!.headers["x-edgeload-timestamp"]}.${(await deliveries(slack))[0]!.body}`),
+    ).toBe((await deliveries(slack))[0]!.headers["x-edgeload-signature"]!.slice(3));
+
+    // Every attempt is logged; nothing shown carries a secret.
+    expect(
+      view.webhookAttempts
+        .filter((a: { runId: string; webhook: number }) => a.runId === run2.runId && a.webhook === 0)
+        .map((a: { status: number }) => a.status),
+    ).toEqual([200, 503]);
+    const text = JSON.stringify([view, await (await api("/v1/schedules")).json()]);
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(hook);
+    expect(text).not.toContain(s.webhookSecrets[0].secret);
+
+    expect((await api(`/v1/schedules/${s.id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await api(`/v1/schedules/${s.id}`)).status).toBe(404);
+  });
+
+  it("refuses at creation a webhook host outside the allow-list, and a target outside it", async () => {
+    const body = (over: Record<string, unknown>) =>
+      JSON.stringify({ name: "refused", cron: "0 3 * * *", spec: spec(), webhooks: [{ url: "https://hooks.example.com/services/x" }], ...over });
+    const refused = await api("/v1/schedules", { method: "POST", body: body({}) });
+    expect(refused.status).toBe(400);
+    const problem = (await refused.json()) as { problems: { field: string; detail: string }[] };
+    expect(problem.problems).toEqual([
+      { field: "webhooks[0].url", detail: expect.stringContaining("https://hooks.example.com is not an allowed webhook host") },
+    ]);
+
+    const offTarget = await api("/v1/schedules", { method: "POST", body: body({ webhooks: [], spec: spec({ target: "https://example.com" }) }) });
+    expect(offTarget.status).toBe(403);
+    expect(((await offTarget.json()) as { type: string }).type).toMatch(/target-not-allowed$/);
+
+    const names = ((await (await api("/v1/schedules")).json()) as { schedules: { name: string }[] }).schedules.map((x) => x.name);
+    expect(names).not.toContain("refused");
+    // A read-only token reads schedules but cannot make one.
+    expect((await api("/v1/schedules", { method: "POST", body: body({ webhooks: [] }), token: "read-token" })).status).toBe(403);
+  });
+});
