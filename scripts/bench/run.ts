@@ -47,12 +47,18 @@
  *     start and abort fan-out (scripts/bench/scale-bench.ts, its own process; ~3 minutes
  *     on a 2-core machine, so part of the full run).
  *
+ * 11. chaos (never part of the full run: a seed is a run of seconds): seeded schedules of 2–6
+ *     faults at once, drawn from what the fault table injects, over a flat run and a small
+ *     tree (fan-in 2), with the invariants checked after each and a failing schedule shrunk
+ *     (scripts/bench/chaos/). `npm run bench -- chaos --seeds N [--seed S] [--shape flat|tree]`
+ *     (defaults: 10 seeds from 1, both shapes).
+ *
  * `npm run bench -- faults` is `--only faults`.
  * `--only profile` (never part of the full run) writes a CPU profile of the generator's isolate
  * and prints where its time goes (scripts/bench/engine-profile.ts).
  * `--only fetch-options` (never part of the full run) prices each option the engine adds to a
  * fetch, in a bare workerd loop (scripts/bench/fetch-options.ts).
- * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|scale|profile|fetch-options, --script-rates 100,300,500,
+ * Options: --only histogram|generator|marginal|query|soak|streams|fuzz|faults|dashboard|script|scale|profile|fetch-options|chaos, --script-rates 100,300,500,
  * --scale-rates 35000,100000,1000000, --watchers 0,250,1000,0, --watchers-rate 320, --soak-duration 3m, --soak-rate 300, --rates 100,300,1000, --targets workerd,native, --duration 15s, --delay 20, --marginal-rate 200,
  * --shards N (default: as the plan makes them, as a user's run gets them), --baseline REV (generator: the same edgeload runs on that
  * revision's own stack, side by side; scripts/bench/baseline-stack.ts). Load goes only to the loopback target and stops by itself.
@@ -82,6 +88,9 @@ const { values, positionals } = parseArgs({
     "watchers-rate": { type: "string", default: "320" },
     baseline: { type: "string" },
     "scale-rates": { type: "string", default: "35000,100000,1000000" },
+    seeds: { type: "string", default: "10" },
+    seed: { type: "string", default: "1" },
+    shape: { type: "string" },
   },
 });
 
@@ -90,7 +99,22 @@ const forcedShards = values.shards === "plan" ? null : Number(values.shards);
 
 // `npm run bench -- faults` names one part as a bare word, like --only.
 values.only ??= positionals[0];
-const PARTS = ["histogram", "generator", "marginal", "query", "soak", "streams", "fuzz", "faults", "dashboard", "script", "scale", "profile", "fetch-options"];
+const PARTS = [
+  "histogram",
+  "generator",
+  "marginal",
+  "query",
+  "soak",
+  "streams",
+  "fuzz",
+  "faults",
+  "dashboard",
+  "script",
+  "scale",
+  "profile",
+  "fetch-options",
+  "chaos",
+];
 if (values.only && !PARTS.includes(values.only)) {
   console.error(`unknown benchmark "${values.only}": one of ${PARTS.join(", ")}`);
   process.exit(2);
@@ -125,6 +149,15 @@ if (!values.only || values.only === "script") {
 if (!values.only || values.only === "scale") {
   const { runScaleBench } = await import("./scale-process.ts");
   if (!(await runScaleBench(values["scale-rates"]!.split(",").map(Number)))) process.exitCode = 1;
+}
+if (values.only === "chaos") {
+  const { chaosBench } = await import("./chaos/run-chaos.ts");
+  const shapes = values.shape ? [values.shape] : ["flat", "tree"];
+  if (shapes.some((s) => s !== "flat" && s !== "tree")) {
+    console.error(`unknown shape "${values.shape}": flat or tree`);
+    process.exit(2);
+  }
+  if (!(await chaosBench({ seeds: Number(values.seeds), seed: Number(values.seed), shapes: shapes as Array<"flat" | "tree"> }))) process.exitCode = 1;
 }
 // Only when asked for: a diagnosis, not a figure to hold.
 if (values.only === "fetch-options") {

@@ -1,0 +1,130 @@
+/**
+ * `npm run bench -- chaos --seeds N [--seed S] [--shape flat|tree]`: N seeded schedules of
+ * 2–6 faults (./schedule.ts) per shape, from seed S, each played over a short run inside
+ * workerd (../faults/in-workerd/chaos.seeds.ts, through ./vitest.config.ts) and judged
+ * against the invariants (./invariants.ts). Prints a table per shape — seeds tried, faults
+ * drawn, how often each invariant held, time per seed — and, for each failing seed, its
+ * schedule shrunk to a minimal one that still fails (faults dropped one at a time while it
+ * does). Returns false when a seed failed.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "../../../cli/local-stack.ts";
+import { markdownTable } from "../markdown-table.ts";
+import { INVARIANTS, judge, type ChaosObservation } from "./invariants.ts";
+import { describeFault, drawSchedule, withoutFault, type ChaosSchedule, type FaultKind, type Shape } from "./schedule.ts";
+
+interface Played {
+  readonly schedule: ChaosSchedule;
+  /** null: the run could not be observed (the reason in `error`). */
+  readonly observation: ChaosObservation | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+interface VitestReport {
+  readonly testResults: ReadonlyArray<{
+    readonly assertionResults: ReadonlyArray<{
+      readonly title: string;
+      readonly status: string;
+      readonly duration?: number;
+      readonly failureMessages: readonly string[];
+      readonly meta?: { chaos?: ChaosObservation };
+    }>;
+  }>;
+}
+
+/** Plays `schedules` in one workerd (in order, one run at a time: some faults touch what every run shares). */
+async function play(schedules: readonly ChaosSchedule[], log: (line: string) => void): Promise<Played[]> {
+  const report = join(PROJECT_ROOT, ".cache", "chaos-in-workerd.json");
+  await rm(report, { force: true });
+  const vitest = join(PROJECT_ROOT, "node_modules", "vitest", "vitest.mjs");
+  const child = spawn(process.execPath, [vitest, "run", "--config", "scripts/bench/chaos/vitest.config.ts", "--reporter=json", `--outputFile=${report}`], {
+    cwd: PROJECT_ROOT,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", CHAOS_SCHEDULES: JSON.stringify(schedules) },
+  });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr = (stderr + d).slice(-4000);
+    for (const line of String(d).split("\n")) if (line.startsWith("chaos: ")) log(`  ${line.slice(7)}`);
+  });
+  await once(child, "exit");
+  const parsed = JSON.parse(
+    await readFile(report, "utf8").catch(() => {
+      throw new Error(`the chaos runs did not report:\n${stderr}`);
+    }),
+  ) as VitestReport;
+  const results = parsed.testResults.flatMap((f) => f.assertionResults);
+  return schedules.map((schedule, n) => {
+    const result = results.find((r) => r.title.endsWith(`#${n}`));
+    return {
+      schedule,
+      observation: result?.meta?.chaos ?? null,
+      error: result?.meta?.chaos ? null : (result?.failureMessages.join("\n").slice(0, 600) ?? "not run"),
+      durationMs: result?.duration ?? 0,
+    };
+  });
+}
+
+const fails = (p: Played) => p.observation === null || INVARIANTS.some((i) => !judge(p.observation!).held[i]);
+
+/** Drops faults one at a time while the schedule still fails; the smallest failing schedule found. */
+async function shrink(schedule: ChaosSchedule, log: (line: string) => void): Promise<{ schedule: ChaosSchedule; reproduced: boolean }> {
+  const [again] = await play([schedule], log);
+  if (!fails(again!)) return { schedule, reproduced: false };
+  let smallest = schedule;
+  for (let i = smallest.faults.length - 1; i >= 0 && smallest.faults.length > 1; i--) {
+    const candidate = withoutFault(smallest, i);
+    const [played] = await play([candidate], log);
+    if (fails(played!)) smallest = candidate;
+  }
+  return { schedule: smallest, reproduced: true };
+}
+
+function summaryTable(shape: Shape, played: readonly Played[]): string {
+  const kinds = new Map<FaultKind, number>();
+  for (const p of played) for (const f of p.schedule.faults) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
+  const judged = played.map((p) => (p.observation ? judge(p.observation) : null));
+  const held = (i: (typeof INVARIANTS)[number]) => `${judged.filter((j) => j?.held[i]).length}/${played.length}`;
+  const seconds = played.map((p) => p.durationMs / 1000).sort((a, b) => a - b);
+  const seeds = played.map((p) => p.schedule.seed);
+  const row = [
+    shape,
+    `${played.length} (${Math.min(...seeds)}–${Math.max(...seeds)})`,
+    String(played.reduce((a, p) => a + p.schedule.faults.length, 0)),
+    ...INVARIANTS.map(held),
+    `${judged.filter((j) => j && INVARIANTS.every((i) => j.held[i])).length}/${played.length}`,
+    `${(seconds[Math.floor(seconds.length / 2)] ?? 0).toFixed(1)} / ${(seconds.at(-1) ?? 0).toFixed(1)} s`,
+  ];
+  const header = ["shape", "seeds", "faults drawn", ...INVARIANTS, "all held", "per seed (median / max)"];
+  const drawn = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`);
+  return [markdownTable(header, [row], new Set([0])), "", `Faults drawn (${shape}): ${drawn.join(", ")}.`].join("\n");
+}
+
+export async function chaosBench(options: { seeds: number; seed: number; shapes: readonly Shape[] }): Promise<boolean> {
+  const log = (line: string) => console.error(line);
+  let ok = true;
+  for (const shape of options.shapes) {
+    console.log(`\n## Chaos (${shape}): ${options.seeds} seeded schedules of 2–6 faults, invariants after each\n`);
+    const schedules = Array.from({ length: options.seeds }, (_, i) => drawSchedule(options.seed + i, shape));
+    console.error(`chaos ${shape}: seeds ${options.seed}–${options.seed + options.seeds - 1}…`);
+    const startedAt = Date.now();
+    const played = await play(schedules, log);
+    console.log(summaryTable(shape, played));
+    console.log(`\n${played.length} seeds in ${((Date.now() - startedAt) / 1000).toFixed(0)} s (with workerd's start).`);
+    for (const p of played.filter(fails)) {
+      ok = false;
+      const why = p.observation ? judge(p.observation).why.join("; ") : `not observed: ${p.error}`;
+      console.log(`\n- **seed ${p.schedule.seed} (${shape}) failed**: ${why}`);
+      console.log(`  schedule: ${p.schedule.faults.map(describeFault).join("; ")}`);
+      const shrunk = await shrink(p.schedule, log);
+      console.log(
+        shrunk.reproduced ? `  minimal: ${shrunk.schedule.faults.map(describeFault).join("; ")}` : "  did not fail again when replayed (timing): kept as found",
+      );
+    }
+  }
+  return ok;
+}
