@@ -215,6 +215,20 @@ describe("ShardEngine", () => {
     expect(target.calls.length).toBe(21); // due at 0, 100, …, 2000 ms
   });
 
+  it("counts what never started by its deadline as dropped: a shard that wakes after it still accounts for its share (chaos tree seed 1)", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { rate: 10, duration: "2s" });
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    const target = fakeTarget(time, 1);
+    // Its first alarm came 3 s late (R2 failing, retried), past a deadline of 2.5 s.
+    time.now += 3_000;
+    const result = await time.run(engineFor({ ...a, deadlineMs: a.t0Ms + 2_500 }, time.clock, target.fetcher, (w) => windows.push(w)).run(0, Infinity));
+    expect(result.end).toBe("deadline");
+    expect(target.calls.length).toBe(0);
+    expect(totals(windows).counters.dropped).toBe(20);
+    expect(result.cursor).toBe(20);
+  });
+
   it("runs multi-step flows: per-step metrics, custom metrics in the window, and a flow that sends nothing counts as dropped", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 10, duration: "1s" });

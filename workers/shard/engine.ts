@@ -210,6 +210,7 @@ export class ShardEngine implements IterationHost {
       wake: () => this.#sleeps.wake(),
       wakeSleepers: () => this.#sleeps.wakeThinkers(),
       launch: (k, nowMs) => this.#launch(k, nowMs),
+      dropUnstarted: (count, nowMs) => void (this.#windows.statsFor(this.#windows.windowOf(nowMs), 0).counters.dropped += count),
       setCursor: (k) => (this.#cursor = k),
       startIteration: (it, hardStopMs) => {
         this.#inFlight.add();

@@ -29,6 +29,8 @@ export interface ExecutorHost {
   wakeSleepers(): void;
   /** Open model: starts own iteration `k` now, or counts it dropped at the in-flight cap. */
   launch(k: number, nowMs: number): void;
+  /** Open model: counts `count` own iterations dropped at `nowMs`, never started (the deadline passed). */
+  dropUnstarted(count: number, nowMs: number): void;
   /** Records the next own iteration to consider (checkpointed with each window). */
   setCursor(k: number): void;
   /** Closed model: runs one iteration (no intended time) until it ends or its hard stop. */
