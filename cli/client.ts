@@ -95,6 +95,7 @@ export class EdgeloadClient {
       if ((response.headers.get("content-type") ?? "").includes("problem+json")) throw new ApiProblem(JSON.parse(text) as ProblemBody);
       throw new ApiProblem({ type: "about:blank", title: `HTTP ${response.status}`, status: response.status, detail: text.slice(0, 300) });
     }
+    if (response.status === 204) return undefined as T;
     try {
       return JSON.parse(text) as T;
     } catch {
@@ -110,6 +111,11 @@ export class EdgeloadClient {
   /** What the deployment would do with a spec, and whether its allow-list takes the target (POST /v1/plan). */
   planRun(spec: unknown): Promise<{ target: { url: string; allowed: boolean; detail?: string } }> {
     return this.#call("POST", "/v1/plan", spec);
+  }
+
+  /** Scheduled runs (docs/schedules.md): `action` is "" (get), "pause" or "resume". */
+  schedules<T>(method: "GET" | "POST" | "DELETE", id = "", action = "", body?: unknown): Promise<T> {
+    return this.#call(method, `/v1/schedules${id ? `/${encodeURIComponent(id)}` : ""}${action ? `/${action}` : ""}`, body);
   }
 
   createRun(spec: unknown): Promise<CreatedRun> {

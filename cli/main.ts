@@ -38,6 +38,7 @@ const HANDLERS: Readonly<Record<string, Handler>> = {
   compare: async (a) => (await import("./compare-command.ts")).compareCommand([...a]),
   crosscheck: async (a) => (await import("./crosscheck-command.ts")).crosscheckCommand([...a]),
   "cf-analytics": async (a) => (await import("./cf-analytics-command.ts")).cfAnalyticsCommand([...a]),
+  schedule: async (a) => (await import("./schedule-command.ts")).scheduleCommand(a),
   plan: async (a) => (await import("./plan-command.ts")).planCommand([...a]),
   deploy: async (a) => (await import("./deploy-command.ts")).deployCommand([...a]),
   help: async (a) => helpCommand(a),

@@ -5,6 +5,7 @@ import type { CommandSpec } from "../option-table.ts";
 import { CF_ANALYTICS_COMMAND, COMPARE_COMMAND, CROSSCHECK_COMMAND, LADDER_COMMAND, QUERY_COMMAND } from "./analysis-tables.ts";
 import { ABORT_COMMAND, DASHBOARD_COMMAND, REPORT_COMMAND, RUNS_COMMAND, SEEDS_COMMAND, STATUS_COMMAND, SUMMARY_COMMAND } from "./results-tables.ts";
 import { RUN_COMMAND } from "./run-table.ts";
+import { SCHEDULE_COMMAND } from "./schedule-table.ts";
 import { DEMO_COMMAND, DEPLOY_COMMAND, DEV_COMMAND, PLAN_COMMAND, SEED_COMMAND } from "./stack-tables.ts";
 
 export const HELP_COMMAND = {
@@ -27,7 +28,7 @@ export const VERSION_COMMAND = {
 export const COMMAND_GROUPS: ReadonlyArray<{ readonly title: string; readonly commands: readonly CommandSpec[] }> = [
   { title: "Run load", commands: [RUN_COMMAND, DEV_COMMAND, DEMO_COMMAND, SEED_COMMAND, LADDER_COMMAND] },
   { title: "Follow and inspect runs", commands: [RUNS_COMMAND, STATUS_COMMAND, SUMMARY_COMMAND, ABORT_COMMAND, DASHBOARD_COMMAND, SEEDS_COMMAND] },
-  { title: "Analyse", commands: [REPORT_COMMAND, QUERY_COMMAND, COMPARE_COMMAND, CROSSCHECK_COMMAND, CF_ANALYTICS_COMMAND] },
+  { title: "Analyse", commands: [REPORT_COMMAND, QUERY_COMMAND, COMPARE_COMMAND, CROSSCHECK_COMMAND, CF_ANALYTICS_COMMAND, SCHEDULE_COMMAND] },
   { title: "Deploy", commands: [PLAN_COMMAND, DEPLOY_COMMAND] },
   { title: "This tool", commands: [HELP_COMMAND, VERSION_COMMAND] },
 ];

@@ -1,0 +1,37 @@
+/** The flags of `edgeload schedule`: scheduled runs with verdicts and alerts (docs/schedules.md). */
+import type { CommandSpec } from "../option-table.ts";
+import { CONNECTION, LIST_FORMAT } from "./shared-options.ts";
+
+export const SCHEDULE_COMMAND = {
+  name: "schedule",
+  summary: "scheduled runs: a cron, a spec, a baseline and webhooks that hear of regressions",
+  usage: [
+    "schedule add <name> --cron '0 3 * * *' --spec spec.json [--webhook URL]... [--slack URL]... [--secret S] [--baseline RUN] [--on regressed,failed,inconclusive]",
+    "schedule list [--format table|json]",
+    "schedule show <schedule> [--format table|json]",
+    "schedule pause <schedule>      (and `schedule resume <schedule>`)",
+    "schedule rm <schedule>",
+  ],
+  details: [
+    "The deployment's cron trigger looks at the schedules every minute (UTC). Each turn starts one run through the same limits, allow-list and cost cap as `edgeload run`; a turn whose previous run is still going is skipped and says so; turns missed during an outage are reported, not piled up.",
+    "Each run's verdict is its thresholds, then `compare` against the baseline (a pinned run, or the schedule's last passed run): passed, regressed, failed or inconclusive. Webhooks get it signed (x-edgeload-signature: v1=HMAC-SHA256 of `<x-edgeload-timestamp>.<body>`); their hosts must be in the deployment's ALLOWED_WEBHOOKS. A secret left out is generated and printed once.",
+  ],
+  positionals: true,
+  options: [
+    { name: "cron", type: "string", value: "EXPR", description: "add: five cron fields, UTC (minute hour day-of-month month day-of-week)" },
+    { name: "spec", type: "string", value: "FILE", description: "add: the run spec (JSON), as `edgeload run` takes it" },
+    { name: "webhook", type: "string", value: "URL", multiple: true, description: "add: a webhook that receives the verdict as JSON" },
+    { name: "slack", type: "string", value: "URL", multiple: true, description: "add: a Slack incoming webhook (a text message)" },
+    { name: "secret", type: "string", value: "S", description: "add: the webhooks' HMAC key, 16 characters or more (default: one generated per webhook)" },
+    { name: "baseline", type: "string", value: "RUN", description: "add: compare with this run always (default: the schedule's last passed run)" },
+    {
+      name: "on",
+      type: "string",
+      value: "LIST",
+      default: "regressed,failed,inconclusive",
+      description: "add: the verdicts the webhooks hear of (passed, regressed, failed, inconclusive)",
+    },
+    LIST_FORMAT,
+    ...CONNECTION,
+  ],
+} as const satisfies CommandSpec;
