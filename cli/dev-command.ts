@@ -30,12 +30,31 @@ export async function devCommand(args: readonly string[]): Promise<number> {
   edgeload run --target '${stack.targetProxyUrl}/delay?ms=20' --rate 200 --duration 15s
 
 Ctrl-C stops it.`);
+  // Deployed, the cron trigger wakes the coordinator every minute; locally this loop does.
+  const ticks = everyMinute(() => stack.tick().catch((error: unknown) => console.error(`edgeload dev: ${(error as Error).message}`)));
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+  ticks.stop();
   console.log("\nstopping…");
   await stack.stop();
   return EXIT.ok;
+}
+
+/** Calls `tick` at the start of every minute (the schedules' cron is `* * * * *`, UTC). */
+function everyMinute(tick: () => unknown): { stop(): void } {
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    timer = setTimeout(
+      () => {
+        tick();
+        arm();
+      },
+      60_000 - (Date.now() % 60_000),
+    );
+  };
+  arm();
+  return { stop: () => clearTimeout(timer) };
 }

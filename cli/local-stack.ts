@@ -76,6 +76,11 @@ export interface LocalStack {
    * fill it with synthetic runs (see scripts/bench/query-timing.ts).
    */
   readonly resultsDatabase: () => Promise<D1Like>;
+  /**
+   * Fires the coordinator's cron trigger once, as Cloudflare does every minute deployed
+   * (Miniflare does not fire crons by itself): the schedules' tick, at `scheduledTimeMs`.
+   */
+  readonly tick: (scheduledTimeMs?: number) => Promise<void>;
   readonly stop: () => Promise<void>;
 }
 
@@ -167,6 +172,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     token,
     processes: { target: targetPids, coordinator: coordinatorPids },
     resultsDatabase: () => runtimeOf(worker).getD1Database("DB"),
+    tick: async (scheduledTimeMs = Date.now()) => {
+      const result = await (await runtimeOf(worker).getWorker()).scheduled({ cron: "* * * * *", scheduledTime: new Date(scheduledTimeMs) });
+      if (result.outcome !== "ok") throw new Error(`the coordinator's cron tick ended ${result.outcome} (see its log)`);
+    },
     stop: async () => {
       if (stopped) return;
       stopped = true;
@@ -262,6 +271,7 @@ interface LocalRuntime {
   /** Resolves to the URL of the worker's own socket (no dev proxy in between). */
   readonly ready: Promise<URL>;
   getD1Database(binding: string): Promise<D1Like>;
+  getWorker(): Promise<{ scheduled(options: { cron: string; scheduledTime: Date }): Promise<{ outcome: string }> }>;
 }
 
 /**
