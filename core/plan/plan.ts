@@ -19,6 +19,7 @@
  * that each holds at most STREAMS_PER_SHARD of them, and the plan's notes say so.
  */
 import type { LocationHint, Problem, RunSpec } from "../spec/types.ts";
+import { withinWallTime } from "./wall-time.ts";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { VuSchedule } from "../schedule/vu-schedule.ts";
 import { MAX_FAN_IN, planTree, type AggregationTree } from "./aggregation-tree.ts";
@@ -216,10 +217,16 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
       ...(tree ? { tree } : {}),
       capacityPerShardPerS: round(capacityPerShardPerS),
       peakPerShardPerS: round(peakRatePerS / count),
-      iterationsPerInvocation: closed
-        ? Math.max(1, limits.subrequestsPerInvocation - SUBREQUEST_RESERVE - inFlightReserve)
-        : // An open-model budget counts iterations, and each one sends its whole flow.
-          Math.max(1, Math.floor((limits.subrequestsPerInvocation - SUBREQUEST_RESERVE) / requestsPerIteration(spec))),
+      // A closed model's budget counts requests, keeping back what VUs still running may
+      // send; an open model's counts iterations, each sending its whole flow. Either hands
+      // over in time for the alarm's wall time (wall-time.ts).
+      iterationsPerInvocation: withinWallTime(
+        closed
+          ? Math.max(1, limits.subrequestsPerInvocation - SUBREQUEST_RESERVE - inFlightReserve)
+          : Math.max(1, Math.floor((limits.subrequestsPerInvocation - SUBREQUEST_RESERVE) / requestsPerIteration(spec))),
+        { spec, shards: count, requestsPerS: closed ? closed.estimatedRequests / (spec.durationMs / 1000) : null },
+        notes,
+      ),
       totalIterations: closed ? closed.estimatedIterations : totalIterations,
       ...(closed
         ? {

@@ -31,6 +31,8 @@ export const PLATFORM_LIMITS = {
   workerSizeBytesFree: 3 * 1024 * 1024,
   /** Uncompressed bundle size any plan allows. */
   workerSizeBytesUncompressed: 64 * 1024 * 1024,
+  /** Wall time one Durable Object alarm handler may run (Durable Objects limits). */
+  alarmWallTimeMs: 15 * 60_000,
 } as const;
 
 /**

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
+import { parseRunSpec } from "../spec/run-spec.ts";
+import { DEFAULT_LIMITS, planRun } from "./plan.ts";
+import { PLATFORM_LIMITS } from "./platform-limits.ts";
+import { INVOCATION_WALL_TIME_MS, iterationsWithinWallTime } from "./wall-time.ts";
+
+const steady = (perS: number, minutes: number) => new ArrivalSchedule([{ durationMs: minutes * 60_000, fromPerS: perS, toPerS: perS }]);
+
+describe("iterationsWithinWallTime", () => {
+  it.each([
+    // [schedule, shards, budget cap, why]
+    [steady(5, 120), 1, 5 * 720 - 1, "5/s on one shard: 12 minutes' worth, less one for the shares' rounding"],
+    [steady(20, 60), 4, (20 * 720) / 4 - 1, "20/s over 4 shards: each shard's share of 12 minutes"],
+    [steady(5, 10), 1, Infinity, "a run shorter than 12 minutes cannot outlive an alarm"],
+    [
+      new ArrivalSchedule([
+        { durationMs: 20 * 60_000, fromPerS: 0, toPerS: 10 },
+        { durationMs: 60 * 60_000, fromPerS: 10, toPerS: 10 },
+      ]),
+      1,
+      2_160 - 1, // the first 12 minutes of the ramp, 0 → 6/s: 2,160 arrivals
+      "a slow ramp's quietest stretch decides",
+    ],
+  ])("%#: %i shards → %s (%s)", (schedule, shards, cap, _why) => {
+    expect(iterationsWithinWallTime(schedule as ArrivalSchedule, shards)).toBe(cap);
+  });
+});
+
+describe("a slow soak", () => {
+  it("is planned with hand-overs in time: no shard invocation is due to send for longer than an alarm may run", () => {
+    // 8/s over 4 regions for 2 h: 2/s a shard, so the ~9,500-iteration subrequest budget
+    // would keep one alarm sending for 79 minutes.
+    const parsed = parseRunSpec({
+      target: "http://127.0.0.1:9090",
+      steps: [{ path: "/" }],
+      executor: "constant-arrival-rate",
+      rate: 8,
+      duration: "2h",
+      regions: ["wnam", "enam", "weur", "apac"],
+    });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const planned = planRun(parsed.spec, new ArrivalSchedule(parsed.spec.stages).total, { ...DEFAULT_LIMITS, maxDurationMs: 3 * 3_600_000 });
+    if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
+    const { plan } = planned;
+    const perShardPerS = plan.peakPerShardPerS;
+    expect((plan.iterationsPerInvocation / perShardPerS) * 1000).toBeLessThanOrEqual(INVOCATION_WALL_TIME_MS);
+    expect((plan.iterationsPerInvocation / perShardPerS) * 1000).toBeLessThan(PLATFORM_LIMITS.alarmWallTimeMs);
+    expect(plan.notes.join("\n")).toMatch(/a shard hands over every \d+ iterations \(within 12 minutes at this rate\)/);
+  });
+
+  it("leaves a fast run's budget to its subrequests", () => {
+    const parsed = parseRunSpec({
+      target: "http://127.0.0.1:9090",
+      steps: [{ path: "/" }],
+      executor: "constant-arrival-rate",
+      rate: 400,
+      duration: "1h",
+      regions: ["wnam"],
+    });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const planned = planRun(parsed.spec, new ArrivalSchedule(parsed.spec.stages).total);
+    if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
+    expect(planned.plan.iterationsPerInvocation).toBe(PLATFORM_LIMITS.subrequestsPerInvocation - 500);
+    expect(planned.plan.notes.join("\n")).not.toContain("hands over every");
+  });
+});
