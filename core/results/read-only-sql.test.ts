@@ -24,6 +24,20 @@ describe("readOnlySqlProblem", () => {
     expect(readOnlySqlProblem("SELECT 'with recursive' AS text")).toBeNull(); // inside a string: not a keyword
   });
 
+  it.each([
+    // [query, why it is refused]
+    ["SELECT webhooks_json FROM schedules", "webhook keys and URLs"],
+    ["SELECT * FROM 'Schedules'", "a string stands for a table name in SQLite"],
+    ['SELECT value FROM "settings"', "the seed-URL key, quoted"],
+    ["SELECT * FROM runs r JOIN settings s", "joined in"],
+  ])("refuses %j (%s): those tables hold secrets", (sql) => {
+    expect(readOnlySqlProblem(sql)).toMatch(/holds secrets/);
+  });
+
+  it("reads a schedule's turns (no secrets in them)", () => {
+    expect(readOnlySqlProblem("SELECT * FROM schedule_turns WHERE schedule_id = ?1")).toBeNull();
+  });
+
   it("bounds a query's rows without changing what it means", () => {
     expect(boundedSql("SELECT * FROM runs -- newest first", 10)).toBe("SELECT * FROM (\nSELECT * FROM runs -- newest first\n) LIMIT 10");
     expect(boundedSql("SELECT 1;", 5)).toBe("SELECT * FROM (\nSELECT 1\n) LIMIT 5");

@@ -10,6 +10,14 @@
  * run. The route caps what a query may return with `boundedSql` (a LIMIT around it), so a
  * huge result stops at the cap instead of filling the Worker's memory.
  */
+/**
+ * Tables that hold secrets: `schedules` (webhook keys and URLs, the run spec as given) and
+ * `settings` (the generated seed-URL key). A read-only token must not read them. Matched on
+ * the raw text, strings and quoted names included: SQLite takes `FROM 'schedules'` and
+ * `FROM "schedules"` as the table too.
+ */
+const SECRET_TABLES = /\b(schedules|settings)\b/i;
+
 const WRITING =
   /\b(insert|update|delete|replace|upsert|drop|alter|create|attach|detach|pragma|vacuum|reindex|analyze|begin|commit|rollback|savepoint|release)\b/i;
 
@@ -23,6 +31,8 @@ export function readOnlySqlProblem(sql: string): string | null {
     .trim()
     .replace(/;\s*$/, "");
   if (!text) return "the query is empty";
+  const secret = SECRET_TABLES.exec(sql);
+  if (secret) return `the ${secret[1]!.toLowerCase()} table holds secrets and is not readable through SQL (GET /v1/schedules shows schedules redacted)`;
   if (text.includes(";")) return "one statement at a time";
   if (!/^(select|with|values)\b/i.test(text)) return "only SELECT (or WITH … SELECT) queries are allowed";
   const writing = WRITING.exec(text);

@@ -148,6 +148,10 @@ describe("scheduled runs", () => {
 
     const names = ((await (await api("/v1/schedules")).json()) as { schedules: { name: string }[] }).schedules.map((x) => x.name);
     expect(names).not.toContain("refused");
+    // Nor can SQL read the webhook secrets a schedule keeps.
+    const sql = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: "SELECT webhooks_json FROM schedules" }), token: "read-token" });
+    expect(sql.status).toBe(400);
+    expect(await sql.text()).toContain("holds secrets");
     // A read-only token reads schedules but cannot make one.
     expect((await api("/v1/schedules", { method: "POST", body: body({ webhooks: [] }), token: "read-token" })).status).toBe(403);
   });
