@@ -16,6 +16,8 @@
  *   wall-clock time while the object is active, at 128 MB)
  * - D1: https://developers.cloudflare.com/d1/platform/pricing/
  * - R2: https://developers.cloudflare.com/r2/pricing/
+ * - Dynamic Workers (the Worker Loader a k6 script runs in): each call into one is a
+ *   Workers request with its CPU, plus a daily fee per Dynamic Worker past 1,000 a month
  * - Grafana Cloud k6 (for comparison only): https://grafana.com/pricing/ and
  *   https://grafana.com/docs/grafana-cloud/testing/k6/author-run/vu-hours/ — VUh =
  *   max VUs × minutes / 60 (arrival-rate tests: maxVUs), minimum 1 VUh per test.
@@ -42,6 +44,11 @@ export const PRICES = {
   /** R2 operations: class B (reads) and class A (writes, lists). */
   r2ClassBPerMillion: 0.36,
   r2ClassAPerMillion: 4.5,
+  /**
+   * A Dynamic Worker (Worker Loader, open beta on Workers Paid since 2026-03-24) a day,
+   * past the 1,000 a month included; its calls are Workers requests and CPU, priced above.
+   */
+  dynamicWorkerPerDay: 0.002,
 } as const;
 
 /** Memory a Durable Object is billed at while active. */

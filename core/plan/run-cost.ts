@@ -131,6 +131,28 @@ export function estimateCost(usage: RunUsage, spec: VuSpec & Pick<RunSpec, "dura
     { item: "R2 reads (class B)", quantity: usage.r2Reads, unit: "operations", usd: perMillion(usage.r2Reads, PRICES.r2ClassBPerMillion) },
     { item: "Workers requests", quantity: usage.workersRequests, unit: "requests", usd: perMillion(usage.workersRequests, PRICES.workersRequestPerMillion) },
     { item: "Workers CPU", quantity: usage.workersCpuMs, unit: "ms", usd: perMillion(usage.workersCpuMs, PRICES.workersCpuMsPerMillion) },
+    ...(usage.dynamicWorker.calls > 0
+      ? [
+          {
+            item: "Dynamic Worker calls (k6 script)",
+            quantity: usage.dynamicWorker.calls,
+            unit: "requests",
+            usd: perMillion(usage.dynamicWorker.calls, PRICES.workersRequestPerMillion),
+          },
+          {
+            item: "Dynamic Worker CPU",
+            quantity: usage.dynamicWorker.cpuMs,
+            unit: "ms",
+            usd: perMillion(usage.dynamicWorker.cpuMs, PRICES.workersCpuMsPerMillion),
+          },
+          {
+            item: "Dynamic Workers (a day each)",
+            quantity: usage.dynamicWorker.workers * Math.ceil(spec.durationMs / 86_400_000),
+            unit: "worker-days",
+            usd: usage.dynamicWorker.workers * Math.ceil(spec.durationMs / 86_400_000) * PRICES.dynamicWorkerPerDay,
+          },
+        ]
+      : []),
   ];
   const totalUsd = lines.reduce((a, l) => a + l.usd, 0);
   // k6 Cloud bills the VUs a test may use, per started minute.

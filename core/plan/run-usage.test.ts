@@ -114,3 +114,21 @@ describe("reportingLine", () => {
     expect(reportingLine(plan, spec.steps.length)).toBe(line);
   });
 });
+
+describe("a k6 script the size of examples/edge-1m.json", () => {
+  // The same load as a script: each iteration is one call into the script's Dynamic Worker.
+  const asScript = { ...example("edge-1m.json"), script: { bundle: "a".repeat(64) }, maxCost: 200 };
+  const spec = planned(example("edge-1m.json")).p.cost;
+  const script = planned(asScript).p.cost;
+  const line = (item: string) => script.lines.find((l) => l.item === item);
+
+  it("prices its Dynamic Worker calls (a Workers request each), their CPU and the Dynamic Worker", () => {
+    expect(line("Dynamic Worker calls (k6 script)")?.quantity).toBe(240_000_000);
+    expect(line("Dynamic Worker calls (k6 script)")?.usd).toBeCloseTo(72, 6); // $0.30 a million
+    expect(line("Dynamic Worker CPU")?.usd).toBeCloseTo((240_000_000 * 0.6 * 0.02) / 1e6, 6);
+    expect(line("Dynamic Workers (a day each)")?.usd).toBeCloseTo(0.002, 9);
+    expect(spec.lines.some((l) => l.item.startsWith("Dynamic Worker"))).toBe(false);
+    // About $0.35 a million more than the spec's: what the reading of the pricing gave.
+    expect(script.usdPerMillionRequests - spec.usdPerMillionRequests).toBeCloseTo(0.312, 2);
+  });
+});

@@ -82,6 +82,13 @@ export const SHARD_ROWS_PER_STATEMENT = 25;
 const RUN_ROW_STATEMENTS = 1;
 /** A Worker request of the API (auth, forward to the coordinator): about a millisecond of CPU. */
 const API_CPU_MS_PER_REQUEST = 1;
+/**
+ * CPU of one iteration's call into a k6 script's Dynamic Worker (the Worker Loader's
+ * isolate), its startup spread over the run: the k6 script bench (docs/benchmarks.md, "k6
+ * script vs spec") measured 0.54–0.86 ms more generator CPU per request than the same load
+ * as a spec, both RPC crossings and the script's own JavaScript; the middle row's 0.6 ms.
+ */
+const DYNAMIC_WORKER_CPU_MS_PER_CALL = 0.6;
 
 export interface UsageOptions {
   /**
@@ -123,6 +130,8 @@ export interface RunUsage {
   readonly r2Reads: number;
   readonly workersRequests: number;
   readonly workersCpuMs: number;
+  /** A k6 script run's calls into its Dynamic Worker (one per iteration), their CPU and the Dynamic Workers it loads (0 for a spec). */
+  readonly dynamicWorker: { readonly calls: number; readonly cpuMs: number; readonly workers: number };
   /** The busiest second's figures, for the limits. */
   readonly peak: {
     readonly subrequestsPerInvocation: number;
@@ -221,6 +230,15 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     r2Reads: shards * r2ReadsPerShard,
     workersRequests: apiRequests,
     workersCpuMs: apiRequests * API_CPU_MS_PER_REQUEST,
+    // Each iteration of a script is one RPC call into its Dynamic Worker, billed as a Workers
+    // request with its CPU (Dynamic Workers pricing); the shards share one, its bundle.
+    dynamicWorker: spec.script
+      ? {
+          calls: plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations,
+          cpuMs: (plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations) * DYNAMIC_WORKER_CPU_MS_PER_CALL,
+          workers: 1,
+        }
+      : { calls: 0, cpuMs: 0, workers: 0 },
     peak: {
       subrequestsPerInvocation: budgetRequests + SUBREQUEST_RESERVE,
       cpuMsPerInvocation: Math.min(budgetRequests, requestsPerShard) * cpuMsPerRequest,
