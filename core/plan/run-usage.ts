@@ -60,8 +60,12 @@ const SHARD_ROWS_READ_PER_S = 0;
  * and the sender's progress row, written every fifth second (coordinator/merge/child-progress.ts).
  */
 const ROWS_WRITTEN_PER_WINDOW_TAKEN_IN = 2 + 1 / 5;
-/** Rows written per tick of an aggregator or the coordinator: the flush log's mark, and (aggregator) its part counter. */
-const ROWS_WRITTEN_PER_TICK = 2;
+/**
+ * Rows written per tick: the flush log's mark and the next tick's alarm (each setAlarm()
+ * is a row written), and at an aggregator its part counter too.
+ */
+const COORDINATOR_ROWS_WRITTEN_PER_TICK = 2;
+const AGGREGATOR_ROWS_WRITTEN_PER_TICK = 3;
 const AGGREGATOR_ROWS_WRITTEN_PER_CHILD_WINDOW = ROWS_WRITTEN_PER_WINDOW_TAKEN_IN;
 const AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW = 1;
 /** Aggregator outbox rows per forwarded window: written, deleted once acknowledged; read once to send. */
@@ -196,7 +200,7 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     rowsWritten:
       childWindowsIntoAggregators * AGGREGATOR_ROWS_WRITTEN_PER_CHILD_WINDOW +
       forwards * AGGREGATOR_ROWS_WRITTEN_PER_FORWARD +
-      aggregatorCount * activeS * ROWS_WRITTEN_PER_TICK,
+      aggregatorCount * activeS * AGGREGATOR_ROWS_WRITTEN_PER_TICK,
     rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
   };
 
@@ -221,7 +225,10 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     durableObjectRowsWritten:
       shards * durationS * (SHARD_ROWS_WRITTEN_PER_S + (flowKeepsState(spec) ? 1 : 0)) +
       coordinatorFlushes * ROWS_WRITTEN_PER_WINDOW_TAKEN_IN +
-      coordinatorTicks * ROWS_WRITTEN_PER_TICK,
+      coordinatorTicks * COORDINATOR_ROWS_WRITTEN_PER_TICK +
+      // Each shard sets an alarm to start and one at every hand-over.
+      shards +
+      shardInvocations,
     durableObjectRowsRead: shards * durationS * SHARD_ROWS_READ_PER_S + coordinatorFlushes,
     aggregators,
     d1RowsWritten,
