@@ -29,9 +29,24 @@ export function onlyReads(method: string, path: string): boolean {
   return method === "GET" || method === "HEAD" || (method === "POST" && READ_ONLY_POSTS.has(path));
 }
 
+/**
+ * Values .dev.vars.example once carried, which the Deploy to Cloudflare button pre-fills:
+ * a deployment that kept one would answer to a token anyone can read in this repository.
+ */
+const PLACEHOLDER_TOKENS: ReadonlySet<string> = new Set(["generate-one-with-openssl-rand-base64-32"]);
+
+/** Why the deployment's API token cannot be used, or null when it can. */
+export function apiTokenProblem(token: string | undefined): string | null {
+  if (!token) return "EDGELOAD_API_TOKEN is not set; run `wrangler secret put EDGELOAD_API_TOKEN`";
+  if (PLACEHOLDER_TOKENS.has(token.trim()))
+    return "EDGELOAD_API_TOKEN is the example's placeholder, which anyone can read; set a real one: `openssl rand -base64 32 | npx wrangler secret put EDGELOAD_API_TOKEN`";
+  return null;
+}
+
 export const requireToken: MiddlewareHandler<{ Bindings: Env; Variables: { scope: Scope } }> = async (c, next) => {
   const full = c.env.EDGELOAD_API_TOKEN;
-  if (!full) throw notConfigured("EDGELOAD_API_TOKEN is not set; run `wrangler secret put EDGELOAD_API_TOKEN`");
+  const problem = apiTokenProblem(full);
+  if (problem) throw notConfigured(problem);
   const header = c.req.header("authorization") ?? "";
   // A dashboard in a browser: its session cookie stands for the token that opened it.
   if (!header) {
@@ -46,7 +61,7 @@ export const requireToken: MiddlewareHandler<{ Bindings: Env; Variables: { scope
 /** The scope of an `Authorization: Bearer …` header's token, or null when it is neither token. */
 export async function tokenScope(env: Env, authorization: string): Promise<Scope | null> {
   const full = env.EDGELOAD_API_TOKEN;
-  if (!full) return null;
+  if (!full || apiTokenProblem(full)) return null;
   const presented = authorization.startsWith("Bearer ") ? authorization.slice(7) : "";
   const read = env.EDGELOAD_READ_TOKEN;
   // Both comparisons always run, so timing does not tell which token was close.
