@@ -7,7 +7,7 @@
  *   edgeload compare <run> --save-baseline NAME        (name a run, e.g. the first baseline)
  *
  * The API does the statistics (core/results/compare.ts); this prints one row per region × metric.
- * With --save-baseline the run becomes the named baseline only when nothing regressed, so
+ * With --save-baseline the run becomes the named baseline only when the comparison passed, so
  * a pipeline can run `edgeload compare main <new run> --save-baseline main` after every
  * build and never ratchet a regression in (nor a comparison that could not be made). Exit
  * codes: 0 nothing regressed, 99 something did, 75 inconclusive (a region or metric one run
