@@ -68,6 +68,30 @@ export function runPage(runId: string, scope: "all" | "read"): string {
   );
 }
 
+/** One schedule's runs over time: `schedule.js` draws them from GET /v1/schedules/:id/trend. */
+export function schedulePage(scheduleId: string, scope: "all" | "read"): string {
+  return shell(
+    `edgeload · ${scheduleId}`,
+    `<header>
+  <a class="home" href="/">edgeload</a>
+  <h1 id="schedule-name">${escapeHtml(scheduleId)}</h1>
+  <span id="schedule-state" class="status" data-testid="state">loading…</span>
+</header>
+<p id="schedule-meta" class="meta"></p>
+<p class="meta">Each point is one scheduled run; click a point or a row to open its dashboard.</p>
+<section class="charts">
+  <figure><figcaption>Latency (http_req_duration) p50, p95, p99, ms</figcaption><div id="chart-latency" data-testid="chart-latency"></div></figure>
+  <figure><figcaption>Error rate, %</figcaption><div id="chart-errors" data-testid="chart-errors"></div></figure>
+  <figure><figcaption>Achieved rate, requests per second</figcaption><div id="chart-rate" data-testid="chart-rate"></div></figure>
+</section>
+<section class="tables">
+  <div class="wide"><h2>Runs</h2><table id="turns" data-testid="turns"><thead><tr><th>turn</th><th>run</th><th>verdict</th><th>p50</th><th>p95</th><th>p99</th><th>errors</th><th>rate/s</th></tr></thead><tbody></tbody></table></div>
+</section>`,
+    "schedule.js",
+    { "schedule-id": scheduleId, scope },
+  );
+}
+
 /** Every run, newest first, each linking to its dashboard. */
 export function indexPage(scope: "all" | "read"): string {
   return shell(

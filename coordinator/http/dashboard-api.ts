@@ -5,6 +5,7 @@
  * that says how to get in, not with JSON):
  *   GET /                       every run, linking to their dashboards
  *   GET /v1/runs/:id/dashboard  one run, live
+ *   GET /v1/schedules/:id/dashboard  a schedule's runs over time (its trend)
  * Either takes `?view=<grant>` from a view link, trades it for a session cookie and
  * redirects to itself without it (dashboard-auth.ts).
  *
@@ -13,7 +14,7 @@
  *   GET  /v1/runs/:id/live      the run's Server-Sent Events, from its RunCoordinator
  */
 import { Hono, type Context } from "hono";
-import { deniedPage, indexPage, runPage } from "../../dashboard/pages.ts";
+import { deniedPage, indexPage, runPage, schedulePage } from "../../dashboard/pages.ts";
 import { tokenScope } from "./access.ts";
 import type { Scope } from "./scope.ts";
 import { sessionScope, startSession, verifyGrant, viewLink } from "./dashboard-auth.ts";
@@ -30,6 +31,9 @@ const nowS = () => Math.floor(Date.now() / 1000);
 export const dashboardPages = new Hono<App>();
 
 dashboardPages.get("/", (c) => page(c, indexPage));
+
+// The session is checked first; an unknown schedule is then the page's own "not found".
+dashboardPages.get("/v1/schedules/:id/dashboard", (c) => page(c, (scope) => schedulePage(c.req.param("id"), scope)));
 
 dashboardPages.get("/v1/runs/:id/dashboard", (c) => {
   const id = c.req.param("id");

@@ -8,6 +8,7 @@
  *   POST   /v1/schedules/:id/pause   stop taking turns (they are not counted as missed)
  *   POST   /v1/schedules/:id/resume  take turns again, from the next one
  *   DELETE /v1/schedules/:id         delete it (its runs stay)
+ *   GET    /v1/schedules/:id/trend   each run's headline figures and verdict, for the trend page
  *
  * Webhook secrets and paths are never shown after creation; a generated secret is shown
  * once, in the creation's answer. The spec is shown redacted, as a run's is.
@@ -27,6 +28,7 @@ import {
   getSchedule,
   insertSchedule,
   listSchedules,
+  scheduleTrend,
   scheduleTurns,
   setPaused,
   webhookAttempts,
@@ -109,6 +111,25 @@ schedulesApi.get("/:id", async (c) => {
   });
 });
 
+/** The trend page's data: each run's p50/p95/p99, error rate, achieved rate and verdict, oldest first. */
+schedulesApi.get("/:id/trend", async (c) => {
+  const row = await scheduleOf(c);
+  const origin = new URL(c.req.url).origin;
+  const runs = (await scheduleTrend(c.env.DB, row.id, 200)).map((r) => ({
+    dueAt: new Date(r.due_ms).toISOString(),
+    runId: r.run_id,
+    status: r.status,
+    verdict: r.verdict,
+    p50Ms: r.p50_ms,
+    p95Ms: r.p95_ms,
+    p99Ms: r.p99_ms,
+    errorRate: r.error_rate,
+    ratePerS: r.rate_per_s,
+    dashboard: `${origin}/v1/runs/${r.run_id}/dashboard`,
+  }));
+  return c.json({ id: row.id, name: row.name, cron: row.cron, runs });
+});
+
 for (const action of ["pause", "resume"] as const) {
   schedulesApi.post(`/:id/${action}`, async (c) => {
     const row = await scheduleOf(c);
@@ -153,7 +174,7 @@ function scheduleView(c: Context<App>, row: ScheduleRow) {
 
 function linksOf(c: Context<App>, id: string) {
   const self = `${new URL(c.req.url).origin}/v1/schedules/${id}`;
-  return { self, pause: `${self}/pause`, resume: `${self}/resume` };
+  return { self, pause: `${self}/pause`, resume: `${self}/resume`, trend: `${self}/trend`, dashboard: `${self}/dashboard` };
 }
 
 /** 32 random bytes as hex: a webhook's HMAC key when the caller gives none. */

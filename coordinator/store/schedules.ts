@@ -194,3 +194,36 @@ export async function runOutcome(db: D1Database, runId: string): Promise<{ statu
     .first<{ status: RunStatus; reasons: string | null }>();
   return row ? { status: row.status, reasons: row.reasons ? (JSON.parse(row.reasons) as string[]) : [] } : null;
 }
+
+/** One started turn's run as the trend page shows it (figures from the run's summary; null before it ends). */
+export interface TrendRow {
+  readonly due_ms: number;
+  readonly run_id: string;
+  readonly status: RunStatus | null;
+  readonly verdict: string | null;
+  readonly p50_ms: number | null;
+  readonly p95_ms: number | null;
+  readonly p99_ms: number | null;
+  readonly error_rate: number | null;
+  readonly rate_per_s: number | null;
+}
+
+/** A schedule's started runs, oldest first (the last `limit`), with their headline figures. */
+export async function scheduleTrend(db: D1Database, scheduleId: string, limit: number): Promise<TrendRow[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT * FROM (
+         SELECT t.due_ms, t.run_id, r.status, t.verdict,
+           json_extract(r.summary_json, '$.metrics.http_req_duration.med') AS p50_ms,
+           json_extract(r.summary_json, '$.metrics.http_req_duration."p(95)"') AS p95_ms,
+           json_extract(r.summary_json, '$.metrics.http_req_duration."p(99)"') AS p99_ms,
+           json_extract(r.summary_json, '$.metrics.http_req_failed.value') AS error_rate,
+           json_extract(r.summary_json, '$.metrics.http_reqs.rate') AS rate_per_s
+         FROM schedule_turns t LEFT JOIN runs r ON r.id = t.run_id
+         WHERE t.schedule_id = ? AND t.run_id IS NOT NULL ORDER BY t.due_ms DESC LIMIT ?
+       ) ORDER BY due_ms`,
+    )
+    .bind(scheduleId, limit)
+    .all<TrendRow>();
+  return results;
+}

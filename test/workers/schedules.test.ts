@@ -128,6 +128,17 @@ describe("scheduled runs", () => {
     expect(text).not.toContain(hook);
     expect(text).not.toContain(s.webhookSecrets[0].secret);
 
+    // The trend page's data: one point per run, oldest first, with its figures and verdict.
+    const trend = (await (await api(`/v1/schedules/${s.id}/trend`)).json()) as { runs: Record<string, any>[] };
+    expect(trend.runs.map((r) => [r.runId, r.verdict])).toEqual([
+      [run1.runId, "passed"],
+      [run2.runId, "regressed"],
+    ]);
+    expect(trend.runs[1]!.p95Ms).toBeGreaterThan(trend.runs[0]!.p95Ms + 40);
+    expect(trend.runs[0]).toMatchObject({ errorRate: 0, ratePerS: expect.any(Number) });
+    const pageHtml = await (await api(`/v1/schedules/${s.id}/dashboard`)).text();
+    expect(pageHtml).toContain('<script type="module" src="/dashboard/schedule.js');
+
     expect((await api(`/v1/schedules/${s.id}`, { method: "DELETE" })).status).toBe(204);
     expect((await api(`/v1/schedules/${s.id}`)).status).toBe(404);
   });
