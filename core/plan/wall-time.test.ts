@@ -27,41 +27,29 @@ describe("iterationsWithinWallTime", () => {
   });
 });
 
+/** The plan of a constant-rate run of `rate`/s for `duration` over `regions` (caps allowing 3 h). */
+function planOf(rate: number, duration: string, regions: readonly string[]) {
+  const parsed = parseRunSpec({ target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor: "constant-arrival-rate", rate, duration, regions });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  const planned = planRun(parsed.spec, new ArrivalSchedule(parsed.spec.stages).total, { ...DEFAULT_LIMITS, maxDurationMs: 3 * 3_600_000 });
+  if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
+  return planned.plan;
+}
+
 describe("a slow soak", () => {
   it("is planned with hand-overs in time: no shard invocation is due to send for longer than an alarm may run", () => {
     // 8/s over 4 regions for 2 h: 2/s a shard, so the ~9,500-iteration subrequest budget
     // would keep one alarm sending for 79 minutes.
-    const parsed = parseRunSpec({
-      target: "http://127.0.0.1:9090",
-      steps: [{ path: "/" }],
-      executor: "constant-arrival-rate",
-      rate: 8,
-      duration: "2h",
-      regions: ["wnam", "enam", "weur", "apac"],
-    });
-    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-    const planned = planRun(parsed.spec, new ArrivalSchedule(parsed.spec.stages).total, { ...DEFAULT_LIMITS, maxDurationMs: 3 * 3_600_000 });
-    if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
-    const { plan } = planned;
-    const perShardPerS = plan.peakPerShardPerS;
-    expect((plan.iterationsPerInvocation / perShardPerS) * 1000).toBeLessThanOrEqual(INVOCATION_WALL_TIME_MS);
-    expect((plan.iterationsPerInvocation / perShardPerS) * 1000).toBeLessThan(PLATFORM_LIMITS.alarmWallTimeMs);
+    const plan = planOf(8, "2h", ["wnam", "enam", "weur", "apac"]);
+    const sendingMs = (plan.iterationsPerInvocation / plan.peakPerShardPerS) * 1000;
+    expect(sendingMs).toBeLessThanOrEqual(INVOCATION_WALL_TIME_MS);
+    expect(sendingMs).toBeLessThan(PLATFORM_LIMITS.alarmWallTimeMs);
     expect(plan.notes.join("\n")).toMatch(/a shard hands over every \d+ iterations \(within 12 minutes at this rate\)/);
   });
 
   it("leaves a fast run's budget to its subrequests", () => {
-    const parsed = parseRunSpec({
-      target: "http://127.0.0.1:9090",
-      steps: [{ path: "/" }],
-      executor: "constant-arrival-rate",
-      rate: 400,
-      duration: "1h",
-      regions: ["wnam"],
-    });
-    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-    const planned = planRun(parsed.spec, new ArrivalSchedule(parsed.spec.stages).total);
-    if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
-    expect(planned.plan.iterationsPerInvocation).toBe(PLATFORM_LIMITS.subrequestsPerInvocation - 500);
-    expect(planned.plan.notes.join("\n")).not.toContain("hands over every");
+    const plan = planOf(400, "1h", ["wnam"]);
+    expect(plan.iterationsPerInvocation).toBe(PLATFORM_LIMITS.subrequestsPerInvocation - 500);
+    expect(plan.notes.join("\n")).not.toContain("hands over every");
   });
 });
