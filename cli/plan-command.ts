@@ -21,6 +21,7 @@ import { renderPreflight } from "../core/plan/preflight-text.ts";
 import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { redactSpec } from "../core/spec/redact.ts";
 import type { RunSpec } from "../core/spec/types.ts";
+import { parseCron, schedulePrice } from "../core/watch/cron.ts";
 import { ApiProblem } from "./client.ts";
 import { CliError, connect, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { exitCodeOfApiStatus } from "./exit-codes.ts";
@@ -29,7 +30,7 @@ import { namedValues, withOverrides } from "./spec-overrides.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
 
 const USAGE =
-  "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]";
+  "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--cron EXPR] [--url URL --token TOKEN]";
 
 export async function planCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs(
@@ -45,6 +46,7 @@ export async function planCommand(args: string[]): Promise<number> {
         env: { type: "string", multiple: true, short: "e" },
         "modules-dir": { type: "string" },
         target: { type: "string" },
+        cron: { type: "string" },
         url: { type: "string" },
         token: { type: "string" },
       },
@@ -79,12 +81,16 @@ export async function planCommand(args: string[]): Promise<number> {
   const capProblems = planned.ok ? [] : planned.problems;
   const result = preflight(spec.spec, plan);
   const target = await deploymentTargetCheck(values, raw);
+  const schedule = values.cron === undefined ? null : schedulePriceOf(values.cron, result.cost.totalUsd);
   if (values.format === "json") {
     const capsView = caps.length ? { caps: { problems: capProblems, raise: caps.map((c) => ({ ...c, command: raiseCommand(c, values.config) })) } } : {};
-    console.log(JSON.stringify({ spec: redactSpec(spec.spec), plan, ...result, target, ...capsView }, null, 2));
+    console.log(JSON.stringify({ spec: redactSpec(spec.spec), plan, ...result, target, ...capsView, ...(schedule ? { schedule } : {}) }, null, 2));
   } else {
     const capsText = caps.length ? `\n\n${renderCaps(caps, config.vars ?? {}, values.config)}` : "";
-    console.log(`${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${targetLine(spec.spec.target, target)}${capsText}`);
+    const scheduleText = schedule
+      ? `\n\nscheduled ${schedule.cron} (UTC): ${schedule.turnsPer30Days} runs in 30 days, about $${schedule.usdPer30Days.toFixed(2)} a month ($${schedule.usdPerRun.toFixed(4)} a run)`
+      : "";
+    console.log(`${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${targetLine(spec.spec.target, target)}${capsText}${scheduleText}`);
   }
   const failures: string[] = [];
   if (caps.length) failures.push(`the run needs ${caps.length} of the deployment's caps raised: ${caps.map((c) => c.setting).join(", ")} (see above)`);
@@ -205,4 +211,11 @@ export function maxCost(text: string): number {
   const n = Number(text.replace(/^\$/, ""));
   if (!(n > 0) || !Number.isFinite(n)) throw new CliError(`--max-cost: "${text}" is not a budget in US dollars above 0`, EXIT.invalidConfig);
   return n;
+}
+
+/** `--cron`: what the run costs a month as a schedule (core/watch/cron.ts, as POST /v1/schedules prices it). */
+function schedulePriceOf(expression: string, usdPerRun: number) {
+  const parsed = parseCron(expression, "--cron");
+  if (!parsed.ok) throw new CliError(`--cron: ${parsed.problems.map((p) => p.detail).join("; ")}`, EXIT.invalidConfig);
+  return { cron: parsed.cron.source, ...schedulePrice(parsed.cron, usdPerRun, Date.now()) };
 }

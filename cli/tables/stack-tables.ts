@@ -62,7 +62,7 @@ export const PLAN_COMMAND = {
   name: "plan",
   summary: "shards, platform limits and estimated cost of a spec or script, before any load",
   usage: [
-    "plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--url URL --token TOKEN]",
+    "plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--cron EXPR] [--url URL --token TOKEN]",
   ],
   details: [
     "The caps are the deployment's wrangler.toml [vars] (or --config), else the defaults; --var MAX_RATE_PER_S=… (and MAX_DURATION_S, MAX_SHARDS, MAX_TOTAL_REQUESTS, MAX_VUS, SUBREQUESTS_PER_INVOCATION, AGGREGATOR_FAN_IN) stands for the secret a deployment sets it with. A run over the caps is planned without them and printed all the same, followed by each cap it needs and the `npx wrangler secret put` command that raises it.",
@@ -79,6 +79,7 @@ export const PLAN_COMMAND = {
     { name: "env", short: "e", type: "string", value: "NAME=VALUE", multiple: true, description: "a script's __ENV" },
     { name: "modules-dir", type: "string", value: "DIR", description: "where a script's https:// imports are read first, laid out as host/path" },
     { name: "target", type: "string", value: "URL", description: "a script's target (else -e BASE_URL)" },
+    { name: "cron", type: "string", value: "EXPR", description: "also price it as a schedule on this cron (UTC): its runs in 30 days and cost a month" },
     ...CONNECTION,
   ],
 } as const satisfies CommandSpec;

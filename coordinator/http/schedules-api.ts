@@ -17,7 +17,7 @@ import { Hono, type Context } from "hono";
 import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
 import { modeOf } from "../../core/spec/target-policy.ts";
-import { nextAfter, parseCron, turnsIn } from "../../core/watch/cron.ts";
+import { nextAfter, parseCron, schedulePrice } from "../../core/watch/cron.ts";
 import { parseScheduleInput, redactWebhook } from "../../core/watch/schedule-input.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, notFound } from "./api-errors.ts";
@@ -67,13 +67,7 @@ schedulesApi.post("/", async (c) => {
     last_run_id: null,
   };
   await insertSchedule(c.env.DB, row);
-  const turns = turnsIn(input.cron, nowMs);
-  const price = {
-    usdPerRun: estimate.cost.totalUsd,
-    turnsPer30Days: turns,
-    usdPer30Days: Math.round(estimate.cost.totalUsd * turns * 100) / 100,
-    pricingDate: estimate.cost.pricingDate,
-  };
+  const price = { ...schedulePrice(input.cron, estimate.cost.totalUsd, nowMs), pricingDate: estimate.cost.pricingDate };
   // Generated secrets are shown here, once: the receiver needs them to check signatures.
   const webhookSecrets = input.generatedSecrets.map((i) => ({ webhook: i, secret: input.webhooks[i]!.secret }));
   c.header("location", linksOf(c, row.id).self);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextAfter, parseCron, turnsIn } from "./cron.ts";
+import { nextAfter, parseCron, schedulePrice, turnsIn } from "./cron.ts";
 import { decideTurn } from "./schedule-turn.ts";
 
 const at = (iso: string) => Date.parse(iso);
@@ -33,6 +33,10 @@ describe("nextAfter", () => {
   it("counts a schedule's turns in 30 days, to price it", () => {
     expect(turnsIn(cronOf("0 * * * *"), at("2026-11-01T00:00:00Z"))).toBe(720);
     expect(turnsIn(cronOf("0 3 * * 1-5"), at("2026-11-02T00:00:00Z"))).toBe(22);
+  });
+
+  it("prices a schedule per month: a run's estimate times its turns in 30 days", () => {
+    expect(schedulePrice(cronOf("0 */6 * * *"), 0.125, at("2026-11-01T00:00:00Z"))).toEqual({ usdPerRun: 0.125, turnsPer30Days: 120, usdPer30Days: 15 });
   });
 });
 

@@ -139,3 +139,13 @@ export function turnsIn(cron: Cron, fromMs: number, spanMs = 30 * 24 * 3600_000)
   for (let t = nextAfter(cron, fromMs - 1); t !== null && t < fromMs + spanMs; t = nextAfter(cron, t)) n++;
   return n;
 }
+
+/** What a schedule costs: one run's estimate times its turns in 30 days from `fromMs`. */
+export function schedulePrice(
+  cron: Cron,
+  usdPerRun: number,
+  fromMs: number,
+): { readonly usdPerRun: number; readonly turnsPer30Days: number; readonly usdPer30Days: number } {
+  const turns = turnsIn(cron, fromMs);
+  return { usdPerRun, turnsPer30Days: turns, usdPer30Days: Math.round(usdPerRun * turns * 100) / 100 };
+}
