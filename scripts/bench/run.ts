@@ -51,7 +51,7 @@
  *     faults at once, drawn from what the fault table injects, over a flat run and a small
  *     tree (fan-in 2), with the invariants checked after each and a failing schedule shrunk
  *     (scripts/bench/chaos/). `npm run bench -- chaos --seeds N [--seed S] [--shape flat|tree]`
- *     (defaults: 10 seeds from 1, both shapes).
+ *     (defaults: 10 seeds from 1, both shapes; --no-shrink lists failing seeds without shrinking them).
  *
  * `npm run bench -- faults` is `--only faults`.
  * `--only profile` (never part of the full run) writes a CPU profile of the generator's isolate
@@ -91,6 +91,7 @@ const { values, positionals } = parseArgs({
     seeds: { type: "string", default: "10" },
     seed: { type: "string", default: "1" },
     shape: { type: "string" },
+    "no-shrink": { type: "boolean", default: false },
   },
 });
 
@@ -157,7 +158,8 @@ if (values.only === "chaos") {
     console.error(`unknown shape "${values.shape}": flat or tree`);
     process.exit(2);
   }
-  if (!(await chaosBench({ seeds: Number(values.seeds), seed: Number(values.seed), shapes: shapes as Array<"flat" | "tree"> }))) process.exitCode = 1;
+  if (!(await chaosBench({ seeds: Number(values.seeds), seed: Number(values.seed), shapes: shapes as Array<"flat" | "tree">, shrink: !values["no-shrink"] })))
+    process.exitCode = 1;
 }
 // Only when asked for: a diagnosis, not a figure to hold.
 if (values.only === "fetch-options") {

@@ -38,18 +38,23 @@ interface VitestReport {
 
 /** Plays `schedules` in one workerd (in order, one run at a time: some faults touch what every run shares). */
 async function play(schedules: readonly ChaosSchedule[], log: (line: string) => void): Promise<Played[]> {
-  const report = join(PROJECT_ROOT, ".cache", "chaos-in-workerd.json");
+  const report = join(PROJECT_ROOT, ".cache", `chaos-in-workerd-${process.pid}.json`);
   await rm(report, { force: true });
   const vitest = join(PROJECT_ROOT, "node_modules", "vitest", "vitest.mjs");
   const child = spawn(process.execPath, [vitest, "run", "--config", "scripts/bench/chaos/vitest.config.ts", "--reporter=json", `--outputFile=${report}`], {
     cwd: PROJECT_ROOT,
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", CHAOS_SCHEDULES: JSON.stringify(schedules) },
   });
   let stderr = "";
+  // Each seed's line, as it ends (vitest passes the objects' console on, to either stream).
+  const progress = (d: Buffer) => {
+    for (const line of String(d).split("\n")) if (line.startsWith("chaos: ")) log(`  ${line.slice(7)}`);
+  };
+  child.stdout.on("data", progress);
   child.stderr.on("data", (d: Buffer) => {
     stderr = (stderr + d).slice(-4000);
-    for (const line of String(d).split("\n")) if (line.startsWith("chaos: ")) log(`  ${line.slice(7)}`);
+    progress(d);
   });
   await once(child, "exit");
   const parsed = JSON.parse(
@@ -57,6 +62,7 @@ async function play(schedules: readonly ChaosSchedule[], log: (line: string) => 
       throw new Error(`the chaos runs did not report:\n${stderr}`);
     }),
   ) as VitestReport;
+  await rm(report, { force: true });
   const results = parsed.testResults.flatMap((f) => f.assertionResults);
   return schedules.map((schedule, n) => {
     const result = results.find((r) => r.title.endsWith(`#${n}`));
@@ -71,15 +77,20 @@ async function play(schedules: readonly ChaosSchedule[], log: (line: string) => 
 
 const fails = (p: Played) => p.observation === null || INVARIANTS.some((i) => !judge(p.observation!).held[i]);
 
-/** Drops faults one at a time while the schedule still fails; the smallest failing schedule found. */
+/**
+ * Drops faults while the schedule still fails: each round plays every schedule one fault
+ * smaller in one workerd (the first round the whole schedule too, to see that it fails
+ * again), and goes on from the first that fails; the smallest failing schedule found.
+ */
 async function shrink(schedule: ChaosSchedule, log: (line: string) => void): Promise<{ schedule: ChaosSchedule; reproduced: boolean }> {
-  const [again] = await play([schedule], log);
-  if (!fails(again!)) return { schedule, reproduced: false };
   let smallest = schedule;
-  for (let i = smallest.faults.length - 1; i >= 0 && smallest.faults.length > 1; i--) {
-    const candidate = withoutFault(smallest, i);
-    const [played] = await play([candidate], log);
-    if (fails(played!)) smallest = candidate;
+  for (let round = 0; smallest.faults.length > 1; round++) {
+    const candidates = smallest.faults.map((_, i) => withoutFault(smallest, i));
+    const played = await play(round === 0 ? [smallest, ...candidates] : candidates, log);
+    if (round === 0 && !fails(played.shift()!)) return { schedule, reproduced: false };
+    const failing = played.find(fails);
+    if (!failing) break;
+    smallest = failing.schedule;
   }
   return { schedule: smallest, reproduced: true };
 }
@@ -104,7 +115,7 @@ function summaryTable(shape: Shape, played: readonly Played[]): string {
   return [markdownTable(header, [row], new Set([0])), "", `Faults drawn (${shape}): ${drawn.join(", ")}.`].join("\n");
 }
 
-export async function chaosBench(options: { seeds: number; seed: number; shapes: readonly Shape[] }): Promise<boolean> {
+export async function chaosBench(options: { seeds: number; seed: number; shapes: readonly Shape[]; shrink: boolean }): Promise<boolean> {
   const log = (line: string) => console.error(line);
   let ok = true;
   for (const shape of options.shapes) {
@@ -115,12 +126,17 @@ export async function chaosBench(options: { seeds: number; seed: number; shapes:
     const played = await play(schedules, log);
     console.log(summaryTable(shape, played));
     console.log(`\n${played.length} seeds in ${((Date.now() - startedAt) / 1000).toFixed(0)} s (with workerd's start).`);
-    for (const p of played.filter(fails)) {
+    const failed = played.filter(fails);
+    for (const p of failed) {
       ok = false;
       const why = p.observation ? judge(p.observation).why.join("; ") : `not observed: ${p.error}`;
       console.log(`\n- **seed ${p.schedule.seed} (${shape}) failed**: ${why}`);
       console.log(`  schedule: ${p.schedule.faults.map(describeFault).join("; ")}`);
+    }
+    if (!options.shrink) continue;
+    for (const p of failed) {
       const shrunk = await shrink(p.schedule, log);
+      console.log(`\n- seed ${p.schedule.seed} (${shape}), shrunk:`);
       console.log(
         shrunk.reproduced ? `  minimal: ${shrunk.schedule.faults.map(describeFault).join("; ")}` : "  did not fail again when replayed (timing): kept as found",
       );
