@@ -92,6 +92,29 @@ export function schedulePage(scheduleId: string, scope: "all" | "read"): string 
   );
 }
 
+/** Two runs' per-second charts laid over each other, with `compare`'s verdict per metric: `compare.js`. */
+export function comparePage(baselineId: string, candidateId: string, scope: "all" | "read"): string {
+  return shell(
+    `edgeload · ${baselineId} → ${candidateId}`,
+    `<header>
+  <a class="home" href="/">edgeload</a>
+  <h1>Compare <a id="baseline-link" href="#">${escapeHtml(baselineId)}</a> → <a id="candidate-link" href="#">${escapeHtml(candidateId)}</a></h1>
+  <span id="compare-verdict" class="status" data-testid="verdict">loading…</span>
+</header>
+<p class="meta">Seconds since each run's start; the baseline dashed. A change counts when its whole confidence interval is beyond the practical minimum (GET /v1/runs/:a/compare/:b).</p>
+<section class="charts">
+  <figure><figcaption>Requests per second</figcaption><div id="chart-rate" data-testid="chart-rate"></div></figure>
+  <figure><figcaption>Latency p95 (http_req_duration), ms</figcaption><div id="chart-latency" data-testid="chart-latency"></div></figure>
+  <figure><figcaption>Failed requests per second</figcaption><div id="chart-errors" data-testid="chart-errors"></div></figure>
+</section>
+<section class="tables">
+  <div class="wide"><h2>Metrics (all regions)</h2><table id="metrics" data-testid="metrics"><thead><tr><th>metric</th><th>baseline</th><th>candidate</th><th>change</th><th>interval</th><th>verdict</th></tr></thead><tbody></tbody></table></div>
+</section>`,
+    "compare.js",
+    { baseline: baselineId, candidate: candidateId, scope },
+  );
+}
+
 /** Every run, newest first, each linking to its dashboard. */
 export function indexPage(scope: "all" | "read"): string {
   return shell(

@@ -6,6 +6,7 @@
  *   GET /                       every run, linking to their dashboards
  *   GET /v1/runs/:id/dashboard  one run, live
  *   GET /v1/schedules/:id/dashboard  a schedule's runs over time (its trend)
+ *   GET /v1/runs/:a/compare/:b/dashboard  two runs' charts laid over each other, with compare's verdicts
  * Either takes `?view=<grant>` from a view link, trades it for a session cookie and
  * redirects to itself without it (dashboard-auth.ts).
  *
@@ -14,7 +15,7 @@
  *   GET  /v1/runs/:id/live      the run's Server-Sent Events, from its RunCoordinator
  */
 import { Hono, type Context } from "hono";
-import { deniedPage, indexPage, runPage, schedulePage } from "../../dashboard/pages.ts";
+import { comparePage, deniedPage, indexPage, runPage, schedulePage } from "../../dashboard/pages.ts";
 import { tokenScope } from "./access.ts";
 import type { Scope } from "./scope.ts";
 import { sessionScope, startSession, verifyGrant, viewLink } from "./dashboard-auth.ts";
@@ -31,6 +32,8 @@ const nowS = () => Math.floor(Date.now() / 1000);
 export const dashboardPages = new Hono<App>();
 
 dashboardPages.get("/", (c) => page(c, indexPage));
+
+dashboardPages.get("/v1/runs/:a/compare/:b/dashboard", (c) => page(c, (scope) => comparePage(c.req.param("a"), c.req.param("b"), scope)));
 
 // The session is checked first; an unknown schedule is then the page's own "not found".
 dashboardPages.get("/v1/schedules/:id/dashboard", (c) => page(c, (scope) => schedulePage(c.req.param("id"), scope)));

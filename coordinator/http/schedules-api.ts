@@ -120,6 +120,8 @@ schedulesApi.get("/:id/trend", async (c) => {
     errorRate: r.error_rate,
     ratePerS: r.rate_per_s,
     dashboard: `${origin}/v1/runs/${r.run_id}/dashboard`,
+    baselineRunId: r.baseline_run_id,
+    ...(r.baseline_run_id ? { compare: `${origin}/v1/runs/${r.baseline_run_id}/compare/${r.run_id}/dashboard` } : {}),
   }));
   return c.json({ id: row.id, name: row.name, cron: row.cron, runs });
 });

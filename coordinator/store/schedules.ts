@@ -201,6 +201,7 @@ export interface TrendRow {
   readonly run_id: string;
   readonly status: RunStatus | null;
   readonly verdict: string | null;
+  readonly baseline_run_id: string | null;
   readonly p50_ms: number | null;
   readonly p95_ms: number | null;
   readonly p99_ms: number | null;
@@ -213,7 +214,7 @@ export async function scheduleTrend(db: D1Database, scheduleId: string, limit: n
   const { results } = await db
     .prepare(
       `SELECT * FROM (
-         SELECT t.due_ms, t.run_id, r.status, t.verdict,
+         SELECT t.due_ms, t.run_id, r.status, t.verdict, t.baseline_run_id,
            json_extract(r.summary_json, '$.metrics.http_req_duration.med') AS p50_ms,
            json_extract(r.summary_json, '$.metrics.http_req_duration."p(95)"') AS p95_ms,
            json_extract(r.summary_json, '$.metrics.http_req_duration."p(99)"') AS p99_ms,

@@ -1,7 +1,8 @@
 /**
  * A schedule's trend page in real Chromium against the local stack: two scheduled runs
  * (the cron trigger fired through Miniflare), the second against a target made slower in
- * between, drawn as points with their verdicts, a row opening its run's dashboard.
+ * between, drawn as points with their verdicts, a row opening its run's dashboard, and the
+ * regressed run's charts laid over its baseline's (the compare page).
  *
  * The screenshot goes to .cache/e2e-artifacts/; EDGELOAD_UPDATE_SCREENSHOT=1 also refreshes
  * docs/schedules.md's (dashboard/schedule-trend.png).
@@ -93,6 +94,17 @@ describeWithChromium("a schedule's trend page in Chromium", (chromiumPath) => {
       expect(png.length).toBeGreaterThan(10_000);
       if (process.env.EDGELOAD_UPDATE_SCREENSHOT === "1") await writeFile(join(PROJECT_ROOT, "dashboard/schedule-trend.png"), png);
 
+      // The regressed run against its baseline: both runs' charts laid over each other.
+      await page.click('[data-testid="compare"]');
+      await page.waitForURL(`${stack.apiUrl}/v1/runs/${first}/compare/${second}/dashboard`);
+      await page.waitForSelector('#metrics tr[data-metric="p95"]', { timeout: 15_000 });
+      expect(await page.textContent('[data-testid="verdict"]')).toBe("regressed");
+      expect(await page.$eval('#metrics tr[data-metric="p50"]', (r) => (r as HTMLTableRowElement).cells[5]!.textContent)).toBe("regressed");
+      expect(await page.$$eval(".charts canvas", (els) => els.length)).toBe(3);
+      const overlayPng = await page.screenshot({ path: join(PROJECT_ROOT, ".cache/e2e-artifacts/compare-overlay.png"), fullPage: true });
+      expect(overlayPng.length).toBeGreaterThan(10_000);
+
+      await page.goto(`${stack.apiUrl}/v1/schedules/${created.id}/dashboard`);
       await page.click(`#turns a[href="/v1/runs/${second}/dashboard"]`);
       await page.waitForURL(`${stack.apiUrl}/v1/runs/${second}/dashboard`);
     } finally {

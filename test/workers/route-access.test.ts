@@ -20,7 +20,7 @@ const PUBLIC: Readonly<Record<string, number>> = {
  * The dashboard's pages: a browser without a session gets 401 as an HTML page saying how
  * to get a link, not JSON.
  */
-const PAGES: ReadonlySet<string> = new Set(["GET /", "GET /v1/runs/:id/dashboard", "GET /v1/schedules/:id/dashboard"]);
+const PAGES: ReadonlySet<string> = new Set(["GET /", "GET /v1/runs/:id/dashboard", "GET /v1/schedules/:id/dashboard", "GET /v1/runs/:a/compare/:b/dashboard"]);
 
 const ROUTES = [
   ...new Map(

@@ -136,6 +136,11 @@ describe("scheduled runs", () => {
     ]);
     expect(trend.runs[1]!.p95Ms).toBeGreaterThan(trend.runs[0]!.p95Ms + 40);
     expect(trend.runs[0]).toMatchObject({ errorRate: 0, ratePerS: expect.any(Number) });
+    expect(trend.runs[1]).toMatchObject({
+      baselineRunId: run1.runId,
+      compare: expect.stringContaining(`/v1/runs/${run1.runId}/compare/${run2.runId}/dashboard`),
+    });
+    expect(await (await api(`/v1/runs/${run1.runId}/compare/${run2.runId}/dashboard`)).text()).toContain('src="/dashboard/compare.js');
     const pageHtml = await (await api(`/v1/schedules/${s.id}/dashboard`)).text();
     expect(pageHtml).toContain('<script type="module" src="/dashboard/schedule.js');
 

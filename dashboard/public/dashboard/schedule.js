@@ -8,7 +8,7 @@ import { byId, ms, percent, rate, setRows } from "./common.js";
 
 const id = document.body.dataset.scheduleId ?? "";
 
-/** @typedef {{ dueAt: string, runId: string, status: string | null, verdict: string | null, p50Ms: number | null, p95Ms: number | null, p99Ms: number | null, errorRate: number | null, ratePerS: number | null }} TrendRun */
+/** @typedef {{ dueAt: string, runId: string, baselineRunId: string | null, status: string | null, verdict: string | null, p50Ms: number | null, p95Ms: number | null, p99Ms: number | null, errorRate: number | null, ratePerS: number | null }} TrendRun */
 
 /** @type {TrendRun[]} */
 let runs = [];
@@ -94,6 +94,15 @@ async function refresh() {
       verdict.dataset.testid = "verdict";
       row.cells[2].replaceChildren(verdict);
       row.dataset.verdict = newestFirst[i].verdict ?? "";
+      // A judged run against a baseline: its charts laid over the baseline's.
+      const base = newestFirst[i].baselineRunId;
+      if (base) {
+        const compare = document.createElement("a");
+        compare.href = `/v1/runs/${encodeURIComponent(base)}/compare/${encodeURIComponent(newestFirst[i].runId)}/dashboard`;
+        compare.textContent = " vs baseline";
+        compare.dataset.testid = "compare";
+        row.cells[2].append(compare);
+      }
     },
   );
   byId("schedule-meta").dataset.runs = String(runs.length);
