@@ -74,6 +74,39 @@ describe("edgeload schedule", () => {
     expect(r.stdout).toContain(`signs with ${"f".repeat(64)}: keep it now, it is not shown again`);
   });
 
+  it("add with a k6 script: bundles and stores it first, then schedules the spec that names the bundle", async () => {
+    server = await startServer((req) => (req.method === "PUT" ? { status: 201, body: { id: "x", bytes: 1 } } : { status: 201, body: view }));
+    const r = await edgeload(
+      "schedule",
+      "add",
+      "sla",
+      "--cron",
+      "0 * * * *",
+      "--spec",
+      "examples/k6/messaging-sla.js",
+      "-e",
+      "BASE_URL=https://api.example.com",
+      "-e",
+      "SCALE=0.1",
+      "--format",
+      "json",
+      "--url",
+      server.url,
+      "--token",
+      "t",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const [upload, create] = server.received;
+    expect(upload!.method).toBe("PUT");
+    const bundle = upload!.path.replace("/v1/scripts/", "");
+    expect(create).toMatchObject({
+      method: "POST",
+      path: "/v1/schedules",
+      body: { name: "sla", cron: "0 * * * *", spec: { target: "https://api.example.com", script: { bundle } } },
+    });
+  });
+
   it("add without --cron is refused before any call (exit 104)", async () => {
     server = await startServer(() => ({ status: 500, body: {} }));
     const r = await edgeload("schedule", "add", "nightly", "--spec", "x.json", "--url", server.url, "--token", "t");

@@ -7,6 +7,7 @@ import { table } from "../core/run/summary-text.ts";
 import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
 import { listFormat } from "./list-format.ts";
 import { parseCommand } from "./option-table.ts";
+import { namedValues } from "./spec-overrides.ts";
 import { SCHEDULE_COMMAND } from "./tables/schedule-table.ts";
 
 interface ScheduleView {
@@ -52,9 +53,18 @@ export async function scheduleCommand(args: readonly string[]): Promise<number> 
       EXIT.invalidConfig,
     );
   const format = listFormat(values.format, process.stdout.isTTY === true);
+  if (action === "add" && typeof values.cron !== "string")
+    throw new CliError("schedule add needs --cron '<minute> <hour> <day> <month> <weekday>' (UTC)", EXIT.invalidConfig);
   const client = await connect(values);
   if (action === "add") {
-    const body = await addBody(target!, values);
+    const body = await addBody(target!, values, async (path) => {
+      // A k6 script is bundled and stored, as `edgeload run script.js` does; the spec names the bundle.
+      const script = await import("./script-command.ts");
+      if (!script.isScriptPath(path)) return readJsonFile(path, "run spec");
+      const built = await script.scriptRun(path, namedValues("env", values.env), values.target ?? null);
+      await client.uploadScript(built.id, built.modules);
+      return built.spec;
+    });
     const created = await client.schedules<ScheduleView>("POST", "", "", body);
     if (format === "json") json(created);
     else console.log(renderAdded(created));
@@ -78,9 +88,9 @@ export async function scheduleCommand(args: readonly string[]): Promise<number> 
 }
 
 /** The POST body of `schedule add`, refusing a missing --cron or --spec before any call. */
-async function addBody(name: string, values: Record<string, unknown>): Promise<Record<string, unknown>> {
-  if (typeof values.cron !== "string") throw new CliError("schedule add needs --cron '<minute> <hour> <day> <month> <weekday>' (UTC)", EXIT.invalidConfig);
-  if (typeof values.spec !== "string") throw new CliError("schedule add needs --spec FILE, a run spec as `edgeload run` takes it", EXIT.invalidConfig);
+async function addBody(name: string, values: Record<string, unknown>, specOf: (path: string) => Promise<unknown>): Promise<Record<string, unknown>> {
+  if (typeof values.spec !== "string")
+    throw new CliError("schedule add needs --spec FILE, a run spec or k6 script as `edgeload run` takes it", EXIT.invalidConfig);
   const on = String(values.on)
     .split(",")
     .map((v) => v.trim())
@@ -89,7 +99,7 @@ async function addBody(name: string, values: Record<string, unknown>): Promise<R
   return {
     name,
     cron: values.cron,
-    spec: await readJsonFile(values.spec, "run spec"),
+    spec: await specOf(values.spec),
     ...(typeof values.baseline === "string" ? { baseline: { runId: values.baseline } } : {}),
     webhooks: [
       ...((values.webhook as string[] | undefined) ?? []).map((u) => hook(u, "json")),

@@ -6,7 +6,7 @@ export const SCHEDULE_COMMAND = {
   name: "schedule",
   summary: "scheduled runs: a cron, a spec, a baseline and webhooks that hear of regressions",
   usage: [
-    "schedule add <name> --cron '0 3 * * *' --spec spec.json [--webhook URL]... [--slack URL]... [--secret S] [--baseline RUN] [--on regressed,failed,inconclusive]",
+    "schedule add <name> --cron '0 3 * * *' --spec spec.json|script.js [-e NAME=VALUE]... [--webhook URL]... [--slack URL]... [--secret S] [--baseline RUN] [--on regressed,failed,inconclusive]",
     "schedule list [--format table|json]",
     "schedule show <schedule> [--format table|json]",
     "schedule pause <schedule>      (and `schedule resume <schedule>`)",
@@ -19,7 +19,9 @@ export const SCHEDULE_COMMAND = {
   positionals: true,
   options: [
     { name: "cron", type: "string", value: "EXPR", description: "add: five cron fields, UTC (minute hour day-of-month month day-of-week)" },
-    { name: "spec", type: "string", value: "FILE", description: "add: the run spec (JSON), as `edgeload run` takes it" },
+    { name: "spec", type: "string", value: "FILE", description: "add: the run spec (JSON) or k6 script (bundled and stored), as `edgeload run` takes it" },
+    { name: "env", short: "e", type: "string", value: "NAME=VALUE", multiple: true, description: "add: a k6 script's __ENV" },
+    { name: "target", type: "string", value: "URL", description: "add: a k6 script's target (else -e BASE_URL)" },
     { name: "webhook", type: "string", value: "URL", multiple: true, description: "add: a webhook that receives the verdict as JSON" },
     { name: "slack", type: "string", value: "URL", multiple: true, description: "add: a Slack incoming webhook (a text message)" },
     { name: "secret", type: "string", value: "S", description: "add: the webhooks' HMAC key, 16 characters or more (default: one generated per webhook)" },
