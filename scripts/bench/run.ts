@@ -50,7 +50,7 @@
  * 11. chaos (never part of the full run: a seed is a run of seconds): seeded schedules of 2–6
  *     faults at once, drawn from what the fault table injects, over a flat run and a small
  *     tree (fan-in 2), with the invariants checked after each and a failing schedule shrunk
- *     (scripts/bench/chaos/). `npm run bench -- chaos --seeds N [--seed S] [--shape flat|tree]`
+ *     (scripts/bench/chaos/). `npm run bench -- chaos --seeds N [--seed S | --seed 7,26] [--shape flat|tree]`
  *     (defaults: 10 seeds from 1, both shapes; --no-shrink lists failing seeds without shrinking them).
  *
  * `npm run bench -- faults` is `--only faults`.
@@ -158,8 +158,10 @@ if (values.only === "chaos") {
     console.error(`unknown shape "${values.shape}": flat or tree`);
     process.exit(2);
   }
-  if (!(await chaosBench({ seeds: Number(values.seeds), seed: Number(values.seed), shapes: shapes as Array<"flat" | "tree">, shrink: !values["no-shrink"] })))
-    process.exitCode = 1;
+  // --seed 7,26 plays those seeds; --seed S --seeds N plays N from S.
+  const listed = values.seed!.includes(",") ? values.seed!.split(",").map(Number) : null;
+  const seeds = listed ?? Array.from({ length: Number(values.seeds) }, (_, i) => Number(values.seed) + i);
+  if (!(await chaosBench({ seeds, shapes: shapes as Array<"flat" | "tree">, shrink: !values["no-shrink"] }))) process.exitCode = 1;
 }
 // Only when asked for: a diagnosis, not a figure to hold.
 if (values.only === "fetch-options") {

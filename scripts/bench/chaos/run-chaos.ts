@@ -104,7 +104,9 @@ function summaryTable(shape: Shape, played: readonly Played[]): string {
   const seeds = played.map((p) => p.schedule.seed);
   const row = [
     shape,
-    `${played.length} (${Math.min(...seeds)}–${Math.max(...seeds)})`,
+    seeds.length > 1 && seeds.every((seed, i) => i === 0 || seed === seeds[i - 1]! + 1)
+      ? `${played.length} (${seeds[0]}–${seeds.at(-1)})`
+      : `${played.length} (${seeds.join(", ")})`,
     String(played.reduce((a, p) => a + p.schedule.faults.length, 0)),
     ...INVARIANTS.map(held),
     `${judged.filter((j) => j && INVARIANTS.every((i) => j.held[i])).length}/${played.length}`,
@@ -115,13 +117,13 @@ function summaryTable(shape: Shape, played: readonly Played[]): string {
   return [markdownTable(header, [row], new Set([0])), "", `Faults drawn (${shape}): ${drawn.join(", ")}.`].join("\n");
 }
 
-export async function chaosBench(options: { seeds: number; seed: number; shapes: readonly Shape[]; shrink: boolean }): Promise<boolean> {
+export async function chaosBench(options: { seeds: readonly number[]; shapes: readonly Shape[]; shrink: boolean }): Promise<boolean> {
   const log = (line: string) => console.error(line);
   let ok = true;
   for (const shape of options.shapes) {
-    console.log(`\n## Chaos (${shape}): ${options.seeds} seeded schedules of 2–6 faults, invariants after each\n`);
-    const schedules = Array.from({ length: options.seeds }, (_, i) => drawSchedule(options.seed + i, shape));
-    console.error(`chaos ${shape}: seeds ${options.seed}–${options.seed + options.seeds - 1}…`);
+    console.log(`\n## Chaos (${shape}): ${options.seeds.length} seeded schedules of 2–6 faults, invariants after each\n`);
+    const schedules = options.seeds.map((seed) => drawSchedule(seed, shape));
+    console.error(`chaos ${shape}: ${options.seeds.length} seeds…`);
     const startedAt = Date.now();
     const played = await play(schedules, log);
     console.log(summaryTable(shape, played));

@@ -74,6 +74,8 @@ async function wrapFlushes(stub: DurableObjectStub, kind: "coordinator" | "aggre
 /** The windows a receiver accepted so far, as sent, with each child's last telemetry. */
 async function acceptedFlushes(stub: DurableObjectStub, runId: string): Promise<ChildFlush[]> {
   return runInDurableObject(stub, (_instance, state) => {
+    // Nothing accepted yet: the tables are made with the first flush.
+    if (!state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'shard_progress'").toArray().length) return [];
     const telemetry = new Map(
       state.storage.sql
         .exec<{ shard: number; telemetry: string | null }>("SELECT shard, telemetry FROM shard_progress")
@@ -124,6 +126,21 @@ function receiverStub(p: Played, r: Receiver): { stub: DurableObjectStub; name: 
   return { stub: aggregatorOf(p.runId, index), name: `aggregator ${index}` };
 }
 
+/**
+ * Retries an injection the object refused (a call into an object another fault is
+ * restarting fails as a sender's call would; a sender would call again).
+ */
+async function persistently<T>(inject: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await inject();
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await sleep(200 * attempt);
+    }
+  }
+}
+
 /** Injects one fault at its moment; resolves when it is over. */
 async function inject(p: Played, f: ChaosFault, shards: number): Promise<void> {
   const at = p.t0 + f.atMs;
@@ -145,7 +162,7 @@ async function inject(p: Played, f: ChaosFault, shards: number): Promise<void> {
       return;
     case "unreachable": {
       const { stub, name } = receiverStub(p, f.receiver);
-      await wrapFlushes(stub, f.receiver.kind);
+      await persistently(() => wrapFlushes(stub, f.receiver.kind));
       const from = at;
       const to = p.t0 + f.untilMs;
       const hook: Hook = (receiver, message, original) => {
@@ -158,9 +175,12 @@ async function inject(p: Played, f: ChaosFault, shards: number): Promise<void> {
       return;
     }
     case "replay-accepted": {
-      const { stub } = receiverStub(p, f.receiver);
       await until(at);
-      for (const message of await acceptedFlushes(stub, p.runId)) await (stub as unknown as { flush(m: ChildFlush): Promise<FlushAck> }).flush(message);
+      const receiver = () => receiverStub(p, f.receiver).stub as unknown as { flush(m: ChildFlush): Promise<FlushAck> };
+      for (const message of await persistently(() => acceptedFlushes(receiverStub(p, f.receiver).stub, p.runId)))
+        await receiver()
+          .flush(message)
+          .catch(() => {}); // refused (unreachable, restarting): this resend does not arrive
       return;
     }
     case "abort": {
@@ -184,8 +204,11 @@ async function inject(p: Played, f: ChaosFault, shards: number): Promise<void> {
     const index = f.which === "root" ? p.tree!.roots[0]! : p.tree!.aggregators.filter((a) => a.level === 1)[f.which === "leaf-0" ? 0 : 1]!.index;
     await reset(aggregatorOf(p.runId, index));
   } else if (f.kind === "alarm-twice")
-    await runInDurableObject(shardOf(p.runId, f.shard), (instance) => void (instance as unknown as { alarm(): Promise<void> }).alarm().catch(() => {}));
-  else if (f.kind === "alarm-late") await runInDurableObject(shardOf(p.runId, f.shard), (_instance, state) => state.storage.setAlarm(Date.now() + f.lateMs));
+    await persistently(() =>
+      runInDurableObject(shardOf(p.runId, f.shard), (instance) => void (instance as unknown as { alarm(): Promise<void> }).alarm().catch(() => {})),
+    );
+  else if (f.kind === "alarm-late")
+    await persistently(() => runInDurableObject(shardOf(p.runId, f.shard), (_instance, state) => state.storage.setAlarm(Date.now() + f.lateMs)));
 }
 
 const SECRET_PREFIX = "chaos-secret-";
