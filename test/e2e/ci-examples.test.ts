@@ -47,7 +47,7 @@ beforeAll(async () => {
   // A checkout of the repository as the runner has it, without copying it: the files the
   // jobs read, by symbolic link; what they write (spec.json, run.json, summary.json) stays here.
   work = await mkdtemp(join(tmpdir(), "edgeload-ci-work-"));
-  for (const entry of ["package.json", "node_modules", "scripts", "examples"]) await symlink(join(PROJECT_ROOT, entry), join(work, entry));
+  for (const entry of ["package.json", "node_modules", "cli", "scripts", "examples"]) await symlink(join(PROJECT_ROOT, entry), join(work, entry));
 });
 
 afterAll(async () => {

@@ -10,6 +10,7 @@
  * deployed edgeload allows nothing unlisted (EDGELOAD_MODE is "deployed", from the config).
  */
 import { execFile } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,6 +20,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
 import { PROJECT_ROOT } from "../../cli/local-stack.ts";
 import { readWranglerConfig } from "../../cli/wrangler-config.ts";
+
+/** The schema's migrations, each applied once (coordinator/migrations). */
+const MIGRATIONS = readdirSync(join(PROJECT_ROOT, "coordinator", "migrations")).filter((f) => f.endsWith(".sql")).length;
 
 const run = promisify(execFile);
 const WRANGLER = join(PROJECT_ROOT, "node_modules/.bin/wrangler");
@@ -187,7 +191,7 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
       method: "POST",
       body: JSON.stringify({ sql: "SELECT name, COUNT(*) AS n FROM d1_migrations GROUP BY name ORDER BY name" }),
     });
-    expect(migrations.body.rows.map((r: { n: number }) => r.n)).toEqual(Array(7).fill(1));
+    expect(migrations.body.rows.map((r: { n: number }) => r.n)).toEqual(Array(MIGRATIONS).fill(1));
     expect(await wranglerMigrate(persist)).toMatch(/No migrations to apply/);
   });
 
@@ -227,7 +231,7 @@ describe("a database migrated by wrangler first", () => {
         method: "POST",
         body: JSON.stringify({ sql: "SELECT COUNT(*) AS n, COUNT(DISTINCT name) AS names FROM d1_migrations" }),
       });
-      expect(migrations.body.rows).toEqual([{ n: 7, names: 7 }]);
+      expect(migrations.body.rows).toEqual([{ n: MIGRATIONS, names: MIGRATIONS }]);
     } finally {
       await served?.worker.dispose();
       await rm(persist, { recursive: true, force: true });
