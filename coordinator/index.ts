@@ -13,6 +13,7 @@ import { ensureSchema } from "./store/schema.ts";
 export { RunCoordinator } from "./run/run-coordinator.ts";
 export { LoadShard } from "../workers/shard/load-shard.ts";
 export { RunAggregator } from "./aggregator/run-aggregator.ts";
+export { ScheduleVault } from "./schedule/schedule-vault.ts";
 
 export default {
   fetch: (request, env, ctx) => api.fetch(request, env, ctx),

@@ -26,6 +26,8 @@ export interface ObjectNamespaces<
 export interface Env {
   readonly DB: D1Database;
   readonly SEEDS: R2Bucket;
+  /** One ScheduleVault per schedule: its secrets, never in D1 (coordinator/schedule/schedule-vault.ts). */
+  readonly SCHEDULE_VAULT: DurableObjectNamespace;
   /** Worker Loader: starts a k6 script's sandboxed isolate (workers/shard/script-flow.ts). */
   readonly LOADER?: WorkerLoader;
   /** Secret: bearer token for every control route. */

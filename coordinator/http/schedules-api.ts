@@ -13,6 +13,7 @@
  * Webhook secrets and paths are never shown after creation; a generated secret is shown
  * once, in the creation's answer. The spec is shown redacted, as a run's is.
  */
+import { vaultOf } from "../schedule/schedule-vault.ts";
 import { Hono, type Context } from "hono";
 import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
@@ -54,13 +55,18 @@ schedulesApi.post("/", async (c) => {
   if (input.baseline.kind === "pinned" && !(await runRef(c.env.DB, input.baseline.runId)))
     throw badRequest("bad schedule", [{ field: "baseline.runId", detail: `run ${input.baseline.runId} does not exist` }]);
   const nowMs = Date.now();
+  const id = `s-${nowMs.toString(36)}-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`;
+  // The spec as given and the webhooks' keys go to the schedule's vault (Durable Object
+  // storage); D1 keeps what may be shown: the spec redacted, the webhooks without keys.
+  await vaultOf(c.env, id).put({ specJson: JSON.stringify(input.spec), webhooks: input.webhooks });
+  const shown = parseRunSpec(input.spec);
   const row: ScheduleRow = {
-    id: `s-${nowMs.toString(36)}-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`,
+    id,
     name: input.name,
     cron: input.cron.source,
-    spec_json: JSON.stringify(input.spec),
+    spec_json: JSON.stringify(shown.ok ? redactSpec(shown.spec) : null),
     baseline_run_id: input.baseline.kind === "pinned" ? input.baseline.runId : null,
-    webhooks_json: JSON.stringify(input.webhooks),
+    webhooks_json: JSON.stringify(input.webhooks.map(redactWebhook)),
     paused: 0,
     created_at: nowMs,
     next_due_ms: nextAfter(input.cron, nowMs),
@@ -139,6 +145,7 @@ for (const action of ["pause", "resume"] as const) {
 schedulesApi.delete("/:id", async (c) => {
   const row = await scheduleOf(c);
   await deleteSchedule(c.env.DB, row.id);
+  await vaultOf(c.env, row.id).forget();
   return c.body(null, 204);
 });
 
@@ -151,7 +158,6 @@ async function scheduleOf(c: Context<App>): Promise<ScheduleRow> {
 
 /** A schedule as every answer shows it: spec redacted, webhooks without secrets or paths. */
 function scheduleView(c: Context<App>, row: ScheduleRow) {
-  const parsed = parseRunSpec(JSON.parse(row.spec_json));
   return {
     id: row.id,
     name: row.name,
@@ -162,8 +168,9 @@ function scheduleView(c: Context<App>, row: ScheduleRow) {
     baseline: row.baseline_run_id ? { runId: row.baseline_run_id } : "last-passed",
     lastRunId: row.last_run_id,
     createdAt: new Date(row.created_at).toISOString(),
-    spec: parsed.ok ? redactSpec(parsed.spec) : null,
-    webhooks: webhooksOf(row).map(redactWebhook),
+    // Stored redacted (the spec as given is in the schedule's vault).
+    spec: JSON.parse(row.spec_json) as unknown,
+    webhooks: webhooksOf(row),
     links: linksOf(c, row.id),
   };
 }

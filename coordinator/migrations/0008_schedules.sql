@@ -5,9 +5,9 @@ CREATE TABLE schedules (
   id               TEXT PRIMARY KEY,         -- s-…
   name             TEXT NOT NULL,
   cron             TEXT NOT NULL,            -- five fields, UTC (core/watch/cron.ts)
-  spec_json        TEXT NOT NULL,            -- the run spec as given (shown redacted)
+  spec_json        TEXT NOT NULL,            -- the run spec redacted (as given: the schedule's ScheduleVault)
   baseline_run_id  TEXT,                     -- a pinned baseline; NULL: the schedule's last passed run
-  webhooks_json    TEXT NOT NULL,            -- [{url, format, secret, on}] (shown redacted)
+  webhooks_json    TEXT NOT NULL,            -- [{url: origin/…, format, secret: "(redacted)", on}] (keys and paths: the vault)
   paused           INTEGER NOT NULL DEFAULT 0,
   created_at       INTEGER NOT NULL,         -- epoch ms
   next_due_ms      INTEGER,                  -- the turn it waits for; NULL: none

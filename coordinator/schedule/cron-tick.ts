@@ -13,6 +13,7 @@
  * overlapping ticks never start the same turn twice. The tick's time is the controller's
  * `scheduledTime`, passed in.
  */
+import { vaultOf } from "./schedule-vault.ts";
 import { compareRuns } from "../../core/results/compare.ts";
 import { parseCron } from "../../core/watch/cron.ts";
 import { modeOf } from "../../core/spec/target-policy.ts";
@@ -30,7 +31,6 @@ import {
   settleTurn,
   takeTurn,
   unjudgedTurns,
-  webhooksOf,
   type TurnRow,
 } from "../store/schedules.ts";
 import { notifyVerdict } from "./notify.ts";
@@ -74,7 +74,9 @@ export async function cronTick(env: Env, nowMs: number, deps: TickDeps): Promise
       continue;
     }
     try {
-      const run = await deps.admit(JSON.parse(s.spec_json));
+      const secrets = await vaultOf(env, s.id).get();
+      if (!secrets) throw new Error("its vault has no spec (create the schedule again)");
+      const run = await deps.admit(JSON.parse(secrets.specJson));
       await settleTurn(env.DB, s.id, d.dueMs, "started", run.id, d.missed ? `${d.missed} earlier turn(s) missed` : null);
       turns.push({ scheduleId: s.id, outcome: "started", runId: run.id });
     } catch (error) {
@@ -102,7 +104,8 @@ async function judgeEnded(env: Env, deps: TickDeps): Promise<number> {
       dueAt: new Date(turn.due_ms).toISOString(),
       verdict,
     };
-    deps.waitUntil(notifyVerdict(env.DB, { allowList: env.ALLOWED_WEBHOOKS, mode: modeOf(env.EDGELOAD_MODE) }, webhooksOf(schedule), event));
+    const webhooks = (await vaultOf(env, schedule.id).get())?.webhooks ?? [];
+    deps.waitUntil(notifyVerdict(env.DB, { allowList: env.ALLOWED_WEBHOOKS, mode: modeOf(env.EDGELOAD_MODE) }, webhooks, event));
   }
   return n;
 }

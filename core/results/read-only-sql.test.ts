@@ -26,16 +26,16 @@ describe("readOnlySqlProblem", () => {
 
   it.each([
     // [query, why it is refused]
-    ["SELECT webhooks_json FROM schedules", "webhook keys and URLs"],
-    ["SELECT * FROM 'Schedules'", "a string stands for a table name in SQLite"],
+    ["SELECT * FROM 'Settings'", "a string stands for a table name in SQLite"],
     ['SELECT value FROM "settings"', "the seed-URL key, quoted"],
     ["SELECT * FROM runs r JOIN settings s", "joined in"],
   ])("refuses %j (%s): those tables hold secrets", (sql) => {
     expect(readOnlySqlProblem(sql)).toMatch(/holds secrets/);
   });
 
-  it("reads a schedule's turns (no secrets in them)", () => {
+  it("reads schedules and their turns: a schedule's secrets are in its vault, not D1", () => {
     expect(readOnlySqlProblem("SELECT * FROM schedule_turns WHERE schedule_id = ?1")).toBeNull();
+    expect(readOnlySqlProblem("SELECT spec_json, webhooks_json FROM schedules")).toBeNull();
   });
 
   it("bounds a query's rows without changing what it means", () => {

@@ -11,12 +11,12 @@
  * huge result stops at the cap instead of filling the Worker's memory.
  */
 /**
- * Tables that hold secrets: `schedules` (webhook keys and URLs, the run spec as given) and
- * `settings` (the generated seed-URL key). A read-only token must not read them. Matched on
- * the raw text, strings and quoted names included: SQLite takes `FROM 'schedules'` and
- * `FROM "schedules"` as the table too.
+ * The table that holds a secret: `settings` (the generated seed-URL key). A read-only token
+ * must not read it. (A schedule's secrets are not in D1 at all: coordinator/schedule/
+ * schedule-vault.ts.) Matched on the raw text, strings and quoted names included: SQLite
+ * takes `FROM 'settings'` and `FROM "settings"` as the table too.
  */
-const SECRET_TABLES = /\b(schedules|settings)\b/i;
+const SECRET_TABLES = /\bsettings\b/i;
 
 const WRITING =
   /\b(insert|update|delete|replace|upsert|drop|alter|create|attach|detach|pragma|vacuum|reindex|analyze|begin|commit|rollback|savepoint|release)\b/i;
@@ -32,7 +32,7 @@ export function readOnlySqlProblem(sql: string): string | null {
     .replace(/;\s*$/, "");
   if (!text) return "the query is empty";
   const secret = SECRET_TABLES.exec(sql);
-  if (secret) return `the ${secret[1]!.toLowerCase()} table holds secrets and is not readable through SQL (GET /v1/schedules shows schedules redacted)`;
+  if (secret) return `the ${secret[0]!.toLowerCase()} table holds secrets and is not readable through SQL`;
   if (text.includes(";")) return "one statement at a time";
   if (!/^(select|with|values)\b/i.test(text)) return "only SELECT (or WITH … SELECT) queries are allowed";
   const writing = WRITING.exec(text);
