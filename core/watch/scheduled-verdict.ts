@@ -10,23 +10,14 @@
  * A comparison that could not be made is never "unchanged": it makes the verdict
  * inconclusive, with its reason.
  */
-import type { Comparison, CompareMetric } from "../results/compare.ts";
+import type { Comparison, MetricComparison } from "../results/compare.ts";
 import type { RunStatus } from "../run/protocol.ts";
 
 export const SCHEDULED_VERDICTS = ["passed", "regressed", "failed", "inconclusive"] as const;
 export type ScheduledVerdictKind = (typeof SCHEDULED_VERDICTS)[number];
 
-/** One metric worse than the baseline, beyond noise. */
-export interface Regression {
-  readonly region: string;
-  readonly metric: CompareMetric;
-  readonly unit: "ms" | "ratio";
-  readonly baseline: number | null;
-  readonly candidate: number | null;
-  readonly change: number | null;
-  readonly relativeChange: number | null;
-  readonly interval: readonly [number, number] | null;
-}
+/** One metric worse than the baseline, beyond noise: compare's figures for it. */
+export type Regression = Pick<MetricComparison, "region" | "metric" | "unit" | "baseline" | "candidate" | "change" | "relativeChange" | "interval">;
 
 export interface ScheduledVerdict {
   readonly kind: ScheduledVerdictKind;
