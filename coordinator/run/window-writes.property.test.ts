@@ -9,48 +9,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { planRun } from "../../core/plan/plan.ts";
-import type { RunTotals } from "../../core/run/run-totals.ts";
-import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { nodeSqlStorage } from "../../test/support/node-sql-storage.ts";
 import { recordingD1, type RecordedStatement } from "../../test/support/recording-d1.ts";
-import { ChildProgress } from "../merge/child-progress.ts";
 import { takeInFlush } from "../merge/flush-intake.ts";
-import { FlushLog, type TotalsCheckpoint } from "../merge/flush-log.ts";
-import { OpenWindows } from "../merge/open-windows.ts";
-import { LiveFeed } from "./live-feed.ts";
-import { takeInLog } from "./log-replay.ts";
-import type { RunRecord } from "./run-record.ts";
-import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
-
-const T0 = 1_000_000;
-
-function twoShardRun(): RunRecord {
-  const parsed = parseRunSpec({
-    target: "https://auth.example.com",
-    steps: [{ path: "/userinfo" }],
-    executor: "constant-arrival-rate",
-    rate: 6,
-    duration: "20s",
-    regions: ["wnam"],
-    shards: 2,
-  });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  const planned = planRun(parsed.spec, 120);
-  if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
-  return {
-    runId: "r",
-    spec: parsed.spec,
-    plan: planned.plan,
-    mode: "local",
-    createdMs: T0,
-    t0Ms: T0,
-    status: "running",
-    stopping: null,
-    endMs: null,
-    abortReason: null,
-  };
-}
+import type { TotalsCheckpoint } from "../merge/flush-log.ts";
+import { showClosedWindows } from "./window-writes.ts";
+import { T0, twoShardRun, windowParts } from "../../test/support/coordinator-window-parts.ts";
 
 /** Requests by window in the D1 rows of `batch` (the windows table's window_s and requests columns). */
 function addWritten(byWindow: Map<number, number>, batch: readonly RecordedStatement[]): void {
@@ -105,17 +69,7 @@ describe("the coordinator's windows against a reference merge", () => {
           addWritten(d1.written, statements);
         });
         let saved: TotalsCheckpoint | undefined;
-        const build = () => {
-          const parts = {
-            db,
-            log: new FlushLog(sql),
-            open: new OpenWindows(),
-            unwritten: new UnwrittenWindows(),
-            shards: new ChildProgress(sql),
-            live: new LiveFeed(sql),
-          };
-          return { parts, totals: takeInLog(parts.log, parts.open, parts.unwritten, saved, run) as RunTotals };
-        };
+        const build = () => windowParts(sql, db, run, saved);
         let c = build();
         let nowMs = T0;
         const flush = (p: Part, watermarkS: number, done = false, empty = false) => {

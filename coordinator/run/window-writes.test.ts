@@ -1,48 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { planRun } from "../../core/plan/plan.ts";
 import { D1_WRITE_AFTER_MS } from "../../core/run/run-lifecycle.ts";
-import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { nodeSqlStorage } from "../../test/support/node-sql-storage.ts";
 import { recordingD1, type RecordedStatement } from "../../test/support/recording-d1.ts";
-import { ChildProgress } from "../merge/child-progress.ts";
-import { FlushLog } from "../merge/flush-log.ts";
 import { takeInFlush } from "../merge/flush-intake.ts";
-import { takeInLog } from "./log-replay.ts";
-import { LiveFeed } from "./live-feed.ts";
-import { OpenWindows } from "../merge/open-windows.ts";
 import type { RunRecord } from "./run-record.ts";
-import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
+import { showClosedWindows } from "./window-writes.ts";
+import { T0, twoShardRun, windowParts } from "../../test/support/coordinator-window-parts.ts";
 
-const T0 = 1_000_000;
 const REQUESTS_PER_WINDOW = 3;
-
-function twoShardRun(): RunRecord {
-  const parsed = parseRunSpec({
-    target: "https://auth.example.com",
-    steps: [{ path: "/userinfo" }],
-    executor: "constant-arrival-rate",
-    rate: 6,
-    duration: "20s",
-    regions: ["wnam"],
-    shards: 2,
-  });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  const planned = planRun(parsed.spec, 120);
-  if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
-  return {
-    runId: "r",
-    spec: parsed.spec,
-    plan: planned.plan,
-    mode: "local",
-    createdMs: T0,
-    t0Ms: T0,
-    status: "running",
-    stopping: null,
-    endMs: null,
-    abortReason: null,
-  };
-}
 
 /** A coordinator's window-writing parts over one SQL storage, as the object builds them (again after a restart). */
 function coordinator(sql: SqlStorage, run: RunRecord, d1: { fail: boolean; batches: RecordedStatement[][] }) {
@@ -50,15 +16,7 @@ function coordinator(sql: SqlStorage, run: RunRecord, d1: { fail: boolean; batch
     if (d1.fail) throw new Error("D1 is refusing writes");
     d1.batches.push([...statements]);
   });
-  const parts = {
-    db,
-    log: new FlushLog(sql),
-    open: new OpenWindows(),
-    unwritten: new UnwrittenWindows(),
-    shards: new ChildProgress(sql),
-    live: new LiveFeed(sql),
-  };
-  const totals = takeInLog(parts.log, parts.open, parts.unwritten, undefined, run);
+  const { parts, totals } = windowParts(sql, db, run);
   return {
     /** Both shards flush window `windowS` (REQUESTS_PER_WINDOW requests each); `done` with it. */
     flush(windowS: number, done = false) {
