@@ -31,7 +31,7 @@ describe("a TypeScript entry script", () => {
         "interface Target { readonly path: string }",
         'const target: Target = { path: "/delay?ms=5" };',
         'export const options = { scenarios: { api: { executor: "constant-arrival-rate", rate: 20, timeUnit: "1s", duration: "10s", preAllocatedVUs: 5 } } };',
-        "export default function (): void { http.get(`${__ENV.BASE_URL}${target.path}`); }",
+        "export default function (): void { http.get(__ENV.BASE_URL + target.path); }",
       ].join("\n"),
     );
     const { code, stdout, stderr } = await edgeload("plan", path, "-e", "BASE_URL=http://127.0.0.1:9090", "--format", "json");

@@ -13,7 +13,8 @@ import { checkWranglerConfig, exportedNames, limitsFromConfig, readWranglerConfi
 const project = readWranglerConfig(join(PROJECT_ROOT, "wrangler.toml"));
 const onDisk = (relative: string) => existsSync(join(PROJECT_ROOT, relative));
 const sqlIn = (relative: string) => readdirSync(join(PROJECT_ROOT, relative)).filter((f) => f.endsWith(".sql"));
-const check = (config: WranglerConfig, exported = ["RunCoordinator", "LoadShard", "RunAggregator", "ScheduleVault"]) => checkWranglerConfig(config, exported, onDisk, sqlIn);
+const check = (config: WranglerConfig, exported = ["RunCoordinator", "LoadShard", "RunAggregator", "ScheduleVault"]) =>
+  checkWranglerConfig(config, exported, onDisk, sqlIn);
 
 describe("checkWranglerConfig", () => {
   it("passes the project's wrangler.toml with nothing to fix: no ids to fill in, no var to edit", () => {
