@@ -32,8 +32,9 @@ const run = () => ({
       startTime: "1s",
       shards: 1,
       steps: [{ name: "delay", path: "/delay?ms=5&v={{setup.version}}", checks: [{ status: 200 }] }],
-      // Impossible on purpose: this scenario fails, the others do not.
-      thresholds: { http_req_duration: ["p(95)<0.001"] },
+      // Impossible on purpose: this scenario fails, the others do not. A count, not a time: a
+      // timing threshold failed while a busy machine saturated the generator is inconclusive.
+      thresholds: { http_reqs: ["count<1"] },
     },
     scrape: {
       executor: "constant-arrival-rate",
