@@ -10,11 +10,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { nodeSqlStorage } from "../../test/support/node-sql-storage.ts";
-import { recordingD1, type RecordedStatement } from "../../test/support/recording-d1.ts";
+import type { RecordedStatement } from "../../test/support/recording-d1.ts";
 import { takeInFlush } from "../merge/flush-intake.ts";
 import type { TotalsCheckpoint } from "../merge/flush-log.ts";
 import { showClosedWindows } from "./window-writes.ts";
-import { T0, twoShardRun, windowParts } from "../../test/support/coordinator-window-parts.ts";
+import { refusableD1, T0, twoShardRun, windowParts } from "../../test/support/coordinator-window-parts.ts";
 
 /** Requests by window in the D1 rows of `batch` (the windows table's window_s and requests columns). */
 function addWritten(byWindow: Map<number, number>, batch: readonly RecordedStatement[]): void {
@@ -64,10 +64,7 @@ describe("the coordinator's windows against a reference merge", () => {
         const run = twoShardRun();
         const { storage: sql, close } = nodeSqlStorage();
         const d1 = { fail: false, written: new Map<number, number>() };
-        const { db } = recordingD1((statements) => {
-          if (d1.fail) throw new Error("D1 is refusing writes");
-          addWritten(d1.written, statements);
-        });
+        const db = refusableD1(d1, (statements) => addWritten(d1.written, statements));
         let saved: TotalsCheckpoint | undefined;
         const build = () => windowParts(sql, db, run, saved);
         let c = build();

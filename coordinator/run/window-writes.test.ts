@@ -2,20 +2,17 @@ import { describe, expect, it } from "vitest";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { D1_WRITE_AFTER_MS } from "../../core/run/run-lifecycle.ts";
 import { nodeSqlStorage } from "../../test/support/node-sql-storage.ts";
-import { recordingD1, type RecordedStatement } from "../../test/support/recording-d1.ts";
+import type { RecordedStatement } from "../../test/support/recording-d1.ts";
 import { takeInFlush } from "../merge/flush-intake.ts";
 import type { RunRecord } from "./run-record.ts";
 import { showClosedWindows } from "./window-writes.ts";
-import { T0, twoShardRun, windowParts } from "../../test/support/coordinator-window-parts.ts";
+import { refusableD1, T0, twoShardRun, windowParts } from "../../test/support/coordinator-window-parts.ts";
 
 const REQUESTS_PER_WINDOW = 3;
 
 /** A coordinator's window-writing parts over one SQL storage, as the object builds them (again after a restart). */
 function coordinator(sql: SqlStorage, run: RunRecord, d1: { fail: boolean; batches: RecordedStatement[][] }) {
-  const { db } = recordingD1((statements) => {
-    if (d1.fail) throw new Error("D1 is refusing writes");
-    d1.batches.push([...statements]);
-  });
+  const db = refusableD1(d1, (statements) => d1.batches.push([...statements]));
   const { parts, totals } = windowParts(sql, db, run);
   return {
     /** Both shards flush window `windowS` (REQUESTS_PER_WINDOW requests each); `done` with it. */

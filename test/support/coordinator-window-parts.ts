@@ -13,6 +13,7 @@ import { LiveFeed } from "../../coordinator/run/live-feed.ts";
 import { takeInLog } from "../../coordinator/run/log-replay.ts";
 import type { RunRecord } from "../../coordinator/run/run-record.ts";
 import { UnwrittenWindows } from "../../coordinator/run/window-writes.ts";
+import { recordingD1, type RecordedStatement } from "./recording-d1.ts";
 
 export const T0 = 1_000_000;
 
@@ -55,4 +56,12 @@ export function windowParts(sql: SqlStorage, db: D1Database, run: RunRecord, che
     live: new LiveFeed(sql),
   };
   return { parts, totals: takeInLog(parts.log, parts.open, parts.unwritten, checkpoint, run) as RunTotals };
+}
+
+/** A recording D1 that refuses every batch while `state.fail` is set and hands the others to `onBatch`. */
+export function refusableD1(state: { readonly fail: boolean }, onBatch: (statements: readonly RecordedStatement[]) => void): D1Database {
+  return recordingD1((statements) => {
+    if (state.fail) throw new Error("D1 is refusing writes");
+    onBatch(statements);
+  }).db;
 }
