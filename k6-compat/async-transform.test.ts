@@ -56,6 +56,37 @@ describe("makeBlockingCallsAwaited", () => {
     ],
     // Class methods, static ones included.
     ["class C { static s() { __k6async_k6_sleep(1); } }", "class C { static async s() { (await __k6async_k6_sleep(1)); } }"],
+    // A callback passed to the script's own function: the parameter that receives it is
+    // awaited where it is called, so that function is async and awaited in turn.
+    [
+      "function d(n, fn) { fn(); } function f() { d('x', () => __k6async_http_get(u)); }",
+      "async function d(n, fn) { (await fn()); } async function f() { (await d('x', async () => (await __k6async_http_get(u)))); }",
+    ],
+    // Handed on to another function, and called through .call().
+    [
+      "function a(fn) { b(fn); } function b(g) { g.call(null); } function f() { a(() => __k6async_k6_sleep(1)); }",
+      "async function a(fn) { (await b(fn)); } async function b(g) { (await g.call(null)); } async function f() { (await a(async () => (await __k6async_k6_sleep(1)))); }",
+    ],
+    // An inner parameter of the same name is another value: not awaited.
+    [
+      "function d(fn) { fn(); [1].forEach((fn) => fn); } function f() { d(() => __k6async_k6_sleep(1)); }",
+      "async function d(fn) { (await fn()); [1].forEach((fn) => fn); } async function f() { (await d(async () => (await __k6async_k6_sleep(1)))); }",
+    ],
+    // A blocking function passed by name to forEach runs in order too.
+    [
+      "function get(x) { __k6async_http_get(x); } function f(xs) { xs.forEach(get); }",
+      "async function get(x) { (await __k6async_http_get(x)); } async function f(xs) { (await __k6seq.forEach(xs, get)); }",
+    ],
+    // A jslib bundle as esbuild includes it (k6chaijs): it requires k6, so group is read
+    // through k6's CommonJS view, and describe is reached through its export getter.
+    [
+      "var k6_exports = {}; __export(k6_exports, { group: () => __k6async_k6_group }); var lib = {}; __export(lib, { describe: () => yr });" +
+        " var gr = (init_k6(), __toCommonJS(k6_exports)); function yr(s, o) { return (0, gr.group)(s, () => { o(); }); }" +
+        " var chai = __toESM(require_chai()); function f() { (0, chai.describe)('x', () => __k6async_http_get(u)); }",
+      "var k6_exports = {}; __export(k6_exports, { group: () => __k6async_k6_group }); var lib = {}; __export(lib, { describe: () => yr });" +
+        " var gr = (init_k6(), __toCommonJS(k6_exports)); async function yr(s, o) { return (await (0, gr.group)(s, async () => { (await o()); })); }" +
+        " var chai = __toESM(require_chai()); async function f() { (await (0, chai.describe)('x', async () => (await __k6async_http_get(u)))); }",
+    ],
   ])("%s", (input, expected) => {
     expect(code(input)).toBe(expected);
   });
@@ -66,6 +97,8 @@ describe("makeBlockingCallsAwaited", () => {
     // A callback the callee would not wait for.
     ["function f(xs) { return xs.filter((x) => __k6async_http_get(x).status === 200); }", /callback that makes requests or sleeps, passed to xs.filter\(\)/],
     ["function f() { setTimeout(() => __k6async_k6_sleep(1), 10); }", /passed to setTimeout\(\)/],
+    // A function that keeps the callback for later would run it detached.
+    ["function later(fn) { queue.push(fn); } function f() { later(() => __k6async_http_get(u)); }", /passed to later\(\)/],
     // Getters cannot be async.
     ["var o = { get x() { return __k6async_http_get(u); } };", /a getter that makes requests/],
   ])("refuses %s", (input, message) => {

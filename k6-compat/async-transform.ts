@@ -15,8 +15,15 @@
  *     `obj.m = function …`), is awaited. Repeat until nothing changes.
  *  3. An async function passed to `group()` is awaited by group itself. Passed to
  *     `.forEach()` or `.map()`, the call becomes `__k6seq.forEach(list, fn)` (runs the
- *     callbacks one after another, as k6 would). Passed anywhere else (`.filter`, `sort`,
- *     `setTimeout`), it would run detached: refused, with its line.
+ *     callbacks one after another, as k6 would). Passed to one of the script's own
+ *     functions (its modules' included: k6chaijs's `describe(name, fn)`), the parameter
+ *     that receives it blocks there: calling it (`fn()`, `fn.call(…)`) is awaited, so that
+ *     function becomes async and its callers await it; handed on to another function, the
+ *     same holds there. A module reached through esbuild's CommonJS view of it
+ *     (`(0, k6.group)(…)`, a jslib bundle that `require`s k6) is followed through its
+ *     export object's getters (async-transform-walk.ts). Passed anywhere else (`.filter`,
+ *     `sort`, `setTimeout`, a function that keeps it for later), it would run detached:
+ *     refused, with its line.
  *
  * Names are matched without scope analysis: a call that shares a name with an async
  * function is awaited even when it means another one. Awaiting a plain value is harmless
@@ -26,7 +33,8 @@
  * the init context, where k6 allows no requests and no sleep: a blocking call there is a
  * problem, not rewritten.
  */
-import { parse, type Node } from "acorn";
+import { parse } from "acorn";
+import { type AnyNode, type FunctionInfo, unwrapCallee, walkBundle } from "./async-transform-walk.ts";
 
 export interface AsyncRoots {
   /** Named imports that block: `__k6async_http_get` and the like. */
@@ -40,23 +48,8 @@ export type AsyncTransform = { ok: true; code: string } | { ok: false; problems:
 /** The runtime helper that runs async callbacks of forEach/map in order (runtime/sequence.ts). */
 export const SEQUENCE_HELPER = "__k6seq";
 const SEQUENCED = new Set(["forEach", "map"]);
-
-type AnyNode = Node & Record<string, any>;
-
-interface FunctionInfo {
-  readonly node: AnyNode;
-  /** The name calls reach it by, and whether through an object (a method) or directly. */
-  readonly name: string | null;
-  readonly method: boolean;
-  /** The call it is an argument of, if any. */
-  readonly argumentOf: AnyNode | null;
-  readonly parent: FunctionInfo | null;
-}
-
-interface CallInfo {
-  readonly node: AnyNode;
-  readonly within: FunctionInfo | null;
-}
+/** `f.call(this, …)` and `f.apply(this, args)` call f. */
+const INDIRECT_CALLS = new Set(["call", "apply"]);
 
 export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): AsyncTransform {
   let program: AnyNode;
@@ -65,10 +58,7 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
   } catch (error) {
     return { ok: false, problems: [`the bundled script does not parse: ${(error as Error).message}`] };
   }
-  const functions: FunctionInfo[] = [];
-  const calls: CallInfo[] = [];
-  const aliases = new Map<string, string>();
-  collect(program, null, null, functions, calls, aliases);
+  const { functions, calls, aliases, exportObjects, getters } = walkBundle(program);
   // `var http_default = __k6asyncns_http`: esbuild's names for an import are aliases.
   const aliasOf = (name: string, test: (n: string) => boolean) => {
     for (let seen = 0; seen < 16; seen++) {
@@ -79,35 +69,96 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
     }
     return false;
   };
+  /** The local name `object.property` reads through a module's export object, if any. */
+  const exportedLocal = (object: string, property: string): string | null => {
+    for (let seen = 0; seen < 16; seen++) {
+      const local = exportObjects.get(object)?.get(property);
+      if (local !== undefined) return local;
+      const next = aliases.get(object);
+      if (next === undefined) return null;
+      object = next;
+    }
+    return null;
+  };
   const byNode = new Map(functions.map((f) => [f.node, f]));
+  const byName = new Map<string, FunctionInfo[]>();
+  const byMethod = new Map<string, FunctionInfo[]>();
+  for (const f of functions) {
+    if (f.name === null) continue;
+    const book = f.method ? byMethod : byName;
+    book.set(f.name, [...(book.get(f.name) ?? []), f]);
+  }
 
   const asyncFunctions = new Set<FunctionInfo>();
   const asyncNames = new Set<string>();
   const asyncMethods = new Set<string>();
+  /** Parameters that receive a blocking callback: calling one blocks, in its function. */
+  const asyncParams = new Map<FunctionInfo, Set<string>>();
   const awaited = new Set<AnyNode>();
   const sequenced = new Set<AnyNode>();
 
-  const blocks = (call: AnyNode): boolean => {
-    const callee = call.callee;
-    if (callee.type === "Identifier") return aliasOf(callee.name, roots.isAsyncName) || asyncNames.has(callee.name);
-    if (callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier") {
-      const property = callee.property.name as string;
-      if (callee.object.type === "Identifier" && aliasOf(callee.object.name, (o) => roots.isAsyncMember(o, property))) return true;
-      if (asyncMethods.has(property)) return true;
-      // list.forEach(async callback): sequenced, so it blocks.
-      if (SEQUENCED.has(property)) return call.arguments.some((a: AnyNode) => isAsyncFunction(a));
+  const nameBlocks = (name: string) => aliasOf(name, roots.isAsyncName) || asyncNames.has(name);
+  /** Whether `name`, seen from `within`, is a parameter given a blocking callback (an inner parameter of the same name hides it). */
+  const isAsyncParam = (name: string, within: FunctionInfo | null): boolean => {
+    for (let f = within; f; f = f.parent) {
+      if (asyncParams.get(f)?.has(name)) return true;
+      if (f.params.includes(name)) return false;
     }
     return false;
   };
-  const isAsyncFunction = (node: AnyNode): boolean => {
+  const blocks = (call: AnyNode, within: FunctionInfo | null): boolean => {
+    const callee = unwrapCallee(call.callee);
+    if (callee.type === "Identifier") return nameBlocks(callee.name) || isAsyncParam(callee.name, within);
+    if (callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier") {
+      const property = callee.property.name as string;
+      const object = callee.object.type === "Identifier" ? (callee.object.name as string) : null;
+      if (object !== null && aliasOf(object, (o) => roots.isAsyncMember(o, property))) return true;
+      if (asyncMethods.has(property)) return true;
+      // A module's export read through its CommonJS view: `(0, k6.group)(…)`.
+      const local = object === null ? null : exportedLocal(object, property);
+      if (local !== null && nameBlocks(local)) return true;
+      // fn.call(this, …) where fn is a blocking callback.
+      if (object !== null && INDIRECT_CALLS.has(property) && (asyncNames.has(object) || isAsyncParam(object, within))) return true;
+      // list.forEach(async callback): sequenced, so it blocks.
+      if (SEQUENCED.has(property)) return call.arguments.some((a: AnyNode) => isAsyncArgument(a, within));
+    }
+    return false;
+  };
+  /** A function that blocks, passed as an argument: inline, by its name, or a parameter that holds one. */
+  const isAsyncArgument = (node: AnyNode, within: FunctionInfo | null): boolean => {
     const info = byNode.get(node);
-    return info !== undefined && asyncFunctions.has(info);
+    if (info !== undefined) return asyncFunctions.has(info);
+    return node.type === "Identifier" && (asyncNames.has(node.name) || isAsyncParam(node.name, within));
+  };
+  /** The script's own functions a call may reach (by name; a method by its property name, or an export's getter). */
+  const calledFunctions = (call: AnyNode): FunctionInfo[] => {
+    const callee = unwrapCallee(call.callee);
+    if (callee.type === "Identifier") return byName.get(callee.name) ?? [];
+    if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return [];
+    const property = callee.property.name as string;
+    const locals = new Set(getters.get(property));
+    const exported = callee.object.type === "Identifier" ? exportedLocal(callee.object.name, property) : null;
+    if (exported !== null) locals.add(exported);
+    return [...(byMethod.get(property) ?? []), ...[...locals].flatMap((l) => byName.get(l) ?? [])];
   };
 
   for (let changed = true; changed; ) {
     changed = false;
     for (const call of calls) {
-      if (awaited.has(call.node) || !blocks(call.node)) continue;
+      // A blocking callback passed to one of the script's functions makes that parameter
+      // blocking inside it: the function awaits it, and so becomes async itself.
+      call.node.arguments.forEach((argument: AnyNode, i: number) => {
+        if (!isAsyncArgument(argument, call.within)) return;
+        for (const target of calledFunctions(call.node)) {
+          const param = target.params[i];
+          if (param === null || param === undefined) continue;
+          const held = asyncParams.get(target) ?? new Set<string>();
+          if (held.has(param)) continue;
+          asyncParams.set(target, held.add(param));
+          changed = true;
+        }
+      });
+      if (awaited.has(call.node) || !blocks(call.node, call.within)) continue;
       awaited.add(call.node);
       changed = true;
       const callee = call.node.callee;
@@ -123,6 +174,14 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
       if (within && !asyncFunctions.has(within)) {
         asyncFunctions.add(within);
         if (within.name) (within.method ? asyncMethods : asyncNames).add(within.name);
+      }
+    }
+    // An export's getter `key: () => f` of an async f: `module.key()` blocks. Not
+    // `default`: every module's default export would make every `x.default()` awaited.
+    for (const [key, locals] of getters) {
+      if (key !== "default" && !asyncMethods.has(key) && [...locals].some((l) => asyncNames.has(l))) {
+        asyncMethods.add(key);
+        changed = true;
       }
     }
   }
@@ -213,76 +272,12 @@ function closingsFirst(a: Edit, b: Edit): number {
   return (a.span < 0 ? 0 : 1) - (b.span < 0 ? 0 : 1);
 }
 
-const FUNCTION_TYPES = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression"]);
-
-/** Walks the tree, recording each function with the name calls reach it by, and each call. */
-function collect(
-  node: AnyNode,
-  within: FunctionInfo | null,
-  parent: AnyNode | null,
-  functions: FunctionInfo[],
-  calls: CallInfo[],
-  aliases: Map<string, string>,
-): void {
-  let inner = within;
-  if (FUNCTION_TYPES.has(node.type)) {
-    const named = nameOf(node, parent);
-    const info: FunctionInfo = {
-      node,
-      name: named.name,
-      method: named.method,
-      parent: within,
-      argumentOf: parent?.type === "CallExpression" && parent.arguments.includes(node) ? parent : null,
-    };
-    if (named.methodKey) node.methodKey = named.methodKey;
-    if (named.kind) node.kind = named.kind;
-    functions.push(info);
-    inner = info;
-  }
-  if (node.type === "CallExpression") calls.push({ node, within });
-  if (node.type === "VariableDeclarator" && node.id.type === "Identifier" && node.init?.type === "Identifier") aliases.set(node.id.name, node.init.name);
-  for (const key of Object.keys(node)) {
-    if (key === "loc" || key === "methodKey") continue;
-    const value = node[key];
-    if (Array.isArray(value)) {
-      for (const child of value) if (child && typeof child.type === "string") collect(child, inner, node, functions, calls, aliases);
-    } else if (value && typeof value === "object" && typeof value.type === "string") {
-      collect(value, inner, node, functions, calls, aliases);
-    }
-  }
-}
-
-function nameOf(fn: AnyNode, parent: AnyNode | null): { name: string | null; method: boolean; methodKey?: AnyNode; kind?: string } {
-  if (fn.type === "FunctionDeclaration") return { name: fn.id?.name ?? null, method: false };
-  if (!parent) return { name: null, method: false };
-  if (parent.type === "VariableDeclarator" && parent.id.type === "Identifier") return { name: parent.id.name, method: false };
-  const keyName = (key: AnyNode) => (key.type === "Identifier" ? key.name : key.type === "Literal" ? String(key.value) : null);
-  if (parent.type === "Property" && parent.value === fn) {
-    return {
-      name: keyName(parent.key),
-      method: true,
-      ...(parent.method ? { methodKey: parent.key } : {}),
-      ...(parent.kind !== "init" ? { kind: parent.kind } : {}),
-    };
-  }
-  if (parent.type === "MethodDefinition" && parent.value === fn) {
-    return { name: keyName(parent.key), method: true, methodKey: parent.key, ...(parent.kind !== "method" ? { kind: parent.kind } : {}) };
-  }
-  if (parent.type === "PropertyDefinition" && parent.value === fn) return { name: keyName(parent.key), method: true };
-  if (parent.type === "AssignmentExpression" && parent.right === fn) {
-    const left = parent.left;
-    if (left.type === "Identifier") return { name: left.name, method: false };
-    if (left.type === "MemberExpression" && !left.computed) return { name: left.property.name, method: true };
-  }
-  return { name: null, method: false };
-}
-
 /** Code as the user wrote it, without the bundle's marks: `__k6async_http_get(` → `get(`. */
 const unmark = (text: string) => text.replace(/__k6async_[a-z0-9]+_/g, "").replace(/__k6asyncns_([a-z0-9]+)/g, "$1");
 
 /** A call as a message names it: `http.get()`, `sleep()`, `list.filter()`. */
 function describe(call: AnyNode): string {
-  const callee = call.callee;
+  const callee = unwrapCallee(call.callee);
   const clean = unmark;
   if (callee.type === "Identifier") return `${clean(callee.name)}()`;
   if (callee.type === "MemberExpression" && !callee.computed) {
