@@ -189,9 +189,11 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
 
 /**
- * Makes the local target ready for seeding, as an operator would a real Authrim: a signing
- * key (created once, kept in persisted state), a fresh load-test client, and strict
- * introspection validation on.
+ * Makes the local target ready for seeding and for all six scenarios, as docs/authrim.md
+ * has an operator set up a real Authrim: a signing key (created once, kept in persisted
+ * state), a fresh trusted load-test client that skips consent and may exchange its own
+ * subjects' tokens, token exchange on, and strict introspection validation on. The target
+ * refuses each of these by default, as Authrim does.
  */
 async function provisionTarget(target: StartedWorker, adminSecret: string): Promise<TargetClient> {
   const base = (await target.url).origin;
@@ -207,12 +209,23 @@ async function provisionTarget(target: StartedWorker, adminSecret: string): Prom
       redirect_uris: [LOAD_TEST_REDIRECT_URI],
       scope: "openid profile email",
       grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
+      is_trusted: true,
       skip_consent: true,
-      token_exchange_allowed: true,
     }),
   });
   if (response.status !== 201) throw new Error(`could not register the load-test client on the target: ${response.status} ${await response.text()}`);
   const { client } = (await response.json()) as { client: { client_id: string; client_secret: string } }; // Authrim's shape
+  // On Authrim these two are set on the client's D1 row; the target takes them by PUT.
+  const exchanger = { token_exchange_allowed: true, allowed_subject_token_clients: [client.client_id] };
+  const settings: Array<[string, string, unknown]> = [
+    ["the load-test client's token-exchange flags", `/api/admin/clients/${client.client_id}`, exchanger],
+    ["token exchange on", "/api/admin/settings/token-exchange", { enabled: true }],
+  ];
+  for (const [what, path, body] of settings) {
+    const answer = await admin(path, { method: "PUT", body: JSON.stringify(body) });
+    if (answer.status !== 200) throw new Error(`could not set ${what} on the target: ${answer.status} ${await answer.text()}`);
+    await answer.text();
+  }
   // Like Authrim, the target checks audience and client on /introspect only once strict
   // validation is on (docs/authrim.md): an operator turns it on before load-testing.
   const strict = await admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation: true }) });

@@ -40,6 +40,20 @@ async function token(over: Record<string, unknown> = {}, key: CryptoKey = signin
     .sign(key);
 }
 
+/** A refresh token as Authrim's refresh seeder makes one: a signed JWT whose jti names its generation and shard. */
+function refreshJwt(): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ client_id: client.client_id, scope: "openid", rtv: 1 })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT", kid })
+    .setIssuer(ISSUER)
+    .setSubject(user.id)
+    .setAudience(client.client_id)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3600)
+    .setJti(`v1_0_${crypto.randomUUID()}`)
+    .sign(signingKey);
+}
+
 async function introspect(t: string, auth = basic(client.client_id, client.client_secret)) {
   return call("/introspect", {
     method: "POST",
@@ -63,6 +77,7 @@ beforeAll(async () => {
           redirect_uris: ["https://app.test/cb"],
           grant_types: ["authorization_code", "refresh_token"],
           scope: "openid profile email",
+          is_trusted: true,
           skip_consent: true,
         }),
       })
@@ -195,6 +210,8 @@ describe("/token", () => {
   let exchanger: { client_id: string; client_secret: string };
 
   beforeAll(async () => {
+    // Off by default, as on Authrim (provider-switches.test.ts checks the refusals).
+    expect((await admin("/api/admin/settings/token-exchange", { method: "PUT", body: JSON.stringify({ enabled: true }) })).status).toBe(200);
     exchanger = (
       (await (
         await admin("/api/admin/clients", {
@@ -204,6 +221,7 @@ describe("/token", () => {
             redirect_uris: ["https://exchanger.test/cb"],
             grant_types: ["refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
             token_exchange_allowed: true,
+            allowed_subject_token_clients: [client.client_id],
           }),
         })
       ).json()) as { client: typeof exchanger }
@@ -230,7 +248,7 @@ describe("/token", () => {
   it.each([
     // [subject, expected description]
     ["expired", () => token({ exp: Math.floor(Date.now() / 1000) - 60 }), /expired/],
-    ["wrong audience", () => token({ aud: "https://elsewhere.test" }), /invalid/],
+    ["foreign-signed", async () => token({}, (await generateKeyPair("RS256")).privateKey, kid), /invalid/],
   ])("refuses an %s subject with invalid_grant", async (_, make, why) => {
     const response = await exchange(await make());
     expect(response.status).toBe(400);
@@ -251,13 +269,14 @@ describe("/token", () => {
     expect(body.error_description).toContain("revoked");
   });
 
-  it("refuses token exchange to a client not allowed to use it", async () => {
+  it("refuses token exchange to a client not allowed to use it (403, as Authrim)", async () => {
     const response = await exchange(await token(), basic(client.client_id, client.client_secret));
+    expect(response.status).toBe(403);
     expect(((await response.json()) as { error: string }).error).toBe("unauthorized_client");
   });
 
   it("rotates refresh tokens and revokes the family when an old one is reused", async () => {
-    const first = `seeded-refresh-${crypto.randomUUID()}`;
+    const first = await refreshJwt();
     expect(
       (
         await admin("/api/admin/test/tokens", {
@@ -290,8 +309,11 @@ describe("/token", () => {
   });
 
   it("refuses another client's refresh token and unknown grant types", async () => {
-    const t = `seeded-refresh-${crypto.randomUUID()}`;
-    await admin("/api/admin/test/tokens", { method: "POST", body: JSON.stringify({ token: t, userId: user.id, clientId: exchanger.client_id }) });
+    const t = await refreshJwt();
+    await admin("/api/admin/test/tokens", {
+      method: "POST",
+      body: JSON.stringify({ token: t, userId: user.id, clientId: exchanger.client_id, scope: "openid" }),
+    });
     const other = await form(basic(client.client_id, client.client_secret), { grant_type: "refresh_token", refresh_token: t });
     expect(((await other.json()) as { error_description: string }).error_description).toContain("another client");
     const odd = await form(basic(client.client_id, client.client_secret), { grant_type: "password" });
@@ -355,30 +377,37 @@ describe("/authorize, sessions and the mail-OTP login", () => {
     expect(response.status).toBe(400);
   });
 
-  it("runs the five-step mail-OTP login to tokens, with PKCE and single-use codes", async () => {
-    // 1. GET /authorize without a session: the login step, with a pre-login cookie.
+  it("runs the five-step mail-OTP login to tokens as Authrim v0.1.15 answers it, with PKCE and single-use codes", async () => {
+    // 1. GET /authorize without a session: 302 to the login page, and no cookie.
     const start = await call(authorizeUrl({ prompt: "login" }), { redirect: "manual" });
-    expect(start.status).toBe(200);
-    const otpCookie = /authrim_otp_session=([^;]+)/.exec(start.headers.get("set-cookie") ?? "")![1]!;
-    // 2. The admin test API issues a mail code.
-    const issued = (await (
-      await admin("/api/admin/test/email-codes", { method: "POST", body: JSON.stringify({ email: user.email, create_user: false }) })
-    ).json()) as { code: string };
+    expect(start.status).toBe(302);
+    expect(start.headers.get("location")).toMatch(/^\/login\?challenge_id=/);
+    expect(start.headers.get("set-cookie")).toBeNull();
+    // 2. The admin test API issues a mail code bound to a new OTP session.
+    const issuedAnswer = await admin("/api/admin/test/email-codes", { method: "POST", body: JSON.stringify({ email: user.email, create_user: false }) });
+    expect(issuedAnswer.status).toBe(201);
+    const issued = (await issuedAnswer.json()) as { code: string; otpSessionId: string };
     expect(issued.code).toMatch(/^\d{6}$/);
-    // 3. Verify it within the pre-login session: a login session cookie comes back.
-    const wrong = await call("/api/auth/email-code/verify", {
-      method: "POST",
-      headers: { cookie: `authrim_otp_session=${otpCookie}`, "content-type": "application/json" },
-      body: JSON.stringify({ email: user.email, code: "000000" === issued.code ? "111111" : "000000" }),
-    });
+    // 3. Verify it with that OTP session as cookie: a login session cookie comes back, URL-encoded.
+    const verifyWith = (code: string, otpSessionId: string) =>
+      call("/api/auth/email-codes/verify", {
+        method: "POST",
+        headers: { cookie: `authrim_otp_session=${otpSessionId}`, "content-type": "application/json" },
+        body: JSON.stringify({ email: user.email, code }),
+      });
+    const wrong = await verifyWith(issued.code === "000000" ? "111111" : "000000", issued.otpSessionId);
     expect(wrong.status).toBe(400);
-    const verified = await call("/api/auth/email-code/verify", {
-      method: "POST",
-      headers: { cookie: `authrim_otp_session=${otpCookie}`, "content-type": "application/json" },
-      body: JSON.stringify({ email: user.email, code: issued.code }),
-    });
+    // A wrong code uses the OTP session up, as Authrim consumes its challenge first.
+    expect((await verifyWith(issued.code, issued.otpSessionId)).status).toBe(400);
+    const again = (await (
+      await admin("/api/admin/test/email-codes", { method: "POST", body: JSON.stringify({ email: user.email, create_user: false }) })
+    ).json()) as { code: string; otpSessionId: string };
+    const verified = await verifyWith(again.code, again.otpSessionId);
     expect(verified.status).toBe(200);
-    const session = /authrim_session=([^;]+)/.exec(verified.headers.get("set-cookie") ?? "")![1]!;
+    const encoded = /authrim_session=([^;]+)/.exec(verified.headers.getSetCookie().join("\n"))![1]!;
+    const session = decodeURIComponent(encoded);
+    expect(session).not.toBe(encoded);
+    expect(((await verified.json()) as { sessionId: string }).sessionId).toBe(session);
     // 4. Silent authorize with the session.
     const auth = await call(authorizeUrl(), { headers: { cookie: `authrim_session=${session}` }, redirect: "manual" });
     const code = new URL(auth.headers.get("location")!).searchParams.get("code")!;

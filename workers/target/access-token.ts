@@ -6,7 +6,12 @@
  */
 import { createLocalJWKSet, errors, jwtVerify, type JWK, type JWTPayload } from "jose";
 
-export type TokenFailure = "malformed" | "bad_signature" | "expired" | "wrong_audience" | "wrong_issuer" | "wrong_client" | "revoked";
+/**
+ * Why a token is refused. `unknown_key`: its `kid` names no key of ours (a token signed by
+ * another provider's key, or a key this one no longer has), which Authrim answers with a 500
+ * "no public key available" on /userinfo rather than a 401.
+ */
+export type TokenFailure = "malformed" | "unknown_key" | "bad_signature" | "expired" | "wrong_audience" | "wrong_issuer" | "wrong_client" | "revoked";
 
 export type TokenCheck =
   | { ok: true; claims: JWTPayload & { client_id: string; scope?: string; sub: string; jti: string } }
@@ -36,7 +41,8 @@ export async function checkAccessToken(token: string, ctx: TokenContext): Promis
     }));
   } catch (error) {
     if (error instanceof errors.JWTExpired) return { ok: false, reason: "expired" };
-    if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWKSNoMatchingKey) return { ok: false, reason: "bad_signature" };
+    if (error instanceof errors.JWKSNoMatchingKey) return { ok: false, reason: "unknown_key" };
+    if (error instanceof errors.JWSSignatureVerificationFailed) return { ok: false, reason: "bad_signature" };
     return { ok: false, reason: "malformed" };
   }
   if (payload.iss !== ctx.issuer) return { ok: false, reason: "wrong_issuer" };

@@ -73,7 +73,7 @@ adminApp.post("/api/admin/test/email-codes", async (c) => {
   if (!body || typeof body.email !== "string") return c.json({ error: "email: required" }, 400);
   let user = await findUserByEmail(c.env.TARGET_DB, body.email);
   if (!user && body.create_user === true) user = await createUser(c.env.TARGET_DB, { email: body.email, email_verified: true });
-  if (!user) return c.json({ error: `no user with email ${body.email} (create_user is false)` }, 404);
+  if (!user) return c.json({ error: "invalid_request", error_description: "User does not exist and create_user is false" }, 404);
   return c.json(await issueEmailCode(authStore(c.env), body.email, user.id), 201);
 });
 
@@ -87,24 +87,32 @@ adminApp.get("/api/admin/settings/refresh-token-sharding", async (c) => {
   return c.json({ clientId, generation: 1, shardCount: REFRESH_SHARDS });
 });
 
-/** Registers a refresh token, as Authrim's refresh seeder does: {token, userId, clientId, scope, ttl}. */
+/**
+ * Registers a refresh token, as Authrim's refresh seeder does: {token, userId, clientId,
+ * scope, ttl}. As on Authrim v0.1.15 the token must be a JWT with a `jti` (its seeder signs
+ * them): an opaque string answers 400 "Invalid JWT format". Like Authrim, the registration
+ * reads the payload without verifying it.
+ */
 adminApp.post("/api/admin/test/tokens", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
   const body = (await c.req.json().catch(() => null)) as { token?: unknown; userId?: unknown; clientId?: unknown; scope?: unknown; ttl?: unknown } | null;
-  const problems: string[] = [];
-  if (!body || typeof body.token !== "string" || body.token.length < 16) problems.push("token: a string of at least 16 characters");
-  if (typeof body?.userId !== "string") problems.push("userId: required");
-  if (typeof body?.clientId !== "string") problems.push("clientId: required");
-  if (problems.length || !body) return c.json({ error: "invalid_request", problems }, 400);
+  const invalid = (description: string) => c.json({ error: "invalid_request", error_description: description }, 400);
+  if (!body || typeof body.token !== "string" || typeof body.userId !== "string" || typeof body.clientId !== "string" || typeof body.scope !== "string")
+    return invalid("token, userId, clientId, and scope are required");
+  const parts = body.token.split(".");
+  if (parts.length !== 3) return invalid("Invalid JWT format");
+  let jti: unknown;
+  try {
+    jti = (JSON.parse(atob(parts[1]!.replace(/-/g, "+").replace(/_/g, "/"))) as { jti?: unknown }).jti;
+  } catch {
+    return invalid("Failed to parse JWT token");
+  }
+  if (typeof jti !== "string" || !jti) return invalid("JWT must contain a jti claim");
   const ttl = typeof body.ttl === "number" && body.ttl > 0 ? body.ttl : 30 * 86_400;
-  const token = body.token as string;
-  await refreshTokensIn(c.env, refreshShard(token)).register(
-    token,
-    { userId: body.userId as string, clientId: body.clientId as string, scope: typeof body.scope === "string" ? body.scope : "openid profile email" },
-    ttl,
-  );
-  return c.json({ ok: true, shard_index: refreshShard(token) }, 201);
+  const token = body.token;
+  await refreshTokensIn(c.env, refreshShard(token)).register(token, { userId: body.userId, clientId: body.clientId, scope: body.scope }, ttl);
+  return c.json({ success: true, version: 1, jti, expiresIn: ttl, shard_index: refreshShard(token) }, 201);
 });
 
 adminApp.post("/api/admin/signing-keys/rotate", async (c) => {
@@ -126,9 +134,9 @@ adminApp.get("/api/admin/test/signing-key", async (c) => {
 /**
  * Clients, in Authrim's shapes: the ids are always generated (a UUID and a 64-hex secret,
  * whatever the body says), redirect_uris must be a non-empty list of URLs, and the answer
- * is 201 {client: {…}} with the secret shown this once. `token_exchange_allowed` and
- * `skip_consent` are honoured here as a convenience; Authrim's API ignores the first (set
- * it in its D1) and wants `is_trusted` beside the second.
+ * is 201 {client: {…}} with the secret shown this once. `is_trusted` and `skip_consent` are
+ * honoured as on Authrim; `token_exchange_allowed` and `allowed_subject_token_clients` too,
+ * as a convenience: Authrim's API ignores them (they are set on its D1 row).
  */
 adminApp.post("/api/admin/clients", async (c) => {
   const denied = await requireAdmin(c);
@@ -151,13 +159,20 @@ adminApp.post("/api/admin/clients", async (c) => {
     grant_types: grantTypes as string[],
     scope,
     skip_consent: body.skip_consent === true,
+    is_trusted: body.is_trusted === true,
     token_exchange_allowed: body.token_exchange_allowed === true,
+    allowed_subject_token_clients: stringList(body.allowed_subject_token_clients),
   });
   return c.json(
     { client: { ...created, client_name: body.client_name, redirect_uris: redirectUris, grant_types: grantTypes, scope, created_at: Date.now() } },
     201,
   );
 });
+
+/** A list of strings from input, or none. */
+export function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
 
 // Users, in Authrim's shapes (mgmt/admin.ts there): a page newest first, filtered by
 // `search` only; creation answers 201 {user: {...}}, a taken email 409 "conflict".

@@ -12,7 +12,10 @@ export interface ClientInput {
   readonly grant_types: readonly string[];
   readonly scope: string;
   readonly skip_consent: boolean;
+  readonly is_trusted: boolean;
   readonly token_exchange_allowed: boolean;
+  /** Clients whose subject tokens this one may exchange without being in their `aud`. */
+  readonly allowed_subject_token_clients: readonly string[];
 }
 
 export interface User {
@@ -27,8 +30,9 @@ export async function createClient(db: D1Database, input: ClientInput): Promise<
   const clientSecret = input.client_secret ?? crypto.randomUUID().replace(/-/g, "") + crypto.randomUUID().replace(/-/g, "");
   await db
     .prepare(
-      `INSERT INTO clients (client_id, client_secret_sha256, client_name, redirect_uris, grant_types, scope, skip_consent, token_exchange_allowed, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO clients (client_id, client_secret_sha256, client_name, redirect_uris, grant_types, scope, skip_consent, is_trusted,
+         token_exchange_allowed, allowed_subject_token_clients, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       clientId,
@@ -38,7 +42,9 @@ export async function createClient(db: D1Database, input: ClientInput): Promise<
       JSON.stringify(input.grant_types),
       input.scope,
       input.skip_consent ? 1 : 0,
+      input.is_trusted ? 1 : 0,
       input.token_exchange_allowed ? 1 : 0,
+      input.allowed_subject_token_clients.length ? JSON.stringify(input.allowed_subject_token_clients) : null,
       Date.now(),
     )
     .run();
@@ -49,22 +55,63 @@ export interface Client {
   readonly client_id: string;
   readonly redirect_uris: string[];
   readonly grant_types: string[];
+  readonly skip_consent: boolean;
+  readonly is_trusted: boolean;
   readonly token_exchange_allowed: boolean;
+  readonly allowed_subject_token_clients: string[];
+}
+
+interface ClientRow {
+  readonly client_id: string;
+  readonly redirect_uris: string;
+  readonly grant_types: string;
+  readonly skip_consent: number;
+  readonly is_trusted: number;
+  readonly token_exchange_allowed: number;
+  readonly allowed_subject_token_clients: string | null;
 }
 
 export async function findClient(db: D1Database, clientId: string): Promise<Client | null> {
   const row = await db
-    .prepare("SELECT client_id, redirect_uris, grant_types, token_exchange_allowed FROM clients WHERE client_id = ?")
+    .prepare(
+      "SELECT client_id, redirect_uris, grant_types, skip_consent, is_trusted, token_exchange_allowed, allowed_subject_token_clients FROM clients WHERE client_id = ?",
+    )
     .bind(clientId)
-    .first<{ client_id: string; redirect_uris: string; grant_types: string; token_exchange_allowed: number }>();
+    .first<ClientRow>();
   return row
     ? {
         client_id: row.client_id,
         redirect_uris: JSON.parse(row.redirect_uris) as string[],
         grant_types: JSON.parse(row.grant_types) as string[],
+        skip_consent: row.skip_consent === 1,
+        is_trusted: row.is_trusted === 1,
         token_exchange_allowed: row.token_exchange_allowed === 1,
+        allowed_subject_token_clients: row.allowed_subject_token_clients ? (JSON.parse(row.allowed_subject_token_clients) as string[]) : [],
       }
     : null;
+}
+
+/** The flags an operator changes on a client's row (Authrim: PUT /api/admin/clients/:id, or its D1). */
+const FLAG_COLUMNS = ["skip_consent", "is_trusted", "token_exchange_allowed", "allowed_subject_token_clients"] as const;
+export type ClientFlags = Partial<Pick<ClientInput, (typeof FLAG_COLUMNS)[number]>>;
+
+/** Sets the given flags; false when there is no such client. */
+export async function updateClient(db: D1Database, clientId: string, flags: ClientFlags): Promise<boolean> {
+  const sets: string[] = [];
+  const values: unknown[] = [];
+  // Column names come from the fixed list, never from the caller's keys.
+  for (const column of FLAG_COLUMNS) {
+    const value = flags[column];
+    if (value === undefined) continue;
+    sets.push(`${column} = ?`);
+    values.push(Array.isArray(value) ? (value.length ? JSON.stringify(value) : null) : value ? 1 : 0);
+  }
+  if (sets.length === 0) return clientExists(db, clientId);
+  const result = await db
+    .prepare(`UPDATE clients SET ${sets.join(", ")} WHERE client_id = ?`)
+    .bind(...values, clientId)
+    .run();
+  return result.meta.changes === 1;
 }
 
 export async function clientExists(db: D1Database, clientId: string): Promise<boolean> {

@@ -23,6 +23,7 @@ import { countRequests, metricsApp } from "./metrics.ts";
 import { oidcApp } from "./oidc-app.ts";
 import { recordsApp } from "./records.ts";
 import { countRunRequests } from "./request-ledger.ts";
+import { switchesApp } from "./switches-app.ts";
 import type { TargetEnv } from "./target-env.ts";
 
 export { AuthState } from "./auth-state.ts";
@@ -42,6 +43,7 @@ app.use("*", countRequests);
 // The OpenID provider's endpoints (oidc-app.ts) and the admin API that seeds and configures it (admin-app.ts).
 app.route("/", oidcApp);
 app.route("/", adminApp);
+app.route("/", switchesApp);
 // The demo user/messaging API of the closed-model examples (demo-app.ts).
 app.route("/app", demoApp);
 // Config streaming over SSE (config-app.ts) and the records API with its two builds (records.ts).

@@ -43,8 +43,11 @@ export async function introspectionSettings(db: D1Database, nowMs: number): Prom
   return settings;
 }
 
+/** The rows of the `settings` table: these two, and feature-settings.ts's. */
+export type SettingName = "introspection_validation" | "introspection_cache" | "token_exchange" | "oauth_config";
+
 /** Stores one setting and forgets what this isolate had read. */
-export async function storeSetting(db: D1Database, name: "introspection_validation" | "introspection_cache", value: Record<string, unknown>): Promise<void> {
+export async function storeSetting(db: D1Database, name: SettingName, value: Record<string, unknown>): Promise<void> {
   await db
     .prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value")
     .bind(name, JSON.stringify(value))

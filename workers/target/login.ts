@@ -1,25 +1,32 @@
 /**
- * Login for the Authrim-style target: `/authorize` (authorization code flow with PKCE
- * S256, `prompt=none` silent authentication from the `authrim_session` cookie), the mail
- * OTP steps, and the authorization-code grant of `/token`.
+ * Login for the Authrim-style target, as Authrim v0.1.15 answers it (docs/authrim.md):
+ * `/authorize` (authorization code flow with PKCE S256, `prompt=none` silent authentication
+ * from the `authrim_session` cookie, consent, the per-user code limit) and the mail-OTP
+ * steps.
  *
- * The mail-OTP login of the reference suite is five requests: GET /authorize (no session:
- * answers the login step and sets `authrim_otp_session`) → POST
- * /api/admin/test/email-codes (issues a code) → POST /api/auth/email-code/verify (with
- * the OTP session cookie; sets `authrim_session`) → GET /authorize?prompt=none (302 with a
- * code) → POST /token (code + PKCE verifier).
+ * The mail-OTP login is: GET /authorize without a session (302 to
+ * `/login?challenge_id=…`, no cookie) → POST /api/admin/test/email-codes (201 `{code,
+ * otpSessionId}`) → POST /api/auth/email-codes/verify `{code, email}` with cookie
+ * `authrim_otp_session=<otpSessionId>` (sets `authrim_session`, URL-encoded, as Hono's
+ * setCookie does) → GET /authorize?prompt=none with the session cookie → POST /token.
+ * Like Authrim, /authorize reads the session cookie from the raw header without decoding
+ * it, and session ids contain `:`, so a client must send the cookie decoded.
  */
 import type { AuthKind } from "./auth-state.ts";
 
 export const SESSION_COOKIE = "authrim_session";
 export const OTP_SESSION_COOKIE = "authrim_otp_session";
-const CODE_TTL_S = 60;
+export const CODE_TTL_S = 60;
 const OTP_TTL_S = 300;
 
 export interface AuthStore {
   put(kind: AuthKind, key: string, value: unknown, ttlS: number): Promise<void>;
   get<T>(kind: AuthKind, key: string): Promise<T | null>;
   take<T>(kind: AuthKind, key: string): Promise<T | null>;
+  /** Counts a new code against its user's limit; false (nothing stored) when the user has `limit` live codes. */
+  admitCode(userId: string, code: string, ttlS: number, limit: number): Promise<boolean>;
+  /** A redeemed code no longer counts against its user. */
+  releaseCode(userId: string, code: string): Promise<void>;
 }
 
 export interface CodeRecord {
@@ -31,6 +38,7 @@ export interface CodeRecord {
   readonly scope: string;
 }
 
+/** A cookie's value as it stands in the header: not decoded, as Authrim reads it. */
 export function cookie(header: string | undefined, name: string): string | null {
   for (const part of (header ?? "").split(";")) {
     const [k, ...v] = part.trim().split("=");
@@ -53,7 +61,9 @@ function withParams(uri: string, params: Record<string, string | null>): string 
 
 export interface AuthorizeDeps {
   readonly store: AuthStore;
-  readonly findClient: (id: string) => Promise<{ redirect_uris: string[] } | null>;
+  readonly findClient: (id: string) => Promise<{ redirect_uris: string[]; is_trusted: boolean; skip_consent: boolean } | null>;
+  /** MAX_CODES_PER_USER (feature-settings.ts). */
+  readonly maxCodesPerUser: () => Promise<number>;
 }
 
 /**
@@ -76,48 +86,69 @@ export async function authorize(url: URL, cookieHeader: string | undefined, deps
   const challenge = p("code_challenge");
   if (!challenge || p("code_challenge_method") !== "S256")
     return back({ error: "invalid_request", error_description: "PKCE with code_challenge_method=S256 is required" });
+  const silent = (p("prompt") ?? "").split(" ").includes("none");
 
   const sessionId = cookie(cookieHeader, SESSION_COOKIE);
   const session = sessionId ? await deps.store.get<{ user_id: string }>("session", sessionId) : null;
   if (!session) {
-    if (p("prompt") === "none") return back({ error: "login_required" });
-    // The login step: a real provider shows its login page here; the OTP flow continues
-    // with the pre-login session this sets.
-    const otpSession = randomId();
-    await deps.store.put("otp_session", otpSession, { client_id: clientId }, OTP_TTL_S * 2);
-    return new Response(JSON.stringify({ login: "required", methods: ["email_code"] }), {
-      status: 200,
-      headers: { "content-type": "application/json", "set-cookie": `${OTP_SESSION_COOKIE}=${otpSession}; Path=/; HttpOnly; SameSite=Lax` },
-    });
+    if (silent) return back({ error: "login_required", error_description: "User authentication is required" });
+    // The login page: Authrim keeps the request under a challenge id and sends the browser there.
+    return redirect(`/login?challenge_id=${crypto.randomUUID()}`);
+  }
+  // This target keeps no consent records: only a trusted client that skips consent gets a
+  // code without a consent screen, as on Authrim before anyone consented.
+  if (!(client.is_trusted && client.skip_consent)) {
+    if (silent) return back({ error: "consent_required", error_description: "User consent is required" });
+    return redirect(`/consent?challenge_id=${crypto.randomUUID()}`);
   }
   const code = randomId();
+  if (!(await deps.store.admitCode(session.user_id, code, CODE_TTL_S, await deps.maxCodesPerUser()))) {
+    // Authrim's code store throws "Too many authorization codes for this user"; /authorize says only this.
+    return back({ error: "server_error", error_description: "Failed to process authorization request" });
+  }
   const record: CodeRecord = { client_id: clientId, redirect_uri: redirectUri, user_id: session.user_id, code_challenge: challenge, nonce: p("nonce"), scope };
   await deps.store.put("code", code, record, CODE_TTL_S);
   return back({ code });
 }
 
-/** Issues a 6-digit mail OTP for a user (the admin test API returns it instead of mailing it). */
-export async function issueEmailCode(store: AuthStore, email: string, userId: string): Promise<{ code: string; expires_in: number }> {
+/** A mail OTP for a user, bound to a new OTP session (the admin test API returns both instead of mailing the code). */
+export async function issueEmailCode(
+  store: AuthStore,
+  email: string,
+  userId: string,
+): Promise<{ success: true; code: string; otpSessionId: string; expiresAt: number; userId: string }> {
   const code = String(crypto.getRandomValues(new Uint32Array(1))[0]! % 1_000_000).padStart(6, "0");
-  await store.put("email_code", email, { code, user_id: userId }, OTP_TTL_S);
-  return { code, expires_in: OTP_TTL_S };
+  const otpSessionId = crypto.randomUUID();
+  await store.put("email_code", otpSessionId, { code, user_id: userId, email: email.toLowerCase() }, OTP_TTL_S);
+  return { success: true, code, otpSessionId, expiresAt: Math.floor(Date.now() / 1000) + OTP_TTL_S, userId };
 }
 
-/** Verifies a mail OTP within a pre-login session; on success a login session cookie. */
+/**
+ * POST /api/auth/email-codes/verify: the code of the OTP session named by the cookie, used
+ * up whatever the outcome (Authrim consumes the challenge first); on success a login
+ * session, its cookie set URL-encoded.
+ */
 export async function verifyEmailCode(store: AuthStore, email: string, code: string, otpSession: string | null): Promise<Response> {
-  if (!otpSession || !(await store.get("otp_session", otpSession))) {
-    return Response.json({ error: "invalid_session", error_description: `start with GET /authorize to get an ${OTP_SESSION_COOKIE} cookie` }, { status: 400 });
+  if (!otpSession) {
+    return Response.json(
+      { error: "session_expired", error_description: `no ${OTP_SESSION_COOKIE} cookie: send the otpSessionId the code came with` },
+      { status: 401 },
+    );
   }
-  const issued = await store.get<{ code: string; user_id: string }>("email_code", email);
-  if (!issued || issued.code !== code) return Response.json({ error: "invalid_code", error_description: "the code is wrong or has expired" }, { status: 400 });
-  await store.take("email_code", email); // one use
-  await store.take("otp_session", otpSession);
-  const session = await createSession(store, issued.user_id, 3600);
-  return Response.json({ ok: true, user_id: issued.user_id }, { headers: { "set-cookie": `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax` } });
+  const issued = await store.take<{ code: string; user_id: string; email: string }>("email_code", otpSession);
+  if (!issued || issued.code !== code || issued.email !== email.toLowerCase()) {
+    return Response.json({ error: "invalid_code", error_description: "the code is wrong, used or expired" }, { status: 400 });
+  }
+  const session = await createSession(store, issued.user_id, 86_400);
+  const headers = new Headers();
+  headers.append("set-cookie", `${OTP_SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Lax`);
+  headers.append("set-cookie", `${SESSION_COOKIE}=${encodeURIComponent(session)}; Max-Age=86400; Path=/; HttpOnly; Secure; SameSite=Lax`);
+  return Response.json({ success: true, sessionId: session, userId: issued.user_id }, { headers });
 }
 
+/** A login session; its id contains `:` as Authrim's sharded ids do, so its cookie form differs from the id. */
 export async function createSession(store: AuthStore, userId: string, ttlS: number): Promise<string> {
-  const id = randomId();
+  const id = `ses:${randomId()}`;
   await store.put("session", id, { user_id: userId }, ttlS);
   return id;
 }

@@ -21,6 +21,8 @@ export interface TargetEnv {
   readonly CONFIG_HUB: DurableObjectNamespace<ConfigHub>;
   readonly REQUEST_LEDGER: DurableObjectNamespace<RequestLedger>;
   readonly ADMIN_API_SECRET?: string;
+  /** "true" turns token exchange on unless the stored setting says otherwise (feature-settings.ts). */
+  readonly ENABLE_TOKEN_EXCHANGE?: string;
   /** Bearer token of POST /app/messages/send; any non-empty token when unset. */
   readonly APP_MESSAGING_TOKEN?: string;
 }
@@ -33,6 +35,8 @@ export function authStore(env: TargetEnv): AuthStore {
     put: (kind, key, value, ttlS) => stub(kind, key).put(kind, key, value, ttlS),
     get: <T>(kind: AuthKind, key: string) => stub(kind, key).get(kind, key) as Promise<T | null>,
     take: <T>(kind: AuthKind, key: string) => stub(kind, key).take(kind, key) as Promise<T | null>,
+    admitCode: (userId, code, ttlS, limit) => stub("user_codes", userId).admitCode(userId, code, ttlS, limit),
+    releaseCode: (userId, code) => stub("user_codes", userId).releaseCode(userId, code),
   };
 }
 

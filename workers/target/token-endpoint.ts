@@ -1,9 +1,13 @@
 /**
  * POST /token for the grants the reference suite exercises:
  *
- * - RFC 8693 token exchange: a valid subject access token becomes a new access token for
- *   the calling client, with an `act` claim naming it; expired, revoked or otherwise
- *   invalid subjects are refused with `invalid_grant` (a revoked one says so).
+ * - RFC 8693 token exchange, checked in Authrim's order (its token.ts): the feature must be
+ *   on (400 `unsupported_grant_type`, feature-settings.ts), the client allowed to exchange
+ *   (403 `unauthorized_client`), the subject signed by us, unexpired and unrevoked (400
+ *   `invalid_grant`, a revoked one says so), and the caller in the subject's `aud` or the
+ *   subject's client in the caller's `allowed_subject_token_clients` (403 `invalid_target`;
+ *   the issuer in `aud` is not enough). Then a new access token for the caller, with an
+ *   `act` claim naming it.
  * - Refresh tokens (RFC 6749 §6) with rotation: each use returns a new refresh token of
  *   the same family; reusing an old one revokes the family.
  * - Authorization code (RFC 6749 §4.1) with PKCE S256 (RFC 7636): single-use codes bound
@@ -22,13 +26,24 @@ export const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 const ACCESS_TOKEN_TTL_S = 3600;
 
+/** What token exchange needs to know of the provider's settings and the calling client. */
+export interface ExchangePolicy {
+  /** The provider's switch (feature-settings.ts). */
+  readonly enabled: boolean;
+  /** The client row's `token_exchange_allowed`. */
+  readonly clientAllowed: boolean;
+  /** The client row's `allowed_subject_token_clients`. */
+  readonly allowedSubjectClients: readonly string[];
+}
+
 export interface TokenEndpointDeps {
   readonly issuer: string;
   readonly clientId: string;
-  readonly tokenExchangeAllowed: boolean;
+  readonly exchange: ExchangePolicy;
   readonly signingKeys: DurableObjectStub<SigningKeys>;
   readonly refreshTokens: (shard: number) => DurableObjectStub<RefreshTokens>;
-  readonly validate: (token: string) => Promise<TokenCheck>;
+  /** Checks an access token; `audienceAndClient: false` leaves its `aud` and client to the caller. */
+  readonly validate: (token: string, audienceAndClient: boolean) => Promise<TokenCheck>;
   /** Reads and deletes an authorization code (single use). */
   readonly takeCode: (code: string) => Promise<CodeRecord | null>;
 }
@@ -52,9 +67,9 @@ async function signAccessToken(deps: TokenEndpointDeps, claims: Record<string, u
     .sign(signer.key);
 }
 
-export type TokenResponse = { status: 200; body: Record<string, unknown> } | { status: 400; body: { error: string; error_description: string } };
+export type TokenResponse = { status: 200; body: Record<string, unknown> } | { status: 400 | 403; body: { error: string; error_description: string } };
 
-const invalid = (error: string, description: string): TokenResponse => ({ status: 400, body: { error, error_description: description } });
+const invalid = (error: string, description: string, status: 400 | 403 = 400): TokenResponse => ({ status, body: { error, error_description: description } });
 
 export async function tokenEndpoint(form: Record<string, unknown>, deps: TokenEndpointDeps): Promise<TokenResponse> {
   const grant = form.grant_type;
@@ -65,14 +80,15 @@ export async function tokenEndpoint(form: Record<string, unknown>, deps: TokenEn
 }
 
 async function tokenExchange(form: Record<string, unknown>, deps: TokenEndpointDeps): Promise<TokenResponse> {
-  if (!deps.tokenExchangeAllowed) return invalid("unauthorized_client", "this client may not use token exchange");
+  if (!deps.exchange.enabled) return invalid("unsupported_grant_type", "Token Exchange is not enabled");
+  if (!deps.exchange.clientAllowed) return invalid("unauthorized_client", "Client is not authorized for Token Exchange", 403);
   const subject = form.subject_token;
   if (typeof subject !== "string" || !subject) return invalid("invalid_request", "subject_token is required");
   if (form.subject_token_type !== ACCESS_TOKEN_TYPE) return invalid("invalid_request", `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
   if (form.requested_token_type !== undefined && form.requested_token_type !== ACCESS_TOKEN_TYPE) {
     return invalid("invalid_request", `requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
   }
-  const checked = await deps.validate(subject);
+  const checked = await deps.validate(subject, false);
   if (!checked.ok) {
     const why =
       checked.reason === "revoked"
@@ -81,6 +97,11 @@ async function tokenExchange(form: Record<string, unknown>, deps: TokenEndpointD
           ? "the subject token has expired"
           : `the subject token is invalid (${checked.reason.replace("_", " ")})`;
     return invalid("invalid_grant", why);
+  }
+  const audiences = Array.isArray(checked.claims.aud) ? checked.claims.aud : [checked.claims.aud];
+  const inAudience = audiences.includes(deps.clientId);
+  if (!inAudience && !deps.exchange.allowedSubjectClients.includes(checked.claims.client_id)) {
+    return invalid("invalid_target", "Client is not authorized to exchange this token", 403);
   }
   const scope = typeof form.scope === "string" && form.scope ? form.scope : "openid profile";
   const audience = typeof form.audience === "string" && form.audience ? form.audience : deps.issuer;

@@ -1,0 +1,48 @@
+/**
+ * The provider switches besides introspection's (introspection-settings.ts) that decide
+ * whether a load test's requests can succeed at all, with Authrim v0.1.15's defaults, so a
+ * target set up carelessly refuses what a carelessly set-up Authrim refuses:
+ *
+ * - token exchange (RFC 8693), OFF by default: `PUT /api/admin/settings/token-exchange
+ *   {"enabled": true}` (or `ENABLE_TOKEN_EXCHANGE=true`; the stored setting wins, as
+ *   Authrim's KV wins over its env). Off, `/token` answers 400 `unsupported_grant_type`.
+ * - `MAX_CODES_PER_USER` (default 100), `PUT /api/admin/settings/oauth-config/MAX_CODES_PER_USER
+ *   {"value": N}`: a user with that many unredeemed, unexpired authorization codes gets no
+ *   more (Authrim's AuthorizationCodeStore; /authorize answers `error=server_error`).
+ *
+ * Stored in D1's `settings`, read by an isolate at most once a second.
+ */
+import { storeSetting } from "./introspection-settings.ts";
+
+export interface FeatureSettings {
+  readonly tokenExchangeEnabled: boolean;
+  readonly maxCodesPerUser: number;
+}
+
+export const DEFAULT_MAX_CODES_PER_USER = 100;
+/** Authrim's bounds for MAX_CODES_PER_USER. */
+export const MAX_CODES_PER_USER_RANGE = { min: 1, max: 1_000_000 } as const;
+
+const READ_EVERY_MS = 1000;
+let read: { atMs: number; settings: FeatureSettings } | null = null;
+
+export async function featureSettings(db: D1Database, env: { readonly ENABLE_TOKEN_EXCHANGE?: string }, nowMs: number): Promise<FeatureSettings> {
+  if (read && nowMs - read.atMs < READ_EVERY_MS) return read.settings;
+  const rows = (await db.prepare("SELECT name, value FROM settings WHERE name IN ('token_exchange', 'oauth_config')").all<{ name: string; value: string }>())
+    .results;
+  const stored = Object.fromEntries(rows.map((r) => [r.name, JSON.parse(r.value) as Record<string, unknown>]));
+  const exchange = stored.token_exchange?.enabled;
+  const maxCodes = stored.oauth_config?.MAX_CODES_PER_USER;
+  const settings: FeatureSettings = {
+    tokenExchangeEnabled: typeof exchange === "boolean" ? exchange : env.ENABLE_TOKEN_EXCHANGE === "true",
+    maxCodesPerUser: typeof maxCodes === "number" ? maxCodes : DEFAULT_MAX_CODES_PER_USER,
+  };
+  read = { atMs: nowMs, settings };
+  return settings;
+}
+
+/** Stores a feature setting and forgets what this isolate had read. */
+export async function storeFeatureSetting(db: D1Database, name: "token_exchange" | "oauth_config", value: Record<string, unknown>): Promise<void> {
+  await storeSetting(db, name, value);
+  read = null;
+}

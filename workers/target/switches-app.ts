@@ -1,0 +1,67 @@
+/**
+ * The admin calls that switch on what a load test needs, in Authrim v0.1.15's routes and
+ * shapes (docs/authrim.md lists them per scenario): token exchange on or off, the per-user
+ * authorization-code limit, and a client's trust, consent and token-exchange flags. Mounted
+ * by index.ts beside the rest of the admin API (admin-app.ts).
+ */
+import { Hono } from "hono";
+import { requireAdmin } from "./admin-auth.ts";
+import { stringList } from "./admin-app.ts";
+import { findClient, updateClient, type ClientFlags } from "./directory.ts";
+import { featureSettings, MAX_CODES_PER_USER_RANGE, storeFeatureSetting } from "./feature-settings.ts";
+import type { TargetEnv } from "./target-env.ts";
+
+export const switchesApp = new Hono<{ Bindings: TargetEnv }>();
+
+switchesApp.get("/api/admin/settings/token-exchange", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const s = await featureSettings(c.env.TARGET_DB, c.env, Date.now());
+  return c.json({ settings: { enabled: s.tokenExchangeEnabled, allowedSubjectTokenTypes: ["access_token"] } });
+});
+
+switchesApp.put("/api/admin/settings/token-exchange", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as { enabled?: unknown } | null;
+  if (!body || typeof body.enabled !== "boolean") return c.json({ error: "invalid_value", error_description: "enabled must be a boolean" }, 400);
+  await storeFeatureSetting(c.env.TARGET_DB, "token_exchange", { enabled: body.enabled });
+  return c.json({ success: true, settings: { enabled: body.enabled } });
+});
+
+/** Authrim's OAuth config overrides; this target knows one of them, MAX_CODES_PER_USER. */
+switchesApp.put("/api/admin/settings/oauth-config/:name", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const name = c.req.param("name");
+  if (name !== "MAX_CODES_PER_USER")
+    return c.json({ error: "invalid_config", error_description: `Unknown config name: ${name}. Valid names: MAX_CODES_PER_USER` }, 400);
+  const value = ((await c.req.json().catch(() => null)) as { value?: unknown } | null)?.value;
+  const { min, max } = MAX_CODES_PER_USER_RANGE;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max)
+    return c.json({ error: "invalid_value", error_description: `${name} must be a whole number from ${min} to ${max}` }, 400);
+  await storeFeatureSetting(c.env.TARGET_DB, "oauth_config", { MAX_CODES_PER_USER: value });
+  return c.json({ success: true, name, value });
+});
+
+/**
+ * A client's flags: `is_trusted` and `skip_consent` as Authrim's PUT takes them;
+ * `token_exchange_allowed` and `allowed_subject_token_clients` as a convenience for what an
+ * Authrim operator sets on the client's D1 row.
+ */
+switchesApp.put("/api/admin/clients/:id", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as Record<string, unknown> | null;
+  if (!body) return c.json({ error: "invalid_request", error_description: "a JSON body is required" }, 400);
+  const flag = (name: string) => (typeof body[name] === "boolean" ? (body[name] as boolean) : undefined);
+  const flags: ClientFlags = {
+    is_trusted: flag("is_trusted"),
+    skip_consent: flag("skip_consent"),
+    token_exchange_allowed: flag("token_exchange_allowed"),
+    allowed_subject_token_clients: body.allowed_subject_token_clients === undefined ? undefined : stringList(body.allowed_subject_token_clients),
+  };
+  const id = c.req.param("id");
+  if (!(await updateClient(c.env.TARGET_DB, id, flags))) return c.json({ error: "not_found", error_description: "Client not found" }, 404);
+  return c.json({ client: await findClient(c.env.TARGET_DB, id) });
+});
