@@ -55,9 +55,21 @@ const partArb = fc.record({
   sent: fc.integer({ min: 1, max: 50 }),
 });
 
-/** What happens to the aggregator, in order: a delivery (of parts[i % n], so resends), a cut-off, a checkpoint, a restart. */
+/**
+ * What happens to the aggregator, in order: a delivery (of parts[i % n], so resends), several
+ * taken in together (one intake, one log row: coordinator/merge/intake-batch.ts, the same
+ * part maybe twice in it), a cut-off, a checkpoint, a restart.
+ */
 const opArb = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant("deliver" as const), i: fc.nat(), watermarkS: fc.integer({ min: 0, max: 10 }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("deliver" as const), i: fc.nat(), watermarkS: fc.integer({ min: 0, max: 10 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("batch" as const),
+      is: fc.array(fc.nat(), { minLength: 1, maxLength: 6 }),
+      watermarkS: fc.integer({ min: 0, max: 10 }),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("close" as const), advanceMs: fc.integer({ min: 0, max: 4_000 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "checkpoint" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "restart" as const }) },
@@ -80,14 +92,25 @@ describe("the aggregation book against a reference merge", () => {
         let expectedDuplicates = 0;
         const delivered = new Set<string>();
         const passedUp: ShardWindow[] = [];
-        const deliver = (p: Part, watermarkS: number, done = false) => {
-          const intake = book.take(flush(p, watermarkS, done), nowMs);
-          duplicates += intake.duplicates;
-          if (delivered.has(key(p))) expectedDuplicates++;
-          delivered.add(key(p));
+        const deliverAll = (ps: readonly Part[], watermarkS: number) => {
+          const intakes = book.takeAll(
+            ps.map((p) => flush(p, watermarkS)),
+            nowMs,
+          );
+          ps.forEach((p, i) => {
+            duplicates += intakes[i]!.duplicates;
+            if (delivered.has(key(p))) expectedDuplicates++;
+            delivered.add(key(p));
+          });
         };
+        const deliver = (p: Part, watermarkS: number) => deliverAll([p], watermarkS);
         for (const op of ops) {
           if (op.kind === "deliver") deliver(distinct[op.i % distinct.length]!, op.watermarkS);
+          else if (op.kind === "batch")
+            deliverAll(
+              op.is.map((i) => distinct[i % distinct.length]!),
+              op.watermarkS,
+            );
           else if (op.kind === "close") passedUp.push(...book.closeDue((nowMs += op.advanceMs)));
           else if (op.kind === "checkpoint") book.checkpoint();
           else book = new AggregatorBook(sql.storage, node);

@@ -6,7 +6,8 @@
  *
  * Exactly once through the tree, as at the coordinator, with the same pieces:
  * - a child's window is appended to the flush log (coordinator/merge/flush-log.ts), keyed by
- *   (child, window, part), in the turn it is merged and before the flush is acknowledged:
+ *   (child, window, part), in the turn it is merged and before the flush is acknowledged —
+ *   the flushes of a quarter-second together, one row (coordinator/merge/intake-batch.ts):
  *   a window delivered twice is recognised and skipped; a restarted aggregator replays the
  *   rows not yet passed up into its open windows;
  * - a merged window is passed up under a part number of its own (a counter kept in the
@@ -24,9 +25,10 @@ import { takeableBelow } from "../../core/run/run-lifecycle.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { ChildProgress } from "../merge/child-progress.ts";
-import { takeInFlush } from "../merge/flush-intake.ts";
+import { takeInFlushes } from "../merge/flush-intake.ts";
 import { FlushLog, type TotalsCheckpoint } from "../merge/flush-log.ts";
 import { OpenWindows } from "../merge/open-windows.ts";
+import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
 
 /** One node of a run's tree as its aggregator keeps it (storage key "node"): its plan, and its run's timing. */
 export interface AggregatorNode extends AggregatorPlan {
@@ -51,7 +53,7 @@ export const SHARD_ROWS_STAGGER_MS = 100;
 /** The node an aggregator keeps, from its plan and its run. */
 export function aggregatorNode(
   planned: AggregatorPlan,
-  run: { readonly runId: string; readonly t0Ms: number; readonly spec: Pick<RunSpec, "durationMs" | "timeoutMs"> },
+  run: { readonly runId: string; readonly t0Ms: number; readonly spec: Pick<RunSpec, "durationMs" | "timeoutMs" | "gracefulStopMs"> },
   flushGraceMs: number,
 ): AggregatorNode {
   return {
@@ -64,7 +66,7 @@ export function aggregatorNode(
     shardCount: planned.shardCount,
     t0Ms: run.t0Ms,
     durationMs: run.spec.durationMs,
-    deadlineMs: run.t0Ms + run.spec.durationMs + run.spec.timeoutMs,
+    deadlineMs: run.t0Ms + run.spec.durationMs + afterEndMs(run.spec),
     flushGraceMs: flushGraceMs + planned.level * GRACE_PER_LEVEL_MS,
   };
 }
@@ -119,10 +121,25 @@ export class AggregatorBook {
 
   /** Takes in a child's flush at `nowMs`; throws for a sender that is not its child. */
   take(message: ChildFlush, nowMs: number): Intake {
-    if (!this.#node.children.includes(message.childIndex)) throw new Error(`aggregator ${this.#node.index} has no child ${message.childIndex}`);
-    const { accepted, duplicates } = takeInFlush(this.#log, this.#open, this.#totals, message, this.#node.region);
-    this.#children.record(message.childIndex, message.watermarkS, message.done, message.telemetry, nowMs);
-    return { accepted, duplicates };
+    return this.takeAll([message], nowMs)[0]!;
+  }
+
+  /**
+   * Takes in several children's flushes at `nowMs`, their new windows one log row (see
+   * intake-batch.ts); what each brought, in order. Throws, taking nothing, for a sender that
+   * is not its child.
+   */
+  takeAll(messages: readonly ChildFlush[], nowMs: number): Intake[] {
+    for (const message of messages) this.assertChild(message.childIndex);
+    const region = this.#node.region;
+    const intakes = takeInFlushes(this.#log, this.#open, this.#totals, messages, () => region);
+    this.#children.recordAll(messages, nowMs);
+    return intakes.map(({ accepted, duplicates }) => ({ accepted, duplicates }));
+  }
+
+  /** Throws for a sender that is not one of this aggregator's children. */
+  assertChild(index: number): void {
+    if (!this.#node.children.includes(index)) throw new Error(`aggregator ${this.#node.index} has no child ${index}`);
   }
 
   get allChildrenDone(): boolean {

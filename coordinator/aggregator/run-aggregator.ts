@@ -20,7 +20,8 @@ import type { Env, ObjectNamespaces } from "../../workers/env.ts";
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
 import { keyedPendingWindows, WindowFlusher, windowKey, type FlushReceiver, type FlushRoute } from "../../workers/shard/window-flusher.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
-import { AggregatorBook, aggregatorNode, finishStep, GRACE_PER_LEVEL_MS, type AggregatorNode } from "./aggregator-book.ts";
+import { IntakeBatch } from "../merge/intake-batch.ts";
+import { AggregatorBook, aggregatorNode, finishStep, GRACE_PER_LEVEL_MS, type AggregatorNode, type Intake } from "./aggregator-book.ts";
 
 type AggregatorEnv = Env & ObjectNamespaces<FlushReceiver, LoadShard, RunAggregator>;
 
@@ -32,6 +33,8 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   #node: AggregatorNode | null | undefined;
   #book: AggregatorBook | null = null;
   #lastCheckpointMs = 0;
+  /** Children's flushes, taken in a quarter-second at a time: one log row (intake-batch.ts). */
+  readonly #intake = new IntakeBatch<ChildFlush, Intake>((messages) => this.#bookOf(this.#nodeRecord()!).takeAll(messages, Date.now()), clock.sleep);
   readonly #flusher = new WindowFlusher({
     pending: keyedPendingWindows(this.ctx.storage),
     clock,
@@ -74,7 +77,8 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     const node = this.#nodeRecord();
     if (!node || node.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
     const book = this.#bookOf(node);
-    const { accepted, duplicates } = book.take(message, Date.now());
+    book.assertChild(message.childIndex);
+    const { accepted, duplicates } = await this.#intake.add(message);
     // Every child done: pass everything up now rather than at the next tick.
     if (book.allChildrenDone) await this.ctx.storage.setAlarm(Date.now());
     return { accepted, duplicates, stop: this.ctx.storage.kv.get<boolean>("stopping") ?? false };
@@ -107,6 +111,7 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     const node = this.#nodeRecord();
     if (!node) return;
     const book = this.#bookOf(node);
+    this.#intake.takeNow(); // what has arrived is in before the cut-off
     const now = Date.now();
     const finished = book.finished(now);
     this.#passUp(book.closeDue(now, finished));

@@ -16,10 +16,21 @@ import type { ShardTelemetry } from "../../core/run/protocol.ts";
 /** How far behind memory a running shard's row may be. */
 export const PERSIST_EVERY_MS = 5_000;
 
+/** One sender's progress as the row keeps it: [shard, watermark, done (0|1), telemetry]. */
+type StoredProgress = [number, number, 0 | 1, ShardTelemetry | null];
+
+/** One flush's news from a sender: ChildFlush's progress fields. */
+export interface ProgressNews {
+  readonly childIndex: number;
+  readonly watermarkS: number;
+  readonly done: boolean;
+  readonly telemetry: ShardTelemetry;
+}
+
 export class ChildProgress {
   readonly #sql: SqlStorage;
-  /** When each shard's row was last written (epoch ms). */
-  readonly #writtenAt = new Map<number, number>();
+  /** When the row was last written (epoch ms). */
+  #writtenAt = -Infinity;
   readonly #watermarks = new Map<number, number>();
   readonly #done = new Set<number>();
   readonly #telemetry = new Map<number, ShardTelemetry>();
@@ -27,30 +38,38 @@ export class ChildProgress {
   /** Opens (or creates) the table and reads back what a previous instance of the object wrote. */
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS shard_progress (shard INTEGER PRIMARY KEY, watermark_s INTEGER NOT NULL, done INTEGER NOT NULL, telemetry TEXT)");
-    for (const row of sql.exec<{ shard: number; watermark_s: number; done: number; telemetry: string | null }>("SELECT * FROM shard_progress")) {
-      this.#watermarks.set(row.shard, row.watermark_s);
-      if (row.done) this.#done.add(row.shard);
-      if (row.telemetry) this.#telemetry.set(row.shard, JSON.parse(row.telemetry) as ShardTelemetry);
+    sql.exec("CREATE TABLE IF NOT EXISTS child_progress (one INTEGER PRIMARY KEY CHECK (one = 0), data TEXT NOT NULL)");
+    const row = sql.exec<{ data: string }>("SELECT data FROM child_progress").toArray()[0];
+    for (const [shard, watermarkS, done, telemetry] of row ? (JSON.parse(row.data) as StoredProgress[]) : []) {
+      this.#watermarks.set(shard, watermarkS);
+      if (done) this.#done.add(shard);
+      if (telemetry) this.#telemetry.set(shard, telemetry);
     }
   }
 
   /** Starting watermarks: a named scenario's shards measure nothing before its start. */
   start(watermarks: ReadonlyMap<number, number>): void {
-    for (const [shard, watermarkS] of watermarks) this.#write(shard, watermarkS, false, null);
+    for (const [shard, watermarkS] of watermarks) this.#watermarks.set(shard, watermarkS);
+    this.#write(-Infinity); // the first flush's news is written too
   }
 
   /** One flush's news from a shard, at `nowMs`. Watermarks only move forward; done stays done. */
   record(shard: number, watermarkS: number, done: boolean, telemetry: ShardTelemetry, nowMs: number): void {
-    const watermark = Math.max(this.watermark(shard), watermarkS);
-    const newlyDone = done && !this.#done.has(shard);
-    if (newlyDone || !(nowMs - (this.#writtenAt.get(shard) ?? -Infinity) < PERSIST_EVERY_MS)) {
-      this.#write(shard, watermark, done || this.#done.has(shard), telemetry);
-      this.#writtenAt.set(shard, nowMs);
-      return;
+    this.recordAll([{ childIndex: shard, watermarkS, done, telemetry }], nowMs);
+  }
+
+  /** The news of several flushes (an aggregator's intake), at `nowMs`: the row written at most once. */
+  recordAll(news: readonly ProgressNews[], nowMs: number): void {
+    let newlyDone = false;
+    for (const { childIndex, watermarkS, done, telemetry } of news) {
+      this.#watermarks.set(childIndex, Math.max(this.watermark(childIndex), watermarkS));
+      this.#telemetry.set(childIndex, telemetry);
+      if (done && !this.#done.has(childIndex)) {
+        this.#done.add(childIndex);
+        newlyDone = true;
+      }
     }
-    this.#watermarks.set(shard, watermark);
-    this.#telemetry.set(shard, telemetry);
+    if (newlyDone || !(nowMs - this.#writtenAt < PERSIST_EVERY_MS)) this.#write(nowMs);
   }
 
   watermark(shard: number): number {
@@ -93,16 +112,15 @@ export class ChildProgress {
     return sum;
   }
 
-  #write(shard: number, watermarkS: number, done: boolean, telemetry: ShardTelemetry | null): void {
-    this.#sql.exec(
-      "INSERT INTO shard_progress (shard, watermark_s, done, telemetry) VALUES (?, ?, ?, ?) ON CONFLICT (shard) DO UPDATE SET watermark_s = excluded.watermark_s, done = excluded.done, telemetry = excluded.telemetry",
+  #write(nowMs: number): void {
+    const rows: StoredProgress[] = [...this.#watermarks].map(([shard, watermarkS]) => [
       shard,
       watermarkS,
-      done ? 1 : 0,
-      telemetry === null ? null : JSON.stringify(telemetry),
-    );
-    this.#watermarks.set(shard, watermarkS);
-    if (done) this.#done.add(shard);
-    if (telemetry) this.#telemetry.set(shard, telemetry);
+      this.#done.has(shard) ? 1 : 0,
+      this.#telemetry.get(shard) ?? null,
+    ]);
+    for (const shard of this.#done) if (!this.#watermarks.has(shard)) rows.push([shard, 0, 1, this.#telemetry.get(shard) ?? null]);
+    this.#sql.exec("INSERT INTO child_progress (one, data) VALUES (0, ?) ON CONFLICT (one) DO UPDATE SET data = excluded.data", JSON.stringify(rows));
+    this.#writtenAt = nowMs;
   }
 }

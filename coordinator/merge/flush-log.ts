@@ -1,23 +1,27 @@
 /**
- * The coordinator's flush log (and each aggregator's), in its SQLite storage: every
- * accepted window is appended in the same turn it is merged, keyed by (child, window,
- * part) so a retried flush is recognised and ignored. Windows leave — written to D1 at the
- * coordinator, passed up to the parent at an aggregator — by a cut-off that only rises; what has left is one mark, not
- * a mark per row: a row is written when its window is below the mark's cut-off and the row
- * is no newer than the mark's last row (every row up to it had been merged when the
- * windows below the cut-off were taken). Totals are checkpointed every few seconds and the
- * rows both in the checkpoint and written trimmed: their data is dropped, their key kept,
- * so a window its sender sends again much later (an acknowledgement it never got, a
- * restart that found it still stored) is still recognised. A restarted object replays the
- * rest (restore()), so nothing is lost and nothing is counted twice.
+ * The coordinator's flush log (and each aggregator's), in its SQLite storage: what it takes
+ * in is appended as one row per intake — a flush at the coordinator, every flush of a short
+ * while at an aggregator (coordinator/merge/intake-batch.ts) — in the same turn it is merged,
+ * before any of it is acknowledged. Each window in a row is keyed by (child, window, part),
+ * and every key logged is kept in memory, so a retried flush is recognised and ignored.
+ * Windows leave — written to D1 at the coordinator, passed up to the parent at an
+ * aggregator — by a cut-off that only rises; what has left is one mark, not a mark per row:
+ * a window has left when it is below the mark's cut-off and its row is no newer than the
+ * mark's last row (every row up to it had been merged when the windows below the cut-off
+ * were taken). Totals are checkpointed every few seconds and the rows both in the
+ * checkpoint and wholly left are trimmed: their data is dropped, their keys kept, so a
+ * window its sender sends again much later (an acknowledgement it never got, a restart that
+ * found it still stored) is still recognised. A restarted object replays the rest
+ * (restore()), so nothing is lost and nothing is counted twice.
  *
  * A coordinator takes windows out (to its dashboards) every tick but writes them to D1 only
  * every few (coordinator/run/window-writes.ts, pinned by its test), so it keeps a second mark, of what was taken: a row
  * taken and not yet written is replayed to be written, not taken (shown) again. An
  * aggregator passes windows up as it takes them: its two marks are one.
  *
- * One mark a tick where there was an UPDATE a row: a row written costs as much as a row
- * inserted, and at an aggregator the log is most of what a shard's second costs in storage.
+ * Rows, not windows: a row written is what storage bills, and a row per child window was
+ * most of what a second of a large run cost (issue 41). So one row an intake, one mark a
+ * tick, one trim a row, and no index: the keys live in the row and in memory.
  */
 import type { ShardWindow } from "../../core/run/protocol.ts";
 import { RunTotals, type RunTotalsWire } from "../../core/run/run-totals.ts";
@@ -31,14 +35,16 @@ export interface TotalsCheckpoint {
   readonly wire: RunTotalsWire;
 }
 
-function logData(window: ShardWindow): string {
-  return JSON.stringify(window.series?.length ? { steps: window.steps, series: window.series } : window.steps);
+/** A child's window, as an intake logs it. */
+export interface LoggedEntry {
+  readonly child: number;
+  readonly window: ShardWindow;
 }
 
-function parseLogData(data: string): Pick<ShardWindow, "steps" | "series"> {
-  const parsed = JSON.parse(data) as unknown;
-  return Array.isArray(parsed) ? { steps: parsed as ShardWindow["steps"] } : (parsed as Pick<ShardWindow, "steps" | "series">);
-}
+/** A row's windows as stored: [child, window second, part, steps, series?]. */
+type StoredWindow = readonly [number, number, number, ShardWindow["steps"], ShardWindow["series"]?];
+
+const keyOf = (child: number, windowS: number, part: number) => `${child}:${windowS}:${part}`;
 
 /** Which rows have left: those of a window below `cutoff`, no newer than row `throughId`. */
 export interface LogMark {
@@ -48,6 +54,9 @@ export interface LogMark {
 
 export class FlushLog {
   readonly #sql: SqlStorage;
+  /** Every (child, window, part) logged, trimmed rows' too. */
+  readonly #keys = new Set<string>();
+  #lastId = 0;
   /** The rows written (to D1, or passed up). */
   #mark: LogMark;
   /** The rows taken out of the open windows: written, or on their way. */
@@ -55,12 +64,17 @@ export class FlushLog {
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
+    // keys: JSON [[child, window, part], …]; data: JSON StoredWindow[] ('' once trimmed);
+    // newest_window_s: the newest window in the row, for the trim.
     sql.exec(
-      `CREATE TABLE IF NOT EXISTS flush_log (id INTEGER PRIMARY KEY AUTOINCREMENT, shard INTEGER NOT NULL, window_s INTEGER NOT NULL,
-        part INTEGER NOT NULL, data TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0, UNIQUE (shard, window_s, part))`,
+      "CREATE TABLE IF NOT EXISTS flush_rows (id INTEGER PRIMARY KEY AUTOINCREMENT, keys TEXT NOT NULL, data TEXT NOT NULL, newest_window_s INTEGER NOT NULL)",
     );
     sql.exec("CREATE TABLE IF NOT EXISTS flush_log_mark (one INTEGER PRIMARY KEY CHECK (one = 0), cutoff INTEGER NOT NULL, through_id INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS flush_log_taken (one INTEGER PRIMARY KEY CHECK (one = 0), cutoff INTEGER NOT NULL, through_id INTEGER NOT NULL)");
+    for (const row of sql.exec<{ id: number; keys: string }>("SELECT id, keys FROM flush_rows")) {
+      for (const [child, windowS, part] of JSON.parse(row.keys) as Array<[number, number, number]>) this.#keys.add(keyOf(child, windowS, part));
+      this.#lastId = Math.max(this.#lastId, row.id);
+    }
     this.#mark = readMark(sql, "flush_log_mark") ?? { cutoff: 0, throughId: 0 };
     // Never behind what was written (markWrittenBelow moves both but stores one).
     const taken = readMark(sql, "flush_log_taken");
@@ -80,18 +94,32 @@ export class FlushLog {
     return this.#taken;
   }
 
-  /** Logs a shard's window; false when it is logged already (a retried flush). */
-  append(shard: number, window: ShardWindow): boolean {
-    const inserted = this.#sql
-      .exec(
-        "INSERT INTO flush_log (shard, window_s, part, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-        shard,
-        window.windowS,
-        window.part,
-        logData(window),
+  /** Whether a child's window is logged already (a retried flush, or a resend after a restart). */
+  has(child: number, window: Pick<ShardWindow, "windowS" | "part">): boolean {
+    return this.#keys.has(keyOf(child, window.windowS, window.part));
+  }
+
+  /** Logs an intake's windows (none of them logged yet: has()) as one row. */
+  append(entries: readonly LoggedEntry[]): void {
+    if (!entries.length) return;
+    const keys: Array<[number, number, number]> = [];
+    const data: StoredWindow[] = [];
+    let newest = 0;
+    for (const { child, window } of entries) {
+      keys.push([child, window.windowS, window.part]);
+      data.push(window.series?.length ? [child, window.windowS, window.part, window.steps, window.series] : [child, window.windowS, window.part, window.steps]);
+      newest = Math.max(newest, window.windowS);
+    }
+    const { id } = this.#sql
+      .exec<{ id: number }>(
+        "INSERT INTO flush_rows (keys, data, newest_window_s) VALUES (?, ?, ?) RETURNING id",
+        JSON.stringify(keys),
+        JSON.stringify(data),
+        newest,
       )
-      .toArray();
-    return inserted.length > 0;
+      .one();
+    for (const [child, windowS, part] of keys) this.#keys.add(keyOf(child, windowS, part));
+    this.#lastId = id;
   }
 
   /**
@@ -99,7 +127,7 @@ export class FlushLog {
    * log now; the mark to pass to markWritten() once those rows are written.
    */
   markTakenBelow(cutoff: number): LogMark {
-    const taken = { cutoff: Math.max(this.#taken.cutoff, cutoff), throughId: this.#maxId() };
+    const taken = { cutoff: Math.max(this.#taken.cutoff, cutoff), throughId: this.#lastId };
     writeMark(this.#sql, "flush_log_taken", taken);
     this.#taken = taken;
     return taken;
@@ -117,20 +145,19 @@ export class FlushLog {
    * aggregator's): one row stored, as the taken mark is never behind the written one.
    */
   markWrittenBelow(cutoff: number): void {
-    const mark = { cutoff: Math.max(this.#taken.cutoff, cutoff), throughId: this.#maxId() };
+    const mark = { cutoff: Math.max(this.#taken.cutoff, cutoff), throughId: this.#lastId };
     writeMark(this.#sql, "flush_log_mark", mark);
     this.#mark = this.#taken = mark;
   }
 
   /**
    * The checkpoint of `totals` through the newest row, stored with `put` before the rows
-   * that are both in it and written are trimmed (their data dropped, their keys kept).
+   * that are both in it and wholly written are trimmed (their data dropped, their keys kept).
    */
   checkpoint(totals: RunTotals, put: (checkpoint: TotalsCheckpoint) => void): void {
-    const maxId = this.#maxId();
-    put({ throughId: maxId, wire: totals.toWire() });
+    put({ throughId: this.#lastId, wire: totals.toWire() });
     const { cutoff, throughId } = this.#mark;
-    this.#sql.exec("UPDATE flush_log SET data = '' WHERE id <= ? AND window_s < ? AND data != ''", Math.min(maxId, throughId), cutoff);
+    this.#sql.exec("UPDATE flush_rows SET data = '' WHERE id <= ? AND newest_window_s < ? AND data != ''", Math.min(this.#lastId, throughId), cutoff);
   }
 
   /**
@@ -150,23 +177,25 @@ export class FlushLog {
     const throughId = checkpoint?.throughId ?? 0;
     const mark = this.#mark;
     const taken = this.#taken;
-    const rows = this.#sql.exec<{ id: number; shard: number; window_s: number; data: string }>(
-      "SELECT id, shard, window_s, data FROM flush_log WHERE (id > ? OR id > ? OR window_s >= ?) AND data != '' ORDER BY id",
-      throughId,
-      mark.throughId,
-      mark.cutoff,
-    );
-    for (const row of rows) {
-      const window = { windowS: row.window_s, ...parseLogData(row.data) };
-      if (row.id > throughId) replay.addToTotals(totals, row.shard, window);
-      if (row.id > taken.throughId || row.window_s >= taken.cutoff) replay.reopen(row.shard, window);
-      else if (row.id > mark.throughId || row.window_s >= mark.cutoff) replay.unwritten(row.shard, window);
+    for (const { id, child, window } of this.#kept()) {
+      if (id > throughId) replay.addToTotals(totals, child, window);
+      if (id > taken.throughId || window.windowS >= taken.cutoff) replay.reopen(child, window);
+      else if (id > mark.throughId || window.windowS >= mark.cutoff) replay.unwritten(child, window);
     }
     return totals;
   }
 
-  #maxId(): number {
-    return this.#sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM flush_log").one().id ?? 0;
+  /** The windows whose data is still kept (not trimmed), in log order, as their senders sent them. */
+  keptWindows(): LoggedEntry[] {
+    return [...this.#kept()].map(({ child, window }) => ({ child, window }));
+  }
+
+  *#kept(): Generator<{ id: number; child: number; window: ShardWindow }> {
+    for (const row of this.#sql.exec<{ id: number; data: string }>("SELECT id, data FROM flush_rows WHERE data != '' ORDER BY id")) {
+      for (const [child, windowS, part, steps, series] of JSON.parse(row.data) as StoredWindow[]) {
+        yield { id: row.id, child, window: { windowS, part, steps, ...(series ? { series } : {}) } };
+      }
+    }
   }
 }
 

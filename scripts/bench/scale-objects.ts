@@ -20,7 +20,8 @@ import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { FlushAck, ChildFlush, ShardWindow } from "../../core/run/protocol.ts";
 import { parseRunThresholds, shouldAbortRun } from "../../core/run/run-thresholds.ts";
 import { RunTotals } from "../../core/run/run-totals.ts";
-import { AggregatorBook, aggregatorNode, finishStep, type AggregatorNode } from "../../coordinator/aggregator/aggregator-book.ts";
+import { AggregatorBook, aggregatorNode, finishStep, type AggregatorNode, type Intake } from "../../coordinator/aggregator/aggregator-book.ts";
+import { IntakeBatch } from "../../coordinator/merge/intake-batch.ts";
 import { takeInFlush } from "../../coordinator/merge/flush-intake.ts";
 import { FlushLog } from "../../coordinator/merge/flush-log.ts";
 import { LiveFeed } from "../../coordinator/run/live-feed.ts";
@@ -30,7 +31,7 @@ import { CHECKPOINT_EVERY_MS, TICK_MS } from "../../coordinator/merge/ticks.ts";
 import { UnwrittenWindows, showClosedWindows } from "../../coordinator/run/window-writes.ts";
 import { ChildProgress } from "../../coordinator/merge/child-progress.ts";
 import { type PendingWindows, WindowFlusher, windowKey } from "../../workers/shard/window-flusher.ts";
-import { nodeSqlStorage } from "../../test/support/node-sql-storage.ts";
+import { nodeSqlStorage, type NodeSqlStorage } from "../../test/support/node-sql-storage.ts";
 import type { VirtualTime } from "../../test/support/virtual-time.ts";
 import { type ObjectKind, ObjectMeter, type Span } from "./scale-meter.ts";
 
@@ -45,7 +46,7 @@ export interface SimContext {
 
 /** Whoever takes flushes: an aggregator or the coordinator (the flush of core/run/protocol.ts). */
 export interface FlushTarget {
-  flush(message: ChildFlush): FlushAck;
+  flush(message: ChildFlush): FlushAck | Promise<FlushAck>;
 }
 
 /** A flush over a simulated RPC: `hopMs` there, the receiver's work, `hopMs` back. */
@@ -54,7 +55,7 @@ export function rpc(sim: SimContext, target: () => FlushTarget): { flush(message
     flush: async (message) => {
       const copy = structuredClone(message);
       await sim.time.sleep(sim.hopMs);
-      const ack = target().flush(copy);
+      const ack = await target().flush(copy);
       await sim.time.sleep(sim.hopMs);
       return ack;
     },
@@ -117,7 +118,9 @@ export class SimAggregator implements FlushTarget {
   readonly meter: ObjectMeter;
   readonly node: AggregatorNode;
   readonly #sim: SimContext;
+  readonly #storage: NodeSqlStorage;
   readonly #book: AggregatorBook;
+  readonly #intake: IntakeBatch<ChildFlush, Intake>;
   readonly #alarm: SimAlarm;
   readonly #pending = new MemoryPending();
   readonly #flusher: WindowFlusher;
@@ -128,7 +131,20 @@ export class SimAggregator implements FlushTarget {
     this.#sim = sim;
     this.meter = meterOf(sim, "aggregator", `aggregator ${planned.index}`);
     this.node = aggregatorNode(planned, run, flushGraceMs);
-    this.#book = new AggregatorBook(nodeSqlStorage().storage, this.node);
+    this.#storage = nodeSqlStorage();
+    this.#book = new AggregatorBook(this.#storage.storage, this.node);
+    this.#intake = new IntakeBatch<ChildFlush, Intake>(
+      (messages) => {
+        const intakes = this.meter.timed(
+          () => this.#book.takeAll(messages, sim.time.now),
+          "intake",
+          (taken) => taken.reduce((sum, i) => sum + i.accepted, 0),
+        );
+        for (const { accepted } of intakes) this.meter.windowsTaken += accepted;
+        return intakes;
+      },
+      (ms) => sim.time.sleep(ms),
+    );
     this.#alarm = new SimAlarm(sim.time, run.t0Ms + TICK_MS);
     const route = {
       runId: run.runId,
@@ -146,15 +162,11 @@ export class SimAggregator implements FlushTarget {
     });
   }
 
-  /** RunAggregator.flush(). */
-  flush(message: ChildFlush): FlushAck {
+  /** RunAggregator.flush(): held with the others of a quarter-second, taken in as one log row. */
+  async flush(message: ChildFlush): Promise<FlushAck> {
     this.meter.request(message.done);
-    const { accepted, duplicates } = this.meter.timed(
-      () => this.#book.take(message, this.#sim.time.now),
-      "intake",
-      (intake) => intake.accepted,
-    );
-    this.meter.windowsTaken += accepted;
+    this.#book.assertChild(message.childIndex);
+    const { accepted, duplicates } = await this.#intake.add(message);
     if (this.#book.allChildrenDone) this.#alarm.set(this.#sim.time.now);
     return { accepted, duplicates, stop: this.#stopping };
   }
@@ -169,6 +181,7 @@ export class SimAggregator implements FlushTarget {
     for (;;) {
       await this.#alarm.fired();
       this.meter.request();
+      this.#intake.takeNow(); // RunAggregator.alarm(): what has arrived is in before the cut-off
       const now = this.#sim.time.now;
       const finished = this.#book.finished(now);
       this.meter.timed(() => {

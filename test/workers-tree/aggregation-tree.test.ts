@@ -10,7 +10,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AggregationTree } from "../../core/plan/aggregation-tree.ts";
-import { aggregatorName, type FlushAck, type ChildFlush, type ShardWindow } from "../../core/run/protocol.ts";
+import { aggregatorName, type FlushAck, type ChildFlush } from "../../core/run/protocol.ts";
+import { FlushLog } from "../../coordinator/merge/flush-log.ts";
 import { api, createRun, sleep, waitForStatus } from "../workers/helpers.ts";
 
 const RATE = 60;
@@ -146,12 +147,7 @@ describe("a run through an aggregation tree", () => {
     const tree = await treeOf(id);
     const leaf = tree.aggregators.find((a) => a.level === 1)!;
     await until(t0 + 2_000);
-    const accepted = await runInDurableObject(aggregatorOf(id, leaf.index), (_instance, state) =>
-      state.storage.sql
-        .exec<{ shard: number; window_s: number; part: number; data: string }>("SELECT shard, window_s, part, data FROM flush_log WHERE data != ''")
-        .toArray()
-        .map((r) => ({ child: r.shard, window: { windowS: r.window_s, part: r.part, steps: JSON.parse(r.data) } as ShardWindow })),
-    );
+    const accepted = await runInDurableObject(aggregatorOf(id, leaf.index), (_instance, state) => new FlushLog(state.storage.sql).keptWindows());
     expect(accepted.length).toBeGreaterThan(0);
     const telemetry = { region: leaf.region, colo: "local", invocations: 1, restarts: 0, subrequests: 0, peakInFlight: 0 };
     let duplicates = 0;
