@@ -15,7 +15,7 @@
  */
 import { EXECUTOR_NAMES } from "../core/spec/types.ts";
 import { EXECUTOR_FIELDS } from "../core/spec/executor-schema.ts";
-import { parseMetricKey } from "../core/metrics/thresholds.ts";
+import { parseMetricKey } from "../core/metrics/metric-key.ts";
 import { OTHER_TAGS_STEP } from "../core/spec/script-schema.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 
@@ -111,7 +111,8 @@ interface Scenario {
 function stepsOf(exec: string, thresholds: unknown): Array<{ name: string; path: string }> {
   const names = new Set([exec]);
   for (const key of Object.keys(typeof thresholds === "object" && thresholds !== null ? thresholds : {})) {
-    const step = parseMetricKey(key)?.tags.step;
+    const parsed = parseMetricKey(key);
+    const step = parsed.ok ? parsed.value.tags.find(([tag]) => tag === "step")?.[1] : undefined;
     if (step !== undefined) names.add(step);
   }
   names.add(OTHER_TAGS_STEP);

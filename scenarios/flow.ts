@@ -29,6 +29,8 @@ export interface FlowRequest {
    * (null: until the scenario ends), recording the SSE metrics, then closes it.
    */
   readonly stream?: { readonly holdMs: number | null };
+  /** The request's k6 tags (a script's params.tags, name, group, method), for the run's sub-metrics (core/metrics/sub-metrics.ts). */
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 /** How a stream went (see FlowRequest.stream). */
@@ -64,12 +66,12 @@ export interface FlowResponse {
 
 export interface FlowIO {
   send(step: number, request: FlowRequest): Promise<FlowResponse>;
-  /** Counts one k6 check on the last request sent. */
-  check(passed: boolean): void;
-  count(name: string, n?: number): void;
-  rate(name: string, passed: boolean): void;
+  /** Counts one k6 check on the last request sent; `tags` (k6's: check, group, the script's own) feed the run's sub-metrics. */
+  check(passed: boolean, tags?: Readonly<Record<string, string>>): void;
+  count(name: string, n?: number, tags?: Readonly<Record<string, string>>): void;
+  rate(name: string, passed: boolean, tags?: Readonly<Record<string, string>>): void;
   /** Records a custom trend sample in milliseconds. */
-  trend(name: string, ms: number): void;
+  trend(name: string, ms: number, tags?: Readonly<Record<string, string>>): void;
   /** Stores samples of a scraped series with the run, stamped now (see custom-steps' scrape). */
   sample(samples: readonly SeriesSample[]): void;
   /** Think time: resolves after `ms`, or rejects with IterationInterrupted when the iteration must stop. */

@@ -22,13 +22,14 @@
  * Labels: `run_id` on everything, `region` and `step` on per-cell series, `status` on
  * response counts (HTTP code, or "timeout" / "connection"). An ended run has its exit code
  * as `edgeload_run_exit_code` and its verdict's reason on `edgeload_run_info`. Custom metrics of the scenario
- * are `edgeload_custom_<name>…`, their k6 sub-metric tag (`name{type:x}`) as a `type` label.
+ * are `edgeload_custom_<name>…`, their k6 sub-metric tags (`name{type:x}`) as labels.
  */
 import type { MetricStats, TrendName } from "../metrics/metric-stats.ts";
 import { RunTotals, type RunTotalsWire } from "../run/run-totals.ts";
 import type { Histogram } from "../metrics/histogram.ts";
 import { exitCodeOf, type RunStatus } from "../run/protocol.ts";
 import type { Verdict } from "../run/verdict.ts";
+import { parseMetricKey } from "../metrics/metric-key.ts";
 
 /** Longest verdict reason carried as a label (the summary has them whole). */
 const MAX_REASON_LABEL = 200;
@@ -225,12 +226,26 @@ function addCustom(f: Families, labels: Labels, stats: MetricStats): void {
   }
 }
 
-/** `false_positives{type:revoked}` → family `edgeload_custom_false_positives`, label type="revoked". */
+/**
+ * `false_positives{type:revoked}` → family `edgeload_custom_false_positives`, label
+ * type="revoked"; a threshold's sub-metric (`checks{myTag:x}`, core/metrics/sub-metrics.ts)
+ * likewise, each tag a label (renamed `tag_<name>` where Prometheus or our own labels would
+ * not take it as it is).
+ */
 function customName(key: string): { family: string; extra: Labels } {
-  const match = /^([^{]*)(?:\{type:(.*)\})?$/.exec(key)!;
-  const base = match[1]!.replace(/[^a-zA-Z0-9_]/g, "_");
-  return { family: `edgeload_custom_${base}`, extra: match[2] !== undefined ? { type: match[2] } : {} };
+  const parsed = parseMetricKey(key);
+  const open = key.indexOf("{");
+  const base = (parsed.ok ? parsed.value.metric : open === -1 ? key : key.slice(0, open)).replace(/[^a-zA-Z0-9_]/g, "_");
+  const extra: Record<string, string> = {};
+  for (const [tag, value] of parsed.ok ? parsed.value.tags : []) {
+    const clean = tag.replace(/[^a-zA-Z0-9_]/g, "_");
+    extra[/^[a-zA-Z_]/.test(clean) && !RESERVED_LABELS.has(clean) ? clean : `tag_${clean}`] = value;
+  }
+  return { family: `edgeload_custom_${base}`, extra };
 }
+
+/** Labels the writer sets itself, which a sub-metric's tag may not take over. */
+const RESERVED_LABELS: ReadonlySet<string> = new Set(["run_id", "region", "step", "result", "le", "status"]);
 
 function labelText(labels: Labels): string {
   const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);

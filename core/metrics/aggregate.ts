@@ -59,11 +59,16 @@ export function customKey(metric: string, type: string | undefined): string {
 }
 
 /**
- * Aggregate of a scenario's custom metric. A counter never incremented is 0 (the
- * scenario declares it), a rate or trend without samples has no value.
+ * Aggregate of a scenario's custom metric, or of a recorded sub-metric (sub-metrics.ts). A
+ * declared counter never incremented is 0 (the scenario declares it); a sub-metric's
+ * counter, like a rate or trend, has no value until a sample matched it.
  */
-export function customAggregate(stats: MetricStats, t: Pick<Threshold, "metric" | "kind" | "aggregation" | "tags">, elapsedS: number): number | null {
-  const key = customKey(t.metric, t.tags.type);
+export function customAggregate(
+  stats: MetricStats,
+  t: Pick<Threshold, "metric" | "kind" | "aggregation" | "tags"> & Partial<Pick<Threshold, "subMetric">>,
+  elapsedS: number,
+): number | null {
+  const key = t.subMetric ?? customKey(t.metric, t.tags.type);
   const custom = stats.hasCustom ? stats.custom : null;
   switch (t.kind) {
     case "trend":
@@ -73,6 +78,7 @@ export function customAggregate(stats: MetricStats, t: Pick<Threshold, "metric" 
       return r && r[1] > 0 ? r[0] / r[1] : null;
     }
     case "counter": {
+      if (t.subMetric && !custom?.counters.has(key)) return null;
       const count = custom?.counters.get(key) ?? 0;
       if (t.aggregation.kind === "count") return count;
       return elapsedS > 0 ? count / elapsedS : null;

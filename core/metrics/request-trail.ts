@@ -41,8 +41,9 @@ export function isExpectedStatus(status: number, expect: ReadonlySet<number> | n
  * Records a completed request into its completion window's stats: schedule lag and the
  * corrected latency when it had an intended time, slot wait and client delay always;
  * duration, TTFB and bytes for a response, the error class and message for a failure.
+ * Returns whether it failed (http_req_failed), which its sub-metrics record too.
  */
-export function recordTrail(stats: MetricStats, trail: RequestTrail, expect: ReadonlySet<number> | null | undefined): void {
+export function recordTrail(stats: MetricStats, trail: RequestTrail, expect: ReadonlySet<number> | null | undefined): boolean {
   const c = stats.counters;
   const t = stats.trends;
   c.completed++;
@@ -58,7 +59,7 @@ export function recordTrail(stats: MetricStats, trail: RequestTrail, expect: Rea
     else c.connectionErrors++;
     stats.countStatus(trail.error);
     stats.countError(trail.errorMessage);
-    return;
+    return true;
   }
   t.duration.record((trail.endMs - trail.sendMs) * US_PER_MS);
   t.ttfb.record(trail.ttfbMs * US_PER_MS);
@@ -69,5 +70,7 @@ export function recordTrail(stats: MetricStats, trail: RequestTrail, expect: Rea
   if (!isExpectedStatus(trail.status, expect)) {
     c.failed++;
     stats.countError(`HTTP ${trail.status}${trail.statusText ? ` ${trail.statusText}` : ""}`);
+    return true;
   }
+  return false;
 }

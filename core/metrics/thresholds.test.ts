@@ -36,7 +36,12 @@ describe("parseThresholds", () => {
     [{ http_req_duration: ["rate<0.1"] }, "does not apply to a trend"],
     [{ http_req_failed: ["p(95)<1"] }, "does not apply to a rate"],
     [{ http_req_duration: ["p(101)<5"] }, "between 0 and 100"],
-    [{ "http_req_duration{colo:AMS}": ["p(95)<5"] }, "tag filter"],
+    [{ "http_req_duration{name}": ["p(95)<5"] }, "malformed"],
+    [{ "http_req_duration{}": ["p(95)<5"] }, "malformed"],
+    [{ "http_req_duration{name:a": ["p(95)<5"] }, "unmatched"],
+    [{ "http_req_duration}name:a{": ["p(95)<5"] }, "before its opening"],
+    [{ "http_req_duration{name:a}x": ["p(95)<5"] }, "does not end with"],
+    [{ "http_req_duration{name:a,}": ["p(95)<5"] }, "malformed"],
     [{ http_req_failed: [{ threshold: "rate<0.1", delayAbortEval: "soon" }] }, "not a duration"],
   ])("rejects %j", (input, message) => {
     const parsed = parseThresholds(input as never);

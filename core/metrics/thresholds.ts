@@ -11,13 +11,20 @@
  *               | "count"                                          (counters)
  *   operator    = "<" | "<=" | ">" | ">=" | "==" | "===" | "!="
  *
- * A metric key may carry tag filters like k6 sub-metrics: `http_req_duration{step:login}`
- * or `{region:weur}`, `{scenario:admin}` in a run of several named scenarios (its step
- * filter then names the scenario's own step), and for a scenario's custom metrics `{type:revoked}` (the token type
- * they were recorded for). Custom metrics (counters, rates, trends) are known from the
- * scenario. Trend values are milliseconds, as in k6.
+ * A metric key may carry any tag filter k6 accepts (metric-key.ts reads it by k6's rules), as
+ * a k6 sub-metric. edgeload's own dimensions are read off the run's merged cells:
+ * `{step:login}`, `{region:weur}`, `{scenario:admin}` in a run of several named scenarios
+ * (its step filter then names the scenario's own step), and for custom metrics
+ * `{type:revoked}` (the series a scenario records per token type). Any other tag —
+ * `{name:…}`, `{group:::login}`, `{status:200}`, a script's own `{staticAsset:yes}` — makes
+ * the threshold a recorded sub-metric (`subMetric`): each shard records the samples whose
+ * tags hold all the filter's pairs under that name (sub-metrics.ts), at most
+ * MAX_SUB_METRICS of them per run, so what a run keeps is bounded by its thresholds, never
+ * by the tag values its requests carry. Custom metrics (counters, rates, trends) are known
+ * from the scenario. Trend values are milliseconds, as in k6.
  */
 import { parseDurationMs } from "../spec/duration.ts";
+import { parseMetricKey, subMetricName } from "./metric-key.ts";
 
 export const METRIC_KINDS = {
   http_req_duration: "trend",
@@ -34,7 +41,10 @@ export const METRIC_KINDS = {
 
 export type MetricName = keyof typeof METRIC_KINDS;
 export type MetricKind = (typeof METRIC_KINDS)[MetricName];
-export type TagFilter = "step" | "region" | "type" | "scenario";
+/** Tag filters read off the run's merged cells rather than recorded as sub-metrics (`type`: custom metrics only). */
+const CELL_TAGS: ReadonlySet<string> = new Set(["step", "region", "scenario"]);
+/** Distinct recorded sub-metrics a run may name: each costs a series in every window of every shard. */
+export const MAX_SUB_METRICS = 100;
 export type Operator = "<" | "<=" | ">" | ">=" | "==" | "===" | "!=";
 
 export type Aggregation =
@@ -52,7 +62,14 @@ export interface Threshold {
   readonly metric: string;
   readonly kind: MetricKind;
   readonly custom: boolean;
-  readonly tags: Readonly<Partial<Record<TagFilter, string>>>;
+  /** The key's tag filters, by tag (k6 matches a sample holding all of them). */
+  readonly tags: Readonly<Record<string, string>>;
+  /**
+   * The recorded sub-metric this threshold reads (`http_req_duration{name:home}`), when its
+   * filter names a tag beyond the run's cells (step, region, scenario; type for custom
+   * metrics); null when the cells alone select its samples.
+   */
+  readonly subMetric: string | null;
   readonly aggregation: Aggregation;
   readonly operator: Operator;
   readonly value: number;
@@ -82,8 +99,6 @@ export function thresholdSet(thresholds: readonly Threshold[], problems: readonl
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
-/** A metric name as k6 accepts it (letters, digits and `_`, not starting with a digit), then optional tag filters. */
-const KEY = /^([A-Za-z_][A-Za-z0-9_]{0,127})(?:\{([^}]*)\})?$/;
 const EXPRESSION = /^\s*(avg|min|max|med|rate|count|p\(\s*(\d+(?:\.\d+)?)\s*\))\s*(<=|>=|===|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/;
 const AGGREGATIONS_BY_KIND: Record<MetricKind, readonly string[]> = {
   trend: ["avg", "min", "max", "med", "percentile"],
@@ -101,18 +116,17 @@ export type ThresholdInput = string | { threshold: string; abortOnFail?: boolean
 export function parseThresholds(input: Record<string, readonly ThresholdInput[]>, custom: Readonly<Record<string, MetricKind>> = {}): ParseResult<Threshold[]> {
   const errors: string[] = [];
   const out: Threshold[] = [];
+  const subMetrics = new Set<string>();
   for (const [key, entries] of Object.entries(input)) {
-    const keyMatch = KEY.exec(key);
-    const metric = keyMatch?.[1];
-    const isCustom = metric !== undefined && Object.hasOwn(custom, metric);
-    if (!keyMatch || !metric || !(Object.hasOwn(METRIC_KINDS, metric) || isCustom)) {
-      const known = [...Object.keys(METRIC_KINDS), ...Object.keys(custom)].join(", ");
-      errors.push(`thresholds.${key}: unknown metric; expected one of ${known} with optional {step:…}, {region:…}, {scenario:…} or {type:…}`);
+    const parsedKey = thresholdKey(key, custom);
+    if (!parsedKey.ok) {
+      errors.push(`thresholds.${key}: ${parsedKey.error}`);
       continue;
     }
+    const { metric, tags, subMetric } = parsedKey.value;
+    const isCustom = Object.hasOwn(custom, metric);
     const kind = isCustom ? custom[metric]! : METRIC_KINDS[metric as MetricName];
-    const tags = parseTags(keyMatch[2], `thresholds.${key}`, errors);
-    if (tags.type !== undefined && !isCustom) errors.push(`thresholds.${key}: {type:…} applies to a scenario's custom metrics only`);
+    if (subMetric !== null) subMetrics.add(subMetric);
     entries.forEach((entry, i) => {
       const path = `thresholds.${key}[${i}]`;
       if (typeof entry !== "string" && (typeof entry !== "object" || entry === null)) {
@@ -137,33 +151,44 @@ export function parseThresholds(input: Record<string, readonly ThresholdInput[]>
         kind,
         custom: isCustom,
         tags,
+        subMetric,
         ...parsed.value,
         abortOnFail: typeof entry === "string" ? false : entry.abortOnFail === true,
         delayAbortEvalMs: delay,
       });
     });
   }
+  if (subMetrics.size > MAX_SUB_METRICS) {
+    errors.push(
+      `thresholds: ${subMetrics.size} tag-filtered sub-metrics beyond step, region and scenario (at most ${MAX_SUB_METRICS}: each is recorded in every window of every shard)`,
+    );
+  }
   return errors.length ? { ok: false, errors } : { ok: true, value: out };
 }
 
-/** A metric key's name and tag filters (`http_req_duration{step:login}`), or null when malformed. */
-export function parseMetricKey(key: string): { metric: string; tags: Partial<Record<TagFilter, string>> } | null {
-  const match = KEY.exec(key);
-  if (!match) return null;
-  const errors: string[] = [];
-  const tags = parseTags(match[2], key, errors);
-  return errors.length ? null : { metric: match[1]!, tags };
+export interface ThresholdKey {
+  readonly metric: string;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly subMetric: string | null;
 }
 
-function parseTags(raw: string | undefined, path: string, errors: string[]): Partial<Record<TagFilter, string>> {
-  const tags: Partial<Record<TagFilter, string>> = {};
-  if (raw === undefined || raw.trim() === "") return tags;
-  for (const part of raw.split(",")) {
-    const [name, value] = part.split(":").map((s) => s.trim());
-    if ((name === "step" || name === "region" || name === "type" || name === "scenario") && value) tags[name] = value;
-    else errors.push(`${path}: tag filter "${part}" must be step:<name>, region:<hint>, scenario:<name> or type:<token type>`);
+/**
+ * A threshold's metric key: a known metric (built-in, or one of `custom`) with k6's tag
+ * filters, and the sub-metric it records when a filter goes beyond the run's cells.
+ */
+export function thresholdKey(key: string, custom: Readonly<Record<string, MetricKind>> = {}): { ok: true; value: ThresholdKey } | { ok: false; error: string } {
+  const parsed = parseMetricKey(key);
+  if (!parsed.ok) return parsed;
+  const { metric, tags: pairs } = parsed.value;
+  const isCustom = Object.hasOwn(custom, metric);
+  if (!Object.hasOwn(METRIC_KINDS, metric) && !isCustom) {
+    const known = [...Object.keys(METRIC_KINDS), ...Object.keys(custom)].join(", ");
+    return { ok: false, error: `unknown metric ${metric}; expected one of ${known}, with optional k6 tag filters {tag:value,…}` };
   }
-  return tags;
+  const tags = Object.fromEntries(pairs);
+  const sampleTags = pairs.filter(([k]) => k !== "step" && k !== "region");
+  const beyondCells = sampleTags.some(([k]) => !CELL_TAGS.has(k) && !(isCustom && k === "type"));
+  return { ok: true, value: { metric, tags, subMetric: beyondCells ? subMetricName(metric, sampleTags) : null } };
 }
 
 function parseExpression(source: string, kind: MetricKind, path: string): ParseResult<Pick<Threshold, "aggregation" | "operator" | "value">> {

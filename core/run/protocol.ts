@@ -4,6 +4,7 @@
  * Kept in one module so both sides compile against the same shapes. Everything here is
  * structured-clone friendly: plain objects, arrays, numbers and strings.
  */
+import type { SubMetricFilter } from "../metrics/sub-metrics.ts";
 import type { Plan, ShardPlan } from "../plan/plan.ts";
 import type { RunSpec } from "../spec/types.ts";
 import type { MetricStatsWire } from "../metrics/metric-stats.ts";
@@ -56,6 +57,11 @@ export interface ShardAssignment {
    * shard flushes its windows to. Absent: the run's coordinator.
    */
   readonly reportsTo?: number;
+  /**
+   * The k6 sub-metrics the run's thresholds name beyond its cells (core/metrics/sub-metrics.ts):
+   * the shard records matching samples under each. Absent in assignments stored before them.
+   */
+  readonly subMetrics?: readonly SubMetricFilter[];
 }
 
 /** The Durable Object name of aggregator `index` of run `runId` (a shard's is `<run>/<index>`). */

@@ -56,7 +56,8 @@ export function thresholdOutcomes(
   const { thresholds } = set;
   const outcomes = evaluateThresholds(thresholds, (t) => {
     const stats = selectTagged(spec, totals, t.tags);
-    return t.custom ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);
+    // A recorded sub-metric (core/metrics/sub-metrics.ts) is read like a custom metric of its kind.
+    return t.custom || t.subMetric ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);
   });
   return { thresholds, outcomes };
 }

@@ -9,7 +9,7 @@
  */
 import { countOf, rateOf, TREND_OF } from "../metrics/aggregate.ts";
 import type { Histogram } from "../metrics/histogram.ts";
-import type { MetricStats, TrendName } from "../metrics/metric-stats.ts";
+import type { CustomMetrics, MetricStats, TrendName } from "../metrics/metric-stats.ts";
 import type { MetricKind, MetricName } from "../metrics/thresholds.ts";
 import { round3, round6 } from "../metrics/rounding.ts";
 
@@ -139,17 +139,35 @@ export function customMetricsSummary(
   const out: Record<string, CustomMetricSummary> = {};
   for (const key of [...names].sort()) {
     const kind = declared[key.replace(/\{.*$/, "")];
-    if (kind === "counter") {
-      const count = custom?.counters.get(key) ?? 0;
-      out[key] = { type: "counter", count, rate: round6(count / elapsedS) };
-    } else if (kind === "rate") {
-      const r = custom?.rates.get(key);
-      if (r && r[1] > 0) out[key] = { type: "rate", passes: r[0], fails: r[1] - r[0], value: round6(r[0] / r[1]) };
-    } else if (kind === "trend") {
-      const h = custom?.trends.get(key);
-      const t = h ? histogramSummary(h, extra) : null;
-      if (t) out[key] = { type: "trend", ...t };
-    }
+    const value = kind === undefined ? undefined : seriesSummary(custom, key, kind, elapsedS, extra, kind === "counter");
+    if (value) out[key] = value;
   }
   return out;
+}
+
+/**
+ * One custom series in k6's summary shape: a custom metric, or a sub-metric recorded under
+ * its name (core/metrics/sub-metrics.ts). A rate or trend without samples has none; a
+ * counter has 0 when `zeroCounter` (a declared metric), else none.
+ */
+export function seriesSummary(
+  custom: CustomMetrics | null,
+  key: string,
+  kind: MetricKind,
+  elapsedS: number,
+  extra: readonly string[] = [],
+  zeroCounter = false,
+): CustomMetricSummary | undefined {
+  if (kind === "counter") {
+    const count = custom?.counters.get(key);
+    if (count === undefined && !zeroCounter) return undefined;
+    return { type: "counter", count: count ?? 0, rate: round6((count ?? 0) / elapsedS) };
+  }
+  if (kind === "rate") {
+    const r = custom?.rates.get(key);
+    return r && r[1] > 0 ? { type: "rate", passes: r[0], fails: r[1] - r[0], value: round6(r[0] / r[1]) } : undefined;
+  }
+  const h = custom?.trends.get(key);
+  const t = h ? histogramSummary(h, extra) : null;
+  return t ? { type: "trend", ...t } : undefined;
 }

@@ -53,6 +53,25 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), ...rows.map(line)];
 }
 
+/** A series' label as k6 prints it: the metric's name, or `  { tag:value }` for its sub-metric under it. */
+function seriesLabel(key: string): string {
+  const open = key.indexOf("{");
+  return open === -1 ? key : `  { ${key.slice(open + 1, -1)} }`;
+}
+
+/** The lines of `parent`'s sub-metrics in the summary's metrics, by the shape of their figures. */
+function subMetricLines(metrics: Record<string, any>, parent: string, resolutionMs: number | null, stats: readonly string[]): string[] {
+  return Object.keys(metrics)
+    .filter((key) => key.startsWith(`${parent}{`) && metrics[key] !== undefined)
+    .sort()
+    .flatMap((key) => {
+      const v = metrics[key];
+      const type = "avg" in v ? "trend" : "passes" in v ? "rate" : "count" in v ? "counter" : null;
+      // A threshold's key whose metric has no samples yet: its verdict says so, there is no figure.
+      return type ? [dotted(seriesLabel(key), customValue({ type, ...v }, resolutionMs, stats))] : [];
+    });
+}
+
 function customValue(metric: CustomMetricSummary, resolutionMs?: number | null, stats: readonly string[] = TREND_ORDER): string {
   return metric.type === "counter"
     ? `${metric.count} ${metric.rate.toFixed(2)}/s`
@@ -89,15 +108,23 @@ export function renderSummary(summary: Summary): string {
     out.push("");
   }
 
+  // k6's sub-metrics (`http_req_duration{name:home}`) each on a line under their metric.
+  const subs = (parent: string) => subMetricLines(m, parent, resolution, stats);
   out.push("  TOTAL RESULTS");
   if (m.checks) out.push(dotted("checks", `${pct(m.checks.value)} ✓ ${m.checks.passes} ✗ ${m.checks.fails}`));
+  out.push(...subs("checks"));
   out.push(dotted("data_received", `${formatBytes(m.data_received.count)} ${formatBytes(m.data_received.rate)}/s`));
   out.push(dotted("dropped_iterations", `${m.dropped_iterations.count} ${m.dropped_iterations.rate.toFixed(2)}/s`));
   if (m.http_req_duration) out.push(dotted("http_req_duration", trendLine(m.http_req_duration, resolution, stats)));
+  out.push(...subs("http_req_duration"));
   out.push(dotted("http_req_failed", `${pct(m.http_req_failed.value)} ✓ ${m.http_req_failed.passes} ✗ ${m.http_req_failed.fails}`));
+  out.push(...subs("http_req_failed"));
   if (m.http_req_waiting) out.push(dotted("http_req_waiting", trendLine(m.http_req_waiting, resolution, stats)));
+  out.push(...subs("http_req_waiting"));
   out.push(dotted("http_reqs", `${m.http_reqs.count} ${m.http_reqs.rate.toFixed(2)}/s`));
+  out.push(...subs("http_reqs"));
   out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
+  out.push(...subs("iterations"));
   // edgeload's own trends: latency from the intended send time (coordinated omission
   // corrected), how late requests left compared with the schedule, and how long the
   // generator's own event loop kept responses waiting (its share of every latency above).
@@ -136,7 +163,7 @@ export function renderSummary(summary: Summary): string {
 
   if (!e.scenario && Object.keys(e.customMetrics).length) {
     out.push("  CUSTOM METRICS");
-    for (const [name, metric] of Object.entries(e.customMetrics)) out.push(dotted(name, customValue(metric, resolution, stats), 40));
+    for (const [name, metric] of Object.entries(e.customMetrics)) out.push(dotted(seriesLabel(name), customValue(metric, resolution, stats), 40));
     out.push("");
   }
 

@@ -17,8 +17,8 @@ import { saturation } from "./saturation.ts";
 import type { RunTotals } from "./run-totals.ts";
 import { MetricStats } from "../metrics/metric-stats.ts";
 import { VuSchedule, type VuProfile } from "../schedule/vu-schedule.ts";
-import { METRIC_KINDS, parseMetricKey, type MetricName, type ThresholdOutcome, type ThresholdSet } from "../metrics/thresholds.ts";
-import { builtInValues, customMetricsSummary, DEFAULT_TREND_STATS, groupSummary } from "./summary-figures.ts";
+import { METRIC_KINDS, thresholdKey, type MetricName, type ThresholdOutcome, type ThresholdSet } from "../metrics/thresholds.ts";
+import { builtInValues, customMetricsSummary, DEFAULT_TREND_STATS, groupSummary, seriesSummary, type CustomMetricSummary } from "./summary-figures.ts";
 import { parseRunThresholds, selectTagged, thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
 import { scriptErrorsSummary } from "./script-report.ts";
 import { isTimingMetric, runVerdict } from "./run-verdict.ts";
@@ -166,9 +166,15 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
   // Tag-filtered threshold keys are k6 sub-metrics, e.g. "http_req_duration{step:login}",
   // with their own figures; a key with no expression still shows them, as in k6.
   for (const key of Object.keys(spec.thresholds)) {
-    const parsed = key.includes("{") && !(key in metrics) ? parseMetricKey(key) : null;
-    if (!parsed || !Object.hasOwn(METRIC_KINDS, parsed.metric)) continue;
-    metrics[key] = { ...builtInValues(selectTagged(spec, totals, parsed.tags), parsed.metric as MetricName, elapsedS, extra), ...failedByMetric(key) };
+    const parsed = key.includes("{") && !(key in metrics) ? thresholdKey(key) : null;
+    if (!parsed?.ok) continue;
+    const { metric: name, tags, subMetric } = parsed.value;
+    const selected = selectTagged(spec, totals, tags);
+    // A recorded sub-metric (`{name:…}`, `{group:…}`) is a series of its own, without the kind's label.
+    const values = subMetric
+      ? withoutType(seriesSummary(selected.hasCustom ? selected.custom : null, subMetric, METRIC_KINDS[name as MetricName], elapsedS, extra))
+      : builtInValues(selected, name as MetricName, elapsedS, extra);
+    metrics[key] = { ...values, ...failedByMetric(key) };
   }
   for (const o of outcomes) {
     if (o.key.includes("{") && !(o.key in metrics)) metrics[o.key] = failedByMetric(o.key);
@@ -290,6 +296,13 @@ function scenariosSummary(spec: RunSpec, plan: Plan, totals: RunTotals, threshol
 }
 
 export type Summary = ReturnType<typeof buildSummary>;
+
+/** A series' figures in the shape of its built-in parent (which carries no `type`). */
+function withoutType(summary: CustomMetricSummary | undefined): Record<string, number> | undefined {
+  if (!summary) return undefined;
+  const { type: _type, ...values } = summary;
+  return values as Record<string, number>;
+}
 
 /** The VU profile of a closed-model run as the summary shows it. */
 export function vusSummary(vus: VuProfile) {

@@ -9,6 +9,9 @@ import { shardsUnder } from "../plan/aggregation-tree.ts";
 import type { Mode, ShardAssignment } from "../run/protocol.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { scenarioVuOffsets, vuIdsNeeded } from "./vu-ids.ts";
+import { parseThresholds } from "../metrics/thresholds.ts";
+import { subMetricFilters, type SubMetricFilter } from "../metrics/sub-metrics.ts";
+import { customMetricKinds } from "../spec/metrics-schema.ts";
 
 /**
  * How long before t0 each shard wakes to warm up (workers/shard/warm-up.ts): its colo, its
@@ -30,6 +33,7 @@ export interface AssignmentInput {
 /** One assignment per shard of the plan, in the plan's order. */
 export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;
+  const subMetrics = runSubMetrics(spec);
   if (!plan.scenarios?.length) {
     const tree = plan.tree;
     return plan.shards.map((shard) => ({
@@ -42,6 +46,7 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       flushGraceMs,
       spec,
       mode,
+      ...subMetrics,
       ...(tree ? { reportsTo: tree.parentOfShard[shard.index]! } : {}),
     }));
   }
@@ -62,6 +67,7 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       flushGraceMs,
       spec: scenarioSpec,
       mode,
+      ...subMetrics,
       part: {
         scenario: scenario.name,
         runShard: planned.firstShard + shard.index,
@@ -71,6 +77,13 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       },
     }));
   });
+}
+
+/** The sub-metrics the run's thresholds name, for every shard (a scenario's spec lacks the run's thresholds). */
+function runSubMetrics(spec: RunSpec): { subMetrics?: SubMetricFilter[] } {
+  const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
+  const filters = parsed.ok ? subMetricFilters(parsed.value) : [];
+  return filters.length ? { subMetrics: filters } : {};
 }
 
 /** What starts an aggregator of a run's tree: the run as its shards' assignments are made, and which node it is. */

@@ -30,6 +30,7 @@ import { ShardShare } from "../../core/schedule/pacer.ts";
 import { RUN_HEADER, runHeaderValue, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { recordTrail } from "../../core/metrics/request-trail.ts";
+import { recordRequestSubMetrics, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
 import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample } from "../../scenarios/flow.ts";
@@ -61,6 +62,8 @@ export class ShardEngine implements IterationHost {
   readonly #sleeps: EngineSleeps;
   #requests = 0;
   readonly #a: ShardAssignment;
+  /** The run's k6 sub-metrics: requests, checks and custom metrics matching one are recorded under it too. */
+  readonly subMetrics: readonly SubMetricFilter[];
   readonly #clock: EngineClock;
   readonly #fetch: typeof fetch;
   readonly #flow: Flow;
@@ -97,6 +100,7 @@ export class ShardEngine implements IterationHost {
     progress: IterationProgress | null = null,
   ) {
     this.#a = a;
+    this.subMetrics = a.subMetrics ?? [];
     this.#clock = clock;
     this.#fetch = fetcher;
     this.#windows = new ShardWindows(a, onWindow);
@@ -305,7 +309,9 @@ export class ShardEngine implements IterationHost {
     if (headers) this.#cloudflare.observe(headers);
 
     const trail = trailOf(measured, { queuedMs, sendMs, endMs, intendedMs, clientDelayMs });
-    recordTrail(this.#windows.statsFor(this.#windows.windowOf(endMs), stepIndex), trail, request.expect);
+    const stats = this.#windows.statsFor(this.#windows.windowOf(endMs), stepIndex);
+    const failed = recordTrail(stats, trail, request.expect);
+    if (request.tags) recordRequestSubMetrics(() => stats.custom, this.subMetrics, request.tags, trail, failed);
     if (opened) {
       const holdMs = request.stream!.holdMs;
       const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);

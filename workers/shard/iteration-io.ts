@@ -6,6 +6,7 @@
  */
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { LogLevel } from "../../core/metrics/script-output.ts";
+import { recordSubSample, type SampleTags, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
 import {
   IterationInterrupted,
   type Flow,
@@ -25,6 +26,8 @@ export interface IterationHost {
   send(stepIndex: number, request: FlowRequest, intendedMs: number | null, holdUntilMs: number): Promise<FlowResponse>;
   recordSamples(samples: readonly SeriesSample[], atMs: number): void;
   statsNow(stepIndex: number): MetricStats;
+  /** The run's k6 sub-metrics (core/metrics/sub-metrics.ts); empty without tag-filtered thresholds. */
+  readonly subMetrics: readonly SubMetricFilter[];
   think(ms: number, hardStopMs: number): Promise<void>;
   /** Stops the shard's sending (a k6 script's exec.test.abort()). */
   stop(): void;
@@ -58,8 +61,10 @@ export class IterationIO implements FlowIO {
     this.#engine.recordSamples(samples, this.#engine.now());
   }
 
-  check(passed: boolean): void {
-    const c = this.#engine.statsNow(this.step).counters;
+  check(passed: boolean, tags?: SampleTags): void {
+    const stats = this.#engine.statsNow(this.step);
+    const c = stats.counters;
+    if (tags) recordSubSample(() => stats.custom, this.#engine.subMetrics, "checks", tags, passed);
     if (passed) {
       c.checksPassed++;
       return;
@@ -69,16 +74,23 @@ export class IterationIO implements FlowIO {
     this.#checkFailed = true;
   }
 
-  count(name: string, n = 1): void {
-    this.#engine.statsNow(this.step).custom.count(name, n);
+  count(name: string, n = 1, tags?: SampleTags): void {
+    this.#custom(name, n, tags).count(name, n);
   }
 
-  rate(name: string, passed: boolean): void {
-    this.#engine.statsNow(this.step).custom.rate(name, passed);
+  rate(name: string, passed: boolean, tags?: SampleTags): void {
+    this.#custom(name, passed, tags).rate(name, passed);
   }
 
-  trend(name: string, ms: number): void {
-    this.#engine.statsNow(this.step).custom.trend(name, ms * US_PER_MS);
+  trend(name: string, ms: number, tags?: SampleTags): void {
+    this.#custom(name, ms, tags).trend(name, ms * US_PER_MS);
+  }
+
+  /** The window's custom metrics, after recording the sample into the sub-metrics its tags match. */
+  #custom(name: string, value: number | boolean, tags: SampleTags | undefined) {
+    const stats = this.#engine.statsNow(this.step);
+    if (tags) recordSubSample(() => stats.custom, this.#engine.subMetrics, name, tags, value);
+    return stats.custom;
   }
 
   sleep(ms: number): Promise<void> {
