@@ -116,12 +116,38 @@ describe("checks, metrics, sleep", () => {
     rate.add(0);
     await v.k6.sleep(0.25);
     expect(v.slept).toEqual([250]);
+    const root = { group: "", scenario: "s" };
     expect(v.sent[0]!.samples).toEqual([
-      { type: "check", name: "ok", passed: true },
-      { type: "check", name: "bad", passed: false },
-      { type: "trend", name: "t", value: 4.5 },
-      { type: "rate", name: "r", passed: false },
+      { type: "check", name: "ok", passed: true, tags: { ...root, check: "ok" } },
+      { type: "check", name: "bad", passed: false, tags: { ...root, check: "bad" } },
+      { type: "trend", name: "t", value: 4.5, tags: root },
+      { type: "rate", name: "r", passed: false, tags: root },
     ]);
+  });
+
+  it("tags checks, custom metrics and requests as k6 does: group path, scenario, the script's own tags, name defaulting to the URL", async () => {
+    const v = vu();
+    const counter = new v.metrics.Counter("c");
+    // k6's add() returns true (issue 36: edgeload's returned undefined).
+    expect(new v.metrics.Rate("r").add(1, { kind: "x" })).toBe(true);
+    await v.k6.group("outer", async () => {
+      await v.k6.group("inner", async () => {
+        expect(counter.add(2, { staticAsset: "yes", n: 3 })).toBe(true);
+        v.k6.check(1, { one: true }, { myTag: "x" });
+        await v.http.get("http://127.0.0.1:9/a", { tags: { name: "home" } });
+      });
+    });
+    await v.http.post("http://127.0.0.1:9/b");
+    const [inner, outside] = v.sent;
+    expect(inner!.samples).toEqual([
+      { type: "rate", name: "r", passed: true, tags: { group: "", scenario: "s", kind: "x" } },
+      { type: "counter", name: "c", value: 2, tags: { group: "::outer::inner", scenario: "s", staticAsset: "yes", n: "3" } },
+      { type: "check", name: "one", passed: true, tags: { group: "::outer::inner", scenario: "s", myTag: "x", check: "one" } },
+    ]);
+    expect(inner!.request.tags).toEqual({ name: "home", url: "http://127.0.0.1:9/a", method: "GET", group: "::outer::inner", scenario: "s" });
+    // Back at the root after the groups, and an untagged request is named by its URL.
+    expect(outside!.request.tags).toEqual({ name: "http://127.0.0.1:9/b", url: "http://127.0.0.1:9/b", method: "POST", group: "", scenario: "s" });
+    await expect(v.k6.group("a::b", async () => {})).rejects.toThrow(/may not contain '::'/);
   });
 
   it("refuses a metric name k6 would refuse", () => {

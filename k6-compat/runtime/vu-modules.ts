@@ -34,6 +34,8 @@ export interface VuContext {
   readonly shared: Map<string, readonly unknown[]>;
   /** exec.test.abort()'s message once the VU called it ("" without one): the run stops (script-failure.ts). */
   aborted?: string;
+  /** k6's `group` tag of what the VU records now: "" at the root, `::outer::inner` inside groups. */
+  group?: string;
 }
 
 const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -44,14 +46,20 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     return vu.host;
   };
   const drain = () => vu.samples.splice(0);
+  /** A sample's k6 tags: its group and scenario, then the script's own (strings, as k6 keeps them). */
+  const sampleTags = (own: Record<string, unknown> | undefined): Record<string, string> => {
+    const tags: Record<string, string> = { group: vu.group ?? "", scenario: vu.scenario.name };
+    for (const [k, v] of Object.entries(own ?? {})) tags[k] = String(v);
+    return tags;
+  };
   let responseCallback: readonly number[] | null = null;
 
   const k6 = {
-    check(value: unknown, sets: Record<string, unknown>, _tags?: unknown): boolean {
+    check(value: unknown, sets: Record<string, unknown>, tags?: Record<string, unknown>): boolean {
       let all = true;
       for (const [name, predicate] of Object.entries(sets ?? {})) {
         const passed = Boolean(typeof predicate === "function" ? predicate(value) : predicate);
-        vu.samples.push({ type: "check", name, passed });
+        vu.samples.push({ type: "check", name, passed, tags: { ...sampleTags(tags), check: name } });
         all &&= passed;
       }
       return all;
@@ -59,9 +67,17 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     async sleep(seconds: number): Promise<void> {
       await host("sleep()").sleep(drain(), Math.max(0, Number(seconds) || 0) * 1000);
     },
-    async group<T>(_name: string, fn: () => T | Promise<T>): Promise<T> {
+    async group<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
       if (typeof fn !== "function") throw new Error("group() needs a function as its second argument");
-      return await fn();
+      // k6 joins nested group names with "::" and refuses a name that holds it.
+      if (String(name).includes("::")) throw new Error(`group and check names may not contain '::' (got "${name}")`);
+      const outer = vu.group ?? "";
+      vu.group = `${outer}::${name}`;
+      try {
+        return await fn();
+      } finally {
+        vu.group = outer;
+      }
     },
     fail(message = ""): never {
       throw new Error(message);
@@ -102,6 +118,8 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
       readBody: params.responseType !== "none",
       redirect: params.redirects === 0 ? "manual" : "follow",
       ...((params.tags?.step ?? params.tags?.name) ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
+      // k6's request tags: name defaults to the URL; the script's own win over them.
+      tags: { name: href, url: href, method: method.toUpperCase(), ...sampleTags(params.tags) },
     };
     const response = await target.send(drain(), wire);
     return k6Response(wire, response, jar.receive(href, response.setCookies));
@@ -150,17 +168,22 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
         this.name = name;
         vu.declare?.(name, type, Boolean(isTime));
       }
-      add(value: unknown, tags?: Record<string, unknown>): void {
+      add(value: unknown, tags?: Record<string, unknown>): boolean {
         if (!vu.host) throw new Error(`${this.name}.add() in the init context: k6 allows it only in VU code`);
         const n = Number(value);
         // A `type` tag is also kept as its own series (`name{type:…}`), the one tag edgeload's
         // custom metrics are split by (thresholds and summaries read it, as for built-in scenarios).
+        // Every tag goes with the sample, for the sub-metrics thresholds name (core/metrics/sub-metrics.ts).
         const names = tags?.type === undefined ? [this.name] : [this.name, `${this.name}{type:${String(tags.type)}}`];
-        for (const name of names) {
-          if (type === "rate") vu.samples.push({ type, name, passed: typeof value === "boolean" ? value : n !== 0 });
-          else if (type === "counter") vu.samples.push({ type, name, value: n });
-          else vu.samples.push({ type, name, value: n });
-        }
+        const own = sampleTags(tags);
+        names.forEach((name, i) => {
+          const withTags = i === 0 ? { tags: own } : {};
+          if (type === "rate") vu.samples.push({ type, name, passed: typeof value === "boolean" ? value : n !== 0, ...withTags });
+          else if (type === "counter") vu.samples.push({ type, name, value: n, ...withTags });
+          else vu.samples.push({ type, name, value: n, ...withTags });
+        });
+        // k6's add() returns true once the sample is taken.
+        return true;
       }
     };
 

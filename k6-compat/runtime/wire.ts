@@ -19,6 +19,8 @@ export interface WireRequest {
   readonly redirect: "follow" | "manual";
   /** The request's `step` (or `name`) tag: the step it is recorded under, when the run declares it. */
   readonly step?: string;
+  /** Its k6 tags but those the response decides (status, expected_response): for the run's sub-metrics. */
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 export interface WireResponse {
@@ -34,12 +36,15 @@ export interface WireResponse {
   readonly durationMs: number;
 }
 
+/** A sample's k6 tags (group, scenario, check, the script's own), for the run's sub-metrics. */
+export type SampleTags = Readonly<Record<string, string>>;
+
 /** A k6 check or custom metric sample, recorded in the script's isolate and applied by the shard. */
 export type Sample =
-  | { readonly type: "check"; readonly name: string; readonly passed: boolean }
-  | { readonly type: "counter"; readonly name: string; readonly value: number }
-  | { readonly type: "rate"; readonly name: string; readonly passed: boolean }
-  | { readonly type: "trend" | "gauge"; readonly name: string; readonly value: number }
+  | { readonly type: "check"; readonly name: string; readonly passed: boolean; readonly tags?: SampleTags }
+  | { readonly type: "counter"; readonly name: string; readonly value: number; readonly tags?: SampleTags }
+  | { readonly type: "rate"; readonly name: string; readonly passed: boolean; readonly tags?: SampleTags }
+  | { readonly type: "trend" | "gauge"; readonly name: string; readonly value: number; readonly tags?: SampleTags }
   /** A console line (script-console.ts): k6 prints it with its level. */
   | { readonly type: "log"; readonly level: LogLevel; readonly message: string; readonly vu: number };
 

@@ -141,6 +141,7 @@ export class IterationHost extends RpcTarget implements Host {
         expect: request.expect ? new Set(request.expect) : null,
         readBody: request.readBody,
         redirect: request.redirect,
+        ...(request.tags ? { tags: request.tags } : {}),
       });
       const headers: Record<string, string> = {};
       r.headers?.forEach((value, name) => (headers[name] = value));
@@ -165,10 +166,10 @@ export class IterationHost extends RpcTarget implements Host {
       if (s.type === "log") {
         if (this.#io.log) this.#io.log(s.level, s.message, s.vu);
         else console.log(`${s.level} (VU ${s.vu}): ${s.message}`); // setup() and teardown(): the coordinator's log
-      } else if (s.type === "check") this.#io.check(s.passed);
-      else if (s.type === "counter") this.#io.count(s.name, s.value);
-      else if (s.type === "rate") this.#io.rate(s.name, s.passed);
-      else this.#io.trend(s.name, s.value);
+      } else if (s.type === "check") this.#io.check(s.passed, s.tags);
+      else if (s.type === "counter") this.#io.count(s.name, s.value, s.tags);
+      else if (s.type === "rate") this.#io.rate(s.name, s.passed, s.tags);
+      else this.#io.trend(s.name, s.value, s.tags);
     }
   }
 
