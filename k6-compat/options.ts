@@ -66,8 +66,8 @@ const IGNORED = new Set([
   "tlsCipherSuites",
   "noUsageReport",
 ]);
-/** Per-scenario options edgeload accepts without acting on. */
-const IGNORED_IN_SCENARIO = new Set(["gracefulStop"]);
+/** Per-scenario options edgeload accepts without acting on (gracefulStop is acted on: core/schedule/graceful-stop.ts). */
+const IGNORED_IN_SCENARIO = new Set<string>();
 
 export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext): OptionsResult {
   const problems: string[] = [];

@@ -10,6 +10,7 @@ import type { PhaseResult } from "../../scenarios/run-phase.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { Verdict } from "../../core/run/verdict.ts";
 import type { LifecycleState } from "../../core/run/run-lifecycle.ts";
+import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
 
 export interface RunRecord {
   readonly runId: string;
@@ -59,5 +60,5 @@ export function endOf(run: RunRecord, nowMs: number): number {
 /** The lifecycle decision's view of a run (core/run/run-lifecycle.ts lifecycleStep). */
 export function lifecycleStateOf(run: RunRecord, everyoneDone: boolean): LifecycleState {
   const { status, stopping, endMs, t0Ms } = run;
-  return { status, stopping, endMs, t0Ms, durationMs: run.spec.durationMs, timeoutMs: run.spec.timeoutMs, everyoneDone };
+  return { status, stopping, endMs, t0Ms, durationMs: run.spec.durationMs, afterEndMs: afterEndMs(run.spec), everyoneDone };
 }

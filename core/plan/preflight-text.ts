@@ -4,6 +4,7 @@
  * the platform against each limit level by level, and its cost line by line beside the same
  * load on k6 Cloud.
  */
+import { gracefulStopOf } from "../schedule/graceful-stop.ts";
 import { MAX_FAN_IN, type AggregationTree } from "./aggregation-tree.ts";
 import type { Plan } from "./plan.ts";
 import type { Preflight } from "./preflight.ts";
@@ -34,7 +35,8 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight, fanIn: 
     ? `${plan.closedModel.peakVUs} VUs (closed model, ~${count(u.requests)} requests estimated)`
     : `peak ${count(spec.peakRatePerS)}/s, ${count(u.requests)} requests`;
   return [
-    `plan: ${spec.name} — ${spec.executor}, ${u.durationS} s, ${rate}`,
+    // The run may end up to its graceful stop after the schedule (iterations in progress finish).
+    `plan: ${spec.name} — ${spec.executor}, ${u.durationS} s (+ up to ${gracefulStopOf(spec) / 1000} s gracefulStop), ${rate}`,
     `shards: ${count(plan.shards.length)} (${[...perRegion].map(([r, n]) => `${r} ${count(n)}`).join(", ")}); ${plan.capacityPerShardPerS}/s each at ${spec.expectedLatencyMs} ms with ${spec.connectionSlots} slots, asked for ${plan.peakPerShardPerS}/s`,
     reportingLine(plan, spec.steps.length, fanIn),
     `invocations: ${count(u.shardInvocations)} shard alarms (each sends at most ${count(plan.iterationsPerInvocation)} ${plan.closedModel ? "requests" : "iterations"}, then hands over)`,

@@ -12,7 +12,7 @@ import {
 } from "./run-lifecycle.ts";
 
 // A 30 s run starting at t=0 with a 10 s request timeout.
-const base: LifecycleState = { status: "running", stopping: null, endMs: null, t0Ms: 0, durationMs: 30_000, timeoutMs: 10_000, everyoneDone: false };
+const base: LifecycleState = { status: "running", stopping: null, endMs: null, t0Ms: 0, durationMs: 30_000, afterEndMs: 10_000, everyoneDone: false };
 
 describe("lifecycleStep", () => {
   it.each([

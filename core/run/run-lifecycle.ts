@@ -10,7 +10,7 @@
  */
 import { WINDOW_MS, type RunStatus } from "./protocol.ts";
 
-/** After the planned end, shards get this long (plus the request timeout) to report done. */
+/** After the planned end, shards get this long (plus their graceful stop or request timeout) to report done. */
 export const FINISH_GRACE_MS = 15_000;
 /**
  * After an abort (API or abortOnFail) the run ends as soon as every shard has reported
@@ -28,7 +28,8 @@ export interface LifecycleState {
   readonly endMs: number | null;
   readonly t0Ms: number;
   readonly durationMs: number;
-  readonly timeoutMs: number;
+  /** How long after the schedule's end shards may still be at work (core/schedule/graceful-stop.ts afterEndMs). */
+  readonly afterEndMs: number;
   /** Every shard has sent its final flush. */
   readonly everyoneDone: boolean;
 }
@@ -52,7 +53,7 @@ export function lifecycleStep(s: LifecycleState, nowMs: number): LifecycleStep {
   }
   const endOfSchedule = s.t0Ms + s.durationMs;
   if (s.everyoneDone) return { kind: "finish", status: null, silent: false };
-  if (nowMs >= endOfSchedule + s.timeoutMs + FINISH_GRACE_MS) return { kind: "finish", status: null, silent: true };
+  if (nowMs >= endOfSchedule + s.afterEndMs + FINISH_GRACE_MS) return { kind: "finish", status: null, silent: true };
   return { kind: "continue", evaluateThresholds: true, enterFinishing: s.status === "running" && nowMs >= endOfSchedule };
 }
 

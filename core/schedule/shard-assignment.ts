@@ -9,6 +9,7 @@ import { shardsUnder } from "../plan/aggregation-tree.ts";
 import type { Mode, ShardAssignment } from "../run/protocol.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { scenarioVuOffsets, vuIdsNeeded } from "./vu-ids.ts";
+import { afterEndMs } from "./graceful-stop.ts";
 import { parseThresholds } from "../metrics/thresholds.ts";
 import { subMetricFilters, type SubMetricFilter } from "../metrics/sub-metrics.ts";
 import { customMetricKinds } from "../spec/metrics-schema.ts";
@@ -42,7 +43,7 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       weights: plan.weights,
       iterationsPerInvocation: plan.iterationsPerInvocation,
       t0Ms,
-      deadlineMs: t0Ms + spec.durationMs + spec.timeoutMs,
+      deadlineMs: t0Ms + spec.durationMs + afterEndMs(spec),
       flushGraceMs,
       spec,
       mode,
@@ -63,7 +64,7 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       weights: planned.plan.weights,
       iterationsPerInvocation: planned.plan.iterationsPerInvocation,
       t0Ms: startMs,
-      deadlineMs: startMs + scenario.spec.durationMs + scenario.spec.timeoutMs,
+      deadlineMs: startMs + scenario.spec.durationMs + afterEndMs(scenario.spec),
       flushGraceMs,
       spec: scenarioSpec,
       mode,

@@ -10,6 +10,7 @@ import type { Problem } from "./input-problem.ts";
 import type { VuProfile } from "../schedule/vu-schedule.ts";
 import { duration, nonNegative, positiveInt, toProblems } from "./fields.ts";
 import { EXECUTOR_NAMES, type ExecutorName } from "./types.ts";
+import { DEFAULT_GRACEFUL_STOP_MS } from "../schedule/graceful-stop.ts";
 
 /** The fields decoded by the executor's own schema. */
 export const EXECUTOR_FIELDS = [
@@ -24,13 +25,18 @@ export const EXECUTOR_FIELDS = [
   "gracefulRampDown",
   "iterations",
   "maxDuration",
+  "gracefulStop",
 ] as const;
+
+/** Every executor's: how long iterations in progress at the end may finish (core/schedule/graceful-stop.ts). */
+const gracefulStop = duration("graceful stop").default(DEFAULT_GRACEFUL_STOP_MS);
 
 const constantArrivalRate = z.object({
   executor: z.literal("constant-arrival-rate"),
   rate: nonNegative,
   timeUnit: duration("time unit").default(1000),
   duration: duration("duration"),
+  gracefulStop,
 });
 
 const rampingArrivalRate = z.object({
@@ -38,6 +44,7 @@ const rampingArrivalRate = z.object({
   startRate: nonNegative.default(0),
   timeUnit: duration("time unit").default(1000),
   stages: z.array(z.object({ target: nonNegative, duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
+  gracefulStop,
 });
 
 const constantVus = z
@@ -45,6 +52,7 @@ const constantVus = z
     executor: z.literal("constant-vus"),
     vus: positiveInt,
     duration: duration("duration"),
+    gracefulStop,
   })
   .strict();
 
@@ -55,6 +63,7 @@ const rampingVus = z
     startVUs: z.number().int().nonnegative().default(1),
     stages: z.array(z.object({ target: z.number().int().nonnegative(), duration: duration("duration") }).strict()).min(1, "at least one stage is required"),
     gracefulRampDown: duration("graceful ramp-down").default(30_000),
+    gracefulStop,
   })
   .strict();
 
@@ -63,6 +72,7 @@ const iterationFields = {
   vus: positiveInt.default(1),
   iterations: positiveInt.default(1),
   maxDuration: duration("max duration").default(600_000),
+  gracefulStop,
 };
 const perVuIterations = z.object({ executor: z.literal("per-vu-iterations"), ...iterationFields }).strict();
 const sharedIterations = z

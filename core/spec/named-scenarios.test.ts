@@ -164,7 +164,8 @@ describe("named scenarios", () => {
     expect(assignments).toHaveLength(plan.shards.length);
     const admin = assignments[streamShards]!;
     expect(admin.t0Ms).toBe(1_005_000);
-    expect(admin.deadlineMs).toBe(1_005_000 + 50_000 + 10_000);
+    // Its 50 s, then k6's default gracefulStop (30 s, longer than the 10 s timeout) for iterations in progress.
+    expect(admin.deadlineMs).toBe(1_005_000 + 50_000 + 30_000);
     // Its VUs come after the 3000 of streams (core/schedule/vu-ids.ts).
     expect(admin.part).toEqual({ scenario: "admin", runShard: streamShards, stepOffset: 1, windowOffsetS: 5, vuIdOffset: 3000 });
     expect(admin.shard.index).toBe(0); // its index within its scenario, for its share of the schedule

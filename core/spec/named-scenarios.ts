@@ -19,6 +19,7 @@
  *   admin: { executor: "constant-arrival-rate", rate: 1, duration: "50s", startTime: "5s", steps: [...] } } })
  */
 import { parseDurationMs } from "./duration.ts";
+import { interruptAtMs } from "../schedule/graceful-stop.ts";
 import { maxCostSchema } from "./budget-schema.ts";
 import { dedupe, toProblems } from "./fields.ts";
 import { customMetricKinds, thresholdInput } from "./metrics-schema.ts";
@@ -144,6 +145,7 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     durationMs: Math.max(...scenarios.map((s) => s.startMs + s.spec.durationMs)),
     peakRatePerS: scenarios.reduce((a, s) => a + s.spec.peakRatePerS, 0),
     timeoutMs: Math.max(...scenarios.map((s) => s.spec.timeoutMs)),
+    gracefulStopMs: Math.max(...scenarios.map((s) => s.startMs + interruptAtMs(s.spec))) - Math.max(...scenarios.map((s) => s.startMs + s.spec.durationMs)),
     shards: "auto",
     regions: [...new Set(scenarios.flatMap((s) => s.spec.regions))],
     connectionSlots: first.connectionSlots,

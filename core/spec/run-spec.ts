@@ -95,6 +95,7 @@ const common = z
     vus: z.unknown().optional(),
     startVUs: z.unknown().optional(),
     gracefulRampDown: z.unknown().optional(),
+    gracefulStop: z.unknown().optional(),
     iterations: z.unknown().optional(),
     maxDuration: z.unknown().optional(),
   })
@@ -194,6 +195,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       durationMs,
       peakRatePerS,
       timeoutMs: b.timeout,
+      gracefulStopMs: e.gracefulStop,
       shards: b.shards,
       regions: b.regions,
       connectionSlots: b.connectionSlots,

@@ -106,6 +106,13 @@ export interface RunSpec {
   /** Peak arrival rate; 0 for VU executors, whose rate follows from the target's latency. */
   readonly peakRatePerS: number;
   readonly timeoutMs: number;
+  /**
+   * k6's gracefulStop: how long iterations in progress at the schedule's end may finish
+   * (core/schedule/graceful-stop.ts). In a run of named scenarios, what the latest
+   * scenario's graceful stop adds to the run's end. Absent in specs stored before it was
+   * read (k6's 30 s then).
+   */
+  readonly gracefulStopMs?: number;
   readonly shards: number | "auto";
   readonly regions: readonly LocationHint[];
   readonly connectionSlots: number;

@@ -8,6 +8,7 @@ import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import type { ShardAssignment, ShardWindow } from "../../core/run/protocol.ts";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { ShardVus, VuSchedule } from "../../core/schedule/vu-schedule.ts";
+import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
@@ -28,7 +29,7 @@ function assignment(time: VirtualTime, spec: Record<string, unknown>, shard = { 
     t0Ms: time.now,
     mode: "local",
     flushGraceMs: 0,
-    deadlineMs: time.now + parsed.spec.durationMs + parsed.spec.timeoutMs,
+    deadlineMs: time.now + parsed.spec.durationMs + afterEndMs(parsed.spec),
     spec: parsed.spec,
     shard: { index: shard.index, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight },
   };
@@ -215,6 +216,21 @@ describe("ShardEngine", () => {
     expect(target.calls.length).toBe(21); // due at 0, 100, …, 2000 ms
   });
 
+  it.each([
+    // 1 s of 1/s: the one iteration (a request, then 3 s of think) is still in progress at
+    // the end. Within a 5 s gracefulStop it finishes and counts; with 1 s it is interrupted.
+    ["5s", 1],
+    ["1s", 0],
+  ])("gives an arrival-rate iteration in progress at the end gracefulStop %s to finish (%d counted)", async (gracefulStop, iterations) => {
+    const time = new VirtualTime();
+    const a = assignment(time, { rate: 1, duration: "1s", gracefulStop, steps: [{ path: "/", think: "3s" }] });
+    const target = fakeTarget(time, 10);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(engineFor(a, time.clock, target.fetcher, (w) => windows.push(w)).run(0, Infinity));
+    expect(target.calls).toHaveLength(1);
+    expect(totals(windows).counters.iterations).toBe(iterations);
+  });
+
   it("counts what never started by its deadline as dropped: a shard that wakes after it still accounts for its share (chaos tree seed 1)", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 10, duration: "2s" });
@@ -278,7 +294,7 @@ function vuAssignment(time: VirtualTime, spec: Record<string, unknown>, shard = 
     t0Ms: time.now,
     mode: "local",
     flushGraceMs: 0,
-    deadlineMs: time.now + parsed.spec.durationMs + parsed.spec.timeoutMs,
+    deadlineMs: time.now + parsed.spec.durationMs + afterEndMs(parsed.spec),
     spec: parsed.spec,
     shard: { index: shard.index, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight: 1 },
   };
@@ -422,6 +438,8 @@ describe("ShardEngine, closed model (VUs)", () => {
       executor: "constant-vus",
       vus: 4,
       duration: "6s",
+      // Iterations in progress at the end are cut at once (k6's gracefulStop 0s).
+      gracefulStop: "0s",
       flow: "sequence",
       vars: { password: "pw-123456" },
       metrics: { login_duration: { type: "trend" }, login_success_rate: { type: "rate" } },
@@ -484,9 +502,26 @@ describe("ShardEngine, closed model (VUs)", () => {
     const target = fakeTarget(time, 10);
     const windows: Array<Omit<ShardWindow, "part">> = [];
     await time.run(new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w), customStepsFlow(a.spec)).run(0, Infinity));
-    // VU 1: iterations at 0 and 3.01 s (the second cut by the end at 5 s); VU 2 once, interrupted at 1.5 s.
+    // VU 1: iterations at 0 and 3.01 s (the second in progress at the end, 5 s, finishes
+    // within k6's default 30 s gracefulStop, and none starts after); VU 2 once, interrupted at 1.5 s.
     expect(target.calls.map((c) => c - a.t0Ms)).toEqual([0, 0, 3010]);
-    expect(totals(windows).counters.iterations).toBe(1);
+    expect(totals(windows).counters.iterations).toBe(2);
+  });
+
+  it.each([
+    // k6 v1.8.1, 1 VU for 1 s of 0.7 s iterations: "1 complete and 1 interrupted" with gracefulStop 0s ...
+    ["0s", [0, 710], 1],
+    // ... and "2 complete and 0 interrupted" (the run lasts 1.4 s) with 1s.
+    ["1s", [0, 710], 2],
+  ])("lets iterations in progress at the end finish within gracefulStop %s and counts them, interrupting the rest", async (gracefulStop, calls, iterations) => {
+    const time = new VirtualTime();
+    const spec = { executor: "constant-vus", vus: 1, duration: "1s", gracefulStop, steps: [{ path: "/", think: "700ms" }] };
+    const a = vuAssignment(time, spec);
+    const target = fakeTarget(time, 10);
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(new ShardEngine(a, time.clock, target.fetcher, (w) => windows.push(w), customStepsFlow(a.spec)).run(0, Infinity));
+    expect(target.calls.map((c) => c - a.t0Ms)).toEqual(calls);
+    expect(totals(windows).counters.iterations).toBe(iterations);
   });
 
   it("hands off at the request budget and continues from the schedule in a new invocation", async () => {

@@ -27,6 +27,7 @@
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/data/interleave.ts";
 import { ShardShare } from "../../core/schedule/pacer.ts";
+import { interruptAtMs } from "../../core/schedule/graceful-stop.ts";
 import { RUN_HEADER, runHeaderValue, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { recordTrail } from "../../core/metrics/request-trail.ts";
@@ -233,9 +234,9 @@ export class ShardEngine implements IterationHost {
     return this.#sleeps.think(ms, Math.min(hardStopMs, this.#a.deadlineMs));
   }
 
-  /** Whether a flow may still send (closed model: not stopped, before its hard stop). */
+  /** Whether a flow may still send: not stopped, before its iteration's hard stop and the deadline. */
   mayStartRequest(hardStopMs: number): boolean {
-    return !(this.closedModel && (this.#stop || this.#clock.now() >= Math.min(hardStopMs, this.#a.deadlineMs)));
+    return !(this.#stop || this.#clock.now() >= Math.min(hardStopMs, this.#a.deadlineMs));
   }
 
   /** Hands out every window still open, including the current one (end of the shard). */
@@ -251,7 +252,8 @@ export class ShardEngine implements IterationHost {
       return;
     }
     this.#inFlight.add();
-    void this.#iteration({ global, shard: this.#a.shard.index, region: this.#a.shard.region }, intendedMs, Infinity);
+    // In progress at the schedule's end, it has the graceful stop to finish (core/schedule/graceful-stop.ts).
+    void this.#iteration({ global, shard: this.#a.shard.index, region: this.#a.shard.region }, intendedMs, this.#a.t0Ms + interruptAtMs(this.#a.spec));
   }
 
   /** Runs one iteration's flow (iteration-io.ts); `intendedMs` is null in the closed model (no schedule). */

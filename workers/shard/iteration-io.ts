@@ -41,6 +41,11 @@ export class IterationIO implements FlowIO {
   requests = 0;
   #checkFailed = false;
 
+  /** Whether it is past the iteration's hard stop: it was interrupted then (k6 cuts what is in flight). */
+  pastHardStop(): boolean {
+    return this.#engine.now() > this.#hardStopMs;
+  }
+
   constructor(engine: IterationHost, intendedMs: number | null, hardStopMs: number) {
     this.#engine = engine;
     this.#intendedMs = intendedMs;
@@ -119,7 +124,7 @@ export class IterationIO implements FlowIO {
 /**
  * Runs one iteration's flow through `io` and counts it, under its last step in the window
  * it ended in. A flow that sent nothing (e.g. every refresh family busy) did not run: it is
- * dropped, unless the flow may be empty. One cut short (ramp-down, the run's end, an
+ * dropped, unless the flow may be empty. One cut short (ramp-down, past the graceful stop, an
  * abort) is not counted at all, as in k6. A flow bug must not stop the shard: it shows as
  * a failed check on the last step.
  */
@@ -131,6 +136,8 @@ export async function runIteration(flow: Flow, io: IterationIO, it: IterationInf
     console.error(`flow error in iteration ${it.global}:`, error);
     io.check(false);
   }
+  // Its last request was in flight at its hard stop: k6 would have interrupted it.
+  if (io.pastHardStop()) return;
   const counters = host.statsNow(io.step).counters;
   if (io.requests === 0 && !flow.iterationsMayBeEmpty) counters.dropped++;
   else counters.iterations++;

@@ -3,9 +3,11 @@
  * `shared-iterations`): no pacer. One loop per VU this shard owns (core/schedule/vu-schedule.ts)
  * that is active now; a loop runs the flow back to back (its think time included) and
  * ends when the schedule no longer has its VU. A VU the ramp-down stops finishes its
- * iteration within `gracefulRampDown`; at the end of the last stage iterations stop (think
- * time cut short, no new request; requests in flight complete within the timeout). An
- * interrupted iteration is not counted, as in k6. Schedule lag and corrected latency do
+ * iteration within `gracefulRampDown`; at the end of the last stage no iteration starts,
+ * and those in progress finish within `gracefulStop` and are counted; past it they stop
+ * (think time cut short, no new request; a request in flight completes within its timeout,
+ * and its iteration is then not counted): core/schedule/graceful-stop.ts. An interrupted
+ * iteration is not counted, as in k6. Schedule lag and corrected latency do
  * not apply (there is no intended time: a VU waits for its own previous request).
  *
  * The budget counts requests: once this invocation sent that many, loops start no new
@@ -18,6 +20,7 @@
  */
 import { WINDOW_MS } from "../../../core/run/protocol.ts";
 import { ShardVus, VuSchedule, type VuProfile } from "../../../core/schedule/vu-schedule.ts";
+import { gracefulStopOf, iterationStopMs } from "../../../core/schedule/graceful-stop.ts";
 import type { IterationProgress, SliceEnd, SliceResult } from "../engine-types.ts";
 import { type ExecutorHost, tickEnd } from "./host.ts";
 
@@ -121,8 +124,14 @@ export class VuExecutor {
           host.wake(); // the supervisor may end the run now
           return;
         }
-        const stopsAtMs = a.t0Ms + schedule.stopsAt(vu, t);
-        const hardStopMs = stopsAtMs >= runEndMs ? runEndMs : Math.min(runEndMs, stopsAtMs + schedule.profile.gracefulRampDownMs);
+        const hardStopMs =
+          a.t0Ms +
+          iterationStopMs({
+            stopsAtMs: schedule.stopsAt(vu, t),
+            durationMs: schedule.durationMs,
+            gracefulRampDownMs: schedule.profile.gracefulRampDownMs,
+            gracefulStopMs: gracefulStopOf(a.spec),
+          });
         await host.startIteration({ global: iteration, shard: a.shard.index, region: a.shard.region, vu: vu + 1, captured }, hardStopMs);
       }
     } finally {
