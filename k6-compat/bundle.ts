@@ -126,12 +126,14 @@ export async function bundleScript(scriptPath: string, remote: RemoteModules | n
 /**
  * The per-VU factory: the bundle in a function of the compat layer's inputs. `__ITER` is
  * the VU's iteration number, set by the runtime before each iteration; `console` is the
- * VU's (runtime/script-console.ts). Two lines before the code: see LINES_BEFORE_CODE.
+ * VU's (runtime/script-console.ts), and so are the timer globals (runtime/timers.ts). Two
+ * lines before the code: see LINES_BEFORE_CODE.
  */
 function wrapFactory(code: string): string {
   return [
     "(function (__k6modules, __ENV, __VU, __k6open, __k6seq) {",
-    "let __ITER = 0; const console = __k6modules.console;",
+    // k6's timer globals are k6/timers' (the VU's event loop waits for them), not the isolate's.
+    'let __ITER = 0; const console = __k6modules.console; const { setTimeout, clearTimeout, setInterval, clearInterval } = __k6modules["k6/timers"];',
     code,
     `return { exports: ${EXPORTS}, setIteration(n) { __ITER = n; } };`,
     "})",

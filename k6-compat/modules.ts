@@ -42,6 +42,10 @@ export const MODULES = {
     exports: ["md4", "md5", "sha1", "sha256", "sha384", "sha512", "sha512_224", "sha512_256", "ripemd160", "hmac", "randomBytes", "createHash", "createHMAC"],
     blocking: [],
   },
+  // Timers and sockets do not block: the VU's event loop waits for them after the iteration's function (runtime/event-loop.ts).
+  "k6/timers": { exports: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"], blocking: [] },
+  "k6/websockets": { exports: ["WebSocket", "Blob"], blocking: [] },
+  "k6/experimental/websockets": { exports: ["WebSocket", "Blob"], blocking: [] },
 } as const satisfies Readonly<Record<string, CompatModule>>;
 
 export type ModuleName = keyof typeof MODULES;
@@ -53,9 +57,7 @@ export function refusal(specifier: string): string | null {
   if (isSupportedModule(specifier)) return null;
   if (specifier === "k6/browser" || specifier.startsWith("k6/experimental/browser"))
     return `${specifier}: browser testing needs a browser, which a Worker does not have`;
-  if (specifier === "k6/ws" || specifier.startsWith("k6/experimental/websockets") || specifier === "k6/websockets") {
-    return `${specifier}: WebSocket scenarios are not run by edgeload shards yet (only HTTP and Server-Sent Events)`;
-  }
+  if (specifier === "k6/ws") return `${specifier}: its callback API (ws.connect) is not run by edgeload; k6/websockets is, over the same sockets (docs/k6.md)`;
   if (specifier.startsWith("k6/net/grpc")) return `${specifier}: gRPC is not available to Workers' fetch`;
   if (specifier.startsWith("k6/x/")) return `${specifier}: xk6 extensions are Go code compiled into a custom k6 binary; a Worker cannot run them`;
   if (specifier === "k6/html") return `${specifier}: parseHTML is not implemented by edgeload's compat layer`;
@@ -64,7 +66,7 @@ export function refusal(specifier: string): string | null {
 }
 
 /** The short name blocking imports are marked with: `k6/http` → `http`, `k6` → `k6`. */
-export const shortName = (name: ModuleName) => (name === "k6" ? "k6" : name.slice(3));
+export const shortName = (name: ModuleName) => (name === "k6" ? "k6" : name.slice(3).replaceAll("/", "_"));
 
 /** Marked local names (see async-transform.ts): `__k6async_http_get`, `__k6asyncns_http`. */
 export const asyncName = (name: ModuleName, exported: string) => `__k6async_${shortName(name)}_${exported}`;

@@ -15,6 +15,7 @@ import { scriptFailure, scriptLocation } from "./runtime/script-failure.ts";
 import { createVuModules, sequence, type VuContext } from "./runtime/vu-modules.ts";
 import type { IterationHost, WireResponse } from "./runtime/wire.ts";
 import { sourceLines } from "./source-lines.ts";
+import { noSockets } from "../test/support/no-sockets.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "k6-failure-"));
 function script(name: string, source: string): string {
@@ -26,6 +27,7 @@ function script(name: string, source: string): string {
 const host: IterationHost = {
   send: async (): Promise<WireResponse> => ({ status: 200, error: null, headers: {}, setCookies: [], body: "", durationMs: 1 }),
   sleep: async () => {},
+  ...noSockets,
 };
 
 /** A VU of the bundled script at `path`, evaluated as the isolate's `script.js` module would be. */

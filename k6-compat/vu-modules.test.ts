@@ -12,6 +12,7 @@ import { b64decode, b64encode } from "./runtime/encoding.ts";
 import { fileKey } from "./runtime/file-key.ts";
 import { createVuModules, sequence, type VuContext } from "./runtime/vu-modules.ts";
 import type { IterationHost, Sample, WireRequest, WireResponse } from "./runtime/wire.ts";
+import { noSockets } from "../test/support/no-sockets.ts";
 
 function vu(respond: (r: WireRequest) => Partial<WireResponse> = () => ({})) {
   const sent: Array<{ request: WireRequest; samples: readonly Sample[] }> = [];
@@ -33,6 +34,7 @@ function vu(respond: (r: WireRequest) => Partial<WireResponse> = () => ({})) {
       slept.push(ms);
       sent.push({ request: null as never, samples });
     },
+    ...noSockets,
   };
   const context: VuContext = {
     id: 3,

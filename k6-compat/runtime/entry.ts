@@ -101,8 +101,11 @@ export default class K6Script extends WorkerEntrypoint {
       const fn = instance.exports[start.exec];
       if (typeof fn !== "function") throw new Error(`the script exports no function named ${start.exec}`);
       await fn(data);
+      // k6's event loop: the iteration ends once its timers and WebSockets are done.
+      await context.loop?.drained();
       return { samples: context.samples.splice(0), ...scriptFailure(null, false, context.aborted, lines) };
     } catch (error) {
+      context.loop?.cancelAll();
       return { samples: context.samples.splice(0), ...scriptFailure(error, true, context.aborted, lines) };
     } finally {
       context.host = null;
@@ -127,9 +130,11 @@ export default class K6Script extends WorkerEntrypoint {
       const fn = vu.instance.exports[name];
       if (typeof fn !== "function") return { samples: [], error: null, data: null };
       const result = await fn(setupJson === null ? undefined : JSON.parse(setupJson));
+      await vu.context.loop?.drained();
       const data = result === undefined ? null : JSON.stringify(result);
       return { samples: vu.context.samples.splice(0), ...scriptFailure(null, false, vu.context.aborted, lines), data };
     } catch (error) {
+      vu.context.loop?.cancelAll();
       return { samples: vu.context.samples.splice(0), ...scriptFailure(error, true, vu.context.aborted, lines), data: null };
     }
   }

@@ -8,11 +8,14 @@
  * custom metrics are buffered as samples and travel with the next request, sleep or the
  * iteration's end.
  */
-import type { IterationHost, Sample, WireRequest, WireResponse } from "./wire.ts";
+import { SOCKET_METRICS, type IterationHost, type Sample, type WireRequest, type WireResponse } from "./wire.ts";
 import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
 import { CookieJar, type ResponseCookie } from "./cookie-jar.ts";
 import { scriptConsole } from "./script-console.ts";
+import { VuEventLoop } from "./event-loop.ts";
+import { createTimers } from "./timers.ts";
+import { createWebSockets } from "./websockets.ts";
 
 export type MetricType = "counter" | "gauge" | "rate" | "trend";
 
@@ -36,6 +39,8 @@ export interface VuContext {
   aborted?: string;
   /** k6's `group` tag of what the VU records now: "" at the root, `::outer::inner` inside groups. */
   group?: string;
+  /** Timers and WebSockets the running iteration waits for (event-loop.ts); made by createVuModules. */
+  loop?: VuEventLoop;
 }
 
 const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -52,6 +57,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     for (const [k, v] of Object.entries(own ?? {})) tags[k] = String(v);
     return tags;
   };
+  const loop = (vu.loop ??= new VuEventLoop());
   let responseCallback: readonly number[] | null = null;
 
   const k6 = {
@@ -251,6 +257,15 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     },
   };
 
+  let sockets: Record<string, unknown> | null = null;
+  const websockets = () => {
+    if (!sockets) {
+      for (const [name, type] of Object.entries(SOCKET_METRICS)) vu.declare?.(name, type, type === "trend");
+      sockets = createWebSockets({ host, loop: () => loop, drain });
+    }
+    return sockets;
+  };
+
   return {
     k6,
     "k6/http": http,
@@ -259,6 +274,17 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     "k6/execution": execution,
     "k6/encoding": { b64encode, b64decode },
     "k6/crypto": crypto,
+    "k6/timers": createTimers(
+      () => loop,
+      (ms) => host("a timer").sleep(drain(), ms),
+    ),
+    // Read when the script imports it: only then are k6's ws_* metrics declared (its summary shows them).
+    get "k6/websockets"() {
+      return websockets();
+    },
+    get "k6/experimental/websockets"() {
+      return websockets();
+    },
     // Not a k6 module: the factory's `console` (bundle.ts), so console lines are the VU's.
     console: scriptConsole(vu),
   };

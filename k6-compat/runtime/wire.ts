@@ -54,7 +54,31 @@ export interface IterationHost {
   send(samples: readonly Sample[], request: WireRequest): Promise<WireResponse>;
   /** Think time (ms); rejects when the iteration must stop. */
   sleep(samples: readonly Sample[], ms: number): Promise<void>;
+  /**
+   * Opens a WebSocket (k6/websockets) and resolves when it has closed; every event of it
+   * reaches `listener` in order, the first being `open` (with the socket's id) or `error`.
+   * Rejects when the iteration must stop, after closing the socket.
+   */
+  socketSession(samples: readonly Sample[], request: SocketRequest, listener: (event: SocketEvent) => void): Promise<void>;
+  /** Sends a message on an open socket (`id` from its `open` event). */
+  socketSend(id: number, data: string | ArrayBuffer): Promise<void>;
+  /** Starts the closing handshake; the `close` event follows. */
+  socketClose(id: number, code: number, reason: string): Promise<void>;
 }
+
+/** A WebSocket a script opens: its ws:// or wss:// URL, subprotocols and handshake headers. */
+export interface SocketRequest {
+  readonly url: string;
+  readonly protocols: readonly string[];
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** What happens on a script's WebSocket, in the order the shard saw it. */
+export type SocketEvent =
+  | { readonly type: "open"; readonly id: number; readonly protocol: string }
+  | { readonly type: "message"; readonly data: string | ArrayBuffer }
+  | { readonly type: "error"; readonly error: string }
+  | { readonly type: "close"; readonly code: number; readonly reason: string };
 
 export interface IterationStart {
   /** The k6 function to run: "default" or a scenario's `exec`. */
@@ -92,3 +116,16 @@ export interface IterationOutcome {
 
 /** The name an interruption travels under (RPC keeps an error's message, not its class). */
 export const INTERRUPTED = "IterationInterrupted";
+
+/**
+ * k6's built-in WebSocket metrics, recorded by the shard (workers/shard/script-sockets.ts):
+ * trends in milliseconds, counters by one. ws_ping has no sample: Workers' WebSocket API
+ * cannot send a ping frame (docs/k6.md).
+ */
+export const SOCKET_METRICS = {
+  ws_connecting: "trend",
+  ws_session_duration: "trend",
+  ws_sessions: "counter",
+  ws_msgs_sent: "counter",
+  ws_msgs_received: "counter",
+} as const;

@@ -13,7 +13,17 @@
 import { RpcTarget } from "cloudflare:workers";
 import { scriptStepOf, type ScriptSpec } from "../../core/spec/script-schema.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type IterationInfo } from "../../scenarios/flow.ts";
-import type { IterationHost as Host, IterationOutcome, IterationStart, Sample, WireRequest, WireResponse } from "../../k6-compat/runtime/wire.ts";
+import type {
+  IterationHost as Host,
+  IterationOutcome,
+  IterationStart,
+  Sample,
+  SocketEvent,
+  SocketRequest,
+  WireRequest,
+  WireResponse,
+} from "../../k6-compat/runtime/wire.ts";
+import { ScriptSockets } from "./script-sockets.ts";
 import { setupDataKey } from "../../k6-compat/runtime/setup-data-key.ts";
 import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
 
@@ -87,7 +97,7 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
         env: run.script.env,
         setupDataKey: setupDataKeyOf,
       };
-      let outcome = await entry.iteration(host, start);
+      let outcome = await entry.iteration(host, start).finally(() => host.closeSockets());
       // setup()'s result crosses once per isolate, not with every iteration (a seed set can
       // be megabytes); an isolate started since asks for it again.
       if (outcome.needsSetupData) {
@@ -111,6 +121,7 @@ export class IterationHost extends RpcTarget implements Host {
   readonly #io: FlowIO;
   readonly #mayRequest: (url: string) => string | null;
   readonly #steps: readonly string[];
+  readonly #sockets: ScriptSockets;
   /** Why the iteration was cut short, if it was. */
   interrupted: string | null = null;
 
@@ -119,6 +130,29 @@ export class IterationHost extends RpcTarget implements Host {
     this.#io = io;
     this.#mayRequest = mayRequest;
     this.#steps = steps;
+    this.#sockets = new ScriptSockets(io, mayRequest);
+  }
+
+  async socketSession(samples: readonly Sample[], request: SocketRequest, listener: (event: SocketEvent) => void): Promise<void> {
+    this.apply(samples);
+    try {
+      await this.#sockets.session(request, listener);
+    } catch (error) {
+      throw this.#interruption(error);
+    }
+  }
+
+  async socketSend(id: number, data: string | ArrayBuffer): Promise<void> {
+    this.#sockets.send(id, data);
+  }
+
+  async socketClose(id: number, code: number, reason: string): Promise<void> {
+    this.#sockets.close(id, code, reason);
+  }
+
+  /** The iteration is over: whatever socket it left open is closed. */
+  closeSockets(): void {
+    this.#sockets.closeAll();
   }
 
   async send(samples: readonly Sample[], request: WireRequest): Promise<WireResponse> {

@@ -24,6 +24,7 @@ import { oidcApp } from "./oidc-app.ts";
 import { recordsApp } from "./records.ts";
 import { countRunRequests } from "./request-ledger.ts";
 import { switchesApp } from "./switches-app.ts";
+import { websocketEcho } from "./websocket-echo.ts";
 import type { TargetEnv } from "./target-env.ts";
 
 export { AuthState } from "./auth-state.ts";
@@ -51,6 +52,8 @@ app.route("/app", configApp);
 app.route("/app", recordsApp);
 // Prometheus text exposition of what the target knows about itself (metrics.ts).
 app.route("/", metricsApp);
+// A WebSocket echo for k6 scripts' k6/websockets (websocket-echo.ts).
+app.get("/ws/echo", (c) => websocketEcho(c.req.raw));
 
 app.all("*", (c) => knobs(c.req.raw));
 

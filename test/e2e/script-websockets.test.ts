@@ -1,0 +1,144 @@
+/**
+ * k6/websockets and k6/timers under `edgeload run` beside real k6, against the local
+ * target's WebSocket echo (workers/target/websocket-echo.ts) on loopback: each iteration
+ * opens a socket, sends N messages and one more from a setInterval, waits for every echo,
+ * closes from a setTimeout; the iteration ends only when the socket has closed (k6's event
+ * loop). Exit code, checks and the ws_* counts are deterministic here, so they must match
+ * k6's exactly; a threshold on ws_msgs_received gives both tools the same verdict.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, expect, it } from "vitest";
+import { runCli } from "./cli-process.ts";
+import { describeWithK6 } from "./k6.ts";
+import { useLocalStack } from "./local-stack-fixture.ts";
+
+type Exported = { metrics: Record<string, { count?: number; passes?: number; fails?: number; thresholds?: Record<string, boolean> }> };
+
+/**
+ * 2 VUs × 2 iterations, each 5 messages and one from a timer: 4 sessions, 24 messages each
+ * way, 7 checks each; k6 counts each close frame the script sends as a message sent (28).
+ */
+const SCRIPT = `
+import { WebSocket } from "k6/websockets";
+import { setTimeout, setInterval, clearInterval } from "k6/timers";
+import { check } from "k6";
+import { Counter } from "k6/metrics";
+
+const echoes = new Counter("echoes");
+const N = 5;
+
+export const options = {
+  scenarios: { sockets: { executor: "per-vu-iterations", vus: 2, iterations: 2, maxDuration: "60s" } },
+  thresholds: { ws_msgs_received: [\`count==\${__ENV.EXPECTED_RECEIVED}\`], checks: ["rate==1"] },
+};
+
+export default function () {
+  const ws = new WebSocket(__ENV.BASE_URL.replace(/^http/, "ws") + "/ws/echo");
+  let received = 0;
+  ws.onopen = () => {
+    for (let i = 0; i < N; i++) ws.send("m" + i);
+    const id = setInterval(() => {
+      ws.send("tick");
+      clearInterval(id);
+    }, 50);
+  };
+  ws.onmessage = (e) => {
+    received++;
+    echoes.add(1);
+    check(e.data, { "an echo of what was sent": (d) => d === "tick" || /^m[0-9]$/.test(d) });
+    if (received === N + 1) setTimeout(() => ws.close(), 20);
+  };
+  ws.onclose = () => check(received, { "every echo came back": (r) => r === N + 1 });
+}
+`;
+
+interface Outcome {
+  readonly code: number;
+  readonly summary: Exported;
+  readonly output: string;
+}
+
+describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) => {
+  const fixture = useLocalStack("edgeload-script-websockets-");
+  let dir: string;
+  let script: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "edgeload-script-websockets-"));
+    script = join(dir, "echo.js");
+    await writeFile(script, SCRIPT);
+  });
+
+  async function underK6(env: Record<string, string>): Promise<Outcome> {
+    const out = join(dir, `k6-${env.EXPECTED_RECEIVED}.json`);
+    const args = ["run", "--quiet", "--summary-export", out, ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]), script];
+    try {
+      const { stdout } = await promisify(execFile)(k6, args, { env: { ...process.env, K6_NO_USAGE_REPORT: "true" } });
+      return { code: 0, summary: JSON.parse(await readFile(out, "utf8")) as Exported, output: stdout };
+    } catch (error) {
+      const e = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: e.code ?? -1, summary: JSON.parse(await readFile(out, "utf8")) as Exported, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+    }
+  }
+
+  async function underEdgeload(env: Record<string, string>): Promise<Outcome> {
+    const out = join(dir, `edge-${env.EXPECTED_RECEIVED}.json`);
+    const r = await runCli(["run", script, "--quiet", "--summary-export", out, ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`])], {
+      EDGELOAD_URL: fixture.stack.apiUrl,
+      EDGELOAD_TOKEN: fixture.stack.token,
+    });
+    const output = r.stdout + r.stderr;
+    if (r.code === 104 || r.code > 99) throw new Error(`edgeload exited ${r.code}:\n${output}`);
+    const summary = await readFile(out, "utf8").catch(() => {
+      throw new Error(`edgeload exited ${r.code} without its summary:\n${output}`);
+    });
+    return { code: r.code, summary: JSON.parse(summary) as Exported, output };
+  }
+
+  /** What must be the same under both tools: exit code, checks, and the socket counts. */
+  const figures = (o: Outcome) => {
+    const m = o.summary.metrics;
+    return {
+      code: o.code,
+      checks: { passes: m.checks?.passes, fails: m.checks?.fails },
+      iterations: m.iterations?.count,
+      ws_sessions: m.ws_sessions?.count,
+      ws_msgs_sent: m.ws_msgs_sent?.count,
+      ws_msgs_received: m.ws_msgs_received?.count,
+      echoes: m.echoes?.count,
+      thresholds: Object.fromEntries(
+        Object.entries(m).flatMap(([key, v]) => Object.entries(v.thresholds ?? {}).map(([expr, failed]) => [`${key} ${expr}`, failed])),
+      ),
+      measured: { connecting: m.ws_connecting !== undefined, sessionDuration: m.ws_session_duration !== undefined },
+    };
+  };
+
+  it("runs a WebSocket echo script with k6's exit code, checks and ws_* counts", async () => {
+    const env = { BASE_URL: fixture.stack.targetUrl, EXPECTED_RECEIVED: "24" };
+    const k6Run = await underK6(env);
+    const edge = await underEdgeload(env);
+    expect(figures(k6Run), k6Run.output).toEqual({
+      code: 0,
+      checks: { passes: 28, fails: 0 },
+      iterations: 4,
+      ws_sessions: 4,
+      ws_msgs_sent: 28,
+      ws_msgs_received: 24,
+      echoes: 24,
+      thresholds: { "ws_msgs_received count==24": false, "checks rate==1": false },
+      measured: { connecting: true, sessionDuration: true },
+    });
+    expect(figures(edge), edge.output).toEqual(figures(k6Run));
+  }, 240_000);
+
+  it("fails a threshold on ws_msgs_received as k6 does, exit 99", async () => {
+    const env = { BASE_URL: fixture.stack.targetUrl, EXPECTED_RECEIVED: "25" };
+    const [k6Run, edge] = [await underK6(env), await underEdgeload(env)];
+    expect(k6Run.code).toBe(99);
+    expect(figures(edge), edge.output).toEqual(figures(k6Run));
+  }, 240_000);
+});
