@@ -48,7 +48,7 @@ import { endedRunStatements, endSummary, liveSummary, type SummarySources } from
 import { scriptAbortReason } from "../../core/run/script-report.ts";
 import { endOf, lifecycleStateOf, START_LEAD_MS, type RunRecord } from "./run-record.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
-import { abortShards, startingWatermarks, startShards } from "./run-shards.ts";
+import { abortShards, ShardStopper, startingWatermarks, startShards } from "./run-shards.ts";
 import { tickFailureBudget, tickRetryDelayMs, unstorableEnd, withTickFailure } from "./tick-failure.ts";
 import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
 
@@ -65,6 +65,8 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Windows shown on the dashboards and not yet written to D1. */
   #unwritten = new UnwrittenWindows();
   #lastCheckpointMs = 0;
+  /** Tells the shards a stopping run's stop (in memory: a restarted object sends it again). */
+  readonly #stopper = new ShardStopper();
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
   #pusher = new MetricsPusher();
   // Fields are set once super() has run, so they can read this.ctx.
@@ -172,7 +174,10 @@ export class RunCoordinator extends DurableObject<Env> {
     return run ? liveSummary(run, Date.now(), this.#sources()) : null;
   }
 
-  /** Stops every shard (within seconds): `finishing` while they flush what they measured, then `aborted`. */
+  /**
+   * Stops every shard (within seconds): `finishing` while they flush what they measured, then
+   * `aborted`. Answers once the stop is recorded, without waiting for the shards (stop-signal.ts).
+   */
   async abort(reason: string): Promise<RunView | null> {
     const run = this.#run;
     if (!run) return null;
@@ -190,10 +195,20 @@ export class RunCoordinator extends DurableObject<Env> {
       endMs: now,
       ...(byScript ? { endedByScript: true as const } : {}),
     });
-    await this.env.DB.batch([updateRunStatus(this.env.DB, this.#run!.runId, "finishing", { abortReason: reason })]);
-    await this.#broadcastAbort();
+    // Recorded above; a D1 refusing this row does not refuse the stop (the end writes the final status).
+    await this.env.DB.batch([updateRunStatus(this.env.DB, this.#run!.runId, "finishing", { abortReason: reason })]).catch((error: unknown) => {
+      console.error(`run ${this.#run!.runId}: finishing not written to D1: ${String(error)}`);
+    });
+    this.#signalStop(now);
     // Keep ticking: the run ends at the first tick that finds every shard done (or the grace over).
     await this.ctx.storage.setAlarm(now + TICK_MS);
+  }
+
+  /** Sends the stop to the shards when due, without waiting for their answers (run-shards.ts ShardStopper). */
+  #signalStop(now: number): void {
+    this.#stopper.send(this.#objects, this.#run!, now, () => {
+      if (this.#run!.stopping !== null) this.#save({ ...this.#run!, stopDelivered: true });
+    });
   }
 
   /**
@@ -244,6 +259,7 @@ export class RunCoordinator extends DurableObject<Env> {
 
     const step = lifecycleStep(lifecycleStateOf(run, everyoneDone), now);
     if (step.kind === "finish") return this.#finish(step.status, null, step.silent ? reportersOf(run.plan).length - this.#children.doneCount : 0);
+    this.#signalStop(now);
     if (step.evaluateThresholds) {
       const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms, this.#thresholds!);
       if (abortBy) return this.#stop("failed", `threshold ${abortBy.key}: ${abortBy.source} failed (abortOnFail)`);
@@ -263,7 +279,7 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   /** Stops every shard (run-shards.ts). */
-  #broadcastAbort(): Promise<void> {
+  #broadcastAbort(): Promise<boolean> {
     return abortShards(this.#objects, this.#run!);
   }
 

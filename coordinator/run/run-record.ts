@@ -25,6 +25,8 @@ export interface RunRecord {
   readonly stopping: "aborted" | "failed" | null;
   readonly endMs: number | null;
   readonly abortReason: string | null;
+  /** Every shard (every region root) answered the stop (stop-signal.ts); until then each tick may send it again. */
+  readonly stopDelivered?: true;
   /** The k6 script ended the run: exec.test.abort(), or an exception in setup() (protocol.ts exitCodeOf). */
   readonly endedByScript?: true;
   /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */

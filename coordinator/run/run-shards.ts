@@ -13,6 +13,7 @@ import { shardAssignments, subtreeStart, type AssignmentInput } from "../../core
 import type { LoadShard } from "../../workers/shard/load-shard.ts";
 import type { RunAggregator } from "../aggregator/run-aggregator.ts";
 import { SHARD_FLUSH_GRACE_MS, type RunRecord } from "./run-record.ts";
+import { stopSignalDue } from "./stop-signal.ts";
 
 /** The namespaces the coordinator reaches its run's objects through. */
 export interface RunObjects {
@@ -45,14 +46,44 @@ export function startShards(objects: RunObjects, run: RunRecord) {
   return Promise.allSettled(assignments.map((assignment, index) => shardStub(objects.shards, run, index).start(assignment)));
 }
 
-/** Asks every shard of `run` to stop (each within seconds); a shard that fails to answer is left to its deadline. */
-export async function abortShards(objects: RunObjects, run: RunRecord): Promise<void> {
+/**
+ * Asks every shard of `run` to stop (each within seconds); true when every one (every
+ * region root, in a tree) answered. One that fails to answer is asked again by the
+ * coordinator's next tick (stop-signal.ts), and stops by its deadline anyway.
+ */
+export async function abortShards(objects: RunObjects, run: RunRecord): Promise<boolean> {
   const tree = run.plan.tree;
-  await Promise.allSettled(
+  const answers = await Promise.allSettled(
     tree
       ? tree.roots.map((root) => rootStub(objects.aggregators, run, root).abort())
       : run.plan.shards.map((s) => shardStub(objects.shards, run, s.index).abort()),
   );
+  return answers.every((a) => a.status === "fulfilled");
+}
+
+/**
+ * Tells a stopping run's shards to stop, when stop-signal.ts says it is due, without
+ * waiting for their answers: a shard may answer only once its last flush has reached the
+ * coordinator, which may be out of its reach or restarting meanwhile (chaos flat seeds 89
+ * and 172). `delivered` is called once every one has answered.
+ */
+export class ShardStopper {
+  /** When the stop now on its way was sent; null when none is. */
+  #sentAtMs: number | null = null;
+
+  send(objects: RunObjects, run: RunRecord, nowMs: number, delivered: () => void): void {
+    if (!stopSignalDue({ stopping: run.stopping !== null, delivered: run.stopDelivered === true, sentAtMs: this.#sentAtMs }, nowMs)) return;
+    this.#sentAtMs = nowMs;
+    void (async () => {
+      try {
+        if (await abortShards(objects, run)) delivered();
+        else this.#sentAtMs = null; // someone did not answer: the next tick asks again
+      } catch (error) {
+        // The coordinator was reset while it waited (its storage is gone to it): the next instance sends the stop again.
+        console.warn(`run ${run.runId}: stop not recorded as delivered: ${String(error)}`);
+      }
+    })();
+  }
 }
 
 /** The watermark each named scenario's shard starts at: its scenario's start, in seconds. */
