@@ -245,6 +245,46 @@ describe("ShardEngine", () => {
     expect(result.cursor).toBe(20);
   });
 
+  it("stores with each closed window the cursor those windows cover: a restart after a catch-up burst counts what died with it interrupted, never neither sent nor dropped (chaos flat seed 123)", async () => {
+    const time = new VirtualTime();
+    // Shard 1 of 2 at 40/s: a share of 20/s, its windows closing 300 ms into the next second.
+    const a = assignment(time, { rate: 40, duration: "4s" }, { index: 1, weights: [1, 1] });
+    const target = fakeTarget(time, 5);
+    // What LoadShard stores when a window closes: the window, and the engine's cursor with it.
+    const stored: Array<Omit<ShardWindow, "part">> = [];
+    let storedCursor = 0;
+    let killed = false;
+    const counted = (windows: Array<Omit<ShardWindow, "part">>) => totals(windows).counters.sent + totals(windows).counters.dropped;
+    const first = engineFor(a, time.clock, target.fetcher, (w) => {
+      if (killed) return;
+      stored.push(w);
+      storedCursor = first.cursor;
+      // The stored cursor is exactly what the stored windows count (one request per iteration).
+      expect(storedCursor).toBe(counted(stored));
+    });
+    // Its first alarm came 1.5 s late (R2 missing): it starts with a burst of the 30 iterations due meanwhile.
+    time.now += 1_500;
+    void first.run(0, Infinity);
+    // Killed at 2.6 s: window 1 (the burst) closed at 2.3 s; window 2 (2.0–2.6 s) dies with it.
+    await time.run(time.sleep(1_100));
+    killed = true;
+    first.stop();
+    expect(stored.map((w) => w.windowS)).toEqual([1]);
+    expect(storedCursor).toBe(40); // due before 2.0 s (the cursor as it stood at the close, 46, lost 6)
+    // The restart, as LoadShard resumes: at the current time, what fell due since the stored cursor skipped.
+    const second = engineFor(a, time.clock, target.fetcher, (w) => stored.push(w));
+    const resumeAt = second.share.firstDueAtOrAfter(time.now - a.t0Ms);
+    second.skip(storedCursor, resumeAt, time.now);
+    await time.run(second.run(resumeAt, Infinity));
+    const t = totals(stored);
+    // Every iteration of the share is sent or dropped, once.
+    expect(counted(stored)).toBe(second.share.total);
+    expect(t.counters.interrupted).toBe(resumeAt - 40);
+    // The target received what the dead window had sent (12, 2.0–2.6 s): those results are lost, each counted interrupted.
+    expect(target.calls.length - t.counters.sent).toBe(12);
+    expect(target.calls.length - t.counters.sent).toBeLessThanOrEqual(t.counters.interrupted);
+  });
+
   it("runs multi-step flows: per-step metrics, custom metrics in the window, and a flow that sends nothing counts as dropped", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 10, duration: "1s" });

@@ -52,6 +52,8 @@ import {
 } from "./shard-state.ts";
 
 const FLOW_STATE = "flowState";
+/** A doubled alarm delivery re-arms the alarm this far ahead while an invocation runs (see alarm()). */
+const RESUME_AFTER_MS = 1_000;
 
 type ShardEnv = Env & ObjectNamespaces<FlushReceiver, undefined, FlushReceiver>;
 
@@ -115,6 +117,13 @@ export class LoadShard extends DurableObject<ShardEnv> {
       this.#engine.stop();
       return { phase: "running" };
     }
+    if (resumesAfterCrash(state)) {
+      // Restarted mid-run and not resumed yet: resume now, stopped at once, so that what its
+      // dead windows held is counted interrupted as any resume counts it — finishing here
+      // left those results lost and uncounted (chaos flat seed 89).
+      await this.ctx.storage.setAlarm(Date.now());
+      return { phase: "running" };
+    }
     if (state.phase !== "done") {
       await this.ctx.storage.deleteAlarm();
       this.#save({ ...this.#state()!, phase: "done" });
@@ -138,7 +147,14 @@ export class LoadShard extends DurableObject<ShardEnv> {
    * instance would start another engine over the same cursor and send its iterations twice.
    */
   override async alarm(): Promise<void> {
-    if (this.#invoking) return;
+    if (this.#invoking) {
+      // This delivery ends now, and the runtime counts the alarm delivered: were this instance
+      // reset before the running invocation ends, nothing would wake the shard again (chaos
+      // flat seed 123, an alarm doubled then a restart: its share left neither sent nor
+      // dropped). So it stays armed; the running invocation disarms it as it ends.
+      await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
+      return;
+    }
     this.#invoking = true;
     try {
       await this.#invoke();
@@ -215,6 +231,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
     if (!handoff) this.#forgetSecrets(assignment);
     this.#save(sliceEnded(this.#state()!, result, engine.iterationProgress));
     if (handoff) await this.ctx.storage.setAlarm(Date.now());
+    else await this.ctx.storage.deleteAlarm(); // a doubled delivery's (alarm()): nothing is left to resume
     await this.#flusher.flush(!handoff);
   }
 

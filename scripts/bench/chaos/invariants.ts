@@ -18,9 +18,17 @@ export interface ChaosObservation {
   /** Requests of the run the target's ledger counted. */
   readonly received: number;
   /** Summed over the run's rows in D1's `windows`. */
-  readonly stored: { readonly sent: number; readonly dropped: number; readonly requests: number; readonly connectionErrors: number; readonly timeouts: number };
-  /** From the run's summary (GET /v1/runs/:id/summary). */
-  readonly summary: { readonly sent: number; readonly requests: number };
+  readonly stored: {
+    readonly sent: number;
+    readonly dropped: number;
+    readonly requests: number;
+    readonly connectionErrors: number;
+    readonly timeouts: number;
+    readonly status5xx: number;
+    readonly checksFailed: number;
+  };
+  /** From the run's summary (GET /v1/runs/:id/summary); `interrupted`: iterations restarted shards counted lost to their restarts. */
+  readonly summary: { readonly sent: number; readonly requests: number; readonly interrupted: number };
   /** D1's `shards` rows of the run: how many, and their requests. */
   readonly shardRows: { readonly count: number; readonly requests: number };
   /** Shards the run's status view says are done. */
@@ -29,11 +37,26 @@ export interface ChaosObservation {
   readonly endedAfterMs: number;
   /** From the abort to every shard stopped (null: no abort, or not stopped in 30 s). */
   readonly stoppedAfterMs: number | null;
+  /** What the target answered, as the shards' fetch saw it (in workerd, ../faults/in-workerd/target-answers.ts). */
+  readonly fetched: FetchedAnswers;
   /** Where the run's secrets were found: log lines, D1 tables, API answers. */
   readonly secretsFound: readonly string[];
 }
 
-export const INVARIANTS = ["agree", "once", "ends", "verdict", "secrets"] as const;
+/**
+ * The run's requests as the shards' fetch saw them settle: answers with a 5xx status, a
+ * garbage body (a 200 that is not the document), timeouts, connection errors; and how
+ * many were in flight when a shard was restarted (their results may have died with it).
+ */
+export interface FetchedAnswers {
+  readonly status5xx: number;
+  readonly garbage: number;
+  readonly timeouts: number;
+  readonly connectionErrors: number;
+  readonly inFlightAtRestarts: number;
+}
+
+export const INVARIANTS = ["agree", "once", "failures", "ends", "verdict", "secrets"] as const;
 export type Invariant = (typeof INVARIANTS)[number];
 
 export interface Judgement {
@@ -41,6 +64,8 @@ export interface Judgement {
   /** Why each invariant that broke did, in words. */
   readonly why: readonly string[];
   readonly lost: number;
+  /** Iterations of the schedule neither sent nor dropped (0 when aborted: what was never due is not counted). */
+  readonly unaccounted: number;
   readonly lossBound: number;
   readonly doubleCounted: number;
 }
@@ -49,17 +74,17 @@ export const shardCount = (schedule: ChaosSchedule) => (schedule.shape === "tree
 export const scheduledIterations = () => (CHAOS_RUN.ratePerS * CHAOS_RUN.durationMs) / 1000;
 
 /**
- * The loss a schedule makes unavoidable: a restarted shard's results in its open windows
- * died with it though its requests reached the target. A window closes up to
- * CLOSE_SPREAD_MS (600 ms, workers/shard/shard-windows.ts) into the next second, so two can
- * be open: up to 1.6 s of the shard's share per restart. (The shard's cursor is stored when
- * a window closes, past what it sent in the next second by then: those iterations are in
- * neither its windows nor what it counts dropped on resuming, so the schedule's side of the
- * count shows the same loss.)
+ * The loss a schedule makes unavoidable, in results: a restarted shard's results in its
+ * open windows died with it though its requests reached the target. It resumes from the
+ * cursor its closed windows cover (workers/shard/cursor-marks.ts) and counts every
+ * iteration after it interrupted (and dropped), those it had sent in its open windows
+ * among them. So the loss is at most what the run counts interrupted, whatever the shard
+ * was sending then — a burst when it was catching up after a late start (flat seed 74),
+ * which a bound of its steady rate × time did not hold. No schedule without a shard
+ * restart may lose anything. (docs/architecture.md, "Shards".)
  */
-export function lossBoundOf(schedule: ChaosSchedule): number {
-  const restarts = schedule.faults.filter((f) => f.kind === "shard-restart").length;
-  return Math.ceil((restarts * 1.6 * CHAOS_RUN.ratePerS) / shardCount(schedule));
+export function lossBoundOf(schedule: ChaosSchedule, interrupted: number): number {
+  return schedule.faults.some((f) => f.kind === "shard-restart") ? interrupted : 0;
 }
 
 export function judge(o: ChaosObservation): Judgement {
@@ -67,13 +92,15 @@ export function judge(o: ChaosObservation): Judgement {
   const shards = shardCount(o.schedule);
   const scheduled = scheduledIterations();
   const aborted = o.schedule.faults.some((f) => f.kind === "abort");
-  const lossBound = lossBoundOf(o.schedule);
+  const lossBound = lossBoundOf(o.schedule, o.summary.interrupted);
   const counted = o.stored.sent + o.stored.dropped;
-  // Lost: what the schedule held and no one counted, what the target received and D1 lacks,
-  // what the summary has and a store lacks. Views of one loss (a request whose result died
-  // with its shard is missing from the schedule's count and from D1's alike): the largest.
+  // Unaccounted: what the schedule held and no one counted sent or dropped. Never excused:
+  // a restarted shard counts what it lost interrupted.
+  const unaccounted = aborted ? 0 : Math.max(0, scheduled - counted);
+  // Lost: what the target received and D1 lacks, what the summary has and a store lacks.
+  // Views of one loss (a result that died with its shard is missing from D1 and from the
+  // summary alike): the largest.
   const lost = Math.max(
-    aborted ? 0 : scheduled - counted,
     o.received - o.stored.sent,
     o.summary.requests - o.stored.requests,
     o.summary.requests - o.shardRows.requests,
@@ -87,13 +114,15 @@ export function judge(o: ChaosObservation): Judgement {
     Math.max(0, o.stored.requests - o.summary.requests) +
     Math.max(0, o.shardRows.requests - o.summary.requests) +
     Math.max(0, o.stored.sent - o.summary.sent);
-  const agree = lost <= lossBound && o.shardRows.count === shards;
+  const agree = unaccounted === 0 && lost <= lossBound && o.shardRows.count === shards;
   if (!agree)
     why.push(
-      `agree: lost ${lost} (bound ${lossBound}); scheduled ${scheduled}, counted ${counted}, received ${o.received}, D1 sent ${o.stored.sent} requests ${o.stored.requests}, summary sent ${o.summary.sent} requests ${o.summary.requests}, shard rows ${o.shardRows.count}/${shards} with ${o.shardRows.requests}`,
+      `agree: lost ${lost} (bound ${lossBound}, interrupted), ${unaccounted} neither sent nor dropped; scheduled ${scheduled}, counted ${counted}, received ${o.received}, D1 sent ${o.stored.sent} requests ${o.stored.requests}, summary sent ${o.summary.sent} requests ${o.summary.requests}, shard rows ${o.shardRows.count}/${shards} with ${o.shardRows.requests}`,
     );
   const once = doubleCounted === 0;
   if (!once) why.push(`once: ${doubleCounted} counted twice`);
+  const failures = failuresCounted(o, lossBound);
+  if (failures) why.push(failures);
   const stopped = !aborted || (o.stoppedAfterMs !== null && o.stoppedAfterMs < STOP_WITHIN_MS);
   const ends = o.endedAfterMs <= END_WITHIN_MS && stopped;
   if (!ends)
@@ -101,11 +130,31 @@ export function judge(o: ChaosObservation): Judgement {
       `ends: final ${(o.endedAfterMs / 1000).toFixed(1)} s after the schedule (≤ ${END_WITHIN_MS / 1000} s); shards stopped ${o.stoppedAfterMs ?? "never"} ms after the abort`,
     );
   // Data missing: a shard that never reported, or more lost than the faults explain. Then never `passed`.
-  const missing = o.shardsDone < shards || o.shardRows.count < shards || lost > lossBound;
+  const missing = o.shardsDone < shards || o.shardRows.count < shards || lost > lossBound || unaccounted > 0;
   const expected = aborted ? ["aborted"] : missing ? ["inconclusive"] : ["passed"];
   const verdict = expected.includes(o.status);
   if (!verdict) why.push(`verdict: ${o.status}, expected ${expected.join(" or ")} (shards done ${o.shardsDone}/${shards}${missing ? ", data missing" : ""})`);
   const secrets = o.secretsFound.length === 0;
   if (!secrets) why.push(`secrets: found in ${o.secretsFound.join(", ")}`);
-  return { held: { agree, once, ends, verdict, secrets }, why, lost, lossBound, doubleCounted };
+  return { held: { agree, once, failures: failures === null, ends, verdict, secrets }, why, lost, unaccounted, lossBound, doubleCounted };
+}
+
+/**
+ * Every failure the target caused is counted as one, once: D1's 5xx, timeouts and failed
+ * checks (the step checks for a 200 with the document) are each no more than the shards'
+ * fetch saw, and no fewer than it saw less the results that died with a restarted shard
+ * (those in its open windows, counted interrupted, and those in flight). Null when that
+ * holds, else why not. A bad target answer is drawn to test it (schedule.ts).
+ */
+function failuresCounted(o: ChaosObservation, lossBound: number): string | null {
+  const f = o.fetched;
+  const slack = lossBound + f.inFlightAtRestarts;
+  const views: Array<[string, number, number]> = [
+    ["5xx", o.stored.status5xx, f.status5xx],
+    ["timeouts", o.stored.timeouts, f.timeouts],
+    ["failed checks", o.stored.checksFailed, f.status5xx + f.garbage + f.timeouts + f.connectionErrors],
+  ];
+  const off = views.filter(([, stored, seen]) => stored > seen || stored < seen - slack);
+  if (!off.length) return null;
+  return `failures: ${off.map(([name, stored, seen]) => `${name} ${stored} in D1, ${seen} answered`).join("; ")} (results lost to restarts at most ${slack})`;
 }

@@ -4,6 +4,10 @@
  * that faults overlap as real outages do (an aggregator restarting while a shard's alarm
  * fires twice and D1 refuses writes). Pure and seeded: a seed names its schedule, so a
  * failure is reproduced by its seed alone, and shrunk by dropping faults from it.
+ *
+ * The bad target answer came later than the other kinds: it is drawn from a stream of its
+ * own, so every seed kept the other faults it had (the seeds the search found failing
+ * before, 74, 89, 123 and 172 flat and 1 tree, name the same schedules, plus at most it).
  */
 
 /** The run every schedule is played over. */
@@ -40,7 +44,16 @@ export type ChaosFault =
   /** The seed set missing from R2 from before t0 to `untilMs` (the shards' first loads fail). */
   | { readonly kind: "r2-missing"; readonly atMs: number; readonly untilMs: number }
   /** The run aborted through the API. */
-  | { readonly kind: "abort"; readonly atMs: number };
+  | { readonly kind: "abort"; readonly atMs: number }
+  /** The target answers the run's requests badly from `atMs` to `untilMs` (its knobs, workers/target/knobs.ts). */
+  | { readonly kind: "bad-target"; readonly answer: BadAnswer; readonly atMs: number; readonly untilMs: number };
+
+/**
+ * How the target answers badly: `500` an error status; `garbage` 200 with a body that is
+ * not the document (the step's body check fails); `slow` past the run's timeout.
+ */
+export const BAD_ANSWERS = ["500", "garbage", "slow"] as const;
+export type BadAnswer = (typeof BAD_ANSWERS)[number];
 
 export type FaultKind = ChaosFault["kind"];
 
@@ -51,7 +64,10 @@ export interface ChaosSchedule {
 }
 
 /** Kinds that touch something every run shares (a D1 table, an R2 object) or end the run: one of each at most. */
-const ONCE: ReadonlySet<FaultKind> = new Set(["d1-refusing", "r2-missing", "abort"]);
+const ONCE: ReadonlySet<FaultKind> = new Set(["d1-refusing", "r2-missing", "abort", "bad-target"]);
+
+/** One seed in this many also has a bad target answer (when it drew fewer than six faults). */
+const BAD_TARGET_ONE_IN = 3;
 
 /** mulberry32: a small seeded generator, enough to draw schedules (not for cryptography). */
 export function seededRandom(seed: number): () => number {
@@ -122,7 +138,18 @@ export function drawSchedule(seed: number, shape: Shape): ChaosSchedule {
         break;
     }
   }
+  const badTarget = drawBadTarget(seed, shape);
+  if (badTarget && faults.length < 6) faults.push(badTarget);
   return { seed, shape, faults: faults.sort((a, b) => a.atMs - b.atMs) };
+}
+
+/** The bad target answer of `seed` on `shape`, if it has one: from a stream of its own (see the header). */
+function drawBadTarget(seed: number, shape: Shape): ChaosFault | null {
+  const random = seededRandom((seed * 2 + (shape === "tree" ? 1 : 0)) ^ 0x5bd1e995);
+  if (random() * BAD_TARGET_ONE_IN >= 1) return null;
+  const answer = BAD_ANSWERS[Math.floor(random() * BAD_ANSWERS.length)]!;
+  const atMs = (3 + Math.floor(random() * (CHAOS_RUN.durationMs / 100 - 2))) * 100;
+  return { kind: "bad-target", answer, atMs, untilMs: atMs + (5 + Math.floor(random() * 16)) * 100 };
 }
 
 /** The schedule without its fault `index`: one step of shrinking. */
@@ -159,6 +186,8 @@ export function describeFault(f: ChaosFault): string {
       return `R2 seed set missing until ${s(f.untilMs)}`;
     case "abort":
       return `API abort at ${s(f.atMs)}`;
+    case "bad-target":
+      return `target answering ${f.answer === "500" ? "500s" : f.answer === "garbage" ? "garbage (200, not the document)" : "past the timeout"} ${s(f.atMs)}–${s(f.untilMs)}`;
   }
 }
 

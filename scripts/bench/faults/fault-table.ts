@@ -39,8 +39,10 @@ export interface FaultObservation {
   readonly note?: string;
   /**
    * A loss the fault makes unavoidable, with its reason in `note`: requests a crashed
-   * object had sent in its open window reached the target, but their results died with
-   * it (they are counted as interrupted, never as sent). The row is ok up to this bound.
+   * shard had sent in its open windows reached the target, but their results died with
+   * it; it counts each of those iterations interrupted when it resumes (never as sent), so
+   * the bound is the run's interrupted count (docs/architecture.md, "Shards"). The row is
+   * ok up to this bound.
    */
   readonly lossBound?: number;
 }

@@ -4,7 +4,9 @@
  * and of the fixed seeds in `npm test` (test/workers-tree/chaos-seeds.test.ts). Each fault is injected as the fault table's rows inject it
  * (scripts/bench/faults/in-workerd/): an object reset through its state (memory gone,
  * storage kept), its alarm run or moved, a receiver's flushes refused or replayed, D1's
- * windows table renamed away, the seed set deleted from R2, an abort through the API.
+ * windows table renamed away, the seed set deleted from R2, an abort through the API, the
+ * target's knobs set to answer badly (./target-answers.ts, which also counts what the
+ * target answered).
  *
  * Needs a deployment with an aggregator fan-in of 2, the target's admin secret
  * (TARGET_ADMIN_SECRET, to read its request ledger) and the seed set of `uploadChaosSeed`.
@@ -14,9 +16,12 @@ import { env } from "cloudflare:workers";
 import type { AggregationTree } from "../../../../core/plan/aggregation-tree.ts";
 import { seedObjectKey } from "../../../../core/data/seed-set.ts";
 import { aggregatorName, type ChildFlush, type FlushAck } from "../../../../core/run/protocol.ts";
+import { ChildProgress } from "../../../../coordinator/merge/child-progress.ts";
+import { FlushLog } from "../../../../coordinator/merge/flush-log.ts";
 import type { ChaosObservation } from "../../chaos/invariants.ts";
 import { CHAOS_RUN, faultsOverAtMs, REGIONS, SHAPES, type ChaosFault, type ChaosSchedule, type Receiver } from "../../chaos/schedule.ts";
 import { api, createRun, sleep, waitForStatus } from "../../../../test/workers/helpers.ts";
+import { answerBadly, answersOf, noteRestart, watchAnswers, wrapFetch } from "./target-answers.ts";
 
 const SEED = "chaos-users";
 const until = (atMs: number) => sleep(Math.max(0, atMs - Date.now()));
@@ -74,30 +79,17 @@ async function wrapFlushes(stub: DurableObjectStub, kind: "coordinator" | "aggre
 /** The windows a receiver accepted so far, as sent, with each child's last telemetry. */
 async function acceptedFlushes(stub: DurableObjectStub, runId: string): Promise<ChildFlush[]> {
   return runInDurableObject(stub, (_instance, state) => {
-    // Nothing accepted yet: the tables are made with the first flush.
-    if (!state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'shard_progress'").toArray().length) return [];
-    const telemetry = new Map(
-      state.storage.sql
-        .exec<{ shard: number; telemetry: string | null }>("SELECT shard, telemetry FROM shard_progress")
-        .toArray()
-        .map((r) => [r.shard, r.telemetry ? JSON.parse(r.telemetry) : null]),
+    const progress = new ChildProgress(state.storage.sql);
+    return new FlushLog(state.storage.sql).keptWindows().map(
+      ({ child, window }): ChildFlush => ({
+        runId,
+        childIndex: child,
+        windows: [window],
+        watermarkS: 0,
+        done: false,
+        telemetry: progress.telemetry(child) ?? { region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 0, peakInFlight: 0 },
+      }),
     );
-    return state.storage.sql
-      .exec<{ shard: number; window_s: number; part: number; data: string }>("SELECT shard, window_s, part, data FROM flush_log WHERE data != '' ORDER BY id")
-      .toArray()
-      .map((r): ChildFlush => {
-        const data = JSON.parse(r.data) as unknown;
-        const body = Array.isArray(data) ? { steps: data } : (data as object);
-        const t = telemetry.get(r.shard) ?? { region: "wnam", colo: "local", invocations: 1, restarts: 0, subrequests: 0, peakInFlight: 0 };
-        return {
-          runId,
-          childIndex: r.shard,
-          windows: [{ windowS: r.window_s, part: r.part, ...body } as ChildFlush["windows"][number]],
-          watermarkS: 0,
-          done: false,
-          telemetry: t,
-        };
-      });
   });
 }
 
@@ -183,6 +175,10 @@ async function inject(p: Played, f: ChaosFault, shards: number): Promise<void> {
           .catch(() => {}); // refused (unreachable, restarting): this resend does not arrive
       return;
     }
+    case "bad-target":
+      await until(at);
+      await answerBadly(p.runId, f.answer, CHAOS_RUN.timeoutMs, p.t0 + f.untilMs);
+      return;
     case "abort": {
       await until(at);
       p.abortedAt = Date.now();
@@ -198,8 +194,10 @@ async function inject(p: Played, f: ChaosFault, shards: number): Promise<void> {
   }
   await until(at);
   const reset = (stub: DurableObjectStub) => runInDurableObject(stub, (_instance, state) => state.abort("chaos: restarted")).catch(() => {});
-  if (f.kind === "shard-restart") await reset(shardOf(p.runId, f.shard));
-  else if (f.kind === "coordinator-restart") await reset(coordinatorOf(p.runId));
+  if (f.kind === "shard-restart") {
+    noteRestart(p.runId);
+    await reset(shardOf(p.runId, f.shard));
+  } else if (f.kind === "coordinator-restart") await reset(coordinatorOf(p.runId));
   else if (f.kind === "aggregator-restart") {
     const index = f.which === "root" ? p.tree!.roots[0]! : p.tree!.aggregators.filter((a) => a.level === 1)[f.which === "leaf-0" ? 0 : 1]!.index;
     await reset(aggregatorOf(p.runId, index));
@@ -234,6 +232,7 @@ async function secretsIn(runId: string, secrets: readonly string[], fromLine: nu
 /** Plays `schedule` over one run and observes it. */
 export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObservation> {
   captureConsole();
+  wrapFetch();
   await restoreWindowsTable();
   const fromLine = logLines.length;
   const shards = SHAPES[schedule.shape].shards;
@@ -248,9 +247,14 @@ export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObserv
     data: { seed: SEED },
     secrets: { token: secrets[0] },
     steps: [
-      { path: "/delay?ms=5&user={{data.userId}}", headers: { "x-key": "{{secrets.token}}", authorization: `Bearer ${secrets[1]}` }, checks: [{ status: 200 }] },
+      {
+        path: "/delay?ms=5&user={{data.userId}}",
+        headers: { "x-key": "{{secrets.token}}", authorization: `Bearer ${secrets[1]}` },
+        checks: [{ status: 200, bodyIncludes: '"ok":true' }],
+      },
     ],
   });
+  watchAnswers(id);
   const played: Played = { runId: id, t0: Date.parse(startsAt), tree: await treeOf(id), abortedAt: null, stoppedAfterMs: null };
   const injections = Promise.allSettled(schedule.faults.map((f) => inject(played, f, shards)));
   try {
@@ -260,11 +264,12 @@ export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObserv
     if (failed.length) throw new Error(`chaos: a fault could not be injected: ${(failed[0] as PromiseRejectedResult).reason}`);
     const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as {
       metrics: Record<string, { count: number }>;
-      edgeload: { totals: { sent: number } };
+      edgeload: { totals: { sent: number; interrupted: number } };
     };
     const stored = (await env.DB.prepare(
       `SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(dropped), 0) AS dropped, COALESCE(SUM(requests), 0) AS requests,
-              COALESCE(SUM(connection_errors), 0) AS connectionErrors, COALESCE(SUM(timeouts), 0) AS timeouts FROM windows WHERE run_id = ?`,
+              COALESCE(SUM(connection_errors), 0) AS connectionErrors, COALESCE(SUM(timeouts), 0) AS timeouts,
+              COALESCE(SUM(status_5xx), 0) AS status5xx, COALESCE(SUM(checks_failed), 0) AS checksFailed FROM windows WHERE run_id = ?`,
     )
       .bind(id)
       .first<ChaosObservation["stored"]>())!;
@@ -283,11 +288,12 @@ export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObserv
       status: String(final.status),
       received,
       stored,
-      summary: { sent: summary.edgeload.totals.sent, requests: summary.metrics.http_reqs?.count ?? 0 },
+      summary: { sent: summary.edgeload.totals.sent, requests: summary.metrics.http_reqs?.count ?? 0, interrupted: summary.edgeload.totals.interrupted },
       shardRows,
       shardsDone: Number(final.live?.shardsDone ?? 0),
       endedAfterMs: Math.max(0, finalAt - scheduleOverAt),
       stoppedAfterMs: played.stoppedAfterMs,
+      fetched: answersOf(id),
       secretsFound: await secretsIn(id, secrets, fromLine),
     };
   } finally {
