@@ -46,7 +46,7 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
     name: "invalidConfig",
     code: EXIT.invalidConfig,
     meaning:
-      "invalid input: an unknown or inapplicable flag, a file not found, a spec or script edgeload cannot run, a run over the deployment's caps or budget",
+      "invalid input: an unknown or inapplicable flag, a file not found, a spec or script edgeload cannot run, a run over the deployment's caps or budget, a built-in scenario's provider that the pre-flight probe found set up so that the run cannot pass (the cause and its fix are printed; docs/authrim.md)",
     source: "k6 InvalidConfig",
   },
   { name: "aborted", code: EXIT.aborted, meaning: "the run was aborted (Ctrl-C, `edgeload abort`, an abortOnFail threshold)", source: "k6 ExternalAbort" },

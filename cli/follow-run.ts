@@ -28,6 +28,8 @@ export interface FollowOptions {
   readonly handleSummary?: ((summary: Summary) => Promise<void>) | null;
   /** The stack goes away when the command ends (the demo): point at the local state, not at its API. */
   readonly stackStops?: boolean;
+  /** false: no pre-flight probe of a built-in scenario's provider (`--no-preflight`). */
+  readonly preflight?: boolean;
 }
 
 /** Submits a spec, shows live progress, prints the summary; returns the k6 exit code. */
@@ -37,7 +39,8 @@ export async function submitAndFollow(client: EdgeloadClient, spec: unknown, opt
 
 /** Submits a run, shows its progress, prints its summary; the exit code k6 would give. */
 export async function followRun(client: EdgeloadClient, spec: unknown, options: FollowOptions = {}): Promise<{ exit: number; summary: Summary }> {
-  await (await import("./strict-probe.ts")).probeStrictValidation(client, spec);
+  // A built-in scenario's provider set up so that the run cannot pass is refused before any load (cli/preflight.ts).
+  if (options.preflight !== false) await (await import("./preflight.ts")).preflight(client, spec);
   const run = await client.createRun(spec);
   const regions = [...new Set(run.plan.shards.map((s) => s.region))];
   const n = run.plan.shards.length;

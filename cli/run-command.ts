@@ -65,12 +65,19 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   // Validate before talking to anyone, as k6 does; the API validates again (authoritatively).
   const parsed = parseRunSpec(outputs.spec);
   if (!parsed.ok) throw new CliError(`invalid run spec:\n${parsed.problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
+  if (values["no-thresholds"] && parsed.spec.scenario) {
+    // Said on stderr, whatever --quiet: without them nothing the provider answers can fail the run.
+    console.error(
+      `⚠ --no-thresholds: the ${parsed.spec.scenario.name} scenario's success and correctness thresholds are left out; this run cannot fail on what the provider answers`,
+    );
+  }
   const client = await connect(values);
   return submitAndFollow(client, outputs.spec, {
     summaryExport: values["summary-export"],
     quiet: values.quiet,
     ledger: await localLedger(values, parsed.spec.target),
     jsonOut: outputs.jsonFiles,
+    preflight: !values["no-preflight"],
   });
 }
 

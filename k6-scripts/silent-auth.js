@@ -41,6 +41,7 @@ export default function (data) {
   const params = location ? queryOf(location) : null;
   const ok = !!params?.code && params.state === state;
   if (params?.error === "login_required") metrics.loginRequired.add(1);
+  if (params?.error === "consent_required") metrics.consentRequired.add(1);
   check(response, { "silent-auth: 302 with code and state": () => ok });
   metrics.success.add(ok);
 }

@@ -52,7 +52,8 @@ export default function (data) {
   const correct = valid ? accepted : refused;
   check(response, { "token-exchange: valid exchanged, invalid refused": () => correct });
   metrics.success.add(correct);
-  if (valid && !accepted && response.status !== 0) metrics.validTokenRejected.add(1);
+  // Refused by the provider's judgement (4xx but 429), not for want of capacity (scenarios/access-token-scenarios.ts).
+  if (valid && response.status >= 400 && response.status < 500 && response.status !== 429) metrics.validTokenRejected.add(1);
   if (!valid && accepted) metrics.invalidTokenAccepted.add(1);
   if (token.type === "revoked") {
     if (accepted) metrics.revokedTokenAccepted.add(1);

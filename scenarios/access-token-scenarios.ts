@@ -123,7 +123,9 @@ export const tokenExchange: ScenarioDefinition = {
         const correct = valid ? accepted : refused;
         io.check(correct);
         io.rate("token_exchange_success", correct);
-        if (valid && !accepted && r.status !== 0) io.count("valid_token_rejected");
+        // A valid subject refused by the provider's judgement (4xx other than 429, e.g. 403
+        // invalid_target), not for want of capacity: a setup to fix, bounded at zero by the presets.
+        if (valid && r.status >= 400 && r.status < 500 && r.status !== 429) io.count("valid_token_rejected");
         if (!valid && accepted) io.count("invalid_token_accepted");
         if (token.type === "revoked") {
           if (accepted) io.count("revoked_token_accepted");

@@ -251,10 +251,14 @@ describe("silent auth", () => {
     expect(metrics.rates.get("silent_auth_success")).toEqual([2, 3]);
   });
 
-  it("counts login_required", async () => {
-    const { io, metrics } = scriptedIO(() => ({ status: 302, location: "http://127.0.0.1/cb?error=login_required&state=x" }));
+  it.each([
+    // [the provider's error, what it means]
+    ["login_required", "the session is unknown to the provider"],
+    ["consent_required", "the client is not trusted or does not skip consent"],
+  ])("counts %s (%s)", async (error) => {
+    const { io, metrics } = scriptedIO(() => ({ status: 302, location: `http://127.0.0.1/cb?error=${error}&state=x` }));
     await iterate(silentAuth.create(context(sessions)), io, 2);
-    expect(metrics.counters.get("login_required")).toBe(2);
+    expect(metrics.counters.get(error)).toBe(2);
   });
 });
 
@@ -264,11 +268,12 @@ describe("otp login", () => {
     if (step === failAt) return { status: 400, json: { error: "nope" } };
     switch (step) {
       case 0:
-        return { setCookie: "authrim_otp_session=otp1; Path=/; HttpOnly", json: { login: "required" } };
+        return { status: 302, location: "/login?challenge_id=ch1" }; // no cookie, as Authrim v0.1.15
       case 1:
-        return { status: 201, json: { code: "123456" } };
+        return { status: 201, json: { code: "123456", otpSessionId: "otp1" } };
       case 2:
-        return { setCookie: "authrim_session=sess1; Path=/", json: { ok: true } };
+        // Set URL-encoded, as Authrim's setCookie does.
+        return { setCookie: "authrim_session=ses%3Aabc; Path=/", json: { success: true, sessionId: "ses:abc" } };
       case 3:
         return { status: 302, location: `http://127.0.0.1/cb?code=c1&state=${new URL(r.url).searchParams.get("state")}` };
       default:
@@ -283,7 +288,9 @@ describe("otp login", () => {
     expect(sent[1]!.request.headers!.authorization).toBe("Bearer adm");
     expect(sent[2]!.request.headers!.cookie).toBe("authrim_otp_session=otp1");
     expect(JSON.parse(sent[2]!.request.body!)).toEqual({ email: "a@test", code: "123456" });
-    expect(sent[3]!.request.headers!.cookie).toBe("authrim_session=sess1");
+    expect(sent[2]!.request.url).toBe("http://127.0.0.1:9/api/auth/email-codes/verify");
+    // Sent decoded: Authrim reads the raw header.
+    expect(sent[3]!.request.headers!.cookie).toBe("authrim_session=ses:abc");
     const token = new URLSearchParams(sent[4]!.request.body!);
     expect(token.get("code")).toBe("c1");
     expect(token.get("code_verifier")!.length).toBeGreaterThanOrEqual(43);
@@ -297,6 +304,20 @@ describe("otp login", () => {
     expect(sent.map((s) => s.step)).toEqual([0, 1, 2]);
     expect(metrics.rates.get("otp_login_success")).toEqual([0, 1]);
     expect(metrics.counters.get("otp_login_failed_step")).toBe(1);
+    // The step is named, and the provider's error with it.
+    expect(metrics.counters.get("otp_login_failed_step{step:verify}")).toBe(1);
+    expect(metrics.counters.get("otp_login_failed_step{step:verify,error:nope}")).toBe(1);
     expect(metrics.trends.has("otp_login_duration")).toBe(false);
+  });
+
+  it("names the silent authorize step and the provider's consent_required when the client is not trusted", async () => {
+    const { io, metrics, sent } = scriptedIO((step, r) =>
+      step === 3
+        ? { status: 302, location: `http://127.0.0.1/cb?error=consent_required&state=${new URL(r.url).searchParams.get("state")}` }
+        : provider(null)(step, r),
+    );
+    await iterate(otpLogin.create(context(users)), io, 1);
+    expect(sent.map((s) => s.step)).toEqual([0, 1, 2, 3]);
+    expect(metrics.counters.get("otp_login_failed_step{step:authorize_silent,error:consent_required}")).toBe(1);
   });
 });

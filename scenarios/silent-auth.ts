@@ -1,7 +1,9 @@
 /**
  * Silent authentication: GET /authorize with `prompt=none` and the `authrim_session`
  * cookie of a seeded login session, redirects not followed. Success is a 302 whose
- * Location carries a `code` and the `state` that was sent.
+ * Location carries a `code` and the `state` that was sent. `login_required` (the session is
+ * not known) and `consent_required` (the client is not trusted or does not skip consent)
+ * are counted: each is a setup to fix, and the presets bound both at zero.
  */
 import { s256 } from "../core/data/web-crypto.ts";
 import type { Flow } from "./flow.ts";
@@ -35,7 +37,8 @@ export const silentAuth: ScenarioDefinition = {
         const location = r.status === 302 ? r.headers?.get("location") : null;
         const params = location ? new URL(location, base).searchParams : null;
         const ok = !!params?.get("code") && params.get("state") === state;
-        if (params?.get("error") === "login_required") io.count("login_required");
+        const error = params?.get("error");
+        if (error === "login_required" || error === "consent_required") io.count(error);
         io.check(ok);
         io.rate("silent_auth_success", ok);
       },

@@ -8,7 +8,7 @@
  * with a message naming the call and its status. Re-running is safe: users are looked up
  * before they are created and revocation is idempotent.
  */
-import { importPKCS8, SignJWT } from "jose";
+import { SignJWT } from "jose";
 import { ACTIVE_EXPECTED, TOKEN_TYPES, type SeedToken, type TokenType } from "../core/data/seed-set.ts";
 import { base64url } from "../core/data/web-crypto.ts";
 import { pool, Provider, type ProviderAccess } from "./provider-api.ts";
@@ -33,12 +33,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   const progress = o.onProgress ?? (() => {});
   const basic = provider.basic;
 
-  const issuer = ((await (await provider.call("discovery", "/.well-known/openid-configuration")).json()) as { issuer: string }).issuer;
-  const keyInfo = await provider.adminJson<{ kid: string; privatePEM: string }>(
-    "signing key (POST /api/admin/signing-keys/rotate creates the first one)",
-    "/api/admin/test/signing-key",
-  );
-  const key = await importPKCS8(keyInfo.privatePEM, "RS256");
+  const { issuer, kid, key } = await provider.signer();
 
   // Users: looked up first, so a re-run reuses them instead of creating duplicates.
   const userCount = userSpread(o.count, o.users, 100);
@@ -65,7 +60,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
     if (type === "wrong_audience") audience = "https://another-service.edgeload.internal";
     if (type === "wrong_client") claims.client_id = `nonexistent-client-${crypto.randomUUID().slice(0, 8)}`;
     const access_token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid: keyInfo.kid })
+      .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid })
       .setIssuer(issuer)
       .setSubject(sub)
       .setAudience(audience)

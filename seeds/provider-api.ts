@@ -8,6 +8,7 @@
  * "user creation: POST /api/admin/users answered 401: {"error":"unauthorized"}", so an
  * operator knows which credential or endpoint to look at.
  */
+import { importPKCS8 } from "jose";
 
 /** Why seeding stopped: the call that failed and, when the provider answered, its status. */
 export class SeedError extends Error {
@@ -128,6 +129,19 @@ export class Provider {
     const response = await this.request("client authentication", "/token", init);
     if (response.status === 401) throw await this.refused("client authentication", "POST", "/token", response, "(check the client id and secret)");
     await response.body?.cancel();
+  }
+
+  /**
+   * What a seeder signs tokens with, as Authrim's seeders do: the issuer from discovery and
+   * the provider's current private key from its admin test API.
+   */
+  async signer(): Promise<{ issuer: string; kid: string; key: CryptoKey }> {
+    const issuer = ((await (await this.call("discovery", "/.well-known/openid-configuration")).json()) as { issuer: string }).issuer;
+    const keyInfo = await this.adminJson<{ kid: string; privatePEM: string }>(
+      "signing key (POST /api/admin/signing-keys/rotate creates the first one)",
+      "/api/admin/test/signing-key",
+    );
+    return { issuer, kid: keyInfo.kid, key: await importPKCS8(keyInfo.privatePEM, "RS256") };
   }
 
   #adminInit(init: AdminInit): RequestInit {

@@ -1,17 +1,19 @@
 /**
  * Refresh tokens on an Authrim-style provider, as its refresh seeder registers them
- * (docs/authrim.md): each one the first token of its own family, registered for the load-test
- * client through `POST /api/admin/test/tokens {token, userId, clientId, scope, ttl}`.
+ * (docs/authrim.md): each one the first token of its own family, a JWT signed with the
+ * provider's own key (Authrim v0.1.15 registers nothing else: an opaque token answers 400
+ * "Invalid JWT format") whose `jti` is `v{generation}_{shard}_{random}`, registered for the
+ * load-test client through `POST /api/admin/test/tokens {token, userId, clientId, scope, ttl}`.
  * The seed set is `{refresh_tokens: [{token, jti, rtv, generation, shard_index, user_id,
  * client_id, client_secret}], metadata}`; like Authrim's, each entry carries the client
  * secret, so a k6 virtual user can rotate its family with HTTP Basic alone.
  *
  * The generation comes from `GET /api/admin/settings/refresh-token-sharding` (generation 1
- * and 8 shards where a provider does not have that endpoint), the shard index from the
- * registration's answer (or, where a provider does not say, Authrim's own placement:
- * SHA-256 of `userId:clientId`).
+ * and 8 shards where a provider does not have that endpoint), the shard index from
+ * Authrim's own placement: SHA-256 of `userId:clientId`.
  */
 import { randomBytes } from "node:crypto";
+import { SignJWT } from "jose";
 import type { SeedRefreshToken } from "../core/data/seed-set.ts";
 import { Provider, type ProviderAccess } from "./provider-api.ts";
 import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
@@ -83,6 +85,7 @@ export async function seedRefreshTokens(o: RefreshTokenSeedOptions): Promise<Ref
   );
   await provider.checkClient();
   const { generation, shardCount } = await sharding(provider, o.clientId);
+  const signer = await provider.signer();
   const accounts = await ensureUsers(
     provider,
     checkpoint.missing().map((slot) => slot % users),
@@ -91,17 +94,26 @@ export async function seedRefreshTokens(o: RefreshTokenSeedOptions): Promise<Ref
 
   const tokens = await checkpoint.fill(o, "tokens", async (slot) => {
     const user = accounts.get(slot % users)!;
-    // Opaque, 64 characters of base64url (384 random bits).
-    const token = randomBytes(48).toString("base64url");
-    const answer = await provider.adminJson<{ shard_index?: unknown; version?: unknown }>("refresh-token registration", "/api/admin/test/tokens", {
+    // Authrim's placement: the shard of `userId:clientId`, named in the jti v{generation}_{shard}_{random}.
+    const shard = await authrimShard(user.userId, o.clientId, shardCount);
+    const jti = `v${generation}_${shard}_${randomBytes(16).toString("base64url")}`;
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ scope, client_id: o.clientId, rtv: 1 })
+      .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: signer.kid })
+      .setIssuer(signer.issuer)
+      .setSubject(user.userId)
+      .setAudience(o.clientId)
+      .setIssuedAt(now)
+      .setExpirationTime(now + ttl)
+      .setJti(jti)
+      .sign(signer.key);
+    const answer = await provider.adminJson<{ version?: unknown }>("refresh-token registration", "/api/admin/test/tokens", {
       method: "POST",
       body: { token, userId: user.userId, clientId: o.clientId, scope, ttl },
     });
-    const shard = Number.isInteger(answer.shard_index) ? (answer.shard_index as number) : await authrimShard(user.userId, o.clientId, shardCount);
     return {
       token,
-      // Authrim's jti layout: v{generation}_{shard}_{random}.
-      jti: `v${generation}_${shard}_${randomBytes(16).toString("base64url")}`,
+      jti,
       rtv: Number.isInteger(answer.version) ? (answer.version as number) : 1,
       generation,
       shard_index: shard,

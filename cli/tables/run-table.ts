@@ -187,6 +187,14 @@ export const RUN_COMMAND = {
     { name: "redirect-uri", type: "string", value: "URI", group: SCENARIO, kinds: ["scenario"], description: "a redirect URI registered for the client" },
     { name: "scope", type: "string", value: "SCOPE", group: SCENARIO, kinds: ["scenario"], description: 'the scope asked for (default "openid profile")' },
     { name: "audience", type: "string", value: "AUD", group: SCENARIO, kinds: ["scenario"], description: "the audience asked for (token-exchange)" },
+    {
+      name: "no-preflight",
+      type: "boolean",
+      group: SCENARIO,
+      kinds: ["spec", "scenario"],
+      description:
+        "skip the pre-flight probe of a built-in scenario's provider: one set up wrongly is then measured and fails the run's thresholds (99) instead of being refused (104)",
+    },
     ...CONNECTION,
   ],
 } as const satisfies CommandSpec;

@@ -88,7 +88,8 @@ export function refreshMetrics() {
 
 export function silentAuthMetrics() {
   const loginRequired = new Counter("login_required");
-  return { ...flowMetrics("silent-auth"), loginRequired, shownAtZero: names(loginRequired) };
+  const consentRequired = new Counter("consent_required");
+  return { ...flowMetrics("silent-auth"), loginRequired, consentRequired, shownAtZero: names(loginRequired, consentRequired) };
 }
 
 export function otpLoginMetrics() {

@@ -117,7 +117,7 @@ describe("built-in scenarios against the Authrim-style target", () => {
 });
 
 describe("a provider without strict introspection validation, as Authrim by default", () => {
-  it("fails the introspect run with false positives (exit 99) and says how to turn strict validation on, before any load", async () => {
+  it("refuses the introspect run before any load, saying how to turn strict validation on (exit 104); with --no-preflight it fails with false positives (exit 99)", async () => {
     const setStrict = async (strictValidation: boolean) => {
       const response = await fetch(`${stack.targetUrl}/api/admin/settings/introspection-validation`, {
         method: "PUT",
@@ -131,32 +131,37 @@ describe("a provider without strict introspection validation, as Authrim by defa
     await setStrict(false);
     try {
       // A --rate run: no preset, yet the scenario's correctness thresholds apply.
-      const result = await runCli(
-        [
-          "run",
-          "--scenario",
-          "introspect",
-          "--rate",
-          "20",
-          "--duration",
-          "2s",
-          "--seed",
-          "e2e-tokens",
-          "--target",
-          stack.targetUrl,
-          "--client-id",
-          clientId,
-          "--client-secret",
-          clientSecret,
-          "--regions",
-          "wnam",
-          "--quiet",
-        ],
-        { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
-      );
+      const run = (extra: string[]) =>
+        runCli(
+          [
+            "run",
+            "--scenario",
+            "introspect",
+            "--rate",
+            "20",
+            "--duration",
+            "2s",
+            "--seed",
+            "e2e-tokens",
+            "--target",
+            stack.targetUrl,
+            "--client-id",
+            clientId,
+            "--client-secret",
+            clientSecret,
+            "--regions",
+            "wnam",
+            "--quiet",
+            ...extra,
+          ],
+          { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
+        );
+      const refused = await run([]);
+      expect(refused.code, refused.stderr).toBe(104);
+      expect(refused.stderr).toMatch(/✗ pre-flight \(introspect, strict-validation-off\): .* answered active=true for a token minted for another audience/);
+      expect(refused.stderr).toContain(`"strictValidation": true`);
+      const result = await run(["--no-preflight"]);
       expect(result.code, result.stderr).toBe(99);
-      expect(result.stdout).toMatch(/^⚠ pre-flight: .* answered active=true for a token minted for another audience/m);
-      expect(result.stdout).toContain(`"strictValidation": true`);
       expect(result.stdout).toMatch(/✗ false_positives 'count==0' observed [1-9]/);
     } finally {
       await setStrict(true);

@@ -16,6 +16,7 @@ import { DEV_FILE } from "../../cli/dev-file.ts";
 import type { LocalStack } from "../../cli/local-stack.ts";
 import { seedAuthCodes } from "../../seeds/auth-codes.ts";
 import { SeedError } from "../../seeds/provider-api.ts";
+import { decodeJwt } from "jose";
 import { seedRefreshTokens } from "../../seeds/refresh-tokens.ts";
 import { seedSessions } from "../../seeds/sessions.ts";
 import { benchEmail, seedUsers } from "../../seeds/users.ts";
@@ -86,7 +87,9 @@ describe("seedRefreshTokens", () => {
     expect(new Set(doc.refresh_tokens.map((t) => t.token)).size).toBe(6);
     expect(new Set(doc.refresh_tokens.map((t) => t.user_id)).size).toBe(6);
     for (const t of doc.refresh_tokens) {
-      expect(t.token.length).toBeGreaterThanOrEqual(32);
+      // A signed JWT, as Authrim v0.1.15 registers nothing else ("Invalid JWT format"), its jti naming generation and shard.
+      expect(decodeJwt(t.token)).toMatchObject({ jti: t.jti, sub: t.user_id, client_id: access.clientId, rtv: 1 });
+      expect(t.jti).toMatch(new RegExp(`^v1_${t.shard_index}_`));
       expect(t).toMatchObject({ rtv: 1, generation: 1, client_id: access.clientId, client_secret: access.clientSecret });
       expect(t.shard_index).toBeGreaterThanOrEqual(0);
       expect(t.shard_index).toBeLessThan(8);

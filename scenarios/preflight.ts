@@ -1,0 +1,152 @@
+/**
+ * The pre-flight probe's judgement, per built-in scenario: what one request before any load
+ * answered, and whether that answer means the provider is set up so that the run cannot
+ * pass — with the cause and the admin call or setting that fixes it on Authrim
+ * (docs/authrim.md lists them). Pure: cli/preflight.ts sends the requests and reads these.
+ *
+ * Each judge takes what the probe saw and returns the finding, or null when the answer is
+ * what a well-set-up provider gives. An answer it does not recognise is not a finding: the
+ * run's own thresholds judge it.
+ */
+
+/** A misconfiguration the probe recognised. */
+export interface Finding {
+  /** Stable name, e.g. "token-exchange-off" (tests and the summary line use it). */
+  readonly cause: string;
+  /** What the provider answered and what that means for the run, one sentence. */
+  readonly said: string;
+  /** The exact calls or settings that fix it, one per line. */
+  readonly fix: readonly string[];
+}
+
+/** What the fix lines need to name. */
+export interface ProbeContext {
+  readonly target: string;
+  readonly clientId: string;
+}
+
+/** What the probe saw of one answer. */
+export interface ProbeAnswer {
+  readonly status: number;
+  /** The JSON body's `error` and `error_description`, when there were any. */
+  readonly error?: string | null;
+  readonly description?: string | null;
+  /** For a redirect, the `error` in its Location's query. */
+  readonly redirectError?: string | null;
+}
+
+const adminCall = (c: ProbeContext, method: string, path: string, body: string) =>
+  `curl -X ${method} ${c.target}${path} -H "authorization: Bearer $ADMIN_API_SECRET" -H "content-type: application/json" -d '${body}'`;
+
+/** A token signed by a key the provider does not have (Authrim: 500 "no public key available"). */
+function unknownKey(a: ProbeAnswer): Finding | null {
+  if (a.status !== 500 || !/no public key/i.test(a.description ?? "")) return null;
+  return {
+    cause: "unknown-signing-key",
+    said: 'answered 500 "no public key available" for a valid token of the seed set: the set was signed by a key this provider does not have',
+    fix: [
+      "make the seed set against this provider (its key: GET /api/admin/test/signing-key), e.g.",
+      "edgeload seed access-tokens --base-url <this provider> --client-id … --client-secret … --admin-secret …",
+    ],
+  };
+}
+
+/** userinfo with one `valid` token of the seed set. */
+export function judgeUserinfo(a: ProbeAnswer): Finding | null {
+  return unknownKey(a);
+}
+
+/** introspect with one `wrong_audience` token: `active` as answered (strict validation off answers true). */
+export function judgeIntrospect(c: ProbeContext, active: unknown, a: ProbeAnswer): Finding | null {
+  const key = unknownKey(a);
+  if (key || active !== true) return key;
+  return {
+    cause: "strict-validation-off",
+    said: "answered active=true for a token minted for another audience: every wrong_audience and wrong_client token would count as a false positive",
+    fix: [
+      "turn strict introspection validation on (and wait 60 s for its positive-answer cache):",
+      adminCall(c, "PUT", "/api/admin/settings/introspection-validation", '{"strictValidation": true}'),
+    ],
+  };
+}
+
+/** token exchange of one `valid` subject token of the seed set. */
+export function judgeTokenExchange(c: ProbeContext, a: ProbeAnswer): Finding | null {
+  if (a.status === 400 && a.error === "unsupported_grant_type") {
+    return {
+      cause: "token-exchange-off",
+      said: "answered 400 unsupported_grant_type: token exchange is off (Authrim's default)",
+      fix: ["turn it on (or set ENABLE_TOKEN_EXCHANGE=true):", adminCall(c, "PUT", "/api/admin/settings/token-exchange", '{"enabled": true}')],
+    };
+  }
+  const row = (set: string) =>
+    `wrangler d1 execute <Authrim's DB> --remote --command "UPDATE oauth_clients SET ${set} WHERE client_id = '${c.clientId}'"   (clients are cached up to an hour: do it before first use)`;
+  if (a.status === 403 && a.error === "unauthorized_client") {
+    return {
+      cause: "client-not-allowed-to-exchange",
+      said: `answered 403 unauthorized_client: client ${c.clientId} may not use token exchange`,
+      fix: ["allow it on the client's row:", row("token_exchange_allowed = 1")],
+    };
+  }
+  if (a.status === 403 && a.error === "invalid_target") {
+    return {
+      cause: "client-not-allowed-for-subject",
+      said: `answered 403 invalid_target: client ${c.clientId} is neither in the subject token's aud nor in its allowed_subject_token_clients`,
+      fix: [
+        "allow the subjects' client (the seed set's client_id) on the exchanging client's row:",
+        row(`allowed_subject_token_clients = '["${c.clientId}"]'`),
+      ],
+    };
+  }
+  return unknownKey(a);
+}
+
+/** silent authentication with one session of the seed set. */
+export function judgeSilentAuth(c: ProbeContext, a: ProbeAnswer): Finding | null {
+  if (a.redirectError === "consent_required") {
+    return {
+      cause: "consent-required",
+      said: `answered error=consent_required: client ${c.clientId} is not trusted or does not skip consent`,
+      fix: ["mark it trusted and consent-free:", adminCall(c, "PUT", `/api/admin/clients/${c.clientId}`, '{"is_trusted": true, "skip_consent": true}')],
+    };
+  }
+  if (a.redirectError === "login_required") {
+    return {
+      cause: "session-unknown",
+      said: "answered error=login_required: the provider does not know the seed set's sessions (expired, or made against another provider)",
+      fix: ["make the sessions again against this provider:", "edgeload seed sessions --base-url <this provider> --admin-secret …"],
+    };
+  }
+  return null;
+}
+
+/** The admin test API's mail-OTP call for one user of the seed set (the otp-login scenario's second step). */
+export function judgeEmailCode(c: ProbeContext, a: ProbeAnswer): Finding | null {
+  if (a.status === 403 || (a.status === 404 && !a.error)) {
+    return {
+      cause: "test-endpoints-off",
+      said: `answered ${a.status} to POST /api/admin/test/email-codes: the provider's test endpoints are off`,
+      fix: ["set ENABLE_TEST_ENDPOINTS=true in Authrim's environment (ar-management) and deploy or restart it"],
+    };
+  }
+  if (a.status === 401) {
+    return {
+      cause: "admin-secret-refused",
+      said: "answered 401 to the admin API: the admin secret is wrong",
+      fix: ["pass the provider's ADMIN_API_SECRET (--admin-secret)"],
+    };
+  }
+  if (a.status === 404) {
+    return {
+      cause: "user-unknown",
+      said: "answered 404: the seed set's users do not exist on this provider",
+      fix: ["make the users against this provider:", `edgeload seed users --base-url ${c.target} --admin-secret …`],
+    };
+  }
+  return null;
+}
+
+/** The lines the CLI prints for findings. */
+export function findingLines(target: string, scenario: string, findings: readonly Finding[]): string[] {
+  return findings.flatMap((f) => [`✗ pre-flight (${scenario}, ${f.cause}): ${target} ${f.said}.`, ...f.fix.map((line) => `    ${line}`)]);
+}

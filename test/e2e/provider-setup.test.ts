@@ -1,0 +1,212 @@
+/**
+ * Issue 40's table, both directions, against the local target (which refuses what Authrim
+ * v0.1.15 refuses): for each provider misconfiguration the run is refused by its pre-flight
+ * probe with the cause named (exit 104), or with --no-preflight goes ahead and FAILS on its
+ * success threshold (exit 99) — never PASSED — and the same scenario against the provider
+ * set up as docs/authrim.md says PASSES. The CLI runs as a user runs it; load goes only to
+ * the loopback target, 10/s for 2 s.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { generateKeyPair, SignJWT } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { EdgeloadClient } from "../../cli/client.ts";
+import type { LocalStack } from "../../cli/local-stack.ts";
+import { seedAccessTokens } from "../../seeds/access-tokens.ts";
+import { seedSessions } from "../../seeds/sessions.ts";
+import { seedUsers } from "../../seeds/users.ts";
+import { runCli } from "./cli-process.ts";
+import { useLocalStack } from "./local-stack-fixture.ts";
+
+const fixture = useLocalStack("edgeload-provider-setup-");
+let stack: LocalStack;
+let client: EdgeloadClient;
+/** A client registered as a careless operator would: may exchange, but not trusted nor allowed for the subjects. */
+let careless: { clientId: string; clientSecret: string };
+
+const admin = (path: string, method: string, body: unknown) =>
+  fetch(`${stack.targetUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${stack.targetAdminSecret}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+beforeAll(async () => {
+  ({ stack, client } = fixture);
+  const access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient };
+  const [tokens, sessions, users] = await Promise.all([
+    seedAccessTokens({ ...access, count: 40, users: 5 }),
+    seedSessions({ ...access, count: 10, users: 5 }),
+    seedUsers({ ...access, count: 5 }),
+  ]);
+  // Tokens as another provider's seeder would sign them: a key (and kid) this target does not have.
+  const { privateKey } = await generateKeyPair("RS256");
+  const issuer = stack.targetUrl.replace(/^http:/, "https:");
+  const now = Math.floor(Date.now() / 1000);
+  const foreign = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      new SignJWT({ client_id: stack.targetClient.clientId, scope: "openid profile email" })
+        .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid: "kid-of-another-provider" })
+        .setIssuer(issuer)
+        .setSubject("someone")
+        .setAudience(issuer)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 3600)
+        .setJti(crypto.randomUUID())
+        .sign(privateKey),
+    ),
+  );
+  await Promise.all([
+    client.uploadSeed("setup-tokens", tokens),
+    client.uploadSeed("setup-foreign", foreign),
+    client.uploadSeed("setup-sessions", sessions),
+    client.uploadSeed("setup-users", users),
+  ]);
+  const made = await admin("/api/admin/clients", "POST", {
+    client_name: "careless",
+    redirect_uris: [stack.targetClient.redirectUri],
+    skip_consent: true,
+    token_exchange_allowed: true,
+  });
+  const { client: c } = (await made.json()) as { client: { client_id: string; client_secret: string } };
+  careless = { clientId: c.client_id, clientSecret: c.client_secret };
+});
+
+/** `edgeload run --scenario …` at 10/s for 2 s in one region, with the given client. */
+function run(scenario: string, seed: string, extra: string[] = [], who: { clientId: string; clientSecret: string } = stack.targetClient) {
+  return runCli(
+    [
+      "run",
+      "--scenario",
+      scenario,
+      "--rate",
+      "10",
+      "--duration",
+      "2s",
+      "--seed",
+      seed,
+      "--target",
+      stack.targetUrl,
+      "--client-id",
+      who.clientId,
+      "--client-secret",
+      who.clientSecret,
+      "--redirect-uri",
+      stack.targetClient.redirectUri,
+      ...(scenario === "otp-login" ? ["--admin-secret", stack.targetAdminSecret] : []),
+      "--regions",
+      "wnam",
+      "--quiet",
+      ...extra,
+    ],
+    { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
+  );
+}
+
+describe("a misconfigured provider is refused by the probe, or fails with --no-preflight; never passes", () => {
+  it.each([
+    // [table row, scenario, seed, client, the probe's cause, the fix it prints, the failed threshold]
+    [
+      "userinfo with tokens signed by a key the provider doesn't have",
+      "userinfo",
+      "setup-foreign",
+      null,
+      "unknown-signing-key",
+      "edgeload seed access-tokens",
+      "userinfo_success",
+    ],
+    [
+      "token-exchange by a client not allowed for the subject",
+      "token-exchange",
+      "setup-tokens",
+      "careless",
+      "client-not-allowed-for-subject",
+      "allowed_subject_token_clients",
+      "token_exchange_success",
+    ],
+    [
+      "silent-auth with a client that is not trusted",
+      "silent-auth",
+      "setup-sessions",
+      "careless",
+      "consent-required",
+      '{"is_trusted": true, "skip_consent": true}',
+      "silent_auth_success",
+    ],
+    [
+      "otp-login with a client that is not trusted",
+      "otp-login",
+      "setup-users",
+      "careless",
+      "consent-required",
+      '{"is_trusted": true, "skip_consent": true}',
+      "otp_login_success",
+    ],
+  ])(
+    "%s",
+    async (_row, scenario, seed, who, cause, fix, threshold) => {
+      const as = who === "careless" ? careless : stack.targetClient;
+      const refused = await run(scenario, seed, [], as);
+      expect(refused.code, refused.stdout + refused.stderr).toBe(104);
+      expect(refused.stderr).toContain(`✗ pre-flight (${scenario}, ${cause})`);
+      expect(refused.stderr).toContain(fix);
+      expect(refused.stdout).not.toMatch(/^run /m); // no run was started
+
+      const measured = await run(scenario, seed, ["--no-preflight"], as);
+      expect(measured.code, measured.stdout + measured.stderr).toBe(99);
+      expect(measured.stdout).toMatch(new RegExp(`✗ ${threshold} 'rate>0\\.9\\d*' observed`));
+    },
+    90_000,
+  );
+
+  it("token-exchange with exchange off (the provider's default)", async () => {
+    expect((await admin("/api/admin/settings/token-exchange", "PUT", { enabled: false })).status).toBe(200);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the target rereads its settings once a second
+      const refused = await run("token-exchange", "setup-tokens");
+      expect(refused.code, refused.stderr).toBe(104);
+      expect(refused.stderr).toContain("✗ pre-flight (token-exchange, token-exchange-off)");
+      expect(refused.stderr).toContain(`${stack.targetUrl}/api/admin/settings/token-exchange`);
+      const measured = await run("token-exchange", "setup-tokens", ["--no-preflight"]);
+      expect(measured.code, measured.stdout).toBe(99);
+      expect(measured.stdout).toMatch(/✗ token_exchange_success 'rate>0\.99' observed/);
+      expect(measured.stdout).toMatch(/✗ valid_token_rejected 'count==0' observed [1-9]/);
+    } finally {
+      await admin("/api/admin/settings/token-exchange", "PUT", { enabled: true });
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+    }
+  }, 90_000);
+
+  it("names the step that failed and the provider's error in the text summary and the JSON (otp-login)", async () => {
+    const file = join(fixture.stateDir, "otp-summary.json");
+    const measured = await run("otp-login", "setup-users", ["--no-preflight", "--summary-export", file], careless);
+    expect(measured.code, measured.stderr).toBe(99);
+    expect(measured.stdout).toMatch(/otp_login_failed_step\{step:authorize_silent,error:consent_required\}\.*: [1-9]/);
+    const metrics = (JSON.parse(await readFile(file, "utf8")) as { metrics: Record<string, { count?: number }> }).metrics;
+    expect(metrics["otp_login_failed_step{step:authorize_silent}"]?.count).toBeGreaterThan(0);
+    expect(metrics["otp_login_failed_step{step:authorize_silent,error:consent_required}"]?.count).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("says loudly that --no-thresholds leaves the success thresholds out", async () => {
+    const result = await run("userinfo", "setup-foreign", ["--no-preflight", "--no-thresholds"]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("⚠ --no-thresholds: the userinfo scenario's success and correctness thresholds are left out");
+  }, 60_000);
+});
+
+describe("the provider set up as docs/authrim.md says passes", () => {
+  it.each([
+    ["userinfo", "setup-tokens"],
+    ["token-exchange", "setup-tokens"],
+    ["silent-auth", "setup-sessions"],
+    ["otp-login", "setup-users"],
+  ])(
+    "%s",
+    async (scenario, seed) => {
+      const result = await run(scenario, seed);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect(result.stderr).not.toContain("pre-flight");
+    },
+    60_000,
+  );
+});
