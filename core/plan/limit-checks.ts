@@ -79,10 +79,10 @@ export function checkPlatformLimits(spec: RunSpec, plan: Plan, usage: RunUsage, 
     ),
     check(
       "shard",
-      "SSE streams per shard",
+      "SSE streams and WebSockets per shard",
       p.streamsPerShard,
       STREAMS_PER_SHARD,
-      `each held stream keeps ~${STREAM_MEMORY_BYTES / 1024} KiB of a shard's ${PLATFORM_LIMITS.isolateMemoryBytes / (1024 * 1024)} MB isolate`,
+      `each held stream or socket keeps ~${STREAM_MEMORY_BYTES / 1024} KiB of a shard's ${PLATFORM_LIMITS.isolateMemoryBytes / (1024 * 1024)} MB isolate; a WebSocket's handshake also waits among the ${PLATFORM_LIMITS.connectionsPerInvocation} connections per invocation, an open socket does not`,
     ),
     ...(plan.tree
       ? [

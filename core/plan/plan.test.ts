@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { DEFAULT_LIMITS, planRun } from "./plan.ts";
+import { checkPlatformLimits } from "./limit-checks.ts";
+import { estimateUsage } from "./run-usage.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 
 function spec(overrides: Record<string, unknown> = {}) {
@@ -117,5 +119,41 @@ describe("planRun: the subrequest budget per invocation", () => {
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
     expect(r.plan.iterationsPerInvocation * perIteration + 500).toBeLessThanOrEqual(DEFAULT_LIMITS.subrequestsPerInvocation);
     expect(r.plan.iterationsPerInvocation * (perIteration + 1) + 500).toBeGreaterThan(DEFAULT_LIMITS.subrequestsPerInvocation);
+  });
+});
+
+describe("a k6 script's WebSockets", () => {
+  /**
+   * A script run of `vus` VUs in one region, each iteration mostly waiting (10 s think), so
+   * that its request rate needs few shards; `sockets` when it imports k6/websockets (its spec
+   * then declares k6's ws_* metrics).
+   */
+  const scriptRun = (vus: number, sockets: boolean) =>
+    spec({
+      steps: [{ path: "/", think: "10s" }],
+      regions: ["weur"],
+      executor: "constant-vus",
+      vus,
+      duration: "30s",
+      rate: undefined,
+      script: { bundle: "a".repeat(64), exec: "default" },
+      metrics: sockets ? { ws_sessions: { type: "counter" }, ws_msgs_sent: { type: "counter" } } : {},
+    });
+
+  it.each([
+    // [VUs, imports k6/websockets, shards, why]
+    [3_000, false, 4, "~298 iterations/s at 84/s a shard (6 slots / 50 ms at 70%): the rate needs 4"],
+    [3_000, true, 5, "3,000 sockets at most 614 a shard (a held connection's memory): 5"],
+    [4_800, false, 6, "~478/s: the rate needs 6"],
+    [4_800, true, 8, "4,800 sockets: 8"],
+  ])("%i VUs, sockets %s → %i shards (%s)", (vus, sockets, shards, _why) => {
+    const s = scriptRun(vus, sockets);
+    const r = planRun(s, 0);
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    expect(r.plan.shards.length).toBe(shards);
+    const row = checkPlatformLimits(s, r.plan, estimateUsage(s, r.plan)).find((c) => c.limit === "SSE streams and WebSockets per shard")!;
+    expect(row.value).toBe(sockets ? Math.ceil(vus / shards) : 0);
+    expect(row.ok).toBe(true);
+    if (sockets) expect(r.plan.notes.join("\n")).toContain(`WebSockets: up to ~${vus} open at once (one per VU); a handshake is one of the 6 connections`);
   });
 });

@@ -126,6 +126,21 @@ function concurrentStreams(spec: RunSpec, peakVUs: number | null): number {
 }
 
 /**
+ * Whether a k6 script opens WebSockets: one that imports k6/websockets declares k6's ws_*
+ * metrics in its init context (k6-compat/runtime/vu-modules.ts), so its spec carries them.
+ */
+export const usesWebSockets = (spec: Pick<RunSpec, "script" | "metrics">): boolean => Boolean(spec.script) && spec.metrics.ws_sessions !== undefined;
+
+/**
+ * How many WebSockets the run may hold open at once: one per VU that may run at the same
+ * time (maxInFlight: the peak VUs, or k6's maxVUs). A script that opens several per VU
+ * holds more; the plan's note says the figure is per VU.
+ */
+export function concurrentSockets(spec: Pick<RunSpec, "script" | "metrics" | "maxInFlight">): number {
+  return usesWebSockets(spec) ? spec.maxInFlight : 0;
+}
+
+/**
  * Subrequests a shard keeps back per invocation for its flushes and its colo lookup: the
  * iteration budget is the subrequest limit less this (wrangler.toml says the same).
  */
@@ -168,11 +183,19 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
   }
 
   const capacityPerShardPerS = spec.connectionSlots / (Math.max(1, spec.expectedLatencyMs) / 1000);
-  const streams = concurrentStreams(spec, closed?.peakVUs ?? null);
+  const sseStreams = concurrentStreams(spec, closed?.peakVUs ?? null);
+  const sockets = concurrentSockets(spec);
+  // A held WebSocket is a held connection as an SSE stream is: both count against a shard's memory.
+  const streams = sseStreams + sockets;
   const forStreams = Math.ceil(streams / STREAMS_PER_SHARD);
-  if (streams > 0) {
+  if (sseStreams > 0) {
     notes.push(
-      `SSE: up to ~${Math.ceil(streams)} streams open at once; a stream holds a connection slot only until its headers arrive, but its memory (~${STREAM_MEMORY_BYTES / 1024} KiB) while open, so a shard (${ISOLATE_MEMORY_BYTES / MIB} MB isolate, ${SHARD_MEMORY_RESERVE_BYTES / MIB} MB kept for itself) holds at most ${STREAMS_PER_SHARD}: at least ${forStreams} shard${forStreams === 1 ? "" : "s"} for the streams`,
+      `SSE: up to ~${Math.ceil(sseStreams)} streams open at once; a stream holds a connection slot only until its headers arrive, but its memory (~${STREAM_MEMORY_BYTES / 1024} KiB) while open, so a shard (${ISOLATE_MEMORY_BYTES / MIB} MB isolate, ${SHARD_MEMORY_RESERVE_BYTES / MIB} MB kept for itself) holds at most ${STREAMS_PER_SHARD}: at least ${forStreams} shard${forStreams === 1 ? "" : "s"} for the streams`,
+    );
+  }
+  if (sockets > 0) {
+    notes.push(
+      `WebSockets: up to ~${sockets} open at once (one per VU); a handshake is one of the ${PLATFORM_LIMITS.connectionsPerInvocation} connections a shard may have waiting for response headers, an open socket is not, but it keeps a held connection's memory (~${STREAM_MEMORY_BYTES / 1024} KiB), so a shard holds at most ${STREAMS_PER_SHARD}: at least ${forStreams} shard${forStreams === 1 ? "" : "s"}`,
     );
   }
   const needed = Math.max(forStreams, Math.ceil(peakRatePerS / (capacityPerShardPerS * TARGET_UTILISATION)));

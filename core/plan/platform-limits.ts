@@ -14,7 +14,13 @@ export const PLATFORM_LIMITS = {
   subrequestsPerInvocation: 10_000,
   /** CPU time one invocation may use (`limits.cpu_ms`, at most 5 minutes). */
   maxCpuMsPerInvocation: 300_000,
-  /** Outgoing connections one invocation may have waiting for response headers. */
+  /**
+   * Outgoing connections one invocation may have waiting for response headers ("simultaneous
+   * open connections"). Since 2026-04-09 a connection is freed when its headers arrive
+   * (https://developers.cloudflare.com/changelog/2026-04-09-relaxed-connection-limiting), so an
+   * SSE stream or an outbound WebSocket counts only until its 101 or 200; once open it costs
+   * memory (core/plan/plan.ts STREAMS_PER_SHARD), not one of these.
+   */
   connectionsPerInvocation: 6,
   /** A single Durable Object handles about this many requests per second (soft limit). */
   durableObjectRequestsPerS: 1_000,
