@@ -69,6 +69,7 @@ export async function scriptRun(
     bundle: id,
     env,
     metrics: init.init.metrics,
+    timeTrends: init.init.timeTrends,
     exports: init.init.exports,
   });
   if (!mapped.ok) throw refuse(`${path}'s options cannot run on edgeload`, mapped.problems);

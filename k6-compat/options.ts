@@ -27,6 +27,8 @@ export interface ScriptContext {
   readonly env: Readonly<Record<string, string>>;
   /** Custom metrics the script created in its init context. */
   readonly metrics: Readonly<Record<string, MetricType>>;
+  /** Its trends created with isTime (values in ms); the others hold plain numbers. Absent: all timed. */
+  readonly timeTrends?: readonly string[];
   readonly exports: readonly string[];
   /** The options' thresholds, for the steps they filter on. */
   readonly thresholds?: unknown;
@@ -83,7 +85,13 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
     raw.scenarios !== undefined ? fromScenarios(raw.scenarios, withThresholds, problems, ignored) : fromShortcuts(raw, withThresholds, problems);
   if (problems.length) return { ok: false, problems };
 
-  const metrics = Object.fromEntries(Object.entries(ctx.metrics).map(([name, type]) => [name, { type: type === "gauge" ? "trend" : type }]));
+  // A trend (or a gauge, kept as one) without isTime holds plain numbers, which k6 shows without a unit.
+  const timed = (name: string) => ctx.timeTrends === undefined || ctx.timeTrends.includes(name);
+  const metrics = Object.fromEntries(
+    Object.entries(ctx.metrics).map(([name, type]) =>
+      type === "trend" || type === "gauge" ? [name, { type: "trend", ...(timed(name) ? {} : { time: false }) }] : [name, { type }],
+    ),
+  );
   const common = {
     name: ctx.name,
     target: ctx.target,

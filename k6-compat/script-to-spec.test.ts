@@ -171,6 +171,19 @@ describe("specFromOptions", () => {
     expect(r.ok && r.ignored).not.toContain("summaryTrendStats");
   });
 
+  it("declares a Trend or Gauge created without isTime as plain numbers (time: false), which the summary prints without a unit as k6 does", () => {
+    const metrics = { waited: "trend", size: "trend", depth: "gauge", hits: "counter" } as const;
+    const r = specFromOptions({ vus: 1, duration: "1s" }, { ...ctx, metrics, timeTrends: ["waited"] });
+    expect(r.ok && r.spec.metrics).toEqual({
+      waited: { type: "trend" },
+      size: { type: "trend", time: false },
+      depth: { type: "trend", time: false },
+      hits: { type: "counter" },
+    });
+    const parsed = r.ok ? parseRunSpec(r.spec) : null;
+    expect(parsed?.ok && parsed.spec.unitlessTrends).toEqual(["size", "depth"]);
+  });
+
   it.each([
     [{ stages: [{ duration: "1s", target: 1 }], iterations: 3 }, /not with stages/],
     [{ scenarios: { s: { executor: "externally-controlled", vus: 1, duration: "1m" } } }, /externally-controlled is not an executor edgeload runs/],

@@ -21,7 +21,8 @@ function run(thresholds: Record<string, string[]>) {
     duration: "10s",
     shards: 2,
     regions: ["wnam", "weur"],
-    metrics: { asset_size: { type: "trend" } },
+    // A k6 Trend without isTime: plain numbers.
+    metrics: { asset_size: { type: "trend", time: false } },
     thresholds,
   });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
@@ -53,13 +54,13 @@ function run(thresholds: Record<string, string[]>) {
           errorMessage: "",
         };
         const failed = recordTrail(stats, trail, null);
-        const tags = name === "home" ? { name: "home" } : { name: `/style${i}.css`, staticAsset: "yes" };
+        const tags: Record<string, string> = name === "home" ? { name: "home" } : { name: `/style${i}.css`, staticAsset: "yes" };
         recordRequestSubMetrics(() => stats.custom, filters, tags, trail, failed);
       }
       if (i !== 0) stats.counters.checksPassed++;
       else stats.counters.checksFailed++;
       recordSubSample(() => stats.custom, filters, "checks", { myTag: "x", check: "home ok" }, i !== 0);
-      stats.custom.trend("asset_size", 3000);
+      stats.custom.trend("asset_size", 3 * 1000);
       recordSubSample(() => stats.custom, filters, "asset_size", { staticAsset: "yes" }, 3);
     }
     // Through the wire, as a window travels from shard to coordinator.
@@ -96,6 +97,13 @@ describe("sub-metrics in the summary", () => {
     expect(text).toMatch(/ {2}http_reqs\.+: 40 .*\n {4}\{ staticAsset:yes \}\.+: 20 /);
     expect(text).toMatch(/ {2}checks\.+: .*\n {4}\{ myTag:x \}\.+: 90\.00% ✓ 18 ✗ 2/);
     expect(text).toMatch(/ {2}asset_size\.+: .*\n {4}\{ staticAsset:yes \}\.+: avg=3/);
+  });
+
+  it("prints a trend of plain numbers without a unit, its threshold's observed value too (k6's Trend without isTime)", () => {
+    const text = renderSummary(summary);
+    expect(text).toMatch(/^ {2}asset_size\.+: avg=3 min=3 med=3 max=3 p\(90\)=3 p\(95\)=3 p\(99\)=3$/m);
+    expect(text).toContain("asset_size{staticAsset:yes} 'avg<5' observed 3\n");
+    expect(text).toMatch(/ {2}http_req_duration\.+: avg=\d+(\.\d+)?ms/);
   });
 
   it("leaves a sub-metric nothing matched without data: its threshold is inconclusive, never passed", () => {

@@ -29,11 +29,11 @@ function pct(rate: number): string {
  * A trend's figures in the order the summary's summaryTrendStats lists them (k6's by
  * default); `count` is a count, the rest are times.
  */
-function trendLine(t: TrendSummary, resolutionMs?: number | null, stats: readonly string[] = TREND_ORDER): string {
+function trendLine(t: TrendSummary, resolutionMs?: number | null, stats: readonly string[] = TREND_ORDER, unitless = false): string {
   const values = t as unknown as Readonly<Record<string, number | undefined>>;
   return stats
     .filter((k) => values[k] !== undefined)
-    .map((k) => (k === "count" ? `count=${values[k]}` : `${k}=${formatMs(values[k]!, resolutionMs)}`))
+    .map((k) => (k === "count" || unitless ? `${k}=${values[k]}` : `${k}=${formatMs(values[k]!, resolutionMs)}`))
     .join(" ");
 }
 
@@ -52,6 +52,9 @@ export function table(header: readonly string[], rows: readonly (readonly string
       .trimEnd();
   return [line(header), ...rows.map(line)];
 }
+
+/** A metric key's metric: `asset_size` of `asset_size{staticAsset:yes}`. */
+const baseName = (key: string) => key.replace(/\{.*$/, "");
 
 /** A series' label as k6 prints it: the metric's name, or `  { tag:value }` for its sub-metric under it. */
 function seriesLabel(key: string): string {
@@ -72,12 +75,12 @@ function subMetricLines(metrics: Record<string, any>, parent: string, resolution
     });
 }
 
-function customValue(metric: CustomMetricSummary, resolutionMs?: number | null, stats: readonly string[] = TREND_ORDER): string {
+function customValue(metric: CustomMetricSummary, resolutionMs?: number | null, stats: readonly string[] = TREND_ORDER, unitless = false): string {
   return metric.type === "counter"
     ? `${metric.count} ${metric.rate.toFixed(2)}/s`
     : metric.type === "rate"
       ? `${pct(metric.value)} ✓ ${metric.passes} ✗ ${metric.fails}`
-      : trendLine(metric, resolutionMs, stats);
+      : trendLine(metric, resolutionMs, stats, unitless);
 }
 
 export function renderSummary(summary: Summary): string {
@@ -87,6 +90,8 @@ export function renderSummary(summary: Summary): string {
   // Runs stored before the clock was detected have no `clock`: full digits, as before.
   const resolution = e.clock?.resolutionMs ?? null;
   const fmt = (ms: number) => formatMs(ms, resolution);
+  // A k6 Trend without isTime holds plain numbers (summaries stored before this have none).
+  const unitless = new Set<string>(e.unitlessTrends ?? []);
   // k6's summaryTrendStats, when the run set them: which trend figures each line shows.
   const stats = (summary.options as { summaryTrendStats?: readonly string[] } | undefined)?.summaryTrendStats ?? TREND_ORDER;
   out.push(`  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`);
@@ -96,7 +101,8 @@ export function renderSummary(summary: Summary): string {
   if (e.thresholds.length) {
     out.push("  THRESHOLDS");
     for (const t of e.thresholds) {
-      const isTrend = (t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed")) || m[t.metric]?.type === "trend";
+      const isTrend =
+        (t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed")) || (m[t.metric]?.type === "trend" && !unitless.has(baseName(t.metric)));
       const observed = t.observed === null ? "no data" : isTrend ? fmt(t.observed) : String(t.observed);
       out.push(`    ${thresholdMark(t)} ${t.metric} '${t.threshold}' observed ${observed}${t.abortOnFail ? " (abortOnFail)" : ""}`);
     }
@@ -163,7 +169,9 @@ export function renderSummary(summary: Summary): string {
 
   if (!e.scenario && Object.keys(e.customMetrics).length) {
     out.push("  CUSTOM METRICS");
-    for (const [name, metric] of Object.entries(e.customMetrics)) out.push(dotted(seriesLabel(name), customValue(metric, resolution, stats), 40));
+    for (const [name, metric] of Object.entries(e.customMetrics)) {
+      out.push(dotted(seriesLabel(name), customValue(metric, resolution, stats, unitless.has(baseName(name))), 40));
+    }
     out.push("");
   }
 

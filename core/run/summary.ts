@@ -226,6 +226,8 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       targetRatePerS: spec.vus || spec.scenarios?.length ? null : round3(plan.totalIterations / (spec.durationMs / 1000)),
       vus: spec.vus ? vusSummary(spec.vus) : null,
       customMetrics: specMetrics,
+      // Trends of plain numbers (a k6 Trend without isTime): printed without a unit, as k6 prints them.
+      unitlessTrends: spec.unitlessTrends ?? [],
       achievedRatePerS: round3(c.iterations / elapsedS),
       plan: {
         shards: plan.shards.length,

@@ -11,9 +11,25 @@ import type { RunSpec } from "./types.ts";
 
 const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
+/**
+ * A declared metric: its kind and, for a trend, whether its values are durations in ms
+ * (`time`, the default) or plain numbers (false: k6's `new Trend(name)` without isTime, shown
+ * without a unit).
+ */
 export const metricsSchema = z
-  .record(z.string().regex(METRIC_NAME, "use 1–64 letters, digits and _"), z.object({ type: z.enum(["counter", "rate", "trend"]) }).strict())
+  .record(
+    z.string().regex(METRIC_NAME, "use 1–64 letters, digits and _"),
+    z.object({ type: z.enum(["counter", "rate", "trend"]), time: z.boolean().optional() }).strict(),
+  )
   .default({});
+
+/** The declared trends whose values are plain numbers (`time: false`), from raw input or a parsed spec. */
+export function unitlessTrends(metrics: unknown): string[] {
+  if (typeof metrics !== "object" || metrics === null || Array.isArray(metrics)) return [];
+  return Object.entries(metrics).flatMap(([name, m]) =>
+    (m as { type?: unknown; time?: unknown } | null)?.type === "trend" && (m as { time?: unknown }).time === false ? [name] : [],
+  );
+}
 
 const thresholdEntry = z.union([
   z.string(),

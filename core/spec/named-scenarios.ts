@@ -22,7 +22,7 @@ import { parseDurationMs } from "./duration.ts";
 import { interruptAtMs } from "../schedule/graceful-stop.ts";
 import { maxCostSchema } from "./budget-schema.ts";
 import { dedupe, toProblems } from "./fields.ts";
-import { customMetricKinds, thresholdInput } from "./metrics-schema.ts";
+import { customMetricKinds, thresholdInput, unitlessTrends } from "./metrics-schema.ts";
 import { runPhases } from "./step-schema.ts";
 import type { NamedScenario, Problem, RunSpec, SpecResult } from "./types.ts";
 import { parseThresholds, type MetricKind, type ThresholdInput } from "../metrics/thresholds.ts";
@@ -157,6 +157,8 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     tags: first.tags,
     // The run's own summaryTrendStats: every scenario's spec was parsed with it (INHERITED).
     ...(first.summaryTrendStats ? { summaryTrendStats: first.summaryTrendStats } : {}),
+    // A k6 script's trends without isTime are declared once, at the run's level.
+    ...(unitlessTrends(raw.metrics).length ? { unitlessTrends: unitlessTrends(raw.metrics) } : {}),
     maxCostUsd: budget.success ? (budget.data ?? null) : null,
     options: {
       scenarios: Object.fromEntries(scenarios.map((s) => [s.name, { executor: s.spec.executor, startTime: `${s.startMs / 1000}s`, ...s.spec.options }])),

@@ -35,7 +35,7 @@ import { maxCostSchema } from "./budget-schema.ts";
 import { outputsSchema } from "./outputs-schema.ts";
 import { decodeExecutor, defaultInFlight, rateStages, vuProfile } from "./executor-schema.ts";
 import { dedupe, duration, positiveInt, toProblems } from "./fields.ts";
-import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema } from "./metrics-schema.ts";
+import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema, unitlessTrends } from "./metrics-schema.ts";
 import { scriptSchema } from "./script-schema.ts";
 import { scenarioDefinition, scenarioOf, scenarioSchema, scenarioSteps, withCorrectness, withPreset } from "./scenario-schema.ts";
 import { hasSseStep, runPhases, SSE_METRICS, step, stepSpecs } from "./step-schema.ts";
@@ -216,6 +216,7 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
       secrets: b.secrets,
       tags: b.tags,
       ...(b.summaryTrendStats ? { summaryTrendStats: b.summaryTrendStats } : {}),
+      ...(unitlessTrends(b.metrics).length ? { unitlessTrends: unitlessTrends(b.metrics) } : {}),
       maxCostUsd: b.maxCost ?? null,
       outputs: b.outputs,
       options,

@@ -132,6 +132,8 @@ export interface RunSpec {
   readonly tags: Readonly<Record<string, string>>;
   /** k6's summaryTrendStats: the trend figures the summary shows (`avg`, `p(99.9)`, `count`, …); absent: k6's. */
   readonly summaryTrendStats?: readonly string[];
+  /** Declared trends of plain numbers, not ms (k6's Trend without isTime): shown without a unit. Absent: none. */
+  readonly unitlessTrends?: readonly string[];
   /** Budget cap: the run is refused when its estimated cost (USD) is above it; null: none. */
   readonly maxCostUsd?: number | null;
   /** Push outputs (OTLP/HTTP metrics), header values secret; absent or [] for none. */
