@@ -175,13 +175,35 @@ describe("cookies", () => {
     expect(login.cookies.session[0]).toMatchObject({ value: "abc", http_only: true, path: "/" });
     await v.http.get("http://127.0.0.1/user");
     expect(v.sent[1]!.request.headers.Cookie).toBe("session=abc");
-    // An explicit Cookie header wins; another host gets nothing; an explicit jar is used instead.
+    // A Cookie header given comes first, the jar's after it (k6 v1.8.1 sends both); another
+    // host gets nothing; an explicit jar is used instead.
     await v.http.get("http://127.0.0.1/user", { headers: { cookie: "mine=1" } });
-    expect(v.sent[2]!.request.headers).toEqual({ cookie: "mine=1" });
+    expect(v.sent[2]!.request.headers).toEqual({ Cookie: "mine=1; session=abc" });
     await v.http.get("http://localhost/user");
     expect(v.sent[3]!.request.headers.Cookie).toBeUndefined();
     await v.http.get("http://127.0.0.1/user", { jar: new v.http.CookieJar() });
     expect(v.sent[4]!.request.headers.Cookie).toBeUndefined();
+  });
+
+  it("sends params.cookies as k6 v1.8.1 does: before the jar's, replacing a jar cookie only when asked, never kept", async () => {
+    const v = vu();
+    const u = "http://127.0.0.1/";
+    v.http.cookieJar().set(u, "jar", "j1");
+    v.http.cookieJar().set(u, "both", "fromjar");
+    await v.http.get(u, { cookies: { a: "1", both: "req" } });
+    await v.http.get(u, { cookies: { both: { value: "req", replace: true } } });
+    await v.http.get(u);
+    await v.http.get(u, { headers: { Cookie: "h=1" }, cookies: { a: "1" } });
+    await v.http.get(u, { cookies: { n: 5, o: { value: "x" } } });
+    // What k6 v1.8.1 sent for the same five requests (an echo of the Cookie header).
+    expect(v.sent.map((s) => s.request.headers.Cookie)).toEqual([
+      "a=1; both=req; jar=j1; both=fromjar",
+      "both=req; jar=j1",
+      "jar=j1; both=fromjar",
+      "h=1; a=1; jar=j1; both=fromjar",
+      "n=5; o=x; jar=j1; both=fromjar",
+    ]);
+    await expect(v.http.get(u, { cookies: "a=1" })).rejects.toThrow(/params\.cookies: an object of cookies/);
   });
 
   it("forgets a cookie a response expires", () => {
@@ -206,6 +228,23 @@ describe("k6/crypto and k6/encoding", () => {
     [b64decode("w7w_Pg", "rawurl", "s"), "ü?>"],
   ])("%s", (actual, expected) => {
     expect(actual).toBe(expected);
+  });
+
+  it("gives a hasher's digest as often as asked, and goes on hashing after it, as k6 v1.8.1 does", () => {
+    const h = crypto.createHash("sha256");
+    h.update("ab");
+    const first = h.digest("hex");
+    expect(h.digest("hex")).toBe(first);
+    expect(first).toBe(crypto.sha256("ab", "hex"));
+    h.update("c");
+    expect(h.digest("hex")).toBe(crypto.sha256("abc", "hex"));
+    const m = crypto.createHMAC("sha256", "k");
+    m.update("x");
+    // k6 printed c38edc88… and then its base64 for the second digest.
+    expect(m.digest("hex")).toBe("c38edc8815c8489f64738978f44008f8596345545f0baa68ef6fcf5c53e57189");
+    expect(m.digest("base64")).toBe("w47ciBXISJ9kc4l49EAI+FljRVRfC6po72/PXFPlcYk=");
+    m.update("y");
+    expect(m.digest("hex")).toBe(crypto.hmac("sha256", "k", "xy", "hex"));
   });
 
   it("gives random bytes of the size asked", () => {

@@ -32,6 +32,8 @@ describe("parseThresholds", () => {
   it.each([
     // [input, what the error must mention]
     [{ http_req_durations: ["p(95)<1"] }, "unknown metric"],
+    // Connection setup a Worker cannot time: refused with the reason, never passed on a zero.
+    [{ http_req_connecting: ["p(95)<100"] }, "http_req_connecting: k6 times connection setup apart, which a Worker's fetch() does not expose"],
     [{ http_req_duration: ["p95<300"] }, "is not a threshold"],
     [{ http_req_duration: ["rate<0.1"] }, "does not apply to a trend"],
     [{ http_req_failed: ["p(95)<1"] }, "does not apply to a rate"],

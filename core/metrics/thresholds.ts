@@ -173,6 +173,19 @@ export interface ThresholdKey {
 }
 
 /**
+ * k6 metrics of connection setup that a Worker cannot measure: refused by name, so a
+ * threshold on one never passes on a zero (a script's `res.timings.connecting` and
+ * `tls_handshaking` are 0, as k6 reports for a request on a reused connection; docs/k6.md).
+ */
+const CONNECTION_SETUP =
+  "k6 times connection setup apart, which a Worker's fetch() does not expose (the runtime pools its connections); that time is inside http_req_waiting and http_req_duration";
+const UNMEASURED_K6_METRICS: Readonly<Record<string, string>> = {
+  http_req_connecting: CONNECTION_SETUP,
+  http_req_tls_handshaking: CONNECTION_SETUP,
+  http_req_blocked: CONNECTION_SETUP,
+};
+
+/**
  * A threshold's metric key: a known metric (built-in, or one of `custom`) with k6's tag
  * filters, and the sub-metric it records when a filter goes beyond the run's cells.
  */
@@ -181,6 +194,7 @@ export function thresholdKey(key: string, custom: Readonly<Record<string, Metric
   if (!parsed.ok) return parsed;
   const { metric, tags: pairs } = parsed.value;
   const isCustom = Object.hasOwn(custom, metric);
+  if (Object.hasOwn(UNMEASURED_K6_METRICS, metric) && !isCustom) return { ok: false, error: `${metric}: ${UNMEASURED_K6_METRICS[metric]}` };
   if (!Object.hasOwn(METRIC_KINDS, metric) && !isCustom) {
     const known = [...Object.keys(METRIC_KINDS), ...Object.keys(custom)].join(", ");
     return { ok: false, error: `unknown metric ${metric}; expected one of ${known}, with optional k6 tag filters {tag:value,…}` };

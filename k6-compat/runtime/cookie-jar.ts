@@ -24,6 +24,34 @@ interface Stored {
   readonly expiresMs: number;
 }
 
+/** A request's own cookies (k6's `params.cookies`): sent with it, never kept in the jar. */
+export interface RequestCookies {
+  readonly pairs: ReadonlyArray<readonly [string, string]>;
+  /** Names whose jar cookie is not sent (`{value, replace: true}`). */
+  readonly replaced: ReadonlySet<string>;
+}
+
+const NO_REQUEST_COOKIES: RequestCookies = { pairs: [], replaced: new Set() };
+
+/** Reads k6's `params.cookies`: `{name: value}` or `{name: {value, replace}}`. */
+export function requestCookies(param: unknown): RequestCookies {
+  if (param === undefined || param === null) return NO_REQUEST_COOKIES;
+  if (typeof param !== "object" || Array.isArray(param))
+    throw new TypeError(`params.cookies: an object of cookies, {name: value} or {name: {value, replace}}, not ${JSON.stringify(param)}`);
+  const pairs: Array<readonly [string, string]> = [];
+  const replaced = new Set<string>();
+  for (const [name, cookie] of Object.entries(param)) {
+    if (cookie !== null && typeof cookie === "object") {
+      const { value = "", replace = false } = cookie as { value?: unknown; replace?: unknown };
+      pairs.push([name, String(value)]);
+      if (replace) replaced.add(name);
+    } else {
+      pairs.push([name, String(cookie)]);
+    }
+  }
+  return { pairs, replaced };
+}
+
 export class CookieJar {
   readonly #cookies = new Map<string, Stored>();
 
@@ -56,9 +84,15 @@ export class CookieJar {
     for (const [key, c] of this.#cookies) if (c.domain === host && key.startsWith(`${name}\0`)) this.#cookies.delete(key);
   }
 
-  /** The Cookie header for a request to `url`, or null when the jar has none for it. */
-  header(url: string): string | null {
-    const pairs = this.#matching(new URL(url)).map(([n, v]) => `${n}=${v}`);
+  /**
+   * The Cookie header of a request to `url` as k6 builds it (SetRequestCookies): a Cookie
+   * header the script gave, then its `params.cookies`, then the jar's cookies for the URL
+   * less those params.cookies replaces; null when there are none. k6 v1.8.1 sends
+   * `h=1; a=1; jar=j1` for `{headers: {Cookie: "h=1"}, cookies: {a: "1"}}` (vu-modules.test.ts).
+   */
+  header(url: string, own: RequestCookies = NO_REQUEST_COOKIES, given?: string): string | null {
+    const jar = this.#matching(new URL(url)).filter(([n]) => !own.replaced.has(n));
+    const pairs = [...(given ? [given] : []), ...[...own.pairs, ...jar].map(([n, v]) => `${n}=${v}`)];
     return pairs.length ? pairs.join("; ") : null;
   }
 

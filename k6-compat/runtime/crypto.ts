@@ -52,6 +52,26 @@ function algorithm(name: string): string {
   return a;
 }
 
+/**
+ * k6's Hasher: `digest()` may be called again, and `update()` after it goes on from what
+ * was hashed (Go's hash.Sum does not finish the hash; node's digest() does, and refuses a
+ * second call). So the input is kept and hashed afresh at each digest (vu-modules.test.ts).
+ */
+function hasher(start: () => { update(data: Uint8Array): unknown; digest(): Uint8Array }) {
+  const chunks: Uint8Array[] = [];
+  return {
+    update(input: Input) {
+      chunks.push(bytesOf(input).slice());
+      return this;
+    },
+    digest(encoding: Encoding) {
+      const h = start();
+      for (const chunk of chunks) h.update(chunk);
+      return encode(new Uint8Array(h.digest()), encoding);
+    },
+  };
+}
+
 const hash = (name: Algorithm) => (input: Input, encoding: Encoding) =>
   encode(new Uint8Array(createHash(algorithm(name)).update(bytesOf(input)).digest()), encoding);
 
@@ -68,24 +88,9 @@ export const crypto = {
   hmac: (name: string, secret: Input, data: Input, encoding: Encoding) =>
     encode(new Uint8Array(createHmac(algorithm(name), bytesOf(secret)).update(bytesOf(data)).digest()), encoding),
   randomBytes: (size: number) => getRandomValues(new Uint8Array(size)).buffer,
-  createHash(name: string) {
-    const h = createHash(algorithm(name));
-    return {
-      update(input: Input) {
-        h.update(bytesOf(input));
-        return this;
-      },
-      digest: (encoding: Encoding) => encode(new Uint8Array(h.digest()), encoding),
-    };
-  },
+  createHash: (name: string) => hasher(() => createHash(algorithm(name))),
   createHMAC(name: string, secret: Input) {
-    const h = createHmac(algorithm(name), bytesOf(secret));
-    return {
-      update(input: Input) {
-        h.update(bytesOf(input));
-        return this;
-      },
-      digest: (encoding: Encoding) => encode(new Uint8Array(h.digest()), encoding),
-    };
+    const key = bytesOf(secret).slice();
+    return hasher(() => createHmac(algorithm(name), key));
   },
 };

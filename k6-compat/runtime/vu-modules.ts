@@ -11,7 +11,7 @@
 import { SOCKET_METRICS, type IterationHost, type Sample, type WireRequest, type WireResponse } from "./wire.ts";
 import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
-import { CookieJar, type ResponseCookie } from "./cookie-jar.ts";
+import { CookieJar, requestCookies, type ResponseCookie } from "./cookie-jar.ts";
 import { scriptConsole } from "./script-console.ts";
 import { VuEventLoop } from "./event-loop.ts";
 import { createTimers } from "./timers.ts";
@@ -111,10 +111,10 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
       }
     }
     const jar = params.jar instanceof CookieJar ? params.jar : vu.jar;
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === "cookie")) {
-      const cookie = jar.header(href);
-      if (cookie) headers.Cookie = cookie;
-    }
+    const given = Object.keys(headers).find((h) => h.toLowerCase() === "cookie");
+    const cookie = jar.header(href, requestCookies(params.cookies), given === undefined ? undefined : headers[given]);
+    if (given !== undefined) delete headers[given];
+    if (cookie) headers.Cookie = cookie;
     const wire: WireRequest = {
       method: method.toUpperCase(),
       url: href,
@@ -298,6 +298,8 @@ interface RequestParams {
   readonly responseType?: "text" | "binary" | "none";
   readonly responseCallback?: unknown;
   readonly jar?: unknown;
+  /** k6's per-request cookies (cookie-jar.ts requestCookies). */
+  readonly cookies?: unknown;
 }
 
 interface ExpectedStatuses {
