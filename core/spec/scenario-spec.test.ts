@@ -89,6 +89,10 @@ describe("scenario specs", () => {
     ["silent-auth", "silent_auth_success", "rate>0.98"],
     ["refresh", "rotation_success", "rate>0.99"],
     ["otp-login", "otp_login_success", "rate>0.99"],
+    // Answers only a provider set up wrongly gives are bounded at zero (issue 40).
+    ["token-exchange", "valid_token_rejected", "count==0"],
+    ["silent-auth", "login_required", "count==0"],
+    ["silent-auth", "consent_required", "count==0"],
   ])("makes success part of a %s run's verdict in every path, --rate included: %s %s", (name, metric, threshold) => {
     const scenario = { ...introspect.scenario, name, redirectUri: "http://127.0.0.1:9091/cb", adminSecret: "admin" };
     const spec = ok({ ...introspect, scenario, executor: "constant-arrival-rate", rate: 20, duration: "20s" });
