@@ -75,6 +75,14 @@ describeWithK6("the public k6-script corpus under k6 and edgeload run", (k6) => 
     else expect(same, `${name} is listed as differing (${expected}) but now ends as under k6: delete its line`).toBe(false);
   });
 
+  it("refuses a script only before any load, naming the import or call it cannot run (exit 104)", () => {
+    const refused = [...results.values()].filter((r) => r.edgeload.exit === 104);
+    for (const r of refused) {
+      expect(r.edgeload.iterations, r.name).toBe(0);
+      expect(r.edgeload.tail, r.name).toMatch(/cannot run on edgeload:\n\s+- .*(import of \S+|a callback .* passed to \S+)/);
+    }
+  });
+
   it("gives ≥ 90 % of the scripts k6's exit code and checks verdict", () => {
     const parity = [...results.values()].filter((r) => compareResult(r).parity).length;
     expect(parity / manifest.scripts.length, `${parity} of ${manifest.scripts.length}`).toBeGreaterThanOrEqual(0.9);

@@ -45,9 +45,9 @@ export function corpusSection(manifest: CorpusManifest, results: readonly Corpus
   const same = results.filter((r) => compareResult(r).same).length;
   const percent = Math.round((100 * parity) / Math.max(1, manifest.scripts.length));
   return [
-    `${parity} of ${manifest.scripts.length} scripts (${percent} %) get k6's exit code and checks verdict under \`edgeload run\`; ${same} agree in every column (check counts within max(2, 35 %) of k6's).`,
+    `${parity} of ${manifest.scripts.length} scripts (${percent} %) get k6's exit code and checks verdict under \`edgeload run\`; ${same} agree in every column (counts within the tolerances above).`,
     "",
-    "| script | source (licence) | k6 exit | edgeload exit | checks | thresholds | custom metrics | match | difference |",
+    "| script | source (licence) | k6 exit | edgeload exit | checks | thresholds | custom and ws_ metrics | match | difference |",
     "|---|---|---|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");

@@ -17,7 +17,7 @@ export interface Outcome {
   readonly checks: { readonly verdict: ChecksVerdict; readonly passes: number; readonly fails: number };
   /** `metric expression` → "passed" | "failed". */
   readonly thresholds: Readonly<Record<string, "passed" | "failed">>;
-  /** The script's own metrics (not k6's built-in ones), sorted. */
+  /** The script's own metrics and the ws_ ones k6's WebSocket modules emit (not k6's other built-in ones), sorted. */
   readonly metrics: readonly string[];
   readonly iterations: number;
   readonly durationMs: number;
@@ -25,8 +25,11 @@ export interface Outcome {
   readonly tail: string;
 }
 
-/** k6's built-in metrics, by name or prefix: everything else in a summary is the script's. */
-const BUILT_IN = /^(http_req|http_reqs$|iteration|dropped_iterations$|vus|data_|checks$|group_duration$|ws_|grpc_|browser_|edgeload)/;
+/**
+ * k6's built-in metrics, by name or prefix: everything else in a summary is the script's. The
+ * ws_ metrics are compared too: a WebSocket script under edgeload should report k6's.
+ */
+const BUILT_IN = /^(http_req|http_reqs$|iteration|dropped_iterations$|vus|data_|checks$|group_duration$|grpc_|browser_|edgeload)/;
 
 export function outcomeOf(exit: number, summary: SummaryExport | null, output: string, durationMs: number): Outcome {
   const metrics = summary?.metrics ?? {};

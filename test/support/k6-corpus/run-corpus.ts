@@ -128,7 +128,8 @@ export async function underK6(k6: string, script: CorpusScript, origin: string):
   const started = Date.now();
   const run = await exec(
     k6,
-    ["run", "--quiet", "--summary-export", out, "-e", `BASE_URL=${origin}`, ...script.args, entry],
+    // --address: k6's REST API on a free port, as two k6 run at once.
+    ["run", "--quiet", "--address", "127.0.0.1:0", "--summary-export", out, "-e", `BASE_URL=${origin}`, ...script.args, entry],
     dir,
     { K6_NO_USAGE_REPORT: "true" },
     RUN_TIMEOUT_MS,
