@@ -7,24 +7,31 @@
  * In `data`: each metric's `type`, `contains` and `values` (trends: avg, min, med, max and
  * the percentiles; counters: count, rate; rates: rate, passes, fails) and `thresholds`
  * ({expression: {ok}}); `state.testRunDurationMs`; `setup_data` is left out, as it may
- * hold credentials. Per-check results (`root_group.checks`) are not kept by edgeload's
- * windows: the aggregate `checks` rate is.
+ * hold credentials. `root_group` holds each check's passes and fails in its group, nested as k6
+ * 1.x hands them (arrays of groups and checks, each with the md5 of its path as its id).
  */
+import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
+import type { GroupNode } from "../core/metrics/check-results.ts";
 import { METRIC_KINDS } from "../core/metrics/thresholds.ts";
 
 type Exported = Record<string, unknown> & { metrics?: Record<string, Record<string, unknown>> };
 
 const DATA_METRICS = new Set(["data_received", "data_sent"]);
+/** Built-in trends of times outside METRIC_KINDS (no threshold reads them). */
+const TIME_TRENDS = new Set(["iteration_duration"]);
 
 export function handleSummaryData(summary: Exported, timeTrends: ReadonlySet<string>): Record<string, unknown> {
   const metrics: Record<string, unknown> = {};
   for (const [key, m] of Object.entries(summary.metrics ?? {})) {
     const base = key.replace(/\{.*$/, "");
     const { thresholds, type: declaredType, ...rest } = m as { thresholds?: Record<string, boolean>; type?: string } & Record<string, unknown>;
-    const type = declaredType ?? (METRIC_KINDS as Record<string, string>)[base] ?? ("avg" in rest ? "trend" : "passes" in rest ? "rate" : "counter");
+    const type =
+      declaredType ??
+      (METRIC_KINDS as Record<string, string>)[base] ??
+      ("avg" in rest ? "trend" : "passes" in rest ? "rate" : "min" in rest ? "gauge" : "counter");
     const values: Record<string, unknown> = type === "rate" ? { rate: rest.value, passes: rest.passes, fails: rest.fails } : rest;
-    const builtInTrend = Object.hasOwn(METRIC_KINDS, base) && type === "trend";
+    const builtInTrend = (Object.hasOwn(METRIC_KINDS, base) || TIME_TRENDS.has(base)) && type === "trend";
     metrics[key] = {
       type,
       contains: DATA_METRICS.has(base) ? "data" : builtInTrend || timeTrends.has(base) ? "time" : "default",
@@ -32,7 +39,20 @@ export function handleSummaryData(summary: Exported, timeTrends: ReadonlySet<str
       ...(thresholds ? { thresholds: Object.fromEntries(Object.entries(thresholds).map(([expr, failed]) => [expr, { ok: !failed }])) } : {}),
     };
   }
-  return { root_group: summary.root_group, options: summary.options, state: summary.state, metrics };
+  const root = summary.root_group as GroupNode | undefined;
+  return { root_group: root ? handedGroup(root) : root, options: summary.options, state: summary.state, metrics };
+}
+
+/** A group as k6 1.x hands it to handleSummary: its groups and checks as arrays, ids the md5 of their paths. */
+function handedGroup(group: GroupNode): Record<string, unknown> {
+  const id = (path: string) => createHash("md5").update(path).digest("hex");
+  return {
+    name: group.name,
+    path: group.path,
+    id: id(group.path),
+    groups: Object.values(group.groups ?? {}).map(handedGroup),
+    checks: Object.values(group.checks ?? {}).map((c) => ({ name: c.name, path: c.path, id: id(c.path), passes: c.passes, fails: c.fails })),
+  };
 }
 
 /**

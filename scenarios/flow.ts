@@ -121,6 +121,8 @@ export interface Flow {
    * default it did not: it counts as dropped.
    */
   readonly iterationsMayBeEmpty?: boolean;
+  /** Whether each counted iteration's time is kept as k6's iteration_duration (a k6 script's). */
+  readonly timesIterations?: boolean;
   /** State to persist with each checkpoint (refresh families), if the flow keeps any. */
   snapshot?(): unknown;
   restore?(state: unknown): void;

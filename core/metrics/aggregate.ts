@@ -14,6 +14,12 @@ export const TREND_OF: Partial<Record<MetricName, TrendName>> = {
   client_delay: "clientDelay",
 };
 
+/**
+ * The custom series a k6 script's iterations are timed into (workers/shard/iteration-io.ts):
+ * k6's iteration_duration, shown by the summary as k6 shows it.
+ */
+export const ITERATION_DURATION = "iteration_duration";
+
 /** Trend aggregate in ms, or null without samples. */
 export function trendAggregate(stats: MetricStats, trend: TrendName, aggregation: Aggregation): number | null {
   return histogramAggregate(stats.trends[trend], aggregation);

@@ -8,6 +8,7 @@
  */
 import { Histogram, type HistogramSnapshot } from "./histogram.ts";
 import { ScriptOutput, type ScriptOutputWire } from "./script-output.ts";
+import { CheckResults, type CheckResultsWire } from "./check-results.ts";
 
 /** Counters, in wire order. Counts of iterations unless the name says otherwise. */
 export const COUNTERS = [
@@ -63,6 +64,8 @@ export interface MetricStatsWire {
   readonly e?: Readonly<Record<string, number>>;
   /** A k6 script's errors, console lines and abort (script-output.ts); absent when it said nothing. */
   readonly y?: ScriptOutputWire;
+  /** Each k6 check's passes and fails by group and name (check-results.ts); absent when no check was named. */
+  readonly k?: CheckResultsWire;
 }
 
 /**
@@ -142,6 +145,7 @@ export class MetricStats {
   readonly trends: Record<TrendName, Histogram>;
   #custom: CustomMetrics | null = null;
   #script: ScriptOutput | null = null;
+  #checks: CheckResults | null = null;
 
   constructor() {
     this.counters = Object.fromEntries(COUNTERS.map((n) => [n, 0])) as Record<CounterName, number>;
@@ -160,6 +164,15 @@ export class MetricStats {
   /** What a k6 script said: its uncaught errors, console lines, abort (created on first use). */
   get script(): ScriptOutput {
     return (this.#script ??= new ScriptOutput());
+  }
+
+  /** Each k6 check's results by group and name (created on first use); the counters keep their sum. */
+  get checkResults(): CheckResults {
+    return (this.#checks ??= new CheckResults());
+  }
+
+  get hasCheckResults(): boolean {
+    return this.#checks !== null && !this.#checks.isEmpty;
   }
 
   get hasScript(): boolean {
@@ -194,6 +207,7 @@ export class MetricStats {
     for (const n of TRENDS) this.trends[n].merge(other.trends[n]);
     if (other.hasCustom) this.custom.merge(other.custom);
     if (other.hasScript) this.script.merge(other.script);
+    if (other.hasCheckResults) this.checkResults.merge(other.checkResults);
     return this;
   }
 
@@ -204,6 +218,7 @@ export class MetricStats {
     for (const n of TRENDS) if (wire.h[n]) this.trends[n].mergeSnapshot(wire.h[n]);
     if (wire.x) this.custom.mergeWire(wire.x);
     if (wire.y) this.script.mergeWire(wire.y);
+    if (wire.k) this.checkResults.mergeWire(wire.k);
     return this;
   }
 
@@ -215,6 +230,7 @@ export class MetricStats {
       ...(this.hasCustom ? { x: this.custom.toWire() } : {}),
       ...(Object.keys(this.errors).length ? { e: { ...this.errors } } : {}),
       ...(this.hasScript ? { y: this.script.toWire() } : {}),
+      ...(this.hasCheckResults ? { k: this.checkResults.toWire() } : {}),
     };
   }
 

@@ -129,6 +129,7 @@ export function renderSummary(summary: Summary): string {
   out.push(...subs("http_req_waiting"));
   out.push(dotted("http_reqs", `${m.http_reqs.count} ${m.http_reqs.rate.toFixed(2)}/s`));
   out.push(...subs("http_reqs"));
+  if (m.iteration_duration) out.push(dotted("iteration_duration", trendLine(m.iteration_duration, resolution, stats)));
   out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
   out.push(...subs("iterations"));
   // edgeload's own trends: latency from the intended send time (coordinated omission

@@ -24,6 +24,9 @@ import { scriptErrorsSummary } from "./script-report.ts";
 import { isTimingMetric, runVerdict } from "./run-verdict.ts";
 import { failed, inconclusive, type Verdict } from "./verdict.ts";
 import { round3 } from "../metrics/rounding.ts";
+import { groupTree } from "../metrics/check-results.ts";
+import { ITERATION_DURATION } from "../metrics/aggregate.ts";
+import { vuGauges } from "./vu-gauges.ts";
 
 export interface ShardReport {
   readonly index: number;
@@ -162,6 +165,10 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
     data_received: { count: c.bytesReceived, rate: round3(c.bytesReceived / elapsedS) },
     checks: metric("checks"),
   };
+  // k6's vus and vus_max where the plan fixes them (vu-gauges.ts).
+  Object.assign(metrics, vuGauges(spec));
+  // A k6 script's iteration_duration (the shards time its iterations), with k6's trend figures.
+  metrics[ITERATION_DURATION] = withoutType(seriesSummary(all.hasCustom ? all.custom : null, ITERATION_DURATION, "trend", elapsedS, extra));
   for (const [k, v] of Object.entries(metrics)) if (v === undefined) delete metrics[k];
   // Tag-filtered threshold keys are k6 sub-metrics, e.g. "http_req_duration{step:login}",
   // with their own figures; a key with no expression still shows them, as in k6.
@@ -198,7 +205,9 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
   const thresholds = outcomes.map(thresholdView);
 
   return {
-    root_group: { name: "", path: "", id: "d41d8cd98f00b204e9800998ecf8427e", groups: {}, checks: {} },
+    // k6's root_group: each check's passes and fails in its group (ids are md5s of paths, which
+    // k6-compat/handle-summary.ts adds where node:crypto is).
+    root_group: { ...groupTree(all.hasCheckResults ? all.checkResults.results() : []), id: "d41d8cd98f00b204e9800998ecf8427e" },
     options: { summaryTrendStats: spec.summaryTrendStats ?? DEFAULT_TREND_STATS, summaryTimeUnit: "ms", noColor: false },
     state: { isStdOutTTY: false, isStdErrTTY: false, testRunDurationMs: round3(elapsedS * 1000) },
     metrics,

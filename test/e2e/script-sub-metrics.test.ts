@@ -6,7 +6,11 @@
  * Both must give the same exit code (99: two thresholds fail), the same verdict for every
  * threshold, and the same sub-metric counts (shared iterations: every count is exact), with
  * each sub-metric printed under its metric and handed to handleSummary as k6 hands it.
- * Load goes only to the loopback target: 6 iterations of 4 requests.
+ * A second script pins the smaller points of the same issue (point 6) beside k6:
+ * handleSummary's `root_group` with each check's passes and fails in its nested groups,
+ * `iteration_duration`, `vus` and `vus_max`; `Rate.add()` returning true; a Trend created
+ * without isTime printed without a unit.
+ * Load goes only to the loopback target: 6 iterations of 4 requests, then 2 VUs for 2 s.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
@@ -70,6 +74,32 @@ export default function () {
 export function handleSummary(data) {
   return { [__ENV.HANDED_PATH]: JSON.stringify(data.metrics), stdout: "handed\\n" };
 }
+`;
+
+/** Point 6: groups, checks, a Rate's add() and a unitless Trend; HANDED_PATH set: handleSummary writes k6's data. */
+const DETAILS = (handleSummary: boolean) => `
+import http from "k6/http";
+import { check, group, sleep } from "k6";
+import { Rate, Trend } from "k6/metrics";
+
+const added = new Rate("added");
+const size = new Trend("size");
+
+export const options = { vus: 2, duration: "2s" };
+
+export default function () {
+  group("outer", () => {
+    const res = http.get(__ENV.BASE_URL + "/delay?ms=2");
+    check(res, { "outer ok": (r) => r.status === 200 });
+    group("inner", () => {
+      check(res, { "inner never": () => false });
+    });
+  });
+  check(null, { "add returns true": () => added.add(1) === true });
+  size.add(6.5);
+  sleep(0.5);
+}
+${handleSummary ? "export function handleSummary(data) { return { [__ENV.HANDED_PATH]: JSON.stringify(data) }; }" : ""}
 `;
 
 describeWithK6("thresholds on tags: k6 sub-metrics beside real k6", (k6) => {
@@ -167,5 +197,69 @@ describeWithK6("thresholds on tags: k6 sub-metrics beside real k6", (k6) => {
       expect(shape(edge, key), key).toEqual(shape(k6Run, key));
     }
     expect(edge.handed["checks{myTag:x}"]?.values).toEqual(k6Run.handed["checks{myTag:x}"]?.values);
+  });
+
+  type Handed = { root_group: HandedGroup; metrics: Record<string, HandedMetric> };
+  type HandedGroup = {
+    name: string;
+    path: string;
+    id: string;
+    groups: HandedGroup[];
+    checks: Array<{ name: string; path: string; id: string; passes: number; fails: number }>;
+  };
+
+  /** The group tree without counts (names, paths, ids), and each check's counts by path. */
+  const tree = (g: HandedGroup): unknown => ({
+    name: g.name,
+    path: g.path,
+    id: g.id,
+    checks: g.checks.map((c) => [c.name, c.path, c.id]),
+    groups: g.groups.map(tree),
+  });
+  const checkCounts = (g: HandedGroup): Record<string, [number, number]> =>
+    Object.assign(Object.fromEntries(g.checks.map((c) => [c.path, [c.passes, c.fails]])), ...g.groups.map(checkCounts));
+
+  it("hands handleSummary k6's root_group, iteration_duration, vus and vus_max; Rate.add() is true; a Trend without isTime has no unit", async () => {
+    const withHook = join(dir, "details-hook.js");
+    const plain = join(dir, "details.js");
+    await writeFile(withHook, DETAILS(true));
+    await writeFile(plain, DETAILS(false));
+    const hs = (tool: string) => ["-e", `BASE_URL=${fixture.stack.targetUrl}`, "-e", `HANDED_PATH=${join(dir, `${tool}-details.json`)}`];
+    const k6Env = { ...process.env, K6_NO_USAGE_REPORT: "true" };
+    await promisify(execFile)(k6, ["run", "--quiet", ...hs("k6"), withHook], { env: k6Env });
+    const stack = { EDGELOAD_URL: fixture.stack.apiUrl, EDGELOAD_TOKEN: fixture.stack.token };
+    const edgeRun = await runCli(["run", withHook, ...hs("edge")], stack);
+    expect(edgeRun.code, edgeRun.stdout + edgeRun.stderr).toBe(0);
+    const k6Data = JSON.parse(await readFile(join(dir, "k6-details.json"), "utf8")) as Handed;
+    const edgeData = JSON.parse(await readFile(join(dir, "edge-details.json"), "utf8")) as Handed;
+
+    expect(tree(edgeData.root_group)).toEqual(tree(k6Data.root_group));
+    for (const data of [k6Data, edgeData]) {
+      const iterations = data.metrics.iterations!.values.count!;
+      // Every check ran once per iteration (the iteration count itself depends on timing).
+      expect(checkCounts(data.root_group)).toEqual({
+        "::outer::outer ok": [iterations, 0],
+        "::outer::inner::inner never": [0, iterations],
+        "::add returns true": [iterations, 0],
+      });
+      expect(data.metrics.added!.values).toMatchObject({ rate: 1, fails: 0 });
+    }
+    const k6Iterations = k6Data.metrics.iterations!.values.count!;
+    expect(Math.abs(edgeData.metrics.iterations!.values.count! - k6Iterations)).toBeLessThanOrEqual(Math.max(2, k6Iterations * 0.5));
+    for (const name of ["vus", "vus_max", "iteration_duration", "size"]) {
+      const { type, contains } = edgeData.metrics[name] ?? {};
+      expect({ name, type, contains }).toEqual({ name, type: k6Data.metrics[name]?.type, contains: k6Data.metrics[name]?.contains });
+    }
+    expect(edgeData.metrics.vus!.values).toEqual(k6Data.metrics.vus!.values);
+    expect(edgeData.metrics.vus_max!.values).toEqual(k6Data.metrics.vus_max!.values);
+    // Each iteration sleeps 0.5 s: iteration_duration says so in both, in ms.
+    for (const data of [k6Data, edgeData]) expect(data.metrics.iteration_duration!.values.min).toBeGreaterThanOrEqual(500);
+
+    // Without handleSummary, the printed summary shows the unitless Trend as k6 prints it: no "ms".
+    const printed = await runCli(["run", plain, "-e", `BASE_URL=${fixture.stack.targetUrl}`], stack);
+    const k6Printed = await promisify(execFile)(k6, ["run", "-e", `BASE_URL=${fixture.stack.targetUrl}`, plain], { env: k6Env });
+    const unitless = /size\.+: avg=6\.5 +min=6\.5 +med=6\.5 +max=6\.5/;
+    expect(k6Printed.stdout).toMatch(unitless);
+    expect(printed.stdout).toMatch(unitless);
   });
 });

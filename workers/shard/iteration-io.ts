@@ -7,6 +7,7 @@
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { LogLevel } from "../../core/metrics/script-output.ts";
 import { recordSubSample, type SampleTags, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
+import { ITERATION_DURATION } from "../../core/metrics/aggregate.ts";
 import {
   IterationInterrupted,
   type Flow,
@@ -70,6 +71,8 @@ export class IterationIO implements FlowIO {
     const stats = this.#engine.statsNow(this.step);
     const c = stats.counters;
     if (tags) recordSubSample(() => stats.custom, this.#engine.subMetrics, "checks", tags, passed);
+    // k6's root_group: each check by its group and name.
+    if (tags?.check !== undefined) stats.checkResults.record(tags.group ?? "", tags.check, passed);
     if (passed) {
       c.checksPassed++;
       return;
@@ -129,6 +132,7 @@ export class IterationIO implements FlowIO {
  * a failed check on the last step.
  */
 export async function runIteration(flow: Flow, io: IterationIO, it: IterationInfo, host: IterationHost): Promise<void> {
+  const startMs = host.now();
   try {
     await flow.run(io, it);
   } catch (error) {
@@ -140,5 +144,9 @@ export async function runIteration(flow: Flow, io: IterationIO, it: IterationInf
   if (io.pastHardStop()) return;
   const counters = host.statsNow(io.step).counters;
   if (io.requests === 0 && !flow.iterationsMayBeEmpty) counters.dropped++;
-  else counters.iterations++;
+  else {
+    counters.iterations++;
+    // k6's iteration_duration: the whole iteration, think time included.
+    if (flow.timesIterations) host.statsNow(io.step).custom.trend(ITERATION_DURATION, (host.now() - startMs) * US_PER_MS);
+  }
 }

@@ -78,6 +78,7 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
   let closedStarted = 0;
   return {
     iterationsMayBeEmpty: true,
+    timesIterations: true,
     snapshot: () => ({ closedStarted }),
     restore(state: unknown) {
       const saved = (state as { closedStarted?: unknown } | null)?.closedStarted;
