@@ -3,7 +3,7 @@
  * and k6/websockets (runtime/websockets.ts), in plain Node over a scripted host whose
  * sockets echo what is sent: an iteration ends only when its timers have fired or been
  * cleared and its sockets have closed, events reach the script in k6's order, and a
- * handler that throws ends the iteration. The shard's side of the sockets runs against a
+ * handler that throws ends the iteration; k6/ws's ws.connect blocks until its socket closed. The shard's side of the sockets runs against a
  * real echo in test/e2e/script-websockets.test.ts.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -256,11 +256,40 @@ describe("a bundled script", () => {
     expect((await metricsOf(plain)).metrics).toEqual({});
   });
 
-  it("refuses k6/ws, the callback API, pointing to k6/websockets", async () => {
-    const path = write("old-ws.js", 'import ws from "k6/ws";\nexport default function () { ws.connect("ws://127.0.0.1/", {}, () => {}); }\n');
+  it("runs k6/ws's ws.connect as k6 does: awaited, the callback after the handshake, returning once the socket closed", async () => {
+    const path = write(
+      "old-ws.js",
+      [
+        'import ws from "k6/ws";',
+        "export const seen = [];",
+        "export default function () {",
+        '  const res = ws.connect("ws://127.0.0.1:9/echo", {}, function (socket) {',
+        '    seen.push("callback");',
+        '    socket.on("open", () => { socket.send("hello"); socket.setTimeout(() => socket.close(), 20); });',
+        '    socket.on("message", (data) => seen.push("message " + data));',
+        '    socket.on("close", () => seen.push("close"));',
+        '    socket.setInterval(() => seen.push("never: the socket closed first"), 1000);',
+        "  });",
+        '  seen.push("returned " + res.status);',
+        "}",
+      ].join("\n"),
+    );
     const bundled = await bundleScript(path);
-    expect(bundled.ok ? [] : bundled.problems).toEqual([
-      expect.stringMatching(/import of k6\/ws: its callback API \(ws\.connect\) is not run by edgeload; k6\/websockets is/),
-    ]);
+    expect(bundled.ok ? [] : bundled.problems).toEqual([]);
+    if (!bundled.ok) return;
+    const { modules, loop } = echoHost();
+    const factory = vm.runInNewContext(bundled.factory, { URL, Promise, Blob });
+    const instance = factory(modules, {}, 1, () => "", sequence) as { exports: { default: () => Promise<void>; seen: string[] } };
+    await instance.exports.default();
+    expect(instance.exports.seen).toEqual(["callback", "message hello", "close", "returned 101"]);
+    expect(loop.pending).toBe(0);
+  });
+
+  it("returns status 0 and the error from ws.connect when the handshake fails, as k6 does", async () => {
+    const { modules } = echoHost({ refuse: true });
+    let called = false;
+    const res = await modules["k6/ws"].connect("ws://127.0.0.1:9/nothing", () => (called = true));
+    expect(res).toEqual({ url: "", status: 0, headers: {}, body: "", error: "websocket: bad handshake" });
+    expect(called).toBe(false);
   });
 });

@@ -46,6 +46,8 @@ export const MODULES = {
   "k6/timers": { exports: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"], blocking: [] },
   "k6/websockets": { exports: ["WebSocket", "Blob"], blocking: [] },
   "k6/experimental/websockets": { exports: ["WebSocket", "Blob"], blocking: [] },
+  // k6's older callback API: connect returns once the socket has closed (runtime/ws-legacy.ts).
+  "k6/ws": { exports: ["connect"], blocking: ["connect"] },
 } as const satisfies Readonly<Record<string, CompatModule>>;
 
 export type ModuleName = keyof typeof MODULES;
@@ -57,7 +59,6 @@ export function refusal(specifier: string): string | null {
   if (isSupportedModule(specifier)) return null;
   if (specifier === "k6/browser" || specifier.startsWith("k6/experimental/browser"))
     return `${specifier}: browser testing needs a browser, which a Worker does not have`;
-  if (specifier === "k6/ws") return `${specifier}: its callback API (ws.connect) is not run by edgeload; k6/websockets is, over the same sockets (docs/k6.md)`;
   if (specifier.startsWith("k6/net/grpc")) return `${specifier}: gRPC is not available to Workers' fetch`;
   if (specifier.startsWith("k6/x/")) return `${specifier}: xk6 extensions are Go code compiled into a custom k6 binary; a Worker cannot run them`;
   if (specifier === "k6/html") return `${specifier}: parseHTML is not implemented by edgeload's compat layer`;

@@ -26,8 +26,6 @@ const REFUSED = [
   ["k6/browser", "browser", /import of k6\/browser: browser testing needs a browser/],
   ["k6/net/grpc", "Client", /import of k6\/net\/grpc: gRPC is not available/],
   ["k6/x/kafka", "Writer", /import of k6\/x\/kafka: xk6 extensions are Go code/],
-  ["k6/ws", "connect", /import of k6\/ws: its callback API \(ws\.connect\) is not run by edgeload; k6\/websockets is/],
-  ["k6/html", "parseHTML", /import of k6\/html: parseHTML is not implemented/],
   ["https://127.0.0.1:9/lib.js", "helper", /import of remote module https:\/\/127\.0\.0\.1:9\/lib\.js: .*network down/],
 ] as const;
 

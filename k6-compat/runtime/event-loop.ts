@@ -68,11 +68,12 @@ export class VuEventLoop {
     }
   }
 
-  /** Stops everything pending (the iteration ended with an error): no callback of it runs after. */
+  /** Stops everything pending (the iteration ended with an error, a k6/ws session closed): no callback of it runs after. */
   cancelAll(): void {
     const holds = [...this.#holds];
     this.#holds.clear();
     for (const h of holds) h.cancel();
     this.#error = null;
+    this.#wake?.();
   }
 }

@@ -16,6 +16,7 @@ import { scriptConsole } from "./script-console.ts";
 import { VuEventLoop } from "./event-loop.ts";
 import { createTimers } from "./timers.ts";
 import { createWebSockets } from "./websockets.ts";
+import { createLegacyWs } from "./ws-legacy.ts";
 
 export type MetricType = "counter" | "gauge" | "rate" | "trend";
 
@@ -257,13 +258,16 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     },
   };
 
-  let sockets: Record<string, unknown> | null = null;
-  const websockets = () => {
-    if (!sockets) {
-      for (const [name, type] of Object.entries(SOCKET_METRICS)) vu.declare?.(name, type, type === "trend");
-      sockets = createWebSockets({ host, loop: () => loop, drain });
+  const wait = (ms: number) => host("a timer").sleep(drain(), ms);
+  const socketModules: Record<string, Record<string, unknown>> = {};
+  // Read when the script imports one: only then are k6's ws_* metrics declared (its summary shows them).
+  const sockets = (name: "websockets" | "ws") => {
+    if (!socketModules[name]) {
+      for (const [metric, type] of Object.entries(SOCKET_METRICS)) vu.declare?.(metric, type, type === "trend");
+      const deps = { host, loop: () => loop, drain };
+      socketModules[name] = name === "ws" ? createLegacyWs(deps, wait) : createWebSockets(deps);
     }
-    return sockets;
+    return socketModules[name];
   };
 
   return {
@@ -274,16 +278,15 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     "k6/execution": execution,
     "k6/encoding": { b64encode, b64decode },
     "k6/crypto": crypto,
-    "k6/timers": createTimers(
-      () => loop,
-      (ms) => host("a timer").sleep(drain(), ms),
-    ),
-    // Read when the script imports it: only then are k6's ws_* metrics declared (its summary shows them).
+    "k6/timers": createTimers(() => loop, wait),
     get "k6/websockets"() {
-      return websockets();
+      return sockets("websockets");
     },
     get "k6/experimental/websockets"() {
-      return websockets();
+      return sockets("websockets");
+    },
+    get "k6/ws"() {
+      return sockets("ws");
     },
     // Not a k6 module: the factory's `console` (bundle.ts), so console lines are the VU's.
     console: scriptConsole(vu),

@@ -76,7 +76,7 @@ export function createWebSockets(deps: SocketDeps): Record<string, unknown> {
       const release = this.#loop.hold(() => this.#abandon());
       const loop = this.#loop;
       this.#host
-        .socketSession(deps.drain(), { url: this.url, protocols: list, headers }, (event) => loop.run(() => this.#receive(event)))
+        .socketSession(deps.drain(), { url: this.url, protocols: list, headers, closeFrameIsMessage: true }, (event) => loop.run(() => this.#receive(event)))
         .then(
           () => release(),
           (error: unknown) => {

@@ -71,6 +71,8 @@ export interface SocketRequest {
   readonly url: string;
   readonly protocols: readonly string[];
   readonly headers: Readonly<Record<string, string>>;
+  /** Whether the close frame the script sends counts in ws_msgs_sent: k6/websockets counts it, k6/ws does not. */
+  readonly closeFrameIsMessage: boolean;
 }
 
 /** What happens on a script's WebSocket, in the order the shard saw it. */

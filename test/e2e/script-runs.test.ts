@@ -257,7 +257,7 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
 
   it.each([
     ["k6/browser", "browser testing needs a browser"],
-    ["k6/ws", "its callback API (ws.connect) is not run by edgeload; k6/websockets is"],
+    ["k6/net/grpc", "gRPC is not available"],
     ["k6/x/sql", "xk6 extensions"],
   ])("refuses a script importing %s before any load, exit 104", async (module, reason) => {
     const script = join(dir, `uses-${module.replace(/\W/g, "_")}.js`);

@@ -4,7 +4,8 @@
  * opens a socket, sends N messages and one more from a setInterval, waits for every echo,
  * closes from a setTimeout; the iteration ends only when the socket has closed (k6's event
  * loop). Exit code, checks and the ws_* counts are deterministic here, so they must match
- * k6's exactly; a threshold on ws_msgs_received gives both tools the same verdict.
+ * k6's exactly; a threshold on ws_msgs_received gives both tools the same verdict. The same
+ * exchange through k6/ws (ws.connect, k6's older API) must match k6 too.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
@@ -56,6 +57,31 @@ export default function () {
 }
 `;
 
+/** The same exchange through k6/ws, k6's older callback API: 4 sessions, 3 messages each way (k6/ws does not count its close frame), 5 checks each. */
+const LEGACY_SCRIPT = `
+import ws from "k6/ws";
+import { check } from "k6";
+
+export const options = {
+  scenarios: { sockets: { executor: "per-vu-iterations", vus: 2, iterations: 2, maxDuration: "60s" } },
+  thresholds: { ws_msgs_received: [\`count==\${__ENV.EXPECTED_RECEIVED}\`] },
+};
+
+export default function () {
+  let received = 0;
+  const res = ws.connect(__ENV.BASE_URL.replace(/^http/, "ws") + "/ws/echo", {}, function (socket) {
+    socket.on("open", () => ["a", "b", "c"].forEach((m) => socket.send(m)));
+    socket.on("message", (data) => {
+      received++;
+      check(data, { "an echo": (d) => ["a", "b", "c"].includes(d) });
+      if (received === 3) socket.setTimeout(() => socket.close(), 20);
+    });
+  });
+  check(res, { "status is 101": (r) => r && r.status === 101 });
+  check(received, { "every echo came back": (r) => r === 3 });
+}
+`;
+
 interface Outcome {
   readonly code: number;
   readonly summary: Exported;
@@ -66,16 +92,20 @@ describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) 
   const fixture = useLocalStack("edgeload-script-websockets-");
   let dir: string;
   let script: string;
+  let legacy: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "edgeload-script-websockets-"));
     script = join(dir, "echo.js");
     await writeFile(script, SCRIPT);
+    legacy = join(dir, "legacy.js");
+    await writeFile(legacy, LEGACY_SCRIPT);
   });
 
-  async function underK6(env: Record<string, string>): Promise<Outcome> {
-    const out = join(dir, `k6-${env.EXPECTED_RECEIVED}.json`);
-    const args = ["run", "--quiet", "--summary-export", out, ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]), script];
+  let runs = 0;
+  async function underK6(env: Record<string, string>, path = script): Promise<Outcome> {
+    const out = join(dir, `k6-${++runs}.json`);
+    const args = ["run", "--quiet", "--summary-export", out, ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]), path];
     try {
       const { stdout } = await promisify(execFile)(k6, args, { env: { ...process.env, K6_NO_USAGE_REPORT: "true" } });
       return { code: 0, summary: JSON.parse(await readFile(out, "utf8")) as Exported, output: stdout };
@@ -85,9 +115,9 @@ describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) 
     }
   }
 
-  async function underEdgeload(env: Record<string, string>): Promise<Outcome> {
-    const out = join(dir, `edge-${env.EXPECTED_RECEIVED}.json`);
-    const r = await runCli(["run", script, "--quiet", "--summary-export", out, ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`])], {
+  async function underEdgeload(env: Record<string, string>, path = script): Promise<Outcome> {
+    const out = join(dir, `edge-${++runs}.json`);
+    const r = await runCli(["run", path, "--quiet", "--summary-export", out, ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`])], {
       EDGELOAD_URL: fixture.stack.apiUrl,
       EDGELOAD_TOKEN: fixture.stack.token,
     });
@@ -139,6 +169,21 @@ describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) 
     const env = { BASE_URL: fixture.stack.targetUrl, EXPECTED_RECEIVED: "25" };
     const [k6Run, edge] = [await underK6(env), await underEdgeload(env)];
     expect(k6Run.code).toBe(99);
+    expect(figures(edge), edge.output).toEqual(figures(k6Run));
+  }, 240_000);
+
+  it("runs k6/ws's ws.connect script with k6's exit code, checks and ws_* counts", async () => {
+    const env = { BASE_URL: fixture.stack.targetUrl, EXPECTED_RECEIVED: "12" };
+    const k6Run = await underK6(env, legacy);
+    const edge = await underEdgeload(env, legacy);
+    expect(figures(k6Run), k6Run.output).toMatchObject({
+      code: 0,
+      checks: { passes: 20, fails: 0 },
+      ws_sessions: 4,
+      ws_msgs_sent: 12,
+      ws_msgs_received: 12,
+      thresholds: { "ws_msgs_received count==12": false },
+    });
     expect(figures(edge), edge.output).toEqual(figures(k6Run));
   }, 240_000);
 });

@@ -5,7 +5,8 @@
  * ws(s) URL, then accepts the socket the response carries.
  *
  * k6's ws_* metrics are recorded here, where the socket is: ws_sessions and ws_connecting
- * when the handshake completes, ws_msgs_sent and ws_msgs_received per message,
+ * when the handshake completes, ws_msgs_sent and ws_msgs_received per message (k6/websockets'
+ * close frame is a message sent, as in k6; k6/ws's is not),
  * ws_session_duration when it closes (trends in ms, k6-compat/runtime/wire.ts SOCKET_METRICS).
  * A session still open when the iteration must stop (its hard stop, the run's end) is
  * closed with 1001 "going away" and the iteration is interrupted, as k6 does at gracefulStop.
@@ -26,7 +27,7 @@ const GOING_AWAY = 1001;
 export class ScriptSockets {
   readonly #io: FlowIO;
   readonly #mayRequest: (url: string) => string | null;
-  readonly #open = new Map<number, WebSocket>();
+  readonly #open = new Map<number, { readonly socket: WebSocket; readonly closeFrameIsMessage: boolean }>();
   #nextId = 1;
 
   constructor(io: FlowIO, mayRequest: (url: string) => string | null) {
@@ -73,7 +74,7 @@ export class ScriptSockets {
     io.count("ws_sessions");
     io.trend("ws_connecting", io.now() - started);
     const id = this.#nextId++;
-    this.#open.set(id, socket);
+    this.#open.set(id, { socket, closeFrameIsMessage: request.closeFrameIsMessage });
     let closed = false;
     const whenClosed = new Promise<void>((resolve) => {
       socket.addEventListener("close", (event) => {
@@ -110,23 +111,23 @@ export class ScriptSockets {
   }
 
   send(id: number, data: string | ArrayBuffer): void {
-    const socket = this.#open.get(id);
-    if (!socket) throw new Error("InvalidStateError: the WebSocket is not open");
-    socket.send(data);
+    const open = this.#open.get(id);
+    if (!open) throw new Error("InvalidStateError: the WebSocket is not open");
+    open.socket.send(data);
     this.#io.count("ws_msgs_sent");
   }
 
   close(id: number, code: number, reason: string): void {
-    const socket = this.#open.get(id);
-    if (!socket) return;
-    closeQuietly(socket, code, reason);
-    // k6 counts the close frame it writes among the messages sent (xk6-websockets' writePump).
-    this.#io.count("ws_msgs_sent");
+    const open = this.#open.get(id);
+    if (!open) return;
+    closeQuietly(open.socket, code, reason);
+    // k6/websockets counts the close frame it writes among the messages sent (xk6-websockets' writePump); k6/ws does not.
+    if (open.closeFrameIsMessage) this.#io.count("ws_msgs_sent");
   }
 
   /** Closes what the iteration left open (it ended with an error): its sessions then end. */
   closeAll(): void {
-    for (const socket of this.#open.values()) closeQuietly(socket, GOING_AWAY, "the iteration ended");
+    for (const { socket } of this.#open.values()) closeQuietly(socket, GOING_AWAY, "the iteration ended");
   }
 }
 
