@@ -258,7 +258,8 @@ describe("ShardEngine", () => {
     const first = engineFor(a, time.clock, target.fetcher, (w) => {
       if (killed) return;
       stored.push(w);
-      storedCursor = first.cursor;
+      storedCursor = first.covered.cursor;
+      expect(first.covered.past).toEqual([]);
       // The stored cursor is exactly what the stored windows count (one request per iteration).
       expect(storedCursor).toBe(counted(stored));
     });
@@ -283,6 +284,39 @@ describe("ShardEngine", () => {
     // The target received what the dead window had sent (12, 2.0–2.6 s): those results are lost, each counted interrupted.
     expect(target.calls.length - t.counters.sent).toBe(12);
     expect(target.calls.length - t.counters.sent).toBeLessThanOrEqual(t.counters.interrupted);
+  });
+
+  it("stores the iterations past the cursor already accounted: one waiting for a slot across a close while later ones are dropped at the cap is neither lost nor counted twice by a restart (chaos tree seeds 45 and 69)", async () => {
+    const time = new VirtualTime();
+    // 20/s, answers that take 2.5 s against a 2 s timeout, 2 connection slots and 4 iterations in flight at most:
+    // iterations wait for a slot across window closes while later ones are dropped at the cap.
+    const a = assignment(time, { rate: 20, duration: "4s", timeout: "2s", connectionSlots: 2 }, undefined, 4);
+    const target = fakeTarget(time, 2_500);
+    const stored: Array<Omit<ShardWindow, "part">> = [];
+    let covered = { cursor: 0, past: [] as ReadonlyArray<readonly [number, number]> };
+    let killed = false;
+    const counted = (windows: Array<Omit<ShardWindow, "part">>) => totals(windows).counters.sent + totals(windows).counters.dropped;
+    let holes = 0;
+    const first = engineFor(a, time.clock, target.fetcher, (w) => {
+      if (killed) return;
+      stored.push(w);
+      covered = first.covered;
+      const past = covered.past.reduce((n, [from, to]) => n + to - from, 0);
+      holes = Math.max(holes, past);
+      // What the stored windows count is exactly what the stored cursor and the iterations past it say.
+      expect(covered.cursor + past).toBe(counted(stored));
+    });
+    void first.run(0, Infinity);
+    await time.run(time.sleep(2_500));
+    killed = true;
+    first.stop();
+    expect(holes).toBeGreaterThan(0); // the case happened: iterations past the cursor were accounted
+    const second = engineFor(a, time.clock, target.fetcher, (w) => stored.push(w));
+    const resumeAt = second.share.firstDueAtOrAfter(time.now - a.t0Ms);
+    second.skip(covered.cursor, resumeAt, time.now, covered.past);
+    await time.run(second.run(resumeAt, Infinity));
+    // Every iteration of the share is sent or dropped, once.
+    expect(counted(stored)).toBe(second.share.total);
   });
 
   it("runs multi-step flows: per-step metrics, custom metrics in the window, and a flow that sends nothing counts as dropped", async () => {

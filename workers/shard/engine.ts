@@ -41,7 +41,7 @@ import { InFlightIterations } from "./in-flight.ts";
 import { EngineSleeps } from "./engine-sleeps.ts";
 import { CloudflareSignature } from "./cloudflare-signature.ts";
 import { ShardWindows } from "./shard-windows.ts";
-import { CursorMarks } from "./cursor-marks.ts";
+import { CursorMarks, unaccountedRanges, type Covered, type IterationRange } from "./cursor-marks.ts";
 import { IterationIO, runIteration, type IterationHost } from "./iteration-io.ts";
 import { fetchAndMeasure, trailOf } from "./measure-request.ts";
 import { readEventStream } from "./event-stream.ts";
@@ -78,7 +78,7 @@ export class ShardEngine implements IterationHost {
   /** Open event streams: closing functions, called at stop(). */
   readonly #streams = new Set<() => void>();
   #cursor = 0; // next own iteration to consider
-  /** Where the cursor stood as each second began: what a closed window covers (cursor-marks.ts). */
+  /** Which iterations the closed windows account for (cursor-marks.ts). */
   readonly #cursorMarks = new CursorMarks();
   readonly #inFlight = new InFlightIterations();
   #stop = false;
@@ -135,12 +135,12 @@ export class ShardEngine implements IterationHost {
   }
 
   /**
-   * The cursor the closed windows cover: the first own iteration started (or dropped) in a
-   * window still open. Checkpointed with each closed window: an iteration at or past it is
-   * counted in an open window only, so a crash counts it interrupted, never twice and never
-   * not at all (cursor-marks.ts; engine.test.ts, chaos flat seed 123).
+   * What the closed windows account for: every own iteration below `cursor`, and `past`.
+   * Checkpointed with each closed window: any other iteration is counted in an open window
+   * only, so a crash counts it interrupted, never twice and never not at all
+   * (cursor-marks.ts; engine.test.ts, chaos flat seed 123, tree seeds 45 and 69).
    */
-  get cursor(): number {
+  get covered(): Covered {
     return this.#cursorMarks.coveredBy(this.#windows.closedThrough, this.#cursor);
   }
 
@@ -171,15 +171,20 @@ export class ShardEngine implements IterationHost {
   }
 
   /**
-   * Counts own iterations [from, to) as dropped without sending them: used when a
-   * restarted shard resumes at the current time instead of replaying what it missed.
+   * Counts own iterations [from, to) as dropped (interrupted) without sending them, except
+   * those `accounted` in windows already closed: used when a restarted shard resumes at the
+   * current time instead of replaying what it missed.
    */
-  skip(from: number, to: number, nowMs: number): void {
-    if (to <= from) return;
-    this.#cursorMarks.moving(this.#windows.windowOf(nowMs), from);
-    const stats = this.#windows.statsFor(this.#windows.windowOf(nowMs), 0);
-    stats.counters.dropped += to - from;
-    stats.counters.interrupted += to - from;
+  skip(from: number, to: number, nowMs: number, accounted: readonly IterationRange[] = []): void {
+    const windowS = this.#windows.windowOf(nowMs);
+    const stats = this.#windows.statsFor(windowS, 0);
+    // Counted in a window closed before this engine: passed over, and a further restart passes over them too.
+    for (const [a, b] of accounted) this.#cursorMarks.counted(Math.max(a, from), Math.min(b, to), -1);
+    for (const [a, b] of unaccountedRanges(from, to, accounted)) {
+      this.#cursorMarks.counted(a, b, windowS);
+      stats.counters.dropped += b - a;
+      stats.counters.interrupted += b - a;
+    }
   }
 
   /**
@@ -221,7 +226,7 @@ export class ShardEngine implements IterationHost {
       wakeSleepers: () => this.#sleeps.wakeThinkers(),
       launch: (k, nowMs) => this.#launch(k, nowMs),
       dropUnstarted: (count, nowMs) => {
-        this.#cursorMarks.moving(this.#windows.windowOf(nowMs), this.#cursor);
+        this.#cursorMarks.counted(this.#cursor, this.#cursor + count, this.#windows.windowOf(nowMs));
         this.#windows.statsFor(this.#windows.windowOf(nowMs), 0).counters.dropped += count;
       },
       setCursor: (k) => (this.#cursor = k),
@@ -253,22 +258,42 @@ export class ShardEngine implements IterationHost {
   }
 
   #launch(k: number, now: number): void {
-    this.#cursorMarks.moving(this.#windows.windowOf(now), k);
     const global = this.share.globalIndex(k);
     const intendedMs = this.#a.t0Ms + this.share.schedule.dueMs(global);
     if (this.#inFlight.count >= this.#a.shard.maxInFlight) {
+      this.#cursorMarks.counted(k, k + 1, this.#windows.windowOf(now));
       this.#windows.statsFor(this.#windows.windowOf(now), this.#dropStep(global)).counters.dropped++;
       return;
     }
+    this.#cursorMarks.started(k);
     this.#inFlight.add();
     // In progress at the schedule's end, it has the graceful stop to finish (core/schedule/graceful-stop.ts).
-    void this.#iteration({ global, shard: this.#a.shard.index, region: this.#a.shard.region }, intendedMs, this.#a.t0Ms + interruptAtMs(this.#a.spec));
+    const it = { global, shard: this.#a.shard.index, region: this.#a.shard.region };
+    void this.#iteration(it, intendedMs, this.#a.t0Ms + interruptAtMs(this.#a.spec), this.#noting(k)).then(() =>
+      // Ended without a request counted sent (its drop, if any, counted now): accounted now.
+      this.#cursorMarks.accounted(k, this.#windows.windowOf(this.#clock.now())),
+    );
   }
 
   /** Runs one iteration's flow (iteration-io.ts); `intendedMs` is null in the closed model (no schedule). */
-  async #iteration(it: IterationInfo, intendedMs: number | null, hardStopMs: number): Promise<void> {
-    await runIteration(this.#flow, new IterationIO(this, intendedMs, hardStopMs), it, this);
+  async #iteration(it: IterationInfo, intendedMs: number | null, hardStopMs: number, host: IterationHost = this): Promise<void> {
+    await runIteration(this.#flow, new IterationIO(host, intendedMs, hardStopMs), it, this);
     this.#inFlight.remove();
+  }
+
+  /** The engine as open-model iteration `k` sees it: its first request counted sent accounts for it (cursor-marks.ts). */
+  #noting(k: number): IterationHost {
+    const accounted = (windowS: number) => this.#cursorMarks.accounted(k, windowS);
+    return {
+      now: () => this.now(),
+      mayStartRequest: (hardStopMs) => this.mayStartRequest(hardStopMs),
+      send: (step, request, intendedMs, holdUntilMs) => this.send(step, request, intendedMs, holdUntilMs, accounted),
+      recordSamples: (samples, atMs) => this.recordSamples(samples, atMs),
+      statsNow: (step) => this.statsNow(step),
+      subMetrics: this.subMetrics,
+      think: (ms, hardStopMs) => this.think(ms, hardStopMs),
+      stop: () => this.stop(),
+    };
   }
 
   /**
@@ -277,7 +302,14 @@ export class ShardEngine implements IterationHost {
    * until its hold time, the scenario's end, `holdUntilMs` (the iteration's hard stop) or
    * stop(), whichever comes first; its duration and TTFB are both the time to open.
    */
-  async send(stepIndex: number, request: FlowRequest, intendedMs: number | null, holdUntilMs = Infinity): Promise<FlowResponse> {
+  async send(
+    stepIndex: number,
+    request: FlowRequest,
+    intendedMs: number | null,
+    holdUntilMs = Infinity,
+    /** Told the window the request was counted sent in. */
+    countedSent?: (windowS: number) => void,
+  ): Promise<FlowResponse> {
     this.#requests++;
     const queuedMs = this.#clock.now();
     const wait = this.#slots.acquire();
@@ -301,6 +333,7 @@ export class ShardEngine implements IterationHost {
     const tag = runHeaderValue(this.#a.runId, sentWindow, stepIndex, this.#a.part);
     init.headers = request.headers ? { ...request.headers, [RUN_HEADER]: tag } : { [RUN_HEADER]: tag };
     this.#windows.statsFor(sentWindow, stepIndex).counters.sent++;
+    countedSent?.(sentWindow);
     if (request.body !== undefined) init.body = request.body;
     if (request.redirect) init.redirect = request.redirect;
     const measured = await fetchAndMeasure(

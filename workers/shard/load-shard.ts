@@ -211,7 +211,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
     if (resumedAfterCrash && !engine.closedModel) {
       // Unplanned restart: resume at the current time; what fell due meanwhile is dropped.
       const resumeAt = engine.share.firstDueAtOrAfter(now - assignment.t0Ms);
-      engine.skip(cursor, Math.max(cursor, resumeAt), now);
+      engine.skip(cursor, Math.max(cursor, resumeAt), now, state.accountedPast ?? []);
       cursor = Math.max(cursor, resumeAt);
     }
     this.#engine = engine;
@@ -260,7 +260,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
 
   /**
    * A window closed in the engine: persist it together with the cursor (so a crash
-   * resumes from here, see ShardEngine.cursor), then flush in the background.
+   * resumes from here, see ShardEngine.covered), then flush in the background.
    */
   #windowClosed(window: ShardWindow, engine: ShardEngine, assignment: ShardAssignment): void {
     const scenario = assignment.part;

@@ -14,8 +14,10 @@ export type ShardPhase = "scheduled" | "running" | "done";
 
 export interface ShardState {
   readonly phase: ShardPhase;
-  /** Next own iteration to consider. */
+  /** Next own iteration to consider: the closed windows account for every one below it (cursor-marks.ts). */
   readonly cursor: number;
+  /** Ranges of own iterations past the cursor the closed windows account for too (dropped while an earlier one waited). */
+  readonly accountedPast?: readonly (readonly [number, number])[];
   /** The last invocation ended on purpose (subrequest budget): resume without skipping. */
   readonly handoff: boolean;
   readonly stopRequested: boolean;
@@ -89,6 +91,7 @@ export function sliceEnded(state: ShardState, result: SliceResult, iterationProg
     ...state,
     phase: handoff ? "running" : "done",
     cursor: result.cursor,
+    accountedPast: [],
     handoff,
     subrequests: state.subrequests + result.sent,
     iterationProgress,
@@ -99,7 +102,8 @@ export function sliceEnded(state: ShardState, result: SliceResult, iterationProg
 /** What the engine tells of itself when a window closes (see ShardEngine). */
 export interface EngineProgress {
   readonly closedThrough: number;
-  readonly cursor: number;
+  /** What the closed windows account for (ShardEngine.covered). */
+  readonly covered: { readonly cursor: number; readonly past: readonly (readonly [number, number])[] };
   readonly clockResolutionUs: number | null;
   readonly behindCloudflare: boolean;
 }
@@ -110,10 +114,12 @@ export interface EngineProgress {
  * a crash resumes from, and what the engine saw.
  */
 export function windowClosed(state: ShardState, engine: EngineProgress, windowOffsetS: number): ShardState {
+  const covered = engine.covered;
   return {
     ...state,
     watermarkS: engine.closedThrough + windowOffsetS,
-    cursor: engine.cursor,
+    cursor: covered.cursor,
+    accountedPast: covered.past,
     clockResolutionUs: finerResolution(state.clockResolutionUs, engine.clockResolutionUs),
     behindCloudflare: state.behindCloudflare || engine.behindCloudflare,
   };
