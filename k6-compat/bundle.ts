@@ -37,6 +37,23 @@ export const LINES_BEFORE_CODE = 3;
 const NAMESPACE = "k6-compat";
 /** Modules imported by URL, loaded through RemoteModules. */
 const REMOTE = "remote-module";
+/** k6-compat/runtime/, where k6/html's parser (html.ts) is bundled from. */
+const RUNTIME_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "runtime");
+/** A script that may parse HTML: `res.html(…)` or an import of k6/html. */
+const HTML_USE = /\.html\s*\(|["']k6\/html["']/;
+/** The mark of k6/html's module in a bundle (a string esbuild keeps as it is). */
+const HTML_INSTALLED = '__k6modules["k6/html"]';
+/**
+ * k6/html: cheerio's parser (runtime/html.ts) bundled with the script and installed in the
+ * VU's modules, where res.html() finds it too (runtime/vu-modules.ts).
+ */
+const HTML_MODULE = [
+  'import { parseHTML as parse } from "./html.ts";',
+  `const m = ${HTML_INSTALLED};`,
+  "m.install(parse);",
+  "export const parseHTML = m.parseHTML;",
+  "export default m;",
+].join("\n");
 /** The bundle's global name: the object of the script's exports. */
 const EXPORTS = "__k6script";
 
@@ -44,8 +61,9 @@ const EXPORTS = "__k6script";
  * `remote`: where `https://` (and `http://`) imports are loaded from (remote-modules.ts);
  * without it they are refused, naming the URL.
  */
-export async function bundleScript(scriptPath: string, remote: RemoteModules | null = null): Promise<Bundled> {
+export async function bundleScript(scriptPath: string, remote: RemoteModules | null = null, withHtml = false): Promise<Bundled> {
   const refused: string[] = [];
+  let usesHtml = false;
   const entryDir = dirname(resolve(scriptPath));
   const importer = (path: string) => relative(process.cwd(), path) || path;
   const plugin: Plugin = {
@@ -69,6 +87,7 @@ export async function bundleScript(scriptPath: string, remote: RemoteModules | n
           refused.push(`import of remote module ${loaded.reason}`);
           return { contents: "", loader: "js" };
         }
+        if (HTML_USE.test(loaded.contents)) usesHtml = true;
         return { contents: loaded.contents, loader: "js" };
       });
       // k6 resolves open() against the calling module's directory: each module that calls
@@ -76,15 +95,16 @@ export async function bundleScript(scriptPath: string, remote: RemoteModules | n
       // line numbers stay the script's).
       b.onLoad({ filter: /\.(m?js|cjs|m?ts)$/, namespace: "file" }, async (args) => {
         const contents = await readFile(args.path, "utf8");
+        if (HTML_USE.test(contents)) usesHtml = true;
         const loader = /ts$/.test(args.path) ? "ts" : "js";
         if (!/\bopen\s*\(/.test(contents) || /(function\s+open\s*\(|(const|let|var)\s+open\b)/.test(contents)) return { contents, loader };
         const dir = relative(entryDir, dirname(args.path)) || ".";
         return { contents: `${contents}\nfunction open(path, mode) { return __k6open(path, mode, ${JSON.stringify(dir)}); }\n`, loader };
       });
-      b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => ({
-        contents: isSupportedModule(args.path) ? virtualModuleSource(args.path) : "export default {};",
-        loader: "js",
-      }));
+      b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => {
+        if (args.path === "k6/html") return { contents: HTML_MODULE, loader: "js", resolveDir: RUNTIME_DIR };
+        return { contents: isSupportedModule(args.path) ? virtualModuleSource(args.path) : "export default {};", loader: "js" };
+      });
     },
   };
   let code: string;
@@ -107,6 +127,8 @@ export async function bundleScript(scriptPath: string, remote: RemoteModules | n
       keepNames: false,
       logLevel: "silent",
       plugins: [plugin],
+      // res.html() of a script that does not import k6/html: its parser is added all the same.
+      ...(withHtml ? { inject: ["k6/html"] } : {}),
     });
     code = result.outputFiles.find((f) => f.path.endsWith(".js"))!.text;
     map = JSON.parse(result.outputFiles.find((f) => f.path.endsWith(".map"))!.text) as typeof map;
@@ -118,6 +140,8 @@ export async function bundleScript(scriptPath: string, remote: RemoteModules | n
     return { ok: false, problems: errors?.length ? errors.map(formatMessage) : [(error as Error).message] };
   }
   if (refused.length) return { ok: false, problems: refused };
+  // A script that calls .html( gets k6/html's parser (cheerio) with it; others do not carry it.
+  if (usesHtml && !withHtml && !code.includes(HTML_INSTALLED)) return bundleScript(scriptPath, remote, true);
   const rewritten = makeBlockingCallsAwaited(code, { isAsyncName: isBlockingName, isAsyncMember: isBlockingMember });
   if (!rewritten.ok) return { ok: false, problems: rewritten.problems.map((p) => `${relative(process.cwd(), scriptPath)} (bundled) ${p}`) };
   return { ok: true, factory: wrapFactory(rewritten.code), lines: sourceLines(map, LINES_BEFORE_CODE + 1) };

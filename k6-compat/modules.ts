@@ -38,6 +38,7 @@ export const MODULES = {
   "k6/data": { exports: ["SharedArray"], blocking: [] },
   "k6/execution": { exports: ["vu", "scenario", "instance", "test"], blocking: [] },
   "k6/encoding": { exports: ["b64encode", "b64decode"], blocking: [] },
+  "k6/html": { exports: ["parseHTML"], blocking: [] },
   "k6/crypto": {
     exports: ["md4", "md5", "sha1", "sha256", "sha384", "sha512", "sha512_224", "sha512_256", "ripemd160", "hmac", "randomBytes", "createHash", "createHMAC"],
     blocking: [],
@@ -61,7 +62,6 @@ export function refusal(specifier: string): string | null {
     return `${specifier}: browser testing needs a browser, which a Worker does not have`;
   if (specifier.startsWith("k6/net/grpc")) return `${specifier}: gRPC is not available to Workers' fetch`;
   if (specifier.startsWith("k6/x/")) return `${specifier}: xk6 extensions are Go code compiled into a custom k6 binary; a Worker cannot run them`;
-  if (specifier === "k6/html") return `${specifier}: parseHTML is not implemented by edgeload's compat layer`;
   if (specifier.startsWith("k6")) return `${specifier}: not a module edgeload's k6 compat layer provides (supported: ${Object.keys(MODULES).join(", ")})`;
   return null;
 }

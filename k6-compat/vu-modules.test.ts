@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { handleSummaryData } from "./handle-summary.ts";
 import { CookieJar } from "./runtime/cookie-jar.ts";
 import { crypto } from "./runtime/crypto.ts";
+import { parseHTML } from "./runtime/html.ts";
 import { b64decode, b64encode } from "./runtime/encoding.ts";
 import { fileKey } from "./runtime/file-key.ts";
 import { createVuModules, sequence, type VuContext } from "./runtime/vu-modules.ts";
@@ -47,7 +48,16 @@ function vu(respond: (r: WireRequest) => Partial<WireResponse> = () => ({})) {
     shared: new Map(),
   };
   const modules = createVuModules(context) as Record<string, any>;
-  return { http: modules["k6/http"], k6: modules.k6, metrics: modules["k6/metrics"], exec: modules["k6/execution"], sent, slept, context };
+  return {
+    http: modules["k6/http"],
+    html: modules["k6/html"],
+    k6: modules.k6,
+    metrics: modules["k6/metrics"],
+    exec: modules["k6/execution"],
+    sent,
+    slept,
+    context,
+  };
 }
 
 describe("k6/http", () => {
@@ -86,6 +96,15 @@ describe("k6/http", () => {
     expect(res.json()).toEqual({ a: { b: [1, 2] } });
     expect(res.timings.duration).toBe(12);
     expect(res.error_code).toBe(0);
+  });
+
+  it("parses a response as HTML with the parser the bundle installs, and says so when it was not bundled", async () => {
+    const v = vu(() => ({ body: "<ul><li>a</li><li>b</li></ul>", headers: { "content-type": "text/html" } }));
+    const res = await v.http.get("http://127.0.0.1/page");
+    expect(() => res.html()).toThrow(/the HTML parser was not bundled with this script/);
+    v.html.install(parseHTML);
+    expect(res.html("li").size()).toBe(2);
+    expect(res.html().find("li").last().text()).toBe("b");
   });
 
   it("reports a timeout as k6 does: status 0, error code 1050", async () => {

@@ -12,6 +12,7 @@ import { SOCKET_METRICS, type IterationHost, type Sample, type WireRequest, type
 import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
 import { CookieJar, requestCookies, type ResponseCookie } from "./cookie-jar.ts";
+import type { parseHTML } from "./html.ts";
 import { scriptConsole } from "./script-console.ts";
 import { VuEventLoop } from "./event-loop.ts";
 import { createTimers } from "./timers.ts";
@@ -47,6 +48,15 @@ export interface VuContext {
 const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 export function createVuModules(vu: VuContext): Record<string, unknown> {
+  // k6/html's parser travels only with the scripts that use HTML (bundle.ts): ~200 KB.
+  let htmlParser: HtmlParser | null = null;
+  const parseHtml: HtmlParser = (source) => {
+    if (!htmlParser)
+      throw new Error(
+        "res.html()/parseHTML: the HTML parser was not bundled with this script (edgeload adds it when a script calls .html( or imports k6/html)",
+      );
+    return htmlParser(source);
+  };
   const host = (call: string): IterationHost => {
     if (!vu.host) throw new Error(`${call} in the init context: k6 allows it only in VU code (default, setup, teardown)`);
     return vu.host;
@@ -129,7 +139,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
       tags: { name: href, url: href, method: method.toUpperCase(), ...sampleTags(params.tags) },
     };
     const response = await target.send(drain(), wire);
-    return k6Response(wire, response, jar.receive(href, response.setCookies));
+    return k6Response(wire, response, jar.receive(href, response.setCookies), parseHtml);
   }
 
   const http = {
@@ -278,6 +288,8 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     "k6/execution": execution,
     "k6/encoding": { b64encode, b64decode },
     "k6/crypto": crypto,
+    // The bundle installs cheerio's parser (runtime/html.ts) when the script uses HTML.
+    "k6/html": { parseHTML: parseHtml, install: (parser: HtmlParser) => void (htmlParser = parser) },
     "k6/timers": createTimers(() => loop, wait),
     get "k6/websockets"() {
       return sockets("websockets");
@@ -333,12 +345,17 @@ export interface K6Response {
   readonly cookies: Record<string, ResponseCookie[]>;
   readonly request: { readonly method: string; readonly url: string; readonly headers: Record<string, string>; readonly body: string };
   json(selector?: string): unknown;
+  /** k6's `res.html(selector?)`: the body as a Selection (runtime/html.ts), `find(selector)` of it when given. */
+  html(selector?: string): unknown;
 }
 
 /** k6's error codes for what the engine reports (k6's docs: "Error codes"). */
 const ERROR_CODES = { timeout: 1050, connection: 1200 } as const;
 
-function k6Response(request: WireRequest, r: WireResponse, cookies: Record<string, ResponseCookie[]>): K6Response {
+/** k6/html's parseHTML, as the bundle installs it: the runtime does not carry it (bundle.ts). */
+type HtmlParser = typeof parseHTML;
+
+function k6Response(request: WireRequest, r: WireResponse, cookies: Record<string, ResponseCookie[]>, parseHtml: HtmlParser): K6Response {
   const headers: Record<string, string> = {};
   // k6 shows header names in canonical form (Content-Type), as Go's net/http does.
   for (const [k, v] of Object.entries(r.headers)) headers[k.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())] = v;
@@ -361,6 +378,11 @@ function k6Response(request: WireRequest, r: WireResponse, cookies: Record<strin
         parsedOnce = true;
       }
       return selector === undefined ? parsed : select(parsed, selector);
+    },
+    html(selector?: string): unknown {
+      if (r.body === null) throw new Error("res.html(): the response has no body (responseType none, or the request failed)");
+      const document = parseHtml(r.body);
+      return selector === undefined ? document : document.find(selector);
     },
   };
 }
