@@ -2,7 +2,7 @@
  * A fixed handful of chaos seeds (scripts/bench/chaos/), played in `npm test` as the bench
  * plays them (`npm run bench -- chaos`): each a schedule of 2–6 faults at once over a short
  * run, flat or through a tree of fan-in 2, and every invariant checked after it (counted
- * once, within the loss its faults explain; ended in time; never `passed` with data
+ * once, within the loss its faults explain; each bad target answer a failure; ended in time; never `passed` with data
  * missing; no secret in a log or a row). A seed the search found failing is kept here as a
  * regression test, with the defect it found.
  */
@@ -13,11 +13,22 @@ import { playSchedule, uploadChaosSeed } from "../../scripts/bench/faults/in-wor
 
 const SEEDS: ReadonlyArray<readonly [Shape, number, string]> = [
   ["flat", 1, "R2 missing, the coordinator unreachable twice (then reordered), a late alarm, a shard restart"],
-  ["flat", 3, "the coordinator's windows replayed, a shard restart, a doubled alarm, an abort"],
-  ["tree", 3, "a level-1 aggregator restarted, a shard restart"],
+  // Found by the search: the API abort answered 500 (the coordinator waited in abort() for a shard whose last flush
+  // could not reach it, and was restarted meanwhile), and the shard restarted before the abort never counted what its
+  // dead window held (18 results lost uncounted). Now the stop is recorded and answered at once, told to the shards
+  // until they answer, and an abort resumes a restarted shard so it counts its loss interrupted.
+  ["flat", 89, "the coordinator unreachable, a doubled alarm, a shard restart, an abort, a replay, a coordinator restart (regression)"],
+  // Found by the search: a shard caught up in a burst after R2 came back, its alarm was doubled, then it restarted and
+  // never resumed (the doubled delivery had consumed its wake-up) — 40 of 160 neither sent nor dropped; and the cursor
+  // stored at a window's close was past what the closed windows held. Now with the target answering 500s too.
+  ["flat", 123, "R2 missing, a doubled alarm, a shard restart, 500s, a coordinator restart, D1 refusing (regression)"],
   // Found by the search: the seed set missing from R2 kept most shards from starting before their deadline, and the
   // iterations they never started were counted nowhere (lost 26 of 160, verdict `passed`); now counted dropped.
   ["tree", 1, "R2 missing, a late alarm, a doubled alarm, a shard restart, D1 refusing writes (regression)"],
+  // Found by the search: the target answering past the timeout kept iterations waiting for a connection slot across
+  // window closes while later ones were dropped at the cap; a restart then left one neither sent nor dropped. Now the
+  // drops past the cursor are stored beside it.
+  ["tree", 45, "an aggregator restart, the target past the timeout, a late alarm, coordinator and shard restarts (regression)"],
 ];
 
 describe("chaos seeds", () => {
