@@ -12,6 +12,8 @@ import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
+import { subMetricFilters } from "../../core/metrics/sub-metrics.ts";
+import { parseRunThresholds } from "../../core/run/run-thresholds.ts";
 import { VirtualTime } from "../../test/support/virtual-time.ts";
 import { RECORDED_RESPONSE_HEADERS } from "../../test/fixtures/cloudflare/cloudflare-response-headers.ts";
 
@@ -62,6 +64,21 @@ const neverAnswers = ((_url: string, init: RequestInit) =>
   new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)))) as unknown as typeof fetch;
 
 describe("ShardEngine", () => {
+  it("records the sub-metrics the run's thresholds name, a spec's untagged steps with k6's default tags (name and url the URL, method, status)", async () => {
+    const time = new VirtualTime();
+    const thresholds = { "http_reqs{status:503}": ["count==10"], "http_req_failed{method:GET}": ["rate<0.5"], "http_req_duration{status:200}": ["p(95)<1000"] };
+    const spec = assignment(time, { rate: 20, duration: "1s", thresholds });
+    const a = { ...spec, subMetrics: subMetricFilters(parseRunThresholds(spec.spec).thresholds) };
+    let n = 0;
+    const fetcher = (async () => new Response("x", { status: n++ % 2 ? 503 : 200 })) as unknown as typeof fetch;
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(engineFor(a, time.clock, fetcher, (w) => windows.push(w)).run(0, Infinity));
+    const custom = totals(windows).custom;
+    expect(custom.counters.get("http_reqs{status:503}")).toBe(10);
+    expect(custom.rates.get("http_req_failed{method:GET}")).toEqual([10, 20]);
+    expect(custom.trends.get("http_req_duration{status:200}")!.count).toBe(10);
+  });
+
   it("sends every owned iteration at its due time, never early, and accounts for each once", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 100, duration: "2s" }, { index: 1, weights: [1, 1] });

@@ -355,7 +355,11 @@ export class ShardEngine implements IterationHost {
     const trail = trailOf(measured, { queuedMs, sendMs, endMs, intendedMs, clientDelayMs });
     const stats = this.#windows.statsFor(this.#windows.windowOf(endMs), stepIndex);
     const failed = recordTrail(stats, trail, request.expect);
-    if (request.tags) recordRequestSubMetrics(() => stats.custom, this.subMetrics, request.tags, trail, failed);
+    if (this.subMetrics.length) {
+      // A spec's steps carry no k6 tags: k6's defaults (name is the URL) still let `{status:…}`, `{method:…}` filter them.
+      const tags = request.tags ?? { name: request.url, url: request.url, method: request.method };
+      recordRequestSubMetrics(() => stats.custom, this.subMetrics, tags, trail, failed);
+    }
     if (opened) {
       const holdMs = request.stream!.holdMs;
       const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);
