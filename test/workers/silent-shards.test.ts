@@ -12,10 +12,16 @@ const shardOf = (runId: string, index: number) => env.LOAD_SHARD.get(env.LOAD_SH
 
 describe("a shard that never reports done", () => {
   it("ends the run inconclusive with exit code 75 and says which shards are missing", async () => {
-    // 2 shards, 4 s, a 1 s request timeout: the coordinator waits for shard 1 until
-    // 4 + 1 + 15 s (FINISH_GRACE_MS) after T0, then finishes without it. Shard 0, killed
-    // with it, resumes from its storage and sends the rest of its share.
-    const { id, startsAt } = await createRun({ rate: 20, duration: "4s", timeout: "1s", thresholds: { http_req_failed: ["rate<0.5"] } });
+    // 2 shards, 4 s, a 1 s request timeout and no graceful stop: the coordinator waits for
+    // shard 1 until 4 + 1 + 15 s (FINISH_GRACE_MS) after T0, then finishes without it.
+    // Shard 0, killed with it, resumes from its storage and sends the rest of its share.
+    const { id, startsAt } = await createRun({
+      rate: 20,
+      duration: "4s",
+      timeout: "1s",
+      gracefulStop: "0s",
+      thresholds: { http_req_failed: ["rate<0.5"] },
+    });
     await sleep(Date.parse(startsAt) + 1_500 - Date.now());
     // Shard 1 dies and forgets its run: no alarm, no assignment, so it never flushes again.
     await runInDurableObject(shardOf(id, 1), async (_instance, state) => {
