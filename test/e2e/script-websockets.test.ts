@@ -82,6 +82,21 @@ export default function () {
 }
 `;
 
+/** A socket never closed (and, with TICK, an interval never cleared): the iteration is interrupted at gracefulStop, as in k6. */
+const NEVER_CLOSED_SCRIPT = `
+import { WebSocket } from "k6/websockets";
+import { setInterval } from "k6/timers";
+
+export const options = {
+  scenarios: { held: { executor: "constant-vus", vus: 1, duration: "2s", gracefulStop: "1s" } },
+};
+
+export default function () {
+  const ws = new WebSocket(__ENV.BASE_URL.replace(/^http/, "ws") + "/ws/echo");
+  if (__ENV.TICK) ws.onopen = () => setInterval(() => ws.send("still here"), 200);
+}
+`;
+
 interface Outcome {
   readonly code: number;
   readonly summary: Exported;
@@ -93,6 +108,7 @@ describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) 
   let dir: string;
   let script: string;
   let legacy: string;
+  let neverClosed: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "edgeload-script-websockets-"));
@@ -100,6 +116,8 @@ describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) 
     await writeFile(script, SCRIPT);
     legacy = join(dir, "legacy.js");
     await writeFile(legacy, LEGACY_SCRIPT);
+    neverClosed = join(dir, "never-closed.js");
+    await writeFile(neverClosed, NEVER_CLOSED_SCRIPT);
   });
 
   let runs = 0;
@@ -186,4 +204,31 @@ describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) 
     });
     expect(figures(edge), edge.output).toEqual(figures(k6Run));
   }, 240_000);
+
+  it.each([
+    ["a socket held open", {}],
+    ["a socket held open and an interval never cleared", { TICK: "1" }],
+  ])(
+    "interrupts an iteration with %s at gracefulStop, as k6 does, and the run ends",
+    async (_what, extra) => {
+      const env: Record<string, string> = { BASE_URL: fixture.stack.targetUrl, ...extra };
+      const started = Date.now();
+      const edge = await underEdgeload(env, neverClosed);
+      const edgeMs = Date.now() - started;
+      const k6Run = await underK6(env, neverClosed);
+      const counted = (o: Outcome) => ({
+        code: o.code,
+        iterations: o.summary.metrics.iterations?.count ?? 0,
+        ws_sessions: o.summary.metrics.ws_sessions?.count,
+      });
+      // One session, interrupted: no iteration completes.
+      expect(counted(k6Run), k6Run.output).toEqual({ code: 0, iterations: 0, ws_sessions: 1 });
+      expect(counted(edge), edge.output).toEqual(counted(k6Run));
+      // 2 s and the 1 s graceful stop (about 6 s with the CLI's own work), not a socket held
+      // until the run's deadline (generous for a busy machine).
+      expect(edgeMs).toBeLessThan(30_000);
+      if (extra.TICK) expect(edge.summary.metrics.ws_msgs_sent?.count ?? 0).toBeGreaterThan(3);
+    },
+    240_000,
+  );
 });
