@@ -205,7 +205,7 @@ describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) 
     expect(figures(edge), edge.output).toEqual(figures(k6Run));
   }, 240_000);
 
-  it.each([
+  it.each<[string, Record<string, string>]>([
     ["a socket held open", {}],
     ["a socket held open and an interval never cleared", { TICK: "1" }],
   ])(
