@@ -28,6 +28,8 @@ function cell(values: number[], statuses: Record<string, number>): MetricStats {
   s.counters.dropped = 3;
   s.counters.checksPassed = 7;
   s.custom.count("false_positives{type:revoked}", 2);
+  // A threshold's sub-metric (core/metrics/sub-metrics.ts): its tags become labels, one renamed where ours would clash.
+  s.custom.count("http_reqs{group:::login,status:503}", 4);
   s.custom.rate("token_valid", true);
   s.custom.rate("token_valid", false);
   s.custom.trend("login_time", 1500);
@@ -115,6 +117,7 @@ describe("runsExposition", () => {
     expect(s.some((x) => x.name === "edgeload_run_exit_code")).toBe(false); // not ended: no exit code yet
     expect(value(s, "edgeload_custom_false_positives_total", { region: "wnam", type: "revoked" })).toBe(2);
     expect(value(s, "edgeload_custom_token_valid_total", { region: "wnam", result: "fail" })).toBe(1);
+    expect(value(s, "edgeload_custom_http_reqs_total", { region: "wnam", group: "::login", tag_status: "503" })).toBe(4);
   });
 
   it("has exact cumulative bucket counts, _sum and _count", () => {
