@@ -208,6 +208,15 @@ describe("a bundled script", () => {
     return path;
   };
 
+  /** VU 1 of the bundled script at `path`, over an echo host. */
+  async function bundledVu<E>(path: string) {
+    const bundled = await bundleScript(path);
+    if (!bundled.ok) throw new Error(bundled.problems.join("\n"));
+    const { modules, loop } = echoHost();
+    const factory = vm.runInNewContext(bundled.factory, { URL, Promise, Blob });
+    return { loop, exports: (factory(modules, {}, 1, () => "", sequence) as { exports: E }).exports };
+  }
+
   it("has k6's timer globals: the iteration waits for a bare setTimeout", async () => {
     const path = write(
       "globals.js",
@@ -222,16 +231,11 @@ describe("a bundled script", () => {
         "}",
       ].join("\n"),
     );
-    const bundled = await bundleScript(path);
-    expect(bundled.ok ? [] : bundled.problems).toEqual([]);
-    if (!bundled.ok) return;
-    const { modules, loop } = echoHost();
-    const factory = vm.runInNewContext(bundled.factory, { URL, Promise, Blob });
-    const instance = factory(modules, {}, 1, () => "", sequence) as { exports: { default: () => string; fired: string[] } };
-    expect(instance.exports.default()).toBe("function");
+    const { loop, exports } = await bundledVu<{ default: () => string; fired: string[] }>(path);
+    expect(exports.default()).toBe("function");
     expect(loop.pending).toBe(2);
     await loop.drained();
-    expect(instance.exports.fired).toEqual(["interval", "global timeout"]);
+    expect(exports.fired).toEqual(["interval", "global timeout"]);
   });
 
   it("declares k6's ws_* metrics in the init context only when it imports k6/websockets", async () => {
@@ -274,14 +278,9 @@ describe("a bundled script", () => {
         "}",
       ].join("\n"),
     );
-    const bundled = await bundleScript(path);
-    expect(bundled.ok ? [] : bundled.problems).toEqual([]);
-    if (!bundled.ok) return;
-    const { modules, loop } = echoHost();
-    const factory = vm.runInNewContext(bundled.factory, { URL, Promise, Blob });
-    const instance = factory(modules, {}, 1, () => "", sequence) as { exports: { default: () => Promise<void>; seen: string[] } };
-    await instance.exports.default();
-    expect(instance.exports.seen).toEqual(["callback", "message hello", "close", "returned 101"]);
+    const { loop, exports } = await bundledVu<{ default: () => Promise<void>; seen: string[] }>(path);
+    await exports.default();
+    expect(exports.seen).toEqual(["callback", "message hello", "close", "returned 101"]);
     expect(loop.pending).toBe(0);
   });
 
