@@ -6,13 +6,11 @@
  * followed callbacks into the functions they are passed to, this script was refused
  * ("a callback that makes requests or sleeps, passed to a call").
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { promisify } from "node:util";
 import { beforeAll, expect, it } from "vitest";
-import { runCli } from "./cli-process.ts";
+import { runUnderEdgeload, runUnderK6 } from "./beside-k6.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
@@ -61,30 +59,10 @@ describeWithK6("callbacks that make requests, beside k6", (k6) => {
     await writeFile(join(dir, "edge.js"), script(CHAI_URL));
   });
 
-  async function underK6(): Promise<{ code: number; summary: Exported }> {
-    const out = join(dir, "k6.json");
-    const code = await promisify(execFile)(k6, ["run", "--quiet", "--summary-export", out, "-e", `BASE_URL=${fixture.stack.targetUrl}`, join(dir, "k6.js")], {
-      maxBuffer: 16 << 20,
-      env: { ...process.env, K6_NO_USAGE_REPORT: "true" },
-    }).then(
-      () => 0,
-      (error: { code?: number }) => error.code ?? -1,
-    );
-    return { code, summary: JSON.parse(await readFile(out, "utf8")) as Exported };
-  }
-
-  async function underEdgeload(): Promise<{ code: number; summary: Exported; output: string }> {
-    const out = join(dir, "edge.json");
-    const r = await runCli(
-      ["run", join(dir, "edge.js"), "--quiet", "--summary-export", out, "--modules-dir", MODULES_DIR, "-e", `BASE_URL=${fixture.stack.targetUrl}`],
-      { EDGELOAD_URL: fixture.stack.apiUrl, EDGELOAD_TOKEN: fixture.stack.token },
-    );
-    return { code: r.code, summary: JSON.parse(await readFile(out, "utf8")) as Exported, output: r.stdout + r.stderr };
-  }
-
   it("runs k6chaijs's describe and a script's own callback-taking function with k6's checks, requests and exit code", async () => {
-    const k6Run = await underK6();
-    const edge = await underEdgeload();
+    const base = ["-e", `BASE_URL=${fixture.stack.targetUrl}`];
+    const k6Run = await runUnderK6<Exported>(k6, join(dir, "k6.js"), base, join(dir, "k6.json"));
+    const edge = await runUnderEdgeload<Exported>(fixture, join(dir, "edge.js"), ["--modules-dir", MODULES_DIR, ...base], join(dir, "edge.json"));
     // One check of three fails in every iteration: the checks threshold fails, exit 99.
     expect(k6Run.code).toBe(99);
     expect(edge.code, edge.output).toBe(k6Run.code);

@@ -4,13 +4,11 @@
  * the same checks under k6 v1.8.1 and under `edgeload run`, where the parser (cheerio) is
  * bundled with the script and runs in the shard's script isolate (workerd).
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { beforeAll, expect, it } from "vitest";
-import { runCli } from "./cli-process.ts";
+import { runUnderEdgeload, runUnderK6 } from "./beside-k6.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
@@ -53,20 +51,13 @@ describeWithK6("k6/html beside k6", (k6) => {
   });
 
   it("passes the same checks under k6 and edgeload run", async () => {
-    const k6Out = join(dir, "k6.json");
-    await promisify(execFile)(k6, ["run", "--quiet", "--summary-export", k6Out, "-e", `BASE_URL=${fixture.stack.targetUrl}`, script], {
-      maxBuffer: 16 << 20,
-      env: { ...process.env, K6_NO_USAGE_REPORT: "true" },
-    });
-    const edgeOut = join(dir, "edge.json");
-    const r = await runCli(["run", script, "--quiet", "--summary-export", edgeOut, "-e", `BASE_URL=${fixture.stack.targetUrl}`], {
-      EDGELOAD_URL: fixture.stack.apiUrl,
-      EDGELOAD_TOKEN: fixture.stack.token,
-    });
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const checks = async (out: string) => (JSON.parse(await readFile(out, "utf8")) as Exported).metrics.checks;
-    const k6Checks = await checks(k6Out);
+    const args = ["-e", `BASE_URL=${fixture.stack.targetUrl}`];
+    const k6Run = await runUnderK6<Exported>(k6, script, args, join(dir, "k6.json"));
+    const edgeRun = await runUnderEdgeload<Exported>(fixture, script, args, join(dir, "edge.json"));
+    expect(k6Run.code).toBe(0);
+    expect(edgeRun.code, edgeRun.output).toBe(0);
+    const k6Checks = k6Run.summary.metrics.checks;
     expect(k6Checks).toMatchObject({ passes: CHECKS * ITERATIONS, fails: 0 });
-    expect(await checks(edgeOut)).toMatchObject({ passes: k6Checks?.passes, fails: k6Checks?.fails });
+    expect(edgeRun.summary.metrics.checks).toMatchObject({ passes: k6Checks?.passes, fails: k6Checks?.fails });
   });
 });
