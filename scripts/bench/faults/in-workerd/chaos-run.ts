@@ -242,6 +242,9 @@ export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObserv
     rate: CHAOS_RUN.ratePerS,
     duration: `${CHAOS_RUN.durationMs / 1000}s`,
     timeout: `${CHAOS_RUN.timeoutMs / 1000}s`,
+    // Iterations in progress at the end get the timeout, not k6's default 30 s gracefulStop:
+    // a run whose shard went silent still ends within END_WITHIN_MS (end + 2 + 15 s).
+    gracefulStop: `${CHAOS_RUN.timeoutMs / 1000}s`,
     shards,
     regions: [...REGIONS],
     data: { seed: SEED },
