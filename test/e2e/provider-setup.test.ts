@@ -8,7 +8,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { generateKeyPair, SignJWT } from "jose";
+import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { EdgeloadClient } from "../../cli/client.ts";
 import type { LocalStack } from "../../cli/local-stack.ts";
@@ -196,17 +196,35 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
 
 describe("the provider set up as docs/authrim.md says passes", () => {
   it.each([
-    ["userinfo", "setup-tokens"],
-    ["token-exchange", "setup-tokens"],
-    ["silent-auth", "setup-sessions"],
-    ["otp-login", "setup-users"],
+    // [scenario, seed, its success rate: part of the verdict, and met]
+    ["userinfo", "setup-tokens", "userinfo_success"],
+    ["token-exchange", "setup-tokens", "token_exchange_success"],
+    ["silent-auth", "setup-sessions", "silent_auth_success"],
+    ["otp-login", "setup-users", "otp_login_success"],
   ])(
     "%s",
-    async (scenario, seed) => {
+    async (scenario, seed, success) => {
       const result = await run(scenario, seed);
       expect(result.code, result.stdout + result.stderr).toBe(0);
       expect(result.stderr).not.toContain("pre-flight");
+      expect(result.stdout).toMatch(new RegExp(`✓ ${success} 'rate>0\\.9\\d*' observed`));
     },
     60_000,
   );
+
+  it("refresh: `edgeload seed refresh-tokens` registers signed JWTs, as Authrim v0.1.15 requires, and the run rotates them", async () => {
+    const file = join(fixture.stateDir, "refresh-seed.json");
+    const env = { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token };
+    const access = ["--base-url", stack.targetUrl, "--admin-secret", stack.targetAdminSecret, "--client-id", stack.targetClient.clientId];
+    const seeded = await runCli(
+      ["seed", "refresh-tokens", "--count", "30", "--name", "setup-refresh", "--out", file, ...access, "--client-secret", stack.targetClient.clientSecret],
+      env,
+    );
+    expect(seeded.code, seeded.stderr).toBe(0);
+    const { refresh_tokens } = JSON.parse(await readFile(file, "utf8")) as { refresh_tokens: Array<{ token: string; jti: string }> };
+    for (const t of refresh_tokens) expect(decodeJwt(t.token).jti).toBe(t.jti);
+    const result = await run("refresh", "setup-refresh");
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/✓ rotation_success 'rate>0\.99' observed/);
+  }, 60_000);
 });
