@@ -4,22 +4,9 @@
  * the reference token mix, with tokens signed the way Authrim's seeder signs them: with
  * the private key from /api/admin/test/signing-key.
  */
-import { exports } from "cloudflare:workers";
 import { generateKeyPair, importPKCS8, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-
-const ADMIN = "admin-test-secret";
-const BASE = "http://target.test";
-const ISSUER = "https://target.test"; // Authrim's issuer: the base URL with http: → https:
-
-function call(path: string, init: RequestInit = {}): Promise<Response> {
-  return (exports as unknown as { default: Fetcher }).default.fetch(new Request(BASE + path, init));
-}
-
-const admin = (path: string, init: RequestInit = {}) =>
-  call(path, { ...init, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", ...(init.headers as Record<string, string>) } });
-
-const basic = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)}`;
+import { admin, BASE, basic, call, ISSUER } from "./target-calls.ts";
 
 let client: { client_id: string; client_secret: string };
 let user: { id: string; email: string };
