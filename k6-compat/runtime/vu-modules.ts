@@ -274,7 +274,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
   const sockets = (name: "websockets" | "ws") => {
     if (!socketModules[name]) {
       for (const [metric, type] of Object.entries(SOCKET_METRICS)) vu.declare?.(metric, type, type === "trend");
-      const deps = { host, loop: () => loop, drain };
+      const deps = { host, loop: () => loop, drain, tags: sampleTags };
       socketModules[name] = name === "ws" ? createLegacyWs(deps, wait) : createWebSockets(deps);
     }
     return socketModules[name];

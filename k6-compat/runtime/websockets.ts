@@ -39,6 +39,8 @@ export interface SocketDeps {
   readonly loop: () => VuEventLoop;
   /** Checks and custom metrics recorded so far, to travel with the socket's opening. */
   readonly drain: () => Sample[];
+  /** A sample's k6 tags: the VU's group and scenario, then the script's own. */
+  readonly tags: (own: Record<string, unknown> | undefined) => Record<string, string>;
 }
 
 /** The module's exports for one VU. */
@@ -76,7 +78,11 @@ export function createWebSockets(deps: SocketDeps): Record<string, unknown> {
       const release = this.#loop.hold(() => this.#abandon());
       const loop = this.#loop;
       this.#host
-        .socketSession(deps.drain(), { url: this.url, protocols: list, headers, closeFrameIsMessage: true }, (event) => loop.run(() => this.#receive(event)))
+        .socketSession(
+          deps.drain(),
+          { url: this.url, protocols: list, headers, closeFrameIsMessage: true, tags: { url: this.url, ...deps.tags(params?.tags) } },
+          (event) => loop.run(() => this.#receive(event)),
+        )
         .then(
           () => release(),
           (error: unknown) => {

@@ -73,6 +73,8 @@ export interface SocketRequest {
   readonly headers: Readonly<Record<string, string>>;
   /** Whether the close frame the script sends counts in ws_msgs_sent: k6/websockets counts it, k6/ws does not. */
   readonly closeFrameIsMessage: boolean;
+  /** The ws_* samples' k6 tags (url, group, scenario, params.tags), for the run's sub-metrics. */
+  readonly tags: SampleTags;
 }
 
 /** What happens on a script's WebSocket, in the order the shard saw it. */

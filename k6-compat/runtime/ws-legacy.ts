@@ -93,7 +93,9 @@ export function createLegacyWs(deps: SocketDeps, wait: (ms: number) => Promise<v
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(params.headers ?? {})) headers[k] = String(v);
     host
-      .socketSession(deps.drain(), { url: href, protocols: [], headers, closeFrameIsMessage: false }, (event) => loop.run(() => receive(event)))
+      .socketSession(deps.drain(), { url: href, protocols: [], headers, closeFrameIsMessage: false, tags: { url: href, ...deps.tags(params.tags) } }, (event) =>
+        loop.run(() => receive(event)),
+      )
       .then(
         // Closed: the socket's timers stop with it (cancelAll releases every hold).
         () => loop.cancelAll(),

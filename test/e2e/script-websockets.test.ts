@@ -34,11 +34,16 @@ const N = 5;
 
 export const options = {
   scenarios: { sockets: { executor: "per-vu-iterations", vus: 2, iterations: 2, maxDuration: "60s" } },
-  thresholds: { ws_msgs_received: [\`count==\${__ENV.EXPECTED_RECEIVED}\`], checks: ["rate==1"] },
+  thresholds: {
+    ws_msgs_received: [\`count==\${__ENV.EXPECTED_RECEIVED}\`],
+    checks: ["rate==1"],
+    // A sub-metric by the socket's tags: its own (params.tags) and the scenario's.
+    "ws_msgs_sent{kind:echo,scenario:sockets}": ["count==28"],
+  },
 };
 
 export default function () {
-  const ws = new WebSocket(__ENV.BASE_URL.replace(/^http/, "ws") + "/ws/echo");
+  const ws = new WebSocket(__ENV.BASE_URL.replace(/^http/, "ws") + "/ws/echo", null, { tags: { kind: "echo" } });
   let received = 0;
   ws.onopen = () => {
     for (let i = 0; i < N; i++) ws.send("m" + i);
@@ -177,7 +182,11 @@ describeWithK6("k6/websockets and k6/timers under edgeload run beside k6", (k6) 
       ws_msgs_sent: 28,
       ws_msgs_received: 24,
       echoes: 24,
-      thresholds: { "ws_msgs_received count==24": false, "checks rate==1": false },
+      thresholds: {
+        "ws_msgs_received count==24": false,
+        "checks rate==1": false,
+        "ws_msgs_sent{kind:echo,scenario:sockets} count==28": false,
+      },
       measured: { connecting: true, sessionDuration: true },
     });
     expect(figures(edge), edge.output).toEqual(figures(k6Run));

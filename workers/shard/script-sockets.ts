@@ -7,7 +7,8 @@
  * k6's ws_* metrics are recorded here, where the socket is: ws_sessions and ws_connecting
  * when the handshake completes, ws_msgs_sent and ws_msgs_received per message (k6/websockets'
  * close frame is a message sent, as in k6; k6/ws's is not),
- * ws_session_duration when it closes (trends in ms, k6-compat/runtime/wire.ts SOCKET_METRICS).
+ * ws_session_duration when it closes (trends in ms, k6-compat/runtime/wire.ts SOCKET_METRICS),
+ * each with the socket's k6 tags (url, group, scenario, the script's own) for sub-metrics.
  * A session still open when the iteration must stop (its hard stop, the run's end) is
  * closed with 1001 "going away" and the iteration is interrupted, as k6 does at gracefulStop.
  *
@@ -16,7 +17,7 @@
  * 101 arrives; an open socket does not.
  */
 import type { FlowIO } from "../../scenarios/flow.ts";
-import type { SocketEvent, SocketRequest } from "../../k6-compat/runtime/wire.ts";
+import type { SampleTags, SocketEvent, SocketRequest } from "../../k6-compat/runtime/wire.ts";
 
 /** How often an open session looks whether its iteration must stop (think time ends at the stop time anyway). */
 const WATCH_MS = 1_000;
@@ -27,7 +28,7 @@ const GOING_AWAY = 1001;
 export class ScriptSockets {
   readonly #io: FlowIO;
   readonly #mayRequest: (url: string) => string | null;
-  readonly #open = new Map<number, { readonly socket: WebSocket; readonly closeFrameIsMessage: boolean }>();
+  readonly #open = new Map<number, { readonly socket: WebSocket; readonly closeFrameIsMessage: boolean; readonly tags: SampleTags }>();
   #nextId = 1;
 
   constructor(io: FlowIO, mayRequest: (url: string) => string | null) {
@@ -71,10 +72,11 @@ export class ScriptSockets {
     // Binary frames as ArrayBuffers, which cross to the script's isolate (newer compatibility dates give Blobs).
     (socket as WebSocket & { binaryType: string }).binaryType = "arraybuffer";
     socket.accept();
-    io.count("ws_sessions");
-    io.trend("ws_connecting", io.now() - started);
+    const tags = request.tags;
+    io.count("ws_sessions", 1, tags);
+    io.trend("ws_connecting", io.now() - started, tags);
     const id = this.#nextId++;
-    this.#open.set(id, { socket, closeFrameIsMessage: request.closeFrameIsMessage });
+    this.#open.set(id, { socket, closeFrameIsMessage: request.closeFrameIsMessage, tags });
     let closed = false;
     const whenClosed = new Promise<void>((resolve) => {
       socket.addEventListener("close", (event) => {
@@ -84,7 +86,7 @@ export class ScriptSockets {
       });
     });
     socket.addEventListener("message", (event) => {
-      io.count("ws_msgs_received");
+      io.count("ws_msgs_received", 1, tags);
       deliver({ type: "message", data: event.data as string | ArrayBuffer });
     });
     socket.addEventListener("error", (event) => deliver({ type: "error", error: (event as ErrorEvent).message || "websocket: connection error" }));
@@ -102,7 +104,7 @@ export class ScriptSockets {
       }
     }
     this.#open.delete(id);
-    io.trend("ws_session_duration", io.now() - started);
+    io.trend("ws_session_duration", io.now() - started, tags);
     if (interruption !== null) {
       closeQuietly(socket, GOING_AWAY, "the iteration was interrupted");
       throw interruption;
@@ -114,7 +116,7 @@ export class ScriptSockets {
     const open = this.#open.get(id);
     if (!open) throw new Error("InvalidStateError: the WebSocket is not open");
     open.socket.send(data);
-    this.#io.count("ws_msgs_sent");
+    this.#io.count("ws_msgs_sent", 1, open.tags);
   }
 
   close(id: number, code: number, reason: string): void {
@@ -122,7 +124,7 @@ export class ScriptSockets {
     if (!open) return;
     closeQuietly(open.socket, code, reason);
     // k6/websockets counts the close frame it writes among the messages sent (xk6-websockets' writePump); k6/ws does not.
-    if (open.closeFrameIsMessage) this.#io.count("ws_msgs_sent");
+    if (open.closeFrameIsMessage) this.#io.count("ws_msgs_sent", 1, open.tags);
   }
 
   /** Closes what the iteration left open (it ended with an error): its sessions then end. */
