@@ -83,6 +83,12 @@ export function finishStep(node: AggregatorNode, rowsWritten: boolean, finishedA
   return nowMs < dueAt ? { kind: "wait-for-rows", untilMs: dueAt } : { kind: "write-rows" };
 }
 
+/** How far windows have gone up, and the part number the next one takes (storage: aggregator_meta "passing"). */
+interface Passing {
+  readonly passedBelow: number;
+  readonly nextPart: number;
+}
+
 /** What a flush brought in. */
 export interface Intake {
   readonly accepted: number;
@@ -106,8 +112,9 @@ export class AggregatorBook {
     this.#log = new FlushLog(sql);
     this.#children = new ChildProgress(sql);
     sql.exec("CREATE TABLE IF NOT EXISTS aggregator_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-    this.#passedBelow = Number(this.#meta("passedBelow") ?? 0);
-    this.#nextPart = Number(this.#meta("nextPart") ?? 1);
+    const passing = JSON.parse(this.#meta("passing") ?? "null") as Passing | null;
+    this.#passedBelow = passing?.passedBelow ?? 0;
+    this.#nextPart = passing?.nextPart ?? 1;
     const checkpoint = this.#meta("totals");
     // Restored: the totals (checkpoint + newer rows) and every window not yet passed up.
     this.#totals = this.#log.restore(checkpoint ? (JSON.parse(checkpoint) as TotalsCheckpoint) : undefined, {
@@ -182,11 +189,12 @@ export class AggregatorBook {
       takeableBelow({ watermarks: running.map((c) => this.#children.watermark(c)), t0Ms: node.t0Ms, nowMs, everyoneDone }),
     );
     const closed = this.#open.takeBelow(cutoff, String);
-    if (cutoff > this.#passedBelow && cutoff !== Number.MAX_SAFE_INTEGER) {
-      this.#passedBelow = cutoff;
-      this.#putMeta("passedBelow", String(cutoff));
+    const rose = cutoff > this.#passedBelow && cutoff !== Number.MAX_SAFE_INTEGER;
+    if (rose) this.#passedBelow = cutoff;
+    if (!closed) {
+      if (rose) this.#putPassing();
+      return [];
     }
-    if (!closed) return [];
     this.#log.markWrittenBelow(cutoff);
     const byWindow = new Map<number, { steps: Array<readonly [number, ReturnType<MetricStats["toWire"]>]>; series: ShardWindow["series"] & object[] }>();
     const at = (w: number) => byWindow.get(w) ?? byWindow.set(w, { steps: [], series: [] }).get(w)!;
@@ -195,7 +203,7 @@ export class AggregatorBook {
     const windows = [...byWindow].map(
       ([windowS, { steps, series }]): ShardWindow => ({ windowS, part: this.#nextPart++, steps, ...(series.length ? { series } : {}) }),
     );
-    this.#putMeta("nextPart", String(this.#nextPart));
+    this.#putPassing();
     this.#open.forgetIterationsBefore(closed.newestWindowS);
     return windows;
   }
@@ -245,6 +253,12 @@ export class AggregatorBook {
   /** A child's totals and last telemetry (a level-1 aggregator's children are shards: their D1 rows). */
   child(index: number): { stats: MetricStats; telemetry: ShardTelemetry | null } {
     return { stats: this.#totals.shard(index), telemetry: this.#children.telemetry(index) };
+  }
+
+  /** The cut-off and the part counter move together each tick: one row. */
+  #putPassing(): void {
+    const passing: Passing = { passedBelow: this.#passedBelow, nextPart: this.#nextPart };
+    this.#putMeta("passing", JSON.stringify(passing));
   }
 
   #meta(key: string): string | null {

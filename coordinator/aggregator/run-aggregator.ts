@@ -33,6 +33,8 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   #node: AggregatorNode | null | undefined;
   #book: AggregatorBook | null = null;
   #lastCheckpointMs = 0;
+  /** The alarm was moved up for the end, every child being done. */
+  #endArmed = false;
   /** Children's flushes, taken in a quarter-second at a time: one log row (intake-batch.ts). */
   readonly #intake = new IntakeBatch<ChildFlush, Intake>((messages) => this.#bookOf(this.#nodeRecord()!).takeAll(messages, Date.now()), clock.sleep);
   readonly #flusher = new WindowFlusher({
@@ -79,8 +81,12 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     const book = this.#bookOf(node);
     book.assertChild(message.childIndex);
     const { accepted, duplicates } = await this.#intake.add(message);
-    // Every child done: pass everything up now rather than at the next tick.
-    if (book.allChildrenDone) await this.ctx.storage.setAlarm(Date.now());
+    // Every child done: pass everything up now rather than at the next tick (once: each
+    // setAlarm() is a row written, and the last batch may hold many children's done).
+    if (book.allChildrenDone && !this.#endArmed) {
+      this.#endArmed = true;
+      await this.ctx.storage.setAlarm(Date.now());
+    }
     return { accepted, duplicates, stop: this.ctx.storage.kv.get<boolean>("stopping") ?? false };
   }
 

@@ -116,14 +116,16 @@ describe("the same run planned flat (AGGREGATOR_FAN_IN 256) reports to the coord
   it("counts what it counted, with the abort RPC per shard, and the rows a shard-second now writes", () => {
     expect(p.usage.durableObjectRequests).toBe(155_179 + 252);
     expect(p.usage.durableObjectGbSeconds).toBeCloseTo(253 * 605 * 0.128, 6);
-    // Shards: 1 row a second (was 3: window, state, deletion); the coordinator 2.2 per flush
-    // (log, trim, progress every fifth second) and 2 per tick (its mark, its next alarm):
-    // 252 × 600 + 252 × 601 × 2.2 + 605 × 2; and each shard's alarms, a row per setAlarm():
-    // one to start, one at each of its 9 invocations' hand-overs (252 + 2,268).
-    expect(p.usage.durableObjectRowsWritten).toBeCloseTo(485_604.4 + 252 + 2_268, 6);
+    // Shards: 1 row a window (its state with the window), 5 at start and end, 3 per invocation
+    // that sends (8 each): 252 × (601 + 5) + 252 × 8 × 3. The coordinator a log row per flush
+    // and its trim (all but the last 5 s), 3 per tick, 2 per checkpoint, the last progress:
+    // 252 × (601 + 596) + 601 × 3 + 121 × 2 + 1.
+    expect(p.usage.shardRowsWritten).toBe(158_760);
+    expect(p.usage.coordinatorRowsWritten).toBe(303_690);
+    expect(p.usage.durableObjectRowsWritten).toBe(158_760 + 303_690);
     expect(p.usage.aggregators.count).toBe(0);
     expect(p.cost.lines.map((l) => l.item)).not.toContain("Aggregator requests");
-    expect(p.cost.usdPerMillionRequests).toBeCloseTo(0.0414, 4); // $0.0476226 before the tree and the row savings; $0.0413 before alarms were rows
+    expect(p.cost.usdPerMillionRequests).toBeCloseTo(0.04, 4); // flat: the coordinator logs a row per flush; $0.0414 with a row per window and per progress
   });
 
   it("says so in the plan", () => {
@@ -251,7 +253,7 @@ describe("budget (maxCost)", () => {
     const p = preflight(spec, plan);
     if (refused) {
       expect(p.overBudget?.field).toBe("maxCost");
-      expect(p.overBudget?.detail).toMatch(/estimated cost is \$0\.8\d+ .* above its budget of \$0\.10/);
+      expect(p.overBudget?.detail).toMatch(/estimated cost is \$0\.5\d+ .* above its budget of \$0\.10/);
     } else {
       expect(p.overBudget).toBeNull();
     }

@@ -16,13 +16,14 @@
  *   storage (its state, which holds the closed window until it is acknowledged;
  *   workers/shard/shard-state.ts), 2 when its flow keeps state of its own (refresh-token
  *   families), and reads none (its windows are mirrored in memory);
- * - each aggregator logs each child window (1 row written, 1 when trimmed, and the
- *   child's progress row every fifth second: 2.2 rows; 1 read when merged), ticks once a
- *   second (an alarm; the log's mark and its part counter, 2 rows) and forwards one merged
- *   window (every step in it) to its parent through its outbox (1 row written and 1
+ * - each aggregator logs what its children flush a quarter-second at a time, one row each
+ *   (2.5 a second whatever its fan-in, each trimmed once later; 1 read a child window
+ *   when merged), ticks once a second (an alarm; the log's mark and its cut-off, 3 rows),
+ *   checkpoints every 5 s (its totals and its children's progress, 2 rows) and forwards one
+ *   merged window (every step in it) to its parent through its outbox (1 row written and 1
  *   deleted, 1 read to send it): one RPC a second;
  * - the coordinator hears from the reporters (the region roots, else every shard), ticks
- *   once a second and logs each flush as an aggregator does (2.2 rows written, 1 read);
+ *   once a second and logs as an aggregator does, but a row per flush (1 read);
  * - start, and abort when a run is stopped, travel down the same edges, one RPC per edge
  *   (coordinator → roots → … → shards; both counted, so the estimate is an upper bound);
  * - D1 gets at most regions × steps × (1 window row + 6 histogram rows + custom trends)
@@ -51,22 +52,37 @@ import { TRENDS } from "../metrics/metric-stats.ts";
 
 /** Seconds objects stay active after the last window: final flushes, the summary. */
 const END_GRACE_S = 5;
-/** Shard storage rows written per window: its state, with the window in it (and a flow's own state, if any). */
-const SHARD_ROWS_WRITTEN_PER_S = 1;
+/**
+ * Storage rows (each billed; a setAlarm() is one too). A shard (workers/shard/load-shard.ts)
+ * writes its state with each closed window (and a flow's own state, if any, beside it); at
+ * start its assignment, its state, its alarm and the warm-up's state; per invocation its
+ * state as it starts and as it ends, and its alarm set (a hand-over) or deleted; at the end
+ * its assignment again, its secrets removed.
+ */
+const SHARD_ROWS_WRITTEN_PER_WINDOW = 1;
+const SHARD_ROWS_WRITTEN_AT_START_AND_END = 5;
+const SHARD_ROWS_WRITTEN_PER_INVOCATION = 3;
 const SHARD_ROWS_READ_PER_S = 0;
 /**
- * Rows written per window taken in from a flush, at an aggregator or the coordinator: logged,
- * trimmed once checkpointed (its data dropped, its key kept; its leaving is one mark a tick, coordinator/merge/flush-log.ts),
- * and the sender's progress row, written every fifth second (coordinator/merge/child-progress.ts).
+ * An aggregator logs what it takes in a quarter-second at a time, one row each
+ * (coordinator/merge/intake-batch.ts); its children close their windows within 600 ms of
+ * the second (workers/shard/shard-windows.ts), so their flushes make two or three rows a
+ * second whatever the fan-in (1.8–2.8 in `npm run bench -- scale`). Each row is trimmed once
+ * after a checkpoint (every 5 s), so the last seconds' are not.
  */
-const ROWS_WRITTEN_PER_WINDOW_TAKEN_IN = 2 + 1 / 5;
+export const AGGREGATOR_INTAKE_ROWS_PER_S = 2.5;
+
 /**
- * Rows written per tick: the flush log's mark and the next tick's alarm (each setAlarm()
- * is a row written), and at an aggregator its part counter too.
+ * Intake rows a second at an aggregator of `level`: a level-1's children are shards, spread
+ * over the second; above, its children are aggregators whose ticks all fall on the second
+ * (t0 + n s), so their flushes share a row.
  */
-const COORDINATOR_ROWS_WRITTEN_PER_TICK = 2;
-const AGGREGATOR_ROWS_WRITTEN_PER_TICK = 3;
-const AGGREGATOR_ROWS_WRITTEN_PER_CHILD_WINDOW = ROWS_WRITTEN_PER_WINDOW_TAKEN_IN;
+const intakeRowsPerS = (level: number, children: number) => Math.min(children, level === 1 ? AGGREGATOR_INTAKE_ROWS_PER_S : 1);
+const CHECKPOINT_EVERY_S = 5;
+/** Rows per tick, both kinds: the log's mark, and the next tick's alarm; at an aggregator its cut-off and part counter (one row), at the coordinator its live feed. */
+const ROWS_WRITTEN_PER_TICK = 3;
+/** Rows per checkpoint: the totals, and the children's progress (coordinator/merge/child-progress.ts). */
+const ROWS_WRITTEN_PER_CHECKPOINT = 2;
 const AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW = 1;
 /** Aggregator outbox rows per forwarded window: written, deleted once acknowledged; read once to send. */
 const AGGREGATOR_ROWS_WRITTEN_PER_FORWARD = 2;
@@ -126,7 +142,10 @@ export interface RunUsage {
   /** Durable Object figures of the shards and the coordinator; the aggregators' are in `aggregators`. */
   readonly durableObjectRequests: number;
   readonly durableObjectGbSeconds: number;
+  /** The shards' and the coordinator's (the aggregators' are in `aggregators`). */
   readonly durableObjectRowsWritten: number;
+  readonly shardRowsWritten: number;
+  readonly coordinatorRowsWritten: number;
   readonly durableObjectRowsRead: number;
   readonly aggregators: AggregatorUsage;
   readonly d1RowsWritten: number;
@@ -161,6 +180,18 @@ export interface RunUsage {
     /** R2 reads a second while the shards warm up: each reads its objects within WARM_UP_LEAD_MS. */
     readonly r2ReadsPerSAtStart: number;
   };
+}
+
+/**
+ * Rows a receiver (an aggregator, or the coordinator) writes over `windows` seconds: its log's
+ * rows (`intakeRowsPerS` a second) and their trims, its ticks, its checkpoints, and its
+ * children's progress once more at the end (their done flushes arrive together).
+ */
+function logRowsWritten(intakeRowsPerS: number, windows: number): number {
+  const trimmedSeconds = Math.max(0, windows - CHECKPOINT_EVERY_S);
+  return (
+    intakeRowsPerS * (windows + trimmedSeconds) + windows * ROWS_WRITTEN_PER_TICK + Math.ceil(windows / CHECKPOINT_EVERY_S) * ROWS_WRITTEN_PER_CHECKPOINT + 1
+  );
 }
 
 /** Counts what a planned run uses (see the model in the header). */
@@ -198,9 +229,8 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     requests: childWindowsIntoAggregators + aggregatorCount * activeS /* ticks */ + 2 * aggregatorCount /* start, abort */,
     gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
     rowsWritten:
-      childWindowsIntoAggregators * AGGREGATOR_ROWS_WRITTEN_PER_CHILD_WINDOW +
-      forwards * AGGREGATOR_ROWS_WRITTEN_PER_FORWARD +
-      aggregatorCount * activeS * AGGREGATOR_ROWS_WRITTEN_PER_TICK,
+      (tree?.aggregators ?? []).reduce((rows, a) => rows + logRowsWritten(intakeRowsPerS(a.level, a.children.length), windows), 0) +
+      forwards * AGGREGATOR_ROWS_WRITTEN_PER_FORWARD,
     rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
   };
 
@@ -213,6 +243,11 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
   const seeded = Boolean(spec.scenario?.seed ?? spec.data?.seed);
   const r2ReadsPerShard = (seeded ? 1 : 0) + (spec.script ? 1 : 0);
 
+  const shardRowsWritten =
+    shards * (windows * SHARD_ROWS_WRITTEN_PER_WINDOW * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) +
+    shards * Math.max(1, Math.ceil(requestsPerShard / Math.max(1, budgetRequests))) * SHARD_ROWS_WRITTEN_PER_INVOCATION; // invocations that send
+  // The coordinator logs a row a flush (its reporters' flushes are not held together).
+  const coordinatorRowsWritten = logRowsWritten(reporters, windows);
   const d1RowsWritten = d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
   return {
     durationS,
@@ -222,13 +257,9 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     shardInvocations,
     durableObjectRequests,
     durableObjectGbSeconds: (shards + 1) * activeS * DURABLE_OBJECT_BILLED_GB,
-    durableObjectRowsWritten:
-      shards * durationS * (SHARD_ROWS_WRITTEN_PER_S + (flowKeepsState(spec) ? 1 : 0)) +
-      coordinatorFlushes * ROWS_WRITTEN_PER_WINDOW_TAKEN_IN +
-      coordinatorTicks * COORDINATOR_ROWS_WRITTEN_PER_TICK +
-      // Each shard sets an alarm to start and one at every hand-over.
-      shards +
-      shardInvocations,
+    durableObjectRowsWritten: shardRowsWritten + coordinatorRowsWritten,
+    shardRowsWritten,
+    coordinatorRowsWritten,
     durableObjectRowsRead: shards * durationS * SHARD_ROWS_READ_PER_S + coordinatorFlushes,
     aggregators,
     d1RowsWritten,

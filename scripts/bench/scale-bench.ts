@@ -101,6 +101,9 @@ function table(runs: readonly RateRun[]): string {
       "aggregator intake ms per child window: median / mean",
       (r) => (r.full.mergeMsPerWindow ? `${ms(r.full.mergeMsPerWindow.median, 3)} / ${ms(r.full.mergeMsPerWindow.mean, 3)}` : "–"),
     ],
+    ["storage rows written: shards (model)", (r) => rowsCell(r.full, "shards")],
+    ["storage rows written: aggregators (model)", (r) => rowsCell(r.full, "aggregators")],
+    ["storage rows written: coordinator (model)", (r) => rowsCell(r.full, "coordinator")],
     ["D1 rows per window (model)", (r) => `${r.full.d1.rowsPerWindow} (${preflight(r.full.spec, r.full.plan).usage.peak.d1RowsPerS})`],
     ["D1 rows in one second, most", (r) => int(r.full.d1.rowsPerS)],
     ["D1 shard rows at the end, in one second", (r) => int(r.full.d1.shardRowsPerS)],
@@ -124,6 +127,14 @@ function table(runs: readonly RateRun[]): string {
       (r: RateRun) => `${ms(r.full.quantiles[i]!.mergedMs, 2)} / ${r.full.quantiles[i]!.exactMs}`,
     ]);
   }
+}
+
+/** Durable Object storage rows the simulated objects wrote, beside the planner's figure and their ratio. */
+function rowsCell(r: ScaleResult, kind: keyof ScaleResult["storageRows"]): string {
+  const usage = preflight(r.spec, r.plan).usage;
+  const model = { shards: usage.shardRowsWritten, aggregators: usage.aggregators.rowsWritten, coordinator: usage.coordinatorRowsWritten }[kind];
+  const measured = r.storageRows[kind];
+  return measured ? `${int(measured)} (${int(model)}, ×${(model / measured).toFixed(2)})` : `0 (${int(model)})`;
 }
 
 function modelRequests(r: ScaleResult): string {

@@ -72,6 +72,8 @@ class SimAlarm {
   readonly #time: VirtualTime;
   #atMs: number;
   #wake: (() => void) | null = null;
+  /** Each setAlarm() is a storage row written (the first, when the object arms it, included). */
+  sets = 1;
 
   constructor(time: VirtualTime, atMs: number) {
     this.#time = time;
@@ -80,6 +82,7 @@ class SimAlarm {
 
   set(atMs: number): void {
     this.#atMs = atMs;
+    this.sets++;
     this.#wake?.();
   }
 
@@ -97,9 +100,18 @@ class SimAlarm {
 /** A sender's windows stored and not yet acknowledged (a shard keeps them in its state, an aggregator under their keys), in memory. */
 export class MemoryPending implements PendingWindows {
   readonly #windows = new Map<string, ShardWindow>();
+  readonly #rowsPerDeletion: number;
+  /** Storage rows the object writes for them: a row a window stored, and `rowsPerDeletion` a window let go. */
+  rowsWritten = 0;
+
+  /** An aggregator deletes each acknowledged window's key (1); a shard drops it from its state at the next write (0). */
+  constructor(rowsPerDeletion: 0 | 1) {
+    this.#rowsPerDeletion = rowsPerDeletion;
+  }
 
   put(key: string, window: ShardWindow): void {
     this.#windows.set(key, window);
+    this.rowsWritten++;
   }
 
   load(): Iterable<readonly [string, ShardWindow]> {
@@ -108,10 +120,9 @@ export class MemoryPending implements PendingWindows {
 
   acknowledged(keys: readonly string[]): void {
     for (const key of keys) this.#windows.delete(key);
+    this.rowsWritten += keys.length * this.#rowsPerDeletion;
   }
 }
-
-/** After its shards' grace, each level up keeps trying this much longer (as run-aggregator.ts). */
 
 /** An aggregator as RunAggregator drives its book: flush(), abort(), the alarm's tick, its shards' D1 rows. */
 export class SimAggregator implements FlushTarget {
@@ -122,8 +133,9 @@ export class SimAggregator implements FlushTarget {
   readonly #book: AggregatorBook;
   readonly #intake: IntakeBatch<ChildFlush, Intake>;
   readonly #alarm: SimAlarm;
-  readonly #pending = new MemoryPending();
+  readonly #pending = new MemoryPending(1);
   readonly #flusher: WindowFlusher;
+  #endArmed = false;
   #stopping = false;
   #lastCheckpointMs = 0;
 
@@ -167,13 +179,21 @@ export class SimAggregator implements FlushTarget {
     this.meter.request(message.done);
     this.#book.assertChild(message.childIndex);
     const { accepted, duplicates } = await this.#intake.add(message);
-    if (this.#book.allChildrenDone) this.#alarm.set(this.#sim.time.now);
+    if (this.#book.allChildrenDone && !this.#endArmed) {
+      this.#endArmed = true;
+      this.#alarm.set(this.#sim.time.now);
+    }
     return { accepted, duplicates, stop: this.#stopping };
   }
 
   /** RunAggregator.abort(), this node's part (the simulation passes it down the edges). */
   abort(): void {
     this.#stopping = true;
+  }
+
+  /** Storage rows it wrote: its SQLite tables (log, progress, meta), its outbox and its alarms. */
+  get storageRowsWritten(): number {
+    return this.#storage.rowsWritten + this.#pending.rowsWritten + this.#alarm.sets;
   }
 
   /** RunAggregator.alarm(), every tick until it has passed everything up. */
@@ -227,6 +247,7 @@ export class SimCoordinator implements FlushTarget {
   readonly #sim: SimContext;
   readonly #run: RunRecord;
   readonly #reporters: ReadonlyMap<number, string>;
+  readonly #storage: NodeSqlStorage;
   readonly #log: FlushLog;
   readonly #shards: ChildProgress;
   readonly #open = new OpenWindows();
@@ -245,7 +266,8 @@ export class SimCoordinator implements FlushTarget {
     this.#run = run;
     this.meter = meterOf(sim, "coordinator", "coordinator");
     this.#reporters = new Map(reportersOf(run.plan).map((r) => [r.index, r.region]));
-    const sql = nodeSqlStorage().storage;
+    this.#storage = nodeSqlStorage();
+    const sql = this.#storage.storage;
     this.#log = new FlushLog(sql);
     this.#shards = new ChildProgress(sql);
     this.#live = new LiveFeed(sql);
@@ -281,6 +303,11 @@ export class SimCoordinator implements FlushTarget {
   /** RunCoordinator.abort(), this object's part: its acks say stop from now on. */
   abort(): void {
     this.#stopping = true;
+  }
+
+  /** Storage rows it wrote on the reporting path: its SQLite tables (log, progress, live feed) and its alarms. */
+  get storageRowsWritten(): number {
+    return this.#storage.rowsWritten + this.#alarm.sets;
   }
 
   /**

@@ -29,7 +29,14 @@ export class SimShard {
   readonly #sim: SimContext;
   readonly #fetcher: typeof fetch;
   readonly #loopWatch: LoopWatch;
-  readonly #pending = new MemoryPending();
+  readonly #pending = new MemoryPending(0);
+  /**
+   * Rows LoadShard writes besides its closed windows (load-shard.ts): at start its assignment,
+   * its state and its alarm; the warm-up's state; per invocation its state as it starts and
+   * as it ends, and the alarm set (a hand-over) or deleted; at the end its assignment again,
+   * its secrets removed.
+   */
+  #otherRows = 4;
   readonly #flusher: WindowFlusher;
   #engine: ShardEngine | null = null;
   #stopRequested = false;
@@ -77,6 +84,7 @@ export class SimShard {
       if (this.#stopRequested) engine.stop();
       const result = await engine.run(cursor, this.a.iterationsPerInvocation);
       this.#engine = null;
+      this.#otherRows += 3;
       this.sent += result.sent;
       this.#peakInFlight = Math.max(this.#peakInFlight, result.peakInFlight);
       cursor = result.cursor;
@@ -84,8 +92,14 @@ export class SimShard {
       await this.#flusher.flush(false);
     }
     this.stoppedAtMs = this.#sim.time.now;
+    this.#otherRows += 1;
     this.#finished = true;
     await this.#flusher.flush(true);
+  }
+
+  /** Storage rows LoadShard writes for what this shard did: its state with each closed window, and the rest (#otherRows). */
+  get storageRowsWritten(): number {
+    return this.#pending.rowsWritten + this.#otherRows;
   }
 
   /** LoadShard.abort() while its engine runs: stop sending; what was measured is still flushed. */

@@ -84,6 +84,15 @@ describe("a whole run simulated shard by shard, through the aggregation tree", (
     expect(r.coordinatorRequestsPerS.steady).toBeLessThanOrEqual(model.coordinatorRequestsPerS);
     expect(r.d1.rowsPerWindow).toBe(42);
     expect(r.d1.maxParams).toBeLessThanOrEqual(100);
+    // The storage rows the planner prices are the rows the objects wrote (issue 41): the
+    // aggregators' intake rows depend on how their children's flushes fall in the second.
+    const usage = preflight(r.spec, r.plan).usage;
+    const rows = r.storageRows;
+    expect(usage.shardRowsWritten).toBe(rows.shards);
+    expect(usage.aggregators.rowsWritten / rows.aggregators).toBeGreaterThan(0.8);
+    expect(usage.aggregators.rowsWritten / rows.aggregators).toBeLessThan(1.25);
+    const total = rows.shards + rows.aggregators + rows.coordinator;
+    expect(Math.abs(usage.shardRowsWritten + usage.aggregators.rowsWritten + usage.coordinatorRowsWritten - total) / total).toBeLessThan(0.1);
   }, 120_000);
 
   it("10,000/s: a run of at most one fan-in of shards stays flat, its shards flushing to the coordinator", async () => {

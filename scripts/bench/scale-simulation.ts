@@ -151,6 +151,8 @@ export interface ScaleResult {
     /** The most bound parameters of any statement (D1 allows 100). */
     readonly maxParams: number;
   };
+  /** Durable Object storage rows written, by kind of object, the whole run (see each object's storageRowsWritten). */
+  readonly storageRows: { readonly shards: number; readonly aggregators: number; readonly coordinator: number };
   /** (window, region, step) cells written more than once (a part arrived after its window was written). */
   readonly lateCells: number;
   /** From a window's end to its rows in D1: the slowest, virtual ms. */
@@ -326,6 +328,11 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
       shardRows: [...shardRowsBySecond.values()].reduce((a, b) => a + b, 0),
       shardRowsPerS: Math.max(0, ...shardRowsBySecond.values()),
       maxParams,
+    },
+    storageRows: {
+      shards: shards.reduce((n, s) => n + s.storageRowsWritten, 0),
+      aggregators: aggregators.reduce((n, a) => n + a.storageRowsWritten, 0),
+      coordinator: coordinator.storageRowsWritten,
     },
     lateCells: [...d1Cells.values()].filter((n) => n > 1).length,
     windowToD1Ms,
