@@ -100,7 +100,8 @@ export async function seedCommand(args: readonly string[]): Promise<number> {
     if (error instanceof SeedError) {
       const kept = kind !== "access-tokens" && (await import("node:fs")).existsSync(run.checkpoint);
       const resumable = kept ? `\nwhat was made is kept in ${run.checkpoint}: run the same command again to continue` : "";
-      throw new CliError(error.message + resumable);
+      const advice = seedErrorAdvice(error.message, error.status);
+      throw new CliError(error.message + (advice ? `\n${advice}` : "") + resumable);
     }
     throw error;
   }
@@ -126,4 +127,15 @@ export async function seedCommand(args: readonly string[]): Promise<number> {
   if ("codes" in doc) console.log(`note: ${doc.metadata.note}; the first expires at ${doc.metadata.expires_at}`);
   console.log(`signed URL (expires ${url.expiresAt}):\n  ${url.url}`);
   return EXIT.ok;
+}
+
+/**
+ * What to change on the provider when a seeder's call was refused for its setup, not its
+ * input (Authrim v0.1.15, docs/authrim.md); null when the refusal says nothing of the kind.
+ */
+export function seedErrorAdvice(message: string, status: number | null): string | null {
+  if (status === 403 && message.includes("/api/admin/test/"))
+    return "the provider's test endpoints are off: set ENABLE_TEST_ENDPOINTS=true on Authrim's management worker (docs/authrim.md)";
+  if (status === 401 && message.includes("/api/admin/")) return "the admin API refused the secret: pass the provider's ADMIN_API_SECRET (--admin-secret)";
+  return null;
 }
