@@ -30,9 +30,9 @@ export const interruptAtMs = (spec: Omit<GracefulTimes, "timeoutMs">): number =>
 
 /**
  * How long after the schedule's end a shard may still be at work: its iterations' graceful
- * stop, or the timeout of a request sent at the very end (a request in flight is not cut:
- * it ends by its timeout, and its iteration is then not counted), whichever is longer.
- * The shard's deadline and the coordinator's wait for its last flush follow it.
+ * stop (a request still in flight then is cut, as k6 cancels it), and never less than the
+ * request timeout, the margin a shard's deadline had before graceful stops. The shard's
+ * deadline and the coordinator's wait for its last flush follow it.
  */
 export const afterEndMs = (spec: GracefulTimes): number => Math.max(spec.timeoutMs, gracefulStopOf(spec));
 

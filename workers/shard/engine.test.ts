@@ -599,6 +599,19 @@ describe("ShardEngine, closed model (VUs)", () => {
     expect(totals(windows).counters.iterations).toBe(2);
   });
 
+  it("cuts a request still in flight at the graceful stop and records nothing of it, as k6 v1.8.1 does", async () => {
+    const time = new VirtualTime();
+    // 1 VU for 1 s, gracefulStop 1 s, a target that does not answer (k6's answered in 3 s):
+    // k6 cancels the request at 2 s and reports "0 complete and 1 interrupted iterations", no http_reqs.
+    const a = vuAssignment(time, { executor: "constant-vus", vus: 1, duration: "1s", gracefulStop: "1s", timeout: "10s", steps: [{ path: "/" }] });
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    await time.run(new ShardEngine(a, time.clock, neverAnswers, (w) => windows.push(w), customStepsFlow(a.spec)).run(0, Infinity));
+    const t = totals(windows);
+    expect(t.counters.sent).toBe(1);
+    expect([t.counters.completed, t.counters.timeouts, t.counters.failed, t.counters.iterations]).toEqual([0, 0, 0, 0]);
+    expect(time.now - a.t0Ms).toBeLessThan(2_100);
+  });
+
   it.each([
     // k6 v1.8.1, 1 VU for 1 s of 0.7 s iterations: "1 complete and 1 interrupted" with gracefulStop 0s ...
     ["0s", [0, 710], 1],

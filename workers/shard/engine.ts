@@ -321,8 +321,10 @@ export class ShardEngine implements IterationHost {
     }
     const sendMs = this.#clock.now();
     this.#loopProbe.arm();
-    // The timeout runs from the actual send, like k6's (time queued for a slot is lag).
-    const timeout = this.#timeouts.add(sendMs + this.#a.spec.timeoutMs);
+    // The timeout runs from the actual send, like k6's (time queued for a slot is lag). The
+    // iteration's hard stop (its graceful stop, core/schedule/graceful-stop.ts) cuts it sooner.
+    const timeoutAtMs = sendMs + this.#a.spec.timeoutMs;
+    const timeout = this.#timeouts.add(Math.min(timeoutAtMs, holdUntilMs));
     // A stream is closed by aborting its request: cancelling the body alone can leave the
     // connection open (the target would hold the stream until its next write fails).
     const streamAbort = request.stream ? new AbortController() : null;
@@ -342,6 +344,12 @@ export class ShardEngine implements IterationHost {
       init,
       sendMs,
     );
+    if (measured.error === "timeout" && holdUntilMs < timeoutAtMs && this.#clock.now() >= holdUntilMs) {
+      // Cut at its iteration's hard stop: k6 cancels it there and records nothing of it
+      // (k6 v1.8.1: no http_reqs, the iteration interrupted; engine.test.ts).
+      timeout.done();
+      throw new IterationInterrupted("in flight at the iteration's graceful stop");
+    }
     const { status, ttfbMs, headers, body, error, response } = measured;
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();

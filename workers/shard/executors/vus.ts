@@ -5,10 +5,10 @@
  * ends when the schedule no longer has its VU. A VU the ramp-down stops finishes its
  * iteration within `gracefulRampDown`; at the end of the last stage no iteration starts,
  * and those in progress finish within `gracefulStop` and are counted; past it they stop
- * (think time cut short, no new request; a request in flight completes within its timeout,
- * and its iteration is then not counted): core/schedule/graceful-stop.ts. An interrupted
- * iteration is not counted, as in k6. Schedule lag and corrected latency do
- * not apply (there is no intended time: a VU waits for its own previous request).
+ * (think time cut short, no new request, a request in flight cut and recorded nowhere):
+ * core/schedule/graceful-stop.ts. An interrupted iteration is not counted, as in k6.
+ * Schedule lag and corrected latency do not apply (there is no intended time: a VU waits
+ * for its own previous request).
  *
  * The budget counts requests: once this invocation sent that many, loops start no new
  * iteration and the run hands off; the next invocation restarts the loops from the
