@@ -137,16 +137,16 @@ describe("checks, metrics, sleep", () => {
     rate.add(0);
     await v.k6.sleep(0.25);
     expect(v.slept).toEqual([250]);
-    const root = { group: "", scenario: "s" };
+    // At the root, untagged: a check carries its name only, a metric's sample no tags (the shard adds the scenario).
     expect(v.sent[0]!.samples).toEqual([
-      { type: "check", name: "ok", passed: true, tags: { ...root, check: "ok" } },
-      { type: "check", name: "bad", passed: false, tags: { ...root, check: "bad" } },
-      { type: "trend", name: "t", value: 4.5, tags: root },
-      { type: "rate", name: "r", passed: false, tags: root },
+      { type: "check", name: "ok", passed: true, tags: { check: "ok" } },
+      { type: "check", name: "bad", passed: false, tags: { check: "bad" } },
+      { type: "trend", name: "t", value: 4.5 },
+      { type: "rate", name: "r", passed: false },
     ]);
   });
 
-  it("tags checks, custom metrics and requests as k6 does: group path, scenario, the script's own tags, name defaulting to the URL", async () => {
+  it("tags checks, custom metrics and requests with what only the VU knows, as k6 does: the group path and the script's own tags", async () => {
     const v = vu();
     const counter = new v.metrics.Counter("c");
     // k6's add() returns true (issue 36: edgeload's returned undefined).
@@ -161,13 +161,13 @@ describe("checks, metrics, sleep", () => {
     await v.http.post("http://127.0.0.1:9/b");
     const [inner, outside] = v.sent;
     expect(inner!.samples).toEqual([
-      { type: "rate", name: "r", passed: true, tags: { group: "", scenario: "s", kind: "x" } },
-      { type: "counter", name: "c", value: 2, tags: { group: "::outer::inner", scenario: "s", staticAsset: "yes", n: "3" } },
-      { type: "check", name: "one", passed: true, tags: { group: "::outer::inner", scenario: "s", myTag: "x", check: "one" } },
+      { type: "rate", name: "r", passed: true, tags: { kind: "x" } },
+      { type: "counter", name: "c", value: 2, tags: { group: "::outer::inner", staticAsset: "yes", n: "3" } },
+      { type: "check", name: "one", passed: true, tags: { group: "::outer::inner", myTag: "x", check: "one" } },
     ]);
-    expect(inner!.request.tags).toEqual({ name: "home", url: "http://127.0.0.1:9/a", method: "GET", group: "::outer::inner", scenario: "s" });
-    // Back at the root after the groups, and an untagged request is named by its URL.
-    expect(outside!.request.tags).toEqual({ name: "http://127.0.0.1:9/b", url: "http://127.0.0.1:9/b", method: "POST", group: "", scenario: "s" });
+    expect(inner!.request.tags).toEqual({ name: "home", group: "::outer::inner" });
+    // Back at the root after the groups, an untagged request carries no tags (the shard names it by its URL).
+    expect(outside!.request.tags).toBeUndefined();
     await expect(v.k6.group("a::b", async () => {})).rejects.toThrow(/may not contain '::'/);
   });
 

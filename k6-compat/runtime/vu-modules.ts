@@ -62,9 +62,13 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     return vu.host;
   };
   const drain = () => vu.samples.splice(0);
-  /** A sample's k6 tags: its group and scenario, then the script's own (strings, as k6 keeps them). */
+  /**
+   * A sample's k6 tags that only the VU knows: its group (inside one) and the script's own
+   * (strings, as k6 keeps them). The shard adds what it knows (scenario, a request's name,
+   * url and method, its status): fewer bytes cross to it with every request.
+   */
   const sampleTags = (own: Record<string, unknown> | undefined): Record<string, string> => {
-    const tags: Record<string, string> = { group: vu.group ?? "", scenario: vu.scenario.name };
+    const tags: Record<string, string> = vu.group ? { group: vu.group } : {};
     for (const [k, v] of Object.entries(own ?? {})) tags[k] = String(v);
     return tags;
   };
@@ -135,8 +139,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
       readBody: params.responseType !== "none",
       redirect: params.redirects === 0 ? "manual" : "follow",
       ...((params.tags?.step ?? params.tags?.name) ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
-      // k6's request tags: name defaults to the URL; the script's own win over them.
-      tags: { name: href, url: href, method: method.toUpperCase(), ...sampleTags(params.tags) },
+      ...tagsIfAny(sampleTags(params.tags)),
     };
     const response = await target.send(drain(), wire);
     return k6Response(wire, response, jar.receive(href, response.setCookies), parseHtml);
@@ -192,9 +195,9 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
         // custom metrics are split by (thresholds and summaries read it, as for built-in scenarios).
         // Every tag goes with the sample, for the sub-metrics thresholds name (core/metrics/sub-metrics.ts).
         const names = tags?.type === undefined ? [this.name] : [this.name, `${this.name}{type:${String(tags.type)}}`];
-        const own = sampleTags(tags);
+        const own = tagsIfAny(sampleTags(tags));
         names.forEach((name, i) => {
-          const withTags = i === 0 ? { tags: own } : {};
+          const withTags = i === 0 ? own : {};
           if (type === "rate") vu.samples.push({ type, name, passed: typeof value === "boolean" ? value : n !== 0, ...withTags });
           else if (type === "counter") vu.samples.push({ type, name, value: n, ...withTags });
           else vu.samples.push({ type, name, value: n, ...withTags });
@@ -303,6 +306,11 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     // Not a k6 module: the factory's `console` (bundle.ts), so console lines are the VU's.
     console: scriptConsole(vu),
   };
+}
+
+/** `{ tags }` when there are any: an untagged sample or request carries none. */
+function tagsIfAny(tags: Record<string, string>): { tags?: Record<string, string> } {
+  return Object.keys(tags).length ? { tags } : {};
 }
 
 interface RequestParams {

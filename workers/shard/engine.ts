@@ -31,7 +31,7 @@ import { interruptAtMs } from "../../core/schedule/graceful-stop.ts";
 import { RUN_HEADER, runHeaderValue, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { recordTrail } from "../../core/metrics/request-trail.ts";
-import { recordRequestSubMetrics, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
+import { recordRequestSubMetrics, type SampleTags, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
 import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample } from "../../scenarios/flow.ts";
@@ -66,6 +66,8 @@ export class ShardEngine implements IterationHost {
   readonly #a: ShardAssignment;
   /** The run's k6 sub-metrics: requests, checks and custom metrics matching one are recorded under it too. */
   readonly subMetrics: readonly SubMetricFilter[];
+  /** The k6 tags every request of this shard has unless it says otherwise: its scenario, the root group. */
+  readonly #defaultTags: SampleTags;
   readonly #clock: EngineClock;
   readonly #fetch: typeof fetch;
   readonly #flow: Flow;
@@ -105,6 +107,7 @@ export class ShardEngine implements IterationHost {
   ) {
     this.#a = a;
     this.subMetrics = a.subMetrics ?? [];
+    this.#defaultTags = { group: "", scenario: a.part?.scenario ?? "default" };
     this.#clock = clock;
     this.#fetch = fetcher;
     this.#windows = new ShardWindows(a, onWindow);
@@ -364,8 +367,8 @@ export class ShardEngine implements IterationHost {
     const stats = this.#windows.statsFor(this.#windows.windowOf(endMs), stepIndex);
     const failed = recordTrail(stats, trail, request.expect);
     if (this.subMetrics.length) {
-      // A spec's steps carry no k6 tags: k6's defaults (name is the URL) still let `{status:…}`, `{method:…}` filter them.
-      const tags = request.tags ?? { name: request.url, url: request.url, method: request.method };
+      // k6's request tags as the shard knows them (name is the URL unless tagged), under the script's own.
+      const tags = { name: request.url, url: request.url, method: request.method, ...this.#defaultTags, ...request.tags };
       recordRequestSubMetrics(() => stats.custom, this.subMetrics, tags, trail, failed);
     }
     if (opened) {

@@ -85,7 +85,7 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
       if (typeof saved === "number") closedStarted = saved;
     },
     async run(io: FlowIO, it: IterationInfo): Promise<void> {
-      const host = new IterationHost(io, run.mayRequest, run.steps);
+      const host = new IterationHost(io, run.mayRequest, run.steps, run.scenario.name);
       // A VU executor's iteration numbers count per VU (it.global); arrival-rate ones are
       // already the scenario's (ShardShare.globalIndex).
       const closed = it.vu !== undefined;
@@ -122,15 +122,18 @@ export class IterationHost extends RpcTarget implements Host {
   readonly #io: FlowIO;
   readonly #mayRequest: (url: string) => string | null;
   readonly #steps: readonly string[];
+  /** k6's scenario tag of what this iteration records. */
+  readonly #scenario: string;
   readonly #sockets: ScriptSockets;
   /** Why the iteration was cut short, if it was. */
   interrupted: string | null = null;
 
-  constructor(io: FlowIO, mayRequest: (url: string) => string | null, steps: readonly string[] = []) {
+  constructor(io: FlowIO, mayRequest: (url: string) => string | null, steps: readonly string[] = [], scenario = "default") {
     super();
     this.#io = io;
     this.#mayRequest = mayRequest;
     this.#steps = steps;
+    this.#scenario = scenario;
     this.#sockets = new ScriptSockets(io, mayRequest);
   }
 
@@ -201,10 +204,14 @@ export class IterationHost extends RpcTarget implements Host {
       if (s.type === "log") {
         if (this.#io.log) this.#io.log(s.level, s.message, s.vu);
         else console.log(`${s.level} (VU ${s.vu}): ${s.message}`); // setup() and teardown(): the coordinator's log
-      } else if (s.type === "check") this.#io.check(s.passed, s.tags);
-      else if (s.type === "counter") this.#io.count(s.name, s.value, s.tags);
-      else if (s.type === "rate") this.#io.rate(s.name, s.passed, s.tags);
-      else this.#io.trend(s.name, s.value, s.tags);
+        continue;
+      }
+      // The VU sends only the tags it alone knows (group, the script's own); the scenario is this shard's.
+      const tags = s.tags && { scenario: this.#scenario, ...s.tags };
+      if (s.type === "check") this.#io.check(s.passed, tags);
+      else if (s.type === "counter") this.#io.count(s.name, s.value, tags);
+      else if (s.type === "rate") this.#io.rate(s.name, s.passed, tags);
+      else this.#io.trend(s.name, s.value, tags);
     }
   }
 
