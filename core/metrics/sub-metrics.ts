@@ -24,6 +24,17 @@ export interface SubMetricFilter {
 /** A sample's tags as k6 would give them (request, check or custom metric). */
 export type SampleTags = Readonly<Record<string, string>>;
 
+/**
+ * The sub-metric k6 keeps for every test whatever its thresholds, and shows under
+ * http_req_duration: the time of the responses it expected. Recorded for k6 scripts' runs.
+ */
+export const EXPECTED_RESPONSE_DURATION: SubMetricFilter = {
+  name: "http_req_duration{expected_response:true}",
+  metric: "http_req_duration",
+  kind: "trend",
+  tags: [["expected_response", "true"]],
+};
+
 /** The distinct sub-metrics a run's thresholds name (step and region are the cells', not the sample's). */
 export function subMetricFilters(thresholds: readonly Threshold[]): SubMetricFilter[] {
   const out = new Map<string, SubMetricFilter>();

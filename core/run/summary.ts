@@ -25,8 +25,10 @@ import { isTimingMetric, runVerdict } from "./run-verdict.ts";
 import { failed, inconclusive, type Verdict } from "./verdict.ts";
 import { round3 } from "../metrics/rounding.ts";
 import { groupTree } from "../metrics/check-results.ts";
+import { EXPECTED_RESPONSE_DURATION } from "../metrics/sub-metrics.ts";
 import { ITERATION_DURATION } from "../metrics/aggregate.ts";
 import { vuGauges } from "./vu-gauges.ts";
+import { isScriptRun } from "../spec/script-schema.ts";
 
 export interface ShardReport {
   readonly index: number;
@@ -167,6 +169,12 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
   };
   // k6's vus and vus_max where the plan fixes them (vu-gauges.ts).
   Object.assign(metrics, vuGauges(spec));
+  // The sub-metric k6 shows for every script (its shards record it, core/metrics/sub-metrics.ts).
+  if (isScriptRun(spec) && !(EXPECTED_RESPONSE_DURATION.name in metrics)) {
+    metrics[EXPECTED_RESPONSE_DURATION.name] = withoutType(
+      seriesSummary(all.hasCustom ? all.custom : null, EXPECTED_RESPONSE_DURATION.name, "trend", elapsedS, extra),
+    );
+  }
   // A k6 script's iteration_duration (the shards time its iterations), with k6's trend figures.
   metrics[ITERATION_DURATION] = withoutType(seriesSummary(all.hasCustom ? all.custom : null, ITERATION_DURATION, "trend", elapsedS, extra));
   for (const [k, v] of Object.entries(metrics)) if (v === undefined) delete metrics[k];
@@ -324,8 +332,4 @@ export function vusSummary(vus: VuProfile) {
     gracefulRampDownS: vus.gracefulRampDownMs / 1000,
     ...(vus.iterations ? { iterations: vus.iterations } : {}),
   };
-}
-
-function isScriptRun(spec: RunSpec): boolean {
-  return Boolean(spec.script) || (spec.scenarios ?? []).some((s) => Boolean(s.spec.script));
 }

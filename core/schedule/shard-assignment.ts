@@ -11,7 +11,8 @@ import type { RunSpec } from "../spec/types.ts";
 import { scenarioVuOffsets, vuIdsNeeded } from "./vu-ids.ts";
 import { afterEndMs } from "./graceful-stop.ts";
 import { parseThresholds } from "../metrics/thresholds.ts";
-import { subMetricFilters, type SubMetricFilter } from "../metrics/sub-metrics.ts";
+import { EXPECTED_RESPONSE_DURATION, subMetricFilters, type SubMetricFilter } from "../metrics/sub-metrics.ts";
+import { isScriptRun } from "../spec/script-schema.ts";
 import { customMetricKinds } from "../spec/metrics-schema.ts";
 
 /**
@@ -84,6 +85,8 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
 function runSubMetrics(spec: RunSpec): { subMetrics?: SubMetricFilter[] } {
   const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
   const filters = parsed.ok ? subMetricFilters(parsed.value) : [];
+  // k6 shows this one for every script, threshold or not.
+  if (isScriptRun(spec) && !filters.some((f) => f.name === EXPECTED_RESPONSE_DURATION.name)) filters.push(EXPECTED_RESPONSE_DURATION);
   return filters.length ? { subMetrics: filters } : {};
 }
 

@@ -54,3 +54,11 @@ export function scriptStepOf(tag: string | undefined, steps: readonly string[]):
 
 /** The key of `setupData` under which a script's setup() result (JSON) reaches the shards. */
 export const SETUP_DATA = "k6";
+
+/** Whether a run runs a k6 script (itself, or in one of its named scenarios). */
+export function isScriptRun(spec: {
+  readonly script?: unknown;
+  readonly scenarios?: ReadonlyArray<{ readonly spec: { readonly script?: unknown } }>;
+}): boolean {
+  return Boolean(spec.script) || (spec.scenarios ?? []).some((s) => Boolean(s.spec.script));
+}

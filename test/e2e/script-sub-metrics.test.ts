@@ -197,6 +197,10 @@ describeWithK6("thresholds on tags: k6 sub-metrics beside real k6", (k6) => {
       expect(shape(edge, key), key).toEqual(shape(k6Run, key));
     }
     expect(edge.handed["checks{myTag:x}"]?.values).toEqual(k6Run.handed["checks{myTag:x}"]?.values);
+    // The sub-metric k6 keeps for every script, with no threshold naming it (the 503s are not in it).
+    const expectedResponses = "http_req_duration{expected_response:true}";
+    expect(shape(edge, expectedResponses)).toEqual(shape(k6Run, expectedResponses));
+    expect(edge.exported[expectedResponses]?.max).toBeLessThan(5000);
   });
 
   type Handed = { root_group: HandedGroup; metrics: Record<string, HandedMetric> };
@@ -261,5 +265,9 @@ describeWithK6("thresholds on tags: k6 sub-metrics beside real k6", (k6) => {
     const unitless = /size\.+: avg=6\.5 +min=6\.5 +med=6\.5 +max=6\.5/;
     expect(k6Printed.stdout).toMatch(unitless);
     expect(printed.stdout).toMatch(unitless);
+    // …and, as k6, the time of the expected responses under http_req_duration.
+    const expectedLine = / {4}\{ expected_response:true \}\.+: avg=/;
+    expect(k6Printed.stdout).toMatch(expectedLine);
+    expect(printed.stdout).toMatch(expectedLine);
   });
 });
