@@ -62,83 +62,30 @@ const clean: ChaosObservation = {
 };
 const badFor = (fault: ChaosSchedule["faults"][number]) => schedule([fault]);
 const restarted = schedule([{ kind: "shard-restart", shard: 0, atMs: 1_000 }]);
+/** The stores of a run that measured `sent` and counted `dropped`, `interrupted` of them by restarts; the target received `received`. */
+const counts = (sent: number, dropped: number, interrupted: number, received: number): Partial<ChaosObservation> => ({
+  stored: { ...clean.stored, sent, dropped, requests: sent },
+  summary: { sent, requests: sent, interrupted },
+  shardRows: { count: 2, requests: sent },
+  received,
+});
 
 describe("judge", () => {
   const rows: Array<[string, Partial<ChaosObservation>, string[]]> = [
     // Every count agrees, the run passed in time: everything holds.
     ["a clean run", {}, []],
     // A shard restart may lose its open windows' results, each counted interrupted (and dropped): 15 lost, 20 interrupted.
-    [
-      "a restart's loss within what it counted interrupted",
-      {
-        schedule: restarted,
-        stored: { ...clean.stored, sent: 140, dropped: 20, requests: 140 },
-        summary: { sent: 140, requests: 140, interrupted: 20 },
-        shardRows: { count: 2, requests: 140 },
-        received: 155,
-      },
-      [],
-    ],
+    ["a restart's loss within what it counted interrupted", { schedule: restarted, ...counts(140, 20, 20, 155) }, []],
     // Flat seed 74: a shard caught up in a burst after a late start, then restarted: 42 lost, all counted interrupted.
     // (A bound of 1.6 s of its steady share, 32, did not hold.)
-    [
-      "a restart after a catch-up burst",
-      {
-        schedule: restarted,
-        stored: { ...clean.stored, sent: 118, dropped: 42, requests: 118 },
-        summary: { sent: 118, requests: 118, interrupted: 42 },
-        shardRows: { count: 2, requests: 118 },
-        received: 160,
-      },
-      [],
-    ],
+    ["a restart after a catch-up burst", { schedule: restarted, ...counts(118, 42, 42, 160) }, []],
     // Flat seed 123: a restart left iterations neither sent nor dropped (the cursor stored past them): never excused.
-    [
-      "iterations neither sent nor dropped after a restart",
-      {
-        schedule: restarted,
-        status: "inconclusive",
-        stored: { ...clean.stored, sent: 120, dropped: 0, requests: 120 },
-        summary: { sent: 120, requests: 120, interrupted: 0 },
-        shardRows: { count: 2, requests: 120 },
-        received: 120,
-      },
-      ["agree"],
-    ],
+    ["iterations neither sent nor dropped after a restart", { schedule: restarted, status: "inconclusive", ...counts(120, 0, 0, 120) }, ["agree"]],
     // More lost than was counted interrupted: the results went missing somewhere else.
-    [
-      "a restart's loss beyond what it counted interrupted",
-      {
-        schedule: restarted,
-        stored: { ...clean.stored, sent: 140, dropped: 20, requests: 140 },
-        summary: { sent: 140, requests: 140, interrupted: 10 },
-        shardRows: { count: 2, requests: 140 },
-        received: 160,
-      },
-      ["agree", "verdict"],
-    ],
-    [
-      "a loss beyond the bound, yet passed",
-      {
-        stored: { ...clean.stored, sent: 134, dropped: 26, requests: 134 },
-        summary: { sent: 134, requests: 134, interrupted: 0 },
-        shardRows: { count: 2, requests: 134 },
-        received: 160,
-      },
-      ["agree", "verdict"],
-    ],
+    ["a restart's loss beyond what it counted interrupted", { schedule: restarted, ...counts(140, 20, 10, 160) }, ["agree", "verdict"]],
+    ["a loss beyond the bound, yet passed", { ...counts(134, 26, 0, 160) }, ["agree", "verdict"]],
     // The same loss, said to be inconclusive: the verdict holds, the counts do not.
-    [
-      "a loss beyond the bound, inconclusive",
-      {
-        status: "inconclusive",
-        stored: { ...clean.stored, sent: 134, dropped: 26, requests: 134 },
-        summary: { sent: 134, requests: 134, interrupted: 0 },
-        shardRows: { count: 2, requests: 134 },
-        received: 160,
-      },
-      ["agree"],
-    ],
+    ["a loss beyond the bound, inconclusive", { status: "inconclusive", ...counts(134, 26, 0, 160) }, ["agree"]],
     ["D1 holding a window twice", { stored: { ...clean.stored, sent: 170, requests: 170 } }, ["once"]],
     ["a shard that never reported, yet passed", { shardsDone: 1, shardRows: { count: 1, requests: 160 } }, ["agree", "verdict"]],
     ["an abort drawn, the run passed", { schedule: schedule([{ kind: "abort", atMs: 2_000 }]), stoppedAfterMs: 300 }, ["verdict"]],
