@@ -13,11 +13,12 @@
  * - each shard flushes its closed windows once a second to its parent — its level-1
  *   aggregator, or the coordinator when the run is flat (at most one fan-in of shards) —
  *   one RPC, a billed Durable Object request; it writes 1 row a second to its own SQLite
- *   storage (its state, which holds the closed window until it is acknowledged;
+ *   storage (every fourth second in a run with a tree, sending the windows between then;
+ *   its state, which holds the closed window until it is acknowledged;
  *   workers/shard/shard-state.ts), 2 when its flow keeps state of its own (refresh-token
  *   families), and reads none (its windows are mirrored in memory);
  * - each aggregator logs what its children flush a quarter-second at a time, one row each
- *   (2.5 a second whatever its fan-in, each trimmed once later; 1 read a child window
+ *   (1.2 a second whatever its fan-in, each trimmed once later; 1 read a child window
  *   when merged), ticks once a second (an alarm; the log's mark and its cut-off, 3 rows),
  *   checkpoints every 5 s (its totals and its children's progress, 2 rows) and forwards one
  *   merged window (every step in it) to its parent through its outbox (1 row written and 1
@@ -43,7 +44,7 @@
  * are active for the whole run plus a grace of a few seconds.
  */
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
-import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
+import { WARM_UP_LEAD_MS, WINDOWS_PER_WRITE_IN_A_TREE } from "../schedule/shard-assignment.ts";
 import { concurrentSockets, requestsPerIteration, SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { reportersOf } from "./aggregation-tree.ts";
@@ -54,23 +55,24 @@ import { TRENDS } from "../metrics/metric-stats.ts";
 const END_GRACE_S = 5;
 /**
  * Storage rows (each billed; a setAlarm() is one too). A shard (workers/shard/load-shard.ts)
- * writes its state with each closed window (and a flow's own state, if any, beside it); at
+ * writes its state with each closed window — every fourth in a run with a tree,
+ * WINDOWS_PER_WRITE_IN_A_TREE — (and a flow's own state, if any, beside it); at
  * start its assignment, its state, its alarm and the warm-up's state; per invocation its
  * state as it starts and as it ends, and its alarm set (a hand-over) or deleted; at the end
  * its assignment again, its secrets removed.
  */
-const SHARD_ROWS_WRITTEN_PER_WINDOW = 1;
 const SHARD_ROWS_WRITTEN_AT_START_AND_END = 5;
 const SHARD_ROWS_WRITTEN_PER_INVOCATION = 3;
 const SHARD_ROWS_READ_PER_S = 0;
 /**
  * An aggregator logs what it takes in a quarter-second at a time, one row each
- * (coordinator/merge/intake-batch.ts); its children close their windows within 600 ms of
- * the second (workers/shard/shard-windows.ts), so their flushes make two or three rows a
- * second whatever the fan-in (1.8–2.8 in `npm run bench -- scale`). Each row is trimmed once
- * after a checkpoint (every 5 s), so the last seconds' are not.
+ * (coordinator/merge/intake-batch.ts). Its children (a tree's shards flush every fourth
+ * window, each at its own phase) close their windows within 600 ms of the second
+ * (workers/shard/shard-windows.ts), so a quarter of them make one or two rows a second
+ * whatever the fan-in (1.1 in `npm run bench -- scale` at 35,000/s for 21 s). Each row is
+ * trimmed once after a checkpoint (every 5 s), so the last seconds' are not.
  */
-export const AGGREGATOR_INTAKE_ROWS_PER_S = 2.5;
+export const AGGREGATOR_INTAKE_ROWS_PER_S = 1.2;
 
 /**
  * Intake rows a second at an aggregator of `level`: a level-1's children are shards, spread
@@ -244,7 +246,8 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
   const r2ReadsPerShard = (seeded ? 1 : 0) + (spec.script ? 1 : 0);
 
   const shardRowsWritten =
-    shards * (windows * SHARD_ROWS_WRITTEN_PER_WINDOW * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) +
+    // A tree's shards write at their own phase: windows / WINDOWS_PER_WRITE_IN_A_TREE each on average.
+    shards * ((windows / (tree ? WINDOWS_PER_WRITE_IN_A_TREE : 1)) * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) +
     shards * Math.max(1, Math.ceil(requestsPerShard / Math.max(1, budgetRequests))) * SHARD_ROWS_WRITTEN_PER_INVOCATION; // invocations that send
   // The coordinator logs a row a flush (its reporters' flushes are not held together).
   const coordinatorRowsWritten = logRowsWritten(reporters, windows);

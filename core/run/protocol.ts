@@ -58,6 +58,11 @@ export interface ShardAssignment {
    */
   readonly reportsTo?: number;
   /**
+   * Closed windows per write of the shard's state (workers/shard/load-shard.ts): it keeps
+   * the windows in between in memory, unsent, and stores and sends them together. Absent: 1.
+   */
+  readonly windowsPerWrite?: number;
+  /**
    * The k6 sub-metrics the run's thresholds name beyond its cells (core/metrics/sub-metrics.ts):
    * the shard records matching samples under each. Absent in assignments stored before them.
    */

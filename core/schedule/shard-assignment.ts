@@ -32,6 +32,16 @@ export interface AssignmentInput {
   readonly flushGraceMs: number;
 }
 
+/**
+ * In a run with an aggregation tree (a large run) each shard stores its state, and sends its
+ * windows, every fourth window instead of every one: a storage row is billed per write, and
+ * a row a shard-second was most of a large run's storage bill (issue 41). What it costs:
+ * the dashboards see each window up to 3 s later, and a shard that restarts loses the
+ * results of up to four windows instead of one — all counted interrupted when it resumes
+ * (docs/architecture.md, "Shards"). A flat run (at most one fan-in of shards) writes each.
+ */
+export const WINDOWS_PER_WRITE_IN_A_TREE = 4;
+
 /** One assignment per shard of the plan, in the plan's order. */
 export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;
@@ -49,7 +59,7 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       spec,
       mode,
       ...subMetrics,
-      ...(tree ? { reportsTo: tree.parentOfShard[shard.index]! } : {}),
+      ...(tree ? { reportsTo: tree.parentOfShard[shard.index]!, windowsPerWrite: WINDOWS_PER_WRITE_IN_A_TREE } : {}),
     }));
   }
   const vuIdOffsets = scenarioVuOffsets(plan.scenarios.map((s) => vuIdsNeeded(s.plan)));

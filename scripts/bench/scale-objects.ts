@@ -109,9 +109,10 @@ export class MemoryPending implements PendingWindows {
     this.#rowsPerDeletion = rowsPerDeletion;
   }
 
-  put(key: string, window: ShardWindow): void {
-    this.#windows.set(key, window);
-    this.rowsWritten++;
+  /** Stores windows in one write (`rows`): an aggregator's one at a time, a shard's with its state. */
+  put(windows: ReadonlyArray<readonly [string, ShardWindow]>, rows = 1): void {
+    for (const [key, window] of windows) this.#windows.set(key, window);
+    this.rowsWritten += rows;
   }
 
   load(): Iterable<readonly [string, ShardWindow]> {
@@ -207,7 +208,7 @@ export class SimAggregator implements FlushTarget {
       this.meter.timed(() => {
         for (const window of this.#book.closeDue(now, finished)) {
           const key = windowKey(window);
-          this.#pending.put(key, window);
+          this.#pending.put([[key, window]]);
           this.#flusher.stored(key, window);
         }
         if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) {

@@ -12,6 +12,7 @@ import type { ShardAssignment, ShardTelemetry, ShardWindow } from "../../core/ru
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import { ShardEngine } from "../../workers/shard/engine.ts";
 import { WindowFlusher, windowKey } from "../../workers/shard/window-flusher.ts";
+import { writeDue } from "../../workers/shard/shard-state.ts";
 import { type FlushTarget, MemoryPending, rpc, type SimContext } from "./scale-objects.ts";
 
 const COMPLETED = COUNTERS.indexOf("completed");
@@ -42,6 +43,9 @@ export class SimShard {
   #stopRequested = false;
   #finished = false;
   #watermarkS = 0;
+  #closedThroughS = 0;
+  /** Windows closed since the last write of the state (LoadShard's #unwritten). */
+  #held: Array<readonly [string, ShardWindow]> = [];
   #invocations = 0;
   #peakInFlight = 0;
 
@@ -84,6 +88,7 @@ export class SimShard {
       if (this.#stopRequested) engine.stop();
       const result = await engine.run(cursor, this.a.iterationsPerInvocation);
       this.#engine = null;
+      this.#storeHeld(false); // in sliceEnded's write (one of #otherRows)
       this.#otherRows += 3;
       this.sent += result.sent;
       this.#peakInFlight = Math.max(this.#peakInFlight, result.peakInFlight);
@@ -114,11 +119,23 @@ export class SimShard {
       this.completed += wire.c[COMPLETED] ?? 0;
       this.dropped += wire.c[DROPPED] ?? 0;
     }
-    const key = windowKey(window);
-    this.#watermarkS = Math.max(this.#watermarkS, engine.closedThrough);
-    this.#pending.put(key, window);
-    this.#flusher.stored(key, window);
+    // Held until a write is due (assignment.windowsPerWrite), as LoadShard holds them.
+    this.#held.push([windowKey(window), window]);
+    this.#closedThroughS = engine.closedThrough;
+    if (!writeDue(this.#held.length, this.a.windowsPerWrite, window.windowS, this.a.shard.index)) return;
+    this.#storeHeld(true);
     void this.#sim.time.sleep(0).then(() => this.#flusher.flush(false)); // after this turn, as LoadShard does
+  }
+
+  /**
+   * LoadShard's write of its state: the held windows stored, sendable, and the watermark
+   * flushes report moved past them; a row of its own unless it is a write counted elsewhere.
+   */
+  #storeHeld(ownRow: boolean): void {
+    this.#pending.put(this.#held, ownRow ? 1 : 0);
+    for (const [key, window] of this.#held) this.#flusher.stored(key, window);
+    this.#held = [];
+    this.#watermarkS = Math.max(this.#watermarkS, this.#closedThroughS);
   }
 
   #telemetry(): ShardTelemetry {

@@ -47,12 +47,16 @@ describe("a whole run simulated shard by shard, through the aggregation tree", (
     expectPercentilesWithinBound(r);
 
     const model = preflight(r.spec, r.plan).usage.peak;
-    // Until its senders finish, a level-1 aggregator hears from its 100 shards and its tick
-    // each second; the coordinator from one root per region and its tick.
-    expect(r.busiest.steady).toMatchObject({ kind: "aggregator", requestsPerS: 101 });
+    // Until its senders finish, a level-1 aggregator hears from the shards whose write falls
+    // in that second (each writes and flushes every fourth window, at its own phase: a
+    // quarter to a half of its 100, as closes spread into the next second) and its tick; the
+    // coordinator from one root per region and its tick.
+    expect(r.busiest.steady.kind).toBe("aggregator");
+    expect(r.busiest.steady.requestsPerS).toBeGreaterThanOrEqual(26);
+    expect(r.busiest.steady.requestsPerS).toBeLessThanOrEqual(tree.fanIn + 1);
     expect(r.busiest.steady.requestsPerS).toBeLessThanOrEqual(OBJECT_REQUESTS_PER_S);
     expect(r.busiest.steady.requestsPerS).toBeLessThanOrEqual(model.aggregatorRequestsPerS);
-    expect(r.coordinatorRequestsPerS.steady).toBe(SIM_REGIONS.length + 1);
+    expect(r.coordinatorRequestsPerS.steady).toBeLessThanOrEqual(SIM_REGIONS.length + 1); // the roots pass a window up once every child is past it: in a short run, only at its end
     expect(r.coordinatorRequestsPerS.steady).toBeLessThanOrEqual(model.coordinatorRequestsPerS);
     // The end is busier than the model: each sender's last windows and its done flag arrive
     // as two flushes (workers/shard/window-flusher.ts sends the windows the engine's last close
@@ -77,20 +81,25 @@ describe("a whole run simulated shard by shard, through the aggregation tree", (
     expectExactCounts(r);
     expectPercentilesWithinBound(r);
     const model = preflight(r.spec, r.plan).usage.peak;
-    // Each region's 42 shards under one aggregator (and its tick); six roots and a tick at the coordinator.
-    expect(r.busiest.steady).toMatchObject({ kind: "aggregator", requestsPerS: 43 });
+    // Each region's 42 shards under one aggregator (a quarter to a half of them a second, each
+    // flushing every fourth window at its phase, and its tick); six roots and a tick at the coordinator.
+    expect(r.busiest.steady.kind).toBe("aggregator");
+    expect(r.busiest.steady.requestsPerS).toBeGreaterThanOrEqual(11);
+    expect(r.busiest.steady.requestsPerS).toBeLessThanOrEqual(43);
     expect(r.busiest.steady.requestsPerS).toBeLessThanOrEqual(model.aggregatorRequestsPerS);
-    expect(r.coordinatorRequestsPerS.steady).toBe(7);
+    expect(r.coordinatorRequestsPerS.steady).toBeLessThanOrEqual(7); // the roots pass a window up once every child is past it: in a short run, only at its end
     expect(r.coordinatorRequestsPerS.steady).toBeLessThanOrEqual(model.coordinatorRequestsPerS);
     expect(r.d1.rowsPerWindow).toBe(42);
     expect(r.d1.maxParams).toBeLessThanOrEqual(100);
     // The storage rows the planner prices are the rows the objects wrote (issue 41): the
-    // aggregators' intake rows depend on how their children's flushes fall in the second.
+    // shards' exactly; the aggregators' intake rows depend on how their children's flushes
+    // fall in the second, and a 3-second run is mostly its start and end (the bench's longer
+    // runs come closer).
     const usage = preflight(r.spec, r.plan).usage;
     const rows = r.storageRows;
     expect(usage.shardRowsWritten).toBe(rows.shards);
-    expect(usage.aggregators.rowsWritten / rows.aggregators).toBeGreaterThan(0.8);
-    expect(usage.aggregators.rowsWritten / rows.aggregators).toBeLessThan(1.25);
+    expect(usage.aggregators.rowsWritten / rows.aggregators).toBeGreaterThan(0.7);
+    expect(usage.aggregators.rowsWritten / rows.aggregators).toBeLessThan(1.5);
     const total = rows.shards + rows.aggregators + rows.coordinator;
     expect(Math.abs(usage.shardRowsWritten + usage.aggregators.rowsWritten + usage.coordinatorRowsWritten - total) / total).toBeLessThan(0.1);
   }, 120_000);

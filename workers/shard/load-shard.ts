@@ -42,6 +42,7 @@ import { WindowFlusher, windowKey, type FlushReceiver, type FlushRoute } from ".
 import {
   invocationStarted,
   resumesAfterCrash,
+  writeDue,
   scheduledState,
   shardTelemetry,
   sliceEnded,
@@ -69,6 +70,13 @@ export class LoadShard extends DurableObject<ShardEnv> {
   #assignmentCache: ShardAssignment | undefined;
   /** The stored state, read once per instance, like the assignment (this object its only writer). */
   #stateCache: ShardState | undefined;
+  /**
+   * Windows closed since the state was last written, with the keys they will be stored
+   * under: kept in memory, unsent, until the next write (assignment.windowsPerWrite).
+   */
+  #unwritten: Array<readonly [string, ShardWindow]> = [];
+  /** The watermark of the state last written: what flushes report, so no receiver cuts off a window still held here. */
+  #writtenWatermarkS: number | undefined;
   /** Sends the stored windows to the coordinator, or to the shard's aggregator (window-flusher.ts). */
   readonly #flusher = new WindowFlusher({
     pending: {
@@ -91,7 +99,8 @@ export class LoadShard extends DurableObject<ShardEnv> {
     },
     progress: () => {
       const state = this.#state()!;
-      return { finished: state.phase === "done", watermarkS: state.watermarkS, telemetry: shardTelemetry(this.#assignment()!, state) };
+      const watermarkS = this.#writtenWatermarkS ?? state.watermarkS;
+      return { finished: state.phase === "done", watermarkS, telemetry: shardTelemetry(this.#assignment()!, state) };
     },
     stopEngine: () => this.#engine?.stop(),
   });
@@ -254,35 +263,52 @@ export class LoadShard extends DurableObject<ShardEnv> {
   }
 
   #save(state: ShardState): void {
-    this.ctx.storage.kv.put("state", state);
-    this.#stateCache = state;
+    const written = this.#withHeldWindows(state);
+    this.ctx.storage.kv.put("state", written);
+    this.#written(written);
+  }
+
+  /** The state with the windows held since the last write in its pending ones: what a write stores. */
+  #withHeldWindows(state: ShardState): ShardState {
+    return this.#unwritten.length ? { ...state, pending: { ...state.pending, ...Object.fromEntries(this.#unwritten) } } : state;
+  }
+
+  /** `written` is stored: the windows held until now are pending, and sent from now on. */
+  #written(written: ShardState): void {
+    this.#stateCache = written;
+    this.#writtenWatermarkS = written.watermarkS;
+    for (const [key, window] of this.#unwritten) this.#flusher.stored(key, window);
+    this.#unwritten = [];
   }
 
   /**
-   * A window closed in the engine: persist it together with the cursor (so a crash
-   * resumes from here, see ShardEngine.covered), then flush in the background.
+   * A window closed in the engine: stored together with the cursor past it (so a crash
+   * resumes from here, see ShardEngine.covered) and flushed in the background — or, between
+   * writes (assignment.windowsPerWrite), held in memory, unsent, until the next one. A
+   * window never sent is never counted: a crash loses what it held, and the resume counts
+   * its iterations interrupted, as it does those of the open window.
    */
   #windowClosed(window: ShardWindow, engine: ShardEngine, assignment: ShardAssignment): void {
     const scenario = assignment.part;
     const state = this.#state();
     if (!state) return;
-    // allowUnconfirmed: an output gate would hold the next sends until the write is
-    // confirmed, adding latency to requests that have nothing to do with it.
     // A named scenario's shard counts windows from its own start and steps from its own
     // first: stored in the run's numbering, as the coordinator merges them.
     const runWindow = toRunWindow(window, scenario);
-    const key = windowKey(runWindow);
+    this.#unwritten.push([windowKey(runWindow), runWindow]);
     const closed = windowClosed(state, engine, scenario?.windowOffsetS ?? 0);
-    const next: ShardState = { ...closed, pending: { ...closed.pending, [key]: runWindow } };
-    this.#flusher.stored(key, runWindow);
-    this.#stateCache = next;
+    if (!writeDue(this.#unwritten.length, assignment.windowsPerWrite, window.windowS, assignment.shard.index)) {
+      this.#stateCache = closed;
+      return;
+    }
+    const written = this.#withHeldWindows(closed);
+    // allowUnconfirmed: an output gate would hold the next sends until the write is
+    // confirmed, adding latency to requests that have nothing to do with it.
     void this.ctx.storage.put<unknown>(
-      {
-        state: next,
-        ...(this.#flow?.snapshot ? { [FLOW_STATE]: this.#flow.snapshot() } : {}),
-      },
+      { state: written, ...(this.#flow?.snapshot ? { [FLOW_STATE]: this.#flow.snapshot() } : {}) },
       { allowUnconfirmed: true },
     );
+    this.#written(written);
     // The engine closes each shard's window at its own point of the second, so flushes
     // (and the coordinator's merges) are spread too. Started after this turn: when the
     // engine's last close is what ends its slice, the final flush (called as the slice

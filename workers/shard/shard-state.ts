@@ -125,6 +125,17 @@ export function windowClosed(state: ShardState, engine: EngineProgress, windowOf
   };
 }
 
+/**
+ * Whether the window `windowS` just closed, with `heldWindows` held in all (it among them),
+ * makes a write of the state due, at `windowsPerWrite` (absent: 1). Shards write at their
+ * own phase (`shardIndex`), so a receiver hears from a share of its children each second,
+ * not from all of them every few seconds.
+ */
+export function writeDue(heldWindows: number, windowsPerWrite: number | undefined, windowS: number, shardIndex: number): boolean {
+  const every = windowsPerWrite ?? 1;
+  return heldWindows >= every || (windowS + shardIndex) % every === every - 1;
+}
+
 /** The telemetry a flush carries: where the shard runs and how its invocations went. */
 export function shardTelemetry(a: ShardAssignment, s: ShardState): ShardTelemetry {
   return {

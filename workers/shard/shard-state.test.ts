@@ -1,0 +1,47 @@
+/**
+ * When a shard writes its state (and sends its windows): every window in a flat run; every
+ * fourth in a tree, each shard at its own phase, so a receiver hears from a quarter of its
+ * children a second rather than from all of them every fourth.
+ */
+import { describe, expect, it } from "vitest";
+import { writeDue } from "./shard-state.ts";
+
+/** The windows (0–11) after which a shard writes, holding what closed since its last write. */
+function writesOf(shardIndex: number, windowsPerWrite: number | undefined): number[] {
+  const writes: number[] = [];
+  let held = 0;
+  for (let windowS = 0; windowS < 12; windowS++) {
+    held++;
+    if (writeDue(held, windowsPerWrite, windowS, shardIndex)) {
+      writes.push(windowS);
+      held = 0;
+    }
+  }
+  return writes;
+}
+
+describe("writeDue", () => {
+  it("writes every window when the assignment says nothing (a flat run, or one stored before)", () => {
+    expect(writesOf(5, undefined)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(writesOf(5, 1)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+
+  it("writes every fourth window in a tree, at the shard's phase", () => {
+    expect(writesOf(0, 4)).toEqual([3, 7, 11]);
+    expect(writesOf(1, 4)).toEqual([2, 6, 10]);
+    expect(writesOf(3, 4)).toEqual([0, 4, 8]);
+    expect(writesOf(7, 4)).toEqual([0, 4, 8]);
+  });
+
+  it("never holds more than windowsPerWrite windows, whatever the phase (a resume mid-phase)", () => {
+    expect(writeDue(4, 4, 5, 0)).toBe(true);
+    expect(writeDue(3, 4, 5, 0)).toBe(false);
+  });
+
+  it("spreads a receiver's children over the seconds: a quarter of them write after each window", () => {
+    const children = Array.from({ length: 100 }, (_, i) => i);
+    for (let windowS = 4; windowS < 8; windowS++) {
+      expect(children.filter((i) => writesOf(i, 4).includes(windowS))).toHaveLength(25);
+    }
+  });
+});
