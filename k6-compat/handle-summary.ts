@@ -19,7 +19,7 @@ type Exported = Record<string, unknown> & { metrics?: Record<string, Record<stri
 
 const DATA_METRICS = new Set(["data_received", "data_sent"]);
 /** Built-in trends of times outside METRIC_KINDS (no threshold reads them). */
-const TIME_TRENDS = new Set(["iteration_duration"]);
+const TIME_TRENDS = new Set(["iteration_duration", "group_duration"]);
 
 export function handleSummaryData(summary: Exported, timeTrends: ReadonlySet<string>): Record<string, unknown> {
   const metrics: Record<string, unknown> = {};

@@ -18,6 +18,7 @@ import { EXECUTOR_FIELDS } from "../core/spec/executor-schema.ts";
 import { parseMetricKey } from "../core/metrics/metric-key.ts";
 import { OTHER_TAGS_STEP } from "../core/spec/script-schema.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
+import { GROUP_DURATION } from "./runtime/wire.ts";
 
 export interface ScriptContext {
   readonly name: string;
@@ -87,11 +88,14 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
 
   // A trend (or a gauge, kept as one) without isTime holds plain numbers, which k6 shows without a unit.
   const timed = (name: string) => ctx.timeTrends === undefined || ctx.timeTrends.includes(name);
-  const metrics = Object.fromEntries(
+  const metrics: Record<string, { type: string; time?: false }> = Object.fromEntries(
     Object.entries(ctx.metrics).map(([name, type]) =>
       type === "trend" || type === "gauge" ? [name, { type: "trend", ...(timed(name) ? {} : { time: false }) }] : [name, { type }],
     ),
   );
+  // k6's group_duration (every group() records it): declared when a threshold names it, so thresholds and the summary know it.
+  const thresholdKeys = Object.keys(typeof raw.thresholds === "object" && raw.thresholds !== null ? raw.thresholds : {});
+  if (thresholdKeys.some((key) => key === GROUP_DURATION || key.startsWith(`${GROUP_DURATION}{`))) metrics[GROUP_DURATION] = { type: "trend" };
   const common = {
     name: ctx.name,
     target: ctx.target,

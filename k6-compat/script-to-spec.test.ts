@@ -183,6 +183,15 @@ describe("specFromOptions", () => {
     expect(parsed?.ok && parsed.spec.unitlessTrends).toEqual(["size", "depth"]);
   });
 
+  it("declares k6's group_duration when a threshold names it, so the threshold is k6's and not an unknown metric", () => {
+    const thresholds = { "group_duration{group:::login}": ["max<500"] };
+    const r = specFromOptions({ vus: 1, duration: "1s", thresholds }, ctx);
+    expect(r.ok && r.spec.metrics).toEqual({ group_duration: { type: "trend" } });
+    const parsed = r.ok ? parseRunSpec(r.spec) : null;
+    expect(parsed?.ok).toBe(true);
+    expect(specFromOptions({ vus: 1, duration: "1s" }, ctx)).not.toHaveProperty("spec.metrics");
+  });
+
   it.each([
     [{ stages: [{ duration: "1s", target: 1 }], iterations: 3 }, /not with stages/],
     [{ scenarios: { s: { executor: "externally-controlled", vus: 1, duration: "1m" } } }, /externally-controlled is not an executor edgeload runs/],

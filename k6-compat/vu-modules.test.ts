@@ -168,6 +168,11 @@ describe("checks, metrics, sleep", () => {
     expect(inner!.request.tags).toEqual({ name: "home", group: "::outer::inner" });
     // Back at the root after the groups, an untagged request carries no tags (the shard names it by its URL).
     expect(outside!.request.tags).toBeUndefined();
+    // Each group's time, inner first, tagged with its path (k6's group_duration).
+    expect(outside!.samples.map((s) => [s.type, "name" in s && s.name, "tags" in s && s.tags])).toEqual([
+      ["trend", "group_duration", { group: "::outer::inner" }],
+      ["trend", "group_duration", { group: "::outer" }],
+    ]);
     await expect(v.k6.group("a::b", async () => {})).rejects.toThrow(/may not contain '::'/);
   });
 

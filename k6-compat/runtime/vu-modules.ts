@@ -8,7 +8,7 @@
  * custom metrics are buffered as samples and travel with the next request, sleep or the
  * iteration's end.
  */
-import { SOCKET_METRICS, type IterationHost, type Sample, type WireRequest, type WireResponse } from "./wire.ts";
+import { GROUP_DURATION, SOCKET_METRICS, type IterationHost, type Sample, type WireRequest, type WireResponse } from "./wire.ts";
 import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
 import { CookieJar, requestCookies, type ResponseCookie } from "./cookie-jar.ts";
@@ -93,9 +93,14 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
       // k6 joins nested group names with "::" and refuses a name that holds it.
       if (String(name).includes("::")) throw new Error(`group and check names may not contain '::' (got "${name}")`);
       const outer = vu.group ?? "";
-      vu.group = `${outer}::${name}`;
+      const path = `${outer}::${name}`;
+      vu.group = path;
+      const startedMs = Date.now();
       try {
-        return await fn();
+        const result = await fn();
+        // k6's group_duration, tagged with the group: a threshold may name it (k6-compat/options.ts).
+        vu.samples.push({ type: "trend", name: GROUP_DURATION, value: Date.now() - startedMs, tags: { group: path } });
+        return result;
       } finally {
         vu.group = outer;
       }

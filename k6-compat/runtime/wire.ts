@@ -118,6 +118,9 @@ export interface IterationOutcome {
   readonly aborted?: string | null;
 }
 
+/** k6's built-in trend of each group's time (ms), recorded by group() (vu-modules.ts). */
+export const GROUP_DURATION = "group_duration";
+
 /** The name an interruption travels under (RPC keeps an error's message, not its class). */
 export const INTERRUPTED = "IterationInterrupted";
 

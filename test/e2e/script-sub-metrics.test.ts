@@ -53,6 +53,7 @@ export const options = {
     "checks{myTag:y}": ["rate>0.5"],
     "asset_size{staticAsset:yes}": ["avg<5"],
     "assets{kind:css}": ["count==12"],
+    "group_duration{group:::login}": ["max<5000"],
   },
 };
 
