@@ -43,6 +43,7 @@ const assets = new Counter("assets");
 export const options = {
   vus: 2,
   iterations: 6,
+  tags: { testid: "sub-metrics" },
   thresholds: {
     "http_req_duration{name:home}": ["p(95)<5000"],
     "http_reqs{staticAsset:yes}": ["count==6"],
@@ -54,6 +55,8 @@ export const options = {
     "asset_size{staticAsset:yes}": ["avg<5"],
     "assets{kind:css}": ["count==12"],
     "group_duration{group:::login}": ["max<5000"],
+    "http_reqs{testid:sub-metrics,staticAsset:yes}": ["count==6"],
+    "checks{testid:sub-metrics,myTag:y}": ["rate<0.5"],
   },
 };
 

@@ -66,7 +66,7 @@ export class ShardEngine implements IterationHost {
   readonly #a: ShardAssignment;
   /** The run's k6 sub-metrics: requests, checks and custom metrics matching one are recorded under it too. */
   readonly subMetrics: readonly SubMetricFilter[];
-  /** The k6 tags every request of this shard has unless it says otherwise: its scenario, the root group. */
+  /** The k6 tags every request of this shard has unless it says otherwise: the test's, its scenario, the root group. */
   readonly #defaultTags: SampleTags;
   readonly #clock: EngineClock;
   readonly #fetch: typeof fetch;
@@ -107,7 +107,8 @@ export class ShardEngine implements IterationHost {
   ) {
     this.#a = a;
     this.subMetrics = a.subMetrics ?? [];
-    this.#defaultTags = { group: "", scenario: a.part?.scenario ?? "default" };
+    // k6's test-wide tags (options.tags, a scenario's tags), then the scenario's name and the root group.
+    this.#defaultTags = { ...a.spec.tags, group: "", scenario: a.part?.scenario ?? "default" };
     this.#clock = clock;
     this.#fetch = fetcher;
     this.#windows = new ShardWindows(a, onWindow);

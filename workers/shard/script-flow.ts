@@ -18,6 +18,7 @@ import type {
   IterationOutcome,
   IterationStart,
   Sample,
+  SampleTags,
   SocketEvent,
   SocketRequest,
   WireRequest,
@@ -65,6 +66,8 @@ export interface ScriptRun {
   readonly pool: VuPoolRange;
   /** The scenario-wide number of this shard's k-th closed-model iteration (segmentedIndex). */
   readonly iterationInTest: (k: number) => number;
+  /** k6's test-wide tags (options.tags, a scenario's tags): every sample has them unless it says otherwise. */
+  readonly tags?: Readonly<Record<string, string>>;
   /** The run's step names: a request is recorded under the one its tag names (scriptStepOf). */
   readonly steps: readonly string[];
   readonly setupData: string | null;
@@ -85,7 +88,7 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
       if (typeof saved === "number") closedStarted = saved;
     },
     async run(io: FlowIO, it: IterationInfo): Promise<void> {
-      const host = new IterationHost(io, run.mayRequest, run.steps, run.scenario.name);
+      const host = new IterationHost(io, run.mayRequest, run.steps, { ...run.tags, scenario: run.scenario.name });
       // A VU executor's iteration numbers count per VU (it.global); arrival-rate ones are
       // already the scenario's (ShardShare.globalIndex).
       const closed = it.vu !== undefined;
@@ -122,18 +125,18 @@ export class IterationHost extends RpcTarget implements Host {
   readonly #io: FlowIO;
   readonly #mayRequest: (url: string) => string | null;
   readonly #steps: readonly string[];
-  /** k6's scenario tag of what this iteration records. */
-  readonly #scenario: string;
+  /** k6's tags of everything this iteration records unless it says otherwise: the test's and scenario's, the scenario's name. */
+  readonly #defaultTags: SampleTags;
   readonly #sockets: ScriptSockets;
   /** Why the iteration was cut short, if it was. */
   interrupted: string | null = null;
 
-  constructor(io: FlowIO, mayRequest: (url: string) => string | null, steps: readonly string[] = [], scenario = "default") {
+  constructor(io: FlowIO, mayRequest: (url: string) => string | null, steps: readonly string[] = [], defaultTags: SampleTags = { scenario: "default" }) {
     super();
     this.#io = io;
     this.#mayRequest = mayRequest;
     this.#steps = steps;
-    this.#scenario = scenario;
+    this.#defaultTags = defaultTags;
     this.#sockets = new ScriptSockets(io, mayRequest);
   }
 
@@ -206,8 +209,8 @@ export class IterationHost extends RpcTarget implements Host {
         else console.log(`${s.level} (VU ${s.vu}): ${s.message}`); // setup() and teardown(): the coordinator's log
         continue;
       }
-      // The VU sends only the tags it alone knows (group, the script's own); the scenario is this shard's.
-      const tags = s.tags && { scenario: this.#scenario, ...s.tags };
+      // The VU sends only the tags it alone knows (group, the script's own); the rest are this shard's.
+      const tags = s.tags && { ...this.#defaultTags, ...s.tags };
       if (s.type === "check") this.#io.check(s.passed, tags);
       else if (s.type === "counter") this.#io.count(s.name, s.value, tags);
       else if (s.type === "rate") this.#io.rate(s.name, s.passed, tags);

@@ -53,6 +53,7 @@ async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment): Pro
     vuIdOffset,
     pool: shardVuPool({ offset: vuIdOffset, shard: assignment.shard, weights: assignment.weights, preAllocatedVUs: spec.preAllocatedVUs }),
     iterationInTest: segmentedIndex(assignment.weights, assignment.shard.index),
+    tags: spec.tags,
     steps: spec.steps.map((s) => s.name),
     setupData: spec.setupData?.[SETUP_DATA] ?? null,
     mayRequest: (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null,
