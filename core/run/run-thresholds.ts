@@ -75,9 +75,14 @@ export function selectTagged(spec: RunSpec, totals: RunTotals, tags: Threshold["
       : undefined;
   const step = stepName === undefined || acrossScenarios ? undefined : (stepIndex.get(stepName) ?? -1);
   const scenario = tags.scenario === undefined ? undefined : spec.scenarios?.find((s) => s.name === tags.scenario);
-  const steps = acrossScenarios ?? (tags.scenario === undefined ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []));
+  // A run of one scenario is k6's "default" (a script's shortcuts): {scenario:default} is all of it.
+  const wholeRun = tags.scenario === DEFAULT_SCENARIO && !spec.scenarios?.length;
+  const steps = acrossScenarios ?? (tags.scenario === undefined || wholeRun ? undefined : new Set(scenario ? stepsOfScenario(scenario) : []));
   return totals.select({ ...(tags.region ? { region: tags.region } : {}), ...(step !== undefined ? { step } : {}), ...(steps ? { steps } : {}) });
 }
+
+/** k6's name for the scenario of a test without named ones (the shards tag its samples so). */
+export const DEFAULT_SCENARIO = "default";
 
 /** The abortOnFail threshold that fails at `elapsedMs` since T0, if any. */
 export function shouldAbortRun(spec: RunSpec, totals: RunTotals, elapsedMs: number, set: ThresholdSet = parseRunThresholds(spec)): Threshold | undefined {

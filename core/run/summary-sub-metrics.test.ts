@@ -54,7 +54,9 @@ function run(thresholds: Record<string, string[]>) {
           errorMessage: "",
         };
         const failed = recordTrail(stats, trail, null);
-        const tags: Record<string, string> = name === "home" ? { name: "home" } : { name: `/style${i}.css`, staticAsset: "yes" };
+        // As the shard tags them: its scenario ("default" in a run of one), then the request's own.
+        const own: Record<string, string> = name === "home" ? { name: "home" } : { name: `/style${i}.css`, staticAsset: "yes" };
+        const tags: Record<string, string> = { scenario: "default", ...own };
         recordRequestSubMetrics(() => stats.custom, filters, tags, trail, failed);
       }
       if (i !== 0) stats.counters.checksPassed++;
@@ -76,6 +78,7 @@ describe("sub-metrics in the summary", () => {
     "http_reqs{staticAsset:yes}": ["count==20"],
     "checks{myTag:x}": ["rate>0.8"],
     "asset_size{staticAsset:yes}": ["avg<5"],
+    "http_reqs{scenario:default,name:home}": ["count==20"],
   });
   const m = summary.metrics as Record<string, any>;
 
@@ -85,6 +88,8 @@ describe("sub-metrics in the summary", () => {
     expect(m["http_reqs{staticAsset:yes}"]).toMatchObject({ count: 20, thresholds: { "count==20": false } });
     expect(m["checks{myTag:x}"]).toMatchObject({ passes: 18, fails: 2, thresholds: { "rate>0.8": false } });
     expect(m["asset_size{staticAsset:yes}"]).toMatchObject({ type: "trend", avg: 3, thresholds: { "avg<5": false } });
+    // A run of one scenario is k6's "default": the filter selects the whole run's cells.
+    expect(m["http_reqs{scenario:default,name:home}"]).toMatchObject({ count: 20, thresholds: { "count==20": false } });
     // The parents keep every sample.
     expect(m.http_reqs.count).toBe(40);
     expect(summary.edgeload.verdict?.kind).toBe("failed");
@@ -94,7 +99,7 @@ describe("sub-metrics in the summary", () => {
     const text = renderSummary(summary);
     expect(text).toMatch(/ {2}http_req_duration\.+: .*\n {4}\{ name:home \}\.+: avg=20(\.0+)?ms/);
     expect(text).toMatch(/ {2}http_req_failed\.+: .*\n {4}\{ name:home \}\.+: 10\.00% ✓ 2 ✗ 18/);
-    expect(text).toMatch(/ {2}http_reqs\.+: 40 .*\n {4}\{ staticAsset:yes \}\.+: 20 /);
+    expect(text).toMatch(/ {2}http_reqs\.+: 40 .*\n {4}\{ scenario:default,name:home \}\.+: 20 .*\n {4}\{ staticAsset:yes \}\.+: 20 /);
     expect(text).toMatch(/ {2}checks\.+: .*\n {4}\{ myTag:x \}\.+: 90\.00% ✓ 18 ✗ 2/);
     expect(text).toMatch(/ {2}asset_size\.+: .*\n {4}\{ staticAsset:yes \}\.+: avg=3/);
   });

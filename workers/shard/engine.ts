@@ -32,6 +32,7 @@ import { RUN_HEADER, runHeaderValue, type ShardAssignment, type ShardWindow } fr
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { recordTrail } from "../../core/metrics/request-trail.ts";
 import { recordRequestSubMetrics, type SampleTags, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
+import { DEFAULT_SCENARIO } from "../../core/run/run-thresholds.ts";
 import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { IterationInterrupted, type Flow, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample } from "../../scenarios/flow.ts";
@@ -108,7 +109,7 @@ export class ShardEngine implements IterationHost {
     this.#a = a;
     this.subMetrics = a.subMetrics ?? [];
     // k6's test-wide tags (options.tags, a scenario's tags), then the scenario's name and the root group.
-    this.#defaultTags = { ...a.spec.tags, group: "", scenario: a.part?.scenario ?? "default" };
+    this.#defaultTags = { ...a.spec.tags, group: "", scenario: a.part?.scenario ?? DEFAULT_SCENARIO };
     this.#clock = clock;
     this.#fetch = fetcher;
     this.#windows = new ShardWindows(a, onWindow);
