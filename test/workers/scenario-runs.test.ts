@@ -3,7 +3,8 @@
  * the run is created and read from R2 once per shard; custom metrics reach the summary
  * and D1 (`windows.custom_json`, custom trends in `histograms`), and the SQL documented in
  * SCHEMA.md reads them. The scenarios against a provisioned Authrim-style target are in
- * test/e2e/scenarios.test.ts; here the target answers 401 to the made-up tokens, which is
+ * test/e2e/scenarios.test.ts; here the target answers the made-up tokens, signed by a key
+ * it does not have, with 500 "no public key available" (as Authrim v0.1.15 does), which is
  * exactly what userinfo must count as failures.
  */
 import { env } from "cloudflare:workers";
@@ -68,7 +69,7 @@ describe("scenario runs", () => {
     const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as Record<string, any>;
     expect(summary.metrics.userinfo_success).toMatchObject({ type: "rate", passes: 0, fails: 240, thresholds: { "rate>0.9": true } });
     expect(summary.metrics.http_req_failed.passes).toBe(240);
-    expect(summary.edgeload.totals.statuses).toEqual({ 401: 240 });
+    expect(summary.edgeload.totals.statuses).toEqual({ 500: 240 });
     expect(summary.edgeload.scenario).toMatchObject({ name: "userinfo", seed: "made-up-tokens" });
 
     const sql = /```sql id=custom-metrics\n([\s\S]*?)```/.exec(schemaDoc)![1]!;
