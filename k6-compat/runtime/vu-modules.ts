@@ -8,11 +8,11 @@
  * custom metrics are buffered as samples and travel with the next request, sleep or the
  * iteration's end.
  */
-import { GROUP_DURATION, SOCKET_METRICS, type IterationHost, type Sample, type WireRequest, type WireResponse } from "./wire.ts";
+import { GROUP_DURATION, SOCKET_METRICS, type IterationHost, type Sample, type WireRequest } from "./wire.ts";
 import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
-import { CookieJar, requestCookies, type ResponseCookie } from "./cookie-jar.ts";
-import type { parseHTML } from "./html.ts";
+import { CookieJar, requestCookies } from "./cookie-jar.ts";
+import { k6Response, type HtmlParser, type K6Response } from "./k6-response.ts";
 import { scriptConsole } from "./script-console.ts";
 import { VuEventLoop } from "./event-loop.ts";
 import { createTimers } from "./timers.ts";
@@ -345,69 +345,6 @@ function expectList(callback: unknown): readonly number[] | null {
     else for (let n = s.min; n <= s.max; n++) list.push(n);
   }
   return list;
-}
-
-export interface K6Response {
-  readonly status: number;
-  readonly body: string | null;
-  readonly headers: Record<string, string>;
-  readonly url: string;
-  readonly error: string;
-  readonly error_code: number;
-  readonly timings: Readonly<Record<string, number>>;
-  readonly cookies: Record<string, ResponseCookie[]>;
-  readonly request: { readonly method: string; readonly url: string; readonly headers: Record<string, string>; readonly body: string };
-  json(selector?: string): unknown;
-  /** k6's `res.html(selector?)`: the body as a Selection (runtime/html.ts), `find(selector)` of it when given. */
-  html(selector?: string): unknown;
-}
-
-/** k6's error codes for what the engine reports (k6's docs: "Error codes"). */
-const ERROR_CODES = { timeout: 1050, connection: 1200 } as const;
-
-/** k6/html's parseHTML, as the bundle installs it: the runtime does not carry it (bundle.ts). */
-type HtmlParser = typeof parseHTML;
-
-function k6Response(request: WireRequest, r: WireResponse, cookies: Record<string, ResponseCookie[]>, parseHtml: HtmlParser): K6Response {
-  const headers: Record<string, string> = {};
-  // k6 shows header names in canonical form (Content-Type), as Go's net/http does.
-  for (const [k, v] of Object.entries(r.headers)) headers[k.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())] = v;
-  let parsed: unknown;
-  let parsedOnce = false;
-  return {
-    status: r.status,
-    body: r.body,
-    headers,
-    url: request.url,
-    error: r.error ? (r.errorDetail ?? (r.error === "timeout" ? "request timeout" : "connection error")) : "",
-    error_code: r.error ? ERROR_CODES[r.error] : 0,
-    cookies,
-    timings: { duration: r.durationMs, waiting: r.durationMs, sending: 0, receiving: 0, blocked: 0, connecting: 0, tls_handshaking: 0 },
-    request: { method: request.method, url: request.url, headers: { ...request.headers }, body: request.body ?? "" },
-    json(selector?: string): unknown {
-      if (!parsedOnce) {
-        if (r.body === null) throw new Error("the response has no body (responseType none, or the request failed)");
-        parsed = JSON.parse(r.body);
-        parsedOnce = true;
-      }
-      return selector === undefined ? parsed : select(parsed, selector);
-    },
-    html(selector?: string): unknown {
-      if (r.body === null) throw new Error("res.html(): the response has no body (responseType none, or the request failed)");
-      const document = parseHtml(r.body);
-      return selector === undefined ? document : document.find(selector);
-    },
-  };
-}
-
-/** The common part of k6's gjson selectors: `a.b.0.c` (a missing path gives undefined). */
-function select(value: unknown, path: string): unknown {
-  let current = value;
-  for (const key of path.split(".")) {
-    if (current === null || typeof current !== "object") return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
 }
 
 /** `__k6seq`: forEach and map whose callbacks make requests run them one after another (async-transform.ts). */
