@@ -160,7 +160,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
       // This delivery ends now, and the runtime counts the alarm delivered: were this instance
       // reset before the running invocation ends, nothing would wake the shard again (chaos
       // flat seed 123, an alarm doubled then a restart: its share left neither sent nor
-      // dropped). So it stays armed; the running invocation disarms it as it ends.
+      // dropped). So it stays armed: firing after the invocation ended, it finds only the final flush to retry.
       await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
       return;
     }
@@ -239,8 +239,9 @@ export class LoadShard extends DurableObject<ShardEnv> {
     const handoff = result.end === "handoff";
     if (!handoff) this.#forgetSecrets(assignment);
     this.#save(sliceEnded(this.#state()!, result, engine.iterationProgress));
+    // A doubled delivery's alarm (alarm()) is left to fire: deleting it here would also cancel
+    // the runtime's retry of this invocation, whose final flush a restart may yet cut (chaos tree seed 70).
     if (handoff) await this.ctx.storage.setAlarm(Date.now());
-    else await this.ctx.storage.deleteAlarm(); // a doubled delivery's (alarm()): nothing is left to resume
     await this.#flusher.flush(!handoff);
   }
 

@@ -45,15 +45,13 @@ export interface ChaosObservation {
 
 /**
  * The run's requests as the shards' fetch saw them settle: answers with a 5xx status, a
- * garbage body (a 200 that is not the document), timeouts, connection errors; and how
- * many were in flight when a shard was restarted (their results may have died with it).
+ * garbage body (a 200 that is not the document), timeouts, connection errors.
  */
 export interface FetchedAnswers {
   readonly status5xx: number;
   readonly garbage: number;
   readonly timeouts: number;
   readonly connectionErrors: number;
-  readonly inFlightAtRestarts: number;
 }
 
 export const INVARIANTS = ["agree", "once", "failures", "ends", "verdict", "secrets"] as const;
@@ -121,7 +119,7 @@ export function judge(o: ChaosObservation): Judgement {
     );
   const once = doubleCounted === 0;
   if (!once) why.push(`once: ${doubleCounted} counted twice`);
-  const failures = failuresCounted(o, lossBound);
+  const failures = failuresCounted(o);
   if (failures) why.push(failures);
   const stopped = !aborted || (o.stoppedAfterMs !== null && o.stoppedAfterMs < STOP_WITHIN_MS);
   const ends = o.endedAfterMs <= END_WITHIN_MS && stopped;
@@ -142,13 +140,17 @@ export function judge(o: ChaosObservation): Judgement {
 /**
  * Every failure the target caused is counted as one, once: D1's 5xx, timeouts and failed
  * checks (the step checks for a 200 with the document) are each no more than the shards'
- * fetch saw, and no fewer than it saw less the results that died with a restarted shard
- * (those in its open windows, counted interrupted, and those in flight). Null when that
- * holds, else why not. A bad target answer is drawn to test it (schedule.ts).
+ * fetch saw, and — unless a shard was restarted — no fewer. A restarted shard's results in
+ * flight die with it, and so do those of the requests its old instance still had queued
+ * for a connection slot: they may leave after the restart (its isolate goes on) and fail
+ * where no window records them (tree seed 1 saw 6 such timeouts), so no lower bound is
+ * known then. Null when that holds, else why not. A bad target answer is drawn to test it
+ * (schedule.ts).
  */
-function failuresCounted(o: ChaosObservation, lossBound: number): string | null {
+function failuresCounted(o: ChaosObservation): string | null {
   const f = o.fetched;
-  const slack = lossBound + f.inFlightAtRestarts;
+  const restarted = o.schedule.faults.some((x) => x.kind === "shard-restart");
+  const slack = restarted ? Number.POSITIVE_INFINITY : 0;
   const views: Array<[string, number, number]> = [
     ["5xx", o.stored.status5xx, f.status5xx],
     ["timeouts", o.stored.timeouts, f.timeouts],
@@ -156,5 +158,5 @@ function failuresCounted(o: ChaosObservation, lossBound: number): string | null 
   ];
   const off = views.filter(([, stored, seen]) => stored > seen || stored < seen - slack);
   if (!off.length) return null;
-  return `failures: ${off.map(([name, stored, seen]) => `${name} ${stored} in D1, ${seen} answered`).join("; ")} (results lost to restarts at most ${slack})`;
+  return `failures: ${off.map(([name, stored, seen]) => `${name} ${stored} in D1, ${seen} answered`).join("; ")}${restarted ? " (a shard restarted: at most)" : ""}`;
 }

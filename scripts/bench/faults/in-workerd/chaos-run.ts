@@ -21,7 +21,7 @@ import { FlushLog } from "../../../../coordinator/merge/flush-log.ts";
 import type { ChaosObservation } from "../../chaos/invariants.ts";
 import { CHAOS_RUN, faultsOverAtMs, REGIONS, SHAPES, type ChaosFault, type ChaosSchedule, type Receiver } from "../../chaos/schedule.ts";
 import { api, createRun, sleep, waitForStatus } from "../../../../test/workers/helpers.ts";
-import { answerBadly, answersOf, noteRestart, watchAnswers, wrapFetch } from "./target-answers.ts";
+import { answerBadly, answersOf, watchAnswers, wrapFetch } from "./target-answers.ts";
 
 const SEED = "chaos-users";
 const until = (atMs: number) => sleep(Math.max(0, atMs - Date.now()));
@@ -194,10 +194,8 @@ async function inject(p: Played, f: ChaosFault, shards: number): Promise<void> {
   }
   await until(at);
   const reset = (stub: DurableObjectStub) => runInDurableObject(stub, (_instance, state) => state.abort("chaos: restarted")).catch(() => {});
-  if (f.kind === "shard-restart") {
-    noteRestart(p.runId);
-    await reset(shardOf(p.runId, f.shard));
-  } else if (f.kind === "coordinator-restart") await reset(coordinatorOf(p.runId));
+  if (f.kind === "shard-restart") await reset(shardOf(p.runId, f.shard));
+  else if (f.kind === "coordinator-restart") await reset(coordinatorOf(p.runId));
   else if (f.kind === "aggregator-restart") {
     const index = f.which === "root" ? p.tree!.roots[0]! : p.tree!.aggregators.filter((a) => a.level === 1)[f.which === "leaf-0" ? 0 : 1]!.index;
     await reset(aggregatorOf(p.runId, index));

@@ -21,8 +21,6 @@ interface Tally {
   timeouts: number;
   garbage: number;
   connectionErrors: number;
-  inFlight: number;
-  inFlightAtRestarts: number;
   /** The bad answer being given now, if any. */
   bad: { readonly answer: BadAnswer; readonly timeoutMs: number } | null;
 }
@@ -49,7 +47,6 @@ export function wrapFetch(): void {
     const bad = tally.bad;
     const url = new URL(input);
     if (bad) badly(url, bad.answer, bad.timeoutMs);
-    tally.inFlight++;
     try {
       const response = await original(url.toString(), init);
       if (response.status >= 500) tally.status5xx++;
@@ -61,15 +58,13 @@ export function wrapFetch(): void {
       // Cut by the shard's stop (an abort): not a result, as the shard counts it.
       else if (!init?.signal?.aborted) tally.connectionErrors++;
       throw error;
-    } finally {
-      tally.inFlight--;
     }
   };
 }
 
 /** Starts counting `runId`'s requests (before its t0: nothing carries its header before). */
 export function watchAnswers(runId: string): void {
-  tallies.set(runId, { status5xx: 0, timeouts: 0, garbage: 0, connectionErrors: 0, inFlight: 0, inFlightAtRestarts: 0, bad: null });
+  tallies.set(runId, { status5xx: 0, timeouts: 0, garbage: 0, connectionErrors: 0, bad: null });
 }
 
 /** The target answers `runId`'s requests `answer` from now until `untilMs` (epoch ms). */
@@ -80,15 +75,9 @@ export async function answerBadly(runId: string, answer: BadAnswer, timeoutMs: n
   tally.bad = null;
 }
 
-/** A shard of `runId` is being restarted: the results of requests in flight now may die with it. */
-export function noteRestart(runId: string): void {
-  const tally = tallies.get(runId);
-  if (tally) tally.inFlightAtRestarts += tally.inFlight;
-}
-
 /** What was counted for `runId`, and it forgotten. */
 export function answersOf(runId: string): FetchedAnswers {
-  const { status5xx, timeouts, garbage, connectionErrors, inFlightAtRestarts } = tallies.get(runId)!;
+  const { status5xx, timeouts, garbage, connectionErrors } = tallies.get(runId)!;
   tallies.delete(runId);
-  return { status5xx, timeouts, garbage, connectionErrors, inFlightAtRestarts };
+  return { status5xx, timeouts, garbage, connectionErrors };
 }
