@@ -143,7 +143,8 @@ export class IterationHost extends RpcTarget implements Host {
   async socketSession(samples: readonly Sample[], request: SocketRequest, listener: (event: SocketEvent) => void): Promise<void> {
     this.apply(samples);
     try {
-      await this.#sockets.session(request, listener);
+      // The socket's samples carry the test's and scenario's tags, as its requests' do.
+      await this.#sockets.session({ ...request, tags: { ...this.#defaultTags, ...request.tags } }, listener);
     } catch (error) {
       throw this.#interruption(error);
     }
