@@ -140,11 +140,10 @@ export function judge(o: ChaosObservation): Judgement {
 /**
  * Every failure the target caused is counted as one, once: D1's 5xx, timeouts and failed
  * checks (the step checks for a 200 with the document) are each no more than the shards'
- * fetch saw, and — unless a shard was restarted — no fewer. A restarted shard's results in
- * flight die with it, and so do those of the requests its old instance still had queued
- * for a connection slot: they may leave after the restart (its isolate goes on) and fail
- * where no window records them (tree seed 1 saw 6 such timeouts), so no lower bound is
- * known then. Null when that holds, else why not. A bad target answer is drawn to test it
+ * fetch saw, and — unless a shard was restarted — no fewer. A restarted shard's requests in
+ * flight die with it whatever window they were sent in, answered but recorded nowhere (the
+ * interrupted count covers only its open windows), so no lower bound is known then. Null
+ * when that holds, else why not. A bad target answer is drawn to test it
  * (schedule.ts).
  */
 function failuresCounted(o: ChaosObservation): string | null {

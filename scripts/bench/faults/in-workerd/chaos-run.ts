@@ -255,7 +255,7 @@ export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObserv
       },
     ],
   });
-  watchAnswers(id);
+  watchAnswers(id, CHAOS_RUN.timeoutMs);
   const played: Played = { runId: id, t0: Date.parse(startsAt), tree: await treeOf(id), abortedAt: null, stoppedAfterMs: null };
   const injections = Promise.allSettled(schedule.faults.map((f) => inject(played, f, shards)));
   try {
