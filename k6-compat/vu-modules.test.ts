@@ -67,6 +67,21 @@ describe("k6/http", () => {
       (h: any) => h.post("http://127.0.0.1/x", { a: 1, b: "two" }),
       { method: "POST", body: "a=1&b=two", headers: { "Content-Type": "application/x-www-form-urlencoded" } },
     ],
+    // An array in a form is its key repeated, keys in Go's order (url.Values), as k6 sends it.
+    [
+      (h: any) => h.post("http://127.0.0.1/x", { z: "last", topping: ["onion", "bacon"], a: "a b" }),
+      { method: "POST", body: "a=a+b&topping=onion&topping=bacon&z=last" },
+    ],
+    // Credentials in the URL are HTTP Basic authorization, as k6 (Go) sends them; the URL goes without them.
+    [
+      (h: any) => h.get("http://user:pass%40word@127.0.0.1/basic-auth"),
+      { url: "http://127.0.0.1/basic-auth", headers: { Authorization: `Basic ${btoa("user:pass@word")}` } },
+    ],
+    // ...unless the request authorizes itself.
+    [
+      (h: any) => h.get("http://user:pass@127.0.0.1/x", { headers: { Authorization: "Bearer t" } }),
+      { url: "http://127.0.0.1/x", headers: { Authorization: "Bearer t" } },
+    ],
     // A string body goes as is, with the headers given.
     [
       (h: any) => h.put("http://127.0.0.1/x", '{"k":1}', { headers: { "content-type": "application/json" } }),

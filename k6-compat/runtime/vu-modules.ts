@@ -13,6 +13,7 @@ import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
 import { CookieJar, requestCookies } from "./cookie-jar.ts";
 import { k6Response, type HtmlParser, type K6Response } from "./k6-response.ts";
+import { formBody, withoutCredentials } from "./request-encoding.ts";
 import { scriptConsole } from "./script-console.ts";
 import { VuEventLoop } from "./event-loop.ts";
 import { createTimers } from "./timers.ts";
@@ -116,15 +117,14 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
 
   async function request(method: string, url: unknown, body?: unknown, params: RequestParams = {}): Promise<K6Response> {
     const target = host(`http.${method.toLowerCase()}()`);
-    const href = String(url);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(params.headers ?? {})) headers[k] = String(v);
+    const href = withoutCredentials(String(url), headers);
     let encoded: string | undefined;
     if (body !== undefined && body !== null) {
       if (typeof body === "string") encoded = body;
       else if (typeof body === "object" && !(body instanceof ArrayBuffer) && !ArrayBuffer.isView(body)) {
-        // k6 sends an object body as a form, as a browser would.
-        encoded = new URLSearchParams(Object.entries(body as Record<string, unknown>).map(([k, v]) => [k, String(v)])).toString();
+        encoded = formBody(body as Record<string, unknown>);
         if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["Content-Type"] = "application/x-www-form-urlencoded";
       } else {
         throw new Error(`http.${method.toLowerCase()}(): binary bodies are not supported by edgeload's k6 compat layer yet`);
