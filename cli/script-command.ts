@@ -52,7 +52,12 @@ export async function scriptRun(
   await remote.writeLock();
   const init = evaluateInitContext(bundled.factory, path, env);
   // An exception is the script's (k6: 107), anything else a script edgeload cannot run (104).
-  if (!init.ok) throw refuse(`${path} failed in its init context`, init.problems, init.exception ? EXIT.scriptException : EXIT.invalidConfig);
+  if (!init.ok)
+    throw refuse(
+      `${path} failed in its init context`,
+      init.problems,
+      init.aborted ? EXIT.scriptAborted : init.exception ? EXIT.scriptException : EXIT.invalidConfig,
+    );
   const nominal = target ?? (env.BASE_URL && URL.canParse(env.BASE_URL) ? env.BASE_URL : null);
   if (!nominal)
     throw new CliError(

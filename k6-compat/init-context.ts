@@ -9,7 +9,7 @@ import { dirname, resolve } from "node:path";
 import vm from "node:vm";
 import { fileKey } from "./runtime/file-key.ts";
 import { CookieJar } from "./runtime/cookie-jar.ts";
-import { createVuModules, sequence, type MetricType } from "./runtime/vu-modules.ts";
+import { createVuModules, sequence, type MetricType, type VuContext } from "./runtime/vu-modules.ts";
 import type { ScriptLines } from "./runtime/script-failure.ts";
 
 export type EmbeddedFile = { readonly text: string } | { readonly base64: string };
@@ -23,8 +23,16 @@ export interface InitContext {
   readonly files: Record<string, EmbeddedFile>;
 }
 
-/** `exception`: the script threw (k6's ScriptException, exit 107), rather than asked for what cannot run. */
-export type InitResult = { ok: true; init: InitContext } | { ok: false; problems: string[]; exception?: true };
+/**
+ * `exception`: the script threw (k6's ScriptException, exit 107), rather than asked for what
+ * cannot run; `aborted`: it called exec.test.abort() (k6's ScriptAborted, exit 108).
+ */
+export type InitResult = { ok: true; init: InitContext } | { ok: false; problems: string[]; exception?: true; aborted?: true };
+
+/** exec.test.abort() called in the init context. */
+class InitAborted extends Error {
+  override readonly name = "InitAborted";
+}
 
 export function evaluateInitContext(factory: string, scriptPath: string, env: Readonly<Record<string, string>>): InitResult {
   const metrics: Record<string, MetricType> = {};
@@ -49,6 +57,7 @@ export function evaluateInitContext(factory: string, scriptPath: string, env: Re
     const functions = Object.keys(exports).filter((k) => typeof exports[k] === "function");
     return { ok: true, init: { options, metrics, timeTrends, exports: functions, files } };
   } catch (error) {
+    if (error instanceof InitAborted) return { ok: false, aborted: true, problems: [`the script's init context called exec.test.abort(): ${error.message}`] };
     return { ok: false, exception: true, problems: [`the script's init context threw: ${error instanceof Error ? error.message : String(error)}`] };
   }
 }
@@ -78,7 +87,7 @@ function nodeVu(
 ): { exports: Record<string, unknown>; context: vm.Context } {
   const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
   const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
-  const modules = createVuModules({
+  const vu: VuContext = {
     id: 0,
     iteration: 0,
     iterationInTest: 0,
@@ -88,8 +97,17 @@ function nodeVu(
     ...(declare ? { declare } : {}),
     jar: new CookieJar(),
     shared: new Map(),
-  });
-  return { exports: instantiate(modules, { ...env }, 0, open, sequence).exports, context };
+  };
+  const modules = createVuModules(vu);
+  let exports: Record<string, unknown> = {};
+  try {
+    exports = instantiate(modules, { ...env }, 0, open, sequence).exports;
+  } catch (error) {
+    if (vu.aborted === undefined) throw error;
+  }
+  // An abort the script caught still aborts, as in k6 (vu.aborted is kept).
+  if (vu.aborted !== undefined) throw new InitAborted(vu.aborted || "test aborted");
+  return { exports, context };
 }
 
 /**

@@ -65,6 +65,17 @@ describe("bundleScript", () => {
     });
   });
 
+  it.each([
+    ["thrown", "exec.test.abort('no data');"],
+    ["caught", "try { exec.test.abort('no data'); } catch (e) {}"],
+  ])("names exec.test.abort() in the init context (%s) as an abort, k6's exit 108, not an exception", async (_case, call) => {
+    const path = script(`init-abort-${_case}.js`, `import exec from "k6/execution";\n${call}\nexport default function () {}\n`);
+    const bundled = await bundleScript(path);
+    expect(bundled.ok).toBe(true);
+    const init = evaluateInitContext((bundled as { factory: string }).factory, path, {});
+    expect(init).toEqual({ ok: false, aborted: true, problems: ["the script's init context called exec.test.abort(): no data"] });
+  });
+
   it("gives k6/execution's named exports (vu, scenario, instance, test) as well as its default, read live at each iteration", async () => {
     const path = script(
       "execution.js",
