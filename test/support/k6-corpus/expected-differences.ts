@@ -13,12 +13,8 @@ export const EXPECTED_DIFFERENCES: Readonly<Record<string, string>> = {
   "k6-threshold-name-tokens":
     "exit 75: the threshold's sub-metric has no samples, so edgeload's verdict is inconclusive (the design's third verdict); k6 passes it and exits 0",
   // Gaps in edgeload's k6 runtime, to be closed.
-  "k6-abort-in-init": "exec.test.abort() in the init context is taken for an exception (exit 107, 'init context threw: test aborted'); k6 exits 108",
   "k6-cookies":
     "cookies set by a redirect response (/cookies/set → 302) are not stored in the VU's jar, as fetch follows the redirect itself: the check callback reading them throws (TypeError), ending the iteration after 6 of k6's 26 checks",
-  "k6-html-form-post":
-    "an array in a form body is sent as one comma-joined value (topping=onion,bacon,cheese), not k6's repeated key, so 'has correct toppings' fails",
-  "k6-http-basic-auth": "credentials in the URL (http://user:passwd@host/…) are not sent as Basic authorization: the first three checks fail",
   "k6-redirects": "options.maxRedirects and a per-request `redirects: 1` are not honoured (only 0 or follow-all): 2 of 3 checks fail",
   "k6-websockets-echo":
     "ws.ping() throws (a Worker's WebSocket cannot send pings; the runtime answers the server's), so the iteration ends with an error and neither ws_ping nor ws_session_duration is reported",
