@@ -19,6 +19,7 @@ import { parseMetricKey } from "../core/metrics/metric-key.ts";
 import { OTHER_TAGS_STEP } from "../core/spec/script-schema.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 import { GROUP_DURATION } from "./runtime/wire.ts";
+import { redirectCount } from "./runtime/redirect-limit.ts";
 
 export interface ScriptContext {
   readonly name: string;
@@ -63,7 +64,6 @@ const IGNORED = new Set([
   "minIterationDuration",
   "systemTags",
   "linger",
-  "maxRedirects",
   "dns",
   "tlsVersion",
   "tlsCipherSuites",
@@ -75,7 +75,13 @@ const IGNORED_IN_SCENARIO = new Set<string>();
 export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext): OptionsResult {
   const problems: string[] = [];
   const ignored: string[] = [];
-  const known = new Set(["scenarios", "stages", "vus", "duration", "iterations", "thresholds", "tags", "summaryTrendStats"]);
+  // maxRedirects is the VUs' own (k6-compat/runtime/redirect-limit.ts): only checked here.
+  const known = new Set(["scenarios", "stages", "vus", "duration", "iterations", "thresholds", "tags", "summaryTrendStats", "maxRedirects"]);
+  try {
+    redirectCount(raw.maxRedirects, "options.maxRedirects");
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
   for (const key of Object.keys(raw)) {
     if (known.has(key)) continue;
     if (IGNORED.has(key)) ignored.push(key);

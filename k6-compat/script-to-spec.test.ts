@@ -181,6 +181,15 @@ describe("specFromOptions", () => {
     expect(r.ok && r.ignored).not.toContain("summaryTrendStats");
   });
 
+  it("accepts maxRedirects as acted on (the VUs apply it), refusing one that is not a count", () => {
+    const r = specFromOptions({ vus: 1, duration: "1s", maxRedirects: 5 }, ctx);
+    expect(r.ok && r.ignored).toEqual([]);
+    expect(specFromOptions({ vus: 1, duration: "1s", maxRedirects: "5" }, ctx)).toEqual({
+      ok: false,
+      problems: ['options.maxRedirects must be a whole number of redirects (0 or more), got "5"'],
+    });
+  });
+
   it("declares a Trend or Gauge created without isTime as plain numbers (time: false), which the summary prints without a unit as k6 does", () => {
     const metrics = { waited: "trend", size: "trend", depth: "gauge", hits: "counter" } as const;
     const r = specFromOptions({ vus: 1, duration: "1s" }, { ...ctx, metrics, timeTrends: ["waited"] });

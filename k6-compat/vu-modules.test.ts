@@ -88,7 +88,7 @@ describe("k6/http", () => {
       { method: "PUT", body: '{"k":1}', headers: { "content-type": "application/json" } },
     ],
     // del() is DELETE; redirects: 0 sees the redirect; responseType none drops the body.
-    [(h: any) => h.del("http://127.0.0.1/x", null, { redirects: 0, responseType: "none" }), { method: "DELETE", redirect: "manual", readBody: false }],
+    [(h: any) => h.del("http://127.0.0.1/x", null, { redirects: 0, responseType: "none" }), { method: "DELETE", maxRedirects: 0, readBody: false }],
     // expectedStatuses as a response callback: what counts as a failed request.
     [
       (h: any) => h.get("http://127.0.0.1/x", { responseCallback: h.expectedStatuses(200, { min: 301, max: 302 }) }),
@@ -100,6 +100,25 @@ describe("k6/http", () => {
     const v = vu();
     await call(v.http);
     expect(v.sent[0]!.request).toMatchObject(wire);
+  });
+
+  it("limits redirects by params.redirects, else options.maxRedirects, else leaves k6's default to the shard", async () => {
+    const v = vu();
+    await v.http.get("http://127.0.0.1/x");
+    expect(v.sent[0]!.request).not.toHaveProperty("maxRedirects");
+    v.context.maxRedirects = 5; // the script's options.maxRedirects (entry.ts)
+    await v.http.get("http://127.0.0.1/x");
+    await v.http.get("http://127.0.0.1/x", { redirects: 1 });
+    expect(v.sent.slice(1).map((s) => s.request.maxRedirects)).toEqual([5, 1]);
+    await expect(v.http.get("http://127.0.0.1/x", { redirects: -1 })).rejects.toThrow(
+      "params.redirects must be a whole number of redirects (0 or more), got -1",
+    );
+  });
+
+  it("gives res.url as where the redirects led", async () => {
+    const v = vu((r) => (r.url.endsWith("/redirect/1") ? { url: "http://127.0.0.1/get" } : {}));
+    expect((await v.http.get("http://127.0.0.1/redirect/1")).url).toBe("http://127.0.0.1/get");
+    expect((await v.http.get("http://127.0.0.1/x")).url).toBe("http://127.0.0.1/x");
   });
 
   it("gives the script k6's response: status, canonical headers, json() with a selector, timings", async () => {

@@ -24,6 +24,8 @@ export interface FlowRequest {
   readonly readBody?: boolean;
   /** "manual" to see a redirect instead of following it (silent authentication). */
   readonly redirect?: "manual" | "follow";
+  /** The most redirects followed (k6's maxRedirects); one needing more answers with its last 3xx. Default 10. */
+  readonly maxRedirects?: number;
   /**
    * A Server-Sent Events stream: after the headers the engine reads events for `holdMs`
    * (null: until the scenario ends), recording the SSE metrics, then closes it.
@@ -62,6 +64,24 @@ export interface FlowResponse {
   readonly durationMs: number;
   /** For a stream request that opened: how it went. */
   readonly stream?: StreamOutcome;
+  /** The URL the response came from, after the redirects followed (absent: the request's). */
+  readonly url?: string;
+}
+
+/**
+ * A request's redirect handling as fetch init fields: `maxRedirects` is not fetch's own but
+ * the shard's redirect guard's (workers/shard/redirect-guard.ts), which follows redirects.
+ */
+export interface RedirectInit {
+  redirect?: "manual" | "follow";
+  maxRedirects?: number;
+}
+
+export function redirectInit(request: FlowRequest): RedirectInit {
+  return {
+    ...(request.redirect ? { redirect: request.redirect } : {}),
+    ...(request.maxRedirects !== undefined ? { maxRedirects: request.maxRedirects } : {}),
+  };
 }
 
 export interface FlowIO {

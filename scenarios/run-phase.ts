@@ -14,7 +14,7 @@
 import type { RunSpec, StepSpec } from "../core/spec/types.ts";
 import { isExpectedStatus } from "../core/metrics/request-trail.ts";
 import { customStepsFlow } from "./custom-steps.ts";
-import type { FlowIO, FlowRequest, FlowResponse } from "./flow.ts";
+import { redirectInit, type FlowIO, type FlowRequest, type FlowResponse, type RedirectInit } from "./flow.ts";
 
 export interface PhaseStepResult {
   readonly name: string;
@@ -113,15 +113,21 @@ async function sendOnce(
 ): Promise<{ response: FlowResponse; problem: string | null }> {
   const started = clock();
   try {
-    const init: RequestInit = { method: request.method, signal: AbortSignal.timeout(timeoutMs) };
+    const init: RequestInit & RedirectInit = { method: request.method, signal: AbortSignal.timeout(timeoutMs), ...redirectInit(request) };
     if (request.headers) init.headers = request.headers;
     if (request.body !== undefined) init.body = request.body;
-    if (request.redirect) init.redirect = request.redirect;
     const response = await fetcher(request.url, init);
     const body = await response.text();
     const ok = isExpectedStatus(response.status, request.expect);
     return {
-      response: { status: response.status, error: null, headers: response.headers, body, durationMs: clock() - started },
+      response: {
+        status: response.status,
+        error: null,
+        headers: response.headers,
+        body,
+        durationMs: clock() - started,
+        ...(response.url ? { url: response.url } : {}),
+      },
       problem: ok ? null : `status ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}`,
     };
   } catch (error) {

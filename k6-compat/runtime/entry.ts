@@ -15,6 +15,7 @@ import { scriptFailure } from "./script-failure.ts";
 import { fileKey } from "./file-key.ts";
 import { setupDataKey } from "./setup-data-key.ts";
 import { CookieJar } from "./cookie-jar.ts";
+import { redirectCount } from "./redirect-limit.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import { VuPool } from "./vu-pool.ts";
 import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
@@ -55,6 +56,8 @@ function open(path: string, mode?: string, moduleDir = "."): unknown {
 function startVu(id: number, start: IterationStart, pool: VuPool | null): Vu {
   const context: VuContext = { id, iteration: 0, iterationInTest: 0, scenario: { ...start.scenario }, samples: [], host: null, jar: new CookieJar(), shared };
   const instance = (instantiate as Factory)(createVuModules(context), { ...start.env }, id, open, sequence);
+  const options = instance.exports.options as { maxRedirects?: unknown } | undefined;
+  context.maxRedirects = redirectCount(options?.maxRedirects, "options.maxRedirects");
   return { context, instance, pool };
 }
 

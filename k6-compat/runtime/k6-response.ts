@@ -38,7 +38,7 @@ export function k6Response(request: WireRequest, r: WireResponse, cookies: Recor
     status: r.status,
     body: r.body,
     headers,
-    url: request.url,
+    url: r.url ?? request.url,
     error: r.error ? (r.errorDetail ?? (r.error === "timeout" ? "request timeout" : "connection error")) : "",
     error_code: r.error ? ERROR_CODES[r.error] : 0,
     cookies,

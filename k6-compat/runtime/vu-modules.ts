@@ -8,6 +8,7 @@
  * custom metrics are buffered as samples and travel with the next request, sleep or the
  * iteration's end.
  */
+import { redirectLimit } from "./redirect-limit.ts";
 import { GROUP_DURATION, SOCKET_METRICS, type IterationHost, type Sample, type WireRequest } from "./wire.ts";
 import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
@@ -42,6 +43,8 @@ export interface VuContext {
   aborted?: string;
   /** k6's `group` tag of what the VU records now: "" at the root, `::outer::inner` inside groups. */
   group?: string;
+  /** The script's options.maxRedirects, when it sets one (redirect-limit.ts). */
+  maxRedirects?: number;
   /** Timers and WebSockets the running iteration waits for (event-loop.ts); made by createVuModules. */
   loop?: VuEventLoop;
 }
@@ -142,7 +145,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
       ...(encoded !== undefined ? { body: encoded } : {}),
       expect: params.responseCallback !== undefined ? expectList(params.responseCallback) : responseCallback,
       readBody: params.responseType !== "none",
-      redirect: params.redirects === 0 ? "manual" : "follow",
+      ...redirectLimit(params.redirects, vu.maxRedirects),
       ...((params.tags?.step ?? params.tags?.name) ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
       ...tagsIfAny(sampleTags(params.tags)),
     };

@@ -16,7 +16,8 @@ export interface WireRequest {
   readonly expect: readonly number[] | null;
   /** False for `responseType: "none"` (the body is read and dropped). */
   readonly readBody: boolean;
-  readonly redirect: "follow" | "manual";
+  /** The most redirects it follows (k6's params.redirects, else options.maxRedirects); absent: k6's default, 10. */
+  readonly maxRedirects?: number;
   /** The request's `step` (or `name`) tag: the step it is recorded under, when the run declares it. */
   readonly step?: string;
   /** Its k6 tags but those the response decides (status, expected_response): for the run's sub-metrics. */
@@ -34,6 +35,8 @@ export interface WireResponse {
   readonly setCookies: readonly string[];
   readonly body: string | null;
   readonly durationMs: number;
+  /** The URL the response came from, after the redirects followed (absent: the request's). */
+  readonly url?: string;
 }
 
 /** A sample's k6 tags (group, scenario, check, the script's own), for the run's sub-metrics. */

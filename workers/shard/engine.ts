@@ -35,7 +35,16 @@ import { recordRequestSubMetrics, type SampleTags, type SubMetricFilter } from "
 import { DEFAULT_SCENARIO } from "../../core/run/run-thresholds.ts";
 import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
-import { IterationInterrupted, type Flow, type FlowRequest, type FlowResponse, type IterationInfo, type SeriesSample } from "../../scenarios/flow.ts";
+import {
+  IterationInterrupted,
+  redirectInit,
+  type RedirectInit,
+  type Flow,
+  type FlowRequest,
+  type FlowResponse,
+  type IterationInfo,
+  type SeriesSample,
+} from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
 import { InFlightIterations } from "./in-flight.ts";
@@ -333,7 +342,8 @@ export class ShardEngine implements IterationHost {
     // A stream is closed by aborting its request: cancelling the body alone can leave the
     // connection open (the target would hold the stream until its next write fails).
     const streamAbort = request.stream ? new AbortController() : null;
-    const init: RequestInit = { method: request.method, signal: streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal };
+    const signal = streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal;
+    const init: RequestInit & RedirectInit = { method: request.method, signal, ...redirectInit(request) };
     // The run, the second it was sent in and its step, for the target's side of the count
     // (workers/target/request-ledger.ts, core/run/delivery.ts).
     const sentWindow = this.#windows.windowOf(sendMs);
@@ -342,7 +352,6 @@ export class ShardEngine implements IterationHost {
     this.#windows.statsFor(sentWindow, stepIndex).counters.sent++;
     countedSent?.(sentWindow);
     if (request.body !== undefined) init.body = request.body;
-    if (request.redirect) init.redirect = request.redirect;
     const measured = await fetchAndMeasure(
       { fetch: this.#fetch, clock: this.#clock, slots: this.#slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs: this.#a.spec.timeoutMs },
       request,
@@ -356,6 +365,8 @@ export class ShardEngine implements IterationHost {
       throw new IterationInterrupted("in flight at the iteration's graceful stop");
     }
     const { status, ttfbMs, headers, body, error, response } = measured;
+    // Where the redirects led (fetch's response.url), for a script's res.url.
+    const url = response?.url ? { url: response.url } : {};
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
     const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
     const clientDelayMs = this.#loopWatch.delayAt(opened ? this.#clock.now() : endMs);
@@ -387,9 +398,9 @@ export class ShardEngine implements IterationHost {
         open: this.#streams,
         customAt: (ms) => this.#windows.statsFor(this.#windows.windowOf(ms), stepIndex).custom,
       });
-      return { status, error, headers, body, durationMs: endMs - sendMs, stream };
+      return { status, error, headers, body, durationMs: endMs - sendMs, stream, ...url };
     }
-    return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs };
+    return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs, ...url };
   }
 
   /** Keeps scraped samples with the window of `atMs`, flushed with its metrics. */

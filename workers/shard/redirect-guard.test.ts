@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { RedirectInit } from "../../scenarios/flow.ts";
 import { followingAllowedRedirects, MAX_REDIRECTS, RedirectRefused } from "./redirect-guard.ts";
 
 /** A fake network: each URL answers from the table; every request is recorded. */
@@ -11,6 +12,9 @@ function network(routes: Record<string, { status: number; location?: string }>) 
   }) as unknown as typeof fetch;
   return { fetcher, sent };
 }
+
+/** A request's init with its redirect limit (the guard's own field, scenarios/flow.ts RedirectInit). */
+const limit = (maxRedirects: number): RequestInit => ({ redirect: "follow", ...({ maxRedirects } satisfies RedirectInit) });
 
 const loopbackOnly = (url: string) => ["127.0.0.1", "localhost"].includes(new URL(url).hostname);
 
@@ -33,10 +37,36 @@ describe("followingAllowedRedirects", () => {
     expect(net.sent.map((s) => s.url)).toEqual(["http://127.0.0.1:9/a"]);
   });
 
-  it("stops after the most redirects k6 follows", async () => {
+  it("answers with the last 3xx once the most redirects k6 follows are followed, as k6 does (not an error)", async () => {
     const net = network({ "http://127.0.0.1:9/loop": { status: 302, location: "/loop" } });
-    await expect(followingAllowedRedirects(net.fetcher, loopbackOnly)("http://127.0.0.1:9/loop", {})).rejects.toThrow(/more than 10 redirects/);
+    const response = await followingAllowedRedirects(net.fetcher, loopbackOnly)("http://127.0.0.1:9/loop", {});
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("/loop");
+    expect(await response.text()).toBe("body");
     expect(net.sent).toHaveLength(MAX_REDIRECTS + 1);
+  });
+
+  it("follows at most a request's own maxRedirects (k6's params.redirects or options.maxRedirects)", async () => {
+    const chain: Record<string, { status: number; location?: string }> = { "http://127.0.0.1:9/get": { status: 200 } };
+    for (let n = 1; n <= 6; n++) chain[`http://127.0.0.1:9/redirect/${n}`] = { status: 302, location: n > 1 ? `/redirect/${n - 1}` : "/get" };
+    const guarded = followingAllowedRedirects(network(chain).fetcher, loopbackOnly);
+    const cut = await guarded("http://127.0.0.1:9/redirect/6", limit(5));
+    expect([cut.status, cut.headers.get("location")]).toEqual([302, "/get"]);
+    expect((await guarded("http://127.0.0.1:9/redirect/1", limit(1))).status).toBe(200);
+    expect((await guarded("http://127.0.0.1:9/redirect/1", limit(0))).status).toBe(302);
+    // Asked for two hops, it sends one.
+    const net = network(chain);
+    await followingAllowedRedirects(net.fetcher, loopbackOnly)("http://127.0.0.1:9/redirect/2", limit(1));
+    expect(net.sent.map((s) => s.url)).toEqual(["http://127.0.0.1:9/redirect/2", "http://127.0.0.1:9/redirect/1"]);
+  });
+
+  it("still refuses a hop off the allowed targets within the limit", async () => {
+    const net = network({ "http://127.0.0.1:9/a": { status: 302, location: "https://example.com/x" } });
+    const guarded = followingAllowedRedirects(net.fetcher, loopbackOnly);
+    await expect(guarded("http://127.0.0.1:9/a", limit(3))).rejects.toThrow(RedirectRefused);
+    // With no hop left the 3xx is the answer: the refused target is never asked for.
+    expect((await guarded("http://127.0.0.1:9/a", limit(0))).status).toBe(302);
+    expect(net.sent.map((s) => s.url)).toEqual(["http://127.0.0.1:9/a", "http://127.0.0.1:9/a"]);
   });
 
   it("continues a POST as a GET after 303, and leaves manual requests alone", async () => {

@@ -182,12 +182,13 @@ export class IterationHost extends RpcTarget implements Host {
         ...(request.body !== undefined ? { body: request.body } : {}),
         expect: request.expect ? new Set(request.expect) : null,
         readBody: request.readBody,
-        redirect: request.redirect,
+        ...(request.maxRedirects !== undefined ? { maxRedirects: request.maxRedirects } : {}),
         ...(request.tags ? { tags: request.tags } : {}),
       });
       const headers: Record<string, string> = {};
       r.headers?.forEach((value, name) => (headers[name] = value));
-      return { status: r.status, error: r.error, headers, setCookies: r.headers?.getSetCookie() ?? [], body: r.body, durationMs: r.durationMs };
+      const { status, error, body, durationMs } = r;
+      return { status, error, headers, setCookies: r.headers?.getSetCookie() ?? [], body, durationMs, ...(r.url ? { url: r.url } : {}) };
     } catch (error) {
       throw this.#interruption(error);
     }

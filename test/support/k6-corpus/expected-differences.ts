@@ -15,7 +15,6 @@ export const EXPECTED_DIFFERENCES: Readonly<Record<string, string>> = {
   // Gaps in edgeload's k6 runtime, to be closed.
   "k6-cookies":
     "cookies set by a redirect response (/cookies/set → 302) are not stored in the VU's jar, as fetch follows the redirect itself: the check callback reading them throws (TypeError), ending the iteration after 6 of k6's 26 checks",
-  "k6-redirects": "options.maxRedirects and a per-request `redirects: 1` are not honoured (only 0 or follow-all): 2 of 3 checks fail",
   "k6-websockets-echo":
     "ws.ping() throws (a Worker's WebSocket cannot send pings; the runtime answers the server's), so the iteration ends with an error and neither ws_ping nor ws_session_duration is reported",
   "qp-websockets": "refused, exit 104: a callback passed to ws.addEventListener() calls sleep(), which the async rewrite does not follow",
