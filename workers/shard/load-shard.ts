@@ -161,7 +161,9 @@ export class LoadShard extends DurableObject<ShardEnv> {
       // reset before the running invocation ends, nothing would wake the shard again (chaos
       // flat seed 123, an alarm doubled then a restart: its share left neither sent nor
       // dropped). So it stays armed: firing after the invocation ended, it finds only the final flush to retry.
-      await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
+      // Once its slice has ended only its final flush is left: no re-arm then, or the shard
+      // would look busy (an alarm set) until the flush gets through (flat seed 89).
+      if (this.#state()?.phase !== "done") await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
       return;
     }
     this.#invoking = true;
@@ -239,9 +241,11 @@ export class LoadShard extends DurableObject<ShardEnv> {
     const handoff = result.end === "handoff";
     if (!handoff) this.#forgetSecrets(assignment);
     this.#save(sliceEnded(this.#state()!, result, engine.iterationProgress));
-    // A doubled delivery's alarm (alarm()) is left to fire: deleting it here would also cancel
-    // the runtime's retry of this invocation, whose final flush a restart may yet cut (chaos tree seed 70).
+    // A doubled delivery's alarm (alarm()) is disarmed: nothing is left to resume, and a shard
+    // with an alarm set looks busy. (Open: this also cancels the runtime's retry of this
+    // invocation, whose final flush a restart may yet cut: chaos tree seed 70.)
     if (handoff) await this.ctx.storage.setAlarm(Date.now());
+    else await this.ctx.storage.deleteAlarm();
     await this.#flusher.flush(!handoff);
   }
 
