@@ -1,8 +1,8 @@
 /**
  * A shard of the scale simulation (scale-simulation.ts): the real ShardEngine and
  * WindowFlusher on the virtual clock, driven as LoadShard drives them — an engine per
- * invocation until its share is sent, each closed window stored and flushed in the
- * background, a final flush with the done flag — against the simulation's fake target.
+ * invocation until its share is sent, closed windows stored and flushed in the background
+ * (each one, or every fourth in a tree, as LoadShard holds them), a final flush with the done flag — against the simulation's fake target.
  * LoadShard itself is a Durable Object and cannot run in Node; this repeats its few lines
  * of wiring, naming the methods it mirrors.
  */

@@ -2,7 +2,8 @@
  * LoadShard: one Durable Object per shard of a run, placed with a location hint.
  *
  * It stores its assignment and state (its cursor among them), builds its flow, runs the
- * ShardEngine from alarms, persists each closed window, flushes the windows to the
+ * ShardEngine from alarms, persists its closed windows (each one, or every fourth in a run with
+ * an aggregation tree: #windowClosed), flushes the windows to the
  * RunCoordinator (in a run with an aggregation tree, to its aggregator) oldest first (a final flush retried with backoff until its grace ends) and
  * reports its telemetry, with the colo it observes (core/formats/cdn-cgi-trace.ts). Running from
  * alarms means it survives eviction: a planned handover between invocations (to stay
