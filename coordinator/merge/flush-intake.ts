@@ -8,7 +8,7 @@
  */
 import type { ChildFlush, ShardWindow } from "../../core/run/protocol.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
-import type { FlushLog, LoggedEntry } from "./flush-log.ts";
+import { loggedWindowKey, type FlushLog, type LoggedEntry } from "./flush-log.ts";
 import type { OpenWindows } from "./open-windows.ts";
 import { scriptAbortIn } from "../../core/run/script-report.ts";
 
@@ -41,7 +41,7 @@ export function takeInFlushes(
   const inThisRow = new Set<string>();
   const news = messages.map((message) =>
     message.windows.filter((window) => {
-      const key = `${message.childIndex}:${window.windowS}:${window.part}`;
+      const key = loggedWindowKey(message.childIndex, window.windowS, window.part);
       if (log.has(message.childIndex, window) || inThisRow.has(key)) return false;
       inThisRow.add(key);
       entries.push({ child: message.childIndex, window });

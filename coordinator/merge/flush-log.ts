@@ -44,7 +44,8 @@ export interface LoggedEntry {
 /** A row's windows as stored: [child, window second, part, steps, series?]. */
 type StoredWindow = readonly [number, number, number, ShardWindow["steps"], ShardWindow["series"]?];
 
-const keyOf = (child: number, windowS: number, part: number) => `${child}:${windowS}:${part}`;
+/** A logged window's key, as the log keeps it in memory: a window with the same key is a resend. */
+export const loggedWindowKey = (child: number, windowS: number, part: number) => `${child}:${windowS}:${part}`;
 
 /** Which rows have left: those of a window below `cutoff`, no newer than row `throughId`. */
 export interface LogMark {
@@ -72,7 +73,7 @@ export class FlushLog {
     sql.exec("CREATE TABLE IF NOT EXISTS flush_log_mark (one INTEGER PRIMARY KEY CHECK (one = 0), cutoff INTEGER NOT NULL, through_id INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS flush_log_taken (one INTEGER PRIMARY KEY CHECK (one = 0), cutoff INTEGER NOT NULL, through_id INTEGER NOT NULL)");
     for (const row of sql.exec<{ id: number; keys: string }>("SELECT id, keys FROM flush_rows")) {
-      for (const [child, windowS, part] of JSON.parse(row.keys) as Array<[number, number, number]>) this.#keys.add(keyOf(child, windowS, part));
+      for (const [child, windowS, part] of JSON.parse(row.keys) as Array<[number, number, number]>) this.#keys.add(loggedWindowKey(child, windowS, part));
       this.#lastId = Math.max(this.#lastId, row.id);
     }
     this.#mark = readMark(sql, "flush_log_mark") ?? { cutoff: 0, throughId: 0 };
@@ -96,7 +97,7 @@ export class FlushLog {
 
   /** Whether a child's window is logged already (a retried flush, or a resend after a restart). */
   has(child: number, window: Pick<ShardWindow, "windowS" | "part">): boolean {
-    return this.#keys.has(keyOf(child, window.windowS, window.part));
+    return this.#keys.has(loggedWindowKey(child, window.windowS, window.part));
   }
 
   /** Logs an intake's windows (none of them logged yet: has()) as one row. */
@@ -118,7 +119,7 @@ export class FlushLog {
         newest,
       )
       .one();
-    for (const [child, windowS, part] of keys) this.#keys.add(keyOf(child, windowS, part));
+    for (const [child, windowS, part] of keys) this.#keys.add(loggedWindowKey(child, windowS, part));
     this.#lastId = id;
   }
 
