@@ -21,6 +21,9 @@ const SEEDS: ReadonlyArray<readonly [Shape, number, string]> = [
   // Found by the search: a shard caught up in a burst after R2 came back, its alarm was doubled, then it restarted and
   // never resumed (the doubled delivery had consumed its wake-up) — 40 of 160 neither sent nor dropped; and the cursor
   // stored at a window's close was past what the closed windows held. Now with the target answering 500s too.
+  // Found by the search: the same defect as tree seed 70 below — a shard restarted during its final flush after the
+  // abort, the coordinator unreachable, lost 29 results.
+  ["flat", 199, "the coordinator unreachable, an abort, a shard restart during the final flush, replays, D1 refusing (regression)"],
   ["flat", 123, "R2 missing, a doubled alarm, a shard restart, 500s, a coordinator restart, D1 refusing (regression)"],
   // Found by the search: the seed set missing from R2 kept most shards from starting before their deadline, and the
   // iterations they never started were counted nowhere (lost 26 of 160, verdict `passed`); now counted dropped.
@@ -29,6 +32,10 @@ const SEEDS: ReadonlyArray<readonly [Shape, number, string]> = [
   // window closes while later ones were dropped at the cap; a restart then left one neither sent nor dropped. Now the
   // drops past the cursor are stored beside it.
   ["tree", 45, "an aggregator restart, the target past the timeout, a late alarm, coordinator and shard restarts (regression)"],
+  // Found by the search: a shard restarted during its final flush, its aggregator unreachable, lost its whole share
+  // (27 of 160): the alarm had been deleted as the slice ended, so nothing woke it to retry. Now an alarm guards the
+  // final flush until it gets through or gives up.
+  ["tree", 70, "an aggregator restart, D1 refusing, a doubled alarm, the aggregator unreachable, a shard restart during the final flush (regression)"],
 ];
 
 describe("chaos seeds", () => {

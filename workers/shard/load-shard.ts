@@ -56,6 +56,12 @@ import {
 const FLOW_STATE = "flowState";
 /** A doubled alarm delivery re-arms the alarm this far ahead while an invocation runs (see alarm()). */
 const RESUME_AFTER_MS = 1_000;
+/**
+ * While the final flush is under way an alarm stays set this far ahead, so that a restart
+ * cutting the flush short is woken to retry it (chaos tree seed 70); the flush's own backoff
+ * waits at most 5 s between attempts, so the guard never fires on a flush still retrying.
+ */
+const FINAL_FLUSH_GUARD_MS = 10_000;
 
 type ShardEnv = Env & ObjectNamespaces<FlushReceiver, undefined, FlushReceiver>;
 
@@ -135,11 +141,10 @@ export class LoadShard extends DurableObject<ShardEnv> {
       return { phase: "running" };
     }
     if (state.phase !== "done") {
-      await this.ctx.storage.deleteAlarm();
       this.#save({ ...this.#state()!, phase: "done" });
       const assignment = this.#assignment();
       if (assignment) this.#forgetSecrets(assignment);
-      await this.#flusher.flush(true);
+      await this.#finalFlush();
     }
     return { phase: "done" };
   }
@@ -161,10 +166,9 @@ export class LoadShard extends DurableObject<ShardEnv> {
       // This delivery ends now, and the runtime counts the alarm delivered: were this instance
       // reset before the running invocation ends, nothing would wake the shard again (chaos
       // flat seed 123, an alarm doubled then a restart: its share left neither sent nor
-      // dropped). So it stays armed: firing after the invocation ended, it finds only the final flush to retry.
-      // Once its slice has ended only its final flush is left: no re-arm then, or the shard
-      // would look busy (an alarm set) until the flush gets through (flat seed 89).
-      if (this.#state()?.phase !== "done") await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
+      // dropped). So it stays armed; the running invocation disarms it as it ends.
+      const sending = this.#state()?.phase !== "done";
+      await this.ctx.storage.setAlarm(Date.now() + (sending ? RESUME_AFTER_MS : FINAL_FLUSH_GUARD_MS));
       return;
     }
     this.#invoking = true;
@@ -180,8 +184,8 @@ export class LoadShard extends DurableObject<ShardEnv> {
     let state = this.#state();
     if (!assignment || !state) return;
     if (state.phase === "done") {
-      // Only flushing is left (a previous attempt failed): retry until the grace ends.
-      await this.#flusher.flush(true);
+      // Only flushing is left (a previous attempt failed or was cut short): retry until the grace ends.
+      await this.#finalFlush();
       return;
     }
     if (state.colo === "unknown") state = { ...state, colo: await observeColo(this.env.COLO_TRACE_URL) };
@@ -242,12 +246,23 @@ export class LoadShard extends DurableObject<ShardEnv> {
     const handoff = result.end === "handoff";
     if (!handoff) this.#forgetSecrets(assignment);
     this.#save(sliceEnded(this.#state()!, result, engine.iterationProgress));
-    // A doubled delivery's alarm (alarm()) is disarmed: nothing is left to resume, and a shard
-    // with an alarm set looks busy. (Open: this also cancels the runtime's retry of this
-    // invocation, whose final flush a restart may yet cut: chaos tree seed 70.)
-    if (handoff) await this.ctx.storage.setAlarm(Date.now());
-    else await this.ctx.storage.deleteAlarm();
-    await this.#flusher.flush(!handoff);
+    if (handoff) {
+      await this.ctx.storage.setAlarm(Date.now());
+      await this.#flusher.flush(false);
+    } else await this.#finalFlush();
+  }
+
+  /**
+   * The last flush, its done flag included. An alarm guards it while it runs: a restart in
+   * the middle (its receiver unreachable, the flush backing off) would otherwise leave the
+   * windows still stored unsent, and the shard's share lost (chaos tree seed 70). Once the
+   * flush has got through or given up, the alarm (and any doubled delivery's re-arm) is
+   * removed: nothing is left to wake for.
+   */
+  async #finalFlush(): Promise<void> {
+    await this.ctx.storage.setAlarm(Date.now() + FINAL_FLUSH_GUARD_MS);
+    await this.#flusher.flush(true);
+    await this.ctx.storage.deleteAlarm();
   }
 
   /** Once the shard has stopped sending, its stored spec keeps no secret. */

@@ -186,7 +186,8 @@ async function inject(p: Played, f: ChaosFault, shards: number): Promise<void> {
       if (response.status !== 202) throw new Error(`abort answered ${response.status}: ${await response.text()}`);
       while (Date.now() - p.abortedAt < 30_000) {
         const states = await Promise.all(Array.from({ length: shards }, (_, i) => shardOf(p.runId, i).inspect()));
-        if (states.every((s) => s.phase === "done" && s.alarm === null)) return void (p.stoppedAfterMs = Date.now() - p.abortedAt);
+        // Done is stopped sending; an alarm may still guard a final flush its receiver has not taken yet.
+        if (states.every((s) => s.phase === "done")) return void (p.stoppedAfterMs = Date.now() - p.abortedAt);
         await sleep(50);
       }
       return;
