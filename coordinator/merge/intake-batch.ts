@@ -15,8 +15,9 @@
  * later in the aggregator's open windows, which close a second or more after their end.
  */
 
-/** How long a flush may wait for others to share its log row. */
-export const INTAKE_HOLD_MS = 250;
+import { INTAKE_HOLD_MS } from "../../core/run/protocol.ts";
+
+export { INTAKE_HOLD_MS };
 
 interface Held<T, R> {
   readonly item: T;

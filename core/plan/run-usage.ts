@@ -47,7 +47,8 @@ import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { WARM_UP_LEAD_MS, WINDOWS_PER_WRITE_IN_A_TREE } from "../schedule/shard-assignment.ts";
 import { concurrentSockets, requestsPerIteration, SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
 import type { RunSpec } from "../spec/types.ts";
-import { reportersOf } from "./aggregation-tree.ts";
+import { reportersOf, type AggregatorPlan } from "./aggregation-tree.ts";
+import { shardIntakeRowsPerS } from "./intake-rows.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
 
@@ -65,24 +66,32 @@ const SHARD_ROWS_WRITTEN_AT_START_AND_END = 5;
 const SHARD_ROWS_WRITTEN_PER_INVOCATION = 3;
 const SHARD_ROWS_READ_PER_S = 0;
 /**
- * An aggregator logs what it takes in a quarter-second at a time, one row each
- * (coordinator/merge/intake-batch.ts). Its children (a tree's shards flush every fourth
- * window, each at its own phase) close their windows within 600 ms of the second
- * (workers/shard/shard-windows.ts), so a quarter of them make one or two rows a second
- * whatever the fan-in (1.1 in `npm run bench -- scale` at 35,000/s for 21 s). Each row is
+ * Rows per tick. An aggregator: the next tick's alarm, and its cut-off and part counter and
+ * its log's mark, each written when windows go up — two at a time, every other tick (both
+ * 0.5 a second in `npm run bench -- scale` at 35,000 and 100,000/s). The coordinator: the
+ * alarm, its live feed and its log's taken mark.
+ */
+const AGGREGATOR_ROWS_WRITTEN_PER_TICK = 2;
+const COORDINATOR_ROWS_WRITTEN_PER_TICK = 3;
+/**
+ * Flushes a second from an aggregator to its parent (a region root's to the coordinator): its
+ * windows go up two at a time, every other second (3 a second from six roots in the scale
+ * bench). In a flat run each shard flushes to the coordinator each second.
+ */
+const AGGREGATOR_FLUSHES_PER_S = 0.5;
+/**
+ * Intake rows a second at aggregator `a` of a run of `shards`: it logs what it takes in a
+ * quarter-second at a time, one row each (coordinator/merge/intake-batch.ts). A level-1's
+ * children are shards, flushing every fourth window at their phase and lag into the second:
+ * intake-rows.ts counts the batches they make (1.5, 0.75 and 0.5 a second in the scale
+ * bench's trees at 35,000, 100,000 and 1,000,000/s, as the simulation wrote them). Above,
+ * its children are aggregators whose ticks all fall on the second (t0 + n s), passing windows
+ * up every other tick (AGGREGATOR_FLUSHES_PER_S), so their flushes share a row. Each row is
  * trimmed once after a checkpoint (every 5 s), so the last seconds' are not.
  */
-export const AGGREGATOR_INTAKE_ROWS_PER_S = 1.2;
-
-/**
- * Intake rows a second at an aggregator of `level`: a level-1's children are shards, spread
- * over the second; above, its children are aggregators whose ticks all fall on the second
- * (t0 + n s), so their flushes share a row.
- */
-const intakeRowsPerS = (level: number, children: number) => Math.min(children, level === 1 ? AGGREGATOR_INTAKE_ROWS_PER_S : 1);
+const intakeRowsPerS = (a: AggregatorPlan, shards: number) =>
+  a.level === 1 ? shardIntakeRowsPerS(a.children, shards) : Math.min(a.children.length, AGGREGATOR_FLUSHES_PER_S);
 const CHECKPOINT_EVERY_S = 5;
-/** Rows per tick, both kinds: the log's mark, and the next tick's alarm; at an aggregator its cut-off and part counter (one row), at the coordinator its live feed. */
-const ROWS_WRITTEN_PER_TICK = 3;
 /** Rows per checkpoint: the totals, and the children's progress (coordinator/merge/child-progress.ts). */
 const ROWS_WRITTEN_PER_CHECKPOINT = 2;
 const AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW = 1;
@@ -189,11 +198,9 @@ export interface RunUsage {
  * rows (`intakeRowsPerS` a second) and their trims, its ticks, its checkpoints, and its
  * children's progress once more at the end (their done flushes arrive together).
  */
-function logRowsWritten(intakeRowsPerS: number, windows: number): number {
+function logRowsWritten(intakeRowsPerS: number, rowsPerTick: number, windows: number): number {
   const trimmedSeconds = Math.max(0, windows - CHECKPOINT_EVERY_S);
-  return (
-    intakeRowsPerS * (windows + trimmedSeconds) + windows * ROWS_WRITTEN_PER_TICK + Math.ceil(windows / CHECKPOINT_EVERY_S) * ROWS_WRITTEN_PER_CHECKPOINT + 1
-  );
+  return intakeRowsPerS * (windows + trimmedSeconds) + windows * rowsPerTick + Math.ceil(windows / CHECKPOINT_EVERY_S) * ROWS_WRITTEN_PER_CHECKPOINT + 1;
 }
 
 /** Counts what a planned run uses (see the model in the header). */
@@ -231,7 +238,7 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     requests: childWindowsIntoAggregators + aggregatorCount * activeS /* ticks */ + 2 * aggregatorCount /* start, abort */,
     gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
     rowsWritten:
-      (tree?.aggregators ?? []).reduce((rows, a) => rows + logRowsWritten(intakeRowsPerS(a.level, a.children.length), windows), 0) +
+      (tree?.aggregators ?? []).reduce((rows, a) => rows + logRowsWritten(intakeRowsPerS(a, shards), AGGREGATOR_ROWS_WRITTEN_PER_TICK, windows), 0) +
       forwards * AGGREGATOR_ROWS_WRITTEN_PER_FORWARD,
     rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
   };
@@ -250,7 +257,7 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     shards * ((windows / (tree ? WINDOWS_PER_WRITE_IN_A_TREE : 1)) * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) +
     shards * Math.max(1, Math.ceil(requestsPerShard / Math.max(1, budgetRequests))) * SHARD_ROWS_WRITTEN_PER_INVOCATION; // invocations that send
   // The coordinator logs a row a flush (its reporters' flushes are not held together).
-  const coordinatorRowsWritten = logRowsWritten(reporters, windows);
+  const coordinatorRowsWritten = logRowsWritten(tree ? reporters * AGGREGATOR_FLUSHES_PER_S : reporters, COORDINATOR_ROWS_WRITTEN_PER_TICK, windows);
   const d1RowsWritten = d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
   return {
     durationS,

@@ -29,6 +29,12 @@ export function runHeaderValue(runId: string, sentWindowS: number, stepIndex: nu
 /** Width of a metrics window. Windows are numbered by seconds since T0. */
 export const WINDOW_MS = 1000;
 
+/**
+ * How long a flush may wait at its receiver for others to share its log row
+ * (coordinator/merge/intake-batch.ts); the planner counts those rows by it (core/plan/intake-rows.ts).
+ */
+export const INTAKE_HOLD_MS = 250;
+
 export type Mode = "local" | "deployed";
 
 /** Everything a shard needs to run its share; stored in the shard's own storage. */

@@ -42,6 +42,23 @@ export interface AssignmentInput {
  */
 export const WINDOWS_PER_WRITE_IN_A_TREE = 4;
 
+/**
+ * Whether a shard writing every `windowsPerWrite` windows writes at the close of `windowS`
+ * by its own phase: shards write at phases of their own (`shardIndex`), so a receiver hears
+ * from a share of its children each second, not from all of them every few seconds.
+ */
+export function writesAtPhase(windowS: number, shardIndex: number, windowsPerWrite: number): boolean {
+  return (windowS + shardIndex) % windowsPerWrite === windowsPerWrite - 1;
+}
+
+/** Shards' window closes (and so their stores and flushes) are spread over this much of each second. */
+export const WINDOW_CLOSE_SPREAD_MS = 600;
+
+/** How far into the next second shard `shardIndex` of `shards` closes a window. */
+export function windowCloseLagMs(shardIndex: number, shards: number): number {
+  return (WINDOW_CLOSE_SPREAD_MS * shardIndex) / Math.max(1, shards);
+}
+
 /** One assignment per shard of the plan, in the plan's order. */
 export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;

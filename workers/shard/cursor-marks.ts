@@ -11,7 +11,7 @@
  * then it is pending, and the cursor cannot pass it.
  *
  * Why not the cursor as it stands at a window's close: a window closes up to
- * CLOSE_SPREAD_MS into the next second (shard-windows.ts), when the shard has started that
+ * WINDOW_CLOSE_SPREAD_MS into the next second (windowCloseLagMs), when the shard has started that
  * second's iterations, a burst when catching up after a late start (chaos flat seed 123);
  * and with slow answers iterations wait for a slot across a close while later ones are
  * dropped at the cap (chaos tree seeds 45 and 69): a single number cannot say that, so the

@@ -7,6 +7,7 @@
  */
 import { finerResolution } from "../../core/metrics/clock-resolution.ts";
 import type { ShardAssignment, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
+import { writesAtPhase } from "../../core/schedule/shard-assignment.ts";
 import type { IterationProgress, SliceResult } from "./engine-types.ts";
 import type { WarmUp } from "./warm-up.ts";
 
@@ -127,13 +128,12 @@ export function windowClosed(state: ShardState, engine: EngineProgress, windowOf
 
 /**
  * Whether the window `windowS` just closed, with `heldWindows` held in all (it among them),
- * makes a write of the state due, at `windowsPerWrite` (absent: 1). Shards write at their
- * own phase (`shardIndex`), so a receiver hears from a share of its children each second,
- * not from all of them every few seconds.
+ * makes a write of the state due, at `windowsPerWrite` (absent: 1): at the shard's own phase
+ * (writesAtPhase), or once it holds that many.
  */
 export function writeDue(heldWindows: number, windowsPerWrite: number | undefined, windowS: number, shardIndex: number): boolean {
   const every = windowsPerWrite ?? 1;
-  return heldWindows >= every || (windowS + shardIndex) % every === every - 1;
+  return heldWindows >= every || writesAtPhase(windowS, shardIndex, every);
 }
 
 /** The telemetry a flush carries: where the shard runs and how its invocations went. */

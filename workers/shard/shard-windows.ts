@@ -10,10 +10,8 @@
 import { WINDOW_MS, type SeriesPoint, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { WindowBook } from "../../core/metrics/window-book.ts";
+import { windowCloseLagMs } from "../../core/schedule/shard-assignment.ts";
 import type { SeriesSample } from "../../scenarios/flow.ts";
-
-/** Shards' window closes (and so their stores and flushes) are spread over this much of each second. */
-const CLOSE_SPREAD_MS = 600;
 
 export class ShardWindows {
   readonly #t0Ms: number;
@@ -27,7 +25,7 @@ export class ShardWindows {
   /** `onWindow` receives each closed window that holds anything, oldest first. */
   constructor(a: Pick<ShardAssignment, "t0Ms" | "shard" | "weights">, onWindow: (w: Omit<ShardWindow, "part">) => void) {
     this.#t0Ms = a.t0Ms;
-    this.#closeLagMs = (CLOSE_SPREAD_MS * a.shard.index) / Math.max(1, a.weights.length);
+    this.#closeLagMs = windowCloseLagMs(a.shard.index, a.weights.length);
     this.#onWindow = onWindow;
   }
 
@@ -75,7 +73,7 @@ export class ShardWindows {
 
   /**
    * Windows below this one may close at `nowMs`. Each shard closes a second's window at
-   * its own offset into the next (CLOSE_SPREAD_MS × index / shards): closing, storing and
+   * its own offset into the next (windowCloseLagMs): closing, storing and
    * flushing at the same boundary in every shard of an isolate (every shard, locally)
    * stalled it, delaying the responses that arrived then.
    */
