@@ -11,8 +11,10 @@ import { describe, expect, it } from "vitest";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import { DEFAULT_LIMITS, planRun, type Limits } from "./plan.ts";
+import { ITERATIONS_PER_SCRIPT_SESSION } from "../schedule/shard-assignment.ts";
 import { preflight } from "./preflight.ts";
 import { renderPreflight, reportingLine } from "./preflight-text.ts";
+import { DYNAMIC_WORKER_CPU_MS_PER_ITERATION } from "./run-usage.ts";
 
 /** The caps a deployment sets to run the examples (`edgeload plan` prints the commands). */
 const RAISED: Limits = { ...DEFAULT_LIMITS, maxRatePerS: 1_000_000, maxShards: 8_000, maxTotalRequests: 600_000_000 };
@@ -116,19 +118,28 @@ describe("reportingLine", () => {
 });
 
 describe("a k6 script the size of examples/edge-1m.json", () => {
-  // The same load as a script: each iteration is one call into the script's Dynamic Worker.
+  // The same load as a script: its shards run a thousand iterations on each session they open
+  // in the script's Dynamic Worker, and only the call that opens one is billed as a request.
   const asScript = { ...example("edge-1m.json"), script: { bundle: "a".repeat(64) }, maxCost: 200 };
   const spec = planned(example("edge-1m.json")).p.cost;
-  const script = planned(asScript).p.cost;
+  const { p } = planned(asScript);
+  const script = p.cost;
   const line = (item: string) => script.lines.find((l) => l.item === item);
 
-  it("prices its Dynamic Worker calls (a Workers request each), their CPU and the Dynamic Worker", () => {
-    expect(line("Dynamic Worker calls (k6 script)")?.quantity).toBe(240_000_000);
-    expect(line("Dynamic Worker calls (k6 script)")?.usd).toBeCloseTo(72, 6); // $0.30 a million
-    expect(line("Dynamic Worker CPU")?.usd).toBeCloseTo((240_000_000 * 0.6 * 0.02) / 1e6, 6);
+  it("prices its Dynamic Worker calls (a session per thousand iterations), their CPU and the Dynamic Worker", () => {
+    const sessions = 240_000_000 / ITERATIONS_PER_SCRIPT_SESSION;
+    const calls = line("Dynamic Worker calls (k6 script)")!.quantity;
+    // A session per thousand iterations, one more per shard invocation, setup() and teardown().
+    expect(calls).toBe(sessions + p.usage.shardInvocations + 2);
+    expect(calls).toBeLessThan(300_000);
+    expect(line("Dynamic Worker calls (k6 script)")?.usd).toBeCloseTo((calls * 0.3) / 1e6, 9); // $0.30 a million
+    expect(line("Dynamic Worker CPU")?.usd).toBeCloseTo((240_000_000 * DYNAMIC_WORKER_CPU_MS_PER_ITERATION * 0.02) / 1e6, 6);
     expect(line("Dynamic Workers (a day each)")?.usd).toBeCloseTo(0.002, 9);
     expect(spec.lines.some((l) => l.item.startsWith("Dynamic Worker"))).toBe(false);
-    // About $0.35 a million more than the spec's: what the issue's reading of the pricing gave.
-    expect(script.usdPerMillionRequests - spec.usdPerMillionRequests).toBeCloseTo(0.312, 2);
+  });
+
+  it("costs within 1.5× the spec run's (it was ×15 with a call per iteration)", () => {
+    expect(script.totalUsd).toBeGreaterThan(spec.totalUsd);
+    expect(script.totalUsd / spec.totalUsd).toBeLessThanOrEqual(1.5);
   });
 });

@@ -44,7 +44,7 @@
  * are active for the whole run plus a grace of a few seconds.
  */
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
-import { WARM_UP_LEAD_MS, WINDOWS_PER_WRITE_IN_A_TREE } from "../schedule/shard-assignment.ts";
+import { ITERATIONS_PER_SCRIPT_SESSION, WARM_UP_LEAD_MS, WINDOWS_PER_WRITE_IN_A_TREE } from "../schedule/shard-assignment.ts";
 import { concurrentSockets, requestsPerIteration, SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { reportersOf, type AggregatorPlan } from "./aggregation-tree.ts";
@@ -114,12 +114,16 @@ const RUN_ROW_STATEMENTS = 1;
 /** A Worker request of the API (auth, forward to the coordinator): about a millisecond of CPU. */
 const API_CPU_MS_PER_REQUEST = 1;
 /**
- * CPU of one iteration's call into a k6 script's Dynamic Worker (the Worker Loader's
- * isolate), its startup spread over the run: the k6 script bench (docs/benchmarks.md, "k6
- * script vs spec") measured 0.54–0.86 ms more generator CPU per request than the same load
- * as a spec, both RPC crossings and the script's own JavaScript; the middle row's 0.6 ms.
+ * CPU of one iteration in a k6 script's Dynamic Worker (the Worker Loader's isolate), its
+ * startup spread over the run. The k6 script bench (docs/benchmarks.md, "k6 script vs spec")
+ * measures the whole generator's CPU per request over the same load as a spec: +0.30–0.32 ms
+ * at 300–500/s on 4 shards (75–125/s a shard; edge-1m's shards send 140/s), +0.42 ms at
+ * 100/s, for a script of one request and a check an iteration, on sessions. That counts both
+ * sides of each RPC and the script's own JavaScript; only the Dynamic Worker's side is billed
+ * as CPU (a Durable Object bills its duration), so 0.35 ms is an upper estimate for such a
+ * script. A script doing more work an iteration costs more.
  */
-const DYNAMIC_WORKER_CPU_MS_PER_CALL = 0.6;
+export const DYNAMIC_WORKER_CPU_MS_PER_ITERATION = 0.35;
 
 export interface UsageOptions {
   /**
@@ -164,7 +168,7 @@ export interface RunUsage {
   readonly r2Reads: number;
   readonly workersRequests: number;
   readonly workersCpuMs: number;
-  /** A k6 script run's calls into its Dynamic Worker (one per iteration), their CPU and the Dynamic Workers it loads (0 for a spec). */
+  /** A k6 script run's calls into its Dynamic Worker (a session per thousand iterations), their CPU and the Dynamic Workers it loads (0 for a spec). */
   readonly dynamicWorker: { readonly calls: number; readonly cpuMs: number; readonly workers: number };
   /** The busiest second's figures, for the limits. */
   readonly peak: {
@@ -278,14 +282,8 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     r2Reads: shards * r2ReadsPerShard,
     workersRequests: apiRequests,
     workersCpuMs: apiRequests * API_CPU_MS_PER_REQUEST,
-    // Each iteration of a script is one RPC call into its Dynamic Worker, billed as a Workers
-    // request with its CPU (Dynamic Workers pricing); the shards share one, its bundle.
     dynamicWorker: spec.script
-      ? {
-          calls: plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations,
-          cpuMs: (plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations) * DYNAMIC_WORKER_CPU_MS_PER_CALL,
-          workers: 1,
-        }
+      ? dynamicWorkerUsage(plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations, shardInvocations)
       : { calls: 0, cpuMs: 0, workers: 0 },
     peak: {
       subrequestsPerInvocation: budgetRequests + SUBREQUEST_RESERVE,
@@ -324,4 +322,19 @@ function streamsPerShard(spec: RunSpec, plan: Plan): number {
 
 function byteLength(text: string): number {
   return new TextEncoder().encode(text).length;
+}
+
+/**
+ * A k6 script run's calls into its Dynamic Worker, billed as Workers requests with their CPU
+ * (Dynamic Workers pricing); the shards share one Dynamic Worker, their bundle. A shard runs
+ * ITERATIONS_PER_SCRIPT_SESSION iterations on each session it opens, and opens one anew in
+ * each invocation (an instance may not outlive its alarm); setup() and teardown() are a
+ * call each.
+ */
+function dynamicWorkerUsage(iterations: number, shardInvocations: number): RunUsage["dynamicWorker"] {
+  return {
+    calls: Math.ceil(iterations / ITERATIONS_PER_SCRIPT_SESSION) + shardInvocations + 2,
+    cpuMs: iterations * DYNAMIC_WORKER_CPU_MS_PER_ITERATION,
+    workers: 1,
+  };
 }

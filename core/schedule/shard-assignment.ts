@@ -59,6 +59,16 @@ export function windowCloseLagMs(shardIndex: number, shards: number): number {
   return (WINDOW_CLOSE_SPREAD_MS * shardIndex) / Math.max(1, shards);
 }
 
+/**
+ * A k6 script's shard runs this many iterations on one session of its Dynamic Worker
+ * (workers/shard/script-flow.ts): the call that opens a session is billed as a Workers
+ * request and the iterations on it are not, so a session per iteration priced a script run
+ * at $0.30 a million iterations more than a spec (issue 41). Sessions are renewed because a
+ * session lives within its opening call, and so within one invocation's CPU limit (30 s by
+ * default): a thousand iterations of even 10 ms of script each stay well inside it.
+ */
+export const ITERATIONS_PER_SCRIPT_SESSION = 1_000;
+
 /** One assignment per shard of the plan, in the plan's order. */
 export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;

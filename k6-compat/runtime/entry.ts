@@ -8,7 +8,7 @@
  * VUs are kept by their id in the test, which no two scenarios or shards share
  * (core/schedule/vu-ids.ts): each VU is one instance of the script, as in k6.
  */
-import { WorkerEntrypoint } from "cloudflare:workers";
+import { RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
 // @ts-expect-error the bundle's own module, made by k6-compat/bundle.ts for each script
 import { files, instantiate, lines } from "./script.js";
 import { scriptFailure } from "./script-failure.ts";
@@ -18,7 +18,7 @@ import { CookieJar } from "./cookie-jar.ts";
 import { redirectCount } from "./redirect-limit.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import { VuPool } from "./vu-pool.ts";
-import type { IterationHost, IterationOutcome, IterationStart } from "./wire.ts";
+import type { IterationHost, IterationOutcome, IterationStart, ScriptSessionApi } from "./wire.ts";
 
 type Instance = { readonly exports: Record<string, unknown>; setIteration(n: number): void };
 type Factory = (
@@ -83,7 +83,12 @@ function vuFor(start: IterationStart): Vu {
   return vu;
 }
 
-export default class K6Script extends WorkerEntrypoint {
+/**
+ * Iterations, many per call into this isolate: a shard opens one session and runs its
+ * iterations on it. Each call into a Dynamic Worker is billed as a request, while calls on an
+ * RpcTarget it returns share that call's session and are not (Dynamic Workers pricing).
+ */
+class ScriptSession extends RpcTarget implements ScriptSessionApi {
   /** Keeps setup()'s result for this isolate's iterations. */
   prepare(json: string): void {
     setupCache = { key: setupDataKey(json), value: JSON.parse(json) };
@@ -115,6 +120,13 @@ export default class K6Script extends WorkerEntrypoint {
       context.iteration++;
       vu.pool?.give(context.id);
     }
+  }
+}
+
+export default class K6Script extends WorkerEntrypoint {
+  /** A session to run iterations on (see ScriptSession). */
+  session(): ScriptSession {
+    return new ScriptSession();
   }
 
   /**

@@ -69,6 +69,17 @@ export interface IterationHost {
   socketClose(id: number, code: number, reason: string): Promise<void>;
 }
 
+/**
+ * What a script's isolate runs iterations on: one session, opened by one call into the isolate
+ * (the call billed as a request), serves many iterations (workers/shard/script-flow.ts).
+ */
+export interface ScriptSessionApi {
+  /** Keeps setup()'s result (JSON) for this isolate's iterations. */
+  prepare(setupJson: string): void;
+  /** Runs one iteration of `start.exec`; requests and sleeps go through `host`. */
+  iteration(host: IterationHost, start: IterationStart): Promise<IterationOutcome>;
+}
+
 /** A WebSocket a script opens: its ws:// or wss:// URL, subprotocols and handshake headers. */
 export interface SocketRequest {
   readonly url: string;

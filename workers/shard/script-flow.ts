@@ -5,10 +5,10 @@
  * is this shard's engine, which sends, times and counts every request as it does for
  * steps, and refuses URLs off the deployment's allow-list before they are sent.
  *
- * Each iteration is one RPC into the script's isolate, handing it an `IterationHost` (an
- * RpcTarget) to call back for each request and sleep; checks and custom metrics ride along
- * with those calls and with the iteration's end, and are applied here, in the window of the
- * moment they arrive.
+ * Each iteration is one call on a session of the script's isolate (ScriptSessions), handing
+ * it an `IterationHost` (an RpcTarget) to call back for each request and sleep; checks and
+ * custom metrics ride along with those calls and with the iteration's end, and are applied
+ * here, in the window of the moment they arrive.
  */
 import { RpcTarget } from "cloudflare:workers";
 import { scriptStepOf, type ScriptSpec } from "../../core/spec/script-schema.ts";
@@ -18,6 +18,7 @@ import type {
   IterationOutcome,
   IterationStart,
   Sample,
+  ScriptSessionApi,
   SampleTags,
   SocketEvent,
   SocketRequest,
@@ -27,6 +28,7 @@ import type {
 import { ScriptSockets } from "./script-sockets.ts";
 import { setupDataKey } from "../../k6-compat/runtime/setup-data-key.ts";
 import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
+import { ScriptSessions, type ScriptSession } from "./script-sessions.ts";
 
 /** What PUT /v1/scripts stores: the runtime and the script's factory (k6-compat/bundle.ts). */
 export interface ScriptModules {
@@ -35,8 +37,8 @@ export interface ScriptModules {
 }
 
 interface ScriptEntrypoint {
-  prepare(setupJson: string): Promise<void>;
-  iteration(host: Host, start: IterationStart): Promise<IterationOutcome>;
+  /** One billed call; the iterations on the session it returns are not (k6-compat/runtime/entry.ts). */
+  session(): Promise<ScriptSession<ScriptSessionApi>>;
   phase(host: Host, name: "setup" | "teardown", start: IterationStart, setupJson: string | null): Promise<IterationOutcome & { data: string | null }>;
 }
 
@@ -77,6 +79,7 @@ export interface ScriptRun {
 
 export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
   const setupDataKeyOf = run.setupData === null ? null : setupDataKey(run.setupData);
+  const sessions = new ScriptSessions(() => entry.session());
   /** Closed-model iterations this shard has started (checkpointed: the count goes on after a restart). */
   let closedStarted = 0;
   return {
@@ -101,13 +104,16 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
         env: run.script.env,
         setupDataKey: setupDataKeyOf,
       };
-      let outcome = await entry.iteration(host, start).finally(() => host.closeSockets());
-      // setup()'s result crosses once per isolate, not with every iteration (a seed set can
-      // be megabytes); an isolate started since asks for it again.
-      if (outcome.needsSetupData) {
-        await entry.prepare(run.setupData!);
-        outcome = await entry.iteration(host, start);
-      }
+      const outcome = await sessions
+        .use(async (session) => {
+          const first = await session.iteration(host, start);
+          // setup()'s result crosses once per isolate, not with every iteration (a seed set
+          // can be megabytes); an isolate started since asks for it again.
+          if (!first.needsSetupData) return first;
+          await session.prepare(run.setupData!);
+          return session.iteration(host, start);
+        })
+        .finally(() => host.closeSockets());
       host.apply(outcome.samples);
       // exec.test.abort(): this shard stops now, and the window carries the abort up to the
       // coordinator, which stops the others (k6's ScriptAborted).
