@@ -43,6 +43,7 @@ import { WindowFlusher, windowKey, type FlushReceiver, type FlushRoute } from ".
 import {
   invocationStarted,
   resumesAfterCrash,
+  withHeldWindows,
   writeDue,
   scheduledState,
   shardTelemetry,
@@ -58,8 +59,8 @@ const FLOW_STATE = "flowState";
 const RESUME_AFTER_MS = 1_000;
 /**
  * While the final flush is under way an alarm stays set this far ahead, so that a restart
- * cutting the flush short is woken to retry it (chaos tree seed 70); the flush's own backoff
- * waits at most 5 s between attempts, so the guard never fires on a flush still retrying.
+ * cutting it short (its receiver unreachable) is woken to retry it, not leaving the stored
+ * windows unsent (chaos tree seed 70). The flush's own backoff waits at most 5 s.
  */
 const FINAL_FLUSH_GUARD_MS = 10_000;
 
@@ -253,11 +254,8 @@ export class LoadShard extends DurableObject<ShardEnv> {
   }
 
   /**
-   * The last flush, its done flag included. An alarm guards it while it runs: a restart in
-   * the middle (its receiver unreachable, the flush backing off) would otherwise leave the
-   * windows still stored unsent, and the shard's share lost (chaos tree seed 70). Once the
-   * flush has got through or given up, the alarm (and any doubled delivery's re-arm) is
-   * removed: nothing is left to wake for.
+   * The last flush, done flag included, guarded by an alarm (FINAL_FLUSH_GUARD_MS) until it
+   * gets through or gives up; then no alarm is left (a doubled delivery's re-arm included).
    */
   async #finalFlush(): Promise<void> {
     await this.ctx.storage.setAlarm(Date.now() + FINAL_FLUSH_GUARD_MS);
@@ -284,14 +282,9 @@ export class LoadShard extends DurableObject<ShardEnv> {
   }
 
   #save(state: ShardState): void {
-    const written = this.#withHeldWindows(state);
+    const written = withHeldWindows(state, this.#unwritten);
     this.ctx.storage.kv.put("state", written);
     this.#written(written);
-  }
-
-  /** The state with the windows held since the last write in its pending ones: what a write stores. */
-  #withHeldWindows(state: ShardState): ShardState {
-    return this.#unwritten.length ? { ...state, pending: { ...state.pending, ...Object.fromEntries(this.#unwritten) } } : state;
   }
 
   /** `written` is stored: the windows held until now are pending, and sent from now on. */
@@ -322,7 +315,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
       this.#stateCache = closed;
       return;
     }
-    const written = this.#withHeldWindows(closed);
+    const written = withHeldWindows(closed, this.#unwritten);
     // allowUnconfirmed: an output gate would hold the next sends until the write is
     // confirmed, adding latency to requests that have nothing to do with it.
     void this.ctx.storage.put<unknown>(

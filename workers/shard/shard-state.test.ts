@@ -4,7 +4,7 @@
  * children a second rather than from all of them every fourth.
  */
 import { describe, expect, it } from "vitest";
-import { writeDue } from "./shard-state.ts";
+import { withHeldWindows, writeDue } from "./shard-state.ts";
 
 /** The windows (0–11) after which a shard writes, holding what closed since its last write. */
 function writesOf(shardIndex: number, windowsPerWrite: number | undefined): number[] {
@@ -43,5 +43,20 @@ describe("writeDue", () => {
     for (let windowS = 4; windowS < 8; windowS++) {
       expect(children.filter((i) => writesOf(i, 4).includes(windowS))).toHaveLength(25);
     }
+  });
+});
+
+describe("withHeldWindows", () => {
+  const window = (windowS: number) => ({ windowS, part: 1, steps: [] });
+  const state = { pending: { "window:00000001:1": window(1) } } as unknown as Parameters<typeof withHeldWindows>[0];
+
+  it("adds the windows held since the last write to the pending ones a write stores", () => {
+    const written = withHeldWindows(state, [["window:00000002:1", window(2)]]);
+    expect(Object.keys(written.pending ?? {}).sort()).toEqual(["window:00000001:1", "window:00000002:1"]);
+    expect(Object.keys(state.pending ?? {})).toEqual(["window:00000001:1"]); // the state it was given is unchanged
+  });
+
+  it("stores the state as it is when nothing is held", () => {
+    expect(withHeldWindows(state, [])).toBe(state);
   });
 });

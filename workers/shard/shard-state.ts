@@ -126,6 +126,11 @@ export function windowClosed(state: ShardState, engine: EngineProgress, windowOf
   };
 }
 
+/** The state with the windows held since the last write (`held`) in its pending ones: what a write stores. */
+export function withHeldWindows(state: ShardState, held: ReadonlyArray<readonly [string, ShardWindow]>): ShardState {
+  return held.length ? { ...state, pending: { ...state.pending, ...Object.fromEntries(held) } } : state;
+}
+
 /**
  * Whether the window `windowS` just closed, with `heldWindows` held in all (it among them),
  * makes a write of the state due, at `windowsPerWrite` (absent: 1): at the shard's own phase
