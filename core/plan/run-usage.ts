@@ -202,10 +202,17 @@ export interface RunUsage {
  * rows (`intakeRowsPerS` a second) and their trims, its ticks, its checkpoints, and its
  * children's progress once more at the end (their done flushes arrive together).
  */
-function logRowsWritten(intakeRowsPerS: number, rowsPerTick: number, windows: number): number {
+function logRowsWritten(intakeRowsPerS: number, rowsPerTick: number, windows: number, intakeLagS = 0): number {
   const trimmedSeconds = Math.max(0, windows - CHECKPOINT_EVERY_S);
-  return intakeRowsPerS * (windows + trimmedSeconds) + windows * rowsPerTick + Math.ceil(windows / CHECKPOINT_EVERY_S) * ROWS_WRITTEN_PER_CHECKPOINT + 1;
+  const intakeSeconds = Math.max(0, windows - intakeLagS) + trimmedSeconds;
+  return intakeRowsPerS * intakeSeconds + windows * rowsPerTick + Math.ceil(windows / CHECKPOINT_EVERY_S) * ROWS_WRITTEN_PER_CHECKPOINT + 1;
 }
+
+/**
+ * A level-1 aggregator's intake starts late: a tree's shards first write at their phase,
+ * holding 1.5 windows on average before (WINDOWS_PER_WRITE_IN_A_TREE of 4).
+ */
+const LEVEL_1_INTAKE_LAG_S = (WINDOWS_PER_WRITE_IN_A_TREE - 1) / 2;
 
 /** Counts what a planned run uses (see the model in the header). */
 export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions = {}): RunUsage {
@@ -242,7 +249,10 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     requests: childWindowsIntoAggregators + aggregatorCount * activeS /* ticks */ + 2 * aggregatorCount /* start, abort */,
     gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
     rowsWritten:
-      (tree?.aggregators ?? []).reduce((rows, a) => rows + logRowsWritten(intakeRowsPerS(a, shards), AGGREGATOR_ROWS_WRITTEN_PER_TICK, windows), 0) +
+      (tree?.aggregators ?? []).reduce(
+        (rows, a) => rows + logRowsWritten(intakeRowsPerS(a, shards), AGGREGATOR_ROWS_WRITTEN_PER_TICK, windows, a.level === 1 ? LEVEL_1_INTAKE_LAG_S : 0),
+        0,
+      ) +
       forwards * AGGREGATOR_ROWS_WRITTEN_PER_FORWARD,
     rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
   };
