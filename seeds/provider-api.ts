@@ -96,7 +96,7 @@ export class Provider {
   /** Sends a request and requires a 2xx answer. */
   async call(what: string, path: string, init: RequestInit = {}): Promise<Response> {
     const response = await this.request(what, path, init);
-    if (!response.ok) throw await this.refused(what, init.method ?? "GET", path, response);
+    if (!response.ok) throw await this.refused(what, init.method ?? "GET", path, response, testEndpointsAdvice(path, response.status));
     return response;
   }
 
@@ -152,6 +152,15 @@ export class Provider {
       ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     };
   }
+}
+
+/**
+ * Authrim answers its test endpoints (`/api/admin/test/*`, which the seeders use) 403 (or 404
+ * before v0.1.15) unless `ENABLE_TEST_ENDPOINTS=true`, its default being off.
+ */
+export function testEndpointsAdvice(path: string, status: number): string {
+  if (!path.startsWith("/api/admin/test/") || (status !== 403 && status !== 404)) return "";
+  return "(the provider's test endpoints are off: set ENABLE_TEST_ENDPOINTS=true in Authrim's environment (ar-management) and deploy or restart it)";
 }
 
 /** A response's JSON body, or a SeedError naming the call when it is not JSON. */

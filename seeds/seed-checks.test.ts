@@ -1,6 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { regionalJti } from "./access-tokens.ts";
-import { SeedError } from "./provider-api.ts";
+import { Provider, SeedError } from "./provider-api.ts";
 import { checkSpread } from "./users.ts";
 import { verificationFailure } from "./verification-advice.ts";
 
@@ -60,5 +62,27 @@ describe("verificationFailure", () => {
       "https://a",
     );
     expect(text).not.toContain("strictValidation");
+  });
+});
+
+describe("a provider whose test endpoints are off", () => {
+  it("names the setting that turns them on when a seeder's admin test call answers 403", async () => {
+    // A loopback stand-in answering as Authrim v0.1.15 does with ENABLE_TEST_ENDPOINTS unset.
+    const server = createServer((_request, response) => {
+      response.writeHead(403, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: "access_denied", error_code: "AR050001" }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const provider = new Provider({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, adminSecret: "s" });
+      const made = provider.admin("session creation", "/api/admin/test/sessions", { method: "POST", body: {} });
+      await expect(made).rejects.toThrow(
+        /session creation: POST \/api\/admin\/test\/sessions answered 403 \(the provider's test endpoints are off: set ENABLE_TEST_ENDPOINTS=true/,
+      );
+      // Any other admin call's 403 is the provider's own refusal, with no such advice.
+      await expect(provider.admin("user creation", "/api/admin/users", { method: "POST", body: {} })).rejects.toThrow(/answered 403: /);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -177,6 +177,25 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
     }
   }, 90_000);
 
+  it("otp-login with the test endpoints off (the provider's default)", async () => {
+    expect((await admin("/api/admin/settings/test-endpoints", "PUT", { enabled: false })).status).toBe(200);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the target rereads its settings once a second
+      const refused = await run("otp-login", "setup-users");
+      expect(refused.code, refused.stderr).toBe(104);
+      expect(refused.stderr).toContain("✗ pre-flight (otp-login, test-endpoints-off)");
+      expect(refused.stderr).toContain("ENABLE_TEST_ENDPOINTS=true");
+      expect(refused.stdout).not.toMatch(/^run /m);
+      const measured = await run("otp-login", "setup-users", ["--no-preflight"]);
+      expect(measured.code, measured.stdout).toBe(99);
+      expect(measured.stdout).toMatch(/✗ otp_login_success 'rate>0\.9\d*' observed/);
+      expect(measured.stdout).toMatch(/otp_login_failed_step\{step:email_code[^}]*\}\.*: [1-9]/);
+    } finally {
+      await admin("/api/admin/settings/test-endpoints", "PUT", { enabled: true });
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+    }
+  }, 90_000);
+
   it("names the step that failed and the provider's error in the text summary and the JSON (otp-login)", async () => {
     const file = join(fixture.stateDir, "otp-summary.json");
     const measured = await run("otp-login", "setup-users", ["--no-preflight", "--summary-export", file], careless);

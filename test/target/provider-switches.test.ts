@@ -171,3 +171,36 @@ describe("keys and refresh-token registration", () => {
     expect((await call("/api/auth/email-code/verify", { method: "POST", body: "{}" })).status).toBe(404);
   });
 });
+
+describe("test endpoints", () => {
+  const ENDPOINTS: ReadonlyArray<readonly [string, string, unknown]> = [
+    ["POST", "/api/admin/test/email-codes", { email: "switches@test.authrim.internal" }],
+    ["POST", "/api/admin/test/sessions", { user_id: "u" }],
+    ["GET", "/api/admin/test/signing-key", undefined],
+    ["POST", "/api/admin/test/tokens", { token: "x" }],
+  ];
+  const callAs = (method: string, path: string, body: unknown) => admin(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+
+  it("answers 403 access_denied (Authrim's AR050001) when off, after the admin secret, and serves them again when on", async () => {
+    expect((await put("/api/admin/settings/test-endpoints", { enabled: false })).status).toBe(200);
+    try {
+      for (const [method, path, body] of ENDPOINTS) {
+        const response = await callAs(method, path, body);
+        expect(response.status, path).toBe(403);
+        expect(await response.json()).toMatchObject({ error: "access_denied", error_code: "AR050001" });
+      }
+      // A wrong secret is refused first, as Authrim's admin middleware runs before the guard.
+      expect((await call("/api/admin/test/email-codes", { method: "POST", headers: { authorization: "Bearer wrong" }, body: "{}" })).status).toBe(401);
+      // The request ledger is this target's own, not one of Authrim's test endpoints.
+      expect((await admin("/api/admin/test/request-ledger?run=r-switches-0000abcd")).status).toBe(200);
+    } finally {
+      expect((await put("/api/admin/settings/test-endpoints", { enabled: true })).status).toBe(200);
+    }
+    const issued = await callAs("POST", "/api/admin/test/email-codes", { email: user.email });
+    expect(issued.status).toBe(201);
+  });
+
+  it("refuses a switch that is not a boolean", async () => {
+    expect((await put("/api/admin/settings/test-endpoints", { enabled: "no" })).status).toBe(400);
+  });
+});

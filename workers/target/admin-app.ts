@@ -8,6 +8,7 @@
 import { Hono } from "hono";
 import { requireAdmin } from "./admin-auth.ts";
 import { clientExists, createClient, createUser, findUserByEmail, findUserById, searchUsers } from "./directory.ts";
+import { featureSettings } from "./feature-settings.ts";
 import { DEFAULT_SETTINGS, introspectionSettings, storeSetting } from "./introspection-settings.ts";
 import { createSession, issueEmailCode } from "./login.ts";
 import { forgetJwks } from "./oidc-app.ts";
@@ -17,6 +18,20 @@ import { authStore, keysOf, refreshTokensIn, type TargetEnv } from "./target-env
 
 type App = { Bindings: TargetEnv };
 export const adminApp = new Hono<App>();
+
+/**
+ * Authrim's test endpoints answer 403 `access_denied` (AR050001) unless they are on
+ * (feature-settings.ts), after the admin secret is checked. The request ledger is this
+ * target's own, not Authrim's: always served.
+ */
+adminApp.use("/api/admin/test/*", async (c, next) => {
+  if (c.req.path === "/api/admin/test/request-ledger") return next();
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  if (!(await featureSettings(c.env.TARGET_DB, c.env, Date.now())).testEndpointsEnabled)
+    return c.json({ error: "access_denied", error_description: "This feature is disabled (ENABLE_TEST_ENDPOINTS is not true)", error_code: "AR050001" }, 403);
+  return next();
+});
 
 /** Authrim's settings routes for introspection: PUT a partial setting, GET what is in force. */
 adminApp.get("/api/admin/settings/introspection-validation", async (c) => {

@@ -10,6 +10,12 @@
  *   {"value": N}`: a user with that many unredeemed, unexpired authorization codes gets no
  *   more (Authrim's AuthorizationCodeStore; /authorize answers `error=server_error`).
  *
+ * - the test endpoints (`/api/admin/test/*`, which the seeders and otp-login use): Authrim
+ *   serves them only with `ENABLE_TEST_ENDPOINTS=true` in its environment and answers 403
+ *   (`access_denied`, AR050001) otherwise. This target serves them unless its
+ *   `ENABLE_TEST_ENDPOINTS` is "false", and stands in for a redeploy with a switch of its own,
+ *   `PUT /api/admin/settings/test-endpoints {"enabled": false}` (Authrim has no such route).
+ *
  * Stored in D1's `settings`, read by an isolate at most once a second.
  */
 import { storeSetting } from "./introspection-settings.ts";
@@ -17,6 +23,7 @@ import { storeSetting } from "./introspection-settings.ts";
 export interface FeatureSettings {
   readonly tokenExchangeEnabled: boolean;
   readonly maxCodesPerUser: number;
+  readonly testEndpointsEnabled: boolean;
 }
 
 export const DEFAULT_MAX_CODES_PER_USER = 100;
@@ -26,23 +33,36 @@ export const MAX_CODES_PER_USER_RANGE = { min: 1, max: 1_000_000 } as const;
 const READ_EVERY_MS = 1000;
 let read: { atMs: number; settings: FeatureSettings } | null = null;
 
-export async function featureSettings(db: D1Database, env: { readonly ENABLE_TOKEN_EXCHANGE?: string }, nowMs: number): Promise<FeatureSettings> {
+export async function featureSettings(
+  db: D1Database,
+  env: { readonly ENABLE_TOKEN_EXCHANGE?: string; readonly ENABLE_TEST_ENDPOINTS?: string },
+  nowMs: number,
+): Promise<FeatureSettings> {
   if (read && nowMs - read.atMs < READ_EVERY_MS) return read.settings;
-  const rows = (await db.prepare("SELECT name, value FROM settings WHERE name IN ('token_exchange', 'oauth_config')").all<{ name: string; value: string }>())
-    .results;
+  const rows = (
+    await db
+      .prepare("SELECT name, value FROM settings WHERE name IN ('token_exchange', 'oauth_config', 'test_endpoints')")
+      .all<{ name: string; value: string }>()
+  ).results;
   const stored = Object.fromEntries(rows.map((r) => [r.name, JSON.parse(r.value) as Record<string, unknown>]));
   const exchange = stored.token_exchange?.enabled;
   const maxCodes = stored.oauth_config?.MAX_CODES_PER_USER;
+  const testEndpoints = stored.test_endpoints?.enabled;
   const settings: FeatureSettings = {
     tokenExchangeEnabled: typeof exchange === "boolean" ? exchange : env.ENABLE_TOKEN_EXCHANGE === "true",
     maxCodesPerUser: typeof maxCodes === "number" ? maxCodes : DEFAULT_MAX_CODES_PER_USER,
+    testEndpointsEnabled: typeof testEndpoints === "boolean" ? testEndpoints : env.ENABLE_TEST_ENDPOINTS !== "false",
   };
   read = { atMs: nowMs, settings };
   return settings;
 }
 
 /** Stores a feature setting and forgets what this isolate had read. */
-export async function storeFeatureSetting(db: D1Database, name: "token_exchange" | "oauth_config", value: Record<string, unknown>): Promise<void> {
+export async function storeFeatureSetting(
+  db: D1Database,
+  name: "token_exchange" | "oauth_config" | "test_endpoints",
+  value: Record<string, unknown>,
+): Promise<void> {
   await storeSetting(db, name, value);
   read = null;
 }

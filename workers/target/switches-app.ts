@@ -29,6 +29,16 @@ switchesApp.put("/api/admin/settings/token-exchange", async (c) => {
   return c.json({ success: true, settings: { enabled: body.enabled } });
 });
 
+/** The test endpoints on or off: this target's stand-in for Authrim's ENABLE_TEST_ENDPOINTS and a redeploy. */
+switchesApp.put("/api/admin/settings/test-endpoints", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const body = (await c.req.json().catch(() => null)) as { enabled?: unknown } | null;
+  if (!body || typeof body.enabled !== "boolean") return c.json({ error: "invalid_value", error_description: "enabled must be a boolean" }, 400);
+  await storeFeatureSetting(c.env.TARGET_DB, "test_endpoints", { enabled: body.enabled });
+  return c.json({ success: true, settings: { enabled: body.enabled } });
+});
+
 /** Authrim's OAuth config overrides; this target knows one of them, MAX_CODES_PER_USER. */
 switchesApp.put("/api/admin/settings/oauth-config/:name", async (c) => {
   const denied = await requireAdmin(c);

@@ -23,6 +23,8 @@ export interface TargetEnv {
   readonly ADMIN_API_SECRET?: string;
   /** "true" turns token exchange on unless the stored setting says otherwise (feature-settings.ts). */
   readonly ENABLE_TOKEN_EXCHANGE?: string;
+  /** "false" turns the test endpoints off, as Authrim's default (feature-settings.ts). */
+  readonly ENABLE_TEST_ENDPOINTS?: string;
   /** Bearer token of POST /app/messages/send; any non-empty token when unset. */
   readonly APP_MESSAGING_TOKEN?: string;
 }
