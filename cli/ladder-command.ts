@@ -53,6 +53,9 @@ interface Stop {
 export async function ladderCommand(args: string[]): Promise<number> {
   const { flags, steps, rules, coolDownMs } = await planLadder(args);
   const client = await connect(flags);
+  // A built-in scenario's provider set up so that no step can pass is refused before any load,
+  // as `edgeload run` refuses it (cli/preflight.ts): its steps would all break on the first.
+  if (!flags["no-preflight"]) await (await import("./preflight.ts")).preflight(client, steps[0]!.spec);
 
   console.log(`ladder: ${steps.map((s) => s.label).join(" → ")}, cool-down ${formatMs(coolDownMs)}, error limit ${(rules.errorLimit * 100).toFixed(2)}%`);
   const { measured, stop } = await climb(client, steps, rules, coolDownMs, flags.quiet);

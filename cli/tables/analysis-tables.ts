@@ -90,6 +90,12 @@ export const LADDER_COMMAND = {
     { name: "redirect-uri", type: "string", value: "URI", group: "Each run", description: "a registered redirect URI" },
     { name: "scope", type: "string", value: "SCOPE", group: "Each run", description: "the scope asked for" },
     { name: "audience", type: "string", value: "AUD", group: "Each run", description: "the audience asked for" },
+    {
+      name: "no-preflight",
+      type: "boolean",
+      group: "Each run",
+      description: "skip the pre-flight probe of the scenario's provider: one set up wrongly then fails its steps instead of being refused (104)",
+    },
     ...CONNECTION,
   ],
 } as const satisfies CommandSpec;

@@ -167,6 +167,22 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
       expect(refused.code, refused.stderr).toBe(104);
       expect(refused.stderr).toContain("✗ pre-flight (token-exchange, token-exchange-off)");
       expect(refused.stderr).toContain(`${stack.targetUrl}/api/admin/settings/token-exchange`);
+      // A capacity ladder of the scenario is refused the same way, before its first step.
+      const ladder = await runCli(
+        ["ladder", "--scenario", "token-exchange", "--rates", "10,20", "--duration", "2s", "--seed", "setup-tokens", "--target", stack.targetUrl].concat([
+          "--client-id",
+          stack.targetClient.clientId,
+          "--client-secret",
+          stack.targetClient.clientSecret,
+          "--regions",
+          "wnam",
+          "--quiet",
+        ]),
+        { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token },
+      );
+      expect(ladder.code, ladder.stdout + ladder.stderr).toBe(104);
+      expect(ladder.stderr).toContain("✗ pre-flight (token-exchange, token-exchange-off)");
+      expect(ladder.stdout).not.toMatch(/^step 1\/2/m);
       const measured = await run("token-exchange", "setup-tokens", ["--no-preflight"]);
       expect(measured.code, measured.stdout).toBe(99);
       expect(measured.stdout).toMatch(/✗ token_exchange_success 'rate>0\.99' observed/);
