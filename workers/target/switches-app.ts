@@ -1,10 +1,11 @@
 /**
  * The admin calls that switch on what a load test needs, in Authrim v0.1.15's routes and
  * shapes (docs/authrim.md lists them per scenario): token exchange on or off, the per-user
- * authorization-code limit, and a client's trust, consent and token-exchange flags. Mounted
+ * authorization-code limit, and a client's trust, consent and token-exchange flags; and the
+ * test endpoints on or off (Authrim's is an environment variable). Mounted
  * by index.ts beside the rest of the admin API (admin-app.ts).
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { requireAdmin } from "./admin-auth.ts";
 import { stringList } from "./admin-app.ts";
 import { findClient, updateClient, type ClientFlags } from "./directory.ts";
@@ -20,24 +21,21 @@ switchesApp.get("/api/admin/settings/token-exchange", async (c) => {
   return c.json({ settings: { enabled: s.tokenExchangeEnabled, allowedSubjectTokenTypes: ["access_token"] } });
 });
 
-switchesApp.put("/api/admin/settings/token-exchange", async (c) => {
-  const denied = await requireAdmin(c);
-  if (denied) return denied;
-  const body = (await c.req.json().catch(() => null)) as { enabled?: unknown } | null;
-  if (!body || typeof body.enabled !== "boolean") return c.json({ error: "invalid_value", error_description: "enabled must be a boolean" }, 400);
-  await storeFeatureSetting(c.env.TARGET_DB, "token_exchange", { enabled: body.enabled });
-  return c.json({ success: true, settings: { enabled: body.enabled } });
-});
+/** A `PUT {"enabled": bool}` that stores the switch `setting`, as Authrim's settings routes answer it. */
+function putSwitch(setting: "token_exchange" | "test_endpoints") {
+  return async (c: Context<{ Bindings: TargetEnv }>) => {
+    const denied = await requireAdmin(c);
+    if (denied) return denied;
+    const body = (await c.req.json().catch(() => null)) as { enabled?: unknown } | null;
+    if (!body || typeof body.enabled !== "boolean") return c.json({ error: "invalid_value", error_description: "enabled must be a boolean" }, 400);
+    await storeFeatureSetting(c.env.TARGET_DB, setting, { enabled: body.enabled });
+    return c.json({ success: true, settings: { enabled: body.enabled } });
+  };
+}
 
+switchesApp.put("/api/admin/settings/token-exchange", putSwitch("token_exchange"));
 /** The test endpoints on or off: this target's stand-in for Authrim's ENABLE_TEST_ENDPOINTS and a redeploy. */
-switchesApp.put("/api/admin/settings/test-endpoints", async (c) => {
-  const denied = await requireAdmin(c);
-  if (denied) return denied;
-  const body = (await c.req.json().catch(() => null)) as { enabled?: unknown } | null;
-  if (!body || typeof body.enabled !== "boolean") return c.json({ error: "invalid_value", error_description: "enabled must be a boolean" }, 400);
-  await storeFeatureSetting(c.env.TARGET_DB, "test_endpoints", { enabled: body.enabled });
-  return c.json({ success: true, settings: { enabled: body.enabled } });
-});
+switchesApp.put("/api/admin/settings/test-endpoints", putSwitch("test_endpoints"));
 
 /** Authrim's OAuth config overrides; this target knows one of them, MAX_CODES_PER_USER. */
 switchesApp.put("/api/admin/settings/oauth-config/:name", async (c) => {
