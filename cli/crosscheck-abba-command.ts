@@ -20,8 +20,17 @@ import type { EdgeloadClient } from "./client.ts";
 import { CliError, readJsonFile } from "./connection.ts";
 import { k6Invocation, runK6, type ReplayInputs, type StoredSpec } from "./k6-replay.ts";
 
-export async function crosscheckAbba(client: EdgeloadClient, specPath: string, inputs: ReplayInputs, format: "table" | "json"): Promise<number> {
+export async function crosscheckAbba(
+  client: EdgeloadClient,
+  specPath: string,
+  inputs: ReplayInputs,
+  format: "table" | "json",
+  probeFirst = true,
+): Promise<number> {
   const spec = await readJsonFile(specPath, "run spec");
+  // A built-in scenario's provider set up so that the runs cannot pass is refused before any
+  // load, as `edgeload run` refuses it (cli/preflight.ts): four runs would measure a broken setup.
+  if (probeFirst) await (await import("./preflight.ts")).preflight(client, spec);
   const { findK6 } = await import("./k6-binary.ts");
   const k6 = findK6();
   const dir = await mkdtemp(join(tmpdir(), "edgeload-abba-"));

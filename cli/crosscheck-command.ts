@@ -57,6 +57,7 @@ export async function crosscheckCommand(args: string[]): Promise<number> {
         redirectUri: v["redirect-uri"] ?? dev?.targetClient.redirectUri,
       },
       values.format as "table" | "json",
+      !values["no-preflight"],
     );
   }
 

@@ -128,6 +128,11 @@ export const CROSSCHECK_COMMAND = {
       type: "boolean",
       description: "then run workerd's own paced fetch loop on the same load, to tell the runtime's part of a residual from edgeload's",
     },
+    {
+      name: "no-preflight",
+      type: "boolean",
+      description: "--abba: skip the pre-flight probe of a built-in scenario's provider (one set up wrongly is then measured, not refused)",
+    },
     { name: "seed", type: "string", value: "NAME", description: "the seed set of a scenario run's replay" },
     { name: "client-id", type: "string", value: "ID", description: "the replay's client (default: the local target's)" },
     { name: "client-secret", type: "string", value: "SECRET", description: "its secret" },

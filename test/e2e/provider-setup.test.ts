@@ -6,7 +6,7 @@
  * set up as docs/authrim.md says PASSES. The CLI runs as a user runs it; load goes only to
  * the loopback target, 10/s for 2 s.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -183,6 +183,15 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
       expect(ladder.code, ladder.stdout + ladder.stderr).toBe(104);
       expect(ladder.stderr).toContain("✗ pre-flight (token-exchange, token-exchange-off)");
       expect(ladder.stdout).not.toMatch(/^step 1\/2/m);
+      // So is a crosscheck --abba of it, before its first run.
+      const specFile = join(fixture.stateDir, "exchange-abba.json");
+      const { clientId, clientSecret } = stack.targetClient;
+      const scenario = { name: "token-exchange", seed: "setup-tokens", clientId, clientSecret };
+      await writeFile(specFile, JSON.stringify({ target: stack.targetUrl, scenario, executor: "constant-arrival-rate", rate: 10, duration: "2s" }));
+      const abba = await runCli(["crosscheck", "--abba", specFile], { EDGELOAD_URL: stack.apiUrl, EDGELOAD_TOKEN: stack.token });
+      expect(abba.code, abba.stdout + abba.stderr).toBe(104);
+      expect(abba.stderr).toContain("✗ pre-flight (token-exchange, token-exchange-off)");
+      expect(abba.stdout).not.toMatch(/edgeload run r-/);
       const measured = await run("token-exchange", "setup-tokens", ["--no-preflight"]);
       expect(measured.code, measured.stdout).toBe(99);
       expect(measured.stdout).toMatch(/✗ token_exchange_success 'rate>0\.99' observed/);
