@@ -18,7 +18,7 @@
  * The aggregator's own watermark is its cut-off: every window below it has been passed up.
  */
 import type { AggregatorPlan } from "../../core/plan/aggregation-tree.ts";
-import type { ChildFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
+import { SHARD_ROWS_STAGGER_MS, type ChildFlush, type ShardTelemetry, type ShardWindow } from "../../core/run/protocol.ts";
 import type { RunSpec } from "../../core/spec/types.ts";
 import { shardRowStatement } from "../store/results-store.ts";
 import { takeableBelow } from "../../core/run/run-lifecycle.ts";
@@ -43,12 +43,7 @@ export interface AggregatorNode extends AggregatorPlan {
 /** After its shards' grace, each level up keeps trying to pass its windows up this much longer. */
 export const GRACE_PER_LEVEL_MS = 15_000;
 
-/**
- * Level-1 aggregators write their shards' D1 rows this far apart (by aggregator index), so
- * that a run's end writes at most a fan-in of rows per this long: 1,000 rows a second at
- * 100 (core/plan/platform-limits.ts D1_ROWS_PER_S_BUDGET), not 7,146 in one second at 1M/s.
- */
-export const SHARD_ROWS_STAGGER_MS = 100;
+export { SHARD_ROWS_STAGGER_MS };
 
 /** The node an aggregator keeps, from its plan and its run. */
 export function aggregatorNode(

@@ -51,6 +51,7 @@ import { reportersOf, type AggregatorPlan } from "./aggregation-tree.ts";
 import { shardIntakeRowsPerS } from "./intake-rows.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
+import { SHARD_ROWS_STAGGER_MS } from "../run/protocol.ts";
 
 /** Seconds objects stay active after the last window: final flushes, the summary. */
 const END_GRACE_S = 5;
@@ -214,6 +215,30 @@ function logRowsWritten(intakeRowsPerS: number, rowsPerTick: number, windows: nu
  */
 const LEVEL_1_INTAKE_LAG_S = (WINDOWS_PER_WRITE_IN_A_TREE - 1) / 2;
 
+/**
+ * The coordinator's rows in a run with a tree, each term as `npm run bench -- scale`'s
+ * simulation wrote them (35,000–1,000,000/s, runs of 4 to 44 windows):
+ * - its log: the region roots pass windows up every other tick, the first about
+ *   COORDINATOR_FIRST_WINDOWS_S into the run (a shard's held windows, then a tick a level);
+ *   each root's done flush is a row of its own (the roots end apart); each row is trimmed
+ *   once, at a checkpoint after the first;
+ * - its tick through the windows, and its alarm while the level-1 aggregators write their
+ *   shards' rows at the end, SHARD_ROWS_STAGGER_MS apart;
+ * - its children's progress at each checkpoint, and as each root is done.
+ */
+function coordinatorRowsInATree(roots: number, level1Aggregators: number, windows: number): number {
+  const flushesPerS = roots * AGGREGATOR_FLUSHES_PER_S;
+  const loggedSeconds = Math.max(0, windows - COORDINATOR_FIRST_WINDOWS_S);
+  const log = flushesPerS * loggedSeconds + roots + flushesPerS * Math.max(0, loggedSeconds - CHECKPOINT_EVERY_S);
+  const endS = Math.ceil((level1Aggregators * SHARD_ROWS_STAGGER_MS) / 1000);
+  const ticks = windows * COORDINATOR_ROWS_WRITTEN_PER_TICK + endS;
+  const progress = Math.floor(windows / CHECKPOINT_EVERY_S) + roots;
+  return log + ticks + progress;
+}
+
+/** When a run's first windows reach the coordinator through a tree (see coordinatorRowsInATree). */
+const COORDINATOR_FIRST_WINDOWS_S = 4;
+
 /** Counts what a planned run uses (see the model in the header). */
 export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions = {}): RunUsage {
   const cpuMsPerRequest = options.cpuMsPerRequest ?? 0.6;
@@ -271,7 +296,9 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     shards * ((windows / (tree ? WINDOWS_PER_WRITE_IN_A_TREE : 1)) * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) +
     shards * Math.max(1, Math.ceil(requestsPerShard / Math.max(1, budgetRequests))) * SHARD_ROWS_WRITTEN_PER_INVOCATION; // invocations that send
   // The coordinator logs a row a flush (its reporters' flushes are not held together).
-  const coordinatorRowsWritten = logRowsWritten(tree ? reporters * AGGREGATOR_FLUSHES_PER_S : reporters, COORDINATOR_ROWS_WRITTEN_PER_TICK, windows);
+  const coordinatorRowsWritten = tree
+    ? coordinatorRowsInATree(reporters, tree.aggregators.filter((a) => a.level === 1).length, windows)
+    : logRowsWritten(reporters, COORDINATOR_ROWS_WRITTEN_PER_TICK, windows);
   const d1RowsWritten = d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
   return {
     durationS,

@@ -35,6 +35,14 @@ export const WINDOW_MS = 1000;
  */
 export const INTAKE_HOLD_MS = 250;
 
+/**
+ * Level-1 aggregators write their shards' D1 rows this far apart (by aggregator index), so
+ * that a run's end writes at most a fan-in of rows per this long: 1,000 rows a second at
+ * 100 (core/plan/platform-limits.ts D1_ROWS_PER_S_BUDGET), not 7,146 in one second at 1M/s.
+ * The planner counts the coordinator's ticks over that end (core/plan/run-usage.ts).
+ */
+export const SHARD_ROWS_STAGGER_MS = 100;
+
 export type Mode = "local" | "deployed";
 
 /** Everything a shard needs to run its share; stored in the shard's own storage. */

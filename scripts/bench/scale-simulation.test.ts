@@ -93,15 +93,15 @@ describe("a whole run simulated shard by shard, through the aggregation tree", (
     expect(r.d1.maxParams).toBeLessThanOrEqual(100);
     // The storage rows the planner prices are the rows the objects wrote (issue 41): the
     // shards' exactly; the aggregators' within 10 % (their intake rows counted from their
-    // children's phases and lags, core/plan/intake-rows.ts); the coordinator's a few dozen,
-    // over-counted in a 3-second run that is mostly its start and end.
+    // children's phases and lags, core/plan/intake-rows.ts); the coordinator's two dozen
+    // within a few rows (coordinatorRowsInATree).
     const usage = preflight(r.spec, r.plan).usage;
     const rows = r.storageRows;
     expect(usage.shardRowsWritten).toBe(rows.shards);
     expect(usage.aggregators.rowsWritten / rows.aggregators).toBeGreaterThan(0.9);
     expect(usage.aggregators.rowsWritten / rows.aggregators).toBeLessThan(1.1);
     expect(usage.coordinatorRowsWritten / rows.coordinator).toBeGreaterThan(0.9);
-    expect(usage.coordinatorRowsWritten / rows.coordinator).toBeLessThan(1.3);
+    expect(usage.coordinatorRowsWritten / rows.coordinator).toBeLessThan(1.15);
     const total = rows.shards + rows.aggregators + rows.coordinator;
     expect(Math.abs(usage.shardRowsWritten + usage.aggregators.rowsWritten + usage.coordinatorRowsWritten - total) / total).toBeLessThan(0.1);
   }, 120_000);
