@@ -103,6 +103,19 @@ function run(scenario: string, seed: string, extra: string[] = [], who: { client
   );
 }
 
+/** Runs `check` with one of the provider's switches off, then turns it back on. */
+async function withSwitchOff(setting: "token-exchange" | "test-endpoints", check: () => Promise<void>): Promise<void> {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 1100)); // the target rereads its settings once a second
+  expect((await admin(`/api/admin/settings/${setting}`, "PUT", { enabled: false })).status).toBe(200);
+  try {
+    await settle();
+    await check();
+  } finally {
+    await admin(`/api/admin/settings/${setting}`, "PUT", { enabled: true });
+    await settle();
+  }
+}
+
 describe("a misconfigured provider is refused by the probe, or fails with --no-preflight; never passes", () => {
   it.each([
     // [table row, scenario, seed, client, the probe's cause, the fix it prints, the failed threshold]
@@ -160,9 +173,7 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
   );
 
   it("token-exchange with exchange off (the provider's default)", async () => {
-    expect((await admin("/api/admin/settings/token-exchange", "PUT", { enabled: false })).status).toBe(200);
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 1100)); // the target rereads its settings once a second
+    await withSwitchOff("token-exchange", async () => {
       const refused = await run("token-exchange", "setup-tokens");
       expect(refused.code, refused.stderr).toBe(104);
       expect(refused.stderr).toContain("✗ pre-flight (token-exchange, token-exchange-off)");
@@ -196,16 +207,11 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
       expect(measured.code, measured.stdout).toBe(99);
       expect(measured.stdout).toMatch(/✗ token_exchange_success 'rate>0\.99' observed/);
       expect(measured.stdout).toMatch(/✗ valid_token_rejected 'count==0' observed [1-9]/);
-    } finally {
-      await admin("/api/admin/settings/token-exchange", "PUT", { enabled: true });
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-    }
+    });
   }, 90_000);
 
   it("otp-login with the test endpoints off (the provider's default)", async () => {
-    expect((await admin("/api/admin/settings/test-endpoints", "PUT", { enabled: false })).status).toBe(200);
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 1100)); // the target rereads its settings once a second
+    await withSwitchOff("test-endpoints", async () => {
       const refused = await run("otp-login", "setup-users");
       expect(refused.code, refused.stderr).toBe(104);
       expect(refused.stderr).toContain("✗ pre-flight (otp-login, test-endpoints-off)");
@@ -215,10 +221,7 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
       expect(measured.code, measured.stdout).toBe(99);
       expect(measured.stdout).toMatch(/✗ otp_login_success 'rate>0\.9\d*' observed/);
       expect(measured.stdout).toMatch(/otp_login_failed_step\{step:email_code[^}]*\}\.*: [1-9]/);
-    } finally {
-      await admin("/api/admin/settings/test-endpoints", "PUT", { enabled: true });
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-    }
+    });
   }, 90_000);
 
   it("names the step that failed and the provider's error in the text summary and the JSON (otp-login)", async () => {
