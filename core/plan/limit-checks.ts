@@ -58,6 +58,13 @@ export function checkPlatformLimits(spec: RunSpec, plan: Plan, usage: RunUsage, 
     ),
     check(
       "shard",
+      "wall time s per shard invocation",
+      p.invocationWallTimeMs / 1000,
+      PLATFORM_LIMITS.alarmWallTimeMs / 1000,
+      "an alarm handler may run 15 minutes; a shard hands over within 12 at its quietest (core/plan/wall-time.ts)",
+    ),
+    check(
+      "shard",
       "CPU ms per shard invocation",
       p.cpuMsPerInvocation,
       cpuLimitMs,

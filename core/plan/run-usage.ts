@@ -49,6 +49,7 @@ import { concurrentSockets, requestsPerIteration, SUBREQUEST_RESERVE, type Plan 
 import type { RunSpec } from "../spec/types.ts";
 import { reportersOf, type AggregatorPlan } from "./aggregation-tree.ts";
 import { shardIntakeRowsPerS } from "./intake-rows.ts";
+import { longestInvocationMs } from "./wall-time.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
 import { SHARD_ROWS_STAGGER_MS } from "../run/protocol.ts";
@@ -174,6 +175,8 @@ export interface RunUsage {
   /** The busiest second's figures, for the limits. */
   readonly peak: {
     readonly subrequestsPerInvocation: number;
+    /** The longest a shard invocation is planned to send (longestInvocationMs), against an alarm's wall time. */
+    readonly invocationWallTimeMs: number;
     readonly cpuMsPerInvocation: number;
     readonly ratePerShardPerS: number;
     readonly streamsPerShard: number;
@@ -324,6 +327,12 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
       : { calls: 0, cpuMs: 0, workers: 0 },
     peak: {
       subrequestsPerInvocation: budgetRequests + SUBREQUEST_RESERVE,
+      invocationWallTimeMs: plan.closedModel
+        ? Math.min(
+            spec.durationMs,
+            (plan.iterationsPerInvocation / Math.max(1e-9, plan.closedModel.estimatedRequests / durationS / Math.max(1, shards))) * 1000,
+          )
+        : longestInvocationMs(new ArrivalSchedule(spec.stages), Math.max(1, shards), plan.iterationsPerInvocation),
       cpuMsPerInvocation: Math.min(budgetRequests, requestsPerShard) * cpuMsPerRequest,
       ratePerShardPerS: plan.peakPerShardPerS,
       streamsPerShard: streamsPerShard(spec, plan),

@@ -3,7 +3,7 @@ import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import { DEFAULT_LIMITS, planRun } from "./plan.ts";
 import { PLATFORM_LIMITS } from "./platform-limits.ts";
-import { INVOCATION_WALL_TIME_MS, iterationsWithinWallTime } from "./wall-time.ts";
+import { INVOCATION_WALL_TIME_MS, iterationsWithinWallTime, longestInvocationMs } from "./wall-time.ts";
 
 const steady = (perS: number, minutes: number) => new ArrivalSchedule([{ durationMs: minutes * 60_000, fromPerS: perS, toPerS: perS }]);
 
@@ -51,5 +51,28 @@ describe("a slow soak", () => {
     const plan = planOf(400, "1h", ["wnam"]);
     expect(plan.iterationsPerInvocation).toBe(PLATFORM_LIMITS.subrequestsPerInvocation - 500);
     expect(plan.notes.join("\n")).not.toContain("hands over every");
+  });
+});
+
+describe("longestInvocationMs", () => {
+  const steady = (perS: number, durationMs: number) => new ArrivalSchedule([{ durationMs, fromPerS: perS, toPerS: perS }]);
+
+  it("is how long a shard takes to be due its budget, at the schedule's quietest", () => {
+    // 5/s for 2 h on one shard: 3,600 iterations take 720 s.
+    expect(Math.abs(longestInvocationMs(steady(5, 7_200_000), 1, 3_600) - 720_000)).toBeLessThanOrEqual(200);
+    // A ramp from 1/s: the budget takes longest from its start.
+    const ramp = new ArrivalSchedule([{ durationMs: 3_600_000, fromPerS: 1, toPerS: 10 }]);
+    expect(longestInvocationMs(ramp, 1, 1_000)).toBeGreaterThan(longestInvocationMs(steady(10, 3_600_000), 1, 1_000));
+  });
+
+  it("is the schedule's remainder when a budget is not due before the end", () => {
+    expect(longestInvocationMs(steady(5, 60_000), 1, 9_500)).toBe(60_000);
+  });
+
+  it("shows the limits table what an uncapped budget would do to a slow soak, and that the plan's does not", () => {
+    // The subrequest budget alone (9,500) at 2/s a shard: 79 minutes, past an alarm's 15.
+    expect(longestInvocationMs(steady(8, 7_200_000), 4, 9_500)).toBeGreaterThan(PLATFORM_LIMITS.alarmWallTimeMs);
+    const plan = planOf(8, "2h", ["wnam", "enam", "weur", "apac"]);
+    expect(longestInvocationMs(steady(8, 7_200_000), plan.shards.length, plan.iterationsPerInvocation)).toBeLessThanOrEqual(INVOCATION_WALL_TIME_MS);
   });
 });

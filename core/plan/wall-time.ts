@@ -64,3 +64,33 @@ export function withinWallTime(budget: number, run: WallTimeRun, notes: string[]
   );
   return cap;
 }
+
+/**
+ * The longest one shard invocation is planned to send, in ms: from any second of `schedule`,
+ * how long a shard (one of `shards` equal shares) takes to be due `budget` iterations, or
+ * until the schedule ends. What `edgeload plan` holds against an alarm's wall time.
+ */
+export function longestInvocationMs(schedule: ArrivalSchedule, shards: number, budget: number): number {
+  const { durationMs } = schedule;
+  const needed = budget * shards;
+  // Starts a second apart, or 2,000 over a long soak: the plan is made in a request.
+  const every = Math.max(STEP_MS, Math.ceil(durationMs / 2_000 / STEP_MS) * STEP_MS);
+  let longest = 0;
+  for (let t = 0; t < durationMs; t += every) {
+    const from = schedule.arrivalsBy(t);
+    if (schedule.arrivalsBy(durationMs) - from < needed) {
+      longest = Math.max(longest, durationMs - t);
+      continue;
+    }
+    // The first moment its budget has fallen due: arrivals only grow, so a binary search.
+    let low = t;
+    let high = durationMs;
+    while (high - low > 1) {
+      const mid = Math.floor((low + high) / 2);
+      if (schedule.arrivalsBy(mid) - from >= needed) high = mid;
+      else low = mid;
+    }
+    longest = Math.max(longest, high - t);
+  }
+  return longest;
+}
