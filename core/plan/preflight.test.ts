@@ -117,16 +117,16 @@ describe("the same run planned flat (AGGREGATOR_FAN_IN 256) reports to the coord
   it("counts what it counted, with the abort RPC per shard, and the rows a shard-second now writes", () => {
     expect(p.usage.durableObjectRequests).toBe(155_179 + 252);
     expect(p.usage.durableObjectGbSeconds).toBeCloseTo(253 * 605 * 0.128, 6);
-    // Shards: 1 row a window (its state with the window), 5 at start and end, 3 per invocation
-    // that sends (8 each): 252 × (601 + 5) + 252 × 8 × 3. The coordinator a log row per flush
-    // and its trim (all but the last 5 s), 3 per tick, 2 per checkpoint, the last progress:
-    // 252 × (601 + 596) + 601 × 3 + 121 × 2 + 1.
-    expect(p.usage.shardRowsWritten).toBe(158_760);
+    // Shards: 1 row a window (its state with the window), 6 at start and end (the final flush's
+    // guard alarm among them), 3 per invocation that sends (8 each): 252 × (601 + 6) + 252 × 8 × 3.
+    // The coordinator a log row per flush and its trim (all but the last 5 s), 3 per tick, 2 per
+    // checkpoint, the last progress: 252 × (601 + 596) + 601 × 3 + 121 × 2 + 1.
+    expect(p.usage.shardRowsWritten).toBe(159_012);
     expect(p.usage.coordinatorRowsWritten).toBe(303_690);
-    expect(p.usage.durableObjectRowsWritten).toBe(158_760 + 303_690);
+    expect(p.usage.durableObjectRowsWritten).toBe(159_012 + 303_690);
     expect(p.usage.aggregators.count).toBe(0);
     expect(p.cost.lines.map((l) => l.item)).not.toContain("Aggregator requests");
-    expect(p.cost.usdPerMillionRequests).toBeCloseTo(0.04, 4); // flat: the coordinator logs a row per flush; $0.0414 with a row per window and per progress
+    expect(p.cost.usdPerMillionRequests).toBeCloseTo(0.0401, 4); // flat: the coordinator logs a row per flush; $0.0414 with a row per window and per progress
   });
 
   it("says so in the plan", () => {

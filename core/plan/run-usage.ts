@@ -62,9 +62,9 @@ const END_GRACE_S = 5;
  * WINDOWS_PER_WRITE_IN_A_TREE — (and a flow's own state, if any, beside it); at
  * start its assignment, its state, its alarm and the warm-up's state; per invocation its
  * state as it starts and as it ends, and its alarm set (a hand-over) or deleted; at the end
- * its assignment again, its secrets removed.
+ * its assignment again, its secrets removed, and the alarm that guards its final flush.
  */
-const SHARD_ROWS_WRITTEN_AT_START_AND_END = 5;
+const SHARD_ROWS_WRITTEN_AT_START_AND_END = 6;
 const SHARD_ROWS_WRITTEN_PER_INVOCATION = 3;
 const SHARD_ROWS_READ_PER_S = 0;
 /**

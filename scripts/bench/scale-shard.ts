@@ -35,7 +35,7 @@ export class SimShard {
    * Rows LoadShard writes besides its closed windows (load-shard.ts): at start its assignment,
    * its state and its alarm; the warm-up's state; per invocation its state as it starts and
    * as it ends, and the alarm set (a hand-over) or deleted; at the end its assignment again,
-   * its secrets removed.
+   * its secrets removed, and the alarm that guards its final flush.
    */
   #otherRows = 4;
   readonly #flusher: WindowFlusher;
@@ -97,7 +97,7 @@ export class SimShard {
       await this.#flusher.flush(false);
     }
     this.stoppedAtMs = this.#sim.time.now;
-    this.#otherRows += 1;
+    this.#otherRows += 2;
     this.#finished = true;
     await this.#flusher.flush(true);
   }
