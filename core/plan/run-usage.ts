@@ -17,14 +17,12 @@
  *   its state, which holds the closed window until it is acknowledged;
  *   workers/shard/shard-state.ts), 2 when its flow keeps state of its own (refresh-token
  *   families), and reads none (its windows are mirrored in memory);
- * - each aggregator logs what its children flush a quarter-second at a time, one row each
- *   (1.2 a second whatever its fan-in, each trimmed once later; 1 read a child window
- *   when merged), ticks once a second (an alarm; the log's mark and its cut-off, 3 rows),
- *   checkpoints every 5 s (its totals and its children's progress, 2 rows) and forwards one
- *   merged window (every step in it) to its parent through its outbox (1 row written and 1
- *   deleted, 1 read to send it): one RPC a second;
+ * - each aggregator logs what its children flush a quarter-second at a time (1 read a child
+ *   window when merged), ticks once a second, checkpoints every 5 s and forwards one merged
+ *   window (every step in it) to its parent through its outbox (1 read to send it): one RPC
+ *   a second; the rows it writes for all that are counted in core/plan/receiver-rows.ts;
  * - the coordinator hears from the reporters (the region roots, else every shard), ticks
- *   once a second and logs as an aggregator does, but a row per flush (1 read);
+ *   once a second and logs what they flush (receiver-rows.ts counts its rows too);
  * - start, and abort when a run is stopped, travel down the same edges, one RPC per edge
  *   (coordinator → roots → … → shards; both counted, so the estimate is an upper bound);
  * - D1 gets at most regions × steps × (1 window row + 6 histogram rows + custom trends)
@@ -47,12 +45,11 @@ import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { ITERATIONS_PER_SCRIPT_SESSION, WARM_UP_LEAD_MS, WINDOWS_PER_WRITE_IN_A_TREE } from "../schedule/shard-assignment.ts";
 import { concurrentSockets, requestsPerIteration, SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
 import type { RunSpec } from "../spec/types.ts";
-import { reportersOf, type AggregatorPlan } from "./aggregation-tree.ts";
-import { shardIntakeRowsPerS } from "./intake-rows.ts";
-import { longestInvocationMs } from "./wall-time.ts";
+import { reportersOf } from "./aggregation-tree.ts";
+import { aggregatorRowsWritten, coordinatorRowsWritten as receiverCoordinatorRows } from "./receiver-rows.ts";
+import { longestClosedInvocationMs, longestInvocationMs } from "./wall-time.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
-import { SHARD_ROWS_STAGGER_MS } from "../run/protocol.ts";
 
 /** Seconds objects stay active after the last window: final flushes, the summary. */
 const END_GRACE_S = 5;
@@ -67,38 +64,8 @@ const END_GRACE_S = 5;
 const SHARD_ROWS_WRITTEN_AT_START_AND_END = 6;
 const SHARD_ROWS_WRITTEN_PER_INVOCATION = 3;
 const SHARD_ROWS_READ_PER_S = 0;
-/**
- * Rows per tick. An aggregator: the next tick's alarm, and its cut-off and part counter and
- * its log's mark, each written when windows go up — two at a time, every other tick (both
- * 0.5 a second in `npm run bench -- scale` at 35,000 and 100,000/s). The coordinator: the
- * alarm, its live feed and its log's taken mark.
- */
-const AGGREGATOR_ROWS_WRITTEN_PER_TICK = 2;
-const COORDINATOR_ROWS_WRITTEN_PER_TICK = 3;
-/**
- * Flushes a second from an aggregator to its parent (a region root's to the coordinator): its
- * windows go up two at a time, every other second (3 a second from six roots in the scale
- * bench). In a flat run each shard flushes to the coordinator each second.
- */
-const AGGREGATOR_FLUSHES_PER_S = 0.5;
-/**
- * Intake rows a second at aggregator `a` of a run of `shards`: it logs what it takes in a
- * quarter-second at a time, one row each (coordinator/merge/intake-batch.ts). A level-1's
- * children are shards, flushing every fourth window at their phase and lag into the second:
- * intake-rows.ts counts the batches they make (1.5, 0.75 and 0.5 a second in the scale
- * bench's trees at 35,000, 100,000 and 1,000,000/s, as the simulation wrote them). Above,
- * its children are aggregators whose ticks all fall on the second (t0 + n s), passing windows
- * up every other tick (AGGREGATOR_FLUSHES_PER_S), so their flushes share a row. Each row is
- * trimmed once after a checkpoint (every 5 s), so the last seconds' are not.
- */
-const intakeRowsPerS = (a: AggregatorPlan, shards: number) =>
-  a.level === 1 ? shardIntakeRowsPerS(a.children, shards) : Math.min(a.children.length, AGGREGATOR_FLUSHES_PER_S);
-const CHECKPOINT_EVERY_S = 5;
-/** Rows per checkpoint: the totals, and the children's progress (coordinator/merge/child-progress.ts). */
-const ROWS_WRITTEN_PER_CHECKPOINT = 2;
 const AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW = 1;
-/** Aggregator outbox rows per forwarded window: written, deleted once acknowledged; read once to send. */
-const AGGREGATOR_ROWS_WRITTEN_PER_FORWARD = 2;
+/** Aggregator outbox rows read per forwarded window: once, to send it. */
 const AGGREGATOR_ROWS_READ_PER_FORWARD = 1;
 /**
  * CPU an aggregator spends taking in one child window (logging it, merging every step's
@@ -201,47 +168,6 @@ export interface RunUsage {
   };
 }
 
-/**
- * Rows a receiver (an aggregator, or the coordinator) writes over `windows` seconds: its log's
- * rows (`intakeRowsPerS` a second) and their trims, its ticks, its checkpoints, and its
- * children's progress once more at the end (their done flushes arrive together).
- */
-function logRowsWritten(intakeRowsPerS: number, rowsPerTick: number, windows: number, intakeLagS = 0): number {
-  const trimmedSeconds = Math.max(0, windows - CHECKPOINT_EVERY_S);
-  const intakeSeconds = Math.max(0, windows - intakeLagS) + trimmedSeconds;
-  return intakeRowsPerS * intakeSeconds + windows * rowsPerTick + Math.ceil(windows / CHECKPOINT_EVERY_S) * ROWS_WRITTEN_PER_CHECKPOINT + 1;
-}
-
-/**
- * A level-1 aggregator's intake starts late: a tree's shards first write at their phase,
- * holding 1.5 windows on average before (WINDOWS_PER_WRITE_IN_A_TREE of 4).
- */
-const LEVEL_1_INTAKE_LAG_S = (WINDOWS_PER_WRITE_IN_A_TREE - 1) / 2;
-
-/**
- * The coordinator's rows in a run with a tree, each term as `npm run bench -- scale`'s
- * simulation wrote them (35,000–1,000,000/s, runs of 4 to 44 windows):
- * - its log: the region roots pass windows up every other tick, the first about
- *   COORDINATOR_FIRST_WINDOWS_S into the run (a shard's held windows, then a tick a level);
- *   each root's done flush is a row of its own (the roots end apart); each row is trimmed
- *   once, at a checkpoint after the first;
- * - its tick through the windows, and its alarm while the level-1 aggregators write their
- *   shards' rows at the end, SHARD_ROWS_STAGGER_MS apart;
- * - its children's progress at each checkpoint, and as each root is done.
- */
-function coordinatorRowsInATree(roots: number, level1Aggregators: number, windows: number): number {
-  const flushesPerS = roots * AGGREGATOR_FLUSHES_PER_S;
-  const loggedSeconds = Math.max(0, windows - COORDINATOR_FIRST_WINDOWS_S);
-  const log = flushesPerS * loggedSeconds + roots + flushesPerS * Math.max(0, loggedSeconds - CHECKPOINT_EVERY_S);
-  const endS = Math.ceil((level1Aggregators * SHARD_ROWS_STAGGER_MS) / 1000);
-  const ticks = windows * COORDINATOR_ROWS_WRITTEN_PER_TICK + endS;
-  const progress = Math.floor(windows / CHECKPOINT_EVERY_S) + roots;
-  return log + ticks + progress;
-}
-
-/** When a run's first windows reach the coordinator through a tree (see coordinatorRowsInATree). */
-const COORDINATOR_FIRST_WINDOWS_S = 4;
-
 /** Counts what a planned run uses (see the model in the header). */
 export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions = {}): RunUsage {
   const cpuMsPerRequest = options.cpuMsPerRequest ?? 0.6;
@@ -276,12 +202,7 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     count: aggregatorCount,
     requests: childWindowsIntoAggregators + aggregatorCount * activeS /* ticks */ + 2 * aggregatorCount /* start, abort */,
     gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
-    rowsWritten:
-      (tree?.aggregators ?? []).reduce(
-        (rows, a) => rows + logRowsWritten(intakeRowsPerS(a, shards), AGGREGATOR_ROWS_WRITTEN_PER_TICK, windows, a.level === 1 ? LEVEL_1_INTAKE_LAG_S : 0),
-        0,
-      ) +
-      forwards * AGGREGATOR_ROWS_WRITTEN_PER_FORWARD,
+    rowsWritten: tree ? aggregatorRowsWritten(tree, shards, windows) : 0,
     rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
   };
 
@@ -298,10 +219,7 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     // A tree's shards write at their own phase: windows / WINDOWS_PER_WRITE_IN_A_TREE each on average.
     shards * ((windows / (tree ? WINDOWS_PER_WRITE_IN_A_TREE : 1)) * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) +
     shards * Math.max(1, Math.ceil(requestsPerShard / Math.max(1, budgetRequests))) * SHARD_ROWS_WRITTEN_PER_INVOCATION; // invocations that send
-  // The coordinator logs a row a flush (its reporters' flushes are not held together).
-  const coordinatorRowsWritten = tree
-    ? coordinatorRowsInATree(reporters, tree.aggregators.filter((a) => a.level === 1).length, windows)
-    : logRowsWritten(reporters, COORDINATOR_ROWS_WRITTEN_PER_TICK, windows);
+  const coordinatorRowsWritten = receiverCoordinatorRows(tree, reporters, windows);
   const d1RowsWritten = d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
   return {
     durationS,
@@ -328,10 +246,7 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     peak: {
       subrequestsPerInvocation: budgetRequests + SUBREQUEST_RESERVE,
       invocationWallTimeMs: plan.closedModel
-        ? Math.min(
-            spec.durationMs,
-            (plan.iterationsPerInvocation / Math.max(1e-9, plan.closedModel.estimatedRequests / durationS / Math.max(1, shards))) * 1000,
-          )
+        ? longestClosedInvocationMs(plan.iterationsPerInvocation, plan.closedModel.estimatedRequests / durationS / Math.max(1, shards), spec.durationMs)
         : longestInvocationMs(new ArrivalSchedule(spec.stages), Math.max(1, shards), plan.iterationsPerInvocation),
       cpuMsPerInvocation: Math.min(budgetRequests, requestsPerShard) * cpuMsPerRequest,
       ratePerShardPerS: plan.peakPerShardPerS,

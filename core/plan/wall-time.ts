@@ -43,6 +43,11 @@ export function requestsWithinWallTime(estimatedRequestsPerSPerShard: number, du
   return Math.max(1, Math.floor((estimatedRequestsPerSPerShard * INVOCATION_WALL_TIME_MS) / 1000) - 1);
 }
 
+/** The same for a closed-model run: its budget of requests at its estimated requests a second per shard, at most the run. */
+export function longestClosedInvocationMs(budgetRequests: number, requestsPerSPerShard: number, durationMs: number): number {
+  return requestsPerSPerShard > 0 ? Math.min(durationMs, (budgetRequests / requestsPerSPerShard) * 1000) : durationMs;
+}
+
 /** What the cap needs of a run: its schedule, its shards, and for a closed model its estimated requests a second (null: open model). */
 export interface WallTimeRun {
   readonly spec: { readonly stages: readonly RateStage[]; readonly durationMs: number };
