@@ -29,6 +29,10 @@ export async function seedCommand(args: readonly string[]): Promise<number> {
   const count = whole("count", v.count ?? "", 1)!;
   const concurrency = whole("concurrency", v.concurrency, 1)!;
   const users = whole("users", v.users, 1);
+  if (kind === "refresh-tokens") {
+    const tooFewUsers = (await import("../seeds/refresh-tokens.ts")).refreshUsersProblem(count, users);
+    if (tooFewUsers) throw new CliError(`--users: ${tooFewUsers}`, EXIT.invalidConfig);
+  }
   const { parseMix } = await import("../seeds/token-mix.ts");
   if (v.mix !== undefined && kind !== "access-tokens") throw new CliError("--mix is for access-tokens only", EXIT.invalidConfig);
   const mix = v.mix ? parseMix(v.mix) : null;
@@ -69,6 +73,7 @@ export async function seedCommand(args: readonly string[]): Promise<number> {
     count,
     concurrency,
     testName: name,
+    setName: name,
     onProgress,
     ...(users === undefined ? {} : { users }),
     checkpoint: join(dirname(DEV_FILE), "seeding", `${name}.json`),

@@ -12,9 +12,12 @@ import type { SeedUser } from "../core/data/seed-set.ts";
 import { json, pool, Provider, SeedError, type ProviderAccess } from "./provider-api.ts";
 import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
 
-/** The email of user `index` (0-based): `otp-bench-00001@test.authrim.internal` for 0. */
-export function benchEmail(index: number): string {
-  return `otp-bench-${String(index + 1).padStart(5, "0")}@test.authrim.internal`;
+/** The reference suite's users: `otp-bench-00001@test.authrim.internal`, … */
+export const BENCH_USERS = "otp-bench";
+
+/** The email of user `index` (0-based) of a group of users: `otp-bench-00001@test.authrim.internal` for 0. */
+export function benchEmail(index: number, group = BENCH_USERS): string {
+  return `${group}-${String(index + 1).padStart(5, "0")}@test.authrim.internal`;
 }
 
 /**
@@ -26,8 +29,8 @@ export function benchEmail(index: number): string {
  * which on a provider with other users would put every seeded token on one account.
  * Creation answers `{user: {id}}` (Authrim) or `{id}` (simpler providers).
  */
-export async function ensureUser(provider: Provider, index: number): Promise<SeedUser> {
-  const email = benchEmail(index);
+export async function ensureUser(provider: Provider, index: number, group = BENCH_USERS): Promise<SeedUser> {
+  const email = benchEmail(index, group);
   const lookup = async () => {
     const found = await provider.adminJson<{ users?: Array<{ id?: unknown; email?: unknown }> }>(
       "user lookup",
@@ -78,11 +81,12 @@ export async function ensureUsers(
   provider: Provider,
   indices: readonly number[],
   o: Pick<SeedRunOptions, "concurrency" | "onProgress">,
+  group = BENCH_USERS,
 ): Promise<Map<number, SeedUser>> {
   const users = new Map<number, SeedUser>();
   const wanted = [...new Set(indices)];
   await pool(wanted, o.concurrency ?? 20, async (index) => {
-    users.set(index, await ensureUser(provider, index));
+    users.set(index, await ensureUser(provider, index, group));
     o.onProgress?.(users.size, wanted.length, "users");
   });
   return users;

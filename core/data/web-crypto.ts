@@ -64,3 +64,14 @@ export async function secretsEqual(presented: string, expected: string): Promise
   const subtle = crypto.subtle as SubtleCrypto & { timingSafeEqual(a: ArrayBuffer, b: ArrayBuffer): boolean };
   return subtle.timingSafeEqual(a, b) && expected.length > 0;
 }
+
+/**
+ * Authrim's shard of a user's refresh-token family for a client: the first 4 bytes of
+ * SHA-256(`userId:clientId`) as an int32, absolute, modulo `shardCount`. Authrim keeps one
+ * family per user and client, in that shard's rotator; its seeder names the shard in the
+ * token's jti (`v{generation}_{shard}_…`), and so do edgeload's seeder and the local target.
+ */
+export async function refreshFamilyShard(userId: string, clientId: string, shardCount: number): Promise<number> {
+  const hash = new DataView(await sha256(`${userId}:${clientId}`));
+  return Math.abs(hash.getInt32(0)) % shardCount;
+}

@@ -67,10 +67,10 @@ describeWithK6("k6 scripts", (k6) => {
     const access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient };
     const [tokens, families, edgeFamilies, sessions, users] = await Promise.all([
       seedAccessTokens({ ...access, count: 120, users: 10 }),
-      seedRefreshTokens({ ...access, count: 100, users: 10 }),
+      seedRefreshTokens({ ...access, count: 100, setName: "k6-refresh" }),
       // A rotated family cannot be rotated from its old token again: the edgeload run of the
-      // refresh script gets families of its own.
-      seedRefreshTokens({ ...access, count: 100, users: 10 }),
+      // refresh script gets families of its own, on users of its own (one family per user and client).
+      seedRefreshTokens({ ...access, count: 100, setName: "edge-refresh" }),
       seedSessions({ ...access, count: 20, users: 10 }),
       seedUsers({ ...access, count: 10 }),
     ]);

@@ -23,7 +23,7 @@ beforeAll(async () => {
   const access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret, ...stack.targetClient };
   const [tokens, families, sessions, users] = await Promise.all([
     seedAccessTokens({ ...access, count: 120, users: 10 }),
-    seedRefreshTokens({ ...access, count: 60, users: 10 }),
+    seedRefreshTokens({ ...access, count: 60, setName: "e2e-refresh" }),
     seedSessions({ ...access, count: 20, users: 10 }),
     seedUsers({ ...access, count: 10 }),
   ]);

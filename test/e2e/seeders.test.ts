@@ -105,6 +105,21 @@ describe("seedRefreshTokens", () => {
     // Families are independent: revoking the first leaves the second usable.
     expect((await token({ grant_type: "refresh_token", refresh_token: second!.token })).status).toBe(200);
   });
+  it("gives each set users of its own, so a second set for the client leaves the first's families whole (Authrim keeps one per user)", async () => {
+    const first = await seedRefreshTokens({ ...access, count: 3, setName: "e2e-rt-first" });
+    const second = await seedRefreshTokens({ ...access, count: 3, setName: "e2e-rt-second" });
+    const owners = (doc: typeof first) => doc.refresh_tokens.map((t) => t.user_id);
+    expect(owners(first).filter((u) => owners(second).includes(u))).toEqual([]);
+    expect(await userIdOf("rt-e2e-rt-first-00001@test.authrim.internal")).toBe(first.refresh_tokens[0]!.user_id);
+    for (const t of [...first.refresh_tokens, ...second.refresh_tokens])
+      expect((await token({ grant_type: "refresh_token", refresh_token: t.token })).status).toBe(200);
+  });
+
+  it("refuses more families than users before asking the provider anything", async () => {
+    await expect(seedRefreshTokens({ ...access, baseUrl: "http://127.0.0.1:9", count: 4, users: 2 })).rejects.toThrow(
+      /4 refresh-token families over 2 users: Authrim keeps one family per user and client/,
+    );
+  });
 });
 
 describe("seedSessions", () => {
