@@ -295,6 +295,27 @@ describe("/token", () => {
     expect(afterReuse.body.error_description).toContain("revoked");
   });
 
+  it("keeps one refresh-token family per user and client, as Authrim: a later one replaces it, and the earlier token then revokes both", async () => {
+    const register = async (t: string) =>
+      (
+        await admin("/api/admin/test/tokens", {
+          method: "POST",
+          body: JSON.stringify({ token: t, userId: user.id, clientId: exchanger.client_id, scope: "openid", ttl: 3600 }),
+        })
+      ).status;
+    const rotate = async (t: string) => {
+      const response = await form(basic(exchanger.client_id, exchanger.client_secret), { grant_type: "refresh_token", refresh_token: t });
+      return { status: response.status, body: (await response.json()) as { error?: string; error_description?: string } };
+    };
+    const [earlier, later] = [await refreshJwt(), await refreshJwt()];
+    expect([await register(earlier), await register(later)]).toEqual([201, 201]);
+    const stale = await rotate(earlier);
+    expect(stale).toMatchObject({ status: 400, body: { error: "invalid_grant" } });
+    expect(stale.body.error_description).toContain("one family per user and client");
+    // Taken for a stolen token: the user's current family goes with it.
+    expect((await rotate(later)).body.error_description).toContain("revoked");
+  });
+
   it("refuses another client's refresh token and unknown grant types", async () => {
     const t = await refreshJwt();
     await admin("/api/admin/test/tokens", {

@@ -3,20 +3,40 @@
  *
  * Each family lives in one shard, so rotation and reuse detection are one transaction:
  * presenting a token that was already rotated revokes the whole family (RFC 6819 §5.2.2.3,
- * as OAuth 2.1 asks), and every later use of any token of the family fails. Tokens issued
- * here are `rt_<shard>_<random>` so rotation stays in the family's shard; tokens
- * registered through the admin API are placed by a hash of their text.
+ * as OAuth 2.1 asks), and every later use of any token of the family fails.
+ *
+ * As on Authrim v0.1.15, a user has one family per client: a family registered or issued
+ * for a user replaces the user's earlier one, whose tokens then fail as stolen ones and
+ * revoke the user's family with them (Authrim's rotator: "Token theft detected (JTI
+ * mismatch)"). So a user's families all live in the shard of `userId:clientId`
+ * (refreshFamilyShard), the shard a token names: `rt_<shard>_<random>` for tokens issued
+ * here, the jti's `v{generation}_{shard}_…` for JWTs registered through the admin API;
+ * a token naming no shard is placed by a hash of its text.
  *
  * RPC surface: register(), rotate().
  */
 import { DurableObject } from "cloudflare:workers";
+import { fromBase64Url } from "../../core/data/web-crypto.ts";
 import { revocationShard } from "./revocations.ts";
 
 export const REFRESH_SHARDS = 8;
 
 export function refreshShard(token: string): number {
-  const m = /^rt_(\d+)_/.exec(token);
-  return m ? Number(m[1]) % REFRESH_SHARDS : revocationShard(token) % REFRESH_SHARDS;
+  const named = /^rt_(\d+)_/.exec(token)?.[1] ?? /^v\d+_(\d+)_/.exec(jwtId(token) ?? "")?.[1];
+  return (named === undefined ? revocationShard(token) : Number(named)) % REFRESH_SHARDS;
+}
+
+/** A JWT's `jti`, read without verifying it (as Authrim reads a registered token's); null for anything else. */
+function jwtId(token: string): string | null {
+  const payload = token.split(".")[1];
+  const bytes = payload === undefined ? null : fromBase64Url(payload);
+  if (!bytes) return null;
+  try {
+    const jti = (JSON.parse(new TextDecoder().decode(bytes)) as { jti?: unknown }).jti;
+    return typeof jti === "string" ? jti : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface RefreshGrant {
@@ -27,7 +47,7 @@ export interface RefreshGrant {
 
 export type RotateResult =
   | { ok: true; grant: RefreshGrant; next: string; generation: number }
-  | { ok: false; reason: "unknown" | "expired" | "reused" | "family_revoked" | "wrong_client" };
+  | { ok: false; reason: "unknown" | "expired" | "reused" | "superseded" | "family_revoked" | "wrong_client" };
 
 export class RefreshTokens extends DurableObject {
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -36,19 +56,32 @@ export class RefreshTokens extends DurableObject {
       token TEXT PRIMARY KEY, family TEXT NOT NULL, generation INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0,
       user_id TEXT NOT NULL, client_id TEXT NOT NULL, scope TEXT NOT NULL, expires_at INTEGER NOT NULL)`);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS revoked_families (family TEXT PRIMARY KEY)");
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS user_families (
+      client_id TEXT NOT NULL, user_id TEXT NOT NULL, family TEXT NOT NULL, PRIMARY KEY (client_id, user_id))`);
   }
 
-  /** Registers a token as the first of a new family (admin API). Idempotent. */
+  /** Registers a token as the first of a new family, the user's for this client from now on. Idempotent. */
   async register(token: string, grant: RefreshGrant, ttlS: number): Promise<void> {
-    this.ctx.storage.sql.exec(
-      "INSERT INTO tokens (token, family, generation, user_id, client_id, scope, expires_at) VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT (token) DO NOTHING",
-      token,
-      crypto.randomUUID(),
-      grant.userId,
-      grant.clientId,
-      grant.scope,
-      Math.floor(Date.now() / 1000) + ttlS,
-    );
+    const sql = this.ctx.storage.sql;
+    const family = crypto.randomUUID();
+    this.ctx.storage.transactionSync(() => {
+      const inserted = sql.exec(
+        "INSERT INTO tokens (token, family, generation, user_id, client_id, scope, expires_at) VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT (token) DO NOTHING",
+        token,
+        family,
+        grant.userId,
+        grant.clientId,
+        grant.scope,
+        Math.floor(Date.now() / 1000) + ttlS,
+      ).rowsWritten;
+      if (inserted === 0) return;
+      sql.exec(
+        "INSERT INTO user_families (client_id, user_id, family) VALUES (?, ?, ?) ON CONFLICT (client_id, user_id) DO UPDATE SET family = excluded.family",
+        grant.clientId,
+        grant.userId,
+        family,
+      );
+    });
   }
 
   /** Uses `token` once: returns a successor in the same family, or why not. */
@@ -64,6 +97,15 @@ export class RefreshTokens extends DurableObject {
       if (!row) return { ok: false, reason: "unknown" };
       if (row.client_id !== clientId) return { ok: false, reason: "wrong_client" };
       if (sql.exec("SELECT 1 FROM revoked_families WHERE family = ?", row.family).toArray().length) return { ok: false, reason: "family_revoked" };
+      const current = sql
+        .exec<{ family: string }>("SELECT family FROM user_families WHERE client_id = ? AND user_id = ?", row.client_id, row.user_id)
+        .toArray()[0]?.family;
+      if (current !== undefined && current !== row.family) {
+        // A family since replaced by a newer one for this user and client: Authrim takes the
+        // token for a stolen one and revokes the user's family with it.
+        for (const family of [row.family, current]) sql.exec("INSERT INTO revoked_families (family) VALUES (?) ON CONFLICT DO NOTHING", family);
+        return { ok: false, reason: "superseded" };
+      }
       if (row.used) {
         sql.exec("INSERT INTO revoked_families (family) VALUES (?) ON CONFLICT DO NOTHING", row.family);
         return { ok: false, reason: "reused" };

@@ -17,7 +17,7 @@
  */
 import { importPKCS8, SignJWT } from "jose";
 import type { TokenCheck } from "./access-token.ts";
-import { s256 } from "../../core/data/web-crypto.ts";
+import { refreshFamilyShard, s256 } from "../../core/data/web-crypto.ts";
 import type { CodeRecord } from "./login.ts";
 import { REFRESH_SHARDS, refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
 import type { SigningKeys } from "./signing-keys.ts";
@@ -127,7 +127,7 @@ async function authorizationCode(form: Record<string, unknown>, deps: TokenEndpo
     return invalid("invalid_grant", "PKCE verification failed: code_verifier does not match code_challenge");
   const access_token = await signAccessToken(deps, { client_id: deps.clientId, scope: record.scope }, record.user_id, deps.issuer);
   const id_token = await signAccessToken(deps, { ...(record.nonce ? { nonce: record.nonce } : {}), azp: deps.clientId }, record.user_id, deps.clientId);
-  const shard = Math.floor(Math.random() * REFRESH_SHARDS);
+  const shard = await refreshFamilyShard(record.user_id, deps.clientId, REFRESH_SHARDS);
   const refresh_token = `rt_${shard}_${crypto.randomUUID().replace(/-/g, "")}`;
   await deps.refreshTokens(shard).register(refresh_token, { userId: record.user_id, clientId: deps.clientId, scope: record.scope }, 30 * 86_400);
   return { status: 200, body: { access_token, id_token, refresh_token, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, scope: record.scope } };
@@ -143,6 +143,8 @@ async function refresh(form: Record<string, unknown>, deps: TokenEndpointDeps): 
       unknown: "unknown refresh token",
       expired: "the refresh token has expired",
       reused: "refresh token reuse detected: the token family is revoked",
+      superseded:
+        "refresh token of a family since replaced for this user and client (one family per user and client): taken for a stolen one, the user's family is revoked",
       family_revoked: "the refresh token's family has been revoked",
       wrong_client: "the refresh token was issued to another client",
     }[result.reason];
