@@ -20,6 +20,12 @@ const named = {
     a: { executor: "constant-vus", vus: 1, duration: "2s", steps: [{ path: "/" }], regions: ["weur"], thresholds: { http_req_duration: ["p(95)<300"] } },
   },
 };
+/** Two named scenarios: shards and the in-flight cap have no single scenario to go to. */
+const twoNamed = { ...named, scenarios: { ...named.scenarios, b: { ...named.scenarios.a, regions: ["enam"] } } };
+const soleArrival = {
+  target,
+  scenarios: { only: { executor: "constant-arrival-rate", rate: 5, duration: "2s", steps: [{ path: "/" }], maxVUs: 3 } },
+};
 const preset = { target, scenario: { name: "userinfo", seed: "tokens", clientId: "c", clientSecret: "s" }, preset: "rps100", durationScale: 0.1 };
 
 function decoded(spec: Record<string, unknown>, flags: RunFlags) {
@@ -60,12 +66,18 @@ describe("run flags on a spec", () => {
     expect(decoded(spec, flags)).toMatchObject(expected);
   });
 
+  it("sets --shards and --max-vus on a spec's one named scenario (a k6 script's `scenarios: {one: …}`)", () => {
+    const spec = decoded(soleArrival, { shards: "25", maxVUs: "150" });
+    expect("scenarios" in spec ? spec.scenarios?.map((s) => [s.name, s.spec.shards, s.spec.maxInFlight]) : spec).toEqual([["only", 25, 150]]);
+  });
+
   it.each<[string, Record<string, unknown>, RunFlags, RegExp]>([
-    // Each named scenario gets its own shards and in-flight cap: no single value to set.
-    ["--shards on named scenarios", named, { shards: "2" }, /--shards: this spec has named scenarios/],
-    ["--max-vus on named scenarios", named, { maxVUs: "2" }, /--max-vus: this spec has named scenarios/],
-    // A VU run's in-flight count is its VUs.
+    // Among several named scenarios, each sets its own shards and in-flight cap: no single value to set.
+    ["--shards on named scenarios", twoNamed, { shards: "2" }, /--shards: this spec has named scenarios/],
+    ["--max-vus on named scenarios", twoNamed, { maxVUs: "2" }, /--max-vus: this spec has named scenarios/],
+    // A VU run's in-flight count is its VUs, in a named scenario too.
     ["--max-vus on a VU spec", { ...named.scenarios.a, target }, { maxVUs: "2" }, /--max-vus: caps iterations in flight in an arrival-rate run/],
+    ["--max-vus on a named VU scenario", named, { maxVUs: "2" }, /--max-vus: caps iterations in flight in an arrival-rate run; a constant-vus run/],
     ["a bad --target", constantRate, { target: "example.com" }, /--target: "example.com" is not an absolute http or https URL/],
     ["a bad --regions", constantRate, { regions: "mars" }, /--regions: "mars" must be location hints/],
     ["a bad --threshold", constantRate, { thresholds: ["p(95)<300"] }, /--threshold: "p\(95\)<300" must look like/],

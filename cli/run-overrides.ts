@@ -3,7 +3,8 @@
  * (load-overrides.ts): target, name, placement, timeout, in-flight cap, tags and
  * thresholds. The command line wins over the spec, as in k6; in a spec of named scenarios
  * a flag that each scenario could set for itself replaces theirs too, and one that only
- * they can set (shards, maxVUs) is refused, naming the flag.
+ * they can set (shards, maxVUs) sets the one scenario's, or is refused among several,
+ * naming the flag.
  */
 import { LOCATION_HINTS } from "../core/spec/types.ts";
 import { expandPreset, type Checked } from "./load-overrides.ts";
@@ -77,15 +78,24 @@ export function applyRunFlags(input: Record<string, unknown>, f: RunFlags): Chec
     else problems.push(`--target: "${f.target}" is not an absolute http or https URL`);
   }
   if (f.name !== undefined) spec.name = f.name;
+  // Shards and the in-flight cap are a scenario's own: the flags set them on the run, or on
+  // its one named scenario (a k6 script's `scenarios: {one: …}`); with several, each sets its own.
+  const sole = named ? soleScenario(spec.scenarios) : null;
+  const own = (field: "shards" | "maxVUs", value: number | undefined) => {
+    if (value === undefined) return;
+    if (sole) spec.scenarios = mapScenarios(spec.scenarios, (scenario) => ({ ...scenario, [field]: value }));
+    else spec[field] = value;
+  };
   if (f.shards !== undefined) {
-    if (named) problems.push("--shards: this spec has named scenarios, each given its own shards: set `shards` in them");
-    else spec.shards = number("shards", f.shards);
+    if (named && !sole) problems.push("--shards: this spec has named scenarios, each given its own shards: set `shards` in them");
+    else own("shards", number("shards", f.shards));
   }
   if (f.maxVUs !== undefined) {
-    if (named) problems.push("--max-vus: this spec has named scenarios, each with its own in-flight cap: set `maxVUs` in them");
-    else if (typeof spec.executor === "string" && !spec.executor.endsWith("arrival-rate") && spec.preset === undefined) {
-      problems.push(`--max-vus: caps iterations in flight in an arrival-rate run; a ${spec.executor} run has its VUs (--vus)`);
-    } else spec.maxVUs = number("max-vus", f.maxVUs);
+    const executor = (sole?.scenario ?? spec).executor;
+    if (named && !sole) problems.push("--max-vus: this spec has named scenarios, each with its own in-flight cap: set `maxVUs` in them");
+    else if (typeof executor === "string" && !executor.endsWith("arrival-rate") && (sole?.scenario ?? spec).preset === undefined) {
+      problems.push(`--max-vus: caps iterations in flight in an arrival-rate run; a ${executor} run has its VUs (--vus)`);
+    } else own("maxVUs", number("max-vus", f.maxVUs));
   }
   // Fields each named scenario inherits unless it sets its own: the flag replaces theirs too.
   const inherited: Array<[string, unknown]> = [];
@@ -132,6 +142,15 @@ function withoutThresholds(spec: Record<string, unknown>): Checked<Record<string
     return r.ok ? r.value : s;
   });
   return problems.length ? { ok: false, problems } : { ok: true, value: { ...top.value, scenarios } };
+}
+
+/** The one scenario of a spec's `scenarios`, with its name; null when there are several. */
+function soleScenario(scenarios: unknown): { name: string; scenario: Record<string, unknown> } | null {
+  const entries = Object.entries(scenarios as Record<string, unknown>);
+  const [name, scenario] = entries[0] ?? [];
+  return entries.length === 1 && name !== undefined && typeof scenario === "object" && scenario !== null
+    ? { name, scenario: scenario as Record<string, unknown> }
+    : null;
 }
 
 function mapScenarios(scenarios: unknown, f: (s: Record<string, unknown>) => Record<string, unknown>): Record<string, unknown> {
