@@ -1,7 +1,8 @@
 /**
- * The pre-flight probe: before any load, one request (the mail-OTP login: its first three)
- * per built-in scenario, made with the run's own seed set and client, that tells whether the
- * provider is set up so that the run can pass. What each answer means is decided in
+ * The pre-flight probe: before any load, one request per built-in scenario (the mail-OTP
+ * login: its first three; introspect and token exchange: a second, with a revoked token),
+ * made with the run's own seed set and client, that tells whether the provider is set up so
+ * that the run can pass. What each answer means is decided in
  * scenarios/preflight.ts; this module only sends the requests. A run whose probe found a
  * misconfiguration is refused (exit 104, invalid input) with the cause and the call that
  * fixes it; `--no-preflight` skips the probe, and the run then fails on its success
@@ -15,6 +16,7 @@ import {
   findingLines,
   judgeEmailCode,
   judgeIntrospect,
+  judgeRevokedToken,
   judgeSilentAuth,
   judgeTokenExchange,
   judgeUserinfo,
@@ -91,31 +93,37 @@ async function probe(client: EdgeloadClient, target: string, s: ScenarioSpec): P
       return judgeUserinfo(await ask(`${target}/userinfo`, { headers: { authorization: `Bearer ${token}` } }));
     }
     case "introspect": {
-      const token = await seedToken(client, seed, "wrong_audience");
+      const [token, revoked] = [await seedToken(client, seed, "wrong_audience"), await seedToken(client, seed, "revoked")];
       if (!token || !o.clientId || !o.clientSecret) return "nothing to ask";
-      const answer = await ask(`${target}/introspect`, {
-        method: "POST",
-        headers: { authorization: basic(o.clientId, o.clientSecret), "content-type": FORM },
-        body: new URLSearchParams({ token }),
-      });
-      return judgeIntrospect(c, answer.body?.active, answer);
+      const auth = basic(o.clientId, o.clientSecret);
+      const introspect = (t: string) =>
+        ask(`${target}/introspect`, {
+          method: "POST",
+          headers: { authorization: auth, "content-type": FORM },
+          body: new URLSearchParams({ token: t }),
+        });
+      const answer = await introspect(token);
+      const found = judgeIntrospect(c, answer.body?.active, answer);
+      return found ?? (revoked ? judgeRevokedToken(c, (await introspect(revoked)).body?.active === true) : null);
     }
     case "token-exchange": {
-      const token = await seedToken(client, seed, "valid");
+      const [token, revoked] = [await seedToken(client, seed, "valid"), await seedToken(client, seed, "revoked")];
       if (!token || !o.clientId || !o.clientSecret) return "nothing to ask";
+      const auth = basic(o.clientId, o.clientSecret);
       const type = "urn:ietf:params:oauth:token-type:access_token";
-      const form = new URLSearchParams({
-        grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
-        subject_token: token,
-        subject_token_type: type,
-        requested_token_type: type,
-        scope: o.scope,
-      });
-      if (o.audience) form.set("audience", o.audience);
-      return judgeTokenExchange(
-        c,
-        await ask(`${target}/token`, { method: "POST", headers: { authorization: basic(o.clientId, o.clientSecret), "content-type": FORM }, body: form }),
-      );
+      const exchange = (subject: string) => {
+        const form = new URLSearchParams({
+          grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+          subject_token: subject,
+          subject_token_type: type,
+          requested_token_type: type,
+          scope: o.scope,
+        });
+        if (o.audience) form.set("audience", o.audience);
+        return ask(`${target}/token`, { method: "POST", headers: { authorization: auth, "content-type": FORM }, body: form });
+      };
+      const found = judgeTokenExchange(c, await exchange(token));
+      return found ?? (revoked ? judgeRevokedToken(c, (await exchange(revoked)).status === 200) : null);
     }
     case "silent-auth": {
       const data = await seedData(client, seed);

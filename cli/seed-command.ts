@@ -124,6 +124,10 @@ export async function seedCommand(args: readonly string[]): Promise<number> {
     const verification = doc.metadata.verification;
     console.log(`seed set ${name}: ${stored.total} tokens ${JSON.stringify(stored.counts)}, sha256 ${stored.sha256.slice(0, 16)}…`);
     console.log(`verification: ${verification.verified} correct, ${verification.incorrect} incorrect (all correct)`);
+    if (stored.counts.revoked)
+      console.log(
+        "note: the provider keeps a revocation for its access-token lifetime from now (Authrim: TOKEN_EXPIRY, 3600 s by default), the tokens live 30 days: run introspect and token-exchange within it, or seed again",
+      );
     console.log(`TOKEN_URL (expires ${url.expiresAt}):\n  ${url.url}`);
     console.log(`valid tokens as a bare array (Authrim's userinfo cloud script):\n  ${valid.url}`);
     return EXIT.ok;

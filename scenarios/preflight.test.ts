@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { judgeEmailCode, judgeIntrospect, judgeSilentAuth, judgeTokenExchange, judgeUserinfo, type Finding, type ProbeAnswer } from "./preflight.ts";
+import {
+  judgeEmailCode,
+  judgeIntrospect,
+  judgeRevokedToken,
+  judgeSilentAuth,
+  judgeTokenExchange,
+  judgeUserinfo,
+  type Finding,
+  type ProbeAnswer,
+} from "./preflight.ts";
 
 const c = { target: "https://auth.example", clientId: "cid-1" };
 const causeOf = (f: Finding | null) => f?.cause ?? null;
@@ -29,6 +38,14 @@ describe("the pre-flight judges", () => {
     expect(judgeTokenExchange(c, { status: 403, error: "invalid_target" })!.fix.join("\n")).toContain(
       `UPDATE oauth_clients SET allowed_subject_token_clients = '["cid-1"]' WHERE client_id = 'cid-1'`,
     );
+  });
+
+  it("finds a revoked token of the set answered as live, with how to reseed or keep revocations longer", () => {
+    expect(judgeRevokedToken(c, false)).toBeNull();
+    const lapsed = judgeRevokedToken(c, true)!;
+    expect(lapsed.cause).toBe("revocation-lapsed");
+    expect(lapsed.fix.join("\n")).toContain("edgeload seed access-tokens --base-url https://auth.example");
+    expect(lapsed.fix.join("\n")).toContain(`/api/admin/settings/oauth-config/TOKEN_EXPIRY -H "authorization: Bearer $ADMIN_API_SECRET"`);
   });
 
   it.each<[string, ProbeAnswer, string | null]>([

@@ -70,6 +70,27 @@ export function judgeIntrospect(c: ProbeContext, active: unknown, a: ProbeAnswer
   };
 }
 
+/**
+ * One `revoked` token of the seed set, introspected or exchanged: `accepted` when the
+ * provider answered it as live (active, or exchanged). Authrim keeps a revocation only for
+ * its access-token lifetime from the revocation (TOKEN_EXPIRY, 3600 s by default), while seeded
+ * tokens live 30 days: an hour after seeding, the set's revoked tokens are live again, and
+ * every one would count as accepted.
+ */
+export function judgeRevokedToken(c: ProbeContext, accepted: boolean): Finding | null {
+  if (!accepted) return null;
+  return {
+    cause: "revocation-lapsed",
+    said: "answered a revoked token of the seed set as live: the provider no longer holds its revocation (Authrim keeps one for TOKEN_EXPIRY, 3600 s by default, from when it was made), so every revoked token would count as accepted",
+    fix: [
+      "make the seed set again and run within the provider's access-token lifetime of seeding:",
+      `edgeload seed access-tokens --base-url ${c.target} --client-id … --client-secret … --admin-secret …`,
+      "or keep revocations longer (Authrim: up to 86400 s, before seeding):",
+      adminCall(c, "PUT", "/api/admin/settings/oauth-config/TOKEN_EXPIRY", '{"value": 86400}'),
+    ],
+  };
+}
+
 /** token exchange of one `valid` subject token of the seed set. */
 export function judgeTokenExchange(c: ProbeContext, a: ProbeAnswer): Finding | null {
   if (a.status === 400 && a.error === "unsupported_grant_type") {

@@ -56,7 +56,13 @@ beforeAll(async () => {
         .sign(privateKey),
     ),
   );
+  // A set whose revocations have lapsed at the provider, as Authrim's do TOKEN_EXPIRY (an hour)
+  // after they were made while seeded tokens live 30 days: its "revoked" tokens are live ones
+  // (every other valid token, relabelled).
+  const kept = tokens.tokens.filter((t) => t.type === "valid" || t.type === "wrong_audience");
+  const lapsed = { ...tokens, tokens: kept.map((t, i) => (t.type === "valid" && i % 2 ? { ...t, type: "revoked" } : t)) };
   await Promise.all([
+    client.uploadSeed("setup-lapsed", lapsed),
     client.uploadSeed("setup-tokens", tokens),
     client.uploadSeed("setup-foreign", foreign),
     client.uploadSeed("setup-sessions", sessions),
@@ -127,6 +133,24 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
       "unknown-signing-key",
       "edgeload seed access-tokens",
       "userinfo_success",
+    ],
+    [
+      "introspect with a set whose revocations the provider no longer holds",
+      "introspect",
+      "setup-lapsed",
+      null,
+      "revocation-lapsed",
+      "/api/admin/settings/oauth-config/TOKEN_EXPIRY",
+      "introspect_success",
+    ],
+    [
+      "token-exchange with a set whose revocations the provider no longer holds",
+      "token-exchange",
+      "setup-lapsed",
+      null,
+      "revocation-lapsed",
+      "edgeload seed access-tokens",
+      "token_exchange_success",
     ],
     [
       "token-exchange by a client not allowed for the subject",
