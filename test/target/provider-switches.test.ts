@@ -139,6 +139,28 @@ describe("silent authentication", () => {
     expect((await put("/api/admin/settings/oauth-config/MAX_CODES_PER_USER", { value: 0 })).status).toBe(400);
     expect((await put("/api/admin/settings/oauth-config/CODE_TTL", { value: 5 })).status).toBe(400);
   });
+
+  it("takes TOKEN_EXPIRY, how long a revocation is kept, within Authrim's 60–86400 s, beside MAX_CODES_PER_USER", async () => {
+    const settings = async () => {
+      const { configs } = (await (await admin("/api/admin/settings/oauth-config")).json()) as { configs: Record<string, { value: number }> };
+      return { maxCodes: configs.MAX_CODES_PER_USER?.value, tokenExpiry: configs.TOKEN_EXPIRY?.value };
+    };
+    expect((await put("/api/admin/settings/oauth-config/MAX_CODES_PER_USER", { value: 7 })).status).toBe(200);
+    try {
+      for (const value of [59, 86_401, 600.5]) expect((await put("/api/admin/settings/oauth-config/TOKEN_EXPIRY", { value })).status).toBe(400);
+      expect((await put("/api/admin/settings/oauth-config/TOKEN_EXPIRY", { value: 60 })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the target rereads its settings once a second
+      expect(await settings()).toEqual({ maxCodes: 7, tokenExpiry: 60 });
+    } finally {
+      await put("/api/admin/settings/oauth-config/MAX_CODES_PER_USER", { value: 100 });
+      await put("/api/admin/settings/oauth-config/TOKEN_EXPIRY", { value: 3600 });
+    }
+    // A revocation made now holds within its lifetime.
+    const client = await newClient({});
+    const token = await accessToken(signer, { sub: user.id, client_id: client.client_id });
+    await call("/revoke", { method: "POST", headers: { authorization: basic(client.client_id, client.client_secret) }, body: new URLSearchParams({ token }) });
+    expect((await call("/userinfo", { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+  });
 });
 
 describe("keys and refresh-token registration", () => {

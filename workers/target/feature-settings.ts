@@ -6,9 +6,11 @@
  * - token exchange (RFC 8693), OFF by default: `PUT /api/admin/settings/token-exchange
  *   {"enabled": true}` (or `ENABLE_TOKEN_EXCHANGE=true`; the stored setting wins, as
  *   Authrim's KV wins over its env). Off, `/token` answers 400 `unsupported_grant_type`.
- * - `MAX_CODES_PER_USER` (default 100), `PUT /api/admin/settings/oauth-config/MAX_CODES_PER_USER
- *   {"value": N}`: a user with that many unredeemed, unexpired authorization codes gets no
- *   more (Authrim's AuthorizationCodeStore; /authorize answers `error=server_error`).
+ * - Authrim's OAuth config, `PUT /api/admin/settings/oauth-config/<NAME> {"value": N}`, two of
+ *   its names: `MAX_CODES_PER_USER` (default 100): a user with that many unredeemed, unexpired
+ *   authorization codes gets no more (Authrim's AuthorizationCodeStore; /authorize answers
+ *   `error=server_error`); `TOKEN_EXPIRY` (default 3600 s): how long a revocation is kept from
+ *   when it is made, as Authrim's /revoke keeps one, whatever the token's own `exp`.
  *
  * - the test endpoints (`/api/admin/test/*`, which the seeders and otp-login use): Authrim
  *   serves them only with `ENABLE_TEST_ENDPOINTS=true` in its environment and answers 403
@@ -23,12 +25,17 @@ import { storeSetting } from "./introspection-settings.ts";
 export interface FeatureSettings {
   readonly tokenExchangeEnabled: boolean;
   readonly maxCodesPerUser: number;
+  /** Seconds a revocation is kept (Authrim's TOKEN_EXPIRY). */
+  readonly tokenExpiryS: number;
   readonly testEndpointsEnabled: boolean;
 }
 
-export const DEFAULT_MAX_CODES_PER_USER = 100;
-/** Authrim's bounds for MAX_CODES_PER_USER. */
-export const MAX_CODES_PER_USER_RANGE = { min: 1, max: 1_000_000 } as const;
+/** The OAuth config names this target knows, with Authrim's defaults and bounds. */
+export const OAUTH_CONFIG = {
+  MAX_CODES_PER_USER: { default: 100, min: 1, max: 1_000_000 },
+  TOKEN_EXPIRY: { default: 3600, min: 60, max: 86_400 },
+} as const;
+export type OAuthConfigName = keyof typeof OAUTH_CONFIG;
 
 const READ_EVERY_MS = 1000;
 let read: { atMs: number; settings: FeatureSettings } | null = null;
@@ -46,15 +53,26 @@ export async function featureSettings(
   ).results;
   const stored = Object.fromEntries(rows.map((r) => [r.name, JSON.parse(r.value) as Record<string, unknown>]));
   const exchange = stored.token_exchange?.enabled;
-  const maxCodes = stored.oauth_config?.MAX_CODES_PER_USER;
+  const config = (name: OAuthConfigName) => {
+    const value = stored.oauth_config?.[name];
+    return typeof value === "number" ? value : OAUTH_CONFIG[name].default;
+  };
   const testEndpoints = stored.test_endpoints?.enabled;
   const settings: FeatureSettings = {
     tokenExchangeEnabled: typeof exchange === "boolean" ? exchange : env.ENABLE_TOKEN_EXCHANGE === "true",
-    maxCodesPerUser: typeof maxCodes === "number" ? maxCodes : DEFAULT_MAX_CODES_PER_USER,
+    maxCodesPerUser: config("MAX_CODES_PER_USER"),
+    tokenExpiryS: config("TOKEN_EXPIRY"),
     testEndpointsEnabled: typeof testEndpoints === "boolean" ? testEndpoints : env.ENABLE_TEST_ENDPOINTS !== "false",
   };
   read = { atMs: nowMs, settings };
   return settings;
+}
+
+/** Sets one OAuth config name, keeping the others. */
+export async function storeOAuthConfig(db: D1Database, name: OAuthConfigName, value: number): Promise<void> {
+  const row = await db.prepare("SELECT value FROM settings WHERE name = 'oauth_config'").first<{ value: string }>();
+  const current = row ? (JSON.parse(row.value) as Record<string, unknown>) : {};
+  await storeFeatureSetting(db, "oauth_config", { ...current, [name]: value });
 }
 
 /** Stores a feature setting and forgets what this isolate had read. */

@@ -174,7 +174,11 @@ oidcApp.post("/revoke", async (c) => {
   const token = await clientToken(c);
   if (token instanceof Response) return token;
   const result = await validate(c, token);
-  if (result.ok) await revocationsFor(c.env, result.claims.jti).revoke(result.claims.jti, result.claims.exp ?? Math.floor(Date.now() / 1000) + 86_400);
+  if (result.ok) {
+    // Kept for the provider's access-token lifetime from now, as Authrim's /revoke keeps it, whatever the token's `exp`.
+    const keptS = (await featureSettings(c.env.TARGET_DB, c.env, Date.now())).tokenExpiryS;
+    await revocationsFor(c.env, result.claims.jti).revoke(result.claims.jti, Math.floor(Date.now() / 1000) + keptS);
+  }
   return c.body(null, 200);
 });
 

@@ -9,7 +9,7 @@ import { type Context, Hono } from "hono";
 import { requireAdmin } from "./admin-auth.ts";
 import { stringList } from "./admin-app.ts";
 import { findClient, updateClient, type ClientFlags } from "./directory.ts";
-import { featureSettings, MAX_CODES_PER_USER_RANGE, storeFeatureSetting } from "./feature-settings.ts";
+import { featureSettings, OAUTH_CONFIG, type OAuthConfigName, storeFeatureSetting, storeOAuthConfig } from "./feature-settings.ts";
 import type { TargetEnv } from "./target-env.ts";
 
 export const switchesApp = new Hono<{ Bindings: TargetEnv }>();
@@ -37,18 +37,29 @@ switchesApp.put("/api/admin/settings/token-exchange", putSwitch("token_exchange"
 /** The test endpoints on or off: this target's stand-in for Authrim's ENABLE_TEST_ENDPOINTS and a redeploy. */
 switchesApp.put("/api/admin/settings/test-endpoints", putSwitch("test_endpoints"));
 
-/** Authrim's OAuth config overrides; this target knows one of them, MAX_CODES_PER_USER. */
+/** The OAuth config this target knows, in Authrim's shape: `{configs: {NAME: {value, default}}}`. */
+switchesApp.get("/api/admin/settings/oauth-config", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const s = await featureSettings(c.env.TARGET_DB, c.env, Date.now());
+  const value: Record<OAuthConfigName, number> = { MAX_CODES_PER_USER: s.maxCodesPerUser, TOKEN_EXPIRY: s.tokenExpiryS };
+  return c.json({
+    configs: Object.fromEntries(Object.entries(OAUTH_CONFIG).map(([name, b]) => [name, { value: value[name as OAuthConfigName], default: b.default }])),
+  });
+});
+
+/** Authrim's OAuth config overrides; this target knows two of them (feature-settings.ts). */
 switchesApp.put("/api/admin/settings/oauth-config/:name", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
   const name = c.req.param("name");
-  if (name !== "MAX_CODES_PER_USER")
-    return c.json({ error: "invalid_config", error_description: `Unknown config name: ${name}. Valid names: MAX_CODES_PER_USER` }, 400);
+  if (!Object.hasOwn(OAUTH_CONFIG, name))
+    return c.json({ error: "invalid_config", error_description: `Unknown config name: ${name}. Valid names: ${Object.keys(OAUTH_CONFIG).join(", ")}` }, 400);
   const value = ((await c.req.json().catch(() => null)) as { value?: unknown } | null)?.value;
-  const { min, max } = MAX_CODES_PER_USER_RANGE;
+  const { min, max } = OAUTH_CONFIG[name as OAuthConfigName];
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max)
     return c.json({ error: "invalid_value", error_description: `${name} must be a whole number from ${min} to ${max}` }, 400);
-  await storeFeatureSetting(c.env.TARGET_DB, "oauth_config", { MAX_CODES_PER_USER: value });
+  await storeOAuthConfig(c.env.TARGET_DB, name as OAuthConfigName, value);
   return c.json({ success: true, name, value });
 });
 
