@@ -1,20 +1,11 @@
 import { describe, expect, it } from "vitest";
-import {
-  judgeEmailCode,
-  judgeIntrospect,
-  judgeRevokedToken,
-  judgeSilentAuth,
-  judgeTokenExchange,
-  judgeUserinfo,
-  type Finding,
-  type ProbeAnswer,
-} from "./preflight.ts";
+import * as preflight from "./preflight.ts";
 
 const c = { target: "https://auth.example", clientId: "cid-1" };
-const causeOf = (f: Finding | null) => f?.cause ?? null;
+const causeOf = (f: preflight.Finding | null) => f?.cause ?? null;
 
 describe("the pre-flight judges", () => {
-  it.each<[string, ProbeAnswer, string | null]>([
+  it.each<[string, preflight.ProbeAnswer, string | null]>([
     // [what the provider did, its answer to an exchange of a valid subject, the cause found]
     ["exchanged it", { status: 200 }, null],
     ["has exchange off (Authrim's default)", { status: 400, error: "unsupported_grant_type" }, "token-exchange-off"],
@@ -28,59 +19,59 @@ describe("the pre-flight judges", () => {
     ["refused the subject as invalid: for the run's thresholds to judge", { status: 400, error: "invalid_grant" }, null],
     ["failed otherwise: not a setup the probe knows", { status: 503 }, null],
   ])("token exchange: a provider that %s", (_, answer, cause) => {
-    expect(causeOf(judgeTokenExchange(c, answer))).toBe(cause);
+    expect(causeOf(preflight.judgeTokenExchange(c, answer))).toBe(cause);
   });
 
   it("names the admin call and the client's row for each token-exchange cause", () => {
-    expect(judgeTokenExchange(c, { status: 400, error: "unsupported_grant_type" })!.fix.join("\n")).toContain(
+    expect(preflight.judgeTokenExchange(c, { status: 400, error: "unsupported_grant_type" })!.fix.join("\n")).toContain(
       `curl -X PUT https://auth.example/api/admin/settings/token-exchange -H "authorization: Bearer $ADMIN_API_SECRET" -H "content-type: application/json" -d '{"enabled": true}'`,
     );
-    expect(judgeTokenExchange(c, { status: 403, error: "invalid_target" })!.fix.join("\n")).toContain(
+    expect(preflight.judgeTokenExchange(c, { status: 403, error: "invalid_target" })!.fix.join("\n")).toContain(
       `UPDATE oauth_clients SET allowed_subject_token_clients = '["cid-1"]' WHERE client_id = 'cid-1'`,
     );
   });
 
   it("finds a revoked token of the set answered as live, with how to reseed or keep revocations longer", () => {
-    expect(judgeRevokedToken(c, false)).toBeNull();
-    const lapsed = judgeRevokedToken(c, true)!;
+    expect(preflight.judgeRevokedToken(c, false)).toBeNull();
+    const lapsed = preflight.judgeRevokedToken(c, true)!;
     expect(lapsed.cause).toBe("revocation-lapsed");
     expect(lapsed.fix.join("\n")).toContain("edgeload seed access-tokens --base-url https://auth.example");
     expect(lapsed.fix.join("\n")).toContain(`/api/admin/settings/oauth-config/TOKEN_EXPIRY -H "authorization: Bearer $ADMIN_API_SECRET"`);
   });
 
-  it.each<[string, ProbeAnswer, string | null]>([
+  it.each<[string, preflight.ProbeAnswer, string | null]>([
     // [the provider's answer to silent authentication with a seeded session, the cause found]
     ["a code", { status: 302, redirectError: null }, null],
     ["consent_required (client not trusted or not skipping consent)", { status: 302, redirectError: "consent_required" }, "consent-required"],
     ["login_required (sessions unknown)", { status: 302, redirectError: "login_required" }, "session-unknown"],
   ])("silent auth answered %s", (_, answer, cause) => {
-    expect(causeOf(judgeSilentAuth(c, answer))).toBe(cause);
+    expect(causeOf(preflight.judgeSilentAuth(c, answer))).toBe(cause);
   });
 
   it("says how to make the client trusted", () => {
-    expect(judgeSilentAuth(c, { status: 302, redirectError: "consent_required" })!.fix.join("\n")).toContain(
+    expect(preflight.judgeSilentAuth(c, { status: 302, redirectError: "consent_required" })!.fix.join("\n")).toContain(
       `curl -X PUT https://auth.example/api/admin/clients/cid-1 -H "authorization: Bearer $ADMIN_API_SECRET" -H "content-type: application/json" -d '{"is_trusted": true, "skip_consent": true}'`,
     );
   });
 
-  it.each<[string, ProbeAnswer, string | null]>([
+  it.each<[string, preflight.ProbeAnswer, string | null]>([
     ["a code (201)", { status: 201 }, null],
     ["403: test endpoints off (ENABLE_TEST_ENDPOINTS)", { status: 403, error: "access_denied" }, "test-endpoints-off"],
     ["401: the admin secret is wrong", { status: 401, error: "unauthorized" }, "admin-secret-refused"],
     ["404 with an error: the user does not exist", { status: 404, error: "invalid_request" }, "user-unknown"],
   ])("the admin test API's mail code answered %s", (_, answer, cause) => {
-    expect(causeOf(judgeEmailCode(c, answer))).toBe(cause);
+    expect(causeOf(preflight.judgeEmailCode(c, answer))).toBe(cause);
   });
 
-  it.each<[string, unknown, ProbeAnswer, string | null]>([
+  it.each<[string, unknown, preflight.ProbeAnswer, string | null]>([
     ["rejects a wrong-audience token", false, { status: 200 }, null],
     ["accepts it (strict validation off)", true, { status: 200 }, "strict-validation-off"],
     ["has no key for the seed set", undefined, { status: 500, description: "no public key available" }, "unknown-signing-key"],
   ])("introspection that %s", (_, active, answer, cause) => {
-    expect(causeOf(judgeIntrospect(c, active, answer))).toBe(cause);
+    expect(causeOf(preflight.judgeIntrospect(c, active, answer))).toBe(cause);
   });
 
-  it.each<[string, ProbeAnswer, string | null]>([
+  it.each<[string, preflight.ProbeAnswer, string | null]>([
     ["answers the subject", { status: 200 }, null],
     [
       "has no key for the seed set (500)",
@@ -89,6 +80,6 @@ describe("the pre-flight judges", () => {
     ],
     ["refuses the token (401): for the run's thresholds", { status: 401, error: "invalid_token" }, null],
   ])("userinfo that %s", (_, answer, cause) => {
-    expect(causeOf(judgeUserinfo(answer))).toBe(cause);
+    expect(causeOf(preflight.judgeUserinfo(answer))).toBe(cause);
   });
 });
