@@ -102,7 +102,8 @@ export class RefreshTokens extends DurableObject {
         .toArray()[0]?.family;
       if (current !== undefined && current !== row.family) {
         // A family since replaced by a newer one for this user and client: Authrim takes the
-        // token for a stolen one and revokes the user's family with it.
+        // token for a stolen one and revokes the user's family with it. (No row at all: a
+        // family stored before families were kept per user, still the user's.)
         for (const family of [row.family, current]) sql.exec("INSERT INTO revoked_families (family) VALUES (?) ON CONFLICT DO NOTHING", family);
         return { ok: false, reason: "superseded" };
       }
