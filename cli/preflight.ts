@@ -16,7 +16,8 @@ import {
   findingLines,
   judgeEmailCode,
   judgeIntrospect,
-  judgeRevokedToken,
+  judgeRevokedExchange,
+  judgeRevokedIntrospection,
   judgeSilentAuth,
   judgeTokenExchange,
   judgeUserinfo,
@@ -93,7 +94,7 @@ async function probe(client: EdgeloadClient, target: string, s: ScenarioSpec): P
       return judgeUserinfo(await ask(`${target}/userinfo`, { headers: { authorization: `Bearer ${token}` } }));
     }
     case "introspect": {
-      const [token, revoked] = [await seedToken(client, seed, "wrong_audience"), await seedToken(client, seed, "revoked")];
+      const token = await seedToken(client, seed, "wrong_audience");
       if (!token || !o.clientId || !o.clientSecret) return "nothing to ask";
       const auth = basic(o.clientId, o.clientSecret);
       const introspect = (t: string) =>
@@ -104,10 +105,11 @@ async function probe(client: EdgeloadClient, target: string, s: ScenarioSpec): P
         });
       const answer = await introspect(token);
       const found = judgeIntrospect(c, answer.body?.active, answer);
-      return found ?? (revoked ? judgeRevokedToken(c, (await introspect(revoked)).body?.active === true) : null);
+      const revoked = found ? null : await seedToken(client, seed, "revoked");
+      return found ?? (revoked ? judgeRevokedIntrospection(c, (await introspect(revoked)).body?.active) : null);
     }
     case "token-exchange": {
-      const [token, revoked] = [await seedToken(client, seed, "valid"), await seedToken(client, seed, "revoked")];
+      const token = await seedToken(client, seed, "valid");
       if (!token || !o.clientId || !o.clientSecret) return "nothing to ask";
       const auth = basic(o.clientId, o.clientSecret);
       const type = "urn:ietf:params:oauth:token-type:access_token";
@@ -123,7 +125,8 @@ async function probe(client: EdgeloadClient, target: string, s: ScenarioSpec): P
         return ask(`${target}/token`, { method: "POST", headers: { authorization: auth, "content-type": FORM }, body: form });
       };
       const found = judgeTokenExchange(c, await exchange(token));
-      return found ?? (revoked ? judgeRevokedToken(c, (await exchange(revoked)).status === 200) : null);
+      const revoked = found ? null : await seedToken(client, seed, "revoked");
+      return found ?? (revoked ? judgeRevokedExchange(c, await exchange(revoked)) : null);
     }
     case "silent-auth": {
       const data = await seedData(client, seed);

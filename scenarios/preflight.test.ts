@@ -32,8 +32,10 @@ describe("the pre-flight judges", () => {
   });
 
   it("finds a revoked token of the set answered as live, with how to reseed or keep revocations longer", () => {
-    expect(preflight.judgeRevokedToken(c, false)).toBeNull();
-    const lapsed = preflight.judgeRevokedToken(c, true)!;
+    expect(preflight.judgeRevokedIntrospection(c, false)).toBeNull();
+    expect(preflight.judgeRevokedExchange(c, { status: 400, error: "invalid_grant" })).toBeNull();
+    expect(preflight.judgeRevokedExchange(c, { status: 200 })?.cause).toBe("revocation-lapsed");
+    const lapsed = preflight.judgeRevokedIntrospection(c, true)!;
     expect(lapsed.cause).toBe("revocation-lapsed");
     expect(lapsed.fix.join("\n")).toContain("edgeload seed access-tokens --base-url https://auth.example");
     expect(lapsed.fix.join("\n")).toContain(`/api/admin/settings/oauth-config/TOKEN_EXPIRY -H "authorization: Bearer $ADMIN_API_SECRET"`);

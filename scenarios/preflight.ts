@@ -9,6 +9,8 @@
  * run's own thresholds judge it.
  */
 
+import { TEST_ENDPOINTS_FIX } from "../core/data/seed-set.ts";
+
 /** A misconfiguration the probe recognised. */
 export interface Finding {
   /** Stable name, e.g. "token-exchange-off" (tests and the summary line use it). */
@@ -71,14 +73,21 @@ export function judgeIntrospect(c: ProbeContext, active: unknown, a: ProbeAnswer
 }
 
 /**
- * One `revoked` token of the seed set, introspected or exchanged: `accepted` when the
- * provider answered it as live (active, or exchanged). Authrim keeps a revocation only for
- * its access-token lifetime from the revocation (TOKEN_EXPIRY, 3600 s by default), while seeded
- * tokens live 30 days: an hour after seeding, the set's revoked tokens are live again, and
- * every one would count as accepted.
+ * Authrim keeps a revocation only for its access-token lifetime from the revocation
+ * (TOKEN_EXPIRY, 3600 s by default), while seeded tokens live 30 days: an hour after seeding,
+ * the set's revoked tokens are live again, and every one would count as accepted. The probe
+ * asks with one `revoked` token of the seed set.
  */
-export function judgeRevokedToken(c: ProbeContext, accepted: boolean): Finding | null {
-  if (!accepted) return null;
+export function judgeRevokedIntrospection(c: ProbeContext, active: unknown): Finding | null {
+  return active === true ? revocationLapsed(c) : null;
+}
+
+/** The same, for token exchange of one `revoked` subject: exchanged (200) means it is live. */
+export function judgeRevokedExchange(c: ProbeContext, a: ProbeAnswer): Finding | null {
+  return a.status === 200 ? revocationLapsed(c) : null;
+}
+
+function revocationLapsed(c: ProbeContext): Finding {
   return {
     cause: "revocation-lapsed",
     said: "answered a revoked token of the seed set as live: the provider no longer holds its revocation (Authrim keeps one for TOKEN_EXPIRY, 3600 s by default, from when it was made), so every revoked token would count as accepted",
@@ -147,7 +156,7 @@ export function judgeEmailCode(c: ProbeContext, a: ProbeAnswer): Finding | null 
     return {
       cause: "test-endpoints-off",
       said: `answered ${a.status} to POST /api/admin/test/email-codes: the provider's test endpoints are off`,
-      fix: ["set ENABLE_TEST_ENDPOINTS=true in Authrim's environment (ar-management) and deploy or restart it"],
+      fix: [TEST_ENDPOINTS_FIX],
     };
   }
   if (a.status === 401) {
