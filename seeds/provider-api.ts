@@ -9,6 +9,7 @@
  * operator knows which credential or endpoint to look at.
  */
 import { importPKCS8 } from "jose";
+import { TEST_ENDPOINTS_FIX } from "../core/data/seed-set.ts";
 
 /** Why seeding stopped: the call that failed and, when the provider answered, its status. */
 export class SeedError extends Error {
@@ -160,7 +161,7 @@ export class Provider {
  */
 export function testEndpointsAdvice(path: string, status: number): string {
   if (!path.startsWith("/api/admin/test/") || (status !== 403 && status !== 404)) return "";
-  return "(the provider's test endpoints are off: set ENABLE_TEST_ENDPOINTS=true in Authrim's environment (ar-management) and deploy or restart it)";
+  return `(the provider's test endpoints are off: ${TEST_ENDPOINTS_FIX})`;
 }
 
 /** A response's JSON body, or a SeedError naming the call when it is not JSON. */

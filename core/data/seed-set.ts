@@ -17,6 +17,12 @@
  */
 import type { Problem } from "../spec/input-problem.ts";
 
+/**
+ * What turns Authrim's test endpoints (`/api/admin/test/*`) on, which seeders and the mail-OTP
+ * login need: they are off by default (403 `access_denied`).
+ */
+export const TEST_ENDPOINTS_FIX = "set ENABLE_TEST_ENDPOINTS=true in Authrim's environment (ar-management) and deploy or restart it";
+
 export const TOKEN_TYPES = ["valid", "valid_exchanged", "expired", "revoked", "wrong_audience", "wrong_client"] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 
