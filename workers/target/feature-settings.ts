@@ -24,9 +24,8 @@ import { storeSetting } from "./introspection-settings.ts";
 
 export interface FeatureSettings {
   readonly tokenExchangeEnabled: boolean;
-  readonly maxCodesPerUser: number;
-  /** Seconds a revocation is kept (Authrim's TOKEN_EXPIRY). */
-  readonly tokenExpiryS: number;
+  /** Authrim's OAuth config values, stored or default: TOKEN_EXPIRY is how long a revocation is kept (s). */
+  readonly oauthConfig: Readonly<Record<OAuthConfigName, number>>;
   readonly testEndpointsEnabled: boolean;
 }
 
@@ -57,11 +56,11 @@ export async function featureSettings(
     const value = stored.oauth_config?.[name];
     return typeof value === "number" ? value : OAUTH_CONFIG[name].default;
   };
+  const oauthConfig = Object.fromEntries(Object.keys(OAUTH_CONFIG).map((name) => [name, config(name as OAuthConfigName)])) as Record<OAuthConfigName, number>;
   const testEndpoints = stored.test_endpoints?.enabled;
   const settings: FeatureSettings = {
     tokenExchangeEnabled: typeof exchange === "boolean" ? exchange : env.ENABLE_TOKEN_EXCHANGE === "true",
-    maxCodesPerUser: config("MAX_CODES_PER_USER"),
-    tokenExpiryS: config("TOKEN_EXPIRY"),
+    oauthConfig,
     testEndpointsEnabled: typeof testEndpoints === "boolean" ? testEndpoints : env.ENABLE_TEST_ENDPOINTS !== "false",
   };
   read = { atMs: nowMs, settings };

@@ -176,7 +176,7 @@ oidcApp.post("/revoke", async (c) => {
   const result = await validate(c, token);
   if (result.ok) {
     // Kept for the provider's access-token lifetime from now, as Authrim's /revoke keeps it, whatever the token's `exp`.
-    const keptS = (await featureSettings(c.env.TARGET_DB, c.env, Date.now())).tokenExpiryS;
+    const keptS = (await featureSettings(c.env.TARGET_DB, c.env, Date.now())).oauthConfig.TOKEN_EXPIRY;
     await revocationsFor(c.env, result.claims.jti).revoke(result.claims.jti, Math.floor(Date.now() / 1000) + keptS);
   }
   return c.body(null, 200);
@@ -213,7 +213,7 @@ oidcApp.get("/authorize", (c) =>
   authorize(new URL(c.req.url), c.req.header("cookie"), {
     store: authStore(c.env),
     findClient: (id) => findClient(c.env.TARGET_DB, id),
-    maxCodesPerUser: async () => (await featureSettings(c.env.TARGET_DB, c.env, Date.now())).maxCodesPerUser,
+    maxCodesPerUser: async () => (await featureSettings(c.env.TARGET_DB, c.env, Date.now())).oauthConfig.MAX_CODES_PER_USER,
   }),
 );
 

@@ -41,10 +41,9 @@ switchesApp.put("/api/admin/settings/test-endpoints", putSwitch("test_endpoints"
 switchesApp.get("/api/admin/settings/oauth-config", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
-  const s = await featureSettings(c.env.TARGET_DB, c.env, Date.now());
-  const value: Record<OAuthConfigName, number> = { MAX_CODES_PER_USER: s.maxCodesPerUser, TOKEN_EXPIRY: s.tokenExpiryS };
+  const { oauthConfig } = await featureSettings(c.env.TARGET_DB, c.env, Date.now());
   return c.json({
-    configs: Object.fromEntries(Object.entries(OAUTH_CONFIG).map(([name, b]) => [name, { value: value[name as OAuthConfigName], default: b.default }])),
+    configs: Object.fromEntries(Object.entries(OAUTH_CONFIG).map(([name, b]) => [name, { value: oauthConfig[name as OAuthConfigName], default: b.default }])),
   });
 });
 
