@@ -2,8 +2,9 @@
  * Refresh tokens on an Authrim-style provider, as its refresh seeder registers them
  * (docs/authrim.md): each one the first token of its own family, on a user of its own
  * (Authrim keeps one family per user and client), a JWT signed with the provider's own key
- * (Authrim v0.1.15 registers nothing else: an opaque token answers 400 "Invalid JWT format") whose `jti` is `v{generation}_{shard}_{random}`, registered for the
- * load-test client through `POST /api/admin/test/tokens {token, userId, clientId, scope, ttl}`.
+ * (Authrim v0.1.15 registers nothing else: an opaque token answers 400 "Invalid JWT
+ * format") whose `jti` is `v{generation}_{shard}_{random}`, registered for the load-test
+ * client through `POST /api/admin/test/tokens {token, userId, clientId, scope, ttl}`.
  * The seed set is `{refresh_tokens: [{token, jti, rtv, generation, shard_index, user_id,
  * client_id, client_secret}], metadata}`; like Authrim's, each entry carries the client
  * secret, so a k6 virtual user can rotate its family with HTTP Basic alone.
