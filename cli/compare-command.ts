@@ -15,7 +15,7 @@
  * not ended).
  */
 import { BASELINE_NAME, parseCompareOptions, type MetricComparison } from "../core/results/compare.ts";
-import { table } from "../core/run/summary-text.ts";
+import { table } from "../core/run/text-format.ts";
 import { describeVerdict, verdictExitCode } from "../core/run/verdict.ts";
 import { formatMs } from "../core/metrics/clock-resolution.ts";
 import { ApiProblem, type ComparisonResponse, type EdgeloadClient } from "./client.ts";

@@ -4,7 +4,7 @@
  * from the API's answers, and nothing here reads a clock but the `nowMs` it is given.
  */
 import type { RunView } from "../core/run/protocol.ts";
-import { table } from "../core/run/summary-text.ts";
+import { table } from "../core/run/text-format.ts";
 import { formatMs } from "../core/metrics/clock-resolution.ts";
 import { CliError, EXIT } from "./connection.ts";
 

@@ -15,7 +15,7 @@ import { seriesKey } from "../core/formats/prometheus-text-parser.ts";
 import { msDecimals } from "../core/metrics/clock-resolution.ts";
 import { LATENCY_METRICS, parseQuery, runQuery, toCsv, type QueryRow } from "../core/results/query.ts";
 import { readOnlySqlProblem } from "../core/results/read-only-sql.ts";
-import { table } from "../core/run/summary-text.ts";
+import { table } from "../core/run/text-format.ts";
 import { finalSummary, groupSeries, loadQueryInput, SERIES_SQL } from "../coordinator/store/results-queries.ts";
 import type { EdgeloadClient } from "./client.ts";
 import { CliError, connectUnlessLocal, EXIT } from "./connection.ts";

@@ -3,7 +3,7 @@
  * (coordinator/http/schedules-api.ts; docs/schedules.md). The decisions (cron, turns,
  * verdicts) are the coordinator's; this module builds the request and prints the answer.
  */
-import { table } from "../core/run/summary-text.ts";
+import { table } from "../core/run/text-format.ts";
 import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
 import { listFormat } from "./list-format.ts";
 import { parseCommand } from "./option-table.ts";

@@ -5,7 +5,7 @@
  * comparison is pure numbers and this is only how they read.
  */
 import { formatMs } from "../../core/metrics/clock-resolution.ts";
-import { table } from "../../core/run/summary-text.ts";
+import { table } from "../../core/run/text-format.ts";
 import { hhmm, pct, signed, type Reconciliation } from "./reconciliation.ts";
 
 const ms = (v: number | null | undefined) => (v === null || v === undefined ? "-" : formatMs(v));

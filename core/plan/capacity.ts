@@ -25,7 +25,7 @@
  */
 import { inconclusive, PASSED, type Verdict } from "../run/verdict.ts";
 import type { Summary } from "../run/summary.ts";
-import { table } from "../run/summary-text.ts";
+import { table } from "../run/text-format.ts";
 import { formatMs } from "../metrics/clock-resolution.ts";
 import { round3 } from "../metrics/rounding.ts";
 

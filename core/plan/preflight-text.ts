@@ -11,7 +11,7 @@ import type { Preflight } from "./preflight.ts";
 import type { LimitLevel } from "./limit-checks.ts";
 import { formatUsd } from "./run-cost.ts";
 import type { RunSpec } from "../spec/types.ts";
-import { table } from "../run/summary-text.ts";
+import { table } from "../run/text-format.ts";
 import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
 
 const LEVEL_HEADINGS: Readonly<Record<LimitLevel, string>> = {

@@ -33,7 +33,7 @@ export interface TrendSummary {
   readonly "p(95)": number;
   readonly "p(99)": number;
   // A run's summaryTrendStats may add more keys (`count`, `p(50)`, `p(99.9)`, …): read them
-  // by name (trendStat in summary-text.ts), as k6's own summary data holds them.
+  // by name (trendLine in text-format.ts), as k6's own summary data holds them.
 }
 
 /** The trend keys every summary has, in k6's order. */
