@@ -1,0 +1,128 @@
+/**
+ * k6/http for one VU: every request leaves through the iteration's host (the shard's
+ * engine sends and times it) with the samples recorded so far, the VU's cookies and its
+ * expected statuses; the answer comes back as k6's response object (../k6-response.ts).
+ */
+import { CookieJar, requestCookies } from "../cookie-jar.ts";
+import { k6Response, type HtmlParser, type K6Response } from "../k6-response.ts";
+import { redirectLimit } from "../redirect-limit.ts";
+import { formBody, withoutCredentials } from "../request-encoding.ts";
+import type { WireRequest } from "../wire.ts";
+import { tagsIfAny, type VuScope } from "./context.ts";
+
+interface RequestParams {
+  readonly headers?: Record<string, unknown>;
+  readonly tags?: Record<string, string>;
+  readonly timeout?: string | number;
+  readonly redirects?: number;
+  readonly responseType?: "text" | "binary" | "none";
+  readonly responseCallback?: unknown;
+  readonly jar?: unknown;
+  /** k6's per-request cookies (cookie-jar.ts requestCookies). */
+  readonly cookies?: unknown;
+}
+
+interface ExpectedStatuses {
+  readonly statuses: ReadonlyArray<number | { min: number; max: number }>;
+}
+
+/** `parseHtml`: what res.html() parses with (html.ts). */
+export function createHttp(scope: VuScope, parseHtml: HtmlParser) {
+  const { vu } = scope;
+  /** http.setResponseCallback's statuses, the default of every request that names none. */
+  let responseCallback: readonly number[] | null = null;
+  const request = (method: string, url: unknown, body?: unknown, params: RequestParams = {}): Promise<K6Response> =>
+    send(scope, parseHtml, responseCallback, method, url, body, params);
+
+  return {
+    request: (method: string, url: unknown, body?: unknown, params?: RequestParams) => request(method, url, body, params),
+    get: (url: unknown, params?: RequestParams) => request("GET", url, undefined, params),
+    head: (url: unknown, params?: RequestParams) => request("HEAD", url, undefined, params),
+    post: (url: unknown, body?: unknown, params?: RequestParams) => request("POST", url, body, params),
+    put: (url: unknown, body?: unknown, params?: RequestParams) => request("PUT", url, body, params),
+    patch: (url: unknown, body?: unknown, params?: RequestParams) => request("PATCH", url, body, params),
+    del: (url: unknown, body?: unknown, params?: RequestParams) => request("DELETE", url, body, params),
+    options: (url: unknown, body?: unknown, params?: RequestParams) => request("OPTIONS", url, body, params),
+    asyncRequest: (method: string, url: unknown, body?: unknown, params?: RequestParams) => request(method, url, body, params),
+    async batch(requests: unknown): Promise<unknown> {
+      const one = (r: unknown) => {
+        if (typeof r === "string") return request("GET", r);
+        if (Array.isArray(r)) return request(String(r[0]), r[1], r[2], r[3] as RequestParams);
+        const o = r as { method?: string; url: string; body?: unknown; params?: RequestParams };
+        return request(o.method ?? "GET", o.url, o.body, o.params);
+      };
+      if (Array.isArray(requests)) return Promise.all(requests.map(one));
+      const entries = Object.entries(requests as Record<string, unknown>);
+      const responses = await Promise.all(entries.map(([, r]) => one(r)));
+      return Object.fromEntries(entries.map(([k], i) => [k, responses[i]]));
+    },
+    expectedStatuses: (...statuses: Array<number | { min: number; max: number }>): ExpectedStatuses => ({ statuses }),
+    setResponseCallback(callback: unknown): void {
+      responseCallback = expectList(callback);
+    },
+    url: (strings: TemplateStringsArray, ...values: unknown[]) => strings.reduce((out, s, i) => out + s + (i < values.length ? String(values[i]) : ""), ""),
+    file(): never {
+      throw new Error("http.file() (multipart uploads) is not supported by edgeload's k6 compat layer yet");
+    },
+    /** The VU's own jar. */
+    cookieJar: () => vu.jar,
+    CookieJar,
+  };
+}
+
+/** One request: encoded for the wire, sent through the host, read back as k6's response. */
+async function send(
+  { vu, host, drain, tags }: VuScope,
+  parseHtml: HtmlParser,
+  responseCallback: readonly number[] | null,
+  method: string,
+  url: unknown,
+  body: unknown,
+  params: RequestParams,
+): Promise<K6Response> {
+  const target = host(`http.${method.toLowerCase()}()`);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params.headers ?? {})) headers[k] = String(v);
+  const href = withoutCredentials(String(url), headers);
+  let encoded: string | undefined;
+  if (body !== undefined && body !== null) {
+    if (typeof body === "string") encoded = body;
+    else if (typeof body === "object" && !(body instanceof ArrayBuffer) && !ArrayBuffer.isView(body)) {
+      encoded = formBody(body as Record<string, unknown>);
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["Content-Type"] = "application/x-www-form-urlencoded";
+    } else {
+      throw new Error(`http.${method.toLowerCase()}(): binary bodies are not supported by edgeload's k6 compat layer yet`);
+    }
+  }
+  const jar = params.jar instanceof CookieJar ? params.jar : vu.jar;
+  const given = Object.keys(headers).find((h) => h.toLowerCase() === "cookie");
+  const cookie = jar.header(href, requestCookies(params.cookies), given === undefined ? undefined : headers[given]);
+  if (given !== undefined) delete headers[given];
+  if (cookie) headers.Cookie = cookie;
+  const wire: WireRequest = {
+    method: method.toUpperCase(),
+    url: href,
+    headers,
+    ...(encoded !== undefined ? { body: encoded } : {}),
+    expect: params.responseCallback !== undefined ? expectList(params.responseCallback) : responseCallback,
+    readBody: params.responseType !== "none",
+    ...redirectLimit(params.redirects, vu.maxRedirects),
+    ...((params.tags?.step ?? params.tags?.name) ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
+    ...tagsIfAny(tags(params.tags)),
+  };
+  const response = await target.send(drain(), wire);
+  return k6Response(wire, response, jar.receive(href, response.setCookies), parseHtml);
+}
+
+/** The statuses of `http.expectedStatuses(…)` as a list (null: k6's default). */
+function expectList(callback: unknown): readonly number[] | null {
+  if (callback === null || callback === undefined) return null;
+  const statuses = (callback as Partial<ExpectedStatuses>).statuses;
+  if (!Array.isArray(statuses)) throw new Error("responseCallback must come from http.expectedStatuses(…)");
+  const list: number[] = [];
+  for (const s of statuses) {
+    if (typeof s === "number") list.push(s);
+    else for (let n = s.min; n <= s.max; n++) list.push(n);
+  }
+  return list;
+}
