@@ -15,7 +15,8 @@
  * Beside them: workers/target/ (the target Worker used locally and in tests: core only),
  * workers/fetch-floor/ (workerd's bare fetch loop, started by the CLI and benches: nothing of ours),
  * dashboard/ (pages the coordinator serves, browser scripts: core only), k6-scripts/ (the k6
- * scripts users run with k6: core only), scripts/build/ (build steps: nothing of ours).
+ * scripts users run with k6: core only), scripts/build/ (build steps: nothing of ours;
+ * they are run, as `node scripts/build/…`, and imported only by vitest configs and benches).
  *
  * Nothing imports coordinator/ but tests, benches and, for the store's shared queries, the
  * CLI: the Worker entry is coordinator/index.ts. Inside it: http/ (routes) above run/ (the
@@ -236,6 +237,14 @@ module.exports = {
       comment: "scripts/build/ (the asset build wrangler runs) imports only npm packages and Node built-ins.",
       from: layer("scripts/build/"),
       to: { ...outside("scripts/build/"), dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "build-steps-are-run-not-imported",
+      severity: "error",
+      comment:
+        "scripts/build/ holds build steps: the CLI and every other product folder run them (`node scripts/build/…`, as wrangler's [build] does), never import them. Only vitest configs (their test setup) and benches may.",
+      from: { pathNot: ["^scripts/build/", "^scripts/bench/", "(^|/)vitest\\.config\\.ts$"] },
+      to: { path: "^scripts/build/" },
     },
     {
       name: "no-test-helper-in-production",

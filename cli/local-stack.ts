@@ -14,10 +14,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
-import { buildDashboardAssets } from "../scripts/build/dashboard-assets.mjs";
 import { DEV_FILE, type DevFile, type TargetClient } from "./dev-file.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { workerdDescendants } from "./processes.ts";
+import { provisionTarget } from "./target-provisioning.ts";
 
 export { PROJECT_ROOT };
 
@@ -39,9 +39,6 @@ export interface StackOptions {
   /** Open the coordinator's DevTools inspector on this loopback port (profiling). */
   readonly coordinatorInspectorPort?: number;
 }
-
-/** Where the load-test client's codes are "sent": never followed, only parsed from Location. */
-const LOAD_TEST_REDIRECT_URI = "http://127.0.0.1/callback";
 
 /** A fresh directory for state nobody keeps: in memory (tmpfs) where the machine has one, else in the temp dir. */
 export function ephemeralStateDir(prefix: string): Promise<string> {
@@ -110,56 +107,25 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const removeEphemeral = () => (ephemeral ? rm(ephemeral, { recursive: true, force: true }) : Promise.resolve());
   const token = randomBytes(24).toString("base64url");
   const targetAdminSecret = randomBytes(24).toString("base64url");
-  let targetClient: TargetClient = { clientId: "", clientSecret: "", redirectUri: LOAD_TEST_REDIRECT_URI };
-  const logLevel = options.logLevel ?? "warn";
-  const dev = (port: number | undefined, inspectorPort?: number) => ({
-    server: { hostname: "127.0.0.1", port: port ?? 0 },
-    inspector: inspectorPort ? { hostname: "127.0.0.1", port: inspectorPort } : (false as const),
-    watch: false,
-    logLevel,
-    persist,
-  });
 
   buildDashboardAssets(); // wrangler's [build] does it too; the stack does not rely on that
   flushPendingWrites();
-  const before = new Set(workerdDescendants());
-  const target = await unstable_startWorker({
-    config: join(PROJECT_ROOT, "workers/target/wrangler.toml"),
-    bindings: { ADMIN_API_SECRET: { type: "plain_text", value: targetAdminSecret } },
-    dev: dev(options.targetPort),
-  });
-  let coordinator: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
-  try {
-    await waitHealthy(target);
-    await applyLocalMigrations(target, "TARGET_DB", join(PROJECT_ROOT, "workers/target/migrations"));
-    targetClient = await provisionTarget(target, targetAdminSecret);
-    for (const pid of workerdDescendants()) before.add(pid);
-    const vars: Record<string, string> = { EDGELOAD_MODE: "local", ...options.vars, EDGELOAD_API_TOKEN: token };
-    coordinator = await unstable_startWorker({
-      config: join(PROJECT_ROOT, "wrangler.toml"),
-      bindings: Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, { type: "plain_text" as const, value: v }])),
-      dev: dev(options.apiPort, options.coordinatorInspectorPort),
-    });
-    await waitHealthy(coordinator);
-    await applyLocalMigrations(coordinator, "DB", join(PROJECT_ROOT, "coordinator/migrations"));
-  } catch (error) {
-    await Promise.allSettled([target.dispose(), coordinator?.dispose()]);
-    await removeEphemeral();
-    throw error;
-  }
-  const targetPids = workerdDescendants().filter((p) => before.has(p));
-  const coordinatorPids = workerdDescendants().filter((p) => !before.has(p));
+  const { target, coordinator, targetClient, processes } = await startWorkers(options, persist, { token, targetAdminSecret }, removeEphemeral);
   const apiUrl = (await coordinator.url).origin;
   const apiDirectUrl = (await runtimeOf(coordinator).ready).origin;
   const targetProxyUrl = (await target.url).origin;
   const targetUrl = (await runtimeOf(target).ready).origin;
-  const worker = coordinator;
   if (options.writeDevFile) {
-    const file: DevFile = { apiUrl, targetUrl, targetProxyUrl, targetAdminSecret, targetClient, token, pid: process.pid, startedAt: new Date().toISOString() };
-    await mkdir(dirname(DEV_FILE), { recursive: true });
-    await writeFile(DEV_FILE, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
-    // wrangler's own signal handling may end the process before stop() runs.
-    process.once("exit", () => rmSync(DEV_FILE, { force: true }));
+    await writeStackDevFile({
+      apiUrl,
+      targetUrl,
+      targetProxyUrl,
+      targetAdminSecret,
+      targetClient,
+      token,
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+    });
   }
   let stopped = false;
   return {
@@ -170,16 +136,16 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     targetAdminSecret,
     targetClient,
     token,
-    processes: { target: targetPids, coordinator: coordinatorPids },
-    resultsDatabase: () => runtimeOf(worker).getD1Database("DB"),
+    processes,
+    resultsDatabase: () => runtimeOf(coordinator).getD1Database("DB"),
     tick: async (scheduledTimeMs = Date.now()) => {
-      const result = await (await runtimeOf(worker).getWorker()).scheduled({ cron: "* * * * *", scheduledTime: new Date(scheduledTimeMs) });
+      const result = await (await runtimeOf(coordinator).getWorker()).scheduled({ cron: "* * * * *", scheduledTime: new Date(scheduledTimeMs) });
       if (result.outcome !== "ok") throw new Error(`the coordinator's cron tick ended ${result.outcome} (see its log)`);
     },
     stop: async () => {
       if (stopped) return;
       stopped = true;
-      await Promise.allSettled([worker.dispose(), target.dispose()]);
+      await Promise.allSettled([coordinator.dispose(), target.dispose()]);
       await removeEphemeral();
       if (options.writeDevFile) await rm(DEV_FILE, { force: true });
     },
@@ -188,50 +154,81 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
 type StartedWorker = Awaited<ReturnType<typeof unstable_startWorker>>;
 
+/** Both Workers of a started stack, the client provisioned on the target, and whose workerd processes are whose. */
+interface StartedWorkers {
+  readonly target: StartedWorker;
+  readonly coordinator: StartedWorker;
+  readonly targetClient: TargetClient;
+  readonly processes: LocalStack["processes"];
+}
+
 /**
- * Makes the local target ready for seeding and for all six scenarios, as docs/authrim.md
- * has an operator set up a real Authrim: a signing key (created once, kept in persisted
- * state), a fresh trusted load-test client that skips consent and may exchange its own
- * subjects' tokens, token exchange on, and strict introspection validation on. The target
- * refuses each of these by default, as Authrim does.
+ * Starts the target (healthy, migrated, provisioned) and then the coordinator (healthy,
+ * migrated). When either fails after the target started, both are disposed of and
+ * `onFailure` runs before the error goes on.
  */
-async function provisionTarget(target: StartedWorker, adminSecret: string): Promise<TargetClient> {
-  const base = (await target.url).origin;
-  const admin = (path: string, init: RequestInit = {}) =>
-    target.fetch(base + path, { ...init, headers: { authorization: `Bearer ${adminSecret}`, "content-type": "application/json" } } as never);
-  const key = await admin("/api/admin/test/signing-key");
-  await key.text();
-  if (key.status === 404) await (await admin("/api/admin/signing-keys/rotate", { method: "POST" })).text();
-  const response = await admin("/api/admin/clients", {
-    method: "POST",
-    body: JSON.stringify({
-      client_name: "edgeload load test",
-      redirect_uris: [LOAD_TEST_REDIRECT_URI],
-      scope: "openid profile email",
-      grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
-      is_trusted: true,
-      skip_consent: true,
-    }),
+async function startWorkers(
+  options: StackOptions,
+  persist: string,
+  secrets: { readonly token: string; readonly targetAdminSecret: string },
+  onFailure: () => Promise<unknown>,
+): Promise<StartedWorkers> {
+  const logLevel = options.logLevel ?? "warn";
+  const dev = (port: number | undefined, inspectorPort?: number) => ({
+    server: { hostname: "127.0.0.1", port: port ?? 0 },
+    inspector: inspectorPort ? { hostname: "127.0.0.1", port: inspectorPort } : (false as const),
+    watch: false,
+    logLevel,
+    persist,
   });
-  if (response.status !== 201) throw new Error(`could not register the load-test client on the target: ${response.status} ${await response.text()}`);
-  const { client } = (await response.json()) as { client: { client_id: string; client_secret: string } }; // Authrim's shape
-  // On Authrim these two are set on the client's D1 row; the target takes them by PUT.
-  const exchanger = { token_exchange_allowed: true, allowed_subject_token_clients: [client.client_id] };
-  const settings: Array<[string, string, unknown]> = [
-    ["the load-test client's token-exchange flags", `/api/admin/clients/${client.client_id}`, exchanger],
-    ["token exchange on", "/api/admin/settings/token-exchange", { enabled: true }],
-  ];
-  for (const [what, path, body] of settings) {
-    const answer = await admin(path, { method: "PUT", body: JSON.stringify(body) });
-    if (answer.status !== 200) throw new Error(`could not set ${what} on the target: ${answer.status} ${await answer.text()}`);
-    await answer.text();
+  const before = new Set(workerdDescendants());
+  const target = await unstable_startWorker({
+    config: join(PROJECT_ROOT, "workers/target/wrangler.toml"),
+    bindings: { ADMIN_API_SECRET: { type: "plain_text", value: secrets.targetAdminSecret } },
+    dev: dev(options.targetPort),
+  });
+  let coordinator: StartedWorker | undefined;
+  let targetClient: TargetClient;
+  try {
+    await waitHealthy(target);
+    await applyLocalMigrations(target, "TARGET_DB", join(PROJECT_ROOT, "workers/target/migrations"));
+    targetClient = await provisionTarget(target, secrets.targetAdminSecret);
+    for (const pid of workerdDescendants()) before.add(pid);
+    const vars: Record<string, string> = { EDGELOAD_MODE: "local", ...options.vars, EDGELOAD_API_TOKEN: secrets.token };
+    coordinator = await unstable_startWorker({
+      config: join(PROJECT_ROOT, "wrangler.toml"),
+      bindings: Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, { type: "plain_text" as const, value: v }])),
+      dev: dev(options.apiPort, options.coordinatorInspectorPort),
+    });
+    await waitHealthy(coordinator);
+    await applyLocalMigrations(coordinator, "DB", join(PROJECT_ROOT, "coordinator/migrations"));
+  } catch (error) {
+    await Promise.allSettled([target.dispose(), coordinator?.dispose()]);
+    await onFailure();
+    throw error;
   }
-  // Like Authrim, the target checks audience and client on /introspect only once strict
-  // validation is on (docs/authrim.md): an operator turns it on before load-testing.
-  const strict = await admin("/api/admin/settings/introspection-validation", { method: "PUT", body: JSON.stringify({ strictValidation: true }) });
-  if (strict.status !== 200) throw new Error(`could not turn strict introspection validation on: ${strict.status} ${await strict.text()}`);
-  await strict.text();
-  return { clientId: client.client_id, clientSecret: client.client_secret, redirectUri: LOAD_TEST_REDIRECT_URI };
+  const processes = {
+    target: workerdDescendants().filter((p) => before.has(p)),
+    coordinator: workerdDescendants().filter((p) => !before.has(p)),
+  };
+  return { target, coordinator, targetClient, processes };
+}
+
+/** Writes `.edgeload/dev.json`, so other commands find this stack, and removes it when the process exits. */
+async function writeStackDevFile(file: DevFile): Promise<void> {
+  await mkdir(dirname(DEV_FILE), { recursive: true });
+  await writeFile(DEV_FILE, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
+  // wrangler's own signal handling may end the process before stop() runs.
+  process.once("exit", () => rmSync(DEV_FILE, { force: true }));
+}
+
+/**
+ * Runs the dashboard's asset build (scripts/build/dashboard-assets.mjs) as the build step it
+ * is, in a Node process of its own, as wrangler's [build] runs it: the CLI does not import
+ * the build. Its stderr is kept, so a failed build fails the start with the build's own message.
+ */
+function buildDashboardAssets(): void {
+  execFileSync(process.execPath, [join(PROJECT_ROOT, "scripts/build/dashboard-assets.mjs")], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "pipe"] });
 }
 
 /** Waits for /healthz to answer; wrangler starts the runtime on the first request. */
