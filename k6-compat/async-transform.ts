@@ -4,7 +4,8 @@
  * async JavaScript that means the same thing: every call that may block is awaited, and
  * every function that (transitively) makes such a call becomes `async`.
  *
- * Which calls may block is found by colouring, as a compiler finds which functions throw:
+ * Which calls may block is found by colouring (async-transform-colour.ts), as a compiler
+ * finds which functions throw:
  *
  *  1. The roots are the compat layer's blocking functions. The bundle (bundle.ts) imports
  *     them under marked names, `__k6async_<module>_<name>` for named imports and
@@ -34,22 +35,15 @@
  * problem, not rewritten.
  */
 import { parse } from "acorn";
-import { type AnyNode, type FunctionInfo, unwrapCallee, walkBundle } from "./async-transform-walk.ts";
+import { type AsyncRoots, type Colours, colourBlockingCalls } from "./async-transform-colour.ts";
+import { type AnyNode, type CallInfo, unwrapCallee, walkBundle } from "./async-transform-walk.ts";
 
-export interface AsyncRoots {
-  /** Named imports that block: `__k6async_http_get` and the like. */
-  readonly isAsyncName: (name: string) => boolean;
-  /** Members of a module object that block: (`__k6asyncns_http`, `get`). */
-  readonly isAsyncMember: (object: string, property: string) => boolean;
-}
+export type { AsyncRoots } from "./async-transform-colour.ts";
 
 export type AsyncTransform = { ok: true; code: string } | { ok: false; problems: string[] };
 
-/** The runtime helper that runs async callbacks of forEach/map in order (runtime/sequence.ts). */
+/** The runtime helper that runs async callbacks of forEach/map in order (runtime/vu-modules.ts `sequence`). */
 export const SEQUENCE_HELPER = "__k6seq";
-const SEQUENCED = new Set(["forEach", "map"]);
-/** `f.call(this, …)` and `f.apply(this, args)` call f. */
-const INDIRECT_CALLS = new Set(["call", "apply"]);
 
 export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): AsyncTransform {
   let program: AnyNode;
@@ -58,134 +52,15 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
   } catch (error) {
     return { ok: false, problems: [`the bundled script does not parse: ${(error as Error).message}`] };
   }
-  const { functions, calls, aliases, exportObjects, getters } = walkBundle(program);
-  // `var http_default = __k6asyncns_http`: esbuild's names for an import are aliases.
-  const aliasOf = (name: string, test: (n: string) => boolean) => {
-    for (let seen = 0; seen < 16; seen++) {
-      if (test(name)) return true;
-      const next = aliases.get(name);
-      if (next === undefined) return false;
-      name = next;
-    }
-    return false;
-  };
-  /** The local name `object.property` reads through a module's export object, if any. */
-  const exportedLocal = (object: string, property: string): string | null => {
-    for (let seen = 0; seen < 16; seen++) {
-      const local = exportObjects.get(object)?.get(property);
-      if (local !== undefined) return local;
-      const next = aliases.get(object);
-      if (next === undefined) return null;
-      object = next;
-    }
-    return null;
-  };
-  const byNode = new Map(functions.map((f) => [f.node, f]));
-  const byName = new Map<string, FunctionInfo[]>();
-  const byMethod = new Map<string, FunctionInfo[]>();
-  for (const f of functions) {
-    if (f.name === null) continue;
-    const book = f.method ? byMethod : byName;
-    book.set(f.name, [...(book.get(f.name) ?? []), f]);
-  }
+  const syntax = walkBundle(program);
+  const colours = colourBlockingCalls(syntax, roots);
+  const problems = problemsOf(code, syntax.calls, colours);
+  if (problems.length) return { ok: false, problems };
+  return { ok: true, code: applyEdits(code, editsOf(colours)) };
+}
 
-  const asyncFunctions = new Set<FunctionInfo>();
-  const asyncNames = new Set<string>();
-  const asyncMethods = new Set<string>();
-  /** Parameters that receive a blocking callback: calling one blocks, in its function. */
-  const asyncParams = new Map<FunctionInfo, Set<string>>();
-  const awaited = new Set<AnyNode>();
-  const sequenced = new Set<AnyNode>();
-
-  const nameBlocks = (name: string) => aliasOf(name, roots.isAsyncName) || asyncNames.has(name);
-  /** Whether `name`, seen from `within`, is a parameter given a blocking callback (an inner parameter of the same name hides it). */
-  const isAsyncParam = (name: string, within: FunctionInfo | null): boolean => {
-    for (let f = within; f; f = f.parent) {
-      if (asyncParams.get(f)?.has(name)) return true;
-      if (f.params.includes(name)) return false;
-    }
-    return false;
-  };
-  const blocks = (call: AnyNode, within: FunctionInfo | null): boolean => {
-    const callee = unwrapCallee(call.callee);
-    if (callee.type === "Identifier") return nameBlocks(callee.name) || isAsyncParam(callee.name, within);
-    if (callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier") {
-      const property = callee.property.name as string;
-      const object = callee.object.type === "Identifier" ? (callee.object.name as string) : null;
-      if (object !== null && aliasOf(object, (o) => roots.isAsyncMember(o, property))) return true;
-      if (asyncMethods.has(property)) return true;
-      // A module's export read through its CommonJS view: `(0, k6.group)(…)`.
-      const local = object === null ? null : exportedLocal(object, property);
-      if (local !== null && nameBlocks(local)) return true;
-      // fn.call(this, …) where fn is a blocking callback.
-      if (object !== null && INDIRECT_CALLS.has(property) && (asyncNames.has(object) || isAsyncParam(object, within))) return true;
-      // list.forEach(async callback): sequenced, so it blocks.
-      if (SEQUENCED.has(property)) return call.arguments.some((a: AnyNode) => isAsyncArgument(a, within));
-    }
-    return false;
-  };
-  /** A function that blocks, passed as an argument: inline, by its name, or a parameter that holds one. */
-  const isAsyncArgument = (node: AnyNode, within: FunctionInfo | null): boolean => {
-    const info = byNode.get(node);
-    if (info !== undefined) return asyncFunctions.has(info);
-    return node.type === "Identifier" && (asyncNames.has(node.name) || isAsyncParam(node.name, within));
-  };
-  /** The script's own functions a call may reach (by name; a method by its property name, or an export's getter). */
-  const calledFunctions = (call: AnyNode): FunctionInfo[] => {
-    const callee = unwrapCallee(call.callee);
-    if (callee.type === "Identifier") return byName.get(callee.name) ?? [];
-    if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return [];
-    const property = callee.property.name as string;
-    const locals = new Set(getters.get(property));
-    const exported = callee.object.type === "Identifier" ? exportedLocal(callee.object.name, property) : null;
-    if (exported !== null) locals.add(exported);
-    return [...(byMethod.get(property) ?? []), ...[...locals].flatMap((l) => byName.get(l) ?? [])];
-  };
-
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const call of calls) {
-      // A blocking callback passed to one of the script's functions makes that parameter
-      // blocking inside it: the function awaits it, and so becomes async itself.
-      call.node.arguments.forEach((argument: AnyNode, i: number) => {
-        if (!isAsyncArgument(argument, call.within)) return;
-        for (const target of calledFunctions(call.node)) {
-          const param = target.params[i];
-          if (param === null || param === undefined) continue;
-          const held = asyncParams.get(target) ?? new Set<string>();
-          if (held.has(param)) continue;
-          asyncParams.set(target, held.add(param));
-          changed = true;
-        }
-      });
-      if (awaited.has(call.node) || !blocks(call.node, call.within)) continue;
-      awaited.add(call.node);
-      changed = true;
-      const callee = call.node.callee;
-      if (
-        callee.type === "MemberExpression" &&
-        SEQUENCED.has(callee.property?.name) &&
-        !aliasOf(callee.object?.name ?? "", (o) => roots.isAsyncMember(o, callee.property.name)) &&
-        !asyncMethods.has(callee.property.name)
-      ) {
-        sequenced.add(call.node);
-      }
-      const within = call.within;
-      if (within && !asyncFunctions.has(within)) {
-        asyncFunctions.add(within);
-        if (within.name) (within.method ? asyncMethods : asyncNames).add(within.name);
-      }
-    }
-    // An export's getter `key: () => f` of an async f: `module.key()` blocks. Not
-    // `default`: every module's default export would make every `x.default()` awaited.
-    for (const [key, locals] of getters) {
-      if (key !== "default" && !asyncMethods.has(key) && [...locals].some((l) => asyncNames.has(l))) {
-        asyncMethods.add(key);
-        changed = true;
-      }
-    }
-  }
-
+/** What the rewrite cannot make mean the same thing, each with the bundle's line. */
+function problemsOf(code: string, calls: readonly CallInfo[], { asyncFunctions, awaited }: Colours): string[] {
   const problems: string[] = [];
   // Lines are the bundle's; the line's own text says where in the script it is.
   const lines = code.split("\n");
@@ -215,8 +90,11 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
       );
     }
   }
-  if (problems.length) return { ok: false, problems };
+  return problems;
+}
 
+/** The rewrite as edits of the bundle's text: `async` before each async function, `(await …)` around each awaited call. */
+function editsOf({ asyncFunctions, awaited, sequenced }: Colours): Edit[] {
   const edits: Edit[] = [];
   for (const fn of asyncFunctions) {
     const node = fn.node;
@@ -239,7 +117,7 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
       edits.push({ at: call.end, end: call.end, text: ")", span: -span });
     }
   }
-  return { ok: true, code: applyEdits(code, edits) };
+  return edits;
 }
 
 /** Orders the forEach/map rewrite after any call closing at the same offset (the list may be one). */
