@@ -7,6 +7,7 @@
  *   coordinator/                       the Worker entry (index.ts): http/ routes above run/ (the
  *                                      RunCoordinator) and aggregator/, above merge/ and store/
  *   workers/shard/                     the load shard DO       reports/  cloudflare/  seeds/
+ *   workers/outbound/                  every request the Worker sends (allow-list, redirects)
  *   workers/env.ts                     the Worker's bindings   (above core, beside the data path)
  *   scenarios/   k6-compat/            flows and k6 scripts (never each other)
  *   core/                              pure: no cloudflare:* and no node: module, nothing outside core/
@@ -16,7 +17,8 @@
  * workers/fetch-floor/ (workerd's bare fetch loop, started by the CLI and benches: nothing of ours),
  * dashboard/ (pages the coordinator serves, browser scripts: core only), k6-scripts/ (the k6
  * scripts users run with k6: core only), scripts/build/ (build steps: nothing of ours;
- * they are run, as `node scripts/build/…`, and imported only by vitest configs and benches).
+ * they are run, as `node scripts/build/…`, and imported only by vitest configs and benches),
+ * scripts/lint/ (checks `npm run lint:deps` runs: nothing of ours).
  *
  * Nothing imports coordinator/ but tests, benches and, for the store's shared queries, the
  * CLI: the Worker entry is coordinator/index.ts. Inside it: http/ (routes) above run/ (the
@@ -40,6 +42,7 @@ const PRODUCTION_ENTRIES = [
   "^k6-scripts/[^/]+\\.js$",
   "^dashboard/public/dashboard/[^/]+\\.js$",
   "^scripts/build/[^/]+\\.mjs$",
+  "^scripts/lint/[^/]+\\.mjs$",
 ];
 /** Code in the production folders. */
 const PRODUCTION_CODE = "^(core|coordinator|workers|scenarios|k6-compat|cloudflare|reports|seeds|dashboard|cli|k6-scripts|scripts)/.+\\.(ts|mts|js|mjs)$";
@@ -92,9 +95,17 @@ module.exports = {
     {
       name: "shard-below-coordinator",
       severity: "error",
-      comment: "workers/shard/ imports core/, scenarios/, k6-compat/ and the bindings (workers/env.ts): never coordinator/, reports/, cloudflare/.",
+      comment:
+        "workers/shard/ imports core/, scenarios/, k6-compat/, the outbound module and the bindings (workers/env.ts): never coordinator/, reports/, cloudflare/.",
       from: layer("workers/shard/"),
-      to: outside("core/", "scenarios/", "k6-compat/", "workers/shard/", "workers/env\\.ts$", "cloudflare:workers$"),
+      to: outside("core/", "scenarios/", "k6-compat/", "workers/shard/", "workers/outbound/", "workers/env\\.ts$", "cloudflare:workers$"),
+    },
+    {
+      name: "outbound-on-core",
+      severity: "error",
+      comment: "workers/outbound/ (the one way out of the Worker) imports only core/ and the bindings' types.",
+      from: layer("workers/outbound/"),
+      to: outside("core/", "workers/outbound/", "workers/env\\.ts$"),
     },
     {
       name: "coordinator-imports-below",
@@ -107,6 +118,7 @@ module.exports = {
           "scenarios/",
           "k6-compat/",
           "workers/shard/",
+          "workers/outbound/",
           "workers/env\\.ts$",
           "reports/",
           "cloudflare/",

@@ -33,6 +33,7 @@ export default defineConfig({
             "scripts/**/*.test.ts",
             "seeds/**/*.test.ts",
             "workers/shard/**/*.test.ts",
+            "workers/outbound/**/*.test.ts",
             "reports/**/*.test.ts",
             "cloudflare/**/*.test.ts",
           ],

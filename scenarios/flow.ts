@@ -70,7 +70,7 @@ export interface FlowResponse {
 
 /**
  * A request's redirect handling as fetch init fields: `maxRedirects` is not fetch's own but
- * the shard's redirect guard's (workers/shard/redirect-guard.ts), which follows redirects.
+ * the outbound module's (workers/outbound/outbound-fetch.ts), which follows redirects.
  */
 export interface RedirectInit {
   redirect?: "manual" | "follow";

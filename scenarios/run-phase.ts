@@ -14,6 +14,7 @@
 import type { RunSpec, StepSpec } from "../core/spec/types.ts";
 import { isExpectedStatus } from "../core/metrics/request-trail.ts";
 import { customStepsFlow } from "./custom-steps.ts";
+import type { OutboundFetch } from "../core/outbound/outbound-request.ts";
 import { redirectInit, type FlowIO, type FlowRequest, type FlowResponse, type RedirectInit } from "./flow.ts";
 
 export interface PhaseStepResult {
@@ -42,7 +43,7 @@ export interface PhaseResult {
 export type PhaseFailsOn = "first-problem" | "exception";
 
 export interface PhaseIOOptions {
-  readonly fetcher: typeof fetch;
+  readonly fetcher: OutboundFetch;
   readonly timeoutMs: number;
   readonly failsOn: PhaseFailsOn;
   /** The name a step result carries: the spec step's own, or k6's "METHOD /path". */
@@ -85,7 +86,7 @@ export function phaseIO(options: PhaseIOOptions): { readonly io: FlowIO; readonl
 }
 
 /** Sends `steps` once, in order, against the spec's target; stops at the first failure. */
-export async function runPhase(spec: RunSpec, steps: readonly StepSpec[], fetcher: typeof fetch, clock: () => number = Date.now): Promise<PhaseResult> {
+export async function runPhase(spec: RunSpec, steps: readonly StepSpec[], fetcher: OutboundFetch, clock: () => number = Date.now): Promise<PhaseResult> {
   if (steps.length === 0) return { ok: true, steps: [], captured: {} };
   const flow = customStepsFlow({ ...spec, steps, flow: "sequence", metrics: {} });
   const phase = phaseIO({ fetcher, timeoutMs: spec.timeoutMs, failsOn: "first-problem", nameOf: (index) => steps[index]!.name, sleep: async () => {}, clock });
@@ -108,7 +109,7 @@ class PhaseStopped extends Error {}
 async function sendOnce(
   request: FlowRequest,
   timeoutMs: number,
-  fetcher: typeof fetch,
+  fetcher: OutboundFetch,
   clock: () => number = Date.now,
 ): Promise<{ response: FlowResponse; problem: string | null }> {
   const started = clock();

@@ -53,6 +53,11 @@ export interface Env {
    * (core/watch/schedule-input.ts). Unset, only loopback under wrangler dev.
    */
   readonly ALLOWED_WEBHOOKS?: string;
+  /**
+   * Secret: comma-separated hosts a run's push outputs may POST to, in ALLOWED_TARGETS' form
+   * (core/spec/target-policy.ts). Unset, only loopback under wrangler dev.
+   */
+  readonly ALLOWED_OUTPUTS?: string;
   /** The deployment's public origin, for links in notifications (cron ticks have no request). */
   readonly EDGELOAD_PUBLIC_URL?: string;
   /** Caps (coordinator/http/policy.ts), optional secrets or vars; unset, core/plan/plan.ts's DEFAULT_LIMITS. */

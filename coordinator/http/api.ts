@@ -10,7 +10,8 @@ import { parseQuery, runQuery, toCsv } from "../../core/results/query.ts";
 import { boundedSql, readOnlySqlProblem } from "../../core/results/read-only-sql.ts";
 import type { RoutesEnv } from "./routes-env.ts";
 import { requireToken } from "./access.ts";
-import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
+import { modeOf } from "../../core/spec/target-policy.ts";
+import { targetPolicy } from "../../workers/outbound/policies.ts";
 import { ApiError, badRequest, notFound } from "./api-errors.ts";
 import { loadQueryInput, loadSeries, runExists } from "../store/results-queries.ts";
 import { listRuns, selectRows, timeseries } from "../store/results-store.ts";
@@ -87,8 +88,8 @@ api.post("/v1/runs", async (c) => {
 api.post("/v1/plan", async (c) => {
   const { spec, plan } = plannedRun(await jsonBody(c), c.env);
   const estimate = preflight(spec, plan);
-  const refused = checkTarget(spec.target, c.env.ALLOWED_TARGETS, modeOf(c.env.EDGELOAD_MODE));
-  const target = { url: spec.target, allowed: refused === null, ...(refused ? { detail: `would be refused: ${refused.detail}` } : {}) };
+  const refused = targetPolicy(c.env)(new URL(spec.target));
+  const target = { url: spec.target, allowed: refused === null, ...(refused ? { detail: `would be refused: ${refused}` } : {}) };
   return c.json({
     spec: redactSpec(spec),
     plan,

@@ -2,7 +2,7 @@
  * Admitting a run: the one path every run takes, whether `POST /v1/runs` or a schedule's
  * turn (coordinator/schedule/) asks. The spec is validated and planned under the
  * deployment's caps, its seed set or script checked, its target held against the
- * allow-list, its cost against `maxCost`, the active runs against the cap; then the run's
+ * allow-list (and its push outputs against theirs), its cost against `maxCost`, the active runs against the cap; then the run's
  * RunCoordinator creates it. Each refusal is an ApiError that knows its HTTP answer.
  */
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
@@ -11,7 +11,8 @@ import { preflight, type Preflight } from "../../core/plan/preflight.ts";
 import { parseRunSpec, type Problem, type RunSpec } from "../../core/spec/run-spec.ts";
 import { seedObjectKey, type SeedKind } from "../../core/data/seed-set.ts";
 import { unknownDataField } from "../../core/data/seed-records.ts";
-import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
+import { modeOf } from "../../core/spec/target-policy.ts";
+import { pushOutputPolicy, targetPolicy } from "../../workers/outbound/policies.ts";
 import type { RunStatus } from "../../core/run/protocol.ts";
 import { SCENARIOS } from "../../scenarios/catalog.ts";
 import type { RoutesEnv } from "./routes-env.ts";
@@ -39,8 +40,10 @@ export async function checkRun(input: unknown, env: RoutesEnv): Promise<{ spec: 
   const { spec, plan } = plannedRun(input, env);
   const seedProblem = (await checkSeed(spec, env)) ?? (await checkScripts(spec, env));
   if (seedProblem) throw invalidSpec([seedProblem]);
-  const targetProblem = checkTarget(spec.target, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE));
-  if (targetProblem) throw forbidden("target-not-allowed", "Target not allowed", targetProblem.detail, [targetProblem]);
+  const targetRefusal = targetPolicy(env)(new URL(spec.target));
+  if (targetRefusal) throw forbidden("target-not-allowed", "Target not allowed", targetRefusal, [{ field: "target", detail: targetRefusal }]);
+  const outputProblems = refusedOutputs(spec, env);
+  if (outputProblems.length) throw forbidden("output-not-allowed", "Push output not allowed", outputProblems.map((p) => p.detail).join("; "), outputProblems);
   const estimate = preflight(spec, plan);
   if (estimate.overBudget) throw invalidSpec([estimate.overBudget]);
   return { spec, plan, estimate };
@@ -91,4 +94,13 @@ async function checkDataSeed(spec: RunSpec, seed: string, env: RoutesEnv): Promi
   const head = await env.SEEDS.head(seedObjectKey(seed));
   if (!head) return { field: "data.seed", detail: `no seed set named ${seed} (see GET /v1/seeds, or upload one with PUT /v1/seeds/${seed})` };
   return unknownDataField(spec.steps, seed, (head.customMetadata?.kind ?? "access-tokens") as SeedKind);
+}
+
+/** The push outputs the deployment's ALLOWED_OUTPUTS does not allow, one problem each. */
+function refusedOutputs(spec: RunSpec, env: RoutesEnv): Problem[] {
+  const policy = pushOutputPolicy(env);
+  return (spec.outputs ?? []).flatMap((output, i) => {
+    const refusal = policy(new URL(output.url));
+    return refusal ? [{ field: `outputs[${i}].url`, detail: refusal }] : [];
+  });
 }

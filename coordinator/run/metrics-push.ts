@@ -9,8 +9,10 @@
  * under way, the newest window's body waits for it and an older waiting one is dropped and
  * counted (totals are cumulative, so the next push that lands carries everything — a drop
  * costs resolution, never counts, and the final totals are always sent last). Outcomes
- * are counted per output and shown in the run's status.
+ * are counted per output and shown in the run's status. Pushes go out through the outbound
+ * module (workers/outbound/) under ALLOWED_OUTPUTS: a refused host counts as a failed attempt.
  */
+import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
 import type { OutputSpec } from "../../core/spec/outputs-schema.ts";
 import type { OutputStatus } from "../../core/run/protocol.ts";
 
@@ -36,6 +38,12 @@ interface OutputState {
 
 export class MetricsPusher {
   readonly #states: OutputState[] = [];
+  readonly #fetch: OutboundFetch;
+
+  /** `fetcher`: the way out to the deployment's push output hosts (pushOutputPolicy). */
+  constructor(fetcher: OutboundFetch) {
+    this.#fetch = fetcher;
+  }
 
   /** Starts (or queues behind the one under way) one push per output; never awaited. */
   push(outputs: readonly OutputSpec[], body: (type: OutputSpec["type"]) => PushBody): void {
@@ -83,7 +91,7 @@ export class MetricsPusher {
     for (let attempt = 0; attempt <= PUSH_RETRIES; attempt++) {
       if (attempt) await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS * attempt));
       try {
-        const response = await fetch(output.url, {
+        const response = await this.#fetch(output.url, {
           method: "POST",
           headers: { ...output.headers, ...body.headers },
           body: body.bytes,

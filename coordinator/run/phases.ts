@@ -9,6 +9,8 @@ import { SETUP_DATA } from "../../core/spec/script-schema.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
 import { phaseFailure, runPhase } from "../../scenarios/run-phase.ts";
 import type { Env } from "../../workers/env.ts";
+import { outboundFetch } from "../../workers/outbound/outbound-fetch.ts";
+import { targetPolicy } from "../../workers/outbound/policies.ts";
 import { runScript, runScriptPhase } from "./script-phase.ts";
 import { phaseView, START_LEAD_MS, type PhaseView, type RunRecord } from "./run-record.ts";
 
@@ -22,10 +24,10 @@ export interface SetupOutcome {
 }
 
 /** The spec's setup steps; null when it has none. */
-export async function runSetupSteps(spec: RunSpec): Promise<SetupOutcome | null> {
+export async function runSetupSteps(env: Env, spec: RunSpec): Promise<SetupOutcome | null> {
   const steps = spec.setup ?? [];
   if (!steps.length) return null;
-  const setup = await runPhase(spec, steps, fetch.bind(globalThis));
+  const setup = await runPhase(spec, steps, outboundFetch(targetPolicy(env)));
   return { view: phaseView(setup), failure: setup.ok ? null : phaseFailure("setup", setup, steps), setupData: setup.captured };
 }
 
@@ -52,7 +54,7 @@ export async function runTeardown(env: Env, run: RunRecord): Promise<PhaseView |
     return phaseView({ ok: result.ok, steps: result.steps, captured: {} });
   }
   if (steps.length === 0) return null;
-  return phaseView(await runPhase(run.spec, steps, fetch.bind(globalThis)));
+  return phaseView(await runPhase(run.spec, steps, outboundFetch(targetPolicy(env))));
 }
 
 /** A setup that ended the run: the status it ends with and why. */
@@ -70,7 +72,7 @@ export interface SetupFailure {
  */
 export async function setUpRun(env: Env, run: RunRecord): Promise<{ run: RunRecord; failure: SetupFailure | null }> {
   let current = run;
-  const phases = [() => runSetupSteps(run.spec), () => runScriptSetup(env, run.runId, run.spec)];
+  const phases = [() => runSetupSteps(env, run.spec), () => runScriptSetup(env, run.runId, run.spec)];
   for (const phase of phases) {
     const outcome = await phase();
     if (!outcome) continue;

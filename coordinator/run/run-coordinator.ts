@@ -17,6 +17,8 @@
  * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(); fetch()
  * serves the live event stream (GET /live).
  */
+import { outboundFetch } from "../../workers/outbound/outbound-fetch.ts";
+import { pushOutputPolicy } from "../../workers/outbound/policies.ts";
 import { DurableObject } from "cloudflare:workers";
 import type { Plan } from "../../core/plan/plan.ts";
 import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ChildFlush } from "../../core/run/protocol.ts";
@@ -68,7 +70,7 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Tells the shards a stopping run's stop (in memory: a restarted object sends it again). */
   readonly #stopper = new ShardStopper();
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
-  #pusher = new MetricsPusher();
+  readonly #pusher = new MetricsPusher(outboundFetch(pushOutputPolicy(this.env)));
   // Fields are set once super() has run, so they can read this.ctx.
   readonly #log = new FlushLog(this.ctx.storage.sql);
   readonly #live = new LiveFeed(this.ctx.storage.sql);

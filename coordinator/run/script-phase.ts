@@ -1,7 +1,7 @@
 /**
  * A k6 script's setup() and teardown(), run once by the coordinator (as k6 runs them once
  * per test, not per VU), in the script's own isolate like its iterations. Their requests
- * go out one at a time through the same allow-list and redirect guard as the shards',
+ * go out one at a time through the same outbound policy as the shards' (workers/outbound/),
  * and through the phase IO of edgeload's own setup steps (scenarios/run-phase.ts), outside
  * any engine, so, like edgeload's own setup steps, they are not in the run's
  * metrics (k6 counts them in http_reqs; see the README's k6 compatibility table).
@@ -14,10 +14,10 @@ import type { ScriptSpec } from "../../core/spec/script-schema.ts";
 import { scriptObjectKey } from "../../core/spec/script-schema.ts";
 import type { RunSpec } from "../../core/spec/types.ts";
 import { phaseIO, type PhaseResult } from "../../scenarios/run-phase.ts";
-import { followingAllowedRedirects } from "../../workers/shard/redirect-guard.ts";
+import { outbound } from "../../workers/outbound/outbound-fetch.ts";
+import { targetPolicy } from "../../workers/outbound/policies.ts";
 import { IterationHost, scriptEntrypoint, type ScriptModules } from "../../workers/shard/script-flow.ts";
 import type { Env } from "../../workers/env.ts";
-import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
 
 /** The script of a run: its own, or its named scenarios' (they share one bundle). */
 export function runScript(spec: RunSpec): ScriptSpec | null {
@@ -46,16 +46,15 @@ export async function runScriptPhase(
   if (!env.LOADER || !object)
     return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded`, aborted: null };
   const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
-  const mayFollow = (url: string) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE)) === null;
-  const fetcher = followingAllowedRedirects(fetch.bind(globalThis), mayFollow);
+  const toTargets = outbound(targetPolicy(env));
   const recorder = phaseIO({
-    fetcher,
+    fetcher: toTargets.fetch,
     timeoutMs: spec.timeoutMs,
     failsOn: "exception",
     nameOf: (_index, request) => `${request.method} ${new URL(request.url).pathname}`,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   });
-  const host = new IterationHost(recorder.io, (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null);
+  const host = new IterationHost(recorder.io, toTargets);
   const outcome = await entry.phase(
     host,
     phase,

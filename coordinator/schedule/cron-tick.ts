@@ -13,10 +13,11 @@
  * overlapping ticks never start the same turn twice. The tick's time is the controller's
  * `scheduledTime`, passed in.
  */
+import { outbound } from "../../workers/outbound/outbound-fetch.ts";
+import { webhookPolicy } from "../../workers/outbound/policies.ts";
 import { vaultOf } from "./schedule-vault.ts";
 import { compareRuns } from "../../core/results/compare.ts";
 import { parseCron } from "../../core/watch/cron.ts";
-import { modeOf } from "../../core/spec/target-policy.ts";
 import { decideTurn } from "../../core/watch/schedule-turn.ts";
 import { scheduledVerdict } from "../../core/watch/scheduled-verdict.ts";
 import type { Env } from "../../workers/env.ts";
@@ -105,7 +106,7 @@ async function judgeEnded(env: Env, deps: TickDeps): Promise<number> {
       verdict,
     };
     const webhooks = (await vaultOf(env, schedule.id).get())?.webhooks ?? [];
-    deps.waitUntil(notifyVerdict(env.DB, { allowList: env.ALLOWED_WEBHOOKS, mode: modeOf(env.EDGELOAD_MODE) }, webhooks, event));
+    deps.waitUntil(notifyVerdict(env.DB, outbound(webhookPolicy(env)), webhooks, event));
   }
   return n;
 }

@@ -2,28 +2,23 @@
  * Delivers a scheduled run's verdict to the schedule's webhooks that asked for it: signed
  * (core/watch/webhook.ts), retried with backoff, every attempt logged in D1
  * (`webhook_attempts`). The host was allowed when the schedule was created and is checked
- * again here, in case the allow-list shrank since. Redirects are not followed: a webhook
- * must not lead the Worker somewhere else.
+ * again here (workers/outbound/policies.ts webhookPolicy), in case the allow-list shrank
+ * since. Redirects are not followed: a webhook must not lead the Worker somewhere else.
  */
-import { webhookHostProblem, type Webhook } from "../../core/watch/schedule-input.ts";
-import type { Mode } from "../../core/run/protocol.ts";
+import type { Outbound } from "../../core/outbound/outbound-request.ts";
+import type { Webhook } from "../../core/watch/schedule-input.ts";
 import { retryDelayMs, signatureHeaders, webhookBody, type VerdictEvent } from "../../core/watch/webhook.ts";
 import { logAttempt } from "../store/schedules.ts";
 
 /** How long one delivery may take before it counts as failed. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
-/** Where webhooks may go: the deployment's ALLOWED_WEBHOOKS and mode. */
-export interface WebhookPolicy {
-  readonly allowList: string | undefined;
-  readonly mode: Mode;
-}
-
-export async function notifyVerdict(db: D1Database, policy: WebhookPolicy, webhooks: readonly Webhook[], event: VerdictEvent): Promise<void> {
+/** `toHooks`: the way out to the deployment's ALLOWED_WEBHOOKS (webhookPolicy). */
+export async function notifyVerdict(db: D1Database, toHooks: Outbound, webhooks: readonly Webhook[], event: VerdictEvent): Promise<void> {
   await Promise.all(
     webhooks.map(async (hook, index) => {
       if (!hook.on.includes(event.verdict.kind)) return;
-      const refused = webhookHostProblem(new URL(hook.url), policy.allowList, policy.mode);
+      const refused = toHooks.policy(new URL(hook.url));
       if (refused) {
         await logAttempt(db, {
           schedule_id: event.schedule.id,
@@ -36,12 +31,12 @@ export async function notifyVerdict(db: D1Database, policy: WebhookPolicy, webho
         });
         return;
       }
-      await deliver(db, hook, index, event);
+      await deliver(db, toHooks, hook, index, event);
     }),
   );
 }
 
-async function deliver(db: D1Database, hook: Webhook, index: number, event: VerdictEvent): Promise<void> {
+async function deliver(db: D1Database, toHooks: Outbound, hook: Webhook, index: number, event: VerdictEvent): Promise<void> {
   const body = webhookBody(hook.format, event);
   let lastStatus: number | null = null;
   for (let attempt = 1; ; attempt++) {
@@ -51,7 +46,7 @@ async function deliver(db: D1Database, hook: Webhook, index: number, event: Verd
     const atMs = Date.now();
     let error: string | null = null;
     try {
-      const response = await fetch(hook.url, {
+      const response = await toHooks.fetch(hook.url, {
         method: "POST",
         redirect: "manual",
         headers: { "content-type": "application/json", "user-agent": "edgeload-webhook/1", ...(await signatureHeaders(hook.secret, body, Date.now())) },

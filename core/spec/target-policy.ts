@@ -48,6 +48,21 @@ export function checkTarget(target: string, allowList: string | undefined, mode:
   return { field: "target", detail: `${url.origin} is not in ALLOWED_TARGETS (${allowed.join(", ")}); to add it, ${ALLOW_LIST_HINT}` };
 }
 
+/** How a deployment allows push outputs' hosts: a secret in ALLOWED_TARGETS' form. */
+export const OUTPUT_ALLOW_HINT =
+  "allow push output hosts with `npx wrangler secret put ALLOWED_OUTPUTS` (comma-separated origins, hosts or *.wildcards, " +
+  "e.g. https://otlp.example.com); it applies at once, no redeploy";
+
+/**
+ * Why a push output's URL is refused, or null: listed in ALLOWED_OUTPUTS, or loopback under
+ * wrangler dev. Outputs POST once a window to a URL the spec names, with headers it chooses:
+ * without a list of their own they would be a way to make the Worker call anything.
+ */
+export function outputHostProblem(url: URL, allowList: string | undefined, mode: Mode): string | null {
+  if (isListed(url, allowList) || (isLoopback(url.hostname) && mode === "local")) return null;
+  return `${url.origin} is not an allowed push output host; ${OUTPUT_ALLOW_HINT}`;
+}
+
 /** Whether `url` matches an entry of a comma-separated list of origins, hosts and `*.`wildcards. */
 export function isListed(url: URL, allowList: string | undefined): boolean {
   const host = url.hostname.toLowerCase();

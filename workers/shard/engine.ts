@@ -24,6 +24,7 @@
  * Its pieces: the open windows (shard-windows.ts), iterations in flight (in-flight.ts),
  * sleeps (engine-sleeps.ts), timing a request (measure-request.ts), cloudflare-signature.ts.
  */
+import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/data/interleave.ts";
 import { ShardShare } from "../../core/schedule/pacer.ts";
@@ -79,7 +80,7 @@ export class ShardEngine implements IterationHost {
   /** The k6 tags every request of this shard has unless it says otherwise: the test's, its scenario, the root group. */
   readonly #defaultTags: SampleTags;
   readonly #clock: EngineClock;
-  readonly #fetch: typeof fetch;
+  readonly #fetch: OutboundFetch;
   readonly #flow: Flow;
   /** Step an iteration dropped at its due time is counted under. */
   readonly #dropStep: (global: number) => number;
@@ -109,7 +110,7 @@ export class ShardEngine implements IterationHost {
   constructor(
     a: ShardAssignment,
     clock: EngineClock,
-    fetcher: typeof fetch,
+    fetcher: OutboundFetch,
     onWindow: (w: Omit<ShardWindow, "part">) => void,
     flow: Flow,
     loopWatch = new LoopWatch(clock),

@@ -33,8 +33,8 @@ import type { Env, ObjectNamespaces } from "../env.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
-import { followingAllowedRedirects } from "./redirect-guard.ts";
-import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
+import { outboundFetch } from "../outbound/outbound-fetch.ts";
+import { targetPolicy } from "../outbound/policies.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { buildShardFlow } from "./shard-flow.ts";
 import { observeColo } from "./observe-colo.ts";
@@ -199,11 +199,8 @@ export class LoadShard extends DurableObject<ShardEnv> {
       if (saved !== undefined) built.flow.restore?.(saved);
       this.#flow = built.flow;
     }
-    // Redirects are followed only onto targets this deployment allows (redirect-guard.ts).
-    const fetcher = followingAllowedRedirects(
-      fetch.bind(globalThis),
-      (url) => checkTarget(url, this.env.ALLOWED_TARGETS, modeOf(this.env.EDGELOAD_MODE)) === null,
-    );
+    // Requests and their redirects reach only targets this deployment allows (workers/outbound/).
+    const fetcher = outboundFetch(targetPolicy(this.env));
     if (shouldWarmUp(assignment.t0Ms, clock.now(), state.warmUp !== undefined)) {
       this.#save((state = { ...state, warmUp: await sendWarmUp(fetcher, assignment.spec.target, clock) }));
       await clock.sleep(assignment.t0Ms - clock.now());

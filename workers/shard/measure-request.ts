@@ -4,6 +4,7 @@
  * error. What it returns goes into the request's trail (core/metrics/request-trail.ts); a request
  * cut by stop() is not measured at all (IterationInterrupted, as k6 drops it).
  */
+import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
 import { IterationInterrupted, type FlowRequest } from "../../scenarios/flow.ts";
 import type { ConnectionSlots } from "./connection-slots.ts";
 import type { EngineClock } from "./engine-types.ts";
@@ -11,7 +12,7 @@ import { bodyBytes, isTimeout } from "./response-body.ts";
 import type { RequestTrail } from "../../core/metrics/request-trail.ts";
 
 export interface MeasureDeps {
-  readonly fetch: typeof fetch;
+  readonly fetch: OutboundFetch;
   readonly clock: EngineClock;
   /** The slot the request holds until its headers arrive (or it fails). */
   readonly slots: ConnectionSlots;

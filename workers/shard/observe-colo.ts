@@ -4,6 +4,8 @@
  * core/formats/cdn-cgi-trace.ts. A local shard does not ask: its colo is `local`.
  */
 import { coloFromTrace } from "../../core/formats/cdn-cgi-trace.ts";
+import { outboundFetch } from "../outbound/outbound-fetch.ts";
+import { onlyOrigin } from "../outbound/policies.ts";
 
 /** Any Cloudflare zone's trace reports the colo that served it. */
 const CLOUDFLARE_TRACE_URL = "https://cloudflare.com/cdn-cgi/trace";
@@ -14,7 +16,8 @@ const CLOUDFLARE_TRACE_URL = "https://cloudflare.com/cdn-cgi/trace";
  */
 export async function observeColo(traceUrl: string | undefined): Promise<string> {
   try {
-    const text = await (await fetch(traceUrl ?? CLOUDFLARE_TRACE_URL, { signal: AbortSignal.timeout(3_000) })).text();
+    const url = traceUrl ?? CLOUDFLARE_TRACE_URL;
+    const text = await (await outboundFetch(onlyOrigin(url))(url, { signal: AbortSignal.timeout(3_000) })).text();
     return coloFromTrace(text);
   } catch {
     return "unknown";

@@ -10,6 +10,7 @@
  * custom metrics ride along with those calls and with the iteration's end, and are applied
  * here, in the window of the moment they arrive.
  */
+import type { Outbound } from "../../core/outbound/outbound-request.ts";
 import { RpcTarget } from "cloudflare:workers";
 import { scriptStepOf, type ScriptSpec } from "../../core/spec/script-schema.ts";
 import { IterationInterrupted, type Flow, type FlowIO, type IterationInfo } from "../../scenarios/flow.ts";
@@ -73,8 +74,8 @@ export interface ScriptRun {
   /** The run's step names: a request is recorded under the one its tag names (scriptStepOf). */
   readonly steps: readonly string[];
   readonly setupData: string | null;
-  /** Whether a URL may be sent to (the deployment's allow-list). */
-  readonly mayRequest: (url: string) => string | null;
+  /** The way out: whether a URL may be sent to (the deployment's allow-list), and the fetch sockets open with. */
+  readonly outbound: Outbound;
 }
 
 export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
@@ -91,7 +92,7 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
       if (typeof saved === "number") closedStarted = saved;
     },
     async run(io: FlowIO, it: IterationInfo): Promise<void> {
-      const host = new IterationHost(io, run.mayRequest, run.steps, { ...run.tags, scenario: run.scenario.name });
+      const host = new IterationHost(io, run.outbound, run.steps, { ...run.tags, scenario: run.scenario.name });
       // A VU executor's iteration numbers count per VU (it.global); arrival-rate ones are
       // already the scenario's (ShardShare.globalIndex).
       const closed = it.vu !== undefined;
@@ -129,7 +130,7 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
 /** The shard's side of one iteration, called back by the script's isolate. */
 export class IterationHost extends RpcTarget implements Host {
   readonly #io: FlowIO;
-  readonly #mayRequest: (url: string) => string | null;
+  readonly #outbound: Outbound;
   readonly #steps: readonly string[];
   /** k6's tags of everything this iteration records unless it says otherwise: the test's and scenario's, the scenario's name. */
   readonly #defaultTags: SampleTags;
@@ -137,13 +138,13 @@ export class IterationHost extends RpcTarget implements Host {
   /** Why the iteration was cut short, if it was. */
   interrupted: string | null = null;
 
-  constructor(io: FlowIO, mayRequest: (url: string) => string | null, steps: readonly string[] = [], defaultTags: SampleTags = { scenario: "default" }) {
+  constructor(io: FlowIO, outbound: Outbound, steps: readonly string[] = [], defaultTags: SampleTags = { scenario: "default" }) {
     super();
     this.#io = io;
-    this.#mayRequest = mayRequest;
+    this.#outbound = outbound;
     this.#steps = steps;
     this.#defaultTags = defaultTags;
-    this.#sockets = new ScriptSockets(io, mayRequest);
+    this.#sockets = new ScriptSockets(io, outbound);
   }
 
   async socketSession(samples: readonly Sample[], request: SocketRequest, listener: (event: SocketEvent) => void): Promise<void> {
@@ -177,7 +178,7 @@ export class IterationHost extends RpcTarget implements Host {
     } catch {
       throw new Error(`invalid URL "${request.url}"`);
     }
-    const refused = this.#mayRequest(url);
+    const refused = this.#outbound.policy(new URL(url));
     if (refused) throw new Error(`request to ${url} refused before it was sent: ${refused}`);
     try {
       const step = scriptStepOf(request.step, this.#steps);

@@ -12,10 +12,14 @@
  * A session still open when the iteration must stop (its hard stop, the run's end) is
  * closed with 1001 "going away" and the iteration is interrupted, as k6 does at gracefulStop.
  *
+ * The handshake goes out through the outbound module (workers/outbound/): the target's
+ * allow-list, no redirect followed.
+ *
  * Platform limits (core/plan/platform-limits.ts): the handshake is a subrequest and counts
  * among the connections an invocation may have waiting for response headers until the
  * 101 arrives; an open socket does not.
  */
+import type { Outbound } from "../../core/outbound/outbound-request.ts";
 import type { FlowIO } from "../../scenarios/flow.ts";
 import type { SampleTags, SocketEvent, SocketRequest } from "../../k6-compat/runtime/wire.ts";
 
@@ -27,19 +31,19 @@ const GOING_AWAY = 1001;
 
 export class ScriptSockets {
   readonly #io: FlowIO;
-  readonly #mayRequest: (url: string) => string | null;
+  readonly #outbound: Outbound;
   readonly #open = new Map<number, { readonly socket: WebSocket; readonly closeFrameIsMessage: boolean; readonly tags: SampleTags }>();
   #nextId = 1;
 
-  constructor(io: FlowIO, mayRequest: (url: string) => string | null) {
+  constructor(io: FlowIO, outbound: Outbound) {
     this.#io = io;
-    this.#mayRequest = mayRequest;
+    this.#outbound = outbound;
   }
 
   /** Opens `request`'s socket, hands its events to `listener` in order, resolves once it has closed. */
   async session(request: SocketRequest, listener: (event: SocketEvent) => unknown): Promise<void> {
     const url = httpUrlOf(request.url);
-    const refused = this.#mayRequest(url);
+    const refused = this.#outbound.policy(new URL(url));
     if (refused) throw new Error(`WebSocket to ${request.url} refused before it was opened: ${refused}`);
     let delivered: Promise<unknown> = Promise.resolve();
     // One event at a time, so the script sees them in the order they happened.
@@ -53,7 +57,8 @@ export class ScriptSockets {
     let failure = "";
     let protocol = "";
     try {
-      const response = await fetch(url, { headers });
+      // k6's WebSocket client follows no redirect: a 3xx is a bad handshake, and never a way to another host.
+      const response = await this.#outbound.fetch(url, { headers, redirect: "manual" });
       socket = response.webSocket;
       protocol = response.headers.get("Sec-WebSocket-Protocol") ?? "";
       if (!socket) {

@@ -7,7 +7,8 @@
 import type { ShardAssignment } from "../../core/run/protocol.ts";
 import { parseSeedSet, seedObjectKey, type SeedData } from "../../core/data/seed-set.ts";
 import { SETUP_DATA, scriptObjectKey } from "../../core/spec/script-schema.ts";
-import { checkTarget, modeOf } from "../../core/spec/target-policy.ts";
+import { outbound } from "../outbound/outbound-fetch.ts";
+import { targetPolicy } from "../outbound/policies.ts";
 import { segmentedIndex, shardVuPool } from "../../core/schedule/vu-ids.ts";
 import { createFlow } from "../../scenarios/create-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
@@ -56,6 +57,6 @@ async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment): Pro
     tags: spec.tags,
     steps: spec.steps.map((s) => s.name),
     setupData: spec.setupData?.[SETUP_DATA] ?? null,
-    mayRequest: (url) => checkTarget(url, env.ALLOWED_TARGETS, modeOf(env.EDGELOAD_MODE))?.detail ?? null,
+    outbound: outbound(targetPolicy(env)),
   });
 }

@@ -7,6 +7,7 @@
  * target's origin (opening the connection; not counted in any metric, and stored apart),
  * and waits for t0 in the same invocation.
  */
+import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
 import { WARM_UP_LEAD_MS } from "../../core/schedule/shard-assignment.ts";
 import type { EngineClock } from "./engine-types.ts";
 
@@ -45,7 +46,7 @@ export function shouldWarmUp(t0Ms: number, nowMs: number, warmedUp: boolean): bo
  * connection is what it is for; any answer will do). A run without a target of its own
  * (a k6 script names its URLs in code) sends none: null.
  */
-export async function sendWarmUp(fetcher: typeof fetch, target: string | undefined, clock: Pick<EngineClock, "now">): Promise<WarmUp | null> {
+export async function sendWarmUp(fetcher: OutboundFetch, target: string | undefined, clock: Pick<EngineClock, "now">): Promise<WarmUp | null> {
   if (!target) return null;
   const url = `${new URL(target).origin}/`;
   const started = clock.now();

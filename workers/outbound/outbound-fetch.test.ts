@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import { MAX_REDIRECTS, OutboundRefused, outboundFetch, type OutboundInit, type OutboundPolicy } from "./outbound-fetch.ts";
+
+/** A fake network: each URL answers from the table; every request is recorded. */
+function network(routes: Record<string, { status: number; location?: string }>) {
+  const sent: Array<{ url: string; method: string; redirect: string | undefined; headers: Headers; body: unknown }> = [];
+  const fetcher = (async (url: string, init: RequestInit = {}) => {
+    sent.push({ url, method: init.method ?? "GET", redirect: init.redirect, headers: new Headers(init.headers), body: init.body ?? null });
+    const route = routes[url] ?? { status: 404 };
+    return new Response("body", { status: route.status, headers: route.location ? { location: route.location } : {} });
+  }) as unknown as typeof fetch;
+  return { fetcher, sent };
+}
+
+/** A request's init with its redirect limit (k6's params.redirects or options.maxRedirects). */
+const limit = (maxRedirects: number): OutboundInit => ({ redirect: "follow", maxRedirects });
+
+const loopbackOnly: OutboundPolicy = (url) => (["127.0.0.1", "localhost"].includes(url.hostname) ? null : "not an allowed target");
+
+describe("outboundFetch", () => {
+  it("follows redirects that stay on allowed targets, never letting fetch follow by itself", async () => {
+    const net = network({ "http://127.0.0.1:9/a": { status: 302, location: "/b" }, "http://127.0.0.1:9/b": { status: 200 } });
+    const response = await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/a", {});
+    expect(response.status).toBe(200);
+    expect(net.sent.map(({ url, method, redirect }) => ({ url, method, redirect }))).toEqual([
+      { url: "http://127.0.0.1:9/a", method: "GET", redirect: "manual" },
+      { url: "http://127.0.0.1:9/b", method: "GET", redirect: "manual" },
+    ]);
+  });
+
+  it("refuses a first request its policy does not allow, without sending it", async () => {
+    const net = network({});
+    await expect(outboundFetch(loopbackOnly, net.fetcher)("http://169.254.169.254/latest/meta-data/", {})).rejects.toThrow(
+      new OutboundRefused("request to http://169.254.169.254/latest/meta-data/ refused: not an allowed target"),
+    );
+    // A request that reads its own redirects is asked about too.
+    await expect(outboundFetch(loopbackOnly, net.fetcher)("https://example.com/", { redirect: "manual" })).rejects.toThrow(OutboundRefused);
+    expect(net.sent).toEqual([]);
+  });
+
+  it("refuses a redirect that leaves the allowed targets, without sending it", async () => {
+    const net = network({ "http://127.0.0.1:9/a": { status: 301, location: "https://example.com/x" } });
+    await expect(outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/a", {})).rejects.toThrow(
+      new OutboundRefused("redirect to https://example.com/x refused: not an allowed target"),
+    );
+    expect(net.sent.map((s) => s.url)).toEqual(["http://127.0.0.1:9/a"]);
+  });
+
+  it("answers with the last 3xx once the most redirects k6 follows are followed, as k6 does (not an error)", async () => {
+    const net = network({ "http://127.0.0.1:9/loop": { status: 302, location: "/loop" } });
+    const response = await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/loop", {});
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("/loop");
+    expect(await response.text()).toBe("body");
+    expect(net.sent).toHaveLength(MAX_REDIRECTS + 1);
+  });
+
+  it("follows at most a request's own maxRedirects (k6's params.redirects or options.maxRedirects)", async () => {
+    const chain: Record<string, { status: number; location?: string }> = { "http://127.0.0.1:9/get": { status: 200 } };
+    for (let n = 1; n <= 6; n++) chain[`http://127.0.0.1:9/redirect/${n}`] = { status: 302, location: n > 1 ? `/redirect/${n - 1}` : "/get" };
+    const guarded = outboundFetch(loopbackOnly, network(chain).fetcher);
+    const cut = await guarded("http://127.0.0.1:9/redirect/6", limit(5));
+    expect([cut.status, cut.headers.get("location")]).toEqual([302, "/get"]);
+    expect((await guarded("http://127.0.0.1:9/redirect/1", limit(1))).status).toBe(200);
+    expect((await guarded("http://127.0.0.1:9/redirect/1", limit(0))).status).toBe(302);
+    // Asked for two hops, it sends one.
+    const net = network(chain);
+    await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/redirect/2", limit(1));
+    expect(net.sent.map((s) => s.url)).toEqual(["http://127.0.0.1:9/redirect/2", "http://127.0.0.1:9/redirect/1"]);
+  });
+
+  it("still refuses a hop off the allowed targets within the limit", async () => {
+    const net = network({ "http://127.0.0.1:9/a": { status: 302, location: "https://example.com/x" } });
+    const guarded = outboundFetch(loopbackOnly, net.fetcher);
+    await expect(guarded("http://127.0.0.1:9/a", limit(3))).rejects.toThrow(OutboundRefused);
+    // With no hop left the 3xx is the answer: the refused target is never asked for.
+    expect((await guarded("http://127.0.0.1:9/a", limit(0))).status).toBe(302);
+    expect(net.sent.map((s) => s.url)).toEqual(["http://127.0.0.1:9/a", "http://127.0.0.1:9/a"]);
+  });
+
+  it("changes methods as Go's client (k6's) does: 301/302/303 continue as a GET without a body, 307/308 repeat both", async () => {
+    const net = network({
+      "http://127.0.0.1:9/303": { status: 303, location: "/done" },
+      "http://127.0.0.1:9/301": { status: 301, location: "/done" },
+      "http://127.0.0.1:9/307": { status: 307, location: "/done" },
+      "http://127.0.0.1:9/308": { status: 308, location: "/done" },
+      "http://127.0.0.1:9/done": { status: 200 },
+    });
+    const guarded = outboundFetch(loopbackOnly, net.fetcher);
+    await guarded("http://127.0.0.1:9/303", { method: "POST", body: "x=1" });
+    // Go turns every method but GET and HEAD into a GET on 301 and 302 (fetch would keep a PUT).
+    await guarded("http://127.0.0.1:9/301", { method: "PUT", body: "x=2" });
+    await guarded("http://127.0.0.1:9/301", { method: "HEAD" });
+    await guarded("http://127.0.0.1:9/307", { method: "POST", body: "x=3" });
+    await guarded("http://127.0.0.1:9/308", { method: "PATCH", body: "x=4" });
+    expect(net.sent.map((s) => `${s.method} ${new URL(s.url).pathname} ${s.body}`)).toEqual([
+      "POST /303 x=1",
+      "GET /done null",
+      "PUT /301 x=2",
+      "GET /done null",
+      "HEAD /301 null",
+      "HEAD /done null",
+      "POST /307 x=3",
+      "POST /done x=3",
+      "PATCH /308 x=4",
+      "PATCH /done x=4",
+    ]);
+  });
+
+  it("takes a 300 Multiple Choices with a Location as the answer, as Go does", async () => {
+    const net = network({ "http://127.0.0.1:9/choices": { status: 300, location: "/one" }, "http://127.0.0.1:9/one": { status: 200 } });
+    expect((await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/choices")).status).toBe(300);
+    expect(net.sent).toHaveLength(1);
+  });
+
+  it("drops Authorization, Cookie and Proxy-Authorization on a hop to another origin, and keeps them on the same one", async () => {
+    const net = network({
+      "http://127.0.0.1:9/a": { status: 302, location: "/b" },
+      "http://127.0.0.1:9/b": { status: 302, location: "http://localhost:9/c" },
+      "http://localhost:9/c": { status: 200 },
+    });
+    const credentials = { authorization: "Bearer secret", cookie: "sid=1", "proxy-authorization": "Basic x", "x-trace": "t" };
+    await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/a", { headers: credentials });
+    const seen = net.sent.map((s) => [s.url, [...s.headers.keys()].sort().join(",")]);
+    expect(seen).toEqual([
+      ["http://127.0.0.1:9/a", "authorization,cookie,proxy-authorization,x-trace"],
+      ["http://127.0.0.1:9/b", "authorization,cookie,proxy-authorization,x-trace"],
+      ["http://localhost:9/c", "x-trace"],
+    ]);
+  });
+
+  it("leaves manual requests' redirects to them", async () => {
+    const net = network({ "http://127.0.0.1:9/form": { status: 303, location: "/done" } });
+    const manual = await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/form", { method: "GET", redirect: "manual" });
+    expect(manual.status).toBe(303);
+    expect(net.sent).toHaveLength(1);
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * The one way the deployed Worker sends a request: load from the shards, a k6 script's and a
+ * spec's setup and teardown, WebSocket handshakes, push outputs, webhooks, the colo probe.
+ * Each goes through `outboundFetch(policy)`, which
+ *
+ *  - asks the path's policy (policies.ts) whether the URL may be reached before sending, and
+ *    again before every redirect hop: a target answering `302 Location: http://169.254.169.254/`
+ *    must not turn a load test into load on a host nobody allowed;
+ *  - never lets fetch() follow redirects by itself: it follows them as k6 does, by Go's
+ *    statuses and method rules, holding credentials back across origins
+ *    (core/outbound/redirect-rules.ts);
+ *  - stops after a request's `maxRedirects` (RedirectInit: a k6 script's params.redirects or
+ *    options.maxRedirects; default MAX_REDIRECTS) and answers with the last 3xx, which is not
+ *    an error, as in k6. The response's `url` is the last URL fetched.
+ *
+ * A refused URL is not sent; the call throws OutboundRefused naming it, which each caller
+ * counts as it counts a connection error. Requests that ask for `redirect: "manual"` (silent
+ * authentication reads the 302 itself) are checked and sent once. The whole chain is one
+ * request to the engine: its duration runs from the first send to the last response.
+ *
+ * A layer rule (scripts/lint/structure.mjs) refuses a bare `fetch` anywhere else in the
+ * Worker's code, so a new outbound path cannot slip around the policy.
+ */
+import type { Outbound, OutboundFetch, OutboundPolicy } from "../../core/outbound/outbound-request.ts";
+import { nextHop, redirectTarget, type HopRequest } from "../../core/outbound/redirect-rules.ts";
+
+export type { Outbound, OutboundFetch, OutboundInit, OutboundPolicy } from "../../core/outbound/outbound-request.ts";
+
+/** As many hops as k6 follows by default (`maxRedirects`). */
+export const MAX_REDIRECTS = 10;
+
+export class OutboundRefused extends Error {
+  override readonly name = "OutboundRefused";
+}
+
+/** The platform's fetch, taken here and nowhere else in the Worker's code. */
+const platformFetch: typeof fetch = (input, init) => fetch(input, init);
+
+/**
+ * A fetch that reaches only what `policy` allows, on the first request and every redirect hop.
+ * `fetcher` is the platform's fetch; tests hand in a network of their own.
+ */
+export function outboundFetch(policy: OutboundPolicy, fetcher: typeof fetch = platformFetch): OutboundFetch {
+  const decided = new Map<string, string | null>();
+  const refusalOf = (url: URL) => {
+    // Policies decide by origin; a run sends to a handful, so each is asked once.
+    let refusal = decided.get(url.origin);
+    if (refusal === undefined) decided.set(url.origin, (refusal = policy(url)));
+    return refusal;
+  };
+  const checked = (href: string, what: string) => {
+    const refusal = refusalOf(new URL(href));
+    if (refusal !== null) throw new OutboundRefused(`${what} ${href} refused: ${refusal}`);
+  };
+  return async (input, init = {}) => {
+    const { maxRedirects = MAX_REDIRECTS, ...fetchInit } = init;
+    const first = typeof input === "string" ? input : input.href;
+    checked(first, "request to");
+    if (fetchInit.redirect === "manual") return fetcher(first, fetchInit);
+    let hop: HopRequest = { url: first, method: fetchInit.method ?? "GET", headers: fetchInit.headers, body: fetchInit.body };
+    for (let hops = 0; ; hops++) {
+      const response = await fetcher(hop.url, { ...fetchInit, method: hop.method, headers: hop.headers, body: hop.body, redirect: "manual" });
+      const next = redirectTarget(response.status, response.headers.get("location"), hop.url);
+      if (next === null || hops >= maxRedirects) return response;
+      await response.body?.cancel();
+      checked(next, "redirect to");
+      hop = nextHop(hop, response.status, next);
+    }
+  };
+}
+
+/** `policy` with the fetch that applies it: what a script's host takes (it asks first, to name a refusal). */
+export function outbound(policy: OutboundPolicy, fetcher: typeof fetch = platformFetch): Outbound {
+  return { policy, fetch: outboundFetch(policy, fetcher) };
+}

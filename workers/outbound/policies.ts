@@ -1,0 +1,41 @@
+/**
+ * The policy of each outbound path: which URLs it may reach (outbound-fetch.ts asks before
+ * the first request and every redirect hop). Each reads the deployment's secrets and mode
+ * when it is made, so an allow-list that shrank applies to the next request a path makes.
+ * The decisions themselves are pure and live in core (target-policy.ts, schedule-input.ts).
+ *
+ *   load, setup and teardown, WebSockets   ALLOWED_TARGETS (loopback under wrangler dev)
+ *   webhooks                               ALLOWED_WEBHOOKS (loopback under wrangler dev)
+ *   push outputs                           ALLOWED_OUTPUTS (loopback under wrangler dev)
+ *   the colo probe                         its one trace URL
+ */
+import { checkTarget, modeOf, outputHostProblem } from "../../core/spec/target-policy.ts";
+import { webhookHostProblem } from "../../core/watch/schedule-input.ts";
+import type { Env } from "../env.ts";
+import type { OutboundPolicy } from "./outbound-fetch.ts";
+
+type PolicyEnv = Pick<Env, "ALLOWED_TARGETS" | "ALLOWED_WEBHOOKS" | "ALLOWED_OUTPUTS" | "EDGELOAD_MODE">;
+
+/** Where a run's load and its setup, teardown and WebSockets may go: its deployment's targets. */
+export function targetPolicy(env: Pick<PolicyEnv, "ALLOWED_TARGETS" | "EDGELOAD_MODE">): OutboundPolicy {
+  const mode = modeOf(env.EDGELOAD_MODE);
+  return (url) => checkTarget(url.href, env.ALLOWED_TARGETS, mode)?.detail ?? null;
+}
+
+/** Where a schedule's webhooks may go. */
+export function webhookPolicy(env: Pick<PolicyEnv, "ALLOWED_WEBHOOKS" | "EDGELOAD_MODE">): OutboundPolicy {
+  const mode = modeOf(env.EDGELOAD_MODE);
+  return (url) => webhookHostProblem(url, env.ALLOWED_WEBHOOKS, mode);
+}
+
+/** Where a run's push outputs may go. */
+export function pushOutputPolicy(env: Pick<PolicyEnv, "ALLOWED_OUTPUTS" | "EDGELOAD_MODE">): OutboundPolicy {
+  const mode = modeOf(env.EDGELOAD_MODE);
+  return (url) => outputHostProblem(url, env.ALLOWED_OUTPUTS, mode);
+}
+
+/** Only `traceUrl`'s origin: the colo probe reads one page. */
+export function onlyOrigin(traceUrl: string): OutboundPolicy {
+  const origin = new URL(traceUrl).origin;
+  return (url) => (url.origin === origin ? null : `only ${origin} is read here`);
+}
