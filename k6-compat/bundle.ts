@@ -45,7 +45,7 @@ const HTML_USE = /\.html\s*\(|["']k6\/html["']/;
 const HTML_INSTALLED = '__k6modules["k6/html"]';
 /**
  * k6/html: cheerio's parser (runtime/html.ts) bundled with the script and installed in the
- * VU's modules, where res.html() finds it too (runtime/vu-modules.ts).
+ * VU's modules, where res.html() finds it too (runtime/vu-modules/html.ts).
  */
 const HTML_MODULE = [
   'import { parseHTML as parse } from "./html.ts";',
@@ -62,51 +62,10 @@ const EXPORTS = "__k6script";
  * without it they are refused, naming the URL.
  */
 export async function bundleScript(scriptPath: string, remote: RemoteModules | null = null, withHtml = false): Promise<Bundled> {
-  const refused: string[] = [];
-  let usesHtml = false;
+  const notes: LoadNotes = { refused: [], usesHtml: false };
+  const { refused } = notes;
   const entryDir = dirname(resolve(scriptPath));
-  const importer = (path: string) => relative(process.cwd(), path) || path;
-  const plugin: Plugin = {
-    name: "k6-modules",
-    setup(b) {
-      b.onResolve({ filter: /^k6(\/.*)?$/ }, (args) => {
-        const reason = refusal(args.path);
-        if (reason) refused.push(`${importer(args.importer)}: import of ${reason}`);
-        return { path: args.path, namespace: NAMESPACE };
-      });
-      // A remote module, and what it imports relative to its own URL, as k6 resolves them.
-      b.onResolve({ filter: /^https?:\/\// }, (args) => ({ path: args.path, namespace: REMOTE }));
-      b.onResolve({ filter: /^\.\.?\//, namespace: REMOTE }, (args) => ({ path: new URL(args.path, args.importer).href, namespace: REMOTE }));
-      b.onLoad({ filter: /.*/, namespace: REMOTE }, async (args) => {
-        if (!remote) {
-          refused.push(`${importer(args.path)}: import of remote module ${args.path}: modules are fetched by the CLI (edgeload run or plan)`);
-          return { contents: "", loader: "js" };
-        }
-        const loaded = await remote.load(args.path);
-        if (!loaded.ok) {
-          refused.push(`import of remote module ${loaded.reason}`);
-          return { contents: "", loader: "js" };
-        }
-        if (HTML_USE.test(loaded.contents)) usesHtml = true;
-        return { contents: loaded.contents, loader: "js" };
-      });
-      // k6 resolves open() against the calling module's directory: each module that calls
-      // it gets its own `open`, which tells the runtime where it sits (hoisted, appended so
-      // line numbers stay the script's).
-      b.onLoad({ filter: /\.(m?js|cjs|m?ts)$/, namespace: "file" }, async (args) => {
-        const contents = await readFile(args.path, "utf8");
-        if (HTML_USE.test(contents)) usesHtml = true;
-        const loader = /ts$/.test(args.path) ? "ts" : "js";
-        if (!/\bopen\s*\(/.test(contents) || /(function\s+open\s*\(|(const|let|var)\s+open\b)/.test(contents)) return { contents, loader };
-        const dir = relative(entryDir, dirname(args.path)) || ".";
-        return { contents: `${contents}\nfunction open(path, mode) { return __k6open(path, mode, ${JSON.stringify(dir)}); }\n`, loader };
-      });
-      b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => {
-        if (args.path === "k6/html") return { contents: HTML_MODULE, loader: "js", resolveDir: RUNTIME_DIR };
-        return { contents: isSupportedModule(args.path) ? virtualModuleSource(args.path) : "export default {};", loader: "js" };
-      });
-    },
-  };
+  const plugin = k6ModulesPlugin(entryDir, remote, notes);
   let code: string;
   let map: { sources: string[]; mappings: string };
   try {
@@ -141,10 +100,70 @@ export async function bundleScript(scriptPath: string, remote: RemoteModules | n
   }
   if (refused.length) return { ok: false, problems: refused };
   // A script that calls .html( gets k6/html's parser (cheerio) with it; others do not carry it.
-  if (usesHtml && !withHtml && !code.includes(HTML_INSTALLED)) return bundleScript(scriptPath, remote, true);
+  if (notes.usesHtml && !withHtml && !code.includes(HTML_INSTALLED)) return bundleScript(scriptPath, remote, true);
   const rewritten = makeBlockingCallsAwaited(code, { isAsyncName: isBlockingName, isAsyncMember: isBlockingMember });
   if (!rewritten.ok) return { ok: false, problems: rewritten.problems.map((p) => `${relative(process.cwd(), scriptPath)} (bundled) ${p}`) };
   return { ok: true, factory: wrapFactory(rewritten.code), lines: sourceLines(map, LINES_BEFORE_CODE + 1) };
+}
+
+/** What esbuild's loads tell bundleScript: the imports refused, and whether the script may parse HTML. */
+interface LoadNotes {
+  readonly refused: string[];
+  usesHtml: boolean;
+}
+
+/**
+ * How the script's imports load: `k6/…` as the compat layer's virtual modules (refusing what
+ * edgeload cannot run), URLs through `remote`, and local files with their own `open`.
+ */
+function k6ModulesPlugin(entryDir: string, remote: RemoteModules | null, notes: LoadNotes): Plugin {
+  const { refused } = notes;
+  return {
+    name: "k6-modules",
+    setup(b) {
+      b.onResolve({ filter: /^k6(\/.*)?$/ }, (args) => {
+        const reason = refusal(args.path);
+        if (reason) refused.push(`${shownPath(args.importer)}: import of ${reason}`);
+        return { path: args.path, namespace: NAMESPACE };
+      });
+      // A remote module, and what it imports relative to its own URL, as k6 resolves them.
+      b.onResolve({ filter: /^https?:\/\// }, (args) => ({ path: args.path, namespace: REMOTE }));
+      b.onResolve({ filter: /^\.\.?\//, namespace: REMOTE }, (args) => ({ path: new URL(args.path, args.importer).href, namespace: REMOTE }));
+      b.onLoad({ filter: /.*/, namespace: REMOTE }, async (args) => {
+        if (!remote) {
+          refused.push(`${shownPath(args.path)}: import of remote module ${args.path}: modules are fetched by the CLI (edgeload run or plan)`);
+          return { contents: "", loader: "js" };
+        }
+        const loaded = await remote.load(args.path);
+        if (!loaded.ok) {
+          refused.push(`import of remote module ${loaded.reason}`);
+          return { contents: "", loader: "js" };
+        }
+        if (HTML_USE.test(loaded.contents)) notes.usesHtml = true;
+        return { contents: loaded.contents, loader: "js" };
+      });
+      // k6 resolves open() against the calling module's directory: each module that calls
+      // it gets its own `open`, which tells the runtime where it sits (hoisted, appended so
+      // line numbers stay the script's).
+      b.onLoad({ filter: /\.(m?js|cjs|m?ts)$/, namespace: "file" }, async (args) => {
+        const contents = await readFile(args.path, "utf8");
+        if (HTML_USE.test(contents)) notes.usesHtml = true;
+        const loader = /ts$/.test(args.path) ? "ts" : "js";
+        if (!/\bopen\s*\(/.test(contents) || /(function\s+open\s*\(|(const|let|var)\s+open\b)/.test(contents)) return { contents, loader };
+        const dir = relative(entryDir, dirname(args.path)) || ".";
+        return { contents: `${contents}\nfunction open(path, mode) { return __k6open(path, mode, ${JSON.stringify(dir)}); }\n`, loader };
+      });
+      b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => {
+        if (args.path === "k6/html") return { contents: HTML_MODULE, loader: "js", resolveDir: RUNTIME_DIR };
+        return { contents: isSupportedModule(args.path) ? virtualModuleSource(args.path) : "export default {};", loader: "js" };
+      });
+    },
+  };
+}
+
+/** A path as messages name it: relative to where the CLI runs. */
+function shownPath(path: string): string {
+  return relative(process.cwd(), path) || path;
 }
 
 /**
