@@ -45,140 +45,151 @@ export interface SocketDeps {
 
 /** The module's exports for one VU. */
 export function createWebSockets(deps: SocketDeps): Record<string, unknown> {
-  class WebSocket {
-    static readonly CONNECTING = CONNECTING;
-    static readonly OPEN = OPEN;
-    static readonly CLOSING = CLOSING;
-    static readonly CLOSED = CLOSED;
-    readonly url: string;
-    readyState: number = CONNECTING;
-    protocol = "";
-    bufferedAmount = 0;
-    onopen: Listener | null = null;
-    onmessage: Listener | null = null;
-    onerror: Listener | null = null;
-    onclose: Listener | null = null;
-    onping: Listener | null = null;
-    onpong: Listener | null = null;
-    #binaryType: "blob" | "arraybuffer" = "blob";
-    readonly #listeners = new Map<EventType, Listener[]>();
-    readonly #host: IterationHost;
-    readonly #loop: VuEventLoop;
-    #id: number | null = null;
-    /** Sends and the close, in the order the script made them. */
-    #outbox: Promise<void> = Promise.resolve();
-
+  /** k6's `new WebSocket(url, protocols?, params?)`, over this VU's host and event loop. */
+  class WebSocket extends ShardWebSocket {
     constructor(url: unknown, protocols?: unknown, params?: SocketParams | null) {
-      this.url = socketUrl(url);
-      this.#host = deps.host("new WebSocket()");
-      this.#loop = deps.loop();
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(params?.headers ?? {})) headers[k] = String(v);
-      const list = protocols === undefined || protocols === null ? [] : Array.isArray(protocols) ? protocols.map(String) : [String(protocols)];
-      const release = this.#loop.hold(() => this.#abandon());
-      const loop = this.#loop;
-      this.#host
-        .socketSession(
-          deps.drain(),
-          { url: this.url, protocols: list, headers, closeFrameIsMessage: true, tags: { url: this.url, ...deps.tags(params?.tags) } },
-          (event) => loop.run(() => this.#receive(event)),
-        )
-        .then(
-          () => release(),
-          (error: unknown) => {
-            this.readyState = CLOSED;
-            loop.fail(error);
-            release();
-          },
-        );
-    }
-
-    get binaryType(): string {
-      return this.#binaryType;
-    }
-
-    set binaryType(value: string) {
-      if (value !== "blob" && value !== "arraybuffer") throw new Error(`unknown binaryType ${value}, the supported ones are "blob" and "arraybuffer"`);
-      this.#binaryType = value;
-    }
-
-    addEventListener(type: string, listener: Listener): void {
-      if (!(EVENT_TYPES as readonly string[]).includes(type)) throw new Error(`unknown WebSocket event "${type}" (known: ${EVENT_TYPES.join(", ")})`);
-      if (typeof listener !== "function") throw new TypeError("addEventListener needs a function");
-      const list = this.#listeners.get(type as EventType) ?? [];
-      list.push(listener);
-      this.#listeners.set(type as EventType, list);
-    }
-
-    send(data: unknown): void {
-      const id = this.#openId();
-      const payload = payloadOf(data);
-      this.#queue(async () => this.#host.socketSend(id, await payload));
-    }
-
-    close(code?: unknown, reason?: unknown): void {
-      if (this.readyState === CLOSING || this.readyState === CLOSED) return;
-      const id = this.#id;
-      this.readyState = CLOSING;
-      if (id === null) return; // still connecting: the shard closes it once open (see #receive)
-      this.#queue(() => this.#host.socketClose(id, code === undefined ? NORMAL_CLOSURE : Number(code), reason === undefined ? "" : String(reason)));
-    }
-
-    ping(): never {
-      this.#openId();
-      throw new Error(
-        "WebSocket.ping(): a Worker's WebSocket API cannot send ping frames (the runtime answers the server's own), so edgeload has no pong or ws_ping",
-      );
-    }
-
-    #openId(): number {
-      if (this.readyState !== OPEN || this.#id === null) throw new Error("InvalidStateError: the WebSocket is not open");
-      return this.#id;
-    }
-
-    #queue(step: () => Promise<void>): void {
-      // A send racing the server's close fails in the shard; the close event tells the script.
-      this.#outbox = this.#outbox.then(step).catch(() => {});
-    }
-
-    #receive(event: SocketEvent): void {
-      const base = { type: event.type, timestamp: Date.now(), target: this };
-      if (event.type === "open") {
-        this.#id = event.id;
-        this.protocol = event.protocol;
-        if (this.readyState === CLOSING) {
-          // close() was called while connecting.
-          this.#queue(() => this.#host.socketClose(event.id, NORMAL_CLOSURE, ""));
-          return;
-        }
-        this.readyState = OPEN;
-        this.#dispatch("open", base);
-      } else if (event.type === "message") {
-        if (this.readyState !== OPEN) return; // as k6: messages after close() are dropped
-        const data = typeof event.data === "string" || this.#binaryType === "arraybuffer" ? event.data : new Blob([event.data]);
-        this.#dispatch("message", { ...base, data, origin: this.url });
-      } else if (event.type === "error") {
-        this.#dispatch("error", { ...base, error: event.error });
-      } else {
-        this.readyState = CLOSED;
-        this.#dispatch("close", { ...base, code: event.code, reason: event.reason });
-      }
-    }
-
-    #dispatch(type: EventType, event: Record<string, unknown>): void {
-      const own = this[`on${type}`];
-      if (typeof own === "function") own.call(this, event);
-      for (const listener of this.#listeners.get(type) ?? []) listener.call(this, event);
-    }
-
-    /** The iteration ended with an error: no handler of this socket runs again; the shard closes it. */
-    #abandon(): void {
-      const id = this.#id;
-      this.readyState = CLOSED;
-      if (id !== null) this.#host.socketClose(id, GOING_AWAY, "").catch(() => {});
+      super(deps, url, protocols, params);
     }
   }
   return { WebSocket, Blob };
+}
+
+/**
+ * k6's browser-like WebSocket, made for one VU by createWebSockets (which passes the VU's
+ * deps): the state the script sees, and the shard's socket behind it.
+ */
+class ShardWebSocket {
+  static readonly CONNECTING = CONNECTING;
+  static readonly OPEN = OPEN;
+  static readonly CLOSING = CLOSING;
+  static readonly CLOSED = CLOSED;
+  readonly url: string;
+  readyState: number = CONNECTING;
+  protocol = "";
+  bufferedAmount = 0;
+  onopen: Listener | null = null;
+  onmessage: Listener | null = null;
+  onerror: Listener | null = null;
+  onclose: Listener | null = null;
+  onping: Listener | null = null;
+  onpong: Listener | null = null;
+  #binaryType: "blob" | "arraybuffer" = "blob";
+  readonly #listeners = new Map<EventType, Listener[]>();
+  readonly #host: IterationHost;
+  readonly #loop: VuEventLoop;
+  #id: number | null = null;
+  /** Sends and the close, in the order the script made them. */
+  #outbox: Promise<void> = Promise.resolve();
+
+  constructor(deps: SocketDeps, url: unknown, protocols: unknown, params: SocketParams | null | undefined) {
+    this.url = socketUrl(url);
+    this.#host = deps.host("new WebSocket()");
+    this.#loop = deps.loop();
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(params?.headers ?? {})) headers[k] = String(v);
+    const list = protocols === undefined || protocols === null ? [] : Array.isArray(protocols) ? protocols.map(String) : [String(protocols)];
+    const release = this.#loop.hold(() => this.#abandon());
+    const loop = this.#loop;
+    this.#host
+      .socketSession(
+        deps.drain(),
+        { url: this.url, protocols: list, headers, closeFrameIsMessage: true, tags: { url: this.url, ...deps.tags(params?.tags) } },
+        (event) => loop.run(() => this.#receive(event)),
+      )
+      .then(
+        () => release(),
+        (error: unknown) => {
+          this.readyState = CLOSED;
+          loop.fail(error);
+          release();
+        },
+      );
+  }
+
+  get binaryType(): string {
+    return this.#binaryType;
+  }
+
+  set binaryType(value: string) {
+    if (value !== "blob" && value !== "arraybuffer") throw new Error(`unknown binaryType ${value}, the supported ones are "blob" and "arraybuffer"`);
+    this.#binaryType = value;
+  }
+
+  addEventListener(type: string, listener: Listener): void {
+    if (!(EVENT_TYPES as readonly string[]).includes(type)) throw new Error(`unknown WebSocket event "${type}" (known: ${EVENT_TYPES.join(", ")})`);
+    if (typeof listener !== "function") throw new TypeError("addEventListener needs a function");
+    const list = this.#listeners.get(type as EventType) ?? [];
+    list.push(listener);
+    this.#listeners.set(type as EventType, list);
+  }
+
+  send(data: unknown): void {
+    const id = this.#openId();
+    const payload = payloadOf(data);
+    this.#queue(async () => this.#host.socketSend(id, await payload));
+  }
+
+  close(code?: unknown, reason?: unknown): void {
+    if (this.readyState === CLOSING || this.readyState === CLOSED) return;
+    const id = this.#id;
+    this.readyState = CLOSING;
+    if (id === null) return; // still connecting: the shard closes it once open (see #receive)
+    this.#queue(() => this.#host.socketClose(id, code === undefined ? NORMAL_CLOSURE : Number(code), reason === undefined ? "" : String(reason)));
+  }
+
+  ping(): never {
+    this.#openId();
+    throw new Error(
+      "WebSocket.ping(): a Worker's WebSocket API cannot send ping frames (the runtime answers the server's own), so edgeload has no pong or ws_ping",
+    );
+  }
+
+  #openId(): number {
+    if (this.readyState !== OPEN || this.#id === null) throw new Error("InvalidStateError: the WebSocket is not open");
+    return this.#id;
+  }
+
+  #queue(step: () => Promise<void>): void {
+    // A send racing the server's close fails in the shard; the close event tells the script.
+    this.#outbox = this.#outbox.then(step).catch(() => {});
+  }
+
+  #receive(event: SocketEvent): void {
+    const base = { type: event.type, timestamp: Date.now(), target: this };
+    if (event.type === "open") {
+      this.#id = event.id;
+      this.protocol = event.protocol;
+      if (this.readyState === CLOSING) {
+        // close() was called while connecting.
+        this.#queue(() => this.#host.socketClose(event.id, NORMAL_CLOSURE, ""));
+        return;
+      }
+      this.readyState = OPEN;
+      this.#dispatch("open", base);
+    } else if (event.type === "message") {
+      if (this.readyState !== OPEN) return; // as k6: messages after close() are dropped
+      const data = typeof event.data === "string" || this.#binaryType === "arraybuffer" ? event.data : new Blob([event.data]);
+      this.#dispatch("message", { ...base, data, origin: this.url });
+    } else if (event.type === "error") {
+      this.#dispatch("error", { ...base, error: event.error });
+    } else {
+      this.readyState = CLOSED;
+      this.#dispatch("close", { ...base, code: event.code, reason: event.reason });
+    }
+  }
+
+  #dispatch(type: EventType, event: Record<string, unknown>): void {
+    const own = this[`on${type}`];
+    if (typeof own === "function") own.call(this, event);
+    for (const listener of this.#listeners.get(type) ?? []) listener.call(this, event);
+  }
+
+  /** The iteration ended with an error: no handler of this socket runs again; the shard closes it. */
+  #abandon(): void {
+    const id = this.#id;
+    this.readyState = CLOSED;
+    if (id !== null) this.#host.socketClose(id, GOING_AWAY, "").catch(() => {});
+  }
 }
 
 function socketUrl(url: unknown): string {
