@@ -33,7 +33,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   const progress = o.onProgress ?? (() => {});
   const basic = provider.basic;
 
-  const { issuer, kid, key } = await provider.signer();
+  const signer = await provider.signer();
 
   // Users: looked up first, so a re-run reuses them instead of creating duplicates.
   const userCount = userSpread(o.count, o.users, 100);
@@ -46,33 +46,81 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   const types = TOKEN_TYPES.flatMap((t) => Array.from({ length: counts[t] }, () => t));
   const tokens: SeedToken[] = [];
   for (const [i, type] of types.entries()) {
-    const { jti, shard, region } = regionalJti(i);
-    const sub = userIds[i % userCount]!;
-    const exp = type === "expired" ? now - 3600 : now + 30 * 86_400;
-    const claims: Record<string, unknown> = { client_id: o.clientId, scope: "openid profile email" };
-    let audience = issuer;
-    const extra: Record<string, unknown> = {};
-    if (type === "valid_exchanged") {
-      claims.act = { sub: "client:edgeload-svc", client_id: "edgeload-svc" };
-      claims.resource = "https://api.edgeload.internal";
-      Object.assign(extra, { actor_client_id: "edgeload-svc", resource: "https://api.edgeload.internal" });
-    }
-    if (type === "wrong_audience") audience = "https://another-service.edgeload.internal";
-    if (type === "wrong_client") claims.client_id = `nonexistent-client-${crypto.randomUUID().slice(0, 8)}`;
-    const access_token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid })
-      .setIssuer(issuer)
-      .setSubject(sub)
-      .setAudience(audience)
-      .setIssuedAt(now)
-      .setExpirationTime(exp)
-      .setJti(jti)
-      .sign(key);
-    tokens.push({ access_token, type, user_id: sub, jti, exp, shard_index: shard, region_key: region, ...extra });
+    tokens.push(await signToken(signer, { index: i, type, sub: userIds[i % userCount]!, clientId: o.clientId, now }));
   }
   progress(tokens.length, tokens.length, "signed");
 
-  const revoked = tokens.filter((t) => t.type === "revoked");
+  await revokeAll(
+    provider,
+    basic,
+    tokens.filter((t) => t.type === "revoked"),
+    concurrency,
+    progress,
+  );
+  const verification = await verifySample(provider, basic, tokens, o.verifySample ?? 20, concurrency);
+
+  return {
+    tokens,
+    metadata: {
+      version: 3,
+      test_name: o.testName ?? "edgeload access tokens",
+      generated_at: new Date().toISOString(),
+      base_url: provider.base,
+      client_id: o.clientId,
+      scope: "openid profile email",
+      counts,
+      total: tokens.length,
+      distinct_users: userCount,
+      token_mix: o.mix ?? DEFAULT_MIX,
+      verification,
+    },
+  };
+}
+
+type Signer = Awaited<ReturnType<Provider["signer"]>>;
+
+/**
+ * Token `index` of the set, signed with the provider's key as it signs its own access
+ * tokens; its type says what is wrong with it, if anything (expired, issued for another
+ * audience, for a client that does not exist) or what it carries (an exchanged token's actor).
+ */
+async function signToken(
+  { issuer, kid, key }: Signer,
+  t: { readonly index: number; readonly type: TokenType; readonly sub: string; readonly clientId: string; readonly now: number },
+): Promise<SeedToken> {
+  const { type, sub, now } = t;
+  const { jti, shard, region } = regionalJti(t.index);
+  const exp = type === "expired" ? now - 3600 : now + 30 * 86_400;
+  const claims: Record<string, unknown> = { client_id: t.clientId, scope: "openid profile email" };
+  let audience = issuer;
+  const extra: Record<string, unknown> = {};
+  if (type === "valid_exchanged") {
+    claims.act = { sub: "client:edgeload-svc", client_id: "edgeload-svc" };
+    claims.resource = "https://api.edgeload.internal";
+    Object.assign(extra, { actor_client_id: "edgeload-svc", resource: "https://api.edgeload.internal" });
+  }
+  if (type === "wrong_audience") audience = "https://another-service.edgeload.internal";
+  if (type === "wrong_client") claims.client_id = `nonexistent-client-${crypto.randomUUID().slice(0, 8)}`;
+  const access_token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid })
+    .setIssuer(issuer)
+    .setSubject(sub)
+    .setAudience(audience)
+    .setIssuedAt(now)
+    .setExpirationTime(exp)
+    .setJti(jti)
+    .sign(key);
+  return { access_token, type, user_id: sub, jti, exp, shard_index: shard, region_key: region, ...extra };
+}
+
+/** Revokes each token at the provider (POST /revoke, as the load-test client `basic`), so the set's revoked tokens truly are. */
+async function revokeAll(
+  provider: Provider,
+  basic: string,
+  revoked: readonly SeedToken[],
+  concurrency: number,
+  progress: (done: number, total: number, phase: string) => void,
+): Promise<void> {
   await pool(revoked, concurrency, async (t, i) => {
     await provider.call("revocation", "/revoke", {
       method: "POST",
@@ -81,9 +129,14 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
     });
     progress(i + 1, revoked.length, "revoked");
   });
+}
 
-  // Verification: introspect a sample of every type and compare with what it must say.
-  const sampleSize = o.verifySample ?? 20;
+/**
+ * The set's `verification` block: the first `sampleSize` tokens of every type introspected
+ * and compared with what introspection must say of that type (ACTIVE_EXPECTED). A call that
+ * fails is counted among its type's errors, and as incorrect in the total.
+ */
+async function verifySample(provider: Provider, basic: string, tokens: readonly SeedToken[], sampleSize: number, concurrency: number) {
   const results: Record<string, { expected: boolean; correct: number; incorrect: number; errors: number }> = {};
   const sample = TOKEN_TYPES.flatMap((type) => tokens.filter((t) => t.type === type).slice(0, sampleSize));
   await pool(sample, concurrency, async (t) => {
@@ -104,23 +157,7 @@ export async function seedAccessTokens(o: AccessTokenSeedOptions) {
   });
   const verified = Object.values(results).reduce((a, r) => a + r.correct, 0);
   const incorrect = Object.values(results).reduce((a, r) => a + r.incorrect + r.errors, 0);
-
-  return {
-    tokens,
-    metadata: {
-      version: 3,
-      test_name: o.testName ?? "edgeload access tokens",
-      generated_at: new Date().toISOString(),
-      base_url: provider.base,
-      client_id: o.clientId,
-      scope: "openid profile email",
-      counts,
-      total: tokens.length,
-      distinct_users: userCount,
-      token_mix: o.mix ?? DEFAULT_MIX,
-      verification: { verified, incorrect, all_correct: incorrect === 0, results },
-    },
-  };
+  return { verified, incorrect, all_correct: incorrect === 0, results };
 }
 
 /** Revocation shards Authrim's load-test seeder spreads jtis over, and each region's range of them. */
