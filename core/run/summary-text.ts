@@ -1,149 +1,95 @@
 /**
  * The end-of-test summary as text, in k6's style: thresholds first, then one dotted line
  * per metric, then edgeload's own breakdown per region (and per step when there are
- * several), and saturation notes.
+ * several), and saturation notes. renderSummary lists the sections in their order, one
+ * function each; the metric lines are summary-metrics-text.ts's.
  */
 import { formatMs } from "../metrics/clock-resolution.ts";
 import type { ErrorSample, Summary } from "./summary.ts";
 import { scriptErrorsSection } from "./script-report.ts";
-import { customValue, dotted, formatBytes, pct, table, TREND_ORDER, trendLine } from "./text-format.ts";
+import { baseName, customMetricsSection, type FigureStyle, figureStyle, scenarioMetricsSection, totalResultsSection } from "./summary-metrics-text.ts";
+import { dotted, pct, table } from "./text-format.ts";
 
-/** A metric key's metric: `asset_size` of `asset_size{staticAsset:yes}`. */
-const baseName = (key: string) => key.replace(/\{.*$/, "");
-
-/** A series' label as k6 prints it: the metric's name, or `  { tag:value }` for its sub-metric under it. */
-function seriesLabel(key: string): string {
-  const open = key.indexOf("{");
-  return open === -1 ? key : `  { ${key.slice(open + 1, -1)} }`;
-}
-
-/** The lines of `parent`'s sub-metrics in the summary's metrics, by the shape of their figures. */
-function subMetricLines(metrics: Record<string, any>, parent: string, resolutionMs: number | null, stats: readonly string[]): string[] {
-  return Object.keys(metrics)
-    .filter((key) => key.startsWith(`${parent}{`) && metrics[key] !== undefined)
-    .sort()
-    .flatMap((key) => {
-      const v = metrics[key];
-      const type = "avg" in v ? "trend" : "passes" in v ? "rate" : "count" in v ? "counter" : null;
-      // A threshold's key whose metric has no samples yet: its verdict says so, there is no figure.
-      return type ? [dotted(seriesLabel(key), customValue({ type, ...v }, resolutionMs, stats))] : [];
-    });
-}
+type Edgeload = Summary["edgeload"];
 
 export function renderSummary(summary: Summary): string {
   const e = summary.edgeload;
+  const style = figureStyle(summary);
+  return [
+    ...headerLines(e),
+    ...thresholdsSection(summary, style),
+    ...verdictSection(e),
+    ...totalResultsSection(summary, style),
+    // Summaries stored before error samples were kept have none.
+    ...statusSection(e.totals.statuses, e.steps, e.errors ?? []),
+    // A k6 script's uncaught errors; summaries stored before they were counted have none.
+    ...scriptErrorsSection(e.scriptErrors),
+    ...(e.scenario ? scenarioMetricsSection(e.scenario, style) : customMetricsSection(e.customMetrics, style)),
+    ...scenariosSection(e, style.fmt),
+    ...phasesSection(e),
+    ...groupsSection(e, style.fmt),
+    ...saturationLines(e),
+    ...readingNotes(e),
+  ].join("\n");
+}
+
+/** The run, its status and its shape: target, executor, shards and regions, duration. */
+function headerLines(e: Edgeload): string[] {
+  return [
+    `  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`,
+    `  target ${e.target} · ${e.executor} · ${e.plan.shards} shard${e.plan.shards === 1 ? "" : "s"} in ${e.plan.regions.join(", ")} · ${e.durationS}s`,
+    "",
+  ];
+}
+
+/** THRESHOLDS: each with its mark and the value observed, a latency to the clock's step. */
+function thresholdsSection(summary: Summary, style: FigureStyle): string[] {
+  const e = summary.edgeload;
   const m = summary.metrics as Record<string, any>;
-  const out: string[] = [];
-  // Runs stored before the clock was detected have no `clock`: full digits, as before.
-  const resolution = e.clock?.resolutionMs ?? null;
-  const fmt = (ms: number) => formatMs(ms, resolution);
-  // A k6 Trend without isTime holds plain numbers (summaries stored before this have none).
-  const unitless = new Set<string>(e.unitlessTrends ?? []);
-  // k6's summaryTrendStats, when the run set them: which trend figures each line shows.
-  const stats = (summary.options as { summaryTrendStats?: readonly string[] } | undefined)?.summaryTrendStats ?? TREND_ORDER;
-  out.push(`  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`);
-  out.push(`  target ${e.target} · ${e.executor} · ${e.plan.shards} shard${e.plan.shards === 1 ? "" : "s"} in ${e.plan.regions.join(", ")} · ${e.durationS}s`);
-  out.push("");
+  if (!e.thresholds.length) return [];
+  const lines = e.thresholds.map((t) => {
+    const isTrend =
+      (t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed")) ||
+      (m[t.metric]?.type === "trend" && !style.unitless.has(baseName(t.metric)));
+    const observed = t.observed === null ? "no data" : isTrend ? style.fmt(t.observed) : String(t.observed);
+    return `    ${thresholdMark(t)} ${t.metric} '${t.threshold}' observed ${observed}${t.abortOnFail ? " (abortOnFail)" : ""}`;
+  });
+  return ["  THRESHOLDS", ...lines, ""];
+}
 
-  if (e.thresholds.length) {
-    out.push("  THRESHOLDS");
-    for (const t of e.thresholds) {
-      const isTrend =
-        (t.metric.startsWith("http_req_") && !t.metric.startsWith("http_req_failed")) || (m[t.metric]?.type === "trend" && !unitless.has(baseName(t.metric)));
-      const observed = t.observed === null ? "no data" : isTrend ? fmt(t.observed) : String(t.observed);
-      out.push(`    ${thresholdMark(t)} ${t.metric} '${t.threshold}' observed ${observed}${t.abortOnFail ? " (abortOnFail)" : ""}`);
-    }
-    out.push("");
-  }
-  if (e.verdict && e.verdict.kind !== "passed") {
-    out.push(`  ${e.verdict.kind.toUpperCase()} (exit ${e.exitCode}):`);
-    for (const reason of e.verdict.reasons) out.push(`    - ${reason}`);
-    out.push("");
-  }
+/** FAILED or INCONCLUSIVE with the exit code and the reasons; nothing for a pass or a run still going. */
+function verdictSection(e: Edgeload): string[] {
+  if (!e.verdict || e.verdict.kind === "passed") return [];
+  return [`  ${e.verdict.kind.toUpperCase()} (exit ${e.exitCode}):`, ...e.verdict.reasons.map((reason) => `    - ${reason}`), ""];
+}
 
-  // k6's sub-metrics (`http_req_duration{name:home}`) each on a line under their metric.
-  const subs = (parent: string) => subMetricLines(m, parent, resolution, stats);
-  out.push("  TOTAL RESULTS");
-  if (m.checks) out.push(dotted("checks", `${pct(m.checks.value)} ✓ ${m.checks.passes} ✗ ${m.checks.fails}`));
-  out.push(...subs("checks"));
-  out.push(dotted("data_received", `${formatBytes(m.data_received.count)} ${formatBytes(m.data_received.rate)}/s`));
-  out.push(dotted("dropped_iterations", `${m.dropped_iterations.count} ${m.dropped_iterations.rate.toFixed(2)}/s`));
-  if (m.http_req_duration) out.push(dotted("http_req_duration", trendLine(m.http_req_duration, resolution, stats)));
-  out.push(...subs("http_req_duration"));
-  out.push(dotted("http_req_failed", `${pct(m.http_req_failed.value)} ✓ ${m.http_req_failed.passes} ✗ ${m.http_req_failed.fails}`));
-  out.push(...subs("http_req_failed"));
-  if (m.http_req_waiting) out.push(dotted("http_req_waiting", trendLine(m.http_req_waiting, resolution, stats)));
-  out.push(...subs("http_req_waiting"));
-  out.push(dotted("http_reqs", `${m.http_reqs.count} ${m.http_reqs.rate.toFixed(2)}/s`));
-  out.push(...subs("http_reqs"));
-  if (m.iteration_duration) out.push(dotted("iteration_duration", trendLine(m.iteration_duration, resolution, stats)));
-  out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
-  out.push(...subs("iterations"));
-  // edgeload's own trends: latency from the intended send time (coordinated omission
-  // corrected), how late requests left compared with the schedule, and how long the
-  // generator's own event loop kept responses waiting (its share of every latency above).
-  if (e.totals.corrected) out.push(dotted("http_req_corrected", trendLine(e.totals.corrected, resolution)));
-  if (e.totals.schedule_lag) out.push(dotted("schedule_lag", trendLine(e.totals.schedule_lag, resolution)));
-  if (e.totals.client_delay) out.push(dotted("client_delay", trendLine(e.totals.client_delay, resolution)));
-  if (e.vus) {
-    // Closed model: the load is the VUs, the rate is whatever the target's latency allows.
-    const stages = e.vus.stages.map((s) => `${s.target} for ${s.durationS}s`).join(", ");
-    const it = e.vus.iterations;
-    out.push(
-      dotted(
-        "vus",
-        it
-          ? `${e.vus.peak} · ${it.kind === "per-vu" ? `${it.count} iteration${it.count === 1 ? "" : "s"} each` : `${it.count} iteration${it.count === 1 ? "" : "s"} shared`} · maxDuration ${e.vus.stages[0]?.durationS ?? 0}s`
-          : `peak ${e.vus.peak} · from ${e.vus.startVUs}: ${stages}`,
-      ),
-    );
-    out.push(dotted("achieved iteration rate", `${e.achievedRatePerS.toFixed(2)}/s`));
-  } else if (e.targetRatePerS !== null) {
-    out.push(dotted("target vs achieved rate", `${e.targetRatePerS.toFixed(2)}/s → ${e.achievedRatePerS.toFixed(2)}/s`));
-  }
-  out.push("");
-  // Summaries stored before error samples were kept have none.
-  out.push(...statusSection(e.totals.statuses, e.steps, e.errors ?? []));
-  // A k6 script's uncaught errors; summaries stored before they were counted have none.
-  out.push(...scriptErrorsSection(e.scriptErrors));
-
-  if (e.scenario) {
-    out.push(`  SCENARIO ${e.scenario.name}${e.scenario.seed ? ` · seed ${e.scenario.seed}` : ""}${e.scenario.preset ? ` · preset ${e.scenario.preset}` : ""}`);
-    for (const [name, metric] of Object.entries(e.scenario.metrics)) {
-      out.push(dotted(name, customValue(metric, resolution, stats), 40));
-    }
-    out.push("");
-  }
-
-  if (!e.scenario && Object.keys(e.customMetrics).length) {
-    out.push("  CUSTOM METRICS");
-    for (const [name, metric] of Object.entries(e.customMetrics)) {
-      out.push(dotted(seriesLabel(name), customValue(metric, resolution, stats, unitless.has(baseName(name))), 40));
-    }
-    out.push("");
-  }
-
+/** SCENARIOS: one row per named scenario, each on its own shards with the thresholds filtered to it. */
+function scenariosSection(e: Edgeload, fmt: FigureStyle["fmt"]): string[] {
   const scenarios = Object.entries(e.scenarios ?? {});
-  if (scenarios.length) {
-    out.push("  SCENARIOS (each on its own shards, thresholds filtered to it)");
-    out.push(
-      ...table(
-        ["scenario", "executor", "start", "shards", "reqs", "rps", "failed", "p95", "thresholds"],
-        scenarios.map(([name, sc]) => [
-          name,
-          sc.executor,
-          `${sc.startS}s`,
-          String(sc.shards),
-          String(sc.totals.requests),
-          sc.totals.ratePerS.toFixed(1),
-          pct(sc.totals.failedRate),
-          sc.totals.http_req_duration ? fmt(sc.totals.http_req_duration["p(95)"]) : "-",
-          sc.thresholds.length ? `${sc.thresholdsPassed ? "✓" : "✗"} ${sc.thresholds.filter((t) => t.ok).length}/${sc.thresholds.length}` : "-",
-        ]),
-      ),
-    );
-    out.push("");
-  }
+  if (!scenarios.length) return [];
+  return [
+    "  SCENARIOS (each on its own shards, thresholds filtered to it)",
+    ...table(
+      ["scenario", "executor", "start", "shards", "reqs", "rps", "failed", "p95", "thresholds"],
+      scenarios.map(([name, sc]) => [
+        name,
+        sc.executor,
+        `${sc.startS}s`,
+        String(sc.shards),
+        String(sc.totals.requests),
+        sc.totals.ratePerS.toFixed(1),
+        pct(sc.totals.failedRate),
+        sc.totals.http_req_duration ? fmt(sc.totals.http_req_duration["p(95)"]) : "-",
+        sc.thresholds.length ? `${sc.thresholdsPassed ? "✓" : "✗"} ${sc.thresholds.filter((t) => t.ok).length}/${sc.thresholds.length}` : "-",
+      ]),
+    ),
+    "",
+  ];
+}
+
+/** The setup and teardown steps, each with its status, when the run has them. */
+function phasesSection(e: Edgeload): string[] {
+  const out: string[] = [];
   for (const [phase, result] of [
     ["setup", e.setup],
     ["teardown", e.teardown],
@@ -153,7 +99,11 @@ export function renderSummary(summary: Summary): string {
     out.push(dotted(phase, `${result.ok ? "✓" : "✗"} ${steps}`));
   }
   if (e.setup || e.teardown) out.push("");
+  return out;
+}
 
+/** BY REGION, and BY STEP when there are several steps: load, failures and percentiles per group. */
+function groupsSection(e: Edgeload, fmt: FigureStyle["fmt"]): string[] {
   const groupRows = (groups: Record<string, any>) =>
     Object.entries(groups).map(([name, g]) => [
       name,
@@ -167,26 +117,30 @@ export function renderSummary(summary: Summary): string {
       g.corrected ? fmt(g.corrected["p(99)"]) : "-",
     ]);
   const header = ["", "reqs", "rps", "failed", "dropped", "p50", "p95", "p99", "corr p99"];
-  out.push("  BY REGION (percentiles from merged histograms)");
-  out.push(...table(["region", ...header.slice(1)], groupRows(e.regions)));
+  const out = ["  BY REGION (percentiles from merged histograms)", ...table(["region", ...header.slice(1)], groupRows(e.regions))];
   if (Object.keys(e.steps).length > 1) {
-    out.push("");
-    out.push("  BY STEP");
-    out.push(...table(["step", ...header.slice(1)], groupRows(e.steps)));
+    out.push("", "  BY STEP", ...table(["step", ...header.slice(1)], groupRows(e.steps)));
   }
   out.push("");
-  if (e.saturated) {
-    // Summaries stored before causes were named have none: they read as the generator's.
-    const causes = e.saturationCauses ?? ["generator"];
-    out.push(
-      causes.includes("generator")
-        ? "  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:"
-        : "  ⚠ LOAD HELD BACK BY THE TARGET — its slow responses held edgeload's connection slots:",
-    );
-    for (const r of e.saturation) out.push(`    - ${r}`);
-  } else {
-    out.push("  generator not saturated (no drops, schedule lag within bounds)");
-  }
+  return out;
+}
+
+/** Whether edgeload or the target limited the load, with the reasons; or that nothing did. */
+function saturationLines(e: Edgeload): string[] {
+  if (!e.saturated) return ["  generator not saturated (no drops, schedule lag within bounds)"];
+  // Summaries stored before causes were named have none: they read as the generator's.
+  const causes = e.saturationCauses ?? ["generator"];
+  return [
+    causes.includes("generator")
+      ? "  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:"
+      : "  ⚠ LOAD HELD BACK BY THE TARGET — its slow responses held edgeload's connection slots:",
+    ...e.saturation.map((r) => `    - ${r}`),
+  ];
+}
+
+/** How to read the figures: the clock's step, the path through Cloudflare, the plan's notes. */
+function readingNotes(e: Edgeload): string[] {
+  const out: string[] = [];
   if (e.clock?.resolutionMs != null) {
     out.push(
       `  clock: ${e.clock.resolutionMs >= 1 ? `${e.clock.resolutionMs} ms steps` : `${Math.round(e.clock.resolutionMs * 1000)} µs`} (detected from the shards' readings); latencies are shown to that step`,
@@ -194,7 +148,7 @@ export function renderSummary(summary: Summary): string {
   }
   if (e.path?.targetBehindCloudflare) out.push(`  path: ${e.path.note}`);
   for (const note of e.plan.notes) out.push(`  note: ${note}`);
-  return out.join("\n");
+  return out;
 }
 
 /** ✓ held, ✗ failed, ? no data: a summary stored before `state` was has only `ok`. */
