@@ -25,7 +25,7 @@ import { parseSeriesSelector, selectSamples, type SeriesSelector } from "../core
 import { recordPicker, type SeedRecord } from "../core/data/seed-records.ts";
 import { compileTemplate, type Template, type TemplateContext } from "../core/spec/template.ts";
 import { compileCapture, readsBody, type Extractor } from "../core/spec/capture.ts";
-import type { Flow, FlowIO, IterationInfo } from "./flow.ts";
+import type { Flow, FlowIO, FlowResponse, IterationInfo } from "./flow.ts";
 
 interface CompiledStep {
   readonly url: Template;
@@ -59,8 +59,33 @@ export interface StepData {
 export function customStepsFlow(spec: RunSpec, data: StepData | null = null): Flow {
   const picker = spec.data && data ? recordPicker(spec.data, data.records.length, data.shard, spec.vus !== null) : null;
   const cycle = interleaveCycle(spec.steps.map((s) => s.weight));
+  const steps = compileSteps(spec);
+  return {
+    async run(io, it: IterationInfo) {
+      const captured = it.captured ?? new Map<string, string>();
+      // No record left (unique selection used them all): the iteration sends nothing and
+      // counts as dropped.
+      const recordIndex = picker ? picker.pick(it) : null;
+      if (picker && recordIndex === null) return;
+      const record = recordIndex === null ? undefined : data!.records[recordIndex];
+      const ctx: TemplateContext = { iteration: it.global, shard: it.shard, region: it.region, vu: it.vu ?? 0, captured, ...(record ? { data: record } : {}) };
+      if (spec.flow !== "sequence") {
+        const index = cycle[it.global % cycle.length]!;
+        await runStep(io, index, steps[index]!, ctx, captured);
+        return;
+      }
+      for (let i = 0; i < steps.length; i++) {
+        if (!(await runStep(io, i, steps[i]!, ctx, captured))) return;
+      }
+    },
+    ...(picker ? { snapshot: () => picker.snapshot(), restore: (saved: unknown) => picker.restore(typeof saved === "number" ? saved : 0) } : {}),
+  };
+}
+
+/** The spec's steps, each compiled once: its templates, expected statuses, checks, captures and records. */
+function compileSteps(spec: RunSpec): CompiledStep[] {
   const capturedBefore = new Set<string>();
-  const steps: CompiledStep[] = spec.steps.map((s) => {
+  return spec.steps.map((s) => {
     // The spec validation guarantees every `{{captured.X}}` names an earlier capture.
     const scope = { vars: spec.vars, secrets: spec.secrets, captured: new Set(capturedBefore), setup: spec.setupData ?? {}, data: Boolean(spec.data) };
     const capture = s.capture ?? {};
@@ -84,80 +109,76 @@ export function customStepsFlow(spec: RunSpec, data: StepData | null = null): Fl
       scrape: s.scrape ? s.scrape.series.map(selectorOf) : null,
     };
   });
+}
 
-  /** Runs one step; false when a capture failed and the iteration must end. */
-  async function runStep(io: FlowIO, index: number, ctx: TemplateContext, captured: Map<string, string>): Promise<boolean> {
-    const step = steps[index]!;
-    const r = await io.send(index, {
-      url: step.url(ctx),
-      method: step.method,
-      headers: step.constantHeaders ?? Object.fromEntries(step.headers.map(([k, v]) => [k, v(ctx)])),
-      ...(step.body ? { body: step.body(ctx) } : {}),
-      expect: step.expect,
-      readBody: step.readBody,
-      ...(step.stream ? { stream: step.stream } : {}),
-    });
-    let allPassed = r.error === null && isExpectedStatus(r.status, step.expect);
-    // As in k6, a check on a request that got no response fails.
-    for (const check of step.checks) {
-      const passed =
-        r.error === null && (!check.status || check.status.has(r.status)) && (check.bodyIncludes === undefined || (r.body ?? "").includes(check.bodyIncludes));
-      io.check(passed);
-      allPassed &&= passed;
-    }
-    if (step.scrape && r.error === null && r.status >= 200 && r.status < 300) {
-      // A scrape that does not parse, or misses a chosen series, fails its check.
-      const parsed = parsePrometheusText(r.body ?? "");
-      const samples = parsed.ok ? step.scrape.map((selector) => selectSamples(parsed.samples, selector)) : [];
-      io.sample(samples.flat().map((s) => ({ name: s.name, labels: s.labels, value: s.value })));
-      const complete = parsed.ok && samples.every((found) => found.length > 0);
-      io.check(complete);
-      allPassed &&= complete;
-    }
-    let capturedAll = true;
-    for (const [name, extract] of step.captures) {
-      const value = r.error === null ? extract(r.headers, r.body) : undefined;
-      if (value === undefined) {
-        capturedAll = false;
-        captured.delete(name);
-      } else {
-        captured.set(name, value);
-      }
-    }
-    if (!capturedAll) io.check(false);
-    for (const [metric, what] of step.record) {
-      if (what === "duration") {
-        if (r.error === null) io.trend(metric, r.durationMs);
-      } else if (what === "success") {
-        io.rate(metric, allPassed && capturedAll);
-      } else {
-        io.count(metric);
-      }
-    }
-    if (step.think) {
-      const { minMs, maxMs } = step.think;
-      await io.sleep(minMs + Math.random() * (maxMs - minMs));
-    }
-    return capturedAll;
+/** Runs step `index` (request, checks, captures, records, think time); false when a capture failed and the iteration must end. */
+async function runStep(io: FlowIO, index: number, step: CompiledStep, ctx: TemplateContext, captured: Map<string, string>): Promise<boolean> {
+  const r = await io.send(index, {
+    url: step.url(ctx),
+    method: step.method,
+    headers: step.constantHeaders ?? Object.fromEntries(step.headers.map(([k, v]) => [k, v(ctx)])),
+    ...(step.body ? { body: step.body(ctx) } : {}),
+    expect: step.expect,
+    readBody: step.readBody,
+    ...(step.stream ? { stream: step.stream } : {}),
+  });
+  const allPassed = checkResponse(io, step, r);
+  const capturedAll = captureInto(captured, step, r);
+  if (!capturedAll) io.check(false);
+  recordInto(io, step, r, allPassed && capturedAll);
+  if (step.think) {
+    const { minMs, maxMs } = step.think;
+    await io.sleep(minMs + Math.random() * (maxMs - minMs));
   }
+  return capturedAll;
+}
 
-  return {
-    async run(io, it: IterationInfo) {
-      const captured = it.captured ?? new Map<string, string>();
-      // No record left (unique selection used them all): the iteration sends nothing and
-      // counts as dropped.
-      const recordIndex = picker ? picker.pick(it) : null;
-      if (picker && recordIndex === null) return;
-      const record = recordIndex === null ? undefined : data!.records[recordIndex];
-      const ctx: TemplateContext = { iteration: it.global, shard: it.shard, region: it.region, vu: it.vu ?? 0, captured, ...(record ? { data: record } : {}) };
-      if (spec.flow !== "sequence") {
-        await runStep(io, cycle[it.global % cycle.length]!, ctx, captured);
-        return;
-      }
-      for (let i = 0; i < steps.length; i++) {
-        if (!(await runStep(io, i, ctx, captured))) return;
-      }
-    },
-    ...(picker ? { snapshot: () => picker.snapshot(), restore: (saved: unknown) => picker.restore(typeof saved === "number" ? saved : 0) } : {}),
-  };
+/** Counts the step's checks (and a scrape's) on the response; true when the status was expected and every check passed. */
+function checkResponse(io: FlowIO, step: CompiledStep, r: FlowResponse): boolean {
+  let allPassed = r.error === null && isExpectedStatus(r.status, step.expect);
+  // As in k6, a check on a request that got no response fails.
+  for (const check of step.checks) {
+    const passed =
+      r.error === null && (!check.status || check.status.has(r.status)) && (check.bodyIncludes === undefined || (r.body ?? "").includes(check.bodyIncludes));
+    io.check(passed);
+    allPassed &&= passed;
+  }
+  if (step.scrape && r.error === null && r.status >= 200 && r.status < 300) {
+    // A scrape that does not parse, or misses a chosen series, fails its check.
+    const parsed = parsePrometheusText(r.body ?? "");
+    const samples = parsed.ok ? step.scrape.map((selector) => selectSamples(parsed.samples, selector)) : [];
+    io.sample(samples.flat().map((s) => ({ name: s.name, labels: s.labels, value: s.value })));
+    const complete = parsed.ok && samples.every((found) => found.length > 0);
+    io.check(complete);
+    allPassed &&= complete;
+  }
+  return allPassed;
+}
+
+/** Sets each of the step's captures from the response (a missing one is removed); false when any found nothing. */
+function captureInto(captured: Map<string, string>, step: CompiledStep, r: FlowResponse): boolean {
+  let capturedAll = true;
+  for (const [name, extract] of step.captures) {
+    const value = r.error === null ? extract(r.headers, r.body) : undefined;
+    if (value === undefined) {
+      capturedAll = false;
+      captured.delete(name);
+    } else {
+      captured.set(name, value);
+    }
+  }
+  return capturedAll;
+}
+
+/** Records the step into its declared custom metrics; `succeeded`: expected status, checks and captures all good. */
+function recordInto(io: FlowIO, step: CompiledStep, r: FlowResponse, succeeded: boolean): void {
+  for (const [metric, what] of step.record) {
+    if (what === "duration") {
+      if (r.error === null) io.trend(metric, r.durationMs);
+    } else if (what === "success") {
+      io.rate(metric, succeeded);
+    } else {
+      io.count(metric);
+    }
+  }
 }
