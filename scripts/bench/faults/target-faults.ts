@@ -147,15 +147,9 @@ async function cliRun(stack: LocalStack, client: EdgeloadClient, spec: unknown, 
   throw new Error(`edgeload run did not create a run: ${output}`);
 }
 
-async function observe(
-  stack: LocalStack,
-  client: EdgeloadClient,
-  servers: FaultServers,
-  fault: TargetFault,
-  stop: Stop,
-  dir: string,
-): Promise<FaultObservation> {
-  const spec = {
+/** The run of a fault row: `fault.rate` for `fault.durationS` on two shards against the fault's URL. */
+function faultSpec(stack: LocalStack, servers: FaultServers, fault: TargetFault) {
+  return {
     name: fault.name,
     target: fault.url(stack, servers).replace(/\/[^/]*$/, ""),
     steps: [{ path: new URL(fault.url(stack, servers)).pathname + new URL(fault.url(stack, servers)).search }],
@@ -167,50 +161,83 @@ async function observe(
     regions: ["wnam", "weur"],
     maxVUs: 200,
   };
-  const receivedBefore = fault.received?.(servers) ?? 0;
-  const rssBefore = residentBytes(stack.processes.coordinator);
-  let rssPeak = rssBefore;
-  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, residentBytes(stack.processes.coordinator))), 100);
-  let id: string;
+}
+
+/**
+ * Starts the run as `stop` says and stops it 2.5 s after it started: through the API, or
+ * with Ctrl-C in a real `edgeload run` process (whose exit code goes in `exitNote`); with
+ * "none" it is left to end. `timeMs`: how long until every shard had stopped (stops only).
+ */
+async function startAndStop(
+  stack: LocalStack,
+  client: EdgeloadClient,
+  spec: unknown,
+  stop: Stop,
+  dir: string,
+): Promise<{ id: string; timeMs: number | null; exitNote: string }> {
+  if (stop === "ctrl-c") {
+    const cli = await cliRun(stack, client, spec, dir);
+    const id = cli.id;
+    await sleep(Math.max(0, Date.parse((await client.getRun(id)).startedAt) + STOP_AFTER_MS - Date.now()));
+    const at = Date.now();
+    cli.child.kill("SIGINT");
+    const timeMs = await shardsStopped(client, id, at);
+    const code = await cli.exited;
+    return { id, timeMs, exitNote: `edgeload run exited ${code}${code === 105 ? " (aborted, as k6)" : `: ${cli.output().slice(-300)}`}` };
+  }
+  const created = await client.createRun(spec);
+  const id = created.id;
   let timeMs: number | null = null;
-  let exitNote = "";
+  if (stop === "api") {
+    await sleep(Math.max(0, Date.parse(created.startsAt) + STOP_AFTER_MS - Date.now()));
+    const at = Date.now();
+    await client.abort(id);
+    timeMs = await shardsStopped(client, id, at);
+  }
+  return { id, timeMs, exitNote: "" };
+}
+
+/** The run's totals over its D1 window rows. */
+async function storedTotals(client: EdgeloadClient, id: string) {
+  const rows = await client.sql(
+    "SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(dropped), 0) AS dropped, COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(connection_errors), 0) AS connectionErrors, COALESCE(SUM(timeouts), 0) AS timeouts FROM windows WHERE run_id = ?1",
+    [id],
+  );
+  return rows.rows[0] as { sent: number; dropped: number; requests: number; connectionErrors: number; timeouts: number };
+}
+
+/** The coordinator's resident memory, sampled every 100 ms from now until stop(): the peak over the first sample. */
+function watchCoordinatorMemory(stack: LocalStack): { growthBytes(): number; stop(): void } {
+  const before = residentBytes(stack.processes.coordinator);
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, residentBytes(stack.processes.coordinator))), 100);
+  return { growthBytes: () => peak - before, stop: () => clearInterval(sampler) };
+}
+
+async function observe(
+  stack: LocalStack,
+  client: EdgeloadClient,
+  servers: FaultServers,
+  fault: TargetFault,
+  stop: Stop,
+  dir: string,
+): Promise<FaultObservation> {
+  const spec = faultSpec(stack, servers, fault);
+  const receivedBefore = fault.received?.(servers) ?? 0;
+  const memory = watchCoordinatorMemory(stack);
   try {
-    if (stop === "ctrl-c") {
-      const cli = await cliRun(stack, client, spec, dir);
-      id = cli.id;
-      await sleep(Math.max(0, Date.parse((await client.getRun(id)).startedAt) + STOP_AFTER_MS - Date.now()));
-      const at = Date.now();
-      cli.child.kill("SIGINT");
-      timeMs = await shardsStopped(client, id, at);
-      const code = await cli.exited;
-      exitNote = `edgeload run exited ${code}${code === 105 ? " (aborted, as k6)" : `: ${cli.output().slice(-300)}`}`;
-    } else {
-      const created = await client.createRun(spec);
-      id = created.id;
-      if (stop === "api") {
-        await sleep(Math.max(0, Date.parse(created.startsAt) + STOP_AFTER_MS - Date.now()));
-        const at = Date.now();
-        await client.abort(id);
-        timeMs = await shardsStopped(client, id, at);
-      }
-    }
+    const { id, timeMs: stopMs, exitNote } = await startAndStop(stack, client, spec, stop, dir);
     const final = await client.waitForEnd(id, () => {}, 200);
-    if (stop === "none") timeMs = Math.max(0, Date.now() - (Date.parse(final.startedAt) + fault.durationS * 1000));
-    const [summary, rows] = await Promise.all([
-      client.summary(id),
-      client.sql(
-        "SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(dropped), 0) AS dropped, COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(connection_errors), 0) AS connectionErrors, COALESCE(SUM(timeouts), 0) AS timeouts FROM windows WHERE run_id = ?1",
-        [id],
-      ),
-    ]);
-    const stored = rows.rows[0] as { sent: number; dropped: number; requests: number; connectionErrors: number; timeouts: number };
+    const timeMs = stop === "none" ? Math.max(0, Date.now() - (Date.parse(final.startedAt) + fault.durationS * 1000)) : stopMs;
+    const [summary, stored] = await Promise.all([client.summary(id), storedTotals(client, id)]);
     const metrics = summary.metrics as Record<string, { count: number } | undefined>;
     const bytes = Number((summary.metrics as Record<string, { count?: number } | undefined>).data_received?.count ?? 0);
-    const memory =
+    const memoryNote =
       fault.received === undefined || !fault.name.includes("50 MB")
         ? ""
-        : `coordinator workerd RSS peak +${((rssPeak - rssBefore) / 2 ** 20).toFixed(0)} MiB while ${(bytes / 2 ** 20).toFixed(0)} MiB were received`;
+        : `coordinator workerd RSS peak +${(memory.growthBytes() / 2 ** 20).toFixed(0)} MiB while ${(bytes / 2 ** 20).toFixed(0)} MiB were received`;
     const stopLabel = stop === "api" ? " + API abort at 2.5 s" : stop === "ctrl-c" ? " + Ctrl-C at 2.5 s" : "";
+    const notes = [fault.note && stop === "none" ? fault.note : "", memoryNote, exitNote].filter(Boolean);
     return {
       fault: fault.name + stopLabel,
       scheduled: fault.rate * fault.durationS,
@@ -226,12 +253,10 @@ async function observe(
       storedRequests: stored.requests,
       timeMs,
       timeLabel: stop === "none" ? "recover" : "stop",
-      ...([fault.note && stop === "none" ? fault.note : "", memory, exitNote].filter(Boolean).length
-        ? { note: [fault.note && stop === "none" ? fault.note : "", memory, exitNote].filter(Boolean).join("; ") }
-        : {}),
+      ...(notes.length ? { note: notes.join("; ") } : {}),
     };
   } finally {
-    clearInterval(sampler);
+    memory.stop();
   }
 }
 
