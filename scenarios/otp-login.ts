@@ -13,7 +13,7 @@
  * share of flows that got their tokens.
  */
 import { s256 } from "../core/data/web-crypto.ts";
-import { basicAuth, FORM, jsonBody, type Flow, type FlowResponse } from "./flow.ts";
+import { basicAuth, FORM, jsonBody, type Flow, type FlowIO, type FlowResponse } from "./flow.ts";
 import { randomToken, required, seedEntries, shuffled, type ScenarioDefinition } from "./scenario.ts";
 import { SCENARIO_OUTLINES } from "../core/spec/builtin-scenarios.ts";
 
@@ -54,6 +54,36 @@ function providerError(r: FlowResponse, base: string): string | null {
 }
 
 const STEP_NAMES = SCENARIO_OUTLINES["otp-login"].steps.map((s) => s.name);
+type StepName = (typeof STEP_NAMES)[number];
+
+/**
+ * Counts a flow that stopped at `step`: a failed check, the step (and the provider's
+ * `error`, when it gave one) in `otp_login_failed_step`, and a failed login.
+ */
+function failedAt(io: FlowIO, step: StepName, r: FlowResponse, base: string): void {
+  io.check(false);
+  // Named in the summary's text and JSON: which step, and what the provider said.
+  const error = providerError(r, base);
+  io.count("otp_login_failed_step");
+  io.count(`otp_login_failed_step{step:${step}}`);
+  if (error) io.count(`otp_login_failed_step{step:${step},error:${error}}`);
+  io.rate("otp_login_success", false);
+}
+
+/** One login's authorization request: a fresh PKCE verifier (RFC 7636), state and nonce on the client's authorize URL. */
+async function authorizeRequest(authorizeBase: string): Promise<{ readonly url: string; readonly verifier: string; readonly state: string }> {
+  const verifier = randomToken();
+  const challenge = await s256(verifier);
+  const state = randomToken(12);
+  return { url: `${authorizeBase}&state=${state}&nonce=${randomToken(12)}&code_challenge=${challenge}`, verifier, state };
+}
+
+/** The code of a silent authorize's 302, when it went back with this login's state; else null. */
+function redirectedCode(silent: FlowResponse, state: string, base: string): string | null {
+  const location = silent.status === 302 ? silent.headers?.get("location") : null;
+  const params = location ? new URL(location, base).searchParams : null;
+  return params?.get("state") === state ? params.get("code") : null;
+}
 
 export const otpLogin: ScenarioDefinition = {
   ...SCENARIO_OUTLINES["otp-login"],
@@ -75,20 +105,9 @@ export const otpLogin: ScenarioDefinition = {
     return {
       async run(io, it) {
         const user = users[it.global % users.length]!;
-        const verifier = randomToken();
-        const challenge = await s256(verifier);
-        const state = randomToken(12);
-        const authorizeUrl = `${authorizeBase}&state=${state}&nonce=${randomToken(12)}&code_challenge=${challenge}`;
+        const { url: authorizeUrl, verifier, state } = await authorizeRequest(authorizeBase);
         const start = io.now();
-        const fail = (step: (typeof STEP_NAMES)[number], r: FlowResponse) => {
-          io.check(false);
-          // Named in the summary's text and JSON: which step, and what the provider said.
-          const error = providerError(r, ctx.target);
-          io.count("otp_login_failed_step");
-          io.count(`otp_login_failed_step{step:${step}}`);
-          if (error) io.count(`otp_login_failed_step{step:${step},error:${error}}`);
-          io.rate("otp_login_success", false);
-        };
+        const fail = (step: StepName, r: FlowResponse) => failedAt(io, step, r, ctx.target);
 
         const login = await io.send(0, { url: authorizeUrl, method: "GET", expect: LOGIN_PAGE, redirect: "manual" });
         if (!LOGIN_PAGE.has(login.status)) return fail("authorize", login);
@@ -123,9 +142,7 @@ export const otpLogin: ScenarioDefinition = {
           redirect: "manual",
           headers: { cookie: `${SESSION_COOKIE}=${session}` },
         });
-        const location = silent.status === 302 ? silent.headers?.get("location") : null;
-        const params = location ? new URL(location, ctx.target).searchParams : null;
-        const authCode = params?.get("state") === state ? params.get("code") : null;
+        const authCode = redirectedCode(silent, state, ctx.target);
         if (!authCode) return fail("authorize_silent", silent);
 
         const tokens = await io.send(4, {
