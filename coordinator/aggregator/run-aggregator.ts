@@ -13,6 +13,7 @@
  *
  * RPC surface: start(), flush(), abort(), inspect().
  */
+import { systemClock } from "../../workers/shard/engine-types.ts";
 import { DurableObject } from "cloudflare:workers";
 import { aggregatorName, type FlushAck, type ChildFlush, type ShardWindow } from "../../core/run/protocol.ts";
 import { shardAssignments, subtreeStart, type TreeStart } from "../../core/schedule/shard-assignment.ts";
@@ -204,7 +205,4 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   }
 }
 
-const clock = {
-  now: () => Date.now(),
-  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
-};
+const clock = systemClock;

@@ -13,6 +13,9 @@
  * module (workers/outbound/) under ALLOWED_OUTPUTS: a refused host counts as a failed attempt.
  */
 import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
+import type { Env } from "../../workers/env.ts";
+import { outboundFetch } from "../../workers/outbound/outbound-fetch.ts";
+import { pushOutputPolicy } from "../../workers/outbound/policies.ts";
 import type { OutputSpec } from "../../core/spec/outputs-schema.ts";
 import type { OutputStatus } from "../../core/run/protocol.ts";
 
@@ -40,9 +43,9 @@ export class MetricsPusher {
   readonly #states: OutputState[] = [];
   readonly #fetch: OutboundFetch;
 
-  /** `fetcher`: the way out to the deployment's push output hosts (pushOutputPolicy). */
-  constructor(fetcher: OutboundFetch) {
-    this.#fetch = fetcher;
+  /** Pushes reach only the deployment's push output hosts (ALLOWED_OUTPUTS, pushOutputPolicy). */
+  constructor(env: Pick<Env, "ALLOWED_OUTPUTS" | "EDGELOAD_MODE">) {
+    this.#fetch = outboundFetch(pushOutputPolicy(env));
   }
 
   /** Starts (or queues behind the one under way) one push per output; never awaited. */

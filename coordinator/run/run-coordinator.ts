@@ -11,19 +11,16 @@
  * What it shares with the aggregators is in ../merge/ (the flush log, taking flushes in,
  * the open windows, the children's progress, the ticks); its own parts are here: showing
  * and writing windows (window-writes.ts, log-replay.ts after a restart), reaching the
- * shards (run-shards.ts), setup and teardown (phases.ts), the dashboards' feed
+ * shards (run-shards.ts), setup and teardown (phases.ts), ending the run (run-end.ts), the dashboards' feed
  * (live-feed.ts), the push outputs (metrics-push.ts) and the run's D1 rows.
  *
  * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(); fetch()
  * serves the live event stream (GET /live).
  */
-import { outboundFetch } from "../../workers/outbound/outbound-fetch.ts";
-import { pushOutputPolicy } from "../../workers/outbound/policies.ts";
 import { DurableObject } from "cloudflare:workers";
 import type { Plan } from "../../core/plan/plan.ts";
 import { FINAL_STATUSES, type FlushAck, type Mode, type RunStatus, type RunView, type ChildFlush } from "../../core/run/protocol.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
-import { redactSpec } from "../../core/spec/redact.ts";
 import { lifecycleStep } from "../../core/run/run-lifecycle.ts";
 import { RunTotals } from "../../core/run/run-totals.ts";
 import { parseRunThresholds, shouldAbortRun } from "../../core/run/run-thresholds.ts";
@@ -44,14 +41,15 @@ import { takeInFlush } from "../merge/flush-intake.ts";
 import { takeInLog } from "./log-replay.ts";
 import { OpenWindows } from "../merge/open-windows.ts";
 import { LiveFeed } from "./live-feed.ts";
-import { runTeardown, setUpRun } from "./phases.ts";
+import { setUpRun } from "./phases.ts";
+import { finishRun, giveUpRun, type EndingHost } from "./run-end.ts";
 import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./status-view.ts";
-import { endedRunStatements, endSummary, liveSummary, type SummarySources } from "./summary-of.ts";
+import { liveSummary, type SummarySources } from "./summary-of.ts";
 import { scriptAbortReason } from "../../core/run/script-report.ts";
-import { endOf, lifecycleStateOf, START_LEAD_MS, type RunRecord } from "./run-record.ts";
+import { lifecycleStateOf, START_LEAD_MS, type RunRecord } from "./run-record.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
 import { abortShards, ShardStopper, startingWatermarks, startShards } from "./run-shards.ts";
-import { tickFailureBudget, tickRetryDelayMs, unstorableEnd, withTickFailure } from "./tick-failure.ts";
+import { tickFailureBudget, tickRetryDelayMs, withTickFailure } from "./tick-failure.ts";
 import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
 
 /** The bindings as this object reads them: the shards' namespace typed by their class. */
@@ -70,7 +68,7 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Tells the shards a stopping run's stop (in memory: a restarted object sends it again). */
   readonly #stopper = new ShardStopper();
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
-  readonly #pusher = new MetricsPusher(outboundFetch(pushOutputPolicy(this.env)));
+  readonly #pusher = new MetricsPusher(this.env);
   // Fields are set once super() has run, so they can read this.ctx.
   readonly #log = new FlushLog(this.ctx.storage.sql);
   readonly #live = new LiveFeed(this.ctx.storage.sql);
@@ -240,14 +238,7 @@ export class RunCoordinator extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Date.now() + tickRetryDelayMs(failures));
       return;
     }
-    // Give up: the run ends as an error; its summary stays readable from this object.
-    const { final, summary, endMs } = unstorableEnd(run, message, Date.now(), this.#sources());
-    this.ctx.storage.kv.put("summary", summary);
-    this.#save(final);
-    this.#publishEnd(final, summary);
-    await this.#broadcastAbort().catch(() => {});
-    await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "error", { endedAt: endMs, abortReason: final.abortReason })]).catch(() => {});
-    await this.ctx.storage.deleteAlarm();
+    await giveUpRun(this.#ending, run, message);
   }
 
   async #tick(): Promise<void> {
@@ -335,34 +326,24 @@ export class RunCoordinator extends DurableObject<Env> {
     return liveStatus(run, this.#figures(), now, this.#outputs(run), this.#thresholds!, this.#live.shardHealth);
   }
 
-  /** The run's last events to its dashboards, then their streams end. */
-  #publishEnd(run: RunRecord, summary: Summary): void {
-    this.#live.publishEnd(() => this.#liveStatus(run, Date.now()), summary, run.status);
+  /** Ends the run (run-end.ts). */
+  #finish(forced: ForcedStatus | null, note: string | null, silentReporters = 0): Promise<void> {
+    return finishRun(this.#ending, forced, note, silentReporters);
   }
 
-  /**
-   * Ends the run: runs teardown, writes what is left, builds the summary once with its
-   * verdict (`forced` when aborted or failed by abortOnFail, otherwise the thresholds'),
-   * stores it in D1, and forgets the secrets.
-   */
-  async #finish(forced: ForcedStatus | null, note: string | null, silentReporters = 0): Promise<void> {
-    const teardown = await runTeardown(this.env, this.#run!);
-    if (teardown) this.#save({ ...this.#run!, phases: { ...this.#run!.phases, teardown } });
-    const run = this.#run!;
-    const now = Date.now();
-    const endMs = endOf(run, now);
-    await this.#showClosedWindows(run, now, true);
-    const ending: RunRecord = { ...run, stopping: null, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };
-    const summary = endSummary(ending, endMs, forced, this.#sources(), silentReporters);
-    const final: RunRecord = { ...ending, status: summary.edgeload.status, verdict: summary.edgeload.verdict! };
-    // The last push, with the final totals and verdict and the unredacted spec: after this
-    // the outputs' headers are forgotten with the rest of the secrets.
-    this.#pushMetrics({ ...final, spec: run.spec }, now);
-    await this.env.DB.batch(endedRunStatements(this.env.DB, final, endMs, summary, this.#sources()));
-    this.ctx.storage.kv.put("summary", summary);
-    this.#save(final);
-    this.#checkpoint();
-    this.#publishEnd(final, summary);
-    await this.ctx.storage.deleteAlarm();
+  /** What ending the run needs of this object (run-end.ts). */
+  get #ending(): EndingHost {
+    return {
+      env: this.env,
+      storage: this.ctx.storage,
+      run: () => this.#run!,
+      save: (run) => this.#save(run),
+      sources: () => this.#sources(),
+      showClosedWindows: (run, now, everyoneDone) => this.#showClosedWindows(run, now, everyoneDone),
+      pushMetrics: (run, now) => this.#pushMetrics(run, now),
+      checkpoint: () => this.#checkpoint(),
+      publishEnd: (run, summary) => this.#live.publishEnd(() => this.#liveStatus(run, Date.now()), summary, run.status),
+      abortShards: () => this.#broadcastAbort(),
+    };
   }
 }

@@ -9,6 +9,12 @@ export interface EngineClock {
   sleep(ms: number): Promise<void>;
 }
 
+/** The platform's clock, which the objects hand their engines and flushers (tests hand in their own). */
+export const systemClock: EngineClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+};
+
 export type SliceEnd = "finished" | "deadline" | "stopped" | "handoff";
 
 /** How far an iteration-count executor got (see ShardEngine.iterationProgress). */

@@ -22,40 +22,27 @@
  * corrected latency do not apply (executors/vus.ts).
  *
  * Its pieces: the open windows (shard-windows.ts), iterations in flight (in-flight.ts),
- * sleeps (engine-sleeps.ts), timing a request (measure-request.ts), cloudflare-signature.ts.
+ * sleeps (engine-sleeps.ts), sending a request and recording it (request-sender.ts).
  */
 import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
 import { interleaveCycle } from "../../core/data/interleave.ts";
 import { ShardShare } from "../../core/schedule/pacer.ts";
 import { interruptAtMs } from "../../core/schedule/graceful-stop.ts";
-import { RUN_HEADER, runHeaderValue, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
+import type { ShardAssignment, ShardWindow } from "../../core/run/protocol.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { recordTrail } from "../../core/metrics/request-trail.ts";
-import { recordRequestSubMetrics, type SampleTags, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
+import type { SampleTags, SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
 import { DEFAULT_SCENARIO } from "../../core/run/run-thresholds.ts";
-import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
-import {
-  IterationInterrupted,
-  redirectInit,
-  type RedirectInit,
-  type Flow,
-  type FlowRequest,
-  type FlowResponse,
-  type IterationInfo,
-  type SeriesSample,
-} from "../../scenarios/flow.ts";
+import type { Flow, FlowRequest, FlowResponse, IterationInfo, SeriesSample } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
 import { InFlightIterations } from "./in-flight.ts";
 import { EngineSleeps } from "./engine-sleeps.ts";
-import { CloudflareSignature } from "./cloudflare-signature.ts";
 import { ShardWindows } from "./shard-windows.ts";
 import { CursorMarks, unaccountedRanges, type Covered, type IterationRange } from "./cursor-marks.ts";
 import { IterationIO, runIteration, type IterationHost } from "./iteration-io.ts";
-import { fetchAndMeasure, trailOf } from "./measure-request.ts";
-import { readEventStream } from "./event-stream.ts";
+import { RequestSender, RUN_STOPPED } from "./request-sender.ts";
 import { runArrivalRate } from "./executors/arrival-rate.ts";
 import type { ExecutorHost } from "./executors/host.ts";
 import { VuExecutor } from "./executors/vus.ts";
@@ -80,28 +67,23 @@ export class ShardEngine implements IterationHost {
   /** The k6 tags every request of this shard has unless it says otherwise: the test's, its scenario, the root group. */
   readonly #defaultTags: SampleTags;
   readonly #clock: EngineClock;
-  readonly #fetch: OutboundFetch;
   readonly #flow: Flow;
   /** Step an iteration dropped at its due time is counted under. */
   readonly #dropStep: (global: number) => number;
-  readonly #slots: ConnectionSlots;
   readonly #timeouts = new TimeoutQueue();
   /** Open windows, and when each closes (shard-windows.ts). */
   readonly #windows: ShardWindows;
   /** Open event streams: closing functions, called at stop(). */
   readonly #streams = new Set<() => void>();
+  /** Sends a flow's requests and records their metrics (request-sender.ts). */
+  readonly #sender: RequestSender;
   #cursor = 0; // next own iteration to consider
   /** Which iterations the closed windows account for (cursor-marks.ts). */
   readonly #cursorMarks = new CursorMarks();
   readonly #inFlight = new InFlightIterations();
   #stop = false;
-  /** The grid of the clock readings requests are timed with (core/metrics/clock-resolution.ts). */
-  readonly #clockGrid = new ClockGrid();
-  /** Estimates how long this isolate's event loop kept each response waiting (client_delay). */
-  readonly #loopWatch: LoopWatch;
+  /** This engine's probe of the event loop (client_delay), left when its slice ends. */
   readonly #loopProbe: { arm(): void; leave(): void };
-  /** Whether responses carried Cloudflare's signature (cloudflare-signature.ts). */
-  readonly #cloudflare = new CloudflareSignature();
 
   /**
    * `loopWatch`: the probes of the event loop this engine runs in, shared with the other
@@ -121,7 +103,6 @@ export class ShardEngine implements IterationHost {
     // k6's test-wide tags (options.tags, a scenario's tags), then the scenario's name and the root group.
     this.#defaultTags = { ...a.spec.tags, group: "", scenario: a.part?.scenario ?? DEFAULT_SCENARIO };
     this.#clock = clock;
-    this.#fetch = fetcher;
     this.#windows = new ShardWindows(a, onWindow);
     this.#flow = flow;
     this.#sleeps = new EngineSleeps(clock, () => this.#stop);
@@ -130,9 +111,21 @@ export class ShardEngine implements IterationHost {
     this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
     this.#host = this.#executorHost();
     this.#vus = vus ? new VuExecutor(this.#host, vus, progress) : null;
-    this.#slots = new ConnectionSlots(a.spec.connectionSlots);
-    this.#loopWatch = loopWatch;
     this.#loopProbe = loopWatch.join(() => this.#inFlight.count > 0 && !this.#stop);
+    this.#sender = new RequestSender({
+      a,
+      clock,
+      fetch: fetcher,
+      windows: this.#windows,
+      slots: new ConnectionSlots(a.spec.connectionSlots),
+      timeouts: this.#timeouts,
+      loopWatch,
+      loopProbe: this.#loopProbe,
+      streams: this.#streams,
+      isStopped: () => this.#stop,
+      subMetrics: this.subMetrics,
+      defaultTags: this.#defaultTags,
+    });
     // A scenario's or a script's steps are not a weighted pick: a drop is its first step's.
     const cycle = a.spec.scenario || a.spec.script ? [0] : interleaveCycle(a.spec.steps.map((s) => s.weight));
     this.#dropStep = (global) => cycle[global % cycle.length]!;
@@ -161,7 +154,7 @@ export class ShardEngine implements IterationHost {
 
   /** The detected resolution of the clock requests were timed with, in µs (null: none timed yet). */
   get clockResolutionUs(): number | null {
-    return this.#clockGrid.resolutionUs;
+    return this.#sender.clockGrid.resolutionUs;
   }
 
   /**
@@ -169,7 +162,7 @@ export class ShardEngine implements IterationHost {
    * the target is behind Cloudflare, and the load reached it as Worker subrequests.
    */
   get behindCloudflare(): boolean {
-    return this.#cloudflare.seen;
+    return this.#sender.cloudflare.seen;
   }
 
   /**
@@ -312,96 +305,18 @@ export class ShardEngine implements IterationHost {
   }
 
   /**
-   * Sends one request of a flow and records its built-in metrics under `stepIndex`. A
-   * stream request (SSE) gives its slot back at the headers like any other, then is read
-   * until its hold time, the scenario's end, `holdUntilMs` (the iteration's hard stop) or
-   * stop(), whichever comes first; its duration and TTFB are both the time to open.
+   * Sends one request of a flow and records its built-in metrics under `stepIndex`
+   * (request-sender.ts); `countedSent` is told the window it was counted sent in.
    */
-  async send(
+  send(
     stepIndex: number,
     request: FlowRequest,
     intendedMs: number | null,
     holdUntilMs = Infinity,
-    /** Told the window the request was counted sent in. */
     countedSent?: (windowS: number) => void,
   ): Promise<FlowResponse> {
     this.#requests++;
-    const queuedMs = this.#clock.now();
-    const wait = this.#slots.acquire();
-    if (wait) await wait;
-    // Stopped while queued for a connection slot: nothing leaves after stop().
-    if (this.#stop) {
-      this.#slots.release();
-      throw new IterationInterrupted("run stopped before the request was sent");
-    }
-    const sendMs = this.#clock.now();
-    this.#loopProbe.arm();
-    // The timeout runs from the actual send, like k6's (time queued for a slot is lag). The
-    // iteration's hard stop (its graceful stop, core/schedule/graceful-stop.ts) cuts it sooner.
-    const timeoutAtMs = sendMs + this.#a.spec.timeoutMs;
-    const timeout = this.#timeouts.add(Math.min(timeoutAtMs, holdUntilMs));
-    // A stream is closed by aborting its request: cancelling the body alone can leave the
-    // connection open (the target would hold the stream until its next write fails).
-    const streamAbort = request.stream ? new AbortController() : null;
-    const signal = streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal;
-    const init: RequestInit & RedirectInit = { method: request.method, signal, ...redirectInit(request) };
-    // The run, the second it was sent in and its step, for the target's side of the count
-    // (workers/target/request-ledger.ts, core/run/delivery.ts).
-    const sentWindow = this.#windows.windowOf(sendMs);
-    const tag = runHeaderValue(this.#a.runId, sentWindow, stepIndex, this.#a.part);
-    init.headers = request.headers ? { ...request.headers, [RUN_HEADER]: tag } : { [RUN_HEADER]: tag };
-    this.#windows.statsFor(sentWindow, stepIndex).counters.sent++;
-    countedSent?.(sentWindow);
-    if (request.body !== undefined) init.body = request.body;
-    const measured = await fetchAndMeasure(
-      { fetch: this.#fetch, clock: this.#clock, slots: this.#slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs: this.#a.spec.timeoutMs },
-      request,
-      init,
-      sendMs,
-    );
-    if (measured.error === "timeout" && holdUntilMs < timeoutAtMs && this.#clock.now() >= holdUntilMs) {
-      // Cut at its iteration's hard stop: k6 cancels it there and records nothing of it
-      // (k6 v1.8.1: no http_reqs, the iteration interrupted; engine.test.ts).
-      timeout.done();
-      throw new IterationInterrupted("in flight at the iteration's graceful stop");
-    }
-    const { status, ttfbMs, headers, body, error, response } = measured;
-    // Where the redirects led (fetch's response.url), for a script's res.url.
-    const url = response?.url ? { url: response.url } : {};
-    const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
-    const endMs = opened ? sendMs + ttfbMs : this.#clock.now();
-    const clientDelayMs = this.#loopWatch.delayAt(opened ? this.#clock.now() : endMs);
-    timeout.done();
-    this.#clockGrid.observe(sendMs);
-    this.#clockGrid.observe(endMs);
-    // A target is behind Cloudflare or not: the first responses of an invocation tell.
-    if (headers) this.#cloudflare.observe(headers);
-
-    const trail = trailOf(measured, { queuedMs, sendMs, endMs, intendedMs, clientDelayMs });
-    const stats = this.#windows.statsFor(this.#windows.windowOf(endMs), stepIndex);
-    const failed = recordTrail(stats, trail, request.expect);
-    if (this.subMetrics.length) {
-      // k6's request tags as the shard knows them (name is the URL unless tagged), under the script's own.
-      const tags = { name: request.url, url: request.url, method: request.method, ...this.#defaultTags, ...request.tags };
-      recordRequestSubMetrics(() => stats.custom, this.subMetrics, tags, trail, failed);
-    }
-    if (opened) {
-      const holdMs = request.stream!.holdMs;
-      const until = Math.min(holdMs === null ? Infinity : endMs + holdMs, this.#a.t0Ms + this.#a.spec.durationMs, holdUntilMs, this.#a.deadlineMs);
-      const stream = await readEventStream({
-        body: opened,
-        sendMs,
-        openedMs: endMs,
-        untilMs: until,
-        abort: () => streamAbort!.abort(),
-        clock: this.#clock,
-        isStopped: () => this.#stop,
-        open: this.#streams,
-        customAt: (ms) => this.#windows.statsFor(this.#windows.windowOf(ms), stepIndex).custom,
-      });
-      return { status, error, headers, body, durationMs: endMs - sendMs, stream, ...url };
-    }
-    return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs, ...url };
+    return this.#sender.send(stepIndex, request, intendedMs, holdUntilMs, countedSent);
   }
 
   /** Keeps scraped samples with the window of `atMs`, flushed with its metrics. */
@@ -421,5 +336,3 @@ export class ShardEngine implements IterationHost {
 
 /** How long requests in flight at stop() may still finish before they are cut. */
 const STOP_DRAIN_MS = 1_000;
-/** The reason requests cut by stop() are aborted with (told apart from a timeout by identity). */
-const RUN_STOPPED = new DOMException("run stopped", "AbortError");

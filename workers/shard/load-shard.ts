@@ -15,7 +15,8 @@
  *
  * The flow (custom steps or a built-in scenario) is built once per object instance; a
  * scenario's seed set is read from R2 then, never per request. Flow state (refresh-token
- * families) is checkpointed with each window, so a restart continues it.
+ * families) is checkpointed with each window the shard writes (every window, or every
+ * assignment.windowsPerWrite in a run with a tree), so a restart continues it from there.
  *
  * Its first alarm comes before t0 (warm-up.ts): it reads its colo, builds its flow, opens
  * its connection to the target with one uncounted request and waits for t0, so the run's
@@ -28,8 +29,8 @@
  * RPC surface: start(), abort(), inspect().
  */
 import { DurableObject } from "cloudflare:workers";
-import { aggregatorName, toRunWindow, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
-import type { Env, ObjectNamespaces } from "../env.ts";
+import { toRunWindow, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
+import type { Env } from "../env.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
@@ -39,7 +40,8 @@ import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { buildShardFlow } from "./shard-flow.ts";
 import { observeColo } from "./observe-colo.ts";
 import { firstAlarmAtMs, sendWarmUp, shouldWarmUp } from "./warm-up.ts";
-import { WindowFlusher, windowKey, type FlushReceiver, type FlushRoute } from "./window-flusher.ts";
+import { WindowFlusher, shardFlushRoute, windowKey, type FlushReceivers } from "./window-flusher.ts";
+import { systemClock } from "./engine-types.ts";
 import {
   invocationStarted,
   resumesAfterCrash,
@@ -64,7 +66,7 @@ const RESUME_AFTER_MS = 1_000;
  */
 const FINAL_FLUSH_GUARD_MS = 10_000;
 
-type ShardEnv = Env & ObjectNamespaces<FlushReceiver, undefined, FlushReceiver>;
+type ShardEnv = Env & FlushReceivers;
 
 export class LoadShard extends DurableObject<ShardEnv> {
   #engine: ShardEngine | null = null;
@@ -103,7 +105,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
     clock,
     route: () => {
       const assignment = this.#assignment();
-      return assignment && flushRoute(this.env, assignment);
+      return assignment && shardFlushRoute(this.env, assignment);
     },
     progress: () => {
       const state = this.#state()!;
@@ -194,7 +196,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
     if (!this.#flow) {
       const built = await buildShardFlow(this.env, assignment);
       if (built.seedLoaded) state = { ...state, seedLoads: (state.seedLoads ?? 0) + 1 };
-      // Flow state (refresh-token families) is checkpointed with each window.
+      // Flow state (refresh-token families) is checkpointed with each window written (#windowClosed).
       const saved = this.ctx.storage.kv.get<unknown>(FLOW_STATE);
       if (saved !== undefined) built.flow.restore?.(saved);
       this.#flow = built.flow;
@@ -329,20 +331,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
   }
 }
 
-/** Where a shard's windows go: its aggregator in a run with a tree, else the coordinator. */
-function flushRoute(env: ShardEnv, a: ShardAssignment): FlushRoute {
-  const receiver =
-    a.reportsTo === undefined
-      ? env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(a.runId))
-      : env.RUN_AGGREGATOR.get(env.RUN_AGGREGATOR.idFromName(aggregatorName(a.runId, a.reportsTo)));
-  const index = a.part?.runShard ?? a.shard.index;
-  return { runId: a.runId, senderIndex: index, receiver, giveUpAtMs: a.deadlineMs + a.flushGraceMs, sender: `shard ${index}` };
-}
-
-const clock = {
-  now: () => Date.now(),
-  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
-};
+const clock = systemClock;
 
 /** Every shard in this isolate shares one event loop, so they share its probes (client_delay). */
 const loopWatch = new LoopWatch(clock);

@@ -10,7 +10,8 @@
  * flush deserialised each one again (a CPU profile of 16 shards at 100/s put that list at
  * 6% of the isolate's time).
  */
-import type { FlushAck, ChildFlush, ShardTelemetry, ShardWindow } from "../../core/run/protocol.ts";
+import { aggregatorName, type FlushAck, type ChildFlush, type ShardAssignment, type ShardTelemetry, type ShardWindow } from "../../core/run/protocol.ts";
+import type { ObjectNamespaces } from "../env.ts";
 import type { EngineClock } from "./engine-types.ts";
 
 /**
@@ -189,4 +190,17 @@ export class WindowFlusher {
     }
     return oldest;
   }
+}
+
+/** The namespaces a shard's windows go to: its run's coordinator, or its aggregator in a run with a tree. */
+export type FlushReceivers = ObjectNamespaces<FlushReceiver, undefined, FlushReceiver>;
+
+/** Where a shard's windows go: its aggregator in a run with a tree, else the coordinator. */
+export function shardFlushRoute(env: FlushReceivers, a: ShardAssignment): FlushRoute {
+  const receiver =
+    a.reportsTo === undefined
+      ? env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(a.runId))
+      : env.RUN_AGGREGATOR.get(env.RUN_AGGREGATOR.idFromName(aggregatorName(a.runId, a.reportsTo)));
+  const index = a.part?.runShard ?? a.shard.index;
+  return { runId: a.runId, senderIndex: index, receiver, giveUpAtMs: a.deadlineMs + a.flushGraceMs, sender: `shard ${index}` };
 }

@@ -1,0 +1,70 @@
+/**
+ * How a run ends, written by its RunCoordinator: normally (`finishRun`: teardown, the last
+ * windows, the summary built once with its verdict, stored in D1 and in the object, the
+ * secrets forgotten), or when its results can no longer be written (`giveUpRun`: too many
+ * failed ticks in a row, tick-failure.ts; the run ends `error`, its summary readable from the
+ * object). Either way the dashboards get the last events and the alarm is deleted.
+ */
+import { redactSpec } from "../../core/spec/redact.ts";
+import type { ForcedStatus, Summary } from "../../core/run/summary.ts";
+import type { Env } from "../../workers/env.ts";
+import { updateRunStatus } from "../store/results-store.ts";
+import { runTeardown } from "./phases.ts";
+import { endOf, type RunRecord } from "./run-record.ts";
+import { endedRunStatements, endSummary, type SummarySources } from "./summary-of.ts";
+import { unstorableEnd } from "./tick-failure.ts";
+
+/** What ending a run needs of its coordinator. */
+export interface EndingHost {
+  readonly env: Env;
+  readonly storage: DurableObjectStorage;
+  run(): RunRecord;
+  save(run: RunRecord): void;
+  sources(): SummarySources;
+  showClosedWindows(run: RunRecord, nowMs: number, everyoneDone: boolean): Promise<void>;
+  pushMetrics(run: RunRecord, nowMs: number): void;
+  checkpoint(): void;
+  /** The run's last events to its dashboards, then their streams end. */
+  publishEnd(run: RunRecord, summary: Summary): void;
+  /** Stops every shard. */
+  abortShards(): Promise<boolean>;
+}
+
+/**
+ * Ends the run: runs teardown, writes what is left, builds the summary once with its
+ * verdict (`forced` when aborted or failed by abortOnFail, otherwise the thresholds'),
+ * stores it in D1, and forgets the secrets.
+ */
+export async function finishRun(host: EndingHost, forced: ForcedStatus | null, note: string | null, silentReporters: number): Promise<void> {
+  const teardown = await runTeardown(host.env, host.run());
+  if (teardown) host.save({ ...host.run(), phases: { ...host.run().phases, teardown } });
+  const run = host.run();
+  const now = Date.now();
+  const endMs = endOf(run, now);
+  await host.showClosedWindows(run, now, true);
+  const ending: RunRecord = { ...run, stopping: null, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };
+  const summary = endSummary(ending, endMs, forced, host.sources(), silentReporters);
+  const final: RunRecord = { ...ending, status: summary.edgeload.status, verdict: summary.edgeload.verdict! };
+  // The last push, with the final totals and verdict and the unredacted spec: after this
+  // the outputs' headers are forgotten with the rest of the secrets.
+  host.pushMetrics({ ...final, spec: run.spec }, now);
+  const db = host.env.DB;
+  await db.batch(endedRunStatements(db, final, endMs, summary, host.sources()));
+  host.storage.kv.put("summary", summary);
+  host.save(final);
+  host.checkpoint();
+  host.publishEnd(final, summary);
+  await host.storage.deleteAlarm();
+}
+
+/** Ends a run whose ticks keep failing as `error`; its summary stays readable from the object. */
+export async function giveUpRun(host: EndingHost, run: RunRecord, message: string): Promise<void> {
+  const { final, summary, endMs } = unstorableEnd(run, message, Date.now(), host.sources());
+  host.storage.kv.put("summary", summary);
+  host.save(final);
+  host.publishEnd(final, summary);
+  await host.abortShards().catch(() => {});
+  const db = host.env.DB;
+  await db.batch([updateRunStatus(db, run.runId, "error", { endedAt: endMs, abortReason: final.abortReason })]).catch(() => {});
+  await host.storage.deleteAlarm();
+}

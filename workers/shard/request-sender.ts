@@ -1,0 +1,173 @@
+/**
+ * Sending one request of a flow and recording its built-in metrics: the half of the engine
+ * that touches HTTP (k6 keeps it apart from its executors the same way). The engine
+ * (engine.ts) decides when iterations run; this waits for a connection slot, tags the
+ * request with its run and second, measures it (measure-request.ts), records its trail into
+ * the window of its completion second (core/metrics/request-trail.ts) and, for a stream,
+ * reads it until its hold time (event-stream.ts).
+ */
+import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
+import { RUN_HEADER, runHeaderValue, type ShardAssignment } from "../../core/run/protocol.ts";
+import { recordTrail } from "../../core/metrics/request-trail.ts";
+import { recordRequestSubMetrics, type SampleTags, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
+import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
+import type { LoopWatch } from "../../core/metrics/loop-delay.ts";
+import { IterationInterrupted, redirectInit, type FlowRequest, type FlowResponse, type RedirectInit } from "../../scenarios/flow.ts";
+import type { ConnectionSlots } from "./connection-slots.ts";
+import type { TimeoutQueue } from "./timeout-queue.ts";
+import { CloudflareSignature } from "./cloudflare-signature.ts";
+import type { ShardWindows } from "./shard-windows.ts";
+import { fetchAndMeasure, trailOf, type Measured } from "./measure-request.ts";
+import { readEventStream } from "./event-stream.ts";
+import type { EngineClock } from "./engine-types.ts";
+
+/** The reason requests cut by stop() are aborted with (told apart from a timeout by identity). */
+export const RUN_STOPPED = new DOMException("run stopped", "AbortError");
+
+/** What the sender shares with its engine: the windows, slots and timeouts, and whether the run stopped. */
+export interface SenderDeps {
+  readonly a: ShardAssignment;
+  readonly clock: EngineClock;
+  readonly fetch: OutboundFetch;
+  readonly windows: ShardWindows;
+  readonly slots: ConnectionSlots;
+  readonly timeouts: TimeoutQueue;
+  readonly loopWatch: LoopWatch;
+  readonly loopProbe: { arm(): void };
+  /** Open event streams' closing functions, called at stop(). */
+  readonly streams: Set<() => void>;
+  readonly isStopped: () => boolean;
+  readonly subMetrics: readonly SubMetricFilter[];
+  /** The k6 tags every request of this shard has unless it says otherwise. */
+  readonly defaultTags: SampleTags;
+}
+
+/** A request on its way: when it left, in which window it was counted sent, what aborts it. */
+interface Sending {
+  readonly queuedMs: number;
+  readonly sendMs: number;
+  readonly timeoutAtMs: number;
+  readonly timeout: { readonly signal: AbortSignal; done(): void };
+  readonly streamAbort: AbortController | null;
+  readonly init: RequestInit & RedirectInit;
+  readonly sentWindow: number;
+}
+
+export class RequestSender {
+  readonly #d: SenderDeps;
+  /** The grid of the clock readings requests are timed with (core/metrics/clock-resolution.ts). */
+  readonly clockGrid = new ClockGrid();
+  /** Whether responses carried Cloudflare's signature (cloudflare-signature.ts). */
+  readonly cloudflare = new CloudflareSignature();
+
+  constructor(deps: SenderDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * Sends one request of a flow and records its built-in metrics under `stepIndex`. A
+   * stream request (SSE) gives its slot back at the headers like any other, then is read
+   * until its hold time, the scenario's end, `holdUntilMs` (the iteration's hard stop) or
+   * stop(), whichever comes first; its duration and TTFB are both the time to open.
+   */
+  async send(
+    stepIndex: number,
+    request: FlowRequest,
+    intendedMs: number | null,
+    holdUntilMs: number,
+    countedSent: ((windowS: number) => void) | undefined,
+  ): Promise<FlowResponse> {
+    const d = this.#d;
+    const sending = await this.#leave(stepIndex, request, holdUntilMs);
+    countedSent?.(sending.sentWindow);
+    const { sendMs, timeout } = sending;
+    const deps = { fetch: d.fetch, clock: d.clock, slots: d.slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs: d.a.spec.timeoutMs };
+    const measured = await fetchAndMeasure(deps, request, sending.init, sendMs);
+    if (measured.error === "timeout" && holdUntilMs < sending.timeoutAtMs && d.clock.now() >= holdUntilMs) {
+      // Cut at its iteration's hard stop: k6 cancels it there and records nothing of it
+      // (k6 v1.8.1: no http_reqs, the iteration interrupted; engine.test.ts).
+      timeout.done();
+      throw new IterationInterrupted("in flight at the iteration's graceful stop");
+    }
+    const { status, ttfbMs, headers, body, error, response } = measured;
+    // Where the redirects led (fetch's response.url), for a script's res.url.
+    const url = response?.url ? { url: response.url } : {};
+    const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
+    const endMs = opened ? sendMs + ttfbMs : d.clock.now();
+    const clientDelayMs = d.loopWatch.delayAt(opened ? d.clock.now() : endMs);
+    timeout.done();
+    this.clockGrid.observe(sendMs);
+    this.clockGrid.observe(endMs);
+    // A target is behind Cloudflare or not: the first responses of an invocation tell.
+    if (headers) this.cloudflare.observe(headers);
+    this.#record(stepIndex, request, measured, { queuedMs: sending.queuedMs, sendMs, endMs, intendedMs, clientDelayMs });
+    if (opened) {
+      const stream = await this.#readStream(stepIndex, request, opened, sending, endMs, holdUntilMs);
+      return { status, error, headers, body, durationMs: endMs - sendMs, stream, ...url };
+    }
+    return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs, ...url };
+  }
+
+  /** Waits for a slot, then starts the request's timeout and counts it sent in the second it leaves in. */
+  async #leave(stepIndex: number, request: FlowRequest, holdUntilMs: number): Promise<Sending> {
+    const d = this.#d;
+    const queuedMs = d.clock.now();
+    const wait = d.slots.acquire();
+    if (wait) await wait;
+    // Stopped while queued for a connection slot: nothing leaves after stop().
+    if (d.isStopped()) {
+      d.slots.release();
+      throw new IterationInterrupted("run stopped before the request was sent");
+    }
+    const sendMs = d.clock.now();
+    d.loopProbe.arm();
+    // The timeout runs from the actual send, like k6's (time queued for a slot is lag). The
+    // iteration's hard stop (its graceful stop, core/schedule/graceful-stop.ts) cuts it sooner.
+    const timeoutAtMs = sendMs + d.a.spec.timeoutMs;
+    const timeout = d.timeouts.add(Math.min(timeoutAtMs, holdUntilMs));
+    // A stream is closed by aborting its request: cancelling the body alone can leave the
+    // connection open (the target would hold the stream until its next write fails).
+    const streamAbort = request.stream ? new AbortController() : null;
+    const signal = streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal;
+    const init: RequestInit & RedirectInit = { method: request.method, signal, ...redirectInit(request) };
+    // The run, the second it was sent in and its step, for the target's side of the count
+    // (workers/target/request-ledger.ts, core/run/delivery.ts).
+    const sentWindow = d.windows.windowOf(sendMs);
+    const tag = runHeaderValue(d.a.runId, sentWindow, stepIndex, d.a.part);
+    init.headers = request.headers ? { ...request.headers, [RUN_HEADER]: tag } : { [RUN_HEADER]: tag };
+    if (request.body !== undefined) init.body = request.body;
+    d.windows.statsFor(sentWindow, stepIndex).counters.sent++;
+    return { queuedMs, sendMs, timeoutAtMs, timeout, streamAbort, init, sentWindow };
+  }
+
+  /** Records a measured request's trail in the window of its completion second, and its sub-metrics. */
+  #record(stepIndex: number, request: FlowRequest, measured: Measured, times: Parameters<typeof trailOf>[1]): void {
+    const d = this.#d;
+    const trail = trailOf(measured, times);
+    const stats = d.windows.statsFor(d.windows.windowOf(times.endMs), stepIndex);
+    const failed = recordTrail(stats, trail, request.expect);
+    if (d.subMetrics.length) {
+      // k6's request tags as the shard knows them (name is the URL unless tagged), under the script's own.
+      const tags = { name: request.url, url: request.url, method: request.method, ...d.defaultTags, ...request.tags };
+      recordRequestSubMetrics(() => stats.custom, d.subMetrics, tags, trail, failed);
+    }
+  }
+
+  /** Reads an opened event stream until its hold time, the scenario's end, the iteration's hard stop or stop(). */
+  #readStream(stepIndex: number, request: FlowRequest, body: ReadableStream<Uint8Array>, sending: Sending, openedMs: number, holdUntilMs: number) {
+    const d = this.#d;
+    const holdMs = request.stream!.holdMs;
+    const until = Math.min(holdMs === null ? Infinity : openedMs + holdMs, d.a.t0Ms + d.a.spec.durationMs, holdUntilMs, d.a.deadlineMs);
+    return readEventStream({
+      body,
+      sendMs: sending.sendMs,
+      openedMs,
+      untilMs: until,
+      abort: () => sending.streamAbort!.abort(),
+      clock: d.clock,
+      isStopped: d.isStopped,
+      open: d.streams,
+      customAt: (ms) => d.windows.statsFor(d.windows.windowOf(ms), stepIndex).custom,
+    });
+  }
+}
