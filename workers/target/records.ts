@@ -85,6 +85,62 @@ async function selectRecord(db: D1Database, key: string): Promise<StoredRecord |
   return row ? { value: JSON.parse(row.value), version: row.version } : null;
 }
 
+/** A bulk call's request: how many keys, the first key's number, and their prefix. */
+interface BulkRequest {
+  readonly count: number;
+  readonly from: number;
+  readonly prefix: string;
+}
+
+/** The `{"count": N, "prefix": "key-", "from": 0}` body of a bulk call, or every problem with it. */
+function bulkRequestOf(
+  body: { count?: unknown; prefix?: unknown; from?: unknown } | null,
+): { ok: true; value: BulkRequest } | { ok: false; problems: string[] } {
+  const count = body?.count;
+  const from = body?.from ?? 0;
+  const prefix = prefixOf(body?.prefix ?? "key-");
+  const problems = [
+    ...(typeof count === "number" && Number.isInteger(count) && count >= 0 && count <= MAX_BULK ? [] : [`count: an integer in 0–${MAX_BULK}`]),
+    ...(typeof from === "number" && Number.isInteger(from) && from >= 0 && from <= 1_000_000_000 ? [] : ["from: an integer ≥ 0, the first key's number"]),
+    ...(prefix.ok ? [] : [prefix.problem]),
+  ];
+  if (problems.length || !prefix.ok || typeof count !== "number" || typeof from !== "number") return { ok: false, problems };
+  return { ok: true, value: { count, from, prefix: prefix.value } };
+}
+
+/** Writes a bulk call's keys, BULK_ROWS_PER_STATEMENT rows a statement, all in one D1 batch. */
+async function writeBulk(db: D1Database, { count, from, prefix }: BulkRequest, nowMs: number): Promise<void> {
+  // Keys come from a recursive CTE, so a statement binds 4 values however many rows it
+  // writes (D1 allows 100 bound parameters per statement). The start is cast because D1
+  // may bind a JS number as REAL, which would make keys like `key-0.0`. A key whose value
+  // is already the seed value is left alone, so repeating the call changes nothing.
+  const statement = db.prepare(
+    `WITH RECURSIVE seq(i) AS (SELECT CAST(?2 AS INTEGER) UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?3)
+     INSERT INTO app_records (key, value, version, updated_at)
+     SELECT ?1 || i, json_object('n', i), 1, ?4 FROM seq WHERE true
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = app_records.version + 1, updated_at = excluded.updated_at
+     WHERE app_records.value <> excluded.value`,
+  );
+  const statements: D1PreparedStatement[] = [];
+  for (let start = 0; start < count; start += BULK_ROWS_PER_STATEMENT) {
+    statements.push(statement.bind(prefix, from + start, from + Math.min(count, start + BULK_ROWS_PER_STATEMENT), nowMs));
+  }
+  if (statements.length) await db.batch(statements);
+}
+
+/** Creates or overwrites one record; its new version (1 on create, +1 on each write). */
+async function upsertRecord(db: D1Database, key: string, json: string, nowMs: number): Promise<number> {
+  const row = await db
+    .prepare(
+      `INSERT INTO app_records (key, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = app_records.version + 1, updated_at = excluded.updated_at
+       RETURNING version`,
+    )
+    .bind(key, json, nowMs)
+    .first<{ version: number }>();
+  return row!.version;
+}
+
 /**
  * One build of the API. Both keep v2Cache in step with their writes; only the caching
  * build reads through it, the other makes every read a D1 query.
@@ -94,34 +150,11 @@ function recordsApi({ readThroughCache }: { readonly readThroughCache: boolean }
 
   api.post("/bulk", async (c) => {
     const body = (await c.req.json().catch(() => null)) as { count?: unknown; prefix?: unknown; from?: unknown } | null;
-    const count = body?.count;
-    const from = body?.from ?? 0;
-    const prefix = prefixOf(body?.prefix ?? "key-");
-    const problems = [
-      ...(typeof count === "number" && Number.isInteger(count) && count >= 0 && count <= MAX_BULK ? [] : [`count: an integer in 0–${MAX_BULK}`]),
-      ...(typeof from === "number" && Number.isInteger(from) && from >= 0 && from <= 1_000_000_000 ? [] : ["from: an integer ≥ 0, the first key's number"]),
-      ...(prefix.ok ? [] : [prefix.problem]),
-    ];
-    if (problems.length || !prefix.ok || typeof count !== "number" || typeof from !== "number") return bad(c, problems);
-    // Keys come from a recursive CTE, so a statement binds 4 values however many rows it
-    // writes (D1 allows 100 bound parameters per statement). The start is cast because D1
-    // may bind a JS number as REAL, which would make keys like `key-0.0`. A key whose value
-    // is already the seed value is left alone, so repeating the call changes nothing.
-    const statement = c.env.TARGET_DB.prepare(
-      `WITH RECURSIVE seq(i) AS (SELECT CAST(?2 AS INTEGER) UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?3)
-       INSERT INTO app_records (key, value, version, updated_at)
-       SELECT ?1 || i, json_object('n', i), 1, ?4 FROM seq WHERE true
-       ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = app_records.version + 1, updated_at = excluded.updated_at
-       WHERE app_records.value <> excluded.value`,
-    );
-    const nowMs = Date.now();
-    const statements: D1PreparedStatement[] = [];
-    for (let start = 0; start < count; start += BULK_ROWS_PER_STATEMENT) {
-      statements.push(statement.bind(prefix.value, from + start, from + Math.min(count, start + BULK_ROWS_PER_STATEMENT), nowMs));
-    }
-    if (statements.length) await c.env.TARGET_DB.batch(statements);
-    v2Cache.invalidatePrefix(prefix.value);
-    return c.json({ created: count });
+    const request = bulkRequestOf(body);
+    if (!request.ok) return bad(c, request.problems);
+    await writeBulk(c.env.TARGET_DB, request.value, Date.now());
+    v2Cache.invalidatePrefix(request.value.prefix);
+    return c.json({ created: request.value.count });
   });
 
   api.get("/", async (c) => {
@@ -149,14 +182,7 @@ function recordsApi({ readThroughCache }: { readonly readThroughCache: boolean }
     const problems = [...(KEY.test(key) ? [] : [KEY_PROBLEM]), ...(value.ok ? [] : [value.problem])];
     if (problems.length || !value.ok) return bad(c, problems);
     const json = JSON.stringify(value.value);
-    const row = await c.env.TARGET_DB.prepare(
-      `INSERT INTO app_records (key, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
-       ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = app_records.version + 1, updated_at = excluded.updated_at
-       RETURNING version`,
-    )
-      .bind(key, json, Date.now())
-      .first<{ version: number }>();
-    const version = row!.version;
+    const version = await upsertRecord(c.env.TARGET_DB, key, json, Date.now());
     v2Cache.written(key, { value: JSON.parse(json), version }, Date.now());
     return c.json({ key, version });
   });
