@@ -1,9 +1,9 @@
 /**
  * The end-of-run summary: k6's `--summary-export` layout for the metrics k6 has, so k6
  * tooling reads it, plus an `edgeload` section with the plan, per-region, per-step,
- * per-colo and per-shard breakdowns, saturation and thresholds. This file holds the layout;
- * the figures of each metric and group are summary-figures.ts's, the threshold verdicts
- * run-thresholds.ts's.
+ * per-colo and per-shard breakdowns, saturation and thresholds. This file holds the layout
+ * and the `edgeload` section; k6's `metrics` are summary-k6-metrics.ts's, the figures of
+ * each metric and group summary-figures.ts's, the threshold verdicts run-thresholds.ts's.
  *
  * Every percentile here comes from a merged histogram; nothing is averaged across groups.
  */
@@ -17,17 +17,15 @@ import { saturation } from "./saturation.ts";
 import type { RunTotals } from "./run-totals.ts";
 import { MetricStats } from "../metrics/metric-stats.ts";
 import { VuSchedule, type VuProfile } from "../schedule/vu-schedule.ts";
-import { METRIC_KINDS, thresholdKey, type MetricName, type ThresholdOutcome, type ThresholdSet } from "../metrics/thresholds.ts";
-import { builtInValues, customMetricsSummary, DEFAULT_TREND_STATS, groupSummary, seriesSummary, type CustomMetricSummary } from "./summary-figures.ts";
-import { parseRunThresholds, selectTagged, thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
+import type { ThresholdOutcome, ThresholdSet } from "../metrics/thresholds.ts";
+import { customMetricsSummary, DEFAULT_TREND_STATS, groupSummary } from "./summary-figures.ts";
+import { k6Metrics } from "./summary-k6-metrics.ts";
+import { parseRunThresholds, thresholdOutcomes, thresholdView, type ThresholdView } from "./run-thresholds.ts";
 import { scriptErrorsSummary } from "./script-report.ts";
 import { isTimingMetric, runVerdict } from "./run-verdict.ts";
 import { failed, inconclusive, type Verdict } from "./verdict.ts";
 import { round3 } from "../metrics/rounding.ts";
 import { groupTree } from "../metrics/check-results.ts";
-import { EXPECTED_RESPONSE_DURATION } from "../metrics/sub-metrics.ts";
-import { ITERATION_DURATION } from "../metrics/aggregate.ts";
-import { vuGauges } from "./vu-gauges.ts";
 import { isScriptRun } from "../spec/script-schema.ts";
 
 export interface ShardReport {
@@ -141,73 +139,10 @@ function summaryElapsedS(input: Pick<SummaryInput, "t0Ms" | "endMs">): number {
 function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readonly ThresholdOutcome[], verdict: Verdict | null) {
   const { spec, plan, totals } = input;
   const all = totals.select();
-  const c = all.counters;
-  // k6's summaryTrendStats: the trend figures the run asked for beside the usual ones.
-  const extra = spec.summaryTrendStats ?? [];
-
-  const failedByMetric = (metricKey: string) => {
-    const entries = outcomes.filter((o) => o.key === metricKey);
-    // k6's layout has one boolean, "failed"; a threshold without data did not fail, and the
-    // verdict (edgeload.verdict) says the run could not pass because of it.
-    return entries.length ? { thresholds: Object.fromEntries(entries.map((o) => [o.source, o.state === "failed"])) } : {};
-  };
-  // Each built-in metric with its thresholds' verdicts; one without samples is left out.
-  const metric = (name: MetricName) => {
-    const values = builtInValues(all, name, elapsedS, extra);
-    return values ? { ...values, ...failedByMetric(name) } : undefined;
-  };
-
-  const metrics: Record<string, unknown> = {
-    http_reqs: metric("http_reqs"),
-    iterations: metric("iterations"),
-    dropped_iterations: metric("dropped_iterations"),
-    http_req_duration: metric("http_req_duration"),
-    http_req_waiting: metric("http_req_waiting"),
-    http_req_failed: metric("http_req_failed"),
-    data_received: { count: c.bytesReceived, rate: round3(c.bytesReceived / elapsedS) },
-    checks: metric("checks"),
-  };
-  // k6's vus and vus_max where the plan fixes them (vu-gauges.ts).
-  Object.assign(metrics, vuGauges(spec));
-  // The sub-metric k6 shows for every script (its shards record it, core/metrics/sub-metrics.ts).
-  if (isScriptRun(spec) && !(EXPECTED_RESPONSE_DURATION.name in metrics)) {
-    metrics[EXPECTED_RESPONSE_DURATION.name] = withoutType(
-      seriesSummary(all.hasCustom ? all.custom : null, EXPECTED_RESPONSE_DURATION.name, "trend", elapsedS, extra),
-    );
-  }
-  // A k6 script's iteration_duration (the shards time its iterations), with k6's trend figures.
-  metrics[ITERATION_DURATION] = withoutType(seriesSummary(all.hasCustom ? all.custom : null, ITERATION_DURATION, "trend", elapsedS, extra));
-  for (const [k, v] of Object.entries(metrics)) if (v === undefined) delete metrics[k];
-  // Tag-filtered threshold keys are k6 sub-metrics, e.g. "http_req_duration{step:login}",
-  // with their own figures; a key with no expression still shows them, as in k6.
-  for (const key of Object.keys(spec.thresholds)) {
-    const parsed = key.includes("{") && !(key in metrics) ? thresholdKey(key) : null;
-    if (!parsed?.ok) continue;
-    const { metric: name, tags, subMetric } = parsed.value;
-    const selected = selectTagged(spec, totals, tags);
-    // A recorded sub-metric (`{name:…}`, `{group:…}`) is a series of its own, without the kind's label.
-    const values = subMetric
-      ? withoutType(seriesSummary(selected.hasCustom ? selected.custom : null, subMetric, METRIC_KINDS[name as MetricName], elapsedS, extra))
-      : builtInValues(selected, name as MetricName, elapsedS, extra);
-    metrics[key] = { ...values, ...failedByMetric(key) };
-  }
-  for (const o of outcomes) {
-    if (o.key.includes("{") && !(o.key in metrics)) metrics[o.key] = failedByMetric(o.key);
-  }
-
   const kinds = customMetricKinds(spec);
-  const scenarioMetrics = Object.keys(kinds).length ? customMetricsSummary(all, kinds, elapsedS, extra) : {};
-  for (const [key, value] of Object.entries(scenarioMetrics)) metrics[key] = { ...value, ...failedByMetric(key) };
+  const scenarioMetrics = Object.keys(kinds).length ? customMetricsSummary(all, kinds, elapsedS, spec.summaryTrendStats ?? []) : {};
   const declared = spec.metrics ?? {};
   const specMetrics = Object.fromEntries(Object.entries(scenarioMetrics).filter(([key]) => Object.hasOwn(declared, key.replace(/\{.*$/, ""))));
-
-  const byShard = input.shards.map((s) => ({ ...s, ...groupSummary(totals.shard(s.index), elapsedS) }));
-  const colos = new Map<string, MetricStats>();
-  for (const s of input.shards) {
-    let stats = colos.get(s.colo);
-    if (!stats) colos.set(s.colo, (stats = new MetricStats()));
-    stats.merge(totals.shard(s.index));
-  }
   const clock = clockView(input.shards.map((s) => s.telemetry));
   const sat = saturation(all, clock.resolutionMs);
   const thresholds = outcomes.map(thresholdView);
@@ -218,7 +153,7 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
     root_group: { ...groupTree(all.hasCheckResults ? all.checkResults.results() : []), id: "d41d8cd98f00b204e9800998ecf8427e" },
     options: { summaryTrendStats: spec.summaryTrendStats ?? DEFAULT_TREND_STATS, summaryTimeUnit: "ms", noColor: false },
     state: { isStdOutTTY: false, isStdErrTTY: false, testRunDurationMs: round3(elapsedS * 1000) },
-    metrics,
+    metrics: k6Metrics(spec, totals, all, elapsedS, outcomes, scenarioMetrics),
     edgeload: {
       runId: input.runId,
       name: spec.name,
@@ -245,30 +180,9 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       customMetrics: specMetrics,
       // Trends of plain numbers (a k6 Trend without isTime): printed without a unit, as k6 prints them.
       unitlessTrends: spec.unitlessTrends ?? [],
-      achievedRatePerS: round3(c.iterations / elapsedS),
-      plan: {
-        shards: plan.shards.length,
-        regions: spec.regions,
-        connectionSlots: spec.connectionSlots,
-        capacityPerShardPerS: plan.capacityPerShardPerS,
-        peakPerShardPerS: plan.peakPerShardPerS,
-        totalIterations: plan.totalIterations,
-        ...(plan.closedModel ? { closedModel: plan.closedModel } : {}),
-        notes: plan.notes,
-      },
-      totals: {
-        ...groupSummary(all, elapsedS),
-        sent: c.sent,
-        interrupted: c.interrupted,
-        timeouts: c.timeouts,
-        connectionErrors: c.connectionErrors,
-        status4xx: c.status4xx,
-        status5xx: c.status5xx,
-      },
-      regions: Object.fromEntries(totals.regions().map((r) => [r, groupSummary(totals.select({ region: r }), elapsedS)])),
-      steps: Object.fromEntries(totals.steps().map((i) => [spec.steps[i]?.name ?? `step${i}`, groupSummary(totals.select({ step: i }), elapsedS)])),
-      colos: Object.fromEntries([...colos.entries()].map(([colo, s]) => [colo, groupSummary(s, elapsedS)])),
-      shards: byShard,
+      achievedRatePerS: round3(all.counters.iterations / elapsedS),
+      plan: planSummary(spec, plan),
+      ...groupsSummary(input, all, elapsedS),
       saturated: sat.saturated,
       saturation: sat.reasons,
       saturationCauses: sat.causes,
@@ -282,6 +196,50 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       clock,
       path: pathView(input.shards.map((s) => s.telemetry)),
     },
+  };
+}
+
+/** The plan the run was given: its shards, regions and capacity, and the planner's notes. */
+function planSummary(spec: RunSpec, plan: Plan) {
+  return {
+    shards: plan.shards.length,
+    regions: spec.regions,
+    connectionSlots: spec.connectionSlots,
+    capacityPerShardPerS: plan.capacityPerShardPerS,
+    peakPerShardPerS: plan.peakPerShardPerS,
+    totalIterations: plan.totalIterations,
+    ...(plan.closedModel ? { closedModel: plan.closedModel } : {}),
+    notes: plan.notes,
+  };
+}
+
+/**
+ * The run's figures as a whole (with its failure counts) and per region, step, colo and
+ * shard; each group's percentiles from its own merged histogram. `all` is the whole run's.
+ */
+function groupsSummary(input: SummaryInput, all: MetricStats, elapsedS: number) {
+  const { spec, totals } = input;
+  const c = all.counters;
+  const colos = new Map<string, MetricStats>();
+  for (const s of input.shards) {
+    let stats = colos.get(s.colo);
+    if (!stats) colos.set(s.colo, (stats = new MetricStats()));
+    stats.merge(totals.shard(s.index));
+  }
+  return {
+    totals: {
+      ...groupSummary(all, elapsedS),
+      sent: c.sent,
+      interrupted: c.interrupted,
+      timeouts: c.timeouts,
+      connectionErrors: c.connectionErrors,
+      status4xx: c.status4xx,
+      status5xx: c.status5xx,
+    },
+    regions: Object.fromEntries(totals.regions().map((r) => [r, groupSummary(totals.select({ region: r }), elapsedS)])),
+    steps: Object.fromEntries(totals.steps().map((i) => [spec.steps[i]?.name ?? `step${i}`, groupSummary(totals.select({ step: i }), elapsedS)])),
+    colos: Object.fromEntries([...colos.entries()].map(([colo, s]) => [colo, groupSummary(s, elapsedS)])),
+    shards: input.shards.map((s) => ({ ...s, ...groupSummary(totals.shard(s.index), elapsedS) })),
   };
 }
 
@@ -315,13 +273,6 @@ function scenariosSummary(spec: RunSpec, plan: Plan, totals: RunTotals, threshol
 }
 
 export type Summary = ReturnType<typeof buildSummary>;
-
-/** A series' figures in the shape of its built-in parent (which carries no `type`). */
-function withoutType(summary: CustomMetricSummary | undefined): Record<string, number> | undefined {
-  if (!summary) return undefined;
-  const { type: _type, ...values } = summary;
-  return values as Record<string, number>;
-}
 
 /** The VU profile of a closed-model run as the summary shows it. */
 export function vusSummary(vus: VuProfile) {
