@@ -10,6 +10,7 @@
  * @example
  * const { markdown, charts, html } = await renderReport(reportInput(summary, rows));
  */
+import { ACTIVE_STATUSES } from "../core/run/protocol.ts";
 import { cloudflareBlocks } from "./cloudflare-section.ts";
 import { deliveryBlocks } from "./delivery-section.ts";
 import type { QueryRow } from "../core/results/query.ts";
@@ -68,7 +69,7 @@ function reportBlocks(input: ReportInput): Block[] {
         ...(e.abortReason ? [` · aborted: ${e.abortReason}`] : []),
       ],
     },
-    ...(["pending", "running", "finishing"].includes(e.status)
+    ...(ACTIVE_STATUSES.includes(e.status)
       ? [{ kind: "paragraph", text: ["The run has not finished: figures cover what was measured so far."] } as const]
       : []),
     ...verdictBlocks(e),

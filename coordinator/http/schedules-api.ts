@@ -17,6 +17,7 @@ import { vaultOf } from "../schedule/schedule-vault.ts";
 import { Hono, type Context } from "hono";
 import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { redactSpec } from "../../core/spec/redact.ts";
+import { randomHex } from "../../core/data/web-crypto.ts";
 import { modeOf } from "../../core/spec/target-policy.ts";
 import { nextAfter, parseCron, schedulePrice } from "../../core/watch/cron.ts";
 import { parseScheduleInput, redactWebhook } from "../../core/watch/schedule-input.ts";
@@ -182,5 +183,5 @@ function linksOf(c: Context<App>, id: string) {
 
 /** 32 random bytes as hex: a webhook's HMAC key when the caller gives none. */
 function newSecret(): string {
-  return [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return randomHex(32);
 }

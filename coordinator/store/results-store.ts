@@ -12,7 +12,7 @@
  * 100-bound-parameter limit.
  */
 import type { Histogram } from "../../core/metrics/histogram.ts";
-import type { RunStatus, ShardTelemetry } from "../../core/run/protocol.ts";
+import { ACTIVE_STATUSES, type RunStatus, type ShardTelemetry } from "../../core/run/protocol.ts";
 import { groupSummary } from "../../core/run/summary-figures.ts";
 import type { SeriesRow, WindowCell } from "../../core/run/window-cell.ts";
 import { runQuery, type QueryRow } from "../../core/results/query.ts";
@@ -220,11 +220,14 @@ function shardHistogramsJson(stats: MetricStats): string {
   return JSON.stringify(out);
 }
 
-export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "finishing"];
+export { ACTIVE_STATUSES };
+
+/** The active statuses as a statement's parameters, `(?,?,?)`: bind `...ACTIVE_STATUSES` where it stands. */
+export const ACTIVE_STATUS_PARAMS = `(${ACTIVE_STATUSES.map(() => "?").join(",")})`;
 
 export async function countActiveRuns(db: D1Database): Promise<number> {
   const row = await db
-    .prepare(`SELECT COUNT(*) AS n FROM runs WHERE status IN (${ACTIVE_STATUSES.map(() => "?").join(",")})`)
+    .prepare(`SELECT COUNT(*) AS n FROM runs WHERE status IN ${ACTIVE_STATUS_PARAMS}`)
     .bind(...ACTIVE_STATUSES)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -233,7 +236,7 @@ export async function countActiveRuns(db: D1Database): Promise<number> {
 /** Runs a /metrics scrape covers: every active run, and those ended at or after `endedSinceMs`. */
 export async function runsToScrape(db: D1Database, endedSinceMs: number): Promise<string[]> {
   const { results } = await db
-    .prepare(`SELECT id FROM runs WHERE status IN (${ACTIVE_STATUSES.map(() => "?").join(",")}) OR ended_at >= ? ORDER BY id`)
+    .prepare(`SELECT id FROM runs WHERE status IN ${ACTIVE_STATUS_PARAMS} OR ended_at >= ? ORDER BY id`)
     .bind(...ACTIVE_STATUSES, endedSinceMs)
     .all<{ id: string }>();
   return results.map((r) => r.id);

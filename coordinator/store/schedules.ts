@@ -5,7 +5,7 @@
 import type { RunStatus } from "../../core/run/protocol.ts";
 import type { ScheduledVerdict } from "../../core/watch/scheduled-verdict.ts";
 import type { Webhook } from "../../core/watch/schedule-input.ts";
-import { ACTIVE_STATUSES } from "./results-store.ts";
+import { ACTIVE_STATUSES, ACTIVE_STATUS_PARAMS } from "./results-store.ts";
 
 export interface ScheduleRow {
   readonly id: string;
@@ -71,10 +71,9 @@ export async function deleteSchedule(db: D1Database, id: string): Promise<boolea
 
 /** Schedules whose next turn is due at `nowMs`, with whether their last run is still going. */
 export async function dueSchedules(db: D1Database, nowMs: number): Promise<(ScheduleRow & { last_run_active: number })[]> {
-  const active = ACTIVE_STATUSES.map(() => "?").join(",");
   const { results } = await db
     .prepare(
-      `SELECT s.*, CASE WHEN r.status IN (${active}) THEN 1 ELSE 0 END AS last_run_active
+      `SELECT s.*, CASE WHEN r.status IN ${ACTIVE_STATUS_PARAMS} THEN 1 ELSE 0 END AS last_run_active
        FROM schedules s LEFT JOIN runs r ON r.id = s.last_run_id
        WHERE s.next_due_ms IS NOT NULL AND s.next_due_ms <= ? ORDER BY s.next_due_ms`,
     )
@@ -125,11 +124,10 @@ export async function setNextDue(db: D1Database, id: string, nextDueMs: number |
 
 /** Started turns whose run has ended but which have no verdict yet, with the run's status. */
 export async function unjudgedTurns(db: D1Database): Promise<(TurnRow & { run_status: RunStatus })[]> {
-  const active = ACTIVE_STATUSES.map(() => "?").join(",");
   const { results } = await db
     .prepare(
       `SELECT t.*, r.status AS run_status FROM schedule_turns t JOIN runs r ON r.id = t.run_id
-       WHERE t.outcome = 'started' AND t.verdict IS NULL AND r.status NOT IN (${active}) ORDER BY t.due_ms`,
+       WHERE t.outcome = 'started' AND t.verdict IS NULL AND r.status NOT IN ${ACTIVE_STATUS_PARAMS} ORDER BY t.due_ms`,
     )
     .bind(...ACTIVE_STATUSES)
     .all<TurnRow & { run_status: RunStatus }>();

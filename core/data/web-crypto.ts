@@ -13,7 +13,25 @@ export function sha256(data: Bytes): Promise<ArrayBuffer> {
 }
 
 export async function sha256Hex(data: Bytes): Promise<string> {
-  return [...new Uint8Array(await sha256(data))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(await sha256(data));
+}
+
+/** Bytes as lowercase hex, two digits a byte. */
+export function hex(bytes: ArrayBuffer | Uint8Array): string {
+  const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  let out = "";
+  for (const b of view) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+/** `byteCount` random bytes as hex: generated secrets and ids. */
+export function randomHex(byteCount: number): string {
+  return hex(crypto.getRandomValues(new Uint8Array(byteCount)));
+}
+
+/** HMAC-SHA256 of `text` under `secret`, as hex. */
+export async function hmacSha256Hex(secret: string, text: string): Promise<string> {
+  return hex(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(text)));
 }
 
 /** base64url without padding (RFC 4648 §5), as JOSE and PKCE use it. */

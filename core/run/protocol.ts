@@ -180,6 +180,8 @@ export interface FlushAck {
 
 export type RunStatus = "pending" | "running" | "finishing" | "passed" | "failed" | "inconclusive" | "aborted" | "error";
 export const FINAL_STATUSES: readonly RunStatus[] = ["passed", "failed", "inconclusive", "aborted", "error"];
+/** A run not yet final: it holds one of the deployment's concurrent-run slots. */
+export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "finishing"];
 
 /**
  * The exit code of a run that ended so: k6's errext codes (0 passed, 99 thresholds failed,

@@ -3,7 +3,8 @@ import { compareRuns, type Comparison } from "../results/compare.ts";
 import { inconclusive, PASSED } from "../run/verdict.ts";
 import { parseScheduleInput, redactWebhook } from "./schedule-input.ts";
 import { scheduledVerdict } from "./scheduled-verdict.ts";
-import { hmacHex, retryDelayMs, signatureHeaders, webhookBody } from "./webhook.ts";
+import { retryDelayMs, signatureHeaders, webhookBody } from "./webhook.ts";
+import { hmacSha256Hex as hmacHex } from "../data/web-crypto.ts";
 
 const EMPTY = { windows: [], histograms: [], shards: [], durationS: 1 };
 const comparison = (over: Partial<Comparison>): Comparison => ({ ...compareRuns(EMPTY, EMPTY), ...over });

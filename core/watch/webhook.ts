@@ -7,6 +7,7 @@
  * `x-edgeload-signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`. A receiver
  * recomputes it over the raw body and refuses a timestamp more than five minutes old.
  */
+import { hmacSha256Hex } from "../data/web-crypto.ts";
 import { describeRegression, type ScheduledVerdict } from "./scheduled-verdict.ts";
 import type { WebhookFormat } from "./schedule-input.ts";
 
@@ -49,14 +50,7 @@ function slackText(e: VerdictEvent): string {
 /** The two signature headers for `body` sent at `nowMs`. */
 export async function signatureHeaders(secret: string, body: string, nowMs: number): Promise<Record<string, string>> {
   const timestamp = String(Math.floor(nowMs / 1000));
-  return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: `v1=${await hmacHex(secret, `${timestamp}.${body}`)}` };
-}
-
-export async function hmacHex(secret: string, text: string): Promise<string> {
-  const encoder = new TextEncoder();
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(text));
-  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: `v1=${await hmacSha256Hex(secret, `${timestamp}.${body}`)}` };
 }
 
 /** Deliveries of one notification, the first included. */

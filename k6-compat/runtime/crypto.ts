@@ -5,6 +5,7 @@
  * Output encodings as k6 names them: "hex", "base64", "base64url", "base64rawurl", "binary".
  */
 import { createHash, createHmac, getRandomValues } from "node:crypto";
+import { hex } from "../../core/data/web-crypto.ts";
 
 type Input = string | ArrayBuffer | ArrayBufferView;
 type Encoding = "hex" | "base64" | "base64url" | "base64rawurl" | "binary";
@@ -32,7 +33,7 @@ function encode(digest: Uint8Array, encoding: Encoding): string | ArrayBuffer {
   const b64 = () => btoa(String.fromCharCode(...digest));
   switch (encoding) {
     case "hex":
-      return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+      return hex(digest);
     case "base64":
       return b64();
     case "base64url":

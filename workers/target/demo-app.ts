@@ -18,7 +18,7 @@
  * non-empty token is accepted. Passwords and tokens are stored as SHA-256 hashes only.
  */
 import { Hono, type Context } from "hono";
-import { secretsEqual } from "../../core/data/web-crypto.ts";
+import { randomHex, secretsEqual, sha256Hex } from "../../core/data/web-crypto.ts";
 
 export interface DemoAppEnv {
   readonly TARGET_DB: D1Database;
@@ -31,15 +31,6 @@ export const demoApp = new Hono<App>();
 const USERNAME = /^[A-Za-z0-9_.-]{3,64}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function randomHex(bytes: number): string {
-  return [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 async function jsonOf(c: Context<App>): Promise<Record<string, unknown> | null> {
   try {
