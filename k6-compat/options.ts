@@ -44,31 +44,40 @@ export type OptionsResult = { ok: true; spec: Record<string, unknown>; ignored: 
  */
 const SCENARIO_EXECUTOR_FIELDS: readonly string[] = [...EXECUTOR_FIELDS.filter((f) => f !== "executor"), "preAllocatedVUs", "maxVUs"];
 const SUPPORTED_EXECUTORS = new Set(EXECUTOR_NAMES);
-/** Options that change nothing in how edgeload measures: accepted, listed as ignored. */
-const IGNORED = new Set([
+/** Options that change nothing in how edgeload runs or measures: accepted, listed as ignored. */
+const NO_EFFECT_HERE = [
   "summaryTimeUnit",
-  "setupTimeout",
-  "teardownTimeout",
-  "discardResponseBodies",
-  "noConnectionReuse",
-  "noVUConnectionReuse",
-  "userAgent",
-  "insecureSkipTLSVerify",
-  "httpDebug",
-  "batch",
-  "batchPerHost",
   "ext",
   "cloud",
-  "noCookiesReset",
-  "throw",
-  "minIterationDuration",
-  "systemTags",
+  "noUsageReport",
   "linger",
+  "httpDebug",
+  "systemTags",
+  "noConnectionReuse",
+  "noVUConnectionReuse",
   "dns",
   "tlsVersion",
   "tlsCipherSuites",
-  "noUsageReport",
-]);
+  "batch",
+  "batchPerHost",
+];
+/**
+ * Options k6 acts on and edgeload does not yet: accepted and listed as ignored, so a script
+ * still runs, but its behaviour may differ from k6's (setup and teardown are not cut at their
+ * timeouts, iterations not stretched to minIterationDuration, a failed request does not
+ * throw, cookies and the User-Agent are not set as k6 sets them, TLS is always verified).
+ */
+const NOT_YET_ACTED_ON = [
+  "setupTimeout",
+  "teardownTimeout",
+  "minIterationDuration",
+  "throw",
+  "noCookiesReset",
+  "userAgent",
+  "discardResponseBodies",
+  "insecureSkipTLSVerify",
+];
+const IGNORED = new Set([...NO_EFFECT_HERE, ...NOT_YET_ACTED_ON]);
 /** Per-scenario options edgeload accepts without acting on (gracefulStop is acted on: core/schedule/graceful-stop.ts). */
 const IGNORED_IN_SCENARIO = new Set<string>();
 

@@ -5,9 +5,11 @@
  *
  * Prices are the Workers Paid plan's *marginal* prices: what one more unit costs once the
  * monthly included usage is spent. A run that fits in the included usage costs nothing
- * extra beyond the plan's $5/month minimum; the estimate deliberately ignores that, so it
- * never under-states what a run adds to a bill. Re-check the sources before relying on a
- * figure: prices change.
+ * extra beyond the plan's $5/month minimum; the estimate deliberately ignores that. It
+ * prices the lines run-cost.ts lists; what a run may add beyond them (Workers Logs events,
+ * Durable Object storage kept after the run, a Dynamic Worker per setup and teardown) is
+ * not priced yet (docs/cost-and-limits.md says which). Re-check the sources before relying
+ * on a figure: prices change.
  *
  * Sources (read 2026-11-25):
  * - Workers: https://developers.cloudflare.com/workers/platform/pricing/

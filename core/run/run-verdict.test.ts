@@ -48,6 +48,11 @@ describe("runVerdict", () => {
       reasons: ["2 of 4 shards never reported done: what they measured is missing", "threshold checks: p(95)<50 has no data (its metric was never recorded)"],
     });
   });
+
+  it("calls a tree's silent reporters region roots, which each stand for many shards", () => {
+    const v = runVerdict(evidence({ silentReporters: 1, reporters: 6, reportersAreRoots: true }));
+    expect(v.reasons).toEqual(["1 of 6 region roots never reported done: what they measured is missing"]);
+  });
 });
 
 describe("isTimingMetric", () => {

@@ -23,9 +23,11 @@ export interface RunEvidence {
   readonly generatorSaturated: boolean;
   /** Why the run's thresholds could not be parsed (ThresholdSet.problems), if they could not. */
   readonly thresholdProblems?: readonly string[];
-  /** Shards (or aggregators) that never reported done, of how many. */
+  /** Reporters that never reported done, of how many: shards, or region roots in a run with a tree. */
   readonly silentReporters: number;
   readonly reporters: number;
+  /** The reporters are a tree's region roots (each standing for many shards), not shards. */
+  readonly reportersAreRoots?: boolean;
 }
 
 export function runVerdict(e: RunEvidence): Verdict {
@@ -41,7 +43,7 @@ export function runVerdict(e: RunEvidence): Verdict {
   }
   const unknown = [
     ...(e.thresholdProblems ?? []).map((p) => `the run's thresholds could not be read, so none was evaluated: ${p}`),
-    ...(e.silentReporters > 0 ? [`${e.silentReporters} of ${e.reporters} shards never reported done: what they measured is missing`] : []),
+    ...(e.silentReporters > 0 ? [`${e.silentReporters} of ${e.reporters} ${e.reportersAreRoots ? "region roots" : "shards"} never reported done: what they measured is missing`] : []),
     ...e.outcomes.filter((o) => o.state === "no-data").map((o) => `threshold ${o.key}: ${o.source} has no data (its metric was never recorded)`),
   ];
   return unknown.length ? inconclusive(...unknown) : PASSED;

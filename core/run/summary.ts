@@ -121,6 +121,7 @@ export function buildFinalSummary(input: Omit<SummaryInput, "status">, forced: F
               generatorSaturated: generatorSaturated(input),
               silentReporters: input.silentReporters ?? 0,
               reporters: input.shards.length,
+              reportersAreRoots: Boolean(input.plan.tree),
             });
   return assembleSummary({ ...input, status: forced ?? verdict.kind }, elapsedS, outcomes, verdict);
 }

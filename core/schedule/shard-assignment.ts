@@ -37,8 +37,10 @@ export interface AssignmentInput {
  * windows, every fourth window instead of every one: a storage row is billed per write, and
  * a row a shard-second was most of a large run's storage bill (issue 41). What it costs:
  * the dashboards see each window up to 3 s later, and a shard that restarts loses the
- * results of up to three held windows besides its open ones — all counted interrupted when it resumes
- * (docs/architecture.md, "Shards"). A flat run (at most one fan-in of shards) writes each.
+ * results of up to three held windows besides its open ones. An arrival-rate shard counts
+ * their iterations interrupted when it resumes (its stored cursor says which); a VU shard has
+ * no cursor and restarts its VU loops, counting nothing for them (docs/architecture.md,
+ * "Shards"). A flat run (at most one fan-in of shards) writes each.
  */
 export const WINDOWS_PER_WRITE_IN_A_TREE = 4;
 

@@ -2,10 +2,12 @@
  * What a schedule's webhook sends, how it is signed, and when a failed delivery is tried
  * again. Pure but for WebCrypto (crypto.subtle, in Workers and Node alike).
  *
- * Signature (replay-safe, in the manner of Stripe's and Slack's request signing): the
- * headers `x-edgeload-timestamp: <unix seconds>` and
+ * Signature (in the manner of Stripe's and Slack's request signing): the headers
+ * `x-edgeload-timestamp: <unix seconds>` and
  * `x-edgeload-signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`. A receiver
- * recomputes it over the raw body and refuses a timestamp more than five minutes old.
+ * recomputes it over the raw body and refuses a timestamp more than five minutes old. That
+ * bounds a replay to five minutes; it does not stop one within them (the payload carries no
+ * delivery id a receiver could remember).
  */
 import { hmacSha256Hex } from "../data/web-crypto.ts";
 import { describeRegression, type ScheduledVerdict } from "./scheduled-verdict.ts";
