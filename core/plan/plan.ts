@@ -11,19 +11,24 @@
  * sends its next request when the last one (and its think time) is over, so the rate
  * follows the target's latency. The plan caps their VUs, and estimates their rate and
  * total requests from `expectedLatency` and the steps' think time — an estimate, which the
- * plan's notes say — to size the shards and check the request cap. Their VUs are dealt to
- * shards by the same weights (see ShardVus).
+ * plan's notes say (closed-model.ts) — to size the shards and check the request cap. Their
+ * VUs are dealt to shards by the same weights (see ShardVus).
  *
- * SSE streams add a second bound: a stream gives its slot back at the headers (as any
- * request) but keeps its memory while open, so a run with stream steps gets enough shards
- * that each holds at most STREAMS_PER_SHARD of them, and the plan's notes say so.
+ * SSE streams and WebSockets add a second bound: a stream gives its slot back at the headers
+ * (as any request) but keeps its memory while open, so a run with stream steps gets enough
+ * shards that each holds at most STREAMS_PER_SHARD of them, and the plan's notes say so
+ * (held-connections.ts).
  */
 import type { LocationHint, Problem, RunSpec } from "../spec/types.ts";
 import { withinWallTime } from "./wall-time.ts";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
-import { VuSchedule } from "../schedule/vu-schedule.ts";
 import { MAX_FAN_IN, planTree, type AggregationTree } from "./aggregation-tree.ts";
 import { PLATFORM_LIMITS } from "./platform-limits.ts";
+import { closedModelEstimate, closedModelNote, requestsPerIteration, type ClosedModelEstimate } from "./closed-model.ts";
+import { shardsForHeldConnections } from "./held-connections.ts";
+
+// Where the streams bench and the platform limits' notes look for a shard's stream figures.
+export { STREAM_MEMORY_BYTES, STREAMS_PER_SHARD } from "./held-connections.ts";
 
 /** Plan shards to run at this fraction of their theoretical capacity, leaving headroom. */
 export const TARGET_UTILISATION = 0.7;
@@ -99,47 +104,6 @@ export interface Plan {
   readonly tree?: AggregationTree;
 }
 
-const MIB = 1024 * 1024;
-/** Memory of one Worker isolate (a Durable Object shard), the platform limit. */
-const ISOLATE_MEMORY_BYTES = PLATFORM_LIMITS.isolateMemoryBytes;
-/** What a shard keeps for itself: runtime, engine, windows, flushes. */
-export const SHARD_MEMORY_RESERVE_BYTES = 32 * MIB;
-/**
- * Memory an open SSE stream costs a shard (request, response body stream, reader, parser
- * buffers, socket): 155 KiB measured in workerd (`npm run bench -- --only streams`, the
- * slope of resident memory over 0 → 1,000 held streams), rounded up.
- */
-export const STREAM_MEMORY_BYTES = 160 * 1024;
-export const STREAMS_PER_SHARD = Math.floor((ISOLATE_MEMORY_BYTES - SHARD_MEMORY_RESERVE_BYTES) / STREAM_MEMORY_BYTES);
-
-/**
- * How many SSE streams the run may hold open at once: one per VU (closed model), or the
- * peak arrival rate times how long each is held (open model; held to the end, every
- * arrival's stream).
- */
-function concurrentStreams(spec: RunSpec, peakVUs: number | null): number {
-  const streamSteps = spec.steps.filter((s) => s.sse);
-  if (streamSteps.length === 0) return 0;
-  if (peakVUs !== null) return peakVUs;
-  const holdMs = Math.max(...streamSteps.map((s) => s.sse!.holdMs ?? spec.durationMs));
-  return Math.min(spec.peakRatePerS * (holdMs / 1000), new ArrivalSchedule(spec.stages).total);
-}
-
-/**
- * Whether a k6 script opens WebSockets: one that imports k6/websockets declares k6's ws_*
- * metrics in its init context (k6-compat/runtime/vu-modules.ts), so its spec carries them.
- */
-export const usesWebSockets = (spec: Pick<RunSpec, "script" | "metrics">): boolean => Boolean(spec.script) && spec.metrics.ws_sessions !== undefined;
-
-/**
- * How many WebSockets the run may hold open at once: one per VU that may run at the same
- * time (maxInFlight: the peak VUs, or k6's maxVUs). A script that opens several per VU
- * holds more; the plan's note says the figure is per VU.
- */
-export function concurrentSockets(spec: Pick<RunSpec, "script" | "metrics" | "maxInFlight">): number {
-  return usesWebSockets(spec) ? spec.maxInFlight : 0;
-}
-
 /**
  * Subrequests a shard keeps back per invocation for its flushes and its colo lookup: the
  * iteration budget is the subrequest limit less this (wrangler.toml says the same).
@@ -155,17 +119,63 @@ export type PlanResult = { ok: true; plan: Plan } | { ok: false; problems: Probl
  */
 export function planRun(spec: RunSpec, totalIterations: number, limits: Limits = DEFAULT_LIMITS): PlanResult {
   if (spec.scenarios?.length) return planScenarios(spec, limits);
-  const problems: Problem[] = [];
   const notes: string[] = [];
-  const rateField = spec.executor === "constant-arrival-rate" ? "rate" : spec.executor === "constant-vus" ? "vus" : "stages";
   const closed = spec.vus ? closedModelEstimate(spec) : null;
-  const peakRatePerS = closed ? closed.peakRatePerS : spec.peakRatePerS;
+  if (closed) notes.push(closedModelNote(spec, closed));
+  const problems = capProblems(spec, closed, totalIterations, limits);
+
+  const demand: ShardDemand = {
+    capacityPerShardPerS: spec.connectionSlots / (Math.max(1, spec.expectedLatencyMs) / 1000),
+    peakRatePerS: closed ? closed.peakRatePerS : spec.peakRatePerS,
+    forStreams: shardsForHeldConnections(spec, closed?.peakVUs ?? null, notes),
+  };
+  const count = shardCount(spec, demand, limits, problems, notes);
+  if (problems.length) return { ok: false, problems, status: 403 };
+
+  const weights = Array.from({ length: count }, () => 1);
+  const shards: ShardPlan[] = weights.map((_, index) => ({
+    index,
+    region: spec.regions[index % spec.regions.length]!,
+    weight: 1,
+    segment: `${index}/${count}:${index + 1}/${count}`,
+    maxInFlight: Math.max(1, Math.ceil(spec.maxInFlight / count)),
+  }));
+  const tree = planTree(shards, limits.aggregatorFanIn);
+  return {
+    ok: true,
+    plan: {
+      shards,
+      weights,
+      ...(tree ? { tree } : {}),
+      capacityPerShardPerS: round(demand.capacityPerShardPerS),
+      peakPerShardPerS: round(demand.peakRatePerS / count),
+      iterationsPerInvocation: iterationBudget(spec, closed, count, limits, notes),
+      totalIterations: closed ? closed.estimatedIterations : totalIterations,
+      ...(closed
+        ? {
+            closedModel: {
+              peakVUs: closed.peakVUs,
+              vuSeconds: closed.vuSeconds,
+              estimatedIterations: closed.estimatedIterations,
+              estimatedRequests: closed.estimatedRequests,
+            },
+          }
+        : {}),
+      notes,
+    },
+  };
+}
+
+/**
+ * The deployment's caps a run of one scenario breaks: its VUs (closed model) or its peak
+ * rate, its duration, and its requests in total (an estimate for a closed model).
+ */
+function capProblems(spec: RunSpec, closed: ClosedModelEstimate | null, totalIterations: number, limits: Limits): Problem[] {
+  const problems: Problem[] = [];
+  const rateField = spec.executor === "constant-arrival-rate" ? "rate" : spec.executor === "constant-vus" ? "vus" : "stages";
   const totalRequests = closed ? closed.estimatedRequests : totalIterations;
   if (closed) {
     if (closed.peakVUs > limits.maxVUs) problems.push({ field: rateField, detail: `${closed.peakVUs} VUs exceed this deployment's cap of ${limits.maxVUs}` });
-    notes.push(
-      `closed model: the total cannot be known in advance; estimated ~${closed.estimatedRequests} requests (~${closed.estimatedIterations} iterations, peak ~${round(peakRatePerS)}/s) from ${closed.vuSeconds} VU-seconds at ${spec.expectedLatencyMs} ms expected latency and ${closed.thinkMs} ms think (and stream hold) time per iteration`,
-    );
   } else if (spec.peakRatePerS > limits.maxRatePerS) {
     problems.push({ field: rateField, detail: `peak rate ${round(spec.peakRatePerS)}/s exceeds this deployment's cap of ${limits.maxRatePerS}/s` });
   }
@@ -181,89 +191,56 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
       detail: `${closed ? "an estimated " : ""}${totalRequests} requests in total exceed the cap of ${limits.maxTotalRequests}`,
     });
   }
+  return problems;
+}
 
-  const capacityPerShardPerS = spec.connectionSlots / (Math.max(1, spec.expectedLatencyMs) / 1000);
-  const sseStreams = concurrentStreams(spec, closed?.peakVUs ?? null);
-  const sockets = concurrentSockets(spec);
-  // A held WebSocket is a held connection as an SSE stream is: both count against a shard's memory.
-  const streams = sseStreams + sockets;
-  const forStreams = Math.ceil(streams / STREAMS_PER_SHARD);
-  if (sseStreams > 0) {
-    notes.push(
-      `SSE: up to ~${Math.ceil(sseStreams)} streams open at once; a stream holds a connection slot only until its headers arrive, but its memory (~${STREAM_MEMORY_BYTES / 1024} KiB) while open, so a shard (${ISOLATE_MEMORY_BYTES / MIB} MB isolate, ${SHARD_MEMORY_RESERVE_BYTES / MIB} MB kept for itself) holds at most ${STREAMS_PER_SHARD}: at least ${forStreams} shard${forStreams === 1 ? "" : "s"} for the streams`,
-    );
-  }
-  if (sockets > 0) {
-    notes.push(
-      `WebSockets: up to ~${sockets} open at once (one per VU); a handshake is one of the ${PLATFORM_LIMITS.connectionsPerInvocation} connections a shard may have waiting for response headers, an open socket is not, but it keeps a held connection's memory (~${STREAM_MEMORY_BYTES / 1024} KiB), so a shard holds at most ${STREAMS_PER_SHARD}: at least ${forStreams} shard${forStreams === 1 ? "" : "s"}`,
-    );
-  }
-  const needed = Math.max(forStreams, Math.ceil(peakRatePerS / (capacityPerShardPerS * TARGET_UTILISATION)));
+/** What the shard count must carry: the peak rate at each shard's capacity, and the held connections. */
+interface ShardDemand {
+  /** Estimated sustainable rate per shard at the expected latency (requests/s). */
+  readonly capacityPerShardPerS: number;
+  readonly peakRatePerS: number;
+  /** The fewest shards that hold the run's streams and sockets (held-connections.ts). */
+  readonly forStreams: number;
+}
+
+/**
+ * How many shards: with `shards: "auto"` enough for the demand at TARGET_UTILISATION, a
+ * multiple of the regions, capped by the deployment (a note says it may saturate); a
+ * count the spec gives is kept, its caps broken are problems and a shortfall a note.
+ */
+function shardCount(spec: RunSpec, demand: ShardDemand, limits: Limits, problems: Problem[], notes: string[]): number {
+  const { capacityPerShardPerS, peakRatePerS } = demand;
+  const needed = Math.max(demand.forStreams, Math.ceil(peakRatePerS / (capacityPerShardPerS * TARGET_UTILISATION)));
   const regionCount = spec.regions.length;
-  let count: number;
   if (spec.shards === "auto") {
-    count = Math.max(regionCount, Math.ceil(Math.max(1, needed) / regionCount) * regionCount);
-    if (count > limits.maxShards) {
-      notes.push(`the peak rate needs ${count} shards at ${spec.expectedLatencyMs} ms latency; capped at ${limits.maxShards}, so the generator may saturate`);
-      count = limits.maxShards;
-    }
-  } else {
-    count = spec.shards;
-    if (count > limits.maxShards) problems.push({ field: "shards", detail: `${count} shards exceed the cap of ${limits.maxShards}` });
-    if (count < regionCount) problems.push({ field: "shards", detail: `${count} shards cannot cover ${regionCount} regions; use at least ${regionCount}` });
-    if (needed > count) {
-      notes.push(
-        `${count} shards give ~${round(count * capacityPerShardPerS)}/s at ${spec.expectedLatencyMs} ms latency with ${spec.connectionSlots} slots each; the peak of ${round(peakRatePerS)}/s may saturate them (auto would pick ${needed})`,
-      );
-    }
+    const count = Math.max(regionCount, Math.ceil(Math.max(1, needed) / regionCount) * regionCount);
+    if (count <= limits.maxShards) return count;
+    notes.push(`the peak rate needs ${count} shards at ${spec.expectedLatencyMs} ms latency; capped at ${limits.maxShards}, so the generator may saturate`);
+    return limits.maxShards;
   }
-  if (problems.length) return { ok: false, problems, status: 403 };
-  // A VU run's budget counts requests; iterations still running at the budget may each
-  // send the rest of their flow, so keep that back too.
-  const vusPerShard = closed ? Math.ceil(closed.peakVUs / count) : 0;
-  const inFlightReserve = closed ? vusPerShard * closed.requestsPerIteration : 0;
+  const count = spec.shards;
+  if (count > limits.maxShards) problems.push({ field: "shards", detail: `${count} shards exceed the cap of ${limits.maxShards}` });
+  if (count < regionCount) problems.push({ field: "shards", detail: `${count} shards cannot cover ${regionCount} regions; use at least ${regionCount}` });
+  if (needed > count) {
+    notes.push(
+      `${count} shards give ~${round(count * capacityPerShardPerS)}/s at ${spec.expectedLatencyMs} ms latency with ${spec.connectionSlots} slots each; the peak of ${round(peakRatePerS)}/s may saturate them (auto would pick ${needed})`,
+    );
+  }
+  return count;
+}
 
-  const weights = Array.from({ length: count }, () => 1);
-  const shards: ShardPlan[] = weights.map((_, index) => ({
-    index,
-    region: spec.regions[index % regionCount]!,
-    weight: 1,
-    segment: `${index}/${count}:${index + 1}/${count}`,
-    maxInFlight: Math.max(1, Math.ceil(spec.maxInFlight / count)),
-  }));
-  const tree = planTree(shards, limits.aggregatorFanIn);
-  return {
-    ok: true,
-    plan: {
-      shards,
-      weights,
-      ...(tree ? { tree } : {}),
-      capacityPerShardPerS: round(capacityPerShardPerS),
-      peakPerShardPerS: round(peakRatePerS / count),
-      // A closed model's budget counts requests, keeping back what VUs still running may
-      // send; an open model's counts iterations, each sending its whole flow. Either hands
-      // over in time for the alarm's wall time (wall-time.ts).
-      iterationsPerInvocation: withinWallTime(
-        closed
-          ? Math.max(1, limits.subrequestsPerInvocation - SUBREQUEST_RESERVE - inFlightReserve)
-          : Math.max(1, Math.floor((limits.subrequestsPerInvocation - SUBREQUEST_RESERVE) / requestsPerIteration(spec))),
-        { spec, shards: count, requestsPerS: closed ? closed.estimatedRequests / (spec.durationMs / 1000) : null },
-        notes,
-      ),
-      totalIterations: closed ? closed.estimatedIterations : totalIterations,
-      ...(closed
-        ? {
-            closedModel: {
-              peakVUs: closed.peakVUs,
-              vuSeconds: closed.vuSeconds,
-              estimatedIterations: closed.estimatedIterations,
-              estimatedRequests: closed.estimatedRequests,
-            },
-          }
-        : {}),
-      notes,
-    },
-  };
+/**
+ * Iterations a shard sends per invocation. A closed model's budget counts requests, keeping
+ * back what VUs still running at the budget may send (each the rest of its flow); an open
+ * model's counts iterations, each sending its whole flow. Either hands over in time for the
+ * alarm's wall time (wall-time.ts, which may add a note).
+ */
+function iterationBudget(spec: RunSpec, closed: ClosedModelEstimate | null, shards: number, limits: Limits, notes: string[]): number {
+  const subrequests = limits.subrequestsPerInvocation - SUBREQUEST_RESERVE;
+  const budget = closed
+    ? Math.max(1, subrequests - Math.ceil(closed.peakVUs / shards) * closed.requestsPerIteration)
+    : Math.max(1, Math.floor(subrequests / requestsPerIteration(spec)));
+  return withinWallTime(budget, { spec, shards, requestsPerS: closed ? closed.estimatedRequests / (spec.durationMs / 1000) : null }, notes);
 }
 
 /**
@@ -314,47 +291,6 @@ function planScenarios(spec: RunSpec, limits: Limits): PlanResult {
       scenarios,
     },
   };
-}
-
-/**
- * What a closed-model run will roughly send: an iteration takes its requests at the
- * expected latency each plus its mean think time, and every active VU runs iterations
- * back to back.
- */
-function closedModelEstimate(spec: RunSpec) {
-  const schedule = new VuSchedule(spec.vus!);
-  const steps = spec.steps;
-  const meanThink = (s: RunSpec["steps"][number]) => (s.think ? (s.think.minMs + s.think.maxMs) / 2 : 0);
-  const totalWeight = steps.reduce((a, s) => a + s.weight, 0);
-  const sequence = spec.flow === "sequence" || spec.scenario !== null;
-  const perIteration = requestsPerIteration(spec);
-  // A stream step is held open (its hold time, or to the end) before the flow goes on.
-  const meanWait = (s: RunSpec["steps"][number]) => meanThink(s) + (s.sse ? (s.sse.holdMs ?? spec.durationMs) : 0);
-  const thinkMs = sequence ? steps.reduce((a, s) => a + meanWait(s), 0) : steps.reduce((a, s) => a + meanWait(s) * s.weight, 0) / Math.max(1, totalWeight);
-  const iterationMs = Math.max(1, perIteration * Math.max(1, spec.expectedLatencyMs) + thinkMs);
-  const vuSeconds = round(schedule.vuSeconds());
-  const byTime = Math.ceil((vuSeconds * 1000) / iterationMs);
-  // Iteration-count executors run their count, unless maxDuration comes first.
-  const count = schedule.profile.iterations;
-  const estimatedIterations = count ? Math.min(byTime, count.kind === "per-vu" ? count.count * schedule.peak : count.count) : byTime;
-  return {
-    peakVUs: schedule.peak,
-    vuSeconds,
-    thinkMs: round(thinkMs),
-    requestsPerIteration: perIteration,
-    estimatedIterations,
-    estimatedRequests: estimatedIterations * perIteration,
-    peakRatePerS: (schedule.peak * perIteration * 1000) / iterationMs,
-  };
-}
-
-/**
- * Requests one iteration sends: every step of a sequence or a built-in scenario's flow, one
- * step of a weighted pick. (A refresh or login flow may stop early; this is the most.)
- */
-export function requestsPerIteration(spec: Pick<RunSpec, "flow" | "scenario" | "steps">): number {
-  const sequence = spec.flow === "sequence" || spec.scenario !== null;
-  return sequence ? Math.max(1, spec.steps.length) : 1;
 }
 
 function round(n: number): number {

@@ -14,7 +14,7 @@ import { DEFAULT_LIMITS, planRun, type Limits } from "./plan.ts";
 import { ITERATIONS_PER_SCRIPT_SESSION } from "../schedule/shard-assignment.ts";
 import { preflight } from "./preflight.ts";
 import { renderPreflight, reportingLine } from "./preflight-text.ts";
-import { DYNAMIC_WORKER_CPU_MS_PER_ITERATION } from "./run-usage.ts";
+import { DYNAMIC_WORKER_CPU_MS_PER_ITERATION } from "./dynamic-worker-usage.ts";
 
 /** The caps a deployment sets to run the examples (`edgeload plan` prints the commands). */
 const RAISED: Limits = { ...DEFAULT_LIMITS, maxRatePerS: 1_000_000, maxShards: 8_000, maxTotalRequests: 600_000_000 };

@@ -10,17 +10,23 @@
  * The model, per second of run (the window is one second):
  * - each shard invocation (an alarm) sends at most the plan's iteration budget, then hands
  *   over: invocations = 1 + ⌈its iterations / budget⌉ per shard;
- * - each shard flushes its closed windows once a second to its parent — its level-1
- *   aggregator, or the coordinator when the run is flat (at most one fan-in of shards) —
- *   one RPC, a billed Durable Object request; it writes 1 row a second to its own SQLite
- *   storage (every fourth second in a run with a tree, sending the windows between then;
- *   its state, which holds the closed window until it is acknowledged;
- *   workers/shard/shard-state.ts), 2 when its flow keeps state of its own (refresh-token
- *   families), and reads none (its windows are mirrored in memory);
+ * - each shard writes its state to its own SQLite storage, holding its closed windows until
+ *   they are acknowledged — 1 row a write, 2 when its flow keeps state of its own
+ *   (refresh-token families), no reads (its windows are mirrored in memory) — then sends
+ *   those windows to its parent, the coordinator when the run is flat (at most one fan-in
+ *   of shards), else its level-1 aggregator. In a flat run it writes and sends each window,
+ *   one a second; in a run with a tree it holds them and writes and sends every
+ *   WINDOWS_PER_WRITE_IN_A_TREE-th (every fourth), at its own phase, because every write is
+ *   a billed row (core/schedule/shard-assignment.ts; workers/shard/shard-state.test.ts pins
+ *   when). The rows follow the writes; the sends are counted as one RPC (a billed Durable
+ *   Object request) a window all the same, an upper bound for a tree;
  * - each aggregator logs what its children flush a quarter-second at a time (1 read a child
- *   window when merged), ticks once a second, checkpoints every 5 s and forwards one merged
- *   window (every step in it) to its parent through its outbox (1 read to send it): one RPC
- *   a second; the rows it writes for all that are counted in core/plan/receiver-rows.ts;
+ *   window when merged), ticks once a second, checkpoints every 5 s and passes its merged
+ *   windows (every step in them) up through its outbox as its cut-off rises (1 read a window
+ *   to send it), which the scale simulation saw happen two at a time, every other second
+ *   (receiver-rows.ts, AGGREGATOR_FLUSHES_PER_S). The requests are counted as one RPC a
+ *   window, an upper bound again; the rows it writes are counted in receiver-rows.ts, held
+ *   to what the simulated objects wrote by scripts/bench/scale-simulation.test.ts;
  * - the coordinator hears from the reporters (the region roots, else every shard), ticks
  *   once a second and logs what they flush (receiver-rows.ts counts its rows too);
  * - start, and abort when a run is stopped, travel down the same edges, one RPC per edge
@@ -37,18 +43,22 @@
  *   stream is refused, so the model prices the costlier of the two; plus creating the run
  *   and reading its summary;
  * - each shard reads its seed set (and a script run its bundle) from R2 once per object
- *   instance, within its warm-up second before t0.
+ *   instance, within its warm-up second before t0;
+ * - a k6 script run calls its Dynamic Worker (dynamic-worker-usage.ts).
  * Objects are billed for duration while active: shards, aggregators and the coordinator
  * are active for the whole run plus a grace of a few seconds.
  */
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
-import { ITERATIONS_PER_SCRIPT_SESSION, WARM_UP_LEAD_MS, WINDOWS_PER_WRITE_IN_A_TREE } from "../schedule/shard-assignment.ts";
-import { concurrentSockets, requestsPerIteration, SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
+import { WARM_UP_LEAD_MS, WINDOWS_PER_WRITE_IN_A_TREE } from "../schedule/shard-assignment.ts";
+import { SUBREQUEST_RESERVE, type Plan } from "./plan.ts";
+import { requestsPerIteration } from "./closed-model.ts";
+import { concurrentSockets, concurrentStreams } from "./held-connections.ts";
 import type { RunSpec } from "../spec/types.ts";
-import { reportersOf } from "./aggregation-tree.ts";
+import { reportersOf, type AggregationTree } from "./aggregation-tree.ts";
 import { aggregatorRowsWritten, coordinatorRowsWritten as receiverCoordinatorRows } from "./receiver-rows.ts";
 import { longestClosedInvocationMs, longestInvocationMs } from "./wall-time.ts";
 import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
+import { dynamicWorkerUsage, type DynamicWorkerUsage } from "./dynamic-worker-usage.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
 
 /** Seconds objects stay active after the last window: final flushes, the summary. */
@@ -82,18 +92,6 @@ export const SHARD_ROWS_PER_STATEMENT = 25;
 const RUN_ROW_STATEMENTS = 1;
 /** A Worker request of the API (auth, forward to the coordinator): about a millisecond of CPU. */
 const API_CPU_MS_PER_REQUEST = 1;
-/**
- * CPU of one iteration in a k6 script's Dynamic Worker (the Worker Loader's isolate), its
- * startup spread over the run. The k6 script bench (docs/benchmarks.md, "k6 script vs spec")
- * measures the whole generator's CPU per request over the same load as a spec: +0.30–0.32 ms
- * at 300–500/s on 4 shards (75–125/s a shard; edge-1m's shards send 140/s), +0.42 ms at
- * 100/s, for a script of one request and a check an iteration, on sessions. That counts both
- * sides of each RPC and the script's own JavaScript; only the Dynamic Worker's side is billed
- * as CPU (a Durable Object bills its duration), so 0.35 ms is an upper estimate for such a
- * script. A script doing more work an iteration costs more.
- */
-export const DYNAMIC_WORKER_CPU_MS_PER_ITERATION = 0.35;
-
 export interface UsageOptions {
   /**
    * Shard CPU per request sent, in ms. Default 0.6: meant as an upper estimate of the whole
@@ -138,7 +136,7 @@ export interface RunUsage {
   readonly workersRequests: number;
   readonly workersCpuMs: number;
   /** A k6 script run's calls into its Dynamic Worker (a session per thousand iterations), their CPU and the Dynamic Workers it loads (0 for a spec). */
-  readonly dynamicWorker: { readonly calls: number; readonly cpuMs: number; readonly workers: number };
+  readonly dynamicWorker: DynamicWorkerUsage;
   /** The busiest second's figures, for the limits. */
   readonly peak: {
     readonly subrequestsPerInvocation: number;
@@ -170,70 +168,40 @@ export interface RunUsage {
 
 /** Counts what a planned run uses (see the model in the header). */
 export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions = {}): RunUsage {
-  const cpuMsPerRequest = options.cpuMsPerRequest ?? 0.6;
   const shards = plan.shards.length;
   const durationS = Math.ceil(spec.durationMs / 1000);
   const activeS = durationS + END_GRACE_S;
-  const perIteration = requestsPerIteration(spec);
-  const requests = plan.closedModel ? plan.closedModel.estimatedRequests : plan.totalIterations * perIteration;
-  const budgetRequests = plan.closedModel ? plan.iterationsPerInvocation : plan.iterationsPerInvocation * perIteration;
-  const requestsPerShard = requests / Math.max(1, shards);
-  const invocationsPerShard = 1 + Math.ceil(requestsPerShard / Math.max(1, budgetRequests));
-  const shardInvocations = shards * invocationsPerShard;
-
-  const regions = new Set(plan.shards.map((s) => s.region)).size;
-  const customTrends = Object.values(spec.metrics).filter((kind) => kind === "trend").length;
-  const d1RowsPerS = regions * spec.steps.length * (1 + TRENDS.length + customTrends);
-  const d1StatementsPerS =
-    Math.ceil((regions * spec.steps.length) / WINDOW_ROWS_PER_STATEMENT) +
-    Math.ceil((regions * spec.steps.length * (TRENDS.length + customTrends)) / HISTOGRAM_ROWS_PER_STATEMENT);
-
-  // The tree: every shard and every aggregator has one parent, so edges = shards + aggregators.
+  const windows = durationS + 1; // windows each child closes, one a second and the last one: a flush each (the header says why)
+  const work = shardWork(spec, plan);
+  const d1PerS = d1WindowWritesPerS(spec, plan);
   const tree = plan.tree ?? null;
-  const aggregatorCount = tree?.aggregators.length ?? 0;
   const reporters = reportersOf(plan).length;
-  const edges = shards + aggregatorCount;
-  const windows = durationS + 1; // flushes per child: one a second, and the last one
-  const childWindowsIntoAggregators = (edges - reporters) * windows; // shards and non-root aggregators flush to an aggregator
-  const forwards = aggregatorCount * windows;
-  const mostChildren = Math.max(0, ...(tree?.aggregators.map((a) => a.children.length) ?? []));
-  const mostShardsUnderLevel1 = Math.max(0, ...(tree?.aggregators.filter((a) => a.level === 1).map((a) => a.children.length) ?? []));
-  const aggregators: AggregatorUsage = {
-    count: aggregatorCount,
-    requests: childWindowsIntoAggregators + aggregatorCount * activeS /* ticks */ + 2 * aggregatorCount /* start, abort */,
-    gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
-    rowsWritten: tree ? aggregatorRowsWritten(tree, shards, windows) : 0,
-    rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
-  };
 
   const pollRequests = options.watched === false ? 0 : durationS;
   const apiRequests = 2 + pollRequests; // create, summary, polls
   const coordinatorFlushes = reporters * windows;
   const coordinatorTicks = activeS;
   // Requests into shards (start, abort, alarms) and into the coordinator (flushes, ticks, API).
-  const durableObjectRequests = 2 * shards + shardInvocations + coordinatorFlushes + coordinatorTicks + apiRequests;
+  const durableObjectRequests = 2 * shards + work.shardInvocations + coordinatorFlushes + coordinatorTicks + apiRequests;
   const seeded = Boolean(spec.scenario?.seed ?? spec.data?.seed);
   const r2ReadsPerShard = (seeded ? 1 : 0) + (spec.script ? 1 : 0);
 
-  const shardRowsWritten =
-    // A tree's shards write at their own phase: windows / WINDOWS_PER_WRITE_IN_A_TREE each on average.
-    shards * ((windows / (tree ? WINDOWS_PER_WRITE_IN_A_TREE : 1)) * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) +
-    shards * Math.max(1, Math.ceil(requestsPerShard / Math.max(1, budgetRequests))) * SHARD_ROWS_WRITTEN_PER_INVOCATION; // invocations that send
+  const shardRowsWritten = shardRowsWrittenOf(spec, tree !== null, shards, windows, work);
   const coordinatorRowsWritten = receiverCoordinatorRows(tree, reporters, windows);
-  const d1RowsWritten = d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
+  const d1RowsWritten = d1PerS.d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
   return {
     durationS,
     shards,
     reporters,
-    requests,
-    shardInvocations,
+    requests: work.requests,
+    shardInvocations: work.shardInvocations,
     durableObjectRequests,
     durableObjectGbSeconds: (shards + 1) * activeS * DURABLE_OBJECT_BILLED_GB,
     durableObjectRowsWritten: shardRowsWritten + coordinatorRowsWritten,
     shardRowsWritten,
     coordinatorRowsWritten,
     durableObjectRowsRead: shards * durationS * SHARD_ROWS_READ_PER_S + coordinatorFlushes,
-    aggregators,
+    aggregators: aggregatorUsage(tree, shards, reporters, windows, activeS),
     d1RowsWritten,
     // One full read of the stored rows (the summary, a query or the report) is the estimate.
     d1RowsRead: d1RowsWritten,
@@ -241,27 +209,121 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     workersRequests: apiRequests,
     workersCpuMs: apiRequests * API_CPU_MS_PER_REQUEST,
     dynamicWorker: spec.script
-      ? dynamicWorkerUsage(plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations, shardInvocations)
+      ? dynamicWorkerUsage(plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations, work.shardInvocations)
       : { calls: 0, cpuMs: 0, workers: 0 },
     peak: {
-      subrequestsPerInvocation: budgetRequests + SUBREQUEST_RESERVE,
-      invocationWallTimeMs: plan.closedModel
-        ? longestClosedInvocationMs(plan.iterationsPerInvocation, plan.closedModel.estimatedRequests / durationS / Math.max(1, shards), spec.durationMs)
-        : longestInvocationMs(new ArrivalSchedule(spec.stages), Math.max(1, shards), plan.iterationsPerInvocation),
-      cpuMsPerInvocation: Math.min(budgetRequests, requestsPerShard) * cpuMsPerRequest,
-      ratePerShardPerS: plan.peakPerShardPerS,
-      streamsPerShard: streamsPerShard(spec, plan),
-      aggregatorRequestsPerS: tree ? mostChildren + 1 /* tick */ : 0,
-      aggregatorCpuMsPerTick: mostChildren * AGGREGATOR_MERGE_CPU_MS_PER_WINDOW,
-      coordinatorRequestsPerS: reporters + 1 /* tick */ + (pollRequests ? 1 : 0),
-      d1RowsPerS,
-      d1StatementsPerS,
-      d1CoordinatorCreateStatements: RUN_ROW_STATEMENTS + Math.ceil(shards / SHARD_ROWS_PER_STATEMENT),
-      d1CoordinatorEndStatements: RUN_ROW_STATEMENTS + (tree ? 0 : shards),
-      d1AggregatorEndStatements: mostShardsUnderLevel1,
+      ...shardPeak(spec, plan, work, durationS, options.cpuMsPerRequest ?? 0.6),
+      ...receiverPeak(tree, reporters, pollRequests > 0),
+      ...d1PerS,
+      ...d1Batches(tree, shards),
       runRowBytes: byteLength(JSON.stringify(spec)) + byteLength(JSON.stringify(plan)),
       r2ReadsPerSAtStart: (shards * r2ReadsPerShard) / (WARM_UP_LEAD_MS / 1000),
     },
+  };
+}
+
+/** What the shards send and in how many invocations. */
+interface ShardWork {
+  /** Requests sent to the target, in all and by each shard. */
+  readonly requests: number;
+  readonly requestsPerShard: number;
+  /** Requests one invocation sends at most: the plan's iteration budget, in requests. */
+  readonly budgetRequests: number;
+  /** Every shard's invocations: the first, and one per budget it sends. */
+  readonly shardInvocations: number;
+}
+
+function shardWork(spec: RunSpec, plan: Plan): ShardWork {
+  const shards = plan.shards.length;
+  const perIteration = requestsPerIteration(spec);
+  const requests = plan.closedModel ? plan.closedModel.estimatedRequests : plan.totalIterations * perIteration;
+  const budgetRequests = plan.closedModel ? plan.iterationsPerInvocation : plan.iterationsPerInvocation * perIteration;
+  const requestsPerShard = requests / Math.max(1, shards);
+  const invocationsPerShard = 1 + Math.ceil(requestsPerShard / Math.max(1, budgetRequests));
+  return { requests, requestsPerShard, budgetRequests, shardInvocations: shards * invocationsPerShard };
+}
+
+/** D1 rows a second (each region's window and histogram rows of every step) and the multi-row INSERTs they take. */
+function d1WindowWritesPerS(spec: RunSpec, plan: Plan): Pick<RunUsage["peak"], "d1RowsPerS" | "d1StatementsPerS"> {
+  const regions = new Set(plan.shards.map((s) => s.region)).size;
+  const customTrends = Object.values(spec.metrics).filter((kind) => kind === "trend").length;
+  return {
+    d1RowsPerS: regions * spec.steps.length * (1 + TRENDS.length + customTrends),
+    d1StatementsPerS:
+      Math.ceil((regions * spec.steps.length) / WINDOW_ROWS_PER_STATEMENT) +
+      Math.ceil((regions * spec.steps.length * (TRENDS.length + customTrends)) / HISTOGRAM_ROWS_PER_STATEMENT),
+  };
+}
+
+/** What a tree's aggregators use over the run (zeros for a flat run): the children's flushes, ticks, rows. */
+function aggregatorUsage(tree: AggregationTree | null, shards: number, reporters: number, windows: number, activeS: number): AggregatorUsage {
+  const aggregatorCount = tree?.aggregators.length ?? 0;
+  // The tree: every shard and every aggregator has one parent, so edges = shards + aggregators.
+  const edges = shards + aggregatorCount;
+  const childWindowsIntoAggregators = (edges - reporters) * windows; // shards and non-root aggregators flush to an aggregator
+  const forwards = aggregatorCount * windows;
+  return {
+    count: aggregatorCount,
+    requests: childWindowsIntoAggregators + aggregatorCount * activeS /* ticks */ + 2 * aggregatorCount /* start, abort */,
+    gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
+    rowsWritten: tree ? aggregatorRowsWritten(tree, shards, windows) : 0,
+    rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
+  };
+}
+
+/** Storage rows the shards write: their state with each written window, and at start, end and per invocation that sends. */
+function shardRowsWrittenOf(spec: RunSpec, inATree: boolean, shards: number, windows: number, work: ShardWork): number {
+  // A tree's shards write at their own phase: windows / WINDOWS_PER_WRITE_IN_A_TREE each on average.
+  const writes = windows / (inATree ? WINDOWS_PER_WRITE_IN_A_TREE : 1);
+  const sendingInvocations = Math.max(1, Math.ceil(work.requestsPerShard / Math.max(1, work.budgetRequests)));
+  return (
+    shards * (writes * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) + shards * sendingInvocations * SHARD_ROWS_WRITTEN_PER_INVOCATION
+  );
+}
+
+/** The busiest second's figures of a shard, for the limits. */
+function shardPeak(
+  spec: RunSpec,
+  plan: Plan,
+  work: ShardWork,
+  durationS: number,
+  cpuMsPerRequest: number,
+): Pick<RunUsage["peak"], "subrequestsPerInvocation" | "invocationWallTimeMs" | "cpuMsPerInvocation" | "ratePerShardPerS" | "streamsPerShard"> {
+  const shards = plan.shards.length;
+  return {
+    subrequestsPerInvocation: work.budgetRequests + SUBREQUEST_RESERVE,
+    invocationWallTimeMs: plan.closedModel
+      ? longestClosedInvocationMs(plan.iterationsPerInvocation, plan.closedModel.estimatedRequests / durationS / Math.max(1, shards), spec.durationMs)
+      : longestInvocationMs(new ArrivalSchedule(spec.stages), Math.max(1, shards), plan.iterationsPerInvocation),
+    cpuMsPerInvocation: Math.min(work.budgetRequests, work.requestsPerShard) * cpuMsPerRequest,
+    ratePerShardPerS: plan.peakPerShardPerS,
+    streamsPerShard: streamsPerShard(spec, plan),
+  };
+}
+
+/** Requests a second into the busiest aggregator and the coordinator, and the aggregator's merging. */
+function receiverPeak(
+  tree: AggregationTree | null,
+  reporters: number,
+  polled: boolean,
+): Pick<RunUsage["peak"], "aggregatorRequestsPerS" | "aggregatorCpuMsPerTick" | "coordinatorRequestsPerS"> {
+  const mostChildren = Math.max(0, ...(tree?.aggregators.map((a) => a.children.length) ?? []));
+  return {
+    aggregatorRequestsPerS: tree ? mostChildren + 1 /* tick */ : 0,
+    aggregatorCpuMsPerTick: mostChildren * AGGREGATOR_MERGE_CPU_MS_PER_WINDOW,
+    coordinatorRequestsPerS: reporters + 1 /* tick */ + (polled ? 1 : 0),
+  };
+}
+
+/** The D1 batches of the run's creation and end: the coordinator's, and a level-1 aggregator's. */
+function d1Batches(
+  tree: AggregationTree | null,
+  shards: number,
+): Pick<RunUsage["peak"], "d1CoordinatorCreateStatements" | "d1CoordinatorEndStatements" | "d1AggregatorEndStatements"> {
+  return {
+    d1CoordinatorCreateStatements: RUN_ROW_STATEMENTS + Math.ceil(shards / SHARD_ROWS_PER_STATEMENT),
+    d1CoordinatorEndStatements: RUN_ROW_STATEMENTS + (tree ? 0 : shards),
+    d1AggregatorEndStatements: Math.max(0, ...(tree?.aggregators.filter((a) => a.level === 1).map((a) => a.children.length) ?? [])),
   };
 }
 
@@ -270,32 +332,12 @@ function flowKeepsState(spec: RunSpec): boolean {
   return spec.scenario?.name === "refresh" || spec.data != null;
 }
 
-/** Held connections per shard: SSE streams and a k6 script's WebSockets (plan.ts concurrentSockets). */
+/** Held connections per shard: SSE streams and a k6 script's WebSockets (held-connections.ts). */
 function streamsPerShard(spec: RunSpec, plan: Plan): number {
-  const shards = Math.max(1, plan.shards.length);
-  const sockets = concurrentSockets(spec);
-  const streamSteps = spec.steps.filter((s) => s.sse);
-  if (streamSteps.length === 0) return Math.ceil(sockets / shards);
-  if (plan.closedModel) return Math.ceil((plan.closedModel.peakVUs + sockets) / shards);
-  const holdMs = Math.max(...streamSteps.map((s) => s.sse!.holdMs ?? spec.durationMs));
-  return Math.ceil((Math.min(spec.peakRatePerS * (holdMs / 1000), new ArrivalSchedule(spec.stages).total) + sockets) / shards);
+  const held = concurrentStreams(spec, plan.closedModel?.peakVUs ?? null) + concurrentSockets(spec);
+  return Math.ceil(held / Math.max(1, plan.shards.length));
 }
 
 function byteLength(text: string): number {
   return new TextEncoder().encode(text).length;
-}
-
-/**
- * A k6 script run's calls into its Dynamic Worker, billed as Workers requests with their CPU
- * (Dynamic Workers pricing); the shards share one Dynamic Worker, their bundle. A shard runs
- * ITERATIONS_PER_SCRIPT_SESSION iterations on each session it opens, and opens one anew in
- * each invocation (an instance may not outlive its alarm); setup() and teardown() are a
- * call each.
- */
-function dynamicWorkerUsage(iterations: number, shardInvocations: number): RunUsage["dynamicWorker"] {
-  return {
-    calls: Math.ceil(iterations / ITERATIONS_PER_SCRIPT_SESSION) + shardInvocations + 2,
-    cpuMs: iterations * DYNAMIC_WORKER_CPU_MS_PER_ITERATION,
-    workers: 1,
-  };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { scenarioOfStep } from "./named-scenarios.ts";
-import { DEFAULT_LIMITS, planRun, STREAMS_PER_SHARD } from "../plan/plan.ts";
+import { DEFAULT_LIMITS, planRun } from "../plan/plan.ts";
+import { STREAMS_PER_SHARD } from "../plan/held-connections.ts";
 import { specProblems, validSpec } from "../../test/support/run-spec-fixtures.ts";
 import { shardAssignments } from "../schedule/shard-assignment.ts";
 import { targetLoadAt } from "../schedule/load-profile.ts";
