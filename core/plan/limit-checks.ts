@@ -6,7 +6,8 @@
  * once. This sits apart from platform-limits.ts, which is data that the plan and the
  * coordinator also read: the checks need the plan, and the plan needs the limits.
  */
-import { STREAMS_PER_SHARD, STREAM_MEMORY_BYTES, type Plan } from "./plan.ts";
+import type { Plan } from "./plan.ts";
+import { STREAMS_PER_SHARD, STREAM_MEMORY_BYTES } from "./held-connections.ts";
 import { D1_ROWS_PER_S_BUDGET, PLATFORM_LIMITS, R2_READS_PER_S_BUDGET } from "./platform-limits.ts";
 import { SHARD_ROWS_PER_STATEMENT, type RunUsage } from "./run-usage.ts";
 import type { RunSpec } from "../spec/types.ts";
@@ -39,15 +40,23 @@ export interface LimitCheck {
  */
 export function checkPlatformLimits(spec: RunSpec, plan: Plan, usage: RunUsage, cpuLimitMs: number = PLATFORM_LIMITS.maxCpuMsPerInvocation): LimitCheck[] {
   const p = usage.peak;
-  const check = (level: LimitLevel, limit: string, value: number, max: number, note: string): LimitCheck => ({
-    level,
-    limit,
-    value: round(value),
-    max,
-    ok: value <= max,
-    note,
-  });
-  const fanIn = plan.tree?.fanIn;
+  return [
+    ...shardChecks(spec, plan, p, cpuLimitMs),
+    ...(plan.tree ? aggregatorChecks(plan.tree.fanIn, p, cpuLimitMs) : []),
+    ...coordinatorChecks(Boolean(plan.tree), p),
+    ...storeChecks(p),
+  ];
+}
+
+type Peak = RunUsage["peak"];
+
+/** One limit against the run's figure (rounded as shown); ok when the figure is within it. */
+function check(level: LimitLevel, limit: string, value: number, max: number, note: string): LimitCheck {
+  return { level, limit, value: round(value), max, ok: value <= max, note };
+}
+
+/** What one shard invocation sends, spends and holds. */
+function shardChecks(spec: RunSpec, plan: Plan, p: Peak, cpuLimitMs: number): LimitCheck[] {
   return [
     check(
       "shard",
@@ -91,37 +100,45 @@ export function checkPlatformLimits(spec: RunSpec, plan: Plan, usage: RunUsage, 
       STREAMS_PER_SHARD,
       `each held stream or socket keeps ~${STREAM_MEMORY_BYTES / 1024} KiB of a shard's ${PLATFORM_LIMITS.isolateMemoryBytes / (1024 * 1024)} MB isolate; a WebSocket's handshake also waits among the ${PLATFORM_LIMITS.connectionsPerInvocation} connections per invocation, an open socket does not`,
     ),
-    ...(plan.tree
-      ? [
-          check(
-            "aggregator",
-            "requests/s into the busiest aggregator",
-            p.aggregatorRequestsPerS,
-            PLATFORM_LIMITS.durableObjectRequestsPerS,
-            `one flush per child per second (at most ${fanIn}) and its tick; a Durable Object soft-limits near ${figure(PLATFORM_LIMITS.durableObjectRequestsPerS)} requests/s (AGGREGATOR_FAN_IN)`,
-          ),
-          check(
-            "aggregator",
-            "CPU ms per aggregator tick",
-            p.aggregatorCpuMsPerTick,
-            Math.min(TICK_CPU_BUDGET_MS, cpuLimitMs),
-            "merging one window per child, once a second: more than a second of it falls behind (AGGREGATOR_FAN_IN)",
-          ),
-          check(
-            "aggregator",
-            "D1 statements per aggregator end batch",
-            p.d1AggregatorEndStatements,
-            PLATFORM_LIMITS.d1QueriesPerInvocation,
-            "one UPDATE per shard under a level-1 aggregator, at most its fan-in",
-          ),
-        ]
-      : []),
+  ];
+}
+
+/** Requests into and merging at the busiest aggregator of the tree, and a level-1's end batch. */
+function aggregatorChecks(fanIn: number, p: Peak, cpuLimitMs: number): LimitCheck[] {
+  return [
+    check(
+      "aggregator",
+      "requests/s into the busiest aggregator",
+      p.aggregatorRequestsPerS,
+      PLATFORM_LIMITS.durableObjectRequestsPerS,
+      `one flush per child per second (at most ${fanIn}) and its tick; a Durable Object soft-limits near ${figure(PLATFORM_LIMITS.durableObjectRequestsPerS)} requests/s (AGGREGATOR_FAN_IN)`,
+    ),
+    check(
+      "aggregator",
+      "CPU ms per aggregator tick",
+      p.aggregatorCpuMsPerTick,
+      Math.min(TICK_CPU_BUDGET_MS, cpuLimitMs),
+      "merging one window per child, once a second: more than a second of it falls behind (AGGREGATOR_FAN_IN)",
+    ),
+    check(
+      "aggregator",
+      "D1 statements per aggregator end batch",
+      p.d1AggregatorEndStatements,
+      PLATFORM_LIMITS.d1QueriesPerInvocation,
+      "one UPDATE per shard under a level-1 aggregator, at most its fan-in",
+    ),
+  ];
+}
+
+/** Requests into the coordinator object and its D1 batches; `inATree`: the run reports through a tree. */
+function coordinatorChecks(inATree: boolean, p: Peak): LimitCheck[] {
+  return [
     check(
       "coordinator",
       "requests/s into the coordinator object",
       p.coordinatorRequestsPerS,
       PLATFORM_LIMITS.durableObjectRequestsPerS,
-      plan.tree
+      inATree
         ? `one flush per region root per second, a tick and a status poll; a Durable Object soft-limits near ${figure(PLATFORM_LIMITS.durableObjectRequestsPerS)} requests/s`
         : `one flush per shard per second, a tick and a status poll; a Durable Object soft-limits near ${figure(PLATFORM_LIMITS.durableObjectRequestsPerS)} requests/s (a run of more shards than AGGREGATOR_FAN_IN reports through a tree)`,
     ),
@@ -144,8 +161,14 @@ export function checkPlatformLimits(spec: RunSpec, plan: Plan, usage: RunUsage, 
       "D1 statements per coordinator end batch",
       p.d1CoordinatorEndStatements,
       PLATFORM_LIMITS.d1QueriesPerInvocation,
-      plan.tree ? "the run's row; the level-1 aggregators write their shards' rows" : "the run's row and one UPDATE per shard",
+      inATree ? "the run's row; the level-1 aggregators write their shards' rows" : "the run's row and one UPDATE per shard",
     ),
+  ];
+}
+
+/** The stores: D1's one writer and row size, R2's reads at the start. */
+function storeChecks(p: Peak): LimitCheck[] {
+  return [
     check(
       "D1",
       "D1 rows written per second",
