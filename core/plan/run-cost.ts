@@ -6,9 +6,10 @@
  * The Durable Object lines are the shards' and the coordinator's; a run with an aggregation
  * tree adds the aggregators' own lines, at the same Durable Object prices.
  *
- * The figure is an estimate at marginal prices (after the plan's included usage), so it
- * never under-states what a run adds to a bill; the target's own costs are not in it (a
- * target on Workers bills its own requests and CPU).
+ * The figure is an estimate at marginal prices (after the plan's included usage) of the
+ * lines below; the target's own costs are not in it (a target on Workers bills its own
+ * requests and CPU), nor Workers Logs events, the storage a run's objects keep after it
+ * ends, or a Dynamic Worker ID per setup and teardown (docs/cost-and-limits.md).
  *
  * @example
  * const cost = estimateCost(estimateUsage(spec, plan), spec);
@@ -16,7 +17,8 @@
  * cost.k6Cloud.usd     // → 43.75 for the same maxVUs and duration
  */
 import { K6_CLOUD_MIN_VUH_PER_TEST, K6_CLOUD_USD_PER_VUH, PRICES, PRICING_DATE } from "./cloudflare-pricing.ts";
-import type { RunUsage } from "./run-usage.ts";
+import type { AggregatorUsage, RunUsage } from "./run-usage.ts";
+import type { DynamicWorkerUsage } from "./dynamic-worker-usage.ts";
 import type { RunSpec } from "../spec/types.ts";
 
 export interface CostLine {
@@ -69,105 +71,79 @@ export function k6CloudVus(spec: VuSpec): { vus: number; basis: string } {
   };
 }
 
-const perMillion = (quantity: number, price: number) => (quantity / 1e6) * price;
-
+/** Prices the run's modelled usage line by line, and sets the same load on Grafana Cloud k6 beside it. */
 export function estimateCost(usage: RunUsage, spec: VuSpec & Pick<RunSpec, "durationMs">): RunCost {
   const lines: CostLine[] = [
-    {
-      item: "Durable Object requests",
-      quantity: usage.durableObjectRequests,
-      unit: "requests",
-      usd: perMillion(usage.durableObjectRequests, PRICES.durableObjectRequestPerMillion),
-    },
-    {
-      item: "Durable Object duration",
-      quantity: usage.durableObjectGbSeconds,
-      unit: "GB-s",
-      usd: perMillion(usage.durableObjectGbSeconds, PRICES.durableObjectGbSecondPerMillion),
-    },
-    {
-      item: "Durable Object storage rows written",
-      quantity: usage.durableObjectRowsWritten,
-      unit: "rows",
-      usd: perMillion(usage.durableObjectRowsWritten, PRICES.durableObjectRowsWrittenPerMillion),
-    },
-    {
-      item: "Durable Object storage rows read",
-      quantity: usage.durableObjectRowsRead,
-      unit: "rows",
-      usd: perMillion(usage.durableObjectRowsRead, PRICES.durableObjectRowsReadPerMillion),
-    },
+    ...durableObjectLines(usage),
     // The aggregators of a tree are Durable Objects too, priced alike; their own lines show what the tree adds.
-    ...(usage.aggregators.count
-      ? [
-          {
-            item: "Aggregator requests",
-            quantity: usage.aggregators.requests,
-            unit: "requests",
-            usd: perMillion(usage.aggregators.requests, PRICES.durableObjectRequestPerMillion),
-          },
-          {
-            item: "Aggregator duration",
-            quantity: usage.aggregators.gbSeconds,
-            unit: "GB-s",
-            usd: perMillion(usage.aggregators.gbSeconds, PRICES.durableObjectGbSecondPerMillion),
-          },
-          {
-            item: "Aggregator storage rows written",
-            quantity: usage.aggregators.rowsWritten,
-            unit: "rows",
-            usd: perMillion(usage.aggregators.rowsWritten, PRICES.durableObjectRowsWrittenPerMillion),
-          },
-          {
-            item: "Aggregator storage rows read",
-            quantity: usage.aggregators.rowsRead,
-            unit: "rows",
-            usd: perMillion(usage.aggregators.rowsRead, PRICES.durableObjectRowsReadPerMillion),
-          },
-        ]
-      : []),
-    { item: "D1 rows written", quantity: usage.d1RowsWritten, unit: "rows", usd: perMillion(usage.d1RowsWritten, PRICES.d1RowsWrittenPerMillion) },
-    { item: "D1 rows read", quantity: usage.d1RowsRead, unit: "rows", usd: perMillion(usage.d1RowsRead, PRICES.d1RowsReadPerMillion) },
-    { item: "R2 reads (class B)", quantity: usage.r2Reads, unit: "operations", usd: perMillion(usage.r2Reads, PRICES.r2ClassBPerMillion) },
-    { item: "Workers requests", quantity: usage.workersRequests, unit: "requests", usd: perMillion(usage.workersRequests, PRICES.workersRequestPerMillion) },
-    { item: "Workers CPU", quantity: usage.workersCpuMs, unit: "ms", usd: perMillion(usage.workersCpuMs, PRICES.workersCpuMsPerMillion) },
-    ...(usage.dynamicWorker.calls > 0
-      ? [
-          {
-            item: "Dynamic Worker calls (k6 script)",
-            quantity: usage.dynamicWorker.calls,
-            unit: "requests",
-            usd: perMillion(usage.dynamicWorker.calls, PRICES.workersRequestPerMillion),
-          },
-          {
-            item: "Dynamic Worker CPU",
-            quantity: usage.dynamicWorker.cpuMs,
-            unit: "ms",
-            usd: perMillion(usage.dynamicWorker.cpuMs, PRICES.workersCpuMsPerMillion),
-          },
-          {
-            item: "Dynamic Workers (a day each)",
-            quantity: usage.dynamicWorker.workers * Math.ceil(spec.durationMs / 86_400_000),
-            unit: "worker-days",
-            usd: usage.dynamicWorker.workers * Math.ceil(spec.durationMs / 86_400_000) * PRICES.dynamicWorkerPerDay,
-          },
-        ]
-      : []),
+    ...(usage.aggregators.count ? aggregatorLines(usage.aggregators) : []),
+    ...storeAndWorkerLines(usage),
+    ...(usage.dynamicWorker.calls > 0 ? dynamicWorkerLines(usage.dynamicWorker, spec.durationMs) : []),
   ];
   const totalUsd = lines.reduce((a, l) => a + l.usd, 0);
-  // k6 Cloud bills the VUs a test may use, per started minute.
-  const { vus, basis } = k6CloudVus(spec);
-  const minutes = Math.ceil(spec.durationMs / 60_000);
-  const vuh = Math.max(K6_CLOUD_MIN_VUH_PER_TEST, (vus * minutes) / 60);
-  const k6Usd = vuh * K6_CLOUD_USD_PER_VUH;
   const millions = Math.max(1, usage.requests) / 1e6;
   return {
     lines,
     totalUsd,
     usdPerMillionRequests: totalUsd / millions,
     pricingDate: PRICING_DATE,
-    k6Cloud: { vus, vusBasis: basis, vuh, usd: k6Usd, usdPerMillionRequests: k6Usd / millions },
+    k6Cloud: k6CloudCost(spec, millions),
   };
+}
+
+/** A line priced per million of what it meters. */
+function perMillionLine(item: string, quantity: number, unit: string, pricePerMillion: number): CostLine {
+  return { item, quantity, unit, usd: (quantity / 1e6) * pricePerMillion };
+}
+
+/** The shards' and the coordinator's Durable Object requests, duration and storage rows. */
+function durableObjectLines(usage: RunUsage): CostLine[] {
+  return [
+    perMillionLine("Durable Object requests", usage.durableObjectRequests, "requests", PRICES.durableObjectRequestPerMillion),
+    perMillionLine("Durable Object duration", usage.durableObjectGbSeconds, "GB-s", PRICES.durableObjectGbSecondPerMillion),
+    perMillionLine("Durable Object storage rows written", usage.durableObjectRowsWritten, "rows", PRICES.durableObjectRowsWrittenPerMillion),
+    perMillionLine("Durable Object storage rows read", usage.durableObjectRowsRead, "rows", PRICES.durableObjectRowsReadPerMillion),
+  ];
+}
+
+/** A tree's aggregators, at the Durable Object prices. */
+function aggregatorLines(aggregators: AggregatorUsage): CostLine[] {
+  return [
+    perMillionLine("Aggregator requests", aggregators.requests, "requests", PRICES.durableObjectRequestPerMillion),
+    perMillionLine("Aggregator duration", aggregators.gbSeconds, "GB-s", PRICES.durableObjectGbSecondPerMillion),
+    perMillionLine("Aggregator storage rows written", aggregators.rowsWritten, "rows", PRICES.durableObjectRowsWrittenPerMillion),
+    perMillionLine("Aggregator storage rows read", aggregators.rowsRead, "rows", PRICES.durableObjectRowsReadPerMillion),
+  ];
+}
+
+/** D1's rows, R2's reads and the API Worker's requests and CPU. */
+function storeAndWorkerLines(usage: RunUsage): CostLine[] {
+  return [
+    perMillionLine("D1 rows written", usage.d1RowsWritten, "rows", PRICES.d1RowsWrittenPerMillion),
+    perMillionLine("D1 rows read", usage.d1RowsRead, "rows", PRICES.d1RowsReadPerMillion),
+    perMillionLine("R2 reads (class B)", usage.r2Reads, "operations", PRICES.r2ClassBPerMillion),
+    perMillionLine("Workers requests", usage.workersRequests, "requests", PRICES.workersRequestPerMillion),
+    perMillionLine("Workers CPU", usage.workersCpuMs, "ms", PRICES.workersCpuMsPerMillion),
+  ];
+}
+
+/** A k6 script run's Dynamic Worker: its calls and CPU as a Worker's, and a day's fee for each Dynamic Worker per started day. */
+function dynamicWorkerLines(dynamicWorker: DynamicWorkerUsage, durationMs: number): CostLine[] {
+  const workerDays = dynamicWorker.workers * Math.ceil(durationMs / 86_400_000);
+  return [
+    perMillionLine("Dynamic Worker calls (k6 script)", dynamicWorker.calls, "requests", PRICES.workersRequestPerMillion),
+    perMillionLine("Dynamic Worker CPU", dynamicWorker.cpuMs, "ms", PRICES.workersCpuMsPerMillion),
+    { item: "Dynamic Workers (a day each)", quantity: workerDays, unit: "worker-days", usd: workerDays * PRICES.dynamicWorkerPerDay },
+  ];
+}
+
+/** The same run on Grafana Cloud k6, which bills the VUs a test may use, per started minute; `millions` of requests it sends. */
+function k6CloudCost(spec: VuSpec & Pick<RunSpec, "durationMs">, millions: number): RunCost["k6Cloud"] {
+  const { vus, basis } = k6CloudVus(spec);
+  const minutes = Math.ceil(spec.durationMs / 60_000);
+  const vuh = Math.max(K6_CLOUD_MIN_VUH_PER_TEST, (vus * minutes) / 60);
+  const usd = vuh * K6_CLOUD_USD_PER_VUH;
+  return { vus, vusBasis: basis, vuh, usd, usdPerMillionRequests: usd / millions };
 }
 
 /** "$0.0123" with enough digits to show cents of a cent, "$12.35" above a dollar. */
