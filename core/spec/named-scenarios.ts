@@ -58,7 +58,13 @@ const RUN_ONLY = ["name", "target", "vars", "secrets", "setup", "teardown", "sce
 
 const startTime = z.union([z.string(), z.number()]).optional();
 
-export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (input: unknown, setupNames: ReadonlySet<string>) => SpecResult): SpecResult {
+type ParseOne = (input: unknown, setupNames: ReadonlySet<string>) => SpecResult;
+
+/**
+ * Decodes a run with `scenarios`, each scenario by `parseOne` (run-spec.ts's decoding of a
+ * spec of one scenario), reporting every problem at once.
+ */
+export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: ParseOne): SpecResult {
   const problems: Problem[] = [];
   for (const key of Object.keys(raw)) {
     if (!RUN_FIELDS.has(key)) problems.push({ field: key, detail: "with `scenarios`, this goes inside each scenario" });
@@ -72,38 +78,68 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
   const budget = maxCostSchema.safeParse(raw.maxCost);
   if (!budget.success) problems.push(...toProblems(budget.error, ["maxCost"]));
   const phases = runPhases(raw, shared, problems);
-  const runMetrics = typeof raw.metrics === "object" && raw.metrics !== null ? raw.metrics : {};
 
   const scenarios: NamedScenario[] = [];
   let stepOffset = 0;
   for (const [name, value] of entries) {
-    const field = `scenarios.${name}`;
-    if (!SCENARIO_NAME.test(name)) problems.push({ field, detail: "a scenario name is 1–32 letters, digits, _ or -" });
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      problems.push({ field, detail: "a scenario is an object with its executor and steps" });
-      continue;
-    }
-    const { startTime: start, ...own } = value as Record<string, unknown>;
-    for (const key of RUN_ONLY) if (key in own) problems.push({ field: `${field}.${key}`, detail: "set at the run level, shared by every scenario" });
-    const startParsed = startTime.safeParse(start);
-    const startMs = startParsed.success ? parseDurationMs(startParsed.data ?? 0) : undefined;
-    if (startMs === undefined || startMs % 1000 !== 0) {
-      problems.push({ field: `${field}.startTime`, detail: 'a whole number of seconds from the run\'s start, like "30s" or "2m"' });
-    }
-    const inherited = Object.fromEntries(INHERITED.filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
-    const ownMetrics = typeof own.metrics === "object" && own.metrics !== null ? own.metrics : {};
-    const result = parseOne(
-      { ...inherited, ...own, name: `${typeof raw.name === "string" ? raw.name : "run"}/${name}`, metrics: { ...runMetrics, ...ownMetrics } },
-      phases.setupNames,
-    );
-    if (!result.ok) {
-      problems.push(...result.problems.map((p) => ({ field: `${field}.${p.field}`, detail: p.detail })));
-      continue;
-    }
-    scenarios.push({ name, startMs: startMs ?? 0, stepOffset, spec: result.spec });
-    stepOffset += result.spec.steps.length;
+    const decoded = decodeScenario(raw, name, value, (input) => parseOne(input, phases.setupNames), problems);
+    if (!decoded) continue;
+    scenarios.push({ name: decoded.name, startMs: decoded.startMs, stepOffset, spec: decoded.spec });
+    stepOffset += decoded.spec.steps.length;
   }
 
+  const metrics = mergedMetricKinds(scenarios, problems);
+  const thresholds = runThresholds(thresholdInput(raw), scenarios);
+  const names = entries.map(([name]) => name);
+  checkThresholds(thresholds, metrics, names, problems);
+  if (problems.length || scenarios.length === 0) {
+    return { ok: false, problems: dedupe(problems.length ? problems : [{ field: "scenarios", detail: "no valid scenario" }]) };
+  }
+  return { ok: true, spec: runSpecOf(raw, scenarios, { metrics, thresholds, maxCostUsd: budget.success ? (budget.data ?? null) : null, phases }) };
+}
+
+/**
+ * One scenario's entry: its name and start checked, its spec decoded from the run's shared
+ * fields and its own; null, its problems pushed, when it cannot be decoded.
+ */
+function decodeScenario(
+  raw: Record<string, unknown>,
+  name: string,
+  value: unknown,
+  parseOne: (input: unknown) => SpecResult,
+  problems: Problem[],
+): Omit<NamedScenario, "stepOffset"> | null {
+  const field = `scenarios.${name}`;
+  if (!SCENARIO_NAME.test(name)) problems.push({ field, detail: "a scenario name is 1–32 letters, digits, _ or -" });
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    problems.push({ field, detail: "a scenario is an object with its executor and steps" });
+    return null;
+  }
+  const { startTime: start, ...own } = value as Record<string, unknown>;
+  for (const key of RUN_ONLY) if (key in own) problems.push({ field: `${field}.${key}`, detail: "set at the run level, shared by every scenario" });
+  const startParsed = startTime.safeParse(start);
+  const startMs = startParsed.success ? parseDurationMs(startParsed.data ?? 0) : undefined;
+  if (startMs === undefined || startMs % 1000 !== 0) {
+    problems.push({ field: `${field}.startTime`, detail: 'a whole number of seconds from the run\'s start, like "30s" or "2m"' });
+  }
+  const inherited = Object.fromEntries(INHERITED.filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
+  const runMetrics = typeof raw.metrics === "object" && raw.metrics !== null ? raw.metrics : {};
+  const ownMetrics = typeof own.metrics === "object" && own.metrics !== null ? own.metrics : {};
+  const result = parseOne({
+    ...inherited,
+    ...own,
+    name: `${typeof raw.name === "string" ? raw.name : "run"}/${name}`,
+    metrics: { ...runMetrics, ...ownMetrics },
+  });
+  if (!result.ok) {
+    problems.push(...result.problems.map((p) => ({ field: `${field}.${p.field}`, detail: p.detail })));
+    return null;
+  }
+  return { name, startMs: startMs ?? 0, spec: result.spec };
+}
+
+/** The run's custom metrics: every scenario's, a metric declared as two kinds a problem. */
+function mergedMetricKinds(scenarios: readonly NamedScenario[], problems: Problem[]): Record<string, MetricKind> {
   const metrics: Record<string, MetricKind> = {};
   for (const s of scenarios) {
     for (const [metric, kind] of Object.entries(customMetricKinds(s.spec))) {
@@ -112,7 +148,16 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
       metrics[metric] = kind;
     }
   }
-  const thresholds = runThresholds(thresholdInput(raw), scenarios);
+  return metrics;
+}
+
+/** The run's thresholds parse, and each one's `scenario` tag names one of the run's `scenarioNames`. */
+function checkThresholds(
+  thresholds: Record<string, ThresholdInput[]>,
+  metrics: Record<string, MetricKind>,
+  scenarioNames: readonly string[],
+  problems: Problem[],
+): void {
   const parsed = parseThresholds(thresholds, metrics);
   if (!parsed.ok) {
     for (const message of parsed.errors) {
@@ -122,21 +167,32 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
   }
   for (const t of parsed.ok ? parsed.value : []) {
     const scenario = t.tags.scenario;
-    if (scenario !== undefined && !entries.some(([n]) => n === scenario)) {
-      problems.push({ field: `thresholds.${t.key}`, detail: `no scenario named ${scenario} (the run has ${entries.map(([n]) => n).join(", ")})` });
+    if (scenario !== undefined && !scenarioNames.includes(scenario)) {
+      problems.push({ field: `thresholds.${t.key}`, detail: `no scenario named ${scenario} (the run has ${scenarioNames.join(", ")})` });
     }
   }
-  if (problems.length || scenarios.length === 0) {
-    return { ok: false, problems: dedupe(problems.length ? problems : [{ field: "scenarios", detail: "no valid scenario" }]) };
-  }
+}
 
+/** What the run's spec takes besides its scenarios, decoded at the run's level. */
+interface RunLevel {
+  readonly metrics: Record<string, MetricKind>;
+  readonly thresholds: Record<string, ThresholdInput[]>;
+  readonly maxCostUsd: number | null;
+  readonly phases: Pick<RunSpec, "setup" | "teardown">;
+}
+
+/**
+ * The run's spec over its decoded scenarios: their steps under qualified names, the sums
+ * and spans of their loads, and the shared fields as the first scenario decoded them.
+ */
+function runSpecOf(raw: Record<string, unknown>, scenarios: readonly NamedScenario[], run: RunLevel): RunSpec {
   const first = scenarios[0]!.spec;
-  const spec: RunSpec = {
+  return {
     name: typeof raw.name === "string" ? raw.name : "run",
     target: first.target,
     steps: scenarios.flatMap((s) => s.spec.steps.map((step) => ({ ...step, name: `${s.name}.${step.name}` }))),
     flow: "pick",
-    metrics,
+    metrics: run.metrics,
     scenario: null,
     preset: null,
     executor: "scenarios",
@@ -151,7 +207,7 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     connectionSlots: first.connectionSlots,
     expectedLatencyMs: first.expectedLatencyMs,
     maxInFlight: scenarios.reduce((a, s) => a + s.spec.maxInFlight, 0),
-    thresholds,
+    thresholds: run.thresholds,
     vars: first.vars,
     secrets: first.secrets,
     tags: first.tags,
@@ -159,16 +215,15 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: (inp
     ...(first.summaryTrendStats ? { summaryTrendStats: first.summaryTrendStats } : {}),
     // A k6 script's trends without isTime are declared once, at the run's level.
     ...(unitlessTrends(raw.metrics).length ? { unitlessTrends: unitlessTrends(raw.metrics) } : {}),
-    maxCostUsd: budget.success ? (budget.data ?? null) : null,
+    maxCostUsd: run.maxCostUsd,
     options: {
       scenarios: Object.fromEntries(scenarios.map((s) => [s.name, { executor: s.spec.executor, startTime: `${s.startMs / 1000}s`, ...s.spec.options }])),
     },
-    setup: phases.setup,
-    teardown: phases.teardown,
+    setup: run.phases.setup,
+    teardown: run.phases.teardown,
     setupData: {},
     scenarios,
   };
-  return { ok: true, spec };
 }
 
 /** The run's thresholds plus each scenario's, filtered to that scenario. */
