@@ -26,20 +26,22 @@
  *                scenario: { name: "introspect", seed: "tokens-3k", clientId: "…", clientSecret: "…" } })
  */
 import { z } from "zod";
-import { SCENARIO_NAMES } from "./builtin-scenarios.ts";
+import { SCENARIO_NAMES, type ScenarioOutline } from "./builtin-scenarios.ts";
 import { parseNamedScenarios } from "./named-scenarios.ts";
 import type { Problem } from "./input-problem.ts";
 import { METRIC_KINDS, parseThresholds } from "../metrics/thresholds.ts";
 import { dataSchema } from "./data-schema.ts";
 import { maxCostSchema } from "./budget-schema.ts";
 import { outputsSchema } from "./outputs-schema.ts";
-import { decodeExecutor, defaultInFlight, rateStages, vuProfile } from "./executor-schema.ts";
+import { decodeExecutor, defaultInFlight, rateStages, vuProfile, type ExecutorOptions } from "./executor-schema.ts";
 import { dedupe, duration, positiveInt, toProblems } from "./fields.ts";
 import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema, unitlessTrends } from "./metrics-schema.ts";
 import { scriptSchema } from "./script-schema.ts";
 import { scenarioDefinition, scenarioOf, scenarioSchema, scenarioSteps, withCorrectness, withPreset } from "./scenario-schema.ts";
 import { hasSseStep, runPhases, SSE_METRICS, step, stepSpecs } from "./step-schema.ts";
-import { LOCATION_HINTS, type SpecResult, type StepSpec } from "./types.ts";
+import { LOCATION_HINTS, type RunSpec, type SpecResult, type StepSpec } from "./types.ts";
+import type { RateStage } from "../schedule/arrival-schedule.ts";
+import type { VuProfile } from "../schedule/vu-schedule.ts";
 
 // The spec's sections live in core/spec/, one schema each; this module assembles them.
 export * from "./types.ts";
@@ -47,13 +49,13 @@ export { customMetricKinds, thresholdInput } from "./metrics-schema.ts";
 export { dedupe, toProblems } from "./fields.ts";
 export { runPhases, SSE_METRICS } from "./step-schema.ts";
 
-/** The first decoding step: every field but the executor's own options. */
 /** k6's summaryTrendStats: avg, min, med, max, count, or p(N) with N from 0 to 100. */
 const summaryTrendStatsSchema = z
   .array(z.string().regex(/^(avg|min|med|max|count|p\((100|\d{1,2})(\.\d+)?\))$/, "avg, min, med, max, count or p(N), N from 0 to 100"))
   .min(1)
   .optional();
 
+/** The first decoding step: every field but the executor's own options. */
 const common = z
   .object({
     name: z.string().max(120).default("run"),
@@ -120,26 +122,63 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
   const base = common.safeParse(input);
   if (!base.success) problems.push(...toProblems(base.error));
   const definition = scenarioDefinition(input);
-
   const exec = decodeExecutor(input, problems);
-  const thresholds = parseThresholds(thresholdInput(input), { ...definition?.metrics, ...metricsInput(input), ...(hasSseStep(input) ? SSE_METRICS : {}) });
-  if (!thresholds.ok) {
-    for (const message of thresholds.errors) {
-      const [field, ...rest] = message.split(": ");
-      problems.push({ field: field!, detail: rest.join(": ") });
-    }
-  }
+  problems.push(...thresholdProblems(input, definition));
   if (!base.success || !exec) return { ok: false, problems: dedupe(problems) };
 
   const b = base.data;
-  const e = exec;
+  const load = loadOf(exec);
+  problems.push(...executorFitProblems(b, exec, input, load), ...metricNameProblems(b.metrics, definition));
+  if (b.maxVUs !== undefined && b.preAllocatedVUs !== undefined && b.maxVUs < b.preAllocatedVUs) {
+    problems.push({ field: "maxVUs", detail: `must be at least preAllocatedVUs (${b.preAllocatedVUs})` });
+  }
+  problems.push(...sourceProblems(b));
+  const scenarioSpec = b.scenario && definition ? scenarioOf(b.scenario, definition, problems) : null;
+  const phases = setupNames ? { setup: [], teardown: [], setupNames } : runPhases(input, { vars: b.vars, secrets: b.secrets }, problems);
+  const stepScope = { vars: b.vars, secrets: b.secrets, metrics: b.metrics, setup: phases.setupNames, data: b.data !== undefined };
+  problems.push(...dataProblems(b, input));
+  const steps: StepSpec[] = scenarioSpec ? scenarioSteps(definition!) : stepSpecs(b.steps ?? [], "steps", stepScope, problems);
+  if (problems.length) return { ok: false, problems: dedupe(problems) };
+  return { ok: true, spec: specOf(b, exec, load, { steps, scenario: scenarioSpec, setup: phases.setup, teardown: phases.teardown }) };
+}
+
+/** The common fields as decoded (the first step). */
+type Common = z.output<typeof common>;
+
+/** The thresholds' problems, parsed against every metric the spec may record: built-in, the scenario's, its own, SSE's. */
+function thresholdProblems(input: unknown, definition: ScenarioOutline | undefined): Problem[] {
+  const thresholds = parseThresholds(thresholdInput(input), { ...definition?.metrics, ...metricsInput(input), ...(hasSseStep(input) ? SSE_METRICS : {}) });
+  if (thresholds.ok) return [];
+  return thresholds.errors.map((message) => {
+    const [field, ...rest] = message.split(": ");
+    return { field: field!, detail: rest.join(": ") };
+  });
+}
+
+/** The load an executor's options make: a VU profile (closed model) or rate stages (open), its length and peak rate. */
+interface Load {
+  readonly vus: VuProfile | null;
+  readonly stages: RateStage[];
+  readonly durationMs: number;
+  readonly peakRatePerS: number;
+}
+
+function loadOf(e: ExecutorOptions): Load {
   const vus = vuProfile(e);
   const stages = rateStages(e);
-  const durationMs = vus ? vus.stages.reduce((a, s) => a + s.durationMs, 0) : stages.reduce((a, s) => a + s.durationMs, 0);
-  const peakRatePerS = Math.max(0, ...stages.map((s) => Math.max(s.fromPerS, s.toPerS)));
+  return {
+    vus,
+    stages,
+    durationMs: vus ? vus.stages.reduce((a, s) => a + s.durationMs, 0) : stages.reduce((a, s) => a + s.durationMs, 0),
+    peakRatePerS: Math.max(0, ...stages.map((s) => Math.max(s.fromPerS, s.toPerS))),
+  };
+}
 
-  if (durationMs <= 0) problems.push({ field: e.executor.startsWith("constant-") ? "duration" : "stages", detail: "the run must last longer than 0s" });
-  if (vus) {
+/** A load that lasts no time, and fields given that belong to the other model's executors. */
+function executorFitProblems(b: Common, e: ExecutorOptions, input: unknown, load: Load): Problem[] {
+  const problems: Problem[] = [];
+  if (load.durationMs <= 0) problems.push({ field: e.executor.startsWith("constant-") ? "duration" : "stages", detail: "the run must last longer than 0s" });
+  if (load.vus) {
     for (const field of ["preAllocatedVUs", "maxVUs"] as const) {
       if (b[field] !== undefined)
         problems.push({
@@ -153,77 +192,94 @@ function parseOneScenario(raw: unknown, setupNames: ReadonlySet<string> | null):
         problems.push({ field, detail: `applies to the VU executors only (constant-vus, ramping-vus, per-vu-iterations, shared-iterations)` });
     }
   }
-  for (const name of Object.keys(b.metrics)) {
-    if (Object.hasOwn(METRIC_KINDS, name) || Object.hasOwn(SSE_METRICS, name) || (definition && Object.hasOwn(definition.metrics, name))) {
-      problems.push({ field: `metrics.${name}`, detail: "a built-in metric has this name" });
-    }
-  }
-  if (b.maxVUs !== undefined && b.preAllocatedVUs !== undefined && b.maxVUs < b.preAllocatedVUs) {
-    problems.push({ field: "maxVUs", detail: `must be at least preAllocatedVUs (${b.preAllocatedVUs})` });
-  }
+  return problems;
+}
+
+/** Custom metrics named as a built-in one (k6's, SSE's, or the built-in scenario's). */
+function metricNameProblems(metrics: Common["metrics"], definition: ScenarioOutline | undefined): Problem[] {
+  return Object.keys(metrics)
+    .filter((name) => Object.hasOwn(METRIC_KINDS, name) || Object.hasOwn(SSE_METRICS, name) || (definition && Object.hasOwn(definition.metrics, name)))
+    .map((name) => ({ field: `metrics.${name}`, detail: "a built-in metric has this name" }));
+}
+
+/** What the run sends: its own steps, a built-in scenario or a k6 script, exactly one of them. */
+function sourceProblems(b: Common): Problem[] {
+  const problems: Problem[] = [];
   if (b.script && (b.scenario || b.data))
     problems.push({ field: "script", detail: "a k6 script makes its own requests: no built-in scenario or data with it" });
   if (b.steps && b.scenario) problems.push({ field: "scenario", detail: "give either steps or a built-in scenario, not both" });
   if (!b.steps && !b.scenario)
     problems.push({ field: "steps", detail: `at least one step is required, or a built-in scenario (${SCENARIO_NAMES.join(", ")})` });
-  const scenarioSpec = b.scenario && definition ? scenarioOf(b.scenario, definition, problems) : null;
-  const phases = setupNames ? { setup: [], teardown: [], setupNames } : runPhases(input, { vars: b.vars, secrets: b.secrets }, problems);
-  const stepScope = { vars: b.vars, secrets: b.secrets, metrics: b.metrics, setup: phases.setupNames, data: b.data !== undefined };
+  return problems;
+}
+
+/** A data set beside a built-in scenario (which reads its own), and a zipf option on another selection. */
+function dataProblems(b: Common, input: unknown): Problem[] {
+  const problems: Problem[] = [];
   if (b.data && b.scenario) problems.push({ field: "data", detail: "a built-in scenario reads its own seed set (scenario.seed)" });
   if (b.data && b.data.select !== "zipf" && (input as { data?: { exponent?: unknown } }).data?.exponent !== undefined) {
     problems.push({ field: "data.exponent", detail: 'applies to select "zipf" only' });
   }
-  const steps: StepSpec[] = scenarioSpec ? scenarioSteps(definition!) : stepSpecs(b.steps ?? [], "steps", stepScope, problems);
-  if (problems.length) return { ok: false, problems: dedupe(problems) };
+  return problems;
+}
 
+/** The spec of a valid scenario: its decoded fields, normalised. */
+function specOf(b: Common, e: ExecutorOptions, load: Load, flow: Pick<RunSpec, "steps" | "scenario" | "setup" | "teardown">): RunSpec {
   const { executor: _executor, ...options } = e;
+  const { vus, stages, durationMs, peakRatePerS } = load;
+  const steps = flow.steps;
   return {
-    ok: true,
-    spec: {
-      name: b.name,
-      target: b.target.replace(/\/+$/, ""),
-      steps,
-      flow: b.flow,
-      metrics: { ...Object.fromEntries(Object.entries(b.metrics).map(([k, m]) => [k, m.type])), ...(steps.some((st) => st.sse) ? SSE_METRICS : {}) },
-      scenario: scenarioSpec,
-      script: b.script ?? null,
-      data: b.data ?? null,
-      preset: b.preset ?? null,
-      executor: e.executor,
-      stages,
-      vus,
-      durationMs,
-      peakRatePerS,
-      timeoutMs: b.timeout,
-      gracefulStopMs: e.gracefulStop,
-      shards: b.shards,
-      regions: b.regions,
-      connectionSlots: b.connectionSlots,
-      expectedLatencyMs: b.expectedLatency,
-      maxInFlight: vus
-        ? Math.max(1, Math.max(vus.startVUs, ...vus.stages.map((s) => s.target)))
-        : (b.maxVUs ?? b.preAllocatedVUs ?? defaultInFlight(peakRatePerS)),
-      ...(vus
-        ? {}
-        : b.maxVUs !== undefined
-          ? { maxInFlightFrom: "maxVUs" as const }
-          : b.preAllocatedVUs !== undefined
-            ? { maxInFlightFrom: "preAllocatedVUs" as const }
-            : {}),
-      ...(!vus && b.preAllocatedVUs !== undefined ? { preAllocatedVUs: b.preAllocatedVUs } : {}),
-      thresholds: b.thresholds,
-      vars: b.vars,
-      secrets: b.secrets,
-      tags: b.tags,
-      ...(b.summaryTrendStats ? { summaryTrendStats: b.summaryTrendStats } : {}),
-      ...(unitlessTrends(b.metrics).length ? { unitlessTrends: unitlessTrends(b.metrics) } : {}),
-      maxCostUsd: b.maxCost ?? null,
-      outputs: b.outputs,
-      options,
-      setup: phases.setup,
-      teardown: phases.teardown,
-      setupData: {},
-      scenarios: [],
-    },
+    name: b.name,
+    target: b.target.replace(/\/+$/, ""),
+    steps,
+    flow: b.flow,
+    metrics: { ...Object.fromEntries(Object.entries(b.metrics).map(([k, m]) => [k, m.type])), ...(steps.some((st) => st.sse) ? SSE_METRICS : {}) },
+    scenario: flow.scenario,
+    script: b.script ?? null,
+    data: b.data ?? null,
+    preset: b.preset ?? null,
+    executor: e.executor,
+    stages,
+    vus,
+    durationMs,
+    peakRatePerS,
+    timeoutMs: b.timeout,
+    gracefulStopMs: e.gracefulStop,
+    shards: b.shards,
+    regions: b.regions,
+    connectionSlots: b.connectionSlots,
+    expectedLatencyMs: b.expectedLatency,
+    ...inFlightOf(b, load),
+    thresholds: b.thresholds,
+    vars: b.vars,
+    secrets: b.secrets,
+    tags: b.tags,
+    ...(b.summaryTrendStats ? { summaryTrendStats: b.summaryTrendStats } : {}),
+    ...(unitlessTrends(b.metrics).length ? { unitlessTrends: unitlessTrends(b.metrics) } : {}),
+    maxCostUsd: b.maxCost ?? null,
+    outputs: b.outputs,
+    options,
+    setup: flow.setup,
+    teardown: flow.teardown,
+    setupData: {},
+    scenarios: [],
+  };
+}
+
+/**
+ * Iterations a run may have in flight: a VU executor's peak VUs; an arrival-rate one's
+ * maxVUs or preAllocatedVUs (and which it was, as k6 Cloud bills it), else a default for
+ * its peak rate.
+ */
+function inFlightOf(b: Common, { vus, peakRatePerS }: Load): Pick<RunSpec, "maxInFlight" | "maxInFlightFrom" | "preAllocatedVUs"> {
+  if (vus) return { maxInFlight: Math.max(1, Math.max(vus.startVUs, ...vus.stages.map((s) => s.target))) };
+  return {
+    maxInFlight: b.maxVUs ?? b.preAllocatedVUs ?? defaultInFlight(peakRatePerS),
+    ...(b.maxVUs !== undefined
+      ? { maxInFlightFrom: "maxVUs" as const }
+      : b.preAllocatedVUs !== undefined
+        ? { maxInFlightFrom: "preAllocatedVUs" as const }
+        : {}),
+    ...(b.preAllocatedVUs !== undefined ? { preAllocatedVUs: b.preAllocatedVUs } : {}),
   };
 }
