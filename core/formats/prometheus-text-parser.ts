@@ -1,7 +1,8 @@
 /**
- * The Prometheus text exposition format, parsed into samples, and series selectors that
- * pick some of them — what a shard needs to read a target's `/metrics` before, during and
- * after a run (its memory, CPU and request counters next to the load it sent).
+ * The Prometheus text exposition format, parsed into samples, which series selectors
+ * (series-selector.ts) pick from — what a shard needs to read a target's `/metrics` before,
+ * during and after a run (its memory, CPU and request counters next to the load it sent).
+ * This module holds the rules across lines; prometheus-text-line.ts reads each line's tokens.
  *
  * Grammar (text format 0.0.4, https://prometheus.io/docs/instrumenting/exposition_formats/),
  * one item per line, tokens separated by blanks and tabs:
@@ -40,6 +41,10 @@
  *   const rss = parseSeriesSelector("process_resident_memory_bytes");
  *   if (parsed.ok && rss.ok) selectSamples(parsed.samples, rss.selector)[0]?.value;
  */
+import { METRIC_NAME, parseGoFloat, readSample, skipBlanks, tokenAt, unescapeHelp, untilBlank } from "./prometheus-text-line.ts";
+
+// Read here by series-selector.ts and the writer's tests.
+export { LABEL_NAME, METRIC_NAME, parseGoFloat, type Step, tokenAt } from "./prometheus-text-line.ts";
 
 export interface PromSample {
   readonly name: string;
@@ -85,158 +90,6 @@ const SUFFIXES: Readonly<Record<PromType, readonly string[]>> = {
 
 const ALL_SUFFIXES = [...new Set(Object.values(SUFFIXES).flat())];
 
-/** Sticky patterns of a metric and a label name (also read by series-selector.ts). */
-export const METRIC_NAME = /[a-zA-Z_:][a-zA-Z0-9_:]*/y;
-export const LABEL_NAME = /[a-zA-Z_][a-zA-Z0-9_]*/y;
-const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-const INTEGER = /^[+-]?\d+$/;
-
-/** The token of `re` at `at` in `s`, or "" (the regexes are sticky). */
-export function tokenAt(re: RegExp, s: string, at: number): string {
-  re.lastIndex = at;
-  return re.exec(s)?.[0] ?? "";
-}
-
-function skipBlanks(s: string, at: number): number {
-  while (s[at] === " " || s[at] === "\t") at++;
-  return at;
-}
-
-function untilBlank(s: string, at: number): number {
-  while (at < s.length && s[at] !== " " && s[at] !== "\t") at++;
-  return at;
-}
-
-/** A float as Go's strconv.ParseFloat reads it (decimal only), or undefined. */
-export function parseGoFloat(token: string): number | undefined {
-  if (DECIMAL.test(token)) {
-    const n = Number(token);
-    return Number.isFinite(n) ? n : undefined; // Go rejects 1e400 as out of range
-  }
-  if (/^nan$/i.test(token)) return NaN;
-  const inf = /^([+-]?)inf(?:inity)?$/i.exec(token);
-  if (inf) return inf[1] === "-" ? -Infinity : Infinity;
-  return undefined;
-}
-
-/** A parser step: what was read and where reading goes on, or what was wrong. */
-export type Step<T> = { value: T; at: number } | { error: string };
-
-/** `{a="1",b="2"}` starting at the "{"; label values unescaped. */
-function readLabels(line: string, at: number): Step<Record<string, string>> {
-  const pairs: Array<[string, string]> = [];
-  at = skipBlanks(line, at + 1);
-  while (line[at] !== "}") {
-    const name = tokenAt(LABEL_NAME, line, at);
-    if (!name) return { error: `expected a label name or "}" at column ${at + 1}` };
-    at = skipBlanks(line, at + name.length);
-    if (line[at] !== "=") return { error: `expected "=" after label name "${name}" at column ${at + 1}` };
-    at = skipBlanks(line, at + 1);
-    if (line[at] !== '"') return { error: `expected '"' to open the value of label "${name}" at column ${at + 1}` };
-    let value = "";
-    for (at++; line[at] !== '"'; at++) {
-      if (at >= line.length) return { error: `the value of label "${name}" is not closed with '"'` };
-      if (line[at] !== "\\") {
-        value += line[at];
-        continue;
-      }
-      const escaped = line[++at];
-      if (escaped === "\\" || escaped === '"') value += escaped;
-      else if (escaped === "n") value += "\n";
-      else return { error: `invalid escape "\\${escaped ?? ""}" in the value of label "${name}" (use \\\\, \\" or \\n) at column ${at}` };
-    }
-    if (pairs.some(([n]) => n === name)) return { error: `label "${name}" appears twice` };
-    pairs.push([name, value]);
-    at = skipBlanks(line, at + 1);
-    if (line[at] === ",") at = skipBlanks(line, at + 1);
-    else if (line[at] !== "}") return { error: `expected "," or "}" after the value of label "${name}" at column ${at + 1}` };
-  }
-  // fromEntries defines own properties, so a label named __proto__ stays a label.
-  return { value: Object.fromEntries(pairs), at: at + 1 };
-}
-
-/** A timestamp token as milliseconds: integer ms in 0.0.4, float seconds in OpenMetrics. */
-function readTimestamp(token: string, openMetrics: boolean): number | string {
-  if (openMetrics) {
-    const s = DECIMAL.test(token) ? Number(token) : NaN;
-    return Number.isFinite(s) ? Math.round(s * 1000) : `invalid timestamp "${token}" (OpenMetrics timestamps are seconds)`;
-  }
-  if (!INTEGER.test(token)) return `invalid timestamp "${token}" (milliseconds, an integer)`;
-  const ms = Number(token);
-  return Number.isSafeInteger(ms) ? ms : `timestamp "${token}" is out of range`;
-}
-
-/** `value [timestamp]` and, in OpenMetrics, `[# exemplar]` (not inside an exemplar), to the end of the line. */
-function readValueAndTimestamp(line: string, at: number, openMetrics: boolean, inExemplar = false): Step<{ value: number; timestampMs?: number }> {
-  const end = untilBlank(line, at);
-  if (end === at) return { error: "missing the sample value" };
-  const value = parseGoFloat(line.slice(at, end));
-  if (value === undefined) return { error: `invalid value "${line.slice(at, end)}" (a number, NaN, +Inf or -Inf) at column ${at + 1}` };
-  at = skipBlanks(line, end);
-  let timestampMs: number | undefined;
-  if (at < line.length && line[at] !== "#") {
-    const tsEnd = untilBlank(line, at);
-    const ts = readTimestamp(line.slice(at, tsEnd), openMetrics);
-    if (typeof ts === "string") return { error: `${ts} at column ${at + 1}` };
-    timestampMs = ts;
-    at = skipBlanks(line, tsEnd);
-  }
-  if (openMetrics && !inExemplar && line[at] === "#") {
-    const exemplar = readExemplar(line, skipBlanks(line, at + 1));
-    if ("error" in exemplar) return exemplar;
-    at = exemplar.at;
-  }
-  if (at < line.length) return { error: `unexpected "${line.slice(at)}" after the ${timestampMs === undefined ? "value" : "timestamp"} at column ${at + 1}` };
-  return { value: timestampMs === undefined ? { value } : { value, timestampMs }, at };
-}
-
-/** An OpenMetrics exemplar `{labels} value [timestamp]`: checked, then dropped. */
-function readExemplar(line: string, at: number): Step<null> {
-  if (line[at] !== "{") return { error: `expected an exemplar's "{" after "#" at column ${at + 1}` };
-  const labels = readLabels(line, at);
-  if ("error" in labels) return { error: `in the exemplar: ${labels.error}` };
-  const rest = readValueAndTimestamp(line, skipBlanks(line, labels.at), true, true);
-  if ("error" in rest) return { error: `in the exemplar: ${rest.error}` };
-  return { value: null, at: rest.at };
-}
-
-function readSample(line: string, openMetrics: boolean): PromSample | string {
-  let at = skipBlanks(line, 0);
-  const name = tokenAt(METRIC_NAME, line, at);
-  if (!name) return `expected a metric name at column ${at + 1}`;
-  at += name.length;
-  let labels: Record<string, string> = {};
-  const afterName = skipBlanks(line, at);
-  if (line[afterName] === "{") {
-    const read = readLabels(line, afterName);
-    if ("error" in read) return read.error;
-    labels = read.value;
-    at = skipBlanks(line, read.at);
-  } else if (afterName === at && at < line.length) {
-    return `unexpected "${line[at]}" in metric name "${name}" at column ${at + 1}`;
-  } else at = afterName;
-  const rest = readValueAndTimestamp(line, at, openMetrics);
-  if ("error" in rest) return rest.error;
-  return { name, labels, ...rest.value };
-}
-
-/** HELP text: `\\` and `\n` are escapes (and `\"` in OpenMetrics); other backslashes are errors. */
-function unescapeHelp(text: string, openMetrics: boolean): string | { error: string } {
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] !== "\\") {
-      out += text[i];
-      continue;
-    }
-    const c = text[++i];
-    if (c === "\\") out += "\\";
-    else if (c === "n") out += "\n";
-    else if (c === '"' && openMetrics) out += '"';
-    else return { error: `invalid escape "\\${c ?? ""}" in HELP text (use \\\\ or \\n)` };
-  }
-  return out;
-}
-
 /**
  * Parses an exposition, collecting every malformed line. Pass `openMetrics` when the
  * response's Content-Type says which format it is; otherwise a `# EOF` line decides.
@@ -246,27 +99,9 @@ function unescapeHelp(text: string, openMetrics: boolean): string | { error: str
 export function parsePrometheusText(text: string, options: { openMetrics?: boolean } = {}): PromParse {
   const lines = text.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
   const openMetrics = options.openMetrics ?? lines.some((l) => l.trim() === "# EOF");
-  const typeNames: readonly string[] = openMetrics ? OPENMETRICS_TYPES : PROMETHEUS_TYPES;
+  const seen: Exposition = { openMetrics, samples: [], types: new Map(), help: new Map(), units: new Set(), sampleNames: new Set(), series: new Set() };
   const problems: PromProblem[] = [];
-  const samples: PromSample[] = [];
-  const types = new Map<string, PromType>();
-  const help = new Map<string, string>();
-  const units = new Set<string>();
-  const sampleNames = new Set<string>();
-  const series = new Set<string>();
   let eofLine = 0;
-
-  /** The family a sample name belongs to under the TYPEs seen so far, with its type. */
-  const familyOf = (name: string): [string, PromType | undefined] => {
-    const own = types.get(name);
-    if (own) return [name, own];
-    for (const suffix of ALL_SUFFIXES) {
-      const family = name.slice(0, -suffix.length);
-      const type = name.endsWith(suffix) ? types.get(family) : undefined;
-      if (type && SUFFIXES[type].includes(suffix)) return [family, type];
-    }
-    return [name, undefined];
-  };
 
   lines.forEach((line, index) => {
     const lineNo = index + 1;
@@ -274,63 +109,111 @@ export function parsePrometheusText(text: string, options: { openMetrics?: boole
     const start = skipBlanks(line, 0);
     if (start === line.length) return;
     if (eofLine) return void report(`nothing may follow "# EOF" (line ${eofLine})`);
-
-    if (line[start] === "#") {
-      const keywordAt = skipBlanks(line, start + 1);
-      const keywordEnd = untilBlank(line, keywordAt);
-      const keyword = line.slice(keywordAt, keywordEnd);
-      if (openMetrics && keyword === "EOF" && keywordEnd === line.trimEnd().length) return void (eofLine = lineNo);
-      if (keyword !== "HELP" && keyword !== "TYPE" && !(openMetrics && keyword === "UNIT")) return; // a comment
-      const nameAt = skipBlanks(line, keywordEnd);
-      const name = tokenAt(METRIC_NAME, line, nameAt);
-      const afterName = nameAt + name.length;
-      if (!name || (afterName < line.length && line[afterName] !== " " && line[afterName] !== "\t")) {
-        return void report(`expected a metric name after "# ${keyword}" at column ${nameAt + 1}`);
-      }
-      const rest = line.slice(skipBlanks(line, afterName));
-      if (keyword === "HELP") {
-        if (help.has(name)) return void report(`second HELP line for "${name}"`);
-        const docstring = unescapeHelp(rest, openMetrics);
-        if (typeof docstring !== "string") return void report(docstring.error);
-        help.set(name, docstring);
-      } else if (keyword === "UNIT") {
-        if (units.has(name)) return void report(`second UNIT line for "${name}"`);
-        units.add(name);
-      } else {
-        const type = rest.trimEnd();
-        if (!typeNames.includes(type)) return void report(`unknown type "${type}" for "${name}" (use ${typeNames.join(", ")})`);
-        if (types.has(name)) return void report(`second TYPE line for "${name}"`);
-        const early = [name, ...SUFFIXES[type as PromType].map((s) => name + s)].find((n) => sampleNames.has(n));
-        if (early) return void report(`TYPE line for "${name}" comes after its sample "${early}"; it must come first`);
-        types.set(name, type as PromType);
-      }
+    if (line[start] !== "#") {
+      const problem = takeSample(line, seen);
+      if (problem) report(problem);
       return;
     }
-
-    const sample = readSample(line, openMetrics);
-    if (typeof sample === "string") return void report(sample);
-    const [family, type] = familyOf(sample.name);
-    const bound = (label: string) => {
-      const v = Object.hasOwn(sample.labels, label) ? sample.labels[label] : undefined;
-      if (v === undefined) return `${type} sample "${sample.name}" needs a "${label}" label`;
-      return parseGoFloat(v) === undefined ? `"${label}" value "${v}" of "${sample.name}" is not a number` : undefined;
-    };
-    const badBound =
-      (type === "histogram" || type === "gaugehistogram") && sample.name === `${family}_bucket`
-        ? bound("le")
-        : type === "summary" && sample.name === family
-          ? bound("quantile")
-          : undefined;
-    if (badBound) return void report(badBound);
-    const key = seriesKey(sample);
-    if (series.has(key)) return void report(`series ${key} appears twice`);
-    series.add(key);
-    sampleNames.add(sample.name);
-    samples.push(sample);
+    const keywordAt = skipBlanks(line, start + 1);
+    const keywordEnd = untilBlank(line, keywordAt);
+    const keyword = line.slice(keywordAt, keywordEnd);
+    if (openMetrics && keyword === "EOF" && keywordEnd === line.trimEnd().length) return void (eofLine = lineNo);
+    if (keyword !== "HELP" && keyword !== "TYPE" && !(openMetrics && keyword === "UNIT")) return; // a comment
+    const problem = takeDescriptor(line, keyword, keywordEnd, seen);
+    if (problem) report(problem);
   });
 
   if (problems.length) return { ok: false, problems };
-  return { ok: true, samples, types: Object.fromEntries(types), help: Object.fromEntries(help), format: openMetrics ? "openmetrics" : "prometheus" };
+  return {
+    ok: true,
+    samples: seen.samples,
+    types: Object.fromEntries(seen.types),
+    help: Object.fromEntries(seen.help),
+    format: openMetrics ? "openmetrics" : "prometheus",
+  };
+}
+
+/** What the lines read so far declared and sent: the rules of the format check each next line against it. */
+interface Exposition {
+  readonly openMetrics: boolean;
+  readonly samples: PromSample[];
+  readonly types: Map<string, PromType>;
+  readonly help: Map<string, string>;
+  readonly units: Set<string>;
+  /** Names of the samples so far, which a TYPE line must precede. */
+  readonly sampleNames: Set<string>;
+  /** seriesKey of each sample so far: a series appears once. */
+  readonly series: Set<string>;
+}
+
+/** A `# HELP`, `# TYPE` or `# UNIT` line from its keyword's end, taken into `seen`; what is wrong with it, if anything. */
+function takeDescriptor(line: string, keyword: string, keywordEnd: number, seen: Exposition): string | undefined {
+  const nameAt = skipBlanks(line, keywordEnd);
+  const name = tokenAt(METRIC_NAME, line, nameAt);
+  const afterName = nameAt + name.length;
+  if (!name || (afterName < line.length && line[afterName] !== " " && line[afterName] !== "\t")) {
+    return `expected a metric name after "# ${keyword}" at column ${nameAt + 1}`;
+  }
+  const rest = line.slice(skipBlanks(line, afterName));
+  if (keyword === "HELP") {
+    if (seen.help.has(name)) return `second HELP line for "${name}"`;
+    const docstring = unescapeHelp(rest, seen.openMetrics);
+    if (typeof docstring !== "string") return docstring.error;
+    seen.help.set(name, docstring);
+  } else if (keyword === "UNIT") {
+    if (seen.units.has(name)) return `second UNIT line for "${name}"`;
+    seen.units.add(name);
+  } else {
+    const typeNames: readonly string[] = seen.openMetrics ? OPENMETRICS_TYPES : PROMETHEUS_TYPES;
+    const type = rest.trimEnd();
+    if (!typeNames.includes(type)) return `unknown type "${type}" for "${name}" (use ${typeNames.join(", ")})`;
+    if (seen.types.has(name)) return `second TYPE line for "${name}"`;
+    const early = [name, ...SUFFIXES[type as PromType].map((s) => name + s)].find((n) => seen.sampleNames.has(n));
+    if (early) return `TYPE line for "${name}" comes after its sample "${early}"; it must come first`;
+    seen.types.set(name, type as PromType);
+  }
+  return undefined;
+}
+
+/**
+ * A sample line, checked against its family's type (a histogram bucket's `le`, a summary
+ * quantile's `quantile`) and the series before it, then taken into `seen`; what is wrong
+ * with it, if anything.
+ */
+function takeSample(line: string, seen: Exposition): string | undefined {
+  const sample = readSample(line, seen.openMetrics);
+  if (typeof sample === "string") return sample;
+  const [family, type] = familyOf(sample.name, seen.types);
+  const bound = (label: string) => {
+    const v = Object.hasOwn(sample.labels, label) ? sample.labels[label] : undefined;
+    if (v === undefined) return `${type} sample "${sample.name}" needs a "${label}" label`;
+    return parseGoFloat(v) === undefined ? `"${label}" value "${v}" of "${sample.name}" is not a number` : undefined;
+  };
+  const badBound =
+    (type === "histogram" || type === "gaugehistogram") && sample.name === `${family}_bucket`
+      ? bound("le")
+      : type === "summary" && sample.name === family
+        ? bound("quantile")
+        : undefined;
+  if (badBound) return badBound;
+  const key = seriesKey(sample);
+  if (seen.series.has(key)) return `series ${key} appears twice`;
+  seen.series.add(key);
+  seen.sampleNames.add(sample.name);
+  seen.samples.push(sample);
+  return undefined;
+}
+
+/** The family a sample name belongs to under the TYPEs seen so far, with its type. */
+function familyOf(name: string, types: ReadonlyMap<string, PromType>): [string, PromType | undefined] {
+  const own = types.get(name);
+  if (own) return [name, own];
+  for (const suffix of ALL_SUFFIXES) {
+    const family = name.slice(0, -suffix.length);
+    const type = name.endsWith(suffix) ? types.get(family) : undefined;
+    if (type && SUFFIXES[type].includes(suffix)) return [family, type];
+  }
+  return [name, undefined];
 }
 
 /** `name{a="1",b="2"}` with labels sorted: one string per series. */
