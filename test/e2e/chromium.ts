@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
-import { describe, it } from "vitest";
+import { describeWithBinary } from "../support/required-binaries.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
@@ -37,20 +37,5 @@ export function launchChromium(path: string): Promise<Browser> {
  * name says why), or fails with EDGELOAD_REQUIRE_CHROMIUM=1. Declare fixtures inside `body`.
  */
 export function describeWithChromium(name: string, body: (path: string) => void): void {
-  const found = findChromium();
-  if (found.path !== null) {
-    const path = found.path;
-    describe(name, () => body(path));
-    return;
-  }
-  const reason = found.reason;
-  if (process.env.EDGELOAD_REQUIRE_CHROMIUM === "1") {
-    describe(name, () => {
-      it("has chromium (EDGELOAD_REQUIRE_CHROMIUM=1)", () => {
-        throw new Error(reason);
-      });
-    });
-  } else {
-    describe.skip(`${name} (skipped: ${reason}; EDGELOAD_REQUIRE_CHROMIUM=1 makes this a failure)`, () => body(""));
-  }
+  describeWithBinary("CHROMIUM", name, findChromium(), body);
 }

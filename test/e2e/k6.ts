@@ -10,7 +10,7 @@
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { describe, it } from "vitest";
+import { describeWithBinary } from "../support/required-binaries.ts";
 import { findK6 } from "../../cli/k6-binary.ts";
 import { PROJECT_ROOT } from "../../cli/paths.ts";
 
@@ -70,16 +70,6 @@ export const K6: K6Availability = locateK6();
  * stack) inside `body`, so a skipped suite starts nothing.
  */
 export function describeWithK6(name: string, body: (k6: string) => void): void {
-  if (K6.path) {
-    const path = K6.path;
-    describe(name, () => body(path));
-  } else if (process.env.EDGELOAD_REQUIRE_K6 === "1") {
-    describe(name, () => {
-      it("has k6 (EDGELOAD_REQUIRE_K6=1)", () => {
-        throw new Error(`${K6.reason}. Put k6 on PATH, or install Go so the tests can build k6 into .cache/k6`);
-      });
-    });
-  } else {
-    describe.skip(`${name} (skipped: ${K6.reason}; EDGELOAD_REQUIRE_K6=1 makes this a failure)`, () => body(""));
-  }
+  const reason = `${K6.reason}. Put k6 on PATH, or install Go so the tests can build k6 into .cache/k6`;
+  describeWithBinary("K6", name, K6.path ? { path: K6.path } : { path: null, reason }, body);
 }
