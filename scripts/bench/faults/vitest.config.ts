@@ -40,5 +40,7 @@ export default defineConfig({
     setupFiles: ["test/workers/apply-migrations.ts"],
     testTimeout: 180_000,
     hookTimeout: 60_000,
+    // One fault file at a time: rows time stops and flushes, which must not share the CPU with another file's rows.
+    fileParallelism: false,
   },
 });
