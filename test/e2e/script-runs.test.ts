@@ -222,10 +222,19 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
   it("plans a script before any load: edgeload plan script.js gives shards, limits and cost", async () => {
     const r = await runCli(["plan", join(PROJECT_ROOT, "examples/k6/messaging-sla.js"), "-e", `BASE_URL=${base}`, "--format", "json"]);
     expect(r.code, r.stderr).toBe(0);
-    const planned = JSON.parse(r.stdout) as { spec: { executor: string; script: { exec: string } }; plan: { shards: unknown[] }; cost: { totalUsd: number } };
+    const planned = JSON.parse(r.stdout) as {
+      spec: { executor: string; script: { exec: string } };
+      plan: { shards: unknown[] };
+      cost: { totalUsd: number; lines: { usd: number }[] };
+    };
     expect(planned.spec).toMatchObject({ executor: "ramping-vus", script: { exec: "default" } });
-    expect(planned.plan.shards.length).toBeGreaterThan(0);
-    expect(planned.cost.totalUsd).toBeGreaterThan(0);
+    expect(planned.plan.shards).toHaveLength(4);
+    // The bill is its lines' sum, and this example's price at core/plan/cloudflare-pricing.ts's list prices.
+    expect(planned.cost.totalUsd).toBeCloseTo(
+      planned.cost.lines.reduce((sum, line) => sum + line.usd, 0),
+      9,
+    );
+    expect(planned.cost.totalUsd).toBeCloseTo(0.01287, 5);
   });
 
   it("stops a script run within 5 s of an abort, its VUs cut mid-sleep", async () => {
