@@ -23,7 +23,7 @@ const view = {
   cron: "0 3 * * *",
   paused: false,
   nextDueAt: "2026-11-29T03:00:00.000Z",
-  baseline: "last-passed",
+  baseline: "rolling",
   lastRunId: "r-2",
   webhooks: [{ url: "https://hooks.slack.com/…", format: "slack", secret: "(redacted)", on: ["regressed"] }],
 };

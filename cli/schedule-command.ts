@@ -3,6 +3,7 @@
  * (coordinator/http/schedules-api.ts; docs/schedules.md). The decisions (cron, turns,
  * verdicts) are the coordinator's; this module builds the request and prints the answer.
  */
+import { BASELINE_WINDOW_RUNS } from "../core/watch/baseline-rule.ts";
 import { table } from "../core/run/text-format.ts";
 import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
 import { listFormat } from "./list-format.ts";
@@ -16,7 +17,7 @@ interface ScheduleView {
   readonly cron: string;
   readonly paused: boolean;
   readonly nextDueAt: string | null;
-  readonly baseline: "last-passed" | { readonly runId: string };
+  readonly baseline: "rolling" | { readonly runId: string };
   readonly lastRunId: string | null;
   readonly webhooks: readonly { readonly url: string; readonly format: string; readonly on: readonly string[] }[];
   readonly estimate?: { readonly usdPerRun: number; readonly turnsPer30Days: number; readonly usdPer30Days: number };
@@ -129,7 +130,7 @@ function renderList(schedules: readonly ScheduleView[]): string {
 }
 
 function renderShow(s: ScheduleView): string {
-  const baseline = s.baseline === "last-passed" ? "the schedule's last passed run" : s.baseline.runId;
+  const baseline = s.baseline === "rolling" ? `the oldest of the schedule's last ${BASELINE_WINDOW_RUNS} passed runs` : s.baseline.runId;
   const head = [
     `schedule ${s.id} (${s.name})`,
     `  cron      ${s.cron} UTC, ${s.paused ? "paused" : `next turn ${s.nextDueAt ?? "never"}`}`,

@@ -14,7 +14,7 @@ export const SCHEDULE_COMMAND = {
   ],
   details: [
     "The deployment's cron trigger looks at the schedules every minute (UTC). Each turn starts one run through the same limits, allow-list and cost cap as `edgeload run`; a turn whose previous run is still going is skipped and says so; turns missed during an outage are reported, not piled up.",
-    "Each run's verdict is its thresholds, then `compare` against the baseline (a pinned run, or the schedule's last passed run): passed, regressed, failed or inconclusive. Webhooks get it signed (x-edgeload-signature: v1=HMAC-SHA256 of `<x-edgeload-timestamp>.<body>`); their hosts must be in the deployment's ALLOWED_WEBHOOKS. A secret left out is generated and printed once.",
+    "Each run's verdict is its thresholds, then `compare` against the baseline (a pinned run, or the oldest of the schedule's last 7 passed runs): passed, regressed, failed or inconclusive. Webhooks get it signed (x-edgeload-signature: v1=HMAC-SHA256 of `<x-edgeload-timestamp>.<body>`); their hosts must be in the deployment's ALLOWED_WEBHOOKS. A secret left out is generated and printed once.",
   ],
   positionals: true,
   options: [
@@ -25,7 +25,12 @@ export const SCHEDULE_COMMAND = {
     { name: "webhook", type: "string", value: "URL", multiple: true, description: "add: a webhook that receives the verdict as JSON" },
     { name: "slack", type: "string", value: "URL", multiple: true, description: "add: a Slack incoming webhook (a text message)" },
     { name: "secret", type: "string", value: "S", description: "add: the webhooks' HMAC key, 16 characters or more (default: one generated per webhook)" },
-    { name: "baseline", type: "string", value: "RUN", description: "add: compare with this run always (default: the schedule's last passed run)" },
+    {
+      name: "baseline",
+      type: "string",
+      value: "RUN",
+      description: "add: compare with this run always (default: the oldest of the schedule's last 7 passed runs)",
+    },
     {
       name: "on",
       type: "string",

@@ -166,7 +166,7 @@ function scheduleView(c: Context<App>, row: ScheduleRow) {
     timezone: "UTC",
     paused: row.paused === 1,
     nextDueAt: row.next_due_ms === null || row.paused ? null : new Date(row.next_due_ms).toISOString(),
-    baseline: row.baseline_run_id ? { runId: row.baseline_run_id } : "last-passed",
+    baseline: row.baseline_run_id ? { runId: row.baseline_run_id } : "rolling",
     lastRunId: row.last_run_id,
     createdAt: new Date(row.created_at).toISOString(),
     // Stored redacted (the spec as given is in the schedule's vault).

@@ -13,6 +13,7 @@
  * overlapping ticks never start the same turn twice. The tick's time is the controller's
  * `scheduledTime`, passed in.
  */
+import { BASELINE_WINDOW_RUNS, rollingBaseline } from "../../core/watch/baseline-rule.ts";
 import { outbound } from "../../workers/outbound/outbound-fetch.ts";
 import { webhookPolicy } from "../../workers/outbound/policies.ts";
 import { vaultOf } from "./schedule-vault.ts";
@@ -25,7 +26,7 @@ import { loadQueryInput } from "../store/results-queries.ts";
 import {
   dueSchedules,
   getSchedule,
-  lastPassedRun,
+  lastPassedRuns,
   recordVerdict,
   runOutcome,
   setNextDue,
@@ -114,7 +115,7 @@ async function judgeEnded(env: Env, deps: TickDeps): Promise<number> {
 async function verdictOf(env: Env, turn: TurnRow, pinned: string | null) {
   const runId = turn.run_id!;
   const outcome = await runOutcome(env.DB, runId);
-  const baselineRunId = pinned ?? (await lastPassedRun(env.DB, turn.schedule_id, turn.due_ms));
+  const baselineRunId = pinned ?? rollingBaseline(await lastPassedRuns(env.DB, turn.schedule_id, turn.due_ms, BASELINE_WINDOW_RUNS));
   let comparison = null;
   if (outcome?.status === "passed" && baselineRunId) {
     const [a, b] = await Promise.all([loadQueryInput(env.DB, baselineRunId, "duration"), loadQueryInput(env.DB, runId, "duration")]);

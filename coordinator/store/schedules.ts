@@ -134,13 +134,13 @@ export async function unjudgedTurns(db: D1Database): Promise<(TurnRow & { run_st
   return results;
 }
 
-/** The schedule's latest run judged passed before `beforeMs`: the "last-passed" baseline. */
-export async function lastPassedRun(db: D1Database, scheduleId: string, beforeMs: number): Promise<string | null> {
-  const row = await db
-    .prepare("SELECT run_id FROM schedule_turns WHERE schedule_id = ? AND due_ms < ? AND verdict = 'passed' ORDER BY due_ms DESC LIMIT 1")
-    .bind(scheduleId, beforeMs)
-    .first<{ run_id: string }>();
-  return row?.run_id ?? null;
+/** The schedule's latest `limit` runs whose verdict was passed, due before `beforeMs`, newest first. */
+export async function lastPassedRuns(db: D1Database, scheduleId: string, beforeMs: number, limit: number): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT run_id FROM schedule_turns WHERE schedule_id = ? AND due_ms < ? AND verdict = 'passed' ORDER BY due_ms DESC LIMIT ?")
+    .bind(scheduleId, beforeMs, limit)
+    .all<{ run_id: string }>();
+  return results.map((r) => r.run_id);
 }
 
 /** Records a verdict, once: false when another tick recorded it first (then it notifies, not this one). */

@@ -7,7 +7,7 @@
  *     "name": "nightly login",
  *     "cron": "0 3 * * *",                      // five fields, UTC (cron.ts)
  *     "spec": { …a run spec… },
- *     "baseline": "last-passed" | {"runId": "r-…"},   // default "last-passed"
+ *     "baseline": "rolling" | {"runId": "r-…"},   // default "rolling" (core/watch/baseline-rule.ts)
  *     "webhooks": [{"url": "https://hooks.example.com/x", "format": "json" | "slack",
  *                   "secret": "…",               // HMAC key; generated (and shown once) when absent
  *                   "on": ["regressed", "failed", "inconclusive"]}]   // default: all but passed
@@ -34,7 +34,8 @@ export interface Webhook {
 }
 
 /** A pinned run, or the schedule's last run whose verdict was passed. */
-export type BaselineRule = { readonly kind: "last-passed" } | { readonly kind: "pinned"; readonly runId: string };
+/** "rolling": the oldest of the last passed runs (core/watch/baseline-rule.ts); "last-passed" is its former name. */
+export type BaselineRule = { readonly kind: "rolling" } | { readonly kind: "pinned"; readonly runId: string };
 
 export interface ScheduleInput {
   readonly name: string;
@@ -89,11 +90,12 @@ export function parseScheduleInput(body: unknown, allowWebhooks: string | undefi
 }
 
 function parseBaseline(raw: unknown, problems: Problem[]): BaselineRule {
-  if (raw === undefined || raw === "last-passed") return { kind: "last-passed" };
+  // "last-passed" was the rule's name when it was the latest passed run; it now names the rolling rule too.
+  if (raw === undefined || raw === "rolling" || raw === "last-passed") return { kind: "rolling" };
   const runId = typeof raw === "object" && raw !== null ? (raw as { runId?: unknown }).runId : undefined;
   if (typeof runId === "string" && /^r-[A-Za-z0-9_-]{1,64}$/.test(runId)) return { kind: "pinned", runId };
-  problems.push({ field: "baseline", detail: '"last-passed", or {"runId": "r-…"} to pin a run' });
-  return { kind: "last-passed" };
+  problems.push({ field: "baseline", detail: '"rolling", or {"runId": "r-…"} to pin a run' });
+  return { kind: "rolling" };
 }
 
 /** One webhook; its secret is "" when it is to be generated. */

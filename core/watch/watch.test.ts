@@ -4,6 +4,7 @@ import { inconclusive, PASSED } from "../run/verdict.ts";
 import { parseScheduleInput, redactWebhook } from "./schedule-input.ts";
 import { scheduledVerdict } from "./scheduled-verdict.ts";
 import { retryDelayMs, signatureHeaders, webhookBody } from "./webhook.ts";
+import { rollingBaseline } from "./baseline-rule.ts";
 import { hmacSha256Hex as hmacHex } from "../data/web-crypto.ts";
 
 const EMPTY = { windows: [], histograms: [], shards: [], durationS: 1 };
@@ -60,9 +61,9 @@ describe("parseScheduleInput", () => {
   const parse = (body: unknown, mode: "local" | "deployed" = "deployed", allow = "https://hooks.slack.com") =>
     parseScheduleInput(body, allow, mode, () => "generated-secret-0123456789");
 
-  it("takes a schedule with defaults: last-passed baseline, json, alerts on all but passed, a generated secret", () => {
+  it("takes a schedule with defaults: rolling baseline, json, alerts on all but passed, a generated secret", () => {
     const parsed = parse({ ...ok, webhooks: [{ url: "https://hooks.slack.com/services/T/B/x" }] });
-    expect(parsed.ok && parsed.schedule.baseline).toEqual({ kind: "last-passed" });
+    expect(parsed.ok && parsed.schedule.baseline).toEqual({ kind: "rolling" });
     expect(parsed.ok && parsed.schedule.webhooks).toEqual([
       { url: "https://hooks.slack.com/services/T/B/x", format: "json", secret: "generated-secret-0123456789", on: ["regressed", "failed", "inconclusive"] },
     ]);
@@ -133,5 +134,32 @@ describe("webhooks", () => {
       ":chart_with_upwards_trend: edgeload schedule *nightly*: run <https://x/v1/runs/r-c|r-c> *regressed* (baseline r-b)\n• all p95 10.0 ms → 60.0 ms (+500%)",
     );
     expect(JSON.parse(webhookBody("json", event))).toMatchObject({ verdict: "regressed", regressions: [{ metric: "p95", candidate: 60 }] });
+  });
+});
+
+describe("rollingBaseline", () => {
+  it.each([
+    [[] as string[], null, "no run has passed yet: no baseline (the first run becomes it)"],
+    [["r-9"], "r-9", "one passed run is the baseline"],
+    [["r-9", "r-8", "r-7"], "r-7", "fewer than the window: the oldest of them"],
+    [["r-9", "r-8", "r-7", "r-6", "r-5", "r-4", "r-3", "r-2", "r-1"], "r-3", "a full window reaches seven passed runs back, no further"],
+  ] satisfies [string[], string | null, string][])("%j → %s (%s)", (passed, baseline, _why) => {
+    expect(rollingBaseline(passed)).toBe(baseline);
+  });
+
+  it("catches a drift below the noise threshold each night once it adds up within the window", () => {
+    // p95 grows 2 % a night; compare's rule needs more than 5 %. Against the latest passed
+    // run each night reads +2 % and passes; against the rolling baseline the fourth night
+    // is 8 % above it and regresses.
+    const p95 = (night: number) => 100 * 1.02 ** night;
+    const passed: string[] = [];
+    let regressedOn: number | null = null;
+    for (let night = 0; night < 10 && regressedOn === null; night++) {
+      const baseline = rollingBaseline(passed);
+      const worse = baseline !== null && p95(night) / p95(Number(baseline.slice(2))) - 1 > 0.05;
+      if (worse) regressedOn = night;
+      else passed.unshift(`r-${night}`);
+    }
+    expect(regressedOn).toBe(3);
   });
 });
