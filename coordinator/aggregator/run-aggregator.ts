@@ -2,9 +2,11 @@
  * RunAggregator: one Durable Object per node of a run's aggregation tree
  * (core/plan/aggregation-tree.ts), placed in its region. It starts its children (shards,
  * or aggregators of the level below), takes their window flushes, merges them exactly and
- * passes one merged window per step up once a second — to its parent aggregator, or, at a
- * region's root, to the RunCoordinator — and it passes an abort down. So no object of a
- * run hears from more than one aggregator's fan-in of senders a second.
+ * passes the merged windows (one per step) up as its cut-off passes them — at most once a
+ * tick; two windows every other tick in `npm run bench -- scale`, as its shards write every
+ * fourth window — to its parent aggregator, or, at a region's root, to the RunCoordinator,
+ * and it passes an abort down. So no object of a run hears from more than one aggregator's
+ * fan-in of senders a second.
  *
  * The object is thin: what it keeps and decides is aggregator-book.ts; sending the merged
  * windows up (stored first, deleted once acknowledged, a final flush retried until its
