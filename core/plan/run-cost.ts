@@ -96,24 +96,29 @@ function perMillionLine(item: string, quantity: number, unit: string, pricePerMi
   return { item, quantity, unit, usd: (quantity / 1e6) * pricePerMillion };
 }
 
-/** The shards' and the coordinator's Durable Object requests, duration and storage rows. */
-function durableObjectLines(usage: RunUsage): CostLine[] {
+/** A kind of Durable Object's requests, duration and storage rows, at the Durable Object prices. */
+function objectLines(kind: string, o: { requests: number; gbSeconds: number; rowsWritten: number; rowsRead: number }): CostLine[] {
   return [
-    perMillionLine("Durable Object requests", usage.durableObjectRequests, "requests", PRICES.durableObjectRequestPerMillion),
-    perMillionLine("Durable Object duration", usage.durableObjectGbSeconds, "GB-s", PRICES.durableObjectGbSecondPerMillion),
-    perMillionLine("Durable Object storage rows written", usage.durableObjectRowsWritten, "rows", PRICES.durableObjectRowsWrittenPerMillion),
-    perMillionLine("Durable Object storage rows read", usage.durableObjectRowsRead, "rows", PRICES.durableObjectRowsReadPerMillion),
+    perMillionLine(`${kind} requests`, o.requests, "requests", PRICES.durableObjectRequestPerMillion),
+    perMillionLine(`${kind} duration`, o.gbSeconds, "GB-s", PRICES.durableObjectGbSecondPerMillion),
+    perMillionLine(`${kind} storage rows written`, o.rowsWritten, "rows", PRICES.durableObjectRowsWrittenPerMillion),
+    perMillionLine(`${kind} storage rows read`, o.rowsRead, "rows", PRICES.durableObjectRowsReadPerMillion),
   ];
+}
+
+/** The shards' and the coordinator's Durable Object lines. */
+function durableObjectLines(usage: RunUsage): CostLine[] {
+  return objectLines("Durable Object", {
+    requests: usage.durableObjectRequests,
+    gbSeconds: usage.durableObjectGbSeconds,
+    rowsWritten: usage.durableObjectRowsWritten,
+    rowsRead: usage.durableObjectRowsRead,
+  });
 }
 
 /** A tree's aggregators, at the Durable Object prices. */
 function aggregatorLines(aggregators: AggregatorUsage): CostLine[] {
-  return [
-    perMillionLine("Aggregator requests", aggregators.requests, "requests", PRICES.durableObjectRequestPerMillion),
-    perMillionLine("Aggregator duration", aggregators.gbSeconds, "GB-s", PRICES.durableObjectGbSecondPerMillion),
-    perMillionLine("Aggregator storage rows written", aggregators.rowsWritten, "rows", PRICES.durableObjectRowsWrittenPerMillion),
-    perMillionLine("Aggregator storage rows read", aggregators.rowsRead, "rows", PRICES.durableObjectRowsReadPerMillion),
-  ];
+  return objectLines("Aggregator", aggregators);
 }
 
 /** D1's rows, R2's reads and the API Worker's requests and CPU. */
