@@ -9,18 +9,20 @@
  * threshold instead. A probe that could not be made is said, and the run goes ahead: its
  * verdict is the judge.
  */
-import { parseSeedSet, type SeedData } from "../core/data/seed-set.ts";
+import { codesToVerify, parseSeedSet, type SeedData } from "../core/data/seed-set.ts";
 import { parseRunSpec } from "../core/spec/run-spec.ts";
 import type { ScenarioSpec } from "../core/spec/types.ts";
 import {
   findingLines,
   judgeEmailCode,
+  judgeEmailVerify,
   judgeIntrospect,
   judgeRevokedExchange,
   judgeRevokedIntrospection,
   judgeSilentAuth,
   judgeTokenExchange,
   judgeUserinfo,
+  type ChallengeShardsAnswer,
   type Finding,
   type ProbeAnswer,
   type ProbeContext,
@@ -141,25 +143,39 @@ async function probe(client: EdgeloadClient, target: string, s: ScenarioSpec): P
   }
 }
 
-/** The mail-OTP login up to its silent authorize: test endpoints on, the user known, the client trusted. */
+/**
+ * The mail-OTP login up to its silent authorize: test endpoints on, the user known, codes
+ * found by the worker that verifies them (enough of them, unless one challenge-shard count is
+ * stored, that a split cannot pass by chance), the client trusted.
+ */
 async function probeOtpLogin(client: EdgeloadClient, target: string, s: ScenarioSpec, c: ProbeContext): Promise<Finding | null | "nothing to ask"> {
   const data = await seedData(client, s.seed!);
   const user = data?.kind === "users" ? data.entries[0] : undefined;
   if (!user || !s.options.adminSecret) return "nothing to ask";
-  const issued = await ask(`${target}/api/admin/test/email-codes`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${s.options.adminSecret}`, "content-type": "application/json" },
-    body: JSON.stringify({ email: user.email, create_user: false }),
-  });
-  const issuedFinding = judgeEmailCode(c, issued);
-  const { code, otpSessionId } = (issued.body ?? {}) as { code?: unknown; otpSessionId?: unknown };
-  if (issuedFinding || typeof code !== "string" || typeof otpSessionId !== "string") return issuedFinding;
-  const verified = await ask(`${target}/api/auth/email-codes/verify`, {
-    method: "POST",
-    headers: { cookie: `authrim_otp_session=${otpSessionId}`, "content-type": "application/json" },
-    body: JSON.stringify({ email: user.email, code }),
-  });
-  const session = verified.body?.sessionId;
+  const admin = { authorization: `Bearer ${s.options.adminSecret}`, "content-type": "application/json" };
+  const shardsAnswer = await ask(`${target}/api/admin/settings/challenge-shards`, { headers: admin });
+  const shards = shardsAnswer.status === 200 ? (shardsAnswer.body as ChallengeShardsAnswer) : null;
+  const verifies: Array<Awaited<ReturnType<typeof ask>>> = [];
+  for (let i = 0; i < codesToVerify(shards?.source); i++) {
+    const issued = await ask(`${target}/api/admin/test/email-codes`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ email: user.email, create_user: false }),
+    });
+    const issuedFinding = judgeEmailCode(c, issued);
+    const { code, otpSessionId } = (issued.body ?? {}) as { code?: unknown; otpSessionId?: unknown };
+    if (issuedFinding || typeof code !== "string" || typeof otpSessionId !== "string") return issuedFinding;
+    verifies.push(
+      await ask(`${target}/api/auth/email-codes/verify`, {
+        method: "POST",
+        headers: { cookie: `authrim_otp_session=${otpSessionId}`, "content-type": "application/json" },
+        body: JSON.stringify({ email: user.email, code }),
+      }),
+    );
+  }
+  const split = judgeEmailVerify(c, shards, verifies);
+  if (split) return split;
+  const session = verifies.map((v) => v.body?.sessionId).find((id) => typeof id === "string");
   if (typeof session !== "string") return null;
   return judgeSilentAuth(c, await ask(`${target}/authorize?${authorizeQuery(s.options, {})}`, { headers: { cookie: `authrim_session=${session}` } }));
 }

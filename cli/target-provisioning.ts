@@ -15,8 +15,9 @@ const LOAD_TEST_REDIRECT_URI = "http://127.0.0.1/callback";
  * Makes the local target ready for seeding and for all six scenarios, as docs/authrim.md
  * has an operator set up a real Authrim: a signing key (created once, kept in persisted
  * state), a fresh trusted load-test client that skips consent and may exchange its own
- * subjects' tokens, token exchange on, and strict introspection validation on. The target
- * refuses each of these by default, as Authrim does.
+ * subjects' tokens, token exchange on, one challenge-shard count for the workers that issue
+ * and verify mail-OTP codes, and strict introspection validation on. The target refuses
+ * each of these by default, as Authrim does.
  */
 export async function provisionTarget(target: StartedWorker, adminSecret: string): Promise<TargetClient> {
   const base = (await target.url).origin;
@@ -43,6 +44,8 @@ export async function provisionTarget(target: StartedWorker, adminSecret: string
   const settings: Array<[string, string, unknown]> = [
     ["the load-test client's token-exchange flags", `/api/admin/clients/${client.client_id}`, exchanger],
     ["token exchange on", "/api/admin/settings/token-exchange", { enabled: true }],
+    // Authrim's setup gives its verifying worker 16 challenge shards and leaves the issuing one at 4.
+    ["one challenge-shard count for issuing and verifying mail-OTP codes", "/api/admin/settings/challenge-shards", { shards: 16 }],
   ];
   for (const [what, path, body] of settings) {
     const answer = await admin(path, { method: "PUT", body: JSON.stringify(body) });

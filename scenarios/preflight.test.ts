@@ -65,6 +65,27 @@ describe("the pre-flight judges", () => {
     expect(causeOf(preflight.judgeEmailCode(c, answer))).toBe(cause);
   });
 
+  const verified: preflight.ProbeAnswer = { status: 200 };
+  const refused: preflight.ProbeAnswer = { status: 400, error: "interaction_required" };
+  it.each<[string, preflight.ChallengeShardsAnswer | null, preflight.ProbeAnswer[], string | null]>([
+    ["every code found (one count stored in KV)", { current: 16, source: "kv" }, [verified], null],
+    ["all seven found, the counts not stored", { current: 4, source: "default" }, Array(7).fill(verified), null],
+    ["one of seven refused: the counts are split", { current: 4, source: "default" }, [...Array(6).fill(verified), refused], "challenge-shards-split"],
+    ["refused where the route is missing", null, [refused], "challenge-shards-split"],
+    ["another 400 (a wrong code would be the run's)", { current: 4, source: "env" }, [{ status: 400, error: "invalid_request" }], null],
+  ])("the verify of the provider's own mail codes: %s", (_, shards, verifies, cause) => {
+    expect(causeOf(preflight.judgeEmailVerify(c, shards, verifies))).toBe(cause);
+  });
+
+  it("names the split, management's count and its source, and the call that aligns the counts", () => {
+    const finding = preflight.judgeEmailVerify(c, { current: 4, source: "default" }, [refused, verified, refused]);
+    expect(finding?.said).toContain("refused 2 of 3 mail codes it had just issued");
+    expect(finding?.said).toContain("ar-management, 4 challenge shards, from default");
+    expect(finding?.fix.at(-1)).toBe(
+      `curl -X PUT https://auth.example/api/admin/settings/challenge-shards -H "authorization: Bearer $ADMIN_API_SECRET" -H "content-type: application/json" -d '{"shards": 16}'`,
+    );
+  });
+
   it.each<[string, unknown, preflight.ProbeAnswer, string | null]>([
     ["rejects a wrong-audience token", false, { status: 200 }, null],
     ["accepts it (strict validation off)", true, { status: 200 }, "strict-validation-off"],

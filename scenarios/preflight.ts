@@ -9,7 +9,7 @@
  * run's own thresholds judge it.
  */
 
-import { TEST_ENDPOINTS_FIX } from "../core/data/seed-set.ts";
+import { CHALLENGE_SHARDS_FIX, TEST_ENDPOINTS_FIX } from "../core/data/seed-set.ts";
 
 /** A misconfiguration the probe recognised. */
 export interface Finding {
@@ -174,6 +174,26 @@ export function judgeEmailCode(c: ProbeContext, a: ProbeAnswer): Finding | null 
     };
   }
   return null;
+}
+
+/** Authrim's `GET /api/admin/settings/challenge-shards`, as the management worker answers it. */
+export interface ChallengeShardsAnswer {
+  readonly current?: unknown;
+  readonly source?: unknown;
+}
+
+/** The verify of mail codes the provider had just issued (the otp-login scenario's third step). */
+export function judgeEmailVerify(c: ProbeContext, shards: ChallengeShardsAnswer | null, verifies: readonly ProbeAnswer[]): Finding | null {
+  const refused = verifies.filter((v) => v.error === "interaction_required").length;
+  if (refused === 0) return null;
+  const issuing = typeof shards?.current === "number" ? `${shards.current} challenge shards, from ${String(shards.source)}` : "its challenge shards";
+  return {
+    cause: "challenge-shards-split",
+    said:
+      `refused ${refused} of ${verifies.length} mail codes it had just issued (POST /api/auth/email-codes/verify: interaction_required): ` +
+      `the worker that issues them (ar-management, ${issuing}) and the one that verifies them (ar-auth) route codes to different challenge shards`,
+    fix: [CHALLENGE_SHARDS_FIX, adminCall(c, "PUT", "/api/admin/settings/challenge-shards", '{"shards": 16}')],
+  };
 }
 
 /** The lines the CLI prints for findings. */

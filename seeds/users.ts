@@ -8,7 +8,7 @@
  * created twice (a creation that loses a race to another run answers 409 and is looked up
  * again).
  */
-import type { SeedUser } from "../core/data/seed-set.ts";
+import { CHALLENGE_SHARDS_FIX, codesToVerify, type SeedUser } from "../core/data/seed-set.ts";
 import { json, pool, Provider, SeedError, type ProviderAccess } from "./provider-api.ts";
 import { Checkpoint, seedMetadata, type SeedMetadata, type SeedRunOptions } from "./seed-run.ts";
 
@@ -118,6 +118,39 @@ export async function seedUsers(o: UserSeedOptions): Promise<UserSeedSet> {
     "users",
   );
   const users = await checkpoint.fill(o, "users", (slot) => ensureUser(provider, slot));
+  await checkOtpVerify(provider, users);
   await checkpoint.remove();
   return { users, emails: users.map((u) => u.email), metadata: seedMetadata("users", provider, o, users.length, {}) };
+}
+
+/**
+ * Whether the provider's mail-OTP login can get the seeded users past its verify step: codes
+ * it issues for them must be found by the worker that verifies them. A provider whose
+ * challenge shards are split (CHALLENGE_SHARDS_FIX) refuses most of them with
+ * `interaction_required`, and the set is refused with the call that aligns them. With the
+ * test endpoints off nothing can be checked: the run's pre-flight probe says so.
+ */
+async function checkOtpVerify(provider: Provider, users: readonly SeedUser[]): Promise<void> {
+  const settings = await provider.adminRequest("challenge shards", "/api/admin/settings/challenge-shards");
+  const answer = (await settings.json().catch(() => null)) as { source?: unknown } | null;
+  const tries = codesToVerify(settings.ok ? answer?.source : null);
+  let refused = 0;
+  for (let i = 0; i < tries && users.length > 0; i++) {
+    const email = users[i % users.length]!.email;
+    const issued = await provider.adminRequest("mail code", "/api/admin/test/email-codes", { method: "POST", body: { email, create_user: false } });
+    if (!issued.ok) return void (await issued.body?.cancel());
+    const { code, otpSessionId } = await json<{ code: string; otpSessionId: string }>("mail code", issued);
+    const verified = await provider.request("mail-code verify", "/api/auth/email-codes/verify", {
+      method: "POST",
+      headers: { cookie: `authrim_otp_session=${otpSessionId}`, "content-type": "application/json" },
+      body: JSON.stringify({ email, code }),
+    });
+    const error = ((await verified.json().catch(() => null)) as { error?: unknown } | null)?.error;
+    if (error === "interaction_required") refused++;
+  }
+  if (refused > 0)
+    throw new SeedError(
+      "mail-code verify",
+      `the provider refused ${refused} of ${tries} codes it had just issued (interaction_required): the worker that issues codes and the one that verifies them shard them differently; ${CHALLENGE_SHARDS_FIX}`,
+    );
 }

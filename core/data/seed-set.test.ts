@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { activeAnswerComplete, parseSeedSet, tokensOfType } from "./seed-set.ts";
+import { activeAnswerComplete, CHALLENGE_SPLIT_CODES, codesToVerify, parseSeedSet, tokensOfType } from "./seed-set.ts";
+import { fnv1a32 } from "./fnv1a.ts";
 
 const jwt = (n: number) => `aaa.bbb${n}.ccc`;
 
@@ -77,5 +78,36 @@ describe("activeAnswerComplete", () => {
     [{ ...base, act: {}, resource: "https://api.example/users" }, "valid_exchanged", false, "act without its sub"],
   ] as const)("%j as %s → %s (%s)", (answer, type, complete, _why) => {
     expect(activeAnswerComplete(answer, type)).toBe(complete);
+  });
+});
+
+describe("codesToVerify", () => {
+  it("verifies one code when one challenge-shard count is stored for every worker, seven otherwise", () => {
+    expect(codesToVerify("kv")).toBe(1);
+    for (const source of ["default", "env", undefined, null]) expect(codesToVerify(source)).toBe(CHALLENGE_SPLIT_CODES);
+  });
+
+  it("leaves a split less than a 1 % chance of passing: each code is found at most half the time", () => {
+    // How often two counts pick the same shard for Authrim's hash of an OTP session id.
+    const agreement = (a: number, b: number) => {
+      let same = 0;
+      for (let i = 0; i < 4000; i++) {
+        const h = fnv1a32(`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`);
+        if (h % a === h % b) same++;
+      }
+      return same / 4000;
+    };
+    for (const [a, b] of [
+      [4, 16],
+      [8, 16],
+      [1, 2],
+      [4, 6],
+      [16, 17],
+    ] as const) {
+      const p = agreement(a, b);
+      expect(p, `${a} and ${b}`).toBeLessThan(0.56);
+      expect(p ** CHALLENGE_SPLIT_CODES, `${a} and ${b}`).toBeLessThan(0.01);
+    }
+    expect(agreement(4, 16)).toBeCloseTo(0.25, 1);
   });
 });

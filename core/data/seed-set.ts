@@ -23,6 +23,33 @@ import type { Problem } from "../spec/input-problem.ts";
  */
 export const TEST_ENDPOINTS_FIX = "set ENABLE_TEST_ENDPOINTS=true in Authrim's environment (ar-management) and deploy or restart it";
 
+/**
+ * What aligns Authrim's mail-OTP challenge shards. The worker that issues codes
+ * (ar-management) and the one that verifies them (ar-auth) each route a code to
+ * `fnv1a32(otpSessionId) % shards` with their own count, unless one is stored in KV: Authrim's
+ * setup gives ar-auth 16 and leaves ar-management at 4, so a verify finds its code about one
+ * login in four and answers `interaction_required` otherwise.
+ */
+export const CHALLENGE_SHARDS_FIX =
+  'store one challenge-shard count for every worker (it wins over each worker\'s AUTHRIM_CHALLENGE_SHARDS): PUT /api/admin/settings/challenge-shards {"shards": 16}';
+
+/**
+ * How many codes a check verifies when it cannot read one stored count: with the counts
+ * split, a code is found when both pick the same shard, at most half the time (one count a
+ * multiple of the other; 1 in 4 for Authrim's 4 and 16), so seven found by chance is under
+ * 1 % (0.5^7 = 0.8 %).
+ */
+export const CHALLENGE_SPLIT_CODES = 7;
+
+/**
+ * How many of its own codes a check verifies, given where Authrim's management worker says
+ * its challenge-shard count comes from (`GET /api/admin/settings/challenge-shards`): one when
+ * it is stored for every worker (`kv`), else CHALLENGE_SPLIT_CODES.
+ */
+export function codesToVerify(source: unknown): number {
+  return source === "kv" ? 1 : CHALLENGE_SPLIT_CODES;
+}
+
 export const TOKEN_TYPES = ["valid", "valid_exchanged", "expired", "revoked", "wrong_audience", "wrong_client"] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 

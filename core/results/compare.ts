@@ -31,7 +31,8 @@ import { parseDurationMs } from "../spec/duration.ts";
 import type { Histogram } from "../metrics/histogram.ts";
 import { aggregateGroups, type QueryGroup, type QueryInput, type QueryTrend } from "./query.ts";
 import type { Problem } from "../spec/input-problem.ts";
-import { seededRandom, fnv1a, proportionDifference } from "./comparison-statistics.ts";
+import { seededRandom, proportionDifference } from "./comparison-statistics.ts";
+import { fnv1a32 } from "../data/fnv1a.ts";
 import { bootstrapDeltas, percentileInterval, QUANTILES } from "./latency-bootstrap.ts";
 import { failed, inconclusive, PASSED, type Verdict as GateVerdict } from "../run/verdict.ts";
 
@@ -189,7 +190,7 @@ function groupsByRegion(input: QueryInput, trend: QueryTrend): Map<string, Query
 
 function compareLatency(region: string, a: Histogram, b: Histogram, o: CompareOptions): MetricComparison[] {
   const empty = a.count === 0 || b.count === 0;
-  const deltas = empty ? null : bootstrapDeltas(a, b, o.resamples, seededRandom(o.seed ^ fnv1a(region)));
+  const deltas = empty ? null : bootstrapDeltas(a, b, o.resamples, seededRandom(o.seed ^ fnv1a32(region)));
   return LATENCY_METRICS.map((metric, i) => {
     const point = (h: Histogram) => (h.count === 0 ? null : (i < QUANTILES.length ? h.quantile(QUANTILES[i]!) : h.mean) / 1000);
     const base = point(a);

@@ -75,13 +75,6 @@ export function seededRandom(seed: number): Random {
   return { next, normal };
 }
 
-/** FNV-1a, 32 bits: a stable per-region offset of the seed. */
-export function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
 // ── Rates: difference of two proportions ────────────────────────────────────────────────
 
 export interface ProportionDifference {

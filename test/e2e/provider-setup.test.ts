@@ -3,7 +3,8 @@
  * v0.1.15 refuses): for each provider misconfiguration the run is refused by its pre-flight
  * probe with the cause named (exit 104), or with --no-preflight goes ahead and FAILS on its
  * success threshold (exit 99) — never PASSED — and the same scenario against the provider
- * set up as docs/authrim.md says PASSES. The CLI runs as a user runs it; load goes only to
+ * set up as docs/authrim.md says PASSES (the mail-OTP challenge shards split as Authrim's
+ * setup leaves them included). The CLI runs as a user runs it; load goes only to
  * the loopback target, 10/s for 2 s.
  */
 import { readFile, writeFile } from "node:fs/promises";
@@ -246,6 +247,34 @@ describe("a misconfigured provider is refused by the probe, or fails with --no-p
       expect(measured.stdout).toMatch(/✗ otp_login_success 'rate>0\.9\d*' observed/);
       expect(measured.stdout).toMatch(/otp_login_failed_step\{step:email_code[^}]*\}\.*: [1-9]/);
     });
+  }, 90_000);
+
+  it("otp-login with the challenge shards left split (Authrim's setup: 4 issuing codes, 16 verifying them)", async () => {
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 1100)); // the target rereads its settings once a second
+    // DELETE is this target's own: it forgets the stored count, as deleting Authrim's KV key would.
+    expect((await admin("/api/admin/settings/challenge-shards", "DELETE", undefined)).status).toBe(200);
+    try {
+      await settle();
+      const refused = await run("otp-login", "setup-users");
+      expect(refused.code, refused.stderr).toBe(104);
+      expect(refused.stderr).toContain("✗ pre-flight (otp-login, challenge-shards-split)");
+      expect(refused.stderr).toContain("/api/admin/settings/challenge-shards");
+      expect(refused.stdout).not.toMatch(/^run /m);
+      const measured = await run("otp-login", "setup-users", ["--no-preflight"]);
+      expect(measured.code, measured.stdout).toBe(99);
+      expect(measured.stdout).toMatch(/✗ otp_login_success 'rate>0\.9\d*' observed/);
+      expect(measured.stdout).toMatch(/otp_login_failed_step\{step:verify,error:interaction_required\}\.*: [1-9]/);
+      // The users seeder checks the same path and refuses the provider with the same call.
+      const access = { baseUrl: stack.targetUrl, adminSecret: stack.targetAdminSecret };
+      await expect(seedUsers({ ...access, count: 3 })).rejects.toThrow(/interaction_required.*challenge-shards/);
+    } finally {
+      await admin("/api/admin/settings/challenge-shards", "PUT", { shards: 16 });
+      await settle();
+    }
+    // Aligned again, the same scenario passes the probe.
+    const aligned = await run("otp-login", "setup-users");
+    expect(aligned.stderr).not.toContain("challenge-shards-split");
+    expect(aligned.code, aligned.stdout).toBe(0);
   }, 90_000);
 
   it("names the step that failed and the provider's error in the text summary and the JSON (otp-login)", async () => {

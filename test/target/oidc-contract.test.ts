@@ -386,6 +386,8 @@ describe("/authorize, sessions and the mail-OTP login", () => {
   });
 
   it("runs the five-step mail-OTP login to tokens as Authrim v0.1.15 answers it, with PKCE and single-use codes", async () => {
+    // One challenge-shard count for the workers that issue and verify codes, as docs/authrim.md's checklist has it.
+    await admin("/api/admin/settings/challenge-shards", { method: "PUT", body: JSON.stringify({ shards: 16 }) });
     // 1. GET /authorize without a session: 302 to the login page, and no cookie.
     const start = await call(authorizeUrl({ prompt: "login" }), { redirect: "manual" });
     expect(start.status).toBe(302);

@@ -4,10 +4,12 @@
  * fixes it on Authrim: token exchange off by default, a client not allowed for the
  * subject, a client that is not trusted or asks consent, a user with too many live codes,
  * a token signed by a key the provider does not have, an opaque refresh token registered,
- * a session cookie sent URL-encoded.
+ * a session cookie sent URL-encoded, mail-OTP challenge shards split between the worker that
+ * issues codes and the one that verifies them.
  */
 import { generateKeyPair, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
+import { fnv1a32 } from "../../core/data/fnv1a.ts";
 import { accessToken, admin, basic, call, ISSUER, newClient, newUser, s256Challenge, signingKey, type TestClient } from "./target-calls.ts";
 
 const EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -224,5 +226,53 @@ describe("test endpoints", () => {
 
   it("refuses a switch that is not a boolean", async () => {
     expect((await put("/api/admin/settings/test-endpoints", { enabled: "no" })).status).toBe(400);
+  });
+});
+
+describe("challenge shards", () => {
+  /** Issues a mail code (the management worker's count) and verifies it (the auth worker's). */
+  const issueAndVerify = async () => {
+    const issued = (await (await admin("/api/admin/test/email-codes", { method: "POST", body: JSON.stringify({ email: user.email }) })).json()) as {
+      code: string;
+      otpSessionId: string;
+    };
+    const verified = await call("/api/auth/email-codes/verify", {
+      method: "POST",
+      headers: { cookie: `authrim_otp_session=${issued.otpSessionId}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: user.email, code: issued.code }),
+    });
+    const error = ((await verified.json()) as { error?: string }).error ?? null;
+    return { otpSessionId: issued.otpSessionId, status: verified.status, error };
+  };
+
+  it("are split as Authrim's setup leaves them (issuing 4, verifying 16): a code is found only where both counts pick its shard", async () => {
+    expect((await admin("/api/admin/settings/challenge-shards", { method: "DELETE" })).status).toBe(200);
+    expect(await (await admin("/api/admin/settings/challenge-shards")).json()).toEqual({
+      current: 4,
+      source: "default",
+      kv_value: null,
+      env_value: null,
+      default_value: 4,
+    });
+    const tries = [];
+    for (let i = 0; i < 16; i++) tries.push(await issueAndVerify());
+    for (const t of tries) {
+      const agree = fnv1a32(t.otpSessionId) % 4 === fnv1a32(t.otpSessionId) % 16;
+      expect({ status: t.status, error: t.error }, t.otpSessionId).toEqual(
+        agree ? { status: 200, error: null } : { status: 400, error: "interaction_required" },
+      );
+    }
+    // About one in four agree: sixteen all agreeing would be a 4^-16 chance.
+    expect(tries.filter((t) => t.status === 400).length).toBeGreaterThan(0);
+  });
+
+  it("agree once one count is stored for every worker, as Authrim's KV setting makes them", async () => {
+    expect((await put("/api/admin/settings/challenge-shards", { shards: 16 })).status).toBe(200);
+    expect(await (await admin("/api/admin/settings/challenge-shards")).json()).toMatchObject({ current: 16, source: "kv", kv_value: 16 });
+    for (let i = 0; i < 8; i++) expect(await issueAndVerify()).toMatchObject({ status: 200, error: null });
+  });
+
+  it("refuses a count outside 1 to 256", async () => {
+    for (const shards of [0, 257, 2.5, "16"]) expect((await put("/api/admin/settings/challenge-shards", { shards })).status, String(shards)).toBe(400);
   });
 });

@@ -89,7 +89,8 @@ adminApp.post("/api/admin/test/email-codes", async (c) => {
   let user = await findUserByEmail(c.env.TARGET_DB, body.email);
   if (!user && body.create_user === true) user = await createUser(c.env.TARGET_DB, { email: body.email, email_verified: true });
   if (!user) return c.json({ error: "invalid_request", error_description: "User does not exist and create_user is false" }, 404);
-  return c.json(await issueEmailCode(authStore(c.env), body.email, user.id), 201);
+  const { challengeShards } = await featureSettings(c.env.TARGET_DB, c.env, Date.now());
+  return c.json(await issueEmailCode(authStore(c.env), body.email, user.id, challengeShards.management), 201);
 });
 
 /** Refresh-token sharding as Authrim's refresh seeder reads it (this target: one generation). */

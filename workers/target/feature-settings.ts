@@ -18,8 +18,12 @@
  *   `ENABLE_TEST_ENDPOINTS` is "false", and stands in for a redeploy with a switch of its own,
  *   `PUT /api/admin/settings/test-endpoints {"enabled": false}` (Authrim has no such route).
  *
+ * - the challenge shards of mail-OTP codes, split between the worker that issues them and
+ *   the one that verifies them until one count is stored (challenge-shards.ts).
+ *
  * Stored in D1's `settings`, read by an isolate at most once a second.
  */
+import { challengeShardsOf, type ChallengeShards, type ChallengeShardsEnv } from "./challenge-shards.ts";
 import { storeSetting } from "./introspection-settings.ts";
 
 export interface FeatureSettings {
@@ -27,6 +31,7 @@ export interface FeatureSettings {
   /** Authrim's OAuth config values, stored or default: TOKEN_EXPIRY is how long a revocation is kept (s). */
   readonly oauthConfig: Readonly<Record<OAuthConfigName, number>>;
   readonly testEndpointsEnabled: boolean;
+  readonly challengeShards: ChallengeShards;
 }
 
 /** The OAuth config names this target knows, with Authrim's defaults and bounds. */
@@ -41,13 +46,13 @@ let read: { atMs: number; settings: FeatureSettings } | null = null;
 
 export async function featureSettings(
   db: D1Database,
-  env: { readonly ENABLE_TOKEN_EXCHANGE?: string; readonly ENABLE_TEST_ENDPOINTS?: string },
+  env: { readonly ENABLE_TOKEN_EXCHANGE?: string; readonly ENABLE_TEST_ENDPOINTS?: string } & ChallengeShardsEnv,
   nowMs: number,
 ): Promise<FeatureSettings> {
   if (read && nowMs - read.atMs < READ_EVERY_MS) return read.settings;
   const rows = (
     await db
-      .prepare("SELECT name, value FROM settings WHERE name IN ('token_exchange', 'oauth_config', 'test_endpoints')")
+      .prepare("SELECT name, value FROM settings WHERE name IN ('token_exchange', 'oauth_config', 'test_endpoints', 'challenge_shards')")
       .all<{ name: string; value: string }>()
   ).results;
   const stored = Object.fromEntries(rows.map((r) => [r.name, JSON.parse(r.value) as Record<string, unknown>]));
@@ -58,10 +63,12 @@ export async function featureSettings(
   };
   const oauthConfig = Object.fromEntries(Object.keys(OAUTH_CONFIG).map((name) => [name, config(name as OAuthConfigName)])) as Record<OAuthConfigName, number>;
   const testEndpoints = stored.test_endpoints?.enabled;
+  const storedShards = stored.challenge_shards?.shards;
   const settings: FeatureSettings = {
     tokenExchangeEnabled: typeof exchange === "boolean" ? exchange : env.ENABLE_TOKEN_EXCHANGE === "true",
     oauthConfig,
     testEndpointsEnabled: typeof testEndpoints === "boolean" ? testEndpoints : env.ENABLE_TEST_ENDPOINTS !== "false",
+    challengeShards: challengeShardsOf(typeof storedShards === "number" ? storedShards : null, env),
   };
   read = { atMs: nowMs, settings };
   return settings;
@@ -77,9 +84,15 @@ export async function storeOAuthConfig(db: D1Database, name: OAuthConfigName, va
 /** Stores a feature setting and forgets what this isolate had read. */
 export async function storeFeatureSetting(
   db: D1Database,
-  name: "token_exchange" | "oauth_config" | "test_endpoints",
+  name: "token_exchange" | "oauth_config" | "test_endpoints" | "challenge_shards",
   value: Record<string, unknown>,
 ): Promise<void> {
   await storeSetting(db, name, value);
+  read = null;
+}
+
+/** Removes a stored feature setting: its default (or the environment's) holds again. */
+export async function forgetFeatureSetting(db: D1Database, name: "challenge_shards"): Promise<void> {
+  await db.prepare("DELETE FROM settings WHERE name = ?").bind(name).run();
   read = null;
 }

@@ -44,7 +44,7 @@ export async function introspectionSettings(db: D1Database, nowMs: number): Prom
 }
 
 /** The rows of the `settings` table: these two, and feature-settings.ts's. */
-export type SettingName = "introspection_validation" | "introspection_cache" | "token_exchange" | "oauth_config" | "test_endpoints";
+export type SettingName = "introspection_validation" | "introspection_cache" | "token_exchange" | "oauth_config" | "test_endpoints" | "challenge_shards";
 
 /** Stores one setting and forgets what this isolate had read. */
 export async function storeSetting(db: D1Database, name: SettingName, value: Record<string, unknown>): Promise<void> {

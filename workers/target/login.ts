@@ -13,6 +13,7 @@
  * it, and session ids contain `:`, so a client must send the cookie decoded.
  */
 import type { AuthKind } from "./auth-state.ts";
+import { challengeShard } from "./challenge-shards.ts";
 
 export const SESSION_COOKIE = "authrim_session";
 export const OTP_SESSION_COOKIE = "authrim_otp_session";
@@ -111,39 +112,51 @@ export async function authorize(url: URL, cookieHeader: string | undefined, deps
   return back({ code });
 }
 
-/** A mail OTP for a user, bound to a new OTP session (the admin test API returns both instead of mailing the code). */
+/**
+ * A mail OTP for a user, bound to a new OTP session (the admin test API returns both instead
+ * of mailing the code), kept in the challenge shard the issuing worker's count picks
+ * (`shards`: challenge-shards.ts).
+ */
 export async function issueEmailCode(
   store: AuthStore,
   email: string,
   userId: string,
+  shards: number,
 ): Promise<{ success: true; code: string; otpSessionId: string; expiresAt: number; userId: string }> {
   const code = String(crypto.getRandomValues(new Uint32Array(1))[0]! % 1_000_000).padStart(6, "0");
   const otpSessionId = crypto.randomUUID();
-  await store.put("email_code", otpSessionId, { code, user_id: userId, email: email.toLowerCase() }, OTP_TTL_S);
+  await store.put("email_code", challengeKey(otpSessionId, shards), { code, user_id: userId, email: email.toLowerCase() }, OTP_TTL_S);
   return { success: true, code, otpSessionId, expiresAt: Math.floor(Date.now() / 1000) + OTP_TTL_S, userId };
 }
 
 /**
- * POST /api/auth/email-codes/verify: the code of the OTP session named by the cookie, used
- * up whatever the outcome (Authrim consumes the challenge first); on success a login
- * session, its cookie set URL-encoded.
+ * POST /api/auth/email-codes/verify: the code of the OTP session named by the cookie, looked
+ * for in the challenge shard the verifying worker's count picks (`shards`), used up whatever
+ * the outcome (Authrim consumes the challenge first); on success a login session, its cookie
+ * set URL-encoded. A code not found there, wrong or used answers as Authrim's
+ * AUTH_INVALID_CODE does: 400 `interaction_required`, the same for every cause.
  */
-export async function verifyEmailCode(store: AuthStore, email: string, code: string, otpSession: string | null): Promise<Response> {
+export async function verifyEmailCode(store: AuthStore, email: string, code: string, otpSession: string | null, shards: number): Promise<Response> {
   if (!otpSession) {
     return Response.json(
       { error: "session_expired", error_description: `no ${OTP_SESSION_COOKIE} cookie: send the otpSessionId the code came with` },
       { status: 401 },
     );
   }
-  const issued = await store.take<{ code: string; user_id: string; email: string }>("email_code", otpSession);
+  const issued = await store.take<{ code: string; user_id: string; email: string }>("email_code", challengeKey(otpSession, shards));
   if (!issued || issued.code !== code || issued.email !== email.toLowerCase()) {
-    return Response.json({ error: "invalid_code", error_description: "the code is wrong, used or expired" }, { status: 400 });
+    return Response.json({ error: "interaction_required", error_description: "Invalid or expired verification code", error_code: "AR000006" }, { status: 400 });
   }
   const session = await createSession(store, issued.user_id, 86_400);
   const headers = new Headers();
   headers.append("set-cookie", `${OTP_SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Lax`);
   headers.append("set-cookie", `${SESSION_COOKIE}=${encodeURIComponent(session)}; Max-Age=86400; Path=/; HttpOnly; Secure; SameSite=Lax`);
   return Response.json({ success: true, sessionId: session, userId: issued.user_id }, { headers });
+}
+
+/** Where a code is kept: its OTP session in the shard a worker with `shards` routes it to. */
+function challengeKey(otpSessionId: string, shards: number): string {
+  return `${challengeShard(otpSessionId, shards)}/${otpSessionId}`;
 }
 
 /** A login session; its id contains `:` as Authrim's sharded ids do, so its cookie form differs from the id. */

@@ -223,5 +223,6 @@ oidcApp.post("/api/auth/email-codes/verify", async (c) => {
   const body = (await c.req.json().catch(() => null)) as { email?: unknown; code?: unknown } | null;
   if (!body || typeof body.email !== "string" || typeof body.code !== "string")
     return c.json({ error: "invalid_request", error_description: "email and code are required" }, 400);
-  return verifyEmailCode(authStore(c.env), body.email, body.code, cookie(c.req.header("cookie"), OTP_SESSION_COOKIE));
+  const { challengeShards } = await featureSettings(c.env.TARGET_DB, c.env, Date.now());
+  return verifyEmailCode(authStore(c.env), body.email, body.code, cookie(c.req.header("cookie"), OTP_SESSION_COOKIE), challengeShards.auth);
 });

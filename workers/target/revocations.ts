@@ -7,17 +7,13 @@
  * RPC surface: revoke(), isRevoked().
  */
 import { DurableObject } from "cloudflare:workers";
+import { fnv1a32 } from "../../core/data/fnv1a.ts";
 
 export const REVOCATION_SHARDS = 8;
 
 /** Which revocation shard holds a jti (FNV-1a, stable across isolates). */
 export function revocationShard(jti: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < jti.length; i++) {
-    h ^= jti.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % REVOCATION_SHARDS;
+  return fnv1a32(jti) % REVOCATION_SHARDS;
 }
 
 export class Revocations extends DurableObject {

@@ -2,15 +2,17 @@
  * The admin calls that switch on what a load test needs, in Authrim v0.1.15's routes and
  * shapes (docs/authrim.md lists them per scenario): token exchange on or off, the per-user
  * authorization-code limit, and a client's trust, consent and token-exchange flags; and the
- * test endpoints on or off (Authrim's is an environment variable). Mounted
+ * test endpoints on or off (Authrim's is an environment variable); the mail-OTP challenge
+ * shards (challenge-shards.ts). Mounted
  * by index.ts beside the rest of the admin API (admin-app.ts).
  */
 import { type Context, Hono } from "hono";
 import { requireAdmin } from "./admin-auth.ts";
 import { stringList } from "./admin-app.ts";
 import { findClient, updateClient, type ClientFlags } from "./directory.ts";
-import { featureSettings, OAUTH_CONFIG, type OAuthConfigName, storeFeatureSetting, storeOAuthConfig } from "./feature-settings.ts";
+import { featureSettings, forgetFeatureSetting, OAUTH_CONFIG, type OAuthConfigName, storeFeatureSetting, storeOAuthConfig } from "./feature-settings.ts";
 import type { TargetEnv } from "./target-env.ts";
+import { DEFAULT_CHALLENGE_SHARDS } from "./challenge-shards.ts";
 
 export const switchesApp = new Hono<{ Bindings: TargetEnv }>();
 
@@ -60,6 +62,34 @@ switchesApp.put("/api/admin/settings/oauth-config/:name", async (c) => {
     return c.json({ error: "invalid_value", error_description: `${name} must be a whole number from ${min} to ${max}` }, 400);
   await storeOAuthConfig(c.env.TARGET_DB, name as OAuthConfigName, value);
   return c.json({ success: true, name, value });
+});
+
+/** The challenge shards as Authrim's management worker answers: its own count and where it came from. */
+switchesApp.get("/api/admin/settings/challenge-shards", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const { challengeShards: s } = await featureSettings(c.env.TARGET_DB, c.env, Date.now());
+  const env = Number(c.env.MANAGEMENT_CHALLENGE_SHARDS) || null;
+  return c.json({ current: s.management, source: s.source, kv_value: s.stored, env_value: env, default_value: DEFAULT_CHALLENGE_SHARDS });
+});
+
+/** One count for every worker (Authrim stores it in KV, where it wins over each worker's environment). */
+switchesApp.put("/api/admin/settings/challenge-shards", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  const shards = ((await c.req.json().catch(() => null)) as { shards?: unknown } | null)?.shards;
+  if (typeof shards !== "number" || !Number.isInteger(shards) || shards < 1 || shards > 256)
+    return c.json({ error: "invalid_request", error_description: "shards must be a whole number from 1 to 256", error_code: "AR010002" }, 400);
+  await storeFeatureSetting(c.env.TARGET_DB, "challenge_shards", { shards });
+  return c.json({ success: true, shards, note: "Challenge shard count updated. Changes affect new challenges only." });
+});
+
+/** This target's own: forgets the stored count, as deleting Authrim's KV key would, so each worker has its own again. */
+switchesApp.delete("/api/admin/settings/challenge-shards", async (c) => {
+  const denied = await requireAdmin(c);
+  if (denied) return denied;
+  await forgetFeatureSetting(c.env.TARGET_DB, "challenge_shards");
+  return c.json({ success: true });
 });
 
 /**

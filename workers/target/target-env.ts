@@ -25,6 +25,9 @@ export interface TargetEnv {
   readonly ENABLE_TOKEN_EXCHANGE?: string;
   /** "false" turns the test endpoints off, as Authrim's default (feature-settings.ts). */
   readonly ENABLE_TEST_ENDPOINTS?: string;
+  /** The challenge shards of the worker that issues mail-OTP codes (default 4) and of the one that verifies them (default 16): challenge-shards.ts. */
+  readonly MANAGEMENT_CHALLENGE_SHARDS?: string;
+  readonly AUTH_CHALLENGE_SHARDS?: string;
   /** Bearer token of POST /app/messages/send; any non-empty token when unset. */
   readonly APP_MESSAGING_TOKEN?: string;
 }
