@@ -66,8 +66,9 @@ export function customKey(metric: string, type: string | undefined): string {
 
 /**
  * Aggregate of a scenario's custom metric, or of a recorded sub-metric (sub-metrics.ts). A
- * declared counter never incremented is 0 (the scenario declares it); a sub-metric's
- * counter, like a rate or trend, has no value until a sample matched it.
+ * counter with no samples is 0, declared or tag-filtered, as in k6 (`http_reqs{status:500}:
+ * count<1` holds on a healthy run; `count==3` fails); a rate or trend has no value until a
+ * sample matched it (summary-sub-metrics.test.ts).
  */
 export function customAggregate(
   stats: MetricStats,
@@ -84,7 +85,6 @@ export function customAggregate(
       return r && r[1] > 0 ? r[0] / r[1] : null;
     }
     case "counter": {
-      if (t.subMetric && !custom?.counters.has(key)) return null;
       const count = custom?.counters.get(key) ?? 0;
       if (t.aggregation.kind === "count") return count;
       return elapsedS > 0 ? count / elapsedS : null;

@@ -43,8 +43,10 @@ export function runVerdict(e: RunEvidence): Verdict {
   }
   const unknown = [
     ...(e.thresholdProblems ?? []).map((p) => `the run's thresholds could not be read, so none was evaluated: ${p}`),
-    ...(e.silentReporters > 0 ? [`${e.silentReporters} of ${e.reporters} ${e.reportersAreRoots ? "region roots" : "shards"} never reported done: what they measured is missing`] : []),
-    ...e.outcomes.filter((o) => o.state === "no-data").map((o) => `threshold ${o.key}: ${o.source} has no data (its metric was never recorded)`),
+    ...(e.silentReporters > 0
+      ? [`${e.silentReporters} of ${e.reporters} ${e.reportersAreRoots ? "region roots" : "shards"} never reported done: what they measured is missing`]
+      : []),
+    ...e.outcomes.filter((o) => o.state === "no-data").map(noDataReason),
   ];
   return unknown.length ? inconclusive(...unknown) : PASSED;
 }
@@ -58,4 +60,11 @@ export function isTimingMetric(metricKey: string, customKind: (name: string) => 
   if (base.startsWith("http_req_")) return base !== "http_req_failed";
   if (base === "iteration_duration" || base === "schedule_lag" || base === "client_delay") return true;
   return customKind(base) === "trend";
+}
+
+/** Why a threshold has no data: its metric was never recorded, or no sample matched its tag filter. */
+function noDataReason(o: ThresholdOutcome): string {
+  const filter = o.key.indexOf("{");
+  const why = filter >= 0 ? `no sample matched ${o.key.slice(filter)}` : "its metric was never recorded";
+  return `threshold ${o.key}: ${o.source} has no data (${why})`;
 }

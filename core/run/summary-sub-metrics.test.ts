@@ -111,9 +111,21 @@ describe("sub-metrics in the summary", () => {
     expect(text).toMatch(/ {2}http_req_duration\.+: avg=\d+(\.\d+)?ms/);
   });
 
-  it("leaves a sub-metric nothing matched without data: its threshold is inconclusive, never passed", () => {
-    const empty = run({ "http_reqs{name:nowhere}": ["count<1"], "http_req_duration{name:nowhere}": ["p(95)<10"] });
-    expect(empty.edgeload.thresholds.map((t) => t.state)).toEqual(["no-data", "no-data"]);
-    expect(empty.edgeload.verdict?.kind).toBe("inconclusive");
+  it("counts a counter sub-metric nothing matched as 0, as k6 does; a trend's has no data, and the verdict names its filter", () => {
+    const empty = run({ "http_reqs{name:nowhere}": ["count<1", "count==3"], "http_req_duration{name:nowhere}": ["p(95)<10"] });
+    expect(empty.edgeload.thresholds.map((t) => [t.threshold, t.state, t.observed])).toEqual([
+      ["count<1", "passed", 0],
+      ["count==3", "failed", 0],
+      ["p(95)<10", "no-data", null],
+    ]);
+    // A failed threshold decides: k6 exits 99 on count==3 over no samples.
+    expect(empty.edgeload.verdict?.kind).toBe("failed");
+    const healthy = run({ "http_reqs{name:nowhere}": ["count<1"] });
+    expect(healthy.edgeload.verdict).toEqual({ kind: "passed" });
+    const unknown = run({ "http_reqs{name:nowhere}": ["count<1"], "http_req_duration{name:nowhere}": ["p(95)<10"] });
+    expect(unknown.edgeload.verdict).toEqual({
+      kind: "inconclusive",
+      reasons: ["threshold http_req_duration{name:nowhere}: p(95)<10 has no data (no sample matched {name:nowhere})"],
+    });
   });
 });

@@ -133,6 +133,22 @@ describe("buildSummary", () => {
     expect(noData.edgeload.thresholdsPassed).toBe(false);
   });
 
+  it("says thresholdsPassed only of a run that passed: an aborted or errored run's thresholds held over part of it", () => {
+    const { spec, plan } = setup({ regions: ["wnam"], shards: 1, thresholds: { http_req_duration: ["p(95)<500"] } });
+    const totals = new RunTotals();
+    totals.add(0, "wnam", 0, requests(100, 10));
+    const input = { runId: "r-forced", spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] };
+    expect(buildFinalSummary(input, null).edgeload.thresholdsPassed).toBe(true);
+    for (const forced of ["aborted", "error"] as const) {
+      const ended = buildFinalSummary({ ...input, abortReason: "stopped" }, forced);
+      expect(
+        ended.edgeload.thresholds.every((t) => t.state === "passed"),
+        forced,
+      ).toBe(true);
+      expect(ended.edgeload.thresholdsPassed, forced).toBe(false);
+    }
+  });
+
   it("keeps the first distinct errors per step with their counts, the rest as one row, through merges and the wire", () => {
     const stats = new MetricStats();
     for (let i = 0; i < 3; i++) stats.countError("HTTP 503 Service Unavailable");

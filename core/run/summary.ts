@@ -189,8 +189,9 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       saturationCauses: sat.causes,
       errors: errorSamples(totals, spec),
       thresholds,
-      // Every threshold held (none failed, none without data).
-      thresholdsPassed: outcomes.every((o) => o.state === "passed"),
+      // Every threshold held (none failed, none without data) and, once the run ended, it
+      // passed: an aborted or errored run's thresholds held over part of a run.
+      thresholdsPassed: outcomes.every((o) => o.state === "passed") && (verdict === null || verdict.kind === "passed"),
       scenarios: scenariosSummary(spec, plan, totals, thresholds, elapsedS),
       setup: input.phases?.setup ?? null,
       teardown: input.phases?.teardown ?? null,
