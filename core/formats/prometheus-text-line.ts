@@ -5,7 +5,6 @@
  * (TYPE before samples, no series twice …), are prometheus-text-parser.ts's; this module
  * knows no more than the line it is given.
  */
-import type { PromSample } from "./prometheus-text-parser.ts";
 
 /** Sticky patterns of a metric and a label name (also read by series-selector.ts). */
 export const METRIC_NAME = /[a-zA-Z_:][a-zA-Z0-9_:]*/y;
@@ -125,6 +124,14 @@ function readExemplar(line: string, at: number): Step<null> {
 }
 
 /** A sample line: `name[{labels}] value [timestamp]` (and an OpenMetrics exemplar), or what is wrong with it. */
+/** One sample of an exposition: a series and its value (and timestamp, when the line gives one). */
+export interface PromSample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+  readonly timestampMs?: number;
+}
+
 export function readSample(line: string, openMetrics: boolean): PromSample | string {
   let at = skipBlanks(line, 0);
   const name = tokenAt(METRIC_NAME, line, at);

@@ -41,17 +41,10 @@
  *   const rss = parseSeriesSelector("process_resident_memory_bytes");
  *   if (parsed.ok && rss.ok) selectSamples(parsed.samples, rss.selector)[0]?.value;
  */
-import { METRIC_NAME, parseGoFloat, readSample, skipBlanks, tokenAt, unescapeHelp, untilBlank } from "./prometheus-text-line.ts";
+import { METRIC_NAME, parseGoFloat, readSample, skipBlanks, tokenAt, unescapeHelp, untilBlank, type PromSample } from "./prometheus-text-line.ts";
 
 // Read here by series-selector.ts and the writer's tests.
-export { LABEL_NAME, METRIC_NAME, parseGoFloat, type Step, tokenAt } from "./prometheus-text-line.ts";
-
-export interface PromSample {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly value: number;
-  readonly timestampMs?: number;
-}
+export { LABEL_NAME, METRIC_NAME, parseGoFloat, type PromSample, type Step, tokenAt } from "./prometheus-text-line.ts";
 
 export const PROMETHEUS_TYPES = ["counter", "gauge", "histogram", "summary", "untyped"] as const;
 export const OPENMETRICS_TYPES = ["counter", "gauge", "histogram", "gaugehistogram", "stateset", "info", "summary", "unknown"] as const;

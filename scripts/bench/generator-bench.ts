@@ -38,6 +38,8 @@ import { startNativeTarget, type NativeTarget } from "./native-target.ts";
 import {
   type BeforeAfterRow,
   crosscheckVerdict,
+  GENERATOR_TARGETS,
+  type GeneratorTarget,
   EVERY_RATE_LEGEND,
   everyRateTable,
   printBeforeAfter,
@@ -47,8 +49,7 @@ import {
 } from "./generator-report.ts";
 
 /** Where the load goes: the local stack's target Worker, or the native loopback target. */
-export type GeneratorTarget = "workerd" | "native";
-export const GENERATOR_TARGETS: readonly GeneratorTarget[] = ["workerd", "native"];
+export { GENERATOR_TARGETS, type GeneratorTarget };
 
 export interface GeneratorBenchOptions {
   /** Each rate (requests/s) is one round: edgeload, k6, then the three floors. */

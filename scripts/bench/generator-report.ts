@@ -7,7 +7,6 @@
  */
 import { crosscheck } from "../../core/results/crosscheck.ts";
 import { attributeResiduals, renderAttributions, signedMs } from "../../core/results/crosscheck-attribution.ts";
-import type { GeneratorTarget } from "./generator-bench.ts";
 import type { GeneratorResult } from "./generator-clients.ts";
 import { markdownTable } from "./markdown-table.ts";
 import { FLOOR_BAR, formatSpread, steadySpread } from "./per-second.ts";
@@ -17,6 +16,10 @@ import { plainTable } from "./plain-table.ts";
 const LATENCY_COLUMNS = ["dropped", "p50 ms", "p95 ms", "p99 ms", "p95 by second ms: 1st; steady min / median / max", "client delay p95 / p99 ms"];
 
 /** The clients of one round, at one rate on one target. */
+/** The targets the generator bench loads: workerd's own Worker, or the native Go one. */
+export type GeneratorTarget = "workerd" | "native";
+export const GENERATOR_TARGETS: readonly GeneratorTarget[] = ["workerd", "native"];
+
 export interface Round {
   readonly edge: GeneratorResult;
   readonly k6: GeneratorResult;

@@ -5,12 +5,11 @@
  * for it; the latency percentiles must be finite. The `run` variable's own query must list
  * the run. Without a `prometheus` binary the test is skipped, saying so, or fails under CI.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, expect } from "vitest";
 import { PROJECT_ROOT } from "../../cli/paths.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 import { findPrometheus, freePort, PROMETHEUS, stopPrometheus } from "./prometheus.ts";
