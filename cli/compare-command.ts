@@ -7,7 +7,8 @@
  *   edgeload compare <run> --save-baseline NAME        (name a run, e.g. the first baseline)
  *
  * The API does the statistics (core/results/compare.ts); this prints one row per region × metric.
- * With --save-baseline the run becomes the named baseline only when the comparison passed, so
+ * With --save-baseline the run becomes the named baseline only when the comparison passed and
+ * the run's own verdict did (the API refuses any other run as a baseline, 409), so
  * a pipeline can run `edgeload compare main <new run> --save-baseline main` after every
  * build and never ratchet a regression in (nor a comparison that could not be made). Exit
  * codes: 0 nothing regressed, 99 something did, 75 inconclusive (a region or metric one run
@@ -51,6 +52,10 @@ export async function compareCommand(args: string[]): Promise<number> {
   else console.log(renderComparison(result));
   if (save !== undefined) {
     if (result.outcome.kind !== "passed") console.error(`baseline ${save} not moved: ${result.candidate.id} ${describeVerdict(result.outcome)}`);
+    else if (result.candidate.status !== "passed")
+      console.error(
+        `baseline ${save} not moved: ${result.candidate.id} ended ${result.candidate.status} (only a run whose own verdict passed can be a baseline)`,
+      );
     else await saveBaseline(client, save, result.candidate.id);
   }
   return verdictExitCode(result.outcome);

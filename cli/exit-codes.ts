@@ -16,6 +16,8 @@ export const EXIT = {
   inconclusive: VERDICT_EXIT_CODES.inconclusive,
   authFailed: 77,
   thresholdsFailed: 99,
+  setupTimeout: 100,
+  teardownTimeout: 101,
   runError: 103,
   invalidConfig: 104,
   aborted: 105,
@@ -41,7 +43,24 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
     meaning: "a threshold failed (also: `compare` found a regression, `crosscheck` a disagreement, `--abba` a difference beyond the target's noise)",
     source: "k6 ThresholdsHaveFailed",
   },
-  { name: "runError", code: EXIT.runError, meaning: "the run ended in error (a shard or the coordinator failed)", source: "k6 GenericEngine" },
+  {
+    name: "setupTimeout",
+    code: EXIT.setupTimeout,
+    meaning: "a k6 script's setup() ran past its setupTimeout (60 s unless the options say): the run ended in error before any load",
+    source: "k6 SetupTimeout",
+  },
+  {
+    name: "teardownTimeout",
+    code: EXIT.teardownTimeout,
+    meaning: "a k6 script's teardown() ran past its teardownTimeout (60 s unless the options say): the run ended in error",
+    source: "k6 TeardownTimeout",
+  },
+  {
+    name: "runError",
+    code: EXIT.runError,
+    meaning: "the run ended in error (a shard or the coordinator failed, setup could not run or did not end)",
+    source: "k6 GenericEngine",
+  },
   {
     name: "invalidConfig",
     code: EXIT.invalidConfig,
@@ -53,10 +72,16 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
   {
     name: "scriptException",
     code: EXIT.scriptException,
-    meaning: "a k6 script threw in its init context or in setup() (an exception in an iteration is printed and counted, as in k6, and does not end the run)",
+    meaning:
+      "a k6 script threw in its init context, in setup() or in teardown() (an exception in an iteration is printed and counted, as in k6, and does not end the run)",
     source: "k6 ScriptException",
   },
-  { name: "scriptAborted", code: EXIT.scriptAborted, meaning: "a k6 script called `exec.test.abort()`", source: "k6 ScriptAborted" },
+  {
+    name: "scriptAborted",
+    code: EXIT.scriptAborted,
+    meaning: "a k6 script called `exec.test.abort()` (in an iteration, setup() or teardown())",
+    source: "k6 ScriptAborted",
+  },
   {
     name: "authFailed",
     code: EXIT.authFailed,
@@ -68,10 +93,10 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
 
 /**
  * 403 problem types that are about the run, not the caller (coordinator/http/api.ts): a target
- * outside ALLOWED_TARGETS, a run over the deployment's caps, a seed URL refused. They are
+ * outside ALLOWED_TARGETS, a push output outside ALLOWED_OUTPUTS, a run over the deployment's caps, a seed URL refused. They are
  * input to fix, so 104; any other 403 is a credential that may not do this.
  */
-const POLICY_PROBLEMS = /\/problems\/(target-not-allowed|cap-exceeded|seed-url-[a-z-]+)$/;
+const POLICY_PROBLEMS = /\/problems\/(target-not-allowed|output-not-allowed|cap-exceeded|seed-url-[a-z-]+)$/;
 
 /** The exit code for an API refusal of `status` with problem `type` (RFC 9457). */
 export function exitCodeOfApiStatus(status: number, type: string): number {

@@ -87,11 +87,10 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
     process.off("SIGINT", onSigint);
   }
   if (tty && !options.quiet) process.stdout.write("\n");
-  // The script's own end (an abort the stream did not carry, an exception in setup()), said even when handleSummary replaces the summary.
-  if (view.endedByScript && view.abortReason && !abortShown) console.error(`ERRO ${view.abortReason}`);
+  // The script's own end (an abort the stream did not carry, an exception or a timeout in setup() or teardown()), said even when handleSummary replaces the summary.
+  if ((view.endedByScript || view.scriptTimeout) && view.abortReason && !abortShown) console.error(`ERRO ${view.abortReason}`);
   const summary: Summary = await client.summary(run.id);
-  if (options.handleSummary) await options.handleSummary(summary);
-  else console.log("\n" + renderSummary(summary) + "\n");
+  await printSummary(summary, options.handleSummary ?? null);
   if (options.ledger) {
     try {
       console.log(renderDelivery(await checkDelivery(client, run.id, options.ledger)) + "\n");
@@ -110,7 +109,27 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
     console.log(nextSteps(run.id, run.links.report ?? null, await dashboardLink(client, run.id)));
   }
   // k6's code for the final status, the same one the HTTP API reports (core/run/protocol.ts).
-  return { exit: exitCodeOf(view.status, view.endedByScript) ?? EXIT.runError, summary };
+  return { exit: exitCodeOf(view.status, view.endedByScript, view.scriptTimeout) ?? EXIT.runError, summary };
+}
+
+/**
+ * The end-of-test summary: the script's handleSummary() outputs in its place, or the default
+ * one. As k6 does, a handleSummary() that throws is logged and the default summary printed;
+ * the exports and the exit code stand.
+ */
+async function printSummary(summary: Summary, handleSummary: FollowOptions["handleSummary"] | null): Promise<void> {
+  if (handleSummary) {
+    const failure = await handleSummary(summary).then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
+    if (failure === null) return;
+    // The script's error comes from its own realm: an Error there is no Error here.
+    const { error } = failure;
+    const message = typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error);
+    console.error(`ERRO handleSummary() failed: ${message}`);
+  }
+  console.log("\n" + renderSummary(summary) + "\n");
 }
 
 /** A view link into the dashboard, or why the API gave none. */

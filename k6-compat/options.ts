@@ -63,20 +63,10 @@ const NO_EFFECT_HERE = [
 ];
 /**
  * Options k6 acts on and edgeload does not yet: accepted and listed as ignored, so a script
- * still runs, but its behaviour may differ from k6's (setup and teardown are not cut at their
- * timeouts, iterations not stretched to minIterationDuration, a failed request does not
+ * still runs, but its behaviour may differ from k6's (iterations not stretched to minIterationDuration, a failed request does not
  * throw, cookies and the User-Agent are not set as k6 sets them, TLS is always verified).
  */
-const NOT_YET_ACTED_ON = [
-  "setupTimeout",
-  "teardownTimeout",
-  "minIterationDuration",
-  "throw",
-  "noCookiesReset",
-  "userAgent",
-  "discardResponseBodies",
-  "insecureSkipTLSVerify",
-];
+const NOT_YET_ACTED_ON = ["minIterationDuration", "throw", "noCookiesReset", "userAgent", "discardResponseBodies", "insecureSkipTLSVerify"];
 const IGNORED = new Set([...NO_EFFECT_HERE, ...NOT_YET_ACTED_ON]);
 /** Per-scenario options edgeload accepts without acting on (gracefulStop is acted on: core/schedule/graceful-stop.ts). */
 const IGNORED_IN_SCENARIO = new Set<string>();
@@ -85,7 +75,19 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
   const problems: string[] = [];
   const ignored: string[] = [];
   // maxRedirects is the VUs' own (k6-compat/runtime/redirect-limit.ts): only checked here.
-  const known = new Set(["scenarios", "stages", "vus", "duration", "iterations", "thresholds", "tags", "summaryTrendStats", "maxRedirects"]);
+  const known = new Set([
+    "scenarios",
+    "stages",
+    "vus",
+    "duration",
+    "iterations",
+    "thresholds",
+    "tags",
+    "summaryTrendStats",
+    "maxRedirects",
+    "setupTimeout",
+    "teardownTimeout",
+  ]);
   try {
     redirectCount(raw.maxRedirects, "options.maxRedirects");
   } catch (error) {
@@ -100,6 +102,9 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
   const scenarios =
     raw.scenarios !== undefined ? fromScenarios(raw.scenarios, withThresholds, problems, ignored) : fromShortcuts(raw, withThresholds, problems);
   if (problems.length) return { ok: false, problems };
+  // setup() and teardown() are the script's, whichever scenario names it (core/spec/script-schema.ts).
+  const phaseTimeouts = Object.fromEntries((["setupTimeout", "teardownTimeout"] as const).filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
+  for (const s of scenarios) Object.assign(s.fields.script as Record<string, unknown>, phaseTimeouts);
 
   // A trend (or a gauge, kept as one) without isTime holds plain numbers, which k6 shows without a unit.
   const timed = (name: string) => ctx.timeTrends === undefined || ctx.timeTrends.includes(name);

@@ -40,7 +40,9 @@ export const COMPARE_COMMAND = {
     "compare <baseline-run|baseline-name> <run> [--min-effect 5%] [--min-latency 1ms] [--min-rate 0.1%] [--confidence 95%] [--save-baseline NAME]",
     "compare <run> --save-baseline NAME                 name a run, e.g. the first baseline",
   ],
-  details: ["With --save-baseline the run becomes the named baseline only when the comparison passed: nothing regressed and everything was compared."],
+  details: [
+    "With --save-baseline the run becomes the named baseline only when the comparison passed (nothing regressed and everything was compared) and the run itself passed.",
+  ],
   positionals: true,
   options: [
     TABLE_OR_JSON,
@@ -48,7 +50,7 @@ export const COMPARE_COMMAND = {
     { name: "min-latency", type: "string", value: "D", description: "smallest latency change that counts (default 1ms)" },
     { name: "min-rate", type: "string", value: "PCT", description: "smallest change of a rate that counts (default 0.1%)" },
     { name: "confidence", type: "string", value: "PCT", description: "confidence of the intervals (default 95%)" },
-    { name: "save-baseline", type: "string", value: "NAME", description: "move the baseline NAME to this run if the comparison passed" },
+    { name: "save-baseline", type: "string", value: "NAME", description: "move the baseline NAME to this run if the comparison and the run passed" },
     ...CONNECTION,
   ],
 } as const satisfies CommandSpec;

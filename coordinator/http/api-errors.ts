@@ -59,6 +59,9 @@ export const notConfigured = (what: string) => new ApiError(503, "not-configured
 /** 409 for a run that has not ended yet, when `action` needs its final figures. */
 export const runNotFinished = (id: string, status: string, action: string) =>
   new ApiError(409, "run-not-finished", "Run not finished", `run ${id} is still ${status}; ${action} it once it has ended`);
+/** A baseline must be a run whose own verdict passed: a failed or inconclusive one would ratchet its figures in. */
+export const runNotPassed = (id: string, status: string) =>
+  new ApiError(409, "run-not-passed", "Run did not pass", `run ${id} ended ${status}; only a run whose own verdict passed can be a baseline`);
 
 /**
  * A request body of at most `maxBytes`, refused with `tooLarge` from its declared length

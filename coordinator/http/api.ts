@@ -180,7 +180,7 @@ function runOutcomeView(c: Context<App>, view: RunView) {
     done,
     thresholdsPassed: view.thresholdsOk,
     verdict: view.verdict,
-    exitCode: exitCodeOf(view.status, view.endedByScript),
+    exitCode: exitCodeOf(view.status, view.endedByScript, view.scriptTimeout),
     links: runLinks(c, view.id),
   };
 }

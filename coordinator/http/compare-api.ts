@@ -16,7 +16,7 @@ import type { RunStatus } from "../../core/run/protocol.ts";
 import { QUERY_TRENDS, type QueryTrend } from "../../core/results/query.ts";
 import type { Problem } from "../../core/spec/input-problem.ts";
 import type { Env } from "../../workers/env.ts";
-import { badRequest, notFound, runNotFinished } from "./api-errors.ts";
+import { badRequest, notFound, runNotFinished, runNotPassed } from "./api-errors.ts";
 import { loadQueryInput } from "../store/results-queries.ts";
 import { ACTIVE_STATUSES } from "../store/results-store.ts";
 import { baselineRun, listBaselines, putBaseline, runRef } from "../store/baselines.ts";
@@ -82,6 +82,7 @@ baselinesApi.put("/baselines/:name", async (c) => {
   if (typeof body?.runId !== "string" || !body.runId.startsWith("r-")) problems.push({ field: "runId", detail: "the id of an ended run (r-…)" });
   if (problems.length) throw badRequest("bad baseline", problems);
   const run = await resolveRun(c.env.DB, body!.runId as string);
+  if (run.status !== "passed") throw runNotPassed(run.id, run.status);
   const createdAt = Date.now();
   const replaced = await putBaseline(c.env.DB, name, run.id, createdAt);
   return c.json({ name, runId: run.id, createdAt: new Date(createdAt).toISOString(), ...(replaced ? { previousRunId: replaced } : {}) }, replaced ? 200 : 201);

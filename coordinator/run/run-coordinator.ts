@@ -11,7 +11,8 @@
  * What it shares with the aggregators is in ../merge/ (the flush log, taking flushes in,
  * the open windows, the children's progress, the ticks); its own parts are here: showing
  * and writing windows (window-writes.ts, log-replay.ts after a restart), reaching the
- * shards (run-shards.ts), setup and teardown (phases.ts), ending the run (run-end.ts), the dashboards' feed
+ * shards (run-shards.ts), setup and teardown (phases.ts), starting the run (run-start.ts),
+ * ending it (run-end.ts), the dashboards' feed
  * (live-feed.ts), the push outputs (metrics-push.ts) and the run's D1 rows.
  *
  * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(); fetch()
@@ -35,20 +36,19 @@ import { ChildProgress } from "../merge/child-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
 import { pushRunMetrics } from "./metrics-push-body.ts";
 import { updateRunStatus } from "../store/results-store.ts";
-import { createdRunStatements } from "./created-run-rows.ts";
 import { FlushLog, type TotalsCheckpoint } from "../merge/flush-log.ts";
 import { takeInFlush } from "../merge/flush-intake.ts";
 import { takeInLog } from "./log-replay.ts";
 import { OpenWindows } from "../merge/open-windows.ts";
 import { LiveFeed } from "./live-feed.ts";
-import { setUpRun } from "./phases.ts";
+import { setupOverdue, startRun, type StartingHost } from "./run-start.ts";
 import { finishRun, giveUpRun, type EndingHost } from "./run-end.ts";
 import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./status-view.ts";
 import { liveSummary, type SummarySources } from "./summary-of.ts";
 import { scriptAbortReason } from "../../core/run/script-report.ts";
 import { lifecycleStateOf, START_LEAD_MS, type RunRecord } from "./run-record.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
-import { abortShards, ShardStopper, startingWatermarks, startShards } from "./run-shards.ts";
+import { abortShards, ShardStopper, startingWatermarks } from "./run-shards.ts";
 import { tickFailureBudget, tickRetryDelayMs, withTickFailure } from "./tick-failure.ts";
 import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
 
@@ -92,26 +92,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const run: RunRecord = { ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null, thresholds };
     this.#thresholds = thresholds;
     this.#save(run);
-    const db = this.env.DB;
-    await db.batch(createdRunStatements(db, run));
-    const setUp = await setUpRun(this.env, run);
-    this.#save(setUp.run);
-    if (setUp.failure) {
-      await this.#finish(setUp.failure.status, setUp.failure.reason);
-      return { t0Ms, status: "error" };
-    }
-    const ready = this.#run!;
-    const started = await startShards(this.#objects, ready);
-    const failure = started.find((s) => s.status === "rejected");
-    if (failure) {
-      await this.#broadcastAbort();
-      await this.#finish("error", `could not start every shard: ${String((failure as PromiseRejectedResult).reason)}`);
-      throw new Error("could not start every shard");
-    }
-    this.#save({ ...this.#run!, status: "running" });
-    await db.batch([updateRunStatus(db, run.runId, "running", { t0: ready.t0Ms })]);
-    await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
-    return { t0Ms: ready.t0Ms, status: "running" };
+    return startRun(this.#starting, run);
   }
 
   /** Takes in a child's closed windows (a shard's, or a region root's merged ones); idempotent per (child, window, part). */
@@ -245,6 +226,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const run = this.#run;
     if (!run || this.ctx.storage.kv.get("summary")) return;
     const now = Date.now();
+    if (run.status === "pending") return setupOverdue(this.#starting, run, now);
     const everyoneDone = this.#children.doneCount === reportersOf(run.plan).length;
 
     await this.#showClosedWindows(run, now, everyoneDone);
@@ -329,6 +311,19 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Ends the run (run-end.ts). */
   #finish(forced: ForcedStatus | null, note: string | null, silentReporters = 0): Promise<void> {
     return finishRun(this.#ending, forced, note, silentReporters);
+  }
+
+  /** What starting the run needs of this object (run-start.ts). */
+  get #starting(): StartingHost {
+    return {
+      env: this.env,
+      storage: this.ctx.storage,
+      objects: this.#objects,
+      run: () => this.#run!,
+      save: (run) => this.#save(run),
+      finish: (status, reason) => this.#finish(status, reason),
+      abortShards: () => this.#broadcastAbort(),
+    };
   }
 
   /** What ending the run needs of this object (run-end.ts). */

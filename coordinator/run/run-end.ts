@@ -32,18 +32,28 @@ export interface EndingHost {
 
 /**
  * Ends the run: runs teardown, writes what is left, builds the summary once with its
- * verdict (`forced` when aborted or failed by abortOnFail, otherwise the thresholds'),
+ * verdict (`forced` when aborted or failed by abortOnFail, otherwise the thresholds'; a k6
+ * teardown() that threw, aborted or ran past its timeout ends it as k6 does, phases.ts),
  * stores it in D1, and forgets the secrets.
  */
 export async function finishRun(host: EndingHost, forced: ForcedStatus | null, note: string | null, silentReporters: number): Promise<void> {
   const teardown = await runTeardown(host.env, host.run());
-  if (teardown) host.save({ ...host.run(), phases: { ...host.run().phases, teardown } });
+  const failed = teardown?.failure;
+  if (teardown) {
+    host.save({
+      ...host.run(),
+      phases: { ...host.run().phases, teardown: teardown.view },
+      ...(failed?.byScript ? { endedByScript: true as const } : {}),
+      ...(failed?.timedOut ? { scriptTimeout: failed.timedOut } : {}),
+    });
+  }
+  const end = failed ? { status: failed.status, reason: failed.reason } : { status: forced, reason: note };
   const run = host.run();
   const now = Date.now();
   const endMs = endOf(run, now);
   await host.showClosedWindows(run, now, true);
-  const ending: RunRecord = { ...run, stopping: null, endMs, abortReason: note ?? run.abortReason, spec: redactSpec(run.spec) };
-  const summary = endSummary(ending, endMs, forced, host.sources(), silentReporters);
+  const ending: RunRecord = { ...run, stopping: null, endMs, abortReason: end.reason ?? run.abortReason, spec: redactSpec(run.spec) };
+  const summary = endSummary(ending, endMs, end.status, host.sources(), silentReporters);
   const final: RunRecord = { ...ending, status: summary.edgeload.status, verdict: summary.edgeload.verdict! };
   // The last push, with the final totals and verdict and the unredacted spec: after this
   // the outputs' headers are forgotten with the rest of the secrets.

@@ -4,7 +4,7 @@
  * aborted | error.
  */
 import type { Plan } from "../../core/plan/plan.ts";
-import type { Mode, RunStatus } from "../../core/run/protocol.ts";
+import type { Mode, RunStatus, ScriptTimeout } from "../../core/run/protocol.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
 import type { PhaseResult } from "../../scenarios/run-phase.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
@@ -27,8 +27,10 @@ export interface RunRecord {
   readonly abortReason: string | null;
   /** Every shard (every region root) answered the stop (stop-signal.ts); until then each tick may send it again. */
   readonly stopDelivered?: true;
-  /** The k6 script ended the run: exec.test.abort(), or an exception in setup() (protocol.ts exitCodeOf). */
+  /** The k6 script ended the run: exec.test.abort(), or an exception in setup() or teardown() (protocol.ts exitCodeOf). */
   readonly endedByScript?: true;
+  /** Its setup() or teardown() ran past its timeout (protocol.ts exitCodeOf: 100, 101). */
+  readonly scriptTimeout?: ScriptTimeout;
   /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */
   readonly tickFailures?: number;
   readonly lastError?: string | null;
@@ -48,6 +50,22 @@ export interface RunRecord {
 export type PhaseView = Omit<PhaseResult, "captured">;
 
 export const phaseView = ({ captured: _captured, ...view }: PhaseResult): PhaseView => view;
+
+/** Beyond its own timeouts, how long a run's setup may take (reaching R2, starting an isolate) before it is overdue. */
+export const SETUP_MARGIN_MS = 30_000;
+
+/**
+ * When a run still `pending` is overdue: its setup steps (each request bounded by the run's
+ * timeout) and its script's setup() (bounded by setupTimeout) should have ended well before.
+ * A coordinator restarted in the middle of setup has no one left to end it but its alarm,
+ * set for this time; the run then ends in error rather than hold a run slot for ever.
+ */
+export function setupDeadlineMs(run: Pick<RunRecord, "createdMs" | "spec">): number {
+  const steps = (run.spec.setup?.length ?? 0) * run.spec.timeoutMs;
+  const script = run.spec.script ?? run.spec.scenarios?.find((s) => s.spec.script)?.spec.script;
+  const setupFn = script?.setup ? script.setupTimeout : 0;
+  return run.createdMs + steps + setupFn + SETUP_MARGIN_MS;
+}
 
 /** How long before T0 shards are started, so every one is armed in time. */
 export const START_LEAD_MS = { local: 1_500, deployed: 3_000 } as const;

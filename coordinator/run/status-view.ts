@@ -57,6 +57,7 @@ export function runView(run: RunRecord, figures: RunFigures, now: number, output
     endedAt: run.endMs ? new Date(run.endMs).toISOString() : null,
     abortReason: run.abortReason,
     ...(run.endedByScript ? { endedByScript: true as const } : {}),
+    ...(run.scriptTimeout ? { scriptTimeout: run.scriptTimeout } : {}),
     progress: { elapsedS: elapsedMs / 1000, durationS: run.spec.durationMs / 1000, fraction: run.spec.durationMs ? elapsedMs / run.spec.durationMs : 1 },
     live: {
       targetRatePerS: target.ratePerS,

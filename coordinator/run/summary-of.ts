@@ -30,6 +30,7 @@ function summaryInput(run: RunRecord, endMs: number, sources: SummarySources): O
     totals: sources.totals,
     abortReason: run.abortReason,
     ...(run.endedByScript ? { endedByScript: true } : {}),
+    ...(run.scriptTimeout ? { scriptTimeout: run.scriptTimeout } : {}),
     phases: run.phases ?? {},
     thresholds: sources.thresholds,
     shards: reportersOf(run.plan).map((s) => ({

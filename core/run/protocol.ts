@@ -188,10 +188,12 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "fin
  * 105 aborted, 103 any other error) and 75 for a run whose result could not be established
  * (core/run/verdict.ts); null while the run goes on. A run its k6 script ended
  * (`endedByScript`) has k6's codes for that: 108 aborted by exec.test.abort()
- * (ScriptAborted), 107 in error by an exception in setup() (ScriptException). The CLI exits
- * with it and the HTTP API reports it, so a CI job reads one verdict either way.
+ * (ScriptAborted), 107 in error by an exception in setup() or teardown() (ScriptException);
+ * one whose setup() or teardown() ran past its timeout, 100 or 101 (k6's SetupTimeout and
+ * TeardownTimeout). The CLI exits with it and the HTTP API reports it, so a CI job reads one
+ * verdict either way.
  */
-export function exitCodeOf(status: RunStatus, endedByScript = false): 0 | 75 | 99 | 103 | 105 | 107 | 108 | null {
+export function exitCodeOf(status: RunStatus, endedByScript = false, scriptTimeout?: ScriptTimeout): 0 | 75 | 99 | 100 | 101 | 103 | 105 | 107 | 108 | null {
   switch (status) {
     case "passed":
       return VERDICT_EXIT_CODES.passed;
@@ -202,11 +204,15 @@ export function exitCodeOf(status: RunStatus, endedByScript = false): 0 | 75 | 9
     case "aborted":
       return endedByScript ? 108 : 105;
     case "error":
+      if (scriptTimeout) return scriptTimeout === "setup" ? 100 : 101;
       return endedByScript ? 107 : 103;
     default:
       return null;
   }
 }
+
+/** Which once-per-test phase of a k6 script ran past its timeout (setupTimeout, teardownTimeout). */
+export type ScriptTimeout = "setup" | "teardown";
 
 /** A run as the API shows it: status, progress and live totals (GET /v1/runs/:id). */
 export interface RunView {
@@ -223,6 +229,8 @@ export interface RunView {
    * (error); see exitCodeOf. Absent otherwise.
    */
   readonly endedByScript?: true;
+  /** Its setup() or teardown() ran past its timeout: the run ended in error (exit 100 or 101). */
+  readonly scriptTimeout?: ScriptTimeout;
   readonly progress: { readonly elapsedS: number; readonly durationS: number; readonly fraction: number };
   readonly live: {
     /** The schedule's rate now; null for closed-model runs, whose load is `targetVUs`. */

@@ -9,7 +9,7 @@
  */
 import { stepsOfScenario } from "../spec/named-scenarios.ts";
 import type { Plan } from "../plan/plan.ts";
-import { exitCodeOf, type RunStatus, type ShardTelemetry } from "./protocol.ts";
+import { exitCodeOf, type RunStatus, type ScriptTimeout, type ShardTelemetry } from "./protocol.ts";
 import { customMetricKinds } from "../spec/metrics-schema.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { clockView, pathView } from "../metrics/measured-path.ts";
@@ -49,6 +49,8 @@ export interface SummaryInput {
   readonly abortReason?: string | null;
   /** The k6 script ended the run (protocol.ts exitCodeOf): exec.test.abort(), or an exception in setup(). */
   readonly endedByScript?: boolean;
+  /** Its setup() or teardown() ran past its timeout (exitCodeOf: 100, 101). */
+  readonly scriptTimeout?: ScriptTimeout;
   /** Outcomes of the run's setup and teardown steps, when it has any. */
   readonly phases?: { readonly setup?: PhaseOutcome; readonly teardown?: PhaseOutcome };
   /** The run's thresholds as parsed when it was created (parseRunThresholds); parsed from the spec when absent. */
@@ -162,9 +164,10 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       /** Passed, failed or inconclusive with its reasons; null while the run goes on. */
       verdict,
       /** The exit code the CLI gives this run (k6's where k6 has one); null while it goes on. */
-      exitCode: exitCodeOf(input.status, input.endedByScript),
+      exitCode: exitCodeOf(input.status, input.endedByScript, input.scriptTimeout),
       abortReason: input.abortReason ?? null,
       ...(input.endedByScript ? { endedByScript: true } : {}),
+      ...(input.scriptTimeout ? { scriptTimeout: input.scriptTimeout } : {}),
       // A k6 script's uncaught iteration errors (core/run/script-report.ts); null for other runs.
       scriptErrors: isScriptRun(spec) ? scriptErrorsSummary(all) : null,
       target: spec.target,

@@ -5,6 +5,10 @@
  * exported functions to run and with which `__ENV`.
  */
 import { z } from "zod";
+import { duration } from "./fields.ts";
+
+/** k6's default setupTimeout and teardownTimeout. */
+export const SCRIPT_PHASE_TIMEOUT_MS = 60_000;
 
 export const SCRIPT_ID = /^[0-9a-f]{64}$/;
 
@@ -18,6 +22,9 @@ export const scriptSchema = z
     env: z.record(z.string(), z.string()).default({}),
     setup: z.boolean().default(false),
     teardown: z.boolean().default(false),
+    /** How long setup() and teardown() may run (k6's options of the same names); past it the run ends in error, k6's 100 and 101. */
+    setupTimeout: duration("setupTimeout").default(SCRIPT_PHASE_TIMEOUT_MS),
+    teardownTimeout: duration("teardownTimeout").default(SCRIPT_PHASE_TIMEOUT_MS),
   })
   .strict();
 

@@ -3,7 +3,9 @@
  * same scripts and the same local target: every uncaught iteration error printed (with
  * the script's file and line) and counted in the summary, console lines printed with
  * their level and VU, exec.test.abort() ending the run with k6's exit code 108, an
- * exception in the init context or setup() with 107, and requests tagged with a step no
+ * exception in the init context, setup() or teardown() with 107, setup() and teardown()
+ * past their timeouts with 100 and 101, a handleSummary() that throws logged with the default
+ * summary printed and every export written, and requests tagged with a step no
  * threshold names kept apart from the function's own. Before, the errors and console
  * lines reached the `edgeload dev` terminal only, and a script whose iterations all threw
  * passed in silence.
@@ -149,6 +151,62 @@ describeWithK6("a k6 script's errors, console and abort beside k6", (k6) => {
     const edge = await underEdgeload(script);
     expect(edge.code, edge.output).toBe(107);
     expect(edge.output).toMatch(/bad (init|setup)/);
+  });
+
+  it.each([
+    ["teardown() throws", 107, ["export default function () {}", 'export function teardown() { throw new Error("bad teardown"); }'], /bad teardown/],
+    [
+      "teardown() calls exec.test.abort()",
+      108,
+      ['import exec from "k6/execution";', "export default function () {}", 'export function teardown() { exec.test.abort("stop in teardown"); }'],
+      /stop in teardown/,
+    ],
+    [
+      "setup() runs past its setupTimeout",
+      100,
+      [
+        'import { sleep } from "k6";',
+        'export const options = { setupTimeout: "2s" };',
+        "export function setup() { sleep(6); }",
+        "export default function () {}",
+      ],
+      /setup\(\) did not finish within 2 s \(setupTimeout\)/,
+    ],
+    [
+      "teardown() runs past its teardownTimeout",
+      101,
+      [
+        'import { sleep } from "k6";',
+        'export const options = { teardownTimeout: "2s" };',
+        "export default function () {}",
+        "export function teardown() { sleep(6); }",
+      ],
+      /teardown\(\) did not finish within 2 s \(teardownTimeout\)/,
+    ],
+  ] as const)("ends as k6 does when %s (exit %i)", async (_what, code, lines, said) => {
+    const script = await write(`phase-end-${++runs}.js`, [...lines]);
+    const k6Run = await underK6(script);
+    expect(k6Run.code).toBe(code);
+    const edge = await underEdgeload(script);
+    expect(edge.code, edge.output).toBe(code);
+    expect(edge.output).toMatch(said);
+    expect(edge.summary?.edgeload.exitCode).toBe(code);
+  });
+
+  it("logs a handleSummary() that throws, prints the default summary, writes the export and keeps the thresholds' exit code, as k6", async () => {
+    const script = await write("summary-throws.js", [
+      'export const options = { thresholds: { iterations: ["count<1"] } };',
+      "export default function () {}",
+      'export function handleSummary() { throw new Error("bad summary"); }',
+    ]);
+    const k6Run = await underK6(script);
+    expect(k6Run.code).toBe(99);
+    expect(k6Run.summary).not.toBeNull();
+    const edge = await underEdgeload(script);
+    expect(edge.code, edge.output).toBe(99);
+    expect(edge.output).toContain("ERRO handleSummary() failed: bad summary");
+    expect(edge.output).toContain("  THRESHOLDS");
+    expect(edge.summary?.edgeload.exitCode).toBe(99);
   });
 
   it("keeps requests tagged with a step no threshold names apart from the function's own", async () => {

@@ -93,4 +93,14 @@ describe("baselines", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.problems.map((p: any) => p.field)).toEqual(["name", "runId"]);
   });
+
+  it("refuses a run whose own verdict did not pass: a failed run never becomes the baseline", async () => {
+    const failing = await createRun({ rate: 10, thresholds: { http_reqs: ["count<1"] } });
+    await waitForStatus(failing.id);
+    const name = `guarded-${crypto.randomUUID().slice(0, 8)}`;
+    const refused = await saveBaseline(name, failing.id);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ detail: `run ${failing.id} ended failed; only a run whose own verdict passed can be a baseline` });
+    expect((await json("/v1/baselines")).body.baselines.find((b: any) => b.name === name)).toBeUndefined();
+  });
 });

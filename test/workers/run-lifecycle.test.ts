@@ -241,6 +241,30 @@ describe("idempotence and recovery", () => {
   });
 });
 
+describe("a run restarted during setup", () => {
+  it("is ended in error by its alarm at its setup deadline, never left pending with its run slot held", async () => {
+    // A real run's record, as a coordinator restarted in the middle of setup would find it:
+    // still pending, created a minute ago, with only its alarm left to move it on.
+    const { id } = await createRun({ rate: 10, duration: "1s" });
+    await waitForStatus(id);
+    const ended = await runInDurableObject(coordinatorOf(id), (_instance, state) => state.storage.kv.get<Record<string, unknown>>("run"));
+    const runId = `r-setup-${crypto.randomUUID().slice(0, 8)}`;
+    const { phases: _phases, verdict: _verdict, ...record } = ended!;
+    const pending = { ...record, runId, status: "pending", endMs: null, createdMs: Date.now() - 60_000 };
+    const coordinator = coordinatorOf(runId);
+    await runInDurableObject(coordinator, async (_instance, state) => {
+      state.storage.kv.put("run", pending);
+      await state.storage.setAlarm(Date.now() + 60_000);
+    });
+    await evictDurableObject(coordinator);
+    expect(await runDurableObjectAlarm(coordinator)).toBe(true);
+    const after = await runInDurableObject(coordinator, (_instance, state) => state.storage.kv.get<Record<string, unknown>>("run"));
+    expect(after).toMatchObject({ status: "error", abortReason: expect.stringMatching(/^setup did not end within 30 s/) });
+    // It never ran teardown: setup did not finish.
+    expect(after!.phases).toEqual({ setup: { ok: false, steps: [] } });
+  });
+});
+
 describe("stopping", () => {
   it("aborts every shard within 5 s", async () => {
     const { id } = await createRun({ rate: 40, duration: "30s" });
