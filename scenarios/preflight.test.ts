@@ -102,6 +102,8 @@ describe("the pre-flight judges", () => {
       "unknown-signing-key",
     ],
     ["refuses the token (401): for the run's thresholds", { status: 401, error: "invalid_token" }, null],
+    // Authrim's ar-userinfo without ISSUER_URL answers every token so.
+    ["has no ISSUER_URL (500)", { status: 500, error: "server_error", description: "Server configuration error" }, "userinfo-issuer-unset"],
   ])("userinfo that %s", (_, answer, cause) => {
     expect(causeOf(preflight.judgeUserinfo(answer))).toBe(cause);
   });

@@ -55,7 +55,21 @@ function unknownKey(a: ProbeAnswer): Finding | null {
 
 /** userinfo with one `valid` token of the seed set. */
 export function judgeUserinfo(a: ProbeAnswer): Finding | null {
-  return unknownKey(a);
+  return unknownKey(a) ?? issuerUnset(a);
+}
+
+/**
+ * Authrim's ar-userinfo answers every token 500 "Server configuration error" when its own
+ * ISSUER_URL is unset (ar-lib-core token-introspection.ts): Authrim's setup sets it on auth,
+ * token, discovery and management only.
+ */
+function issuerUnset(a: ProbeAnswer): Finding | null {
+  if (a.status !== 500 || !/^server configuration error$/i.test(a.description ?? "")) return null;
+  return {
+    cause: "userinfo-issuer-unset",
+    said: 'answered 500 "Server configuration error" for a valid token of the seed set: the userinfo worker has no ISSUER_URL',
+    fix: ["set ISSUER_URL (the issuer discovery announces) in ar-userinfo's environment as on the other workers, and deploy or restart it"],
+  };
 }
 
 /** introspect with one `wrong_audience` token: `active` as answered (strict validation off answers true). */

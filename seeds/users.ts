@@ -151,6 +151,7 @@ async function checkOtpVerify(provider: Provider, users: readonly SeedUser[]): P
   if (refused > 0)
     throw new SeedError(
       "mail-code verify",
-      `the provider refused ${refused} of ${tries} codes it had just issued (interaction_required): the worker that issues codes and the one that verifies them shard them differently; ${CHALLENGE_SHARDS_FIX}`,
+      `the provider refused ${refused} of ${tries} codes it had just issued (interaction_required): the worker that issues codes and the one that verifies them shard them differently; ${CHALLENGE_SHARDS_FIX}\n` +
+        `  curl -X PUT ${provider.base}/api/admin/settings/challenge-shards -H "authorization: Bearer $ADMIN_API_SECRET" -H "content-type: application/json" -d '{"shards": 16}'`,
     );
 }
