@@ -15,6 +15,20 @@ import { lockFileOf, RemoteModules } from "../k6-compat/remote-modules.ts";
 import { CliError, EXIT } from "./connection.ts";
 import { applyK6Flags, type K6Flags } from "./k6-option-overrides.ts";
 
+/**
+ * The run's target when only `-e BASE_URL=…` names it: that origin, a WebSocket base
+ * (`ws://`, `wss://`, as many WebSocket scripts name theirs) as the same origin over http(s).
+ * The target is what the allow-list is checked against, not where every request goes.
+ */
+export function targetOfBaseUrl(base: string | undefined): string | null {
+  if (!base || !URL.canParse(base)) return null;
+  const url = new URL(base);
+  if (url.protocol === "http:" || url.protocol === "https:") return base;
+  if (url.protocol !== "ws:" && url.protocol !== "wss:") return null;
+  url.protocol = url.protocol === "ws:" ? "http:" : "https:";
+  return url.href;
+}
+
 /** A k6 script, as k6 1.x takes them: JavaScript, or TypeScript (its types stripped when bundling). */
 export const isScriptPath = (path: string) => /\.(js|mjs|cjs|ts|mts)$/.test(path);
 
@@ -58,7 +72,7 @@ export async function scriptRun(
       init.problems,
       init.aborted ? EXIT.scriptAborted : init.exception ? EXIT.scriptException : EXIT.invalidConfig,
     );
-  const nominal = target ?? (env.BASE_URL && URL.canParse(env.BASE_URL) ? env.BASE_URL : null);
+  const nominal = target ?? targetOfBaseUrl(env.BASE_URL);
   if (!nominal)
     throw new CliError(
       "give the run's target with --target URL or -e BASE_URL=URL (the script's requests are checked against the deployment's allowed targets either way)",

@@ -20,6 +20,9 @@ describe("makeBlockingCallsAwaited", () => {
       "var http = __k6asyncns_http; function f() { return http.get(u).json(); }",
       "var http = __k6asyncns_http; async function f() { return (await http.get(u)).json(); }",
     ],
+    // A function already async keeps its one `async`; its blocking calls are awaited (it was `async async`, exit 107).
+    ["async function f() { __k6async_http_get(u); }", "async function f() { (await __k6async_http_get(u)); }"],
+    ["var f = async () => { __k6async_http_get(u); };", "var f = async () => { (await __k6async_http_get(u)); };"],
     // Non-blocking members of the same module stay as they are.
     ["function f() { __k6asyncns_http.expectedStatuses(200); }", "function f() { __k6asyncns_http.expectedStatuses(200); }"],
     // Colouring spreads to callers by name, then to theirs.

@@ -98,6 +98,8 @@ function editsOf({ asyncFunctions, awaited, sequenced }: Colours): Edit[] {
   const edits: Edit[] = [];
   for (const fn of asyncFunctions) {
     const node = fn.node;
+    // Already async as written: `async async function` would not parse.
+    if (node.async) continue;
     // A method's `async` goes before its key (`async m() {}`, `static async m() {}`).
     const at = node.methodKey ? node.methodKey.start : node.start;
     edits.push({ at, end: at, text: "async ", span: 0 });
