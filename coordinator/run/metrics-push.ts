@@ -41,11 +41,11 @@ interface OutputState {
 
 export class MetricsPusher {
   readonly #states: OutputState[] = [];
-  readonly #fetch: OutboundFetch;
+  readonly #toOutputs: OutboundFetch;
 
   /** Pushes reach only the deployment's push output hosts (ALLOWED_OUTPUTS, pushOutputPolicy). */
   constructor(env: Pick<Env, "ALLOWED_OUTPUTS" | "EDGELOAD_MODE">) {
-    this.#fetch = outboundFetch(pushOutputPolicy(env));
+    this.#toOutputs = outboundFetch(pushOutputPolicy(env));
   }
 
   /** Starts (or queues behind the one under way) one push per output; never awaited. */
@@ -94,7 +94,7 @@ export class MetricsPusher {
     for (let attempt = 0; attempt <= PUSH_RETRIES; attempt++) {
       if (attempt) await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS * attempt));
       try {
-        const response = await this.#fetch(output.url, {
+        const response = await this.#toOutputs(output.url, {
           method: "POST",
           headers: { ...output.headers, ...body.headers },
           body: body.bytes,

@@ -1,7 +1,7 @@
 /**
  * How many redirects a k6 request follows: its `params.redirects`, else the script's
- * `options.maxRedirects`, else k6's default of 10 (the shard's redirect guard applies it,
- * workers/shard/redirect-guard.ts). A request that would need more gets its last 3xx.
+ * `options.maxRedirects`, else k6's default of 10 (the outbound module applies it,
+ * workers/outbound/outbound-fetch.ts). A request that would need more gets its last 3xx.
  */
 
 /** A limit as k6 accepts it: a whole number ≥ 0; `where` names the setting in the error. */

@@ -1,5 +1,5 @@
 /**
- * Shards follow redirects only onto allowed targets (workers/shard/redirect-guard.ts),
+ * Shards follow redirects only onto allowed targets (workers/outbound/outbound-fetch.ts),
  * end to end in workerd against the local target's `redirect=` knob: a redirect to
  * another loopback path is followed and answered; one to a host outside the allowed
  * targets is never sent, and its requests fail.

@@ -22,7 +22,7 @@
  * Worker's code, so a new outbound path cannot slip around the policy.
  */
 import type { Outbound, OutboundFetch, OutboundPolicy } from "../../core/outbound/outbound-request.ts";
-import { nextHop, redirectTarget, type HopRequest } from "../../core/outbound/redirect-rules.ts";
+import { FOLLOWED_STATUSES, nextHop, redirectTarget, type HopRequest } from "../../core/outbound/redirect-rules.ts";
 
 export type { Outbound, OutboundFetch, OutboundInit, OutboundPolicy } from "../../core/outbound/outbound-request.ts";
 
@@ -61,15 +61,19 @@ export function outboundFetch(policy: OutboundPolicy, fetcher: typeof fetch = pl
     const first = typeof input === "string" ? input : input.href;
     checked(first, "request to");
     if (fetchInit.redirect === "manual") return fetcher(first, fetchInit);
-    let hop: HopRequest = { url: first, method: fetchInit.method ?? "GET", headers: fetchInit.headers, body: fetchInit.body };
-    for (let hops = 0; ; hops++) {
-      const response = await fetcher(hop.url, { ...fetchInit, method: hop.method, headers: hop.headers, body: hop.body, redirect: "manual" });
+    // The send loop's common case, one answer and no redirect, builds nothing beyond this init.
+    let response = await fetcher(first, { ...fetchInit, redirect: "manual" });
+    let hop: HopRequest | null = null;
+    for (let hops = 0; FOLLOWED_STATUSES.has(response.status) && hops < maxRedirects; hops++) {
+      hop ??= { url: first, method: fetchInit.method ?? "GET", headers: fetchInit.headers, body: fetchInit.body };
       const next = redirectTarget(response.status, response.headers.get("location"), hop.url);
-      if (next === null || hops >= maxRedirects) return response;
+      if (next === null) break;
       await response.body?.cancel();
       checked(next, "redirect to");
       hop = nextHop(hop, response.status, next);
+      response = await fetcher(hop.url, { ...fetchInit, method: hop.method, headers: hop.headers, body: hop.body, redirect: "manual" });
     }
+    return response;
   };
 }
 
