@@ -4,10 +4,17 @@
  * at run time. They are bundled with the script (bundle.ts), so every shard runs exactly
  * the code that was fetched here.
  *
+ * Which URLs may be fetched: https, and plain http only from loopback or with allowHttp (the
+ * CLI's --allow-http-modules), redirects included (module-url-policy.ts).
+ *
  * Where a module comes from, first that has it:
  *   1. `modulesDir` (the CLI's --modules-dir): a folder laid out as the URLs are,
  *      `<dir>/jslib.k6.io/k6-utils/1.4.0/index.js`, for machines with no network at all;
- *   2. the cache (`<cacheDir>/<sha256 of the URL>.js`), filled by earlier fetches;
+ *      a URL that points outside the folder is refused (module-dir.ts);
+ *   2. the cache (`<cacheDir>/<sha256 of the URL>.js`), filled by earlier fetches, but only
+ *      a copy the lock pins: the cache is a plain folder anyone can write to, the lock is
+ *      the record the user keeps (and may commit), so a cached copy is used only when its
+ *      sha256 is the one the lock records for that URL; any other is fetched again;
  *   3. the network, with a timeout; what arrives is cached.
  * Each module's sha256 is recorded in a lock file beside the script (`<script>.modules.json`,
  * URL → sha256). A module whose content no longer matches its recorded hash is refused, as
@@ -17,14 +24,18 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readFromModulesDir } from "./module-dir.ts";
+import { moduleUrlRefusal } from "./module-url-policy.ts";
 
 export interface RemoteModuleOptions {
   /** Where fetched modules are kept (the CLI uses `.cache/k6-modules` under the working directory). */
   readonly cacheDir: string;
   /** A folder laid out as the URLs (host/path), read before the cache and the network. */
   readonly modulesDir?: string | null;
-  /** The lock file: URL → sha256 of each module; null for none. */
+  /** The lock file: URL → sha256 of each module; null for none (then no cached copy is trusted but this session's). */
   readonly lockFile: string | null;
+  /** Plain http:// modules from hosts other than loopback (the CLI's --allow-http-modules). */
+  readonly allowHttp?: boolean;
   readonly fetch?: typeof fetch;
   readonly timeoutMs?: number;
 }
@@ -32,6 +43,12 @@ export interface RemoteModuleOptions {
 export type RemoteLoad = { readonly ok: true; readonly contents: string } | { readonly ok: false; readonly reason: string };
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** As many as browsers follow before giving up. */
+const MAX_REDIRECTS = 20;
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/** A cached copy the lock pins, or why the cache was not used (null when it holds nothing). */
+type CacheRead = { readonly contents: string } | { readonly unused: string | null };
 
 export class RemoteModules {
   readonly #o: RemoteModuleOptions;
@@ -55,19 +72,25 @@ export class RemoteModules {
     } catch {
       return { ok: false, reason: `${url}: not a URL` };
     }
-    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return { ok: false, reason: `${url}: only http(s) modules can be imported` };
-    const found = (await this.#fromDir(parsed)) ?? (await this.#fromCache(url));
-    const got = found !== null ? { ok: true as const, contents: found } : await this.#fetch(url);
+    const refusal = moduleUrlRefusal(parsed, this.#o.allowHttp ?? false);
+    if (refusal) return { ok: false, reason: `${url}: ${refusal}` };
+    // This session's loads pin too: bundle.ts may bundle twice, before the lock is written.
+    const pin = this.#loaded.get(url) ?? (await this.#lockEntries())[url];
+    const fromDir = this.#o.modulesDir ? await readFromModulesDir(this.#o.modulesDir, parsed) : null;
+    if (fromDir?.kind === "refused") return { ok: false, reason: `${url}: ${fromDir.reason}` };
+    const local = fromDir?.kind === "found" ? fromDir : await this.#fromCache(url, pin);
+    const fetched = !("contents" in local);
+    const got = "contents" in local ? { ok: true as const, contents: local.contents } : await this.#fetch(url, local.unused);
     if (!got.ok) return got;
     const hash = sha256(got.contents);
-    const recorded = (await this.#lockEntries())[url];
-    if (recorded !== undefined && recorded !== hash) {
+    if (pin !== undefined && pin !== hash) {
       return {
         ok: false,
-        reason: `${url}: its content changed (sha256 ${hash}, ${this.#o.lockFile} records ${recorded}); delete its line there to accept the new code`,
+        reason: `${url}: its content changed (sha256 ${hash}, ${this.#o.lockFile ?? "an earlier load"} records ${pin}); delete its line there to accept the new code`,
       };
     }
-    if (found === null) await this.#cache(url, got.contents);
+    // Fetched again over a stale or unpinned copy: the cache now holds what the lock pins.
+    if (fetched) await this.#cache(url, got.contents);
     this.#loaded.set(url, hash);
     return got;
   }
@@ -83,26 +106,28 @@ export class RemoteModules {
   async #lockEntries(): Promise<Record<string, string>> {
     if (this.#lock) return this.#lock;
     if (!this.#o.lockFile) return (this.#lock = {});
+    let text: string;
     try {
-      this.#lock = JSON.parse(await readFile(this.#o.lockFile, "utf8")) as Record<string, string>;
+      text = await readFile(this.#o.lockFile, "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`${this.#o.lockFile}: not a module lock file (${(error as Error).message})`);
-      this.#lock = {};
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      return (this.#lock = {});
     }
+    this.#lock = parseLock(this.#o.lockFile, text);
     return this.#lock;
-  }
-
-  async #fromDir(url: URL): Promise<string | null> {
-    if (!this.#o.modulesDir) return null;
-    return readIfThere(join(this.#o.modulesDir, url.host, decodeURIComponent(url.pathname)));
   }
 
   #cachePath(url: string): string {
     return join(this.#o.cacheDir, `${sha256(url)}.js`);
   }
 
-  async #fromCache(url: string): Promise<string | null> {
-    return readIfThere(this.#cachePath(url));
+  /** The cached copy of `url` when `pin` (the lock's sha256 for it) is its hash. */
+  async #fromCache(url: string, pin: string | undefined): Promise<CacheRead> {
+    const contents = await readIfThere(this.#cachePath(url));
+    if (contents === null) return { unused: null };
+    if (pin === undefined) return { unused: `${this.#o.lockFile ?? "no lock file"} does not pin it` };
+    if (sha256(contents) !== pin) return { unused: `its sha256 is not the one ${this.#o.lockFile ?? "an earlier load"} records` };
+    return { contents };
   }
 
   async #cache(url: string, contents: string): Promise<void> {
@@ -110,19 +135,59 @@ export class RemoteModules {
     await writeFile(this.#cachePath(url), contents);
   }
 
-  async #fetch(url: string): Promise<RemoteLoad> {
+  /**
+   * `url` from the network. Redirects are followed here, not by fetch, so that each hop is
+   * held to the same URL rule: an https module that redirects to plain http is refused.
+   */
+  async #fetch(url: string, cacheUnused: string | null): Promise<RemoteLoad> {
     const fetcher = this.#o.fetch ?? fetch;
+    const signal = AbortSignal.timeout(this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
-      const response = await fetcher(url, { signal: AbortSignal.timeout(this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS), redirect: "follow" });
-      if (!response.ok) return { ok: false, reason: `${url}: HTTP ${response.status} ${response.statusText}`.trimEnd() };
-      return { ok: true, contents: await response.text() };
+      let at = url;
+      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+        const response = await fetcher(at, { signal, redirect: "manual" });
+        if (!REDIRECT_STATUSES.has(response.status)) {
+          if (!response.ok) return { ok: false, reason: `${url}: HTTP ${response.status} ${response.statusText}`.trimEnd() };
+          return { ok: true, contents: await response.text() };
+        }
+        await response.body?.cancel();
+        const location = response.headers.get("location");
+        if (!location) return { ok: false, reason: `${url}: HTTP ${response.status} with no Location to follow` };
+        const next = new URL(location, at);
+        const refusal = moduleUrlRefusal(next, this.#o.allowHttp ?? false);
+        if (refusal) return { ok: false, reason: `${url}: redirected to ${next.href}: ${refusal}` };
+        at = next.href;
+      }
+      return { ok: false, reason: `${url}: more than ${MAX_REDIRECTS} redirects` };
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (error as Error).message;
       const offline = this.#o.modulesDir ? "" : " (offline: put it under --modules-dir, laid out as host/path)";
-      return { ok: false, reason: `${url}: could not be fetched: ${why}${offline}` };
+      const cached = cacheUnused ? `; its cached copy is not used: ${cacheUnused}` : "";
+      return { ok: false, reason: `${url}: could not be fetched: ${why}${offline}${cached}` };
     }
   }
+}
+
+/**
+ * A lock file's pins: a JSON object of URL → sha256 (64 lowercase hex digits). Anything else
+ * is refused, naming the file and the first entry that is wrong: a pin that cannot be
+ * compared would let any cached copy through or refuse every one.
+ */
+function parseLock(file: string, text: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file}: not a module lock file (${(error as Error).message})`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new Error(`${file}: not a module lock file (not a JSON object of URL → sha256)`);
+  for (const [url, hash] of Object.entries(parsed)) {
+    if (typeof hash !== "string" || !/^[0-9a-f]{64}$/.test(hash))
+      throw new Error(`${file}: not a module lock file (${url}: ${JSON.stringify(hash)} is not a sha256 in hex)`);
+  }
+  return parsed as Record<string, string>;
 }
 
 function sha256(text: string): string {
