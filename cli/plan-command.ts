@@ -45,6 +45,7 @@ export async function planCommand(args: string[]): Promise<number> {
         secret: { type: "string", multiple: true },
         env: { type: "string", multiple: true, short: "e" },
         "modules-dir": { type: "string" },
+        "allow-http-modules": { type: "boolean" },
         target: { type: "string" },
         cron: { type: "string" },
         url: { type: "string" },
@@ -56,8 +57,9 @@ export async function planCommand(args: string[]): Promise<number> {
   if (!positionals[0]) throw new CliError(`a spec file is required\n${USAGE}`, EXIT.invalidConfig);
   if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: table or json, not "${values.format}"`, EXIT.invalidConfig);
   const script = await import("./script-command.ts");
+  const imports = { dir: values["modules-dir"] ?? null, allowHttp: values["allow-http-modules"] };
   const input = script.isScriptPath(positionals[0])
-    ? (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null, { load: {} }, values["modules-dir"] ?? null)).spec
+    ? (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null, { load: {} }, imports)).spec
     : await readJsonFile(positionals[0], "run spec");
   if (script.isScriptPath(positionals[0]) && values.format === "table")
     console.log("note: a k6 script's iterations are counted as one request each; what one sends is the script's to decide at run time\n");

@@ -93,7 +93,7 @@ async function runScript(path: string, values: RunValues, load: LoadFlags): Prom
     env,
     values.target ?? null,
     { load, tags: values.tag, thresholds: values.threshold, noThresholds: values["no-thresholds"] },
-    values["modules-dir"] ?? null,
+    { dir: values["modules-dir"] ?? null, allowHttp: values["allow-http-modules"] },
   );
   if (built.ignored.length && !values.quiet) console.log(`options accepted without effect on edgeload: ${built.ignored.join(", ")}`);
   // The script's target is its nominal one (set above); the rest are the run's own fields.

@@ -43,6 +43,12 @@ export interface ScriptRun {
   readonly handleSummary: ((summary: Record<string, unknown>) => Promise<void>) | null;
 }
 
+/** Where a script's remote imports may come from: the CLI's --modules-dir and --allow-http-modules. */
+export interface ModuleFlags {
+  readonly dir?: string | null;
+  readonly allowHttp?: boolean;
+}
+
 /**
  * The run of the script at `path`, with its __ENV, nominal target and k6's command-line
  * flags (k6-option-overrides.ts) merged into its options.
@@ -52,7 +58,7 @@ export async function scriptRun(
   env: Readonly<Record<string, string>>,
   target: string | null,
   flags: K6Flags = { load: {} },
-  modulesDir: string | null = null,
+  imports: ModuleFlags = {},
 ): Promise<ScriptRun> {
   const refuse = (what: string, problems: readonly string[], code: number = EXIT.invalidConfig) =>
     new CliError(`${what}:\n${problems.map((p) => `  - ${p}`).join("\n")}`, code);
@@ -60,7 +66,12 @@ export async function scriptRun(
   if (!existsSync(path)) throw new CliError(`file not found: ${path}`, EXIT.invalidConfig);
   // https:// imports are fetched here, as k6 fetches them when a script starts, and their
   // hashes recorded beside the script (k6-compat/remote-modules.ts).
-  const remote = new RemoteModules({ cacheDir: join(process.cwd(), ".cache", "k6-modules"), modulesDir, lockFile: lockFileOf(path) });
+  const remote = new RemoteModules({
+    cacheDir: join(process.cwd(), ".cache", "k6-modules"),
+    modulesDir: imports.dir ?? null,
+    allowHttp: imports.allowHttp ?? false,
+    lockFile: lockFileOf(path),
+  });
   const bundled = await bundleScript(path, remote);
   if (!bundled.ok) throw refuse(`${path} cannot run on edgeload`, bundled.problems);
   await remote.writeLock();

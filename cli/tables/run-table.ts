@@ -150,7 +150,15 @@ export const RUN_COMMAND = {
       group: RUN,
       kinds: ["script"],
       description:
-        "where a script's https:// imports are read first, laid out as host/path (DIR/jslib.k6.io/k6-utils/1.4.0/index.js); else the cache (.cache/k6-modules), else the network",
+        "where a script's https:// imports are read first, laid out as host/path (DIR/jslib.k6.io/k6-utils/1.4.0/index.js), never outside DIR; else the cache (.cache/k6-modules), a copy the script's .modules.json lock pins; else the network",
+    },
+    {
+      name: "allow-http-modules",
+      type: "boolean",
+      group: RUN,
+      kinds: ["script"],
+      description:
+        "also fetch a script's plain http:// imports (and redirects to http://) from hosts other than 127.0.0.1, ::1 and localhost; refused without it, since anyone on the path can change them",
     },
     {
       name: "include-system-env-vars",

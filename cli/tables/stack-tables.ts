@@ -78,6 +78,11 @@ export const PLAN_COMMAND = {
     { name: "secret", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{secrets.NAME}}" },
     { name: "env", short: "e", type: "string", value: "NAME=VALUE", multiple: true, description: "a script's __ENV" },
     { name: "modules-dir", type: "string", value: "DIR", description: "where a script's https:// imports are read first, laid out as host/path" },
+    {
+      name: "allow-http-modules",
+      type: "boolean",
+      description: "also fetch a script's plain http:// imports from hosts other than loopback (refused without it: anyone on the path can change them)",
+    },
     { name: "target", type: "string", value: "URL", description: "a script's target (else -e BASE_URL)" },
     { name: "cron", type: "string", value: "EXPR", description: "also price it as a schedule on this cron (UTC): its runs in 30 days and cost a month" },
     ...CONNECTION,
