@@ -52,11 +52,11 @@ describe("edgeload plan of a script with remote imports", () => {
     const modulesDir = join(dir, "modules");
     await mkdir(modulesDir, { recursive: true });
     await writeFile(join(dir, "secret.js"), "export const x = () => {};\n");
-    const escape = "https://jslib.k6.io/..%2f..%2fsecret.js";
-    const path = await scriptImporting("escape.js", escape);
+    const outsideUrl = "https://jslib.k6.io/..%2f..%2fsecret.js";
+    const path = await scriptImporting("escape.js", outsideUrl);
     const { code, stderr } = await edgeload("plan", path, "-e", "BASE_URL=http://127.0.0.1:9", "--modules-dir", modulesDir);
     expect(code).toBe(104);
-    expect(stderr).toContain(`import of remote module ${escape}: `);
+    expect(stderr).toContain(`import of remote module ${outsideUrl}: `);
     expect(stderr).toContain(`outside --modules-dir ${modulesDir}`);
   });
 });
