@@ -2,34 +2,66 @@
  * The spec as it may be stored or shown. Secrets live only in the run's Durable Object
  * while it runs; everything written to D1, returned by the API or put in a summary goes
  * through `redactSpec` first.
+ *
+ * Two passes. The first hides by place: `secrets`, what setup captured, every `__ENV` value
+ * but those marked public (`script.publicEnv`), header values but harmless ones, credential
+ * fields of bodies, URL credentials (redact-url.ts, redact-fields.ts). The second hides by
+ * value: each value the first pass hid (6 characters or more, so common words survive) is
+ * searched for in every other string of the spec, so a token copied into a path, a body or
+ * the run's name is caught too (redact-values.ts).
  */
-import { usesSecrets } from "./template.ts";
 import type { RunSpec, StepSpec } from "./types.ts";
-import { SECRET_ENV } from "./script-schema.ts";
+import { redactBody, redactEnv, redactHeaders } from "./redact-fields.ts";
+import { REDACTED, redactUrl, SECRET_NAME, urlCredentials } from "./redact-url.ts";
+import { hideValues, valueHider, type ValueHider } from "./redact-values.ts";
 
-const SECRET_HEADERS = /^(authorization|cookie|proxy-authorization|x-api-key|x-auth-token)$/i;
-export const REDACTED = "[redacted]";
+export { REDACTED, redactUrl, redactUrlsIn } from "./redact-url.ts";
+export { hideIn, type ValueHider } from "./redact-values.ts";
 
 /**
- * Secrets removed, and header values or bodies that carry credentials (auth headers,
- * `{{secrets.…}}` templates) replaced by "[redacted]"; likewise the values setup captured
- * (often a token) and every named scenario's spec.
+ * The spec with its secrets and credentials replaced by "[redacted]", by place and then by
+ * value; every named scenario's spec likewise. Step names, thresholds, metrics and the
+ * executor's options are left as they are: summaries are built from the redacted spec.
  */
 export function redactSpec(spec: RunSpec): RunSpec {
+  const hidden: string[] = [];
+  const placed = redactByPlace(spec, hidden);
+  return hideValues(placed, valueHider(hidden, placed.target));
+}
+
+/**
+ * What hides this run's secrets in anything else shown about it — its summary, error
+ * messages, a script's console lines: the values `redactSpec` hides (redact-values.ts
+ * `valueHider`), with URL credentials and JWTs. Built from the spec as given, before any
+ * redaction; of an already redacted spec it still hides URL credentials and JWTs.
+ *
+ * @example hideIn(summary, secretHider(run.spec))
+ */
+export function secretHider(spec: RunSpec): ValueHider {
+  const hidden: string[] = [];
+  const placed = redactByPlace(spec, hidden);
+  return valueHider(hidden, placed.target);
+}
+
+function redactByPlace(spec: RunSpec, hidden: string[]): RunSpec {
   const options = spec.scenario?.options;
-  const redactSteps = (steps: readonly StepSpec[]) =>
-    steps.map((s) => ({
-      ...s,
-      headers: Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, SECRET_HEADERS.test(k) || usesSecrets(v) ? REDACTED : v])),
-      body: s.body !== null && usesSecrets(s.body) ? REDACTED : s.body,
-    }));
+  const steps = (list: readonly StepSpec[]) => list.map((s) => redactStep(s, hidden));
+  const keyed = (values: Readonly<Record<string, string>>) => {
+    hidden.push(...Object.values(values));
+    return Object.fromEntries(Object.keys(values).map((k) => [k, REDACTED]));
+  };
+  hidden.push(...urlCredentials(spec.target));
+  if (options?.clientSecret) hidden.push(options.clientSecret);
+  if (options?.adminSecret) hidden.push(options.adminSecret);
   return {
     ...spec,
-    secrets: Object.fromEntries(Object.keys(spec.secrets).map((k) => [k, REDACTED])),
-    ...(spec.setupData ? { setupData: Object.fromEntries(Object.keys(spec.setupData).map((k) => [k, REDACTED])) } : {}),
-    ...(spec.setup ? { setup: redactSteps(spec.setup) } : {}),
-    ...(spec.teardown ? { teardown: redactSteps(spec.teardown) } : {}),
-    ...(spec.scenarios ? { scenarios: spec.scenarios.map((s) => ({ ...s, spec: redactSpec(s.spec) })) } : {}),
+    target: redactUrl(spec.target),
+    secrets: keyed(spec.secrets),
+    // What setup captured is often a token.
+    ...(spec.setupData ? { setupData: keyed(spec.setupData) } : {}),
+    ...(spec.setup ? { setup: steps(spec.setup) } : {}),
+    ...(spec.teardown ? { teardown: steps(spec.teardown) } : {}),
+    ...(spec.scenarios ? { scenarios: spec.scenarios.map((s) => ({ ...s, spec: redactByPlace(s.spec, hidden) })) } : {}),
     scenario:
       spec.scenario && options
         ? {
@@ -41,14 +73,29 @@ export function redactSpec(spec: RunSpec): RunSpec {
             },
           }
         : spec.scenario,
-    steps: redactSteps(spec.steps),
-    // A script's __ENV often carries a token: values of secret-looking names are hidden.
-    ...(spec.script
-      ? { script: { ...spec.script, env: Object.fromEntries(Object.entries(spec.script.env).map(([k, v]) => [k, SECRET_ENV.test(k) ? REDACTED : v])) } }
-      : {}),
-    // Push endpoints' headers carry their credentials (API keys, bearer tokens).
+    steps: steps(spec.steps),
+    // A spec's vars are its shown values (`secrets` are its secret ones); a var whose name
+    // says credential is hidden all the same, as `-e API_KEY=…` on a spec lands here.
+    vars: Object.fromEntries(
+      Object.entries(spec.vars).map(([k, v]) => {
+        hidden.push(...(SECRET_NAME.test(k) ? [v] : urlCredentials(v)));
+        return [k, SECRET_NAME.test(k) ? REDACTED : redactUrl(v)];
+      }),
+    ),
+    ...(spec.script ? { script: { ...spec.script, env: redactEnv(spec.script.env, spec.script.publicEnv ?? [], hidden) } } : {}),
+    // Push endpoints' headers carry their credentials (API keys, bearer tokens): all hidden.
     ...(spec.outputs?.length
-      ? { outputs: spec.outputs.map((o) => ({ ...o, headers: Object.fromEntries(Object.keys(o.headers).map((k) => [k, REDACTED])) })) }
+      ? {
+          outputs: spec.outputs.map((o) => {
+            hidden.push(...urlCredentials(o.url));
+            return { ...o, url: redactUrl(o.url), headers: keyed(o.headers) };
+          }),
+        }
       : {}),
   };
+}
+
+function redactStep(step: StepSpec, hidden: string[]): StepSpec {
+  hidden.push(...urlCredentials(step.path));
+  return { ...step, path: redactUrl(step.path), headers: redactHeaders(step.headers, hidden), body: redactBody(step.body, hidden) };
 }

@@ -106,14 +106,14 @@ describe("redactSpec", () => {
       ...minimal,
       secrets: { tok: "s3cret" },
       steps: [
-        { name: "a", path: "/a", headers: { Authorization: "Bearer literal-token", "x-trace": "1" } },
+        { name: "a", path: "/a", headers: { Authorization: "Bearer literal-token", accept: "application/json" } },
         { name: "b", method: "POST", path: "/b", headers: { "x-key": "{{secrets.tok}}" }, body: "t={{secrets.tok}}" },
       ],
     });
     const redacted = JSON.stringify(redactSpec(spec));
     expect(redacted).not.toContain("s3cret");
     expect(redacted).not.toContain("literal-token");
-    expect(redactSpec(spec).steps[0]!.headers).toEqual({ Authorization: REDACTED, "x-trace": "1" });
+    expect(redactSpec(spec).steps[0]!.headers).toEqual({ Authorization: REDACTED, accept: "application/json" });
     expect(redactSpec(spec).steps[1]!.body).toBe(REDACTED);
   });
 });

@@ -20,6 +20,11 @@ export const scriptSchema = z
       .regex(/^[A-Za-z_$][\w$]{0,63}$/, "the name of a function the script exports")
       .default("default"),
     env: z.record(z.string(), z.string()).default({}),
+    /**
+     * `__ENV` names whose values may be stored and shown (`--public-env NAME`); every other
+     * value is redacted wherever the spec is stored or shown (redact.ts), whatever its name.
+     */
+    publicEnv: z.array(z.string().min(1, "an __ENV name")).max(100, "at most 100 names").default([]),
     setup: z.boolean().default(false),
     teardown: z.boolean().default(false),
     /** How long setup() and teardown() may run (k6's options of the same names); past it the run ends in error, k6's 100 and 101. */
@@ -29,9 +34,6 @@ export const scriptSchema = z
   .strict();
 
 export type ScriptSpec = z.output<typeof scriptSchema>;
-
-/** `__ENV` names whose values are treated as secrets when the spec is stored or shown. */
-export const SECRET_ENV = /secret|token|password|passwd|api[_-]?key|auth|credential|private/i;
 
 /** Where an uploaded bundle is kept in R2. */
 export const scriptObjectKey = (id: string) => `scripts/${id}.json`;
