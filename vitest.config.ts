@@ -46,7 +46,7 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: await coordinatorTestBindings(inject<string>("targetUrl"), {
-                EDGELOAD_READ_TOKEN: "read-token",
+                EDGELOAD_READ_TOKEN: "read-token-of-at-least-32-characters",
                 MAX_RATE_PER_S: "5000",
                 MAX_CONCURRENT_RUNS: "4",
                 // The scheduled-runs test's loopback target and webhook receiver.

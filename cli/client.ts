@@ -64,6 +64,13 @@ export interface ComparisonResponse extends Comparison {
 /** How long one API call may take before it counts as unanswered. */
 const CALL_TIMEOUT_MS = 30_000;
 
+/** The page a dashboard link opens (POST /v1/dashboard-links). */
+export type DashboardView =
+  | { readonly run?: undefined; readonly schedule?: undefined; readonly compare?: undefined }
+  | { readonly run: string; readonly abort?: boolean }
+  | { readonly schedule: string }
+  | { readonly compare: readonly [string, string] };
+
 export class EdgeloadClient {
   readonly baseUrl: string;
   readonly #token: string;
@@ -183,9 +190,12 @@ export class EdgeloadClient {
     return row ? { status: row.status, spec: JSON.parse(row.spec_json) as Record<string, unknown> } : null;
   }
 
-  /** A view link (10 minutes) that signs a browser into the dashboard of `runId`, or the runs list. */
-  dashboardLink(runId?: string): Promise<{ url: string; expiresAt: string }> {
-    return this.#call("POST", "/v1/dashboard-links", runId ? { run: runId } : {});
+  /**
+   * A single-use view link (10 minutes) to one dashboard page: a run's (`abort`: its Abort
+   * button works), a schedule's, two runs compared, or with no view the runs list.
+   */
+  dashboardLink(view: DashboardView = {}): Promise<{ url: string; expiresAt: string }> {
+    return this.#call("POST", "/v1/dashboard-links", view);
   }
 
   abort(id: string): Promise<RunView> {

@@ -46,9 +46,11 @@ export async function followRun(client: EdgeloadClient, spec: unknown, options: 
   const n = run.plan.shards.length;
   console.log(`run ${run.id}: ${n} shard${n === 1 ? "" : "s"} in ${regions.join(", ")}, starting ${run.startsAt}`);
   for (const note of run.plan.notes) console.log(`  note: ${note}`);
-  // The link signs a browser in (10 minutes to open it); the token never goes in a URL.
+  // The link signs one browser in to this run's page (once, within 10 minutes); the token never goes in a URL.
   const dashboard = await dashboardLink(client, run.id);
-  console.log(`  dashboard: ${"url" in dashboard ? dashboard.url : `no link (${dashboard.failed})`}`);
+  console.log(
+    `  dashboard: ${"url" in dashboard ? dashboard.url : "page" in dashboard ? `${dashboard.page}   (${dashboard.why})` : `no link (${dashboard.failed})`}`,
+  );
 
   let interrupted = false;
   const onSigint = () => {
@@ -132,16 +134,28 @@ async function printSummary(summary: Summary, handleSummary: FollowOptions["hand
   console.log("\n" + renderSummary(summary) + "\n");
 }
 
-/** A view link into the dashboard, or why the API gave none. */
-export type DashboardLink = { readonly url: string } | { readonly failed: string };
+/** A view link into the dashboard; the page alone where a link would be read by others (CI); or why the API gave none. */
+export type DashboardLink = { readonly url: string } | { readonly page: string; readonly why: string } | { readonly failed: string };
+
+/**
+ * Whether to print sign-in links: not in CI (`CI` set, as every CI service sets it), whose
+ * logs others read — public ones on public repositories — unless EDGELOAD_VIEW_LINKS=1 asks.
+ */
+export function printsViewLinks(env: NodeJS.ProcessEnv): boolean {
+  const ci = env.CI !== undefined && env.CI !== "" && env.CI !== "false" && env.CI !== "0";
+  return !ci || env.EDGELOAD_VIEW_LINKS === "1";
+}
 
 /**
  * A dashboard link for the run, or why there is none. The run goes on without one (its
  * verdict is the exit code), but the line says the link failed rather than vanishing.
  */
 async function dashboardLink(client: EdgeloadClient, runId: string): Promise<DashboardLink> {
+  if (!printsViewLinks(process.env)) {
+    return { page: `${client.baseUrl}/v1/runs/${runId}/dashboard`, why: `no sign-in link in CI logs: \`edgeload dashboard ${runId}\` prints one` };
+  }
   try {
-    return { url: (await client.dashboardLink(runId)).url };
+    return { url: (await client.dashboardLink({ run: runId })).url };
   } catch (error) {
     return { failed: (error as Error).message.split("\n")[0]! };
   }
@@ -152,8 +166,10 @@ export function nextSteps(runId: string, reportUrl: string | null, dashboard: Da
   return [
     `report:    edgeload report ${runId}   (Markdown + HTML in reports/${runId}/${reportUrl ? `; the API serves it at ${reportUrl}` : ""})`,
     "url" in dashboard
-      ? `dashboard: ${dashboard.url}   (valid 10 minutes; \`edgeload dashboard ${runId}\` for a fresh one)`
-      : `dashboard: no link (${dashboard.failed}; \`edgeload dashboard ${runId}\` to try again)`,
+      ? `dashboard: ${dashboard.url}   (opens once, within 10 minutes; \`edgeload dashboard ${runId}\` for a fresh one)`
+      : "page" in dashboard
+        ? `dashboard: ${dashboard.page}   (${dashboard.why})`
+        : `dashboard: no link (${dashboard.failed}; \`edgeload dashboard ${runId}\` to try again)`,
   ].join("\n");
 }
 

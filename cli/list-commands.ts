@@ -6,6 +6,7 @@
 import type { RunView } from "../core/run/protocol.ts";
 import { renderSummary } from "../core/run/summary-text.ts";
 import { CliError, connect, EXIT } from "./connection.ts";
+import type { DashboardView } from "./client.ts";
 import { listFormat, renderRuns, renderSeeds, renderStatus, type RunRow, type SeedRow } from "./list-format.ts";
 import { parseCommand, type CommandSpec } from "./option-table.ts";
 import { ABORT_COMMAND, DASHBOARD_COMMAND, RUNS_COMMAND, SEEDS_COMMAND, STATUS_COMMAND, SUMMARY_COMMAND } from "./tables/results-tables.ts";
@@ -58,9 +59,23 @@ export async function abortCommand(args: readonly string[]): Promise<number> {
 
 export async function dashboardCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(DASHBOARD_COMMAND, args);
-  if (positionals.length > 1) throw new CliError(`one run at a time, not ${positionals.join(" ")}`, EXIT.invalidConfig);
-  console.log((await (await connect(values)).dashboardLink(positionals[0])).url);
+  console.log((await (await connect(values)).dashboardLink(dashboardView(values, positionals))).url);
   return EXIT.ok;
+}
+
+function dashboardView(values: { schedule?: string; compare?: boolean; "can-abort"?: boolean }, positionals: readonly string[]): DashboardView {
+  const wrong = (why: string) => new CliError(`${why} (edgeload dashboard --help)`, EXIT.invalidConfig);
+  if (values.compare) {
+    if (positionals.length !== 2) throw wrong("--compare takes two runs: the baseline and the candidate");
+    return { compare: [positionals[0]!, positionals[1]!] };
+  }
+  if (values.schedule !== undefined) {
+    if (positionals.length) throw wrong(`--schedule opens the schedule's page, not a run's (${positionals.join(" ")})`);
+    return { schedule: values.schedule };
+  }
+  if (positionals.length > 1) throw wrong(`one run at a time, not ${positionals.join(" ")}`);
+  if (values["can-abort"] && !positionals[0]) throw wrong("--can-abort is for one run's page: give its id");
+  return positionals[0] ? { run: positionals[0], ...(values["can-abort"] ? { abort: true } : {}) } : {};
 }
 
 /** The one run id a command takes. */

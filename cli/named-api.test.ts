@@ -22,7 +22,7 @@ import { validSpec } from "../test/support/run-spec-fixtures.ts";
 import { EdgeloadClient } from "./client.ts";
 import { CliError } from "./connection.ts";
 import type { DevFile } from "./dev-file.ts";
-import { submitAndFollow } from "./follow-run.ts";
+import { printsViewLinks, submitAndFollow } from "./follow-run.ts";
 import { localReportInput } from "./report-command.ts";
 
 // The running `edgeload dev` each test sees (none unless it sets one), whatever runs on this machine.
@@ -197,9 +197,49 @@ describe("the end of a run says when its dashboard link failed", () => {
     });
     const lines: string[] = [];
     vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void lines.push(a.join(" ")));
+    vi.stubEnv("CI", "");
     const code = await submitAndFollow(new EdgeloadClient(server.url, "t"), { target: "https://auth.example.com" }, { quiet: true });
+    vi.unstubAllEnvs();
     expect(code).toBe(0);
     expect(lines).toContain('  dashboard: no link (HTTP 503: "no dashboard here")');
     expect(lines.join("\n")).toContain('dashboard: no link (HTTP 503: "no dashboard here"; `edgeload dashboard r1` to try again)');
+  });
+
+  it("in CI prints the page without a sign-in link, and asks the API for none unless EDGELOAD_VIEW_LINKS=1", async () => {
+    const view = { id: "r1", status: "passed", progress: { elapsedS: 2, durationS: 2, fraction: 1 } };
+    const asked: string[] = [];
+    server = await startServer((req) => {
+      asked.push(req.path);
+      if (req.method === "POST" && req.path === "/v1/runs")
+        return { status: 201, body: { id: "r1", status: "pending", startsAt: "now", plan: { shards: [{ index: 0, region: "wnam" }], notes: [] }, links: {} } };
+      if (req.path === "/v1/runs/r1") return { status: 200, body: view };
+      if (req.path === "/v1/runs/r1/summary") return { status: 200, body: summaryOf("https://auth.example.com") };
+      if (req.path === "/v1/dashboard-links") return { status: 201, body: { url: `${server.url}/v1/runs/r1/dashboard?view=grant`, expiresAt: "soon" } };
+      return { status: 404, body: {} };
+    });
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void lines.push(a.join(" ")));
+    vi.stubEnv("CI", "true");
+    await submitAndFollow(new EdgeloadClient(server.url, "t"), { target: "https://auth.example.com" }, { quiet: true });
+    expect(asked).not.toContain("/v1/dashboard-links");
+    expect(lines.join("\n")).not.toContain("view=");
+    expect(lines).toContain(`  dashboard: ${server.url}/v1/runs/r1/dashboard   (no sign-in link in CI logs: \`edgeload dashboard r1\` prints one)`);
+    lines.length = 0;
+    vi.stubEnv("EDGELOAD_VIEW_LINKS", "1");
+    await submitAndFollow(new EdgeloadClient(server.url, "t"), { target: "https://auth.example.com" }, { quiet: true });
+    vi.unstubAllEnvs();
+    expect(lines.join("\n")).toContain("view=grant");
+  });
+});
+
+describe("printsViewLinks", () => {
+  it.each([
+    [{}, true],
+    [{ CI: "true" }, false],
+    [{ CI: "1" }, false],
+    [{ CI: "false" }, true],
+    [{ CI: "true", EDGELOAD_VIEW_LINKS: "1" }, true],
+  ])("%j → %s", (env, prints) => {
+    expect(printsViewLinks(env)).toBe(prints);
   });
 });

@@ -5,7 +5,7 @@
  */
 
 /** Bumped with the scripts, so a browser never pairs a new page with a cached old script. */
-const ASSET_VERSION = "2";
+const ASSET_VERSION = "3";
 
 function shell(title: string, body: string, script: string, data: Record<string, string>): string {
   const attributes = Object.entries(data)
@@ -30,15 +30,18 @@ ${body}
 `;
 }
 
-/** One run, live: `run.js` fills it from the run's event stream. */
-export function runPage(runId: string, scope: "all" | "read"): string {
+/**
+ * One run, live: `run.js` fills it from the run's event stream. `abortCsrf`: the session's
+ * CSRF token when it may abort the run (an abort link's session), else null (the button off).
+ */
+export function runPage(runId: string, abortCsrf: string | null): string {
   return shell(
     `edgeload · ${runId}`,
     `<header>
   <a class="home" href="/">edgeload</a>
   <h1 id="run-name">${escapeHtml(runId)}</h1>
   <span id="run-status" class="status" data-testid="status">connecting…</span>
-  <button id="abort" type="button" data-testid="abort" ${scope === "all" ? "" : 'disabled title="this dashboard link is read-only"'}>Abort</button>
+  <button id="abort" type="button" data-testid="abort" ${abortCsrf ? "" : `disabled title="this dashboard link is read-only: edgeload abort ${escapeHtml(runId)}"`}>Abort</button>
 </header>
 <p id="run-meta" class="meta"></p>
 <div id="progress" class="progress"><div id="progress-bar"></div></div>
@@ -64,12 +67,12 @@ export function runPage(runId: string, scope: "all" | "read"): string {
   <div class="wide"><h2>Shards</h2><table id="shards" data-testid="shards"><thead><tr><th>shard</th><th>region</th><th>last window</th><th>behind</th><th>lag p95</th><th>dropped</th><th>health</th></tr></thead><tbody></tbody></table></div>
 </section>`,
     "run.js",
-    { "run-id": runId, scope },
+    { "run-id": runId, ...(abortCsrf ? { csrf: abortCsrf } : {}) },
   );
 }
 
 /** One schedule's runs over time: `schedule.js` draws them from GET /v1/schedules/:id/trend. */
-export function schedulePage(scheduleId: string, scope: "all" | "read"): string {
+export function schedulePage(scheduleId: string): string {
   return shell(
     `edgeload · ${scheduleId}`,
     `<header>
@@ -88,12 +91,12 @@ export function schedulePage(scheduleId: string, scope: "all" | "read"): string 
   <div class="wide"><h2>Runs</h2><table id="turns" data-testid="turns"><thead><tr><th>turn</th><th>run</th><th>verdict</th><th>p50</th><th>p95</th><th>p99</th><th>errors</th><th>rate/s</th></tr></thead><tbody></tbody></table></div>
 </section>`,
     "schedule.js",
-    { "schedule-id": scheduleId, scope },
+    { "schedule-id": scheduleId },
   );
 }
 
 /** Two runs' per-second charts laid over each other, with `compare`'s verdict per metric: `compare.js`. */
-export function comparePage(baselineId: string, candidateId: string, scope: "all" | "read"): string {
+export function comparePage(baselineId: string, candidateId: string): string {
   return shell(
     `edgeload · ${baselineId} → ${candidateId}`,
     `<header>
@@ -111,19 +114,19 @@ export function comparePage(baselineId: string, candidateId: string, scope: "all
   <div class="wide"><h2>Metrics (all regions)</h2><table id="metrics" data-testid="metrics"><thead><tr><th>metric</th><th>baseline</th><th>candidate</th><th>change</th><th>interval</th><th>verdict</th></tr></thead><tbody></tbody></table></div>
 </section>`,
     "compare.js",
-    { baseline: baselineId, candidate: candidateId, scope },
+    { baseline: baselineId, candidate: candidateId },
   );
 }
 
 /** Every run, newest first, each linking to its dashboard. */
-export function indexPage(scope: "all" | "read"): string {
+export function indexPage(): string {
   return shell(
     "edgeload · runs",
     `<header><a class="home" href="/">edgeload</a><h1>Runs</h1></header>
 <table id="runs" data-testid="runs"><thead><tr><th>run</th><th>name</th><th>status</th><th>target</th><th>started</th><th>duration</th><th>thresholds</th></tr></thead><tbody></tbody></table>
 <p class="meta">Start one with <code>edgeload run</code>; this list refreshes every 5 s.</p>`,
     "index.js",
-    { scope },
+    {},
   );
 }
 
@@ -133,8 +136,8 @@ export function deniedPage(reason: string): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>edgeload · sign-in needed</title>
 <link rel="stylesheet" href="/dashboard/dashboard.css?v=${ASSET_VERSION}"></head>
 <body><main class="denied"><h1>Not signed in</h1><p data-testid="denied">${escapeHtml(reason)}</p>
-<p>Open a fresh dashboard link: <code>edgeload dashboard [run-id]</code> prints one (it is valid for 10 minutes and
-signs this browser in for 12 hours), or ask the API: <code>POST /v1/dashboard-links</code> with your token.</p></main></body></html>
+<p>Open a fresh dashboard link: <code>edgeload dashboard [run-id]</code> prints one (it opens once, within 10 minutes,
+and signs this browser in to that page for 12 hours), or ask the API: <code>POST /v1/dashboard-links</code> with your token.</p></main></body></html>
 `;
 }
 

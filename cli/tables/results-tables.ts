@@ -44,10 +44,18 @@ export const ABORT_COMMAND = {
 
 export const DASHBOARD_COMMAND = {
   name: "dashboard",
-  summary: "a link that opens the live dashboard of a run, or of all runs (valid 10 minutes)",
-  usage: ["dashboard [run]"],
+  summary: "a single-use link that opens one dashboard page: a run's, a schedule's, two runs compared, or the runs list",
+  usage: ["dashboard [run] [--can-abort]", "dashboard --schedule <id>", "dashboard --compare <baseline> <candidate>"],
+  details: [
+    "The link opens once, within 10 minutes, and signs that browser in to that page for 12 hours: the page and the data it reads, nothing else. Anyone who reads the link before it is opened can open it instead, so send it only where the token itself could go.",
+  ],
   positionals: true,
-  options: [...CONNECTION],
+  options: [
+    ...CONNECTION,
+    { name: "schedule", type: "string", description: "a schedule's trend page instead of a run's" },
+    { name: "compare", type: "boolean", description: "two runs' charts laid over each other: give the baseline and the candidate" },
+    { name: "can-abort", type: "boolean", description: "the run page's Abort button works (needs the API token, not the read token)" },
+  ],
 } as const satisfies CommandSpec;
 
 export const REPORT_COMMAND = {

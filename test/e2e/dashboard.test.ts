@@ -89,11 +89,11 @@ describeWithChromium("dashboard in Chromium", (chromiumPath) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     try {
-      const link = await client.dashboardLink(run.id);
+      const link = await client.dashboardLink({ run: run.id });
       await page.goto(link.url);
       // The grant was traded for a cookie and dropped from the address.
       expect(page.url()).toBe(`${stack.apiUrl}/v1/runs/${run.id}/dashboard`);
-      expect((await context.cookies()).map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([["edgeload_session", true, "Strict"]]);
+      expect((await context.cookies()).map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([[`edgeload_view_run_${run.id}`, true, "Strict"]]);
 
       await page.waitForFunction(() => window.edgeloadDashboard.points.length >= 2, undefined, { timeout: 20_000 });
       const before = await page.evaluate(() => window.edgeloadDashboard.charts.rate!.data[0]!.length);
@@ -171,7 +171,7 @@ describeWithChromium("dashboard in Chromium", (chromiumPath) => {
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
-      await page.goto((await client.dashboardLink(run.id)).url);
+      await page.goto((await client.dashboardLink({ run: run.id, abort: true })).url);
       await page.waitForFunction(() => window.edgeloadDashboard.status?.status === "running", undefined, { timeout: 15_000 });
       const clicked = Date.now();
       await page.getByTestId("abort").click();

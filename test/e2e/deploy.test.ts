@@ -25,6 +25,9 @@ import { readWranglerConfig } from "../../cli/wrangler-config.ts";
 const MIGRATIONS = readdirSync(join(PROJECT_ROOT, "coordinator", "migrations")).filter((f) => f.endsWith(".sql")).length;
 
 const run = promisify(execFile);
+/** Two deployments' API tokens: 32 characters at least, as a deployment requires. */
+const TOKEN_1 = "deploy-test-token-one-0123456789abcdef";
+const TOKEN_2 = "deploy-test-token-two-0123456789abcdef";
 const WRANGLER = join(PROJECT_ROOT, "node_modules/.bin/wrangler");
 const offline = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
@@ -133,10 +136,10 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
   let seedUrl: string;
 
   it("refuses every run while no target is allowed, and says how to allow one", async () => {
-    const url = await restart({ EDGELOAD_API_TOKEN: "token-1" });
+    const url = await restart({ EDGELOAD_API_TOKEN: TOKEN_1 });
     expect((await http(`${url}/healthz`, null)).body).toEqual({ ok: true, mode: "deployed" });
 
-    const plan = await http(`${url}/v1/plan`, "token-1", { method: "POST", body: JSON.stringify(spec()) });
+    const plan = await http(`${url}/v1/plan`, TOKEN_1, { method: "POST", body: JSON.stringify(spec()) });
     expect(plan.status).toBe(200);
     expect(plan.body.target).toEqual({
       url: targetOrigin,
@@ -144,32 +147,32 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
       detail: expect.stringMatching(/^would be refused: this deployment has no allowed targets yet: .*npx wrangler secret put ALLOWED_TARGETS/),
     });
 
-    const refused = await http(`${url}/v1/runs`, "token-1", { method: "POST", body: JSON.stringify(spec()) });
+    const refused = await http(`${url}/v1/runs`, TOKEN_1, { method: "POST", body: JSON.stringify(spec()) });
     expect(refused.status).toBe(403);
     expect(refused.type).toContain("application/problem+json");
     expect(refused.body.detail).toContain("npx wrangler secret put ALLOWED_TARGETS");
   });
 
   it("runs against an allowed target and answers a CI job's blocking request with the verdict", async () => {
-    const url = await restart({ EDGELOAD_API_TOKEN: "token-1", ALLOWED_TARGETS: targetOrigin });
-    expect((await http(`${url}/v1/plan`, "token-1", { method: "POST", body: JSON.stringify(spec()) })).body.target).toEqual({
+    const url = await restart({ EDGELOAD_API_TOKEN: TOKEN_1, ALLOWED_TARGETS: targetOrigin });
+    expect((await http(`${url}/v1/plan`, TOKEN_1, { method: "POST", body: JSON.stringify(spec()) })).body.target).toEqual({
       url: targetOrigin,
       allowed: true,
     });
 
-    const created = await http(`${url}/v1/runs?wait=60`, "token-1", { method: "POST", body: JSON.stringify(spec()) });
+    const created = await http(`${url}/v1/runs?wait=60`, TOKEN_1, { method: "POST", body: JSON.stringify(spec()) });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body).toMatchObject({ status: "passed", done: true, thresholdsPassed: true, exitCode: 0 });
     const { id, links } = created.body as { id: string; links: Record<string, string> };
     expect(Object.keys(links).sort()).toEqual(["abort", "dashboard", "events", "report", "self", "summary", "timeseries"]);
 
-    const summary = await http(links.summary!, "token-1");
+    const summary = await http(links.summary!, TOKEN_1);
     expect(summary.body.metrics.http_reqs.count).toBe(20);
-    const report = await http(links.report!, "token-1");
+    const report = await http(links.report!, TOKEN_1);
     expect(report.status).toBe(200);
     expect(report.type).toContain("text/html");
     expect(report.body).toContain(id);
-    const sql = await http(`${url}/v1/sql`, "token-1", {
+    const sql = await http(`${url}/v1/sql`, TOKEN_1, {
       method: "POST",
       body: JSON.stringify({ sql: "SELECT r.id, r.status, s.colo FROM runs r JOIN shards s ON s.run_id = r.id" }),
     });
@@ -178,17 +181,17 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
 
   it("gives a failed threshold k6's exit code 99, on a second run over the same schema", async () => {
     const url = current!.url;
-    const created = await http(`${url}/v1/runs`, "token-1", {
+    const created = await http(`${url}/v1/runs`, TOKEN_1, {
       method: "POST",
       // A count, not a time: a failed timing threshold under a saturated generator is inconclusive.
       body: JSON.stringify(spec({ thresholds: { http_reqs: ["count<1"] } })),
     });
     expect(created.status).toBe(201);
     expect(created.body.done).toBeUndefined(); // no ?wait: answered at once
-    const waited = await http(`${created.body.links.self}?wait=60`, "token-1");
+    const waited = await http(`${created.body.links.self}?wait=60`, TOKEN_1);
     expect(waited.body).toMatchObject({ id: created.body.id, status: "failed", done: true, thresholdsPassed: false, exitCode: 99 });
 
-    const migrations = await http(`${url}/v1/sql`, "token-1", {
+    const migrations = await http(`${url}/v1/sql`, TOKEN_1, {
       method: "POST",
       body: JSON.stringify({ sql: "SELECT name, COUNT(*) AS n FROM d1_migrations GROUP BY name ORDER BY name" }),
     });
@@ -197,7 +200,7 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
   });
 
   it("answers a bad ?wait with a problem naming it", async () => {
-    const bad = await http(`${current!.url}/v1/runs/r-aaaaaaaa-00000000?wait=soon`, "token-1");
+    const bad = await http(`${current!.url}/v1/runs/r-aaaaaaaa-00000000?wait=soon`, TOKEN_1);
     expect(bad.status).toBe(400);
     expect(bad.body.problems).toEqual([{ field: "wait", detail: 'got "soon"' }]);
   });
@@ -205,14 +208,14 @@ describe("a fresh deployment, built by wrangler deploy and driven over plain HTT
   it("keeps a seed URL handed to k6 valid when the API token is rotated", async () => {
     const url = current!.url;
     const seed = ["eyJhbGciOiJub25lIn0.eyJzdWIiOiJ1MSJ9.c2ln", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ1MiJ9.c2ln"];
-    const stored = await http(`${url}/v1/seeds/ci-tokens`, "token-1", { method: "PUT", body: JSON.stringify(seed) });
+    const stored = await http(`${url}/v1/seeds/ci-tokens`, TOKEN_1, { method: "PUT", body: JSON.stringify(seed) });
     expect(stored.status, JSON.stringify(stored.body)).toBe(201);
-    seedUrl = (await http(`${url}/v1/seeds/ci-tokens/url`, "token-1", { method: "POST", body: JSON.stringify({ expiresIn: "1h" }) })).body.url;
+    seedUrl = (await http(`${url}/v1/seeds/ci-tokens/url`, TOKEN_1, { method: "POST", body: JSON.stringify({ expiresIn: "1h" }) })).body.url;
     const before = await http(seedUrl, null);
     expect(before.status).toBe(200);
 
-    const rotated = await restart({ EDGELOAD_API_TOKEN: "token-2", ALLOWED_TARGETS: targetOrigin });
-    expect((await http(`${rotated}/v1/runs`, "token-1")).status).toBe(401);
+    const rotated = await restart({ EDGELOAD_API_TOKEN: TOKEN_2, ALLOWED_TARGETS: targetOrigin });
+    expect((await http(`${rotated}/v1/runs`, TOKEN_1)).status).toBe(401);
     const after = await http(seedUrl.replace(/^http:\/\/[^/]+/, rotated), null);
     expect(after.status).toBe(200);
     expect(after.body).toEqual(before.body);
@@ -225,10 +228,10 @@ describe("a database migrated by wrangler first", () => {
     let served: { worker: Worker; url: string } | undefined;
     try {
       expect(await wranglerMigrate(persist)).toMatch(/0007_settings\.sql/);
-      served = await serve(persist, { EDGELOAD_API_TOKEN: "t", ALLOWED_TARGETS: targetOrigin });
-      const created = await http(`${served.url}/v1/runs?wait=60`, "t", { method: "POST", body: JSON.stringify(spec()) });
+      served = await serve(persist, { EDGELOAD_API_TOKEN: TOKEN_1, ALLOWED_TARGETS: targetOrigin });
+      const created = await http(`${served.url}/v1/runs?wait=60`, TOKEN_1, { method: "POST", body: JSON.stringify(spec()) });
       expect(created.body).toMatchObject({ status: "passed", exitCode: 0 });
-      const migrations = await http(`${served.url}/v1/sql`, "t", {
+      const migrations = await http(`${served.url}/v1/sql`, TOKEN_1, {
         method: "POST",
         body: JSON.stringify({ sql: "SELECT COUNT(*) AS n, COUNT(DISTINCT name) AS names FROM d1_migrations" }),
       });

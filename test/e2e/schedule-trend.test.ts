@@ -77,8 +77,7 @@ describeWithChromium("a schedule's trend page in Chromium", (chromiumPath) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     try {
-      await page.goto((await client.dashboardLink()).url);
-      await page.goto(`${stack.apiUrl}/v1/schedules/${created.id}/dashboard`);
+      await page.goto((await client.dashboardLink({ schedule: created.id })).url);
       await page.waitForSelector('#schedule-meta[data-runs="2"]', { timeout: 15_000 });
       expect(await page.textContent("#schedule-name")).toBe("checkout nightly");
       expect(await page.textContent('[data-testid="state"]')).toBe("paused");

@@ -7,7 +7,7 @@ import { readD1Migrations } from "@cloudflare/vitest-plugin";
 
 export async function coordinatorTestBindings(targetUrl: string, extra: Record<string, string> = {}) {
   return {
-    EDGELOAD_API_TOKEN: "test-token",
+    EDGELOAD_API_TOKEN: "test-token-of-at-least-32-characters",
     EDGELOAD_MODE: "local",
     MAX_SHARDS: "16",
     // Small invocations (100 requests each) so shards hand over and can be evicted, or hit, in between.

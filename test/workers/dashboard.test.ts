@@ -3,15 +3,15 @@
  * may do what with it, and the run's live event stream (history first, windows as they
  * merge, the summary and the end).
  */
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { signGrant, VIEW_LINK_TTL_S } from "../../coordinator/http/dashboard-auth.ts";
+import { CSRF_HEADER, VIEW_LINK_TTL_S } from "../../coordinator/http/dashboard-auth.ts";
+import { newGrant, signGrant } from "../../coordinator/http/view-grant.ts";
 import { createSseReader } from "../../core/formats/sse.ts";
-import { api, createRun, waitForStatus } from "./helpers.ts";
+import { api, createRun, READ_TOKEN, TOKEN, waitForStatus } from "./helpers.ts";
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
-async function link(body: Record<string, unknown> = {}, token = "test-token"): Promise<URL> {
+async function link(body: Record<string, unknown> = {}, token = TOKEN): Promise<URL> {
   const response = await api("/v1/dashboard-links", { method: "POST", body: JSON.stringify(body), token });
   expect(response.status).toBe(201);
   const { url, expiresAt } = (await response.json()) as { url: string; expiresAt: string };
@@ -24,7 +24,7 @@ async function signIn(url: URL): Promise<{ cookie: string; location: string | nu
   const response = await api(url.pathname + url.search, { token: null, redirect: "manual" });
   expect(response.status).toBe(303);
   const setCookie = response.headers.get("set-cookie") ?? "";
-  expect(setCookie).toMatch(/^edgeload_session=[^;]+;.*HttpOnly/);
+  expect(setCookie).toMatch(/^edgeload_view_[a-z]+[^=]*=[^;]+;.*HttpOnly/);
   expect(setCookie).toContain("SameSite=Strict");
   return { cookie: setCookie.split(";")[0]!, location: response.headers.get("location") };
 }
@@ -44,13 +44,12 @@ async function readEvents(response: Response, untilMs: number): Promise<Array<[s
 }
 
 describe("dashboard links and sessions", () => {
-  it("a view link signs a browser in and redirects to the page without the grant", async () => {
+  it("a view link signs a browser in to its page once, and redirects to it without the grant", async () => {
     const run = await createRun();
     const url = await link({ run: run.id });
     expect(url.pathname).toBe(`/v1/runs/${run.id}/dashboard`);
-    expect(url.searchParams.get("view")).toMatch(/^all\.\d+\.[A-Za-z0-9_-]+$/);
     // The bearer token is nowhere in the link.
-    expect(url.toString()).not.toContain("test-token");
+    expect(url.toString()).not.toContain(TOKEN);
     const { cookie, location } = await signIn(url);
     expect(location).toBe(`/v1/runs/${run.id}/dashboard`);
     const page = await api(`/v1/runs/${run.id}/dashboard`, { token: null, headers: { cookie } });
@@ -61,42 +60,85 @@ describe("dashboard links and sessions", () => {
     const html = await page.text();
     expect(html).toContain(`data-run-id="${run.id}"`);
     expect(html).toContain("/dashboard/vendor/uPlot.iife.min.js");
-    // The cookie reads the API like the token does.
+    // A read-only page: no CSRF token, the button off.
+    expect(html).not.toContain("data-csrf");
+    // The cookie reads what the page reads.
     expect((await api(`/v1/runs/${run.id}`, { token: null, headers: { cookie } })).status).toBe(200);
+    expect((await api(`/v1/runs/${run.id}/summary`, { token: null, headers: { cookie } })).status).not.toBe(403);
+    // Opened a second time (a replay, a chat app's preview): refused, no cookie.
+    const again = await api(url.pathname + url.search, { token: null, redirect: "manual" });
+    expect(again.status).toBe(401);
+    expect(again.headers.get("set-cookie")).toBeNull();
+    expect(await again.text()).toContain("opened before");
     await waitForStatus(run.id);
   });
 
-  it("refuses expired, forged and swapped grants", async () => {
-    const expired = await signGrant(env, "link", "all", nowS() - 1);
-    const forged = `all.${nowS() + 600}.${"A".repeat(43)}`;
+  it("a session reads its own run only, and writes nothing", async () => {
+    const [mine, other] = [await createRun(), await createRun()];
+    const { cookie } = await signIn(await link({ run: mine.id }));
+    const as = (path: string, init: RequestInit = {}) => api(path, { ...init, token: null, headers: { cookie, origin: "http://edgeload.test" } });
+    for (const path of [`/v1/runs/${other.id}`, `/v1/runs/${other.id}/summary`, "/v1/runs", "/v1/schedules", `/v1/runs/${mine.id}/compare/${other.id}`]) {
+      const response = await as(path);
+      expect(response.status, path).toBe(403);
+      expect(((await response.json()) as { type: string }).type, path).toMatch(/outside-view$/);
+    }
+    expect((await as(`/v1/runs/${other.id}/dashboard`)).status).toBe(401);
+    for (const [method, path] of [
+      ["POST", "/v1/sql"],
+      ["POST", "/v1/runs"],
+      ["POST", "/v1/dashboard-links"],
+      ["POST", `/v1/runs/${mine.id}/abort`],
+    ] as const) {
+      expect((await as(path, { method, body: "{}" })).status, `${method} ${path}`).toBe(403);
+    }
+    await Promise.all([waitForStatus(mine.id), waitForStatus(other.id)]);
+  });
+
+  it("refuses expired, forged, swapped and other pages' grants", async () => {
+    const run = await createRun();
+    const view = { kind: "run", id: run.id } as const;
+    const expired = await signGrant(TOKEN, "link", newGrant(view, false, nowS() - 1));
+    const forged = `${expired.split(".")[0]}.${"A".repeat(43)}`;
     // A session cookie value is not a view link, nor a link a session.
-    const session = await signGrant(env, "session", "all", nowS() + 600);
-    const linkGrant = await signGrant(env, "link", "all", nowS() + 600);
+    const session = await signGrant(TOKEN, "session", newGrant(view, false, nowS() + 600));
+    const linkGrant = await signGrant(TOKEN, "link", newGrant(view, false, nowS() + 600));
+    const page = `/v1/runs/${run.id}/dashboard`;
     for (const grant of [expired, forged, session, "all.x.y", ""]) {
-      const response = await api(`/?view=${encodeURIComponent(grant)}`, { token: null, redirect: "manual" });
+      const response = await api(`${page}?view=${encodeURIComponent(grant)}`, { token: null, redirect: "manual" });
       expect(response.status, grant).toBe(401);
       expect(response.headers.get("set-cookie")).toBeNull();
     }
-    expect(await (await api(`/?view=${encodeURIComponent(expired)}`, { token: null })).text()).toContain("expired");
-    expect((await api("/v1/runs", { token: null, headers: { cookie: `edgeload_session=${linkGrant}` } })).status).toBe(401);
+    expect(await (await api(`${page}?view=${encodeURIComponent(expired)}`, { token: null })).text()).toContain("expired");
+    // A run's link opens its own page only.
+    const elsewhere = await api(`/?view=${encodeURIComponent(linkGrant)}`, { token: null, redirect: "manual" });
+    expect(elsewhere.status).toBe(401);
+    expect(await elsewhere.text()).toContain("another page");
+    expect((await api(page, { token: null, headers: { cookie: `edgeload_view_run_${run.id}=${linkGrant}` } })).status).toBe(401);
+    await waitForStatus(run.id);
   });
 
-  it("a read-only token's link gives a read-only session; a full session aborts only from its own origin", async () => {
+  it("an abort link's session aborts its run only with its CSRF token and from its own origin", async () => {
     const run = await createRun({ duration: "20s", rate: 10 });
-    const readOnly = await signIn(await link({ run: run.id }, "read-token"));
-    const abortWith = (cookie: string, origin?: string) =>
-      api(`/v1/runs/${run.id}/abort`, { method: "POST", token: null, headers: { cookie, ...(origin ? { origin } : {}) } });
-    const refused = await abortWith(readOnly.cookie, "http://edgeload.test");
-    expect(refused.status).toBe(403);
-    expect(((await refused.json()) as { detail: string }).detail).toContain("read-only dashboard session");
-    expect(await api(`/v1/runs/${run.id}/dashboard`, { token: null, headers: { cookie: readOnly.cookie } }).then((r) => r.text())).toContain("read-only");
-
-    const full = await signIn(await link({ run: run.id }));
-    const crossSite = await abortWith(full.cookie, "https://evil.example");
-    expect(crossSite.status).toBe(403);
-    expect(((await crossSite.json()) as { type: string }).type).toMatch(/cross-origin$/);
-    expect((await abortWith(full.cookie)).status).toBe(403); // no Origin at all
-    expect((await abortWith(full.cookie, "http://edgeload.test")).status).toBe(202);
+    const readOnly = await signIn(await link({ run: run.id }, READ_TOKEN));
+    const abortWith = (cookie: string, headers: Record<string, string>) =>
+      api(`/v1/runs/${run.id}/abort`, { method: "POST", token: null, headers: { cookie, ...headers } });
+    const sameSite = { origin: "http://edgeload.test" };
+    expect((await abortWith(readOnly.cookie, sameSite)).status).toBe(403);
+    // The read token gets no abort link; the full token does.
+    const refusedLink = await api("/v1/dashboard-links", { method: "POST", body: JSON.stringify({ run: run.id, abort: true }), token: READ_TOKEN });
+    expect(refusedLink.status).toBe(403);
+    const full = await signIn(await link({ run: run.id, abort: true }));
+    const html = await (await api(`/v1/runs/${run.id}/dashboard`, { token: null, headers: { cookie: full.cookie } })).text();
+    const csrf = /data-csrf="([0-9a-f]{64})"/.exec(html)?.[1];
+    expect(csrf).toMatch(/^[0-9a-f]{64}$/);
+    expect((await abortWith(full.cookie, sameSite)).status).toBe(403); // no CSRF token
+    expect((await abortWith(full.cookie, { ...sameSite, [CSRF_HEADER]: "0".repeat(64) })).status).toBe(403);
+    expect((await abortWith(full.cookie, { origin: "https://evil.example", [CSRF_HEADER]: csrf! })).status).toBe(403);
+    expect((await abortWith(full.cookie, { [CSRF_HEADER]: csrf! })).status).toBe(403); // no Origin at all
+    // Another session's token does not fit this cookie.
+    const other = await signIn(await link({ run: run.id, abort: true }));
+    expect((await abortWith(other.cookie, { ...sameSite, [CSRF_HEADER]: csrf! })).status).toBe(403);
+    expect((await abortWith(full.cookie, { ...sameSite, [CSRF_HEADER]: csrf! })).status).toBe(202);
     expect((await waitForStatus(run.id)).status).toBe("aborted");
   });
 
@@ -105,7 +147,14 @@ describe("dashboard links and sessions", () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { problems: Array<{ field: string }> }).problems[0]!.field).toBe("run");
     expect((await api("/v1/dashboard-links", { method: "POST", body: "{" })).status).toBe(400);
+    const two = await api("/v1/dashboard-links", { method: "POST", body: JSON.stringify({ run: "r-mk0abc12-0123abcd", schedule: "s-mk0abc12-0123abcd" }) });
+    expect(two.status).toBe(400);
+    expect((await api("/v1/dashboard-links", { method: "POST", body: JSON.stringify({ schedule: "s-mk0abc12-0123abcd", abort: true }) })).status).toBe(403);
     expect((await link()).pathname).toBe("/");
+    expect((await link({ schedule: "s-mk0abc12-0123abcd" })).pathname).toBe("/v1/schedules/s-mk0abc12-0123abcd/dashboard");
+    expect((await link({ compare: ["r-mk0abc12-0123abcd", "r-mk0abc12-4567abcd"] })).pathname).toBe(
+      "/v1/runs/r-mk0abc12-0123abcd/compare/r-mk0abc12-4567abcd/dashboard",
+    );
   });
 });
 

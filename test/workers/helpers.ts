@@ -2,7 +2,9 @@
 import { env, exports } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 
-export const TOKEN = "test-token";
+export const TOKEN = "test-token-of-at-least-32-characters";
+/** EDGELOAD_READ_TOKEN of the workers tests (vitest.config.ts). */
+export const READ_TOKEN = "read-token-of-at-least-32-characters";
 
 export function api(path: string, init: RequestInit & { token?: string | null } = {}): Promise<Response> {
   const { token = TOKEN, ...rest } = init;

@@ -12,7 +12,9 @@
 import { byId, chart, fixed, ms, percent, rate, setRows, tidy } from "./common.js";
 
 const runId = document.body.dataset.runId ?? "";
-const readOnly = document.body.dataset.scope !== "all";
+/** The session's CSRF token when it may abort the run (an abort link's session); else read-only. */
+const csrf = document.body.dataset.csrf ?? null;
+const readOnly = csrf === null;
 
 /** @type {{ points: any[]; status: any; summary: any; region: string; ended: boolean; charts: Record<string, any> }} */
 const state = { points: [], status: null, summary: null, region: "", ended: false, charts: {} };
@@ -272,7 +274,7 @@ byId("abort").addEventListener("click", async () => {
   const button = /** @type {HTMLButtonElement} */ (byId("abort"));
   button.disabled = true;
   button.textContent = "Aborting…";
-  const response = await fetch(`/v1/runs/${runId}/abort`, { method: "POST", credentials: "same-origin" });
+  const response = await fetch(`/v1/runs/${runId}/abort`, { method: "POST", credentials: "same-origin", headers: { "x-edgeload-csrf": String(csrf) } });
   if (!response.ok) {
     const problem = await response.json().catch(() => ({}));
     notice(`Abort refused: ${problem.detail ?? response.status}`);
