@@ -23,7 +23,7 @@ export function isLoopback(hostname: string): boolean {
 /** How a deployment sets its allow-list: a secret, so no tracked file changes and no redeploy. */
 export const ALLOW_LIST_HINT =
   "set the targets this deployment may load with `npx wrangler secret put ALLOWED_TARGETS` " +
-  "(comma-separated origins, hosts or *.wildcards, e.g. https://auth.example.com,*.example.net); " +
+  "(comma-separated origins, hosts or *.wildcards, e.g. https://auth.example.com,*.example.net; a bare host means https on 443) " +
   "it applies at once, no redeploy";
 
 /**
@@ -63,14 +63,41 @@ export function outputHostProblem(url: URL, allowList: string | undefined, mode:
   return `${url.origin} is not an allowed push output host; ${OUTPUT_ALLOW_HINT}`;
 }
 
-/** Whether `url` matches an entry of a comma-separated list of origins, hosts and `*.`wildcards. */
+/**
+ * Whether `url` matches an entry of a comma-separated list. An entry names a scheme, a host
+ * and a port: `https://api.example.com` (an origin), `api.example.com` (a bare host: https
+ * on 443, unless a port is written, `api.example.com:8443`), `*.example.com` (any subdomain,
+ * https on 443 alike), `http://*.example.com:8080`. A bare host never allows plain http or
+ * another port: the entry says what the owner meant, nothing wider. WebSockets go with their
+ * scheme's pair (wss with https, ws with http).
+ */
 export function isListed(url: URL, allowList: string | undefined): boolean {
+  const scheme = url.protocol === "wss:" ? "https" : url.protocol === "ws:" ? "http" : url.protocol.slice(0, -1);
+  const port = url.port || (scheme === "https" ? "443" : scheme === "http" ? "80" : "");
   const host = url.hostname.toLowerCase();
-  return allowedTargets(allowList).some((entry) => {
-    if (entry.includes("://")) return entry.replace(/\/+$/, "") === url.origin.toLowerCase();
-    if (entry.startsWith("*.")) return host.endsWith(entry.slice(1));
-    return host === entry;
+  return allowedTargets(allowList).some((text) => {
+    const entry = listEntry(text);
+    if (!entry || entry.scheme !== scheme || entry.port !== port) return false;
+    return entry.host.startsWith("*.") ? host.endsWith(entry.host.slice(1)) : host === entry.host;
   });
+}
+
+/** An allow-list entry's scheme, host (or `*.`pattern) and port; null when it is none. */
+export function listEntry(text: string): { scheme: string; host: string; port: string } | null {
+  const withScheme = text.includes("://") ? text : `https://${text}`;
+  // URL() does not take `*` in a host: parse the pattern with a placeholder label.
+  const wildcard = /^[a-z]+:\/\/\*\./.test(withScheme);
+  let url: URL;
+  try {
+    url = new URL(wildcard ? withScheme.replace("://*.", "://wildcard.") : withScheme);
+  } catch {
+    return null;
+  }
+  if (url.pathname.replace(/\/+$/, "") !== "" || url.search || url.username) return null;
+  const scheme = url.protocol.slice(0, -1);
+  const port = url.port || (scheme === "https" ? "443" : scheme === "http" ? "80" : "");
+  const host = wildcard ? `*.${url.hostname.slice("wildcard.".length)}` : url.hostname;
+  return { scheme, host, port };
 }
 
 function allowedTargets(allowList: string | undefined): string[] {
