@@ -10,7 +10,7 @@
  * `seed_url_key` row) is how every issued URL is revoked at once.
  */
 import { base64url, fromBase64Url, hmacKey } from "../../core/data/web-crypto.ts";
-import { seedUrlKeyRow } from "../store/settings.ts";
+import { generatedSecret } from "../store/settings.ts";
 
 export interface SeedUrlFields {
   readonly name: string;
@@ -25,19 +25,7 @@ const encoder = new TextEncoder();
 
 export async function seedUrlKey(env: { SEED_URL_KEY?: string; DB: D1Database }): Promise<CryptoKey> {
   if (env.SEED_URL_KEY) return hmacKey(env.SEED_URL_KEY);
-  return hmacKey(await storedSeedUrlKey(env.DB));
-}
-
-/**
- * The generated key: 32 random bytes, made by whichever request comes first. A racing
- * request's INSERT is ignored and both read back the one row, so no URL is ever signed
- * with a key that was then lost.
- */
-async function storedSeedUrlKey(db: D1Database): Promise<string> {
-  const fresh = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const value = await seedUrlKeyRow(db, fresh, Date.now());
-  if (value === null) throw new Error("the seed URL key could not be stored in D1 (settings)");
-  return value;
+  return hmacKey(await generatedSecret(env.DB, "seed_url_key", Date.now()));
 }
 
 /** The exact bytes signed: unambiguous because names cannot contain "\n". */
