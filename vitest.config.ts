@@ -51,6 +51,8 @@ export default defineConfig({
                 MAX_CONCURRENT_RUNS: "4",
                 // The scheduled-runs test's loopback target and webhook receiver.
                 WATCH_SERVER_URL: inject<string>("watchServerUrl"),
+                // The target-ownership test's DNS-over-HTTPS stand-in and loopback target.
+                VERIFICATION_SERVER_URL: inject<string>("verificationServerUrl"),
               }),
             },
           })),
@@ -58,7 +60,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
-          globalSetup: ["test/workers/global-setup.ts", "test/workers/watch-server.ts"],
+          globalSetup: ["test/workers/global-setup.ts", "test/workers/watch-server.ts", "test/workers/verification-server.ts"],
           setupFiles: ["test/workers/apply-migrations.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,

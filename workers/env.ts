@@ -58,6 +58,17 @@ export interface Env {
    * (core/spec/target-policy.ts). Unset, only loopback under wrangler dev.
    */
   readonly ALLOWED_OUTPUTS?: string;
+  /**
+   * Var: which targets must have proved that their owner runs this deployment, by a DNS TXT
+   * record or a well-known file (core/spec/target-ownership.ts, docs/configuration.md). Unset:
+   * every non-loopback target of a deployed coordinator, none under wrangler dev. `on`:
+   * non-loopback targets under wrangler dev too. `off`: none, for a single-owner account.
+   * `all`: loopback targets too, which is how the tests exercise the check under wrangler dev.
+   * Any other value refuses every run (503) rather than turning the check off.
+   */
+  readonly TARGET_VERIFICATION?: string;
+  /** Var: the DNS-over-HTTPS JSON resolver ownership TXT records are read from (default https://cloudflare-dns.com/dns-query). */
+  readonly TARGET_VERIFICATION_DOH?: string;
   /** The deployment's public origin, for links in notifications (cron ticks have no request). */
   readonly EDGELOAD_PUBLIC_URL?: string;
   /** Caps (coordinator/http/policy.ts), optional secrets or vars; unset, core/plan/plan.ts's DEFAULT_LIMITS. */

@@ -2,7 +2,9 @@
  * Admitting a run: the one path every run takes, whether `POST /v1/runs` or a schedule's
  * turn (coordinator/schedule/) asks. The spec is validated and planned under the
  * deployment's caps, its seed set or script checked, its target held against the
- * allow-list (and its push outputs against theirs), its cost against `maxCost`, the active runs against the cap; then the run's
+ * allow-list (and its push outputs against theirs), its cost against `maxCost`, its host to a
+ * standing proof of ownership where the deployment asks one (target-verification.ts), the
+ * active runs against the cap; then the run's
  * RunCoordinator creates it. Each refusal is an ApiError that knows its HTTP answer.
  */
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
@@ -22,6 +24,7 @@ import { countActiveRuns } from "../store/results-store.ts";
 import { coordinatorFor } from "./coordinator-stub.ts";
 import { checkScripts } from "./scripts-api.ts";
 import { newRunId } from "./run-id.ts";
+import { requireOwnership } from "./target-verification.ts";
 
 /** A run spec (parsed JSON), validated and planned under this deployment's caps. */
 export function plannedRun(input: unknown, env: RoutesEnv): { spec: RunSpec; plan: Plan } {
@@ -46,6 +49,8 @@ export async function checkRun(input: unknown, env: RoutesEnv): Promise<{ spec: 
   if (outputProblems.length) throw forbidden("output-not-allowed", "Push output not allowed", outputProblems.map((p) => p.detail).join("; "), outputProblems);
   const estimate = preflight(spec, plan);
   if (estimate.overBudget) throw invalidSpec([estimate.overBudget]);
+  // Last, as it may read DNS and the target: a run refused for anything else costs no lookup.
+  await requireOwnership(env, new URL(spec.target), Date.now());
   return { spec, plan, estimate };
 }
 

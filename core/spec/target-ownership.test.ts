@@ -2,7 +2,6 @@
  * Proof of target ownership, the pure part: who needs proof, the token, what to publish,
  * reading a resolver's answer and a well-known file, and the judgement with its expiry.
  */
-import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   dohQueryUrl,
@@ -40,7 +39,7 @@ describe("who needs proof", () => {
     ["off", "deployed", "api.example.com", false, "off: a single-owner account"],
     ["all", "local", "127.0.0.1", true, "all: loopback too, how the tests exercise the path"],
     ["ALL", "local", "[::1]", true, "the value is read without case"],
-  ] as const)("%s in %s mode for %s: required %s (%s)", (raw, mode, host, required) => {
+  ] as const)("%s in %s mode for %s: required %s (%s)", (raw, mode, host, required, _why) => {
     const setting = parseVerificationSetting(raw);
     if (!setting.ok) throw new Error(setting.detail);
     expect(verificationRequirement(setting.value, mode, host).required).toBe(required);
@@ -86,7 +85,8 @@ describe("the host a token is made for", () => {
 
 describe("the token and what to publish", () => {
   it("is the hex HMAC-SHA256 of the label and the host under the deployment key", async () => {
-    const expected = createHmac("sha256", "deployment-key").update("edgeload target v1\napi.example.com").digest("hex");
+    // Python: hmac.new(b"deployment-key", b"edgeload target v1\napi.example.com", hashlib.sha256).hexdigest()
+    const expected = "0a5e534b8d4908dab4c0da45b31a692882422360c166bc7b5553a6e618a4a03c";
     expect(await ownershipToken("deployment-key", "api.example.com")).toBe(expected);
     // Another host, or another deployment's key, gives another token.
     expect(await ownershipToken("deployment-key", "www.example.com")).not.toBe(expected);
@@ -140,7 +140,7 @@ describe("reading a DNS-over-HTTPS answer", () => {
     ],
     [{ Status: 0, Answer: [{ type: 5, data: "elsewhere.example.com." }] }, false, "no edgeload-verification=", "a CNAME is not a TXT record"],
     ["<html>", false, "is not DNS JSON", "not a DNS JSON answer"],
-  ])("%j: found %s (%s; %s)", (answer, found, detail) => {
+  ])("%j: found %s (%s; %s)", (answer, found, detail, _why) => {
     const finding = findInDohAnswer(answer, PROOF);
     expect(finding.found).toBe(found);
     expect(finding.detail).toContain(detail);
@@ -172,7 +172,7 @@ describe("reading the well-known file", () => {
     [200, `prefix ${LINE}`, false, "has no edgeload-verification=", "inside another line does not count"],
     [200, `edgeload-verification=${"ef".repeat(32)}`, false, "holds edgeload-verification=efefefefefef…", "another token"],
     [404, LINE, false, "answered 404", "only a 2xx counts, whatever its body"],
-  ])("%s %j: found %s", (status, body, found, detail) => {
+  ])("%s %j: found %s", (status, body, found, detail, _why) => {
     const finding = findInWellKnown(status, body, PROOF);
     expect(finding.found).toBe(found);
     expect(finding.detail).toContain(detail);
@@ -203,7 +203,7 @@ describe("the judgement and its expiry", () => {
     [t0, "verified", "at the check"],
     [t0 + 7 * DAY_MS - 1, "verified", "the last millisecond of the week"],
     [t0 + 7 * DAY_MS, "expired", "a week on: re-checked at the next run"],
-  ])("at %s a week-long proof is %s (%s)", (nowMs, standing) => {
+  ])("at %s a week-long proof is %s (%s)", (nowMs, standing, _why) => {
     expect(standingOf(judgeFindings("h", [dns(true)], t0), nowMs)).toBe(standing);
   });
 

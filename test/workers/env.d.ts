@@ -8,6 +8,8 @@ declare global {
       readonly TARGET_URL: string;
       /** test/workers/watch-server.ts: a slow-able target and a webhook receiver on loopback. */
       readonly WATCH_SERVER_URL: string;
+      /** test/workers/verification-server.ts: a DNS-over-HTTPS stand-in and a loopback target. */
+      readonly VERIFICATION_SERVER_URL: string;
       readonly TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     }
   }

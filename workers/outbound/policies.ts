@@ -8,6 +8,7 @@
  *   webhooks                               ALLOWED_WEBHOOKS (loopback under wrangler dev)
  *   push outputs                           ALLOWED_OUTPUTS (loopback under wrangler dev)
  *   the colo probe                         its one trace URL
+ *   a target ownership check               the resolver's origin, or the host's own (one each)
  */
 import { checkTarget, modeOf, outputHostProblem } from "../../core/spec/target-policy.ts";
 import { webhookHostProblem } from "../../core/watch/schedule-input.ts";
@@ -38,4 +39,16 @@ export function pushOutputPolicy(env: Pick<PolicyEnv, "ALLOWED_OUTPUTS" | "EDGEL
 export function onlyOrigin(traceUrl: string): OutboundPolicy {
   const origin = new URL(traceUrl).origin;
   return (url) => (url.origin === origin ? null : `only ${origin} is read here`);
+}
+
+/**
+ * An ownership check (coordinator/http/target-verification.ts) reads one thing: the
+ * DNS-over-HTTPS resolver's answer, or the host's well-known file. Each read gets this policy
+ * of its own URL, so a redirect to anywhere else (another host, a metadata address) is not
+ * followed. outboundFetch asks a policy once per origin, so a redirect within the host's own
+ * origin stays the host owner's choice.
+ */
+export function ownershipCheckPolicy(url: string): OutboundPolicy {
+  const origin = new URL(url).origin;
+  return (next) => (next.origin === origin ? null : `an ownership check reads only ${origin}`);
 }
