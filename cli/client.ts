@@ -61,6 +61,26 @@ export interface ComparisonResponse extends Comparison {
   readonly trend: string;
 }
 
+/** GET or POST /v1/targets/:host/verification. */
+export interface TargetVerification {
+  readonly host: string;
+  readonly required: boolean;
+  readonly why: string;
+  readonly state: "verified" | "expired" | "unverified";
+  readonly method: "dns" | "well-known" | null;
+  readonly verifiedAt: string | null;
+  readonly expiresAt: string | null;
+  readonly checkedAt: string | null;
+  readonly lastCheck: string | null;
+  readonly publish: {
+    readonly dns: { readonly name: string; readonly type: "TXT"; readonly value: string };
+    readonly wellKnown: { readonly url: string; readonly line: string };
+  };
+  readonly instructions: string;
+  /** POST only: what each way found. */
+  readonly findings?: ReadonlyArray<{ readonly method: "dns" | "well-known"; readonly found: boolean; readonly detail: string }>;
+}
+
 /** How long one API call may take before it counts as unanswered. */
 const CALL_TIMEOUT_MS = 30_000;
 
@@ -118,6 +138,14 @@ export class EdgeloadClient {
   /** What the deployment would do with a spec, and whether its allow-list takes the target (POST /v1/plan). */
   planRun(spec: unknown): Promise<{ target: { url: string; allowed: boolean; detail?: string } }> {
     return this.#call("POST", "/v1/plan", spec);
+  }
+
+  /**
+   * Proof of a target's ownership (coordinator/http/targets-api.ts): GET reads what to publish
+   * and the last check, POST checks now. `target` is the URL the host is loaded as.
+   */
+  targetVerification(method: "GET" | "POST", host: string, target?: string): Promise<TargetVerification> {
+    return this.#call(method, `/v1/targets/${encodeURIComponent(host)}/verification${target ? `?target=${encodeURIComponent(target)}` : ""}`);
   }
 
   /** Scheduled runs (docs/schedules.md): `action` is "" (get), "pause" or "resume". */

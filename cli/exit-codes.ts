@@ -65,7 +65,7 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
     name: "invalidConfig",
     code: EXIT.invalidConfig,
     meaning:
-      "invalid input: an unknown or inapplicable flag, a file not found, a spec or script edgeload cannot run, a run over the deployment's caps or budget, a built-in scenario's provider that the pre-flight probe found set up so that the run cannot pass (the cause and its fix are printed; docs/authrim.md)",
+      "invalid input: an unknown or inapplicable flag, a file not found, a spec or script edgeload cannot run, a run over the deployment's caps or budget, a target whose owner has not proved control (`edgeload verify`), a built-in scenario's provider that the pre-flight probe found set up so that the run cannot pass (the cause and its fix are printed; docs/authrim.md)",
     source: "k6 InvalidConfig",
   },
   { name: "aborted", code: EXIT.aborted, meaning: "the run was aborted (Ctrl-C, `edgeload abort`, an abortOnFail threshold)", source: "k6 ExternalAbort" },
@@ -93,10 +93,11 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
 
 /**
  * 403 problem types that are about the run, not the caller (coordinator/http/api.ts): a target
- * outside ALLOWED_TARGETS, a push output outside ALLOWED_OUTPUTS, a run over the deployment's caps, a seed URL refused. They are
+ * outside ALLOWED_TARGETS or whose owner has not proved control (`edgeload verify`), a push
+ * output outside ALLOWED_OUTPUTS, a run over the deployment's caps, a seed URL refused. They are
  * input to fix, so 104; any other 403 is a credential that may not do this.
  */
-const POLICY_PROBLEMS = /\/problems\/(target-not-allowed|output-not-allowed|cap-exceeded|seed-url-[a-z-]+)$/;
+const POLICY_PROBLEMS = /\/problems\/(target-not-allowed|target-not-verified|output-not-allowed|cap-exceeded|seed-url-[a-z-]+)$/;
 
 /** The exit code for an API refusal of `status` with problem `type` (RFC 9457). */
 export function exitCodeOfApiStatus(status: number, type: string): number {

@@ -41,6 +41,7 @@ const HANDLERS: Readonly<Record<string, Handler>> = {
   schedule: async (a) => (await import("./schedule-command.ts")).scheduleCommand(a),
   plan: async (a) => (await import("./plan-command.ts")).planCommand([...a]),
   deploy: async (a) => (await import("./deploy-command.ts")).deployCommand([...a]),
+  verify: async (a) => (await import("./verify-command.ts")).verifyCommand(a),
   help: async (a) => helpCommand(a),
   version: async (a) => {
     parseCommand(commandNamed("version")!, a);

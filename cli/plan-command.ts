@@ -7,9 +7,11 @@
  * A run over those caps is planned without them and printed all the same, followed by each
  * cap it needs and the command that raises it. With a deployment named (`--url`/`--token` or
  * EDGELOAD_URL/EDGELOAD_TOKEN) it also asks that deployment (POST /v1/plan, which starts
- * nothing) whether its ALLOWED_TARGETS take the target; without one nothing is contacted.
- * Exit 104 when the spec is invalid, the plan needs a cap raised or breaks a platform limit,
- * the cost is over `maxCost`, or the deployment would refuse the target. A k6 script is
+ * nothing) whether its ALLOWED_TARGETS take the target, and (GET /v1/targets/:host/verification)
+ * whether the target's owner has proved control where it asks that; without one nothing is
+ * contacted. Exit 104 when the spec is invalid, the plan needs a cap raised or breaks a
+ * platform limit, the cost is over `maxCost`, or the deployment would refuse the target (not
+ * allowed, or no proof of ownership). A k6 script is
  * planned from its options (`-e NAME=VALUE` for its __ENV), counting one request per
  * iteration: what an iteration sends is the script's to decide at run time.
  */
@@ -22,12 +24,14 @@ import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { redactSpec } from "../core/spec/redact.ts";
 import type { RunSpec } from "../core/spec/types.ts";
 import { parseCron, schedulePrice } from "../core/watch/cron.ts";
-import { ApiProblem } from "./client.ts";
+import { hostOfTarget } from "../core/spec/target-ownership.ts";
+import { ApiProblem, type TargetVerification } from "./client.ts";
 import { CliError, connect, EXIT, parseCliArgs, readJsonFile } from "./connection.ts";
 import { exitCodeOfApiStatus } from "./exit-codes.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { namedValues, withOverrides } from "./spec-overrides.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
+import { ownershipLine } from "./verify-command.ts";
 
 const USAGE =
   "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--cron EXPR] [--url URL --token TOKEN]";
@@ -83,20 +87,28 @@ export async function planCommand(args: string[]): Promise<number> {
   const capProblems = planned.ok ? [] : planned.problems;
   const result = preflight(spec.spec, plan);
   const target = await deploymentTargetCheck(values, raw);
+  const ownership = target ? await deploymentOwnershipCheck(values, spec.spec.target) : null;
   const schedule = values.cron === undefined ? null : schedulePriceOf(values.cron, result.cost.totalUsd);
   if (values.format === "json") {
     const capsView = caps.length ? { caps: { problems: capProblems, raise: caps.map((c) => ({ ...c, command: raiseCommand(c, values.config) })) } } : {};
-    console.log(JSON.stringify({ spec: redactSpec(spec.spec), plan, ...result, target, ...capsView, ...(schedule ? { schedule } : {}) }, null, 2));
+    console.log(JSON.stringify({ spec: redactSpec(spec.spec), plan, ...result, target, ownership, ...capsView, ...(schedule ? { schedule } : {}) }, null, 2));
   } else {
     const capsText = caps.length ? `\n\n${renderCaps(caps, config.vars ?? {}, values.config)}` : "";
     const scheduleText = schedule
       ? `\n\nscheduled ${schedule.cron} (UTC): ${schedule.turnsPer30Days} runs in 30 days, about $${schedule.usdPer30Days.toFixed(2)} a month ($${schedule.usdPerRun.toFixed(4)} a run)`
       : "";
-    console.log(`${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${targetLine(spec.spec.target, target)}${capsText}${scheduleText}`);
+    const ownershipText = ownership ? `\n${ownershipLine(ownership)}` : "";
+    console.log(
+      `${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${targetLine(spec.spec.target, target)}${ownershipText}${capsText}${scheduleText}`,
+    );
   }
   const failures: string[] = [];
   if (caps.length) failures.push(`the run needs ${caps.length} of the deployment's caps raised: ${caps.map((c) => c.setting).join(", ")} (see above)`);
   if (target && !target.allowed) failures.push(`the deployment would refuse this run: ${target.detail ?? "target not allowed"}`);
+  if (ownership?.required && ownership.state === "unverified")
+    failures.push(
+      `the deployment has no proof that ${ownership.host} is yours, so it would refuse the run: see above, or \`edgeload verify ${ownership.host}\``,
+    );
   if (result.overBudget) failures.push(`${result.overBudget.field}: ${result.overBudget.detail}`);
   const over = result.limits.filter((l) => !l.ok);
   if (over.length) failures.push(`the run breaks ${over.length} platform limit${over.length === 1 ? "" : "s"}: ${over.map((l) => l.limit).join(", ")}`);
@@ -199,6 +211,22 @@ async function deploymentTargetCheck(values: { url?: string | undefined; token?:
     if (error instanceof ApiProblem)
       throw new CliError(`${client.baseUrl} could not check the run: ${error.message}`, exitCodeOfApiStatus(error.status, error.body.type));
     throw new CliError(`${client.baseUrl} could not be reached to check the target: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The named deployment's view of the target host's ownership proof (GET, which starts and
+ * stores nothing), asked only when a deployment was asked about the target.
+ */
+async function deploymentOwnershipCheck(values: { url?: string | undefined; token?: string | undefined }, target: string): Promise<TargetVerification> {
+  const client = await connect(values);
+  const url = new URL(target);
+  try {
+    return await client.targetVerification("GET", hostOfTarget(url), url.origin);
+  } catch (error) {
+    if (error instanceof ApiProblem)
+      throw new CliError(`${client.baseUrl} could not report the target's ownership: ${error.message}`, exitCodeOfApiStatus(error.status, error.body.type));
+    throw new CliError(`${client.baseUrl} could not be reached to check the target's ownership: ${(error as Error).message}`);
   }
 }
 

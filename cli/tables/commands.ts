@@ -7,6 +7,7 @@ import { ABORT_COMMAND, DASHBOARD_COMMAND, REPORT_COMMAND, RUNS_COMMAND, SEEDS_C
 import { RUN_COMMAND } from "./run-table.ts";
 import { SCHEDULE_COMMAND } from "./schedule-table.ts";
 import { DEMO_COMMAND, DEPLOY_COMMAND, DEV_COMMAND, PLAN_COMMAND, SEED_COMMAND } from "./stack-tables.ts";
+import { VERIFY_COMMAND } from "./verify-table.ts";
 
 export const HELP_COMMAND = {
   name: "help",
@@ -29,7 +30,7 @@ export const COMMAND_GROUPS: ReadonlyArray<{ readonly title: string; readonly co
   { title: "Run load", commands: [RUN_COMMAND, DEV_COMMAND, DEMO_COMMAND, SEED_COMMAND, LADDER_COMMAND] },
   { title: "Follow and inspect runs", commands: [RUNS_COMMAND, STATUS_COMMAND, SUMMARY_COMMAND, ABORT_COMMAND, DASHBOARD_COMMAND, SEEDS_COMMAND] },
   { title: "Analyse", commands: [REPORT_COMMAND, QUERY_COMMAND, COMPARE_COMMAND, CROSSCHECK_COMMAND, CF_ANALYTICS_COMMAND, SCHEDULE_COMMAND] },
-  { title: "Deploy", commands: [PLAN_COMMAND, DEPLOY_COMMAND] },
+  { title: "Deploy", commands: [PLAN_COMMAND, DEPLOY_COMMAND, VERIFY_COMMAND] },
   { title: "This tool", commands: [HELP_COMMAND, VERSION_COMMAND] },
 ];
 

@@ -66,7 +66,7 @@ export const PLAN_COMMAND = {
   ],
   details: [
     "The caps are the deployment's wrangler.toml [vars] (or --config), else the defaults; --var MAX_RATE_PER_S=… (and MAX_DURATION_S, MAX_SHARDS, MAX_TOTAL_REQUESTS, MAX_VUS, SUBREQUESTS_PER_INVOCATION, AGGREGATOR_FAN_IN) stands for the secret a deployment sets it with. A run over the caps is planned without them and printed all the same, followed by each cap it needs and the `npx wrangler secret put` command that raises it.",
-    "With a deployment named (--url/--token or EDGELOAD_URL/EDGELOAD_TOKEN) it also asks it (POST /v1/plan, which starts nothing) whether its ALLOWED_TARGETS take the target; without one nothing is contacted. Exit 104 when the spec is invalid, the plan needs a cap raised or breaks a platform limit, the cost is over --max-cost, or the deployment would refuse the target.",
+    "With a deployment named (--url/--token or EDGELOAD_URL/EDGELOAD_TOKEN) it also asks it (POST /v1/plan, which starts nothing) whether its ALLOWED_TARGETS take the target, and whether the target's owner has proved control where the deployment asks it (GET /v1/targets/<host>/verification; `edgeload verify` prints what to publish); without one nothing is contacted. Exit 104 when the spec is invalid, the plan needs a cap raised or breaks a platform limit, the cost is over --max-cost, or the deployment would refuse the target (not allowed, or not verified).",
   ],
   positionals: true,
   external: true,
