@@ -1,118 +1,140 @@
 /**
  * One cron tick (the Worker's `scheduled` handler, `triggers.crons` in wrangler.toml):
  *
- *  1. Judge: every scheduled run that has ended since the last tick gets its verdict —
- *     its thresholds, then `compare` against its baseline (core/watch/scheduled-verdict.ts)
- *     — and each webhook that asked for that verdict is notified (notify.ts).
- *  2. Turn: every schedule that is due takes its turn (core/watch/schedule-turn.ts): one
+ *  1. Watchdog: a scheduled run still going past its deadline is stopped and judged
+ *     (run-watchdog.ts), so later turns are not skipped behind it for ever.
+ *  2. Judge: every scheduled run that has ended since the last tick gets its verdict —
+ *     its thresholds, then `compare` against its baseline (core/watch/scheduled-verdict.ts).
+ *  3. Turn: every schedule that is due takes its turn (core/watch/schedule-turn.ts): one
  *     run through the same admission as `POST /v1/runs` (caps, allow-list, cost, active
  *     runs), or a skipped turn when its previous run is still going, or missed turns
  *     reported after an outage — never piled up.
+ *  4. Alerts: whatever is due in the outbox is delivered (notify.ts), after the tick's own
+ *     work, so a slow receiver holds back no turn.
  *
- * Each turn is recorded before its run is admitted, under the turn's primary key, so two
- * overlapping ticks never start the same turn twice. The tick's time is the controller's
- * `scheduledTime`, passed in.
+ * Every turn that does not pass alerts (core/watch/alert-rule.ts), and every alert is written
+ * to the outbox in the same D1 batch as the turn or verdict it is about. Each turn is
+ * recorded before its run is admitted, under the turn's primary key, so two overlapping ticks
+ * never start the same turn twice. The tick's time is the controller's `scheduledTime`,
+ * passed in.
  */
 import { BASELINE_WINDOW_RUNS, rollingBaseline } from "../../core/watch/baseline-rule.ts";
-import { outbound } from "../../workers/outbound/outbound-fetch.ts";
-import { webhookPolicy } from "../../workers/outbound/policies.ts";
-import { vaultOf } from "./schedule-vault.ts";
 import { compareRuns } from "../../core/results/compare.ts";
 import { parseCron } from "../../core/watch/cron.ts";
-import { decideTurn } from "../../core/watch/schedule-turn.ts";
+import { decideTurn, type TurnDecision } from "../../core/watch/schedule-turn.ts";
 import { scheduledVerdict } from "../../core/watch/scheduled-verdict.ts";
-import type { Env } from "../../workers/env.ts";
 import { loadQueryInput } from "../store/results-queries.ts";
 import {
   dueSchedules,
   getSchedule,
   lastPassedRuns,
-  recordVerdict,
   runOutcome,
   setNextDue,
   settleTurn,
   takeTurn,
   unjudgedTurns,
+  type ScheduleRow,
   type TurnRow,
 } from "../store/schedules.ts";
-import { notifyVerdict } from "./notify.ts";
+import { deliverDueAlerts } from "./notify.ts";
+import { endOverdueRuns, type WatchdogEnv } from "./run-watchdog.ts";
+import { vaultOf } from "./schedule-vault.ts";
+import { alertBatch, eventOf, recordJudged, runLink } from "./turn-alerts.ts";
 
 /** What a turn needs from the routes' room: admitting a run as `POST /v1/runs` does. */
 export interface TickDeps {
   /** Admits and creates a run from a spec (parsed JSON), or throws why not (an error with `detail`). */
   readonly admit: (spec: unknown) => Promise<{ readonly id: string }>;
-  /** Keeps the webhook deliveries going after the tick returns. */
+  /** Keeps the alerts' delivery going after the tick returns. */
   readonly waitUntil: (promise: Promise<unknown>) => void;
 }
 
+type TurnReport = { readonly scheduleId: string; readonly outcome: string; readonly runId?: string; readonly detail?: string };
+
 export interface TickReport {
+  /** Runs the watchdog ended. */
+  readonly ended: number;
   readonly judged: number;
-  readonly turns: readonly { readonly scheduleId: string; readonly outcome: string; readonly runId?: string; readonly detail?: string }[];
+  readonly turns: readonly TurnReport[];
 }
 
-export async function cronTick(env: Env, nowMs: number, deps: TickDeps): Promise<TickReport> {
-  const judged = await judgeEnded(env, deps);
-  const turns: TickReport["turns"][number][] = [];
+export async function cronTick(env: WatchdogEnv, nowMs: number, deps: TickDeps): Promise<TickReport> {
+  const ended = await endOverdueRuns(env, nowMs);
+  const judged = await judgeEnded(env, nowMs);
+  const turns: TurnReport[] = [];
   for (const s of await dueSchedules(env.DB, nowMs)) {
     const cron = parseCron(s.cron);
     if (!cron.ok) continue;
-    const d = decideTurn({ cron: cron.cron, nextDueMs: s.next_due_ms, nowMs, paused: s.paused === 1, previousRunActive: s.last_run_active === 1 });
-    if (d.kind === "idle") {
-      await setNextDue(env.DB, s.id, d.nextDueMs);
-      continue;
-    }
-    const turn = {
-      schedule_id: s.id,
-      due_ms: d.dueMs,
-      taken_at: nowMs,
-      outcome: d.kind === "start" ? "started" : d.kind === "skip" ? "skipped" : "missed",
-      missed: d.missed,
-      detail: d.reason ?? null,
-      run_id: null,
-    } as const;
-    if (!(await takeTurn(env.DB, turn, d.nextDueMs))) continue; // another tick took it
-    if (d.kind !== "start") {
-      turns.push({ scheduleId: s.id, outcome: turn.outcome, detail: d.reason! });
-      continue;
-    }
-    try {
-      const secrets = await vaultOf(env, s.id).get();
-      if (!secrets) throw new Error("its vault has no spec (create the schedule again)");
-      const run = await deps.admit(JSON.parse(secrets.specJson));
-      await settleTurn(env.DB, s.id, d.dueMs, "started", run.id, d.missed ? `${d.missed} earlier turn(s) missed` : null);
-      turns.push({ scheduleId: s.id, outcome: "started", runId: run.id });
-    } catch (error) {
-      const detail = refusalDetail(error);
-      await settleTurn(env.DB, s.id, d.dueMs, "refused", null, detail);
-      turns.push({ scheduleId: s.id, outcome: "refused", detail });
+    const d = decideTurn({
+      cron: cron.cron,
+      nextDueMs: s.next_due_ms,
+      nowMs,
+      paused: s.paused === 1,
+      previousRunActive: s.last_run_active === 1,
+      previousRunId: s.last_run_id,
+    });
+    if (d.kind === "idle") await setNextDue(env.DB, s.id, d.nextDueMs);
+    else {
+      const report = await takeDueTurn(env, s, d, nowMs, deps);
+      if (report) turns.push(report);
     }
   }
-  if (turns.length || judged) console.log(JSON.stringify({ event: "cron-tick", at: new Date(nowMs).toISOString(), judged, turns }));
-  return { judged, turns };
+  deps.waitUntil(
+    deliverDueAlerts(env, nowMs).catch((error: unknown) => {
+      // The alerts stay in the outbox; the next tick tries them again.
+      console.error(`cron tick: alert delivery stopped: ${String(error)}`);
+    }),
+  );
+  if (turns.length || judged || ended) console.log(JSON.stringify({ event: "cron-tick", at: new Date(nowMs).toISOString(), ended, judged, turns }));
+  return { ended, judged, turns };
 }
 
-/** Verdicts for the scheduled runs that have ended; returns how many were recorded. */
-async function judgeEnded(env: Env, deps: TickDeps): Promise<number> {
+/** Takes one due turn; null when another tick took it first. */
+async function takeDueTurn(
+  env: WatchdogEnv,
+  s: ScheduleRow,
+  d: Exclude<TurnDecision, { kind: "idle" }>,
+  nowMs: number,
+  deps: TickDeps,
+): Promise<TurnReport | null> {
+  const outcome = d.kind === "start" ? "started" : d.kind === "skip" ? "skipped" : "missed";
+  const turn = { schedule_id: s.id, due_ms: d.dueMs, taken_at: nowMs, outcome, missed: d.missed, detail: d.reason ?? null, run_id: null } as const;
+  // A skipped or missed turn alerts in the batch that records it.
+  const alerts = outcome === "started" ? null : alertBatch(s, outcome, eventOf(s, turn, null, null), nowMs);
+  if (!(await takeTurn(env.DB, turn, d.nextDueMs, alerts))) return null;
+  if (d.kind !== "start") return { scheduleId: s.id, outcome, detail: d.reason! };
+  let run: { readonly id: string };
+  try {
+    const secrets = await vaultOf(env, s.id).get();
+    if (!secrets) throw new Error("its vault has no spec (create the schedule again)");
+    run = await deps.admit(JSON.parse(secrets.specJson));
+  } catch (error) {
+    const detail = refusalDetail(error);
+    const refused = { ...turn, outcome: "refused" as const, detail };
+    await settleTurn(env.DB, s.id, d.dueMs, { outcome: "refused", runId: null, detail }, alertBatch(s, "refused", eventOf(s, refused, null, null), nowMs));
+    return { scheduleId: s.id, outcome: "refused", detail };
+  }
+  const detail = d.missed ? `${d.missed} earlier turn(s) missed` : null;
+  // Turns missed before this one alert too, in the batch that settles it.
+  const started = { ...turn, detail };
+  const missed = d.missed ? alertBatch(s, "missed", eventOf(s, started, runLink(env, run.id, "pending"), null), nowMs) : null;
+  await settleTurn(env.DB, s.id, d.dueMs, { outcome: "started", runId: run.id, detail }, missed);
+  return { scheduleId: s.id, outcome: "started", runId: run.id };
+}
+
+/** Verdicts for the scheduled runs that have ended, each with its alerts; returns how many were recorded. */
+async function judgeEnded(env: WatchdogEnv, nowMs: number): Promise<number> {
   let n = 0;
   for (const turn of await unjudgedTurns(env.DB)) {
     const schedule = await getSchedule(env.DB, turn.schedule_id);
     if (!schedule) continue;
     const verdict = await verdictOf(env, turn, schedule.baseline_run_id);
-    if (!(await recordVerdict(env.DB, turn.schedule_id, turn.due_ms, verdict))) continue;
-    n++;
-    const event = {
-      schedule: { id: schedule.id, name: schedule.name },
-      run: { id: turn.run_id!, status: turn.run_status, url: `${env.EDGELOAD_PUBLIC_URL ?? ""}/v1/runs/${turn.run_id}` },
-      dueAt: new Date(turn.due_ms).toISOString(),
-      verdict,
-    };
-    const webhooks = (await vaultOf(env, schedule.id).get())?.webhooks ?? [];
-    deps.waitUntil(notifyVerdict(env.DB, outbound(webhookPolicy(env)), webhooks, event));
+    if (await recordJudged(env, schedule, { ...turn, run_id: turn.run_id! }, turn.run_status, verdict, nowMs)) n++;
   }
   return n;
 }
 
-async function verdictOf(env: Env, turn: TurnRow, pinned: string | null) {
+async function verdictOf(env: WatchdogEnv, turn: TurnRow, pinned: string | null) {
   const runId = turn.run_id!;
   const outcome = await runOutcome(env.DB, runId);
   const baselineRunId = pinned ?? rollingBaseline(await lastPassedRuns(env.DB, turn.schedule_id, turn.due_ms, BASELINE_WINDOW_RUNS));

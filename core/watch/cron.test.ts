@@ -64,7 +64,7 @@ describe("parseCron", () => {
 describe("decideTurn", () => {
   const minutely = cronOf("* * * * *");
   const hourly = cronOf("0 * * * *");
-  const base = { paused: false, previousRunActive: false };
+  const base = { paused: false, previousRunActive: false, previousRunId: "r-prev" };
   it.each([
     // [cron, nextDue, now, previous run active, paused, decision, why]
     [minutely, "12:01:00", "12:00:30", false, false, { kind: "idle", nextDueMs: at("2026-11-28T12:01:00Z") }, "not due yet"],
@@ -88,9 +88,9 @@ describe("decideTurn", () => {
         dueMs: at("2026-11-28T12:01:00Z"),
         missed: 0,
         nextDueMs: at("2026-11-28T12:02:00Z"),
-        reason: "the previous run of this schedule is still going",
+        reason: "the previous run r-prev of this schedule is still going",
       },
-      "previous run still going: skipped, and said so",
+      "previous run still going: skipped, and the turn names that run",
     ],
     [
       minutely,

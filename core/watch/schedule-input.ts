@@ -10,7 +10,7 @@
  *     "baseline": "rolling" | {"runId": "r-…"},   // default "rolling" (core/watch/baseline-rule.ts)
  *     "webhooks": [{"url": "https://hooks.example.com/x", "format": "json" | "slack",
  *                   "secret": "…",               // HMAC key; generated (and shown once) when absent
- *                   "on": ["regressed", "failed", "inconclusive"]}]   // default: all but passed
+ *                   "on": ["regressed", "failed", "inconclusive"]}]   // default: every turn that does not pass (alert-rule.ts)
  *   }
  *
  * Webhook hosts must be allowed like run targets (ALLOWED_WEBHOOKS; loopback under wrangler
@@ -20,7 +20,7 @@ import type { Problem } from "../spec/input-problem.ts";
 import { isListed, isLoopback } from "../spec/target-policy.ts";
 import type { Mode } from "../run/protocol.ts";
 import { parseCron, type Cron } from "./cron.ts";
-import { SCHEDULED_VERDICTS, type ScheduledVerdictKind } from "./scheduled-verdict.ts";
+import { WEBHOOK_ON_KINDS, type WebhookOnKind } from "./alert-rule.ts";
 
 export const WEBHOOK_FORMATS = ["json", "slack"] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
@@ -30,7 +30,7 @@ export interface Webhook {
   readonly format: WebhookFormat;
   /** HMAC-SHA256 key of the signature header; never shown after creation. */
   readonly secret: string;
-  readonly on: readonly ScheduledVerdictKind[];
+  readonly on: readonly WebhookOnKind[];
 }
 
 /** A pinned run, or the schedule's last run whose verdict was passed. */
@@ -50,7 +50,8 @@ export interface ScheduleInput {
 
 export type ScheduleParse = { readonly ok: true; readonly schedule: ScheduleInput } | { readonly ok: false; readonly problems: readonly Problem[] };
 
-const DEFAULT_ON: readonly ScheduledVerdictKind[] = ["regressed", "failed", "inconclusive"];
+/** Every turn that does not pass: refused, skipped and missed are heard through failed and inconclusive (alert-rule.ts). */
+const DEFAULT_ON: readonly WebhookOnKind[] = ["regressed", "failed", "inconclusive"];
 const MAX_WEBHOOKS = 5;
 const MIN_SECRET_CHARS = 16;
 
@@ -121,10 +122,17 @@ function parseWebhook(raw: unknown, field: string, allowList: string | undefined
   if (typeof secret !== "string" || (secret !== "" && secret.length < MIN_SECRET_CHARS))
     problems.push({ field: `${field}.secret`, detail: `at least ${MIN_SECRET_CHARS} characters, or leave it out to have one generated` });
   const on = w.on ?? DEFAULT_ON;
-  if (!Array.isArray(on) || on.length === 0 || !on.every((v) => SCHEDULED_VERDICTS.includes(v)))
-    problems.push({ field: `${field}.on`, detail: `a non-empty list of ${SCHEDULED_VERDICTS.join(", ")}` });
+  if (!Array.isArray(on) || on.length === 0 || !on.every((v) => WEBHOOK_ON_KINDS.includes(v))) problems.push({ field: `${field}.on`, detail: onProblem(on) });
   if (problems.length > before) return null;
-  return { url: url!.href, format: format as WebhookFormat, secret: secret as string, on: on as ScheduledVerdictKind[] };
+  return { url: url!.href, format: format as WebhookFormat, secret: secret as string, on: on as WebhookOnKind[] };
+}
+
+/** What is wrong with an `on` list; "recovered" is not chosen but follows the alerts a webhook heard. */
+function onProblem(on: unknown): string {
+  const list = `a non-empty list of ${WEBHOOK_ON_KINDS.join(", ")}`;
+  if (Array.isArray(on) && on.includes("recovered"))
+    return `${list} ("recovered" is not chosen here: it goes to every webhook that was alerted while the schedule did not pass)`;
+  return list;
 }
 
 /** Why a webhook's host is refused, or null: listed in ALLOWED_WEBHOOKS, or loopback under wrangler dev. */
@@ -137,6 +145,6 @@ export function webhookHostProblem(url: URL, allowList: string | undefined, mode
  * A webhook as shown anywhere after creation: its origin only (a Slack webhook's path is
  * itself a credential) and never its secret.
  */
-export function redactWebhook(w: Webhook): { url: string; format: WebhookFormat; secret: "(redacted)"; on: readonly ScheduledVerdictKind[] } {
+export function redactWebhook(w: Webhook): { url: string; format: WebhookFormat; secret: "(redacted)"; on: readonly WebhookOnKind[] } {
   return { url: `${new URL(w.url).origin}/…`, format: w.format, secret: "(redacted)", on: w.on };
 }

@@ -21,8 +21,10 @@ export interface TurnInput {
   readonly nextDueMs: number | null;
   readonly nowMs: number;
   readonly paused: boolean;
-  /** Whether the schedule's last run has not ended yet. */
+  /** Whether the schedule's last run has not ended yet (nor been judged by the watchdog, watchdog.ts). */
   readonly previousRunActive: boolean;
+  /** That run, named in a skipped turn's reason. */
+  readonly previousRunId?: string | null;
   readonly graceMs?: number;
 }
 
@@ -66,7 +68,9 @@ export function decideTurn(input: TurnInput): TurnDecision {
       nextDueMs: next,
       reason: `the turn of ${new Date(latest).toISOString()} is too late to start`,
     };
-  if (input.previousRunActive)
-    return { kind: "skip", dueMs: latest, missed: earlier, nextDueMs: next, reason: "the previous run of this schedule is still going" };
+  if (input.previousRunActive) {
+    const run = input.previousRunId ? ` ${input.previousRunId}` : "";
+    return { kind: "skip", dueMs: latest, missed: earlier, nextDueMs: next, reason: `the previous run${run} of this schedule is still going` };
+  }
   return { kind: "start", dueMs: latest, missed: earlier, nextDueMs: next };
 }

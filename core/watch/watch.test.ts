@@ -3,7 +3,7 @@ import { compareRuns, type Comparison } from "../results/compare.ts";
 import { inconclusive, PASSED } from "../run/verdict.ts";
 import { parseScheduleInput, redactWebhook } from "./schedule-input.ts";
 import { scheduledVerdict } from "./scheduled-verdict.ts";
-import { retryDelayMs, signatureHeaders, webhookBody } from "./webhook.ts";
+import { signatureHeaders, webhookBody } from "./webhook.ts";
 import { rollingBaseline } from "./baseline-rule.ts";
 import { hmacSha256Hex as hmacHex } from "../data/web-crypto.ts";
 
@@ -105,18 +105,6 @@ describe("webhooks", () => {
     expect(headers["x-edgeload-signature"]).toBe(`v1=${await hmacHex("Jefe", "0.what do ya want for nothing?")}`);
   });
 
-  it.each([
-    // [attempt, last status, wait, why]
-    [1, null, 0, "the first attempt goes at once"],
-    [2, 500, 1000, "then 1 s"],
-    [3, null, 4000, "a network error: 4 s"],
-    [4, 429, 16000, "rate-limited is worth waiting for"],
-    [5, 500, null, "four attempts at most"],
-    [2, 404, null, "a 4xx will not change by retrying"],
-  ] as const)("attempt %i after %s waits %s (%s)", (attempt, status, wait, _why) => {
-    expect(retryDelayMs(attempt, status)).toBe(wait);
-  });
-
   it("has a Slack-compatible text body naming the regressed metrics", () => {
     const verdict = scheduledVerdict({
       runStatus: "passed",
@@ -128,12 +116,17 @@ describe("webhooks", () => {
       schedule: { id: "s-1", name: "nightly" },
       run: { id: "r-c", status: "passed", url: "https://x/v1/runs/r-c" },
       dueAt: "2026-11-28T03:00:00.000Z",
+      turn: { outcome: "started", missed: 0, detail: null },
       verdict,
-    };
-    expect(JSON.parse(webhookBody("slack", event)).text).toBe(
+    } as const;
+    const delivery = { id: "d-1", sentAtMs: 0 };
+    expect(JSON.parse(webhookBody("slack", "regressed", event, delivery)).text).toBe(
       ":chart_with_upwards_trend: edgeload schedule *nightly*: run <https://x/v1/runs/r-c|r-c> *regressed* (baseline r-b)\n• all p95 10.0 ms → 60.0 ms (+500%)",
     );
-    expect(JSON.parse(webhookBody("json", event))).toMatchObject({ verdict: "regressed", regressions: [{ metric: "p95", candidate: 60 }] });
+    expect(JSON.parse(webhookBody("json", "regressed", event, delivery))).toMatchObject({
+      verdict: "regressed",
+      regressions: [{ metric: "p95", candidate: 60 }],
+    });
   });
 });
 

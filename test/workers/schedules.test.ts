@@ -71,7 +71,11 @@ describe("scheduled runs", () => {
     expect(s.webhookSecrets).toEqual([{ webhook: 1, secret: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
     // D1 holds no secret of a schedule: they live in its vault (Durable Object storage), so
     // SQL over the schedules table reads the spec redacted and the webhooks keyless.
-    const sql = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: "SELECT spec_json, webhooks_json FROM schedules" }), token: "read-token" });
+    const sql = await api("/v1/sql", {
+      method: "POST",
+      body: JSON.stringify({ sql: "SELECT spec_json, webhooks_json FROM schedules" }),
+      token: "read-token",
+    });
     expect(sql.status).toBe(200);
     const rows = await sql.text();
     expect(rows).toContain("(redacted)");
@@ -93,27 +97,45 @@ describe("scheduled runs", () => {
     expect(run2).toMatchObject({ outcome: "started" });
     expect(view.turns[1]).toMatchObject({ runId: run1.runId, verdict: "passed", baselineRunId: null });
 
-    // Turn 3 comes while run 2 is still going: skipped, and it says so.
+    // Turn 3 comes while run 2 is still going: skipped, it says which run holds it, and it alerts.
     await tick(t1 + 120_000);
-    expect((await schedule(s.id)).turns[0]).toMatchObject({ outcome: "skipped", runId: null, detail: "the previous run of this schedule is still going" });
+    expect((await schedule(s.id)).turns[0]).toMatchObject({
+      outcome: "skipped",
+      runId: null,
+      detail: `the previous run ${run2.runId} of this schedule is still going`,
+    });
     expect((await waitForStatus(run2.runId)).status).toBe("passed");
 
     // Turn 4 (the schedule paused, so no new run) judges run 2 against run 1: regressed.
-    // The receiver refuses the first delivery: it is retried.
+    // The receiver refuses the first delivery: it stays in the outbox and the next tick retries it.
     expect((await api(`/v1/schedules/${s.id}/pause`, { method: "POST" })).status).toBe(200);
-    await control("fail?n=1");
+    await control(`fail?key=${hook.slice("/hook/".length)}&n=1`);
     await tick(t1 + 180_000);
     view = await schedule(s.id);
     expect(view.turns.map((t: { outcome: string }) => t.outcome)).toEqual(["skipped", "started", "started"]);
     expect(view.turns[1]).toMatchObject({ runId: run2.runId, verdict: "regressed", baselineRunId: run1.runId });
+    expect((await deliveries(hook)).map((d) => [JSON.parse(d.body).verdict, d.status])).toEqual([
+      ["passed", 200],
+      ["skipped", 200],
+      ["regressed", 503],
+    ]);
+    // Not before its backoff (a minute) has passed: a tick 30 s later leaves it waiting.
+    await tick(t1 + 210_000);
+    expect(await deliveries(hook)).toHaveLength(3);
+    await tick(t1 + 240_000);
 
     const received = await deliveries(hook);
     expect(received.map((d) => [JSON.parse(d.body).verdict, d.status])).toEqual([
       ["passed", 200],
+      ["skipped", 200],
       ["regressed", 503],
       ["regressed", 200],
     ]);
-    const alert = received[2]!;
+    // A retry is the same alert: the same delivery id, in the header and in the signed body.
+    const [refusedOnce, alert] = [received[2]!, received[3]!];
+    expect(alert.headers["x-edgeload-delivery"]).toBe(refusedOnce.headers["x-edgeload-delivery"]);
+    expect(JSON.parse(alert.body).deliveryId).toBe(alert.headers["x-edgeload-delivery"]);
+    expect(Date.parse(JSON.parse(alert.body).sentAt)).toBeGreaterThanOrEqual(Date.parse(JSON.parse(refusedOnce.body).sentAt));
     const body = JSON.parse(alert.body);
     expect(body).toMatchObject({ type: "edgeload.scheduled-run.verdict", schedule: { id: s.id }, run: { id: run2.runId }, baselineRunId: run1.runId });
     const p50 = body.regressions.find((r: { region: string; metric: string }) => r.region === "all" && r.metric === "p50");
@@ -123,16 +145,23 @@ describe("scheduled runs", () => {
     const timestamp = alert.headers["x-edgeload-timestamp"]!;
     expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(60);
     expect(alert.headers["x-edgeload-signature"]).toBe(`v1=${await hmacHex(SECRET, `${timestamp}.${alert.body}`)}`);
-    // The Slack hook asked for everything but passed: one message, the regression.
+    // The Slack hook asked for everything but passed: the skipped turn, then the regression.
     const slackBodies = (await deliveries(slack)).map((d) => JSON.parse(d.body).text as string);
-    expect(slackBodies).toHaveLength(1);
-    expect(slackBodies[0]).toMatch(new RegExp(`run <.*\\|${run2.runId}> \\*regressed\\* \\(baseline ${run1.runId}\\)\\n• all p50`));
-    expect(slackBodies[0]!.split("\n").length).toBeGreaterThan(1);
-    expect(
-      await hmacHex(s.webhookSecrets[0].secret, `${(await deliveries(slack))[0]!.headers["x-edgeload-timestamp"]}.${(await deliveries(slack))[0]!.body}`),
-    ).toBe((await deliveries(slack))[0]!.headers["x-edgeload-signature"]!.slice(3));
+    expect(slackBodies).toHaveLength(2);
+    expect(slackBodies[0]).toBe(
+      `:fast_forward: edgeload schedule *nightly slow*: turn of ${new Date(t1 + 120_000).toISOString()} *skipped*\n• the previous run ${run2.runId} of this schedule is still going`,
+    );
+    expect(slackBodies[1]).toMatch(new RegExp(`run <.*\\|${run2.runId}> \\*regressed\\* \\(baseline ${run1.runId}\\)\\n• all p50`));
+    expect(slackBodies[1]!.split("\n").length).toBeGreaterThan(1);
+    const slackAlert = (await deliveries(slack))[1]!;
+    expect(await hmacHex(s.webhookSecrets[0].secret, `${slackAlert.headers["x-edgeload-timestamp"]}.${slackAlert.body}`)).toBe(
+      slackAlert.headers["x-edgeload-signature"]!.slice(3),
+    );
+    // Slack's body has no room for it; the delivery id rides in the header.
+    expect(slackAlert.headers["x-edgeload-delivery"]).toMatch(/^[0-9a-f-]{36}$/);
 
     // Every attempt is logged; nothing shown carries a secret.
+    view = await schedule(s.id);
     expect(
       view.webhookAttempts
         .filter((a: { runId: string; webhook: number }) => a.runId === run2.runId && a.webhook === 0)
@@ -161,6 +190,58 @@ describe("scheduled runs", () => {
 
     expect((await api(`/v1/schedules/${s.id}`, { method: "DELETE" })).status).toBe(204);
     expect((await api(`/v1/schedules/${s.id}`)).status).toBe(404);
+  });
+
+  it("ends a run stuck past its deadline, skipping the turns behind it until then, and alerts both", async () => {
+    const key = crypto.randomUUID();
+    const hook = `/hook/${key}`;
+    const created = await api("/v1/schedules", {
+      method: "POST",
+      body: JSON.stringify({
+        name: "stuck",
+        cron: "*/30 * * * *",
+        // 45 minutes planned: in the cron's time (passed in) it outlives the next turn and then its deadline,
+        // while in real time the watchdog stops it seconds after it started.
+        spec: spec({ name: "stuck", target: WATCH, steps: [{ path: `/slow/${key}` }], rate: 2, duration: "45m", shards: 1, regions: ["wnam"] }),
+        webhooks: [{ url: `${WATCH}${hook}`, secret: SECRET }],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const s = (await created.json()) as Record<string, any>;
+    const t1 = Date.parse(s.nextDueAt);
+    const minutes = (n: number) => t1 + n * 60_000;
+
+    await tick(t1);
+    const stuck = (await schedule(s.id)).turns[0];
+    expect(stuck).toMatchObject({ outcome: "started" });
+    // The next turn comes while it goes on: skipped, naming the run.
+    await tick(minutes(30));
+    expect((await schedule(s.id)).turns[0]).toMatchObject({ outcome: "skipped", detail: `the previous run ${stuck.runId} of this schedule is still going` });
+    // At its planned end + 10 min it may still be finishing…
+    await tick(minutes(55));
+    expect((await schedule(s.id)).turns[1]).toMatchObject({ runId: stuck.runId, verdict: null });
+    // …past that, the watchdog stops it through its coordinator and judges the turn failed, saying why.
+    await tick(minutes(55) + 1);
+    const judged = (await schedule(s.id)).turns[1];
+    expect(judged).toMatchObject({ runId: stuck.runId, verdict: "failed" });
+    expect(judged.reasons).toEqual([
+      `watchdog: run did not end by its deadline (${new Date(minutes(55)).toISOString()}: its planned end + 10 min)`,
+      "its coordinator is stopping it: the run ends aborted",
+    ]);
+    const ended = await waitForStatus(stuck.runId);
+    expect(ended).toMatchObject({ status: "aborted", abortReason: expect.stringContaining("watchdog: run did not end by its deadline") });
+
+    // The schedule is no longer held back: the next turn starts a run.
+    await tick(minutes(60));
+    const next = (await schedule(s.id)).turns[0];
+    expect(next).toMatchObject({ outcome: "started", runId: expect.not.stringMatching(stuck.runId) });
+    expect((await api(`/v1/runs/${next.runId}/abort`, { method: "POST" })).status).toBe(202);
+    expect(await deliveries(hook).then((all) => all.map((d) => [JSON.parse(d.body).verdict, JSON.parse(d.body).reasons[0], d.status]))).toEqual([
+      ["skipped", `the previous run ${stuck.runId} of this schedule is still going`, 200],
+      ["failed", expect.stringMatching(/^watchdog: run did not end by its deadline/), 200],
+    ]);
+    await waitForStatus(next.runId);
+    expect((await api(`/v1/schedules/${s.id}`, { method: "DELETE" })).status).toBe(204);
   });
 
   it("refuses at creation a webhook host outside the allow-list, and a target outside it", async () => {
