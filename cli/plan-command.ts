@@ -97,7 +97,11 @@ export async function planCommand(args: string[]): Promise<number> {
     const scheduleText = schedule
       ? `\n\nscheduled ${schedule.cron} (UTC): ${schedule.turnsPer30Days} runs in 30 days, about $${schedule.usdPer30Days.toFixed(2)} a month ($${schedule.usdPerRun.toFixed(4)} a run)`
       : "";
-    const ownershipText = ownership ? `\n${ownershipLine(ownership)}` : "";
+    const ownershipText = ownership
+      ? `\n${ownershipLine(ownership)}`
+      : target
+        ? "\ntarget ownership: not reported by this deployment (one older than `edgeload verify`)"
+        : "";
     console.log(
       `${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${targetLine(spec.spec.target, target)}${ownershipText}${capsText}${scheduleText}`,
     );
@@ -218,12 +222,14 @@ async function deploymentTargetCheck(values: { url?: string | undefined; token?:
  * The named deployment's view of the target host's ownership proof (GET, which starts and
  * stores nothing), asked only when a deployment was asked about the target.
  */
-async function deploymentOwnershipCheck(values: { url?: string | undefined; token?: string | undefined }, target: string): Promise<TargetVerification> {
+async function deploymentOwnershipCheck(values: { url?: string | undefined; token?: string | undefined }, target: string): Promise<TargetVerification | null> {
   const client = await connect(values);
   const url = new URL(target);
   try {
     return await client.targetVerification("GET", hostOfTarget(url), url.origin);
   } catch (error) {
+    // A deployment older than the route asks no proof: the plan says so rather than failing.
+    if (error instanceof ApiProblem && error.status === 404) return null;
     if (error instanceof ApiProblem)
       throw new CliError(`${client.baseUrl} could not report the target's ownership: ${error.message}`, exitCodeOfApiStatus(error.status, error.body.type));
     throw new CliError(`${client.baseUrl} could not be reached to check the target's ownership: ${(error as Error).message}`);

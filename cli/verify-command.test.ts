@@ -130,6 +130,20 @@ describe("edgeload plan with a deployment named", () => {
     expect(code).toBe(0);
   });
 
+  it("a deployment older than the route is not a failure: the line says ownership was not reported", async () => {
+    const notFound = { type: "https://edgeload.dev/problems/not-found", title: "Not found", status: 404, detail: "route does not exist" };
+    server = await startServer((r) =>
+      r.path === "/v1/plan"
+        ? { status: 200, body: { target: { url: "x", allowed: true } } }
+        : { status: 404, headers: { "content-type": "application/problem+json" }, body: notFound },
+    );
+    vi.stubEnv("EDGELOAD_URL", server.url);
+    vi.stubEnv("EDGELOAD_TOKEN", "t");
+    const { code, stdout } = await planOf("https://api.example.com");
+    expect(stdout).toContain("target ownership: not reported by this deployment");
+    expect(code).toBe(0);
+  });
+
   it("a target the deployment asks no proof of passes, saying why", async () => {
     await api(() => view("unverified", { required: false, why: "TARGET_VERIFICATION=off: this deployment loads its allowed targets without proof" }));
     const { code, stdout } = await planOf("https://api.example.com");
