@@ -97,22 +97,14 @@ export async function planCommand(args: string[]): Promise<number> {
     const scheduleText = schedule
       ? `\n\nscheduled ${schedule.cron} (UTC): ${schedule.turnsPer30Days} runs in 30 days, about $${schedule.usdPer30Days.toFixed(2)} a month ($${schedule.usdPerRun.toFixed(4)} a run)`
       : "";
-    const ownershipText = ownership
-      ? `\n${ownershipLine(ownership)}`
-      : target
-        ? "\ntarget ownership: not reported by this deployment (one older than `edgeload verify`)"
-        : "";
     console.log(
-      `${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${targetLine(spec.spec.target, target)}${ownershipText}${capsText}${scheduleText}`,
+      `${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${deploymentText(spec.spec.target, target, ownership)}${capsText}${scheduleText}`,
     );
   }
   const failures: string[] = [];
   if (caps.length) failures.push(`the run needs ${caps.length} of the deployment's caps raised: ${caps.map((c) => c.setting).join(", ")} (see above)`);
   if (target && !target.allowed) failures.push(`the deployment would refuse this run: ${target.detail ?? "target not allowed"}`);
-  if (ownership?.required && ownership.state === "unverified")
-    failures.push(
-      `the deployment has no proof that ${ownership.host} is yours, so it would refuse the run: see above, or \`edgeload verify ${ownership.host}\``,
-    );
+  if (ownership?.required && ownership.state === "unverified") failures.push(notVerifiedFailure(ownership.host));
   if (result.overBudget) failures.push(`${result.overBudget.field}: ${result.overBudget.detail}`);
   const over = result.limits.filter((l) => !l.ok);
   if (over.length) failures.push(`the run breaks ${over.length} platform limit${over.length === 1 ? "" : "s"}: ${over.map((l) => l.limit).join(", ")}`);
@@ -235,6 +227,15 @@ async function deploymentOwnershipCheck(values: { url?: string | undefined; toke
     throw new CliError(`${client.baseUrl} could not be reached to check the target's ownership: ${(error as Error).message}`);
   }
 }
+
+/** The deployment's answer on the target: allowed or not, then, when asked, its ownership. */
+function deploymentText(target: string, check: TargetCheck, ownership: TargetVerification | null): string {
+  if (!check) return targetLine(target, check);
+  return `${targetLine(target, check)}\n${ownership ? ownershipLine(ownership) : "target ownership: not reported by this deployment (one older than `edgeload verify`)"}`;
+}
+
+const notVerifiedFailure = (host: string) =>
+  `the deployment has no proof that ${host} is yours, so it would refuse the run: see above, or \`edgeload verify ${host}\``;
 
 function targetLine(target: string, check: TargetCheck): string {
   if (!check)
