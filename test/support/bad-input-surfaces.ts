@@ -5,7 +5,9 @@
  * (core/bad-input.fuzz.test.ts) and ten thousand in `npm run bench -- --only fuzz`.
  *
  * The generators mix three kinds of input: anything JSON can hold, near-misses of a valid
- * document (one field replaced by junk), and strings of the surface's own alphabet.
+ * document (one field replaced by junk), and strings of the surface's own alphabet. SQL also
+ * gets walk-arounds of the read-only filter, and what the filter accepts is judged by SQLite
+ * (sql-walk-arounds.ts).
  */
 import fc from "fast-check";
 import { parsePrometheusText } from "../../core/formats/prometheus-text-parser.ts";
@@ -16,6 +18,7 @@ import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { parseSeedSet } from "../../core/data/seed-set.ts";
 import { templateErrors } from "../../core/spec/template.ts";
 import { parseThresholds } from "../../core/metrics/thresholds.ts";
+import { resultsSchemaDatabase, sqliteObjection, walkAroundAttempt } from "./sql-walk-arounds.ts";
 
 export interface BadInputSurface<T = unknown> {
   readonly name: string;
@@ -43,6 +46,19 @@ const specCheck = (input: unknown) => {
   const r = parseRunSpec(input);
   return r.ok ? null : problemsNameFields(r.problems);
 };
+
+/**
+ * SQL for the query route: refused with a reason, or accepted and then judged by SQLite
+ * itself (sql-walk-arounds.ts), not by a second copy of the filter's rules.
+ */
+let resultsDb: ReturnType<typeof resultsSchemaDatabase> | undefined;
+function sqlCheck(sql: string): string | null {
+  const problem = readOnlySqlProblem(sql);
+  if (problem !== null) return problem.length > 0 ? null : "refused without a reason";
+  resultsDb ??= resultsSchemaDatabase();
+  const objection = sqliteObjection(resultsDb, sql);
+  return objection ? `accepted as read-only, but ${objection}` : null;
+}
 
 const surface = <T>(name: string, input: fc.Arbitrary<T>, check: (input: T) => string | null): BadInputSurface => ({
   name,
@@ -201,12 +217,9 @@ export const BAD_INPUT_SURFACES: readonly BadInputSurface[] = [
         )
         .map((w) => w.join(" ")),
     ),
-    (sql) => {
-      const problem = readOnlySqlProblem(sql);
-      if (problem !== null) return problem.length > 0 ? null : "refused without a reason";
-      return /^\s*(\(|\/\*[\s\S]*?\*\/|--[^\n]*\n|\s)*(SELECT|WITH|VALUES)\b/i.test(sql) ? null : `accepted as read-only: ${sql}`;
-    },
+    sqlCheck,
   ),
+  surface("SQL walk-arounds spliced into a SELECT", walkAroundAttempt, sqlCheck),
   surface(
     "query parameters",
     fc.tuple(
