@@ -21,8 +21,8 @@ import k6Imports from "../migrations/0005_k6_imports.sql";
 import series from "../migrations/0006_series.sql";
 import settings from "../migrations/0007_settings.sql";
 import schedules from "../migrations/0008_schedules.sql";
-import alertOutbox from "../migrations/0010_alert_outbox.sql";
 import verifiedTargets from "../migrations/0009_verified_targets.sql";
+import alertOutbox from "../migrations/0010_alert_outbox.sql";
 import viewLinks from "../migrations/0011_view_links.sql";
 import { splitSql } from "./sql-split.ts";
 
@@ -42,8 +42,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: "0006_series.sql", sql: series },
   { name: "0007_settings.sql", sql: settings },
   { name: "0008_schedules.sql", sql: schedules },
-  { name: "0010_alert_outbox.sql", sql: alertOutbox },
   { name: "0009_verified_targets.sql", sql: verifiedTargets },
+  { name: "0010_alert_outbox.sql", sql: alertOutbox },
   { name: "0011_view_links.sql", sql: viewLinks },
 ];
 
