@@ -232,7 +232,7 @@ describe("--modules-dir is confined to its folder", () => {
 
 describe("the cache is trusted only as far as the lock pins it", () => {
   const url = () => `${base}/k6-utils/1.4.0/random.js`;
-  const genuine = MODULES["/k6-utils/1.4.0/random.js"];
+  const genuine = MODULES["/k6-utils/1.4.0/random.js"] as string;
   const forged = "export function randomIntBetween() { return 666; }\n";
   /** A cache holding a forged copy of the module, and a lock file with `pins`. */
   async function forgedCache(name: string, pins: Record<string, string> | null) {
