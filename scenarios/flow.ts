@@ -26,6 +26,8 @@ export interface FlowRequest {
   readonly redirect?: "manual" | "follow";
   /** The most redirects followed (k6's maxRedirects); one needing more answers with its last 3xx. Default 10. */
   readonly maxRedirects?: number;
+  /** How long it may take (a k6 script's params.timeout); absent: the run's timeout. */
+  readonly timeoutMs?: number;
   /**
    * A Server-Sent Events stream: after the headers the engine reads events for `holdMs`
    * (null: until the scenario ends), recording the SSE metrics, then closes it.
@@ -134,6 +136,19 @@ export class IterationInterrupted extends Error {
   }
 }
 
+/**
+ * Thrown out of a flow when its iteration could not run at all: a k6 script's isolate did not
+ * start (a loader error, init code that throws only at the edge) or died under it. Not the
+ * target's failure, and not an iteration: the engine counts it as a script error, and a run
+ * in which no iteration could run ends in error (core/run/script-start.ts).
+ */
+export class IterationCouldNotRun extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "IterationCouldNotRun";
+  }
+}
+
 export interface Flow {
   run(io: FlowIO, it: IterationInfo): Promise<void>;
   /**
@@ -143,6 +158,8 @@ export interface Flow {
   readonly iterationsMayBeEmpty?: boolean;
   /** Whether each counted iteration's time is kept as k6's iteration_duration (a k6 script's). */
   readonly timesIterations?: boolean;
+  /** k6's minIterationDuration (ms): a shorter iteration's VU waits out the rest before its next. */
+  readonly minIterationMs?: number;
   /** State to persist with each checkpoint (refresh families), if the flow keeps any. */
   snapshot?(): unknown;
   restore?(state: unknown): void;

@@ -5,8 +5,9 @@
  * failed ticks in a row, tick-failure.ts; the run ends `error`, its summary readable from the
  * object). Either way the dashboards get the last events and the alarm is deleted.
  */
-import { redactSpec } from "../../core/spec/redact.ts";
+import { hideInSummary, redactSpec, secretHider } from "../../core/spec/redact.ts";
 import type { ForcedStatus, Summary } from "../../core/run/summary.ts";
+import { noIterationRan } from "../../core/run/script-start.ts";
 import type { Env } from "../../workers/env.ts";
 import { updateRunStatus } from "../store/results-store.ts";
 import { runTeardown } from "./phases.ts";
@@ -47,13 +48,23 @@ export async function finishRun(host: EndingHost, forced: ForcedStatus | null, n
       ...(failed?.timedOut ? { scriptTimeout: failed.timedOut } : {}),
     });
   }
-  const end = failed ? { status: failed.status, reason: failed.reason } : { status: forced, reason: note };
+  // A script run in which no iteration could run (its isolate never started) is an error, not a pass.
+  const nothingRan = forced === null && !failed ? noIterationRan(host.sources().totals.select()) : null;
+  const end = failed
+    ? { status: failed.status, reason: failed.reason }
+    : nothingRan
+      ? { status: "error" as const, reason: nothingRan }
+      : { status: forced, reason: note };
   const run = host.run();
   const now = Date.now();
   const endMs = endOf(run, now);
   await host.showClosedWindows(run, now, true);
-  const ending: RunRecord = { ...run, stopping: null, endMs, abortReason: end.reason ?? run.abortReason, spec: redactSpec(run.spec) };
-  const summary = endSummary(ending, endMs, end.status, host.sources(), silentReporters);
+  // Built from the spec as given, before it is forgotten: a reason, an error sample or a
+  // script's console line that quotes a secret is stored without it.
+  const secrets = secretHider(run.spec);
+  const reason = end.reason ?? run.abortReason;
+  const ending: RunRecord = { ...run, stopping: null, endMs, abortReason: reason === null ? null : secrets.hide(reason), spec: redactSpec(run.spec) };
+  const summary = hideInSummary(endSummary(ending, endMs, end.status, host.sources(), silentReporters), secrets);
   const final: RunRecord = { ...ending, status: summary.edgeload.status, verdict: summary.edgeload.verdict! };
   // The last push, with the final totals and verdict and the unredacted spec: after this
   // the outputs' headers are forgotten with the rest of the secrets.

@@ -8,7 +8,9 @@ import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { LogLevel } from "../../core/metrics/script-output.ts";
 import { recordSubSample, type SampleTags, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
 import { ITERATION_DURATION } from "../../core/metrics/aggregate.ts";
+import { redactUrlsIn } from "../../core/spec/redact-url.ts";
 import {
+  IterationCouldNotRun,
   IterationInterrupted,
   type Flow,
   type FlowIO,
@@ -128,8 +130,9 @@ export class IterationIO implements FlowIO {
  * Runs one iteration's flow through `io` and counts it, under its last step in the window
  * it ended in. A flow that sent nothing (e.g. every refresh family busy) did not run: it is
  * dropped, unless the flow may be empty. One cut short (ramp-down, past the graceful stop, an
- * abort) is not counted at all, as in k6. A flow bug must not stop the shard: it shows as
- * a failed check on the last step.
+ * abort) is not counted at all, as in k6. One whose script isolate could not run it is a
+ * script error, not an iteration. A flow bug must not stop the shard: it shows as a failed
+ * check on the last step.
  */
 export async function runIteration(flow: Flow, io: IterationIO, it: IterationInfo, host: IterationHost): Promise<void> {
   const startMs = host.now();
@@ -137,7 +140,13 @@ export async function runIteration(flow: Flow, io: IterationIO, it: IterationInf
     await flow.run(io, it);
   } catch (error) {
     if (error instanceof IterationInterrupted) return;
-    console.error(`flow error in iteration ${it.global}:`, error);
+    // Not an iteration, and not the target's failure: a script error the summary shows.
+    if (error instanceof IterationCouldNotRun) {
+      io.scriptError(error.message, null);
+      return;
+    }
+    // Logs are kept outside the run: a URL the error quotes keeps no credentials.
+    console.error(`flow error in iteration ${it.global}: ${redactUrlsIn(error instanceof Error ? (error.stack ?? error.message) : String(error))}`);
     io.check(false);
   }
   // Its last request was in flight at its hard stop: k6 would have interrupted it.

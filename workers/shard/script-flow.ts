@@ -13,7 +13,9 @@
 import type { Outbound } from "../../core/outbound/outbound-request.ts";
 import { RpcTarget } from "cloudflare:workers";
 import { scriptStepOf, type ScriptSpec } from "../../core/spec/script-schema.ts";
-import { IterationInterrupted, type Flow, type FlowIO, type IterationInfo } from "../../scenarios/flow.ts";
+import { redactUrlsIn } from "../../core/spec/redact-url.ts";
+import { IterationCouldNotRun, IterationInterrupted, type Flow, type FlowIO, type IterationInfo } from "../../scenarios/flow.ts";
+import { couldNotRunMessage } from "../../core/run/script-start.ts";
 import type {
   IterationHost as Host,
   IterationOutcome,
@@ -86,6 +88,7 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
   return {
     iterationsMayBeEmpty: true,
     timesIterations: true,
+    ...(run.script.minIterationDuration !== undefined ? { minIterationMs: run.script.minIterationDuration } : {}),
     snapshot: () => ({ closedStarted }),
     restore(state: unknown) {
       const saved = (state as { closedStarted?: unknown } | null)?.closedStarted;
@@ -113,6 +116,11 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
           if (!first.needsSetupData) return first;
           await session.prepare(run.setupData!);
           return session.iteration(host, start);
+        })
+        .catch((error: unknown) => {
+          if (host.interrupted) throw new IterationInterrupted(host.interrupted);
+          // The isolate did not start, or died under the iteration: the script never ran it.
+          throw new IterationCouldNotRun(couldNotRunMessage(error));
         })
         .finally(() => host.closeSockets());
       host.apply(outcome.samples);
@@ -190,6 +198,7 @@ export class IterationHost extends RpcTarget implements Host {
         expect: request.expect ? new Set(request.expect) : null,
         readBody: request.readBody,
         ...(request.maxRedirects !== undefined ? { maxRedirects: request.maxRedirects } : {}),
+        ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
         ...(request.tags ? { tags: request.tags } : {}),
       });
       const headers: Record<string, string> = {};
@@ -215,7 +224,7 @@ export class IterationHost extends RpcTarget implements Host {
     for (const s of samples) {
       if (s.type === "log") {
         if (this.#io.log) this.#io.log(s.level, s.message, s.vu);
-        else console.log(`${s.level} (VU ${s.vu}): ${s.message}`); // setup() and teardown(): the coordinator's log
+        else console.log(`${s.level} (VU ${s.vu}): ${redactUrlsIn(s.message)}`); // setup() and teardown(): the coordinator's log
         continue;
       }
       // The VU sends only the tags it alone knows (group, the script's own); the rest are this shard's.
