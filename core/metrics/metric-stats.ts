@@ -15,7 +15,7 @@ export const COUNTERS = [
   "sent", // requests actually sent (http_reqs counts completed ones, like k6)
   "completed", // requests that produced a response or an error
   "failed", // http_req_failed: unexpected status, timeout or connection error
-  "dropped", // dropped_iterations: no free in-flight capacity at the due time
+  "dropped", // dropped_iterations: not started at the due time (the in-flight cap; also `interrupted` and `unstarted`)
   "timeouts",
   "connectionErrors",
   "status4xx",
@@ -24,8 +24,13 @@ export const COUNTERS = [
   "checksFailed",
   "checkFailedRequests", // requests with at least one failed check
   "bytesReceived",
-  "interrupted", // due iterations lost to a shard restart (counted, never replayed)
+  // Iterations lost to a shard restart: an arrival-rate shard's due ones it skipped or whose
+  // results died with it (also in `dropped`), a VU shard's in flight (workers/shard/restart-loss.ts).
+  "interrupted",
   "iterations", // finished iterations: one per flow, whatever its number of requests (k6 iterations)
+  // Due iterations never started by the shard's deadline (its first alarm came late, or it fell
+  // behind; also in `dropped`). Last: a wire array stored before it decodes with 0 here (mergeWire).
+  "unstarted",
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 

@@ -248,7 +248,7 @@ describe("ShardEngine", () => {
     expect(totals(windows).counters.iterations).toBe(iterations);
   });
 
-  it("counts what never started by its deadline as dropped: a shard that wakes after it still accounts for its share (chaos tree seed 1)", async () => {
+  it("counts what never started by its deadline as dropped and unstarted: a shard that wakes after it still accounts for its share (chaos tree seed 1)", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 10, duration: "2s" });
     const windows: Array<Omit<ShardWindow, "part">> = [];
@@ -259,6 +259,9 @@ describe("ShardEngine", () => {
     expect(result.end).toBe("deadline");
     expect(target.calls.length).toBe(0);
     expect(totals(windows).counters.dropped).toBe(20);
+    // Not the target's doing: edgeload never sent them (the verdict's "not sent" figure).
+    expect(totals(windows).counters.unstarted).toBe(20);
+    expect(totals(windows).counters.interrupted).toBe(0);
     expect(result.cursor).toBe(20);
   });
 

@@ -10,10 +10,10 @@
  * schedule. A started iteration runs the flow (scenarios/flow.ts: one request for custom
  * steps, several for a login). Each request waits for a connection slot, sends, takes a
  * timestamp at headers (TTFB) and after the body, and records duration, TTFB, corrected
- * latency (from the intended time: the schedule for a flow's first request, the moment
- * the flow asked for later ones), schedule lag and client delay (how long this isolate's
- * event loop held the response, core/metrics/loop-delay.ts) into the window of its completion second;
- * it is counted as `sent` in the window of the second it left in, the second its
+ * latency (from the intended time: the schedule for a flow's first request, the moment the
+ * flow asked for later ones), schedule lag and client delay (how long this isolate's event
+ * loop held the response, core/metrics/loop-delay.ts) into the window of its completion
+ * second; it is counted as `sent` in the window of the second it left in, the second its
  * `x-edgeload-run` header names, so the target's count of it lines up (core/run/delivery.ts).
  *
  * The executors decide when iterations start (executors/: the arrival-rate pacer, the VU
@@ -179,9 +179,9 @@ export class ShardEngine implements IterationHost {
   }
 
   /**
-   * Counts own iterations [from, to) as dropped (interrupted) without sending them, except
-   * those `accounted` in windows already closed: used when a restarted shard resumes at the
-   * current time instead of replaying what it missed.
+   * Open model: counts own iterations [from, to) dropped and interrupted without sending them,
+   * except those `accounted` in windows already closed: a restarted shard resumes at the
+   * current time instead of replaying what it missed (restart-loss.ts).
    */
   skip(from: number, to: number, nowMs: number, accounted: readonly IterationRange[] = []): void {
     const windowS = this.#windows.windowOf(nowMs);
@@ -193,6 +193,16 @@ export class ShardEngine implements IterationHost {
       stats.counters.dropped += b - a;
       stats.counters.interrupted += b - a;
     }
+  }
+
+  /**
+   * Closed model: counts interrupted, at `nowMs`, the iterations a dead instance had in flight
+   * at `diedAtMs` (executors/vus.ts inFlightAt; restart-loss.ts); returns how many.
+   */
+  interruptInFlight(diedAtMs: number, nowMs: number): number {
+    const lost = this.#vus?.inFlightAt(diedAtMs) ?? 0;
+    this.#windows.statsFor(this.#windows.windowOf(nowMs), 0).counters.interrupted += lost;
+    return lost;
   }
 
   /**
@@ -209,10 +219,7 @@ export class ShardEngine implements IterationHost {
     }
   }
 
-  /**
-   * Iteration-count executors: how far they got, kept by the shard across a handoff so
-   * the next invocation goes on rather than starting the counts again.
-   */
+  /** Iteration-count executors: how far they got, kept across a handoff (executors/vus.ts). */
   get iterationProgress(): IterationProgress | null {
     return this.#vus?.iterationProgress ?? null;
   }
@@ -235,7 +242,10 @@ export class ShardEngine implements IterationHost {
       launch: (k, nowMs) => this.#launch(k, nowMs),
       dropUnstarted: (count, nowMs) => {
         this.#cursorMarks.counted(this.#cursor, this.#cursor + count, this.#windows.windowOf(nowMs));
-        this.#windows.statsFor(this.#windows.windowOf(nowMs), 0).counters.dropped += count;
+        // k6's dropped_iterations, and edgeload's own failure to send them (the verdict reads it).
+        const counters = this.#windows.statsFor(this.#windows.windowOf(nowMs), 0).counters;
+        counters.unstarted += count;
+        counters.dropped += count;
       },
       setCursor: (k) => (this.#cursor = k),
       startIteration: (it, hardStopMs) => {

@@ -8,10 +8,11 @@
  * reports its telemetry, with the colo it observes (core/formats/cdn-cgi-trace.ts). Running from
  * alarms means it survives eviction: a planned handover between invocations (to stay
  * under the per-invocation subrequest limit) continues where it left off, while an
- * unplanned restart resumes at the current time and counts what it missed as dropped.
- * It stops by its own deadline even if the coordinator is gone. Closed-model runs (VUs)
- * work the same way: their budget counts requests, and a new invocation (handoff or
- * restart) restarts the VU loops the schedule has active at its current time.
+ * unplanned restart resumes at the current time and counts what it lost interrupted
+ * (restart-loss.ts). It stops by its own deadline even if the coordinator is gone.
+ * Closed-model runs (VUs) work the same way: their budget counts requests, and a new
+ * invocation (handoff or restart) restarts the VU loops the schedule has active at its
+ * current time.
  *
  * The flow (custom steps or a built-in scenario) is built once per object instance; a
  * scenario's seed set is read from R2 then, never per request. Flow state (refresh-token
@@ -42,6 +43,7 @@ import { observeColo } from "./observe-colo.ts";
 import { firstAlarmAtMs, sendWarmUp, shouldWarmUp } from "./warm-up.ts";
 import { WindowFlusher, shardFlushRoute, windowKey, type FlushReceivers } from "./window-flusher.ts";
 import { systemClock } from "./engine-types.ts";
+import { countRestartLoss } from "./restart-loss.ts";
 import {
   invocationStarted,
   resumesAfterCrash,
@@ -221,15 +223,9 @@ export class LoadShard extends DurableObject<ShardEnv> {
       state.iterationProgress ?? null,
     );
     const now = Date.now();
-    let cursor = state.cursor;
     const resumedAfterCrash = resumesAfterCrash(state);
-    // A closed-model run has nothing to skip: its VU loops restart from the schedule now.
-    if (resumedAfterCrash && !engine.closedModel) {
-      // Unplanned restart: resume at the current time; what fell due meanwhile is dropped.
-      const resumeAt = engine.share.firstDueAtOrAfter(now - assignment.t0Ms);
-      engine.skip(cursor, Math.max(cursor, resumeAt), now, state.accountedPast ?? []);
-      cursor = Math.max(cursor, resumeAt);
-    }
+    // Unplanned restart: resume at the current time, counting what the restart lost (restart-loss.ts).
+    const cursor = resumedAfterCrash ? countRestartLoss(engine, state, assignment, now) : state.cursor;
     this.#engine = engine;
     // The stored cursor stays where the last window closed: the iterations just skipped are
     // counted in the engine's open window, which is stored (with the cursor past them) when

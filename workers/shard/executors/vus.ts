@@ -16,7 +16,8 @@
  * iterations are done (its own count, or the shard's part of the shared count, taken as
  * VUs come free) and end the shard when every VU has stopped, maxDuration at the latest;
  * how far they got survives a handoff (`iterationProgress`, stored by the shard). After a
- * crash, iterations started since the last handoff may run again.
+ * crash, iterations started since the last handoff may run again. What a crash loses is
+ * counted by inFlightAt (workers/shard/restart-loss.ts).
  */
 import { WINDOW_MS } from "../../../core/run/protocol.ts";
 import { ShardVus, VuSchedule, type VuProfile } from "../../../core/schedule/vu-schedule.ts";
@@ -137,6 +138,19 @@ export class VuExecutor {
     } finally {
       this.#vuLoops.delete(vu);
     }
+  }
+
+  /**
+   * After an unplanned restart: the iterations the dead instance had in flight at `atMs`,
+   * taken as one per VU this shard owned that the schedule had active then. A VU loop runs
+   * one iteration at a time and starts the next at once (think time is part of an
+   * iteration), so that is what the dead loops had running; which of them were between two
+   * requests died with the instance. Iteration-count executors lose none: their progress goes
+   * back to the last handoff, so what the dead loops had started is started again.
+   */
+  inFlightAt(atMs: number): number {
+    if (this.#schedule.profile.iterations) return 0;
+    return this.#shardVus.owned(this.#schedule.activeAt(atMs - this.#host.a.t0Ms)).length;
   }
 
   /**
