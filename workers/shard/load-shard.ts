@@ -48,7 +48,7 @@ import {
   invocationStarted,
   resumesAfterCrash,
   withHeldWindows,
-  writeDue,
+  windowWrites,
   scheduledState,
   shardTelemetry,
   sliceEnded,
@@ -306,17 +306,17 @@ export class LoadShard extends DurableObject<ShardEnv> {
     const runWindow = toRunWindow(window, scenario);
     this.#unwritten.push([windowKey(runWindow), runWindow]);
     const closed = windowClosed(state, engine, scenario?.windowOffsetS ?? 0);
-    if (!writeDue(this.#unwritten.length, assignment.windowsPerWrite, window.windowS, assignment.shard.index)) {
+    const writes = windowWrites(this.#unwritten.length, assignment.windowsPerWrite, window.windowS, assignment.shard.index, Boolean(this.#flow?.snapshot));
+    // allowUnconfirmed: an output gate would hold the next sends until the write is
+    // confirmed, adding latency to requests that have nothing to do with it.
+    const flowState = writes.flowState ? { [FLOW_STATE]: this.#flow!.snapshot!() } : {};
+    if (!writes.state) {
       this.#stateCache = closed;
+      if (writes.flowState) void this.ctx.storage.put<unknown>(flowState, { allowUnconfirmed: true });
       return;
     }
     const written = withHeldWindows(closed, this.#unwritten);
-    // allowUnconfirmed: an output gate would hold the next sends until the write is
-    // confirmed, adding latency to requests that have nothing to do with it.
-    void this.ctx.storage.put<unknown>(
-      { state: written, ...(this.#flow?.snapshot ? { [FLOW_STATE]: this.#flow.snapshot() } : {}) },
-      { allowUnconfirmed: true },
-    );
+    void this.ctx.storage.put<unknown>({ state: written, ...flowState }, { allowUnconfirmed: true });
     this.#written(written);
     // The engine closes each shard's window at its own point of the second, so flushes
     // (and the coordinator's merges) are spread too. Started after this turn: when the

@@ -4,7 +4,7 @@
  * children a second rather than from all of them every fourth.
  */
 import { describe, expect, it } from "vitest";
-import { withHeldWindows, writeDue } from "./shard-state.ts";
+import { windowWrites, withHeldWindows, writeDue } from "./shard-state.ts";
 
 /** The windows (0–11) after which a shard writes, holding what closed since its last write. */
 function writesOf(shardIndex: number, windowsPerWrite: number | undefined): number[] {
@@ -58,5 +58,24 @@ describe("withHeldWindows", () => {
 
   it("stores the state as it is when nothing is held", () => {
     expect(withHeldWindows(state, [])).toBe(state);
+  });
+});
+
+describe("windowWrites", () => {
+  it("stores a flow's state after every window, even where a tree run writes its windows every fourth", () => {
+    const every = 4;
+    let held = 0;
+    const stored: Array<{ state: boolean; flowState: boolean }> = [];
+    for (let windowS = 0; windowS < 12; windowS++) {
+      held++;
+      const writes = windowWrites(held, every, windowS, 1, true);
+      if (writes.state) held = 0;
+      stored.push(writes);
+    }
+    // The state is written about one window in four; the flow state never misses one.
+    expect(stored.filter((w) => w.state).length).toBeLessThanOrEqual(4);
+    expect(stored.every((w) => w.flowState)).toBe(true);
+    // A flow without state (most built-in flows) stores none.
+    expect(windowWrites(1, every, 0, 1, false).flowState).toBe(false);
   });
 });

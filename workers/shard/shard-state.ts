@@ -141,6 +141,24 @@ export function writeDue(heldWindows: number, windowsPerWrite: number | undefine
   return heldWindows >= every || writesAtPhase(windowS, shardIndex, every);
 }
 
+/**
+ * What a shard stores as window `windowS` closes: its state (with the held windows) when a
+ * write is due (writeDue), and its flow's state (a refresh family's rotated tokens, a
+ * script's iteration count) after EVERY window whatever the write schedule. A tree run
+ * writes its windows every fourth second; a flow state four windows old would, after a
+ * restart, replay refresh tokens the provider has already rotated, and the provider revokes
+ * the family: failures that look like the provider's, made by edgeload.
+ */
+export function windowWrites(
+  heldWindows: number,
+  windowsPerWrite: number | undefined,
+  windowS: number,
+  shardIndex: number,
+  hasFlowState: boolean,
+): { readonly state: boolean; readonly flowState: boolean } {
+  return { state: writeDue(heldWindows, windowsPerWrite, windowS, shardIndex), flowState: hasFlowState };
+}
+
 /** The telemetry a flush carries: where the shard runs and how its invocations went. */
 export function shardTelemetry(a: ShardAssignment, s: ShardState): ShardTelemetry {
   return {
