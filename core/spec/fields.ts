@@ -18,6 +18,13 @@ export const duration = (what: string) =>
   });
 
 export const positiveInt = z.number().int().positive();
+
+const SHARE = "a share of the schedule from 0 to 1, e.g. 0.01 for 1 %";
+/**
+ * `maxNotSentShare`: how much of its schedule edgeload itself may fail to send (shard
+ * restarts, late starts) before a run cannot pass (core/run/not-sent.ts); absent: 1 %.
+ */
+export const maxNotSentShareSchema = z.number(SHARE).min(0, SHARE).max(1, SHARE).optional();
 export const nonNegative = z.number().nonnegative();
 
 export function toProblems(error: z.ZodError, prefix: (string | number)[] = []): Problem[] {

@@ -145,6 +145,14 @@ describe("named scenarios", () => {
     expect(problems.find((p) => p.field === "thresholds.http_req_duration{scenario:nope}")?.detail).toMatch(/no scenario named nope/);
   });
 
+  it("takes maxNotSentShare once, for the whole run: checked at the run's level, refused inside a scenario", () => {
+    expect(validSpec({ ...CONFIG_STREAMING, maxNotSentShare: 0.02 }).maxNotSentShare).toBe(0.02);
+    const a = { executor: "constant-vus", vus: 1, duration: "1s", steps: [{ path: "/" }] };
+    const found = specProblems({ target: "http://127.0.0.1:9090", maxNotSentShare: 2, scenarios: { a: { ...a, maxNotSentShare: 0.5 } } });
+    expect(found.map((p) => p.field)).toEqual(expect.arrayContaining(["maxNotSentShare", "scenarios.a.maxNotSentShare"]));
+    expect(found.find((p) => p.field === "maxNotSentShare")!.detail).toMatch(/from 0 to 1/);
+  });
+
   it("plans each scenario with its own shards and starts them at their start times", () => {
     const spec = validSpec(CONFIG_STREAMING);
     const planned = planRun(spec, 0, DEFAULT_LIMITS);

@@ -21,7 +21,7 @@
 import { parseDurationMs } from "./duration.ts";
 import { interruptAtMs } from "../schedule/graceful-stop.ts";
 import { maxCostSchema } from "./budget-schema.ts";
-import { dedupe, toProblems } from "./fields.ts";
+import { dedupe, maxNotSentShareSchema, toProblems } from "./fields.ts";
 import { customMetricKinds, thresholdInput, unitlessTrends } from "./metrics-schema.ts";
 import { runPhases } from "./step-schema.ts";
 import type { NamedScenario, Problem, RunSpec, SpecResult } from "./types.ts";
@@ -50,11 +50,12 @@ const RUN_FIELDS = new Set([
   "scenarios",
   "maxCost",
   "summaryTrendStats",
+  "maxNotSentShare",
 ]);
 /** Run fields every scenario takes unless it sets its own. */
 const INHERITED = ["target", "vars", "secrets", "tags", "regions", "connectionSlots", "timeout", "expectedLatency", "summaryTrendStats"] as const;
 /** Run fields a scenario cannot set. */
-const RUN_ONLY = ["name", "target", "vars", "secrets", "setup", "teardown", "scenarios", "maxCost"] as const;
+const RUN_ONLY = ["name", "target", "vars", "secrets", "setup", "teardown", "scenarios", "maxCost", "maxNotSentShare"] as const;
 
 const startTime = z.union([z.string(), z.number()]).optional();
 
@@ -77,6 +78,8 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: Pars
   const shared = { vars: stringMap(raw.vars), secrets: stringMap(raw.secrets) };
   const budget = maxCostSchema.safeParse(raw.maxCost);
   if (!budget.success) problems.push(...toProblems(budget.error, ["maxCost"]));
+  const notSentBound = maxNotSentShareSchema.safeParse(raw.maxNotSentShare);
+  if (!notSentBound.success) problems.push(...toProblems(notSentBound.error, ["maxNotSentShare"]));
   const phases = runPhases(raw, shared, problems);
 
   const scenarios: NamedScenario[] = [];
@@ -95,7 +98,9 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: Pars
   if (problems.length || scenarios.length === 0) {
     return { ok: false, problems: dedupe(problems.length ? problems : [{ field: "scenarios", detail: "no valid scenario" }]) };
   }
-  return { ok: true, spec: runSpecOf(raw, scenarios, { metrics, thresholds, maxCostUsd: budget.success ? (budget.data ?? null) : null, phases }) };
+  const maxCostUsd = budget.success ? (budget.data ?? null) : null;
+  const maxNotSentShare = notSentBound.success ? notSentBound.data : undefined;
+  return { ok: true, spec: runSpecOf(raw, scenarios, { metrics, thresholds, maxCostUsd, maxNotSentShare, phases }) };
 }
 
 /**
@@ -178,6 +183,8 @@ interface RunLevel {
   readonly metrics: Record<string, MetricKind>;
   readonly thresholds: Record<string, ThresholdInput[]>;
   readonly maxCostUsd: number | null;
+  /** The run's bound on what edgeload may fail to send (one for the whole run); absent: the default. */
+  readonly maxNotSentShare: number | undefined;
   readonly phases: Pick<RunSpec, "setup" | "teardown">;
 }
 
@@ -215,6 +222,7 @@ function runSpecOf(raw: Record<string, unknown>, scenarios: readonly NamedScenar
     ...(first.summaryTrendStats ? { summaryTrendStats: first.summaryTrendStats } : {}),
     // A k6 script's trends without isTime are declared once, at the run's level.
     ...(unitlessTrends(raw.metrics).length ? { unitlessTrends: unitlessTrends(raw.metrics) } : {}),
+    ...(run.maxNotSentShare !== undefined ? { maxNotSentShare: run.maxNotSentShare } : {}),
     maxCostUsd: run.maxCostUsd,
     options: {
       scenarios: Object.fromEntries(scenarios.map((s) => [s.name, { executor: s.spec.executor, startTime: `${s.startMs / 1000}s`, ...s.spec.options }])),

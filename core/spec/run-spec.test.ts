@@ -100,6 +100,26 @@ describe("parseRunSpec", () => {
   });
 });
 
+describe("maxNotSentShare", () => {
+  it("keeps the bound as given, 0 included, and leaves it out when absent (the default, 1 %, applies)", () => {
+    expect(ok({ ...minimal, maxNotSentShare: 0.05 }).maxNotSentShare).toBe(0.05);
+    expect(ok({ ...minimal, maxNotSentShare: 0 }).maxNotSentShare).toBe(0);
+    expect(ok(minimal)).not.toHaveProperty("maxNotSentShare");
+  });
+
+  it.each([
+    // [value, why]
+    [1.5, "more than the whole schedule"],
+    [-0.01, "a negative share"],
+    ["1%", "a percentage as text, not a share"],
+  ])("rejects %j (%s), naming the field and what it takes", (value, _why) => {
+    expect(problems({ ...minimal, maxNotSentShare: value })).toContainEqual({
+      field: "maxNotSentShare",
+      detail: "a share of the schedule from 0 to 1, e.g. 0.01 for 1 %",
+    });
+  });
+});
+
 describe("redactSpec", () => {
   it("removes secret values and credentials in headers and bodies, keeping the rest", () => {
     const spec = ok({

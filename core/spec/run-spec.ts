@@ -34,7 +34,7 @@ import { dataSchema } from "./data-schema.ts";
 import { maxCostSchema } from "./budget-schema.ts";
 import { outputsSchema } from "./outputs-schema.ts";
 import { decodeExecutor, defaultInFlight, rateStages, vuProfile, type ExecutorOptions } from "./executor-schema.ts";
-import { dedupe, duration, positiveInt, toProblems } from "./fields.ts";
+import { dedupe, duration, maxNotSentShareSchema, positiveInt, toProblems } from "./fields.ts";
 import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema, unitlessTrends } from "./metrics-schema.ts";
 import { scriptSchema } from "./script-schema.ts";
 import { scenarioDefinition, scenarioOf, scenarioSchema, scenarioSteps, withCorrectness, withPreset } from "./scenario-schema.ts";
@@ -83,6 +83,7 @@ const common = z
     secrets: z.record(z.string(), z.string()).default({}),
     tags: z.record(z.string(), z.string()).default({}),
     summaryTrendStats: summaryTrendStatsSchema,
+    maxNotSentShare: maxNotSentShareSchema,
     maxCost: maxCostSchema,
     outputs: outputsSchema,
     // Decoded by their own parts: once-per-run steps (run-phases) and named scenarios.
@@ -256,6 +257,7 @@ function specOf(b: Common, e: ExecutorOptions, load: Load, flow: Pick<RunSpec, "
     tags: b.tags,
     ...(b.summaryTrendStats ? { summaryTrendStats: b.summaryTrendStats } : {}),
     ...(unitlessTrends(b.metrics).length ? { unitlessTrends: unitlessTrends(b.metrics) } : {}),
+    ...(b.maxNotSentShare !== undefined ? { maxNotSentShare: b.maxNotSentShare } : {}),
     maxCostUsd: b.maxCost ?? null,
     outputs: b.outputs,
     options,

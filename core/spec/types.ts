@@ -134,6 +134,12 @@ export interface RunSpec {
   readonly summaryTrendStats?: readonly string[];
   /** Declared trends of plain numbers, not ms (k6's Trend without isTime): shown without a unit. Absent: none. */
   readonly unitlessTrends?: readonly string[];
+  /**
+   * The share of the schedule (0–1) edgeload itself may fail to send — iterations lost to
+   * shard restarts or never started by a shard's deadline — before the run is inconclusive
+   * (core/run/not-sent.ts); absent: DEFAULT_MAX_NOT_SENT_SHARE (1 %).
+   */
+  readonly maxNotSentShare?: number;
   /** Budget cap: the run is refused when its estimated cost (USD) is above it; null: none. */
   readonly maxCostUsd?: number | null;
   /** Push outputs (OTLP/HTTP metrics), header values secret; absent or [] for none. */
