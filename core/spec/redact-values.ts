@@ -12,6 +12,16 @@ import type { RunSpec } from "./types.ts";
 /** Shorter values are not searched for: "admin" or "true" would blank ordinary words. */
 export const MIN_SECRET_LENGTH = 6;
 
+/**
+ * Longer values are not searched for either: a value that size is data (setup()'s seed set,
+ * a whole token file as JSON), hidden where it sits, and one such value made the search's
+ * pattern too large to compile. The secrets pasted elsewhere are tokens, keys and passwords.
+ */
+export const MAX_SEARCHED_LENGTH = 4_096;
+
+/** At most this many values are searched (the longest first): one pattern stays small enough to compile and run. */
+export const MAX_SEARCHED_VALUES = 2_000;
+
 export interface ValueHider {
   /** The values searched for, longest first (so a value is hidden whole before any part of it). */
   readonly values: readonly string[];
@@ -28,8 +38,9 @@ const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  */
 export function valueHider(candidates: readonly string[], shownTarget = ""): ValueHider {
   const values = [...new Set(candidates)]
-    .filter((v) => v.length >= MIN_SECRET_LENGTH && v !== REDACTED && !shownTarget.includes(v))
-    .sort((a, b) => b.length - a.length || a.localeCompare(b));
+    .filter((v) => v.length >= MIN_SECRET_LENGTH && v.length <= MAX_SEARCHED_LENGTH && v !== REDACTED && !shownTarget.includes(v))
+    .sort((a, b) => b.length - a.length || a.localeCompare(b))
+    .slice(0, MAX_SEARCHED_VALUES);
   const pattern = values.length ? new RegExp(values.map(escaped).join("|"), "g") : null;
   const hide = (text: string) => {
     const byValue = pattern ? text.replace(pattern, REDACTED) : text;
@@ -82,4 +93,34 @@ export function hideIn<T>(value: T, hider: ValueHider, identifiers: ReadonlySet<
   if (Array.isArray(value)) return value.map((v) => hideIn(v, hider, identifiers)) as T;
   if (typeof value !== "object" || value === null) return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, identifiers.has(k) ? v : hideIn(v, hider, identifiers)])) as T;
+}
+
+/**
+ * Summary fields the value pass leaves alone: k6's own sections (`metrics`, `root_group`,
+ * `options`), which are keyed and named by metrics, groups and checks, and the identifiers
+ * readers match on (a threshold's metric and expression, a step, region or shard). Free
+ * text — the run's name and target, error samples, a script's errors and console lines,
+ * reasons — is searched.
+ */
+const SUMMARY_IDENTIFIERS: ReadonlySet<string> = new Set([
+  "metrics",
+  "root_group",
+  "options",
+  "metric",
+  "threshold",
+  "step",
+  "steps",
+  "executor",
+  "region",
+  "regions",
+  "colo",
+  "segment",
+  "state",
+  "status",
+  "runId",
+]);
+
+/** A run's summary (core/run/summary.ts) with `hider` applied to its free text. */
+export function hideInSummary<T>(summary: T, hider: ValueHider): T {
+  return hideIn(summary, hider, SUMMARY_IDENTIFIERS);
 }
