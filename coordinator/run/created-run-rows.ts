@@ -9,14 +9,16 @@ import type { RunRecord } from "./run-record.ts";
 
 /** The statements storing a run just created, and its shards. */
 export function createdRunStatements(db: D1Database, run: RunRecord): D1PreparedStatement[] {
+  // Name and target too: either may hold a credential (`https://user:key@…`, a pasted token).
+  const shown = redactSpec(run.spec);
   return [
     insertRun(db, {
       id: run.runId,
-      name: run.spec.name,
-      target: run.spec.target,
+      name: shown.name,
+      target: shown.target,
       createdAt: run.createdMs,
       durationMs: run.spec.durationMs,
-      specJson: JSON.stringify(redactSpec(run.spec)),
+      specJson: JSON.stringify(shown),
       planJson: JSON.stringify(run.plan),
     }),
     ...insertShards(db, run.runId, run.plan.shards),

@@ -18,6 +18,7 @@ import { outboundFetch } from "../../workers/outbound/outbound-fetch.ts";
 import { pushOutputPolicy } from "../../workers/outbound/policies.ts";
 import type { OutputSpec } from "../../core/spec/outputs-schema.ts";
 import type { OutputStatus } from "../../core/run/protocol.ts";
+import { redactUrlsIn } from "../../core/spec/redact-url.ts";
 
 export const PUSH_TIMEOUT_MS = 2_000;
 export const PUSH_RETRIES = 2;
@@ -109,7 +110,8 @@ export class MetricsPusher {
         // 4xx other than 429 will not get better by retrying the same body.
         if (response.status < 500 && response.status !== 429) break;
       } catch (error) {
-        state.lastError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        // Shown in the run's status: the output's URL in a fetch error keeps no credentials.
+        state.lastError = redactUrlsIn(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
       }
       state.failedAttempts += 1;
     }

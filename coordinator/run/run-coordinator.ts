@@ -46,6 +46,7 @@ import { finishRun, giveUpRun, type EndingHost } from "./run-end.ts";
 import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./status-view.ts";
 import { liveSummary, type SummarySources } from "./summary-of.ts";
 import { scriptAbortReason } from "../../core/run/script-report.ts";
+import { secretHider } from "../../core/spec/redact.ts";
 import { lifecycleStateOf, START_LEAD_MS, type RunRecord } from "./run-record.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
 import { abortShards, ShardStopper, startingWatermarks } from "./run-shards.ts";
@@ -166,8 +167,10 @@ export class RunCoordinator extends DurableObject<Env> {
     return this.status();
   }
 
-  async #stop(status: "aborted" | "failed", reason: string, byScript = false): Promise<void> {
+  async #stop(status: "aborted" | "failed", given: string, byScript = false): Promise<void> {
     const now = Date.now();
+    // Stored and shown: a script's abort message may quote a token it was given.
+    const reason = secretHider(this.#run!.spec).hide(given);
     this.#save({
       ...this.#run!,
       status: "finishing",

@@ -14,6 +14,7 @@ import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { ChildProgress } from "../merge/child-progress.ts";
 import type { RunRecord } from "./run-record.ts";
+import { redactRun } from "../../core/spec/redact.ts";
 
 /** What the coordinator knows of a run's figures, read-only. */
 export interface RunFigures {
@@ -47,15 +48,19 @@ export function runView(run: RunRecord, figures: RunFigures, now: number, output
   const all = figures.totals.select();
   const clock = clockView(reportersOf(run.plan).map((s) => figures.shards.telemetry(s.index)));
   const p95 = all.trends.duration.count ? roundToResolution(all.trends.duration.quantile(0.95) / 1000, clock.resolutionMs) : null;
+  // While it runs the record holds the spec as given: the view shows it redacted, and its
+  // messages (an abort's reason, a failing write's) with the run's secrets hidden.
+  const { shown, hider } = redactRun(run.spec);
+  const hide = (text: string | null | undefined) => (text ? hider.hide(text) : (text ?? null));
   return {
     id: run.runId,
-    name: run.spec.name,
+    name: shown.name,
     status: run.status,
-    target: run.spec.target,
+    target: shown.target,
     createdAt: new Date(run.createdMs).toISOString(),
     startedAt: new Date(run.t0Ms).toISOString(),
     endedAt: run.endMs ? new Date(run.endMs).toISOString() : null,
-    abortReason: run.abortReason,
+    abortReason: hide(run.abortReason),
     ...(run.endedByScript ? { endedByScript: true as const } : {}),
     ...(run.scriptTimeout ? { scriptTimeout: run.scriptTimeout } : {}),
     progress: { elapsedS: elapsedMs / 1000, durationS: run.spec.durationMs / 1000, fraction: run.spec.durationMs ? elapsedMs / run.spec.durationMs : 1 },
@@ -73,7 +78,7 @@ export function runView(run: RunRecord, figures: RunFigures, now: number, output
     },
     thresholdsOk: FINAL_STATUSES.includes(run.status) ? run.status !== "failed" && run.status !== "inconclusive" : null,
     verdict: run.verdict ?? null,
-    lastError: run.lastError ?? null,
+    lastError: hide(run.lastError),
     ...(outputs ? { outputs } : {}),
   };
 }
@@ -102,7 +107,7 @@ export function metricsSourceOf(run: RunRecord, figures: RunFigures, now: number
   const { target, achievedRatePerS } = progressAt(run, figures, now);
   return {
     runId: run.runId,
-    name: run.spec.name,
+    name: redactRun(run.spec).shown.name,
     status: run.status,
     verdict: run.verdict ?? null,
     endedByScript: run.endedByScript === true,

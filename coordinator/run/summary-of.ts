@@ -11,6 +11,7 @@ import type { ChildProgress } from "../merge/child-progress.ts";
 import { shardRowStatement, updateRunStatus } from "../store/results-store.ts";
 import type { RunRecord } from "./run-record.ts";
 import { reportersOf } from "../../core/plan/aggregation-tree.ts";
+import { hideInSummary, redactSpec, secretHider } from "../../core/spec/redact.ts";
 
 /** What the summary of a run that stopped measuring at `endMs` is built from. */
 export interface SummarySources {
@@ -22,7 +23,8 @@ export interface SummarySources {
 function summaryInput(run: RunRecord, endMs: number, sources: SummarySources): Omit<SummaryInput, "status"> {
   return {
     runId: run.runId,
-    spec: run.spec,
+    // Its name, target and the rest as they may be shown (a no-op on an ended run's, already redacted).
+    spec: redactSpec(run.spec),
     plan: run.plan,
     t0Ms: run.t0Ms,
     // Rates are per second of schedule: never past its end, never zero-length.
@@ -43,9 +45,9 @@ function summaryInput(run: RunRecord, endMs: number, sources: SummarySources): O
   };
 }
 
-/** The summary of a run that has not ended, over what arrived by `nowMs`. */
+/** The summary of a run that has not ended, over what arrived by `nowMs`, its secrets hidden wherever they appear. */
 export function liveSummary(run: RunRecord, nowMs: number, sources: SummarySources): Summary {
-  return buildSummary({ ...summaryInput(run, nowMs, sources), status: run.status });
+  return hideInSummary(buildSummary({ ...summaryInput(run, nowMs, sources), status: run.status }), secretHider(run.spec));
 }
 
 /**

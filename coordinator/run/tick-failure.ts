@@ -4,7 +4,7 @@
  * in the coordinator. Pure: the object asks these, with the time passed in, and writes.
  * (Pinned by test/workers/coordinator-resilience.test.ts.)
  */
-import { redactSpec } from "../../core/spec/redact.ts";
+import { hideInSummary, redactSpec, secretHider } from "../../core/spec/redact.ts";
 import type { Env } from "../../workers/env.ts";
 import { endOf, type RunRecord } from "./run-record.ts";
 import { endSummary, type SummarySources } from "./summary-of.ts";
@@ -53,6 +53,6 @@ export function unstorableRun(run: RunRecord, message: string, endMs: number): R
 export function unstorableEnd(run: RunRecord, message: string, nowMs: number, sources: SummarySources): { final: RunRecord; summary: Summary; endMs: number } {
   const endMs = endOf(run, nowMs);
   const unstorable = unstorableRun(run, message, endMs);
-  const summary = endSummary(unstorable, endMs, "error", sources);
+  const summary = hideInSummary(endSummary(unstorable, endMs, "error", sources), secretHider(run.spec));
   return { final: { ...unstorable, verdict: summary.edgeload.verdict! }, summary, endMs };
 }

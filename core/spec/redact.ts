@@ -16,7 +16,7 @@ import { REDACTED, redactUrl, SECRET_NAME, urlCredentials } from "./redact-url.t
 import { hideValues, valueHider, type ValueHider } from "./redact-values.ts";
 
 export { REDACTED, redactUrl, redactUrlsIn } from "./redact-url.ts";
-export { hideIn, type ValueHider } from "./redact-values.ts";
+export { hideIn, hideInSummary, type ValueHider } from "./redact-values.ts";
 
 /**
  * The spec with its secrets and credentials replaced by "[redacted]", by place and then by
@@ -24,9 +24,15 @@ export { hideIn, type ValueHider } from "./redact-values.ts";
  * executor's options are left as they are: summaries are built from the redacted spec.
  */
 export function redactSpec(spec: RunSpec): RunSpec {
+  return redactRun(spec).shown;
+}
+
+/** `redactSpec` and `secretHider` of one spec at once, for a view that shows both (the run's status). */
+export function redactRun(spec: RunSpec): { readonly shown: RunSpec; readonly hider: ValueHider } {
   const hidden: string[] = [];
   const placed = redactByPlace(spec, hidden);
-  return hideValues(placed, valueHider(hidden, placed.target));
+  const hider = valueHider(hidden, placed.target);
+  return { shown: hideValues(placed, hider), hider };
 }
 
 /**
@@ -39,8 +45,7 @@ export function redactSpec(spec: RunSpec): RunSpec {
  */
 export function secretHider(spec: RunSpec): ValueHider {
   const hidden: string[] = [];
-  const placed = redactByPlace(spec, hidden);
-  return valueHider(hidden, placed.target);
+  return valueHider(hidden, redactByPlace(spec, hidden).target);
 }
 
 function redactByPlace(spec: RunSpec, hidden: string[]): RunSpec {

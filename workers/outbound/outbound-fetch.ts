@@ -23,6 +23,7 @@
  */
 import type { Outbound, OutboundFetch, OutboundPolicy } from "../../core/outbound/outbound-request.ts";
 import { FOLLOWED_STATUSES, nextHop, redirectTarget, type HopRequest } from "../../core/outbound/redirect-rules.ts";
+import { redactUrl, redactUrlsIn } from "../../core/spec/redact-url.ts";
 
 export type { Outbound, OutboundFetch, OutboundInit, OutboundPolicy } from "../../core/outbound/outbound-request.ts";
 
@@ -53,7 +54,8 @@ export function outboundFetch(policy: OutboundPolicy, fetcher: typeof fetch = pl
   const checked = (href: string, what: string) => {
     if (href === lastAllowed) return;
     const refusal = refusalOf(new URL(href));
-    if (refusal !== null) throw new OutboundRefused(`${what} ${href} refused: ${refusal}`);
+    // The message is logged and stored as an error sample: the URL keeps no credentials.
+    if (refusal !== null) throw new OutboundRefused(`${what} ${redactUrl(href)} refused: ${redactUrlsIn(refusal)}`);
     lastAllowed = href;
   };
   return async (input, init = {}) => {

@@ -158,4 +158,20 @@ export async function runIteration(flow: Flow, io: IterationIO, it: IterationInf
     // k6's iteration_duration: the whole iteration, think time included.
     if (flow.timesIterations) host.statsNow(io.step).custom.trend(ITERATION_DURATION, (host.now() - startMs) * US_PER_MS);
   }
+  if (flow.minIterationMs !== undefined) await waitOutMinimum(flow.minIterationMs - (host.now() - startMs), io);
+}
+
+/**
+ * k6's minIterationDuration: after a whole iteration shorter than it, the VU waits out the
+ * rest before its next (a VU of an arrival-rate scenario stays busy meanwhile), the wait in
+ * neither iteration_duration nor the iteration's window; the iteration's hard stop or the
+ * run's end cuts it (k6 v1.x internal/js/runner.go RunOnce).
+ */
+async function waitOutMinimum(remainingMs: number, io: IterationIO): Promise<void> {
+  if (remainingMs <= 0) return;
+  try {
+    await io.sleep(remainingMs);
+  } catch (error) {
+    if (!(error instanceof IterationInterrupted)) throw error;
+  }
 }

@@ -10,6 +10,7 @@ import type { ConnectionSlots } from "./connection-slots.ts";
 import type { EngineClock } from "./engine-types.ts";
 import { bodyBytes, isTimeout } from "./response-body.ts";
 import type { RequestTrail } from "../../core/metrics/request-trail.ts";
+import { redactUrlsIn } from "../../core/spec/redact-url.ts";
 
 export interface MeasureDeps {
   readonly fetch: OutboundFetch;
@@ -62,7 +63,9 @@ export async function fetchAndMeasure(d: MeasureDeps, request: FlowRequest, init
       throw new IterationInterrupted("in flight when the run stopped");
     }
     const error = isTimeout(e) ? "timeout" : "connection";
-    const errorMessage = error === "timeout" ? `timeout after ${d.timeoutMs} ms` : `connection error: ${e instanceof Error ? e.message : String(e)}`;
+    // An error sample is stored with the run: a URL it quotes keeps no credentials.
+    const errorMessage =
+      error === "timeout" ? `timeout after ${d.timeoutMs} ms` : `connection error: ${redactUrlsIn(e instanceof Error ? e.message : String(e))}`;
     // A failure while reading the body still had a response: its status and headers count.
     return { response, status: response?.status ?? 0, ttfbMs, bytes, headers: response?.headers ?? null, body, error, errorMessage };
   }
