@@ -20,6 +20,7 @@ import { OTHER_TAGS_STEP } from "../core/spec/script-schema.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 import { GROUP_DURATION } from "./runtime/wire.ts";
 import { redirectCount } from "./runtime/redirect-limit.ts";
+import { BEHAVIOUR_OPTIONS, behaviourProblems, scriptBehaviour } from "./behaviour-options.ts";
 
 export interface ScriptContext {
   readonly name: string;
@@ -63,10 +64,10 @@ const NO_EFFECT_HERE = [
 ];
 /**
  * Options k6 acts on and edgeload does not yet: accepted and listed as ignored, so a script
- * still runs, but its behaviour may differ from k6's (iterations not stretched to minIterationDuration, a failed request does not
- * throw, cookies and the User-Agent are not set as k6 sets them, TLS is always verified).
+ * still runs, but its behaviour may differ from k6's (the User-Agent is not set as k6 sets
+ * it, bodies are read whatever discardResponseBodies says).
  */
-const NOT_YET_ACTED_ON = ["minIterationDuration", "throw", "noCookiesReset", "userAgent", "discardResponseBodies", "insecureSkipTLSVerify"];
+const NOT_YET_ACTED_ON = ["userAgent", "discardResponseBodies"];
 const IGNORED = new Set([...NO_EFFECT_HERE, ...NOT_YET_ACTED_ON]);
 /** Per-scenario options edgeload accepts without acting on (gracefulStop is acted on: core/schedule/graceful-stop.ts). */
 const IGNORED_IN_SCENARIO = new Set<string>();
@@ -87,7 +88,9 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
     "maxRedirects",
     "setupTimeout",
     "teardownTimeout",
+    ...BEHAVIOUR_OPTIONS,
   ]);
+  problems.push(...behaviourProblems(raw));
   try {
     redirectCount(raw.maxRedirects, "options.maxRedirects");
   } catch (error) {
@@ -102,9 +105,10 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
   const scenarios =
     raw.scenarios !== undefined ? fromScenarios(raw.scenarios, withThresholds, problems, ignored) : fromShortcuts(raw, withThresholds, problems);
   if (problems.length) return { ok: false, problems };
-  // setup() and teardown() are the script's, whichever scenario names it (core/spec/script-schema.ts).
+  // setup() and teardown() are the script's, whichever scenario names it (core/spec/script-schema.ts);
+  // minIterationDuration is k6's global option, so every scenario's iterations have it.
   const phaseTimeouts = Object.fromEntries((["setupTimeout", "teardownTimeout"] as const).filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
-  for (const s of scenarios) Object.assign(s.fields.script as Record<string, unknown>, phaseTimeouts);
+  for (const s of scenarios) Object.assign(s.fields.script as Record<string, unknown>, phaseTimeouts, scriptBehaviour(raw));
 
   // A trend (or a gauge, kept as one) without isTime holds plain numbers, which k6 shows without a unit.
   const timed = (name: string) => ctx.timeTrends === undefined || ctx.timeTrends.includes(name);
@@ -195,6 +199,9 @@ function fromScenarios(input: unknown, ctx: ScriptContext, problems: string[], i
       if (key === "executor" || key === "exec" || key === "env" || key === "tags") continue;
       if (SCENARIO_EXECUTOR_FIELDS.includes(key) || key === "startTime") fields[key] = v;
       else if (IGNORED_IN_SCENARIO.has(key)) ignored.push(`${where}.${key}`);
+      // k6 refuses it too (its scenarios decode strictly): the option is the test's, not a scenario's.
+      else if (key === "minIterationDuration")
+        problems.push(`${where}.minIterationDuration: k6 takes it only at the options' top level; set options.minIterationDuration`);
       else problems.push(`${where}.${key}: not supported by edgeload`);
     }
     if (s.tags !== undefined) fields.tags = s.tags;

@@ -67,7 +67,7 @@ export function phaseIO(options: PhaseIOOptions): { readonly io: FlowIO; readonl
       if (stopsOnProblem && results.some((r) => r.problem !== null)) throw new PhaseStopped();
       const result = { name: options.nameOf(index, request), status: 0, durationMs: 0, problem: null as string | null };
       results.push(result);
-      const sent = await sendOnce(request, options.timeoutMs, options.fetcher, clock);
+      const sent = await sendOnce(request, request.timeoutMs ?? options.timeoutMs, options.fetcher, clock);
       Object.assign(result, { status: sent.response.status, durationMs: sent.response.durationMs, problem: sent.problem });
       return sent.response;
     },

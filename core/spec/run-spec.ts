@@ -36,7 +36,7 @@ import { outputsSchema } from "./outputs-schema.ts";
 import { decodeExecutor, defaultInFlight, rateStages, vuProfile, type ExecutorOptions } from "./executor-schema.ts";
 import { dedupe, duration, maxNotSentShareSchema, positiveInt, toProblems } from "./fields.ts";
 import { metricsInput, metricsSchema, thresholdInput, thresholdsSchema, unitlessTrends } from "./metrics-schema.ts";
-import { scriptSchema } from "./script-schema.ts";
+import { SCRIPT_REQUEST_TIMEOUT_MS, scriptSchema } from "./script-schema.ts";
 import { scenarioDefinition, scenarioOf, scenarioSchema, scenarioSteps, withCorrectness, withPreset } from "./scenario-schema.ts";
 import { hasSseStep, runPhases, SSE_METRICS, step, stepSpecs } from "./step-schema.ts";
 import { LOCATION_HINTS, type RunSpec, type SpecResult, type StepSpec } from "./types.ts";
@@ -55,6 +55,9 @@ const summaryTrendStatsSchema = z
   .min(1)
   .optional();
 
+/** A request's timeout when the spec gives none and runs its own steps (a script's: SCRIPT_REQUEST_TIMEOUT_MS). */
+const STEP_REQUEST_TIMEOUT_MS = 10_000;
+
 /** The first decoding step: every field but the executor's own options. */
 const common = z
   .object({
@@ -69,7 +72,8 @@ const common = z
     preset: z.string().optional(),
     durationScale: z.number().positive().max(10).optional(),
     executor: z.string().optional(),
-    timeout: duration("timeout").default(10_000),
+    // Absent: edgeload's 10 s for a spec's own steps, k6's 60 s for a script's requests.
+    timeout: duration("timeout").optional(),
     shards: z.union([positiveInt, z.literal("auto")]).default("auto"),
     regions: z.array(z.enum(LOCATION_HINTS)).min(1).default(["wnam", "enam", "weur", "apac"]),
     connectionSlots: positiveInt.max(1000).default(6),
@@ -244,7 +248,7 @@ function specOf(b: Common, e: ExecutorOptions, load: Load, flow: Pick<RunSpec, "
     vus,
     durationMs,
     peakRatePerS,
-    timeoutMs: b.timeout,
+    timeoutMs: b.timeout ?? (b.script ? SCRIPT_REQUEST_TIMEOUT_MS : STEP_REQUEST_TIMEOUT_MS),
     gracefulStopMs: e.gracefulStop,
     shards: b.shards,
     regions: b.regions,

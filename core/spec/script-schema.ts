@@ -10,6 +10,12 @@ import { duration } from "./fields.ts";
 /** k6's default setupTimeout and teardownTimeout. */
 export const SCRIPT_PHASE_TIMEOUT_MS = 60_000;
 
+/**
+ * k6's request timeout (js/modules/k6/http/request.go): a script's requests without
+ * `params.timeout` wait this long, unless the spec's `timeout` (edgeload's --timeout) says.
+ */
+export const SCRIPT_REQUEST_TIMEOUT_MS = 60_000;
+
 export const SCRIPT_ID = /^[0-9a-f]{64}$/;
 
 export const scriptSchema = z
@@ -30,6 +36,11 @@ export const scriptSchema = z
     /** How long setup() and teardown() may run (k6's options of the same names); past it the run ends in error, k6's 100 and 101. */
     setupTimeout: duration("setupTimeout").default(SCRIPT_PHASE_TIMEOUT_MS),
     teardownTimeout: duration("teardownTimeout").default(SCRIPT_PHASE_TIMEOUT_MS),
+    /**
+     * k6's minIterationDuration (ms): a VU whose iteration was shorter waits out the rest before
+     * its next (workers/shard/iteration-io.ts). Absent: no wait.
+     */
+    minIterationDuration: duration("minIterationDuration").optional(),
   })
   .strict();
 

@@ -15,7 +15,7 @@ import { scriptFailure } from "./script-failure.ts";
 import { fileKey } from "./file-key.ts";
 import { setupDataKey } from "./setup-data-key.ts";
 import { CookieJar } from "./cookie-jar.ts";
-import { redirectCount } from "./redirect-limit.ts";
+import { vuOptions } from "./vu-options.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import { VuPool } from "./vu-pool.ts";
 import type { IterationHost, IterationOutcome, IterationStart, ScriptSessionApi } from "./wire.ts";
@@ -56,8 +56,10 @@ function open(path: string, mode?: string, moduleDir = "."): unknown {
 function startVu(id: number, start: IterationStart, pool: VuPool | null): Vu {
   const context: VuContext = { id, iteration: 0, iterationInTest: 0, scenario: { ...start.scenario }, samples: [], host: null, jar: new CookieJar(), shared };
   const instance = (instantiate as Factory)(createVuModules(context), { ...start.env }, id, open, sequence);
-  const options = instance.exports.options as { maxRedirects?: unknown } | undefined;
-  context.maxRedirects = redirectCount(options?.maxRedirects, "options.maxRedirects");
+  const options = vuOptions(instance.exports.options);
+  if (options.maxRedirects !== undefined) context.maxRedirects = options.maxRedirects;
+  context.throws = options.throws;
+  context.keepsCookies = options.keepsCookies;
   return { context, instance, pool };
 }
 
@@ -101,7 +103,8 @@ class ScriptSession extends RpcTarget implements ScriptSessionApi {
     const vu = vuFor(start);
     const { context, instance } = vu;
     context.host = host;
-    context.jar = new CookieJar();
+    // k6 gives the VU a new jar at each iteration unless options.noCookiesReset (internal/js/runner.go runFn).
+    if (!context.keepsCookies) context.jar = new CookieJar();
     context.iterationInTest = start.iterationInTest;
     context.scenario = { ...start.scenario };
     instance.setIteration(context.iteration);

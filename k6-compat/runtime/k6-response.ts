@@ -25,6 +25,12 @@ export interface K6Response {
 /** k6's error codes for what the engine reports (k6's docs: "Error codes"). */
 const ERROR_CODES = { timeout: 1050, connection: 1200 } as const;
 
+/** A failed request's `res.error` ("" when it got a response): k6's "request timeout" for a timeout. */
+export function failureText(r: WireResponse): string {
+  if (!r.error) return "";
+  return r.errorDetail ?? (r.error === "timeout" ? "request timeout" : "connection error");
+}
+
 /** k6/html's parseHTML, as the bundle installs it: the runtime does not carry it (bundle.ts). */
 export type HtmlParser = typeof parseHTML;
 
@@ -39,7 +45,7 @@ export function k6Response(request: WireRequest, r: WireResponse, cookies: Recor
     body: r.body,
     headers,
     url: r.url ?? request.url,
-    error: r.error ? (r.errorDetail ?? (r.error === "timeout" ? "request timeout" : "connection error")) : "",
+    error: failureText(r),
     error_code: r.error ? ERROR_CODES[r.error] : 0,
     cookies,
     timings: { duration: r.durationMs, waiting: r.durationMs, sending: 0, receiving: 0, blocked: 0, connecting: 0, tls_handshaking: 0 },

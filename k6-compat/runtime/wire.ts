@@ -18,6 +18,8 @@ export interface WireRequest {
   readonly readBody: boolean;
   /** The most redirects it follows (k6's params.redirects, else options.maxRedirects); absent: k6's default, 10. */
   readonly maxRedirects?: number;
+  /** k6's params.timeout in ms; absent: the run's timeout (k6's 60 s for a script, core/spec/script-schema.ts). */
+  readonly timeoutMs?: number;
   /** The request's `step` (or `name`) tag: the step it is recorded under, when the run declares it. */
   readonly step?: string;
   /** Its k6 tags but those the response decides (status, expected_response): for the run's sub-metrics. */

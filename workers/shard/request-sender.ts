@@ -46,6 +46,8 @@ export interface SenderDeps {
 interface Sending {
   readonly queuedMs: number;
   readonly sendMs: number;
+  /** Its timeout: the request's own (a k6 script's params.timeout), else the run's. */
+  readonly timeoutMs: number;
   readonly timeoutAtMs: number;
   readonly timeout: { readonly signal: AbortSignal; done(): void };
   readonly streamAbort: AbortController | null;
@@ -80,8 +82,8 @@ export class RequestSender {
     const d = this.#d;
     const sending = await this.#leave(stepIndex, request, holdUntilMs);
     countedSent?.(sending.sentWindow);
-    const { sendMs, timeout } = sending;
-    const deps = { fetch: d.fetch, clock: d.clock, slots: d.slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs: d.a.spec.timeoutMs };
+    const { sendMs, timeout, timeoutMs } = sending;
+    const deps = { fetch: d.fetch, clock: d.clock, slots: d.slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs };
     const measured = await fetchAndMeasure(deps, request, sending.init, sendMs);
     if (measured.error === "timeout" && holdUntilMs < sending.timeoutAtMs && d.clock.now() >= holdUntilMs) {
       // Cut at its iteration's hard stop: k6 cancels it there and records nothing of it
@@ -123,7 +125,8 @@ export class RequestSender {
     d.loopProbe.arm();
     // The timeout runs from the actual send, like k6's (time queued for a slot is lag). The
     // iteration's hard stop (its graceful stop, core/schedule/graceful-stop.ts) cuts it sooner.
-    const timeoutAtMs = sendMs + d.a.spec.timeoutMs;
+    const timeoutMs = request.timeoutMs ?? d.a.spec.timeoutMs;
+    const timeoutAtMs = sendMs + timeoutMs;
     const timeout = d.timeouts.add(Math.min(timeoutAtMs, holdUntilMs));
     // A stream is closed by aborting its request: cancelling the body alone can leave the
     // connection open (the target would hold the stream until its next write fails).
@@ -137,7 +140,7 @@ export class RequestSender {
     init.headers = request.headers ? { ...request.headers, [RUN_HEADER]: tag } : { [RUN_HEADER]: tag };
     if (request.body !== undefined) init.body = request.body;
     d.windows.statsFor(sentWindow, stepIndex).counters.sent++;
-    return { queuedMs, sendMs, timeoutAtMs, timeout, streamAbort, init, sentWindow };
+    return { queuedMs, sendMs, timeoutMs, timeoutAtMs, timeout, streamAbort, init, sentWindow };
   }
 
   /** Records a measured request's trail in the window of its completion second, and its sub-metrics. */

@@ -22,8 +22,12 @@ export interface VuContext {
   host: IterationHost | null;
   /** Called for every metric the script creates (the init context collects them). */
   readonly declare?: (name: string, type: MetricType, isTime: boolean) => void;
-  /** The VU's own cookie jar (emptied at each iteration, as k6's default jar). */
+  /** The VU's own cookie jar (emptied at each iteration, as k6's default jar, unless keepsCookies). */
   jar: CookieJar;
+  /** The script's options.noCookiesReset: the jar is kept across iterations (vu-options.ts). */
+  keepsCookies?: boolean;
+  /** The script's options.throw: a request failing without a response throws (vu-options.ts). */
+  throws?: boolean;
   /** The process's SharedArrays by name: data is built once per isolate. */
   readonly shared: Map<string, readonly unknown[]>;
   /** exec.test.abort()'s message once the VU called it ("" without one): the run stops (script-failure.ts). */

@@ -4,16 +4,20 @@
  * expected statuses; the answer comes back as k6's response object (../k6-response.ts).
  */
 import { CookieJar, requestCookies } from "../cookie-jar.ts";
-import { k6Response, type HtmlParser, type K6Response } from "../k6-response.ts";
+import { failureText, k6Response, type HtmlParser, type K6Response } from "../k6-response.ts";
 import { redirectLimit } from "../redirect-limit.ts";
 import { formBody, withoutCredentials } from "../request-encoding.ts";
-import type { WireRequest } from "../wire.ts";
+import type { WireRequest, WireResponse } from "../wire.ts";
+import { requestThrows, requestTimeoutMs } from "../vu-options.ts";
 import { tagsIfAny, type VuScope } from "./context.ts";
 
 interface RequestParams {
   readonly headers?: Record<string, unknown>;
   readonly tags?: Record<string, string>;
+  /** k6's per-request timeout (vu-options.ts requestTimeoutMs). */
   readonly timeout?: string | number;
+  /** k6's per-request `throw`, over options.throw. */
+  readonly throw?: boolean;
   readonly redirects?: number;
   readonly responseType?: "text" | "binary" | "none";
   readonly responseCallback?: unknown;
@@ -81,6 +85,7 @@ async function send(
   params: RequestParams,
 ): Promise<K6Response> {
   const target = host(`http.${method.toLowerCase()}()`);
+  const timeoutMs = requestTimeoutMs(params.timeout);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(params.headers ?? {})) headers[k] = String(v);
   const href = withoutCredentials(String(url), headers);
@@ -107,11 +112,21 @@ async function send(
     expect: params.responseCallback !== undefined ? expectList(params.responseCallback) : responseCallback,
     readBody: params.responseType !== "none",
     ...redirectLimit(params.redirects, vu.maxRedirects),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...((params.tags?.step ?? params.tags?.name) ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
     ...tagsIfAny(tags(params.tags)),
   };
   const response = await target.send(drain(), wire);
+  // k6's `throw`: a request that got no response (a timeout, a refused connection) throws, its
+  // metrics already recorded; a response of any status does not (js/modules/k6/http/request.go).
+  if (response.error && requestThrows(params.throw, vu.throws ?? false)) throw new Error(failureMessage(wire, response));
   return k6Response(wire, response, jar.receive(href, response.setCookies), parseHtml);
+}
+
+/** What k6 throws for a request that got no response: Go's `Get "url": reason`, with k6's words for a timeout. */
+function failureMessage(request: WireRequest, response: WireResponse): string {
+  const method = request.method.charAt(0) + request.method.slice(1).toLowerCase();
+  return `${method} "${request.url}": ${failureText(response)}`;
 }
 
 /** The statuses of `http.expectedStatuses(…)` as a list (null: k6's default). */

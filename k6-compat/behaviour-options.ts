@@ -1,0 +1,50 @@
+/**
+ * k6 options that change how a script's iterations behave rather than how much load they
+ * make, checked before any load. Each is acted on as k6 acts on it (k6 v1.x, internal/js/
+ * runner.go and js/modules/k6/http/request.go) or refused, naming why:
+ *
+ * - `throw` and `noCookiesReset` are the VUs' own: each reads them from the script's options
+ *   (runtime/vu-options.ts), as it reads maxRedirects.
+ * - `minIterationDuration` goes into the run spec's script (core/spec/script-schema.ts): the
+ *   shard pauses a VU after an iteration shorter than it (workers/shard/iteration-io.ts).
+ * - `insecureSkipTLSVerify: true` is refused: a Worker's fetch() always verifies a target's
+ *   certificate and has no switch to stop it, so the script would meet TLS errors k6 skips.
+ *
+ * @example
+ * behaviourProblems({ insecureSkipTLSVerify: true }) // ["options.insecureSkipTLSVerify: …"]
+ * scriptBehaviour({ minIterationDuration: "2s" })      // { minIterationDuration: "2s" }
+ */
+import { parseDurationMs } from "../core/spec/duration.ts";
+
+/** The options this module decides on. */
+export const BEHAVIOUR_OPTIONS: readonly string[] = ["minIterationDuration", "throw", "noCookiesReset", "insecureSkipTLSVerify"];
+
+const BOOLEANS = ["throw", "noCookiesReset", "insecureSkipTLSVerify"] as const;
+
+/** Why the script's behaviour options cannot run on edgeload: empty when they can. */
+export function behaviourProblems(raw: Readonly<Record<string, unknown>>): string[] {
+  const problems: string[] = [];
+  for (const key of BOOLEANS) {
+    const value = raw[key];
+    // k6 reads them as booleans and refuses anything else when the test starts.
+    if (value !== undefined && value !== null && typeof value !== "boolean")
+      problems.push(`options.${key} must be true or false, got ${JSON.stringify(value)}`);
+  }
+  if (raw.insecureSkipTLSVerify === true) {
+    problems.push(
+      "options.insecureSkipTLSVerify: a Worker's fetch() always verifies the target's TLS certificate and cannot be told not to, " +
+        "so requests k6 would send would fail here; give the target a certificate a public CA signed (or test it over http://), or run this script under k6",
+    );
+  }
+  const min = raw.minIterationDuration;
+  if (min !== undefined && min !== null && parseDurationMs(min) === undefined) {
+    problems.push(`options.minIterationDuration: ${JSON.stringify(min)} is not a duration like "2s", "1m30s" or "500ms" (or a number of ms)`);
+  }
+  return problems;
+}
+
+/** What the run spec's script carries of these options (minIterationDuration; the rest are the VUs'). */
+export function scriptBehaviour(raw: Readonly<Record<string, unknown>>): { minIterationDuration?: unknown } {
+  const min = raw.minIterationDuration;
+  return min === undefined || min === null ? {} : { minIterationDuration: min };
+}
