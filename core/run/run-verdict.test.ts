@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ThresholdOutcome, ThresholdState } from "../metrics/thresholds.ts";
 import { isTimingMetric, runVerdict, type RunEvidence } from "./run-verdict.ts";
+import { notSentOf } from "./not-sent.ts";
+
+/** What edgeload did not send of a schedule of 10,000 iterations, against `bound` (absent: the default 1 %). */
+const notSent = (interrupted: number, unstarted = 0, bound?: number) => notSentOf({ interrupted, unstarted }, 10_000, bound);
 
 const outcome = (key: string, state: ThresholdState, observed: number | null = state === "no-data" ? null : 1): ThresholdOutcome => ({
   key,
@@ -37,6 +41,12 @@ describe("runVerdict", () => {
     ],
     [{ generatorSaturated: true, outcomes: [outcome("http_req_duration", "passed")] }, "passed", "saturated but every limit held"],
     [{ thresholdProblems: ["thresholds.x: unknown metric"] }, "inconclusive", "thresholds that no longer parse were never evaluated"],
+    [{ notSent: notSent(320) }, "inconclusive", "edgeload lost 3.2 % of the schedule to restarts: over the 1 % bound"],
+    [{ notSent: notSent(0, 101) }, "inconclusive", "shards that started too late left 1.01 % unsent: over the bound"],
+    [{ notSent: notSent(100) }, "passed", "exactly at the bound: the figure is shown, the run may pass"],
+    [{ notSent: notSent(320, 0, 0.05) }, "passed", "the run's own bound (maxNotSentShare 5 %) allows 3.2 %"],
+    [{ notSent: notSent(1, 0, 0) }, "inconclusive", "a bound of 0: any iteration edgeload did not send"],
+    [{ notSent: notSent(320), outcomes: [outcome("http_req_failed", "failed")] }, "failed", "what did arrive already broke a threshold"],
   ] as const)("%j → %s (%s)", (change, kind, _why) => {
     expect(runVerdict(evidence(change as Partial<RunEvidence>)).kind).toBe(kind);
   });
@@ -46,6 +56,19 @@ describe("runVerdict", () => {
     expect(v).toEqual({
       kind: "inconclusive",
       reasons: ["2 of 4 shards never reported done: what they measured is missing", "threshold checks: p(95)<50 has no data (its metric was never recorded)"],
+    });
+  });
+
+  it("names what edgeload did not send, its share, the bound and the cause — edgeload, not the target", () => {
+    expect(runVerdict(evidence({ notSent: notSent(320) }))).toEqual({
+      kind: "inconclusive",
+      reasons: ["edgeload did not send 3.2 % of the schedule (320 of 10,000 iterations: shard restarts); above the 1 % bound, so the run cannot pass"],
+    });
+    expect(runVerdict(evidence({ notSent: notSent(300, 20, 0.02) }))).toEqual({
+      kind: "inconclusive",
+      reasons: [
+        "edgeload did not send 3.2 % of the schedule (320 of 10,000 iterations: 300 to shard restarts, 20 never started before a shard's deadline); above the 2 % bound, so the run cannot pass",
+      ],
     });
   });
 

@@ -8,11 +8,14 @@
  *   time the generator measured: then the failing figures may be edgeload's own, and the
  *   run is inconclusive (a failed check or a false positive is the target's answer, however
  *   loaded the generator was; a target that slowed until it held every slot is the finding).
- * - Otherwise, a threshold with no data, or shards that never reported done, make it
- *   inconclusive: a limit nobody measured, or a run missing part of its load, is not a pass.
+ * - Otherwise, a threshold with no data, shards that never reported done, or edgeload
+ *   leaving more of the schedule unsent than the run's bound (restarts, late starts:
+ *   not-sent.ts, maxNotSentShare) make it inconclusive: a limit nobody measured, or a run
+ *   missing part of its load, is not a pass.
  * - Otherwise it passed.
  */
 import type { ThresholdOutcome } from "../metrics/thresholds.ts";
+import { notSentReason, type NotSent } from "./not-sent.ts";
 import { failed, inconclusive, PASSED, type Verdict } from "./verdict.ts";
 
 export interface RunEvidence {
@@ -28,6 +31,8 @@ export interface RunEvidence {
   readonly reporters: number;
   /** The reporters are a tree's region roots (each standing for many shards), not shards. */
   readonly reportersAreRoots?: boolean;
+  /** What edgeload itself did not send of the schedule, with the run's bound (not-sent.ts); absent: nothing known. */
+  readonly notSent?: NotSent;
 }
 
 export function runVerdict(e: RunEvidence): Verdict {
@@ -46,6 +51,7 @@ export function runVerdict(e: RunEvidence): Verdict {
     ...(e.silentReporters > 0
       ? [`${e.silentReporters} of ${e.reporters} ${e.reportersAreRoots ? "region roots" : "shards"} never reported done: what they measured is missing`]
       : []),
+    ...(e.notSent ? [notSentReason(e.notSent)].filter((r): r is string => r !== null) : []),
     ...e.outcomes.filter((o) => o.state === "no-data").map(noDataReason),
   ];
   return unknown.length ? inconclusive(...unknown) : PASSED;

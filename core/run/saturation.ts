@@ -27,10 +27,11 @@ export const LAG_SATURATION_MS = 10;
 
 /**
  * Whether the run was held back, and by what: iterations dropped for lack of in-flight
- * capacity, lost to restarts, sent late (schedule lag), or timed late by a busy event
- * loop (client delay). Schedule lag made mostly of slot wait means the target's slow
- * responses held the connection slots; lag with little slot wait, or client delay, means
- * the generator itself fell behind.
+ * capacity, not sent by edgeload (lost to restarts, never started by a shard's deadline:
+ * not-sent.ts), sent late (schedule lag), or timed late by a busy event loop (client
+ * delay). Schedule lag made mostly of slot wait means the target's slow responses held the
+ * connection slots; lag with little slot wait, or client delay, means the generator itself
+ * fell behind. What edgeload did not send is never put down to the target.
  */
 export function saturation(stats: MetricStats, resolutionMs: number | null = null): Saturation {
   // To the clock's step (clock-resolution.ts): "3.22s", not "3219.456 ms".
@@ -42,20 +43,25 @@ export function saturation(stats: MetricStats, resolutionMs: number | null = nul
   const delayP95 = p95(stats.trends.clientDelay);
   const generatorBusy = delayP95 > LAG_SATURATION_MS;
   const durationP95 = p95(stats.trends.duration);
-  if (c.dropped > 0) {
+  // An arrival-rate shard counts what a restart or its deadline kept it from sending in
+  // `dropped` too (k6's dropped_iterations); what is left was dropped at the cap. A VU
+  // shard's restart losses are not in `dropped`, hence never below 0.
+  const capDrops = Math.max(0, c.dropped - c.interrupted - c.unstarted);
+  if (capDrops > 0) {
     if (generatorBusy) {
       causes.add("generator");
       reasons.push(
-        `${c.dropped} iterations dropped at the in-flight cap (maxVUs) while the generator's event loop was behind (client delay p95 ${ms(delayP95)})`,
+        `${capDrops} iterations dropped at the in-flight cap (maxVUs) while the generator's event loop was behind (client delay p95 ${ms(delayP95)})`,
       );
     } else {
       causes.add("target");
       reasons.push(
-        `${c.dropped} iterations dropped at the in-flight cap (maxVUs): responses took long enough (p95 ${ms(durationP95)}) to keep every slot of the cap busy — the target's latency, not edgeload's CPU; raise maxVUs to keep offering the load`,
+        `${capDrops} iterations dropped at the in-flight cap (maxVUs): responses took long enough (p95 ${ms(durationP95)}) to keep every slot of the cap busy — the target's latency, not edgeload's CPU; raise maxVUs to keep offering the load`,
       );
     }
   }
-  if (c.interrupted > 0) reasons.push(`${c.interrupted} iterations lost to shard restarts`);
+  const notSent = notSentLine(c.interrupted, c.unstarted);
+  if (notSent) reasons.push(notSent);
   const lagP95 = p95(stats.trends.lag);
   if (lagP95 > LAG_SATURATION_MS) {
     const slotP95 = p95(stats.trends.slotWait);
@@ -79,4 +85,14 @@ export function saturation(stats: MetricStats, resolutionMs: number | null = nul
     );
   }
   return { saturated: reasons.length > 0, reasons, causes: [...causes] };
+}
+
+/** What edgeload itself did not send, by cause (not-sent.ts); null when it sent everything. */
+function notSentLine(restarts: number, unstarted: number): string | null {
+  if (restarts + unstarted === 0) return null;
+  const causes = [
+    restarts > 0 ? `${restarts} lost to shard restarts` : null,
+    unstarted > 0 ? `${unstarted} never started before the shard's deadline (its first alarm came late or it fell behind)` : null,
+  ].filter(Boolean);
+  return `${restarts + unstarted} iterations not sent by edgeload: ${causes.join(", ")} — edgeload's own failure, not the target's`;
 }

@@ -8,6 +8,7 @@
 import { formatMs } from "../metrics/clock-resolution.ts";
 import type { Summary } from "./summary.ts";
 import { customValue, dotted, formatBytes, pct, TREND_ORDER, trendLine } from "./text-format.ts";
+import { notSentText } from "./not-sent.ts";
 
 type Edgeload = Summary["edgeload"];
 
@@ -81,8 +82,18 @@ export function totalResultsSection(summary: Summary, style: FigureStyle): strin
   if (m.iteration_duration) out.push(dotted("iteration_duration", trendLine(m.iteration_duration, resolution, stats)));
   out.push(dotted("iterations", `${m.iterations.count} ${m.iterations.rate.toFixed(2)}/s`));
   out.push(...subs("iterations"));
-  out.push(...edgeloadTrendLines(summary.edgeload, resolution), ...loadLines(summary.edgeload), "");
+  out.push(...edgeloadTrendLines(summary.edgeload, resolution), ...loadLines(summary.edgeload), ...notSentLines(summary.edgeload), "");
   return out;
+}
+
+/**
+ * What edgeload itself did not send of the schedule (core/run/not-sent.ts), when anything:
+ * never the target's doing, so it stands apart from dropped_iterations. Summaries stored
+ * before it was counted have none.
+ */
+function notSentLines(e: Edgeload): string[] {
+  const notSent = (e.totals as Partial<Edgeload["totals"]>).notSent;
+  return notSent && notSent.count > 0 ? [dotted("not sent by edgeload", notSentText(notSent))] : [];
 }
 
 /**

@@ -125,7 +125,11 @@ function groupsSection(e: Edgeload, fmt: FigureStyle["fmt"]): string[] {
   return out;
 }
 
-/** Whether edgeload or the target limited the load, with the reasons; or that nothing did. */
+/**
+ * Whether edgeload or the target limited the load, with the reasons; or that nothing did. With
+ * no cause named, what held it back was edgeload not sending part of the schedule (restarts,
+ * late starts: core/run/not-sent.ts), which is not the target's doing either.
+ */
 function saturationLines(e: Edgeload): string[] {
   if (!e.saturated) return ["  generator not saturated (no drops, schedule lag within bounds)"];
   // Summaries stored before causes were named have none: they read as the generator's.
@@ -133,7 +137,9 @@ function saturationLines(e: Edgeload): string[] {
   return [
     causes.includes("generator")
       ? "  ⚠ GENERATOR SATURATED — the numbers above are limited by edgeload, not only by the target:"
-      : "  ⚠ LOAD HELD BACK BY THE TARGET — its slow responses held edgeload's connection slots:",
+      : causes.includes("target")
+        ? "  ⚠ LOAD HELD BACK BY THE TARGET — its slow responses held edgeload's connection slots:"
+        : "  ⚠ LOAD NOT FULLY SENT — edgeload itself did not send part of the schedule:",
     ...e.saturation.map((r) => `    - ${r}`),
   ];
 }

@@ -321,6 +321,56 @@ describe("closed-model summaries", () => {
   });
 });
 
+describe("what edgeload did not send", () => {
+  // 10/s for 10 s: 100 iterations scheduled; 95 sent and answered in 10 ms, 5 lost to a shard restart.
+  const restarted = (overrides: Record<string, unknown> = {}) => {
+    const { spec, plan } = setup({ thresholds: { http_req_duration: ["p(95)<50"] }, ...overrides });
+    const stats = requests(95, 10);
+    stats.counters.iterations = 95;
+    stats.counters.dropped = 5;
+    stats.counters.interrupted = 5;
+    const totals = new RunTotals();
+    totals.add(0, "wnam", 0, stats);
+    return buildFinalSummary({ runId: "r-restart", spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] }, null);
+  };
+
+  it("makes a run that lost more of its schedule than the bound inconclusive, naming edgeload, never the target", () => {
+    const summary = restarted();
+    expect(summary.edgeload.verdict).toEqual({
+      kind: "inconclusive",
+      reasons: ["edgeload did not send 5 % of the schedule (5 of 100 iterations: shard restarts); above the 1 % bound, so the run cannot pass"],
+    });
+    expect(summary.edgeload.exitCode).toBe(75);
+    expect(summary.edgeload.totals.notSent).toEqual({ count: 5, restarts: 5, unstarted: 0, scheduled: 100, share: 0.05, bound: 0.01 });
+    expect(summary.edgeload.saturationCauses).toEqual([]);
+    const text = renderSummary(summary);
+    expect(text).toMatch(/not sent by edgeload\.+: 5 \(5 % of 100\): 5 lost to shard restarts; bound 1 %/);
+    expect(text).toContain("LOAD NOT FULLY SENT — edgeload itself did not send part of the schedule");
+    expect(text).not.toMatch(/in-flight cap|HELD BACK BY THE TARGET/);
+  });
+
+  it("lets the run's maxNotSentShare allow it, still showing the figure", () => {
+    const summary = restarted({ maxNotSentShare: 0.1 });
+    expect(summary.edgeload.verdict).toEqual({ kind: "passed" });
+    expect(summary.edgeload.totals.notSent).toMatchObject({ count: 5, share: 0.05, bound: 0.1 });
+    expect(renderSummary(summary)).toContain("not sent by edgeload");
+  });
+
+  it("still fails a run whose threshold broke on what did arrive", () => {
+    const summary = restarted({ thresholds: { http_req_duration: ["p(95)<5"] } });
+    expect(summary.edgeload.verdict?.kind).toBe("failed");
+  });
+
+  it("prints no line for a run that sent its whole schedule", () => {
+    const { spec, plan } = setup({ thresholds: {} });
+    const totals = new RunTotals();
+    totals.add(0, "wnam", 0, requests(100, 10));
+    const summary = buildFinalSummary({ runId: "r-whole", spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] }, null);
+    expect(summary.edgeload.totals.notSent.count).toBe(0);
+    expect(renderSummary(summary)).not.toContain("not sent by edgeload");
+  });
+});
+
 describe("the measured path in summaries: clock resolution and Cloudflare's signature", () => {
   const { spec, plan } = setup();
   const summaryWith = (clockResolutionUs: number | null, behindCloudflare = false) => {

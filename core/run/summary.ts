@@ -24,7 +24,8 @@ import { parseRunThresholds, thresholdOutcomes, thresholdView, type ThresholdVie
 import { scriptErrorsSummary } from "./script-report.ts";
 import { isTimingMetric, runVerdict } from "./run-verdict.ts";
 import { failed, inconclusive, type Verdict } from "./verdict.ts";
-import { round3 } from "../metrics/rounding.ts";
+import { round3, round6 } from "../metrics/rounding.ts";
+import { notSentOf, scheduledIterations, type NotSent } from "./not-sent.ts";
 import { groupTree } from "../metrics/check-results.ts";
 import { isScriptRun } from "../spec/script-schema.ts";
 
@@ -124,6 +125,7 @@ export function buildFinalSummary(input: Omit<SummaryInput, "status">, forced: F
               silentReporters: input.silentReporters ?? 0,
               reporters: input.shards.length,
               reportersAreRoots: Boolean(input.plan.tree),
+              notSent: runNotSent(input),
             });
   return assembleSummary({ ...input, status: forced ?? verdict.kind }, elapsedS, outcomes, verdict);
 }
@@ -133,6 +135,11 @@ function generatorSaturated(input: Omit<SummaryInput, "status">): boolean {
   const clock = clockView(input.shards.map((s) => s.telemetry));
   const sat = saturation(input.totals.select(), clock.resolutionMs);
   return sat.saturated && sat.causes.includes("generator");
+}
+
+/** What edgeload itself did not send of the run's schedule, against the run's bound (not-sent.ts). */
+function runNotSent(input: Pick<SummaryInput, "spec" | "plan" | "totals">): NotSent {
+  return notSentOf(input.totals.select().counters, scheduledIterations(input.spec, input.plan, input.totals), input.spec.maxNotSentShare);
 }
 
 function summaryElapsedS(input: Pick<SummaryInput, "t0Ms" | "endMs">): number {
@@ -225,6 +232,7 @@ function planSummary(spec: RunSpec, plan: Plan) {
 function groupsSummary(input: SummaryInput, all: MetricStats, elapsedS: number) {
   const { spec, totals } = input;
   const c = all.counters;
+  const notSent = runNotSent(input);
   const colos = new Map<string, MetricStats>();
   for (const s of input.shards) {
     let stats = colos.get(s.colo);
@@ -236,6 +244,8 @@ function groupsSummary(input: SummaryInput, all: MetricStats, elapsedS: number) 
       ...groupSummary(all, elapsedS),
       sent: c.sent,
       interrupted: c.interrupted,
+      // Iterations edgeload itself did not send, by cause, and the share of the schedule above which the run cannot pass.
+      notSent: { ...notSent, share: round6(notSent.share) },
       timeouts: c.timeouts,
       connectionErrors: c.connectionErrors,
       status4xx: c.status4xx,
