@@ -30,6 +30,7 @@ import { CliError, connect, EXIT, parseCliArgs, readJsonFile } from "./connectio
 import { exitCodeOfApiStatus } from "./exit-codes.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { namedValues, withOverrides } from "./spec-overrides.ts";
+import { withPublicEnv } from "./public-env.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
 import { ownershipLine } from "./verify-command.ts";
 
@@ -48,6 +49,7 @@ export async function planCommand(args: string[]): Promise<number> {
         var: { type: "string", multiple: true },
         secret: { type: "string", multiple: true },
         env: { type: "string", multiple: true, short: "e" },
+        "public-env": { type: "string", multiple: true },
         "modules-dir": { type: "string" },
         "allow-http-modules": { type: "boolean" },
         target: { type: "string" },
@@ -63,7 +65,10 @@ export async function planCommand(args: string[]): Promise<number> {
   const script = await import("./script-command.ts");
   const imports = { dir: values["modules-dir"] ?? null, allowHttp: values["allow-http-modules"] };
   const input = script.isScriptPath(positionals[0])
-    ? (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null, { load: {} }, imports)).spec
+    ? withPublicEnv(
+        (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null, { load: {} }, imports)).spec,
+        values["public-env"],
+      )
     : await readJsonFile(positionals[0], "run spec");
   if (script.isScriptPath(positionals[0]) && values.format === "table")
     console.log("note: a k6 script's iterations are counted as one request each; what one sends is the script's to decide at run time\n");

@@ -15,6 +15,7 @@ import { submitAndFollow } from "./follow-run.ts";
 import { applyLoadFlags, parseLoadFlags, type Checked, type LoadFlags } from "./load-overrides.ts";
 import { inapplicableFlags, parseCommand, type OptionValues, type RunKind } from "./option-table.ts";
 import { applyRunFlags } from "./run-overrides.ts";
+import { withPublicEnv } from "./public-env.ts";
 import { quickForm, scenarioForm } from "./run-forms.ts";
 import { LOCAL_ADMIN_SECRET, namedValues, withOverrides } from "./spec-overrides.ts";
 import { RUN_COMMAND } from "./tables/run-table.ts";
@@ -99,7 +100,12 @@ async function runScript(path: string, values: RunValues, load: LoadFlags): Prom
   // The script's target is its nominal one (set above); the rest are the run's own fields.
   const placed = checked(
     `flags that cannot apply to ${path}`,
-    applyRunFlags(built.spec, { name: values.name, shards: values.shards, regions: values.regions, timeout: values.timeout }),
+    applyRunFlags(withPublicEnv(built.spec, values["public-env"]), {
+      name: values.name,
+      shards: values.shards,
+      regions: values.regions,
+      timeout: values.timeout,
+    }),
   );
   const outputs = await withOutputs(placed, values);
   const parsed = parseRunSpec(outputs.spec);

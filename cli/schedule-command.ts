@@ -9,6 +9,7 @@ import { CliError, connect, EXIT, readJsonFile } from "./connection.ts";
 import { listFormat } from "./list-format.ts";
 import { parseCommand } from "./option-table.ts";
 import { namedValues } from "./spec-overrides.ts";
+import { withPublicEnv } from "./public-env.ts";
 import { SCHEDULE_COMMAND } from "./tables/schedule-table.ts";
 
 interface ScheduleView {
@@ -61,10 +62,15 @@ export async function scheduleCommand(args: readonly string[]): Promise<number> 
     const body = await addBody(target!, values, async (path) => {
       // A k6 script is bundled and stored, as `edgeload run script.js` does; the spec names the bundle.
       const script = await import("./script-command.ts");
-      if (!script.isScriptPath(path)) return readJsonFile(path, "run spec");
+      if (!script.isScriptPath(path)) {
+        if (values["public-env"]?.length)
+          throw new CliError("--public-env applies to a k6 script; a spec file names them in script.publicEnv", EXIT.invalidConfig);
+        return readJsonFile(path, "run spec");
+      }
       const built = await script.scriptRun(path, namedValues("env", values.env), values.target ?? null);
+      const spec = withPublicEnv(built.spec, values["public-env"]);
       await client.uploadScript(built.id, built.modules);
-      return built.spec;
+      return spec;
     });
     const created = await client.schedules<ScheduleView>("POST", "", "", body);
     if (format === "json") json(created);

@@ -134,6 +134,15 @@ export const RUN_COMMAND = {
     },
     { name: "var", type: "string", value: "NAME=VALUE", multiple: true, group: RUN, description: "a spec's {{vars.NAME}}; in a script, the same as -e" },
     {
+      name: "public-env",
+      type: "string",
+      value: "NAME",
+      multiple: true,
+      group: RUN,
+      kinds: ["script"],
+      description: "an __ENV name whose value may be stored and shown with the run; every other -e value is redacted",
+    },
+    {
       name: "secret",
       type: "string",
       value: "NAME=VALUE",

@@ -21,6 +21,13 @@ export const SCHEDULE_COMMAND = {
     { name: "cron", type: "string", value: "EXPR", description: "add: five cron fields, UTC (minute hour day-of-month month day-of-week)" },
     { name: "spec", type: "string", value: "FILE", description: "add: the run spec (JSON) or k6 script (bundled and stored), as `edgeload run` takes it" },
     { name: "env", short: "e", type: "string", value: "NAME=VALUE", multiple: true, description: "add: a k6 script's __ENV" },
+    {
+      name: "public-env",
+      type: "string",
+      value: "NAME",
+      multiple: true,
+      description: "add: an __ENV name whose value may be stored and shown; every other -e value is redacted",
+    },
     { name: "target", type: "string", value: "URL", description: "add: a k6 script's target (else -e BASE_URL)" },
     { name: "webhook", type: "string", value: "URL", multiple: true, description: "add: a webhook that receives the verdict as JSON" },
     { name: "slack", type: "string", value: "URL", multiple: true, description: "add: a Slack incoming webhook (a text message)" },

@@ -77,6 +77,13 @@ export const PLAN_COMMAND = {
     { name: "var", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{vars.NAME}}, or a deployment cap (MAX_RATE_PER_S, …)" },
     { name: "secret", type: "string", value: "NAME=VALUE", multiple: true, description: "a spec's {{secrets.NAME}}" },
     { name: "env", short: "e", type: "string", value: "NAME=VALUE", multiple: true, description: "a script's __ENV" },
+    {
+      name: "public-env",
+      type: "string",
+      value: "NAME",
+      multiple: true,
+      description: "an __ENV name whose value the plan shows; every other -e value is redacted",
+    },
     { name: "modules-dir", type: "string", value: "DIR", description: "where a script's https:// imports are read first, laid out as host/path" },
     {
       name: "allow-http-modules",
