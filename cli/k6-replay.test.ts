@@ -77,6 +77,9 @@ describe("k6Invocation", () => {
     ["two steps", spec({ steps: [spec().steps[0]!, { ...spec().steps[0]!, name: "b" }] })],
     ["a templated path", spec({ steps: [{ ...spec().steps[0]!, path: "/items/{{iteration}}" }] })],
     ["a redacted header", spec({ steps: [{ ...spec().steps[0]!, headers: { authorization: "[redacted]" } }] })],
+    // Redaction hides a URL's credentials in place: k6 would send the placeholder.
+    ["a path with a redacted credential", spec({ steps: [{ ...spec().steps[0]!, path: "/items?api_key=[redacted]" }] })],
+    ["a target with redacted userinfo", spec({ target: "http://[redacted]@127.0.0.1:9090" })],
     ["a step that captures values", spec({ steps: [{ ...spec().steps[0]!, capture: { id: { json: "$.id" } } }] })],
   ])("refuses %s as invalid config", (_why, s) => {
     expect(() => k6Invocation(s, {})).toThrow(CliError);

@@ -87,8 +87,9 @@ export function k6Invocation(spec: StoredSpec, inputs: ReplayInputs): K6Invocati
     if (spec.flow === "sequence" || Object.keys(step.capture ?? {}).length || step.think) {
       throw new CliError("the run's step captures values or thinks: --run-k6 replays plain one-request iterations", EXIT.invalidConfig);
     }
-    const texts = [step.path, ...Object.values(step.headers), step.body ?? ""];
-    if (texts.some((t) => t.includes("{{") || t === "[redacted]")) {
+    // Redaction may hide a part only (a URL's `api_key=[redacted]`, its userinfo).
+    const texts = [spec.target, step.path, ...Object.values(step.headers), step.body ?? ""];
+    if (texts.some((t) => t.includes("{{") || t.includes("[redacted]"))) {
       throw new CliError("the run's step uses templates or secrets (redacted from the stored spec): k6 cannot replay it exactly", EXIT.invalidConfig);
     }
     return {
