@@ -244,6 +244,19 @@ describe("renderReport", async () => {
     expect(Object.fromEntries(tableAfter(markdown, "## Summary").map(([k, v]) => [k, v])).thresholds).toBe("1 without data");
   });
 
+  it("shows what edgeload did not send, with its causes and bound; a summary stored before it, the restarts alone", async () => {
+    const { summary: base } = fixture();
+    const figures = async (summary: Summary) =>
+      Object.fromEntries(tableAfter((await renderReport({ ...input, summary })).markdown, "## Summary").map(([k, v]) => [k, v]));
+    expect((await figures(base))["iterations not sent by edgeload"]).toBe("0");
+    const notSent = { count: 2, restarts: 2, unstarted: 0, scheduled: 40, share: 0.05, bound: 0.01 };
+    const lost = { ...base, edgeload: { ...base.edgeload, totals: { ...base.edgeload.totals, interrupted: 2, notSent } } } as Summary;
+    expect((await figures(lost))["iterations not sent by edgeload"]).toBe("2 (5 % of 40): 2 lost to shard restarts; bound 1 %");
+    const { notSent: _absent, ...older } = lost.edgeload.totals;
+    const stored = await figures({ ...lost, edgeload: { ...lost.edgeload, totals: older } } as Summary);
+    expect(stored["iterations lost to shard restarts"]).toBe("2");
+  });
+
   it("links each chart from the markdown and inlines it in the HTML", () => {
     for (const file of Object.values(CHART_FILES)) expect(report.markdown).toContain(`](${file})`);
     expect(report.html.match(/<svg /g)).toHaveLength(4);

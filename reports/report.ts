@@ -15,6 +15,7 @@ import { cloudflareBlocks } from "./cloudflare-section.ts";
 import { deliveryBlocks } from "./delivery-section.ts";
 import type { QueryRow } from "../core/results/query.ts";
 import type { CustomMetricSummary, TrendSummary } from "../core/run/summary-figures.ts";
+import { notSentText } from "../core/run/not-sent.ts";
 import { distributionShape } from "../core/metrics/distribution-shape.ts";
 import { roundToResolution } from "../core/metrics/clock-resolution.ts";
 import { errorRateChart, histogramChart, latencyChart, rateChart, renderSvg, type LatencyBin, type SeriesPoint } from "./charts.ts";
@@ -148,7 +149,7 @@ function summaryBlocks({ summary }: ReportInput): Block[] {
     ["status 4xx / 5xx", `${t.status4xx} / ${t.status5xx}`],
     ["timeouts / connection errors", `${t.timeouts} / ${t.connectionErrors}`],
     ["dropped iterations", String(t.dropped)],
-    ["iterations lost to shard restarts", String(t.interrupted)],
+    notSentRow(t),
     [
       [{ code: "http_req_duration" }, " p95 / p99"],
       duration ? `${latency(duration["p(95)"], e.clock?.resolutionMs)} / ${latency(duration["p(99)"], e.clock?.resolutionMs)}` : "no samples",
@@ -168,6 +169,16 @@ function summaryBlocks({ summary }: ReportInput): Block[] {
     { kind: "heading", level: 2, text: "Summary" },
     { kind: "table", columns: ["figure", "value"], rows },
   ];
+}
+
+/**
+ * What edgeload itself did not send, by cause and against the run's bound
+ * (core/run/not-sent.ts); a summary stored before it was counted has only its restarts.
+ */
+function notSentRow(t: ReportInput["summary"]["edgeload"]["totals"]): Cell[] {
+  const notSent = (t as Partial<typeof t>).notSent;
+  if (!notSent) return ["iterations lost to shard restarts", String(t.interrupted)];
+  return ["iterations not sent by edgeload", notSent.count > 0 ? notSentText(notSent) : "0"];
 }
 
 function latencyBlocks(input: ReportInput): Block[] {

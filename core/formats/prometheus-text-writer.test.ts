@@ -26,6 +26,9 @@ function cell(values: number[], statuses: Record<string, number>): MetricStats {
   }
   s.counters.failed = statuses["500"] ?? 0;
   s.counters.dropped = 3;
+  // Of the drops, 2 lost to a restart and 1 never started by the deadline: edgeload's own.
+  s.counters.interrupted = 2;
+  s.counters.unstarted = 1;
   s.counters.checksPassed = 7;
   s.custom.count("false_positives{type:revoked}", 2);
   // A threshold's sub-metric (core/metrics/sub-metrics.ts): its tags become labels, one renamed where ours would clash.
@@ -110,6 +113,9 @@ describe("runsExposition", () => {
     expect(value(s, "edgeload_http_req_failed_total", { region: "wnam" })).toBe(10);
     expect(value(s, "edgeload_dropped_iterations_total", { region: "weur" })).toBe(3);
     expect(value(s, "edgeload_checks_total", { region: "weur", result: "pass" })).toBe(7);
+    expect(value(s, "edgeload_not_sent_iterations_total", { region: "weur", cause: "shard_restart" })).toBe(2);
+    expect(value(s, "edgeload_not_sent_iterations_total", { region: "weur", cause: "deadline" })).toBe(1);
+    expect(parsed.types.edgeload_not_sent_iterations).toBe("counter");
     expect(value(s, "edgeload_run_info", { name: 'a "quoted" run', status: "running" })).toBe(1);
     expect(value(s, "edgeload_target_rate", {})).toBe(50);
     expect(value(s, "edgeload_peak_in_flight_requests", {})).toBe(4);

@@ -194,7 +194,11 @@ function addCell(f: Families, labels: Labels, stats: MetricStats): void {
   counter("edgeload_requests_sent", "Requests sent.", c.sent);
   counter("edgeload_iterations", "Finished iterations (k6 iterations).", c.iterations);
   counter("edgeload_dropped_iterations", "Iterations not started: no in-flight capacity at their due time (k6 dropped_iterations).", c.dropped);
-  counter("edgeload_interrupted_iterations", "Due iterations lost to a shard restart.", c.interrupted);
+  counter("edgeload_interrupted_iterations", "Iterations lost to a shard restart.", c.interrupted);
+  // edgeload's own failure to send part of the schedule, by cause: never the target's doing (core/run/not-sent.ts).
+  const notSentHelp = "Iterations edgeload itself did not send: lost to a shard restart, or never started before a shard's deadline.";
+  counter("edgeload_not_sent_iterations", notSentHelp, c.interrupted, { cause: "shard_restart" });
+  counter("edgeload_not_sent_iterations", notSentHelp, c.unstarted, { cause: "deadline" });
   counter("edgeload_checks", "Check results (k6 checks).", c.checksPassed, { result: "pass" });
   counter("edgeload_checks", "Check results (k6 checks).", c.checksFailed, { result: "fail" });
   counter("edgeload_data_received_bytes", "Response bytes received (k6 data_received).", c.bytesReceived);
