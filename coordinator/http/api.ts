@@ -90,9 +90,10 @@ api.post("/v1/plan", async (c) => {
   const { spec, plan } = plannedRun(await jsonBody(c), c.env);
   const estimate = preflight(spec, plan);
   const refused = targetPolicy(c.env)(new URL(spec.target));
-  const target = { url: spec.target, allowed: refused === null, ...(refused ? { detail: `would be refused: ${refused}` } : {}) };
+  const shown = redactSpec(spec);
+  const target = { url: shown.target, allowed: refused === null, ...(refused ? { detail: `would be refused: ${refused}` } : {}) };
   return c.json({
-    spec: redactSpec(spec),
+    spec: shown,
     plan,
     target,
     usage: estimate.usage,

@@ -89,6 +89,11 @@ describe("a marker secret planted in a run", () => {
     const createdText = await created.text();
     expect(created.status, createdText).toBe(201);
     const { id } = JSON.parse(createdText) as { id: string };
+    // The answers to creating it and to planning it show the spec redacted.
+    const planned = await post("/v1/plan", plantedSpec());
+    const plannedText = await planned.text();
+    expect(planned.status, plannedText).toBe(200);
+    for (const text of [createdText, plannedText]) expect(text.includes(MARKER), text).toBe(false);
     // The marker really went in: the coordinator holds the spec as given while it runs.
     const coordinator = env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(id));
     const held = await runInDurableObject(coordinator, (_i, state) => JSON.stringify(state.storage.kv.get("run")));
