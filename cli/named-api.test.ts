@@ -214,7 +214,7 @@ describe("the end of a run says when its dashboard link failed", () => {
         return { status: 201, body: { id: "r1", status: "pending", startsAt: "now", plan: { shards: [{ index: 0, region: "wnam" }], notes: [] }, links: {} } };
       if (req.path === "/v1/runs/r1") return { status: 200, body: view };
       if (req.path === "/v1/runs/r1/summary") return { status: 200, body: summaryOf("https://auth.example.com") };
-      if (req.path === "/v1/dashboard-links") return { status: 201, body: { url: `${server.url}/v1/runs/r1/dashboard?view=grant`, expiresAt: "soon" } };
+      if (req.path === "/v1/dashboard-links") return { status: 201, body: { url: `${server!.url}/v1/runs/r1/dashboard?view=grant`, expiresAt: "soon" } };
       return { status: 404, body: {} };
     });
     const lines: string[] = [];

@@ -39,7 +39,7 @@ export function plannedRun(input: unknown, env: RoutesEnv): { spec: RunSpec; pla
  * Everything but the concurrency cap and the creation: what a schedule checks once when it
  * is created, so a schedule that could never run is refused then.
  */
-export async function checkRun(input: unknown, env: RoutesEnv): Promise<{ spec: RunSpec; plan: Plan; estimate: Preflight }> {
+export async function checkRun(input: unknown, env: RoutesEnv): Promise<{ spec: RunSpec; plan: Plan; estimate: Preflight; ownedHosts?: readonly string[] }> {
   const { spec, plan } = plannedRun(input, env);
   const seedProblem = (await checkSeed(spec, env)) ?? (await checkScripts(spec, env));
   if (seedProblem) throw invalidSpec([seedProblem]);
@@ -50,8 +50,8 @@ export async function checkRun(input: unknown, env: RoutesEnv): Promise<{ spec: 
   const estimate = preflight(spec, plan);
   if (estimate.overBudget) throw invalidSpec([estimate.overBudget]);
   // Last, as it may read DNS and the target: a run refused for anything else costs no lookup.
-  await requireOwnership(env, new URL(spec.target), Date.now());
-  return { spec, plan, estimate };
+  const ownedHosts = await requireOwnership(env, new URL(spec.target), Date.now());
+  return { spec, plan, estimate, ...(ownedHosts ? { ownedHosts } : {}) };
 }
 
 export interface AdmittedRun {
@@ -65,11 +65,17 @@ export interface AdmittedRun {
 
 /** Admits and creates a run, or throws the ApiError that refuses it. */
 export async function admitRun(input: unknown, env: RoutesEnv): Promise<AdmittedRun> {
-  const { spec, plan, estimate } = await checkRun(input, env);
+  const { spec, plan, estimate, ownedHosts } = await checkRun(input, env);
   const limits = limitsOf(env);
   if ((await countActiveRuns(env.DB)) >= limits.maxConcurrentRuns) throw tooManyRuns(limits.maxConcurrentRuns);
   const id = newRunId();
-  const { t0Ms, status } = await coordinatorFor(env, id).create({ runId: id, spec, plan, mode: modeOf(env.EDGELOAD_MODE) });
+  const { t0Ms, status } = await coordinatorFor(env, id).create({
+    runId: id,
+    spec,
+    plan,
+    mode: modeOf(env.EDGELOAD_MODE),
+    ...(ownedHosts ? { ownedHosts } : {}),
+  });
   return { id, spec, plan, estimate, t0Ms, status };
 }
 

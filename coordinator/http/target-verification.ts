@@ -32,7 +32,7 @@ import { outbound } from "../../workers/outbound/outbound-fetch.ts";
 import { ownershipCheckPolicy } from "../../workers/outbound/policies.ts";
 import type { Env } from "../../workers/env.ts";
 import { generatedSecret } from "../store/settings.ts";
-import { loadVerification, saveVerification } from "../store/verified-targets.ts";
+import { loadVerification, provenHosts, saveVerification } from "../store/verified-targets.ts";
 import { forbidden, notConfigured } from "./api-errors.ts";
 
 export type VerificationEnv = Pick<Env, "DB" | "EDGELOAD_MODE" | "TARGET_VERIFICATION" | "TARGET_VERIFICATION_DOH">;
@@ -80,18 +80,22 @@ export async function checkOwnership(
 }
 
 /**
- * The admission check (run-admission.ts): nothing when the target needs no proof or has a
+ * The admission check (run-admission.ts): passes when the target needs no proof or has a
  * standing one; else it looks again (an expired proof, or a record published since the last
  * look) and refuses with 403 `target-not-verified`, naming the exact record to publish.
+ * Passing, it gives the hosts proved now: the run's shards load no other host that needs
+ * proof (RunRecord.ownedHosts). Undefined when the check is off.
  */
-export async function requireOwnership(env: VerificationEnv, target: URL, nowMs: number): Promise<void> {
+export async function requireOwnership(env: VerificationEnv, target: URL, nowMs: number): Promise<readonly string[] | undefined> {
   const { setting, resolver } = verificationSettings(env);
+  // Without the check a run carries no owned hosts, and its shards check none.
+  if (setting === "off") return undefined;
   const host = hostOfTarget(target);
-  if (!requirementFor(env, setting, host).required) return;
-  if (standingOf(await loadVerification(env.DB, host), nowMs) === "verified") return;
+  if (!requirementFor(env, setting, host).required) return provenHosts(env.DB, nowMs);
+  if (standingOf(await loadVerification(env.DB, host), nowMs) === "verified") return provenHosts(env.DB, nowMs);
   const proof = await proofFor(env, host, target.origin);
   const { record } = await checkOwnership(env, proof, resolver, nowMs);
-  if (standingOf(record, nowMs) === "verified") return;
+  if (standingOf(record, nowMs) === "verified") return provenHosts(env.DB, nowMs);
   const detail = notVerifiedDetail(proof, record);
   throw forbidden("target-not-verified", "Target not verified", detail, [{ field: "target", detail }]);
 }

@@ -51,21 +51,21 @@ async function within<T>(phase: Promise<T>, ms: number): Promise<T | typeof TIME
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const seconds = (ms: number) => `${ms / 1000} s`;
 
-/** The spec's setup steps; null when it has none. */
-export async function runSetupSteps(env: Env, spec: RunSpec): Promise<SetupOutcome | null> {
+/** The spec's setup steps; null when it has none. `ownedHosts`: the run's (RunRecord.ownedHosts). */
+export async function runSetupSteps(env: Env, spec: RunSpec, ownedHosts?: readonly string[]): Promise<SetupOutcome | null> {
   const steps = spec.setup ?? [];
   if (!steps.length) return null;
-  const setup = await runPhase(spec, steps, outboundFetch(targetPolicy(env)));
+  const setup = await runPhase(spec, steps, outboundFetch(targetPolicy(env, ownedHosts)));
   return { view: phaseView(setup), failure: setup.ok ? null : phaseFailure("setup", setup, steps), setupData: setup.captured };
 }
 
 /** A k6 script's setup(); null when the run has no script or it has no setup(). */
-export async function runScriptSetup(env: Env, runId: string, spec: RunSpec): Promise<SetupOutcome | null> {
+export async function runScriptSetup(env: Env, runId: string, spec: RunSpec, ownedHosts?: readonly string[]): Promise<SetupOutcome | null> {
   const script = runScript(spec);
   if (!script?.setup) return null;
   let setup: ScriptPhaseResult | typeof TIMED_OUT;
   try {
-    setup = await within(runScriptPhase(env, runId, spec, script, "setup", null), script.setupTimeout);
+    setup = await within(runScriptPhase(env, runId, spec, script, "setup", null, ownedHosts), script.setupTimeout);
   } catch (error) {
     return { view: NOTHING_RAN, failure: `setup() could not run: ${messageOf(error)}`, setupData: {} };
   }
@@ -93,7 +93,10 @@ export async function runTeardown(env: Env, run: RunRecord): Promise<TeardownOut
   if (script?.teardown) {
     let result: ScriptPhaseResult | typeof TIMED_OUT;
     try {
-      result = await within(runScriptPhase(env, run.runId, run.spec, script, "teardown", run.spec.setupData?.[SETUP_DATA] ?? null), script.teardownTimeout);
+      result = await within(
+        runScriptPhase(env, run.runId, run.spec, script, "teardown", run.spec.setupData?.[SETUP_DATA] ?? null, run.ownedHosts),
+        script.teardownTimeout,
+      );
     } catch (error) {
       return { view: NOTHING_RAN, failure: { status: "error", reason: `teardown() could not run: ${messageOf(error)}` } };
     }
@@ -105,7 +108,7 @@ export async function runTeardown(env: Env, run: RunRecord): Promise<TeardownOut
   }
   if (steps.length === 0) return null;
   // A spec's own teardown steps are reported, not judged: k6 has no such steps to follow.
-  return { view: phaseView(await runPhase(run.spec, steps, outboundFetch(targetPolicy(env)))), failure: null };
+  return { view: phaseView(await runPhase(run.spec, steps, outboundFetch(targetPolicy(env, run.ownedHosts)))), failure: null };
 }
 
 /** k6 ends a test whose teardown() threw (107) or called exec.test.abort() (108) so. */
@@ -132,7 +135,7 @@ export interface SetupFailure {
  */
 export async function setUpRun(env: Env, run: RunRecord): Promise<{ run: RunRecord; failure: SetupFailure | null }> {
   let current = run;
-  const phases = [() => runSetupSteps(env, run.spec), () => runScriptSetup(env, run.runId, run.spec)];
+  const phases = [() => runSetupSteps(env, run.spec, run.ownedHosts), () => runScriptSetup(env, run.runId, run.spec, run.ownedHosts)];
   for (const phase of phases) {
     const outcome = await phase().catch(
       (error: unknown): SetupOutcome => ({ view: NOTHING_RAN, failure: `setup could not run: ${messageOf(error)}`, setupData: {} }),

@@ -82,7 +82,7 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   /** Plans are made by the Worker; this persists the run, starts every shard and returns T0. */
-  async create(input: { runId: string; spec: RunSpec; plan: Plan; mode: Mode }): Promise<{ t0Ms: number; status: RunStatus }> {
+  async create(input: { runId: string; spec: RunSpec; plan: Plan; mode: Mode; ownedHosts?: readonly string[] }): Promise<{ t0Ms: number; status: RunStatus }> {
     if (this.#run) return { t0Ms: this.#run.t0Ms, status: this.#run.status };
     const now = Date.now();
     const t0Ms = now + START_LEAD_MS[input.mode];

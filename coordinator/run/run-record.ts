@@ -40,6 +40,12 @@ export interface RunRecord {
    * they were stored (those are parsed again).
    */
   readonly thresholds?: ThresholdSet;
+  /**
+   * The hosts whose proof of ownership stood at admission (coordinator/http/run-admission.ts):
+   * its shards, setup and teardown load no other host that needs proof. Absent: admitted
+   * without the check (TARGET_VERIFICATION=off, or a record made before it).
+   */
+  readonly ownedHosts?: readonly string[];
   /** The verdict the run ended with (core/run/verdict.ts); absent while it goes on. */
   readonly verdict?: Verdict;
   /** Outcomes of the run's setup and teardown steps (no captured values: those are secret-bearing). */

@@ -35,7 +35,15 @@ function rootStub(aggregators: DurableObjectNamespace<RunAggregator>, run: RunRe
 
 /** What every shard's assignment is made from. */
 function assignmentInput(run: RunRecord): AssignmentInput {
-  return { runId: run.runId, spec: run.spec, plan: run.plan, t0Ms: run.t0Ms, mode: run.mode, flushGraceMs: SHARD_FLUSH_GRACE_MS };
+  return {
+    runId: run.runId,
+    spec: run.spec,
+    plan: run.plan,
+    t0Ms: run.t0Ms,
+    mode: run.mode,
+    flushGraceMs: SHARD_FLUSH_GRACE_MS,
+    ...(run.ownedHosts ? { ownedHosts: run.ownedHosts } : {}),
+  };
 }
 
 /** Starts every shard of `run` with its assignment (through the tree's roots, if it has one); settles once each has answered. */

@@ -41,12 +41,13 @@ export async function runScriptPhase(
   script: ScriptSpec,
   phase: "setup" | "teardown",
   setupData: string | null,
+  ownedHosts?: readonly string[],
 ): Promise<ScriptPhaseResult> {
   const object = env.LOADER ? await env.SEEDS.get(scriptObjectKey(script.bundle)) : null;
   if (!env.LOADER || !object)
     return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded`, aborted: null };
   const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
-  const toTargets = outbound(targetPolicy(env));
+  const toTargets = outbound(targetPolicy(env, ownedHosts));
   const recorder = phaseIO({
     fetcher: toTargets.fetch,
     timeoutMs: spec.timeoutMs,

@@ -39,3 +39,9 @@ export async function saveVerification(db: D1Database, record: VerificationRecor
     .bind(record.host, record.method, record.verifiedAtMs, record.expiresAtMs, record.checkedAtMs, record.detail)
     .run();
 }
+
+/** The hosts whose proof stands at `nowMs`: what a run admitted now may load of those that need proof. */
+export async function provenHosts(db: D1Database, nowMs: number): Promise<string[]> {
+  const { results } = await db.prepare("SELECT host FROM verified_targets WHERE expires_at > ? ORDER BY host").bind(nowMs).all<{ host: string }>();
+  return results.map((r) => r.host);
+}

@@ -81,6 +81,12 @@ export interface ShardAssignment {
    * the shard records matching samples under each. Absent in assignments stored before them.
    */
   readonly subMetrics?: readonly SubMetricFilter[];
+  /**
+   * The hosts whose proof of ownership stood at admission: a request or redirect to another
+   * host that needs proof is refused (workers/outbound/policies.ts targetPolicy). Absent: the
+   * run was admitted without the check.
+   */
+  readonly ownedHosts?: readonly string[];
 }
 
 /** The Durable Object name of aggregator `index` of run `runId` (a shard's is `<run>/<index>`). */

@@ -30,6 +30,8 @@ export interface AssignmentInput {
   readonly t0Ms: number;
   readonly mode: Mode;
   readonly flushGraceMs: number;
+  /** The hosts whose proof of ownership stood when the run was admitted (RunRecord.ownedHosts). */
+  readonly ownedHosts?: readonly string[];
 }
 
 /**
@@ -74,7 +76,8 @@ export const ITERATIONS_PER_SCRIPT_SESSION = 1_000;
 /** One assignment per shard of the plan, in the plan's order. */
 export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;
-  const subMetrics = runSubMetrics(spec);
+  // What every shard of the run carries besides its own plan: the sub-metrics to record, the hosts proved.
+  const subMetrics = { ...runSubMetrics(spec), ...(input.ownedHosts ? { ownedHosts: input.ownedHosts } : {}) };
   if (!plan.scenarios?.length) {
     const tree = plan.tree;
     return plan.shards.map((shard) => ({

@@ -56,6 +56,19 @@ export function verificationRequirement(setting: VerificationSetting, mode: Mode
 }
 
 /**
+ * Why a URL a run leads to (a script's request, a redirect, a WebSocket) is refused for want
+ * of proof, or null: the run was admitted with `ownedHosts`, the hosts whose proof stood at
+ * admission, and a host that needs proof under this setting must be one of them. Admission
+ * checks the target; this keeps a script or a redirect from loading another allowed host
+ * whose owner never proved control.
+ */
+export function unprovenHostProblem(url: URL, setting: VerificationSetting, mode: Mode, ownedHosts: readonly string[]): string | null {
+  const host = hostOfTarget(url);
+  if (!verificationRequirement(setting, mode, host).required || ownedHosts.includes(host)) return null;
+  return `${host} has no proof of ownership for this deployment (\`edgeload verify ${host}\` says what to publish)`;
+}
+
+/**
  * A host as given to the API or the CLI, in the form tokens are made for: lower case, no
  * trailing dot, ASCII (punycode), IPv6 in brackets. Anything else (a port, a path, a
  * scheme) is refused naming what is wrong, so two spellings never get two tokens.

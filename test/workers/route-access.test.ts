@@ -47,7 +47,7 @@ const ONE_RUN: ReadonlySet<string> = new Set([
 
 type Credential = {
   readonly name: string;
-  readonly expect: (key: string) => "ok" | 401 | 403;
+  readonly expect: (key: string) => "ok" | number;
   readonly headers: () => Promise<Record<string, string>>;
   readonly query?: () => Promise<string>;
 };

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { OutboundRefused, outboundFetch } from "./outbound-fetch.ts";
-import { ownershipCheckPolicy } from "./policies.ts";
+import { ownershipCheckPolicy, targetPolicy } from "./policies.ts";
 
 const WELL_KNOWN = "https://api.example.com/.well-known/edgeload-verification";
 
@@ -39,5 +39,36 @@ describe("ownershipCheckPolicy", () => {
     const response = await outboundFetch(ownershipCheckPolicy(WELL_KNOWN), net.fetcher)(WELL_KNOWN);
     expect(response.status).toBe(200);
     expect(net.sent).toEqual([WELL_KNOWN, moved]);
+  });
+});
+
+describe("targetPolicy with the hosts proved at admission", () => {
+  const env = { ALLOWED_TARGETS: "a.example.com,b.example.com", EDGELOAD_MODE: "deployed" };
+
+  it("refuses an allowed host whose owner never proved control, and names how to prove it", async () => {
+    const policy = targetPolicy(env, ["a.example.com"]);
+    expect(policy(new URL("https://a.example.com/x"))).toBeNull();
+    expect(policy(new URL("https://b.example.com/x"))).toBe(
+      "b.example.com has no proof of ownership for this deployment (`edgeload verify b.example.com` says what to publish)",
+    );
+    // A redirect from the proved host to the unproved one is not sent.
+    const { fetcher, sent } = network({ "https://a.example.com/": { status: 302, location: "https://b.example.com/" } });
+    await expect(outboundFetch(policy, fetcher)("https://a.example.com/")).rejects.toBeInstanceOf(OutboundRefused);
+    expect(sent).toEqual(["https://a.example.com/"]);
+  });
+
+  it("checks nothing more for a run admitted without the check, or with it off", () => {
+    expect(targetPolicy(env)(new URL("https://b.example.com/"))).toBeNull();
+    expect(targetPolicy({ ...env, TARGET_VERIFICATION: "off" }, [])(new URL("https://b.example.com/"))).toBeNull();
+    // Loopback needs no proof unless TARGET_VERIFICATION=all.
+    const local = { ALLOWED_TARGETS: "", EDGELOAD_MODE: "local" };
+    expect(targetPolicy(local, [])(new URL("http://127.0.0.1:8787/"))).toBeNull();
+    expect(targetPolicy({ ...local, TARGET_VERIFICATION: "all" }, [])(new URL("http://127.0.0.1:8787/"))).toMatch(/^127\.0\.0\.1 has no proof/);
+  });
+
+  it("refuses everything while the setting is not one it knows", () => {
+    expect(targetPolicy({ ...env, TARGET_VERIFICATION: "sometimes" }, ["a.example.com"])(new URL("https://a.example.com/"))).toMatch(
+      /TARGET_VERIFICATION is "sometimes"/,
+    );
   });
 });

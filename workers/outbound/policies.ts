@@ -11,16 +11,31 @@
  *   a target ownership check               the resolver's origin, or the host's own (one each)
  */
 import { checkTarget, modeOf, outputHostProblem } from "../../core/spec/target-policy.ts";
+import { parseVerificationSetting, unprovenHostProblem } from "../../core/spec/target-ownership.ts";
 import { webhookHostProblem } from "../../core/watch/schedule-input.ts";
 import type { Env } from "../env.ts";
 import type { OutboundPolicy } from "./outbound-fetch.ts";
 
-type PolicyEnv = Pick<Env, "ALLOWED_TARGETS" | "ALLOWED_WEBHOOKS" | "ALLOWED_OUTPUTS" | "EDGELOAD_MODE">;
+type PolicyEnv = Pick<Env, "ALLOWED_TARGETS" | "ALLOWED_WEBHOOKS" | "ALLOWED_OUTPUTS" | "EDGELOAD_MODE" | "TARGET_VERIFICATION">;
 
-/** Where a run's load and its setup, teardown and WebSockets may go: its deployment's targets. */
-export function targetPolicy(env: Pick<PolicyEnv, "ALLOWED_TARGETS" | "EDGELOAD_MODE">): OutboundPolicy {
+/**
+ * Where a run's load and its setup, teardown and WebSockets may go: its deployment's targets,
+ * and of those that need proof of ownership, the hosts proved when the run was admitted
+ * (`ownedHosts`; absent for a run admitted without the check).
+ */
+export function targetPolicy(
+  env: Pick<PolicyEnv, "ALLOWED_TARGETS" | "EDGELOAD_MODE" | "TARGET_VERIFICATION">,
+  ownedHosts?: readonly string[],
+): OutboundPolicy {
   const mode = modeOf(env.EDGELOAD_MODE);
-  return (url) => checkTarget(url.href, env.ALLOWED_TARGETS, mode)?.detail ?? null;
+  const setting = parseVerificationSetting(env.TARGET_VERIFICATION);
+  return (url) => {
+    const refusal = checkTarget(url.href, env.ALLOWED_TARGETS, mode)?.detail ?? null;
+    if (refusal !== null || ownedHosts === undefined) return refusal;
+    // A setting gone bad since admission refuses rather than loads unchecked.
+    if (!setting.ok) return setting.detail;
+    return unprovenHostProblem(url, setting.value, mode, ownedHosts);
+  };
 }
 
 /** Where a schedule's webhooks may go. */

@@ -198,13 +198,13 @@ export class LoadShard extends DurableObject<ShardEnv> {
     if (!this.#flow) {
       const built = await buildShardFlow(this.env, assignment);
       if (built.seedLoaded) state = { ...state, seedLoads: (state.seedLoads ?? 0) + 1 };
-      // Flow state (refresh-token families) is checkpointed with each window written (#windowClosed).
+      // Flow state (refresh-token families) is stored as each window closes (#windowClosed).
       const saved = this.ctx.storage.kv.get<unknown>(FLOW_STATE);
       if (saved !== undefined) built.flow.restore?.(saved);
       this.#flow = built.flow;
     }
     // Requests and their redirects reach only targets this deployment allows (workers/outbound/).
-    const fetcher = outboundFetch(targetPolicy(this.env));
+    const fetcher = outboundFetch(targetPolicy(this.env, assignment.ownedHosts));
     if (shouldWarmUp(assignment.t0Ms, clock.now(), state.warmUp !== undefined)) {
       this.#save((state = { ...state, warmUp: await sendWarmUp(fetcher, assignment.spec.target, clock) }));
       await clock.sleep(assignment.t0Ms - clock.now());

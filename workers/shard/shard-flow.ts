@@ -16,7 +16,7 @@ import type { Env } from "../env.ts";
 import { scriptEntrypoint, scriptFlow, type ScriptModules } from "./script-flow.ts";
 
 /** The bindings a flow is built from. */
-export type FlowBindings = Pick<Env, "SEEDS" | "LOADER" | "ALLOWED_TARGETS" | "EDGELOAD_MODE">;
+export type FlowBindings = Pick<Env, "SEEDS" | "LOADER" | "ALLOWED_TARGETS" | "EDGELOAD_MODE" | "TARGET_VERIFICATION">;
 
 /**
  * The flow for this run, and whether its seed set was read from R2. A seed set that is
@@ -57,6 +57,6 @@ async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment): Pro
     tags: spec.tags,
     steps: spec.steps.map((s) => s.name),
     setupData: spec.setupData?.[SETUP_DATA] ?? null,
-    outbound: outbound(targetPolicy(env)),
+    outbound: outbound(targetPolicy(env, assignment.ownedHosts)),
   });
 }
