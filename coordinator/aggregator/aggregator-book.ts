@@ -24,7 +24,7 @@ import { shardRowStatement } from "../store/results-store.ts";
 import { takeableBelow } from "../../core/run/run-lifecycle.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { ChildProgress } from "../merge/child-progress.ts";
+import { ChildProgress, shardsDoneUnder } from "../merge/child-progress.ts";
 import { takeInFlushes } from "../merge/flush-intake.ts";
 import { FlushLog, type TotalsCheckpoint } from "../merge/flush-log.ts";
 import { OpenWindows } from "../merge/open-windows.ts";
@@ -228,8 +228,7 @@ export class AggregatorBook {
       peakInFlight += t.peakInFlight;
       if (t.clockResolutionUs != null) clockResolutionUs = Math.max(clockResolutionUs ?? 0, t.clockResolutionUs);
       behindCloudflare ||= t.behindCloudflare ?? false;
-      // A shard stands for itself; a child aggregator says how many it stands for.
-      shardsDone += this.#children.isDone(child) ? (t.shards ?? 1) : (t.shardsDone ?? 0);
+      shardsDone += shardsDoneUnder(this.#children.isDone(child), t);
     }
     return {
       region: this.#node.region,

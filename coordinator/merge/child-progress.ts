@@ -27,6 +27,17 @@ export interface ProgressNews {
   readonly telemetry: ShardTelemetry;
 }
 
+/**
+ * The real shards done under one child: a shard stands for itself once it says done; an
+ * aggregator says how many of its shards are done (telemetry.shardsDone), done or not — an
+ * aggregator that gave up on silent children still reports done, and counting it as all
+ * its shards made a run whose root lost 1,190 of 1,191 shards look whole.
+ */
+export function shardsDoneUnder(done: boolean, t: ShardTelemetry): number {
+  if (t.shards !== undefined) return t.shardsDone ?? 0;
+  return done ? 1 : 0;
+}
+
 export class ChildProgress {
   readonly #sql: SqlStorage;
   /** When the row was last written (epoch ms). */
@@ -93,15 +104,11 @@ export class ChildProgress {
     return this.#telemetry.get(shard) ?? null;
   }
 
-  /**
-   * Shards done: each reporter done counts the shards it stands for (an aggregator of a
-   * run with a tree says how many, telemetry.shards), one still running those of its own
-   * that are (telemetry.shardsDone).
-   */
+  /** Real shards done, through any aggregators in between (shardsDoneUnder). */
   shardsDone(): number {
     let sum = 0;
-    for (const [shard, t] of this.#telemetry) sum += this.#done.has(shard) ? (t.shards ?? 1) : (t.shardsDone ?? 0);
-    for (const shard of this.#done) if (!this.#telemetry.has(shard)) sum += 1;
+    for (const [child, t] of this.#telemetry) sum += shardsDoneUnder(this.#done.has(child), t);
+    for (const child of this.#done) if (!this.#telemetry.has(child)) sum += 1;
     return sum;
   }
 

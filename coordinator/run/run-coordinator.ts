@@ -236,7 +236,8 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#pushMetrics(run, now);
 
     const step = lifecycleStep(lifecycleStateOf(run, everyoneDone), now);
-    if (step.kind === "finish") return this.#finish(step.status, null, step.silent ? reportersOf(run.plan).length - this.#children.doneCount : 0);
+    // Real shards, counted through the tree: a root that gave up on its silent children still says done.
+    if (step.kind === "finish") return this.#finish(step.status, null, Math.max(0, run.plan.shards.length - this.#children.shardsDone()));
     this.#signalStop(now);
     if (step.evaluateThresholds) {
       const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms, this.#thresholds!);

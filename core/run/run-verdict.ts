@@ -26,11 +26,9 @@ export interface RunEvidence {
   readonly generatorSaturated: boolean;
   /** Why the run's thresholds could not be parsed (ThresholdSet.problems), if they could not. */
   readonly thresholdProblems?: readonly string[];
-  /** Reporters that never reported done, of how many: shards, or region roots in a run with a tree. */
+  /** Shards that never reported done (counted through an aggregation tree), of the run's shards. */
   readonly silentReporters: number;
   readonly reporters: number;
-  /** The reporters are a tree's region roots (each standing for many shards), not shards. */
-  readonly reportersAreRoots?: boolean;
   /** What edgeload itself did not send of the schedule, with the run's bound (not-sent.ts); absent: nothing known. */
   readonly notSent?: NotSent;
 }
@@ -48,9 +46,7 @@ export function runVerdict(e: RunEvidence): Verdict {
   }
   const unknown = [
     ...(e.thresholdProblems ?? []).map((p) => `the run's thresholds could not be read, so none was evaluated: ${p}`),
-    ...(e.silentReporters > 0
-      ? [`${e.silentReporters} of ${e.reporters} ${e.reportersAreRoots ? "region roots" : "shards"} never reported done: what they measured is missing`]
-      : []),
+    ...(e.silentReporters > 0 ? [`${e.silentReporters} of ${e.reporters} shards never reported done: what they measured is missing`] : []),
     ...(e.notSent ? [notSentReason(e.notSent)].filter((r): r is string => r !== null) : []),
     ...e.outcomes.filter((o) => o.state === "no-data").map(noDataReason),
   ];

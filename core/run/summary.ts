@@ -123,8 +123,8 @@ export function buildFinalSummary(input: Omit<SummaryInput, "status">, forced: F
               thresholdProblems: set.problems ?? [],
               generatorSaturated: generatorSaturated(input),
               silentReporters: input.silentReporters ?? 0,
-              reporters: input.shards.length,
-              reportersAreRoots: Boolean(input.plan.tree),
+              // The run's real shards, a tree's included: silentReporters counts them through it.
+              reporters: input.plan.shards.length,
               notSent: runNotSent(input),
             });
   return assembleSummary({ ...input, status: forced ?? verdict.kind }, elapsedS, outcomes, verdict);
