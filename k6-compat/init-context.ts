@@ -46,7 +46,8 @@ export function evaluateInitContext(factory: string, scriptPath: string, env: Re
     return mode === "b" ? bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) : bytes.toString("utf8");
   };
   const declare = (name: string, type: MetricType, isTime: boolean) => {
-    if (isTime && type === "trend") timeTrends.push(name);
+    // k6 takes isTime for a Trend or a Gauge: its values are times, shown with a unit.
+    if (isTime && (type === "trend" || type === "gauge")) timeTrends.push(name);
     if (metrics[name] && metrics[name] !== type) problems.push(`metric ${name} is created as both a ${metrics[name]} and a ${type}`);
     metrics[name] = type;
   };

@@ -21,6 +21,7 @@ import type { MetricType } from "./runtime/vu-modules.ts";
 import { GROUP_DURATION } from "./runtime/wire.ts";
 import { redirectCount } from "./runtime/redirect-limit.ts";
 import { BEHAVIOUR_OPTIONS, behaviourProblems, scriptBehaviour } from "./behaviour-options.ts";
+import { vuThresholdProblems } from "./vu-thresholds.ts";
 
 export interface ScriptContext {
   readonly name: string;
@@ -110,11 +111,11 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
   const phaseTimeouts = Object.fromEntries((["setupTimeout", "teardownTimeout"] as const).filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
   for (const s of scenarios) Object.assign(s.fields.script as Record<string, unknown>, phaseTimeouts, scriptBehaviour(raw));
 
-  // A trend (or a gauge, kept as one) without isTime holds plain numbers, which k6 shows without a unit.
+  // A trend or gauge without isTime holds plain numbers, which k6 shows without a unit.
   const timed = (name: string) => ctx.timeTrends === undefined || ctx.timeTrends.includes(name);
   const metrics: Record<string, { type: string; time?: false }> = Object.fromEntries(
     Object.entries(ctx.metrics).map(([name, type]) =>
-      type === "trend" || type === "gauge" ? [name, { type: "trend", ...(timed(name) ? {} : { time: false }) }] : [name, { type }],
+      type === "trend" || type === "gauge" ? [name, { type, ...(timed(name) ? {} : { time: false }) }] : [name, { type }],
     ),
   );
   // k6's group_duration (every group() records it): declared when a threshold names it, so thresholds and the summary know it.
@@ -129,8 +130,13 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
     ...(raw.summaryTrendStats !== undefined ? { summaryTrendStats: raw.summaryTrendStats } : {}),
     ...(Object.keys(metrics).length ? { metrics } : {}),
   };
-  if (scenarios.length === 1 && raw.scenarios === undefined) return { ok: true, spec: { ...common, ...scenarios[0]!.fields }, ignored };
-  return { ok: true, spec: { ...common, scenarios: Object.fromEntries(scenarios.map((s) => [s.name, s.fields])) }, ignored };
+  const spec =
+    scenarios.length === 1 && raw.scenarios === undefined
+      ? { ...common, ...scenarios[0]!.fields }
+      : { ...common, scenarios: Object.fromEntries(scenarios.map((s) => [s.name, s.fields])) };
+  // Thresholds on vus and vus_max are judged on the plan's figures: refused where it leaves them open.
+  const vuProblems = vuThresholdProblems(spec);
+  return vuProblems.length ? { ok: false, problems: vuProblems } : { ok: true, spec, ignored };
 }
 
 interface Scenario {

@@ -45,7 +45,7 @@ describe("bundleScript", () => {
       import { Trend, Rate, Counter, Gauge } from "k6/metrics";
       import { SharedArray } from "k6/data";
       const users = new SharedArray("users", () => JSON.parse(open("./users.json")));
-      new Trend("login_ms", true); new Rate("ok"); new Counter("n"); new Gauge("g");
+      new Trend("login_ms", true); new Rate("ok"); new Counter("n"); new Gauge("g"); new Gauge("g_ms", true);
       export const options = { vus: Number(__ENV.VUS), duration: "10s" };
       export default function () { http.get(__ENV.BASE_URL + "/" + users[0]); }
     `,
@@ -57,8 +57,9 @@ describe("bundleScript", () => {
       ok: true,
       init: {
         options: { vus: 7, duration: "10s" },
-        metrics: { login_ms: "trend", ok: "rate", n: "counter", g: "gauge" },
-        timeTrends: ["login_ms"],
+        metrics: { login_ms: "trend", ok: "rate", n: "counter", g: "gauge", g_ms: "gauge" },
+        // k6 takes isTime for a Gauge too.
+        timeTrends: ["login_ms", "g_ms"],
         exports: ["default"],
         files: { "users.json": { text: '["a","b"]' } },
       },
@@ -196,7 +197,8 @@ describe("specFromOptions", () => {
     expect(r.ok && r.spec.metrics).toEqual({
       waited: { type: "trend" },
       size: { type: "trend", time: false },
-      depth: { type: "trend", time: false },
+      // A gauge is declared as one: its thresholds read its last value (core/metrics/gauge-last.ts).
+      depth: { type: "gauge", time: false },
       hits: { type: "counter" },
     });
     const parsed = r.ok ? parseRunSpec(r.spec) : null;

@@ -94,6 +94,8 @@ export interface FlowIO {
   rate(name: string, passed: boolean, tags?: Readonly<Record<string, string>>): void;
   /** Records a custom trend sample in milliseconds. */
   trend(name: string, ms: number, tags?: Readonly<Record<string, string>>): void;
+  /** Sets a k6 Gauge to `value`, stamped now (its last value); absent where gauges are not kept (setup, teardown). */
+  gauge?(name: string, value: number): void;
   /** Stores samples of a scraped series with the run, stamped now (see custom-steps' scrape). */
   sample(samples: readonly SeriesSample[]): void;
   /** Think time: resolves after `ms`, or rejects with IterationInterrupted when the iteration must stop. */

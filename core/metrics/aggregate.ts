@@ -89,11 +89,18 @@ export function customAggregate(
       if (t.aggregation.kind === "count") return count;
       return elapsedS > 0 ? count / elapsedS : null;
     }
+    case "gauge":
+      // k6's `value`: the last one set (gauge-last.ts); a gauge never set has none.
+      return custom?.gauges.get(key)?.[1] ?? null;
   }
 }
 
-/** Any aggregate of any built-in metric; `elapsedS` turns counts into rates. */
+/**
+ * Any aggregate of a built-in metric the shards record; `elapsedS` turns counts into rates.
+ * The VU gauges are not in the stats: null (core/run/run-thresholds.ts reads them off the plan).
+ */
 export function metricAggregate(stats: MetricStats, metric: MetricName, aggregation: Aggregation, elapsedS: number): number | null {
+  if (metric === "vus" || metric === "vus_max") return null;
   const trend = TREND_OF[metric];
   if (trend) return trendAggregate(stats, trend, aggregation);
   if (metric === "http_req_failed" || metric === "checks") return rateOf(stats, metric);

@@ -9,6 +9,7 @@
 import { Histogram, type HistogramSnapshot } from "./histogram.ts";
 import { ScriptOutput, type ScriptOutputWire } from "./script-output.ts";
 import { CheckResults, type CheckResultsWire } from "./check-results.ts";
+import { laterGauge, recordedGauge, type GaugeLast } from "./gauge-last.ts";
 
 /** Counters, in wire order. Counts of iterations unless the name says otherwise. */
 export const COUNTERS = [
@@ -46,14 +47,16 @@ export const TRENDS = [
 export type TrendName = (typeof TRENDS)[number];
 
 /**
- * A scenario's own metrics, as k6 custom metrics: counters, rates (passes of total) and
- * trends (ms histograms in µs), by name. A name may carry tags in k6's sub-metric form,
+ * A scenario's own metrics, as k6 custom metrics: counters, rates (passes of total), trends
+ * (ms histograms in µs) and gauges' last values (gauge-last.ts; a k6 Gauge's samples are a
+ * trend too, for its min and max), by name. A name may carry tags in k6's sub-metric form,
  * e.g. `false_positives{type:revoked}`.
  */
 export interface CustomMetricsWire {
   readonly c?: Readonly<Record<string, number>>;
   readonly r?: Readonly<Record<string, readonly [passes: number, total: number]>>;
   readonly t?: Readonly<Record<string, HistogramSnapshot>>;
+  readonly g?: Readonly<Record<string, GaugeLast>>;
 }
 
 /** The wire and storage form of MetricStats. */
@@ -86,6 +89,7 @@ export class CustomMetrics {
   readonly counters = new Map<string, number>();
   readonly rates = new Map<string, [passes: number, total: number]>();
   readonly trends = new Map<string, Histogram>();
+  readonly gauges = new Map<string, GaugeLast>();
 
   count(name: string, n = 1): void {
     this.counters.set(name, (this.counters.get(name) ?? 0) + n);
@@ -100,28 +104,36 @@ export class CustomMetrics {
     this.#trend(name).record(us);
   }
 
+  /** Sets a gauge to `value` at `atMs` (epoch ms): its last value, unless one set later is kept. */
+  gauge(name: string, value: number, atMs: number): void {
+    this.gauges.set(name, recordedGauge(this.gauges.get(name), atMs, value));
+  }
+
   merge(other: CustomMetrics): void {
     for (const [k, v] of other.counters) this.count(k, v);
     for (const [k, [p, t]] of other.rates) this.#addRate(k, p, t);
     for (const [k, h] of other.trends) this.#trend(k).merge(h);
+    for (const [k, g] of other.gauges) this.gauges.set(k, laterGauge(this.gauges.get(k), g));
   }
 
   mergeWire(wire: CustomMetricsWire): void {
     for (const [k, v] of Object.entries(wire.c ?? {})) this.count(k, v);
     for (const [k, [p, t]] of Object.entries(wire.r ?? {})) this.#addRate(k, p, t);
     for (const [k, snap] of Object.entries(wire.t ?? {})) this.#trend(k).mergeSnapshot(snap);
+    for (const [k, g] of Object.entries(wire.g ?? {})) this.gauges.set(k, laterGauge(this.gauges.get(k), g));
   }
 
   toWire(): CustomMetricsWire {
-    const out: { c?: Record<string, number>; r?: Record<string, [number, number]>; t?: Record<string, HistogramSnapshot> } = {};
+    const out: { c?: Record<string, number>; r?: Record<string, [number, number]>; t?: Record<string, HistogramSnapshot>; g?: Record<string, GaugeLast> } = {};
     if (this.counters.size) out.c = Object.fromEntries(this.counters);
     if (this.rates.size) out.r = Object.fromEntries([...this.rates].map(([k, v]) => [k, [v[0], v[1]]]));
     if (this.trends.size) out.t = Object.fromEntries([...this.trends].map(([k, h]) => [k, h.snapshot()]));
+    if (this.gauges.size) out.g = Object.fromEntries(this.gauges);
     return out;
   }
 
   get isEmpty(): boolean {
-    return this.counters.size === 0 && this.rates.size === 0 && this.trends.size === 0;
+    return this.counters.size === 0 && this.rates.size === 0 && this.trends.size === 0 && this.gauges.size === 0;
   }
 
   #addRate(name: string, passes: number, total: number): void {

@@ -9,6 +9,7 @@
  *   aggregation = "avg" | "min" | "max" | "med" | "p(" number ")"   (trends)
  *               | "rate"                                           (rates, counters)
  *               | "count"                                          (counters)
+ *               | "value"                                          (gauges: the last value)
  *   operator    = "<" | "<=" | ">" | ">=" | "==" | "===" | "!="
  *
  * A metric key may carry any tag filter k6 accepts (metric-key.ts reads it by k6's rules), as
@@ -20,8 +21,12 @@
  * the threshold a recorded sub-metric (`subMetric`): each shard records the samples whose
  * tags hold all the filter's pairs under that name (sub-metrics.ts), at most
  * MAX_SUB_METRICS of them per run, so what a run keeps is bounded by its thresholds, never
- * by the tag values its requests carry. Custom metrics (counters, rates, trends) are known
- * from the scenario. Trend values are milliseconds, as in k6.
+ * by the tag values its requests carry. Custom metrics (counters, rates, trends, gauges) are
+ * known from the scenario. Trend values are milliseconds, as in k6.
+ *
+ * Gauges take `value` alone, as k6 checks when a test starts: a custom Gauge's last value
+ * (gauge-last.ts says which across shards), filtered by the cells only; and k6's `vus` and
+ * `vus_max`, without filters, read off the plan where it fixes them (core/run/vu-gauges.ts).
  */
 import { parseDurationMs } from "../spec/duration.ts";
 import { parseMetricKey, subMetricName } from "./metric-key.ts";
@@ -37,6 +42,8 @@ export const METRIC_KINDS = {
   http_reqs: "counter",
   iterations: "counter",
   dropped_iterations: "counter",
+  vus: "gauge",
+  vus_max: "gauge",
 } as const;
 
 export type MetricName = keyof typeof METRIC_KINDS;
@@ -51,7 +58,8 @@ export type Aggregation =
   | { readonly kind: "avg" | "min" | "max" | "med" }
   | { readonly kind: "percentile"; readonly p: number }
   | { readonly kind: "rate" }
-  | { readonly kind: "count" };
+  | { readonly kind: "count" }
+  | { readonly kind: "value" };
 
 export interface Threshold {
   /** The metric key as written, e.g. `http_req_duration{step:login}`. */
@@ -99,11 +107,12 @@ export function thresholdSet(thresholds: readonly Threshold[], problems: readonl
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
-const EXPRESSION = /^\s*(avg|min|max|med|rate|count|p\(\s*(\d+(?:\.\d+)?)\s*\))\s*(<=|>=|===|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/;
+const EXPRESSION = /^\s*(avg|min|max|med|rate|count|value|p\(\s*(\d+(?:\.\d+)?)\s*\))\s*(<=|>=|===|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/;
 const AGGREGATIONS_BY_KIND: Record<MetricKind, readonly string[]> = {
   trend: ["avg", "min", "max", "med", "percentile"],
   rate: ["rate"],
   counter: ["count", "rate"],
+  gauge: ["value"],
 };
 
 /** One threshold entry as accepted in a spec: a string or k6's object form. */
@@ -202,14 +211,29 @@ export function thresholdKey(key: string, custom: Readonly<Record<string, Metric
   const tags = Object.fromEntries(pairs);
   const sampleTags = pairs.filter(([k]) => k !== "step" && k !== "region");
   const beyondCells = sampleTags.some(([k]) => !CELL_TAGS.has(k) && !(isCustom && k === "type"));
+  const gaugeFilter =
+    (isCustom ? custom[metric] : METRIC_KINDS[metric as MetricName]) === "gauge" ? gaugeFilterProblem(metric, isCustom, pairs.length, beyondCells) : null;
+  if (gaugeFilter) return { ok: false, error: gaugeFilter };
   return { ok: true, value: { metric, tags, subMetric: beyondCells ? subMetricName(metric, sampleTags) : null } };
+}
+
+/**
+ * Why a gauge's threshold cannot take its tag filter, or null: `vus` and `vus_max` are read off
+ * the plan, which has no tags; a custom gauge keeps one last value per step, region and
+ * scenario, not one per any tag a sample carries.
+ */
+function gaugeFilterProblem(metric: string, isCustom: boolean, filters: number, beyondCells: boolean): string | null {
+  if (!isCustom && filters > 0) return `${metric}: the run's VU count has no tags here (it is read off the plan); give the threshold without a filter`;
+  if (isCustom && beyondCells) return `${metric}: a gauge's last value is kept per step, region and scenario only; filter on those, or on none`;
+  return null;
 }
 
 function parseExpression(source: string, kind: MetricKind, path: string): ParseResult<Pick<Threshold, "aggregation" | "operator" | "value">> {
   const m = typeof source === "string" ? EXPRESSION.exec(source) : null;
   if (!m) return { ok: false, errors: [`${path}: "${source}" is not a threshold like "p(95)<300" or "rate<0.01"`] };
   const [, agg, p, operator, value] = m;
-  const aggregation: Aggregation = p !== undefined ? { kind: "percentile", p: Number(p) } : { kind: agg as "avg" | "min" | "max" | "med" | "rate" | "count" };
+  const aggregation: Aggregation =
+    p !== undefined ? { kind: "percentile", p: Number(p) } : { kind: agg as "avg" | "min" | "max" | "med" | "rate" | "count" | "value" };
   if (aggregation.kind === "percentile" && !(aggregation.p >= 0 && aggregation.p <= 100)) {
     return { ok: false, errors: [`${path}: percentile ${p} must be between 0 and 100`] };
   }

@@ -246,7 +246,8 @@ function shardWork(spec: RunSpec, plan: Plan): ShardWork {
 /** D1 rows a second (each region's window and histogram rows of every step) and the multi-row INSERTs they take. */
 function d1WindowWritesPerS(spec: RunSpec, plan: Plan): Pick<RunUsage["peak"], "d1RowsPerS" | "d1StatementsPerS"> {
   const regions = new Set(plan.shards.map((s) => s.region)).size;
-  const customTrends = Object.values(spec.metrics).filter((kind) => kind === "trend").length;
+  // A gauge's samples are kept as a trend too (its histogram rows).
+  const customTrends = Object.values(spec.metrics).filter((kind) => kind === "trend" || kind === "gauge").length;
   return {
     d1RowsPerS: regions * spec.steps.length * (1 + TRENDS.length + customTrends),
     d1StatementsPerS:

@@ -23,6 +23,7 @@ import { stepsOfScenario } from "../spec/named-scenarios.ts";
 import type { RunSpec } from "../spec/types.ts";
 import type { RunTotals } from "./run-totals.ts";
 import { round3 } from "../metrics/rounding.ts";
+import { vuGauges } from "./vu-gauges.ts";
 
 /** A threshold as the summary shows it. */
 export interface ThresholdView {
@@ -55,6 +56,8 @@ export function thresholdOutcomes(
 ): { thresholds: readonly Threshold[]; outcomes: ThresholdOutcome[] } {
   const { thresholds } = set;
   const outcomes = evaluateThresholds(thresholds, (t) => {
+    // k6's vus and vus_max: the shards do not count VUs; the plan's, where it fixes them (vu-gauges.ts).
+    if (!t.custom && t.kind === "gauge") return vuGauges(spec)[t.metric as "vus" | "vus_max"]?.value ?? null;
     const stats = selectTagged(spec, totals, t.tags);
     // A recorded sub-metric (core/metrics/sub-metrics.ts) is read like a custom metric of its kind.
     return t.custom || t.subMetric ? customAggregate(stats, t, elapsedS) : metricAggregate(stats, t.metric as MetricName, t.aggregation, elapsedS);

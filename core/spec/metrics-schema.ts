@@ -11,24 +11,25 @@ import type { RunSpec } from "./types.ts";
 
 const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
+/** What a declared metric may be: k6's four kinds (a gauge is a k6 script's `new Gauge(name)`). */
+const DECLARED_KINDS = ["counter", "rate", "trend", "gauge"] as const;
+
 /**
- * A declared metric: its kind and, for a trend, whether its values are durations in ms
- * (`time`, the default) or plain numbers (false: k6's `new Trend(name)` without isTime, shown
- * without a unit).
+ * A declared metric: its kind and, for a trend or gauge, whether its values are durations in
+ * ms (`time`, the default) or plain numbers (false: k6's `new Trend(name)` without isTime,
+ * shown without a unit). A gauge's samples are kept as a trend too, for its min and max.
  */
 export const metricsSchema = z
-  .record(
-    z.string().regex(METRIC_NAME, "use 1–64 letters, digits and _"),
-    z.object({ type: z.enum(["counter", "rate", "trend"]), time: z.boolean().optional() }).strict(),
-  )
+  .record(z.string().regex(METRIC_NAME, "use 1–64 letters, digits and _"), z.object({ type: z.enum(DECLARED_KINDS), time: z.boolean().optional() }).strict())
   .default({});
 
-/** The declared trends whose values are plain numbers (`time: false`), from raw input or a parsed spec. */
+/** The declared trends and gauges whose values are plain numbers (`time: false`), from raw input or a parsed spec. */
 export function unitlessTrends(metrics: unknown): string[] {
   if (typeof metrics !== "object" || metrics === null || Array.isArray(metrics)) return [];
-  return Object.entries(metrics).flatMap(([name, m]) =>
-    (m as { type?: unknown; time?: unknown } | null)?.type === "trend" && (m as { time?: unknown }).time === false ? [name] : [],
-  );
+  return Object.entries(metrics).flatMap(([name, m]) => {
+    const type = (m as { type?: unknown } | null)?.type;
+    return (type === "trend" || type === "gauge") && (m as { time?: unknown }).time === false ? [name] : [];
+  });
 }
 
 const thresholdEntry = z.union([
@@ -51,7 +52,7 @@ export function metricsInput(input: unknown): Record<string, MetricKind> {
   const out: Record<string, MetricKind> = {};
   for (const [name, m] of Object.entries(raw)) {
     const type = (m as { type?: unknown } | null)?.type;
-    if (type === "counter" || type === "rate" || type === "trend") out[name] = type;
+    if ((DECLARED_KINDS as readonly unknown[]).includes(type)) out[name] = type as MetricKind;
   }
   return out;
 }

@@ -96,6 +96,10 @@ export class IterationIO implements FlowIO {
     this.#custom(name, ms, tags).trend(name, ms * US_PER_MS);
   }
 
+  gauge(name: string, value: number): void {
+    this.#engine.statsNow(this.step).custom.gauge(name, value, this.#engine.now());
+  }
+
   /** The window's custom metrics, after recording the sample into the sub-metrics its tags match. */
   #custom(name: string, value: number | boolean, tags: SampleTags | undefined) {
     const stats = this.#engine.statsNow(this.step);

@@ -119,3 +119,24 @@ describe("a request's own timeout", () => {
     expect(time.now - started).toBeLessThan(30_000);
   });
 });
+
+describe("a k6 Gauge", () => {
+  it("keeps the value set last, stamped with the shard's clock, beside its samples as a trend", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { executor: "constant-vus", vus: 1, duration: "3s" }, 1);
+    let n = 0;
+    const flow: Flow = {
+      async run(io) {
+        await io.send(0, { url: "http://127.0.0.1:9/", method: "GET" });
+        n++;
+        io.trend("depth", n);
+        io.gauge?.("depth", n);
+        await io.sleep(1_000);
+      },
+    };
+    const stats = await run(a, target(time).fetcher, flow, time);
+    // Iterations at 0, 1.01 and 2.02 s set it to 1, 2 and 3: the last is the third's.
+    expect(stats.custom.gauges.get("depth")).toEqual([a.t0Ms + 2_030, 3]);
+    expect(stats.custom.trends.get("depth")!.max / 1000).toBe(3);
+  });
+});

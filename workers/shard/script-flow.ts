@@ -233,6 +233,8 @@ export class IterationHost extends RpcTarget implements Host {
       else if (s.type === "counter") this.#io.count(s.name, s.value, tags);
       else if (s.type === "rate") this.#io.rate(s.name, s.passed, tags);
       else this.#io.trend(s.name, s.value, tags);
+      // A Gauge's samples are a trend (its min and max) and its last value, which its thresholds read.
+      if (s.type === "gauge") this.#io.gauge?.(s.name, s.value);
     }
   }
 
