@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import { RunTotals } from "../run/run-totals.ts";
 import { thresholdOutcomes } from "../run/run-thresholds.ts";
+import { k6Metrics } from "../run/summary-k6-metrics.ts";
 import { laterGauge, recordedGauge, type GaugeLast } from "./gauge-last.ts";
 import { MetricStats } from "./metric-stats.ts";
 import { parseThresholds, type ThresholdInput } from "./thresholds.ts";
@@ -143,5 +144,15 @@ describe("evaluating thresholds on gauges", () => {
   ])("judges vus and vus_max of %j on the plan", (load, thresholds, expected) => {
     const { outcomes } = thresholdOutcomes(spec(load, thresholds), new RunTotals(), 10);
     expect(outcomes.flatMap((o) => [o.observed, o.state])).toEqual(expected);
+  });
+
+  it("shows vus and vus_max in the summary with their thresholds' verdicts, as k6's summary-export does", () => {
+    const s = spec(constant, { vus: ["value==5"], vus_max: ["value<5"] });
+    const { outcomes } = thresholdOutcomes(s, new RunTotals(), 10);
+    const metrics = k6Metrics(s, new RunTotals(), new MetricStats(), 10, outcomes, {});
+    expect([metrics.vus, metrics.vus_max]).toEqual([
+      { value: 5, min: 5, max: 5, thresholds: { "value==5": false } },
+      { value: 5, min: 5, max: 5, thresholds: { "value<5": true } },
+    ]);
   });
 });

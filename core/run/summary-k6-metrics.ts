@@ -63,8 +63,8 @@ function builtInMetrics(spec: RunSpec, all: MetricStats, elapsedS: number, outco
     data_received: { count: all.counters.bytesReceived, rate: round3(all.counters.bytesReceived / elapsedS) },
     checks: metric("checks"),
   };
-  // k6's vus and vus_max where the plan fixes them (vu-gauges.ts).
-  Object.assign(metrics, vuGauges(spec));
+  // k6's vus and vus_max where the plan fixes them (vu-gauges.ts), with their thresholds' verdicts.
+  for (const [name, gauge] of Object.entries(vuGauges(spec))) metrics[name] = { ...gauge, ...failedByMetric(outcomes, name) };
   // The sub-metric k6 shows for every script (its shards record it, core/metrics/sub-metrics.ts).
   if (isScriptRun(spec) && !(EXPECTED_RESPONSE_DURATION.name in metrics)) {
     metrics[EXPECTED_RESPONSE_DURATION.name] = withoutType(

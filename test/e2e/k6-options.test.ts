@@ -4,7 +4,8 @@
  * request timeout, a request's own `timeout`, `throw` (a request with no response throws;
  * `params.throw` overrides it), `noCookiesReset` (the VU's jar outlives its iteration) and
  * `minIterationDuration` (a short iteration's VU waits out the rest). `insecureSkipTLSVerify`
- * cannot be honoured by a Worker and is refused before any load, exit 104.
+ * cannot be honoured by a Worker and is refused before any load, exit 104. Thresholds on a
+ * Gauge read its last value, on vus_max the VUs the plan initialises.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -16,7 +17,7 @@ import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
 type Exported = {
-  metrics: Record<string, { count?: number; passes?: number; fails?: number; value?: number }>;
+  metrics: Record<string, { count?: number; passes?: number; fails?: number; value?: number; thresholds?: Record<string, boolean> }>;
   root_group: { checks: Record<string, { name: string; passes: number; fails: number }> };
 };
 
@@ -25,15 +26,19 @@ const SCRIPT = `
 import http from "k6/http";
 import { check } from "k6";
 import exec from "k6/execution";
-import { Counter } from "k6/metrics";
+import { Counter, Gauge } from "k6/metrics";
 
 const pacedCount = new Counter("paced_iterations");
+const depth = new Gauge("depth");
 const pastRefused = new Counter("past_refused_request");
 
 export const options = {
   throw: true,
   noCookiesReset: true,
   minIterationDuration: "1s",
+  // A gauge's threshold reads its last value (3, the third paced iteration's): one holds, one
+  // fails (exit 99). vus_max: the 4 scenarios' VUs.
+  thresholds: { depth: ["value==3", "value<3"], vus_max: ["value==4"] },
   scenarios: {
     timeouts: { executor: "per-vu-iterations", vus: 1, iterations: 1, exec: "timeouts" },
     refused: { executor: "per-vu-iterations", vus: 1, iterations: 2, exec: "refused" },
@@ -74,6 +79,7 @@ export function cookies() {
 export function paced() {
   http.get(__ENV.BASE_URL + "/delay?ms=5");
   pacedCount.add(1);
+  depth.add(exec.vu.iterationInScenario + 1);
 }
 `;
 
@@ -90,7 +96,7 @@ describeWithK6("k6 options that change behaviour, beside k6", (k6) => {
     );
   });
 
-  it("times out, throws, keeps cookies and paces iterations as k6 does", async () => {
+  it("times out, throws, keeps cookies, paces iterations and judges gauge thresholds as k6 does", async () => {
     const args = ["-e", `BASE_URL=${fixture.stack.targetUrl}`];
     const script = join(dir, "options.js");
     // Side by side: each run lasts the 11 s request; neither loads the target much.
@@ -98,8 +104,12 @@ describeWithK6("k6 options that change behaviour, beside k6", (k6) => {
       runUnderK6<Exported>(k6, script, args, join(dir, "k6.json")),
       runUnderEdgeload<Exported>(fixture, script, args, join(dir, "edge.json")),
     ]);
-    expect(k6Run.code, k6Run.output).toBe(0);
+    expect(k6Run.code, k6Run.output).toBe(99);
     expect(edge.code, edge.output).toBe(k6Run.code);
+    const verdicts = (run: SideRun<Exported>, metric: string) => run.summary.metrics[metric]?.thresholds;
+    expect(verdicts(k6Run, "depth")).toEqual({ "value==3": false, "value<3": true });
+    expect(verdicts(edge, "depth")).toEqual(verdicts(k6Run, "depth"));
+    expect(verdicts(edge, "vus_max")).toEqual(verdicts(k6Run, "vus_max"));
     const checks = (run: SideRun<Exported>) =>
       Object.fromEntries(Object.values(run.summary.root_group.checks).map((c) => [c.name, { passes: c.passes, fails: c.fails }]));
     expect(checks(k6Run)).toEqual({
