@@ -121,7 +121,7 @@ export const RUN_COMMAND = {
       description: "shards to split the load over (default: as many as the load needs); in a spec or script of one named scenario, that scenario's",
     },
     { name: "regions", type: "string", value: "LIST", group: RUN, description: "location hints, comma-separated (default wnam,enam,weur,apac)" },
-    { name: "timeout", type: "string", value: "D", group: RUN, description: "request timeout (default 10s)" },
+    { name: "timeout", type: "string", value: "D", group: RUN, description: "request timeout (default 10s; a k6 script's 60s, as k6)" },
     { name: "tag", type: "string", value: "NAME=VALUE", multiple: true, group: RUN, description: "a tag on the whole run (k6's --tag)" },
     {
       name: "env",
