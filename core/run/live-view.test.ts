@@ -107,6 +107,24 @@ describe("windowPoints", () => {
     );
     expect(points.map((p) => p.targetRate)).toEqual([40, 40, 40, 40]);
   });
+
+  it("shows a script's console lines and errors with the run's secrets hidden (issue 48)", () => {
+    const parsed = parseRunSpec({
+      target: "http://127.0.0.1:9",
+      steps: [{ name: "default", path: "/" }],
+      executor: "constant-vus",
+      vus: 1,
+      duration: "1s",
+      script: { bundle: "a".repeat(64), env: { API_KEY: "marker-live-1234" } },
+    });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const said = stats(1, 5);
+    said.script.log("info", "key is marker-live-1234", 1);
+    said.script.error("GET http://u:pw@h/x failed with marker-live-1234", "script.js:3");
+    const [point] = windowPoints(parsed.spec, [{ windowS: 0, region: "wnam", stats: said }]);
+    expect(point!.script!.logSamples.map((l) => l.message)).toEqual(["key is [redacted]"]);
+    expect(point!.script!.errorSamples.map((e) => [e.message, e.at])).toEqual([["GET http://[redacted]@h/x failed with [redacted]", "script.js:3"]]);
+  });
 });
 
 describe("shardHealthRows", () => {

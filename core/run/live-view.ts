@@ -24,6 +24,7 @@ import { saturation } from "./saturation.ts";
 import type { ThresholdSet } from "../metrics/thresholds.ts";
 import { scriptWindow, withLateScript, type ScriptWindow } from "./script-report.ts";
 import { round3 } from "../metrics/rounding.ts";
+import { hideIn, secretHider, type ValueHider } from "../spec/redact.ts";
 
 export interface LiveLatency {
   readonly p50: number | null;
@@ -114,6 +115,8 @@ function mergedTrend(group: readonly MetricStats[], trend: "duration" | "lag"): 
 /**
  * The points of written windows, from their merged cells (any windows, any order), with
  * the load the spec's schedule asked for in each window (its middle, capped at the end).
+ * A k6 script's console lines and errors are shown with the run's secrets hidden: a script
+ * that logs the token it was given with `-e` must not put it on the dashboards.
  */
 export function windowPoints(spec: RunSpec, cells: Iterable<LiveCell & { readonly windowS: number }>): LivePoint[] {
   const byWindow = new Map<number, LiveCell[]>();
@@ -122,9 +125,11 @@ export function windowPoints(spec: RunSpec, cells: Iterable<LiveCell & { readonl
     if (!list) byWindow.set(c.windowS, (list = []));
     list.push(c);
   }
-  return [...byWindow].map(([windowS, windowCells]) =>
-    livePoint(windowS, windowCells, targetLoadAt(spec, Math.min(windowS * WINDOW_MS + WINDOW_MS / 2, spec.durationMs - 1))),
-  );
+  let hider: ValueHider | null = null;
+  return [...byWindow].map(([windowS, windowCells]) => {
+    const point = livePoint(windowS, windowCells, targetLoadAt(spec, Math.min(windowS * WINDOW_MS + WINDOW_MS / 2, spec.durationMs - 1)));
+    return point.script ? { ...point, script: hideIn(point.script, (hider ??= secretHider(spec))) } : point;
+  });
 }
 
 /**
