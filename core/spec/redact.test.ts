@@ -4,7 +4,7 @@
  * bodies) and then by value (a hidden value copied anywhere else).
  */
 import { describe, expect, it } from "vitest";
-import { hideIn, REDACTED, redactSpec, secretHider } from "./redact.ts";
+import { hideIn, hideInSummary, REDACTED, redactSpec, secretHider } from "./redact.ts";
 import { redactUrl, redactUrlsIn } from "./redact-url.ts";
 import { specProblems, validSpec } from "../../test/support/run-spec-fixtures.ts";
 
@@ -180,6 +180,23 @@ describe("by value: a hidden value is hidden wherever else it was copied", () =>
     expect(hideIn(summary, hider)).toEqual({
       metrics: { "http_reqs{step:default}": { count: 1 } },
       edgeload: { errors: [{ error: `connection error: http://${REDACTED}@h/x?api_key=${REDACTED}`, count: 1 }], logs: [`key is ${REDACTED}`] },
+    });
+  });
+
+  it("leaves a summary's identifiers as they are, so readers still match thresholds and steps", () => {
+    // A value that is also a step's name ("checkout"): hidden in the free text, kept where it names.
+    const hider = secretHider(scriptSpec({ env: { FLOW: "checkout" } }));
+    const summary = {
+      metrics: { "http_req_duration{step:checkout}": { "p(95)": 1 } },
+      edgeload: {
+        name: "checkout nightly",
+        thresholds: [{ metric: "http_req_duration{step:checkout}", threshold: "p(95)<500", ok: true }],
+        errors: [{ step: "checkout", error: "checkout failed", count: 2 }],
+      },
+    };
+    expect(hideInSummary(summary, hider)).toEqual({
+      ...summary,
+      edgeload: { ...summary.edgeload, name: `${REDACTED} nightly`, errors: [{ step: "checkout", error: `${REDACTED} failed`, count: 2 }] },
     });
   });
 });
