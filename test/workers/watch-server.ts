@@ -27,6 +27,8 @@ interface Delivery {
   readonly status: number;
   /** A delivery id this receiver had already processed: dropped. */
   readonly duplicate: boolean;
+  /** Acted on: new, and taken (answered 200, or its answer lost on the way back). */
+  readonly processed: boolean;
 }
 
 async function bodyOf(request: IncomingMessage): Promise<string> {
@@ -66,9 +68,10 @@ export default async function setup(project: TestProject) {
       const status = failing > 0 || mode === "ack-lost" ? 503 : 200;
       if (failing > 0) failNext.set(hook, failing - 1);
       // ack-lost: the alert is processed, but its answer is lost on the way back (once).
-      if (status === 200 || mode === "ack-lost") processed.add(id);
+      const taken = !duplicate && (status === 200 || mode === "ack-lost");
+      if (taken) processed.add(id);
       if (mode === "ack-lost") receiver.set(hook, "up");
-      deliveries.push({ path: url.pathname, headers: request.headers, body, status, duplicate });
+      deliveries.push({ path: url.pathname, headers: request.headers, body, status, duplicate, processed: taken });
       json(status, { received: status === 200, duplicate });
     } else if (url.pathname === "/control/delay") {
       delayMs.set(key, Number(url.searchParams.get("ms")));
