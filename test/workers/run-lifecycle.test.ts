@@ -184,7 +184,7 @@ describe("idempotence and recovery", () => {
     expect(summary.metrics.http_reqs.count).toBe(totals.requests);
   });
 
-  it("resumes a crashed shard at the current time, counting what it missed as dropped, never replaying it", async () => {
+  it("resumes a crashed shard at the current time, counting what it missed as dropped, never replaying it, and ends the run inconclusive for edgeload's loss, not the target's", async () => {
     const { id, startsAt } = await createRun({ rate: 40, duration: "3s", shards: 1, regions: ["wnam"] });
     const shard = shardOf(id, 0);
     const t0 = Date.parse(startsAt);
@@ -202,12 +202,26 @@ describe("idempotence and recovery", () => {
     expect(summary.edgeload.totals.interrupted).toBeGreaterThanOrEqual(dueBeforeResume - 1);
     expect(summary.edgeload.totals.interrupted).toBeLessThanOrEqual(dueBeforeResume + 1);
     expect(summary.edgeload.saturated).toBe(true);
+    // About a third of the schedule, far over the 1 % bound: the run cannot pass, and says it was edgeload.
+    const lost = summary.edgeload.totals.interrupted;
+    expect(summary.edgeload.totals.notSent).toMatchObject({ count: lost, restarts: lost, unstarted: 0, scheduled: 120, bound: 0.01 });
+    expect(summary.edgeload.status).toBe("inconclusive");
+    expect(summary.edgeload.exitCode).toBe(75);
+    expect(summary.edgeload.verdict.reasons).toEqual([
+      expect.stringMatching(new RegExp(`^edgeload did not send \\d+ % of the schedule \\(${lost} of 120 iterations: shard restarts\\); above the 1 % bound`)),
+    ]);
+    // Its drops are the restart's: none is put down to the in-flight cap and the target's latency.
+    expect(summary.edgeload.saturation).toContain(
+      `${lost} iterations not sent by edgeload: ${lost} lost to shard restarts — edgeload's own failure, not the target's`,
+    );
+    expect(summary.edgeload.saturation.join("\n")).not.toMatch(/in-flight cap/);
   });
 
   it("never counts an iteration twice when every object is killed mid-invocation", async () => {
     // 40/s for 5 s on one shard: 200 iterations in invocations of 100. Kill everything
     // (shard and coordinator, no graceful eviction) 1.5 s in, after windows were flushed.
-    const { id, startsAt } = await createRun({ rate: 40, duration: "5s", shards: 1, regions: ["wnam"] });
+    // What the restart did not send is allowed here: the count, not the verdict, is under test.
+    const { id, startsAt } = await createRun({ rate: 40, duration: "5s", shards: 1, regions: ["wnam"], maxNotSentShare: 1 });
     await sleep(Date.parse(startsAt) + 1_500 - Date.now()); // inside the first invocation (0–2.5 s)
     await abortAllDurableObjects();
     const final = await waitForStatus(id, undefined, 45_000);
