@@ -141,17 +141,3 @@ export async function settleAttempt(db: D1Database, row: OutboxRow, outcome: Att
       .bind(row.schedule_id, row.run_id, row.hook, outcome.attempt, outcome.atMs, outcome.status, error, row.delivery_id, row.kind),
   ]);
 }
-
-/** A schedule's alerts, newest first: what was raised and whether it got through. */
-export async function scheduleAlerts(
-  db: D1Database,
-  scheduleId: string,
-  limit: number,
-): Promise<(OutboxRow & { delivered_at: number | null; abandoned_at: number | null })[]> {
-  return (
-    await db
-      .prepare("SELECT * FROM alert_outbox WHERE schedule_id = ? ORDER BY created_at DESC, due_ms DESC LIMIT ?")
-      .bind(scheduleId, limit)
-      .all<OutboxRow & { delivered_at: number | null; abandoned_at: number | null }>()
-  ).results;
-}

@@ -8,6 +8,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../coordinator/index.ts";
+import { cronTick } from "../../coordinator/schedule/cron-tick.ts";
 import { api, spec, waitForStatus } from "./helpers.ts";
 
 const WATCH = env.WATCH_SERVER_URL;
@@ -74,7 +75,7 @@ describe("scheduled runs", () => {
     const sql = await api("/v1/sql", {
       method: "POST",
       body: JSON.stringify({ sql: "SELECT spec_json, webhooks_json FROM schedules" }),
-      token: "read-token",
+      token: "read-token-of-at-least-32-characters",
     });
     expect(sql.status).toBe(200);
     const rows = await sql.text();
@@ -244,6 +245,50 @@ describe("scheduled runs", () => {
     expect((await api(`/v1/schedules/${s.id}`, { method: "DELETE" })).status).toBe(204);
   });
 
+  it("keeps an alert in the outbox while the schedule's vault cannot be read, and delivers it at a later tick", async () => {
+    const key = crypto.randomUUID();
+    const hook = `/hook/${key}`;
+    const created = await api("/v1/schedules", {
+      method: "POST",
+      body: JSON.stringify({ name: "vault down", cron: "* * * * *", spec: spec(), webhooks: [{ url: `${WATCH}${hook}`, secret: SECRET }] }),
+    });
+    const s = (await created.json()) as Record<string, any>;
+    const t1 = Date.parse(s.nextDueAt);
+    // The vault's Durable Object throws on every read for this tick: the turn cannot read its spec
+    // (refused, and alerting), and the alert cannot be signed.
+    const unreadable = { get: () => Promise.reject(new Error("vault unavailable")) };
+    const brokenEnv = { ...env, SCHEDULE_VAULT: { idFromName: () => ({}), get: () => unreadable } } as unknown as typeof env;
+    const ctx = createExecutionContext();
+    await cronTick(brokenEnv, t1, { admit: () => Promise.reject(new Error("not reached")), waitUntil: (p) => ctx.waitUntil(p) });
+    await waitOnExecutionContext(ctx);
+    expect((await schedule(s.id)).turns[0]).toMatchObject({ outcome: "refused" });
+    const { results: outbox } = await env.DB.prepare("SELECT kind, attempts, next_attempt_at, delivered_at, last_error FROM alert_outbox WHERE schedule_id = ?")
+      .bind(s.id)
+      .all();
+    expect(outbox).toEqual([
+      {
+        kind: "refused",
+        attempts: 1,
+        next_attempt_at: t1 + 60_000,
+        delivered_at: null,
+        last_error: "the schedule's vault could not be read (vault unavailable)",
+      },
+    ]);
+    expect(await deliveries(hook)).toEqual([]);
+
+    // A minute later, the vault answers: the same alert is delivered.
+    expect((await api(`/v1/schedules/${s.id}/pause`, { method: "POST" })).status).toBe(200);
+    await tick(t1 + 60_000);
+    const received = await deliveries(hook);
+    expect(received.map((d) => [JSON.parse(d.body).verdict, d.status])).toEqual([["refused", 200]]);
+    const view = await schedule(s.id);
+    expect(view.webhookAttempts.map((a: { status: number | null; error: string | null }) => [a.status, a.error])).toEqual([
+      [200, null],
+      [null, "the schedule's vault could not be read (vault unavailable)"],
+    ]);
+    expect((await api(`/v1/schedules/${s.id}`, { method: "DELETE" })).status).toBe(204);
+  });
+
   it("refuses at creation a webhook host outside the allow-list, and a target outside it", async () => {
     const body = (over: Record<string, unknown>) =>
       JSON.stringify({ name: "refused", cron: "0 3 * * *", spec: spec(), webhooks: [{ url: "https://hooks.example.com/services/x" }], ...over });
@@ -262,6 +307,6 @@ describe("scheduled runs", () => {
     expect(names).not.toContain("refused");
 
     // A read-only token reads schedules but cannot make one.
-    expect((await api("/v1/schedules", { method: "POST", body: body({ webhooks: [] }), token: "read-token" })).status).toBe(403);
+    expect((await api("/v1/schedules", { method: "POST", body: body({ webhooks: [] }), token: "read-token-of-at-least-32-characters" })).status).toBe(403);
   });
 });
