@@ -6,7 +6,7 @@
  */
 import { describe, it } from "vitest";
 
-export type RequiredBinary = "K6" | "CHROMIUM" | "PROMETHEUS";
+export type RequiredBinary = "K6" | "CHROMIUM" | "PROMETHEUS" | "HTTPBIN";
 
 /** Where a binary is, or why it is not there. */
 export type Found = { readonly path: string } | { readonly path: null; readonly reason: string };
