@@ -1,7 +1,10 @@
 /**
  * The public k6-script corpus (issue 36): every script of test/fixtures/k6-corpus/corpus.json
- * runs under real k6 v1.8.1 and under `edgeload run` against the same loopback targets
- * (test/support/k6-corpus/targets.ts), with the same overrides. Per script, the exit code, the
+ * runs under real k6 v1.8.1 and under `edgeload run` against the same loopback targets, with the
+ * same overrides: httpbin.org's own program (PyPI's httpbin, installed once into .cache/httpbin
+ * and started here: test/support/k6-corpus/real-targets.ts) for the scripts written against
+ * httpbin, and look-alikes (test/support/k6-corpus/targets.ts) for the services whose program
+ * cannot be installed here (issue 53). Without httpbin the suite is skipped, or fails under CI. Per script, the exit code, the
  * checks verdict (counts within a tolerance), each threshold's verdict and the script's own
  * metrics must agree, or the difference must be listed with its reason in
  * expected-differences.ts. At least 90 % of the scripts must get k6's exit code and checks
@@ -13,11 +16,13 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../cli/paths.ts";
-import { corpusSection, docsSection, RESULTS_FILE } from "../support/k6-corpus/docs-table.ts";
+import { corpusSection, docsSection, RESULTS_FILE, readSources } from "../support/k6-corpus/docs-table.ts";
 import { EXPECTED_DIFFERENCES } from "../support/k6-corpus/expected-differences.ts";
 import { type CorpusResult, compareResult, differences } from "../support/k6-corpus/outcome.ts";
+import { findHttpbin, type RealTarget, startHttpbin } from "../support/k6-corpus/real-targets.ts";
 import { CORPUS_DIR, type CorpusManifest, underEdgeload, underK6 } from "../support/k6-corpus/run-corpus.ts";
 import { type CorpusTargets, startCorpusTargets } from "../support/k6-corpus/targets.ts";
+import { describeWithBinary } from "../support/required-binaries.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
@@ -28,19 +33,25 @@ const chosen = manifest.scripts.filter((s) => !only || only.includes(s.name));
 /** Scripts run at once: two keep each run's timing sane on a 2-core machine shared with the stack. */
 const CONCURRENCY = 2;
 
-describeWithK6("the public k6-script corpus under k6 and edgeload run", (k6) => {
+describeWithK6("the public k6-script corpus under k6 and edgeload run", (k6) =>
+  describeWithBinary("HTTPBIN", "against httpbin.org's own program and the look-alikes", findHttpbin({ install: true }), (python) => corpus(k6, python)),
+);
+
+function corpus(k6: string, python: string): void {
   const fixture = useLocalStack("edgeload-k6-corpus-");
-  let targets: CorpusTargets;
+  let targets: CorpusTargets | undefined;
+  let httpbin: RealTarget | undefined;
   const results = new Map<string, CorpusResult>();
 
   beforeAll(async () => {
-    targets = await startCorpusTargets();
+    [targets, httpbin] = await Promise.all([startCorpusTargets(), startHttpbin(python)]);
+    const origins = { httpbin: httpbin.origin, lookAlike: targets.origin };
     const queue = [...chosen];
     const api = { url: fixture.stack.apiUrl, token: fixture.stack.token };
     const worker = async () => {
       for (let script = queue.shift(); script; script = queue.shift()) {
-        const k6Outcome = await underK6(k6, script, targets.origin);
-        const edgeOutcome = await underEdgeload(api, script, targets.origin);
+        const k6Outcome = await underK6(k6, script, origins);
+        const edgeOutcome = await underEdgeload(api, script, origins);
         results.set(script.name, { name: script.name, counts: script.counts ?? "timing", k6: k6Outcome, edgeload: edgeOutcome });
       }
     };
@@ -51,7 +62,7 @@ describeWithK6("the public k6-script corpus under k6 and edgeload run", (k6) => 
   }, 20 * 60_000);
 
   afterAll(async () => {
-    await targets?.stop();
+    await Promise.all([targets?.stop(), httpbin?.stop()]);
   });
 
   it("records each script's source: repository, path, a 40-hex commit, an SPDX licence, and files that exist", () => {
@@ -91,6 +102,6 @@ describeWithK6("the public k6-script corpus under k6 and edgeload run", (k6) => 
   it("is the run docs/k6.md's compatibility table shows (npm run docs:k6-corpus)", async () => {
     const docs = await readFile(join(PROJECT_ROOT, "docs/k6.md"), "utf8");
     const ordered = manifest.scripts.map((s) => results.get(s.name)).filter((r) => r !== undefined);
-    expect(docsSection(docs)).toBe(corpusSection(manifest, ordered));
+    expect(docsSection(docs)).toBe(corpusSection(manifest, ordered, readSources(manifest)));
   });
-});
+}

@@ -2,17 +2,20 @@
  * docs/k6.md's compatibility table of the public k6-script corpus, built from the results
  * test/e2e/k6-corpus.test.ts leaves in .cache/k6-corpus/results.json. Only what does not depend
  * on timing goes in (exit codes, verdicts, metric names), so the same code gives the same table
- * on any machine; the test checks the table in docs/k6.md is this one.
+ * on any machine; the test checks the table in docs/k6.md is this one. Its target column says
+ * where each script's requests went: the real httpbin, or a look-alike and why (real-targets.ts).
  *
  *   npm run docs:k6-corpus     # after the test: rewrite the table in docs/k6.md
  */
+import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { PROJECT_ROOT } from "../../../cli/paths.ts";
 import { EXPECTED_DIFFERENCES } from "./expected-differences.ts";
 import { type CorpusResult, compareResult, type Outcome } from "./outcome.ts";
-import type { CorpusManifest } from "./run-corpus.ts";
+import { HTTPBIN_RELEASE, LOOK_ALIKES } from "./real-targets.ts";
+import { CORPUS_DIR, type CorpusManifest, type CorpusScript } from "./run-corpus.ts";
 
 export const RESULTS_FILE = join(PROJECT_ROOT, ".cache/k6-corpus/results.json");
 const DOCS_FILE = join(PROJECT_ROOT, "docs/k6.md");
@@ -29,26 +32,68 @@ const thresholdCell = (o: Outcome) => {
 const both = (k6: string, edge: string) => (k6 === edge ? k6 : `${edge} (k6: ${k6})`);
 const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
 
-/** The section between the markers: a summary line and one row per script. */
-export function corpusSection(manifest: CorpusManifest, results: readonly CorpusResult[]): string {
+/** The look-alike standing in for the host `from` names (a URL, or a bare host). */
+function lookAlikeOf(from: string): string {
+  const host = URL.canParse(from) ? new URL(from).host : from;
+  const known = LOOK_ALIKES[host];
+  if (!known) throw new Error(`${from}: corpus.json points it at a look-alike, but LOOK_ALIKES (real-targets.ts) knows no service at ${host}`);
+  return host;
+}
+
+/**
+ * The hosts of LOOK_ALIKES a script's requests go to, and whether it calls the real httpbin:
+ * read from its substitutions' placeholders, plus QuickPizza for a script that takes -e
+ * BASE_URL (QuickPizza's own scripts, whose default is its local address).
+ */
+export function targetsOf(script: CorpusScript, source: string): { readonly httpbin: boolean; readonly lookAlikes: readonly string[] } {
+  let httpbin = false;
+  const lookAlikes = new Set<string>();
+  for (const s of script.substitutions) {
+    if (/\{httpbin(-host)?\}/.test(s.to)) httpbin = true;
+    else if (/\{(origin|host|ws)\}/.test(s.to)) lookAlikes.add(lookAlikeOf(s.from));
+  }
+  if (source.includes("__ENV.BASE_URL")) lookAlikes.add("quickpizza.grafana.com");
+  return { httpbin, lookAlikes: [...lookAlikes] };
+}
+
+function targetCell(targets: ReturnType<typeof targetsOf>): string {
+  const names = [...(targets.httpbin ? [HTTPBIN_RELEASE] : []), ...targets.lookAlikes.map((h) => `look-alike of ${LOOK_ALIKES[h]?.service}`)];
+  return names.length === 0 ? "—" : names.join(", ");
+}
+
+/** Each script's source (its fixture file), by name, for targetsOf. */
+export function readSources(manifest: CorpusManifest): ReadonlyMap<string, string> {
+  return new Map(manifest.scripts.map((s) => [s.name, readFileSync(join(CORPUS_DIR, s.file), "utf8")]));
+}
+
+/** The section between the markers: a summary, where the requests went, and one row per script. */
+export function corpusSection(manifest: CorpusManifest, results: readonly CorpusResult[], sources: ReadonlyMap<string, string>): string {
   const byName = new Map(results.map((r) => [r.name, r]));
+  const targets = new Map(manifest.scripts.map((s) => [s.name, targetsOf(s, sources.get(s.name) ?? "")]));
   const rows = manifest.scripts.map((s) => {
     const r = byName.get(s.name);
     const source = `[${s.repository.replace(/^grafana\//, "")}/${s.path}](https://github.com/${s.repository}/blob/${s.commit}/${s.path}) (${s.licence})`;
-    if (!r) return `| ${s.name} | ${source} | not run | | | | | | |`;
+    const target = targetCell(targets.get(s.name) ?? { httpbin: false, lookAlikes: [] });
+    if (!r) return `| ${s.name} | ${source} | ${target} | not run | | | | | | |`;
     const c = compareResult(r);
     const metrics = both(r.k6.metrics.join(", ") || "—", r.edgeload.metrics.join(", ") || "—");
     const match = c.same ? "yes" : c.parity ? "exit and checks" : "no";
-    return `| ${s.name} | ${source} | ${r.k6.exit} | ${r.edgeload.exit} | ${both(r.k6.checks.verdict, r.edgeload.checks.verdict)} | ${both(thresholdCell(r.k6), thresholdCell(r.edgeload))} | ${cell(metrics)} | ${match} | ${cell(EXPECTED_DIFFERENCES[s.name] ?? "")} |`;
+    return `| ${s.name} | ${source} | ${target} | ${r.k6.exit} | ${r.edgeload.exit} | ${both(r.k6.checks.verdict, r.edgeload.checks.verdict)} | ${both(thresholdCell(r.k6), thresholdCell(r.edgeload))} | ${cell(metrics)} | ${match} | ${cell(EXPECTED_DIFFERENCES[s.name] ?? "")} |`;
   });
   const parity = results.filter((r) => compareResult(r).parity).length;
   const same = results.filter((r) => compareResult(r).same).length;
   const percent = Math.round((100 * parity) / Math.max(1, manifest.scripts.length));
+  const used = new Set([...targets.values()].flatMap((t) => t.lookAlikes));
+  const whys = Object.entries(LOOK_ALIKES)
+    .filter(([host]) => used.has(host))
+    .map(([, l]) => l.why);
   return [
     `${parity} of ${manifest.scripts.length} scripts (${percent} %) get k6's exit code and checks verdict under \`edgeload run\`; ${same} agree in every column (counts within the tolerances above).`,
     "",
-    "| script | source (licence) | k6 exit | edgeload exit | checks | thresholds | custom and ws_ metrics | match | difference |",
-    "|---|---|---|---|---|---|---|---|---|",
+    `Both tools meet the same targets on loopback. A script written against httpbin.org calls ${HTTPBIN_RELEASE}, httpbin.org's own program (PyPI's httpbin, started by the test). The other services are look-alikes (test/support/k6-corpus/targets.ts) answering only what the scripts read, as their real programs cannot be installed here: ${whys.join("; ")}.`,
+    "",
+    "| script | source (licence) | target | k6 exit | edgeload exit | checks | thresholds | custom and ws_ metrics | match | difference |",
+    "|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
 }
@@ -64,7 +109,7 @@ async function writeDocs(): Promise<void> {
   const manifest = JSON.parse(await readFile(join(PROJECT_ROOT, "test/fixtures/k6-corpus/corpus.json"), "utf8")) as CorpusManifest;
   const results = (JSON.parse(await readFile(RESULTS_FILE, "utf8")) as (CorpusResult | null)[]).filter((r) => r !== null);
   const docs = await readFile(DOCS_FILE, "utf8");
-  const section = `${START}\n${corpusSection(manifest, results)}\n${END}`;
+  const section = `${START}\n${corpusSection(manifest, results, readSources(manifest))}\n${END}`;
   const start = docs.indexOf(START);
   const end = docs.indexOf(END);
   if (start < 0 || end < start) throw new Error(`docs/k6.md has no ${START} … ${END} section to fill`);

@@ -61,23 +61,50 @@ export type Tool = "k6" | "edgeload";
 const MODULES_DIR = join(CORPUS_DIR, "modules");
 
 /**
- * `{origin}`, `{host}`, `{ws}` and `{jslib}` in a substitution, filled for the targets at
- * `origin` and for `tool`: k6 imports only file: and https: URLs, so it reads the jslib
- * copies by their path; edgeload keeps the https URL and reads them with --modules-dir.
+ * Where the placeholders of corpus.json's substitutions point: the real httpbin
+ * (real-targets.ts) and the look-alike targets standing in for the rest (targets.ts).
  */
-export function fill(to: string, origin: string, tool: Tool): string {
-  const url = new URL(origin);
+export interface TargetOrigins {
+  /** http://127.0.0.1:port of httpbin.org's own program: `{httpbin}`, `{httpbin-host}`. */
+  readonly httpbin: string;
+  /** http://127.0.0.1:port of targets.ts: `{origin}`, `{host}`, `{ws}`, and -e BASE_URL. */
+  readonly lookAlike: string;
+}
+
+/** A placeholder left after filling is a typo in corpus.json: `{word}`, unlike `{ duration: … }`. */
+const PLACEHOLDER = /\{[a-z][a-z0-9-]*\}/;
+
+/**
+ * The placeholders in a substitution, filled for `origins` and for `tool`: k6 imports only
+ * file: and https: URLs, so it reads the jslib copies by their path; edgeload keeps the https
+ * URL and reads them with --modules-dir. An unknown placeholder is an error naming it.
+ */
+export function fill(to: string, origins: TargetOrigins, tool: Tool): string {
+  const lookAlike = new URL(origins.lookAlike);
+  const httpbin = new URL(origins.httpbin);
   const jslib = tool === "k6" ? pathToFileURL(join(MODULES_DIR, "jslib.k6.io")).href : "https://jslib.k6.io";
-  return to.replaceAll("{origin}", url.origin).replaceAll("{host}", url.host).replaceAll("{ws}", `ws://${url.host}`).replaceAll("{jslib}", jslib);
+  const filled = to
+    .replaceAll("{httpbin}", httpbin.origin)
+    .replaceAll("{httpbin-host}", httpbin.host)
+    .replaceAll("{origin}", lookAlike.origin)
+    .replaceAll("{host}", lookAlike.host)
+    .replaceAll("{ws}", `ws://${lookAlike.host}`)
+    .replaceAll("{jslib}", jslib);
+  const unknown = PLACEHOLDER.exec(filled);
+  if (unknown)
+    throw new Error(
+      `unknown placeholder ${unknown[0]} in the substitution ${JSON.stringify(to)} (known: {httpbin} {httpbin-host} {origin} {host} {ws} {jslib})`,
+    );
+  return filled;
 }
 
 /** The script's work folder for one tool: returns the script's path in it. */
-async function layOut(script: CorpusScript, origin: string, tool: Tool): Promise<{ dir: string; entry: string }> {
+async function layOut(script: CorpusScript, origins: TargetOrigins, tool: Tool): Promise<{ dir: string; entry: string }> {
   const dir = await mkdtemp(join(tmpdir(), `edgeload-corpus-${script.name}-${tool}-`));
   let source = await readFile(join(CORPUS_DIR, script.file), "utf8");
   for (const s of script.substitutions) {
     if (!source.includes(s.from)) throw new Error(`${script.name}: substitution ${JSON.stringify(s.from)} matches nothing in ${script.file}`);
-    source = source.replaceAll(s.from, fill(s.to, origin, tool));
+    source = source.replaceAll(s.from, fill(s.to, origins, tool));
   }
   const entry = join(dir, script.path);
   await mkdir(dirname(entry), { recursive: true });
@@ -122,14 +149,14 @@ export interface Api {
 /** A run is stopped after this long: the longest script runs about 10 s under either tool. */
 const RUN_TIMEOUT_MS = 120_000;
 
-export async function underK6(k6: string, script: CorpusScript, origin: string): Promise<Outcome> {
-  const { dir, entry } = await layOut(script, origin, "k6");
+export async function underK6(k6: string, script: CorpusScript, origins: TargetOrigins): Promise<Outcome> {
+  const { dir, entry } = await layOut(script, origins, "k6");
   const out = join(dir, "summary-export.json");
   const started = Date.now();
   const run = await exec(
     k6,
     // --address: k6's REST API on a free port, as two k6 run at once.
-    ["run", "--quiet", "--address", "127.0.0.1:0", "--summary-export", out, "-e", `BASE_URL=${origin}`, ...script.args, entry],
+    ["run", "--quiet", "--address", "127.0.0.1:0", "--summary-export", out, "-e", `BASE_URL=${origins.lookAlike}`, ...script.args, entry],
     dir,
     { K6_NO_USAGE_REPORT: "true" },
     RUN_TIMEOUT_MS,
@@ -137,8 +164,8 @@ export async function underK6(k6: string, script: CorpusScript, origin: string):
   return outcomeOf(run.code, await readSummary(out), run.output, Date.now() - started);
 }
 
-export async function underEdgeload(api: Api, script: CorpusScript, origin: string): Promise<Outcome> {
-  const { dir, entry } = await layOut(script, origin, "edgeload");
+export async function underEdgeload(api: Api, script: CorpusScript, origins: TargetOrigins): Promise<Outcome> {
+  const { dir, entry } = await layOut(script, origins, "edgeload");
   const out = join(dir, "summary-export.json");
   const started = Date.now();
   const run = await exec(
@@ -153,7 +180,7 @@ export async function underEdgeload(api: Api, script: CorpusScript, origin: stri
       "--modules-dir",
       MODULES_DIR,
       "-e",
-      `BASE_URL=${origin}`,
+      `BASE_URL=${origins.lookAlike}`,
       ...script.args,
     ],
     dir,

@@ -1,7 +1,10 @@
 /**
- * The loopback targets the public k6 corpus runs against (test/e2e/k6-corpus.test.ts), one
- * server for all of them: the httpbin endpoints k6's examples call, the test.k6.io pages
- * QuickPizza now hosts, QuickPizza's API and WebSocket chat, and an echo WebSocket. Only what the corpus's scripts read is answered as the real services do.
+ * The look-alike targets the public k6 corpus runs against (test/e2e/k6-corpus.test.ts), one
+ * loopback server for the services whose real program cannot be installed here (real-targets.ts
+ * LOOK_ALIKES says why): the test.k6.io pages QuickPizza now hosts, QuickPizza's API and
+ * WebSocket chat, test-api.k6.io's front page, k6's localhost example site and an echo
+ * WebSocket. Only what the corpus's scripts read is answered as the real services do, and a
+ * look-alike shares our assumptions about the wire: httpbin, which installs, is the real one.
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -32,36 +35,6 @@ const text = (res: ServerResponse, status: number, body: string, type = "text/pl
   res.end(body);
 };
 
-function cookiesOf(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
-  }
-  return out;
-}
-
-/** httpbin's echo of a request: args, headers, form or json, url. */
-function echo(req: IncomingMessage, url: URL, body: Buffer): Record<string, unknown> {
-  const type = req.headers["content-type"] ?? "";
-  const raw = body.toString("utf8");
-  const form: Record<string, string | string[]> = {};
-  if (type.startsWith("application/x-www-form-urlencoded")) {
-    for (const [k, v] of new URLSearchParams(raw)) {
-      const had = form[k];
-      form[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
-    }
-  }
-  let parsed: unknown = null;
-  try {
-    parsed = type.includes("json") ? JSON.parse(raw) : null;
-  } catch {}
-  const headers = Object.fromEntries(
-    Object.entries(req.headers).map(([k, v]) => [k.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase()), String(v)]),
-  );
-  return { args: Object.fromEntries(url.searchParams), headers, form, json: parsed, data: raw, url: url.href, method: req.method, origin: "127.0.0.1" };
-}
-
 /** QuickPizza's users: the default one logs in with any password, as the corpus's two scripts assume. */
 const users = new Map<string, string>();
 const token = () => randomBytes(8).toString("hex");
@@ -85,41 +58,6 @@ function pizza(body: Buffer): Record<string, unknown> {
 const authorised = (req: IncomingMessage) => /^token [A-Za-z0-9]{16}$/i.test(req.headers.authorization ?? "");
 
 const routes: [RegExp, Handler][] = [
-  [/^\/(get|post|put|patch|delete|anything(\/.*)?)$/, (req, url, body, res) => json(res, 200, echo(req, url, body))],
-  [/^\/headers$/, (req, url, body, res) => json(res, 200, { headers: echo(req, url, body).headers })],
-  [/^\/status\/(\d{3})$/, (_req, url, _body, res) => text(res, Number(url.pathname.split("/")[2]), "")],
-  [
-    /^\/delay\/[\d.]+$/,
-    async (req, url, body, res) => {
-      await new Promise((r) => setTimeout(r, Math.min(10, Number(url.pathname.split("/")[2])) * 1000));
-      json(res, 200, echo(req, url, body));
-    },
-  ],
-  [/^\/cookies$/, (req, _url, _body, res) => json(res, 200, { cookies: cookiesOf(req) })],
-  [
-    /^\/cookies\/set$/,
-    (_req, url, _body, res) => {
-      res.writeHead(302, { location: "/cookies", "set-cookie": [...url.searchParams].map(([k, v]) => `${k}=${v}; Path=/`) });
-      res.end();
-    },
-  ],
-  [
-    /^\/basic-auth\/[^/]+\/[^/]+$/,
-    (req, url, _body, res) => {
-      const [, , user, pass] = url.pathname.split("/");
-      const given = Buffer.from((req.headers.authorization ?? "").replace(/^Basic /, ""), "base64").toString();
-      if (given === `${user}:${pass}`) json(res, 200, { authenticated: true, user });
-      else json(res, 401, { authenticated: false }, { "www-authenticate": 'Basic realm="Fake Realm"' });
-    },
-  ],
-  [
-    /^\/redirect\/\d+$/,
-    (_req, url, _body, res) => {
-      const n = Number(url.pathname.split("/")[2]);
-      res.writeHead(302, { location: n > 1 ? `/redirect/${n - 1}` : "/get" });
-      res.end();
-    },
-  ],
   [/^\/(test\.k6\.io\/?)?$/, (_req, _url, _body, res) => text(res, 200, TEST_K6_PAGE, "text/html; charset=utf-8")],
   [/^\/(test\.k6\.io\/)?static\/.+$|^\/style\.css$|^\/teddy\.jpg$/, (_req, _url, _body, res) => text(res, 200, "/* static */")],
   [/^\/(test\.k6\.io\/)?pi\.php$/, (_req, _url, _body, res) => text(res, 200, "3.14")],
