@@ -15,6 +15,9 @@ import { createVuModules, sequence, type VuContext } from "./runtime/vu-modules.
 import type { IterationHost, Sample, WireRequest, WireResponse } from "./runtime/wire.ts";
 import { noSockets } from "../test/support/no-sockets.ts";
 
+/** A string's UTF-8 bytes, as a request body crosses to the shard. */
+const bytes = (text: string) => new TextEncoder().encode(text);
+
 function vu(respond: (r: WireRequest) => Partial<WireResponse> = () => ({})) {
   const sent: Array<{ request: WireRequest; samples: readonly Sample[] }> = [];
   const slept: number[] = [];
@@ -65,12 +68,12 @@ describe("k6/http", () => {
     // An object body is a form, as in k6.
     [
       (h: any) => h.post("http://127.0.0.1/x", { a: 1, b: "two" }),
-      { method: "POST", body: "a=1&b=two", headers: { "Content-Type": "application/x-www-form-urlencoded" } },
+      { method: "POST", body: bytes("a=1&b=two"), headers: { "Content-Type": "application/x-www-form-urlencoded" } },
     ],
     // An array in a form is its key repeated, keys in Go's order (url.Values), as k6 sends it.
     [
       (h: any) => h.post("http://127.0.0.1/x", { z: "last", topping: ["onion", "bacon"], a: "a b" }),
-      { method: "POST", body: "a=a+b&topping=onion&topping=bacon&z=last" },
+      { method: "POST", body: bytes("a=a+b&topping=onion&topping=bacon&z=last") },
     ],
     // Credentials in the URL are HTTP Basic authorization, as k6 (Go) sends them; the URL goes without them.
     [
@@ -82,11 +85,14 @@ describe("k6/http", () => {
       (h: any) => h.get("http://user:pass@127.0.0.1/x", { headers: { Authorization: "Bearer t" } }),
       { url: "http://127.0.0.1/x", headers: { Authorization: "Bearer t" } },
     ],
-    // A string body goes as is, with the headers given.
+    // A string body goes as its UTF-8 bytes (a string would get fetch's text/plain), header names in Go's canonical form.
     [
-      (h: any) => h.put("http://127.0.0.1/x", '{"k":1}', { headers: { "content-type": "application/json" } }),
-      { method: "PUT", body: '{"k":1}', headers: { "content-type": "application/json" } },
+      (h: any) => h.put("http://127.0.0.1/x", '{"k":"é"}', { headers: { "content-type": "application/json" } }),
+      { method: "PUT", body: bytes('{"k":"é"}'), headers: { "Content-Type": "application/json", "User-Agent": "Grafana k6/1.8.1" } },
     ],
+    // An ArrayBuffer body goes as it is, a typed array's view of one too.
+    [(h: any) => h.post("http://127.0.0.1/x", new Uint8Array([0, 255, 7]).buffer), { body: new Uint8Array([0, 255, 7]) }],
+    [(h: any) => h.post("http://127.0.0.1/x", new Uint8Array([9, 0, 255, 7]).subarray(1, 3)), { body: new Uint8Array([0, 255]) }],
     // del() is DELETE; redirects: 0 sees the redirect; responseType none drops the body.
     [(h: any) => h.del("http://127.0.0.1/x", null, { redirects: 0, responseType: "none" }), { method: "DELETE", maxRedirects: 0, readBody: false }],
     // expectedStatuses as a response callback: what counts as a failed request.
@@ -236,7 +242,7 @@ describe("cookies", () => {
     // A Cookie header given comes first, the jar's after it (k6 v1.8.1 sends both); another
     // host gets nothing; an explicit jar is used instead.
     await v.http.get("http://127.0.0.1/user", { headers: { cookie: "mine=1" } });
-    expect(v.sent[2]!.request.headers).toEqual({ Cookie: "mine=1; session=abc" });
+    expect(v.sent[2]!.request.headers).toEqual({ Cookie: "mine=1; session=abc", "User-Agent": "Grafana k6/1.8.1" });
     await v.http.get("http://localhost/user");
     expect(v.sent[3]!.request.headers.Cookie).toBeUndefined();
     await v.http.get("http://127.0.0.1/user", { jar: new v.http.CookieJar() });

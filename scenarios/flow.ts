@@ -12,12 +12,15 @@
  * dropped iteration.
  */
 import type { LogLevel } from "../core/metrics/script-output.ts";
+import type { RedirectCookies } from "../core/outbound/outbound-request.ts";
 
 export interface FlowRequest {
   readonly url: string;
   readonly method: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
+  /** A body of bytes (a k6 script's), sent as they are: fetch labels a string body `text/plain;charset=UTF-8`. */
+  readonly bodyBytes?: Uint8Array;
   /** Statuses that count as success for http_req_failed (default 200–399). */
   readonly expect?: ReadonlySet<number> | null;
   /** Whether the flow needs the body text (else it is read and discarded). */
@@ -26,6 +29,8 @@ export interface FlowRequest {
   readonly redirect?: "manual" | "follow";
   /** The most redirects followed (k6's maxRedirects); one needing more answers with its last 3xx. Default 10. */
   readonly maxRedirects?: number;
+  /** A k6 VU's jar at each redirect followed (core/outbound/outbound-request.ts). */
+  readonly redirectCookies?: RedirectCookies;
   /** How long it may take (a k6 script's params.timeout); absent: the run's timeout. */
   readonly timeoutMs?: number;
   /**
@@ -77,12 +82,14 @@ export interface FlowResponse {
 export interface RedirectInit {
   redirect?: "manual" | "follow";
   maxRedirects?: number;
+  redirectCookies?: RedirectCookies;
 }
 
 export function redirectInit(request: FlowRequest): RedirectInit {
   return {
     ...(request.redirect ? { redirect: request.redirect } : {}),
     ...(request.maxRedirects !== undefined ? { maxRedirects: request.maxRedirects } : {}),
+    ...(request.redirectCookies ? { redirectCookies: request.redirectCookies } : {}),
   };
 }
 

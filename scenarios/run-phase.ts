@@ -116,7 +116,8 @@ async function sendOnce(
   try {
     const init: RequestInit & RedirectInit = { method: request.method, signal: AbortSignal.timeout(timeoutMs), ...redirectInit(request) };
     if (request.headers) init.headers = request.headers;
-    if (request.body !== undefined) init.body = request.body;
+    const sent = request.bodyBytes ?? request.body;
+    if (sent !== undefined) init.body = sent;
     const response = await fetcher(request.url, init);
     const body = await response.text();
     const ok = isExpectedStatus(response.status, request.expect);

@@ -8,9 +8,23 @@
 /** Why a URL may not be reached, or null when it may: one per outbound path (workers/outbound/policies.ts). */
 export type OutboundPolicy = (url: URL) => string | null;
 
-/** fetch's init, with how many redirects to follow (k6's `redirects` / `maxRedirects`). */
+/** A redirect the outbound module is about to follow: the 3xx's URL and cookies, and where it leads. */
+export interface RedirectHop {
+  readonly fromUrl: string;
+  readonly setCookies: readonly string[];
+  readonly toUrl: string;
+}
+
+/**
+ * What a k6 VU's cookie jar does at each redirect, as k6 does it in Go's CheckRedirect: keeps
+ * the 3xx's cookies, and gives the next hop's Cookie header (null: none).
+ */
+export type RedirectCookies = (hop: RedirectHop) => string | null | Promise<string | null>;
+
+/** fetch's init, with how many redirects to follow (k6's `redirects` / `maxRedirects`) and a jar's hook. */
 export interface OutboundInit extends RequestInit {
   readonly maxRedirects?: number;
+  readonly redirectCookies?: RedirectCookies;
 }
 
 export type OutboundFetch = (input: string | URL, init?: OutboundInit) => Promise<Response>;

@@ -3,8 +3,9 @@
  * body, headers in Go's canonical form, error and error_code, timings, cookies), with
  * `json()` and its gjson-like selector, and `html()` over k6/html.
  */
-import type { WireRequest, WireResponse } from "./wire.ts";
+import type { WireResponse } from "./wire.ts";
 import type { ResponseCookie } from "./cookie-jar.ts";
+import type { ShownRequest } from "./k6-request.ts";
 import type { parseHTML } from "./html.ts";
 
 export interface K6Response {
@@ -16,7 +17,8 @@ export interface K6Response {
   readonly error_code: number;
   readonly timings: Readonly<Record<string, number>>;
   readonly cookies: Record<string, ResponseCookie[]>;
-  readonly request: { readonly method: string; readonly url: string; readonly headers: Record<string, string>; readonly body: string };
+  /** What was sent, as k6 shows it (k6-request.ts). */
+  readonly request: ShownRequest;
   json(selector?: string): unknown;
   /** k6's `res.html(selector?)`: the body as a Selection (runtime/html.ts), `find(selector)` of it when given. */
   html(selector?: string): unknown;
@@ -34,7 +36,7 @@ export function failureText(r: WireResponse): string {
 /** k6/html's parseHTML, as the bundle installs it: the runtime does not carry it (bundle.ts). */
 export type HtmlParser = typeof parseHTML;
 
-export function k6Response(request: WireRequest, r: WireResponse, cookies: Record<string, ResponseCookie[]>, parseHtml: HtmlParser): K6Response {
+export function k6Response(request: ShownRequest, r: WireResponse, cookies: Record<string, ResponseCookie[]>, parseHtml: HtmlParser): K6Response {
   const headers: Record<string, string> = {};
   // k6 shows header names in canonical form (Content-Type), as Go's net/http does.
   for (const [k, v] of Object.entries(r.headers)) headers[k.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())] = v;
@@ -49,7 +51,7 @@ export function k6Response(request: WireRequest, r: WireResponse, cookies: Recor
     error_code: r.error ? ERROR_CODES[r.error] : 0,
     cookies,
     timings: { duration: r.durationMs, waiting: r.durationMs, sending: 0, receiving: 0, blocked: 0, connecting: 0, tls_handshaking: 0 },
-    request: { method: request.method, url: request.url, headers: { ...request.headers }, body: request.body ?? "" },
+    request,
     json(selector?: string): unknown {
       if (!parsedOnce) {
         if (r.body === null) throw new Error("the response has no body (responseType none, or the request failed)");

@@ -1,8 +1,28 @@
 /**
- * What a k6 request sends that Go's net/http decides: an object body's form encoding, and a
- * URL's credentials as Basic authorization.
+ * What a k6 request sends that Go's net/http decides: header names in canonical form, an
+ * object body's form encoding, and a URL's credentials as Basic authorization.
  */
 import { b64encode } from "./encoding.ts";
+
+/** RFC 9110's token characters: Go leaves a name with any other character as it is. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * A header name as Go's http.Header.Set stores and sends it (textproto.CanonicalMIMEHeaderKey):
+ * the first letter and each letter after a hyphen upper-cased, the others lower-cased.
+ *
+ * @example canonicalHeaderKey("x-request-ID") // "X-Request-Id"
+ */
+export function canonicalHeaderKey(name: string): string {
+  if (!TOKEN.test(name)) return name;
+  let out = "";
+  let upper = true;
+  for (const c of name) {
+    out += upper ? c.toUpperCase() : c.toLowerCase();
+    upper = c === "-";
+  }
+  return out;
+}
 
 /**
  * An object body as k6 sends it, a form as Go's url.Values encodes it: keys sorted, an array

@@ -14,13 +14,28 @@ export interface VuOptions {
   readonly throws: boolean;
   /** options.noCookiesReset: the VU's jar is kept from one iteration to the next. */
   readonly keepsCookies: boolean;
+  /** options.userAgent, when set: every request's User-Agent unless it sets its own ("" sends none). */
+  readonly userAgent?: string;
 }
 
 /** The VU's options from its script's `options` export (absent: k6's defaults). */
 export function vuOptions(exported: unknown): VuOptions {
   const options = (typeof exported === "object" && exported !== null ? exported : {}) as Record<string, unknown>;
   const maxRedirects = redirectCount(options.maxRedirects, "options.maxRedirects");
-  return { ...(maxRedirects !== undefined ? { maxRedirects } : {}), throws: options.throw === true, keepsCookies: options.noCookiesReset === true };
+  const userAgent = userAgentOption(options.userAgent);
+  return {
+    ...(maxRedirects !== undefined ? { maxRedirects } : {}),
+    throws: options.throw === true,
+    keepsCookies: options.noCookiesReset === true,
+    ...(userAgent !== undefined ? { userAgent } : {}),
+  };
+}
+
+/** options.userAgent: a string (k6 refuses any other type when it reads the options). */
+export function userAgentOption(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw new Error(`options.userAgent must be a string, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 /**

@@ -6,12 +6,16 @@
  */
 import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
 import type { LogLevel } from "../../core/metrics/script-output.ts";
+import type { RedirectCookies } from "../../core/outbound/outbound-request.ts";
+
+export type { RedirectCookies, RedirectHop } from "../../core/outbound/outbound-request.ts";
 
 export interface WireRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body?: string;
+  /** Bytes, so fetch adds no Content-Type of its own (k6-request.ts). */
+  readonly body?: Uint8Array;
   /** Statuses that count as success for http_req_failed; null: k6's default 200–399. */
   readonly expect: readonly number[] | null;
   /** False for `responseType: "none"` (the body is read and dropped). */
@@ -55,8 +59,11 @@ export type Sample =
 
 /** The shard's side of one iteration, handed to the script's isolate as an RPC stub. */
 export interface IterationHost {
-  /** Applies the samples recorded so far, then sends the request. */
-  send(samples: readonly Sample[], request: WireRequest): Promise<WireResponse>;
+  /**
+   * Applies the samples recorded so far, then sends the request; each redirect it follows
+   * hands its cookies to `redirectCookies` (the VU's jar), which names the next hop's Cookie.
+   */
+  send(samples: readonly Sample[], request: WireRequest, redirectCookies?: RedirectCookies): Promise<WireResponse>;
   /** Think time (ms); rejects when the iteration must stop. */
   sleep(samples: readonly Sample[], ms: number): Promise<void>;
   /**

@@ -2,12 +2,14 @@ import { describe, expect, it } from "vitest";
 import { MAX_REDIRECTS, OutboundRefused, outboundFetch, type OutboundInit, type OutboundPolicy } from "./outbound-fetch.ts";
 
 /** A fake network: each URL answers from the table; every request is recorded. */
-function network(routes: Record<string, { status: number; location?: string }>) {
+function network(routes: Record<string, { status: number; location?: string; setCookie?: string }>) {
   const sent: Array<{ url: string; method: string; redirect: string | undefined; headers: Headers; body: unknown }> = [];
   const fetcher = (async (url: string, init: RequestInit = {}) => {
     sent.push({ url, method: init.method ?? "GET", redirect: init.redirect, headers: new Headers(init.headers), body: init.body ?? null });
     const route = routes[url] ?? { status: 404 };
-    return new Response("body", { status: route.status, headers: route.location ? { location: route.location } : {} });
+    const headers = new Headers(route.location ? { location: route.location } : {});
+    if (route.setCookie) headers.append("set-cookie", route.setCookie);
+    return new Response("body", { status: route.status, headers });
   }) as unknown as typeof fetch;
   return { fetcher, sent };
 }
@@ -127,6 +129,27 @@ describe("outboundFetch", () => {
       ["http://127.0.0.1:9/b", "authorization,cookie,proxy-authorization,x-trace"],
       ["http://localhost:9/c", "x-trace"],
     ]);
+  });
+
+  it("hands each followed 3xx's cookies to the request's jar hook and sends the Cookie it names, as k6's CheckRedirect does", async () => {
+    const net = network({
+      "http://127.0.0.1:9/cookies/set": { status: 302, location: "/cookies", setCookie: "sid=1; Path=/" },
+      "http://127.0.0.1:9/cookies": { status: 302, location: "http://localhost:9/end" },
+      "http://localhost:9/end": { status: 200 },
+    });
+    const hops: unknown[] = [];
+    // A jar that knows only sid for 127.0.0.1; the hook answers asynchronously, as an RPC stub does.
+    const redirectCookies = async (hop: { fromUrl: string; setCookies: readonly string[]; toUrl: string }) => {
+      hops.push(hop);
+      return new URL(hop.toUrl).hostname === "127.0.0.1" ? "sid=1" : null;
+    };
+    await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/cookies/set", { headers: { Cookie: "given=1" }, redirectCookies });
+    expect(hops).toEqual([
+      { fromUrl: "http://127.0.0.1:9/cookies/set", setCookies: ["sid=1; Path=/"], toUrl: "http://127.0.0.1:9/cookies" },
+      { fromUrl: "http://127.0.0.1:9/cookies", setCookies: [], toUrl: "http://localhost:9/end" },
+    ]);
+    // The script's own Cookie header goes with the first request only: k6 rebuilds each hop's from its jar.
+    expect(net.sent.map((s) => s.headers.get("cookie"))).toEqual(["given=1", "sid=1", null]);
   });
 
   it("leaves manual requests' redirects to them", async () => {

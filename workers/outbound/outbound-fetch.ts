@@ -9,6 +9,8 @@
  *  - never lets fetch() follow redirects by itself: it follows them as k6 does, by Go's
  *    statuses and method rules, holding credentials back across origins
  *    (core/outbound/redirect-rules.ts);
+ *  - hands each followed 3xx's Set-Cookie to the request's `redirectCookies` (a k6 VU's jar),
+ *    which names the next hop's Cookie header;
  *  - stops after a request's `maxRedirects` (RedirectInit: a k6 script's params.redirects or
  *    options.maxRedirects; default MAX_REDIRECTS) and answers with the last 3xx, which is not
  *    an error, as in k6. The response's `url` is the last URL fetched.
@@ -59,7 +61,7 @@ export function outboundFetch(policy: OutboundPolicy, fetcher: typeof fetch = pl
     lastAllowed = href;
   };
   return async (input, init = {}) => {
-    const { maxRedirects = MAX_REDIRECTS, ...fetchInit } = init;
+    const { maxRedirects = MAX_REDIRECTS, redirectCookies, ...fetchInit } = init;
     const first = typeof input === "string" ? input : input.href;
     checked(first, "request to");
     if (fetchInit.redirect === "manual") return fetcher(first, fetchInit);
@@ -72,11 +74,22 @@ export function outboundFetch(policy: OutboundPolicy, fetcher: typeof fetch = pl
       if (next === null) break;
       await response.body?.cancel();
       checked(next, "redirect to");
+      const from = hop.url;
       hop = nextHop(hop, response.status, next);
+      // A k6 VU's jar keeps the 3xx's cookies and names the next hop's, as k6's CheckRedirect does.
+      if (redirectCookies) hop = withCookie(hop, await redirectCookies({ fromUrl: from, setCookies: response.headers.getSetCookie(), toUrl: next }));
       response = await fetcher(hop.url, { ...fetchInit, method: hop.method, headers: hop.headers, body: hop.body, redirect: "manual" });
     }
     return response;
   };
+}
+
+/** `hop` with `cookie` as its only Cookie header (null: none), as k6 rebuilds it for each hop from its jar. */
+function withCookie(hop: HopRequest, cookie: string | null): HopRequest {
+  const headers = new Headers(hop.headers);
+  headers.delete("cookie");
+  if (cookie) headers.set("Cookie", cookie);
+  return { ...hop, headers };
 }
 
 /** `policy` with the fetch that applies it: what a script's host takes (it asks first, to name a refusal). */

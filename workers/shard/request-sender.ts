@@ -138,7 +138,8 @@ export class RequestSender {
     const sentWindow = d.windows.windowOf(sendMs);
     const tag = runHeaderValue(d.a.runId, sentWindow, stepIndex, d.a.part);
     init.headers = request.headers ? { ...request.headers, [RUN_HEADER]: tag } : { [RUN_HEADER]: tag };
-    if (request.body !== undefined) init.body = request.body;
+    const body = request.bodyBytes ?? request.body;
+    if (body !== undefined) init.body = body;
     d.windows.statsFor(sentWindow, stepIndex).counters.sent++;
     return { queuedMs, sendMs, timeoutMs, timeoutAtMs, timeout, streamAbort, init, sentWindow };
   }

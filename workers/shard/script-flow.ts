@@ -20,6 +20,7 @@ import type {
   IterationHost as Host,
   IterationOutcome,
   IterationStart,
+  RedirectCookies,
   Sample,
   ScriptSessionApi,
   SampleTags,
@@ -178,7 +179,8 @@ export class IterationHost extends RpcTarget implements Host {
     this.#sockets.closeAll();
   }
 
-  async send(samples: readonly Sample[], request: WireRequest): Promise<WireResponse> {
+  /** `redirectCookies`: the VU's jar at each redirect (an RPC stub into the script's isolate). */
+  async send(samples: readonly Sample[], request: WireRequest, redirectCookies?: RedirectCookies): Promise<WireResponse> {
     this.apply(samples);
     let url: string;
     try {
@@ -194,10 +196,11 @@ export class IterationHost extends RpcTarget implements Host {
         url,
         method: request.method,
         headers: request.headers,
-        ...(request.body !== undefined ? { body: request.body } : {}),
+        ...(request.body !== undefined ? { bodyBytes: request.body } : {}),
         expect: request.expect ? new Set(request.expect) : null,
         readBody: request.readBody,
         ...(request.maxRedirects !== undefined ? { maxRedirects: request.maxRedirects } : {}),
+        ...(redirectCookies ? { redirectCookies } : {}),
         ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
         ...(request.tags ? { tags: request.tags } : {}),
       });

@@ -36,6 +36,8 @@ export interface VuContext {
   group?: string;
   /** The script's options.maxRedirects, when it sets one (redirect-limit.ts). */
   maxRedirects?: number;
+  /** The script's options.userAgent, when it sets one; else k6's (k6-request.ts K6_USER_AGENT). */
+  userAgent?: string;
   /** Timers and WebSockets the running iteration waits for (event-loop.ts); made by createVuModules. */
   loop?: VuEventLoop;
 }

@@ -1,13 +1,14 @@
 /**
- * k6/http for one VU: every request leaves through the iteration's host (the shard's
- * engine sends and times it) with the samples recorded so far, the VU's cookies and its
- * expected statuses; the answer comes back as k6's response object (../k6-response.ts).
+ * k6/http for one VU: every request is built as k6 builds it (../k6-request.ts) and leaves
+ * through the iteration's host (the shard's engine sends and times it) with the samples
+ * recorded so far, its expected statuses and a hook that keeps each redirect's cookies in the
+ * VU's jar; the answer comes back as k6's response object (../k6-response.ts).
  */
-import { CookieJar, requestCookies } from "../cookie-jar.ts";
+import { CookieJar } from "../cookie-jar.ts";
+import { K6_USER_AGENT, k6Request } from "../k6-request.ts";
 import { failureText, k6Response, type HtmlParser, type K6Response } from "../k6-response.ts";
 import { redirectLimit } from "../redirect-limit.ts";
-import { formBody, withoutCredentials } from "../request-encoding.ts";
-import type { WireRequest, WireResponse } from "../wire.ts";
+import type { RedirectHop, WireRequest, WireResponse } from "../wire.ts";
 import { requestThrows, requestTimeoutMs } from "../vu-options.ts";
 import { tagsIfAny, type VuScope } from "./context.ts";
 
@@ -74,7 +75,7 @@ export function createHttp(scope: VuScope, parseHtml: HtmlParser) {
   };
 }
 
-/** One request: encoded for the wire, sent through the host, read back as k6's response. */
+/** One request: built as k6 builds it (k6-request.ts), sent through the host, read back as k6's response. */
 async function send(
   { vu, host, drain, tags }: VuScope,
   parseHtml: HtmlParser,
@@ -84,31 +85,17 @@ async function send(
   body: unknown,
   params: RequestParams,
 ): Promise<K6Response> {
-  const target = host(`http.${method.toLowerCase()}()`);
+  const call = `http.${method.toLowerCase()}()`;
+  const target = host(call);
   const timeoutMs = requestTimeoutMs(params.timeout);
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(params.headers ?? {})) headers[k] = String(v);
-  const href = withoutCredentials(String(url), headers);
-  let encoded: string | undefined;
-  if (body !== undefined && body !== null) {
-    if (typeof body === "string") encoded = body;
-    else if (typeof body === "object" && !(body instanceof ArrayBuffer) && !ArrayBuffer.isView(body)) {
-      encoded = formBody(body as Record<string, unknown>);
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["Content-Type"] = "application/x-www-form-urlencoded";
-    } else {
-      throw new Error(`http.${method.toLowerCase()}(): binary bodies are not supported by edgeload's k6 compat layer yet`);
-    }
-  }
   const jar = params.jar instanceof CookieJar ? params.jar : vu.jar;
-  const given = Object.keys(headers).find((h) => h.toLowerCase() === "cookie");
-  const cookie = jar.header(href, requestCookies(params.cookies), given === undefined ? undefined : headers[given]);
-  if (given !== undefined) delete headers[given];
-  if (cookie) headers.Cookie = cookie;
+  const userAgent = vu.userAgent ?? K6_USER_AGENT;
+  const built = k6Request({ method: method.toUpperCase(), url, body, jar, userAgent, headers: params.headers, cookies: params.cookies }, call);
   const wire: WireRequest = {
-    method: method.toUpperCase(),
-    url: href,
-    headers,
-    ...(encoded !== undefined ? { body: encoded } : {}),
+    method: built.shown.method,
+    url: built.url,
+    headers: built.headers,
+    ...(built.body !== undefined ? { body: built.body } : {}),
     expect: params.responseCallback !== undefined ? expectList(params.responseCallback) : responseCallback,
     readBody: params.responseType !== "none",
     ...redirectLimit(params.redirects, vu.maxRedirects),
@@ -116,11 +103,21 @@ async function send(
     ...((params.tags?.step ?? params.tags?.name) ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
     ...tagsIfAny(tags(params.tags)),
   };
-  const response = await target.send(drain(), wire);
+  // Each redirect followed: its cookies into the jar, the next hop's Cookie from it, as k6's
+  // CheckRedirect does (lib/netext/httpext/request.go). A request that follows none needs no hook.
+  const redirectCookies =
+    wire.maxRedirects === 0
+      ? undefined
+      : ({ fromUrl, setCookies, toUrl }: RedirectHop) => {
+          jar.receive(fromUrl, setCookies);
+          return jar.header(toUrl, built.own);
+        };
+  const response = await target.send(drain(), wire, redirectCookies);
   // k6's `throw`: a request that got no response (a timeout, a refused connection) throws, its
   // metrics already recorded; a response of any status does not (js/modules/k6/http/request.go).
   if (response.error && requestThrows(params.throw, vu.throws ?? false)) throw new Error(failureMessage(wire, response));
-  return k6Response(wire, response, jar.receive(href, response.setCookies), parseHtml);
+  // The response's cookies belong to the URL it came from, after its redirects.
+  return k6Response(built.shown, response, jar.receive(response.url ?? built.url, response.setCookies), parseHtml);
 }
 
 /** What k6 throws for a request that got no response: Go's `Get "url": reason`, with k6's words for a timeout. */
