@@ -135,13 +135,18 @@ describe("edgeload schedule", () => {
         reasons: ["all p95 10.0 ms → 60.0 ms (+500%)"],
       },
     ];
-    server = await startServer(() => ({ status: 200, body: { ...view, turns, webhookAttempts: [] } }));
+    const webhookAttempts = [
+      { runId: null, deliveryId: "d-7f3a", kind: "skipped", webhook: 0, attempt: 2, at: "2026-11-28T03:05:00.000Z", status: null, error: "TimeoutError" },
+    ];
+    server = await startServer(() => ({ status: 200, body: { ...view, turns, webhookAttempts } }));
     const r = await edgeload("schedule", "show", view.id, "--format", "table", "--url", server.url, "--token", "t");
     expect(r.code).toBe(0);
     expect(server.received[0]!.path).toBe(`/v1/schedules/${view.id}`);
     expect(r.stdout).toMatch(/skipped\s+-\s+-\s+the previous run of this schedule is still going/);
     expect(r.stdout).toMatch(/started \(\+2 missed\)\s+r-2\s+regressed\s+all p95 10\.0 ms → 60\.0 ms \(\+500%\)/);
     expect(r.stdout).toContain("webhook 0 https://hooks.slack.com/… (slack) on regressed");
+    // Each alert's delivery attempts, with the id a receiver dedupes on.
+    expect(r.stdout).toMatch(/2026-11-28T03:05:00\.000Z\s+skipped\s+webhook 0\s+2\s+no answer\s+TimeoutError\s+d-7f3a/);
   });
 
   it("list, pause and rm call their routes", async () => {

@@ -33,9 +33,13 @@ interface ScheduleView {
     readonly reasons?: readonly string[];
   }[];
   readonly webhookAttempts?: readonly {
-    readonly runId: string;
+    /** null: the alert of a turn that started no run (refused, skipped, missed). */
+    readonly runId: string | null;
+    readonly deliveryId?: string | null;
+    readonly kind?: string | null;
     readonly webhook: number;
     readonly attempt: number;
+    readonly at?: string;
     readonly status: number | null;
     readonly error: string | null;
   }[];
@@ -152,5 +156,20 @@ function renderShow(s: ScheduleView): string {
     t.verdict ?? (t.outcome === "started" ? "…" : "-"),
     (t.reasons ?? []).join("; ") || (t.detail ?? ""),
   ]);
-  return [...head, "", ...table(["turn", "outcome", "run", "verdict", "why"], rows, true)].join("\n");
+  return [...head, "", ...table(["turn", "outcome", "run", "verdict", "why"], rows, true), ...renderAttempts(s.webhookAttempts ?? [])].join("\n");
+}
+
+/** The alerts' delivery attempts, newest first: an alert that never got through (abandoned after 24 h) shows here. */
+function renderAttempts(attempts: NonNullable<ScheduleView["webhookAttempts"]>): string[] {
+  if (attempts.length === 0) return [];
+  const rows = attempts.map((a) => [
+    a.at ?? "",
+    a.kind ?? "-",
+    `webhook ${a.webhook}`,
+    String(a.attempt),
+    a.status === null ? "no answer" : String(a.status),
+    a.error ?? "",
+    a.deliveryId ?? "-",
+  ]);
+  return ["", ...table(["alert attempt", "kind", "to", "try", "answer", "error", "delivery"], rows, true)];
 }

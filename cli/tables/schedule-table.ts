@@ -43,7 +43,8 @@ export const SCHEDULE_COMMAND = {
       type: "string",
       value: "LIST",
       default: "regressed,failed,inconclusive",
-      description: "add: the verdicts the webhooks hear of (passed, regressed, failed, inconclusive)",
+      description:
+        "add: the outcomes the webhooks hear of (passed, regressed, failed, inconclusive, refused, skipped, missed; failed also hears refused turns, inconclusive skipped and missed ones, and a webhook alerted in a bad streak hears its recovery)",
     },
     LIST_FORMAT,
     ...CONNECTION,

@@ -103,6 +103,8 @@ schedulesApi.get("/:id", async (c) => {
     })),
     webhookAttempts: attempts.map((a) => ({
       runId: a.run_id,
+      deliveryId: a.delivery_id,
+      kind: a.kind,
       webhook: a.hook,
       attempt: a.attempt,
       at: new Date(a.at_ms).toISOString(),
