@@ -70,12 +70,25 @@ const counts = (sent: number, dropped: number, interrupted: number, received: nu
   received,
 });
 
+/** `observed` with the summary's share of the schedule edgeload did not send, against the default 1 % bound. */
+const unsent = (observed: Partial<ChaosObservation>, share: number): Partial<ChaosObservation> => ({
+  ...observed,
+  summary: { ...observed.summary!, notSent: { share, bound: 0.01 } },
+});
+
 describe("judge", () => {
   const rows: Array<[string, Partial<ChaosObservation>, string[]]> = [
     // Every count agrees, the run passed in time: everything holds.
     ["a clean run", {}, []],
     // A shard restart may lose its open windows' results, each counted interrupted (and dropped): 15 lost, 20 interrupted.
     ["a restart's loss within what it counted interrupted", { schedule: restarted, ...counts(140, 20, 20, 155) }, []],
+    // The same restart left 20 of 160 unsent by edgeload (12.5 %), over the run's 1 % bound: inconclusive, never passed.
+    [
+      "a restart that left more than the bound unsent, inconclusive",
+      { schedule: restarted, status: "inconclusive", ...unsent(counts(140, 20, 20, 155), 0.125) },
+      [],
+    ],
+    ["a restart that left more than the bound unsent, yet passed", { schedule: restarted, ...unsent(counts(140, 20, 20, 155), 0.125) }, ["verdict"]],
     // Flat seed 74: a shard caught up in a burst after a late start, then restarted: 42 lost, all counted interrupted.
     // (A bound of 1.6 s of its steady share, 32, did not hold.)
     ["a restart after a catch-up burst", { schedule: restarted, ...counts(118, 42, 42, 160) }, []],

@@ -27,8 +27,16 @@ export interface ChaosObservation {
     readonly status5xx: number;
     readonly checksFailed: number;
   };
-  /** From the run's summary (GET /v1/runs/:id/summary); `interrupted`: iterations restarted shards counted lost to their restarts. */
-  readonly summary: { readonly sent: number; readonly requests: number; readonly interrupted: number };
+  /**
+   * From the run's summary (GET /v1/runs/:id/summary); `interrupted`: iterations restarted shards counted lost to their
+   * restarts; `notSent`: what edgeload did not send of the schedule and the run's bound (core/run/not-sent.ts).
+   */
+  readonly summary: {
+    readonly sent: number;
+    readonly requests: number;
+    readonly interrupted: number;
+    readonly notSent?: { readonly share: number; readonly bound: number };
+  };
   /** D1's `shards` rows of the run: how many, and their requests. */
   readonly shardRows: { readonly count: number; readonly requests: number };
   /** Shards the run's status view says are done. */
@@ -129,7 +137,9 @@ export function judge(o: ChaosObservation): Judgement {
     );
   // Data missing: a shard that never reported, or more lost than the faults explain. Then never `passed`.
   const missing = o.shardsDone < shards || o.shardRows.count < shards || lost > lossBound || unaccounted > 0;
-  const expected = aborted ? ["aborted"] : missing ? ["inconclusive"] : ["passed"];
+  // More of the schedule unsent by edgeload (restarts, late starts) than the run's bound: never `passed` either.
+  const unsent = o.summary.notSent !== undefined && o.summary.notSent.share > o.summary.notSent.bound;
+  const expected = aborted ? ["aborted"] : missing || unsent ? ["inconclusive"] : ["passed"];
   const verdict = expected.includes(o.status);
   if (!verdict) why.push(`verdict: ${o.status}, expected ${expected.join(" or ")} (shards done ${o.shardsDone}/${shards}${missing ? ", data missing" : ""})`);
   const secrets = o.secretsFound.length === 0;

@@ -266,7 +266,7 @@ export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObserv
     if (failed.length) throw new Error(`chaos: a fault could not be injected: ${(failed[0] as PromiseRejectedResult).reason}`);
     const summary = (await (await api(`/v1/runs/${id}/summary`)).json()) as {
       metrics: Record<string, { count: number }>;
-      edgeload: { totals: { sent: number; interrupted: number } };
+      edgeload: { totals: { sent: number; interrupted: number; notSent: { share: number; bound: number } } };
     };
     const stored = (await env.DB.prepare(
       `SELECT COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(dropped), 0) AS dropped, COALESCE(SUM(requests), 0) AS requests,
@@ -290,7 +290,12 @@ export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObserv
       status: String(final.status),
       received,
       stored,
-      summary: { sent: summary.edgeload.totals.sent, requests: summary.metrics.http_reqs?.count ?? 0, interrupted: summary.edgeload.totals.interrupted },
+      summary: {
+        sent: summary.edgeload.totals.sent,
+        requests: summary.metrics.http_reqs?.count ?? 0,
+        interrupted: summary.edgeload.totals.interrupted,
+        notSent: summary.edgeload.totals.notSent,
+      },
       shardRows,
       shardsDone: Number(final.live?.shardsDone ?? 0),
       endedAfterMs: Math.max(0, finalAt - scheduleOverAt),
