@@ -18,7 +18,6 @@ import { CookieJar } from "./cookie-jar.ts";
 import { vuOptions } from "./vu-options.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import { VuPool } from "./vu-pool.ts";
-import { defineGlobal } from "./script-global.ts";
 import type { IterationHost, IterationOutcome, IterationStart, ScriptSessionApi } from "./wire.ts";
 
 type Instance = { readonly exports: Record<string, unknown>; setIteration(n: number): void };
@@ -37,10 +36,6 @@ interface Vu {
   /** The pool it returns to after each iteration; null for closed-model VUs. */
   readonly pool: VuPool | null;
 }
-
-// k6 names the global object `global` too (compatibility mode "extended", its default;
-// k6 v1.8.1 internal/js/bundle.go): jslibs built for Node read it (k6chaijs 4.3.4.3).
-defineGlobal(globalThis);
 
 /** Every VU this isolate has started, by its id in the test (__VU). */
 const byId = new Map<number, Vu>();
