@@ -34,7 +34,7 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
     name: "inconclusive",
     code: EXIT.inconclusive,
     meaning:
-      "the result could not be established, so it is not a pass: shards that never reported, a threshold whose metric has no data, a timing threshold failed while the generator was saturated; `compare` or `crosscheck` with nothing (or part) to compare, a target that moved too much (`--abba`); a ladder whose first step broke. The reasons are printed, and in the summary JSON and the API's answer (`verdict`)",
+      "the result could not be established, so it is not a pass: shards that never reported, a threshold whose metric has no data, a timing threshold failed while the generator was saturated, more of the schedule not sent by edgeload itself than `maxNotSentShare` allows (1 % by default); `compare` or `crosscheck` with nothing (or part) to compare, a target that moved too much (`--abba`); a ladder whose first step broke. The reasons are printed, and in the summary JSON and the API's answer (`verdict`)",
     source: "sysexits.h EX_TEMPFAIL (k6 has none)",
   },
   {

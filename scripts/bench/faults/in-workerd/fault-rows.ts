@@ -156,7 +156,8 @@ async function observe(fault: Fault, abort: boolean): Promise<FaultObservation> 
     scheduled: SCHEDULED,
     stoppedEarly: abort || fault.outcome === "error",
     outcome: String(final.status),
-    expectedOutcome: abort && fault.outcome === "passed" ? "aborted" : fault.outcome,
+    // An abort ends the run aborted whatever its figures would have said; an error ends it before.
+    expectedOutcome: abort && fault.outcome !== "error" && fault.outcome !== "failed" ? "aborted" : fault.outcome,
     ...counts,
     received: await received(id),
     summaryRequests: summary.metrics.http_reqs?.count ?? 0,

@@ -18,9 +18,10 @@ const faults: Fault[] = [
   { name: "no fault (reference)", outcome: "passed" },
   {
     name: "shard 0 restarted mid-window, 3 times",
-    outcome: "passed",
+    // Three restarts in a 5 s run leave more of the schedule unsent than the 1 % bound: edgeload's own failure, never a pass.
+    outcome: "inconclusive",
     note:
-      "a restarted shard resumes at the current time: what fell due while it was down is counted as dropped (interrupted), never replayed. " +
+      "a restarted shard resumes at the current time: what fell due while it was down is counted not sent by edgeload (interrupted), never replayed, and above maxNotSentShare the run is inconclusive. " +
       "Lost: requests shard 0 had sent in its open windows when it was killed reached the target, but their results died with it; each is counted interrupted, the row's bound",
     lossBound: "interrupted",
     async during({ id, t0 }) {
