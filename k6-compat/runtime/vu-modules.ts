@@ -33,9 +33,14 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
   const wait = (ms: number) => scope.host("a timer").sleep(scope.drain(), ms);
   const sockets = createSockets(scope, loop, wait);
 
+  const http = createHttp(scope, html.parse);
+  // An asyncRequest the script does not await still holds its iteration, as in k6 (event-loop.ts).
+  const asyncRequest = http.asyncRequest;
+  http.asyncRequest = (...args) => loop.track(asyncRequest(...args));
+
   return {
     k6: createK6(scope),
-    "k6/http": createHttp(scope, html.parse),
+    "k6/http": http,
     "k6/metrics": createMetrics(scope),
     "k6/data": createData(vu),
     "k6/execution": createExecution(vu),
