@@ -14,6 +14,7 @@ import { specFromOptions } from "../k6-compat/options.ts";
 import { lockFileOf, RemoteModules } from "../k6-compat/remote-modules.ts";
 import { CliError, EXIT } from "./connection.ts";
 import { applyK6Flags, type K6Flags } from "./k6-option-overrides.ts";
+import { k6TestOptions } from "../k6-compat/test-options.ts";
 
 /**
  * The run's target when only `-e BASE_URL=…` names it: that origin, a WebSocket base
@@ -89,10 +90,12 @@ export async function scriptRun(
       "give the run's target with --target URL or -e BASE_URL=URL (the script's requests are checked against the deployment's allowed targets either way)",
       EXIT.invalidConfig,
     );
-  const modules = { "main.js": await bundleRuntime(), "script.js": scriptModule(bundled.factory, init.init.files, bundled.lines) };
-  const id = bundleId(JSON.stringify(modules));
   const options = applyK6Flags(init.init.options, flags);
   if (!options.ok) throw refuse(`flags that cannot apply to ${path}`, options.problems);
+  // The VUs' exec.test.options: the options with the flags merged, as k6 consolidates them.
+  const script = scriptModule(bundled.factory, init.init.files, bundled.lines, k6TestOptions(options.value));
+  const modules = { "main.js": await bundleRuntime(), "script.js": script };
+  const id = bundleId(JSON.stringify(modules));
   const mapped = specFromOptions(options.value, {
     name: basename(path),
     target: nominal,

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import vm from "node:vm";
 import { fileKey } from "./runtime/file-key.ts";
+import { defineGlobal } from "./runtime/script-global.ts";
 import { CookieJar } from "./runtime/cookie-jar.ts";
 import { createVuModules, sequence, type MetricType, type VuContext } from "./runtime/vu-modules.ts";
 import type { ScriptLines } from "./runtime/script-failure.ts";
@@ -87,6 +88,7 @@ function nodeVu(
   declare?: (name: string, type: MetricType, isTime: boolean) => void,
 ): { exports: Record<string, unknown>; context: vm.Context } {
   const context = vm.createContext({ console, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, structuredClone });
+  defineGlobal(vm.runInContext("globalThis", context) as object);
   const instantiate = vm.runInContext(factory, context, { filename: scriptPath }) as (...args: unknown[]) => { exports: Record<string, unknown> };
   const vu: VuContext = {
     id: 0,
@@ -113,9 +115,21 @@ function nodeVu(
 
 /**
  * The module the shard's loaded isolate imports as `./script.js` (runtime/entry.ts): the
- * files, the factory from its second line on (bundle.ts LINES_BEFORE_CODE), and the table
- * from its lines back to the script's.
+ * files, the factory from its second line on (bundle.ts LINES_BEFORE_CODE), the table
+ * from its lines back to the script's, and exec.test.options (test-options.ts; null: the
+ * VUs show an empty object).
  */
-export function scriptModule(factory: string, files: Readonly<Record<string, EmbeddedFile>>, lines: ScriptLines): string {
-  return `export const files = ${JSON.stringify(files)};\nexport const instantiate = ${factory};\nexport const lines = ${JSON.stringify(lines)};\n`;
+export function scriptModule(
+  factory: string,
+  files: Readonly<Record<string, EmbeddedFile>>,
+  lines: ScriptLines,
+  testOptions: Readonly<Record<string, unknown>> | null = null,
+): string {
+  return [
+    `export const files = ${JSON.stringify(files)};`,
+    `export const instantiate = ${factory};`,
+    `export const lines = ${JSON.stringify(lines)};`,
+    `export const testOptions = ${JSON.stringify(testOptions)};`,
+    "",
+  ].join("\n");
 }

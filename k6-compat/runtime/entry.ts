@@ -10,7 +10,7 @@
  */
 import { RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
 // @ts-expect-error the bundle's own module, made by k6-compat/bundle.ts for each script
-import { files, instantiate, lines } from "./script.js";
+import { files, instantiate, lines, testOptions } from "./script.js";
 import { scriptFailure } from "./script-failure.ts";
 import { fileKey } from "./file-key.ts";
 import { setupDataKey } from "./setup-data-key.ts";
@@ -18,6 +18,7 @@ import { CookieJar } from "./cookie-jar.ts";
 import { vuOptions } from "./vu-options.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import { VuPool } from "./vu-pool.ts";
+import { defineGlobal } from "./script-global.ts";
 import type { IterationHost, IterationOutcome, IterationStart, ScriptSessionApi } from "./wire.ts";
 
 type Instance = { readonly exports: Record<string, unknown>; setIteration(n: number): void };
@@ -37,6 +38,10 @@ interface Vu {
   readonly pool: VuPool | null;
 }
 
+// k6 names the global object `global` too (compatibility mode "extended", its default;
+// k6 v1.8.1 internal/js/bundle.go): jslibs built for Node read it (k6chaijs 4.3.4.3).
+defineGlobal(globalThis);
+
 /** Every VU this isolate has started, by its id in the test (__VU). */
 const byId = new Map<number, Vu>();
 /** Arrival-rate shards' pools, by their first id. */
@@ -54,7 +59,17 @@ function open(path: string, mode?: string, moduleDir = "."): unknown {
 }
 
 function startVu(id: number, start: IterationStart, pool: VuPool | null): Vu {
-  const context: VuContext = { id, iteration: 0, iterationInTest: 0, scenario: { ...start.scenario }, samples: [], host: null, jar: new CookieJar(), shared };
+  const context: VuContext = {
+    id,
+    iteration: 0,
+    iterationInTest: 0,
+    scenario: { ...start.scenario },
+    samples: [],
+    host: null,
+    jar: new CookieJar(),
+    shared,
+    testOptions: (testOptions as Record<string, unknown> | null | undefined) ?? null,
+  };
   const instance = (instantiate as Factory)(createVuModules(context), { ...start.env }, id, open, sequence);
   const options = vuOptions(instance.exports.options);
   if (options.maxRedirects !== undefined) context.maxRedirects = options.maxRedirects;
@@ -145,6 +160,8 @@ export default class K6Script extends WorkerEntrypoint {
   ): Promise<IterationOutcome & { data: string | null }> {
     const vu = startVu(0, start, null);
     vu.context.host = host;
+    // k6 tags what setup() and teardown() record with a group of their name (runner.go runPart).
+    vu.context.group = `::${name}`;
     try {
       const fn = vu.instance.exports[name];
       if (typeof fn !== "function") return { samples: [], error: null, data: null };

@@ -38,6 +38,8 @@ export interface VuContext {
   maxRedirects?: number;
   /** The script's options.userAgent, when it sets one; else k6's (k6-request.ts K6_USER_AGENT). */
   userAgent?: string;
+  /** exec.test.options as the CLI made it (k6-compat/test-options.ts); absent or null: an empty object. */
+  readonly testOptions?: Readonly<Record<string, unknown>> | null;
   /** Timers and WebSockets the running iteration waits for (event-loop.ts); made by createVuModules. */
   loop?: VuEventLoop;
 }

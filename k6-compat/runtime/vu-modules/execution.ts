@@ -1,10 +1,12 @@
 /**
- * k6/execution for one VU: what the VU, its scenario and the test are now, and
- * exec.test.abort().
+ * k6/execution for one VU: what the VU, its scenario and the test are now (the test's
+ * options as k6 consolidates them, ../../test-options.ts), and exec.test.abort().
  */
 import type { VuContext } from "./context.ts";
 
 export function createExecution(vu: VuContext) {
+  /** The VU's exec.test.options, made on first read and frozen, as k6 caches and freezes it. */
+  let frozen: Readonly<Record<string, unknown>> | null = null;
   // One object each, read through getters, so that `import { scenario } from "k6/execution"`
   // (bound once, when the VU's init context runs) reads the running iteration, as in k6.
   return {
@@ -50,8 +52,19 @@ export function createExecution(vu: VuContext) {
         throw new Error(vu.aborted ? `test aborted: ${vu.aborted}` : "test aborted");
       },
       get options() {
-        return {};
+        // k6 has no test options in the init context, and says so (k6 v1.8.1 execution.go).
+        if (!vu.host) throw new Error("getting test options in the init context is not supported");
+        return (frozen ??= deepFreeze(structuredClone(vu.testOptions ?? {})));
       },
     },
   };
+}
+
+/** Freezes `value` and everything in it (k6 deep-freezes exec.test.options). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
