@@ -5,27 +5,35 @@
  *
  * Prices are the Workers Paid plan's *marginal* prices: what one more unit costs once the
  * monthly included usage is spent. A run that fits in the included usage costs nothing
- * extra beyond the plan's $5/month minimum; the estimate deliberately ignores that. It
- * prices the lines run-cost.ts lists; what a run may add beyond them (Workers Logs events,
- * Durable Object storage kept after the run, a Dynamic Worker per setup and teardown) is
- * not priced yet (docs/cost-and-limits.md says which). Re-check the sources before relying
- * on a figure: prices change.
+ * extra beyond the plan's $5/month minimum; the estimate deliberately ignores that. Every
+ * line Cloudflare bills a run for has a price here (docs/cost-and-limits.md lists them and
+ * what each counts). Re-check the sources before relying on a figure: prices change.
  *
- * Sources (read 2026-11-25):
+ * Sources (read 2026-11-25; Workers Logs, Dynamic Workers and storage re-read 2026-12-07):
  * - Workers: https://developers.cloudflare.com/workers/platform/pricing/
+ * - Workers Logs: https://developers.cloudflare.com/workers/observability/logs/workers-logs/#pricing
+ *   (20 million events a month included, then $0.60 a million; each invocation's execution
+ *   log is an event, and each console line in it; `head_sampling_rate` logs that share of
+ *   invocations)
  * - Durable Objects: https://developers.cloudflare.com/durable-objects/platform/pricing/
  *   (each RPC call on a stub and each alarm invocation is one request; duration is
- *   wall-clock time while the object is active, at 128 MB)
- * - D1: https://developers.cloudflare.com/d1/platform/pricing/
+ *   wall-clock time while the object is active, at 128 MB; SQLite storage $0.20 a GB-month
+ *   past 5 GB-month, billed until the data is removed)
+ * - D1: https://developers.cloudflare.com/d1/platform/pricing/ (storage $0.75 a GB-month
+ *   past 5 GB)
  * - R2: https://developers.cloudflare.com/r2/pricing/
- * - Dynamic Workers (the Worker Loader a k6 script runs in): each call into one is a
- *   Workers request with its CPU, plus a daily fee per Dynamic Worker past 1,000 a month
+ * - Dynamic Workers (the Worker Loader a k6 script runs in):
+ *   https://developers.cloudflare.com/dynamic-workers/pricing/ — each call into one is a
+ *   Workers request with its CPU (startup included), plus $0.002 a day for each unique
+ *   Dynamic Worker created that day past 1,000 a month, where unique is a Worker ID and its
+ *   code: the same code under another ID is another Dynamic Worker. (That page says billing
+ *   has not started yet; the estimate prices it all the same.)
  * - Grafana Cloud k6 (for comparison only): https://grafana.com/pricing/ and
  *   https://grafana.com/docs/grafana-cloud/testing/k6/author-run/vu-hours/ — VUh =
  *   max VUs × minutes / 60 (arrival-rate tests: maxVUs), minimum 1 VUh per test.
  */
 
-export const PRICING_DATE = "2026-11-25";
+export const PRICING_DATE = "2026-12-07";
 
 /** USD per unit, by what is metered. */
 export const PRICES = {
@@ -47,11 +55,35 @@ export const PRICES = {
   r2ClassBPerMillion: 0.36,
   r2ClassAPerMillion: 4.5,
   /**
-   * A Dynamic Worker (Worker Loader, open beta on Workers Paid since 2026-03-24) a day,
-   * past the 1,000 a month included; its calls are Workers requests and CPU, priced above.
+   * A Dynamic Worker (Worker Loader, open beta on every Workers Paid account) a day, past the
+   * 1,000 a month included: each Worker ID with its code; its calls are Workers requests and
+   * CPU, priced above.
    */
   dynamicWorkerPerDay: 0.002,
+  /** Workers Logs: an event is an invocation's execution log or one of its console lines. */
+  workersLogsEventsPerMillion: 0.6,
+  /** Stored data, per GB-month: D1's results, and SQLite-backed Durable Objects' while they hold it. */
+  d1StorageGbMonth: 0.75,
+  durableObjectStorageGbMonth: 0.2,
 } as const;
+
+/** A billing month as the storage prices count it: 30 days, in seconds. */
+export const SECONDS_PER_BILLED_MONTH = 30 * 86_400;
+
+/**
+ * The share of invocations Workers Logs keeps: wrangler.toml's `[observability]
+ * head_sampling_rate` (core/plan/cloudflare-pricing.test.ts holds the two equal), which the
+ * CLI's planner reads from the config it plans under. At 1 every object invocation of a run
+ * is an event: ~0.6 M for the 1,000,000/s example, $0.36, 7 % of its bill; at 0.01 under a
+ * cent.
+ */
+export const WORKERS_LOGS_HEAD_SAMPLING_RATE = 0.01;
+
+/**
+ * Days a run's D1 rows are kept before they are deleted: a deployment's RESULTS_RETENTION_DAYS
+ * var, 90 unless it sets another. Its storage is priced for that long.
+ */
+export const DEFAULT_RESULTS_RETENTION_DAYS = 90;
 
 /** Memory a Durable Object is billed at while active. */
 export const DURABLE_OBJECT_BILLED_GB = 0.128;

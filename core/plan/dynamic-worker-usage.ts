@@ -18,23 +18,35 @@ import { ITERATIONS_PER_SCRIPT_SESSION } from "../schedule/shard-assignment.ts";
  */
 export const DYNAMIC_WORKER_CPU_MS_PER_ITERATION = 0.35;
 
-/** A k6 script run's calls into its Dynamic Worker, their CPU and the Dynamic Workers it loads (0 for a spec). */
+/** A k6 script run's calls into its Dynamic Workers, their CPU and the Dynamic Workers it loads (0 for a spec). */
 export interface DynamicWorkerUsage {
   readonly calls: number;
   readonly cpuMs: number;
+  /** Unique Dynamic Workers (a Worker ID with its code), each billed for every day it is created on. */
   readonly workers: number;
 }
 
+/** Which of k6's lifecycle functions the script exports (ScriptSpec's `setup`, `teardown`). */
+export interface ScriptPhases {
+  readonly setup: boolean;
+  readonly teardown: boolean;
+}
+
 /**
- * A k6 script run's calls into its Dynamic Worker; the shards share one Dynamic Worker,
- * their bundle. A shard runs ITERATIONS_PER_SCRIPT_SESSION iterations on each session it
- * opens, and opens one anew in each invocation (an instance may not outlive its alarm);
- * setup() and teardown() are a call each.
+ * A k6 script run's calls into its Dynamic Workers. The shards share one, the run's bundle
+ * under the ID `<run>:<bundle>` (workers/shard/shard-flow.ts); setup() and teardown() each
+ * load it under an ID of its own (`…:setup`, `…:teardown`, coordinator/run/script-phase.ts),
+ * and Dynamic Workers are billed per ID: three a run that has both. A run's ID names the run,
+ * so every run, a schedule's included, creates its own. A shard runs
+ * ITERATIONS_PER_SCRIPT_SESSION iterations on each session it opens, and opens one anew in
+ * each invocation (an instance may not outlive its alarm); setup() and teardown() are a call
+ * each.
  */
-export function dynamicWorkerUsage(iterations: number, shardInvocations: number): DynamicWorkerUsage {
+export function dynamicWorkerUsage(iterations: number, shardInvocations: number, phases: ScriptPhases): DynamicWorkerUsage {
+  const phaseCalls = (phases.setup ? 1 : 0) + (phases.teardown ? 1 : 0);
   return {
-    calls: Math.ceil(iterations / ITERATIONS_PER_SCRIPT_SESSION) + shardInvocations + 2,
+    calls: Math.ceil(iterations / ITERATIONS_PER_SCRIPT_SESSION) + shardInvocations + phaseCalls,
     cpuMs: iterations * DYNAMIC_WORKER_CPU_MS_PER_ITERATION,
-    workers: 1,
+    workers: 1 + phaseCalls,
   };
 }

@@ -2,7 +2,7 @@
  * `edgeload plan` as text: the shards per region and the capacity model behind them, how
  * they report (the aggregation tree, or straight to the coordinator), what the run uses of
  * the platform against each limit level by level, and its cost line by line beside the same
- * load on k6 Cloud.
+ * load on k6 Cloud, and beside it the cost at the latencies its target may really have.
  */
 import { gracefulStopOf } from "../schedule/graceful-stop.ts";
 import { MAX_FAN_IN, type AggregationTree } from "./aggregation-tree.ts";
@@ -10,6 +10,7 @@ import type { Plan } from "./plan.ts";
 import type { Preflight } from "./preflight.ts";
 import type { LimitLevel } from "./limit-checks.ts";
 import { formatUsd } from "./run-cost.ts";
+import type { LatencyCost } from "./latency-costs.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { table } from "../run/text-format.ts";
 import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
@@ -23,6 +24,8 @@ const LEVEL_HEADINGS: Readonly<Record<LimitLevel, string>> = {
 };
 
 const count = (n: number) => Math.round(n).toLocaleString("en-US");
+/** A line's quantity: whole units, or two significant digits of a fraction (GB-months of storage). */
+const quantity = (n: number) => (n > 0 && n < 10 && !Number.isInteger(n) ? n.toPrecision(2) : count(n));
 const warmUpOrigin = (target: string) => (URL.canParse(target) ? `${new URL(target).origin}/` : "the target's origin");
 
 /** `fanIn`: the deployment's AGGREGATOR_FAN_IN, named when the run is flat. */
@@ -57,7 +60,7 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight, fanIn: 
     ...table(
       ["", "quantity", "cost"],
       [
-        ...c.lines.map((l) => [l.item, `${count(l.quantity)} ${l.unit}`, formatUsd(l.usd)]),
+        ...c.lines.map((l) => [l.item, `${quantity(l.quantity)} ${l.unit}`, formatUsd(l.usd)]),
         ["total", "", formatUsd(c.totalUsd)],
         ["per million requests", "", formatUsd(c.usdPerMillionRequests)],
       ],
@@ -95,4 +98,32 @@ function levels(tree: AggregationTree, rootsOnTop: boolean): string[] {
     const name = level === tree.depth && rootsOnTop ? `region root${n === 1 ? "" : "s"}` : `aggregator${n === 1 ? "" : "s"}`;
     return `${count(n)} ${name}${level === 1 ? ` (≤ ${count(tree.fanIn)} children each)` : ""}`;
   });
+}
+
+/**
+ * The run's cost at each latency of `costs` (latency-costs.ts), the one it was planned at
+ * marked: where the plan above sits among the latencies its target may really have.
+ * `basis` says where the planned latency came from (the spec's expectedLatency, a probe).
+ */
+export function renderLatencyCosts(costs: readonly LatencyCost[], plannedMs: number, basis: string): string {
+  return [
+    `cost by the target's time to first byte (the plan above is at ${plannedMs} ms: ${basis})`,
+    ...table(
+      ["latency", "shards", "requests priced", "cost", "per million requests"],
+      costs.map((c) => [
+        `${c.latencyMs === plannedMs ? "→ " : "  "}${c.latencyMs} ms`,
+        c.problem ? "-" : count(c.shards),
+        c.problem ? "-" : count(c.requests),
+        c.problem ? "-" : formatUsd(c.totalUsd),
+        c.problem ? "-" : formatUsd(c.usdPerMillionRequests),
+      ]),
+    ),
+    ...costs.flatMap((c) =>
+      c.problem
+        ? [`  at ${c.latencyMs} ms: not planned: ${c.problem}`]
+        : c.limitsBroken.length
+          ? [`  at ${c.latencyMs} ms the run breaks: ${c.limitsBroken.join(", ")}`]
+          : [],
+    ),
+  ].join("\n");
 }

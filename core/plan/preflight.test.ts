@@ -66,25 +66,34 @@ describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () =>
     expect(byName["D1 rows written per second"]).toBe(42); // 6 regions × (1 window + 6 histograms)
   });
 
-  it("counts every flush once, at the object that receives it", () => {
-    // 601 windows (600 s and the last): shards into the 6 aggregators, the roots into the coordinator.
-    expect(p.usage.aggregators.requests).toBe(252 * 601 + 6 * 605 /* ticks */ + 6 * 2 /* start, abort */);
-    expect(p.usage.durableObjectRequests).toBe(252 * 2 + 252 * 9 /* alarms */ + 6 * 601 + 605 /* ticks */ + 602 /* create, summary, polls */);
+  it("counts every flush as sent, at the object that receives it (issue 49)", () => {
+    // A tree's shard sends every fourth of the 599 windows it closes before its last second,
+    // then its last with the done flag, and one flush per hand-over (8 invocations: 7).
+    const shardFlushes = 252 * (599 / 4 + 1 + 7);
+    expect(p.usage.reporting.shardFlushes).toBeCloseTo(shardFlushes, 6);
+    expect(p.usage.aggregators.requests).toBeCloseTo(shardFlushes + 6 * 605 /* ticks */ + 6 * 2 /* start, abort */, 6);
+    // Each root passes windows up every other second, then its done flush.
+    expect(p.usage.durableObjectRequests).toBe(252 * 2 + 252 * 8 /* alarms */ + 6 * (600 / 2 + 1) + 605 /* ticks */ + 602 /* create, summary, polls */);
   });
 
   it("counts the requests of the schedule and the shard invocations that send them", () => {
     expect(p.usage.requests).toBe(new ArrivalSchedule(spec.stages).total);
     expect(p.usage.requests).toBe(18_900_000);
-    // 75,000 requests a shard at 9,500 per invocation: 8 invocations + the first alarm.
-    expect(p.usage.shardInvocations).toBe(252 * 9);
+    // 75,000 requests a shard at 9,500 per invocation: 8 invocations, the first warming up before t0.
+    expect(p.usage.shardInvocations).toBe(252 * 8);
   });
 
-  it("costs under half a dollar, at most $0.025 a million requests (issue 41), well under k6 Cloud for the same VUs and minutes", () => {
+  it("costs under $0.40 to run, at most $0.02 a million requests (issue 41), plus its results kept 90 days in D1 (issue 49); well under k6 Cloud", () => {
     // A tree's shard writes its state every fourth window; an aggregator logs its intake a
     // quarter-second at a time. Before both: $0.82, $0.043 a million.
-    expect(p.cost.totalUsd).toBeGreaterThan(0.3);
-    expect(p.cost.totalUsd).toBeLessThan(0.5);
-    expect(p.cost.usdPerMillionRequests).toBeLessThanOrEqual(0.025);
+    const storage = p.cost.lines.filter((l) => l.unit === "GB-months").reduce((a, l) => a + l.usd, 0);
+    const running = p.cost.totalUsd - storage;
+    expect(running).toBeGreaterThan(0.3);
+    expect(running).toBeLessThan(0.4);
+    expect(running / 18.9).toBeLessThanOrEqual(0.02);
+    // 600 s × 36 histogram rows of ~5.9 KB (5,833 samples each) and 6 window rows, kept 3 months at $0.75 a GB-month.
+    expect(storage).toBeGreaterThan(0.2);
+    expect(storage).toBeLessThan(0.35);
     expect(p.cost.k6Cloud.vuh).toBeCloseTo((2000 * 10) / 60, 6);
     expect(p.cost.k6Cloud.usd).toBeGreaterThan(30 * p.cost.totalUsd);
   });
@@ -115,7 +124,8 @@ describe("the same run planned flat (AGGREGATOR_FAN_IN 256) reports to the coord
   });
 
   it("counts what it counted, with the abort RPC per shard, and the rows a shard-second now writes", () => {
-    expect(p.usage.durableObjectRequests).toBe(155_179 + 252);
+    // Every shard flushes each window it closes before its last second, then its last, and once per hand-over.
+    expect(p.usage.durableObjectRequests).toBe(252 * 2 + 252 * 8 + 252 * (599 + 1 + 7) + 605 + 602);
     expect(p.usage.durableObjectGbSeconds).toBeCloseTo(253 * 605 * 0.128, 6);
     // Shards: 1 row a window (its state with the window), 6 at start and end (the final flush's
     // guard alarm among them), 3 per invocation that sends (8 each): 252 × (601 + 6) + 252 × 8 × 3.
@@ -126,7 +136,9 @@ describe("the same run planned flat (AGGREGATOR_FAN_IN 256) reports to the coord
     expect(p.usage.durableObjectRowsWritten).toBe(159_012 + 303_690);
     expect(p.usage.aggregators.count).toBe(0);
     expect(p.cost.lines.map((l) => l.item)).not.toContain("Aggregator requests");
-    expect(p.cost.usdPerMillionRequests).toBeCloseTo(0.0401, 4); // flat: the coordinator logs a row per flush; $0.0414 with a row per window and per progress
+    // flat: the coordinator logs a row per flush; $0.0414 a million with a row per window and per progress
+    const storage = p.cost.lines.filter((l) => l.unit === "GB-months").reduce((a, l) => a + l.usd, 0);
+    expect((p.cost.totalUsd - storage) / 18.9).toBeCloseTo(0.0401, 3);
   });
 
   it("says so in the plan", () => {
@@ -254,7 +266,7 @@ describe("budget (maxCost)", () => {
     const p = preflight(spec, plan);
     if (refused) {
       expect(p.overBudget?.field).toBe("maxCost");
-      expect(p.overBudget?.detail).toMatch(/estimated cost is \$0\.3\d+ .* above its budget of \$0\.10/);
+      expect(p.overBudget?.detail).toMatch(/estimated cost is \$0\.6\d+ .* above its budget of \$0\.10/);
     } else {
       expect(p.overBudget).toBeNull();
     }

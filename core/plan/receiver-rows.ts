@@ -22,7 +22,7 @@ const COORDINATOR_ROWS_WRITTEN_PER_TICK = 3;
  * windows go up two at a time, every other second (3 a second from six roots in the scale
  * bench). In a flat run each shard flushes to the coordinator each second.
  */
-const AGGREGATOR_FLUSHES_PER_S = 0.5;
+export const AGGREGATOR_FLUSHES_PER_S = 0.5;
 /**
  * Intake rows a second at aggregator `a` of a run of `shards`: it logs what it takes in a
  * quarter-second at a time, one row each (coordinator/merge/intake-batch.ts). A level-1's

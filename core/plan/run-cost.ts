@@ -6,10 +6,14 @@
  * The Durable Object lines are the shards' and the coordinator's; a run with an aggregation
  * tree adds the aggregators' own lines, at the same Durable Object prices.
  *
- * The figure is an estimate at marginal prices (after the plan's included usage) of the
- * lines below; the target's own costs are not in it (a target on Workers bills its own
- * requests and CPU), nor Workers Logs events, the storage a run's objects keep after it
- * ends, or a Dynamic Worker ID per setup and teardown (docs/cost-and-limits.md).
+ * The figure is an estimate at marginal prices (after the plan's included usage) of every
+ * line Cloudflare bills the run for: its objects' requests, duration and storage rows, D1's
+ * rows, R2's reads, the API Worker's requests and CPU, Workers Logs' events, the storage it
+ * keeps (D1 for the results retention, its objects' while it runs) and a k6 script's
+ * Dynamic Workers. Each is counted at the expected latency's plan; a target slower than
+ * `expectedLatency` needs more shards (and costs more), which `edgeload plan` prints beside
+ * it (latency-costs.ts). The target's own costs are not in it: a target on Workers bills its
+ * own requests and CPU (docs/cost-and-limits.md).
  *
  * @example
  * const cost = estimateCost(estimateUsage(spec, plan), spec);
@@ -79,6 +83,7 @@ export function estimateCost(usage: RunUsage, spec: VuSpec & Pick<RunSpec, "dura
     ...(usage.aggregators.count ? aggregatorLines(usage.aggregators) : []),
     ...storeAndWorkerLines(usage),
     ...(usage.dynamicWorker.calls > 0 ? dynamicWorkerLines(usage.dynamicWorker, spec.durationMs) : []),
+    ...logsAndStorageLines(usage),
   ];
   const totalUsd = lines.reduce((a, l) => a + l.usd, 0);
   const millions = Math.max(1, usage.requests) / 1e6;
@@ -132,13 +137,33 @@ function storeAndWorkerLines(usage: RunUsage): CostLine[] {
   ];
 }
 
-/** A k6 script run's Dynamic Worker: its calls and CPU as a Worker's, and a day's fee for each Dynamic Worker per started day. */
+/** Workers Logs' events at the sampling rate, and the storage the run keeps: D1's rows for the retention, its objects' while it runs. */
+function logsAndStorageLines(usage: RunUsage): CostLine[] {
+  const { storage } = usage;
+  return [
+    perMillionLine(`Workers Logs events (${usage.logsSamplingRate} sampled)`, usage.workersLogsEvents, "events", PRICES.workersLogsEventsPerMillion),
+    {
+      item: `D1 storage (${storage.retentionDays} days kept)`,
+      quantity: storage.d1GbMonths,
+      unit: "GB-months",
+      usd: storage.d1GbMonths * PRICES.d1StorageGbMonth,
+    },
+    {
+      item: "Durable Object storage (while it runs)",
+      quantity: storage.durableObjectGbMonths,
+      unit: "GB-months",
+      usd: storage.durableObjectGbMonths * PRICES.durableObjectStorageGbMonth,
+    },
+  ];
+}
+
+/** A k6 script run's Dynamic Workers: their calls and CPU as a Worker's, and a day's fee for each one (an ID with its code) per started day. */
 function dynamicWorkerLines(dynamicWorker: DynamicWorkerUsage, durationMs: number): CostLine[] {
   const workerDays = dynamicWorker.workers * Math.ceil(durationMs / 86_400_000);
   return [
     perMillionLine("Dynamic Worker calls (k6 script)", dynamicWorker.calls, "requests", PRICES.workersRequestPerMillion),
     perMillionLine("Dynamic Worker CPU", dynamicWorker.cpuMs, "ms", PRICES.workersCpuMsPerMillion),
-    { item: "Dynamic Workers (a day each)", quantity: workerDays, unit: "worker-days", usd: workerDays * PRICES.dynamicWorkerPerDay },
+    { item: "Dynamic Workers (an ID a day each)", quantity: workerDays, unit: "worker-days", usd: workerDays * PRICES.dynamicWorkerPerDay },
   ];
 }
 

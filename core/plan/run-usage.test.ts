@@ -129,13 +129,23 @@ describe("a k6 script the size of examples/edge-1m.json", () => {
   it("prices its Dynamic Worker calls (a session per thousand iterations), their CPU and the Dynamic Worker", () => {
     const sessions = 240_000_000 / ITERATIONS_PER_SCRIPT_SESSION;
     const calls = line("Dynamic Worker calls (k6 script)")!.quantity;
-    // A session per thousand iterations, one more per shard invocation, setup() and teardown().
-    expect(calls).toBe(sessions + p.usage.shardInvocations + 2);
+    // A session per thousand iterations and one more per shard invocation; no setup() or teardown().
+    expect(calls).toBe(sessions + p.usage.shardInvocations);
     expect(calls).toBeLessThan(300_000);
     expect(line("Dynamic Worker calls (k6 script)")?.usd).toBeCloseTo((calls * 0.3) / 1e6, 9); // $0.30 a million
     expect(line("Dynamic Worker CPU")?.usd).toBeCloseTo((240_000_000 * DYNAMIC_WORKER_CPU_MS_PER_ITERATION * 0.02) / 1e6, 6);
-    expect(line("Dynamic Workers (a day each)")?.usd).toBeCloseTo(0.002, 9);
+    // The shards' one Dynamic Worker, for the day.
+    expect(line("Dynamic Workers (an ID a day each)")?.quantity).toBe(1);
+    expect(line("Dynamic Workers (an ID a day each)")?.usd).toBeCloseTo(0.002, 9);
     expect(spec.lines.some((l) => l.item.startsWith("Dynamic Worker"))).toBe(false);
+  });
+
+  it("prices setup() and teardown() as a call and a Dynamic Worker each: they load under IDs of their own (issue 49)", () => {
+    const withPhases = planned({ ...asScript, script: { bundle: "a".repeat(64), setup: true, teardown: true } }).p;
+    const item = (name: string) => withPhases.cost.lines.find((l) => l.item === name);
+    expect(item("Dynamic Worker calls (k6 script)")?.quantity).toBe(line("Dynamic Worker calls (k6 script)")!.quantity + 2);
+    expect(item("Dynamic Workers (an ID a day each)")?.quantity).toBe(3);
+    expect(item("Dynamic Workers (an ID a day each)")?.usd).toBeCloseTo(3 * 0.002, 9);
   });
 
   it("costs within 1.5× the spec run's (it was ×15 with a call per iteration)", () => {

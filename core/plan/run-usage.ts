@@ -18,15 +18,14 @@
  *   one a second; in a run with a tree it holds them and writes and sends every
  *   WINDOWS_PER_WRITE_IN_A_TREE-th (every fourth), at its own phase, because every write is
  *   a billed row (core/schedule/shard-assignment.ts; workers/shard/shard-state.test.ts pins
- *   when). The rows follow the writes; the sends are counted as one RPC (a billed Durable
- *   Object request) a window all the same, an upper bound for a tree;
+ *   when). Its flushes, each a billed request, are counted as sent (object-requests.ts);
  * - each aggregator logs what its children flush a quarter-second at a time (1 read a child
  *   window when merged), ticks once a second, checkpoints every 5 s and passes its merged
  *   windows (every step in them) up through its outbox as its cut-off rises (1 read a window
- *   to send it), which the scale simulation saw happen two at a time, every other second
- *   (receiver-rows.ts, AGGREGATOR_FLUSHES_PER_S). The requests are counted as one RPC a
- *   window, an upper bound again; the rows it writes are counted in receiver-rows.ts, held
- *   to what the simulated objects wrote by scripts/bench/scale-simulation.test.ts;
+ *   to send it), two at a time, every other second (receiver-rows.ts,
+ *   AGGREGATOR_FLUSHES_PER_S); object-requests.ts counts those flushes and the ticks, and
+ *   receiver-rows.ts the rows it writes, both held to what the simulated objects did by
+ *   scripts/bench/scale-simulation.test.ts;
  * - the coordinator hears from the reporters (the region roots, else every shard), ticks
  *   once a second and logs what they flush (receiver-rows.ts counts its rows too);
  * - start, and abort when a run is stopped, travel down the same edges, one RPC per edge
@@ -44,7 +43,12 @@
  *   and reading its summary;
  * - each shard reads its seed set (and a script run its bundle) from R2 once per object
  *   instance, within its warm-up second before t0;
- * - a k6 script run calls its Dynamic Worker (dynamic-worker-usage.ts).
+ * - a k6 script run calls its Dynamic Workers (dynamic-worker-usage.ts);
+ * - Workers Logs keeps an event for each invocation it samples (the objects' requests and
+ *   alarms, the API's requests, the Dynamic Worker calls), at the deployment's
+ *   `head_sampling_rate`;
+ * - D1 keeps the run's rows for the results retention, and its objects hold their storage
+ *   while it runs (storage-usage.ts).
  * Objects are billed for duration while active: shards, aggregators and the coordinator
  * are active for the whole run plus a grace of a few seconds.
  */
@@ -57,8 +61,13 @@ import type { RunSpec } from "../spec/types.ts";
 import { reportersOf, type AggregationTree } from "./aggregation-tree.ts";
 import { aggregatorRowsWritten, coordinatorRowsWritten as receiverCoordinatorRows } from "./receiver-rows.ts";
 import { longestClosedInvocationMs, longestInvocationMs } from "./wall-time.ts";
-import { DURABLE_OBJECT_BILLED_GB } from "./cloudflare-pricing.ts";
+import { DEFAULT_RESULTS_RETENTION_DAYS, DURABLE_OBJECT_BILLED_GB, WORKERS_LOGS_HEAD_SAMPLING_RATE } from "./cloudflare-pricing.ts";
 import { dynamicWorkerUsage, type DynamicWorkerUsage } from "./dynamic-worker-usage.ts";
+import { reportingRequests, type ReportingRequests } from "./object-requests.ts";
+import { storageUsage } from "./storage-usage.ts";
+import type { AggregatorUsage, RunUsage, UsageOptions } from "./run-usage-types.ts";
+
+export type { AggregatorUsage, RunUsage, UsageOptions } from "./run-usage-types.ts";
 import { TRENDS } from "../metrics/metric-stats.ts";
 
 /** Seconds objects stay active after the last window: final flushes, the summary. */
@@ -92,103 +101,32 @@ export const SHARD_ROWS_PER_STATEMENT = 25;
 const RUN_ROW_STATEMENTS = 1;
 /** A Worker request of the API (auth, forward to the coordinator): about a millisecond of CPU. */
 const API_CPU_MS_PER_REQUEST = 1;
-export interface UsageOptions {
-  /**
-   * Shard CPU per request sent, in ms. Default 0.6: meant as an upper estimate of the whole
-   * local engine's CPU per request, the coordinator's merging included, which
-   * `npm run bench -- --only generator` measures.
-   */
-  readonly cpuMsPerRequest?: number;
-  /** Whether someone asks the run's status once a second while it runs (`?wait=` does; the CLI's stream costs less). */
-  readonly watched?: boolean;
-}
-
-/** What the aggregators of a tree use, all of them together (zeros for a flat run). */
-export interface AggregatorUsage {
-  readonly count: number;
-  /** Child flushes into them, their ticks, start and abort. */
-  readonly requests: number;
-  readonly gbSeconds: number;
-  readonly rowsWritten: number;
-  readonly rowsRead: number;
-}
-
-export interface RunUsage {
-  readonly durationS: number;
-  readonly shards: number;
-  /** Who flushes to the coordinator: the region roots of a tree, else every shard. */
-  readonly reporters: number;
-  /** Requests sent to the target (subrequests of the shards). */
-  readonly requests: number;
-  readonly shardInvocations: number;
-  /** Durable Object figures of the shards and the coordinator; the aggregators' are in `aggregators`. */
-  readonly durableObjectRequests: number;
-  readonly durableObjectGbSeconds: number;
-  /** The shards' and the coordinator's (the aggregators' are in `aggregators`). */
-  readonly durableObjectRowsWritten: number;
-  readonly shardRowsWritten: number;
-  readonly coordinatorRowsWritten: number;
-  readonly durableObjectRowsRead: number;
-  readonly aggregators: AggregatorUsage;
-  readonly d1RowsWritten: number;
-  readonly d1RowsRead: number;
-  readonly r2Reads: number;
-  readonly workersRequests: number;
-  readonly workersCpuMs: number;
-  /** A k6 script run's calls into its Dynamic Worker (a session per thousand iterations), their CPU and the Dynamic Workers it loads (0 for a spec). */
-  readonly dynamicWorker: DynamicWorkerUsage;
-  /** The busiest second's figures, for the limits. */
-  readonly peak: {
-    readonly subrequestsPerInvocation: number;
-    /** The longest a shard invocation is planned to send (longestInvocationMs), against an alarm's wall time. */
-    readonly invocationWallTimeMs: number;
-    readonly cpuMsPerInvocation: number;
-    readonly ratePerShardPerS: number;
-    readonly streamsPerShard: number;
-    /** Into the aggregator with the most children: one flush from each, and its tick (0: no tree). */
-    readonly aggregatorRequestsPerS: number;
-    /** Merging the busiest aggregator's child windows, once a second (0: no tree). */
-    readonly aggregatorCpuMsPerTick: number;
-    /** Flushes from the reporters, the coordinator's tick and a status poll. */
-    readonly coordinatorRequestsPerS: number;
-    readonly d1RowsPerS: number;
-    readonly d1StatementsPerS: number;
-    /** The coordinator's batch when the run is created: the run's row and the shards' rows. */
-    readonly d1CoordinatorCreateStatements: number;
-    /** The coordinator's batch at the end: the run's row, and a shard row per reporter when flat. */
-    readonly d1CoordinatorEndStatements: number;
-    /** A level-1 aggregator's batch at the end: one UPDATE per shard under it (0: no tree). */
-    readonly d1AggregatorEndStatements: number;
-    /** Bytes of the run's D1 row as created: its spec and its plan (the summary joins it at the end). */
-    readonly runRowBytes: number;
-    /** R2 reads a second while the shards warm up: each reads its objects within WARM_UP_LEAD_MS. */
-    readonly r2ReadsPerSAtStart: number;
-  };
-}
-
 /** Counts what a planned run uses (see the model in the header). */
 export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions = {}): RunUsage {
   const shards = plan.shards.length;
   const durationS = Math.ceil(spec.durationMs / 1000);
   const activeS = durationS + END_GRACE_S;
-  const windows = durationS + 1; // windows each child closes, one a second and the last one: a flush each (the header says why)
+  const windows = durationS + 1; // windows each child closes, one a second and the last one (rows read once each)
   const work = shardWork(spec, plan);
   const d1PerS = d1WindowWritesPerS(spec, plan);
   const tree = plan.tree ?? null;
   const reporters = reportersOf(plan).length;
+  const reporting = reportingRequests({ tree, shards, durationS, activeS, sendingInvocationsPerShard: work.invocationsPerShard });
 
   const pollRequests = options.watched === false ? 0 : durationS;
   const apiRequests = 2 + pollRequests; // create, summary, polls
-  const coordinatorFlushes = reporters * windows;
-  const coordinatorTicks = activeS;
   // Requests into shards (start, abort, alarms) and into the coordinator (flushes, ticks, API).
-  const durableObjectRequests = 2 * shards + work.shardInvocations + coordinatorFlushes + coordinatorTicks + apiRequests;
+  const durableObjectRequests = 2 * shards + work.shardInvocations + reporting.intoCoordinator + reporting.coordinatorTicks + apiRequests;
   const seeded = Boolean(spec.scenario?.seed ?? spec.data?.seed);
   const r2ReadsPerShard = (seeded ? 1 : 0) + (spec.script ? 1 : 0);
 
   const shardRowsWritten = shardRowsWrittenOf(spec, tree !== null, shards, windows, work);
   const coordinatorRowsWritten = receiverCoordinatorRows(tree, reporters, windows);
   const d1RowsWritten = d1PerS.d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
+  const aggregators = aggregatorUsage(tree, shards, reporters, windows, activeS, reporting);
+  const dynamicWorker = dynamicWorkerOf(spec, plan, work);
+  const logsSamplingRate = options.logsSamplingRate ?? WORKERS_LOGS_HEAD_SAMPLING_RATE;
+  const runRowBytes = byteLength(JSON.stringify(spec)) + byteLength(JSON.stringify(plan));
   return {
     durationS,
     shards,
@@ -200,26 +138,51 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     durableObjectRowsWritten: shardRowsWritten + coordinatorRowsWritten,
     shardRowsWritten,
     coordinatorRowsWritten,
-    durableObjectRowsRead: shards * durationS * SHARD_ROWS_READ_PER_S + coordinatorFlushes,
-    aggregators: aggregatorUsage(tree, shards, reporters, windows, activeS),
+    durableObjectRowsRead: shards * durationS * SHARD_ROWS_READ_PER_S + reporters * windows,
+    aggregators,
     d1RowsWritten,
     // One full read of the stored rows (the summary, a query or the report) is the estimate.
     d1RowsRead: d1RowsWritten,
     r2Reads: shards * r2ReadsPerShard,
     workersRequests: apiRequests,
     workersCpuMs: apiRequests * API_CPU_MS_PER_REQUEST,
-    dynamicWorker: spec.script
-      ? dynamicWorkerUsage(plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations, work.shardInvocations)
-      : { calls: 0, cpuMs: 0, workers: 0 },
+    dynamicWorker,
+    reporting,
+    // Every invocation of an object, of the API Worker and of a Dynamic Worker is an execution log.
+    workersLogsEvents: (durableObjectRequests + aggregators.requests + apiRequests + dynamicWorker.calls) * logsSamplingRate,
+    logsSamplingRate,
+    storage: storageUsage({
+      durationS,
+      activeS,
+      requests: work.requests,
+      regions: new Set(plan.shards.map((s) => s.region)).size,
+      steps: spec.steps.length,
+      d1RowsPerS: d1PerS.d1RowsPerS,
+      shards,
+      aggregators: aggregators.count,
+      windowsHeldPerShard: tree ? WINDOWS_PER_WRITE_IN_A_TREE : 1,
+      runRowBytes,
+      specBytes: byteLength(JSON.stringify(spec)),
+      reporters,
+      retentionDays: options.resultsRetentionDays ?? DEFAULT_RESULTS_RETENTION_DAYS,
+    }),
     peak: {
       ...shardPeak(spec, plan, work, durationS, options.cpuMsPerRequest ?? 0.6),
       ...receiverPeak(tree, reporters, pollRequests > 0),
       ...d1PerS,
       ...d1Batches(tree, shards),
-      runRowBytes: byteLength(JSON.stringify(spec)) + byteLength(JSON.stringify(plan)),
+      runRowBytes,
       r2ReadsPerSAtStart: (shards * r2ReadsPerShard) / (WARM_UP_LEAD_MS / 1000),
     },
   };
+}
+
+/** A k6 script run's Dynamic Workers (its own script, or its named scenarios' shared bundle); none for a spec. */
+function dynamicWorkerOf(spec: RunSpec, plan: Plan, work: ShardWork): DynamicWorkerUsage {
+  const script = spec.script ?? spec.scenarios?.find((s) => s.spec.script)?.spec.script;
+  if (!script) return { calls: 0, cpuMs: 0, workers: 0 };
+  const iterations = plan.closedModel ? plan.closedModel.estimatedIterations : plan.totalIterations;
+  return dynamicWorkerUsage(iterations, work.shardInvocations, script);
 }
 
 /** What the shards send and in how many invocations. */
@@ -229,7 +192,8 @@ interface ShardWork {
   readonly requestsPerShard: number;
   /** Requests one invocation sends at most: the plan's iteration budget, in requests. */
   readonly budgetRequests: number;
-  /** Every shard's invocations: the first, and one per budget it sends. */
+  /** A shard's invocations that send: the first (which warms up before t0), and one per hand-over. */
+  readonly invocationsPerShard: number;
   readonly shardInvocations: number;
 }
 
@@ -239,8 +203,8 @@ function shardWork(spec: RunSpec, plan: Plan): ShardWork {
   const requests = plan.closedModel ? plan.closedModel.estimatedRequests : plan.totalIterations * perIteration;
   const budgetRequests = plan.closedModel ? plan.iterationsPerInvocation : plan.iterationsPerInvocation * perIteration;
   const requestsPerShard = requests / Math.max(1, shards);
-  const invocationsPerShard = 1 + Math.ceil(requestsPerShard / Math.max(1, budgetRequests));
-  return { requests, requestsPerShard, budgetRequests, shardInvocations: shards * invocationsPerShard };
+  const invocationsPerShard = Math.max(1, Math.ceil(requestsPerShard / Math.max(1, budgetRequests)));
+  return { requests, requestsPerShard, budgetRequests, invocationsPerShard, shardInvocations: shards * invocationsPerShard };
 }
 
 /** D1 rows a second (each region's window and histogram rows of every step) and the multi-row INSERTs they take. */
@@ -256,16 +220,23 @@ function d1WindowWritesPerS(spec: RunSpec, plan: Plan): Pick<RunUsage["peak"], "
   };
 }
 
-/** What a tree's aggregators use over the run (zeros for a flat run): the children's flushes, ticks, rows. */
-function aggregatorUsage(tree: AggregationTree | null, shards: number, reporters: number, windows: number, activeS: number): AggregatorUsage {
+/** What a tree's aggregators use over the run (zeros for a flat run): the flushes into them and their ticks, rows. */
+function aggregatorUsage(
+  tree: AggregationTree | null,
+  shards: number,
+  reporters: number,
+  windows: number,
+  activeS: number,
+  reporting: ReportingRequests,
+): AggregatorUsage {
   const aggregatorCount = tree?.aggregators.length ?? 0;
   // The tree: every shard and every aggregator has one parent, so edges = shards + aggregators.
   const edges = shards + aggregatorCount;
-  const childWindowsIntoAggregators = (edges - reporters) * windows; // shards and non-root aggregators flush to an aggregator
+  const childWindowsIntoAggregators = (edges - reporters) * windows; // shards and non-root aggregators send theirs to an aggregator
   const forwards = aggregatorCount * windows;
   return {
     count: aggregatorCount,
-    requests: childWindowsIntoAggregators + aggregatorCount * activeS /* ticks */ + 2 * aggregatorCount /* start, abort */,
+    requests: reporting.intoAggregators + reporting.aggregatorTicks + 2 * aggregatorCount /* start, abort */,
     gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
     rowsWritten: tree ? aggregatorRowsWritten(tree, shards, windows) : 0,
     rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
@@ -276,9 +247,9 @@ function aggregatorUsage(tree: AggregationTree | null, shards: number, reporters
 function shardRowsWrittenOf(spec: RunSpec, inATree: boolean, shards: number, windows: number, work: ShardWork): number {
   // A tree's shards write at their own phase: windows / WINDOWS_PER_WRITE_IN_A_TREE each on average.
   const writes = windows / (inATree ? WINDOWS_PER_WRITE_IN_A_TREE : 1);
-  const sendingInvocations = Math.max(1, Math.ceil(work.requestsPerShard / Math.max(1, work.budgetRequests)));
   return (
-    shards * (writes * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) + shards * sendingInvocations * SHARD_ROWS_WRITTEN_PER_INVOCATION
+    shards * (writes * (flowKeepsState(spec) ? 2 : 1) + SHARD_ROWS_WRITTEN_AT_START_AND_END) +
+    shards * work.invocationsPerShard * SHARD_ROWS_WRITTEN_PER_INVOCATION
   );
 }
 
