@@ -1,7 +1,9 @@
 /**
- * `edgeload plan <spec.json | script.js> [--max-cost USD] [--config wrangler.toml] [--format table|json]`:
+ * `edgeload plan <spec.json | script.js> [--max-cost USD] [--config wrangler.toml] [--format table|json] [--probe]`:
  * what a run would do, before any load — shards per region, how they report (the
- * aggregation tree), platform usage against every documented limit, and its estimated cost —
+ * aggregation tree), platform usage against every documented limit, and its estimated cost
+ * at the spec's expectedLatency beside its cost at 30, 50, 100 and 200 ms (or, with
+ * `--probe`, at the p95 time to first byte a few requests from here measured: plan-probe.ts) —
  * under the caps of the deployment's wrangler.toml, or of `--var MAX_RATE_PER_S=…` and the
  * other cap settings (CAP_SETTINGS), which stand for the secrets a deployment sets them with.
  * A run over those caps is planned without them and printed all the same, followed by each
@@ -18,11 +20,12 @@
 import { join } from "node:path";
 import { ArrivalSchedule } from "../core/schedule/arrival-schedule.ts";
 import { planRun, type Limits, type Plan } from "../core/plan/plan.ts";
-import { preflight } from "../core/plan/preflight.ts";
-import { renderPreflight } from "../core/plan/preflight-text.ts";
+import { preflight, type Preflight } from "../core/plan/preflight.ts";
+import { renderLatencyCosts, renderPreflight } from "../core/plan/preflight-text.ts";
+import { costsAtLatencies, type LatencyCost } from "../core/plan/latency-costs.ts";
 import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { redactSpec } from "../core/spec/redact.ts";
-import type { RunSpec } from "../core/spec/types.ts";
+import type { Problem, RunSpec } from "../core/spec/types.ts";
 import { parseCron, schedulePrice } from "../core/watch/cron.ts";
 import { hostOfTarget } from "../core/spec/target-ownership.ts";
 import { ApiProblem, type TargetVerification } from "./client.ts";
@@ -33,9 +36,11 @@ import { namedValues, withOverrides } from "./spec-overrides.ts";
 import { withPublicEnv } from "./public-env.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
 import { ownershipLine } from "./verify-command.ts";
+import { plannedLatency, type PlannedLatency } from "./plan-probe.ts";
+import { usageOptionsOf } from "./plan-usage-options.ts";
 
 const USAGE =
-  "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--cron EXPR] [--url URL --token TOKEN]";
+  "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--probe] [--cron EXPR] [--url URL --token TOKEN]";
 
 export async function planCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs(
@@ -54,6 +59,7 @@ export async function planCommand(args: string[]): Promise<number> {
         "allow-http-modules": { type: "boolean" },
         target: { type: "string" },
         cron: { type: "string" },
+        probe: { type: "boolean" },
         url: { type: "string" },
         token: { type: "string" },
       },
@@ -79,33 +85,45 @@ export async function planCommand(args: string[]): Promise<number> {
   const configPath = values.config ?? join(PROJECT_ROOT, "wrangler.toml");
   const config = readWranglerConfig(configPath);
   const limits = limitsFromConfig({ ...config, vars: { ...config.vars, ...settings } });
-  const total = new ArrivalSchedule(spec.spec.stages).total;
-  const planned = planRun(spec.spec, total, limits);
+  const usageOptions = usageOptionsOf(config, configPath);
+  const target = await deploymentTargetCheck(values, raw);
+  // The latency the plan is sized for: the spec's, or the p95 a probe of the target measured.
+  const latency = await plannedLatency(spec.spec, raw, { probe: values.probe === true, refused: target?.allowed === false, deployment: target !== null });
+  const total = new ArrivalSchedule(latency.spec.stages).total;
+  const planned = planRun(latency.spec, total, limits);
   // Over a cap: plan without the caps, so the whole run can be seen, and say what to raise.
-  const uncapped = planned.ok ? planned : planRun(spec.spec, total, UNCAPPED(limits));
+  const uncapped = planned.ok ? planned : planRun(latency.spec, total, UNCAPPED(limits));
   if (!uncapped.ok) {
     const problems = planned.ok ? uncapped.problems : planned.problems;
     throw new CliError(`the run exceeds the deployment's caps:\n${problems.map((p) => `  - ${p.field}: ${p.detail}`).join("\n")}`, EXIT.invalidConfig);
   }
   const plan = uncapped.plan;
-  const caps = planned.ok ? [] : capsNeeded(spec.spec, plan, limits);
-  const capProblems = planned.ok ? [] : planned.problems;
-  const result = preflight(spec.spec, plan);
-  const target = await deploymentTargetCheck(values, raw);
+  const caps = planned.ok ? [] : capsNeeded(latency.spec, plan, limits);
+  const result = preflight(latency.spec, plan, usageOptions);
+  const latencyCosts = costsAtLatencies(latency.spec, UNCAPPED(limits), usageOptions);
   const ownership = target ? await deploymentOwnershipCheck(values, spec.spec.target) : null;
   const schedule = values.cron === undefined ? null : schedulePriceOf(values.cron, result.cost.totalUsd);
-  if (values.format === "json") {
-    const capsView = caps.length ? { caps: { problems: capProblems, raise: caps.map((c) => ({ ...c, command: raiseCommand(c, values.config) })) } } : {};
-    console.log(JSON.stringify({ spec: redactSpec(spec.spec), plan, ...result, target, ownership, ...capsView, ...(schedule ? { schedule } : {}) }, null, 2));
-  } else {
-    const capsText = caps.length ? `\n\n${renderCaps(caps, config.vars ?? {}, values.config)}` : "";
-    const scheduleText = schedule
-      ? `\n\nscheduled ${schedule.cron} (UTC): ${schedule.turnsPer30Days} runs in 30 days, about $${schedule.usdPer30Days.toFixed(2)} a month ($${schedule.usdPerRun.toFixed(4)} a run)`
-      : "";
-    console.log(
-      `${renderPreflight(spec.spec, plan, result, limits.aggregatorFanIn)}\n\n${deploymentText(spec.spec.target, target, ownership)}${capsText}${scheduleText}`,
-    );
-  }
+  printPlan(values, {
+    spec: latency.spec,
+    plan,
+    result,
+    latency,
+    latencyCosts,
+    target,
+    ownership,
+    caps,
+    capProblems: planned.ok ? [] : planned.problems,
+    schedule,
+    config,
+    limits,
+  });
+  const failures = planFailures(caps, target, ownership, result);
+  for (const f of failures) console.error(`edgeload: ${f}`);
+  return failures.length ? EXIT.invalidConfig : EXIT.ok;
+}
+
+/** Why `plan` exits 104: caps to raise, a target the deployment refuses or has no proof for, the budget, the platform limits. */
+function planFailures(caps: readonly CapRaise[], target: TargetCheck, ownership: TargetVerification | null, result: Preflight): string[] {
   const failures: string[] = [];
   if (caps.length) failures.push(`the run needs ${caps.length} of the deployment's caps raised: ${caps.map((c) => c.setting).join(", ")} (see above)`);
   if (target && !target.allowed) failures.push(`the deployment would refuse this run: ${target.detail ?? "target not allowed"}`);
@@ -113,8 +131,42 @@ export async function planCommand(args: string[]): Promise<number> {
   if (result.overBudget) failures.push(`${result.overBudget.field}: ${result.overBudget.detail}`);
   const over = result.limits.filter((l) => !l.ok);
   if (over.length) failures.push(`the run breaks ${over.length} platform limit${over.length === 1 ? "" : "s"}: ${over.map((l) => l.limit).join(", ")}`);
-  for (const f of failures) console.error(`edgeload: ${f}`);
-  return failures.length ? EXIT.invalidConfig : EXIT.ok;
+  return failures;
+}
+
+/** What `plan` prints, as JSON or as text: the plan and its cost, the cost by latency, the deployment's answers, the caps. */
+function printPlan(
+  values: { readonly format?: string; readonly config?: string | undefined },
+  p: {
+    readonly spec: RunSpec;
+    readonly plan: Plan;
+    readonly result: Preflight;
+    readonly latency: PlannedLatency;
+    readonly latencyCosts: readonly LatencyCost[];
+    readonly target: TargetCheck;
+    readonly ownership: TargetVerification | null;
+    readonly caps: readonly CapRaise[];
+    readonly capProblems: readonly Problem[];
+    readonly schedule: ReturnType<typeof schedulePriceOf> | null;
+    readonly config: { readonly vars?: Readonly<Record<string, string>> };
+    readonly limits: Limits;
+  },
+): void {
+  const { caps, schedule } = p;
+  if (values.format === "json") {
+    const capsView = caps.length ? { caps: { problems: p.capProblems, raise: caps.map((c) => ({ ...c, command: raiseCommand(c, values.config) })) } } : {};
+    const rest = { ...p.result, latency: p.latency.view, latencyCosts: p.latencyCosts, target: p.target, ownership: p.ownership };
+    console.log(JSON.stringify({ spec: redactSpec(p.spec), plan: p.plan, ...rest, ...capsView, ...(schedule ? { schedule } : {}) }, null, 2));
+    return;
+  }
+  const capsText = caps.length ? `\n\n${renderCaps(caps, p.config.vars ?? {}, values.config)}` : "";
+  const scheduleText = schedule
+    ? `\n\nscheduled ${schedule.cron} (UTC): ${schedule.turnsPer30Days} runs in 30 days, about $${schedule.usdPer30Days.toFixed(2)} a month ($${schedule.usdPerRun.toFixed(4)} a run)`
+    : "";
+  const latencyText = `${p.latency.probeText ? `${p.latency.probeText}\n` : ""}${renderLatencyCosts(p.latencyCosts, p.spec.expectedLatencyMs, p.latency.basis)}`;
+  console.log(
+    `${renderPreflight(p.spec, p.plan, p.result, p.limits.aggregatorFanIn)}\n\n${latencyText}\n\n${deploymentText(p.spec.target, p.target, p.ownership)}${capsText}${scheduleText}`,
+  );
 }
 
 /**
