@@ -11,6 +11,7 @@ import { reconcileDelivery } from "../core/run/delivery.ts";
 import type { ShardTelemetry } from "../core/run/protocol.ts";
 import { buildSummary, type Summary } from "../core/run/summary.ts";
 import { roundToResolution } from "../core/metrics/clock-resolution.ts";
+import { costLine } from "../core/plan/actual-cost.ts";
 import { CHART_FILES, LATENCY_COLUMNS, latencyBins, renderReport } from "./report.ts";
 import { reportInput, targetProfile } from "./report-input.ts";
 import { indexEntry, updateIndex } from "./report-index.ts";
@@ -222,6 +223,15 @@ describe("renderReport", async () => {
       ["`p(99)<1000`", "✓ pass"],
       ["`rate<0.5`", "✓ pass"],
     ]);
+  });
+
+  it("states what the run cost beside its plan, and the latency measured; a summary stored before it, no cost row (issue 49)", async () => {
+    const matrix = Object.fromEntries(tableAfter(report.markdown, "## Test matrix").map(([k, v]) => [k, v]));
+    expect(matrix.cost).toBe(costLine(summary.edgeload.cost));
+    expect(matrix.cost).toMatch(/^\$\S+ run up \(\$\S+ per million requests\), \$\S+ planned/);
+    const { cost: _absent, ...older } = summary.edgeload;
+    const stored = await renderReport({ ...input, summary: { ...summary, edgeload: older } as Summary });
+    expect(Object.keys(Object.fromEntries(tableAfter(stored.markdown, "## Test matrix")))).not.toContain("cost");
   });
 
   it("says why a run was inconclusive, and marks a threshold without data as such", async () => {

@@ -16,6 +16,7 @@ import { deliveryBlocks } from "./delivery-section.ts";
 import type { QueryRow } from "../core/results/query.ts";
 import type { CustomMetricSummary, TrendSummary } from "../core/run/summary-figures.ts";
 import { notSentText } from "../core/run/not-sent.ts";
+import { costLine } from "../core/plan/actual-cost.ts";
 import { distributionShape } from "../core/metrics/distribution-shape.ts";
 import { roundToResolution } from "../core/metrics/clock-resolution.ts";
 import { errorRateChart, histogramChart, latencyChart, rateChart, renderSvg, type LatencyBin, type SeriesPoint } from "./charts.ts";
@@ -105,6 +106,7 @@ function matrixBlocks({ summary }: ReportInput): Block[] {
     ["regions", e.plan.regions.join(", ")],
     ["shards", `${e.plan.shards} (${e.plan.connectionSlots} connection slots each, up to ${e.plan.capacityPerShardPerS}/s per shard)`],
     ["duration", `${profile.durationS} s planned, ${e.durationS} s measured`],
+    ...((e as Partial<typeof e>).cost ? [["cost", costLine(e.cost)] satisfies Cell[]] : []),
     e.vus
       ? [
           "virtual users",

@@ -9,6 +9,7 @@ import type { ErrorSample, Summary } from "./summary.ts";
 import { scriptErrorsSection } from "./script-report.ts";
 import { baseName, customMetricsSection, type FigureStyle, figureStyle, scenarioMetricsSection, totalResultsSection } from "./summary-metrics-text.ts";
 import { dotted, pct, table } from "./text-format.ts";
+import { costLine } from "../plan/actual-cost.ts";
 
 type Edgeload = Summary["edgeload"];
 
@@ -38,6 +39,8 @@ function headerLines(e: Edgeload): string[] {
   return [
     `  edgeload run ${e.runId} · ${e.name} · ${e.status.toUpperCase()}${e.abortReason ? ` (${e.abortReason})` : ""}`,
     `  target ${e.target} · ${e.executor} · ${e.plan.shards} shard${e.plan.shards === 1 ? "" : "s"} in ${e.plan.regions.join(", ")} · ${e.durationS}s`,
+    // A summary stored before the cost was recorded has none.
+    ...((e as Partial<Edgeload>).cost ? [`  cost ${costLine(e.cost)}`] : []),
     "",
   ];
 }

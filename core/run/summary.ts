@@ -28,6 +28,7 @@ import { round3, round6 } from "../metrics/rounding.ts";
 import { notSentOf, scheduledIterations, type NotSent } from "./not-sent.ts";
 import { groupTree } from "../metrics/check-results.ts";
 import { isScriptRun } from "../spec/script-schema.ts";
+import { runCostSummary } from "../plan/actual-cost.ts";
 
 export interface ShardReport {
   readonly index: number;
@@ -193,6 +194,8 @@ function assembleSummary(input: SummaryInput, elapsedS: number, outcomes: readon
       unitlessTrends: spec.unitlessTrends ?? [],
       achievedRatePerS: round3(all.counters.iterations / elapsedS),
       plan: planSummary(spec, plan),
+      // The plan's estimate beside what the run ran up, and the latency assumed beside the one measured (actual-cost.ts).
+      cost: runCostSummary({ spec, plan, elapsedS, sentRequests: all.counters.sent, ttfb: all.trends.ttfb }),
       ...groupsSummary(input, all, elapsedS),
       saturated: sat.saturated,
       saturation: sat.reasons,
