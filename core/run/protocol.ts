@@ -5,7 +5,8 @@
  * structured-clone friendly: plain objects, arrays, numbers and strings.
  */
 import type { SubMetricFilter } from "../metrics/sub-metrics.ts";
-import type { Plan, ShardPlan } from "../plan/plan.ts";
+import type { ShardPlan } from "../plan/plan.ts";
+import type { ShardSlice } from "../schedule/shard-slice.ts";
 import type { RunSpec } from "../spec/types.ts";
 import type { MetricStatsWire } from "../metrics/metric-stats.ts";
 import { VERDICT_EXIT_CODES, type Verdict } from "./verdict.ts";
@@ -49,7 +50,13 @@ export type Mode = "local" | "deployed";
 export interface ShardAssignment {
   readonly runId: string;
   readonly shard: ShardPlan;
-  readonly weights: Plan["weights"];
+  /**
+   * Its slice of the plan's weights (core/schedule/shard-slice.ts): what it owns of the
+   * interleaved cycle, the cycle's length, where its segment starts, how many shards. An
+   * assignment stored before slices has the plan's `weights` instead; the shard reads it
+   * through `withSlice`.
+   */
+  readonly slice: ShardSlice;
   readonly iterationsPerInvocation: number;
   /** Common start time (epoch ms) of every shard. */
   readonly t0Ms: number;
@@ -62,7 +69,7 @@ export interface ShardAssignment {
   readonly mode: Mode;
   /**
    * In a run of named scenarios: the scenario this shard runs (`spec` is that scenario's,
-   * `shard` and `weights` its own; `t0Ms` its start). Its windows and steps are moved
+   * `shard` and `slice` its own; `t0Ms` its start). Its windows and steps are moved
    * into the run's numbering when flushed (see toRunWindow).
    */
   readonly part?: ScenarioPart;

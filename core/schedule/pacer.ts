@@ -3,12 +3,12 @@
  *
  * The plan gives every shard an integer weight; global iterations are dealt out by
  * `interleaveCycle(weights)`, so shard s owns the global indices whose position in the
- * cycle it holds. From that alone a shard computes its k-th iteration's global index and
+ * cycle it holds (its ShardSlice). From that alone a shard computes its k-th iteration's global index and
  * due time: no per-tick coordination, and the shards' shares sum exactly to the whole.
  * Like vegeta's pacer, this is a function of elapsed time with no clock inside.
  */
 import type { ArrivalSchedule } from "./arrival-schedule.ts";
-import { ownedSlots } from "../data/interleave.ts";
+import type { ShardSlice } from "./shard-slice.ts";
 
 export class ShardShare {
   readonly schedule: ArrivalSchedule;
@@ -17,11 +17,11 @@ export class ShardShare {
   readonly #slots: readonly number[];
   readonly #cycleLength: number;
 
-  constructor(schedule: ArrivalSchedule, weights: readonly number[], shardIndex: number) {
-    if (!(shardIndex >= 0 && shardIndex < weights.length)) throw new RangeError(`shard ${shardIndex} not in plan`);
+  constructor(schedule: ArrivalSchedule, slice: ShardSlice) {
+    if (slice.slots.length === 0) throw new RangeError("a shard that owns no slot of its plan's cycle has no share");
     this.schedule = schedule;
-    this.#slots = ownedSlots(weights, shardIndex);
-    this.#cycleLength = weights.reduce((a, w) => a + w, 0);
+    this.#slots = slice.slots;
+    this.#cycleLength = slice.cycle;
     const fullCycles = Math.floor(schedule.total / this.#cycleLength);
     const remainder = schedule.total % this.#cycleLength;
     this.total = fullCycles * this.#slots.length + this.#slots.filter((s) => s < remainder).length;

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ArrivalSchedule } from "./arrival-schedule.ts";
 import { interleaveCycle } from "../data/interleave.ts";
 import { dueBatch, ShardShare } from "./pacer.ts";
+import { shardSliceOf } from "./shard-slice.ts";
 
 const stageArb = fc.record({
   durationMs: fc.integer({ min: 1, max: 20_000 }),
@@ -117,7 +118,7 @@ describe("ShardShare", () => {
     fc.assert(
       fc.property(profileArb, weightsArb, (stages, weights) => {
         const schedule = new ArrivalSchedule(stages);
-        const shares = weights.map((_, i) => new ShardShare(new ArrivalSchedule(stages), weights, i));
+        const shares = weights.map((_, i) => new ShardShare(new ArrivalSchedule(stages), shardSliceOf(weights, i)));
         expect(shares.reduce((a, s) => a + s.total, 0)).toBe(schedule.total);
         const owned = new Set<number>();
         for (const share of shares) for (let k = 0; k < share.total; k++) owned.add(share.globalIndex(k));
@@ -129,7 +130,7 @@ describe("ShardShare", () => {
   });
 
   it("finds where a restarted shard resumes: the first iteration not yet due", () => {
-    const share = new ShardShare(new ArrivalSchedule([{ durationMs: 10_000, fromPerS: 100, toPerS: 100 }]), [1, 1], 1);
+    const share = new ShardShare(new ArrivalSchedule([{ durationMs: 10_000, fromPerS: 100, toPerS: 100 }]), shardSliceOf([1, 1], 1));
     // Shard 1 owns globals 1, 3, 5, … due at 10, 30, 50 ms…
     expect(share.firstDueAtOrAfter(0)).toBe(0);
     expect(share.firstDueAtOrAfter(10)).toBe(0);
@@ -142,7 +143,7 @@ describe("dueBatch (the pacer)", () => {
   it("never releases an iteration before its due time and never skips one that is due", () => {
     fc.assert(
       fc.property(profileArb, weightsArb, fc.array(fc.double({ min: 0, max: 50, noNaN: true }), { minLength: 1, maxLength: 200 }), (stages, weights, steps) => {
-        const share = new ShardShare(new ArrivalSchedule(stages), weights, 0);
+        const share = new ShardShare(new ArrivalSchedule(stages), shardSliceOf(weights, 0));
         let cursor = 0;
         let elapsed = 0;
         for (const step of steps) {
@@ -163,7 +164,7 @@ describe("dueBatch (the pacer)", () => {
   });
 
   it("caps a batch at maxBatch without losing the rest", () => {
-    const share = new ShardShare(new ArrivalSchedule([{ durationMs: 1000, fromPerS: 1000, toPerS: 1000 }]), [1], 0);
+    const share = new ShardShare(new ArrivalSchedule([{ durationMs: 1000, fromPerS: 1000, toPerS: 1000 }]), shardSliceOf([1], 0));
     const first = dueBatch(share, 0, 100, 10);
     expect(first).toMatchObject({ from: 0, to: 10, waitMs: 0 });
     expect(dueBatch(share, first.to, 100).to).toBe(101);

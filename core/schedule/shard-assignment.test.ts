@@ -22,4 +22,26 @@ describe("shardAssignments", () => {
     // Admitted without the check: no list, so the shards check nothing more than the allow-list.
     expect(shardAssignments(input).some((a) => "ownedHosts" in a)).toBe(false);
   });
+
+  it("hands each shard an assignment of the same size whatever the shard count: one of 10,000 shards serialises under 2 KB", () => {
+    const sizes = [10, 10_000].map((shards) => {
+      const spec = validSpec({
+        target: "https://a.example.com",
+        regions: ["wnam"],
+        executor: "constant-arrival-rate",
+        rate: shards * 10,
+        duration: "10s",
+        shards,
+        steps: [{ path: "/" }],
+      });
+      const planned = planRun(spec, 0, { ...DEFAULT_LIMITS, maxShards: 10_000, maxRatePerS: 1e6, maxTotalRequests: 1e9 });
+      if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
+      const assignments = shardAssignments({ runId: "r-mh2k3x1a-1a2b3c4d", spec, plan: planned.plan, t0Ms: 0, mode: "deployed", flushGraceMs: 0 });
+      expect(assignments).toHaveLength(shards);
+      return JSON.stringify(assignments.at(-1)).length;
+    });
+    expect(sizes[1]).toBeLessThan(2_048);
+    // Only the digits of the larger indices and counts differ, and the tree's reportsTo and windowsPerWrite.
+    expect(sizes[1]! - sizes[0]!).toBeLessThan(128);
+  });
 });

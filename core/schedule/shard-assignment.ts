@@ -14,6 +14,7 @@ import { parseThresholds } from "../metrics/thresholds.ts";
 import { EXPECTED_RESPONSE_DURATION, subMetricFilters, type SubMetricFilter } from "../metrics/sub-metrics.ts";
 import { isScriptRun } from "../spec/script-schema.ts";
 import { customMetricKinds } from "../spec/metrics-schema.ts";
+import { shardSlices } from "./shard-slice.ts";
 
 /**
  * How long before t0 each shard wakes to warm up (workers/shard/warm-up.ts): its colo, its
@@ -58,7 +59,7 @@ export function writesAtPhase(windowS: number, shardIndex: number, windowsPerWri
 /** Shards' window closes (and so their stores and flushes) are spread over this much of each second. */
 export const WINDOW_CLOSE_SPREAD_MS = 600;
 
-/** How far into the next second shard `shardIndex` of `shards` closes a window. */
+/** How far into the next second shard `shardIndex` of `shards` (its slice's `shards`) closes a window. */
 export function windowCloseLagMs(shardIndex: number, shards: number): number {
   return (WINDOW_CLOSE_SPREAD_MS * shardIndex) / Math.max(1, shards);
 }
@@ -73,17 +74,22 @@ export function windowCloseLagMs(shardIndex: number, shards: number): number {
  */
 export const ITERATIONS_PER_SCRIPT_SESSION = 1_000;
 
-/** One assignment per shard of the plan, in the plan's order. */
+/**
+ * One assignment per shard of the plan, in the plan's order. Each carries its own slice of
+ * the plan's weights (shard-slice.ts), not the whole list: an assignment is the same size
+ * whether the plan has ten shards or ten thousand (pinned by shard-assignment.test.ts).
+ */
 export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;
   // What every shard of the run carries besides its own plan: the sub-metrics to record, the hosts proved.
   const subMetrics = { ...runSubMetrics(spec), ...(input.ownedHosts ? { ownedHosts: input.ownedHosts } : {}) };
   if (!plan.scenarios?.length) {
     const tree = plan.tree;
+    const slices = shardSlices(plan.weights);
     return plan.shards.map((shard) => ({
       runId,
       shard,
-      weights: plan.weights,
+      slice: slices[shard.index]!,
       iterationsPerInvocation: plan.iterationsPerInvocation,
       t0Ms,
       deadlineMs: t0Ms + spec.durationMs + afterEndMs(spec),
@@ -101,10 +107,11 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
     const startMs = t0Ms + scenario.startMs;
     // Setup values are the run's: every scenario's steps may use them.
     const scenarioSpec: RunSpec = { ...scenario.spec, setupData: spec.setupData ?? {} };
+    const slices = shardSlices(planned.plan.weights);
     return planned.plan.shards.map((shard) => ({
       runId,
       shard,
-      weights: planned.plan.weights,
+      slice: slices[shard.index]!,
       iterationsPerInvocation: planned.plan.iterationsPerInvocation,
       t0Ms: startMs,
       deadlineMs: startMs + scenario.spec.durationMs + afterEndMs(scenario.spec),

@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS, planRun } from "../plan/plan.ts";
 import { shardAssignments } from "./shard-assignment.ts";
 import { ShardVus, VuSchedule } from "./vu-schedule.ts";
 import { scenarioVuOffsets, segmentedIndex, shardVuPool } from "./vu-ids.ts";
+import { shardSliceOf } from "./shard-slice.ts";
 
 const step = [{ name: "get", path: "/" }];
 
@@ -22,9 +23,9 @@ function idsByScenario(scenarios: Record<string, unknown>): Map<string, number[]
   for (const a of shardAssignments({ runId: "r", spec, plan: planned.plan, t0Ms: 0, mode: "local", flushGraceMs: 0 })) {
     const offset = a.part?.vuIdOffset ?? 0;
     const ids = a.spec.vus
-      ? new ShardVus(a.weights, a.shard.index).owned(new VuSchedule(a.spec.vus).peak).map((j) => offset + j + 1)
+      ? new ShardVus(a.slice).owned(new VuSchedule(a.spec.vus).peak).map((j) => offset + j + 1)
       : (({ first, size }) => Array.from({ length: size }, (_, i) => first + i))(
-          shardVuPool({ offset, shard: a.shard, weights: a.weights, preAllocatedVUs: a.spec.preAllocatedVUs }),
+          shardVuPool({ offset, shard: a.shard, slice: a.slice, preAllocatedVUs: a.spec.preAllocatedVUs }),
         );
     out.set(a.part!.scenario, [...(out.get(a.part!.scenario) ?? []), ...ids]);
   }
@@ -97,7 +98,12 @@ describe("VU ids in the test", () => {
     [undefined, [1, 1], 4, [4, 4]],
   ])("shares preAllocatedVUs %s over shards weighted %j with caps of %i", (preAllocatedVUs, weights, cap, parts) => {
     const pools = weights.map((_, index) =>
-      shardVuPool({ offset: 10, shard: { index, maxInFlight: cap }, weights, ...(preAllocatedVUs === undefined ? {} : { preAllocatedVUs }) }),
+      shardVuPool({
+        offset: 10,
+        shard: { index, maxInFlight: cap },
+        slice: shardSliceOf(weights, index),
+        ...(preAllocatedVUs === undefined ? {} : { preAllocatedVUs }),
+      }),
     );
     expect(pools.map((p) => p.preAllocated)).toEqual(parts);
     expect(pools.map((p) => p.first)).toEqual(weights.map((_, i) => 10 + i * cap + 1));
@@ -106,8 +112,8 @@ describe("VU ids in the test", () => {
 
 describe("iterationInTest", () => {
   it("numbers a shard's k-th iteration by the slots it owns", () => {
-    const first = segmentedIndex([1, 1], 0);
-    const second = segmentedIndex([1, 1], 1);
+    const first = segmentedIndex(shardSliceOf([1, 1], 0));
+    const second = segmentedIndex(shardSliceOf([1, 1], 1));
     expect([0, 1, 2].map(first)).toEqual([0, 2, 4]);
     expect([0, 1, 2].map(second)).toEqual([1, 3, 5]);
   });
@@ -115,7 +121,7 @@ describe("iterationInTest", () => {
   it("gives every iteration of a scenario its own number, and the first N of them 0 … N−1 over whole cycles", () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 5 }), (weights, cycles) => {
-        const seen = weights.flatMap((w, shard) => Array.from({ length: w * cycles }, (_, k) => segmentedIndex(weights, shard)(k)));
+        const seen = weights.flatMap((w, shard) => Array.from({ length: w * cycles }, (_, k) => segmentedIndex(shardSliceOf(weights, shard))(k)));
         const total = weights.reduce((a, w) => a + w, 0) * cycles;
         expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i));
       }),

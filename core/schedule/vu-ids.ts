@@ -13,8 +13,8 @@
  * @example
  * scenarioVuOffsets([2, 2]) // → [0, 2]: scenario b's VUs are 3 and 4
  */
-import { ownedSlots } from "../data/interleave.ts";
 import type { Plan } from "../plan/plan.ts";
+import type { ShardSlice } from "./shard-slice.ts";
 
 /** The ids a planned scenario may use: one per VU at its peak, or one per iteration it may have in flight. */
 export function vuIdsNeeded(plan: Pick<Plan, "closedModel" | "shards">): number {
@@ -47,7 +47,8 @@ export interface PoolInput {
   /** The scenario's offset (scenarioVuOffsets; 0 outside named scenarios). */
   readonly offset: number;
   readonly shard: { readonly index: number; readonly maxInFlight: number };
-  readonly weights: readonly number[];
+  /** The shard's slice of its plan's weights (shard-slice.ts): where its segment starts, its weight, their sum. */
+  readonly slice: ShardSlice;
   /** The scenario's preAllocatedVUs; absent: every VU of the pool is pre-allocated. */
   readonly preAllocatedVUs?: number;
 }
@@ -58,13 +59,13 @@ export interface PoolInput {
  * by weight (the parts sum to the whole, as k6 scales it by execution segment).
  */
 export function shardVuPool(input: PoolInput): VuPoolRange {
-  const { offset, shard, weights } = input;
+  const { offset, shard, slice } = input;
   const size = shard.maxInFlight;
   const first = offset + shard.index * size + 1;
   if (input.preAllocatedVUs === undefined) return { first, size, preAllocated: size };
-  const total = weights.reduce((a, w) => a + w, 0);
-  const before = weights.slice(0, shard.index).reduce((a, w) => a + w, 0);
-  const through = before + (weights[shard.index] ?? 0);
+  const total = slice.cycle;
+  const before = slice.before;
+  const through = before + slice.slots.length;
   const part = Math.floor((input.preAllocatedVUs * through) / total) - Math.floor((input.preAllocatedVUs * before) / total);
   return { first, size, preAllocated: Math.min(size, part) };
 }
@@ -75,9 +76,8 @@ export function shardVuPool(input: PoolInput): VuPoolRange {
  * iterations and k6's SegmentedIndex numbers `iterationInTest`. Unique across the scenario's
  * shards; shards that run at different speeds leave gaps, as in a distributed k6 test.
  */
-export function segmentedIndex(weights: readonly number[], shardIndex: number): (k: number) => number {
-  const slots = ownedSlots(weights, shardIndex);
-  if (slots.length === 0) throw new RangeError(`shard ${shardIndex} owns no slot of ${JSON.stringify(weights)}`);
-  const cycle = weights.reduce((a, w) => a + w, 0);
+export function segmentedIndex(slice: ShardSlice): (k: number) => number {
+  const { slots, cycle } = slice;
+  if (slots.length === 0) throw new RangeError(`the shard owns no slot of its plan's cycle of ${cycle}`);
   return (k) => Math.floor(k / slots.length) * cycle + slots[k % slots.length]!;
 }

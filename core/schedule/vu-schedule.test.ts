@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ShardVus, VuSchedule, type VuProfile } from "./vu-schedule.ts";
+import { shardSliceOf } from "./shard-slice.ts";
 
 const profile = (startVUs: number, stages: Array<[target: number, durationMs: number]>): VuProfile => ({
   startVUs,
@@ -92,7 +93,7 @@ describe("ShardVus", () => {
   it("deals VUs by weight so the shards' counts sum to the schedule's at every moment", () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 600 }), (weights, active) => {
-        const shards = weights.map((_, i) => new ShardVus(weights, i));
+        const shards = weights.map((_, i) => new ShardVus(shardSliceOf(weights, i)));
         const owned = shards.map((s) => s.owned(active));
         expect(owned.reduce((a, o) => a + o.length, 0)).toBe(active);
         // Every VU has exactly one owner.
@@ -106,7 +107,7 @@ describe("ShardVus", () => {
 
   it("holds the lifecycle's targets across 4 shards at every 100 ms", () => {
     const s = new VuSchedule(lifecycle);
-    const shards = [0, 1, 2, 3].map((i) => new ShardVus([1, 1, 1, 1], i));
+    const shards = [0, 1, 2, 3].map((i) => new ShardVus(shardSliceOf([1, 1, 1, 1], i)));
     for (let t = 0; t < s.durationMs; t += 100) {
       const n = s.activeAt(t);
       expect(shards.reduce((a, sh) => a + sh.owned(n).length, 0)).toBe(n);

@@ -10,14 +10,14 @@
  * VUs are numbered from 0; at any moment the active ones are 0 … n(t)−1, so a ramp-down
  * stops the most recently started VUs first (as k6 does). A shard owns VU j when its
  * index holds position j in `interleaveCycle(weights)` (core/data/interleave.ts), so each
- * shard derives its VUs from its weights alone and the shards' counts sum to n(t) at every
+ * shard derives its VUs from its slice of the weights alone (shard-slice.ts) and the shards' counts sum to n(t) at every
  * t. Pure: no clock inside, times are offsets from T0 in milliseconds.
  *
  * @example
  * const s = new VuSchedule({ startVUs: 0, stages: [{ target: 10, durationMs: 10_000 }], gracefulRampDownMs: 30_000 });
  * s.activeAt(5_000) // → 5
  */
-import { interleaveCycle } from "../data/interleave.ts";
+import type { ShardSlice } from "./shard-slice.ts";
 
 export interface VuStage {
   readonly target: number;
@@ -126,17 +126,18 @@ export class VuSchedule {
  * `interleaveCycle(weights)`. Over any prefix of VUs the shards' counts sum to the prefix.
  */
 export class ShardVus {
-  readonly #cycle: readonly number[];
-  readonly #shard: number;
+  /** The cycle positions this shard owns (its slice's slots). */
+  readonly #own: ReadonlySet<number>;
+  readonly #cycle: number;
 
-  constructor(weights: readonly number[], shardIndex: number) {
-    if (!(shardIndex >= 0 && shardIndex < weights.length)) throw new RangeError(`shard ${shardIndex} not in plan`);
-    this.#cycle = interleaveCycle(weights);
-    this.#shard = shardIndex;
+  constructor(slice: ShardSlice) {
+    if (!(slice.cycle > 0)) throw new RangeError(`a plan's cycle must be positive, got ${slice.cycle}`);
+    this.#own = new Set(slice.slots);
+    this.#cycle = slice.cycle;
   }
 
   owns(vu: number): boolean {
-    return this.#cycle[vu % this.#cycle.length] === this.#shard;
+    return this.#own.has(vu % this.#cycle);
   }
 
   /** The global numbers of this shard's VUs among the first `active`, ascending. */

@@ -11,6 +11,7 @@ import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { ShardAssignment } from "../../core/run/protocol.ts";
 import { api, createRun, sleep, spec, waitForStatus, simulateShardCrash } from "./helpers.ts";
+import { shardSliceOf } from "../../core/schedule/shard-slice.ts";
 
 const shardOf = (runId: string, index: number) => env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`${runId}/${index}`));
 const coordinatorOf = (runId: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(runId));
@@ -318,7 +319,7 @@ describe("stopping", () => {
     const t0Ms = Date.now() + 200;
     const assignment: ShardAssignment = {
       runId: "r-gone0000-00000000",
-      weights: [1],
+      slice: shardSliceOf([1], 0),
       iterationsPerInvocation: 10_000,
       t0Ms,
       deadlineMs: t0Ms + 1_500,

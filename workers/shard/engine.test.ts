@@ -16,6 +16,7 @@ import { subMetricFilters } from "../../core/metrics/sub-metrics.ts";
 import { parseRunThresholds } from "../../core/run/run-thresholds.ts";
 import { VirtualTime } from "../../test/support/virtual-time.ts";
 import { RECORDED_RESPONSE_HEADERS } from "../../test/fixtures/cloudflare/cloudflare-response-headers.ts";
+import { shardSliceOf } from "../../core/schedule/shard-slice.ts";
 
 /** An engine running the spec's own steps, as LoadShard builds it. */
 const engineFor = (a: ShardAssignment, ...rest: [ConstructorParameters<typeof ShardEngine>[1], typeof fetch, (w: Omit<ShardWindow, "part">) => void]) =>
@@ -26,7 +27,7 @@ function assignment(time: VirtualTime, spec: Record<string, unknown>, shard = { 
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return {
     runId: "r-test",
-    weights: shard.weights,
+    slice: shardSliceOf(shard.weights, shard.index),
     iterationsPerInvocation: 1_000_000,
     t0Ms: time.now,
     mode: "local",
@@ -383,7 +384,7 @@ function vuAssignment(time: VirtualTime, spec: Record<string, unknown>, shard = 
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return {
     runId: "r-vus",
-    weights: shard.weights,
+    slice: shardSliceOf(shard.weights, shard.index),
     iterationsPerInvocation: 1_000_000,
     t0Ms: time.now,
     mode: "local",
@@ -672,7 +673,7 @@ describe("ShardEngine, iteration-count executors", () => {
 
   it("splits shared iterations between shards exactly, each taking its VUs' part", () => {
     // 10 iterations, 4 VUs over 3 shards of weights 2:1:1.
-    const parts = [0, 1, 2].map((index) => new ShardVus([2, 1, 1], index).sharedIterations(10, 4));
+    const parts = [0, 1, 2].map((index) => new ShardVus(shardSliceOf([2, 1, 1], index)).sharedIterations(10, 4));
     expect(parts.reduce((x, y) => x + y)).toBe(10);
     expect(parts[0]).toBeGreaterThan(parts[1]!);
   });

@@ -108,7 +108,7 @@ export class ShardEngine implements IterationHost {
     this.#sleeps = new EngineSleeps(clock, () => this.#stop);
     const vus = a.spec.vus ?? null;
     this.closedModel = vus !== null;
-    this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.weights, a.shard.index);
+    this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.slice);
     this.#host = this.#executorHost();
     this.#vus = vus ? new VuExecutor(this.#host, vus, progress) : null;
     this.#loopProbe = loopWatch.join(() => this.#inFlight.count > 0 && !this.#stop);

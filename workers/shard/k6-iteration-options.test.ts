@@ -12,13 +12,14 @@ import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
 import { VirtualTime } from "../../test/support/virtual-time.ts";
+import { shardSliceOf } from "../../core/schedule/shard-slice.ts";
 
 function assignment(time: VirtualTime, spec: Record<string, unknown>, maxInFlight: number): ShardAssignment {
   const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], ...spec });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return {
     runId: "r-k6-options",
-    weights: [1],
+    slice: shardSliceOf([1], 0),
     iterationsPerInvocation: 1_000_000,
     t0Ms: time.now,
     mode: "local",

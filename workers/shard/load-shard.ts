@@ -44,6 +44,7 @@ import { firstAlarmAtMs, sendWarmUp, shouldWarmUp } from "./warm-up.ts";
 import { WindowFlusher, shardFlushRoute, windowKey, type FlushReceivers } from "./window-flusher.ts";
 import { systemClock } from "./engine-types.ts";
 import { countRestartLoss } from "./restart-loss.ts";
+import { withSlice } from "../../core/schedule/shard-slice.ts";
 import {
   invocationStarted,
   resumesAfterCrash,
@@ -264,7 +265,10 @@ export class LoadShard extends DurableObject<ShardEnv> {
   }
 
   #assignment(): ShardAssignment | undefined {
-    return (this.#assignmentCache ??= this.ctx.storage.kv.get<ShardAssignment>("assignment"));
+    if (this.#assignmentCache) return this.#assignmentCache;
+    // One stored before slices (a deploy during its run) has the plan's weights: read as its slice.
+    const stored = this.ctx.storage.kv.get<ShardAssignment>("assignment");
+    return (this.#assignmentCache = stored && withSlice(stored));
   }
 
   #storeAssignment(assignment: ShardAssignment): void {

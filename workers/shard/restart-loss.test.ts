@@ -12,6 +12,7 @@ import { VirtualTime } from "../../test/support/virtual-time.ts";
 import { ShardEngine } from "./engine.ts";
 import { countRestartLoss, lastKnownRunningMs } from "./restart-loss.ts";
 import { scheduledState, type ShardState } from "./shard-state.ts";
+import { shardSliceOf } from "../../core/schedule/shard-slice.ts";
 
 const T0 = 1_000_000;
 
@@ -20,7 +21,7 @@ function assignmentOf(spec: Record<string, unknown>, shard = { index: 0, weights
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return {
     runId: "r-restart",
-    weights: shard.weights,
+    slice: shardSliceOf(shard.weights, shard.index),
     iterationsPerInvocation: 1_000_000,
     t0Ms: T0,
     mode: "local",

@@ -35,7 +35,7 @@ export async function buildShardFlow(env: FlowBindings, assignment: ShardAssignm
   }
   const flow = assignment.spec.script
     ? await scriptFlowOf(env, assignment)
-    : createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.weights.length });
+    : createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.slice.shards });
   return { flow, seedLoaded: Boolean(seed) };
 }
 
@@ -52,8 +52,8 @@ async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment): Pro
     script,
     scenario: { name: assignment.part?.scenario ?? "default", executor: spec.executor, startTimeMs: (assignment.part?.windowOffsetS ?? 0) * 1000 },
     vuIdOffset,
-    pool: shardVuPool({ offset: vuIdOffset, shard: assignment.shard, weights: assignment.weights, preAllocatedVUs: spec.preAllocatedVUs }),
-    iterationInTest: segmentedIndex(assignment.weights, assignment.shard.index),
+    pool: shardVuPool({ offset: vuIdOffset, shard: assignment.shard, slice: assignment.slice, preAllocatedVUs: spec.preAllocatedVUs }),
+    iterationInTest: segmentedIndex(assignment.slice),
     tags: spec.tags,
     steps: spec.steps.map((s) => s.name),
     setupData: spec.setupData?.[SETUP_DATA] ?? null,

@@ -23,9 +23,9 @@ export class ShardWindows {
   #closedThrough = 0; // windows below this number have been handed out
 
   /** `onWindow` receives each closed window that holds anything, oldest first. */
-  constructor(a: Pick<ShardAssignment, "t0Ms" | "shard" | "weights">, onWindow: (w: Omit<ShardWindow, "part">) => void) {
+  constructor(a: Pick<ShardAssignment, "t0Ms" | "shard" | "slice">, onWindow: (w: Omit<ShardWindow, "part">) => void) {
     this.#t0Ms = a.t0Ms;
-    this.#closeLagMs = windowCloseLagMs(a.shard.index, a.weights.length);
+    this.#closeLagMs = windowCloseLagMs(a.shard.index, a.slice.shards);
     this.#onWindow = onWindow;
   }
 

@@ -43,7 +43,7 @@ export class VuExecutor {
   constructor(host: ExecutorHost, vus: VuProfile, progress: IterationProgress | null) {
     this.#host = host;
     this.#schedule = new VuSchedule(vus);
-    this.#shardVus = new ShardVus(host.a.weights, host.a.shard.index);
+    this.#shardVus = new ShardVus(host.a.slice);
     if (vus.iterations?.kind === "shared") this.#sharedLeft = progress?.sharedLeft ?? this.#shardVus.sharedIterations(vus.iterations.count, vus.startVUs);
     for (const [vu, n] of progress?.perVu ?? []) this.#vuIterations.set(vu, n);
   }
