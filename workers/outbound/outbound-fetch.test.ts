@@ -109,6 +109,28 @@ describe("outboundFetch", () => {
     ]);
   });
 
+  it("drops the headers about the body with the body (301/302/303), for good, and keeps them on 307/308, as Go 1.26 does", async () => {
+    const net = network({
+      "http://127.0.0.1:9/302": { status: 302, location: "/307" },
+      "http://127.0.0.1:9/307": { status: 307, location: "/done" },
+      "http://127.0.0.1:9/308": { status: 308, location: "/done" },
+      "http://127.0.0.1:9/done": { status: 200 },
+    });
+    const guarded = outboundFetch(loopbackOnly, net.fetcher);
+    const headers = { "Content-Type": "application/json", "Content-Encoding": "gzip", "Content-Language": "en", "Content-Location": "/x", "X-Keep": "1" };
+    await guarded("http://127.0.0.1:9/302", { method: "POST", body: "{}", headers });
+    await guarded("http://127.0.0.1:9/308", { method: "POST", body: "{}", headers });
+    const seen = net.sent.map((s) => `${s.method} ${new URL(s.url).pathname} ${s.body} ${[...s.headers.keys()].filter((k) => k !== "referer")}`);
+    expect(seen).toEqual([
+      "POST /302 {} content-encoding,content-language,content-location,content-type,x-keep",
+      "GET /307 null x-keep",
+      // A 307 after the body was dropped has none to repeat, nor its headers.
+      "GET /done null x-keep",
+      "POST /308 {} content-encoding,content-language,content-location,content-type,x-keep",
+      "POST /done {} content-encoding,content-language,content-location,content-type,x-keep",
+    ]);
+  });
+
   it("takes a 300 Multiple Choices with a Location as the answer, as Go does", async () => {
     const net = network({ "http://127.0.0.1:9/choices": { status: 300, location: "/one" }, "http://127.0.0.1:9/one": { status: 200 } });
     expect((await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/choices")).status).toBe(300);
@@ -150,6 +172,27 @@ describe("outboundFetch", () => {
     ]);
     // The script's own Cookie header goes with the first request only: k6 rebuilds each hop's from its jar.
     expect(net.sent.map((s) => s.headers.get("cookie"))).toEqual(["given=1", "sid=1", null]);
+  });
+
+  it("names the URL each hop of a k6 script's request comes from in Referer, as Go's client does: without credentials, not from https to http, never over the request's own", async () => {
+    const allowAll: OutboundPolicy = () => null;
+    // A k6 script's request is the one with a VU's jar; this jar knows no cookies.
+    const redirectCookies = () => null;
+    const net = network({
+      "http://u:p@127.0.0.1:9/a?x=1": { status: 302, location: "http://127.0.0.1:9/b" },
+      "http://127.0.0.1:9/b": { status: 307, location: "https://localhost:9/c" },
+      "https://localhost:9/c": { status: 301, location: "http://127.0.0.1:9/d" },
+      "http://127.0.0.1:9/d": { status: 200 },
+    });
+    await outboundFetch(allowAll, net.fetcher)("http://u:p@127.0.0.1:9/a?x=1", { method: "POST", body: "b", redirectCookies });
+    expect(net.sent.map((s) => s.headers.get("referer"))).toEqual([null, "http://127.0.0.1:9/a?x=1", "http://127.0.0.1:9/b", null]);
+    const own = network({ "http://127.0.0.1:9/a?x=1": { status: 302, location: "/b" }, "http://127.0.0.1:9/b": { status: 200 } });
+    await outboundFetch(allowAll, own.fetcher)("http://127.0.0.1:9/a?x=1", { headers: { Referer: "http://mine/" }, redirectCookies });
+    expect(own.sent.map((s) => s.headers.get("referer"))).toEqual(["http://mine/", "http://mine/"]);
+    // edgeload's own requests (a webhook's, a step's) name no URL to the next host.
+    const plain = network({ "http://127.0.0.1:9/a?x=1": { status: 302, location: "/b" }, "http://127.0.0.1:9/b": { status: 200 } });
+    await outboundFetch(allowAll, plain.fetcher)("http://127.0.0.1:9/a?x=1", {});
+    expect(plain.sent.map((s) => s.headers.get("referer"))).toEqual([null, null]);
   });
 
   it("leaves manual requests' redirects to them", async () => {

@@ -10,7 +10,7 @@
  *    statuses and method rules, holding credentials back across origins
  *    (core/outbound/redirect-rules.ts);
  *  - hands each followed 3xx's Set-Cookie to the request's `redirectCookies` (a k6 VU's jar),
- *    which names the next hop's Cookie header;
+ *    which names the next hop's Cookie header; such a request's hops carry Go's Referer;
  *  - stops after a request's `maxRedirects` (RedirectInit: a k6 script's params.redirects or
  *    options.maxRedirects; default MAX_REDIRECTS) and answers with the last 3xx, which is not
  *    an error, as in k6. The response's `url` is the last URL fetched.
@@ -75,7 +75,8 @@ export function outboundFetch(policy: OutboundPolicy, fetcher: typeof fetch = pl
       await response.body?.cancel();
       checked(next, "redirect to");
       const from = hop.url;
-      hop = nextHop(hop, response.status, next);
+      // A k6 script's request (the one with a VU's jar) follows Go's client: Referer too.
+      hop = nextHop(hop, response.status, next, redirectCookies !== undefined);
       // A k6 VU's jar keeps the 3xx's cookies and names the next hop's, as k6's CheckRedirect does.
       if (redirectCookies) hop = withCookie(hop, await redirectCookies({ fromUrl: from, setCookies: response.headers.getSetCookie(), toUrl: next }));
       response = await fetcher(hop.url, { ...fetchInit, method: hop.method, headers: hop.headers, body: hop.body, redirect: "manual" });
