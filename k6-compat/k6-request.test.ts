@@ -73,6 +73,12 @@ describe("k6Request", () => {
     expect(r.shown.body).toBe(shown);
   });
 
+  it("sends no body for an empty one on a GET or HEAD, as Go sends none (and fetch would refuse one)", () => {
+    expect(k6Request(input({ method: "GET", body: "" }), "http.request()").body).toBeUndefined();
+    expect(k6Request(input({ method: "HEAD", body: new ArrayBuffer(0) }), "http.request()").body).toBeUndefined();
+    expect(text(k6Request(input({ method: "GET", body: "a" }), "http.request()").body)).toBe("a");
+  });
+
   it("labels a form only when the script did not: its own Content-Type wins, as params.headers is applied after the body", () => {
     expect(k6Request(input({ body: { a: 1 } }), "http.post()").headers["Content-Type"]).toBe("application/x-www-form-urlencoded");
     expect(k6Request(input({ body: { a: 1 }, headers: { "content-type": "x/y" } }), "http.post()").headers["Content-Type"]).toBe("x/y");

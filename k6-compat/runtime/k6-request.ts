@@ -55,7 +55,10 @@ export function k6Request(input: RequestInput, call: string): K6Request {
   // http.Header: Set replaces under the canonical name, so the last of `x-a` and `X-A` wins, as in Go.
   const headers: Record<string, string> = {};
   const set = (name: string, value: string) => (headers[canonicalHeaderKey(name)] = value);
-  const body = requestBody(input.body, call, set);
+  const given = requestBody(input.body, call, set);
+  // An empty body on a GET or HEAD is none to Go (it probes the body and sends nothing); fetch
+  // refuses any body on them, so it is not handed one.
+  const body = given?.length === 0 && (input.method === "GET" || input.method === "HEAD") ? undefined : given;
   set("User-Agent", input.userAgent);
   for (const [name, value] of Object.entries(input.headers ?? {})) set(name, String(value));
   // k6 drops a Content-Length the script gives: Go sets it from the body.
