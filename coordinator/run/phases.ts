@@ -20,6 +20,7 @@ import { outboundFetch } from "../../workers/outbound/outbound-fetch.ts";
 import { targetPolicy } from "../../workers/outbound/policies.ts";
 import { runScript, runScriptPhase, type ScriptPhaseResult } from "./script-phase.ts";
 import { phaseView, START_LEAD_MS, type PhaseView, type RunRecord } from "./run-record.ts";
+import type { PhaseCells } from "./phase-metrics.ts";
 
 /** How one setup went: its view, why it failed (null when it did not), and the data for the shards. */
 export interface SetupOutcome {
@@ -30,6 +31,8 @@ export interface SetupOutcome {
   readonly byScript?: "exception" | "aborted";
   /** setup() ran past its setupTimeout (exit 100). */
   readonly timedOut?: ScriptTimeout;
+  /** What a k6 script's setup() measured (phase-metrics.ts), for the run's totals. */
+  readonly cells?: PhaseCells;
 }
 
 /** A phase that failed before it could say anything: no steps. */
@@ -73,16 +76,20 @@ export async function runScriptSetup(env: Env, runId: string, spec: RunSpec, own
     return { view: NOTHING_RAN, failure: `setup() did not finish within ${seconds(script.setupTimeout)} (setupTimeout)`, setupData: {}, timedOut: "setup" };
   const view = phaseView({ ok: setup.ok, steps: setup.steps, captured: {} });
   const setupData: Readonly<Record<string, string>> = setup.data === null ? {} : { [SETUP_DATA]: setup.data };
+  const { cells } = setup;
   if (setup.aborted !== null)
-    return { view, failure: `script aborted${setup.aborted ? `: ${setup.aborted}` : ""} (in setup())`, setupData, byScript: "aborted" };
-  if (setup.error !== null) return { view, failure: `setup() failed: ${setup.error}${setup.at ? ` at ${setup.at}` : ""}`, setupData, byScript: "exception" };
-  return { view, failure: setup.ok ? null : "setup() failed", setupData };
+    return { view, failure: `script aborted${setup.aborted ? `: ${setup.aborted}` : ""} (in setup())`, setupData, byScript: "aborted", cells };
+  if (setup.error !== null)
+    return { view, failure: `setup() failed: ${setup.error}${setup.at ? ` at ${setup.at}` : ""}`, setupData, byScript: "exception", cells };
+  return { view, failure: setup.ok ? null : "setup() failed", setupData, cells };
 }
 
 /** How teardown went, and the end it gives the run when it failed as k6 fails a test. */
 export interface TeardownOutcome {
   readonly view: PhaseView;
   readonly failure: { readonly status: "error" | "aborted"; readonly reason: string; readonly byScript?: true; readonly timedOut?: ScriptTimeout } | null;
+  /** What a k6 script's teardown() measured (phase-metrics.ts), for the run's totals. */
+  readonly cells?: PhaseCells;
 }
 
 /** The run's teardown, with what setup captured; null when there is none to run (or it ran). */
@@ -104,7 +111,7 @@ export async function runTeardown(env: Env, run: RunRecord): Promise<TeardownOut
       const reason = `teardown() did not finish within ${seconds(script.teardownTimeout)} (teardownTimeout)`;
       return { view: NOTHING_RAN, failure: { status: "error", reason, timedOut: "teardown" } };
     }
-    return { view: phaseView({ ok: result.ok, steps: result.steps, captured: {} }), failure: scriptTeardownFailure(result) };
+    return { view: phaseView({ ok: result.ok, steps: result.steps, captured: {} }), failure: scriptTeardownFailure(result), cells: result.cells };
   }
   if (steps.length === 0) return null;
   // A spec's own teardown steps are reported, not judged: k6 has no such steps to follow.
@@ -141,10 +148,12 @@ export async function setUpRun(env: Env, run: RunRecord): Promise<{ run: RunReco
       (error: unknown): SetupOutcome => ({ view: NOTHING_RAN, failure: `setup could not run: ${messageOf(error)}`, setupData: {} }),
     );
     if (!outcome) continue;
-    const { view, failure, setupData, byScript, timedOut } = outcome;
+    const { view, failure, setupData, byScript, timedOut, cells } = outcome;
     current = {
       ...current,
       phases: { setup: view },
+      // Counted in the run's totals, as k6 counts setup()'s samples (phase-metrics.ts), even when it failed.
+      ...(cells?.length ? { phaseStats: { setup: cells } } : {}),
       ...(byScript ? { endedByScript: true as const } : {}),
       ...(timedOut ? { scriptTimeout: timedOut } : {}),
     };

@@ -52,6 +52,7 @@ import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
 import { abortShards, ShardStopper, startingWatermarks } from "./run-shards.ts";
 import { tickFailureBudget, tickRetryDelayMs, withTickFailure } from "./tick-failure.ts";
 import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
+import { addPhaseStats } from "./phase-metrics.ts";
 
 /** The bindings as this object reads them: the shards' namespace typed by their class. */
 type Env = Bindings & ObjectNamespaces<undefined, LoadShard, RunAggregator>;
@@ -288,11 +289,12 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#run = run;
     if (!run) return;
     this.#thresholds = run.thresholds ?? parseRunThresholds(run.spec);
-    this.#totals = takeInLog(this.#log, this.#open, this.#unwritten, this.ctx.storage.kv.get<TotalsCheckpoint>("totals"), run);
+    this.#totals = addPhaseStats(takeInLog(this.#log, this.#open, this.#unwritten, this.ctx.storage.kv.get<TotalsCheckpoint>("totals"), run), run.phaseStats);
   }
 
   #save(run: RunRecord): void {
     this.#run = run;
+    addPhaseStats(this.#totals, run.phaseStats); // setup()'s and teardown()'s, each once (phase-metrics.ts)
     this.ctx.storage.kv.put("run", run);
   }
 

@@ -11,6 +11,7 @@ import { noIterationRan } from "../../core/run/script-start.ts";
 import type { Env } from "../../workers/env.ts";
 import { updateRunStatus } from "../store/results-store.ts";
 import { runTeardown } from "./phases.ts";
+import { loadStats } from "./phase-metrics.ts";
 import { endOf, type RunRecord } from "./run-record.ts";
 import { endedRunStatements, endSummary, type SummarySources } from "./summary-of.ts";
 import { unstorableEnd } from "./tick-failure.ts";
@@ -44,12 +45,15 @@ export async function finishRun(host: EndingHost, forced: ForcedStatus | null, n
     host.save({
       ...host.run(),
       phases: { ...host.run().phases, teardown: teardown.view },
+      // Into the totals with the save, as k6 counts teardown()'s samples (phase-metrics.ts).
+      ...(teardown.cells?.length ? { phaseStats: { ...host.run().phaseStats, teardown: teardown.cells } } : {}),
       ...(failed?.byScript ? { endedByScript: true as const } : {}),
       ...(failed?.timedOut ? { scriptTimeout: failed.timedOut } : {}),
     });
   }
   // A script run in which no iteration could run (its isolate never started) is an error, not a pass.
-  const nothingRan = forced === null && !failed ? noIterationRan(host.sources().totals.select()) : null;
+  // The load's own figures: requests setup() or teardown() sent are not an iteration that ran.
+  const nothingRan = forced === null && !failed ? noIterationRan(loadStats(host.sources().totals, host.run().plan)) : null;
   const end = failed
     ? { status: failed.status, reason: failed.reason }
     : nothingRan

@@ -11,6 +11,7 @@ import type { ThresholdSet } from "../../core/metrics/thresholds.ts";
 import type { Verdict } from "../../core/run/verdict.ts";
 import type { LifecycleState } from "../../core/run/run-lifecycle.ts";
 import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
+import type { PhaseStats } from "./phase-metrics.ts";
 
 export interface RunRecord {
   readonly runId: string;
@@ -50,6 +51,8 @@ export interface RunRecord {
   readonly verdict?: Verdict;
   /** Outcomes of the run's setup and teardown steps (no captured values: those are secret-bearing). */
   readonly phases?: { readonly setup?: PhaseView; readonly teardown?: PhaseView };
+  /** What a k6 script's setup() and teardown() measured, which the run's totals count (phase-metrics.ts). */
+  readonly phaseStats?: PhaseStats;
 }
 
 /** A setup or teardown outcome as kept and shown: without what it captured. */

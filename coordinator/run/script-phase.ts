@@ -3,8 +3,8 @@
  * per test, not per VU), in the script's own isolate like its iterations. Their requests
  * go out one at a time through the same outbound policy as the shards' (workers/outbound/),
  * and through the phase IO of edgeload's own setup steps (scenarios/run-phase.ts), outside
- * any engine, so, like edgeload's own setup steps, they are not in the run's
- * metrics (k6 counts them in http_reqs; see the README's k6 compatibility table).
+ * any engine. What they measure — requests, checks, custom metrics — is recorded as k6
+ * records it (phase-metrics.ts) and counted in the run's totals, as k6 counts them.
  *
  * setup()'s return value travels as JSON to every shard (`setupData`), as k6 hands each
  * VU a copy; a setup() that throws ends the run as `error` before any load (k6's exit code
@@ -18,6 +18,7 @@ import { outbound } from "../../workers/outbound/outbound-fetch.ts";
 import { targetPolicy } from "../../workers/outbound/policies.ts";
 import { IterationHost, scriptEntrypoint, type ScriptModules } from "../../workers/shard/script-flow.ts";
 import type { Env } from "../../workers/env.ts";
+import { phaseMetrics, phaseSubMetrics, type PhaseCells } from "./phase-metrics.ts";
 
 /** The script of a run: its own, or its named scenarios' (they share one bundle). */
 export function runScript(spec: RunSpec): ScriptSpec | null {
@@ -32,6 +33,8 @@ export interface ScriptPhaseResult extends PhaseResult {
   readonly at?: string | null;
   /** It called exec.test.abort(): the message ("" without one); null otherwise. */
   readonly aborted: string | null;
+  /** What it measured, per step (phase-metrics.ts); empty when it measured nothing. */
+  readonly cells: PhaseCells;
 }
 
 export async function runScriptPhase(
@@ -45,7 +48,7 @@ export async function runScriptPhase(
 ): Promise<ScriptPhaseResult> {
   const object = env.LOADER ? await env.SEEDS.get(scriptObjectKey(script.bundle)) : null;
   if (!env.LOADER || !object)
-    return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded`, aborted: null };
+    return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded`, aborted: null, cells: [] };
   const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
   const toTargets = outbound(targetPolicy(env, ownedHosts));
   const recorder = phaseIO({
@@ -55,7 +58,10 @@ export async function runScriptPhase(
     nameOf: (_index, request) => `${request.method} ${new URL(request.url).pathname}`,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   });
-  const host = new IterationHost(recorder.io, toTargets);
+  // The run's sub-metrics (those its thresholds name, and the one k6 shows for every script).
+  const measured = phaseMetrics(recorder.io, phaseSubMetrics(spec), spec.timeoutMs);
+  // k6 tags a phase's samples with no scenario (runner.go runPart): no default tags here.
+  const host = new IterationHost(measured.io, toTargets, [], {});
   const outcome = await entry.phase(
     host,
     phase,
@@ -70,6 +76,8 @@ export async function runScriptPhase(
     },
     setupData,
   );
+  // What it recorded after its last request (its checks, its metrics, its console lines).
+  host.apply(outcome.samples);
   // k6 fails a test on an exception in setup(), not on a failed request or check in it.
   const aborted = outcome.aborted ?? null;
   return {
@@ -80,5 +88,6 @@ export async function runScriptPhase(
     error: outcome.error,
     at: outcome.at ?? null,
     aborted,
+    cells: measured.cells(),
   };
 }
