@@ -148,7 +148,9 @@ describe("edgeload plan --probe", () => {
     expect(shardsAt(raw, 80)).toBe(20);
     expect(shardsAt(raw, 30)).toBe(8);
     // The latency table prices the measured latency beside 30, 50, 100 and 200 ms.
-    expect(out.latencyCosts.map((c: { latencyMs: number }) => c.latencyMs)).toEqual([30, 50, out.latency.plannedMs, 100, 200].sort((a, b) => a - b));
+    expect(out.latencyCosts.map((c: { latencyMs: number }) => c.latencyMs)).toEqual(
+      [...new Set([30, 50, out.latency.plannedMs, 100, 200])].sort((a, b) => a - b),
+    );
   });
 
   it("prints the probe's figures and marks the measured latency in the table", async () => {

@@ -91,7 +91,8 @@ describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () =>
     expect(running).toBeGreaterThan(0.3);
     expect(running).toBeLessThan(0.4);
     expect(running / 18.9).toBeLessThanOrEqual(0.02);
-    // 600 s × 36 histogram rows of ~5.9 KB (5,833 samples each) and 6 window rows, kept 3 months at $0.75 a GB-month.
+    // 600 s × 36 histogram rows of ~5.9 KB (5,833 samples each) and 6 window rows, and 252 shard
+    // rows with their whole-run histograms, kept 3 months at $0.75 a GB-month.
     expect(storage).toBeGreaterThan(0.2);
     expect(storage).toBeLessThan(0.35);
     expect(p.cost.k6Cloud.vuh).toBeCloseTo((2000 * 10) / 60, 6);

@@ -8,7 +8,7 @@ import { Histogram } from "../metrics/histogram.ts";
 import { PRICES } from "./cloudflare-pricing.ts";
 import { estimateCost } from "./run-cost.ts";
 import { estimateUsage } from "./run-usage.ts";
-import { histogramRowBytes, storageUsage } from "./storage-usage.ts";
+import { histogramRowBytes, shardRowBytes, storageUsage } from "./storage-usage.ts";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import { DEFAULT_LIMITS, planRun } from "./plan.ts";
@@ -121,5 +121,12 @@ describe("the storage and Workers Logs lines of a run's cost", () => {
     // The project's default keeps one in a hundred; observability off keeps none.
     expect(usage().workersLogsEvents).toBeCloseTo(invocations / 100, 9);
     expect(line(usage({ logsSamplingRate: 0 }), "Workers Logs").usd).toBe(0);
+  });
+});
+
+describe("shardRowBytes", () => {
+  it("holds three whole-run histograms beside the shard's figures: more requests, more buckets", () => {
+    expect(shardRowBytes(33_600) - shardRowBytes(1)).toBeGreaterThan(3 * 7_000); // a 1,000,000/s shard's 5 minutes
+    expect(shardRowBytes(33_600)).toBeLessThan(3 * histogramRowBytes(33_600) + 1_300);
   });
 });

@@ -12,8 +12,9 @@
  * log-normal (median 50 ms, σ 0.5: four in five within 26–95 ms) with the generator's own
  * trends (schedule lag, slot wait, client delay) beside them: 0.8 KB a row of 100 samples,
  * 2.8 KB of 667, 5.6 KB of 5,833, 8.7 KB of 170,000 (storage-usage.test.ts measures it). A
- * target whose latencies spread less stores less (the scale simulation's, 20–40 ms, 0.6 KB a
- * row of 5,833), one that spreads more, more.
+ * shard's row holds three such histograms of its whole run. A target whose latencies spread
+ * less stores less (the scale simulation's answers in whole milliseconds, 20–40 and a few
+ * 100–139: 0.6 KB a row of 5,833), one that spreads more, more.
  */
 import { SECONDS_PER_BILLED_MONTH } from "./cloudflare-pricing.ts";
 
@@ -27,8 +28,14 @@ const D1_HISTOGRAM_ROW_BASE_BYTES = 80 + 60;
 const BYTES_PER_BUCKET = 13;
 /** Occupied buckets of a row of `samples` samples, fitted to the measurement in the header: ~90 more each time the samples grow e-fold. */
 const bucketsOf = (samples: number) => Math.max(1, Math.min(samples, 90 * Math.log(Math.max(1, samples)) - 340));
-/** A `shards` row with its per-shard summary: the simulation wrote 2,194 bytes each. */
-const D1_SHARD_ROW_BYTES = 2_300;
+/**
+ * A `shards` row without its histograms: its counters, its per-shard summary (~1 KB of
+ * figures) and its key. Beside them it holds the shard's whole-run histograms of three
+ * trends (duration, waiting, corrected: coordinator/migrations/0003_shard_histograms.sql),
+ * whose buckets fill with the shard's requests as a window's do.
+ */
+const D1_SHARD_ROW_BASE_BYTES = 1_300;
+const SHARD_HISTOGRAMS = 3;
 /** The summary joined to the run's row at the end: its figures, and a few KB per reporter it lists. */
 const SUMMARY_BASE_BYTES = 30_000;
 const SUMMARY_BYTES_PER_REPORTER = 2_500;
@@ -71,9 +78,19 @@ export interface StorageUsage {
   readonly durableObjectGbMonths: number;
 }
 
+/** Bytes of a histogram's buckets of `samples` samples as JSON (see the header). */
+function bucketBytes(samples: number): number {
+  return Math.ceil(bucketsOf(Math.ceil(samples))) * BYTES_PER_BUCKET;
+}
+
 /** Bytes of one histogram row (or one trend of a window on the wire) of `samples` samples, on average over the six trends (see the header). */
 export function histogramRowBytes(samples: number): number {
-  return D1_HISTOGRAM_ROW_BASE_BYTES + Math.ceil(bucketsOf(Math.ceil(samples))) * BYTES_PER_BUCKET;
+  return D1_HISTOGRAM_ROW_BASE_BYTES + bucketBytes(samples);
+}
+
+/** Bytes of a shard's D1 row at the end of a run in which it sent `requests`: its figures and three whole-run histograms. */
+export function shardRowBytes(requests: number): number {
+  return D1_SHARD_ROW_BASE_BYTES + SHARD_HISTOGRAMS * bucketBytes(requests);
 }
 
 /** What a run stores, and for how long (see the header). */
@@ -85,7 +102,7 @@ export function storageUsage(s: StorageShape): StorageUsage {
   const d1BytesByTable = {
     windows: s.durationS * rowsPerS * D1_WINDOW_ROW_BYTES,
     histograms: s.durationS * histogramRowsPerS * histogramBytes,
-    shards: s.shards * D1_SHARD_ROW_BYTES,
+    shards: s.shards * shardRowBytes(s.requests / Math.max(1, s.shards)),
     run: s.runRowBytes + SUMMARY_BASE_BYTES + s.reporters * SUMMARY_BYTES_PER_REPORTER,
   };
   const d1Bytes = d1BytesByTable.windows + d1BytesByTable.histograms + d1BytesByTable.shards + d1BytesByTable.run;

@@ -42,11 +42,13 @@ export function d1Figures(batches: readonly D1Batch[], t0Ms: number): D1Figures 
   let inD1 = 0;
   let windowToD1Ms = 0;
   let maxParams = 0;
+  const bytesWritten = { windows: 0, histograms: 0, shards: 0 };
   for (const { atMs, statements } of batches) {
     const second = secondOf(atMs);
     for (const s of statements) {
       maxParams = Math.max(maxParams, s.params.length);
       const table = /^\s*(?:INSERT INTO|UPDATE) (\w+)/i.exec(s.sql)?.[1];
+      if (table === "windows" || table === "histograms" || table === "shards") bytesWritten[table] += boundBytes(s.params);
       if (table === "shards") {
         shardRowsBySecond.set(second, (shardRowsBySecond.get(second) ?? 0) + rowsOf(s));
         continue;
@@ -71,11 +73,18 @@ export function d1Figures(batches: readonly D1Batch[], t0Ms: number): D1Figures 
       shardRows: [...shardRowsBySecond.values()].reduce((a, b) => a + b, 0),
       shardRowsPerS: Math.max(0, ...shardRowsBySecond.values()),
       maxParams,
+      bytesWritten,
     },
     inD1,
     lateCells: [...d1Cells.values()].filter((n) => n > 1).length,
     windowToD1Ms,
   };
+}
+
+/** Bytes of a statement's bound values as stored: text as UTF-8, a number as 8, anything else (null) as 1. */
+function boundBytes(params: readonly unknown[]): number {
+  const encoder = new TextEncoder();
+  return params.reduce<number>((n, p) => n + (typeof p === "string" ? encoder.encode(p).length : typeof p === "number" ? 8 : 1), 0);
 }
 
 /** p50, p90, p99 and p99.9: the exact ones from the target's counts against the coordinator's merged histogram. */

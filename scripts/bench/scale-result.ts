@@ -79,7 +79,15 @@ export interface ScaleResult {
     readonly shardRowsPerS: number;
     /** The most bound parameters of any statement (D1 allows 100). */
     readonly maxParams: number;
+    /** Bytes bound into each table's rows, the whole run (text as UTF-8, a number 8): what D1 stores, before SQLite's own overhead. */
+    readonly bytesWritten: { readonly windows: number; readonly histograms: number; readonly shards: number };
   };
+  /**
+   * Billed Durable Object requests the reporting path made, the whole run: shard invocations
+   * (each engine run: the first, then one per hand-over), and the flushes and ticks into the
+   * aggregators and into the coordinator (start, abort and API calls are not simulated).
+   */
+  readonly objectRequests: { readonly shardInvocations: number; readonly intoAggregators: number; readonly intoCoordinator: number };
   /** Durable Object storage rows written, by kind of object, the whole run (see each object's storageRowsWritten). */
   readonly storageRows: { readonly shards: number; readonly aggregators: number; readonly coordinator: number };
   /** (window, region, step) cells written more than once (a part arrived after its window was written). */

@@ -102,6 +102,11 @@ export class SimShard {
     await this.#flusher.flush(true);
   }
 
+  /** Invocations of its engine (LoadShard.alarm() runs that sent): the first, and one per hand-over. */
+  get invocations(): number {
+    return this.#invocations;
+  }
+
   /** Storage rows LoadShard writes for what this shard did: its state with each closed window, and the rest (#otherRows). */
   get storageRowsWritten(): number {
     return this.#pending.rowsWritten + this.#otherRows;

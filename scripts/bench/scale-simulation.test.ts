@@ -106,6 +106,35 @@ describe("a whole run simulated shard by shard, through the aggregation tree", (
     expect(Math.abs(usage.shardRowsWritten + usage.aggregators.rowsWritten + usage.coordinatorRowsWritten - total) / total).toBeLessThan(0.1);
   }, 120_000);
 
+  it("prices what the simulated objects were asked (issue 49): shard invocations, flushes and ticks within 10 %, storage bytes at least what they wrote", async () => {
+    // 13 s of schedule, so the end's extra flushes and ticks weigh little.
+    const r = await simulateScale({ ratePerS: 35_000, rampS: 1, steadyS: 12 });
+    const u = preflight(r.spec, r.plan).usage;
+    const sim = r.objectRequests;
+    const within10 = (model: number, simulated: number, slack = 0) => expect(Math.abs(model - simulated)).toBeLessThanOrEqual(0.1 * simulated + slack);
+    expect(u.shardInvocations).toBe(sim.shardInvocations); // one invocation a shard sends in, the first warming up
+    // Into the aggregators: each shard's flushes (every fourth window, then its done) and the ticks.
+    within10(u.reporting.intoAggregators + u.reporting.aggregatorTicks, sim.intoAggregators);
+    // Into the coordinator: the roots' flushes, every other second, and its ticks — the model's
+    // run 5 s past the schedule (END_GRACE_S); the simulation's stop when the roots are done.
+    within10(u.reporting.intoCoordinator + u.reporting.coordinatorTicks, sim.intoCoordinator, 5);
+    // Every billed request of the reporting path: what the aggregator line and Workers Logs' events count.
+    const modelled =
+      u.shardInvocations + u.reporting.intoAggregators + u.reporting.aggregatorTicks + u.reporting.intoCoordinator + u.reporting.coordinatorTicks;
+    within10(modelled, sim.shardInvocations + sim.intoAggregators + sim.intoCoordinator);
+    // D1: the estimate allows a wider target than the simulation's whole-millisecond answers.
+    const stored = u.storage.d1BytesByTable;
+    expect(stored.windows).toBeGreaterThanOrEqual(r.d1.bytesWritten.windows);
+    expect(stored.histograms).toBeGreaterThanOrEqual(r.d1.bytesWritten.histograms);
+    expect(stored.shards).toBeGreaterThanOrEqual(r.d1.bytesWritten.shards);
+
+    // A flat run: every shard flushes each window to the coordinator.
+    const flat = await simulateScale({ ratePerS: 10_000, rampS: 1, steadyS: 8 });
+    const f = preflight(flat.spec, flat.plan).usage;
+    expect(flat.tree).toBeNull();
+    within10(f.reporting.intoCoordinator + f.reporting.coordinatorTicks, flat.objectRequests.intoCoordinator, 5);
+  }, 120_000);
+
   it("10,000/s: a run of at most one fan-in of shards stays flat, its shards flushing to the coordinator", async () => {
     const r = await simulateScale({ ratePerS: 10_000, rampS: 1, steadyS: 1 });
     expect(r.plan.shards).toHaveLength(72);

@@ -35,7 +35,7 @@ import { VirtualTime } from "../../test/support/virtual-time.ts";
 import { SimAggregator } from "./scale-aggregator.ts";
 import { SimCoordinator } from "./scale-coordinator.ts";
 import { type D1Batch, d1Figures, objectFigures, quantilesAgainstExact } from "./scale-figures.ts";
-import type { Span } from "./scale-meter.ts";
+import type { ObjectMeter, Span } from "./scale-meter.ts";
 import type { FlushTarget, SimContext } from "./scale-objects.ts";
 import type { ScaleResult } from "./scale-result.ts";
 import { SimShard } from "./scale-shard.ts";
@@ -215,6 +215,7 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
       gcPauses,
     ),
     d1: stored.d1,
+    objectRequests: objectRequestsOf(shards, aggregators, coordinator),
     storageRows: {
       shards: shards.reduce((n, s) => n + s.storageRowsWritten, 0),
       aggregators: aggregators.reduce((n, a) => n + a.storageRowsWritten, 0),
@@ -229,6 +230,16 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
     },
     wallMs,
     gcMs: gcPauses.reduce((n, [start, end]) => n + end - start, 0),
+  };
+}
+
+/** The billed requests the simulated objects made and were asked (ScaleResult.objectRequests). */
+function objectRequestsOf(shards: readonly SimShard[], aggregators: readonly SimAggregator[], coordinator: SimCoordinator): ScaleResult["objectRequests"] {
+  const requestsOf = (meter: ObjectMeter) => [...meter.requestsBySecond.values()].reduce((a, b) => a + b, 0);
+  return {
+    shardInvocations: shards.reduce((n, s) => n + s.invocations, 0),
+    intoAggregators: aggregators.reduce((n, a) => n + requestsOf(a.meter), 0),
+    intoCoordinator: requestsOf(coordinator.meter),
   };
 }
 
