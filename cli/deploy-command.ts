@@ -101,32 +101,18 @@ export async function dryRun(configPath: string): Promise<BundleReport> {
       if (file.endsWith(".js")) bundle += bytes.toString("utf8");
     }
     const config = readWranglerConfig(configPath);
-    const problems = [...checkConfigFile(configPath, bundle), ...sizeProblems(rawBytes, gzipBytes)];
+    const problems = [...checkConfigFile(configPath, bundle), ...sizeProblems(rawBytes)];
     return { worker: config.name ?? "(unnamed)", configPath, rawBytes, gzipBytes, problems, config };
   } finally {
     await rm(outdir, { recursive: true, force: true });
   }
 }
 
-/** Bundle size against the Workers limits (compressed: 10 MB paid, 3 MB free; 64 MB raw). */
-export function sizeProblems(rawBytes: number, gzipBytes: number): ConfigProblem[] {
-  const out: ConfigProblem[] = [];
-  const mb = (n: number) => `${(n / 2 ** 20).toFixed(2)} MB`;
-  if (gzipBytes > PLATFORM_LIMITS.workerSizeBytesPaid)
-    out.push({
-      severity: "error",
-      field: "bundle",
-      detail: `${mb(gzipBytes)} compressed, over the ${mb(PLATFORM_LIMITS.workerSizeBytesPaid)} Workers Paid limit`,
-    });
-  else if (gzipBytes > PLATFORM_LIMITS.workerSizeBytesFree)
-    out.push({
-      severity: "warning",
-      field: "bundle",
-      detail: `${mb(gzipBytes)} compressed: over the Free plan's ${mb(PLATFORM_LIMITS.workerSizeBytesFree)} (fine on Workers Paid, which Durable Objects need anyway)`,
-    });
-  if (rawBytes > PLATFORM_LIMITS.workerSizeBytesUncompressed)
-    out.push({ severity: "error", field: "bundle", detail: `${mb(rawBytes)} uncompressed, over ${mb(PLATFORM_LIMITS.workerSizeBytesUncompressed)}` });
-  return out;
+/** Bundle size against the Workers limit: 64 MiB uncompressed on every plan, none compressed (core/plan/platform-limits.ts). */
+export function sizeProblems(rawBytes: number): ConfigProblem[] {
+  const mb = (n: number) => `${(n / 2 ** 20).toFixed(2)} MiB`;
+  if (rawBytes <= PLATFORM_LIMITS.workerSizeBytes) return [];
+  return [{ severity: "error", field: "bundle", detail: `${mb(rawBytes)} uncompressed, over the ${mb(PLATFORM_LIMITS.workerSizeBytes)} Workers limit` }];
 }
 
 /**
@@ -143,7 +129,7 @@ export function describeBundle(r: BundleReport): string {
   const c = r.config;
   const kb = (n: number) => `${Math.round(n / 1024)} KiB`;
   const lines = [
-    `Worker ${r.worker} (${relative(PROJECT_ROOT, r.configPath)}): ${kb(r.rawBytes)}, ${kb(r.gzipBytes)} compressed (limit ${PLATFORM_LIMITS.workerSizeBytesPaid / 2 ** 20} MB on Workers Paid)`,
+    `Worker ${r.worker} (${relative(PROJECT_ROOT, r.configPath)}): ${kb(r.rawBytes)}, ${kb(r.gzipBytes)} compressed (limit ${PLATFORM_LIMITS.workerSizeBytes / 2 ** 20} MiB uncompressed)`,
     ...(c.durable_objects?.bindings ?? []).map((b) => `  Durable Object ${b.class_name} as ${b.name} (SQLite storage)`),
     ...(c.d1_databases ?? []).map(
       (d) =>

@@ -1,5 +1,6 @@
 /**
- * The Cloudflare platform limits a run must stay within, as documented (read 2026-11-25),
+ * The Cloudflare platform limits a run must stay within, as documented (read 2026-11-25; the
+ * Worker size re-read 2026-12-07),
  * each with its source, stated here once. core/plan/limit-checks.ts sets a planned run's
  * usage (core/plan/run-usage.ts) against them before any load is sent.
  *
@@ -32,11 +33,12 @@ export const PLATFORM_LIMITS = {
   d1BoundParameters: 100,
   /** D1: the largest string, BLOB or table row. */
   d1MaxRowBytes: 2_000_000,
-  /** Bundle size after compression: Workers Paid / Free. */
-  workerSizeBytesPaid: 10 * 1024 * 1024,
-  workerSizeBytesFree: 3 * 1024 * 1024,
-  /** Uncompressed bundle size any plan allows. */
-  workerSizeBytesUncompressed: 64 * 1024 * 1024,
+  /**
+   * A Worker's size: 64 MiB uncompressed on every plan, and no compressed limit since
+   * 2026-09-04 (it was 10 MB compressed on Workers Paid, 3 MB on Free):
+   * https://developers.cloudflare.com/workers/platform/limits/#worker-size
+   */
+  workerSizeBytes: 64 * 1024 * 1024,
   /** Wall time one Durable Object alarm handler may run (Durable Objects limits). */
   alarmWallTimeMs: 15 * 60_000,
 } as const;
