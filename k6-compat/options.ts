@@ -20,6 +20,7 @@ import { OTHER_TAGS_STEP } from "../core/spec/script-schema.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 import { GROUP_DURATION } from "./runtime/wire.ts";
 import { redirectCount } from "./runtime/redirect-limit.ts";
+import { userAgentOption } from "./runtime/vu-options.ts";
 import { BEHAVIOUR_OPTIONS, behaviourProblems, scriptBehaviour } from "./behaviour-options.ts";
 import { vuThresholdProblems } from "./vu-thresholds.ts";
 
@@ -65,10 +66,10 @@ const NO_EFFECT_HERE = [
 ];
 /**
  * Options k6 acts on and edgeload does not yet: accepted and listed as ignored, so a script
- * still runs, but its behaviour may differ from k6's (the User-Agent is not set as k6 sets
- * it, bodies are read whatever discardResponseBodies says).
+ * still runs, but its behaviour may differ from k6's (bodies are read whatever
+ * discardResponseBodies says).
  */
-const NOT_YET_ACTED_ON = ["userAgent", "discardResponseBodies"];
+const NOT_YET_ACTED_ON = ["discardResponseBodies"];
 const IGNORED = new Set([...NO_EFFECT_HERE, ...NOT_YET_ACTED_ON]);
 /** Per-scenario options edgeload accepts without acting on (gracefulStop is acted on: core/schedule/graceful-stop.ts). */
 const IGNORED_IN_SCENARIO = new Set<string>();
@@ -89,13 +90,17 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
     "maxRedirects",
     "setupTimeout",
     "teardownTimeout",
+    // The VUs send it (k6-compat/runtime/k6-request.ts): checked here, before any load.
+    "userAgent",
     ...BEHAVIOUR_OPTIONS,
   ]);
   problems.push(...behaviourProblems(raw));
-  try {
-    redirectCount(raw.maxRedirects, "options.maxRedirects");
-  } catch (error) {
-    problems.push((error as Error).message);
+  for (const check of [() => redirectCount(raw.maxRedirects, "options.maxRedirects"), () => userAgentOption(raw.userAgent)]) {
+    try {
+      check();
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
   }
   for (const key of Object.keys(raw)) {
     if (known.has(key)) continue;

@@ -191,6 +191,12 @@ describe("specFromOptions", () => {
     });
   });
 
+  it("accepts userAgent as acted on (the VUs send it), refusing one that is not a string", () => {
+    const r = specFromOptions({ vus: 1, duration: "1s", userAgent: "mine/1" }, ctx);
+    expect(r.ok && r.ignored).toEqual([]);
+    expect(specFromOptions({ vus: 1, duration: "1s", userAgent: 5 }, ctx)).toEqual({ ok: false, problems: ["options.userAgent must be a string, got 5"] });
+  });
+
   it("declares a Trend or Gauge created without isTime as plain numbers (time: false), which the summary prints without a unit as k6 does", () => {
     const metrics = { waited: "trend", size: "trend", depth: "gauge", hits: "counter" } as const;
     const r = specFromOptions({ vus: 1, duration: "1s" }, { ...ctx, metrics, timeTrends: ["waited"] });
