@@ -10,10 +10,15 @@
  * line Cloudflare bills the run for: its objects' requests, duration and storage rows, D1's
  * rows, R2's reads, the API Worker's requests and CPU, Workers Logs' events, the storage it
  * keeps (D1 for the results retention, its objects' while it runs) and a k6 script's
- * Dynamic Workers. Each is counted at the expected latency's plan; a target slower than
- * `expectedLatency` needs more shards (and costs more), which `edgeload plan` prints beside
- * it (latency-costs.ts). The target's own costs are not in it: a target on Workers bills its
- * own requests and CPU (docs/cost-and-limits.md).
+ * Dynamic Workers. Each count is what the code does, held to the scale simulation where it
+ * can be (scripts/bench/scale-simulation.test.ts), and rounded up where the model bounds it.
+ * It can still fall short of a bill in three named ways: a target whose latencies spread
+ * wider than the storage model's stores more histogram bytes (storage-usage.ts); a flow that
+ * logs errors adds a Workers Logs event per line in a sampled invocation; and a run is priced
+ * at its plan's latency — a target slower than `expectedLatency` leaves the shards short of
+ * slots (the run saturates, it does not cost more), and the next run sized for it costs what
+ * `edgeload plan` prints beside it at that latency (latency-costs.ts). The target's own costs
+ * are not in it: a target on Workers bills its own requests and CPU (docs/cost-and-limits.md).
  *
  * @example
  * const cost = estimateCost(estimateUsage(spec, plan), spec);
@@ -157,9 +162,10 @@ function logsAndStorageLines(usage: RunUsage): CostLine[] {
   ];
 }
 
-/** A k6 script run's Dynamic Workers: their calls and CPU as a Worker's, and a day's fee for each one (an ID with its code) per started day. */
+/** A k6 script run's Dynamic Workers: their calls and CPU as a Worker's, and a day's fee for each one (an ID with its code) per UTC day the run may touch. */
 function dynamicWorkerLines(dynamicWorker: DynamicWorkerUsage, durationMs: number): CostLine[] {
-  const workerDays = dynamicWorker.workers * Math.ceil(durationMs / 86_400_000);
+  // Billed per UTC day it is created on: a run may start before midnight and end after, so the days it may touch.
+  const workerDays = dynamicWorker.workers * (Math.ceil(durationMs / 86_400_000) + 1);
   return [
     perMillionLine("Dynamic Worker calls (k6 script)", dynamicWorker.calls, "requests", PRICES.workersRequestPerMillion),
     perMillionLine("Dynamic Worker CPU", dynamicWorker.cpuMs, "ms", PRICES.workersCpuMsPerMillion),
