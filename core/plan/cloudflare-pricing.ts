@@ -72,9 +72,9 @@ export const SECONDS_PER_BILLED_MONTH = 30 * 86_400;
 
 /**
  * The share of invocations Workers Logs keeps: wrangler.toml's `[observability]
- * head_sampling_rate` (core/plan/cloudflare-pricing.test.ts holds the two equal), which the
+ * head_sampling_rate` (cli/plan-usage-options.test.ts holds the two equal), which the
  * CLI's planner reads from the config it plans under. At 1 every object invocation of a run
- * is an event: ~0.6 M for the 1,000,000/s example, $0.36, 7 % of its bill; at 0.01 under a
+ * is an event: ~0.6 M for the 1,000,000/s example, $0.39, 8 % of its bill; at 0.01 under a
  * cent.
  */
 export const WORKERS_LOGS_HEAD_SAMPLING_RATE = 0.01;
