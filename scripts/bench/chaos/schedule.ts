@@ -8,13 +8,23 @@
  * The bad target answer came later than the other kinds: it is drawn from a stream of its
  * own, so every seed kept the other faults it had (the seeds the search found failing
  * before, 74, 89, 123 and 172 flat and 1 tree, name the same schedules, plus at most it).
+ * So are the kinds of issue 47 (`drawLateFaults`: the setup killed, R2 throwing, D1 away
+ * for minutes), each from a stream of its own again.
  */
 
-/** The run every schedule is played over. */
+/**
+ * The run every schedule is played over. Its setup is one step of `setupDelayMs` (the
+ * target's /delay), so that the setup phase lasts long enough to be killed under it.
+ * `resultWriteRetries` is the deployment's RESULT_WRITE_RETRIES (./vitest.config.ts): failed
+ * ticks in a row before the coordinator gives a run up, 91 s of backoff at 8 (12, the
+ * default, is 211 s), so that D1 away for 60–120 s ends either way, given up or finished.
+ */
 export const CHAOS_RUN = {
   ratePerS: 40,
   durationMs: 4_000,
   timeoutMs: 2_000,
+  setupDelayMs: 800,
+  resultWriteRetries: 8,
 } as const;
 
 /** Flat: two shards report to the coordinator. Tree: six shards in two regions, fan-in 2 (depth 2). */
@@ -39,10 +49,19 @@ export type ChaosFault =
   | { readonly kind: "replay-accepted"; readonly receiver: Receiver; readonly atMs: number }
   /** The receiver refuses every flush from `atMs` to `untilMs` (`reorder`: then gets each flush's windows newest first). */
   | { readonly kind: "unreachable"; readonly receiver: Receiver; readonly atMs: number; readonly untilMs: number; readonly reorder: boolean }
-  /** D1's windows table away from `atMs` to `untilMs`. */
+  /** D1's windows table away from `atMs` to `untilMs`: 2–6 s. */
   | { readonly kind: "d1-refusing"; readonly atMs: number; readonly untilMs: number }
+  /** The same for 60–120 s: past the run, and about the coordinator's give-up time (CHAOS_RUN.resultWriteRetries). */
+  | { readonly kind: "d1-refusing-long"; readonly atMs: number; readonly untilMs: number }
   /** The seed set missing from R2 from before t0 to `untilMs` (the shards' first loads fail). */
   | { readonly kind: "r2-missing"; readonly atMs: number; readonly untilMs: number }
+  /** R2 throwing on every read of the seed set from before the run is created to `untilMs`. */
+  | { readonly kind: "r2-throwing"; readonly atMs: 0; readonly untilMs: number }
+  /**
+   * The coordinator restarted `intoSetupMs` after the run was created, while its setup step
+   * runs (CHAOS_RUN.setupDelayMs): the run never starts. `atMs` 0: before t0.
+   */
+  | { readonly kind: "setup-killed"; readonly atMs: 0; readonly intoSetupMs: number }
   /** The run aborted through the API. */
   | { readonly kind: "abort"; readonly atMs: number }
   /** The target answers the run's requests badly from `atMs` to `untilMs` (its knobs, workers/target/knobs.ts). */
@@ -65,6 +84,10 @@ export interface ChaosSchedule {
 
 /** Kinds that touch something every run shares (a D1 table, an R2 object) or end the run: one of each at most. */
 const ONCE: ReadonlySet<FaultKind> = new Set(["d1-refusing", "r2-missing", "abort", "bad-target"]);
+
+/** Kinds that take D1's windows table away, and that take the seed set's R2 object: one of each family at most. */
+export const D1_KINDS: ReadonlySet<FaultKind> = new Set(["d1-refusing", "d1-refusing-long"]);
+export const R2_KINDS: ReadonlySet<FaultKind> = new Set(["r2-missing", "r2-throwing"]);
 
 /** One seed in this many also has a bad target answer (when it drew fewer than six faults). */
 const BAD_TARGET_ONE_IN = 3;
@@ -140,6 +163,7 @@ export function drawSchedule(seed: number, shape: Shape): ChaosSchedule {
   }
   const badTarget = drawBadTarget(seed, shape);
   if (badTarget && faults.length < 6) faults.push(badTarget);
+  faults.push(...drawLateFaults(seed, shape, faults));
   return { seed, shape, faults: faults.sort((a, b) => a.atMs - b.atMs) };
 }
 
@@ -150,6 +174,37 @@ function drawBadTarget(seed: number, shape: Shape): ChaosFault | null {
   const answer = BAD_ANSWERS[Math.floor(random() * BAD_ANSWERS.length)]!;
   const atMs = (3 + Math.floor(random() * (CHAOS_RUN.durationMs / 100 - 2))) * 100;
   return { kind: "bad-target", answer, atMs, untilMs: atMs + (5 + Math.floor(random() * 16)) * 100 };
+}
+
+/**
+ * One seed in this many has its setup killed (the run then never starts: a seed of ~35 s),
+ * R2 throwing at the start, D1 away for minutes (a seed of up to ~2 min: rare, so the
+ * bench's wall time stays near a few seconds a seed).
+ */
+const LATE_ONE_IN = { "setup-killed": 10, "r2-throwing": 8, "d1-refusing-long": 20 } as const;
+/** Each late kind's stream (xor-ed into the seed), so that drawing one leaves the others as they were. */
+const LATE_STREAM = { "setup-killed": 0xafd9d683, "r2-throwing": 0x3188ebcc, "d1-refusing-long": 0xd89193ea } as const;
+
+/**
+ * The kinds added after the search's seeds were kept (see the header), each drawn from a
+ * stream of its own, while the schedule has fewer than six faults, and at most one fault
+ * of the D1 family and of the R2 family.
+ */
+function drawLateFaults(seed: number, shape: Shape, drawn: readonly ChaosFault[]): ChaosFault[] {
+  const late: ChaosFault[] = [];
+  const has = (kinds: ReadonlySet<FaultKind>) => [...drawn, ...late].some((f) => kinds.has(f.kind));
+  for (const kind of ["setup-killed", "r2-throwing", "d1-refusing-long"] as const) {
+    const random = seededRandom((seed * 2 + (shape === "tree" ? 1 : 0)) ^ LATE_STREAM[kind]);
+    const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
+    if (random() * LATE_ONE_IN[kind] >= 1 || drawn.length + late.length >= 6) continue;
+    if (kind === "setup-killed") late.push({ kind, atMs: 0, intoSetupMs: int(2, 5) * 100 });
+    else if (kind === "r2-throwing" && !has(R2_KINDS)) late.push({ kind, atMs: 0, untilMs: int(5, 20) * 100 });
+    else if (kind === "d1-refusing-long" && !has(D1_KINDS)) {
+      const atMs = int(3, CHAOS_RUN.durationMs / 100) * 100;
+      late.push({ kind, atMs, untilMs: atMs + int(600, 1200) * 100 });
+    }
+  }
+  return late;
 }
 
 /** The schedule without its fault `index`: one step of shrinking. */
@@ -181,9 +236,14 @@ export function describeFault(f: ChaosFault): string {
     case "unreachable":
       return `${receiverName(f.receiver)} unreachable ${s(f.atMs)}–${s(f.untilMs)}${f.reorder ? ", then windows newest first" : ""}`;
     case "d1-refusing":
+    case "d1-refusing-long":
       return `D1 refusing writes ${s(f.atMs)}–${s(f.untilMs)}`;
     case "r2-missing":
       return `R2 seed set missing until ${s(f.untilMs)}`;
+    case "r2-throwing":
+      return `R2 throwing on the seed set until ${s(f.untilMs)}`;
+    case "setup-killed":
+      return `coordinator restarted during setup, ${s(f.intoSetupMs)} after the run's creation`;
     case "abort":
       return `API abort at ${s(f.atMs)}`;
     case "bad-target":
