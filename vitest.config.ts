@@ -12,11 +12,14 @@ import { defineConfig } from "vitest/config";
 // The Worker's static assets must hold uPlot before any project reads wrangler.toml.
 import { buildDashboardAssets } from "./scripts/build/dashboard-assets.mjs";
 import { coordinatorTestBindings } from "./test/workers/bindings.ts";
+import { useLocalChromium } from "./cli/local-chromium.ts";
 
 buildDashboardAssets();
 
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
 process.env.WRANGLER_SEND_METRICS ??= "false";
+// The browser binding's local sessions run Debian's Chromium, not a download (cli/local-chromium.ts).
+useLocalChromium();
 
 export default defineConfig({
   test: {

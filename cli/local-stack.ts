@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { unstable_splitSqlQuery, unstable_startWorker } from "wrangler";
 import { DEV_FILE, type DevFile, type TargetClient } from "./dev-file.ts";
+import { useLocalChromium } from "./local-chromium.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { workerdDescendants } from "./processes.ts";
 import { provisionTarget } from "./target-provisioning.ts";
@@ -101,6 +102,8 @@ export function localWranglerEnv(): void {
 
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   localWranglerEnv();
+  // k6/browser's sessions start Debian's Chromium from this process (cli/local-chromium.ts).
+  useLocalChromium();
   const ephemeral = options.persist === false ? await ephemeralStateDir("edgeload-state-") : null;
   const persist = ephemeral ?? (options.persist || join(PROJECT_ROOT, ".edgeload", "state"));
   await mkdir(persist, { recursive: true });

@@ -30,6 +30,8 @@ export interface Env {
   readonly SCHEDULE_VAULT: DurableObjectNamespace;
   /** Worker Loader: starts a k6 script's sandboxed isolate (workers/shard/script-flow.ts). */
   readonly LOADER?: WorkerLoader;
+  /** Browser Run: the Chromium k6/browser scripts drive, one session per shard (workers/shard/browser-session.ts). */
+  readonly BROWSER?: Fetcher;
   /** Secret: bearer token for every control route. */
   readonly EDGELOAD_API_TOKEN?: string;
   /** Optional read-only bearer token (coordinator/http/access.ts). */

@@ -1,0 +1,117 @@
+/**
+ * A shard's browser: one Browser Run session per shard, kept across its alarms. k6 starts a
+ * browser per iteration; Browser Run allows an account about one new browser a second, so a
+ * shard acquires one session (with keep_alive, so it outlives the gap between two alarms),
+ * keeps its id in the object's storage, and connects to it again in each alarm; each
+ * iteration opens a context of its own in it (browser-host.ts).
+ *
+ * A connection never outlives the alarm that opened it (`endInvocation`): the next alarm,
+ * in this instance or in one started after an eviction, connects with the stored id. A
+ * session that is gone (keep_alive ran out, the browser crashed, the platform closed it) is
+ * replaced by a new one, whose id replaces the stored one. The last alarm closes it: an idle
+ * session is billed until its keep_alive ends.
+ */
+import { acquire, connect, type Browser, type BrowserContext, type BrowserContextOptions } from "@cloudflare/playwright";
+
+/** Where the session's id is stored in the shard's storage. */
+export const BROWSER_SESSION_KEY = "browserSession";
+
+/**
+ * How long Browser Run keeps the session without a connection: the most it allows (10 min;
+ * `WorkersLaunchOptions.keep_alive`), as a shard may pause between alarms for a restart.
+ */
+export const KEEP_ALIVE_MS = 600_000;
+
+/** The part of a Durable Object's synchronous storage (ctx.storage.kv) the owner uses. */
+export interface SessionStore {
+  get<T>(key: string): T | undefined;
+  put<T>(key: string, value: T): void;
+  delete(key: string): boolean;
+}
+
+/** What the owner did to get a browser: for tests and the shard's log. */
+export type SessionEvent = "acquired" | "reconnected" | "replaced";
+
+export class ShardBrowser {
+  readonly #binding: Fetcher;
+  readonly #store: SessionStore;
+  readonly #onEvent: (event: SessionEvent, sessionId: string) => void;
+  #browser: Browser | null = null;
+  /** The connection being made, shared by the iterations that ask at once. */
+  #connecting: Promise<Browser> | null = null;
+
+  constructor(binding: Fetcher, store: SessionStore, onEvent: (event: SessionEvent, sessionId: string) => void = () => {}) {
+    this.#binding = binding;
+    this.#store = store;
+    this.#onEvent = onEvent;
+  }
+
+  /** The stored session's id, or null before the first acquire. */
+  get sessionId(): string | null {
+    return this.#store.get<string>(BROWSER_SESSION_KEY) ?? null;
+  }
+
+  /** A connected browser: this alarm's connection, else the stored session reconnected, else a new session. */
+  browser(): Promise<Browser> {
+    if (this.#browser?.isConnected()) return Promise.resolve(this.#browser);
+    this.#connecting ??= this.#connect(this.sessionId).finally(() => (this.#connecting = null));
+    return this.#connecting;
+  }
+
+  /**
+   * A new context (one per iteration) in the shard's browser. A session that died since
+   * its connection was made answers the connection and then closes it: that browser is
+   * dropped and a new session replaces the stored one, once.
+   */
+  async newContext(options?: BrowserContextOptions): Promise<BrowserContext> {
+    const browser = await this.browser();
+    try {
+      return await browser.newContext(options);
+    } catch (error) {
+      if (browser.isConnected()) throw error;
+      const lost = this.sessionId;
+      if (this.#browser === browser) this.#browser = null;
+      this.#connecting ??= this.#connect(null, lost).finally(() => (this.#connecting = null));
+      return (await this.#connecting).newContext(options);
+    }
+  }
+
+  /** Connects to `stored` when it is alive, else acquires a session that replaces `replacing` (or `stored`). */
+  async #connect(stored: string | null, replacing: string | null = stored): Promise<Browser> {
+    if (stored !== null) {
+      try {
+        this.#browser = await connect(this.#binding, stored);
+        this.#onEvent("reconnected", stored);
+        return this.#browser;
+      } catch {
+        // The session is gone: a new one replaces it below.
+      }
+    }
+    const { sessionId } = await acquire(this.#binding, { keep_alive: KEEP_ALIVE_MS });
+    this.#store.put(BROWSER_SESSION_KEY, sessionId);
+    this.#browser = await connect(this.#binding, sessionId);
+    this.#onEvent(replacing === null ? "acquired" : "replaced", sessionId);
+    return this.#browser;
+  }
+
+  /**
+   * The alarm is over: its connection is closed, the session kept for the next (a browser
+   * from `connect` closes only its connection). `final`: the shard is done, the session
+   * ends too, and its id is forgotten.
+   */
+  async endInvocation(final: boolean): Promise<void> {
+    const browser = this.#browser ?? (this.#connecting ? await this.#connecting.catch(() => null) : null);
+    this.#browser = null;
+    await browser?.close().catch(() => {});
+    const sessionId = this.sessionId;
+    if (!final || sessionId === null) return;
+    this.#store.delete(BROWSER_SESSION_KEY);
+    await closeSession(this.#binding, sessionId);
+  }
+}
+
+/** Ends a session (Browser Run's DELETE /v1/devtools/browser/:id, which @cloudflare/playwright has no call for). */
+export async function closeSession(binding: Fetcher, sessionId: string): Promise<void> {
+  const response = await binding.fetch(`http://fake.host/v1/devtools/browser/${encodeURIComponent(sessionId)}`, { method: "DELETE" }).catch(() => null);
+  await response?.body?.cancel();
+}
