@@ -4,8 +4,8 @@
  * 1. esbuild bundles the script with its local imports. `k6/…` imports resolve to virtual
  *    modules that read the compat layer's per-VU objects (modules.ts); `https://` imports
  *    are fetched here, once (remote-modules.ts), and bundled like local ones; anything
- *    edgeload cannot run (k6/browser, k6/ws, xk6) is refused here, before any load, naming
- *    the import and the file that makes it.
+ *    edgeload cannot run (gRPC, xk6, k6/browser calls not built: browser-refusals.ts) is
+ *    refused here, before any load, naming the import or call and the file that makes it.
  * 2. The bundle's blocking calls are awaited (async-transform.ts): Workers cannot block.
  * 3. The result is wrapped as `(function (__k6modules, __ENV, __VU, __k6open, __k6seq) {…})`,
  *    called once per VU so that each VU has its own globals, as in k6.
@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import { build, type Message, type Plugin } from "esbuild";
 import { makeBlockingCallsAwaited } from "./async-transform.ts";
 import { isBlockingMember, isBlockingName, isSupportedModule, refusal, virtualModuleSource } from "./modules.ts";
+import { unbuiltBrowserCalls } from "./browser-refusals.ts";
 import { sourceLines } from "./source-lines.ts";
 import type { ScriptLines } from "./runtime/script-failure.ts";
 import type { RemoteModules } from "./remote-modules.ts";
@@ -62,7 +63,7 @@ const EXPORTS = "__k6script";
  * without it they are refused, naming the URL.
  */
 export async function bundleScript(scriptPath: string, remote: RemoteModules | null = null, withHtml = false): Promise<Bundled> {
-  const notes: LoadNotes = { refused: [], usesHtml: false };
+  const notes: LoadNotes = { refused: [], usesHtml: false, usesBrowser: false, browserCalls: [] };
   const { refused } = notes;
   const entryDir = dirname(resolve(scriptPath));
   const plugin = k6ModulesPlugin(entryDir, remote, notes);
@@ -98,6 +99,8 @@ export async function bundleScript(scriptPath: string, remote: RemoteModules | n
     const errors = (error as { errors?: Message[] }).errors;
     return { ok: false, problems: errors?.length ? errors.map(formatMessage) : [(error as Error).message] };
   }
+  // k6/browser calls not built yet, in any of the script's files (a page object may be passed to a helper module).
+  if (notes.usesBrowser) refused.push(...notes.browserCalls);
   if (refused.length) return { ok: false, problems: refused };
   // A script that calls .html( gets k6/html's parser (cheerio) with it; others do not carry it.
   if (notes.usesHtml && !withHtml && !code.includes(HTML_INSTALLED)) return bundleScript(scriptPath, remote, true);
@@ -110,6 +113,9 @@ export async function bundleScript(scriptPath: string, remote: RemoteModules | n
 interface LoadNotes {
   readonly refused: string[];
   usesHtml: boolean;
+  /** Whether the script imports k6/browser, and the calls of it not built yet (browser-refusals.ts) its files make. */
+  usesBrowser: boolean;
+  readonly browserCalls: string[];
 }
 
 /**
@@ -124,6 +130,7 @@ function k6ModulesPlugin(entryDir: string, remote: RemoteModules | null, notes: 
       b.onResolve({ filter: /^k6(\/.*)?$/ }, (args) => {
         const reason = refusal(args.path);
         if (reason) refused.push(`${shownPath(args.importer)}: import of ${reason}`);
+        if (args.path === "k6/browser") notes.usesBrowser = true;
         return { path: args.path, namespace: NAMESPACE };
       });
       // A remote module, and what it imports relative to its own URL, as k6 resolves them.
@@ -148,6 +155,7 @@ function k6ModulesPlugin(entryDir: string, remote: RemoteModules | null, notes: 
       b.onLoad({ filter: /\.(m?js|cjs|m?ts)$/, namespace: "file" }, async (args) => {
         const contents = await readFile(args.path, "utf8");
         if (HTML_USE.test(contents)) notes.usesHtml = true;
+        notes.browserCalls.push(...unbuiltBrowserCalls(contents, shownPath(args.path)));
         const loader = /ts$/.test(args.path) ? "ts" : "js";
         if (!/\bopen\s*\(/.test(contents) || /(function\s+open\s*\(|(const|let|var)\s+open\b)/.test(contents)) return { contents, loader };
         const dir = relative(entryDir, dirname(args.path)) || ".";

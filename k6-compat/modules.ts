@@ -49,6 +49,9 @@ export const MODULES = {
   "k6/experimental/websockets": { exports: ["WebSocket", "Blob"], blocking: [] },
   // k6's older callback API: connect returns once the socket has closed (runtime/ws-legacy.ts).
   "k6/ws": { exports: ["connect"], blocking: ["connect"] },
+  // Its calls return promises the script awaits, as in k6: nothing to rewrite. The shard holds
+  // the browser (runtime/vu-modules/browser.ts); what is not built is refused (browser-refusals.ts).
+  "k6/browser": { exports: ["browser"], blocking: [] },
 } as const satisfies Readonly<Record<string, CompatModule>>;
 
 export type ModuleName = keyof typeof MODULES;
@@ -58,8 +61,8 @@ export const isSupportedModule = (name: string): name is ModuleName => Object.ha
 /** Why a k6 module or a kind of import is not run by edgeload (exit 104 before any load). */
 export function refusal(specifier: string): string | null {
   if (isSupportedModule(specifier)) return null;
-  if (specifier === "k6/browser" || specifier.startsWith("k6/experimental/browser"))
-    return `${specifier}: browser testing needs a browser, which a Worker does not have`;
+  if (specifier.startsWith("k6/experimental/browser"))
+    return `${specifier}: k6's experimental browser module, whose calls k6 v1 made async in k6/browser; import k6/browser`;
   if (specifier.startsWith("k6/net/grpc")) return `${specifier}: gRPC is not available to Workers' fetch`;
   if (specifier.startsWith("k6/x/")) return `${specifier}: xk6 extensions are Go code compiled into a custom k6 binary; a Worker cannot run them`;
   if (specifier.startsWith("k6")) return `${specifier}: not a module edgeload's k6 compat layer provides (supported: ${Object.keys(MODULES).join(", ")})`;

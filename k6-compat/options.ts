@@ -23,6 +23,7 @@ import { redirectCount } from "./runtime/redirect-limit.ts";
 import { userAgentOption } from "./runtime/vu-options.ts";
 import { BEHAVIOUR_OPTIONS, behaviourProblems, scriptBehaviour } from "./behaviour-options.ts";
 import { vuThresholdProblems } from "./vu-thresholds.ts";
+import { scenarioOptionsProblems } from "./browser-options.ts";
 
 export interface ScriptContext {
   readonly name: string;
@@ -210,6 +211,8 @@ function fromScenarios(input: unknown, ctx: ScriptContext, problems: string[], i
       if (key === "executor" || key === "exec" || key === "env" || key === "tags") continue;
       if (SCENARIO_EXECUTOR_FIELDS.includes(key) || key === "startTime") fields[key] = v;
       else if (IGNORED_IN_SCENARIO.has(key)) ignored.push(`${where}.${key}`);
+      // k6's browser option (browser-options.ts): its VUs drive the shard's browser.
+      else if (key === "options") problems.push(...scenarioOptionsProblems(`${where}.options`, v));
       // k6 refuses it too (its scenarios decode strictly): the option is the test's, not a scenario's.
       else if (key === "minIterationDuration")
         problems.push(`${where}.minIterationDuration: k6 takes it only at the options' top level; set options.minIterationDuration`);

@@ -23,7 +23,7 @@ function script(source: string): string {
 const offline = new RemoteModules({ cacheDir: join(dir, "empty-cache"), lockFile: null, fetch: () => Promise.reject(new Error("network down")) });
 
 const REFUSED = [
-  ["k6/browser", "browser", /import of k6\/browser: browser testing needs a browser/],
+  ["k6/experimental/browser", "browser", /import of k6\/experimental\/browser: k6's experimental browser module/],
   ["k6/net/grpc", "Client", /import of k6\/net\/grpc: gRPC is not available/],
   ["k6/x/kafka", "Writer", /import of k6\/x\/kafka: xk6 extensions are Go code/],
   ["https://127.0.0.1:9/lib.js", "helper", /import of remote module https:\/\/127\.0\.0\.1:9\/lib\.js: .*network down/],
@@ -51,8 +51,8 @@ describe("a refused import", () => {
 
   it("names every refused import of a script, not only the first", async () => {
     const bundled = await bundleScript(
-      script('import { Client } from "k6/net/grpc";\nimport { browser } from "k6/browser";\nexport default function () { Client; browser; }\n'),
+      script('import { Client } from "k6/net/grpc";\nimport { browser } from "k6/experimental/browser";\nexport default function () { Client; browser; }\n'),
     );
-    expect(bundled.ok ? [] : bundled.problems).toEqual([expect.stringMatching(/k6\/net\/grpc/), expect.stringMatching(/k6\/browser/)]);
+    expect(bundled.ok ? [] : bundled.problems).toEqual([expect.stringMatching(/k6\/net\/grpc/), expect.stringMatching(/k6\/experimental\/browser/)]);
   });
 });

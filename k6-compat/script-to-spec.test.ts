@@ -24,7 +24,7 @@ const ctx = { name: "s.js", target: "http://127.0.0.1:9090", bundle: "a".repeat(
 
 describe("bundleScript", () => {
   it.each([
-    ["k6/browser", /import of k6\/browser: browser testing needs a browser/],
+    ["k6/experimental/browser", /import of k6\/experimental\/browser: k6's experimental browser module.*import k6\/browser/],
     ["k6/x/kafka", /import of k6\/x\/kafka: xk6 extensions are Go code/],
     // Without the CLI's fetcher (k6-compat/remote-modules.ts) nothing can load it: refused, named.
     ["https://jslib.k6.io/k6-utils/1.4.0/index.js", /remote module https:\/\/jslib.k6.io.*fetched by the CLI/],

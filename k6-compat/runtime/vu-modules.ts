@@ -1,6 +1,6 @@
 /**
  * The k6 API as one VU sees it: `k6`, `k6/http`, `k6/metrics`, `k6/data`, `k6/execution`,
- * `k6/encoding`, `k6/crypto`, `k6/html`, `k6/timers` and the WebSocket modules, built per VU
+ * `k6/encoding`, `k6/crypto`, `k6/html`, `k6/timers`, the WebSocket modules and `k6/browser`, built per VU
  * over its context. Plain JavaScript over an injected host, so the same objects serve the
  * init context in Node (host absent: no requests, metric declarations collected) and the VUs
  * in a shard's loaded isolate.
@@ -23,6 +23,7 @@ import { createData } from "./vu-modules/data.ts";
 import { createExecution } from "./vu-modules/execution.ts";
 import { createHtml } from "./vu-modules/html.ts";
 import { createSockets } from "./vu-modules/sockets.ts";
+import { createBrowserModule } from "./vu-modules/browser.ts";
 
 export type { MetricType, VuContext } from "./vu-modules/context.ts";
 
@@ -32,6 +33,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
   const loop = (vu.loop ??= new VuEventLoop());
   const wait = (ms: number) => scope.host("a timer").sleep(scope.drain(), ms);
   const sockets = createSockets(scope, loop, wait);
+  let browser: ReturnType<typeof createBrowserModule> | undefined;
 
   const http = createHttp(scope, html.parse);
   // An asyncRequest the script does not await still holds its iteration, as in k6 (event-loop.ts).
@@ -58,6 +60,10 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     },
     get "k6/ws"() {
       return sockets("ws");
+    },
+    // Read when the script imports it: its metrics are declared then (vu-modules/browser.ts).
+    get "k6/browser"() {
+      return (browser ??= createBrowserModule(scope));
     },
     // Not a k6 module: the factory's `console` (bundle.ts), so console lines are the VU's.
     console: scriptConsole(vu),

@@ -265,7 +265,7 @@ describeWithK6("edgeload run script.js beside k6", (k6) => {
   });
 
   it.each([
-    ["k6/browser", "browser testing needs a browser"],
+    ["k6/experimental/browser", "k6's experimental browser module"],
     ["k6/net/grpc", "gRPC is not available"],
     ["k6/x/sql", "xk6 extensions"],
   ])("refuses a script importing %s before any load, exit 104", async (module, reason) => {

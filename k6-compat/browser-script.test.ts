@@ -1,0 +1,191 @@
+/**
+ * k6/browser in a script, on the Node side: bundling lets the built subset through and
+ * refuses the k6 calls not built yet at start, naming each with its file and line (also in a
+ * helper module that does not import k6/browser); a scenario's browser option is accepted
+ * for Chromium only; and the VU's proxies send each call to the host as the shard expects it
+ * (runtime/browser-wire.ts), answering page.url() from what came back.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { bundleScript } from "./bundle.ts";
+import { scenarioOptionsProblems } from "./browser-options.ts";
+import { unbuiltBrowserCalls } from "./browser-refusals.ts";
+import type { BrowserCall, BrowserHostApi } from "./runtime/browser-wire.ts";
+import { CookieJar } from "./runtime/cookie-jar.ts";
+import { createVuModules, type VuContext } from "./runtime/vu-modules.ts";
+import type { IterationHost } from "./runtime/wire.ts";
+import { noSockets } from "../test/support/no-sockets.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "k6-browser-"));
+function file(name: string, source: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, source);
+  return path;
+}
+
+const SUPPORTED = `import { browser } from "k6/browser";
+import { check } from "k6";
+export const options = { scenarios: { ui: { executor: "shared-iterations", options: { browser: { type: "chromium" } } } } };
+export default async function () {
+  const page = await browser.newPage();
+  try {
+    await page.goto(__ENV.BASE_URL + "/app/sign-in");
+    await page.locator("#email").fill("a@b.c");
+    await page.locator("#password").type("pw");
+    await page.keyboard.press("Enter");
+    const shot = await page.screenshot();
+    check(await page.locator("#status").textContent(), { "signed in": (t) => t.includes("a@b.c") });
+    check(shot, { png: (b) => b.byteLength > 0 });
+  } finally {
+    await page.close();
+  }
+}
+`;
+
+describe("bundling a k6/browser script", () => {
+  it("lets the built subset through", async () => {
+    const bundled = await bundleScript(file("supported.js", SUPPORTED));
+    expect(bundled.ok ? [] : bundled.problems).toEqual([]);
+  });
+
+  it("refuses the calls not built yet before any load, naming each call, file and line, also in a helper module", async () => {
+    file("helper.js", "export async function submit(page) {\n  await page.waitForNavigation();\n}\n");
+    const script = file(
+      "unbuilt.js",
+      'import { browser } from "k6/browser";\nimport { submit } from "./helper.js";\nexport default async function () {\n  const page = await browser.newPage();\n  await page.throttleNetwork({ latency: 100 });\n  page.on("metric", () => {});\n  await submit(page);\n}\n',
+    );
+    const bundled = await bundleScript(script);
+    expect(bundled.ok).toBe(false);
+    if (bundled.ok) return;
+    expect(bundled.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/unbuilt\.js:5: k6\/browser's \.throttleNetwork\(\): throttling needs raw CDP/),
+        expect.stringMatching(/unbuilt\.js:6: k6\/browser's page\.on\("metric"\): page events are not built yet/),
+        expect.stringMatching(/helper\.js:2: k6\/browser's \.waitForNavigation\(\): not built/),
+      ]),
+    );
+    expect(bundled.problems).toHaveLength(3);
+  });
+
+  it("looks for them only in browser scripts", async () => {
+    const bundled = await bundleScript(
+      file("not-browser.js", "const o = { waitForNavigation() {} };\nexport default function () { o.waitForNavigation(); }\n"),
+    );
+    expect(bundled.ok).toBe(true);
+  });
+});
+
+describe("unbuiltBrowserCalls", () => {
+  it.each([
+    // Names other objects have too: a socket's events, an array's filter, Promise.all.
+    ['socket.on("open", () => {});', []],
+    ["[1].filter(Boolean); Promise.all([]);", []],
+    // A page's event and a page's own object, refused.
+    ['page.on("console", () => {});', ['f.js:1: k6/browser\'s page.on("console"): page events are not built yet']],
+    ["page.mouse.click(1, 2);", ["f.js:1: k6/browser's .mouse: not built yet"]],
+    // TypeScript esbuild has not stripped yet: left to the runtime's proxy, not misread.
+    ["const p: Page = x; p.getByRole('button');", []],
+  ] as const)("%s → %j", (source, expected) => {
+    expect(unbuiltBrowserCalls(source, "f.js")).toEqual(expected);
+  });
+});
+
+describe("a scenario's browser option", () => {
+  it.each([
+    [{ browser: { type: "chromium" } }, []],
+    [{ browser: { type: "firefox" } }, ['s.options.browser.type: "chromium" is the browser k6 and Browser Run drive (got "firefox")']],
+    [{ browser: {} }, ['s.options.browser.type: "chromium" is the browser k6 and Browser Run drive (got undefined)']],
+    [{ browser: { type: "chromium" }, other: 1 }, ["s.options.other: not supported by edgeload (k6 reads only browser here)"]],
+    ["chromium", ['s.options: an object, as { browser: { type: "chromium" } }']],
+  ] as const)("%j → %j", (value, problems) => {
+    expect(scenarioOptionsProblems("s.options", value)).toEqual(problems);
+  });
+});
+
+/** A VU over a host that answers browser calls as the shard would, recording them. */
+function browserVu(withHost = true) {
+  const calls: BrowserCall[] = [];
+  const slept: number[] = [];
+  const declared: string[] = [];
+  let handle = 0;
+  const host: IterationHost & BrowserHostApi = {
+    send: () => Promise.reject(new Error("no requests here")),
+    async sleep(_samples, ms) {
+      slept.push(ms);
+    },
+    ...noSockets,
+    async browser(_samples, call) {
+      calls.push(call);
+      if (call.method === "newPage") return { value: ++handle, url: "about:blank" };
+      if (call.method === "goto") return { value: { status: 200, statusText: "OK", url: String(call.args[0]), headers: {} }, url: String(call.args[0]) };
+      if (call.method === "textContent") return { value: "Signed in", url: "http://t/app/sign-in" };
+      return { value: undefined, url: "http://t/app/sign-in#done" };
+    },
+  };
+  const context: VuContext = {
+    id: 2,
+    iteration: 4,
+    iterationInTest: 0,
+    scenario: { name: "ui", executor: "shared-iterations", startTimeMs: 0 },
+    samples: [],
+    host: withHost ? host : null,
+    jar: new CookieJar(),
+    shared: new Map(),
+    declare: (name) => declared.push(name),
+  };
+  const modules = createVuModules(context) as Record<string, any>;
+  return { modules, calls, slept, declared };
+}
+
+describe("the VU's k6/browser", () => {
+  it("declares k6's browser metrics only when the script imports it", () => {
+    const vu = browserVu(false);
+    expect(vu.declared).toEqual([]);
+    void vu.modules["k6/browser"];
+    expect(vu.declared).toEqual([
+      "browser_web_vital_ttfb",
+      "browser_web_vital_fcp",
+      "browser_web_vital_lcp",
+      "browser_http_req_duration",
+      "browser_http_req_failed",
+    ]);
+  });
+
+  it("sends each call to the host by handle, and answers page.url() from what came back", async () => {
+    const { modules, calls, slept } = browserVu();
+    const { browser } = modules["k6/browser"];
+    const page = await browser.newPage();
+    expect(page.url()).toBe("about:blank");
+    const response = await page.goto("http://t/app/sign-in", { waitUntil: "load" });
+    expect([response.status(), response.ok(), page.url()]).toEqual([200, true, "http://t/app/sign-in"]);
+    await page.locator("form").locator("#email").fill("a@b.c");
+    await page.keyboard.press("Enter");
+    expect(await page.locator("#status").first().textContent()).toBe("Signed in");
+    await page.evaluate((n: number) => n + 1, 41);
+    await page.waitForTimeout(250);
+    // A click or a script may move the page: each call brings its URL back.
+    expect(page.url()).toBe("http://t/app/sign-in#done");
+    expect(calls.map((c) => [c.target, c.method, c.args])).toEqual([
+      [{ kind: "browser" }, "newPage", []],
+      [{ kind: "page", page: 1 }, "goto", ["http://t/app/sign-in", { waitUntil: "load" }]],
+      [{ kind: "locator", page: 1, selector: "form >> #email" }, "fill", ["a@b.c"]],
+      [{ kind: "keyboard", page: 1 }, "press", ["Enter"]],
+      [{ kind: "locator", page: 1, selector: "#status >> nth=0" }, "textContent", []],
+      [{ kind: "page", page: 1 }, "evaluate", ["(n) => n + 1", true, 41]],
+    ]);
+    // page.waitForTimeout is the VU's think time, on the shard's clock.
+    expect(slept).toEqual([250]);
+  });
+
+  it("names a k6 call not built yet when the script reaches it, and refuses a function argument", async () => {
+    const { modules } = browserVu();
+    const page = await modules["k6/browser"].browser.newPage();
+    expect(() => page.waitForNavigation()).toThrow("k6/browser's page.waitForNavigation: not built in edgeload's k6/browser yet");
+    expect(() => page.mouse).toThrow("k6/browser's page.mouse: not built yet");
+    await expect(page.click("#a", () => {})).rejects.toThrow("page.click(): a function cannot cross to the browser here");
+    // What an await or a check reads of any object is still plain JavaScript.
+    expect(page.then).toBeUndefined();
+  });
+});
