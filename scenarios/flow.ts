@@ -169,6 +169,11 @@ export interface Flow {
   readonly timesIterations?: boolean;
   /** k6's minIterationDuration (ms): a shorter iteration's VU waits out the rest before its next. */
   readonly minIterationMs?: number;
+  /**
+   * The shard's alarm is over (`final`: the shard is done): what the flow held for it ends
+   * (a k6 script's browser connection, workers/shard/browser-session.ts).
+   */
+  invocationEnded?(final: boolean): Promise<void>;
   /** State to persist with each checkpoint (refresh families), if the flow keeps any. */
   snapshot?(): unknown;
   restore?(state: unknown): void;

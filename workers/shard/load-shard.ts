@@ -197,7 +197,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
     if (state.colo === "unknown") state = { ...state, colo: await observeColo(this.env.COLO_TRACE_URL) };
 
     if (!this.#flow) {
-      const built = await buildShardFlow(this.env, assignment);
+      const built = await buildShardFlow(this.env, assignment, this.ctx.storage.kv);
       if (built.seedLoaded) state = { ...state, seedLoads: (state.seedLoads ?? 0) + 1 };
       // Flow state (refresh-token families) is stored as each window closes (#windowClosed).
       const saved = this.ctx.storage.kv.get<unknown>(FLOW_STATE);
@@ -241,6 +241,8 @@ export class LoadShard extends DurableObject<ShardEnv> {
       this.#engine = null;
     }
     const handoff = result.end === "handoff";
+    // A k6/browser script's connection ends with the alarm; its session with the shard (browser-session.ts).
+    await this.#flow?.invocationEnded?.(!handoff).catch((error: unknown) => console.error(`browser session: ${String(error)}`));
     if (!handoff) this.#forgetSecrets(assignment);
     this.#save(sliceEnded(this.#state()!, result, engine.iterationProgress));
     if (handoff) {

@@ -33,6 +33,8 @@ import { ScriptSockets } from "./script-sockets.ts";
 import { setupDataKey } from "../../k6-compat/runtime/setup-data-key.ts";
 import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
 import { ScriptSessions, type ScriptSession } from "./script-sessions.ts";
+import { BrowserHost, type ShardBrowserPort } from "./browser-host.ts";
+import type { BrowserAnswer, BrowserCall } from "../../k6-compat/runtime/browser-wire.ts";
 
 /** What PUT /v1/scripts stores: the runtime and the script's factory (k6-compat/bundle.ts). */
 export interface ScriptModules {
@@ -79,6 +81,8 @@ export interface ScriptRun {
   readonly setupData: string | null;
   /** The way out: whether a URL may be sent to (the deployment's allow-list), and the fetch sockets open with. */
   readonly outbound: Outbound;
+  /** The shard's browser, for k6/browser (browser-host.ts); absent where the deployment has no Browser Run binding. */
+  readonly browser?: ShardBrowserPort & { endInvocation(final: boolean): Promise<void> };
 }
 
 export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
@@ -91,12 +95,14 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
     timesIterations: true,
     ...(run.script.minIterationDuration !== undefined ? { minIterationMs: run.script.minIterationDuration } : {}),
     snapshot: () => ({ closedStarted }),
+    // The alarm is over: its browser connection ends, the session stays for the next (browser-session.ts).
+    ...(run.browser ? { invocationEnded: (final: boolean) => run.browser!.endInvocation(final) } : {}),
     restore(state: unknown) {
       const saved = (state as { closedStarted?: unknown } | null)?.closedStarted;
       if (typeof saved === "number") closedStarted = saved;
     },
     async run(io: FlowIO, it: IterationInfo): Promise<void> {
-      const host = new IterationHost(io, run.outbound, run.steps, { ...run.tags, scenario: run.scenario.name });
+      const host = new IterationHost(io, run.outbound, run.steps, { ...run.tags, scenario: run.scenario.name }, run.browser);
       // A VU executor's iteration numbers count per VU (it.global); arrival-rate ones are
       // already the scenario's (ShardShare.globalIndex).
       const closed = it.vu !== undefined;
@@ -123,7 +129,10 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
           // The isolate did not start, or died under the iteration: the script never ran it.
           throw new IterationCouldNotRun(couldNotRunMessage(error));
         })
-        .finally(() => host.closeSockets());
+        .finally(async () => {
+          host.closeSockets();
+          await host.closeBrowser();
+        });
       host.apply(outcome.samples);
       // exec.test.abort(): this shard stops now, and the window carries the abort up to the
       // coordinator, which stops the others (k6's ScriptAborted).
@@ -144,16 +153,33 @@ export class IterationHost extends RpcTarget implements Host {
   /** k6's tags of everything this iteration records unless it says otherwise: the test's and scenario's, the scenario's name. */
   readonly #defaultTags: SampleTags;
   readonly #sockets: ScriptSockets;
+  /** The iteration's browser contexts and pages (k6/browser), opened at its first browser call. */
+  readonly #browserPort: ShardBrowserPort | undefined;
+  #browser: BrowserHost | null = null;
   /** Why the iteration was cut short, if it was. */
   interrupted: string | null = null;
 
-  constructor(io: FlowIO, outbound: Outbound, steps: readonly string[] = [], defaultTags: SampleTags = { scenario: "default" }) {
+  constructor(io: FlowIO, outbound: Outbound, steps: readonly string[] = [], defaultTags: SampleTags = { scenario: "default" }, browser?: ShardBrowserPort) {
     super();
     this.#io = io;
     this.#outbound = outbound;
     this.#steps = steps;
     this.#defaultTags = defaultTags;
     this.#sockets = new ScriptSockets(io, outbound);
+    this.#browserPort = browser;
+  }
+
+  /** A k6/browser call of the script (k6-compat/runtime/browser-wire.ts), made on the shard's browser. */
+  async browser(samples: readonly Sample[], call: BrowserCall): Promise<BrowserAnswer> {
+    this.apply(samples);
+    if (!this.#browserPort) throw new Error("this deployment has no Browser Run binding (BROWSER in wrangler.toml): it cannot run k6/browser scripts");
+    this.#browser ??= new BrowserHost(this.#browserPort, this.#outbound.policy, (s) => this.apply(s));
+    return this.#browser.call(call);
+  }
+
+  /** The iteration is over: its browser contexts are closed, their request metrics recorded. */
+  async closeBrowser(): Promise<void> {
+    await this.#browser?.close();
   }
 
   async socketSession(samples: readonly Sample[], request: SocketRequest, listener: (event: SocketEvent) => void): Promise<void> {

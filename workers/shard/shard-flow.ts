@@ -14,16 +14,19 @@ import { createFlow } from "../../scenarios/create-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import type { Env } from "../env.ts";
 import { scriptEntrypoint, scriptFlow, type ScriptModules } from "./script-flow.ts";
+import type { BrowserContextOptions } from "@cloudflare/playwright";
+import { ShardBrowser, type SessionStore } from "./browser-session.ts";
+import { screenshotKey } from "./browser-host.ts";
 
 /** The bindings a flow is built from. */
-export type FlowBindings = Pick<Env, "SEEDS" | "LOADER" | "ALLOWED_TARGETS" | "EDGELOAD_MODE" | "TARGET_VERIFICATION">;
+export type FlowBindings = Pick<Env, "SEEDS" | "LOADER" | "BROWSER" | "ALLOWED_TARGETS" | "EDGELOAD_MODE" | "TARGET_VERIFICATION">;
 
 /**
  * The flow for this run, and whether its seed set was read from R2. A seed set that is
  * missing or unreadable fails the shard loudly: the coordinator checked it exists when
  * the run was created.
  */
-export async function buildShardFlow(env: FlowBindings, assignment: ShardAssignment): Promise<{ flow: Flow; seedLoaded: boolean }> {
+export async function buildShardFlow(env: FlowBindings, assignment: ShardAssignment, storage?: SessionStore): Promise<{ flow: Flow; seedLoaded: boolean }> {
   let data: SeedData | null = null;
   const seed = assignment.spec.scenario?.seed ?? assignment.spec.data?.seed;
   if (seed) {
@@ -34,13 +37,13 @@ export async function buildShardFlow(env: FlowBindings, assignment: ShardAssignm
     data = parsed.data;
   }
   const flow = assignment.spec.script
-    ? await scriptFlowOf(env, assignment)
+    ? await scriptFlowOf(env, assignment, storage)
     : createFlow(assignment.spec, data, { index: assignment.shard.index, count: assignment.slice.shards });
   return { flow, seedLoaded: Boolean(seed) };
 }
 
 /** A k6 script's flow: its bundle read from R2, run in an isolate of its own. */
-async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment): Promise<Flow> {
+async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment, storage: SessionStore | undefined): Promise<Flow> {
   const spec = assignment.spec;
   const script = spec.script!;
   if (!env.LOADER) throw new Error("this deployment has no Worker Loader binding (LOADER): it cannot run k6 scripts");
@@ -58,5 +61,21 @@ async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment): Pro
     steps: spec.steps.map((s) => s.name),
     setupData: spec.setupData?.[SETUP_DATA] ?? null,
     outbound: outbound(targetPolicy(env, assignment.ownedHosts)),
+    ...(env.BROWSER && storage ? { browser: shardBrowserPort(env.BROWSER, env.SEEDS, assignment, storage) } : {}),
   });
+}
+
+/**
+ * The shard's browser for k6/browser: its Browser Run session, acquired at the first browser
+ * call (a script without one never acquires), and its screenshots kept in R2 under the run.
+ */
+function shardBrowserPort(binding: Fetcher, bucket: R2Bucket, assignment: ShardAssignment, storage: SessionStore) {
+  const session = new ShardBrowser(binding, storage);
+  return {
+    newContext: (options?: unknown) => session.newContext(options as BrowserContextOptions | undefined),
+    saveScreenshot: async (name: string, bytes: Uint8Array, contentType: string) => {
+      await bucket.put(screenshotKey(assignment.runId, assignment.shard.index, name), bytes, { httpMetadata: { contentType } });
+    },
+    endInvocation: (final: boolean) => session.endInvocation(final),
+  };
 }

@@ -22,6 +22,7 @@ import { knobs } from "./knobs.ts";
 import { countRequests, metricsApp } from "./metrics.ts";
 import { oidcApp } from "./oidc-app.ts";
 import { recordsApp } from "./records.ts";
+import { signInApp } from "./sign-in-page.ts";
 import { countRunRequests } from "./request-ledger.ts";
 import { switchesApp } from "./switches-app.ts";
 import { websocketEcho } from "./websocket-echo.ts";
@@ -50,6 +51,8 @@ app.route("/app", demoApp);
 // Config streaming over SSE (config-app.ts) and the records API with its two builds (records.ts).
 app.route("/app", configApp);
 app.route("/app", recordsApp);
+// A sign-in form for k6/browser scripts, slow on request (sign-in-page.ts).
+app.route("/app", signInApp);
 // Prometheus text exposition of what the target knows about itself (metrics.ts).
 app.route("/", metricsApp);
 // A WebSocket echo for k6 scripts' k6/websockets (websocket-echo.ts).

@@ -1,0 +1,200 @@
+/**
+ * The shard's side of k6/browser for one iteration: the Playwright contexts and pages a VU's
+ * proxies name by handle (k6-compat/runtime/browser-wire.ts), in the shard's browser session
+ * (browser-session.ts). Each iteration opens contexts of its own and closes them at its end,
+ * as k6 starts a browser per iteration; the session stays.
+ *
+ * What it records, through the iteration's host as any script sample: the web vitals of each
+ * navigation (read in the page after page.goto, core/metrics/web-vitals.ts) and
+ * browser_http_req_duration / browser_http_req_failed for every request a page makes. The
+ * browser reaches only what the run may load: every request a context makes is checked
+ * against the deployment's allowed targets and aborted when refused.
+ */
+import type { BrowserContext, Page, Request, Route } from "@cloudflare/playwright";
+import { webVitalSamples, type PageVitals } from "../../core/metrics/web-vitals.ts";
+import { answers, type BrowserAnswer, type BrowserCall } from "../../k6-compat/runtime/browser-wire.ts";
+import type { Sample } from "../../k6-compat/runtime/wire.ts";
+
+/** What the host needs of its shard: a context in the shard's browser, and where screenshots go. */
+export interface ShardBrowserPort {
+  /** `options`: k6's NewBrowserContextOptions, which are Playwright's. */
+  newContext(options?: unknown): Promise<BrowserContext>;
+  /** Keeps a screenshot (R2, under the run: screenshotKey). */
+  saveScreenshot(name: string, bytes: Uint8Array, contentType: string): Promise<void>;
+}
+
+/** Where a run's screenshots are kept in its R2 bucket. */
+export const screenshotKey = (runId: string, shard: number, name: string) => `screenshots/${runId}/shard-${shard}/${name}`;
+
+/**
+ * Reads a page's vitals after a navigation: TTFB from its navigation timing, FCP and LCP from
+ * buffered performance observers, waited for up to a second, as paint entries arrive after
+ * the frame that painted. An expression, not a function: Workers cannot build functions from text.
+ */
+const VITALS_PROBE = `new Promise((resolve) => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  const ttfb = nav ? Math.max(nav.responseStart - (nav.activationStart || 0), 0) : null;
+  let fcp = null, lcp = null;
+  try {
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) lcp = e.startTime; }).observe({ type: "largest-contentful-paint", buffered: true });
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) if (e.name === "first-contentful-paint") fcp = e.startTime; }).observe({ type: "paint", buffered: true });
+  } catch {}
+  const started = Date.now();
+  const look = () => (fcp !== null && lcp !== null) || Date.now() - started > 1000 ? resolve({ ttfb, fcp, lcp }) : setTimeout(look, 50);
+  requestAnimationFrame(() => requestAnimationFrame(look));
+})`;
+
+interface OpenPage {
+  readonly page: Page;
+  /** Request metrics still being read (a response's status is awaited): the iteration waits for them. */
+  readonly pending: Set<Promise<void>>;
+}
+
+export class BrowserHost {
+  readonly #port: ShardBrowserPort;
+  readonly #refusal: (url: URL) => string | null;
+  readonly #record: (samples: readonly Sample[]) => void;
+  readonly #contexts = new Map<number, BrowserContext>();
+  readonly #pages = new Map<number, OpenPage>();
+  #nextHandle = 1;
+
+  /** `refusal`: why a URL may not be loaded (the deployment's allowed targets), or null. */
+  constructor(port: ShardBrowserPort, refusal: (url: URL) => string | null, record: (samples: readonly Sample[]) => void) {
+    this.#port = port;
+    this.#refusal = refusal;
+    this.#record = record;
+  }
+
+  async call({ target, method, args }: BrowserCall): Promise<BrowserAnswer> {
+    if (!answers(target.kind, method)) throw new Error(`k6/browser's ${target.kind}.${method}() is not built in edgeload`);
+    if (target.kind === "browser") {
+      const context = await this.#newContext(args[0]);
+      if (method === "newContext") return { value: context.handle };
+      return this.#newPage(context.context);
+    }
+    if (target.kind === "context") {
+      const context = this.#contexts.get(target.context);
+      if (!context) throw new Error(`browser context ${target.context} is not open (k6 closes a VU's contexts when its iteration ends)`);
+      if (method === "newPage") return this.#newPage(context);
+      await context.close();
+      this.#contexts.delete(target.context);
+      return { value: undefined };
+    }
+    const open = this.#pages.get(target.page);
+    if (!open) throw new Error(`page ${target.page} is not open (k6 closes a VU's pages when its iteration ends)`);
+    const { page } = open;
+    let value: unknown;
+    if (target.kind === "locator") value = await invoke(page.locator(target.selector), method, args);
+    else if (target.kind === "keyboard") value = await invoke(page.keyboard, method, args);
+    else value = await this.#pageCall(open, method, args);
+    return { value, url: page.url() };
+  }
+
+  /** The iteration is over: its pages' request metrics are recorded, its contexts closed. */
+  async close(): Promise<void> {
+    for (const open of this.#pages.values()) await Promise.allSettled(open.pending);
+    this.#pages.clear();
+    await Promise.allSettled([...this.#contexts.values()].map((c) => c.close()));
+    this.#contexts.clear();
+  }
+
+  async #pageCall(open: OpenPage, method: string, args: readonly unknown[]): Promise<unknown> {
+    const { page } = open;
+    if (method === "goto") return this.#goto(page, String(args[0]), args[1]);
+    if (method === "evaluate") {
+      const [source, isFunction, arg] = args;
+      // The function's source, called with its argument, as an expression in the page.
+      return page.evaluate(isFunction ? `(${String(source)})(${arg === undefined ? "" : JSON.stringify(arg)})` : String(source));
+    }
+    if (method === "screenshot") return this.#screenshot(page, args[0] as ScreenshotOptions | undefined, String(args[1]));
+    if (method === "waitForSelector") {
+      const handle = await page.waitForSelector(String(args[0]), args[1] as Parameters<Page["waitForSelector"]>[1]);
+      await handle?.dispose();
+      return handle !== null;
+    }
+    if (method === "close") {
+      await page.close();
+      await Promise.allSettled(open.pending);
+      return undefined;
+    }
+    return invoke(page, method, args);
+  }
+
+  async #goto(page: Page, url: string, options: unknown): Promise<unknown> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new Error(`page.goto(): invalid URL "${url}"`);
+    }
+    const refused = this.#refusal(parsed);
+    if (refused) throw new Error(`page.goto(${parsed.href}) refused before it was sent: ${refused}`);
+    const response = await page.goto(parsed.href, options as Parameters<Page["goto"]>[1]);
+    const vitals = (await page.evaluate(VITALS_PROBE).catch(() => null)) as PageVitals | null;
+    if (vitals) this.#record(webVitalSamples(vitals, page.url()).map((s) => ({ type: "trend", ...s })));
+    if (!response) return null;
+    return { status: response.status(), statusText: response.statusText(), url: response.url(), headers: response.headers() };
+  }
+
+  async #screenshot(page: Page, options: ScreenshotOptions | undefined, defaultName: string): Promise<ArrayBuffer> {
+    const { path, ...rest } = options ?? {};
+    const type = rest.type === "jpeg" ? "jpeg" : "png";
+    const bytes = await page.screenshot({ ...rest, type });
+    // k6 writes `path` to its disk; here it names the object kept in R2 (its last segment, made safe).
+    const name = typeof path === "string" && path.trim() ? (path.split(/[\\/]/).pop() ?? "").replace(/[^A-Za-z0-9._-]/g, "_") || defaultName : defaultName;
+    await this.#port.saveScreenshot(name, bytes, `image/${type}`);
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  async #newContext(options: unknown): Promise<{ context: BrowserContext; handle: number }> {
+    const context = await this.#port.newContext(options);
+    const handle = this.#nextHandle++;
+    this.#contexts.set(handle, context);
+    // Every request the context's pages make, refused off the deployment's allowed targets.
+    await context.route("**/*", (route: Route) => {
+      const refused = this.#refusal(new URL(route.request().url()));
+      return refused ? route.abort("blockedbyclient") : route.continue();
+    });
+    return { context, handle };
+  }
+
+  async #newPage(context: BrowserContext): Promise<BrowserAnswer> {
+    const page = await context.newPage();
+    const open: OpenPage = { page, pending: new Set() };
+    const track = (work: Promise<void>) => {
+      open.pending.add(work);
+      void work.finally(() => open.pending.delete(work));
+    };
+    page.on("requestfinished", (request) => track(this.#requestFinished(request)));
+    page.on("requestfailed", (request) => this.#recordRequest(request, null, true));
+    const handle = this.#nextHandle++;
+    this.#pages.set(handle, open);
+    return { value: handle, url: page.url() };
+  }
+
+  async #requestFinished(request: Request): Promise<void> {
+    const response = await request.response().catch(() => null);
+    const status = response?.status() ?? 0;
+    const timing = request.timing();
+    // k6's browser_http_req_duration: from the request's start to its response's end.
+    const durationMs = timing.responseEnd >= 0 ? timing.responseEnd : null;
+    this.#recordRequest(request, durationMs, status < 200 || status > 399, status);
+  }
+
+  #recordRequest(request: Request, durationMs: number | null, failed: boolean, status = 0): void {
+    if (!/^https?:/.test(request.url())) return;
+    const tags = { url: request.url(), method: request.method(), status: String(status) };
+    const samples: Sample[] = [{ type: "rate", name: "browser_http_req_failed", passed: failed, tags }];
+    if (durationMs !== null) samples.push({ type: "trend", name: "browser_http_req_duration", value: durationMs, tags });
+    this.#record(samples);
+  }
+}
+
+type ScreenshotOptions = { path?: unknown; type?: unknown } & Record<string, unknown>;
+
+/** One of the listed methods on a Playwright object, with the script's arguments as they are (k6 copies Playwright's). */
+function invoke(object: object, method: string, args: readonly unknown[]): Promise<unknown> {
+  const fn = (object as Record<string, unknown>)[method];
+  if (typeof fn !== "function") throw new Error(`${method}() is not available on this browser object`);
+  return Promise.resolve(fn.apply(object, args));
+}
