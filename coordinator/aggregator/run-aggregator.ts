@@ -13,7 +13,11 @@
  * grace ends) is the shards' own WindowFlusher. At the end a level-1 aggregator writes its
  * shards' rows to D1, which the coordinator of a flat run does itself.
  *
- * RPC surface: start(), flush(), abort(), inspect().
+ * Once its parent has acknowledged its done it deletes its storage but a tombstone
+ * (aggregator-end.ts), and once the run is final and in D1 its coordinator has it delete
+ * that too, passing the clean-up down to its children (cleanUp).
+ *
+ * RPC surface: start(), flush(), abort(), inspect(), cleanUp().
  */
 import { systemClock } from "../../workers/shard/engine-types.ts";
 import { DurableObject } from "cloudflare:workers";
@@ -25,6 +29,8 @@ import { keyedPendingWindows, WindowFlusher, windowKey, type FlushReceiver, type
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
 import { IntakeBatch } from "../merge/intake-batch.ts";
 import { AggregatorBook, aggregatorNode, finishStep, GRACE_PER_LEVEL_MS, type AggregatorNode, type Intake } from "./aggregator-book.ts";
+import { aggregatorTombstone, keepAggregatorTombstone, LATE_FLUSH_ACK, type TreeCleanUp } from "./aggregator-end.ts";
+import { deleteEverything } from "../../workers/shard/shard-end.ts";
 
 type AggregatorEnv = Env & ObjectNamespaces<FlushReceiver, LoadShard, RunAggregator>;
 
@@ -38,6 +44,8 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   #lastCheckpointMs = 0;
   /** The alarm was moved up for the end, every child being done. */
   #endArmed = false;
+  /** Its storage was let go (aggregator-end.ts): nothing this instance still runs may write it again. */
+  #letGo = false;
   /** Children's flushes, taken in a quarter-second at a time: one log row (intake-batch.ts). */
   readonly #intake = new IntakeBatch<ChildFlush, Intake>((messages) => this.#bookOf(this.#nodeRecord()!).takeAll(messages, Date.now()), clock.sleep);
   readonly #flusher = new WindowFlusher({
@@ -60,9 +68,13 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     const planned = tree?.aggregators[input.index];
     if (!tree || !planned) throw new Error(`run ${input.run.runId} has no aggregator ${input.index}`);
     let node = this.#nodeRecord();
-    if (node && node.runId !== input.run.runId) throw new Error(`aggregator already belongs to run ${node.runId}`);
+    const holds = node?.runId ?? aggregatorTombstone(this.ctx.storage)?.runId;
+    if (holds && holds !== input.run.runId) throw new Error(`aggregator already belongs to run ${holds}`);
+    const fresh = aggregatorNode(planned, input.run, input.run.flushGraceMs);
+    // Its run ended for it (a tombstone, or cleaned up, or past its grace): a late start recreates nothing.
+    if (!node && (holds !== undefined || this.#letGo || Date.now() > fresh.deadlineMs + fresh.flushGraceMs)) return { ok: true };
     if (!node) {
-      node = aggregatorNode(planned, input.run, input.run.flushGraceMs);
+      node = fresh;
       this.ctx.storage.kv.put("node", node);
       this.#node = node;
       await this.ctx.storage.setAlarm(node.t0Ms + TICK_MS);
@@ -80,6 +92,8 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   /** A child's windows. Idempotent per (child, window, part). */
   async flush(message: ChildFlush): Promise<FlushAck> {
     const node = this.#nodeRecord();
+    // A child late for an aggregator that has passed everything up and ended: nothing can go up any more.
+    if (!node && aggregatorTombstone(this.ctx.storage)?.runId === message.runId) return LATE_FLUSH_ACK;
     if (!node || node.runId !== message.runId) throw new Error(`unknown run ${message.runId}`);
     const book = this.#bookOf(node);
     book.assertChild(message.childIndex);
@@ -102,17 +116,39 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     return { ok: true };
   }
 
-  /** State for tests and diagnostics. */
+  /** State for tests and diagnostics; once it ended, as its tombstone keeps it. */
   async inspect(): Promise<{ node: AggregatorNode | null; watermarkS: number; allChildrenDone: boolean; pendingWindows: number; alarm: number | null }> {
     const node = this.#nodeRecord();
     const book = node ? this.#bookOf(node) : null;
+    const ended = book ? undefined : aggregatorTombstone(this.ctx.storage);
     return {
       node,
-      watermarkS: book?.watermarkS ?? 0,
-      allChildrenDone: book?.allChildrenDone ?? false,
-      pendingWindows: this.#flusher.storedCount(),
+      watermarkS: book?.watermarkS ?? ended?.watermarkS ?? 0,
+      allChildrenDone: book?.allChildrenDone ?? ended?.allChildrenDone ?? false,
+      pendingWindows: this.#letGo ? 0 : this.#flusher.storedCount(),
       alarm: await this.ctx.storage.getAlarm(),
     };
+  }
+
+  /**
+   * The run is final and in D1 (its coordinator, or its parent, says so): every child is
+   * asked to clean up, then nothing of this aggregator is kept. The tree comes with the
+   * request, so an aggregator already emptied still reaches its children. `cleaned`: every
+   * child answered.
+   */
+  async cleanUp(input: TreeCleanUp): Promise<{ cleaned: boolean }> {
+    const planned = input.aggregators[input.index];
+    if (!planned) throw new Error(`run ${input.runId} has no aggregator ${input.index}`);
+    const holds = this.#nodeRecord()?.runId ?? aggregatorTombstone(this.ctx.storage)?.runId;
+    if (holds !== undefined && holds !== input.runId) throw new Error(`aggregator belongs to run ${holds}, not ${input.runId}`);
+    const node = { runId: input.runId, region: planned.region };
+    const answers = await Promise.allSettled(
+      planned.level === 1
+        ? planned.children.map((i) => this.#shard(node, i).cleanUp(input.runId))
+        : planned.children.map((i) => this.#child(node, i).cleanUp({ ...input, index: i })),
+    );
+    await this.#letGoOf(() => deleteEverything(this.ctx.storage));
+    return { cleaned: answers.every((a) => a.status === "fulfilled" && a.value.cleaned) };
   }
 
   /** One tick: pass up what may go, and end once every child is done (or their grace is over). */
@@ -144,10 +180,24 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
     }
     if (step.kind === "write-rows" && !(await this.#writeShardRows(node, book, Date.now()))) return;
     await this.#flusher.flush(true);
+    // Its done acknowledged, its parent holds all it merged: only a tombstone is kept (aggregator-end.ts).
+    if (this.#flusher.doneAcknowledged && !this.#letGo) {
+      const ended = { runId: node.runId, watermarkS: book.watermarkS, allChildrenDone: book.allChildrenDone };
+      await this.#letGoOf(() => keepAggregatorTombstone(this.ctx.storage, ended));
+    }
+  }
+
+  /** Deletes the storage by `deletion`, and what this instance holds of it, never to write it again. */
+  async #letGoOf(deletion: () => Promise<void>): Promise<void> {
+    this.#letGo = true;
+    await deletion();
+    this.#node = null;
+    this.#book = null;
   }
 
   /** Stores merged windows to pass up, in the turn the book marked them (see aggregator-book.ts). */
   #passUp(windows: readonly ShardWindow[]): void {
+    if (this.#letGo) return;
     for (const window of windows) {
       const key = windowKey(window);
       this.ctx.storage.kv.put(key, window);
@@ -183,16 +233,16 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   }
 
   #setStopping(): void {
-    this.ctx.storage.kv.put("stopping", true);
+    if (!this.#letGo) this.ctx.storage.kv.put("stopping", true);
   }
 
-  #shard(node: AggregatorNode, index: number) {
+  #shard(node: Pick<AggregatorNode, "runId" | "region">, index: number) {
     const ns = this.env.LOAD_SHARD;
     return ns.get(ns.idFromName(`${node.runId}/${index}`), { locationHint: node.region as DurableObjectLocationHint });
   }
 
   /** Another aggregator of the same run (a child or the parent), in the same region. */
-  #child(node: AggregatorNode, index: number) {
+  #child(node: Pick<AggregatorNode, "runId" | "region">, index: number) {
     const ns = this.env.RUN_AGGREGATOR;
     return ns.get(ns.idFromName(aggregatorName(node.runId, index)), { locationHint: node.region as DurableObjectLocationHint });
   }
@@ -203,6 +253,8 @@ export class RunAggregator extends DurableObject<AggregatorEnv> {
   }
 
   #bookOf(node: AggregatorNode): AggregatorBook {
+    // Its storage is gone: a book now would create its tables again in it.
+    if (this.#letGo) throw new Error(`aggregator of run ${node?.runId}: its run has ended here`);
     return (this.#book ??= new AggregatorBook(this.ctx.storage.sql, node));
   }
 }

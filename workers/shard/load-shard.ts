@@ -27,7 +27,11 @@
  * flow in shard-flow.ts, sending the stored windows in window-flusher.ts, reading the colo
  * in observe-colo.ts, the warm-up in warm-up.ts.
  *
- * RPC surface: start(), abort(), inspect().
+ * Once its receiver has acknowledged its done it deletes its storage but a tombstone, and
+ * its run's coordinator has it delete that too once the run is final and in D1
+ * (shard-end.ts).
+ *
+ * RPC surface: start(), abort(), inspect(), cleanUp().
  */
 import { DurableObject } from "cloudflare:workers";
 import { toRunWindow, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
@@ -44,11 +48,11 @@ import { firstAlarmAtMs, sendWarmUp, shouldWarmUp } from "./warm-up.ts";
 import { WindowFlusher, shardFlushRoute, windowKey, type FlushReceivers } from "./window-flusher.ts";
 import { systemClock } from "./engine-types.ts";
 import { countRestartLoss } from "./restart-loss.ts";
-import { withSlice } from "../../core/schedule/shard-slice.ts";
+import { ShardRecord } from "./shard-record.ts";
+import { deleteEverything, keepOnlyTombstone, startTooLate, tombstone } from "./shard-end.ts";
 import {
   invocationStarted,
   resumesAfterCrash,
-  withHeldWindows,
   windowWrites,
   scheduledState,
   shardTelemetry,
@@ -75,21 +79,8 @@ export class LoadShard extends DurableObject<ShardEnv> {
   #engine: ShardEngine | null = null;
   #flow: Flow | null = null;
   #invoking = false;
-  /**
-   * The stored assignment, read once per instance: it holds the whole spec, and reading it
-   * back (a deserialisation) for every flush of every window was the largest storage cost
-   * of a shard. This object is its only writer (start(), #forgetSecrets()).
-   */
-  #assignmentCache: ShardAssignment | undefined;
-  /** The stored state, read once per instance, like the assignment (this object its only writer). */
-  #stateCache: ShardState | undefined;
-  /**
-   * Windows closed since the state was last written, with the keys they will be stored
-   * under: kept in memory, unsent, until the next write (assignment.windowsPerWrite).
-   */
-  #unwritten: Array<readonly [string, ShardWindow]> = [];
-  /** The watermark of the state last written: what flushes report, so no receiver cuts off a window still held here. */
-  #writtenWatermarkS: number | undefined;
+  /** Its assignment and state, stored and mirrored (shard-record.ts); a stored window goes to the flusher. */
+  readonly #record = new ShardRecord(this.ctx.storage, (key, window) => this.#flusher.stored(key, window));
   /** Sends the stored windows to the coordinator, or to the shard's aggregator (window-flusher.ts). */
   readonly #flusher = new WindowFlusher({
     pending: {
@@ -102,7 +93,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
         // Kept in memory until the state is next written (the next window close) — unless
         // none will come: then now. A lost drop only re-sends windows the receiver skips.
         if (state.phase === "done") this.#save({ ...state, pending });
-        else this.#stateCache = { ...state, pending };
+        else this.#record.keepInMemory({ ...state, pending });
       },
     },
     clock,
@@ -112,18 +103,21 @@ export class LoadShard extends DurableObject<ShardEnv> {
     },
     progress: () => {
       const state = this.#state()!;
-      const watermarkS = this.#writtenWatermarkS ?? state.watermarkS;
+      const watermarkS = this.#record.writtenWatermarkS ?? state.watermarkS;
       return { finished: state.phase === "done", watermarkS, telemetry: shardTelemetry(this.#assignment()!, state) };
     },
     stopEngine: () => this.#engine?.stop(),
   });
 
-  /** Stores the assignment and arms the alarm for T0. Idempotent for the same run. */
+  /**
+   * Stores the assignment and arms the alarm for T0. Idempotent for the same run, also once
+   * the run has ended for this shard (its tombstone) or is past its deadline and grace.
+   */
   async start(assignment: ShardAssignment): Promise<{ ok: true }> {
-    const existing = this.#assignment();
-    if (existing && existing.runId !== assignment.runId) throw new Error(`shard already belongs to run ${existing.runId}`);
-    if (!existing) {
-      this.#storeAssignment(assignment);
+    const existing = this.#assignment()?.runId ?? tombstone(this.ctx.storage)?.runId;
+    if (existing && existing !== assignment.runId) throw new Error(`shard already belongs to run ${existing}`);
+    if (!existing && !this.#record.letGo && !startTooLate(assignment, Date.now())) {
+      this.#record.storeAssignment(assignment);
       this.#save(scheduledState(assignment));
       await this.ctx.storage.setAlarm(firstAlarmAtMs(assignment.t0Ms, Date.now()));
     }
@@ -155,12 +149,25 @@ export class LoadShard extends DurableObject<ShardEnv> {
     return { phase: "done" };
   }
 
-  /** State for tests and diagnostics (no secrets). */
+  /** State for tests and diagnostics (no secrets); once the run ended for it, as its tombstone keeps it. */
   async inspect(): Promise<ShardInspection> {
-    const state = this.#state();
-    const pendingWindows = this.#flusher.storedCount();
-    const { pending: _windows, ...rest } = state ?? ({} as ShardState);
+    const state: Omit<ShardState, "pending"> | undefined = this.#state() ?? tombstone(this.ctx.storage)?.state;
+    const pendingWindows = this.#record.letGo ? 0 : this.#flusher.storedCount();
+    const { pending: _windows, ...rest } = (state ?? {}) as ShardState;
     return { ...rest, pendingWindows, alarm: await this.ctx.storage.getAlarm() };
+  }
+
+  /**
+   * The run is final and its results are in D1 (its coordinator, or an aggregator passing
+   * it down, says so): nothing of it is kept, the tombstone included. Stops an engine still
+   * sending (a shard its stop never reached).
+   */
+  async cleanUp(runId: string): Promise<{ cleaned: true }> {
+    const holds = this.#assignment()?.runId ?? tombstone(this.ctx.storage)?.runId;
+    if (holds !== undefined && holds !== runId) throw new Error(`shard belongs to run ${holds}, not ${runId}`);
+    this.#engine?.stop();
+    await this.#record.letGoOf(() => deleteEverything(this.ctx.storage));
+    return { cleaned: true };
   }
 
   /**
@@ -258,42 +265,28 @@ export class LoadShard extends DurableObject<ShardEnv> {
   async #finalFlush(): Promise<void> {
     await this.ctx.storage.setAlarm(Date.now() + FINAL_FLUSH_GUARD_MS);
     await this.#flusher.flush(true);
-    await this.ctx.storage.deleteAlarm();
+    const assignment = this.#assignment();
+    const state = this.#state();
+    // Its done acknowledged, the receiver holds all it measured: only a tombstone is kept (shard-end.ts).
+    if (this.#flusher.doneAcknowledged && assignment && state) await this.#record.letGoOf(() => keepOnlyTombstone(this.ctx.storage, assignment.runId, state));
+    else await this.ctx.storage.deleteAlarm();
   }
 
   /** Once the shard has stopped sending, its stored spec keeps no secret. */
   #forgetSecrets(assignment: ShardAssignment): void {
-    this.#storeAssignment({ ...assignment, spec: redactSpec(assignment.spec) });
+    this.#record.storeAssignment({ ...assignment, spec: redactSpec(assignment.spec) });
   }
 
   #assignment(): ShardAssignment | undefined {
-    if (this.#assignmentCache) return this.#assignmentCache;
-    // One stored before slices (a deploy during its run) has the plan's weights: read as its slice.
-    const stored = this.ctx.storage.kv.get<ShardAssignment>("assignment");
-    return (this.#assignmentCache = stored && withSlice(stored));
-  }
-
-  #storeAssignment(assignment: ShardAssignment): void {
-    this.ctx.storage.kv.put("assignment", assignment);
-    this.#assignmentCache = assignment;
+    return this.#record.assignment();
   }
 
   #state(): ShardState | undefined {
-    return (this.#stateCache ??= this.ctx.storage.kv.get<ShardState>("state"));
+    return this.#record.state();
   }
 
   #save(state: ShardState): void {
-    const written = withHeldWindows(state, this.#unwritten);
-    this.ctx.storage.kv.put("state", written);
-    this.#written(written);
-  }
-
-  /** `written` is stored: the windows held until now are pending, and sent from now on. */
-  #written(written: ShardState): void {
-    this.#stateCache = written;
-    this.#writtenWatermarkS = written.watermarkS;
-    for (const [key, window] of this.#unwritten) this.#flusher.stored(key, window);
-    this.#unwritten = [];
+    this.#record.save(state);
   }
 
   /**
@@ -306,24 +299,22 @@ export class LoadShard extends DurableObject<ShardEnv> {
   #windowClosed(window: ShardWindow, engine: ShardEngine, assignment: ShardAssignment): void {
     const scenario = assignment.part;
     const state = this.#state();
-    if (!state) return;
+    if (!state || this.#record.letGo) return;
     // A named scenario's shard counts windows from its own start and steps from its own
     // first: stored in the run's numbering, as the coordinator merges them.
     const runWindow = toRunWindow(window, scenario);
-    this.#unwritten.push([windowKey(runWindow), runWindow]);
+    const held = this.#record.hold(windowKey(runWindow), runWindow);
     const closed = windowClosed(state, engine, scenario?.windowOffsetS ?? 0);
-    const writes = windowWrites(this.#unwritten.length, assignment.windowsPerWrite, window.windowS, assignment.shard.index, Boolean(this.#flow?.snapshot));
+    const writes = windowWrites(held, assignment.windowsPerWrite, window.windowS, assignment.shard.index, Boolean(this.#flow?.snapshot));
     // allowUnconfirmed: an output gate would hold the next sends until the write is
     // confirmed, adding latency to requests that have nothing to do with it.
     const flowState = writes.flowState ? { [FLOW_STATE]: this.#flow!.snapshot!() } : {};
     if (!writes.state) {
-      this.#stateCache = closed;
-      if (writes.flowState) void this.ctx.storage.put<unknown>(flowState, { allowUnconfirmed: true });
+      this.#record.keepInMemory(closed);
+      if (writes.flowState) this.#record.putUnconfirmed(flowState);
       return;
     }
-    const written = withHeldWindows(closed, this.#unwritten);
-    void this.ctx.storage.put<unknown>({ state: written, ...flowState }, { allowUnconfirmed: true });
-    this.#written(written);
+    this.#record.saveUnconfirmed(closed, flowState);
     // The engine closes each shard's window at its own point of the second, so flushes
     // (and the coordinator's merges) are spread too. Started after this turn: when the
     // engine's last close is what ends its slice, the final flush (called as the slice

@@ -49,6 +49,24 @@ export interface ShardState {
   readonly pending?: Readonly<Record<string, ShardWindow>>;
 }
 
+/**
+ * What a shard keeps once its run is over for it — its done acknowledged, so its receiver
+ * holds everything it measured (docs/architecture.md, "Objects' lifetimes"): the run it
+ * belonged to, so that a late start() of that run recreates nothing (start() is idempotent
+ * by the stored run), and its state without windows, for inspect(). A few hundred bytes,
+ * deleted with the rest when its run's coordinator cleans up (LoadShard.cleanUp).
+ */
+export interface ShardTombstone {
+  readonly runId: string;
+  readonly state: Omit<ShardState, "pending" | "accountedPast" | "iterationProgress">;
+}
+
+/** The tombstone of a shard of `runId` that ended in `state`. */
+export function tombstoneOf(runId: string, state: ShardState): ShardTombstone {
+  const { pending: _windows, accountedPast: _past, iterationProgress: _progress, ...kept } = state;
+  return { runId, state: kept };
+}
+
 /** What inspect() answers, for tests and diagnostics (no secrets, no window contents). */
 export type ShardInspection = Omit<ShardState, "pending"> & { readonly pendingWindows: number; readonly alarm: number | null };
 

@@ -110,6 +110,11 @@ export class WindowFlusher {
     this.#pending?.set(key, window);
   }
 
+  /** The receiver acknowledged this sender's done: all it measured is held above (its storage may go, shard-end.ts). */
+  get doneAcknowledged(): boolean {
+    return this.#doneAcknowledged;
+  }
+
   /** Windows stored and not yet acknowledged (for inspect()). */
   storedCount(): number {
     return this.#pendingWindows().size;
