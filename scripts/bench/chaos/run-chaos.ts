@@ -114,7 +114,27 @@ function summaryTable(shape: Shape, played: readonly Played[]): string {
   ];
   const header = ["shape", "seeds", "faults drawn", ...INVARIANTS, "all held", "per seed (median / max)"];
   const drawn = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`);
-  return [markdownTable(header, [row], new Set([0])), "", `Faults drawn (${shape}): ${drawn.join(", ")}.`].join("\n");
+  const statuses = new Map<string, number>();
+  for (const p of played) if (p.observation) statuses.set(p.observation.status, (statuses.get(p.observation.status) ?? 0) + 1);
+  return [
+    markdownTable(header, [row], new Set([0])),
+    "",
+    `Faults drawn (${shape}): ${drawn.join(", ")}.`,
+    "",
+    `Statuses (${shape}): ${[...statuses].map(([status, n]) => `${status} ${n}`).join(", ")}.${lateEnds(played)}`,
+  ].join("\n");
+}
+
+/** How each seed that drew a setup killed or D1 away for minutes ended, and when: their end is what those faults test. */
+function lateEnds(played: readonly Played[]): string {
+  const ends = played.flatMap((p) => {
+    const late = p.schedule.faults.filter((f) => f.kind === "setup-killed" || f.kind === "d1-refusing-long").map(describeFault);
+    const o = p.observation;
+    if (!late.length || !o) return [];
+    const at = o.finalAtMs === null ? "not final" : `final at t0 + ${((o.finalAtMs - o.t0Ms) / 1000).toFixed(1)} s`;
+    return [`seed ${p.schedule.seed} (${late.join(", ")}): ${o.status}, ${at}`];
+  });
+  return ends.length ? ` ${ends.join("; ")}.` : "";
 }
 
 export async function chaosBench(options: { seeds: readonly number[]; shapes: readonly Shape[]; shrink: boolean }): Promise<boolean> {
