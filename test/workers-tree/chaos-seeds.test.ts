@@ -2,9 +2,13 @@
  * A fixed handful of chaos seeds (scripts/bench/chaos/), played in `npm test` as the bench
  * plays them (`npm run bench -- chaos`): each a schedule of 2–6 faults at once over a short
  * run, flat or through a tree of fan-in 2, and every invariant checked after it (counted
- * once, within the loss its faults explain; each bad target answer a failure; ended in time; never `passed` with data
- * missing; no secret in a log or a row). A seed the search found failing is kept here as a
- * regression test, with the defect it found.
+ * once, within the loss its faults explain; each bad target answer a failure; ended in time
+ * and final by its deadline; never `passed` with data missing, nor with more of the schedule
+ * unsent by edgeload than its bound; no secret in a log or a row). A seed the search found
+ * failing is kept here as a regression test, with the defect it found. None of them draws
+ * the kinds added for issue 47 (scripts/bench/chaos/chaos.test.ts pins it): the setup killed
+ * is played on its own in ./setup-killed.test.ts; a long D1 outage (up to two minutes) only
+ * in the bench.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { judge } from "../../scripts/bench/chaos/invariants.ts";
