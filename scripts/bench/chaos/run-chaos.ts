@@ -3,9 +3,10 @@
  * 2–6 faults (./schedule.ts) per shape, from seed S, each played over a short run inside
  * workerd (../faults/in-workerd/chaos.seeds.ts, through ./vitest.config.ts) and judged
  * against the invariants (./invariants.ts). Prints a table per shape — seeds tried, faults
- * drawn, how often each invariant held, time per seed — and, for each failing seed, its
- * schedule shrunk to a minimal one that still fails (faults dropped one at a time while it
- * does). Returns false when a seed failed.
+ * drawn, how often each invariant held, time per seed; then the statuses the runs ended
+ * with, and how the seeds with a setup killed or D1 away for minutes ended — and, for each
+ * failing seed, its schedule shrunk to a minimal one that still fails (faults dropped one
+ * at a time while it does). Returns false when a seed failed.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
