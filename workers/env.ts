@@ -89,4 +89,9 @@ export interface Env {
    * with backoff 1 s, 2 s, 4 s … up to 30 s apart. Default 12 (about four minutes).
    */
   readonly RESULT_WRITE_RETRIES?: string;
+  /**
+   * Days a run's per-second rows (`windows`, `histograms`) are kept after it ended; then the
+   * cron tick rolls them up into per-minute rows (core/results/retention.ts). Default 90.
+   */
+  readonly RESULTS_RETENTION_DAYS?: string;
 }

@@ -15,8 +15,8 @@ import { targetPolicy } from "../../workers/outbound/policies.ts";
 import { ApiError, badRequest, notFound } from "./api-errors.ts";
 import { loadQueryInput, loadSeries, runExists } from "../store/results-queries.ts";
 import { listRuns, selectRows, timeseries } from "../store/results-store.ts";
-import { coordinatorFor } from "./coordinator-stub.ts";
 import { runSummary } from "./run-summary.ts";
+import { abortRun, runViewOf } from "./run-view.ts";
 import { baselinesApi, compareApi } from "./compare-api.ts";
 import { crosscheckApi } from "./crosscheck-api.ts";
 import { metricsApi } from "./metrics-api.ts";
@@ -72,13 +72,12 @@ async function jsonBody(c: Context<App>): Promise<unknown> {
 
 api.post("/v1/runs", async (c) => {
   const { id, spec, plan, estimate, t0Ms, status } = await admitRun(await jsonBody(c), c.env);
-  const coordinator = coordinatorFor(c.env, id);
   const links = runLinks(c, id);
   c.header("location", links.self);
   const created = { id, status, startsAt: new Date(t0Ms).toISOString(), spec: redactSpec(spec), plan, estimate: costView(estimate), links };
   const waitS = waitSeconds(c);
   if (waitS === null) return c.json(created, 201);
-  const view = await waitForEnd(coordinator, waitS, c.req.raw.signal);
+  const view = await waitForEnd(() => runViewOf(c.env, id), waitS, c.req.raw.signal);
   return c.json({ ...created, ...(view ? runOutcomeView(c, view) : {}) }, 201);
 });
 
@@ -145,8 +144,8 @@ api.get("/v1/runs", async (c) => {
  */
 api.get("/v1/runs/:id", async (c) => {
   const waitS = waitSeconds(c);
-  const coordinator = coordinatorOf(c);
-  const view = waitS === null ? await coordinator.status() : await waitForEnd(coordinator, waitS, c.req.raw.signal);
+  const status = () => runViewOf(c.env, runIdOf(c));
+  const view = waitS === null ? await status() : await waitForEnd(status, waitS, c.req.raw.signal);
   if (!view) throw notFound(`run ${c.req.param("id")}`);
   return c.json({ ...view, ...runOutcomeView(c, view) });
 });
@@ -164,11 +163,11 @@ function waitSeconds(c: Context<App>): number | null {
   return waitS;
 }
 
-/** Polls the run's coordinator once a second until the run ends, `waitS` pass, or the client leaves. */
-async function waitForEnd(coordinator: ReturnType<typeof coordinatorOf>, waitS: number, signal: AbortSignal): Promise<RunView | null> {
+/** Polls the run's status once a second until the run ends, `waitS` pass, or the client leaves. */
+async function waitForEnd(status: () => Promise<RunView | null>, waitS: number, signal: AbortSignal): Promise<RunView | null> {
   const deadlineMs = Date.now() + waitS * 1000;
   for (;;) {
-    const view = await coordinator.status();
+    const view = await status();
     if (!view || FINAL_STATUSES.includes(view.status) || Date.now() >= deadlineMs || signal.aborted) return view;
     await new Promise((resolve) => setTimeout(resolve, Math.min(1000, deadlineMs - Date.now())));
   }
@@ -194,10 +193,10 @@ api.get("/v1/runs/:id/summary", async (c) => {
 });
 
 api.get("/v1/runs/:id/timeseries", async (c) => {
-  const id = c.req.param("id");
-  const view = await coordinatorOf(c).status();
+  const id = runIdOf(c);
+  const view = await runViewOf(c.env, id);
   if (!view) throw notFound(`run ${id}`);
-  return c.json({ id, windowS: 1, points: await timeseries(c.env.DB, id) });
+  return c.json({ id, ...(await timeseries(c.env.DB, id)) });
 });
 
 /** The target's series a run scraped (scrape steps), one entry per series: `?name=` narrows. */
@@ -219,6 +218,11 @@ api.get("/v1/runs/:id/query", async (c) => {
   if (format !== "json" && format !== "csv") throw badRequest("bad query", [{ field: "format", detail: 'must be "json" or "csv"' }]);
   const input = await loadQueryInput(c.env.DB, id, parsed.query.trend);
   if (!input) throw notFound(`run ${id}`);
+  const resolutionS = input.resolutionS ?? 1;
+  if (parsed.query.everyS !== null && parsed.query.everyS % resolutionS !== 0) {
+    const detail = `run ${id} is past its retention: its seconds were rolled up into minutes (RESULTS_RETENTION_DAYS), so every must be whole minutes or "run"`;
+    throw badRequest("bad query", [{ field: "every", detail }]);
+  }
   const rows = runQuery(input, parsed.query);
   if (format === "csv") return c.body(toCsv(rows), 200, { "content-type": "text/csv; charset=utf-8" });
   return c.json({ id, query: parsed.query, rows });
@@ -244,7 +248,7 @@ api.post("/v1/sql", async (c) => {
 const MAX_SQL_ROWS = 10_000;
 
 api.post("/v1/runs/:id/abort", async (c) => {
-  const view = await coordinatorOf(c).abort("aborted through the API");
+  const view = await abortRun(c.env, runIdOf(c), "aborted through the API");
   if (!view) throw notFound(`run ${c.req.param("id")}`);
   return c.json({ ...view, links: runLinks(c, view.id) }, 202);
 });
@@ -265,10 +269,6 @@ function runIdOf(c: Context<App>): string {
   const id = c.req.param("id") ?? "";
   if (!RUN_ID.test(id)) throw notFound(`run ${id}`);
   return id;
-}
-
-function coordinatorOf(c: Context<App>) {
-  return coordinatorFor(c.env, runIdOf(c));
 }
 
 /**

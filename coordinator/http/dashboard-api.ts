@@ -24,6 +24,7 @@ import type { RoutesEnv } from "./routes-env.ts";
 import { badRequest, forbidden, notFound } from "./api-errors.ts";
 import { RUN_ID } from "./run-id.ts";
 import { coordinatorFor } from "./coordinator-stub.ts";
+import { endedRunLive } from "./ended-run-live.ts";
 
 type App = { Bindings: RoutesEnv; Variables: { scope: Scope } };
 
@@ -144,6 +145,9 @@ dashboardApi.get("/runs/:id/live", async (c) => {
   const id = c.req.param("id");
   if (!RUN_ID.test(id)) throw notFound(`run ${id}`);
   const response = await coordinatorFor(c.env, id).fetch("https://coordinator/live");
-  if (response.status === 404) throw notFound(`run ${id}`);
-  return response;
+  if (response.status !== 404) return response;
+  // Its coordinator holds nothing: an ended run whose objects' storage is gone is drawn from D1.
+  const ended = await endedRunLive(c.env, id);
+  if (!ended) throw notFound(`run ${id}`);
+  return ended;
 });

@@ -12,11 +12,12 @@
  * the open windows, the children's progress, the ticks); its own parts are here: showing
  * and writing windows (window-writes.ts, log-replay.ts after a restart), reaching the
  * shards (run-shards.ts), setup and teardown (phases.ts), starting the run (run-start.ts),
- * ending it (run-end.ts), the dashboards' feed
- * (live-feed.ts), the push outputs (metrics-push.ts) and the run's D1 rows.
+ * stopping it early (run-stop.ts), ending it (run-end.ts), deleting the storage of its
+ * objects once it is final and in D1 (run-cleanup.ts), the dashboards' feed (live-feed.ts),
+ * the push outputs (metrics-push.ts) and the run's D1 rows.
  *
- * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(); fetch()
- * serves the live event stream (GET /live).
+ * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(), cleanUp();
+ * fetch() serves the live event stream (GET /live).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Plan } from "../../core/plan/plan.ts";
@@ -32,21 +33,21 @@ import type { LoadShard } from "../../workers/shard/load-shard.ts";
 import type { RunAggregator } from "../aggregator/run-aggregator.ts";
 import { reportersOf } from "../../core/plan/aggregation-tree.ts";
 import type { RunMetricsWire } from "../../core/formats/prometheus-text-writer.ts";
-import { ChildProgress } from "../merge/child-progress.ts";
 import { MetricsPusher } from "./metrics-push.ts";
 import { pushRunMetrics } from "./metrics-push-body.ts";
 import { updateRunStatus } from "../store/results-store.ts";
-import { FlushLog, type TotalsCheckpoint } from "../merge/flush-log.ts";
+import type { TotalsCheckpoint } from "../merge/flush-log.ts";
 import { takeInFlush } from "../merge/flush-intake.ts";
 import { takeInLog } from "./log-replay.ts";
 import { OpenWindows } from "../merge/open-windows.ts";
-import { LiveFeed } from "./live-feed.ts";
+import { RunTables } from "./run-tables.ts";
+import { stopRun } from "./run-stop.ts";
+import { cleanUpRun, type CleanUpResult } from "./run-cleanup.ts";
 import { setupOverdue, startRun, type StartingHost } from "./run-start.ts";
 import { finishRun, giveUpRun, type EndingHost } from "./run-end.ts";
 import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./status-view.ts";
 import { liveSummary, type SummarySources } from "./summary-of.ts";
 import { scriptAbortReason } from "../../core/run/script-report.ts";
-import { secretHider } from "../../core/spec/redact.ts";
 import { lifecycleStateOf, START_LEAD_MS, type RunRecord } from "./run-record.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
 import { abortShards, ShardStopper, startingWatermarks } from "./run-shards.ts";
@@ -71,11 +72,8 @@ export class RunCoordinator extends DurableObject<Env> {
   readonly #stopper = new ShardStopper();
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
   readonly #pusher = new MetricsPusher(this.env);
-  // Fields are set once super() has run, so they can read this.ctx.
-  readonly #log = new FlushLog(this.ctx.storage.sql);
-  readonly #live = new LiveFeed(this.ctx.storage.sql);
-  /** Each child's watermark, done flag and telemetry (../merge/child-progress.ts). */
-  readonly #children = new ChildProgress(this.ctx.storage.sql);
+  /** The flush log, the live feed, the children's progress: made on first use (run-tables.ts). Set once super() has run. */
+  readonly #tables = new RunTables(this.ctx.storage.sql);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -89,7 +87,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const t0Ms = now + START_LEAD_MS[input.mode];
     // A named scenario's shards measure nothing before its start: windows before it need
     // not wait for them.
-    this.#children.start(startingWatermarks(input.plan));
+    this.#tables.children.start(startingWatermarks(input.plan));
     const thresholds = parseRunThresholds(input.spec);
     const run: RunRecord = { ...input, createdMs: now, t0Ms, status: "pending", stopping: null, endMs: null, abortReason: null, thresholds };
     this.#thresholds = thresholds;
@@ -106,14 +104,14 @@ export class RunCoordinator extends DurableObject<Env> {
     if (region === undefined) throw new Error(`unknown ${run.plan.tree ? "aggregator" : "shard"} ${message.childIndex}`);
     // After the summary is written the run's figures are final: tell the shard to stop.
     if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
-    const { accepted, duplicates, latest, scriptAbort } = takeInFlush(this.#log, this.#open, this.#totals, message, region);
-    if (latest) this.#live.noteShard(message.childIndex, latest);
-    this.#children.record(message.childIndex, message.watermarkS, message.done, message.telemetry, Date.now());
+    const { accepted, duplicates, latest, scriptAbort } = takeInFlush(this.#tables.log, this.#open, this.#totals, message, region);
+    if (latest) this.#tables.live.noteShard(message.childIndex, latest);
+    this.#tables.children.record(message.childIndex, message.watermarkS, message.done, message.telemetry, Date.now());
     // The script called exec.test.abort() (its shard has stopped): stop the run like an abort, as the script's.
     if (scriptAbort !== null && this.#run!.stopping === null) await this.#stop("aborted", scriptAbortReason(scriptAbort), true);
     // Everyone is done: finish now — unless ticks are failing (D1 refusing writes), whose
     // backoff an early tick would cut short, spending the retry budget in a burst.
-    if (this.#children.doneCount === reporters.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
+    if (this.#tables.children.doneCount === reporters.length && !FINAL_STATUSES.includes(run.status) && !run.tickFailures) {
       await this.ctx.storage.setAlarm(Date.now());
     }
     return { accepted, duplicates, stop: run.stopping !== null || FINAL_STATUSES.includes(run.status) };
@@ -135,7 +133,7 @@ export class RunCoordinator extends DurableObject<Env> {
     const run = this.#run;
     if (!run) return new Response("no such run", { status: 404 });
     const summary = this.ctx.storage.kv.get<Summary>("summary");
-    return this.#live.open(this.#liveStatus(run, Date.now()), summary ? { summary, status: run.status } : null);
+    return this.#tables.live.open(this.#liveStatus(run, Date.now()), summary ? { summary, status: run.status } : null);
   }
 
   /**
@@ -168,25 +166,23 @@ export class RunCoordinator extends DurableObject<Env> {
     return this.status();
   }
 
-  async #stop(status: "aborted" | "failed", given: string, byScript = false): Promise<void> {
-    const now = Date.now();
-    // Stored and shown: a script's abort message may quote a token it was given.
-    const reason = secretHider(this.#run!.spec).hide(given);
-    this.#save({
-      ...this.#run!,
-      status: "finishing",
-      stopping: status,
-      abortReason: reason,
-      endMs: now,
-      ...(byScript ? { endedByScript: true as const } : {}),
-    });
-    // Recorded above; a D1 refusing this row does not refuse the stop (the end writes the final status).
-    await this.env.DB.batch([updateRunStatus(this.env.DB, this.#run!.runId, "finishing", { abortReason: reason })]).catch((error: unknown) => {
-      console.error(`run ${this.#run!.runId}: finishing not written to D1: ${String(error)}`);
-    });
-    this.#signalStop(now);
-    // Keep ticking: the run ends at the first tick that finds every shard done (or the grace over).
-    await this.ctx.storage.setAlarm(now + TICK_MS);
+  #stop(status: "aborted" | "failed", given: string, byScript = false): Promise<void> {
+    const host = { env: this.env, storage: this.ctx.storage, run: () => this.#run!, save: (run: RunRecord) => this.#save(run) };
+    return stopRun({ ...host, signalStop: (now) => this.#signalStop(now) }, status, given, byScript);
+  }
+
+  /**
+   * The run is final and in D1: its objects' storage goes, this one's last (run-cleanup.ts).
+   * The cron tick's sweep calls this for a run whose clean-up did not finish.
+   */
+  async cleanUp(runId: string): Promise<CleanUpResult> {
+    const host = { env: this.env, objects: this.#objects, storage: this.ctx.storage, run: () => this.#run, view: () => this.status() };
+    // Without a run nothing reads the totals or windows still in memory; the tables are made again only by a new run.
+    const forget = () => {
+      this.#run = null;
+      this.#tables.forget();
+    };
+    return cleanUpRun({ ...host, forget }, runId, Date.now());
   }
 
   /** Sends the stop to the shards when due, without waiting for their answers (run-shards.ts ShardStopper). */
@@ -219,7 +215,7 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#save(failing);
     if (failures < tickFailureBudget(this.env)) {
       // The dashboard shows the retries (lastError) rather than going quiet.
-      this.#live.sendStatus(() => this.#liveStatus(this.#run!, Date.now()));
+      this.#tables.live.sendStatus(() => this.#liveStatus(this.#run!, Date.now()));
       await this.ctx.storage.setAlarm(Date.now() + tickRetryDelayMs(failures));
       return;
     }
@@ -228,17 +224,20 @@ export class RunCoordinator extends DurableObject<Env> {
 
   async #tick(): Promise<void> {
     const run = this.#run;
-    if (!run || this.ctx.storage.kv.get("summary")) return;
+    if (!run) return;
+    // The alarm finishRun set: the run is over, its objects' storage goes (run-cleanup.ts; a
+    // failure is left to the cron tick's sweep, never counted as a failed tick).
+    if (this.ctx.storage.kv.get("summary")) return void (await this.cleanUp(run.runId));
     const now = Date.now();
     if (run.status === "pending") return setupOverdue(this.#starting, run, now);
-    const everyoneDone = this.#children.doneCount === reportersOf(run.plan).length;
+    const everyoneDone = this.#tables.children.doneCount === reportersOf(run.plan).length;
 
     await this.#showClosedWindows(run, now, everyoneDone);
     this.#pushMetrics(run, now);
 
     const step = lifecycleStep(lifecycleStateOf(run, everyoneDone), now);
     // Real shards, counted through the tree: a root that gave up on its silent children still says done.
-    if (step.kind === "finish") return this.#finish(step.status, null, Math.max(0, run.plan.shards.length - this.#children.shardsDone()));
+    if (step.kind === "finish") return this.#finish(step.status, null, Math.max(0, run.plan.shards.length - this.#tables.children.shardsDone()));
     this.#signalStop(now);
     if (step.evaluateThresholds) {
       const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms, this.#thresholds!);
@@ -249,18 +248,13 @@ export class RunCoordinator extends DurableObject<Env> {
       await this.env.DB.batch([updateRunStatus(this.env.DB, run.runId, "finishing")]);
     }
     if (now - this.#lastCheckpointMs >= CHECKPOINT_EVERY_MS) this.#checkpoint();
-    this.#live.sendStatus(() => this.#liveStatus(this.#run!, now));
+    this.#tables.live.sendStatus(() => this.#liveStatus(this.#run!, now));
     await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
   }
 
   /** Starts the push outputs' requests (never awaited: see metrics-push.ts). */
   #pushMetrics(run: RunRecord, now: number): void {
     pushRunMetrics(this.#pusher, run, () => metricsSourceOf(run, this.#figures(), now), now);
-  }
-
-  /** Stops every shard (run-shards.ts). */
-  #broadcastAbort(): Promise<boolean> {
-    return abortShards(this.#objects, this.#run!);
   }
 
   get #objects() {
@@ -270,7 +264,7 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Shows every open window no child can still add to, and writes to D1 what is due (window-writes.ts). */
   #showClosedWindows(run: RunRecord, now: number, everyoneDone: boolean): Promise<void> {
     return showClosedWindows(
-      { db: this.env.DB, open: this.#open, unwritten: this.#unwritten, log: this.#log, shards: this.#children, live: this.#live },
+      { db: this.env.DB, open: this.#open, unwritten: this.#unwritten, log: this.#tables.log, shards: this.#tables.children, live: this.#tables.live },
       run,
       now,
       everyoneDone,
@@ -279,7 +273,7 @@ export class RunCoordinator extends DurableObject<Env> {
 
   /** Persists totals and trims log rows that are both in the checkpoint and in D1. */
   #checkpoint(): void {
-    this.#log.checkpoint(this.#totals, (checkpoint) => this.ctx.storage.kv.put("totals", checkpoint));
+    this.#tables.log.checkpoint(this.#totals, (checkpoint) => this.ctx.storage.kv.put("totals", checkpoint));
     this.#lastCheckpointMs = Date.now();
   }
 
@@ -289,7 +283,8 @@ export class RunCoordinator extends DurableObject<Env> {
     this.#run = run;
     if (!run) return;
     this.#thresholds = run.thresholds ?? parseRunThresholds(run.spec);
-    this.#totals = addPhaseStats(takeInLog(this.#log, this.#open, this.#unwritten, this.ctx.storage.kv.get<TotalsCheckpoint>("totals"), run), run.phaseStats);
+    const checkpoint = this.ctx.storage.kv.get<TotalsCheckpoint>("totals");
+    this.#totals = addPhaseStats(takeInLog(this.#tables.log, this.#open, this.#unwritten, checkpoint, run), run.phaseStats);
   }
 
   #save(run: RunRecord): void {
@@ -299,11 +294,11 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   #figures(): RunFigures {
-    return { totals: this.#totals, shards: this.#children, iterationsAt: (w) => this.#open.iterationsAt(w) };
+    return { totals: this.#totals, shards: this.#tables.children, iterationsAt: (w) => this.#open.iterationsAt(w) };
   }
 
   #sources(): SummarySources {
-    return { totals: this.#totals, shards: this.#children, thresholds: this.#thresholds! };
+    return { totals: this.#totals, shards: this.#tables.children, thresholds: this.#thresholds! };
   }
 
   #outputs(run: RunRecord) {
@@ -311,7 +306,7 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   #liveStatus(run: RunRecord, now: number) {
-    return liveStatus(run, this.#figures(), now, this.#outputs(run), this.#thresholds!, this.#live.shardHealth);
+    return liveStatus(run, this.#figures(), now, this.#outputs(run), this.#thresholds!, this.#tables.live.shardHealth);
   }
 
   /** Ends the run (run-end.ts). */
@@ -328,7 +323,7 @@ export class RunCoordinator extends DurableObject<Env> {
       run: () => this.#run!,
       save: (run) => this.#save(run),
       finish: (status, reason) => this.#finish(status, reason),
-      abortShards: () => this.#broadcastAbort(),
+      abortShards: () => abortShards(this.#objects, this.#run!),
     };
   }
 
@@ -343,8 +338,8 @@ export class RunCoordinator extends DurableObject<Env> {
       showClosedWindows: (run, now, everyoneDone) => this.#showClosedWindows(run, now, everyoneDone),
       pushMetrics: (run, now) => this.#pushMetrics(run, now),
       checkpoint: () => this.#checkpoint(),
-      publishEnd: (run, summary) => this.#live.publishEnd(() => this.#liveStatus(run, Date.now()), summary, run.status),
-      abortShards: () => this.#broadcastAbort(),
+      publishEnd: (run, summary) => this.#tables.live.publishEnd(() => this.#liveStatus(run, Date.now()), summary, run.status),
+      abortShards: () => abortShards(this.#objects, this.#run!),
     };
   }
 }

@@ -3,7 +3,9 @@
  * windows, the summary built once with its verdict, stored in D1 and in the object, the
  * secrets forgotten), or when its results can no longer be written (`giveUpRun`: too many
  * failed ticks in a row, tick-failure.ts; the run ends `error`, its summary readable from the
- * object). Either way the dashboards get the last events and the alarm is deleted.
+ * object). Either way the dashboards get the last events. A run that ended normally keeps
+ * one alarm: its clean-up, CLEAN_UP_AFTER_MS later (run-cleanup.ts), when its objects' storage
+ * goes; one that gave up keeps its storage, which holds its only summary, and no alarm.
  */
 import { hideInSummary, redactSpec, secretHider } from "../../core/spec/redact.ts";
 import type { ForcedStatus, Summary } from "../../core/run/summary.ts";
@@ -15,6 +17,7 @@ import { loadStats } from "./phase-metrics.ts";
 import { endOf, type RunRecord } from "./run-record.ts";
 import { endedRunStatements, endSummary, type SummarySources } from "./summary-of.ts";
 import { unstorableEnd } from "./tick-failure.ts";
+import { CLEAN_UP_AFTER_MS } from "./run-cleanup.ts";
 
 /** What ending a run needs of its coordinator. */
 export interface EndingHost {
@@ -36,7 +39,7 @@ export interface EndingHost {
  * Ends the run: runs teardown, writes what is left, builds the summary once with its
  * verdict (`forced` when aborted or failed by abortOnFail, otherwise the thresholds'; a k6
  * teardown() that threw, aborted or ran past its timeout ends it as k6 does, phases.ts),
- * stores it in D1, and forgets the secrets.
+ * stores it in D1, forgets the secrets, and sets the alarm of its clean-up.
  */
 export async function finishRun(host: EndingHost, forced: ForcedStatus | null, note: string | null, silentReporters: number): Promise<void> {
   const teardown = await runTeardown(host.env, host.run());
@@ -79,7 +82,7 @@ export async function finishRun(host: EndingHost, forced: ForcedStatus | null, n
   host.save(final);
   host.checkpoint();
   host.publishEnd(final, summary);
-  await host.storage.deleteAlarm();
+  await host.storage.setAlarm(Date.now() + CLEAN_UP_AFTER_MS);
 }
 
 /** Ends a run whose ticks keep failing as `error`; its summary stays readable from the object. */

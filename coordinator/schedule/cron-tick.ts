@@ -11,6 +11,8 @@
  *     reported after an outage — never piled up.
  *  4. Alerts: whatever is due in the outbox is delivered (notify.ts), after the tick's own
  *     work, so a slow receiver holds back no turn.
+ *  5. Storage: a bounded slice of clean-ups, rollups and outbox pruning (storage-sweep.ts),
+ *     after the tick's own work too.
  *
  * Every turn that does not pass alerts (core/watch/alert-rule.ts), and every alert is written
  * to the outbox in the same D1 batch as the turn or verdict it is about. Each turn is
@@ -37,6 +39,7 @@ import {
   type TurnRow,
 } from "../store/schedules.ts";
 import { deliverDueAlerts } from "./notify.ts";
+import { sweepStorage } from "./storage-sweep.ts";
 import { endOverdueRuns, type WatchdogEnv } from "./run-watchdog.ts";
 import { vaultOf } from "./schedule-vault.ts";
 import { alertBatch, eventOf, recordJudged, runLink } from "./turn-alerts.ts";
@@ -85,6 +88,8 @@ export async function cronTick(env: WatchdogEnv, nowMs: number, deps: TickDeps):
       console.error(`cron tick: alert delivery stopped: ${String(error)}`);
     }),
   );
+  // Each part catches its own failures; what is left is the next tick's.
+  deps.waitUntil(sweepStorage(env, nowMs).catch((error: unknown) => console.error(`cron tick: storage sweep stopped: ${String(error)}`)));
   if (turns.length || judged || ended) console.log(JSON.stringify({ event: "cron-tick", at: new Date(nowMs).toISOString(), ended, judged, turns }));
   return { ended, judged, turns };
 }

@@ -50,34 +50,53 @@ export async function finalSummary(db: SqlReader, runId: string): Promise<Stored
   return { status: row.status, summary: row.summary_json ? (JSON.parse(row.summary_json) as Summary) : null };
 }
 
-/**
- * A run's rows for core/results/query.ts: its windows, the histograms of one trend and its shards,
- * with the run's duration. Null when the run is unknown.
- */
-export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryTrend): Promise<QueryInput | null> {
-  const [runs, windows, histograms, shards] = await db.batch([
-    db.prepare("SELECT t0, ended_at, duration_ms, json_extract(summary_json, '$.edgeload.clock.resolutionMs') AS clock_ms FROM runs WHERE id = ?").bind(runId),
+/** The per-second tables, and the per-minute ones their rows are rolled up into after the retention (migration 0012). */
+const BY_SECOND = { windows: "windows", histograms: "histograms", resolutionS: 1 } as const;
+const BY_MINUTE = { windows: "windows_minute", histograms: "histograms_minute", resolutionS: 60 } as const;
+
+/** A run's windows and histograms of one metric from one pair of tables. */
+function windowStatements(db: SqlReader, tables: typeof BY_SECOND | typeof BY_MINUTE, runId: string, metric: string): SqlStatement[] {
+  return [
     db
       .prepare(
         `SELECT window_s, region, step, requests, iterations, failed, dropped, timeouts, connection_errors, status_4xx, status_5xx, statuses_json
-       FROM windows WHERE run_id = ?`,
+       FROM ${tables.windows} WHERE run_id = ?`,
       )
       .bind(runId),
     db
-      .prepare("SELECT window_s, region, step, metric, count, sum_us, min_us, max_us, buckets FROM histograms WHERE run_id = ? AND metric = ?")
-      .bind(runId, QUERY_TRENDS[trend]),
+      .prepare(`SELECT window_s, region, step, metric, count, sum_us, min_us, max_us, buckets FROM ${tables.histograms} WHERE run_id = ? AND metric = ?`)
+      .bind(runId, metric),
+  ];
+}
+
+/**
+ * A run's rows for core/results/query.ts: its windows, the histograms of one trend and its shards,
+ * with the run's duration. Null when the run is unknown. A run older than the retention has its
+ * rows per minute (`resolutionS` 60): read from the per-minute tables, as the same columns.
+ */
+export async function loadQueryInput(db: SqlReader, runId: string, trend: QueryTrend): Promise<QueryInput | null> {
+  const [runs, secondWindows, secondHistograms, shards] = await db.batch([
+    db.prepare("SELECT t0, ended_at, duration_ms, json_extract(summary_json, '$.edgeload.clock.resolutionMs') AS clock_ms FROM runs WHERE id = ?").bind(runId),
+    ...windowStatements(db, BY_SECOND, runId, QUERY_TRENDS[trend]),
     // SELECT *: a local state made before migration 0003 has no histograms_json yet.
     db.prepare("SELECT * FROM shards WHERE run_id = ?").bind(runId),
   ]);
   const run = runs!.results[0] as { t0: number | null; ended_at: number | null; duration_ms: number; clock_ms: number | null } | undefined;
   if (!run) return null;
   const durationS = run.t0 !== null && run.ended_at !== null ? (run.ended_at - run.t0) / 1000 : run.duration_ms / 1000;
+  let [windows, histograms, resolutionS] = [secondWindows!.results, secondHistograms!.results, 1];
+  if (windows.length === 0) {
+    // Rolled up, or a run that wrote nothing. A local state made before 0012 has no such tables: nothing rolled up.
+    const minute = await db.batch(windowStatements(db, BY_MINUTE, runId, QUERY_TRENDS[trend])).catch(() => null);
+    if (minute?.[0]?.results.length) [windows, histograms, resolutionS] = [minute[0].results, minute[1]!.results, BY_MINUTE.resolutionS];
+  }
   return {
-    windows: windows!.results as unknown as WindowRow[],
-    histograms: histograms!.results as unknown as HistogramRow[],
+    windows: windows as unknown as WindowRow[],
+    histograms: histograms as unknown as HistogramRow[],
     shards: shards!.results.map((r) => ({ ...r, histograms_json: r.histograms_json ?? null })) as unknown as ShardRow[],
     durationS,
     clockResolutionMs: run.clock_ms ?? null,
+    ...(resolutionS === 1 ? {} : { resolutionS }),
   };
 }
 

@@ -269,15 +269,18 @@ export async function listRuns(db: D1Database, options: { limit: number; status?
 
 /**
  * Per-second series by region plus "all": request rate, failures, drops and
- * http_req_duration percentiles (ms), from histograms merged per second (core/results/query.ts).
+ * http_req_duration percentiles (ms), from histograms merged per second (core/results/query.ts);
+ * per minute (`windowS` 60) for a run past its retention, whose seconds were rolled up.
  */
-export async function timeseries(db: D1Database, runId: string): Promise<QueryRow[]> {
+export async function timeseries(db: D1Database, runId: string): Promise<{ windowS: number; points: QueryRow[] }> {
   const input = await loadQueryInput(db, runId, "duration");
-  if (!input) return [];
+  if (!input) return { windowS: 1, points: [] };
+  const everyS = input.resolutionS ?? 1;
   const metrics = ["requests", "failed", "dropped", "rps", "p50", "p95", "p99"] as const;
-  const byRegion = runQuery(input, { by: ["region"], everyS: 1, metrics, trend: "duration" });
-  const all = runQuery(input, { by: [], everyS: 1, metrics, trend: "duration" }).map((r) => ({ t: r.t!, region: "all", ...r }));
-  return [...byRegion, ...all].sort((a, b) => (a.t as number) - (b.t as number) || String(a.region).localeCompare(String(b.region)));
+  const byRegion = runQuery(input, { by: ["region"], everyS, metrics, trend: "duration" });
+  const all = runQuery(input, { by: [], everyS, metrics, trend: "duration" }).map((r) => ({ t: r.t!, region: "all", ...r }));
+  const points = [...byRegion, ...all].sort((a, b) => (a.t as number) - (b.t as number) || String(a.region).localeCompare(String(b.region)));
+  return { windowS: everyS, points };
 }
 
 /** The statement storing one shard's totals and telemetry at the end of its run (by its coordinator, or its aggregator). */

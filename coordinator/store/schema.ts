@@ -24,6 +24,7 @@ import schedules from "../migrations/0008_schedules.sql";
 import verifiedTargets from "../migrations/0009_verified_targets.sql";
 import alertOutbox from "../migrations/0010_alert_outbox.sql";
 import viewLinks from "../migrations/0011_view_links.sql";
+import retention from "../migrations/0012_retention.sql";
 import { splitSql } from "./sql-split.ts";
 
 export interface Migration {
@@ -45,6 +46,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: "0009_verified_targets.sql", sql: verifiedTargets },
   { name: "0010_alert_outbox.sql", sql: alertOutbox },
   { name: "0011_view_links.sql", sql: viewLinks },
+  { name: "0012_retention.sql", sql: retention },
 ];
 
 /** wrangler's statement, so whichever of the two creates the table creates the same one. */

@@ -96,6 +96,8 @@ export interface QueryInput {
   readonly durationS: number;
   /** The step of the clock its latencies were timed with (ms), from its summary; null when unknown. */
   readonly clockResolutionMs?: number | null;
+  /** Seconds per window row: 60 for a run whose per-second rows were rolled up into minutes (SCHEMA.md 0012); absent: 1. */
+  readonly resolutionS?: number;
 }
 
 export type QueryRow = Record<string, string | number | null>;
