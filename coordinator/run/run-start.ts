@@ -35,6 +35,13 @@ export async function startRun(host: StartingHost, run: RunRecord): Promise<{ t0
   const setUp = await setUpRun(host.env, run);
   // Ended meanwhile: its alarm found setup overdue.
   if (FINAL_STATUSES.includes(host.run().status)) return { t0Ms: run.t0Ms, status: host.run().status };
+  // Aborted during setup: the stop stands (the record set up here predates it), and no shard starts.
+  const stopped = host.run();
+  if (stopped.stopping !== null) {
+    host.save({ ...setUp.run, status: stopped.status, stopping: stopped.stopping, abortReason: stopped.abortReason, endMs: stopped.endMs });
+    await host.finish(stopped.stopping, stopped.abortReason ?? "stopped during setup");
+    return { t0Ms: run.t0Ms, status: host.run().status };
+  }
   host.save(setUp.run);
   if (setUp.failure) {
     await host.finish(setUp.failure.status, setUp.failure.reason);
