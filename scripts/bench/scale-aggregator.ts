@@ -14,7 +14,7 @@ import { CHECKPOINT_EVERY_MS, TICK_MS } from "../../coordinator/merge/ticks.ts";
 import { WindowFlusher, windowKey } from "../../workers/shard/window-flusher.ts";
 import { nodeSqlStorage, type NodeSqlStorage } from "../../test/support/node-sql-storage.ts";
 import type { ObjectMeter } from "./scale-meter.ts";
-import { type FlushTarget, MemoryPending, meterOf, rpc, SimAlarm, type SimContext } from "./scale-objects.ts";
+import { type FlushTarget, jsonBytes, MemoryPending, meterOf, rpc, SimAlarm, type SimContext } from "./scale-objects.ts";
 
 /** An aggregator as RunAggregator drives its book: flush(), abort(), the alarm's tick, its shards' D1 rows. */
 export class SimAggregator implements FlushTarget {
@@ -86,6 +86,11 @@ export class SimAggregator implements FlushTarget {
   /** Storage rows it wrote: its SQLite tables (log, progress, meta), its outbox and its alarms. */
   get storageRowsWritten(): number {
     return this.#storage.rowsWritten + this.#pending.rowsWritten + this.#alarm.sets;
+  }
+
+  /** Bytes its storage holds as it ends, before it lets go of them (issue 49): its SQLite database and the merged windows not yet acknowledged. */
+  get storageBytes(): number {
+    return this.#storage.storage.databaseSize + jsonBytes([...this.#pending.load()]);
   }
 
   /** RunAggregator.alarm(), every tick until it has passed everything up. */

@@ -104,6 +104,7 @@ function table(runs: readonly RateRun[]): string {
     ["storage rows written: shards (model)", (r) => rowsCell(r.full, "shards")],
     ["storage rows written: aggregators (model)", (r) => rowsCell(r.full, "aggregators")],
     ["storage rows written: coordinator (model)", (r) => rowsCell(r.full, "coordinator")],
+    ["storage bytes at the end → left once cleaned: shards / aggregators / coordinator (model: at most, while it runs)", (r) => bytesLeftCell(r.full)],
     ["D1 rows per window (model)", (r) => `${r.full.d1.rowsPerWindow} (${preflight(r.full.spec, r.full.plan).usage.peak.d1RowsPerS})`],
     ["D1 rows in one second, most", (r) => int(r.full.d1.rowsPerS)],
     ["D1 shard rows at the end, in one second", (r) => int(r.full.d1.shardRowsPerS)],
@@ -135,6 +136,16 @@ function rowsCell(r: ScaleResult, kind: keyof ScaleResult["storageRows"]): strin
   const model = { shards: usage.shardRowsWritten, aggregators: usage.aggregators.rowsWritten, coordinator: usage.coordinatorRowsWritten }[kind];
   const measured = r.storageRows[kind];
   return measured ? `${int(measured)} (${int(model)}, ×${(model / measured).toFixed(2)})` : `0 (${int(model)})`;
+}
+
+/**
+ * Durable Object storage bytes each kind of object held as the run ended, and what is left once
+ * it is cleaned up — nothing (issue 49; test/workers/storage-cleanup.test.ts checks every
+ * object of a real run) — beside the planner's bytes held at most while it runs.
+ */
+function bytesLeftCell(r: ScaleResult): string {
+  const b = r.storageBytesAtEnd;
+  return `${int(b.shards)} / ${int(b.aggregators)} / ${int(b.coordinator)} → 0 (${int(preflight(r.spec, r.plan).usage.storage.durableObjectBytes)})`;
 }
 
 function modelRequests(r: ScaleResult): string {

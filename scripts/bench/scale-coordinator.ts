@@ -92,6 +92,11 @@ export class SimCoordinator implements FlushTarget {
     return this.#storage.rowsWritten + this.#alarm.sets;
   }
 
+  /** Bytes its SQLite database holds as the run ends (the log, the progress, the live points), before its clean-up (issue 49). */
+  get storageBytes(): number {
+    return this.#storage.storage.databaseSize;
+  }
+
   /**
    * RunCoordinator's #tick() as far as the reporting path goes: take the closed windows to
    * the live feed and write them when due, evaluate abortOnFail thresholds, checkpoint; the

@@ -83,6 +83,11 @@ export class SimAlarm {
 }
 
 /** A sender's windows stored and not yet acknowledged (a shard keeps them in its state, an aggregator under their keys), in memory. */
+/** Bytes of a value stored as JSON (UTF-8): what a Durable Object's key-value storage holds of it, before SQLite's overhead. */
+export function jsonBytes(value: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(value)).length;
+}
+
 export class MemoryPending implements PendingWindows {
   readonly #windows = new Map<string, ShardWindow>();
   readonly #rowsPerDeletion: number;

@@ -90,6 +90,12 @@ export interface ScaleResult {
   readonly objectRequests: { readonly shardInvocations: number; readonly intoAggregators: number; readonly intoCoordinator: number };
   /** Durable Object storage rows written, by kind of object, the whole run (see each object's storageRowsWritten). */
   readonly storageRows: { readonly shards: number; readonly aggregators: number; readonly coordinator: number };
+  /**
+   * Durable Object storage bytes each kind of object held as the run ended (its storage before
+   * it let go of it, issue 49: see each object's storageBytes). What is left once the run is
+   * cleaned up is nothing (coordinator/run/run-cleanup.ts; test/workers/storage-cleanup.test.ts).
+   */
+  readonly storageBytesAtEnd: { readonly shards: number; readonly aggregators: number; readonly coordinator: number };
   /** (window, region, step) cells written more than once (a part arrived after its window was written). */
   readonly lateCells: number;
   /** From a window's end to its rows in D1: the slowest, virtual ms. */

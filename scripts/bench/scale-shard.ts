@@ -13,7 +13,7 @@ import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import { ShardEngine } from "../../workers/shard/engine.ts";
 import { WindowFlusher, windowKey } from "../../workers/shard/window-flusher.ts";
 import { writeDue } from "../../workers/shard/shard-state.ts";
-import { type FlushTarget, MemoryPending, rpc, type SimContext } from "./scale-objects.ts";
+import { type FlushTarget, jsonBytes, MemoryPending, rpc, type SimContext } from "./scale-objects.ts";
 
 const COMPLETED = COUNTERS.indexOf("completed");
 const DROPPED = COUNTERS.indexOf("dropped");
@@ -105,6 +105,11 @@ export class SimShard {
   /** Invocations of its engine (LoadShard.alarm() runs that sent): the first, and one per hand-over. */
   get invocations(): number {
     return this.#invocations;
+  }
+
+  /** Bytes LoadShard's storage holds as it ends, before it lets go of them (issue 49): its assignment and the windows not yet acknowledged. */
+  get storageBytes(): number {
+    return jsonBytes(this.a) + jsonBytes([...this.#pending.load()]);
   }
 
   /** Storage rows LoadShard writes for what this shard did: its state with each closed window, and the rest (#otherRows). */

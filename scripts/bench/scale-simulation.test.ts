@@ -144,6 +144,10 @@ describe("a whole run simulated shard by shard, through the aggregation tree", (
     // One flush a second from each shard, and the tick.
     expect(r.coordinatorRequestsPerS.steady).toBe(73);
     expect(r.d1.shardRows).toBe(0); // a flat run's shard rows are the coordinator's end batch, not simulated
+    // As it ends each shard holds its assignment (under 2 KB: its own slice of the weights, issue 49) and no window,
+    // every one acknowledged; the coordinator its log and live points. The clean-up deletes all of it.
+    expect(r.storageBytesAtEnd.shards).toBeLessThan(72 * 2_048);
+    expect(r.storageBytesAtEnd.coordinator).toBeGreaterThan(0);
   }, 120_000);
 
   it("an abort passes down the tree to every shard, and what they measured is merged once", async () => {

@@ -221,6 +221,11 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
       aggregators: aggregators.reduce((n, a) => n + a.storageRowsWritten, 0),
       coordinator: coordinator.storageRowsWritten,
     },
+    storageBytesAtEnd: {
+      shards: shards.reduce((n, s) => n + s.storageBytes, 0),
+      aggregators: aggregators.reduce((n, a) => n + a.storageBytes, 0),
+      coordinator: coordinator.storageBytes,
+    },
     lateCells: stored.lateCells,
     windowToD1Ms: stored.windowToD1Ms,
     abort: abort && {
