@@ -116,7 +116,8 @@ async function sendOnce(
   try {
     const init: RequestInit & RedirectInit = { method: request.method, signal: AbortSignal.timeout(timeoutMs), ...redirectInit(request) };
     if (request.headers) init.headers = request.headers;
-    const sent = request.bodyBytes ?? request.body;
+    // Bytes as the script encoded them (never a SharedArrayBuffer's view, which DOM's BodyInit rules out).
+    const sent = (request.bodyBytes as Uint8Array<ArrayBuffer> | undefined) ?? request.body;
     if (sent !== undefined) init.body = sent;
     const response = await fetcher(request.url, init);
     const body = await response.text();

@@ -1,34 +1,22 @@
 /**
  * A coordinator tick that throws (D1 refusing writes, say): it is retried with backoff up
  * to 30 s, and after too many failures in a row the run ends as `error`, its summary kept
- * in the coordinator. Pure: the object asks these, with the time passed in, and writes.
+ * in the coordinator (the retry times and budget: tick-retry.ts). Pure: the object asks
+ * these, with the time passed in, and writes.
  * (Pinned by test/workers/coordinator-resilience.test.ts.)
  */
 import { hideInSummary, redactSpec, secretHider } from "../../core/spec/redact.ts";
-import type { Env } from "../../workers/env.ts";
 import { endOf, type RunRecord } from "./run-record.ts";
 import { endSummary, type SummarySources } from "./summary-of.ts";
 import type { Summary } from "../../core/run/summary.ts";
 
-/** Failures in a row a run survives unless RESULT_WRITE_RETRIES says otherwise. */
-const MAX_TICK_FAILURES = 12;
-
-/** How many failed ticks in a row end the run (RESULT_WRITE_RETRIES overrides the default). */
-export function tickFailureBudget(env: Pick<Env, "RESULT_WRITE_RETRIES">): number {
-  const n = Number(env.RESULT_WRITE_RETRIES);
-  return Number.isInteger(n) && n > 0 ? n : MAX_TICK_FAILURES;
-}
+export { tickFailureBudget, tickRetryDelayMs } from "./tick-retry.ts";
 
 /** `run` after one more failed tick: the count, and the message the status shows while retrying. */
 export function withTickFailure(run: RunRecord, error: unknown): { readonly run: RunRecord; readonly failures: number; readonly message: string } {
   const failures = (run.tickFailures ?? 0) + 1;
   const message = error instanceof Error ? error.message : String(error);
   return { run: { ...run, tickFailures: failures, lastError: message }, failures, message };
-}
-
-/** How long until the tick that failed for the `failures`th time is retried: 1 s, 2 s, 4 s … 30 s. */
-export function tickRetryDelayMs(failures: number): number {
-  return Math.min(30_000, 500 * 2 ** failures);
 }
 
 /**

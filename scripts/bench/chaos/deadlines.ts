@@ -8,7 +8,7 @@
  */
 import { TICK_MS } from "../../../coordinator/merge/ticks.ts";
 import { SHARD_FLUSH_GRACE_MS, setupDeadlineMs } from "../../../coordinator/run/run-record.ts";
-import { tickFailureBudget, tickRetryDelayMs } from "../../../coordinator/run/tick-failure.ts";
+import { tickFailureBudget, tickRetryDelayMs } from "../../../coordinator/run/tick-retry.ts";
 import { D1_WRITE_AFTER_MS } from "../../../core/run/run-lifecycle.ts";
 import { afterEndMs } from "../../../core/schedule/graceful-stop.ts";
 import type { RunSpec } from "../../../core/spec/run-spec.ts";
