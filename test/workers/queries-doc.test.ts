@@ -25,6 +25,7 @@ describe("QUERIES.md", () => {
       "latency-histogram",
       "custom-metrics",
       "run-history",
+      "p95-p99-by-region-minute-any-age",
     ]);
   });
 
@@ -47,5 +48,7 @@ describe("QUERIES.md", () => {
     expect(rows["latency-histogram"]!.reduce((a, r) => a + r.requests, 0)).toBe(80);
     expect(rows["run-history"]![0]).toMatchObject({ id, requests: 80 });
     expect(rows["custom-metrics"]).toEqual([]); // a run without a scenario has none
+    // Per minute from both tables: before its rollup, the first block's answer (test/workers/storage-cleanup.test.ts, after it).
+    expect(rows["p95-p99-by-region-minute-any-age"]).toEqual(rows["p95-p99-by-region-minute"]);
   });
 });

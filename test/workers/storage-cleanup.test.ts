@@ -10,6 +10,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../coordinator/index.ts";
 import { sha256Hex } from "../../core/data/web-crypto.ts";
+import queriesDoc from "../../QUERIES.md?raw";
 import { api, createRun, waitForStatus } from "./helpers.ts";
 
 const coordinatorOf = (id: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(id));
@@ -166,7 +167,14 @@ describe("the cron tick's sweep", () => {
     const { id } = await createRun({ rate: 20, duration: "2s", shards: 1, regions: ["wnam"] });
     await waitForStatus(id);
     const query = async (every: string) => (await api(`/v1/runs/${id}/query?by=region&every=${every}&metrics=requests,failed,p50,p95,p99`)).json();
-    const [whole, perMinute] = [await query("run"), await query("1m")];
+    // QUERIES.md's block for a run of any age, through the read-only SQL route.
+    const anyAge = /```sql id=p95-p99-by-region-minute-any-age\n([\s\S]*?)```/.exec(queriesDoc)![1]!;
+    const sql = async () => {
+      const response = await api("/v1/sql", { method: "POST", body: JSON.stringify({ sql: anyAge, params: [id] }) });
+      expect(response.status, await response.clone().text()).toBe(200);
+      return ((await response.json()) as { rows: unknown[] }).rows;
+    };
+    const [whole, perMinute, documented] = [await query("run"), await query("1m"), await sql()];
     const endedAt = (await env.DB.prepare("SELECT ended_at FROM runs WHERE id = ?").bind(id).first<{ ended_at: number }>())!.ended_at;
     const count = async (table: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE run_id = ?`).bind(id).first<{ n: number }>())!.n;
     // A few batches a tick, oldest runs first (this file's earlier runs too): a few ticks at most.
@@ -175,6 +183,7 @@ describe("the cron tick's sweep", () => {
     expect(await count("windows_minute")).toBeGreaterThan(0);
     expect(await query("run")).toEqual(whole);
     expect(await query("1m")).toEqual(perMinute);
+    expect(await sql()).toEqual(documented);
     // Per second is gone: asking for it says why.
     const refused = await api(`/v1/runs/${id}/query?every=1s`);
     expect(refused.status).toBe(400);
