@@ -221,11 +221,7 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
       aggregators: aggregators.reduce((n, a) => n + a.storageRowsWritten, 0),
       coordinator: coordinator.storageRowsWritten,
     },
-    storageBytesAtEnd: {
-      shards: shards.reduce((n, s) => n + s.storageBytes, 0),
-      aggregators: aggregators.reduce((n, a) => n + a.storageBytes, 0),
-      coordinator: coordinator.storageBytes,
-    },
+    storageBytesAtEnd: storageBytesOf(shards, aggregators, coordinator),
     lateCells: stored.lateCells,
     windowToD1Ms: stored.windowToD1Ms,
     abort: abort && {
@@ -235,6 +231,15 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
     },
     wallMs,
     gcMs: gcPauses.reduce((n, [start, end]) => n + end - start, 0),
+  };
+}
+
+/** The storage bytes each kind of simulated object holds as the run ends (ScaleResult.storageBytesAtEnd). */
+function storageBytesOf(shards: readonly SimShard[], aggregators: readonly SimAggregator[], coordinator: SimCoordinator): ScaleResult["storageBytesAtEnd"] {
+  return {
+    shards: shards.reduce((n, s) => n + s.storageBytes, 0),
+    aggregators: aggregators.reduce((n, a) => n + a.storageBytes, 0),
+    coordinator: coordinator.storageBytes,
   };
 }
 
