@@ -17,9 +17,8 @@
  */
 import { MetricStats, type MetricStatsWire } from "../../core/metrics/metric-stats.ts";
 import { recordTrail, type RequestTrail } from "../../core/metrics/request-trail.ts";
-import { EXPECTED_RESPONSE_DURATION, recordRequestSubMetrics, subMetricFilters, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
-import { parseThresholds } from "../../core/metrics/thresholds.ts";
-import { customMetricKinds } from "../../core/spec/metrics-schema.ts";
+import { recordRequestSubMetrics, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
+import { runSubMetricFilters } from "../../core/schedule/shard-assignment.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import type { Plan } from "../../core/plan/plan.ts";
@@ -41,16 +40,8 @@ export const PHASE_SHARD: Readonly<Record<ScriptPhase, number>> = { setup: -1, t
 /** The region the summary shows them under: they left from the coordinator, not a shard's region. */
 export const PHASE_REGION = "coordinator";
 
-/**
- * The sub-metrics a phase records: those the run's thresholds name, and the one k6 shows for
- * every script, as the shards get them (core/schedule/shard-assignment.ts runSubMetrics).
- */
-export function phaseSubMetrics(spec: RunSpec): SubMetricFilter[] {
-  const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
-  const filters = parsed.ok ? subMetricFilters(parsed.value) : [];
-  if (!filters.some((f) => f.name === EXPECTED_RESPONSE_DURATION.name)) filters.push(EXPECTED_RESPONSE_DURATION);
-  return filters;
-}
+/** The sub-metrics a phase records: the same the run's shards record (runSubMetricFilters). */
+export const phaseSubMetrics = (spec: RunSpec): SubMetricFilter[] => runSubMetricFilters(spec);
 
 /**
  * Records a phase's requests, checks and metrics as the shard records an iteration's, over

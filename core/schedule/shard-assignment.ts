@@ -132,11 +132,17 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
 
 /** The sub-metrics the run's thresholds name, for every shard (a scenario's spec lacks the run's thresholds). */
 function runSubMetrics(spec: RunSpec): { subMetrics?: SubMetricFilter[] } {
+  const filters = runSubMetricFilters(spec);
+  return filters.length ? { subMetrics: filters } : {};
+}
+
+/** The k6 sub-metrics a run records beyond its cells: its thresholds', and for a script the one k6 always shows. */
+export function runSubMetricFilters(spec: RunSpec): SubMetricFilter[] {
   const parsed = parseThresholds(spec.thresholds, customMetricKinds(spec));
   const filters = parsed.ok ? subMetricFilters(parsed.value) : [];
   // k6 shows this one for every script, threshold or not.
   if (isScriptRun(spec) && !filters.some((f) => f.name === EXPECTED_RESPONSE_DURATION.name)) filters.push(EXPECTED_RESPONSE_DURATION);
-  return filters.length ? { subMetrics: filters } : {};
+  return filters;
 }
 
 /** What starts an aggregator of a run's tree: the run as its shards' assignments are made, and which node it is. */
