@@ -6,9 +6,9 @@
  * shard cuts at the iteration's stop time settles (rejected), so the loop ends then. Plain
  * Node over a scripted host whose requests answer after `delayMs`.
  */
+import { vuContext } from "../test/support/vu-context.ts";
 import { describe, expect, it } from "vitest";
-import { CookieJar } from "./runtime/cookie-jar.ts";
-import { createVuModules, type VuContext } from "./runtime/vu-modules.ts";
+import { createVuModules } from "./runtime/vu-modules.ts";
 import type { IterationHost } from "./runtime/wire.ts";
 
 /** A VU whose host answers each request 200 after `delayMs`, or refuses it when `refuse` says. */
@@ -26,16 +26,7 @@ function vuWithSlowHost(delayMs: number, refuse: (url: string) => boolean = () =
     socketSend: async () => {},
     socketClose: async () => {},
   };
-  const context: VuContext = {
-    id: 1,
-    iteration: 0,
-    iterationInTest: 0,
-    scenario: { name: "default", executor: "shared-iterations", startTimeMs: 0 },
-    samples: [],
-    host,
-    jar: new CookieJar(),
-    shared: new Map(),
-  };
+  const context = vuContext(host, { scenario: { name: "default", executor: "shared-iterations", startTimeMs: 0 } });
   const modules = createVuModules(context) as Record<string, any>;
   return { http: modules["k6/http"], timers: modules["k6/timers"], loop: context.loop!, answered };
 }

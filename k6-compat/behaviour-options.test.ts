@@ -7,11 +7,11 @@ import { describe, expect, it } from "vitest";
 import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { behaviourProblems } from "./behaviour-options.ts";
 import { specFromOptions } from "./options.ts";
-import { CookieJar } from "./runtime/cookie-jar.ts";
 import { requestThrows, requestTimeoutMs, vuOptions } from "./runtime/vu-options.ts";
 import { createVuModules, type VuContext } from "./runtime/vu-modules.ts";
 import type { IterationHost, WireRequest, WireResponse } from "./runtime/wire.ts";
 import { noSockets } from "../test/support/no-sockets.ts";
+import { vuContext } from "../test/support/vu-context.ts";
 
 const ctx = { name: "s.js", target: "http://127.0.0.1:9090", bundle: "a".repeat(64), env: {}, metrics: {}, exports: ["default"] };
 
@@ -100,17 +100,7 @@ function vu(respond: (r: WireRequest) => Partial<WireResponse>, options: Partial
     async sleep() {},
     ...noSockets,
   };
-  const context: VuContext = {
-    id: 1,
-    iteration: 0,
-    iterationInTest: 0,
-    scenario: { name: "s", executor: "constant-vus", startTimeMs: 0 },
-    samples: [],
-    host,
-    jar: new CookieJar(),
-    shared: new Map(),
-    ...options,
-  };
+  const context = vuContext(host, { ...options });
   return { http: (createVuModules(context) as Record<string, any>)["k6/http"], sent };
 }
 

@@ -6,6 +6,7 @@
  * handler that throws ends the iteration; k6/ws's ws.connect blocks until its socket closed. The shard's side of the sockets runs against a
  * real echo in test/e2e/script-websockets.test.ts.
  */
+import { vuContext } from "../test/support/vu-context.ts";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,8 +14,7 @@ import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { bundleScript } from "./bundle.ts";
 import { evaluateInitContext } from "./init-context.ts";
-import { CookieJar } from "./runtime/cookie-jar.ts";
-import { createVuModules, sequence, type VuContext } from "./runtime/vu-modules.ts";
+import { createVuModules, sequence } from "./runtime/vu-modules.ts";
 import type { IterationHost, SocketEvent } from "./runtime/wire.ts";
 
 /** A host whose timers wait for real and whose sockets echo; `refuse` makes every connect fail. */
@@ -61,16 +61,7 @@ function echoHost(opts: { refuse?: boolean; stopAfterMs?: number } = {}) {
       }, 5);
     },
   };
-  const context: VuContext = {
-    id: 1,
-    iteration: 0,
-    iterationInTest: 0,
-    scenario: { name: "default", executor: "shared-iterations", startTimeMs: 0 },
-    samples: [],
-    host,
-    jar: new CookieJar(),
-    shared: new Map(),
-  };
+  const context = vuContext(host, { scenario: { name: "default", executor: "shared-iterations", startTimeMs: 0 } });
   const modules = createVuModules(context) as Record<string, any>;
   return { log, modules, loop: context.loop!, timers: modules["k6/timers"], WebSocket: modules["k6/websockets"].WebSocket };
 }

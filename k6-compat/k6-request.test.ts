@@ -9,9 +9,10 @@ import { CookieJar } from "./runtime/cookie-jar.ts";
 import { K6_USER_AGENT, k6Request, type RequestInput } from "./runtime/k6-request.ts";
 import { canonicalHeaderKey } from "./runtime/request-encoding.ts";
 import { vuOptions } from "./runtime/vu-options.ts";
-import { createVuModules, type VuContext } from "./runtime/vu-modules.ts";
+import { createVuModules } from "./runtime/vu-modules.ts";
 import type { IterationHost, RedirectCookies, WireRequest, WireResponse } from "./runtime/wire.ts";
 import { noSockets } from "../test/support/no-sockets.ts";
+import { vuContext } from "../test/support/vu-context.ts";
 
 const input = (over: Partial<RequestInput>): RequestInput => ({
   method: "POST",
@@ -141,16 +142,7 @@ describe("the VU's jar across redirects", () => {
       async sleep() {},
       ...noSockets,
     };
-    const context: VuContext = {
-      id: 1,
-      iteration: 0,
-      iterationInTest: 0,
-      scenario: { name: "s", executor: "constant-vus", startTimeMs: 0 },
-      samples: [],
-      host,
-      jar: new CookieJar(),
-      shared: new Map(),
-    };
+    const context = vuContext(host);
     return { http: (createVuModules(context) as Record<string, any>)["k6/http"], context, hooks };
   }
 

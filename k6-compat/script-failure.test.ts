@@ -10,12 +10,12 @@ import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { bundleScript, LINES_BEFORE_CODE } from "./bundle.ts";
 import { scriptModule } from "./init-context.ts";
-import { CookieJar } from "./runtime/cookie-jar.ts";
 import { scriptFailure, scriptLocation } from "./runtime/script-failure.ts";
-import { createVuModules, sequence, type VuContext } from "./runtime/vu-modules.ts";
+import { createVuModules, sequence } from "./runtime/vu-modules.ts";
 import type { IterationHost, WireResponse } from "./runtime/wire.ts";
 import { sourceLines } from "./source-lines.ts";
 import { noSockets } from "../test/support/no-sockets.ts";
+import { vuContext } from "../test/support/vu-context.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "k6-failure-"));
 function script(name: string, source: string): string {
@@ -34,16 +34,7 @@ const host: IterationHost = {
 async function vuOf(path: string) {
   const bundled = await bundleScript(path);
   if (!bundled.ok) throw new Error(bundled.problems.join("\n"));
-  const context: VuContext = {
-    id: 3,
-    iteration: 0,
-    iterationInTest: 0,
-    scenario: { name: "default", executor: "constant-vus", startTimeMs: 0 },
-    samples: [],
-    host,
-    jar: new CookieJar(),
-    shared: new Map(),
-  };
+  const context = vuContext(host, { id: 3, scenario: { name: "default", executor: "constant-vus", startTimeMs: 0 } });
   // The factory starts on the module's second line (scriptModule), so its stack lines are the module's.
   const module = scriptModule(bundled.factory, {}, bundled.lines);
   expect(module.split("\n")[1]!.startsWith("export const instantiate = (function")).toBe(true);

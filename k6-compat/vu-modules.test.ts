@@ -11,9 +11,10 @@ import { crypto } from "./runtime/crypto.ts";
 import { parseHTML } from "./runtime/html.ts";
 import { b64decode, b64encode } from "./runtime/encoding.ts";
 import { fileKey } from "./runtime/file-key.ts";
-import { createVuModules, sequence, type VuContext } from "./runtime/vu-modules.ts";
+import { createVuModules, sequence } from "./runtime/vu-modules.ts";
 import type { IterationHost, Sample, WireRequest, WireResponse } from "./runtime/wire.ts";
 import { noSockets } from "../test/support/no-sockets.ts";
+import { vuContext } from "../test/support/vu-context.ts";
 
 /** A string's UTF-8 bytes, as a request body crosses to the shard. */
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -40,16 +41,7 @@ function vu(respond: (r: WireRequest) => Partial<WireResponse> = () => ({})) {
     },
     ...noSockets,
   };
-  const context: VuContext = {
-    id: 3,
-    iteration: 0,
-    iterationInTest: 0,
-    scenario: { name: "s", executor: "constant-vus", startTimeMs: 0 },
-    samples: [],
-    host,
-    jar: new CookieJar(),
-    shared: new Map(),
-  };
+  const context = vuContext(host, { id: 3 });
   const modules = createVuModules(context) as Record<string, any>;
   return {
     http: modules["k6/http"],
