@@ -65,3 +65,22 @@ export async function simulateShardCrash(shard: DurableObjectStub, atMs: number)
   // A crash ends the instance: the next one knows only what storage holds.
   await evictDurableObject(shard);
 }
+
+/** The run's objects by their Durable Object names: its coordinator, shard `i` (`<run>/<i>`). */
+export const coordinatorOf = (runId: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(runId));
+export const shardOf = (runId: string, i: number) => env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`${runId}/${i}`));
+
+/** What an object's storage holds: its keys, its own tables (not workerd's), its alarm, the database's size. */
+export async function storageOf(stub: DurableObjectStub): Promise<{ keys: string[]; tables: string[]; alarm: number | null; bytes: number }> {
+  return runInDurableObject(stub, async (_instance, state) => ({
+    keys: [...state.storage.kv.list()].map(([key]) => key),
+    tables: state.storage.sql
+      .exec<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+      )
+      .toArray()
+      .map((r) => r.name),
+    alarm: await state.storage.getAlarm(),
+    bytes: state.storage.sql.databaseSize,
+  }));
+}

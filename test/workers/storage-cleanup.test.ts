@@ -11,25 +11,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../coordinator/index.ts";
 import { sha256Hex } from "../../core/data/web-crypto.ts";
 import queriesDoc from "../../QUERIES.md?raw";
-import { api, createRun, waitForStatus } from "./helpers.ts";
-
-const coordinatorOf = (id: string) => env.RUN_COORDINATOR.get(env.RUN_COORDINATOR.idFromName(id));
-const shardOf = (id: string, i: number) => env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`${id}/${i}`));
-
-/** What an object's storage holds: its keys, its own tables, its alarm, the database's size. */
-async function storageOf(stub: DurableObjectStub): Promise<{ keys: string[]; tables: string[]; alarm: number | null; bytes: number }> {
-  return runInDurableObject(stub, async (_instance, state) => ({
-    keys: [...state.storage.kv.list()].map(([key]) => key),
-    tables: state.storage.sql
-      .exec<{ name: string }>(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-      )
-      .toArray()
-      .map((r) => r.name),
-    alarm: await state.storage.getAlarm(),
-    bytes: state.storage.sql.databaseSize,
-  }));
-}
+import { api, coordinatorOf, createRun, shardOf, storageOf, waitForStatus } from "./helpers.ts";
 
 /** The storage of an object never used: what "nothing left" looks like. */
 async function emptyStorage(): Promise<Awaited<ReturnType<typeof storageOf>>> {
