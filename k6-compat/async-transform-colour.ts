@@ -1,11 +1,23 @@
 /**
- * The colouring of the async rewrite (async-transform.ts, whose header gives the rules):
- * from the compat layer's blocking functions, which calls block, which functions therefore
- * become async, and which parameters receive a blocking callback, spread until nothing
- * changes. Its own module because it is the rewrite's reasoning: what it finds is reported
- * or rewritten by async-transform.ts, over the syntax async-transform-walk.ts gathered.
+ * The colouring of the async rewrite (async-transform.ts gives the rules): from what each
+ * call may call (async-transform-flow.ts), which functions may block, which cannot be made
+ * async and must stay as they are, and so which calls are awaited, which are run in order
+ * by the rewrite, which are checked at run time, and which make the script refused.
+ *
+ * Two colours, each spread to callers until nothing changes:
+ *  - may block: a call may reach k6's blocking functions by a path the analysis found, or
+ *    through a value from code it does not see when something blocking escaped there;
+ *  - surely blocks: by a path it found (the first colour without the doubt).
+ * A function that may block becomes async — unless it cannot be (the init context, a
+ * getter, a setter, a constructor, a class's field initialisers, a generator, a callback of
+ * code that uses its result at once, and what these call): then it is pinned. A pinned
+ * function that surely blocks is refused, naming it; one that only may block keeps its
+ * doubtful calls, each checked at run time to throw with its line if it did give a promise.
  */
-import { type AnyNode, type BundleSyntax, type CallInfo, type FunctionInfo, unwrapCallee } from "./async-transform-walk.ts";
+import type { CallFacts } from "./async-transform-calls.ts";
+import type { FlowResult } from "./async-transform-flow.ts";
+import type { FnToken, Token } from "./async-transform-values.ts";
+import type { AnyNode, BundleSyntax, FunctionInfo } from "./async-transform-walk.ts";
 
 export interface AsyncRoots {
   /** Named imports that block: `__k6async_http_get` and the like. */
@@ -14,187 +26,155 @@ export interface AsyncRoots {
   readonly isAsyncMember: (object: string, property: string) => boolean;
 }
 
-/** What the colouring found. */
+/** The program's top level: it runs in the init context, as the outermost function does. */
+export const TOP_LEVEL = null;
+type Context = FunctionInfo | typeof TOP_LEVEL;
+
 export interface Colours {
-  /** The functions that become `async`. */
+  /** Functions that become `async`. */
   readonly asyncFunctions: ReadonlySet<FunctionInfo>;
-  /** The calls that are awaited. */
+  /** Calls awaited. */
   readonly awaited: ReadonlySet<AnyNode>;
-  /** The awaited `list.forEach(fn)`/`list.map(fn)` calls, run through the sequence helper. */
+  /** Awaited `list.forEach(fn)` / `list.map(fn)`, run in order by the rewrite's helper. */
   readonly sequenced: ReadonlySet<AnyNode>;
+  /** Calls in pinned functions that may give a promise, with why their function is pinned. */
+  readonly guarded: ReadonlyMap<AnyNode, string>;
+  /** Pinned functions that surely block, with why they are pinned; and the init context's blocking calls. */
+  readonly refusedFunctions: ReadonlyMap<FunctionInfo, string>;
+  readonly refusedInitCalls: readonly CallFacts[];
 }
 
-const SEQUENCED = new Set(["forEach", "map"]);
-/** `f.call(this, …)` and `f.apply(this, args)` call f. */
-const INDIRECT_CALLS = new Set(["call", "apply"]);
-/** How many names deep an alias or export chain is followed. */
-const MAX_NAME_HOPS = 16;
+const PROTOCOL_METHODS = new Set(["toJSON", "toString", "valueOf"]);
 
-export function colourBlockingCalls(syntax: BundleSyntax, roots: AsyncRoots): Colours {
-  const colouring = new Colouring(syntax, roots);
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const call of syntax.calls) {
-      if (colouring.handOnCallbacks(call)) changed = true;
-      if (colouring.colourCall(call)) changed = true;
-    }
-    if (colouring.colourGetters()) changed = true;
+export function colourBlockingCalls(syntax: BundleSyntax, { heap, facts }: FlowResult): Colours {
+  const callsIn = new Map<Context, CallFacts[]>();
+  for (const call of syntax.calls) {
+    const f = facts.get(call.node);
+    if (f) callsIn.set(call.within, [...(callsIn.get(call.within) ?? []), f]);
   }
-  return colouring;
+  const isAsyncWritten = (fn: FnToken) => fn.info?.isAsync === true;
+  const callees = (c: CallFacts) => (c.isNew ? [] : [...c.functions].filter((f) => f.info && !isAsyncWritten(f)));
+  const escapedCallables = [...heap.escaped];
+  const blockerIn = (tokens: Iterable<Token>, colour: ReadonlySet<FunctionInfo>) => {
+    for (const t of tokens) if (t.kind === "root" || t.kind === "ns" || (t.kind === "fn" && t.info && !t.info.isAsync && colour.has(t.info))) return true;
+    return false;
+  };
+  /** Whether a call may reach something of `colour` through a value from unseen code. */
+  const doubtful = (c: CallFacts, colour: ReadonlySet<FunctionInfo>) =>
+    c.unknown === "call" ? blockerIn(escapedCallables, colour) : c.unknown === "member" ? blockerIn(heap.escapedField(c.unknownMember), colour) : false;
+  const inOrder = (c: CallFacts, colour: ReadonlySet<FunctionInfo>) =>
+    c.sequenceMethod !== null && c.callbacks.some((cb) => cb.host === "sequence" && !isAsyncWritten(cb.fn) && colour.has(cb.fn.info!));
+
+  const spread = (blocks: (c: CallFacts, colour: Set<FunctionInfo>) => boolean): Set<FunctionInfo> => {
+    const colour = new Set<FunctionInfo>();
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const [within, calls] of callsIn) {
+        // The init context is run by the factory, never awaited: it does not colour its caller.
+        if (within === TOP_LEVEL || within.kind === "init" || colour.has(within)) continue;
+        if (calls.some((c) => blocks(c, colour))) {
+          colour.add(within);
+          changed = true;
+        }
+      }
+    }
+    return colour;
+  };
+  const surely = (c: CallFacts, colour: ReadonlySet<FunctionInfo>) => c.roots.size > 0 || callees(c).some((f) => colour.has(f.info!)) || inOrder(c, colour);
+  const mayBlock = spread((c, colour) => surely(c, colour) || doubtful(c, colour));
+  const surelyBlocks = spread(surely);
+
+  const pinned = pin(syntax, callsIn, mayBlock, callees);
+  const asyncFunctions = new Set([...mayBlock].filter((f) => !pinned.has(f) && !f.isAsync));
+  const runsAsync = (w: Context) => w !== TOP_LEVEL && (asyncFunctions.has(w) || w.isAsync);
+  const sequenced = new Set<AnyNode>();
+  const awaited = new Set<AnyNode>();
+  const guarded = new Map<AnyNode, string>();
+  const refusedInitCalls: CallFacts[] = [];
+  for (const [within, calls] of callsIn) {
+    for (const c of calls) {
+      const ordered = runsAsync(within) && inOrder(c, asyncFunctions);
+      if (ordered) sequenced.add(c.node);
+      const definite = c.roots.size > 0 || callees(c).some((f) => surelyBlocks.has(f.info!));
+      if (runsAsync(within) && (ordered || definite || callees(c).some((f) => asyncFunctions.has(f.info!)) || doubtful(c, asyncFunctions))) awaited.add(c.node);
+      else if (!runsAsync(within) && isPinned(pinned, within)) {
+        if (definite && (within === TOP_LEVEL || within.kind === "init")) refusedInitCalls.push(c);
+        else if (!definite && doubtful(c, asyncFunctions)) guarded.set(c.node, pinReason(pinned, within));
+      }
+    }
+  }
+  const refusedFunctions = new Map<FunctionInfo, string>();
+  for (const [f, reason] of pinned.roots) if (surelyBlocks.has(f) && f.kind !== "init") refusedFunctions.set(f, reason);
+  return { asyncFunctions, awaited, sequenced, guarded, refusedFunctions, refusedInitCalls };
 }
 
-class Colouring implements Colours {
-  readonly asyncFunctions = new Set<FunctionInfo>();
-  readonly awaited = new Set<AnyNode>();
-  readonly sequenced = new Set<AnyNode>();
-  readonly #asyncNames = new Set<string>();
-  readonly #asyncMethods = new Set<string>();
-  /** Parameters that receive a blocking callback: calling one blocks, in its function. */
-  readonly #asyncParams = new Map<FunctionInfo, Set<string>>();
-  readonly #syntax: BundleSyntax;
-  readonly #roots: AsyncRoots;
-  readonly #byNode: Map<AnyNode, FunctionInfo>;
-  readonly #byName = new Map<string, FunctionInfo[]>();
-  readonly #byMethod = new Map<string, FunctionInfo[]>();
+interface Pinned {
+  /** Pinned for what they are, with why. */
+  readonly roots: Map<FunctionInfo, string>;
+  /** Pinned because a pinned function calls them: the root they were reached from. */
+  readonly reached: Map<FunctionInfo, FunctionInfo | typeof TOP_LEVEL>;
+  has(f: FunctionInfo): boolean;
+}
 
-  constructor(syntax: BundleSyntax, roots: AsyncRoots) {
-    this.#syntax = syntax;
-    this.#roots = roots;
-    this.#byNode = new Map(syntax.functions.map((f) => [f.node, f]));
-    for (const f of syntax.functions) {
-      if (f.name === null) continue;
-      const book = f.method ? this.#byMethod : this.#byName;
-      book.set(f.name, [...(book.get(f.name) ?? []), f]);
-    }
+const isPinned = (pinned: Pinned, w: Context) => w === TOP_LEVEL || pinned.has(w);
+
+function pinReason(pinned: Pinned, w: Context): string {
+  let at: Context = w;
+  for (let hops = 0; at !== TOP_LEVEL && !pinned.roots.has(at) && hops < 1000; hops++) at = pinned.reached.get(at) ?? TOP_LEVEL;
+  return at === TOP_LEVEL ? "the init context" : pinned.roots.get(at)!;
+}
+
+/** Which functions cannot be made async: those that cannot be, and what they call that may block. */
+function pin(syntax: BundleSyntax, callsIn: Map<Context, CallFacts[]>, mayBlock: ReadonlySet<FunctionInfo>, callees: (c: CallFacts) => FnToken[]): Pinned {
+  const roots = new Map<FunctionInfo, string>();
+  const reached = new Map<FunctionInfo, Context>();
+  const has = (f: FunctionInfo) => roots.has(f) || reached.has(f);
+  const work: Context[] = [TOP_LEVEL];
+  const pinRoot = (f: FunctionInfo, reason: string) => {
+    if (has(f) || f.isAsync) return;
+    roots.set(f, reason);
+    work.push(f);
+  };
+  for (const f of syntax.functions) {
+    const reason = fixedReason(f);
+    if (reason && (mayBlock.has(f) || f.kind === "init")) pinRoot(f, reason);
   }
-
-  /**
-   * A blocking callback passed to one of the script's functions makes that parameter
-   * blocking inside it: the function awaits it, and so becomes async itself.
-   */
-  handOnCallbacks(call: CallInfo): boolean {
-    let changed = false;
-    call.node.arguments.forEach((argument: AnyNode, i: number) => {
-      if (!this.#isAsyncArgument(argument, call.within)) return;
-      for (const target of this.#calledFunctions(call.node)) {
-        const param = target.params[i];
-        if (param === null || param === undefined) continue;
-        const held = this.#asyncParams.get(target) ?? new Set<string>();
-        if (held.has(param)) continue;
-        this.#asyncParams.set(target, held.add(param));
-        changed = true;
+  for (const [within, calls] of callsIn) {
+    for (const c of calls) {
+      for (const cb of c.callbacks) {
+        if (cb.host === "sync" && cb.fn.info && mayBlock.has(cb.fn.info)) pinRoot(cb.fn.info, `a callback passed to ${c.calleeText}()`);
       }
-    });
-    return changed;
-  }
-
-  /** A call that blocks is awaited, and the function it is in becomes async. */
-  colourCall(call: CallInfo): boolean {
-    if (this.awaited.has(call.node) || !this.#blocks(call.node, call.within)) return false;
-    this.awaited.add(call.node);
-    const callee = call.node.callee;
-    if (
-      callee.type === "MemberExpression" &&
-      SEQUENCED.has(callee.property?.name) &&
-      !this.#aliasOf(callee.object?.name ?? "", (o) => this.#roots.isAsyncMember(o, callee.property.name)) &&
-      !this.#asyncMethods.has(callee.property.name)
-    ) {
-      this.sequenced.add(call.node);
+      void within;
     }
-    const within = call.within;
-    if (within && !this.asyncFunctions.has(within)) {
-      this.asyncFunctions.add(within);
-      if (within.name) (within.method ? this.#asyncMethods : this.#asyncNames).add(within.name);
-    }
-    return true;
   }
-
-  /**
-   * An export's getter `key: () => f` of an async f: `module.key()` blocks. Not `default`:
-   * every module's default export would make every `x.default()` awaited.
-   */
-  colourGetters(): boolean {
-    let changed = false;
-    for (const [key, locals] of this.#syntax.getters) {
-      if (key !== "default" && !this.#asyncMethods.has(key) && [...locals].some((l) => this.#asyncNames.has(l))) {
-        this.#asyncMethods.add(key);
-        changed = true;
+  while (work.length) {
+    const w = work.pop()!;
+    for (const c of callsIn.get(w) ?? []) {
+      const reach = [...callees(c).map((f) => f.info!), ...c.callbacks.filter((cb) => cb.host === "sequence").map((cb) => cb.fn.info!)];
+      for (const f of reach) {
+        if (!f || !mayBlock.has(f) || has(f) || f.isAsync) continue;
+        reached.set(f, w);
+        work.push(f);
       }
     }
-    return changed;
   }
+  return { roots, reached, has };
+}
 
-  #blocks(call: AnyNode, within: FunctionInfo | null): boolean {
-    const callee = unwrapCallee(call.callee);
-    if (callee.type === "Identifier") return this.#nameBlocks(callee.name) || this.#isAsyncParam(callee.name, within);
-    if (callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier") {
-      const property = callee.property.name as string;
-      const object = callee.object.type === "Identifier" ? (callee.object.name as string) : null;
-      if (object !== null && this.#aliasOf(object, (o) => this.#roots.isAsyncMember(o, property))) return true;
-      if (this.#asyncMethods.has(property)) return true;
-      // A module's export read through its CommonJS view: `(0, k6.group)(…)`.
-      const local = object === null ? null : this.#exportedLocal(object, property);
-      if (local !== null && this.#nameBlocks(local)) return true;
-      // fn.call(this, …) where fn is a blocking callback.
-      if (object !== null && INDIRECT_CALLS.has(property) && (this.#asyncNames.has(object) || this.#isAsyncParam(object, within))) return true;
-      // list.forEach(async callback): sequenced, so it blocks.
-      if (SEQUENCED.has(property)) return call.arguments.some((a: AnyNode) => this.#isAsyncArgument(a, within));
-    }
-    return false;
+/** Why a function cannot be async whatever it calls, or null. */
+function fixedReason(f: FunctionInfo): string | null {
+  switch (f.kind) {
+    case "init":
+      return "the init context";
+    case "get":
+    case "set":
+      return `a ${f.kind}ter`;
+    case "constructor":
+      return "a constructor";
+    case "fields":
+      return "a class's field initialisers";
   }
-
-  #nameBlocks(name: string): boolean {
-    return this.#aliasOf(name, this.#roots.isAsyncName) || this.#asyncNames.has(name);
-  }
-
-  /** Whether `name`, seen from `within`, is a parameter given a blocking callback (an inner parameter of the same name hides it). */
-  #isAsyncParam(name: string, within: FunctionInfo | null): boolean {
-    for (let f = within; f; f = f.parent) {
-      if (this.#asyncParams.get(f)?.has(name)) return true;
-      if (f.params.includes(name)) return false;
-    }
-    return false;
-  }
-
-  /** A function that blocks, passed as an argument: inline, by its name, or a parameter that holds one. */
-  #isAsyncArgument(node: AnyNode, within: FunctionInfo | null): boolean {
-    const info = this.#byNode.get(node);
-    if (info !== undefined) return this.asyncFunctions.has(info);
-    return node.type === "Identifier" && (this.#asyncNames.has(node.name) || this.#isAsyncParam(node.name, within));
-  }
-
-  /** The script's own functions a call may reach (by name; a method by its property name, or an export's getter). */
-  #calledFunctions(call: AnyNode): FunctionInfo[] {
-    const callee = unwrapCallee(call.callee);
-    if (callee.type === "Identifier") return this.#byName.get(callee.name) ?? [];
-    if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return [];
-    const property = callee.property.name as string;
-    const locals = new Set(this.#syntax.getters.get(property));
-    const exported = callee.object.type === "Identifier" ? this.#exportedLocal(callee.object.name, property) : null;
-    if (exported !== null) locals.add(exported);
-    return [...(this.#byMethod.get(property) ?? []), ...[...locals].flatMap((l) => this.#byName.get(l) ?? [])];
-  }
-
-  /** Whether `name` or a name it aliases passes `test`: `var http_default = __k6asyncns_http` (esbuild's names for an import). */
-  #aliasOf(name: string, test: (n: string) => boolean): boolean {
-    for (let seen = 0; seen < MAX_NAME_HOPS; seen++) {
-      if (test(name)) return true;
-      const next = this.#syntax.aliases.get(name);
-      if (next === undefined) return false;
-      name = next;
-    }
-    return false;
-  }
-
-  /** The local name `object.property` reads through a module's export object, if any. */
-  #exportedLocal(object: string, property: string): string | null {
-    for (let seen = 0; seen < MAX_NAME_HOPS; seen++) {
-      const local = this.#syntax.exportObjects.get(object)?.get(property);
-      if (local !== undefined) return local;
-      const next = this.#syntax.aliases.get(object);
-      if (next === undefined) return null;
-      object = next;
-    }
-    return null;
-  }
+  if (f.isGenerator && !f.isAsync) return "a generator function";
+  if (f.name && PROTOCOL_METHODS.has(f.name) && (f.kind === "method" || f.kind === "function")) return `${f.name}(), which the platform calls`;
+  return null;
 }

@@ -1,150 +1,142 @@
 /**
- * The syntax the async rewrite (async-transform.ts) reasons about, gathered in one walk of
- * the bundle: every function with the name calls reach it by and its parameters, every
- * call, and the names one thing is known by under another — esbuild's aliases of an import
- * (`var http_default = __k6asyncns_http`), its CommonJS views of a module
- * (`var k6 = (init_k6(), __toCommonJS(k6_exports))`), and the getters its export objects
- * are made of (`__export(k6_exports, { group: () => __k6async_k6_group })`, minified or
- * not), which is how a module that `require`s k6 or exports a function is reached.
+ * The syntax the async rewrite (async-transform.ts) works on, gathered in one walk of the
+ * bundle: every function with what it is (a method, a getter, a constructor…: what may
+ * become `async` and where the word goes) and every call with the function it is made in.
+ * The flow analysis (async-transform-flow.ts) and the colouring (async-transform-colour.ts)
+ * reason over these; the rewrite edits the text at their offsets.
  */
 import type { Node } from "acorn";
 
 export type AnyNode = Node & Record<string, any>;
 
+/**
+ * What a function is, as far as `async` goes: a getter, a setter, a constructor and a class's
+ * field initialisers cannot be async (the language has no such thing); `init` is the
+ * outermost function, the script's init context, which runs before any VU code.
+ */
+export type FunctionKind = "function" | "arrow" | "method" | "get" | "set" | "constructor" | "fields" | "init";
+
 export interface FunctionInfo {
+  /** The function node; for `fields`, the class body. */
   readonly node: AnyNode;
-  /** The name calls reach it by, and whether through an object (a method) or directly. */
-  readonly name: string | null;
-  readonly method: boolean;
-  /** Its parameters' names by position (null where a parameter is a pattern or a rest). */
-  readonly params: readonly (string | null)[];
-  /** The call it is an argument of, if any. */
-  readonly argumentOf: AnyNode | null;
+  readonly kind: FunctionKind;
+  /** The function it is written in. */
   readonly parent: FunctionInfo | null;
+  /** Written `async` by the script's author. */
+  readonly isAsync: boolean;
+  readonly isGenerator: boolean;
+  /** A method's key: `async` goes before it (`async m() {}`, `static async m() {}`). */
+  readonly methodKey: AnyNode | null;
+  /** How a message names it: `login`, `Api.get`, or null. */
+  readonly name: string | null;
 }
 
 export interface CallInfo {
+  /** A CallExpression, NewExpression or TaggedTemplateExpression. */
   readonly node: AnyNode;
+  /** The function the call is made in; null at the program's top level. */
   readonly within: FunctionInfo | null;
 }
 
 export interface BundleSyntax {
   readonly functions: FunctionInfo[];
   readonly calls: CallInfo[];
-  /** `var a = b`, and `var a = (init(), __toCommonJS(b))`: a is b. */
-  readonly aliases: Map<string, string>;
-  /** Export objects: `__export(obj, { key: () => local })` → obj → key → local. */
-  readonly exportObjects: Map<string, Map<string, string>>;
-  /** Every getter property `key: () => local`, wherever it is: key → its locals. */
-  readonly getters: Map<string, Set<string>>;
+  /** Function nodes (and class bodies, for their initialisers) to their info. */
+  readonly functionOf: Map<AnyNode, FunctionInfo>;
 }
 
 export const FUNCTION_TYPES = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression"]);
+const CALL_TYPES = new Set(["CallExpression", "NewExpression", "TaggedTemplateExpression"]);
+const NOT_CHILDREN = new Set(["loc", "start", "end", "type", "range"]);
 
-export function walkBundle(program: AnyNode): BundleSyntax {
-  const syntax: BundleSyntax = { functions: [], calls: [], aliases: new Map(), exportObjects: new Map(), getters: new Map() };
-  collect(program, null, null, syntax);
-  return syntax;
+/** Calls `visit` on each child node of `node`, in source order. */
+export function forEachChild(node: AnyNode, visit: (child: AnyNode) => void): void {
+  for (const key in node) {
+    if (NOT_CHILDREN.has(key)) continue;
+    const value = node[key];
+    if (Array.isArray(value)) {
+      for (const child of value) if (child && typeof child.type === "string") visit(child);
+    } else if (value && typeof value === "object" && typeof value.type === "string") {
+      visit(value);
+    }
+  }
 }
 
 /** `(0, obj.f)` — esbuild's way of calling an import without `this` — is `obj.f`. */
 export function unwrapCallee(callee: AnyNode): AnyNode {
   if (callee.type === "SequenceExpression" && callee.expressions.length === 2 && callee.expressions[0].type === "Literal") return callee.expressions[1];
+  if (callee.type === "ChainExpression") return unwrapCallee(callee.expression);
   return callee;
 }
 
-/** What `var a = <init>` makes `a` another name of, if anything. */
-function aliasTarget(init: AnyNode | null): string | null {
-  if (!init) return null;
-  if (init.type === "Identifier") return init.name;
-  if (init.type === "SequenceExpression") return aliasTarget(init.expressions[init.expressions.length - 1]);
-  if (init.type === "CallExpression" && init.callee.type === "Identifier" && /^__to(CommonJS|ESM)$/.test(init.callee.name) && init.arguments.length >= 1) {
-    return aliasTarget(init.arguments[0]);
-  }
+/** The static name of a property key: `a`, `"a"`, `1`, `#a`; null when computed from a value. */
+export function keyName(key: AnyNode, computed: boolean): string | null {
+  if (key.type === "Identifier" && !computed) return key.name;
+  if (key.type === "PrivateIdentifier") return `#${key.name}`;
+  if (key.type === "Literal" && (typeof key.value === "string" || typeof key.value === "number")) return String(key.value);
   return null;
 }
 
-/** `key: () => local`: the local name, or null. */
-function getterTarget(property: AnyNode): string | null {
-  if (property.type !== "Property" || property.kind !== "init" || property.computed) return null;
-  const value = property.value;
-  return value.type === "ArrowFunctionExpression" && value.body.type === "Identifier" ? value.body.name : null;
+export function walkBundle(program: AnyNode): BundleSyntax {
+  const syntax: BundleSyntax = { functions: [], calls: [], functionOf: new Map() };
+  collect(program, null, null, syntax);
+  return syntax;
 }
-
-const keyName = (key: AnyNode) => (key.type === "Identifier" ? key.name : key.type === "Literal" ? String(key.value) : null);
 
 function collect(node: AnyNode, within: FunctionInfo | null, parent: AnyNode | null, syntax: BundleSyntax): void {
   let inner = within;
   if (FUNCTION_TYPES.has(node.type)) {
-    const named = nameOf(node, parent);
-    const info: FunctionInfo = {
-      node,
-      name: named.name,
-      method: named.method,
-      params: node.params.map((p: AnyNode) =>
-        p.type === "Identifier" ? p.name : p.type === "AssignmentPattern" && p.left.type === "Identifier" ? p.left.name : null,
-      ),
-      parent: within,
-      argumentOf: parent?.type === "CallExpression" && parent.arguments.includes(node) ? parent : null,
-    };
-    if (named.methodKey) node.methodKey = named.methodKey;
-    if (named.kind) node.kind = named.kind;
-    syntax.functions.push(info);
-    inner = info;
-  }
-  if (node.type === "CallExpression") {
-    syntax.calls.push({ node, within });
-    const [target, object] = node.arguments;
-    if (target?.type === "Identifier" && object?.type === "ObjectExpression") {
-      const exported = new Map<string, string>();
-      for (const p of object.properties) {
-        const local = getterTarget(p);
-        const key = local === null ? null : keyName(p.key);
-        if (key !== null && local !== null) exported.set(key, local);
+    inner = describeFunction(node, parent, within);
+    syntax.functions.push(inner);
+    syntax.functionOf.set(node, inner);
+  } else if (node.type === "ClassBody") {
+    // Field initialisers and static blocks run as the class is made or an instance is.
+    const fields: FunctionInfo = { node, kind: "fields", parent: within, isAsync: false, isGenerator: false, methodKey: null, name: null };
+    syntax.functions.push(fields);
+    syntax.functionOf.set(node, fields);
+    for (const member of node.body) {
+      const runsInFields = member.type === "StaticBlock" || member.type === "PropertyDefinition";
+      if (member.type === "PropertyDefinition" && member.computed) collect(member.key, within, member, syntax);
+      if (member.type === "MethodDefinition" && member.computed) collect(member.key, within, member, syntax);
+      if (runsInFields) {
+        if (member.type === "StaticBlock") for (const s of member.body) collect(s, fields, member, syntax);
+        else if (member.value) collect(member.value, fields, member, syntax);
+      } else {
+        collect(member.value, within, member, syntax);
       }
-      if (exported.size) syntax.exportObjects.set(target.name, new Map([...(syntax.exportObjects.get(target.name) ?? []), ...exported]));
     }
+    return;
   }
-  if (node.type === "Property") {
-    const local = getterTarget(node);
-    const key = local === null ? null : keyName(node.key);
-    if (key !== null && local !== null) syntax.getters.set(key, (syntax.getters.get(key) ?? new Set()).add(local));
-  }
-  if (node.type === "VariableDeclarator" && node.id.type === "Identifier") {
-    const target = aliasTarget(node.init);
-    if (target !== null) syntax.aliases.set(node.id.name, target);
-  }
-  for (const key of Object.keys(node)) {
-    if (key === "loc" || key === "methodKey") continue;
-    const value = node[key];
-    if (Array.isArray(value)) {
-      for (const child of value) if (child && typeof child.type === "string") collect(child, inner, node, syntax);
-    } else if (value && typeof value === "object" && typeof value.type === "string") {
-      collect(value, inner, node, syntax);
-    }
-  }
+  if (CALL_TYPES.has(node.type)) syntax.calls.push({ node, within });
+  forEachChild(node, (child) => collect(child, inner, node, syntax));
 }
 
-function nameOf(fn: AnyNode, parent: AnyNode | null): { name: string | null; method: boolean; methodKey?: AnyNode; kind?: string } {
-  if (fn.type === "FunctionDeclaration") return { name: fn.id?.name ?? null, method: false };
-  if (!parent) return { name: null, method: false };
-  if (parent.type === "VariableDeclarator" && parent.id.type === "Identifier") return { name: parent.id.name, method: false };
-  if (parent.type === "Property" && parent.value === fn) {
-    return {
-      name: keyName(parent.key),
-      method: true,
-      ...(parent.method ? { methodKey: parent.key } : {}),
-      ...(parent.kind !== "init" ? { kind: parent.kind } : {}),
-    };
+function describeFunction(fn: AnyNode, parent: AnyNode | null, within: FunctionInfo | null): FunctionInfo {
+  const base = { node: fn, parent: within, isAsync: Boolean(fn.async), isGenerator: Boolean(fn.generator) };
+  // The bundle is `var __k6script = (() => {…})();`: that function's body is the init context.
+  if (within === null && fn.type !== "FunctionDeclaration" && parent?.type === "CallExpression" && parent.callee === fn) {
+    return { ...base, kind: "init", methodKey: null, name: null };
   }
-  if (parent.type === "MethodDefinition" && parent.value === fn) {
-    return { name: keyName(parent.key), method: true, methodKey: parent.key, ...(parent.kind !== "method" ? { kind: parent.kind } : {}) };
+  if (parent?.type === "MethodDefinition" && parent.value === fn) {
+    const kind = parent.kind === "constructor" ? "constructor" : parent.kind === "get" || parent.kind === "set" ? parent.kind : "method";
+    return { ...base, kind, methodKey: parent.key, name: keyName(parent.key, parent.computed) };
   }
-  if (parent.type === "PropertyDefinition" && parent.value === fn) return { name: keyName(parent.key), method: true };
-  if (parent.type === "AssignmentExpression" && parent.right === fn) {
-    const left = parent.left;
-    if (left.type === "Identifier") return { name: left.name, method: false };
-    if (left.type === "MemberExpression" && !left.computed) return { name: left.property.name, method: true };
+  if (parent?.type === "Property" && parent.value === fn) {
+    const kind =
+      parent.kind === "get" || parent.kind === "set" ? parent.kind : parent.method ? "method" : fn.type === "ArrowFunctionExpression" ? "arrow" : "function";
+    return { ...base, kind, methodKey: parent.method || parent.kind !== "init" ? parent.key : null, name: keyName(parent.key, parent.computed) };
   }
-  return { name: null, method: false };
+  const kind = fn.type === "ArrowFunctionExpression" ? "arrow" : "function";
+  return { ...base, kind, methodKey: null, name: fn.id?.name ?? nameFromParent(parent) };
+}
+
+/** `const f = () => …`, `obj.f = function () {…}`: the name the function is known by. */
+function nameFromParent(parent: AnyNode | null): string | null {
+  if (parent?.type === "VariableDeclarator" && parent.id.type === "Identifier") return parent.id.name;
+  if (parent?.type === "AssignmentExpression") {
+    if (parent.left.type === "Identifier") return parent.left.name;
+    if (parent.left.type === "MemberExpression") return keyName(parent.left.property, parent.left.computed);
+  }
+  if (parent?.type === "PropertyDefinition") return keyName(parent.key, parent.computed);
+  return null;
 }

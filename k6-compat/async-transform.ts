@@ -4,46 +4,65 @@
  * async JavaScript that means the same thing: every call that may block is awaited, and
  * every function that (transitively) makes such a call becomes `async`.
  *
- * Which calls may block is found by colouring (async-transform-colour.ts), as a compiler
- * finds which functions throw:
+ * The rule is "when in doubt, await" (awaiting a value that is not a promise only yields):
  *
  *  1. The roots are the compat layer's blocking functions. The bundle (bundle.ts) imports
  *     them under marked names, `__k6async_<module>_<name>` for named imports and
- *     `__k6asyncns_<module>.<name>` through a module's default object, so they can be told
- *     apart from any user function after bundling.
- *  2. A function containing an awaited call is async; a call to it, by its name (a
- *     declaration or `const f = …`) or, through an object, by its property name (a method,
- *     `obj.m = function …`), is awaited. Repeat until nothing changes.
- *  3. An async function passed to `group()` is awaited by group itself. Passed to
- *     `.forEach()` or `.map()`, the call becomes `__k6seq.forEach(list, fn)` (runs the
- *     callbacks one after another, as k6 would). Passed to one of the script's own
- *     functions (its modules' included: k6chaijs's `describe(name, fn)`), the parameter
- *     that receives it blocks there: calling it (`fn()`, `fn.call(…)`) is awaited, so that
- *     function becomes async and its callers await it; handed on to another function, the
- *     same holds there. A module reached through esbuild's CommonJS view of it
- *     (`(0, k6.group)(…)`, a jslib bundle that `require`s k6) is followed through its
- *     export object's getters (async-transform-walk.ts). Passed anywhere else (`.filter`,
- *     `sort`, `setTimeout`, a function that keeps it for later), it would run detached:
- *     refused, with its line.
+ *     `__k6asyncns_<module>.<name>` through a module's default object.
+ *  2. What each call may call is found by following the script's functions and objects
+ *     wherever they go (async-transform-flow.ts): returned in an object, kept in a variable,
+ *     an array or a class, handed to a helper, read back through `this` or a module's
+ *     exports. A value from code the analysis does not see (a builtin's result, a callback's
+ *     argument) may be any function that escaped there.
+ *  3. A function that may reach a root becomes async, and every call that may run such a
+ *     function is awaited (async-transform-colour.ts). Functions the script wrote `async`
+ *     keep their one `async`, and calls of them are left as written: they return a promise
+ *     under k6 too.
+ *  4. A function that cannot be async — the init context, where k6 allows no requests, a
+ *     getter, a setter, a constructor, a generator, a callback of code that uses its result
+ *     at once (`check`, `filter`, `sort`, a timer) — is refused when it surely blocks, with
+ *     its line; when it only may, its doubtful calls are checked at run time and throw,
+ *     with their line, if one gave a promise. Callbacks of `group()` are awaited by group;
+ *     of `forEach()`/`map()`, run one after another by a helper appended to the bundle, as
+ *     k6 runs them.
  *
- * Names are matched without scope analysis: a call that shares a name with an async
- * function is awaited even when it means another one. Awaiting a plain value is harmless
- * (it only yields), so the approximation errs on the side that keeps meaning.
- *
- * The code given is one function expression (the bundle's per-VU factory); its own body is
- * the init context, where k6 allows no requests and no sleep: a blocking call there is a
- * problem, not rewritten.
+ * The code given is one function expression (the bundle's per-VU factory) and is edited in
+ * place: no line is added or removed, so errors' lines still map to the script's
+ * (source-lines.ts); the helpers go after its last line.
  */
 import { parse } from "acorn";
+import type { CallFacts } from "./async-transform-calls.ts";
 import { type AsyncRoots, type Colours, colourBlockingCalls } from "./async-transform-colour.ts";
-import { type AnyNode, type CallInfo, unwrapCallee, walkBundle } from "./async-transform-walk.ts";
+import { analyseFlow } from "./async-transform-flow.ts";
+import { unmarked } from "./async-transform-heap.ts";
+import { type AnyNode, type FunctionInfo, unwrapCallee, walkBundle } from "./async-transform-walk.ts";
 
 export type { AsyncRoots } from "./async-transform-colour.ts";
 
 export type AsyncTransform = { ok: true; code: string } | { ok: false; problems: string[] };
 
-/** The runtime helper that runs async callbacks of forEach/map in order (runtime/vu-modules.ts `sequence`). */
-export const SEQUENCE_HELPER = "__k6seq";
+/** Runs the callbacks of an awaited `list.forEach(fn)` / `list.map(fn)` one after another (see IN_ORDER_HELPER). */
+export const IN_ORDER = "__k6inOrder";
+/** Holds a checked call's value for a moment (see guardText). */
+const HELD = "__k6held";
+
+/**
+ * `list.forEach(fn, self)`, `list.map(fn, self)` and `selection.each(fn)` with async
+ * callbacks, awaited one by one: over an array as Array.prototype does (holes skipped, its
+ * length read once); over anything else with the method (a Map, a Set, a k6/html Selection),
+ * the calls its own method makes, in its order, with its arguments, and its own kind of
+ * result (map's made by its own map, each's the selection itself).
+ */
+const IN_ORDER_HELPER = [
+  `async function ${IN_ORDER}(list, method, fn, self) {`,
+  "if (list == null) { if (method[0] === '?') return undefined; throw new TypeError('Cannot read properties of ' + list + \" (reading '\" + method + \"')\"); }",
+  "method = method.replace('?', '');",
+  "if (Array.isArray(list)) { const n = list.length; const out = method === 'map' ? new Array(n) : undefined;",
+  "for (let i = 0; i < n; i++) if (i in list) { const v = await fn.call(self, list[i], i, list); if (out) out[i] = v; } return out; }",
+  "const calls = []; list[method](function (...args) { calls.push(args); });",
+  "const results = []; for (const args of calls) results.push(await fn.apply(self, args));",
+  "if (method === 'each') return list; if (method !== 'map') return undefined; let i = 0; return list.map(() => results[i++]); }",
+].join(" ");
 
 export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): AsyncTransform {
   let program: AnyNode;
@@ -53,73 +72,97 @@ export function makeBlockingCallsAwaited(code: string, roots: AsyncRoots): Async
     return { ok: false, problems: [`the bundled script does not parse: ${(error as Error).message}`] };
   }
   const syntax = walkBundle(program);
-  const colours = colourBlockingCalls(syntax, roots);
-  const problems = problemsOf(code, syntax.calls, colours);
+  const colours = colourBlockingCalls(syntax, analyseFlow(program, syntax, roots));
+  const problems = problemsOf(code, colours);
   if (problems.length) return { ok: false, problems };
-  return { ok: true, code: applyEdits(code, editsOf(colours)) };
+  const edits = editsOf(code, colours);
+  const helpers = [colours.sequenced.size ? IN_ORDER_HELPER : "", colours.guarded.size ? `var ${HELD};` : ""].filter(Boolean);
+  return { ok: true, code: applyEdits(code, edits) + (helpers.length ? `\n${helpers.join("\n")}\n` : "") };
 }
 
 /** What the rewrite cannot make mean the same thing, each with the bundle's line. */
-function problemsOf(code: string, calls: readonly CallInfo[], { asyncFunctions, awaited }: Colours): string[] {
-  const problems: string[] = [];
+function problemsOf(code: string, { refusedFunctions, refusedInitCalls }: Colours): string[] {
   // Lines are the bundle's; the line's own text says where in the script it is.
   const lines = code.split("\n");
   const where = (node: AnyNode) => {
-    const text = unmark(lines[node.loc!.start.line - 1]!.trim());
+    const text = unmarkText(lines[node.loc!.start.line - 1]!.trim());
     return `line ${node.loc!.start.line} (\`${text.length > 80 ? `${text.slice(0, 77)}...` : text}\`)`;
   };
-  for (const call of calls) {
-    if (!awaited.has(call.node)) continue;
-    // The outermost function is the init context (see the header).
-    if (!call.within || call.within.parent === null) {
+  const problems = refusedInitCalls.map(
+    (call) =>
+      `${where(call.node)}: ${unmarked(call.calleeText)}() in the init context: k6 allows requests and sleep only in VU code (default, setup, teardown, scenario functions)`,
+  );
+  for (const [fn, reason] of refusedFunctions) {
+    if (reason.startsWith("a callback passed to ")) {
       problems.push(
-        `${where(call.node)}: ${describe(call.node)} in the init context: k6 allows requests and sleep only in VU code (default, setup, teardown, scenario functions)`,
+        `${where(fn.node)}: ${reason.replace("a callback", "a callback that makes requests or sleeps,")}: edgeload runs such callbacks in group(), forEach() and map(), or write a for…of loop`,
       );
-    }
-  }
-  for (const fn of asyncFunctions) {
-    const node = fn.node;
-    if (node.generator) problems.push(`${where(node)}: a generator function that makes requests or sleeps is not supported`);
-    if (node.kind === "get" || node.kind === "set" || node.kind === "constructor")
-      problems.push(`${where(node)}: a ${node.kind === "constructor" ? "constructor" : `${node.kind}ter`} that makes requests or sleeps is not supported`);
-    // A callback runs detached unless what it is passed to waits for it.
-    const host = fn.argumentOf;
-    if (host && !awaited.has(host)) {
+    } else {
       problems.push(
-        `${where(node)}: a callback that makes requests or sleeps, passed to ${describe(host)}: edgeload runs such callbacks in group(), forEach() and map(), or write a for…of loop`,
+        `${where(fn.node)}: ${reason} that makes requests or sleeps is not supported: it cannot wait for them in a Worker; make them in a function of its own`,
       );
     }
   }
   return problems;
 }
 
-/** The rewrite as edits of the bundle's text: `async` before each async function, `(await …)` around each awaited call. */
-function editsOf({ asyncFunctions, awaited, sequenced }: Colours): Edit[] {
+/** The rewrite as edits of the bundle's text. */
+function editsOf(code: string, { asyncFunctions, awaited, sequenced, guarded }: Colours): Edit[] {
   const edits: Edit[] = [];
-  for (const fn of asyncFunctions) {
-    const node = fn.node;
-    // Already async as written: `async async function` would not parse.
-    if (node.async) continue;
-    // A method's `async` goes before its key (`async m() {}`, `static async m() {}`).
-    const at = node.methodKey ? node.methodKey.start : node.start;
-    edits.push({ at, end: at, text: "async ", span: 0 });
-  }
+  for (const fn of asyncFunctions) edits.push(asyncWord(code, fn));
   for (const call of awaited) {
     const span = call.end - call.start;
-    if (sequenced.has(call)) {
-      // list.forEach(fn) → __k6seq.forEach(list, fn)
-      const callee = call.callee;
-      const method = callee.property.name as string;
-      edits.push({ at: call.start, end: call.start, text: `(await ${SEQUENCE_HELPER}.${method}(`, span });
-      const firstArgument = call.arguments[0];
-      edits.push({ at: callee.object.end, end: firstArgument ? firstArgument.start : call.end - 1, text: firstArgument ? ", " : "", span: AFTER_CLOSINGS });
-      edits.push({ at: call.end, end: call.end, text: ")", span: -span });
-    } else {
-      edits.push({ at: call.start, end: call.start, text: "(await ", span });
-      edits.push({ at: call.end, end: call.end, text: ")", span: -span });
-    }
+    if (sequenced.has(call)) edits.push(...inOrderEdits(call));
+    else edits.push({ at: call.start, end: call.start, text: "(await ", span });
+    edits.push({ at: call.end, end: call.end, text: ")", span: -span });
+  }
+  for (const [call, reason] of guarded) {
+    const span = call.end - call.start;
+    edits.push({ at: call.start, end: call.start, text: `(${HELD} = `, span });
+    edits.push({ at: call.end, end: call.end, text: guardText(calleeOf(call), reason), span: -span });
   }
   return edits;
+}
+
+/** `async ` where it goes: before a method's key (`async m() {}`, `static async [k]() {}`), else before the function. */
+function asyncWord(code: string, fn: FunctionInfo): Edit {
+  let at = fn.node.start;
+  if (fn.methodKey) {
+    at = fn.methodKey.start;
+    const before = code.slice(0, at).trimEnd();
+    if (before.endsWith("[")) at = before.length - 1;
+  }
+  return { at, end: at, text: "async ", span: 0 };
+}
+
+/** `list.forEach(fn)` → `(await __k6inOrder(list, "forEach", fn))`; the closing `)` is the caller's. */
+function inOrderEdits(call: AnyNode): Edit[] {
+  const callee = unwrapCallee(call.callee);
+  const span = call.end - call.start;
+  const optional = callee.optional || call.optional ? "?" : "";
+  const method = JSON.stringify(`${optional}${callee.property.name}`);
+  const first = call.arguments[0];
+  return [
+    { at: call.start, end: call.start, text: `(await ${IN_ORDER}(`, span },
+    { at: callee.object.end, end: first.start, text: `, ${method}, `, span: AFTER_CLOSINGS },
+  ];
+}
+
+/**
+ * The end of a checked call: `(__k6held = f(), __k6held instanceof Promise ? <throw> : __k6held)`.
+ * The throw is an arrow's on the call's own line, so the error's first frame is the script's line.
+ */
+function guardText(callee: string | null, reason: string): string {
+  const what = callee ? `${callee}()` : "a call";
+  const message = `${what} gave a promise in ${reason}, which cannot wait for it: it made a request or slept by a path edgeload's rewrite could not follow; make that call in the VU function itself`;
+  return `, ${HELD} instanceof Promise ? (() => { throw new Error(${JSON.stringify(message)}); })() : ${HELD})`;
+}
+
+function calleeOf(call: AnyNode): string | null {
+  const callee = unwrapCallee(call.type === "TaggedTemplateExpression" ? call.tag : call.callee);
+  if (callee.type === "Identifier") return unmarked(callee.name);
+  if (callee.type === "MemberExpression" && !callee.computed) return callee.property.name;
+  return null;
 }
 
 /** Orders the forEach/map rewrite after any call closing at the same offset (the list may be one). */
@@ -153,16 +196,6 @@ function closingsFirst(a: Edit, b: Edit): number {
 }
 
 /** Code as the user wrote it, without the bundle's marks: `__k6async_http_get(` → `get(`. */
-const unmark = (text: string) => text.replace(/__k6async_[a-z0-9]+_/g, "").replace(/__k6asyncns_([a-z0-9]+)/g, "$1");
+const unmarkText = (text: string) => text.replace(/__k6async_[a-z0-9]+_/g, "").replace(/__k6asyncns_([a-z0-9]+)/g, "$1");
 
-/** A call as a message names it: `http.get()`, `sleep()`, `list.filter()`. */
-function describe(call: AnyNode): string {
-  const callee = unwrapCallee(call.callee);
-  const clean = unmark;
-  if (callee.type === "Identifier") return `${clean(callee.name)}()`;
-  if (callee.type === "MemberExpression" && !callee.computed) {
-    const object = callee.object.type === "Identifier" ? `${clean(callee.object.name)}.` : "";
-    return `${object}${callee.property.name}()`;
-  }
-  return "a call";
-}
+export type { CallFacts };

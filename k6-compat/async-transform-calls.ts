@@ -1,0 +1,248 @@
+/**
+ * Calls, for the async rewrite's flow analysis (async-transform-flow.ts): what a call may
+ * run — the script's functions, k6's blocking functions, a builtin, or a value from code
+ * the analysis does not see — recorded as the call's facts, with the arguments flowing
+ * into the parameters of whatever it runs. Builtins are known by name
+ * (async-transform-hosts.ts): which call their callbacks, which keep what they are given,
+ * and the few whose effect on objects must be followed for a bundle's module objects to be
+ * (`Object.defineProperty`, `Object.create`, `Object.assign`).
+ */
+import { esbuildHelper, isModuleRunner, runModule } from "./async-transform-esbuild.ts";
+import { Args } from "./async-transform-args.ts";
+import type { Flow } from "./async-transform-flow.ts";
+import { hostCall } from "./async-transform-hosts.ts";
+import { EMPTY, type FnToken, fieldOf, type Token, UNKNOWN, type Values } from "./async-transform-values.ts";
+import { type AnyNode, keyName, unwrapCallee } from "./async-transform-walk.ts";
+
+/**
+ * How code the analysis does not see runs a function given to it: `awaits` what it returns
+ * (`group`, a promise's `then`), runs it once per element (`forEach`, `map`: the rewrite may
+ * run those in order itself), or runs it and uses what it returns at once (`sync`: `check`,
+ * `filter`, `sort`, a timer).
+ */
+export type HostKind = "awaits" | "sequence" | "sync";
+
+export interface CallFacts {
+  readonly node: AnyNode;
+  /** The script's functions it may run (for `new`, the constructors). */
+  readonly functions: Set<FnToken>;
+  /** k6's blocking functions it may call, by name. */
+  readonly roots: Set<string>;
+  /**
+   * Its callee may be a value from code the analysis does not see: `call`, any escaped
+   * function; `member`, any escaped object's method of the name called (`unknownMember`,
+   * null when computed).
+   */
+  unknown: "none" | "call" | "member";
+  unknownMember: string | null;
+  readonly isNew: boolean;
+  /** Functions it hands to code that runs them, and how that code runs them. */
+  readonly callbacks: { readonly fn: FnToken; readonly host: HostKind }[];
+  /** `list.forEach(fn)`, `list.map(fn)` or `selection.each(fn)` of a builtin (an array, a Map, a Selection…). */
+  sequenceMethod: "forEach" | "map" | "each" | null;
+  /** How a message names the callee: `xs.filter()`, `setTimeout()`. */
+  readonly calleeText: string;
+}
+
+/** How deep `new` follows a class's implicit `super(...)` chain. */
+const MAX_CLASS_DEPTH = 16;
+
+export function evaluateCall(flow: Flow, node: AnyNode): Values {
+  const isNew = node.type === "NewExpression";
+  const calleeNode = node.type === "TaggedTemplateExpression" ? node.tag : node.callee;
+  const inner = unwrapCallee(calleeNode);
+  // A call in a function evaluated per call (Flow.callCopy) is met once per copy: its facts add up.
+  const facts: CallFacts = flow.facts.get(node) ?? {
+    node,
+    functions: new Set(),
+    roots: new Set(),
+    unknown: "none",
+    unknownMember: null,
+    isNew,
+    callbacks: [],
+    sequenceMethod: null,
+    calleeText: calleeText(inner),
+  };
+  flow.facts.set(node, facts);
+  if (inner.type === "Super") {
+    const args = argumentsOf(flow, node);
+    const cls = flow.classes.at(-1);
+    for (const parent of cls?.superValues ?? []) {
+      if (parent.kind === "fn") construct(flow, facts, parent, args, flow.thisValues, 0);
+      else flow.heap.escape(args.all());
+    }
+    return EMPTY as Values;
+  }
+  if (inner.type === "MemberExpression" && inner.object.type !== "Super") return memberCall(flow, facts, inner, node);
+  let callee: Values;
+  let receiver: Values | null = null;
+  let member: string | null = null;
+  if (inner.type === "MemberExpression") {
+    // super.m(…): the parent's method, on this object.
+    receiver = flow.thisValues;
+    member = flow.propertyName(inner);
+    callee = flow.heap.read(flow.superObjects(), member);
+  } else {
+    callee = flow.value(inner);
+  }
+  const args = argumentsOf(flow, node);
+  const helper = isNew ? null : esbuildHelper(flow, inner, node, args);
+  if (helper) return helper;
+  return runCallee(flow, facts, callee, receiver, args, member, node, { record: !mayBeScript(callee), copy: monomorphic(callee) });
+}
+
+/**
+ * `o.m(…)`, one possible `o` at a time: what a builtin method may do to its receiver
+ * concerns that receiver only, not the script's objects `o` may also be. `f.call(…)`,
+ * `f.apply(…)` and `f.bind(…)` of a function are calls of f; of an object, its own method.
+ */
+function memberCall(flow: Flow, facts: CallFacts, callee: AnyNode, node: AnyNode): Values {
+  const receivers = flow.value(callee.object);
+  const member = flow.propertyName(callee);
+  const args = argumentsOf(flow, node);
+  const all = flow.heap.read(receivers, member);
+  const how = { record: !mayBeScript(all), copy: monomorphic(all) };
+  const result: Values = new Set();
+  for (const r of receivers) {
+    const one = new Set([r]);
+    const values =
+      !facts.isNew && (member === "call" || member === "apply" || member === "bind") && r.kind !== "obj" && r.kind !== "ns"
+        ? indirectCall(flow, facts, member, one, args, node, how)
+        : runCallee(flow, facts, flow.heap.read(one, member), one, args, member, node, how);
+    for (const v of values) result.add(v);
+  }
+  return result;
+}
+
+interface How {
+  /** Whether callbacks a builtin runs are held to its rules (not when the callee may be the script's own). */
+  readonly record: boolean;
+  /** Whether a small function called is evaluated as its own copy (Flow.callCopy): when it is the only one the call may run. */
+  readonly copy: boolean;
+  /** Through `.call` or `.apply`. */
+  readonly indirect?: boolean;
+}
+
+const monomorphic = (callee: Values) => [...callee].filter((t) => t.kind === "fn").length === 1;
+
+/** A callee that may be the script's own function or k6's: what a builtin would do with the callbacks is not the whole story. */
+const mayBeScript = (callee: Values) => [...callee].some((t) => t.kind === "fn" || t.kind === "root" || isModuleRunner(t));
+
+/** `f.call(self, a)`, `f.apply(self, [a])`, `f.bind(self, a)`: a call of f, or f itself. */
+function indirectCall(flow: Flow, facts: CallFacts, kind: "call" | "apply" | "bind", functions: Values, args: Args, node: AnyNode, how: How): Values {
+  const self = args.at(0);
+  const rest = kind === "apply" ? new Args([], flow.elements(args.at(1)), 0) : new Args(args.positional.slice(1), args.spread, args.spreadAt - 1);
+  if (kind !== "bind") return runCallee(flow, facts, functions, self, rest, null, node, { ...how, indirect: true });
+  const bound: Values = new Set();
+  for (const t of functions) {
+    if (t.kind === "fn" && !t.isClass) flow.callFunction(t, rest, self);
+    if (t.kind !== "obj") bound.add(t);
+  }
+  return bound;
+}
+
+/** What running each possible callee does; the values the call may give. */
+function runCallee(flow: Flow, facts: CallFacts, callee: Values, receiver: Values | null, args: Args, member: string | null, node: AnyNode, how: How): Values {
+  const { record, indirect } = how;
+  const result: Values = new Set();
+  for (const t of callee) {
+    if (t.kind === "fn") {
+      if (facts.isNew) {
+        construct(flow, facts, t, args, new Set([t.instance()]), 0);
+        result.add(t.instance());
+      } else if (!t.isClass) {
+        facts.functions.add(t);
+        const copied = how.copy ? flow.callCopy(t, args, receiver, node) : null;
+        if (!copied) flow.callFunction(t, args, receiver);
+        for (const v of t.info!.isGenerator ? [UNKNOWN] : (copied ?? t.returns)) result.add(v);
+        // The bundle's exports (default, setup, scenario functions…): the runtime calls them, with anything.
+        if (t.info!.kind === "init") for (const fn of functionsIn(flow.heap.read(t.returns, null))) flow.heap.markHostCalled(fn);
+      }
+    } else if (isModuleRunner(t)) {
+      for (const v of runModule(flow, facts, t)) result.add(v);
+    } else if (t.kind === "root") {
+      facts.roots.add(t.name);
+      // k6's group() awaits its callback; nothing else of k6's takes one it does not await.
+      for (const fn of functionsIn(args.all())) register(flow, facts, fn, "awaits");
+      result.add(UNKNOWN);
+    } else if (t.kind === "host" || t.kind === "unknown") {
+      if (t.kind === "unknown") markUnknown(facts, receiver !== null && !indirect, member);
+      const name = t.kind === "host" ? (member ?? t.name) : (member ?? "");
+      const k6 = t.kind === "host" && t.k6;
+      for (const v of hostCall(flow, facts, { name, k6, receiver, args, node: indirect ? null : node, recordCallbacks: record })) result.add(v);
+    }
+  }
+  return result;
+}
+
+function markUnknown(facts: CallFacts, isMember: boolean, member: string | null): void {
+  if (!isMember) facts.unknown = "call";
+  else if (facts.unknown === "none") {
+    facts.unknown = "member";
+    facts.unknownMember = member;
+  }
+}
+
+/** `new C(…)`: C's constructor (or, without one, its parent's) runs with `self` as `this`. */
+function construct(flow: Flow, facts: CallFacts, cls: FnToken, args: Args, self: Values, depth: number): void {
+  const heap = flow.heap;
+  if (!cls.isClass) {
+    facts.functions.add(cls);
+    flow.callFunction(cls, args, self);
+    for (const instance of self) if (instance.kind === "obj") heap.add(instance.proto, cls.fields.get("prototype") ?? EMPTY);
+    return;
+  }
+  if (cls.ctor) {
+    const ctor = heap.fnToken(cls.ctor);
+    facts.functions.add(ctor);
+    flow.callFunction(ctor, args, self);
+    return;
+  }
+  if (depth > MAX_CLASS_DEPTH) return;
+  for (const parent of cls.superValues) {
+    if (parent.kind === "fn") construct(flow, facts, parent, args, self, depth + 1);
+    else heap.escape(args.all());
+  }
+}
+
+/** A function handed to code that runs it: that code gives it anything, and keeps what it returns. */
+export function register(flow: Flow, facts: CallFacts | null, fn: FnToken, host: HostKind): void {
+  flow.heap.markHostCalled(fn);
+  facts?.callbacks.push({ fn, host });
+}
+
+export const functionsIn = (values: Iterable<Token>): FnToken[] => [...values].filter((t): t is FnToken => t.kind === "fn" && !t.isClass);
+
+/** The functions among `values` and in the fields of its objects: `check(r, { ok: (r) => … })`. */
+export function functionsInOrFields(values: Iterable<Token>): FnToken[] {
+  const out = new Set(functionsIn(values));
+  for (const t of values) if (t.kind === "obj") for (const v of t.fields.values()) for (const fn of functionsIn(v)) out.add(fn);
+  return [...out];
+}
+
+function argumentsOf(flow: Flow, node: AnyNode): Args {
+  if (node.type === "TaggedTemplateExpression") return new Args([new Set([UNKNOWN]), ...node.quasi.expressions.map((e: AnyNode) => flow.value(e))]);
+  const positional: Values[] = [];
+  let spread: Values | null = null;
+  let spreadAt = Number.POSITIVE_INFINITY;
+  node.arguments.forEach((a: AnyNode, i: number) => {
+    if (a.type !== "SpreadElement") return positional.push(flow.value(a));
+    spread = new Set([...(spread ?? EMPTY), ...flow.elements(flow.value(a.argument))]);
+    spreadAt = Math.min(spreadAt, i);
+    positional.push(EMPTY as Values);
+  });
+  return new Args(positional, spread, spreadAt);
+}
+
+/** `xs.filter`, `setTimeout`, `a.b.c`: the callee as a message shows it. */
+function calleeText(callee: AnyNode): string {
+  if (callee.type === "Identifier") return callee.name;
+  if (callee.type === "MemberExpression") {
+    const name = keyName(callee.property, callee.computed) ?? "[…]";
+    const object = callee.object.type === "Identifier" ? `${callee.object.name}.` : callee.object.type === "ThisExpression" ? "this." : "";
+    return `${object}${name}`;
+  }
+  return "a function";
+}
+
+export { fieldOf };

@@ -1,0 +1,169 @@
+/**
+ * Which declaration each name in the bundle means, for the async rewrite's flow analysis
+ * (async-transform-flow.ts): a `get` inside one helper is not the `get` of another, and a
+ * parameter `fn` hides an outer `fn`. Without this, values would flow between unrelated
+ * functions that happen to share a name, and a call could be missed or awaited for nothing.
+ *
+ * ECMAScript's scoping (ECMA-262 §9.1), as a bundle uses it: `var` and parameters belong to
+ * the nearest function; `let`, `const`, `class` and function declarations to the nearest
+ * block; a catch parameter to its clause; a named function or class expression sees its own
+ * name. Annex B's sloppy-mode hoisting of a function declared in a block is not modelled:
+ * esbuild's output declares functions at the top of their function.
+ */
+import type { AnyNode } from "./async-transform-walk.ts";
+import { FUNCTION_TYPES, forEachChild } from "./async-transform-walk.ts";
+
+/** One declared name. */
+export interface Binding {
+  readonly name: string;
+  /** The function (or the program) it belongs to: each call of a function copied per call has its own. */
+  readonly declaredIn: AnyNode;
+}
+
+export interface Names {
+  /** What every identifier of the program refers to: its binding, or null for a global. */
+  readonly refs: ReadonlyMap<AnyNode, Binding | null>;
+  /** Each non-arrow function's `arguments`. */
+  readonly argumentsOf: ReadonlyMap<AnyNode, Binding>;
+}
+
+interface Scope {
+  readonly parent: Scope | null;
+  /** The function (or the program) the scope is in. */
+  readonly owner: AnyNode;
+  /** A function's (or the program's) scope, where `var` goes. */
+  readonly isFunction: boolean;
+  readonly names: Map<string, Binding>;
+}
+
+const BLOCK_SCOPES = new Set(["BlockStatement", "ForStatement", "ForInStatement", "ForOfStatement", "SwitchStatement", "CatchClause", "StaticBlock"]);
+
+/** Resolves every identifier of `program` to the binding it names. */
+export function resolveNames(program: AnyNode): Names {
+  const scopes = new Map<AnyNode, Scope>();
+  declare(program, null, scopes);
+  const refs = new Map<AnyNode, Binding | null>();
+  resolve(program, null, null, scopes, refs);
+  const argumentsOf = new Map<AnyNode, Binding>();
+  for (const [node, scope] of scopes) {
+    const args = FUNCTION_TYPES.has(node.type) ? scope.names.get("arguments") : undefined;
+    if (args) argumentsOf.set(node, args);
+  }
+  return { refs, argumentsOf };
+}
+
+function newScope(node: AnyNode, parent: Scope | null, isFunction: boolean, scopes: Map<AnyNode, Scope>): Scope {
+  const owner = FUNCTION_TYPES.has(node.type) || !parent ? node : parent.owner;
+  const scope: Scope = { parent, owner, isFunction, names: new Map() };
+  scopes.set(node, scope);
+  return scope;
+}
+
+function add(scope: Scope, name: string): void {
+  if (!scope.names.has(name)) scope.names.set(name, { name, declaredIn: scope.owner });
+}
+
+function functionScopeOf(scope: Scope): Scope {
+  let s = scope;
+  while (!s.isFunction && s.parent) s = s.parent;
+  return s;
+}
+
+/** The names a binding pattern declares: `a`, `{ a, b: [c] }`, `...rest`, `x = 1`. */
+export function patternNames(pattern: AnyNode | null, out: AnyNode[] = []): AnyNode[] {
+  if (!pattern) return out;
+  switch (pattern.type) {
+    case "Identifier":
+      out.push(pattern);
+      break;
+    case "ObjectPattern":
+      for (const p of pattern.properties) patternNames(p.type === "RestElement" ? p.argument : p.value, out);
+      break;
+    case "ArrayPattern":
+      for (const e of pattern.elements) patternNames(e, out);
+      break;
+    case "RestElement":
+      patternNames(pattern.argument, out);
+      break;
+    case "AssignmentPattern":
+      patternNames(pattern.left, out);
+      break;
+  }
+  return out;
+}
+
+/** First pass: every scope and the names declared in it (hoisting needs them all before any use). */
+function declare(node: AnyNode, scope: Scope | null, scopes: Map<AnyNode, Scope>): void {
+  let inner = scope;
+  if (node.type === "Program") inner = newScope(node, null, true, scopes);
+  else if (FUNCTION_TYPES.has(node.type)) {
+    if (node.type === "FunctionDeclaration" && node.id) add(scope!, node.id.name);
+    inner = newScope(node, scope, true, scopes);
+    if (node.type === "FunctionExpression" && node.id) add(inner, node.id.name);
+    for (const param of node.params) for (const id of patternNames(param)) add(inner, id.name);
+    if (node.type !== "ArrowFunctionExpression") add(inner, "arguments");
+  } else if (node.type === "ClassDeclaration" || node.type === "ClassExpression") {
+    if (node.type === "ClassDeclaration" && node.id) add(scope!, node.id.name);
+    inner = newScope(node, scope, false, scopes);
+    // A declaration's name is the outer binding; an expression's is seen only inside it.
+    if (node.type === "ClassExpression" && node.id) add(inner, node.id.name);
+  } else if (BLOCK_SCOPES.has(node.type)) {
+    inner = newScope(node, scope, node.type === "StaticBlock", scopes);
+    if (node.type === "CatchClause") for (const id of patternNames(node.param)) add(inner, id.name);
+  } else if (node.type === "VariableDeclaration") {
+    const target = node.kind === "var" ? functionScopeOf(scope!) : scope!;
+    for (const d of node.declarations) for (const id of patternNames(d.id)) add(target, id.name);
+  }
+  forEachChild(node, (child) => {
+    // A function's body block is its own scope's: `let` in it sits beside the parameters.
+    if (FUNCTION_TYPES.has(node.type) && child === node.body && child.type === "BlockStatement") {
+      scopes.set(child, inner!);
+      forEachChild(child, (c) => declare(c, inner, scopes));
+      return;
+    }
+    declare(child, inner, scopes);
+  });
+}
+
+function lookup(scope: Scope | null, name: string): Binding | null {
+  for (let s = scope; s; s = s.parent) {
+    const b = s.names.get(name);
+    if (b) return b;
+  }
+  return null;
+}
+
+/** Second pass: each identifier that names a variable, looked up from where it stands. */
+function resolve(node: AnyNode, parent: AnyNode | null, scope: Scope | null, scopes: Map<AnyNode, Scope>, refs: Map<AnyNode, Binding | null>): void {
+  const own = scopes.get(node);
+  const here = own ?? scope;
+  if (node.type === "Identifier") {
+    if (isReference(node, parent)) refs.set(node, lookup(here, node.name));
+    return;
+  }
+  // A declaration's own name is declared outside it.
+  const declared = (node.type === "FunctionDeclaration" || node.type === "ClassDeclaration") && node.id ? node.id : null;
+  forEachChild(node, (child) => resolve(child, node, child === declared ? scope : here, scopes, refs));
+}
+
+/** Whether an identifier names a variable, not a property, a key or a label. */
+function isReference(id: AnyNode, parent: AnyNode | null): boolean {
+  if (!parent) return true;
+  switch (parent.type) {
+    case "MemberExpression":
+      return parent.object === id || parent.computed;
+    case "Property":
+      // `{ a }` has a key and a value node: the value is the reference.
+      return parent.value === id || (parent.computed && parent.key === id);
+    case "MethodDefinition":
+    case "PropertyDefinition":
+      return parent.computed && parent.key === id;
+    case "LabeledStatement":
+    case "BreakStatement":
+    case "ContinueStatement":
+    case "MetaProperty":
+      return false;
+    default:
+      return true;
+  }
+}
