@@ -116,7 +116,7 @@ describe("makeBlockingCallsAwaited writes", () => {
     const before = wrap(body).split("\n");
     const after = r.code.split("\n");
     // Each line keeps its words, in order, with the rewrite's between them.
-    const words = (line: string) => line.match(/\w+/g) ?? [];
+    const words = (line: string): string[] => line.match(/\w+/g) ?? [];
     before.forEach((line, i) => {
       const kept = words(after[i]!).filter((w) => !["async", "await", "__k6inOrder", "forEach"].includes(w) || words(line).includes(w));
       expect(kept).toEqual(words(line));
