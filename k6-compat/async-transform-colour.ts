@@ -48,9 +48,11 @@ const PROTOCOL_METHODS = new Set(["toJSON", "toString", "valueOf"]);
 
 export function colourBlockingCalls(syntax: BundleSyntax, { heap, facts }: FlowResult): Colours {
   const callsIn = new Map<Context, CallFacts[]>();
+  const awaitedAsWritten = new Set<AnyNode>();
   for (const call of syntax.calls) {
     const f = facts.get(call.node);
     if (f) callsIn.set(call.within, [...(callsIn.get(call.within) ?? []), f]);
+    if (call.awaitedAsWritten) awaitedAsWritten.add(call.node);
   }
   const isAsyncWritten = (fn: FnToken) => fn.info?.isAsync === true;
   const callees = (c: CallFacts) => (c.isNew ? [] : [...c.functions].filter((f) => f.info && !isAsyncWritten(f)));
@@ -96,7 +98,9 @@ export function colourBlockingCalls(syntax: BundleSyntax, { heap, facts }: FlowR
       const ordered = runsAsync(within) && inOrder(c, asyncFunctions);
       if (ordered) sequenced.add(c.node);
       const definite = c.roots.size > 0 || callees(c).some((f) => surelyBlocks.has(f.info!));
-      if (runsAsync(within) && (ordered || definite || callees(c).some((f) => asyncFunctions.has(f.info!)) || doubtful(c, asyncFunctions))) awaited.add(c.node);
+      const blocks = ordered || definite || callees(c).some((f) => asyncFunctions.has(f.info!)) || doubtful(c, asyncFunctions);
+      // Awaited as written: a second await would only cost (forEach/map still go through the helper).
+      if (runsAsync(within) && blocks && (ordered || !awaitedAsWritten.has(c.node))) awaited.add(c.node);
       else if (!runsAsync(within) && isPinned(pinned, within)) {
         if (definite && (within === TOP_LEVEL || within.kind === "init")) refusedInitCalls.push(c);
         else if (!definite && doubtful(c, asyncFunctions)) guarded.set(c.node, pinReason(pinned, within));

@@ -36,6 +36,8 @@ export interface CallInfo {
   readonly node: AnyNode;
   /** The function the call is made in; null at the program's top level. */
   readonly within: FunctionInfo | null;
+  /** Awaited as written (`await http.get(u)`): a second await would only cost. */
+  readonly awaitedAsWritten: boolean;
 }
 
 export interface BundleSyntax {
@@ -83,7 +85,7 @@ export function walkBundle(program: AnyNode): BundleSyntax {
   return syntax;
 }
 
-function collect(node: AnyNode, within: FunctionInfo | null, parent: AnyNode | null, syntax: BundleSyntax): void {
+function collect(node: AnyNode, within: FunctionInfo | null, parent: AnyNode | null, syntax: BundleSyntax, awaited = false): void {
   let inner = within;
   if (FUNCTION_TYPES.has(node.type)) {
     inner = describeFunction(node, parent, within);
@@ -107,8 +109,10 @@ function collect(node: AnyNode, within: FunctionInfo | null, parent: AnyNode | n
     }
     return;
   }
-  if (CALL_TYPES.has(node.type)) syntax.calls.push({ node, within });
-  forEachChild(node, (child) => collect(child, inner, node, syntax));
+  if (CALL_TYPES.has(node.type)) syntax.calls.push({ node, within, awaitedAsWritten: awaited });
+  // `await f()`, and `await a?.b()`, whose call is the chain's.
+  const awaitsChild = node.type === "AwaitExpression" || (node.type === "ChainExpression" && awaited);
+  forEachChild(node, (child) => collect(child, inner, node, syntax, awaitsChild));
 }
 
 function describeFunction(fn: AnyNode, parent: AnyNode | null, within: FunctionInfo | null): FunctionInfo {

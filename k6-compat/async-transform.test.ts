@@ -100,6 +100,11 @@ describe("makeBlockingCallsAwaited writes", () => {
       "const api = { get: () => __k6async_http_get(u) }; function f() { const m = new Map(); m.set('a', 1); return [api.get(), m.get('a')]; }",
       "const api = { get: async () => (await __k6async_http_get(u)) }; async function f() { const m = new Map(); m.set('a', 1); return [(await api.get()), m.get('a')]; }",
     ],
+    // A call the author awaited is not awaited twice.
+    [
+      "async function f() { const r = await __k6async_http_get(u); return await g?.(); } function g() { return __k6async_http_get(u); }",
+      "async function f() { const r = await __k6async_http_get(u); return await g?.(); } async function g() { return (await __k6async_http_get(u)); }",
+    ],
     // A call of an author's async function returns its promise under k6 too: left as written.
     [
       "async function g() { return __k6async_http_get(u); } function f() { const p = g(); return p; }",
