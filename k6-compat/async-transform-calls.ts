@@ -7,42 +7,12 @@
  * and the few whose effect on objects must be followed for a bundle's module objects to be
  * (`Object.defineProperty`, `Object.create`, `Object.assign`).
  */
-import { esbuildHelper, isModuleRunner, runModule } from "./async-transform-esbuild.ts";
 import { Args } from "./async-transform-args.ts";
-import type { Flow } from "./async-transform-flow.ts";
-import { hostCall } from "./async-transform-hosts.ts";
-import { EMPTY, type FnToken, fieldOf, type Token, UNKNOWN, type Values } from "./async-transform-values.ts";
+import { esbuildHelper, isModuleRunner, runModule } from "./async-transform-esbuild.ts";
+import { functionsIn, hostCall, register } from "./async-transform-hosts.ts";
+import type { CallFacts, Evaluator as Flow } from "./async-transform-types.ts";
+import { EMPTY, type FnToken, UNKNOWN, type Values } from "./async-transform-values.ts";
 import { type AnyNode, keyName, unwrapCallee } from "./async-transform-walk.ts";
-
-/**
- * How code the analysis does not see runs a function given to it: `awaits` what it returns
- * (`group`, a promise's `then`), runs it once per element (`forEach`, `map`: the rewrite may
- * run those in order itself), or runs it and uses what it returns at once (`sync`: `check`,
- * `filter`, `sort`, a timer).
- */
-export type HostKind = "awaits" | "sequence" | "sync";
-
-export interface CallFacts {
-  readonly node: AnyNode;
-  /** The script's functions it may run (for `new`, the constructors). */
-  readonly functions: Set<FnToken>;
-  /** k6's blocking functions it may call, by name. */
-  readonly roots: Set<string>;
-  /**
-   * Its callee may be a value from code the analysis does not see: `call`, any escaped
-   * function; `member`, any escaped object's method of the name called (`unknownMember`,
-   * null when computed).
-   */
-  unknown: "none" | "call" | "member";
-  unknownMember: string | null;
-  readonly isNew: boolean;
-  /** Functions it hands to code that runs them, and how that code runs them. */
-  readonly callbacks: { readonly fn: FnToken; readonly host: HostKind }[];
-  /** `list.forEach(fn)`, `list.map(fn)` or `selection.each(fn)` of a builtin (an array, a Map, a Selection…). */
-  sequenceMethod: "forEach" | "map" | "each" | null;
-  /** How a message names the callee: `xs.filter()`, `setTimeout()`. */
-  readonly calleeText: string;
-}
 
 /** How deep `new` follows a class's implicit `super(...)` chain. */
 const MAX_CLASS_DEPTH = 16;
@@ -205,21 +175,6 @@ function construct(flow: Flow, facts: CallFacts, cls: FnToken, args: Args, self:
   }
 }
 
-/** A function handed to code that runs it: that code gives it anything, and keeps what it returns. */
-export function register(flow: Flow, facts: CallFacts | null, fn: FnToken, host: HostKind): void {
-  flow.heap.markHostCalled(fn);
-  facts?.callbacks.push({ fn, host });
-}
-
-export const functionsIn = (values: Iterable<Token>): FnToken[] => [...values].filter((t): t is FnToken => t.kind === "fn" && !t.isClass);
-
-/** The functions among `values` and in the fields of its objects: `check(r, { ok: (r) => … })`. */
-export function functionsInOrFields(values: Iterable<Token>): FnToken[] {
-  const out = new Set(functionsIn(values));
-  for (const t of values) if (t.kind === "obj") for (const v of t.fields.values()) for (const fn of functionsIn(v)) out.add(fn);
-  return [...out];
-}
-
 function argumentsOf(flow: Flow, node: AnyNode): Args {
   if (node.type === "TaggedTemplateExpression") return new Args([new Set([UNKNOWN]), ...node.quasi.expressions.map((e: AnyNode) => flow.value(e))]);
   const positional: Values[] = [];
@@ -244,5 +199,3 @@ function calleeText(callee: AnyNode): string {
   }
   return "a function";
 }
-
-export { fieldOf };

@@ -14,17 +14,10 @@
  * function that surely blocks is refused, naming it; one that only may block keeps its
  * doubtful calls, each checked at run time to throw with its line if it did give a promise.
  */
-import type { CallFacts } from "./async-transform-calls.ts";
 import type { FlowResult } from "./async-transform-flow.ts";
+import type { CallFacts } from "./async-transform-types.ts";
 import type { FnToken, Token } from "./async-transform-values.ts";
 import type { AnyNode, BundleSyntax, FunctionInfo } from "./async-transform-walk.ts";
-
-export interface AsyncRoots {
-  /** Named imports that block: `__k6async_http_get` and the like. */
-  readonly isAsyncName: (name: string) => boolean;
-  /** Members of a module object that block: (`__k6asyncns_http`, `get`). */
-  readonly isAsyncMember: (object: string, property: string) => boolean;
-}
 
 /** The program's top level: it runs in the init context, as the outermost function does. */
 export const TOP_LEVEL = null;

@@ -14,10 +14,9 @@
  *
  * A name is taken as esbuild's only when it is declared in the bundle (never for a global).
  */
-import type { CallFacts } from "./async-transform-calls.ts";
 import { Args } from "./async-transform-args.ts";
-import type { Flow } from "./async-transform-flow.ts";
 import { copyFields } from "./async-transform-literals.ts";
+import type { CallFacts, Evaluator as Flow } from "./async-transform-types.ts";
 import { fieldOf, isHeap, type ObjToken, type Token, UNKNOWN, type Values } from "./async-transform-values.ts";
 import type { AnyNode } from "./async-transform-walk.ts";
 

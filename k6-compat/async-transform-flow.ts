@@ -11,12 +11,12 @@
  * Calls are evaluated in async-transform-calls.ts, which records what each may call.
  */
 import type { Args } from "./async-transform-args.ts";
-import { type CallFacts, evaluateCall } from "./async-transform-calls.ts";
-import type { AsyncRoots } from "./async-transform-colour.ts";
-import { Heap } from "./async-transform-heap.ts";
+import { evaluateCall } from "./async-transform-calls.ts";
+import { type AsyncRoots, Heap } from "./async-transform-heap.ts";
 import { copyGetters } from "./async-transform-hosts.ts";
 import { arrayLiteral, classValue, dataLiterals, objectLiteral } from "./async-transform-literals.ts";
 import { type Names, resolveNames } from "./async-transform-scope.ts";
+import type { CallFacts, Evaluator } from "./async-transform-types.ts";
 import { EMPTY, ELEMENTS, type FnToken, fieldOf, PRIMITIVE, UNKNOWN, type Values } from "./async-transform-values.ts";
 import { type AnyNode, type BundleSyntax, forEachChild, keyName } from "./async-transform-walk.ts";
 
@@ -41,7 +41,7 @@ export function analyseFlow(program: AnyNode, syntax: BundleSyntax, roots: Async
   return { heap: flow.heap, facts: flow.facts };
 }
 
-export class Flow {
+export class Flow implements Evaluator {
   readonly facts = new Map<AnyNode, CallFacts>();
   /** The function being evaluated (where `return` goes) and its `this`. */
   current: FnToken | null = null;

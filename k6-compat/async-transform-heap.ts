@@ -8,14 +8,12 @@
  * escaped object's `m`, calling an UNKNOWN value any escaped function (the colouring asks,
  * async-transform-colour.ts).
  */
-import type { AsyncRoots } from "./async-transform-colour.ts";
 import type { Binding, Names } from "./async-transform-scope.ts";
 import {
   ANY_KEY,
   addAll,
   type Clone,
   EMPTY,
-  ELEMENTS,
   FnToken,
   fieldName,
   fieldOf,
@@ -29,7 +27,7 @@ import {
   UNKNOWN,
   type Values,
 } from "./async-transform-values.ts";
-import { type AnyNode, type BundleSyntax, keyName } from "./async-transform-walk.ts";
+import type { AnyNode, BundleSyntax } from "./async-transform-walk.ts";
 import { asyncNamespace, isSupportedModule } from "./modules.ts";
 
 /** The most values a set holds before it is widened to UNKNOWN (see Heap.add). */
@@ -48,6 +46,14 @@ const PLATFORM_GLOBALS = new Set([
 const ARRAYS = new Set(["array", "rest", "arguments"]);
 /** The names a script reaches its global object by: a store on one is a global variable. */
 const GLOBAL_OBJECTS = new Set(["globalThis", "self", "global", "window"]);
+
+/** The compat layer's blocking functions, as the bundle marks them (modules.ts). */
+export interface AsyncRoots {
+  /** Named imports that block: `__k6async_http_get` and the like. */
+  readonly isAsyncName: (name: string) => boolean;
+  /** Members of a module object that block: (`__k6asyncns_http`, `get`). */
+  readonly isAsyncMember: (object: string, property: string) => boolean;
+}
 
 export class Heap {
   changed = false;
@@ -281,5 +287,3 @@ function union2(a: Values | undefined, b: Values | undefined): Values {
 
 /** A marked name as the script wrote it: `__k6async_http_get` → `get`, `__k6asyncns_http` → `http`. */
 export const unmarked = (name: string) => name.replace(/^__k6async_[a-z0-9]+_/, "").replace(/^__k6asyncns_/, "");
-
-export { ELEMENTS, keyName };

@@ -12,10 +12,9 @@
  * `__copyProps`, minified the same in a jslib bundle), and a module's functions must stay
  * reachable by name through them rather than escape.
  */
-import { type CallFacts, functionsIn, functionsInOrFields, type HostKind, register } from "./async-transform-calls.ts";
 import type { Args } from "./async-transform-args.ts";
-import type { Flow } from "./async-transform-flow.ts";
 import { copyFields } from "./async-transform-literals.ts";
+import type { CallFacts, Evaluator as Flow, HostKind } from "./async-transform-types.ts";
 import {
   ANY_KEY,
   addAll,
@@ -75,6 +74,21 @@ const READ_ONLY = new Set(
 const STORES_IN_RECEIVER = new Set(["push", "unshift", "fill", "splice"]);
 /** Builtins that keep what they are given and call none of it: a Map's `set`, a Set's `add`. */
 const KEEPS = new Set([...STORES_IN_RECEIVER, "set", "add"]);
+
+/** A function handed to code that runs it: that code gives it anything, and keeps what it returns. */
+export function register(flow: Flow, facts: CallFacts | null, fn: FnToken, host: HostKind): void {
+  flow.heap.markHostCalled(fn);
+  facts?.callbacks.push({ fn, host });
+}
+
+export const functionsIn = (values: Iterable<Token>): FnToken[] => [...values].filter((t): t is FnToken => t.kind === "fn" && !t.isClass);
+
+/** The functions among `values` and in the fields of its objects: `check(r, { ok: (r) => … })`. */
+export function functionsInOrFields(values: Iterable<Token>): FnToken[] {
+  const out = new Set(functionsIn(values));
+  for (const t of values) if (t.kind === "obj") for (const v of t.fields.values()) for (const fn of functionsIn(v)) out.add(fn);
+  return [...out];
+}
 
 type Callbacks = (fns: Iterable<FnToken>, host: HostKind) => void;
 

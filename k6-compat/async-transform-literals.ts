@@ -4,8 +4,8 @@
  * an array literal, a class (its prototype's methods, its statics, its instances' fields,
  * its parent). Each is one object of the analysis, made where it is written.
  */
-import type { Flow } from "./async-transform-flow.ts";
 import type { Heap } from "./async-transform-heap.ts";
+import type { Evaluator as Flow } from "./async-transform-types.ts";
 import { ANY_KEY, ELEMENTS, fieldName, fieldOf, isHeap, type Token, UNKNOWN, type Values } from "./async-transform-values.ts";
 import { type AnyNode, FUNCTION_TYPES, forEachChild, keyName } from "./async-transform-walk.ts";
 

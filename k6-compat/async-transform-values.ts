@@ -164,12 +164,6 @@ export function addAll(target: Values, source: Iterable<Token>): boolean {
   return target.size !== before;
 }
 
-export function union(...sets: Iterable<Token>[]): Values {
-  const out: Values = new Set();
-  for (const s of sets) for (const t of s) out.add(t);
-  return out;
-}
-
 /** A field's values, made empty on first use. */
 export function fieldOf(fields: Fields, name: string): Values {
   let values = fields.get(name);

@@ -31,13 +31,12 @@
  * (source-lines.ts); the helpers go after its last line.
  */
 import { parse } from "acorn";
-import type { CallFacts } from "./async-transform-calls.ts";
-import { type AsyncRoots, type Colours, colourBlockingCalls } from "./async-transform-colour.ts";
+import { type Colours, colourBlockingCalls } from "./async-transform-colour.ts";
 import { analyseFlow } from "./async-transform-flow.ts";
-import { unmarked } from "./async-transform-heap.ts";
+import { type AsyncRoots, unmarked } from "./async-transform-heap.ts";
 import { type AnyNode, type FunctionInfo, unwrapCallee, walkBundle } from "./async-transform-walk.ts";
 
-export type { AsyncRoots } from "./async-transform-colour.ts";
+export type { AsyncRoots } from "./async-transform-heap.ts";
 
 export type AsyncTransform = { ok: true; code: string } | { ok: false; problems: string[] };
 
@@ -197,5 +196,3 @@ function closingsFirst(a: Edit, b: Edit): number {
 
 /** Code as the user wrote it, without the bundle's marks: `__k6async_http_get(` → `get(`. */
 const unmarkText = (text: string) => text.replace(/__k6async_[a-z0-9]+_/g, "").replace(/__k6asyncns_([a-z0-9]+)/g, "$1");
-
-export type { CallFacts };
