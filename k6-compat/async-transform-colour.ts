@@ -18,6 +18,7 @@ import type { FlowResult } from "./async-transform-flow.ts";
 import type { CallFacts } from "./async-transform-types.ts";
 import type { FnToken, Token } from "./async-transform-values.ts";
 import type { AnyNode, BundleSyntax, FunctionInfo } from "./async-transform-walk.ts";
+import { asyncNamespace, MODULES, type ModuleName } from "./modules.ts";
 
 /** The program's top level: it runs in the init context, as the outermost function does. */
 export const TOP_LEVEL = null;
@@ -38,6 +39,10 @@ export interface Colours {
 }
 
 const PROTOCOL_METHODS = new Set(["toJSON", "toString", "valueOf"]);
+/** The marked names of k6's modules with a blocking export: one of those escaping may be called back. */
+const BLOCKING_MODULES = new Set(
+  (Object.keys(MODULES) as ModuleName[]).filter((m) => (MODULES[m].blocking as readonly string[]).length > 0).map(asyncNamespace),
+);
 
 export function colourBlockingCalls(syntax: BundleSyntax, { heap, facts }: FlowResult): Colours {
   const callsIn = new Map<Context, CallFacts[]>();
@@ -51,7 +56,9 @@ export function colourBlockingCalls(syntax: BundleSyntax, { heap, facts }: FlowR
   const callees = (c: CallFacts) => (c.isNew ? [] : [...c.functions].filter((f) => f.info && !isAsyncWritten(f)));
   const escapedCallables = [...heap.escaped];
   const blockerIn = (tokens: Iterable<Token>, colour: ReadonlySet<FunctionInfo>) => {
-    for (const t of tokens) if (t.kind === "root" || t.kind === "ns" || (t.kind === "fn" && t.info && !t.info.isAsync && colour.has(t.info))) return true;
+    for (const t of tokens)
+      if (t.kind === "root" || (t.kind === "ns" && BLOCKING_MODULES.has(t.name)) || (t.kind === "fn" && t.info && !t.info.isAsync && colour.has(t.info)))
+        return true;
     return false;
   };
   /** Whether a call may reach something of `colour` through a value from unseen code. */

@@ -100,6 +100,17 @@ describe("makeBlockingCallsAwaited writes", () => {
       "const api = { get: () => __k6async_http_get(u) }; function f() { const m = new Map(); m.set('a', 1); return [api.get(), m.get('a')]; }",
       "const api = { get: async () => (await __k6async_http_get(u)) }; async function f() { const m = new Map(); m.set('a', 1); return [(await api.get()), m.get('a')]; }",
     ],
+    // k6/execution escaping (kept in a Map) has nothing that blocks: a call of an unknown value stays as written.
+    [
+      "const kept = new Map(); kept.set('e', __k6asyncns_execution); function f(r) { __k6async_http_get(u); return kept.get('e').vu(r.json()); }",
+      "const kept = new Map(); kept.set('e', __k6asyncns_execution); async function f(r) { (await __k6async_http_get(u)); return kept.get('e').vu(r.json()); }",
+    ],
+    // ... where k6/http escaping does: any `get` of a value from the Map may be http.get, the
+    // Map's own included: when in doubt, awaited (awaiting the Map's answer only yields).
+    [
+      "const kept = new Map(); kept.set('h', __k6asyncns_http); function f() { return kept.get('h').get(u); }",
+      "const kept = new Map(); kept.set('h', __k6asyncns_http); async function f() { return (await (await kept.get('h')).get(u)); }",
+    ],
     // A call the author awaited is not awaited twice.
     [
       "async function f() { const r = await __k6async_http_get(u); return await g?.(); } function g() { return __k6async_http_get(u); }",
