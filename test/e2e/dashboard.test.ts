@@ -180,8 +180,10 @@ describeWithChromium("dashboard in Chromium", (chromiumPath) => {
       expect((await client.getRun(run.id)).status).toBe("aborted");
       await expect(page.getByTestId("status").textContent()).resolves.toBe("aborted");
 
-      // The runs list, with the same session: this run first, linking to its dashboard.
+      // The run's session reads that run's page only: the runs list takes a link of its own.
       await page.goto(`${stack.apiUrl}/`);
+      await expect(page.getByTestId("denied").textContent()).resolves.toContain("this page needs its own link");
+      await page.goto((await client.dashboardLink()).url);
       const first = page.locator("#runs tbody tr").first();
       await first.waitFor({ timeout: 10_000 });
       await expect(first.locator("td").nth(2).textContent()).resolves.toBe("aborted");
