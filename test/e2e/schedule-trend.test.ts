@@ -93,9 +93,11 @@ describeWithChromium("a schedule's trend page in Chromium", (chromiumPath) => {
       expect(png.length).toBeGreaterThan(10_000);
       if (process.env.EDGELOAD_UPDATE_SCREENSHOT === "1") await writeFile(join(PROJECT_ROOT, "dashboard/schedule-trend.png"), png);
 
-      // The regressed run against its baseline: both runs' charts laid over each other.
+      // The regressed run against its baseline: the row links the overlay, a page with a link of its own.
       await page.click('[data-testid="compare"]');
       await page.waitForURL(`${stack.apiUrl}/v1/runs/${first}/compare/${second}/dashboard`);
+      await expect(page.getByTestId("denied").textContent()).resolves.toContain("this page needs its own link");
+      await page.goto((await client.dashboardLink({ compare: [first, second] })).url);
       await page.waitForSelector('#metrics tr[data-metric="p95"]', { timeout: 15_000 });
       expect(await page.textContent('[data-testid="verdict"]')).toBe("regressed");
       expect(await page.$eval('#metrics tr[data-metric="p50"]', (r) => (r as HTMLTableRowElement).cells[5]!.textContent)).toBe("regressed");
@@ -103,9 +105,11 @@ describeWithChromium("a schedule's trend page in Chromium", (chromiumPath) => {
       const overlayPng = await page.screenshot({ path: join(PROJECT_ROOT, ".cache/e2e-artifacts/compare-overlay.png"), fullPage: true });
       expect(overlayPng.length).toBeGreaterThan(10_000);
 
+      // A run's row links to its page; the overlay's session reads both of its runs' pages, so it opens.
       await page.goto(`${stack.apiUrl}/v1/schedules/${created.id}/dashboard`);
       await page.click(`#turns a[href="/v1/runs/${second}/dashboard"]`);
       await page.waitForURL(`${stack.apiUrl}/v1/runs/${second}/dashboard`);
+      await page.waitForSelector(`body[data-run-id="${second}"]`, { timeout: 10_000 });
     } finally {
       await context.close();
     }
