@@ -13,8 +13,6 @@ export const EXPECTED_DIFFERENCES: Readonly<Record<string, string>> = {
   "k6-threshold-name-tokens":
     "exit 75: the threshold's sub-metric has no samples, so edgeload's verdict is inconclusive (the design's third verdict); k6 passes it and exits 0",
   // Gaps in edgeload's k6 runtime, to be closed.
-  "k6-cookies":
-    "cookies set by a redirect response (/cookies/set → 302) are not stored in the VU's jar, as fetch follows the redirect itself: the check callback reading them throws (TypeError), ending the iteration after 6 of k6's 26 checks",
   "k6-websockets-echo":
     "ws.ping() throws (a Worker's WebSocket cannot send pings; the runtime answers the server's), so the iteration ends with an error and neither ws_ping nor ws_session_duration is reported",
   "qp-websockets": "refused, exit 104: a callback passed to ws.addEventListener() calls sleep(), which the async rewrite does not follow",
