@@ -173,6 +173,23 @@ describe("judge", () => {
     ["D1 away past the give-up, given up", { ...givenUp }, []],
     // Passed with D1 holding a quarter: the counts are D1's again, and it lacks 120.
     ["D1 away past the give-up, passed", { ...givenUp, status: "passed" }, ["agree", "verdict"]],
+    // Flat seed 46: the abort and the outage came together, and the run's end was written first.
+    [
+      "D1 away past the give-up, aborted before it",
+      {
+        schedule: schedule([
+          { kind: "d1-refusing-long", atMs: 3_300, untilMs: 119_000 },
+          { kind: "abort", atMs: 3_300 },
+        ]),
+        status: "aborted",
+        stoppedAfterMs: 20,
+        received: 132,
+        stored: { ...clean.stored, sent: 132, requests: 132, dropped: 0 },
+        summary: { ...clean.summary, sent: 132, requests: 132, dropped: 0 },
+        shardRows: { count: 2, requests: 132 },
+      },
+      [],
+    ],
     ["D1 away past the give-up, the summary short", { ...givenUp, summary: { ...clean.summary, sent: 150, requests: 150, dropped: 10 } }, ["agree"]],
     // D1 away 0.5–95.5 s: within the give-up's margin (the first failed try comes up to ~10 s into the outage), either end.
     ["D1 back about the give-up, passed", { schedule: d1Away(95_000) }, []],
