@@ -21,6 +21,16 @@ process.env.WRANGLER_SEND_METRICS ??= "false";
 // The browser binding's local sessions run Debian's Chromium, not a download (cli/local-chromium.ts).
 useLocalChromium();
 
+/**
+ * What every project run inside workerd shares. Vitest's module cache on disk is off: with it,
+ * a fresh test file's runner asks for the whole import graph it can find already transformed
+ * ("fetchWarmModules"), the Cloudflare pool inlines every cached module into that one answer,
+ * and once earlier files have transformed the coordinator's graph the answer passes workerd's
+ * 1 MiB WebSocket message limit: workerd ends the pool ("1009 Message is too large") and every
+ * file still running with it. Modules are then fetched one by one, each well under the limit.
+ */
+const IN_WORKERD = { fsModuleCache: false } as const;
+
 export default defineConfig({
   test: {
     projects: [
@@ -63,11 +73,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
-          // Left out of the suite for now: in a full run this project's shared workerd ended with
-          // "1009 Message is too large" right after secret-marker.test.ts (twice), taking 21–25
-          // other files down; the Browser Run tests' lost-session case also fails alone (issue 52).
-          // Each passes run alone: `npx vitest run --project workers test/workers/secret-marker.test.ts`.
-          exclude: ["test/workers/browser-*.test.ts", "test/workers/secret-marker.test.ts"],
+          ...IN_WORKERD,
           globalSetup: ["test/workers/global-setup.ts", "test/workers/watch-server.ts", "test/workers/verification-server.ts"],
           setupFiles: ["test/workers/apply-migrations.ts"],
           testTimeout: 60_000,
@@ -90,6 +96,7 @@ export default defineConfig({
         ],
         test: {
           name: "workers-tree",
+          ...IN_WORKERD,
           include: ["test/workers-tree/**/*.test.ts"],
           globalSetup: ["scripts/bench/faults/global-setup.ts"],
           setupFiles: ["test/workers/apply-migrations.ts"],
@@ -111,6 +118,7 @@ export default defineConfig({
         ],
         test: {
           name: "target",
+          ...IN_WORKERD,
           include: ["test/target/**/*.test.ts"],
           setupFiles: ["test/target/apply-migrations.ts"],
         },
