@@ -52,8 +52,19 @@ export function targetsOf(script: CorpusScript, source: string): { readonly http
     if (/\{httpbin(-host)?\}/.test(s.to)) httpbin = true;
     else if (/\{(origin|host|ws)\}/.test(s.to)) lookAlikes.add(lookAlikeOf(s.from));
   }
-  if (source.includes("__ENV.BASE_URL")) lookAlikes.add("quickpizza.grafana.com");
+  if (source.includes("__ENV.BASE_URL")) lookAlikes.add(baseUrlService(source));
   return { httpbin, lookAlikes: [...lookAlikes] };
+}
+
+/**
+ * The look-alike a script's -e BASE_URL stands for: the host of its default
+ * (`__ENV.BASE_URL || "https://test-api.k6.io"`) when LOOK_ALIKES knows it, else QuickPizza, whose
+ * own scripts default to its local address.
+ */
+function baseUrlService(source: string): string {
+  const fallback = /__ENV\.BASE_URL\s*\|\|\s*["'`]([a-z]+:\/\/[^"'`/]+)/.exec(source)?.[1];
+  const host = fallback && URL.canParse(fallback) ? new URL(fallback).host : "";
+  return LOOK_ALIKES[host] ? host : "quickpizza.grafana.com";
 }
 
 function targetCell(targets: ReturnType<typeof targetsOf>): string {
@@ -84,13 +95,15 @@ export function corpusSection(manifest: CorpusManifest, results: readonly Corpus
   const same = results.filter((r) => compareResult(r).same).length;
   const percent = Math.round((100 * parity) / Math.max(1, manifest.scripts.length));
   const used = new Set([...targets.values()].flatMap((t) => t.lookAlikes));
-  const whys = Object.entries(LOOK_ALIKES)
-    .filter(([host]) => used.has(host))
-    .map(([, l]) => l.why);
+  const whys = new Set(
+    Object.entries(LOOK_ALIKES)
+      .filter(([host]) => used.has(host))
+      .map(([, l]) => l.why),
+  );
   return [
     `${parity} of ${manifest.scripts.length} scripts (${percent} %) get k6's exit code and checks verdict under \`edgeload run\`; ${same} agree in every column (counts within the tolerances above).`,
     "",
-    `Both tools meet the same targets on loopback. A script written against httpbin.org calls ${HTTPBIN_RELEASE}, httpbin.org's own program (PyPI's httpbin, started by the test). The other services are look-alikes (test/support/k6-corpus/targets.ts) answering only what the scripts read, as their real programs cannot be installed here: ${whys.join("; ")}.`,
+    `Both tools meet the same targets on loopback. A script written against httpbin.org calls ${HTTPBIN_RELEASE}, httpbin.org's own program (PyPI's httpbin, started by the test). The other services are look-alikes (test/support/k6-corpus/targets.ts) answering only what the scripts read, as their real programs cannot be installed here: ${[...whys].join("; ")}.`,
     "",
     "| script | source (licence) | target | k6 exit | edgeload exit | checks | thresholds | custom and ws_ metrics | match | difference |",
     "|---|---|---|---|---|---|---|---|---|---|",

@@ -53,6 +53,9 @@ export const LOOK_ALIKES: Readonly<Record<string, { readonly service: string; re
     why: "QuickPizza, with the test.k6.io pages it hosts: its Go source is published on GitHub only, not on the Go module proxy",
   },
   "test-api.k6.io": { service: "test-api.k6.io", why: "test-api.k6.io: a Django app published on GitHub only, not on PyPI" },
+  "test.k6.io": { service: "test.k6.io", why: "test.k6.io: PHP pages published on GitHub only, and PHP is not installed here" },
+  "test.staging.k6.io": { service: "test.k6.io", why: "test.k6.io: PHP pages published on GitHub only, and PHP is not installed here" },
+  "localhost:10000": { service: "echo WebSocket", why: "xk6-websockets' local echo server: a Go program of its Makefile, with no release" },
   "echo.websocket.org": { service: "echo WebSocket", why: "echo.websocket.org: a hosted service with no published program" },
   "localhost:8080": { service: "k6's localhost site", why: "k6's localhost example: a site it assumes, with no program" },
 };

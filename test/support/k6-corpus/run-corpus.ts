@@ -98,6 +98,9 @@ export function fill(to: string, origins: TargetOrigins, tool: Tool): string {
   return filled;
 }
 
+/** The script's command-line args, their placeholders filled (`-e BASE_URL={ws}` names a WebSocket base). */
+const argsOf = (script: CorpusScript, origins: TargetOrigins, tool: Tool) => script.args.map((a) => fill(a, origins, tool));
+
 /** The script's work folder for one tool: returns the script's path in it. */
 async function layOut(script: CorpusScript, origins: TargetOrigins, tool: Tool): Promise<{ dir: string; entry: string }> {
   const dir = await mkdtemp(join(tmpdir(), `edgeload-corpus-${script.name}-${tool}-`));
@@ -156,7 +159,7 @@ export async function underK6(k6: string, script: CorpusScript, origins: TargetO
   const run = await exec(
     k6,
     // --address: k6's REST API on a free port, as two k6 run at once.
-    ["run", "--quiet", "--address", "127.0.0.1:0", "--summary-export", out, "-e", `BASE_URL=${origins.lookAlike}`, ...script.args, entry],
+    ["run", "--quiet", "--address", "127.0.0.1:0", "--summary-export", out, "-e", `BASE_URL=${origins.lookAlike}`, ...argsOf(script, origins, "k6"), entry],
     dir,
     { K6_NO_USAGE_REPORT: "true" },
     RUN_TIMEOUT_MS,
@@ -181,7 +184,7 @@ export async function underEdgeload(api: Api, script: CorpusScript, origins: Tar
       MODULES_DIR,
       "-e",
       `BASE_URL=${origins.lookAlike}`,
-      ...script.args,
+      ...argsOf(script, origins, "edgeload"),
     ],
     dir,
     { EDGELOAD_URL: api.url, EDGELOAD_TOKEN: api.token },

@@ -1,15 +1,18 @@
 /**
  * The look-alike targets the public k6 corpus runs against (test/e2e/k6-corpus.test.ts), one
  * loopback server for the services whose real program cannot be installed here (real-targets.ts
- * LOOK_ALIKES says why): the test.k6.io pages QuickPizza now hosts, QuickPizza's API and
- * WebSocket chat, test-api.k6.io's front page, k6's localhost example site and an echo
- * WebSocket. Only what the corpus's scripts read is answered as the real services do, and a
+ * LOOK_ALIKES says why): the test.k6.io pages QuickPizza now hosts with their login flow
+ * (test-k6-site.ts), QuickPizza's API and WebSocket chat, test-api.k6.io's crocodile API and
+ * chat (crocodiles.ts), k6's localhost example site and an echo WebSocket. Only what the corpus's scripts read is answered as the real services do, and a
  * look-alike shares our assumptions about the wire: httpbin, which installs, is the real one.
  */
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
+import { CROCODILE_ROUTES, crocoChat } from "./crocodiles.ts";
+import { json, type Route, text } from "./http-route.ts";
+import { TEST_K6_PAGE, TEST_K6_ROUTES } from "./test-k6-site.ts";
 import { acceptWebSocket, type WebSocketPeer } from "./websocket-server.ts";
 
 export interface CorpusTargets {
@@ -17,23 +20,6 @@ export interface CorpusTargets {
   readonly origin: string;
   stop(): Promise<void>;
 }
-
-const TEST_K6_PAGE = `<!DOCTYPE html><html><head><title>Demo website for load testing</title></head>
-<body><h1>Welcome to the k6.io demo site!</h1>
-<p class="description">This is a replacement of the service test.k6.io, now hosted on the loopback for the corpus.</p>
-<a href="/news.php">news</a> <a href="/my_messages.php">messages</a></body></html>`;
-
-type Handler = (req: IncomingMessage, url: URL, body: Buffer, res: ServerResponse) => void | Promise<void>;
-
-const json = (res: ServerResponse, status: number, value: unknown, headers: Record<string, string | string[]> = {}) => {
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(value));
-};
-
-const text = (res: ServerResponse, status: number, body: string, type = "text/plain") => {
-  res.writeHead(status, { "content-type": type });
-  res.end(body);
-};
 
 /** QuickPizza's users: the default one logs in with any password, as the corpus's two scripts assume. */
 const users = new Map<string, string>();
@@ -57,7 +43,7 @@ function pizza(body: Buffer): Record<string, unknown> {
 
 const authorised = (req: IncomingMessage) => /^token [A-Za-z0-9]{16}$/i.test(req.headers.authorization ?? "");
 
-const routes: [RegExp, Handler][] = [
+const routes: readonly Route[] = [
   [/^\/(test\.k6\.io\/?)?$/, (_req, _url, _body, res) => text(res, 200, TEST_K6_PAGE, "text/html; charset=utf-8")],
   [/^\/(test\.k6\.io\/)?static\/.+$|^\/style\.css$|^\/teddy\.jpg$/, (_req, _url, _body, res) => text(res, 200, "/* static */")],
   [/^\/(test\.k6\.io\/)?pi\.php$/, (_req, _url, _body, res) => text(res, 200, "3.14")],
@@ -94,6 +80,8 @@ const routes: [RegExp, Handler][] = [
     /^\/api\/ratings$/,
     (req, _url, body, res) => (authorised(req) ? json(res, 201, { id: 1, ...JSON.parse(body.toString("utf8") || "{}") }) : json(res, 401, {})),
   ],
+  ...CROCODILE_ROUTES,
+  ...TEST_K6_ROUTES,
 ];
 
 /** Starts the targets on 127.0.0.1 on a free port. */
@@ -119,6 +107,7 @@ export async function startCorpusTargets(): Promise<CorpusTargets> {
     upgraded.add(socket);
     socket.on("close", () => upgraded.delete(socket));
     const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (crocoChat(req, socket, path)) return;
     if (path === "/echo") acceptWebSocket(req, socket, (peer, opcode, payload) => peer.send(opcode, payload));
     else if (path === "/ws") {
       const peer = acceptWebSocket(

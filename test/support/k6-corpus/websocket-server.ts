@@ -16,7 +16,8 @@ const OPCODE = { text: 1, binary: 2, close: 8, ping: 9, pong: 10 } as const;
 
 export interface WebSocketPeer {
   send(opcode: number, payload: Buffer): void;
-  close(): void;
+  /** Sends a close frame with `code` (RFC 6455 §7.4; 1000 when not given) and ends the connection. */
+  close(code?: number): void;
 }
 
 function frame(opcode: number, payload: Buffer): Buffer {
@@ -89,9 +90,9 @@ export function acceptWebSocket(
     send: (opcode, payload) => {
       if (open) socket.write(frame(opcode, payload));
     },
-    close: () => {
+    close: (code = 1000) => {
       if (!open) return;
-      socket.write(frame(OPCODE.close, Buffer.from([0x03, 0xe8])));
+      socket.write(frame(OPCODE.close, Buffer.from([code >> 8, code & 0xff])));
       open = false;
       socket.end();
     },
