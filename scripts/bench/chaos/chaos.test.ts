@@ -88,7 +88,7 @@ const clean: ChaosObservation = {
   shardsDone: 2,
   endedAfterMs: 2_000,
   stoppedAfterMs: null,
-  fetched: { status5xx: 0, garbage: 0, timeouts: 0, connectionErrors: 0 },
+  fetched: { status5xx: 0, garbage: 0, timeouts: 0, connectionErrors: 0, cut: 0 },
   secretsFound: [],
 };
 const badFor = (fault: ChaosSchedule["faults"][number]) => schedule([fault]);
@@ -195,6 +195,9 @@ describe("judge", () => {
     ["D1 back about the give-up, passed", { schedule: d1Away(95_000) }, []],
     ["D1 back about the give-up, given up", { ...givenUp, schedule: d1Away(95_000) }, []],
     ["a secret in a log line", { secretsFound: ["log lines"] }, ["secrets"]],
+    // A late shard's last request, cut at its graceful stop before it left: sent, never received (tree seed 170 under load).
+    ["a request cut in flight before it reached the target", { received: 159, fetched: { ...clean.fetched, cut: 1 } }, []],
+    ["a request sent and never received, not cut", { received: 159 }, ["once"]],
     // The target answered 500 twelve times and slowly (past the timeout) five times: each a failure, once.
     [
       "bad answers each counted a failure",

@@ -68,6 +68,13 @@ export interface FetchedAnswers {
   readonly garbage: number;
   readonly timeouts: number;
   readonly connectionErrors: number;
+  /**
+   * Cut before they settled, at their iteration's graceful stop or the shard's stop: sent,
+   * and neither a result nor, if the cut came before the request left the isolate, received
+   * (a shard that starts late sends its last iterations right before that stop: chaos tree
+   * seed 170, under load).
+   */
+  readonly cut: number;
 }
 
 export const INVARIANTS = ["agree", "once", "failures", "ends", "deadline", "verdict", "unsent", "secrets"] as const;
@@ -137,10 +144,11 @@ function countsOf(o: ChaosObservation, end: ReturnType<typeof endOf>) {
         o.summary.sent - o.stored.sent,
         0,
       );
-  // Counted twice: more than the schedule, sent but never received (beyond what could not arrive), a store above the summary.
+  // Counted twice: more than the schedule, sent but never received (beyond what could not
+  // arrive: connection errors, timeouts, requests cut in flight), a store above the summary.
   const doubleCounted =
     Math.max(0, counted - scheduled) +
-    Math.max(0, o.stored.sent - o.received - o.stored.connectionErrors - o.stored.timeouts) +
+    Math.max(0, o.stored.sent - o.received - o.stored.connectionErrors - o.stored.timeouts - o.fetched.cut) +
     Math.max(0, o.stored.requests - o.summary.requests) +
     Math.max(0, o.shardRows.requests - o.summary.requests) +
     Math.max(0, o.stored.sent - o.summary.sent);
@@ -169,10 +177,13 @@ export function judge(o: ChaosObservation): Judgement {
   const agree = unaccounted === 0 && lost <= lossBound && o.shardRows.count === shards && sentUnstarted === 0;
   if (!agree)
     why.push(
-      `agree: lost ${lost} (bound ${lossBound}, interrupted), ${unaccounted} neither sent nor dropped${end.neverStarted ? `, ${sentUnstarted} sent by a run that never started` : ""}; scheduled ${scheduled}, counted ${counted}, received ${o.received}, D1 sent ${o.stored.sent} requests ${o.stored.requests}, summary sent ${o.summary.sent} requests ${o.summary.requests}, shard rows ${o.shardRows.count}/${shards} with ${o.shardRows.requests}`,
+      `agree (${o.status}): lost ${lost} (bound ${lossBound}, interrupted), ${unaccounted} neither sent nor dropped${end.neverStarted ? `, ${sentUnstarted} sent by a run that never started` : ""}; scheduled ${scheduled}, counted ${counted}, received ${o.received}, D1 sent ${o.stored.sent} requests ${o.stored.requests}, summary sent ${o.summary.sent} requests ${o.summary.requests}, shard rows ${o.shardRows.count}/${shards} with ${o.shardRows.requests}`,
     );
   const once = doubleCounted === 0;
-  if (!once) why.push(`once: ${doubleCounted} counted twice`);
+  if (!once)
+    why.push(
+      `once: ${doubleCounted} counted twice; scheduled ${scheduled}, counted ${counted} (D1 sent ${o.stored.sent} dropped ${o.stored.dropped}), received ${o.received}, D1 connection errors ${o.stored.connectionErrors} timeouts ${o.stored.timeouts}, cut in flight ${o.fetched.cut}, D1 requests ${o.stored.requests}, summary sent ${o.summary.sent} requests ${o.summary.requests}, shard rows ${o.shardRows.requests}`,
+    );
   const failures = failuresCounted(o, end.givenUp);
   if (failures) why.push(failures);
   const stopped = !end.aborted || (o.stoppedAfterMs !== null && o.stoppedAfterMs < STOP_WITHIN_MS);

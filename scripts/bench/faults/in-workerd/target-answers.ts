@@ -21,6 +21,7 @@ interface Tally {
   timeouts: number;
   garbage: number;
   connectionErrors: number;
+  cut: number;
   /** The run's request timeout. */
   readonly timeoutMs: number;
   /** The bad answer being given now, if any. */
@@ -62,9 +63,9 @@ export function wrapFetch(): void {
       // A timeout is a result; the same signal cuts a request sooner at its iteration's graceful
       // stop (the run's end plus the timeout here, workers/shard/engine.ts), or at the shard's
       // stop (an abort): neither is a result, as the shard counts them.
-      if (reason?.name === "TimeoutError") {
-        if (Date.now() - sentMs >= tally.timeoutMs - TIMER_SLACK_MS) tally.timeouts++;
-      } else if (!init?.signal?.aborted) tally.connectionErrors++;
+      if (reason?.name === "TimeoutError" && Date.now() - sentMs >= tally.timeoutMs - TIMER_SLACK_MS) tally.timeouts++;
+      else if (init?.signal?.aborted) tally.cut++;
+      else tally.connectionErrors++;
       throw error;
     }
   };
@@ -72,7 +73,7 @@ export function wrapFetch(): void {
 
 /** Starts counting `runId`'s requests (before its t0: nothing carries its header before); `timeoutMs` is its request timeout. */
 export function watchAnswers(runId: string, timeoutMs: number): void {
-  tallies.set(runId, { status5xx: 0, timeouts: 0, garbage: 0, connectionErrors: 0, timeoutMs, bad: null });
+  tallies.set(runId, { status5xx: 0, timeouts: 0, garbage: 0, connectionErrors: 0, cut: 0, timeoutMs, bad: null });
 }
 
 /** The target answers `runId`'s requests `answer` from now until `untilMs` (epoch ms). */
@@ -85,7 +86,7 @@ export async function answerBadly(runId: string, answer: BadAnswer, timeoutMs: n
 
 /** What was counted for `runId`, and it forgotten. */
 export function answersOf(runId: string): FetchedAnswers {
-  const { status5xx, timeouts, garbage, connectionErrors } = tallies.get(runId)!;
+  const { status5xx, timeouts, garbage, connectionErrors, cut } = tallies.get(runId)!;
   tallies.delete(runId);
-  return { status5xx, timeouts, garbage, connectionErrors };
+  return { status5xx, timeouts, garbage, connectionErrors, cut };
 }
