@@ -71,9 +71,18 @@ describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () =>
     // then its last with the done flag, and one flush per hand-over (8 invocations: 7).
     const shardFlushes = 252 * (599 / 4 + 1 + 7);
     expect(p.usage.reporting.shardFlushes).toBeCloseTo(shardFlushes, 6);
-    expect(p.usage.aggregators.requests).toBeCloseTo(shardFlushes + 6 * 605 /* ticks */ + 6 * 2 /* start, abort */, 6);
-    // Each root passes windows up every other second, then its done flush.
-    expect(p.usage.durableObjectRequests).toBe(252 * 2 + 252 * 8 /* alarms */ + 6 * (600 / 2 + 1) + 605 /* ticks */ + 602 /* create, summary, polls */);
+    // Each aggregator ticks from t0 until its children are done, 1.12 s after the schedule (its
+    // rows 5 × 100 ms after the first's, the last answers and flushes 0.5 s + 4 × 30 ms): 602
+    // ticks; start, clean-up and the alarm it waits for its rows with.
+    expect(p.usage.aggregators.requests).toBeCloseTo(shardFlushes + 6 * 602 + 6 * 2 + 6, 6);
+    expect(p.usage.requestsByKind.aggregators).toBe(p.usage.aggregators.requests);
+    // Shards: start, 8 alarms, clean-up. The coordinator: create; each root's windows every
+    // other second from the second one closed, then its done; a tick a second from its
+    // creation 3 s before t0 until the last done (605); its clean-up alarm; a status poll a
+    // second as long, and the summary. An abort is not counted (a stopped run costs less).
+    const coordinator = 1 + 6 * (599 / 2 + 1) + 605 + 1 + 605 + 1;
+    expect(p.usage.requestsByKind).toMatchObject({ shards: 252 * (1 + 8 + 1), coordinator });
+    expect(p.usage.durableObjectRequests).toBe(252 * 10 + coordinator);
   });
 
   it("counts the requests of the schedule and the shard invocations that send them", () => {
@@ -124,17 +133,20 @@ describe("the same run planned flat (AGGREGATOR_FAN_IN 256) reports to the coord
     expect(p.limits.filter((l) => !l.ok)).toEqual([]);
   });
 
-  it("counts what it counted, with the abort RPC per shard, and the rows a shard-second now writes", () => {
-    // Every shard flushes each window it closes before its last second, then its last, and once per hand-over.
-    expect(p.usage.durableObjectRequests).toBe(252 * 2 + 252 * 8 + 252 * (599 + 1 + 7) + 605 + 602);
+  it("counts what it counted, with the clean-up RPC per shard, and the rows a shard-second now writes", () => {
+    // Every shard flushes each window it closes before its last second, then its last, and once
+    // per hand-over; the coordinator ticks (and is polled) 3 s before t0 to 0.62 s past the
+    // schedule (no rows to wait for: 0.5 s + 4 × 30 ms), 604 times; create, clean-up alarm, summary.
+    expect(p.usage.durableObjectRequests).toBe(252 * (1 + 8 + 1) + 1 + 252 * (599 + 1 + 7) + 604 + 1 + 604 + 1);
     expect(p.usage.durableObjectGbSeconds).toBeCloseTo(253 * 605 * 0.128, 6);
     // Shards: 1 row a window (its state with the window), 6 at start and end (the final flush's
     // guard alarm among them), 3 per invocation that sends (8 each): 252 × (601 + 6) + 252 × 8 × 3.
-    // The coordinator a log row per flush and its trim (all but the last 5 s), 3 per tick, 2 per
-    // checkpoint, the last progress: 252 × (601 + 596) + 601 × 3 + 121 × 2 + 1.
+    // The coordinator a log row per flush and its trim (all but the last 4 s: it checkpoints from
+    // its creation, 3 s before t0), 3 per tick (604, from its creation), 2 per checkpoint, the
+    // last progress: 252 × (601 + 597) + 604 × 3 + 121 × 2 + 1.
     expect(p.usage.shardRowsWritten).toBe(159_012);
-    expect(p.usage.coordinatorRowsWritten).toBe(303_690);
-    expect(p.usage.durableObjectRowsWritten).toBe(159_012 + 303_690);
+    expect(p.usage.coordinatorRowsWritten).toBe(303_951);
+    expect(p.usage.durableObjectRowsWritten).toBe(159_012 + 303_951);
     expect(p.usage.aggregators.count).toBe(0);
     expect(p.cost.lines.map((l) => l.item)).not.toContain("Aggregator requests");
     // flat: the coordinator logs a row per flush; $0.0414 a million with a row per window and per progress

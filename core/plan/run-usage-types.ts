@@ -4,7 +4,7 @@
  * counting so that the model reads on one page.
  */
 import type { DynamicWorkerUsage } from "./dynamic-worker-usage.ts";
-import type { ReportingRequests } from "./object-requests.ts";
+import type { ObjectRequestsByKind, ReportingRequests } from "./object-requests.ts";
 import type { StorageUsage } from "./storage-usage.ts";
 
 export interface UsageOptions {
@@ -25,7 +25,7 @@ export interface UsageOptions {
 /** What the aggregators of a tree use, all of them together (zeros for a flat run). */
 export interface AggregatorUsage {
   readonly count: number;
-  /** Child flushes into them, their ticks, start and abort. */
+  /** Child flushes into them, their ticks, start and clean-up (object-requests.ts). */
   readonly requests: number;
   readonly gbSeconds: number;
   readonly rowsWritten: number;
@@ -58,6 +58,10 @@ export interface RunUsage {
   readonly dynamicWorker: DynamicWorkerUsage;
   /** The reporting path's flushes and ticks (object-requests.ts), within the request counts above. */
   readonly reporting: ReportingRequests;
+  /** Every billed request into each kind of object, creation to clean-up (object-requests.ts): durableObjectRequests is shards' and coordinator's, aggregators.requests the aggregators'. */
+  readonly requestsByKind: ObjectRequestsByKind;
+  /** The Workers Logs events of each kind of object: its requests, at `logsSamplingRate`. */
+  readonly logEventsByKind: ObjectRequestsByKind;
   /** Workers Logs events: the invocations it samples at `logsSamplingRate`. */
   readonly workersLogsEvents: number;
   readonly logsSamplingRate: number;

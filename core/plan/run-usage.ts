@@ -28,14 +28,17 @@
  *   scripts/bench/scale-simulation.test.ts;
  * - the coordinator hears from the reporters (the region roots, else every shard), ticks
  *   once a second and logs what they flush (receiver-rows.ts counts its rows too);
- * - start, and abort when a run is stopped, travel down the same edges, one RPC per edge
- *   (coordinator → roots → … → shards; both counted, so the estimate is an upper bound);
+ * - start travels down the same edges, one RPC per edge (coordinator → roots → … → shards),
+ *   and so does the clean-up once the run is final and in D1; an abort does too, uncounted:
+ *   the run it stops costs less than the run planned (object-requests.ts counts every
+ *   request by kind of object, and why);
  * - D1 gets at most regions × steps × (1 window row + 6 histogram rows + custom trends)
  *   rows a second, in multi-row INSERTs of 5 (windows) and 10 (histograms) rows; the
  *   coordinator inserts the shards' rows when the run is created (25 a statement), and at
  *   the end each shard's row is updated once — by its level-1 aggregator (one batch of at
  *   most a fan-in of UPDATEs), or by the coordinator when the run is flat;
- * - someone watching the run costs the coordinator a request a second: a CI job's
+ * - someone watching the run costs the coordinator a request a second, from its creation
+ *   until it is final: a CI job's
  *   `GET /v1/runs/:id?wait=` asks it once a second while it holds the answer, and a
  *   polling client does the same; `edgeload run` follows the live event stream instead
  *   (one request, its events sent on the coordinator's own tick) and polls only when the
@@ -63,7 +66,7 @@ import { aggregatorRowsWritten, coordinatorRowsWritten as receiverCoordinatorRow
 import { longestClosedInvocationMs, longestInvocationMs } from "./wall-time.ts";
 import { DEFAULT_RESULTS_RETENTION_DAYS, DURABLE_OBJECT_BILLED_GB, WORKERS_LOGS_HEAD_SAMPLING_RATE } from "./cloudflare-pricing.ts";
 import { dynamicWorkerUsage, type DynamicWorkerUsage } from "./dynamic-worker-usage.ts";
-import { reportingRequests, type ReportingRequests } from "./object-requests.ts";
+import { objectRequestsByKind, reportingRequests, statusPolls, type ObjectRequestsByKind } from "./object-requests.ts";
 import { storageUsage } from "./storage-usage.ts";
 import type { AggregatorUsage, RunUsage, UsageOptions } from "./run-usage-types.ts";
 
@@ -111,19 +114,19 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
   const d1PerS = d1WindowWritesPerS(spec, plan);
   const tree = plan.tree ?? null;
   const reporters = reportersOf(plan).length;
-  const reporting = reportingRequests({ tree, shards, durationS, activeS, sendingInvocationsPerShard: work.invocationsPerShard });
-
-  const pollRequests = options.watched === false ? 0 : durationS;
-  const apiRequests = 2 + pollRequests; // create, summary, polls
-  // Requests into shards (start, abort, alarms) and into the coordinator (flushes, ticks, API).
-  const durableObjectRequests = 2 * shards + work.shardInvocations + reporting.intoCoordinator + reporting.coordinatorTicks + apiRequests;
+  const shape = { tree, shards, durationS, expectedLatencyMs: spec.expectedLatencyMs, sendingInvocationsPerShard: work.invocationsPerShard };
+  const reporting = reportingRequests(shape);
+  const watched = options.watched !== false;
+  const requestsByKind = objectRequestsByKind(shape, reporting, watched);
+  const apiRequests = 2 + statusPolls(reporting, watched); // create, summary, polls
+  const durableObjectRequests = requestsByKind.shards + requestsByKind.coordinator;
   const seeded = Boolean(spec.scenario?.seed ?? spec.data?.seed);
   const r2ReadsPerShard = (seeded ? 1 : 0) + (spec.script ? 1 : 0);
 
   const shardRowsWritten = shardRowsWrittenOf(spec, tree !== null, shards, windows, work);
-  const coordinatorRowsWritten = receiverCoordinatorRows(tree, reporters, windows);
+  const coordinatorRowsWritten = receiverCoordinatorRows(tree, reporters, windows, reporting.coordinatorTicks);
   const d1RowsWritten = d1PerS.d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
-  const aggregators = aggregatorUsage(tree, shards, reporters, windows, activeS, reporting);
+  const aggregators = aggregatorUsage(tree, shards, reporters, windows, activeS, requestsByKind.aggregators);
   const dynamicWorker = dynamicWorkerOf(spec, plan, work);
   const logsSamplingRate = options.logsSamplingRate ?? WORKERS_LOGS_HEAD_SAMPLING_RATE;
   const runRowBytes = byteLength(JSON.stringify(spec)) + byteLength(JSON.stringify(plan));
@@ -148,6 +151,8 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     workersCpuMs: apiRequests * API_CPU_MS_PER_REQUEST,
     dynamicWorker,
     reporting,
+    requestsByKind,
+    logEventsByKind: logEventsOf(requestsByKind, logsSamplingRate),
     // Every invocation of an object, of the API Worker and of a Dynamic Worker is an execution log.
     workersLogsEvents: (durableObjectRequests + aggregators.requests + apiRequests + dynamicWorker.calls) * logsSamplingRate,
     logsSamplingRate,
@@ -168,7 +173,7 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
     }),
     peak: {
       ...shardPeak(spec, plan, work, durationS, options.cpuMsPerRequest ?? 0.6),
-      ...receiverPeak(tree, reporters, pollRequests > 0),
+      ...receiverPeak(tree, reporters, watched),
       ...d1PerS,
       ...d1Batches(tree, shards),
       runRowBytes,
@@ -221,14 +226,7 @@ function d1WindowWritesPerS(spec: RunSpec, plan: Plan): Pick<RunUsage["peak"], "
 }
 
 /** What a tree's aggregators use over the run (zeros for a flat run): the flushes into them and their ticks, rows. */
-function aggregatorUsage(
-  tree: AggregationTree | null,
-  shards: number,
-  reporters: number,
-  windows: number,
-  activeS: number,
-  reporting: ReportingRequests,
-): AggregatorUsage {
+function aggregatorUsage(tree: AggregationTree | null, shards: number, reporters: number, windows: number, activeS: number, requests: number): AggregatorUsage {
   const aggregatorCount = tree?.aggregators.length ?? 0;
   // The tree: every shard and every aggregator has one parent, so edges = shards + aggregators.
   const edges = shards + aggregatorCount;
@@ -236,11 +234,16 @@ function aggregatorUsage(
   const forwards = aggregatorCount * windows;
   return {
     count: aggregatorCount,
-    requests: reporting.intoAggregators + reporting.aggregatorTicks + 2 * aggregatorCount /* start, abort */,
+    requests,
     gbSeconds: aggregatorCount * activeS * DURABLE_OBJECT_BILLED_GB,
     rowsWritten: tree ? aggregatorRowsWritten(tree, shards, windows) : 0,
     rowsRead: childWindowsIntoAggregators * AGGREGATOR_ROWS_READ_PER_CHILD_WINDOW + forwards * AGGREGATOR_ROWS_READ_PER_FORWARD,
   };
+}
+
+/** Workers Logs events of each kind of object: an execution log per invocation it samples (the objects write no console line on a run's normal path). */
+function logEventsOf(requests: ObjectRequestsByKind, samplingRate: number): ObjectRequestsByKind {
+  return { shards: requests.shards * samplingRate, aggregators: requests.aggregators * samplingRate, coordinator: requests.coordinator * samplingRate };
 }
 
 /** Storage rows the shards write: their state with each written window, and at start, end and per invocation that sends. */

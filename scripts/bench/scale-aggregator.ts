@@ -16,7 +16,7 @@ import { nodeSqlStorage, type NodeSqlStorage } from "../../test/support/node-sql
 import type { ObjectMeter } from "./scale-meter.ts";
 import { type FlushTarget, jsonBytes, MemoryPending, meterOf, rpc, SimAlarm, type SimContext } from "./scale-objects.ts";
 
-/** An aggregator as RunAggregator drives its book: flush(), abort(), the alarm's tick, its shards' D1 rows. */
+/** An aggregator as RunAggregator drives its book: start(), flush(), abort(), the alarm's tick, its shards' D1 rows, cleanUp(). */
 export class SimAggregator implements FlushTarget {
   readonly meter: ObjectMeter;
   readonly node: AggregatorNode;
@@ -29,6 +29,10 @@ export class SimAggregator implements FlushTarget {
   readonly #flusher: WindowFlusher;
   #endArmed = false;
   #stopping = false;
+  /** RPCs into it besides flushes (start, abort, cleanUp): billed requests, invocations Workers Logs may log. */
+  #rpcs = 0;
+  /** Its storage was deleted (cleanUp): it holds nothing. */
+  #cleaned = false;
   #lastCheckpointMs = 0;
 
   constructor(sim: SimContext, planned: AggregatorPlan, run: RunRecord, flushGraceMs: number, parent: () => FlushTarget) {
@@ -78,9 +82,26 @@ export class SimAggregator implements FlushTarget {
     return { accepted, duplicates, stop: this.#stopping };
   }
 
+  /** RunAggregator.start(), this node's part (the simulation passes nothing down: it counts the RPC). */
+  start(): void {
+    this.#rpcs++;
+  }
+
   /** RunAggregator.abort(), this node's part (the simulation passes it down the edges). */
   abort(): void {
+    this.#rpcs++;
     this.#stopping = true;
+  }
+
+  /** RunAggregator.cleanUp(), this node's part (the simulation passes it down the edges): its storage goes. */
+  cleanUp(): void {
+    this.#rpcs++;
+    this.#cleaned = true;
+  }
+
+  /** Billed requests into it: flushes, alarms (ticks, and the one a level-1 node waits for its rows with) and RPCs. */
+  get requests(): number {
+    return [...this.meter.requestsBySecond.values()].reduce((a, b) => a + b, 0) + this.#rpcs;
   }
 
   /** Storage rows it wrote: its SQLite tables (log, progress, meta), its outbox and its alarms. */
@@ -88,9 +109,12 @@ export class SimAggregator implements FlushTarget {
     return this.#storage.rowsWritten + this.#pending.rowsWritten + this.#alarm.sets;
   }
 
-  /** Bytes its storage holds as it ends, before it lets go of them (issue 49): its SQLite database and the merged windows not yet acknowledged. */
+  /**
+   * Bytes its storage holds (issue 49): its SQLite database and the merged windows not yet
+   * acknowledged; nothing once cleaned up (RunAggregator.cleanUp deletes everything).
+   */
   get storageBytes(): number {
-    return this.#storage.storage.databaseSize + jsonBytes([...this.#pending.load()]);
+    return this.#cleaned ? 0 : this.#storage.storage.databaseSize + jsonBytes([...this.#pending.load()]);
   }
 
   /** RunAggregator.alarm(), every tick until it has passed everything up. */
@@ -122,6 +146,7 @@ export class SimAggregator implements FlushTarget {
       if (step.kind === "wait-for-rows") {
         await this.#flusher.flush(false);
         await this.#sim.time.sleep(step.untilMs - this.#sim.time.now);
+        this.meter.request(); // the alarm it set for its rows: an invocation of its own
       }
       if (step.kind !== "send-done") await this.#writeShardRows(this.#sim.time.now);
       await this.#flusher.flush(true);

@@ -3,8 +3,11 @@
  *     and 1,000,000 requests a second by default), shard by shard through the aggregation
  *     tree to the coordinator and D1 (scale-simulation.ts): exact request counts at every
  *     stage, merged percentiles against the exact ones, the requests into the busiest object
- *     per second, the coordinator's and the aggregators' own CPU, D1 rows, and how long
- *     start and abort take to reach the last shard. One table, a column per rate.
+ *     per second, the coordinator's and the aggregators' own CPU, D1 rows, how long start and
+ *     abort take to reach the last shard, and by kind of object (shard, aggregator,
+ *     coordinator) its storage rows, billed requests, Workers Logs events and the storage
+ *     bytes left once the run is cleaned up, each beside the plan's figure (scale-kinds.ts:
+ *     one more than 10 % off is flagged and the bench exits 1). One table, a column per rate.
  *
  *   node scripts/bench/scale-bench.ts [--rates 35000,100000,1000000]
  *
@@ -12,9 +15,8 @@
  * against both Node and Workers types (tsconfig.mixed.json), and a 1,000,000/s run needs a
  * larger heap than the default.
  *
- * Profile: a 1 s ramp to the rate, then a steady period (steadySecondsFor: 2 to 3 s up to
- * 100,000/s; above, the length that keeps the whole bench to a few minutes on a 2-core
- * machine), printed with the table. Each rate is run twice: the full profile, and again
+ * Profile: a 1 s ramp to the rate, then a steady period (STEADY_S: 12 s), printed
+ * with the table. Each rate is run twice: the full profile, and again
  * aborted 0.5 s after t0 for the abort's figures.
  */
 import { parseArgs } from "node:util";
@@ -24,6 +26,7 @@ import { SHARD_FLUSH_GRACE_MS } from "../../coordinator/run/run-record.ts";
 import { markdownTable } from "./markdown-table.ts";
 import { startFanOut } from "./scale-fan-out.ts";
 import { scalePlan, simulateScale, type ScaleResult } from "./scale-simulation.ts";
+import { abortRequestsCell, Flags, kindRows, WITHIN } from "./scale-kinds.ts";
 
 /** One-way RPC latency assumed for every edge (see scale-simulation.ts). */
 const HOP_MS = 20;
@@ -32,16 +35,14 @@ const RAMP_S = 1;
 const ABORT_AT_S = 0.5;
 
 /**
- * Steady seconds at `ratePerS`: 2 up to 100,000/s, but at least depth + 1 — a window takes
- * a second a level to reach the coordinator (ticks once a second), so with fewer the
- * coordinator hears nothing before the shards finish; 4 above 100,000/s, which keeps the
- * bench to ~3 minutes on a 2-core machine (1,000,000/s is ~30 s a virtual second here).
+ * Steady seconds at every rate: 12, so 13 s of schedule. A run's ends weigh in its counts —
+ * its start and clean-up, the coordinator's ticks from its creation 3 s before t0 and until
+ * the last done, a tree's first windows a few seconds on their way up — and a run of a few
+ * seconds is mostly ends; at 13 s the counts by kind of object read as a real run's would,
+ * within a few per cent of the plan's (scale-kinds.ts). 1,000,000/s is ~50 s of wall time a
+ * virtual second on the 2-core machine, so the bench takes ~15 minutes.
  */
-export function steadySecondsFor(ratePerS: number): number {
-  if (ratePerS > 100_000) return 4;
-  const depth = scalePlan({ ratePerS, rampS: RAMP_S, steadyS: 2 }).plan.tree?.depth ?? 0;
-  return Math.max(2, depth + 1);
-}
+const STEADY_S = 12;
 
 interface RateRun {
   readonly ratePerS: number;
@@ -75,7 +76,7 @@ function abortCountsCell(r: ScaleResult): string {
     : `MISMATCH: in shard windows ${int(c.inShardWindows)}, merged ${int(c.merged)}, in D1 ${int(c.inD1)}`;
 }
 
-function table(runs: readonly RateRun[]): string {
+function table(runs: readonly RateRun[], flags: Flags): string {
   const rows: Array<[string, (r: RateRun) => string]> = [
     ["profile", (r) => `${RAMP_S} s ramp + ${r.steadyS} s steady`],
     ["shards", (r) => int(r.full.plan.shards.length)],
@@ -101,10 +102,7 @@ function table(runs: readonly RateRun[]): string {
       "aggregator intake ms per child window: median / mean",
       (r) => (r.full.mergeMsPerWindow ? `${ms(r.full.mergeMsPerWindow.median, 3)} / ${ms(r.full.mergeMsPerWindow.mean, 3)}` : "–"),
     ],
-    ["storage rows written: shards (model)", (r) => rowsCell(r.full, "shards")],
-    ["storage rows written: aggregators (model)", (r) => rowsCell(r.full, "aggregators")],
-    ["storage rows written: coordinator (model)", (r) => rowsCell(r.full, "coordinator")],
-    ["storage bytes at the end → left once cleaned: shards / aggregators / coordinator (model: at most, while it runs)", (r) => bytesLeftCell(r.full)],
+    ...kindRows(flags).map(([name, cell]): [string, (r: RateRun) => string] => [name, (r) => cell(r.full)]),
     ["D1 rows per window (model)", (r) => `${r.full.d1.rowsPerWindow} (${preflight(r.full.spec, r.full.plan).usage.peak.d1RowsPerS})`],
     ["D1 rows in one second, most", (r) => int(r.full.d1.rowsPerS)],
     ["D1 shard rows at the end, in one second", (r) => int(r.full.d1.shardRowsPerS)],
@@ -114,6 +112,7 @@ function table(runs: readonly RateRun[]): string {
     ["abort → last shard told / drained, ms", (r) => `${int(r.aborted.abort!.lastShardToldMs)} / ${int(r.aborted.abort!.lastShardStoppedMs)}`],
     ["abort → every final flush in, ms", (r) => int(r.aborted.abort!.everythingInMs)],
     ["abort run: requests", (r) => abortCountsCell(r.aborted)],
+    ["abort run: object requests, shards / aggregators / coordinator (plan of the whole run)", (r) => abortRequestsCell(r.aborted)],
     ["wall time, s: full run (GC) + abort run", (r) => `${ms(r.full.wallMs / 1000)} (${ms(r.full.gcMs / 1000)}) + ${ms(r.aborted.wallMs / 1000)}`],
   ];
   return markdownTable(
@@ -130,24 +129,6 @@ function table(runs: readonly RateRun[]): string {
   }
 }
 
-/** Durable Object storage rows the simulated objects wrote, beside the planner's figure and their ratio. */
-function rowsCell(r: ScaleResult, kind: keyof ScaleResult["storageRows"]): string {
-  const usage = preflight(r.spec, r.plan).usage;
-  const model = { shards: usage.shardRowsWritten, aggregators: usage.aggregators.rowsWritten, coordinator: usage.coordinatorRowsWritten }[kind];
-  const measured = r.storageRows[kind];
-  return measured ? `${int(measured)} (${int(model)}, ×${(model / measured).toFixed(2)})` : `0 (${int(model)})`;
-}
-
-/**
- * Durable Object storage bytes each kind of object held as the run ended, and what is left once
- * it is cleaned up — nothing (issue 49; test/workers/storage-cleanup.test.ts checks every
- * object of a real run) — beside the planner's bytes held at most while it runs.
- */
-function bytesLeftCell(r: ScaleResult): string {
-  const b = r.storageBytesAtEnd;
-  return `${int(b.shards)} / ${int(b.aggregators)} / ${int(b.coordinator)} → 0 (${int(preflight(r.spec, r.plan).usage.storage.durableObjectBytes)})`;
-}
-
 function modelRequests(r: ScaleResult): string {
   const peak = preflight(r.spec, r.plan).usage.peak;
   return `${peak.coordinatorRequestsPerS} / ${r.tree ? peak.aggregatorRequestsPerS : "–"}`;
@@ -157,7 +138,7 @@ export async function scaleBench(rates: readonly number[]): Promise<void> {
   console.log(`\n## Scale: whole runs simulated on a virtual clock, shard by shard through the aggregation tree (${rates.map(int).join(", ")}/s)\n`);
   const runs: RateRun[] = [];
   for (const ratePerS of rates) {
-    const steadyS = steadySecondsFor(ratePerS);
+    const steadyS = STEADY_S;
     process.stdout.write(`${int(ratePerS)}/s: ${RAMP_S} s ramp + ${steadyS} s steady… `);
     const full = await simulateScale({ ratePerS, rampS: RAMP_S, steadyS, hopMs: HOP_MS });
     process.stdout.write(`${ms(full.wallMs / 1000)} s; aborted at ${ABORT_AT_S} s… `);
@@ -167,7 +148,8 @@ export async function scaleBench(rates: readonly number[]): Promise<void> {
     const start = startFanOut({ runId: "r-scale", spec, plan, t0Ms: 0, mode: "deployed", flushGraceMs: SHARD_FLUSH_GRACE_MS }, HOP_MS);
     runs.push({ ratePerS, steadyS, full, aborted, start });
   }
-  console.log(`\n${table(runs)}\n`);
+  const flags = new Flags();
+  console.log(`\n${table(runs, flags)}\n`);
   console.log(
     [
       `Assumed, not measured: every RPC edge takes ${HOP_MS} ms one way (the coordinator → region root edge is cross-region for five regions of six, so`,
@@ -176,8 +158,14 @@ export async function scaleBench(rates: readonly number[]): Promise<void> {
       "start's CPU on the path (planning and structuredClone of each start message, best of three). The target answers in 20–40 ms, one request",
       "in 500 in 100–139 ms. Requests per object: 'steady' before any of its senders sent its final flush, 'end' from then on. CPU figures",
       "exclude the simulating process's GC pauses (its heap holds every shard; scale-meter.ts). Model: core/plan/run-usage.ts (preflight).",
+      "By kind of object (scale-kinds.ts): every billed request from the run's creation to its clean-up, a client watching it (`?wait=`);",
+      `log events at head_sampling_rate 1 (deployed: 0.01 of them). A count more than ${WITHIN * 100} % off the plan's is flagged ⚠.`,
     ].join("\n"),
   );
+  if (flags.found.length) {
+    console.log(`\nOff the plan:\n${flags.found.map((f) => `- ${f}`).join("\n")}`);
+    process.exitCode = 1;
+  }
 }
 
 if (import.meta.main) {

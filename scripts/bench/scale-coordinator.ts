@@ -22,7 +22,11 @@ import { nodeSqlStorage, type NodeSqlStorage } from "../../test/support/node-sql
 import type { ObjectMeter, Span } from "./scale-meter.ts";
 import { type FlushTarget, meterOf, SimAlarm, type SimContext } from "./scale-objects.ts";
 
-/** The coordinator's part in the reporting path, as RunCoordinator does it: flush() and the tick's window writes. */
+/**
+ * The coordinator's part in the reporting path, as RunCoordinator does it: flush() and the
+ * tick's window writes, from its creation (its ticks start then, START_LEAD_MS before t0);
+ * the API's calls (create, status, summary, abort) and its clean-up are counted as requests.
+ */
 export class SimCoordinator implements FlushTarget {
   readonly meter: ObjectMeter;
   readonly totals = new RunTotals();
@@ -39,7 +43,13 @@ export class SimCoordinator implements FlushTarget {
   readonly #alarm: SimAlarm;
   #stopping = false;
   #finished = false;
+  /** RPCs into it besides flushes (create, status, summary, abort): billed requests, invocations Workers Logs may log. */
+  #rpcs = 0;
+  /** Its storage was deleted (its clean-up, run-cleanup.ts): it holds nothing. */
+  #cleaned = false;
   #lastCheckpointMs = 0;
+  /** Flushes its reporters sent it. */
+  flushesIn = 0;
   /** When every reporter had sent its final flush (virtual ms). */
   everyoneDoneAtMs: number | null = null;
 
@@ -54,12 +64,13 @@ export class SimCoordinator implements FlushTarget {
     this.#shards = new ChildProgress(sql);
     this.#live = new LiveFeed(sql);
     this.#thresholds = parseRunThresholds(run.spec);
-    this.#alarm = new SimAlarm(sim.time, run.t0Ms + TICK_MS);
+    this.#alarm = new SimAlarm(sim.time, run.createdMs + TICK_MS); // startRun's first tick
   }
 
   /** RunCoordinator.flush(). */
   flush(message: ChildFlush): FlushAck {
     this.meter.request(message.done);
+    this.flushesIn++;
     const region = this.#reporters.get(message.childIndex);
     if (region === undefined) throw new Error(`unknown reporter ${message.childIndex}`);
     // After the run's figures are final: tell the sender to stop.
@@ -82,9 +93,40 @@ export class SimCoordinator implements FlushTarget {
     return { accepted, duplicates, stop: this.#stopping };
   }
 
+  /** RunCoordinator.create(): the API's call that starts the run (the simulation starts the objects itself). */
+  create(): void {
+    this.#rpcs++;
+  }
+
+  /** RunCoordinator.status() or summary(), as the API asks it for a watching client. */
+  answerApi(): void {
+    this.#rpcs++;
+  }
+
   /** RunCoordinator.abort(), this object's part: its acks say stop from now on. */
   abort(): void {
+    this.#rpcs++;
     this.#stopping = true;
+  }
+
+  /** The alarm finishRun sets for the clean-up (run-cleanup.ts): one invocation; its storage goes last. */
+  cleanUpAlarm(): void {
+    this.meter.request();
+  }
+
+  /** Its own storage goes, after its shards' and aggregators' (cleanUpRun). */
+  deleteStorage(): void {
+    this.#cleaned = true;
+  }
+
+  /** Every reporter has said done and the last tick has written the run: it is final. */
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** Billed requests into it: flushes, alarms (ticks, the clean-up) and the API's calls. */
+  get requests(): number {
+    return [...this.meter.requestsBySecond.values()].reduce((a, b) => a + b, 0) + this.#rpcs;
   }
 
   /** Storage rows it wrote on the reporting path: its SQLite tables (log, progress, live feed) and its alarms. */
@@ -92,9 +134,9 @@ export class SimCoordinator implements FlushTarget {
     return this.#storage.rowsWritten + this.#alarm.sets;
   }
 
-  /** Bytes its SQLite database holds as the run ends (the log, the progress, the live points), before its clean-up (issue 49). */
+  /** Bytes its SQLite database holds (the log, the progress, the live points); nothing once cleaned up (issue 49). */
   get storageBytes(): number {
-    return this.#storage.storage.databaseSize;
+    return this.#cleaned ? 0 : this.#storage.storage.databaseSize;
   }
 
   /**

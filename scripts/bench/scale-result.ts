@@ -11,6 +11,13 @@ import type { Plan } from "../../core/plan/plan.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
 import type { ObjectMeter } from "./scale-meter.ts";
 
+/** A figure for each kind of object of the run. */
+export interface ByKind {
+  readonly shards: number;
+  readonly aggregators: number;
+  readonly coordinator: number;
+}
+
 /** Counts of one stage of the path, and what the run scheduled. */
 export interface RequestCounts {
   readonly scheduled: number;
@@ -87,15 +94,35 @@ export interface ScaleResult {
    * (each engine run: the first, then one per hand-over), and the flushes and ticks into the
    * aggregators and into the coordinator (start, abort and API calls are not simulated).
    */
-  readonly objectRequests: { readonly shardInvocations: number; readonly intoAggregators: number; readonly intoCoordinator: number };
+  readonly objectRequests: {
+    readonly shardInvocations: number;
+    readonly intoAggregators: number;
+    readonly intoCoordinator: number;
+    /** Of those into the coordinator, the reporters' flushes (the rest are its alarms). */
+    readonly flushesIntoCoordinator: number;
+  };
+  /**
+   * Every billed request into each kind of object, the whole run from its creation to its
+   * clean-up: the reporting path's (above), the alarms a shard sends in, every RPC (create,
+   * start, abort, clean-up, and a watching client's status and summary: scale-lifecycle.ts)
+   * and the coordinator's clean-up alarm. Each is an invocation, so also an execution log
+   * Workers Logs may keep (at head_sampling_rate 1: one each).
+   */
+  readonly requestsByKind: ByKind;
+  /** Lines the objects' code wrote to the console while the run went (each a Workers Logs event of its own). */
+  readonly consoleLines: number;
+  /** From the end of the schedule to the last reporter's done at the coordinator, virtual ms. */
+  readonly reportersDoneAfterScheduleMs: number;
   /** Durable Object storage rows written, by kind of object, the whole run (see each object's storageRowsWritten). */
-  readonly storageRows: { readonly shards: number; readonly aggregators: number; readonly coordinator: number };
+  readonly storageRows: ByKind;
   /**
    * Durable Object storage bytes each kind of object held as the run ended (its storage before
    * it let go of it, issue 49: see each object's storageBytes). What is left once the run is
    * cleaned up is nothing (coordinator/run/run-cleanup.ts; test/workers/storage-cleanup.test.ts).
    */
-  readonly storageBytesAtEnd: { readonly shards: number; readonly aggregators: number; readonly coordinator: number };
+  readonly storageBytesAtEnd: ByKind;
+  /** The same once the run's clean-up has run (scale-lifecycle.ts cleanUpAfterEnd): what is left behind. */
+  readonly storageBytesAfterCleanUp: ByKind;
   /** (window, region, step) cells written more than once (a part arrived after its window was written). */
   readonly lateCells: number;
   /** From a window's end to its rows in D1: the slowest, virtual ms. */

@@ -18,7 +18,7 @@ import { type FlushTarget, jsonBytes, MemoryPending, rpc, type SimContext } from
 const COMPLETED = COUNTERS.indexOf("completed");
 const DROPPED = COUNTERS.indexOf("dropped");
 
-/** A shard as LoadShard drives it: invocations of the engine (start, alarm), windows stored and flushed, abort(). */
+/** A shard as LoadShard drives it: start(), invocations of the engine (alarms), windows stored and flushed, abort(), cleanUp(). */
 export class SimShard {
   readonly a: ShardAssignment;
   /** What its windows held: completed and dropped requests (to check nothing is lost on the way). */
@@ -47,6 +47,10 @@ export class SimShard {
   /** Windows closed since the last write of the state (LoadShard's #unwritten). */
   #held: Array<readonly [string, ShardWindow]> = [];
   #invocations = 0;
+  /** RPCs into it (start, abort, cleanUp): each a billed request and an invocation Workers Logs may log. */
+  #rpcs = 0;
+  /** Its storage was deleted (cleanUp): it holds nothing. */
+  #cleaned = false;
   #peakInFlight = 0;
 
   constructor(a: ShardAssignment, sim: SimContext, fetcher: typeof fetch, loopWatch: LoopWatch, receiver: () => FlushTarget) {
@@ -66,8 +70,13 @@ export class SimShard {
       clock: sim.time.clock,
       route: () => route,
       progress: () => ({ finished: this.#finished, watermarkS: this.#watermarkS, telemetry: this.#telemetry() }),
-      stopEngine: () => this.abort(),
+      stopEngine: () => this.#stop(),
     });
+  }
+
+  /** LoadShard.start(), as its level-1 aggregator (or the coordinator) calls it: one RPC. */
+  start(): void {
+    this.#rpcs++;
   }
 
   /** LoadShard.alarm(): invocations until the share is done (a handoff starts the next), then the final flush. */
@@ -107,9 +116,17 @@ export class SimShard {
     return this.#invocations;
   }
 
-  /** Bytes LoadShard's storage holds as it ends, before it lets go of them (issue 49): its assignment and the windows not yet acknowledged. */
+  /** Billed requests into it: its alarms (invocations) and the RPCs it was sent. */
+  get requests(): number {
+    return this.#invocations + this.#rpcs;
+  }
+
+  /**
+   * Bytes LoadShard's storage holds (issue 49): its assignment and the windows not yet
+   * acknowledged; nothing once cleaned up (LoadShard.cleanUp deletes everything).
+   */
   get storageBytes(): number {
-    return jsonBytes(this.a) + jsonBytes([...this.#pending.load()]);
+    return this.#cleaned ? 0 : jsonBytes(this.a) + jsonBytes([...this.#pending.load()]);
   }
 
   /** Storage rows LoadShard writes for what this shard did: its state with each closed window, and the rest (#otherRows). */
@@ -117,8 +134,21 @@ export class SimShard {
     return this.#pending.rowsWritten + this.#otherRows;
   }
 
-  /** LoadShard.abort() while its engine runs: stop sending; what was measured is still flushed. */
+  /** LoadShard.abort() (an RPC) while its engine runs: stop sending; what was measured is still flushed. */
   abort(): void {
+    this.#rpcs++;
+    this.#stop();
+  }
+
+  /** LoadShard.cleanUp() (an RPC, once the run is final and in D1): its storage goes, tombstone and all. */
+  cleanUp(): void {
+    this.#rpcs++;
+    this.#stop();
+    this.#cleaned = true;
+  }
+
+  /** Stops its engine (an abort, or an ack saying stop); what was measured is still flushed. */
+  #stop(): void {
     this.#stopRequested = true;
     this.#engine?.stop();
   }

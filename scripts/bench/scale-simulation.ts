@@ -24,12 +24,12 @@
  */
 import { PerformanceObserver } from "node:perf_hooks";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
-import { type AggregationTree, MAX_FAN_IN } from "../../core/plan/aggregation-tree.ts";
+import { MAX_FAN_IN } from "../../core/plan/aggregation-tree.ts";
 import { DEFAULT_LIMITS, planRun, type Plan } from "../../core/plan/plan.ts";
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
 import { shardAssignments, type AssignmentInput } from "../../core/schedule/shard-assignment.ts";
 import { parseRunSpec, type RunSpec } from "../../core/spec/run-spec.ts";
-import { SHARD_FLUSH_GRACE_MS, type RunRecord } from "../../coordinator/run/run-record.ts";
+import { SHARD_FLUSH_GRACE_MS, START_LEAD_MS, type RunRecord } from "../../coordinator/run/run-record.ts";
 import { recordingD1 } from "../../test/support/recording-d1.ts";
 import { VirtualTime } from "../../test/support/virtual-time.ts";
 import { SimAggregator } from "./scale-aggregator.ts";
@@ -39,6 +39,7 @@ import type { ObjectMeter, Span } from "./scale-meter.ts";
 import type { FlushTarget, SimContext } from "./scale-objects.ts";
 import type { ScaleResult } from "./scale-result.ts";
 import { SimShard } from "./scale-shard.ts";
+import { abortDown, cleanUpAfterEnd, type SimObjects, startObjects, watchRun } from "./scale-lifecycle.ts";
 
 export type { ObjectLoad, PerSecond, Quantile, RequestCounts, ScaleResult } from "./scale-result.ts";
 
@@ -113,14 +114,6 @@ function fakeTarget(time: VirtualTime): { readonly fetch: typeof fetch; readonly
   };
 }
 
-/** The objects of a run's reporting path: the coordinator, the plan's aggregators (if any) and every shard. */
-interface SimObjects {
-  readonly coordinator: SimCoordinator;
-  readonly tree: AggregationTree | null;
-  readonly aggregators: readonly SimAggregator[];
-  readonly shards: readonly SimShard[];
-}
-
 function simObjects(sim: SimContext, run: RunRecord, fetcher: typeof fetch): SimObjects {
   const coordinator = new SimCoordinator(sim, run);
   const tree = run.plan.tree ?? null;
@@ -157,7 +150,9 @@ async function watchingGc(work: () => Promise<unknown>): Promise<{ wallMs: numbe
 export async function simulateScale(options: ScaleOptions): Promise<ScaleResult> {
   const { spec, plan } = scalePlan(options);
   const time = new VirtualTime({ batch: true, gridMs: 1 });
-  const t0Ms = time.now + 1_000;
+  // Created now, started START_LEAD_MS before t0 as a deployed run is: its coordinator ticks from here.
+  const createdMs = time.now;
+  const t0Ms = createdMs + START_LEAD_MS.deployed;
   const schedule = new ArrivalSchedule(spec.stages);
 
   // D1: every batch, stamped with the virtual second it was sent in.
@@ -170,7 +165,7 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
     spec,
     plan,
     mode: "deployed",
-    createdMs: t0Ms,
+    createdMs,
     t0Ms,
     status: "running",
     stopping: null,
@@ -181,16 +176,7 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
   const { coordinator, tree, aggregators, shards } = objects;
 
   const abort = options.abortAtS === undefined ? null : { atMs: t0Ms + options.abortAtS * 1000, lastToldMs: 0 };
-  const { wallMs, gcPauses } = await watchingGc(() =>
-    time.run(
-      Promise.all([
-        ...shards.map((s) => s.run()),
-        ...aggregators.map((a) => a.run()),
-        coordinator.run(),
-        ...(abort ? [abortDown(sim, abort.atMs, objects).then((lastToldMs) => (abort.lastToldMs = lastToldMs))] : []),
-      ]),
-    ),
-  );
+  const life = await runObjects(sim, objects, abort);
 
   const merged = coordinator.totals.select();
   const stored = d1Figures(batches, t0Ms);
@@ -212,16 +198,20 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
     ...objectFigures(
       coordinator.meter,
       aggregators.map((a) => a.meter),
-      gcPauses,
+      life.gcPauses,
     ),
     d1: stored.d1,
     objectRequests: objectRequestsOf(shards, aggregators, coordinator),
+    requestsByKind: { shards: sumOf(shards, (s) => s.requests), aggregators: sumOf(aggregators, (a) => a.requests), coordinator: coordinator.requests },
+    consoleLines: life.consoleLines,
+    reportersDoneAfterScheduleMs: (coordinator.everyoneDoneAtMs ?? Infinity) - (t0Ms + spec.durationMs),
     storageRows: {
       shards: shards.reduce((n, s) => n + s.storageRowsWritten, 0),
       aggregators: aggregators.reduce((n, a) => n + a.storageRowsWritten, 0),
       coordinator: coordinator.storageRowsWritten,
     },
-    storageBytesAtEnd: storageBytesOf(shards, aggregators, coordinator),
+    storageBytesAtEnd: life.storageBytesAtEnd,
+    storageBytesAfterCleanUp: storageBytesOf(objects),
     lateCells: stored.lateCells,
     windowToD1Ms: stored.windowToD1Ms,
     abort: abort && {
@@ -229,13 +219,74 @@ export async function simulateScale(options: ScaleOptions): Promise<ScaleResult>
       lastShardStoppedMs: Math.max(...shards.map((s) => s.stoppedAtMs ?? Infinity)) - abort.atMs,
       everythingInMs: (coordinator.everyoneDoneAtMs ?? Infinity) - abort.atMs,
     },
-    wallMs,
-    gcMs: gcPauses.reduce((n, [start, end]) => n + end - start, 0),
+    wallMs: life.wallMs,
+    gcMs: life.gcPauses.reduce((n, [start, end]) => n + end - start, 0),
   };
 }
 
-/** The storage bytes each kind of simulated object holds as the run ends (ScaleResult.storageBytesAtEnd). */
-function storageBytesOf(shards: readonly SimShard[], aggregators: readonly SimAggregator[], coordinator: SimCoordinator): ScaleResult["storageBytesAtEnd"] {
+/** What running the objects leaves besides their own records: wall time and GC, storage as the run ended, console lines. */
+interface ObjectsRun {
+  readonly wallMs: number;
+  readonly gcPauses: Span[];
+  readonly storageBytesAtEnd: ScaleResult["storageBytesAtEnd"];
+  readonly consoleLines: number;
+}
+
+/**
+ * Runs the objects on the virtual clock from the run's creation to its clean-up: started,
+ * watched by a client, aborted if `abort` says when, each running its part; storage is
+ * taken as the run is final, before the clean-up CLEAN_UP_AFTER_MS later. Console lines the
+ * objects' code writes meanwhile are counted: each is a Workers Logs event of its own.
+ */
+async function runObjects(sim: SimContext, objects: SimObjects, abort: { atMs: number; lastToldMs: number } | null): Promise<ObjectsRun> {
+  const { coordinator, aggregators, shards } = objects;
+  let storageBytesAtEnd: ScaleResult["storageBytesAtEnd"] = { shards: 0, aggregators: 0, coordinator: 0 };
+  startObjects(objects);
+  const lines = countingConsoleLines();
+  try {
+    const { wallMs, gcPauses } = await watchingGc(() =>
+      sim.time.run(
+        Promise.all([
+          ...shards.map((s) => s.run()),
+          ...aggregators.map((a) => a.run()),
+          coordinator.run().then(() => {
+            storageBytesAtEnd = storageBytesOf(objects);
+            return cleanUpAfterEnd(sim, objects);
+          }),
+          watchRun(sim, coordinator),
+          ...(abort ? [abortDown(sim, abort.atMs, objects).then((lastToldMs) => (abort.lastToldMs = lastToldMs))] : []),
+        ]),
+      ),
+    );
+    return { wallMs, gcPauses, storageBytesAtEnd, consoleLines: lines.count };
+  } finally {
+    lines.restore();
+  }
+}
+
+/** Counts the lines written through console (still writing them) until restore(). */
+function countingConsoleLines(): { readonly count: number; restore(): void } {
+  const methods = ["log", "info", "warn", "error", "debug"] as const;
+  const originals = methods.map((m) => console[m]);
+  let count = 0;
+  methods.forEach((m, i) => {
+    console[m] = (...args: unknown[]) => {
+      count++;
+      originals[i]!.apply(console, args);
+    };
+  });
+  return {
+    get count() {
+      return count;
+    },
+    restore: () => methods.forEach((m, i) => (console[m] = originals[i]!)),
+  };
+}
+
+const sumOf = <T>(items: readonly T[], of: (item: T) => number): number => items.reduce((n, item) => n + of(item), 0);
+
+/** The storage bytes each kind of simulated object holds now (ScaleResult.storageBytesAtEnd, storageBytesAfterCleanUp). */
+function storageBytesOf({ shards, aggregators, coordinator }: SimObjects): ScaleResult["storageBytesAtEnd"] {
   return {
     shards: shards.reduce((n, s) => n + s.storageBytes, 0),
     aggregators: aggregators.reduce((n, a) => n + a.storageBytes, 0),
@@ -250,31 +301,6 @@ function objectRequestsOf(shards: readonly SimShard[], aggregators: readonly Sim
     shardInvocations: shards.reduce((n, s) => n + s.invocations, 0),
     intoAggregators: aggregators.reduce((n, a) => n + requestsOf(a.meter), 0),
     intoCoordinator: requestsOf(coordinator.meter),
+    flushesIntoCoordinator: coordinator.flushesIn,
   };
-}
-
-/**
- * The coordinator's abort at `atMs`, passed down as RunCoordinator and RunAggregator pass
- * it: each receiver stops its own part and calls its children, one `hopMs` per edge.
- * Resolves with when the last shard was told (virtual ms).
- */
-async function abortDown(sim: SimContext, atMs: number, { coordinator, tree, aggregators, shards }: SimObjects): Promise<number> {
-  await sim.time.sleep(atMs - sim.time.now);
-  coordinator.abort();
-  let lastToldMs = 0;
-  const hop = () => sim.time.sleep(sim.hopMs);
-  const tell = (shard: SimShard) => {
-    shard.abort();
-    lastToldMs = sim.time.now;
-  };
-  const down = async (index: number): Promise<void> => {
-    await hop();
-    const aggregator = aggregators[index]!;
-    aggregator.abort();
-    const node = tree!.aggregators[index]!;
-    await Promise.all(node.level === 1 ? node.children.map(async (shard) => (await hop(), tell(shards[shard]!))) : node.children.map((child) => down(child)));
-  };
-  if (tree) await Promise.all(tree.roots.map((root) => down(root)));
-  else await Promise.all(shards.map(async (s) => (await hop(), tell(s))));
-  return lastToldMs;
 }
