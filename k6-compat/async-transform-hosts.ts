@@ -39,6 +39,9 @@ const CALLBACK_METHODS = new Map<string, HostKind>([
   // k6/html's Selection.each(fn(index, element)).
   ["each", "sequence"],
   ["then", "awaits"],
+  // k6/websockets' WebSocket: a listener that sleeps blocks k6's event loop; edgeload's socket
+  // waits for the promise of an async one before its next event (runtime/websockets.ts).
+  ["addEventListener", "awaits"],
   ["catch", "awaits"],
   ["finally", "awaits"],
   ...[

@@ -59,6 +59,12 @@ describe("makeBlockingCallsAwaited writes", () => {
       "function f() { __k6async_k6_group('g', () => __k6async_http_get(u)); }",
       "async function f() { (await __k6async_k6_group('g', async () => (await __k6async_http_get(u)))); }",
     ],
+    // A WebSocket listener that sleeps becomes async: the socket waits for it before its next
+    // event (runtime/websockets.ts); addEventListener itself returns nothing to await.
+    [
+      "function f(ws) { ws.addEventListener('open', () => { ws.send(1); __k6async_k6_sleep(0.2); }); }",
+      "function f(ws) { ws.addEventListener('open', async () => { ws.send(1); (await __k6async_k6_sleep(0.2)); }); }",
+    ],
     // forEach and map with a blocking callback run their callbacks one after another.
     [
       "function f(xs) { xs.forEach((x) => __k6async_http_get(x)); }",

@@ -128,6 +128,39 @@ describe("k6/websockets", () => {
     expect(log).toEqual(["connect ws://127.0.0.1:9/echo [chat]", "sent m1", "sent m2", "sent m3", "close 1000"]);
   });
 
+  it("hands an async listener (one that sleeps, as the rewrite writes it) the next event only once its promise settled, as k6's blocked loop does", async () => {
+    const { WebSocket, loop } = echoHost();
+    const seen: string[] = [];
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const ws = new WebSocket("ws://127.0.0.1:9/echo");
+    ws.addEventListener("open", async () => {
+      seen.push("open");
+      ws.send("a"); // its echo arrives while this handler sleeps
+      await pause(30);
+      seen.push("open done");
+    });
+    ws.addEventListener("message", async (e: { data: string }) => {
+      seen.push(`message ${e.data}`);
+      await pause(10);
+      seen.push(`message ${e.data} done`);
+      if (e.data === "a") ws.send("b");
+      else ws.close();
+    });
+    ws.addEventListener("close", () => seen.push("close"));
+    await loop.drained();
+    expect(seen).toEqual(["open", "open done", "message a", "message a done", "message b", "message b done", "close"]);
+  });
+
+  it("ends the iteration with an async listener's rejection", async () => {
+    const { WebSocket, loop } = echoHost();
+    const ws = new WebSocket("ws://127.0.0.1:9/echo");
+    ws.addEventListener("open", async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      throw new Error("rejected in a listener");
+    });
+    await expect(loop.drained()).rejects.toThrow("rejected in a listener");
+  });
+
   it("gives binary messages as an ArrayBuffer when binaryType is arraybuffer, and refuses an unknown one", async () => {
     const { WebSocket, loop } = echoHost();
     const ws = new WebSocket("wss://127.0.0.1:9/echo");

@@ -11,7 +11,8 @@
  * socket it opened has closed, as in k6. Semantics read from grafana/xk6-websockets (the
  * module k6 ships as k6/websockets): errors then close on a failed connect; `send` on a
  * socket that is not open throws InvalidStateError; an exception in a handler ends the
- * iteration.
+ * iteration. A handler that sleeps blocks k6's event loop; the async rewrite makes such a
+ * listener async, and the socket hands it its next event only once its promise settles.
  */
 import type { VuEventLoop } from "./event-loop.ts";
 import type { IterationHost, Sample, SocketEvent } from "./wire.ts";
@@ -80,6 +81,8 @@ class ShardWebSocket {
   #id: number | null = null;
   /** Sends and the close, in the order the script made them. */
   #outbox: Promise<void> = Promise.resolve();
+  /** The events waiting for an async handler of an earlier one (null when none is running). */
+  #inbox: Promise<void> | null = null;
 
   constructor(deps: SocketDeps, url: unknown, protocols: unknown, params: SocketParams | null | undefined) {
     this.url = socketUrl(url);
@@ -94,10 +97,11 @@ class ShardWebSocket {
       .socketSession(
         deps.drain(),
         { url: this.url, protocols: list, headers, closeFrameIsMessage: true, tags: { url: this.url, ...deps.tags(params?.tags) } },
-        (event) => loop.run(() => this.#receive(event)),
+        (event) => this.#deliver(event),
       )
       .then(
-        () => release(),
+        // The socket is done once its last event's handlers are.
+        () => (this.#inbox ?? Promise.resolve()).then(release),
         (error: unknown) => {
           this.readyState = CLOSED;
           loop.fail(error);
@@ -154,7 +158,22 @@ class ShardWebSocket {
     this.#outbox = this.#outbox.then(step).catch(() => {});
   }
 
-  #receive(event: SocketEvent): void {
+  /** Hands `event` to its handlers now, or once those of the events before it are done. */
+  #deliver(event: SocketEvent): void {
+    if (this.#inbox) this.#inbox = this.#inbox.then(() => this.#handle(event));
+    else this.#inbox = this.#handle(event) ?? null;
+  }
+
+  /** Runs the event's handlers (a throw or a rejection ends the iteration); the promise of an async one's, else undefined. */
+  #handle(event: SocketEvent): Promise<void> | undefined {
+    let running: Promise<void> | undefined;
+    this.#loop.run(() => {
+      running = this.#receive(event);
+    });
+    return running?.catch((error: unknown) => this.#loop.fail(error));
+  }
+
+  #receive(event: SocketEvent): Promise<void> | undefined {
     const base = { type: event.type, timestamp: Date.now(), target: this };
     if (event.type === "open") {
       this.#id = event.id;
@@ -165,23 +184,23 @@ class ShardWebSocket {
         return;
       }
       this.readyState = OPEN;
-      this.#dispatch("open", base);
-    } else if (event.type === "message") {
+      return this.#dispatch("open", base);
+    }
+    if (event.type === "message") {
       if (this.readyState !== OPEN) return; // as k6: messages after close() are dropped
       const data = typeof event.data === "string" || this.#binaryType === "arraybuffer" ? event.data : new Blob([event.data]);
-      this.#dispatch("message", { ...base, data, origin: this.url });
-    } else if (event.type === "error") {
-      this.#dispatch("error", { ...base, error: event.error });
-    } else {
-      this.readyState = CLOSED;
-      this.#dispatch("close", { ...base, code: event.code, reason: event.reason });
+      return this.#dispatch("message", { ...base, data, origin: this.url });
     }
+    if (event.type === "error") return this.#dispatch("error", { ...base, error: event.error });
+    this.readyState = CLOSED;
+    return this.#dispatch("close", { ...base, code: event.code, reason: event.reason });
   }
 
-  #dispatch(type: EventType, event: Record<string, unknown>): void {
+  /** Runs the event's handlers in order; from the first that gives a promise on, each waits for the one before. */
+  #dispatch(type: EventType, event: Record<string, unknown>): Promise<void> | undefined {
     const own = this[`on${type}`];
-    if (typeof own === "function") own.call(this, event);
-    for (const listener of this.#listeners.get(type) ?? []) listener.call(this, event);
+    const handlers = [...(typeof own === "function" ? [own] : []), ...(this.#listeners.get(type) ?? [])];
+    return runInOrder(handlers, (handler) => handler.call(this, event));
   }
 
   /** The iteration ended with an error: no handler of this socket runs again; the shard closes it. */
@@ -190,6 +209,15 @@ class ShardWebSocket {
     this.readyState = CLOSED;
     if (id !== null) this.#host.socketClose(id, GOING_AWAY, "").catch(() => {});
   }
+}
+
+/** Calls each of `handlers`; once one gives a promise, the rest run after it settles (the promise of that chain). */
+function runInOrder(handlers: readonly Listener[], call: (handler: Listener) => unknown): Promise<void> | undefined {
+  for (let i = 0; i < handlers.length; i++) {
+    const result = call(handlers[i]!);
+    if (result instanceof Promise) return result.then(() => runInOrder(handlers.slice(i + 1), call));
+  }
+  return undefined;
 }
 
 function socketUrl(url: unknown): string {
