@@ -10,7 +10,8 @@
  *     per-minute rows (store/results-retention.ts), ROLLUP_BATCHES_PER_TICK batches of a few
  *     minutes of run each.
  *  3. The outbox: settled alerts as old as that, no streak needing them, are deleted (at most
- *     ALERTS_PRUNED_PER_TICK).
+ *     ALERTS_PRUNED_PER_TICK), and delivery attempts as old (store/retained-rows.ts).
+ *  4. R2: the screenshots and unwanted script bundles of runs as old (artifact-sweep.ts).
  *
  * A failure of one part is logged and leaves the rest of the tick alone: the next tick
  * carries on where this one stopped, as every part picks up what is left.
@@ -18,6 +19,8 @@
 import { CLEAN_UP_SWEEP_AFTER_MS, retentionDaysOf, rollupCutoffMs, rollupRange } from "../../core/results/retention.ts";
 import { markRolledUp, pruneSettledAlerts, rollUp, runToRollUp } from "../store/results-retention.ts";
 import { runsToCleanUp } from "../store/run-cleanup-rows.ts";
+import { pruneOldAttempts } from "../store/retained-rows.ts";
+import { sweepRunArtifacts } from "./artifact-sweep.ts";
 import type { WatchdogEnv } from "./run-watchdog.ts";
 
 /** Runs whose clean-up is finished per tick: each asks every shard (or region root) of its run. */
@@ -44,6 +47,8 @@ export async function sweepStorage(env: WatchdogEnv, nowMs: number): Promise<Swe
   const cutoffMs = rollupCutoffMs(nowMs, retention.days);
   const rolledUp = await attempt("rollups", () => rollUpOldRuns(env.DB, cutoffMs, nowMs), 0);
   await attempt("the outbox", () => pruneSettledAlerts(env.DB, cutoffMs, ALERTS_PRUNED_PER_TICK), undefined);
+  await attempt("delivery attempts", () => pruneOldAttempts(env.DB, cutoffMs, ALERTS_PRUNED_PER_TICK), undefined);
+  await attempt("R2 objects", () => sweepRunArtifacts(env, cutoffMs, nowMs), 0);
   return { cleaned, rolledUp };
 }
 

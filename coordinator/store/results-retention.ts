@@ -10,6 +10,7 @@
  * so the cron tick (coordinator/schedule/storage-sweep.ts) sweeps a backlog a little at a time.
  */
 import { FINAL_STATUSES } from "../../core/run/protocol.ts";
+import { rolledUpRows, thinSeries } from "./retained-rows.ts";
 
 /** Anything D1Database-like: D1 itself, or node:sqlite in the unit test. */
 export interface SqlWriter {
@@ -78,12 +79,13 @@ export async function rollUp(db: SqlWriter, runId: string, fromS: number, toS: n
     db.prepare(ROLL_UP_HISTOGRAMS).bind(...range),
     db.prepare("DELETE FROM windows WHERE run_id = ?1 AND window_s >= ?2 AND window_s < ?3").bind(...range),
     db.prepare("DELETE FROM histograms WHERE run_id = ?1 AND window_s >= ?2 AND window_s < ?3").bind(...range),
+    thinSeries(db, runId, fromS, toS),
   ]);
 }
 
-/** The run has no per-second rows left. */
+/** The run has no per-second rows left: its other rows are made small too (retained-rows.ts). */
 export async function markRolledUp(db: SqlWriter, runId: string, nowMs: number): Promise<void> {
-  await db.batch([db.prepare("UPDATE runs SET rolled_up_at = ? WHERE id = ?").bind(nowMs, runId)]);
+  await db.batch([...rolledUpRows(db, runId), db.prepare("UPDATE runs SET rolled_up_at = ? WHERE id = ?").bind(nowMs, runId)]);
 }
 
 /**

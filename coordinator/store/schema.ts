@@ -25,6 +25,7 @@ import verifiedTargets from "../migrations/0009_verified_targets.sql";
 import alertOutbox from "../migrations/0010_alert_outbox.sql";
 import viewLinks from "../migrations/0011_view_links.sql";
 import retention from "../migrations/0012_retention.sql";
+import runLeftovers from "../migrations/0013_run_leftovers.sql";
 import { splitSql } from "./sql-split.ts";
 
 export interface Migration {
@@ -47,6 +48,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: "0010_alert_outbox.sql", sql: alertOutbox },
   { name: "0011_view_links.sql", sql: viewLinks },
   { name: "0012_retention.sql", sql: retention },
+  { name: "0013_run_leftovers.sql", sql: runLeftovers },
 ];
 
 /** wrangler's statement, so whichever of the two creates the table creates the same one. */
