@@ -37,10 +37,10 @@ import { withPublicEnv } from "./public-env.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
 import { ownershipLine } from "./verify-command.ts";
 import { plannedLatency, type PlannedLatency } from "./plan-probe.ts";
-import { usageOptionsOf } from "./plan-usage-options.ts";
+import { screenshotsOption, usageOptionsOf } from "./plan-usage-options.ts";
 
 const USAGE =
-  "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--probe] [--cron EXPR] [--url URL --token TOKEN]";
+  "usage: edgeload plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--probe] [--screenshots N] [--cron EXPR] [--url URL --token TOKEN]";
 
 export async function planCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs(
@@ -60,6 +60,7 @@ export async function planCommand(args: string[]): Promise<number> {
         target: { type: "string" },
         cron: { type: "string" },
         probe: { type: "boolean" },
+        screenshots: { type: "string" },
         url: { type: "string" },
         token: { type: "string" },
       },
@@ -85,7 +86,7 @@ export async function planCommand(args: string[]): Promise<number> {
   const configPath = values.config ?? join(PROJECT_ROOT, "wrangler.toml");
   const config = readWranglerConfig(configPath);
   const limits = limitsFromConfig({ ...config, vars: { ...config.vars, ...settings } });
-  const usageOptions = usageOptionsOf(config, configPath);
+  const usageOptions = { ...usageOptionsOf(config, configPath), screenshots: screenshotsOption(values.screenshots) };
   const target = await deploymentTargetCheck(values, raw);
   // The latency the plan is sized for: the spec's, or the p95 a probe of the target measured.
   const latency = await plannedLatency(spec.spec, raw, { probe: values.probe === true, refused: target?.allowed === false, deployment: target !== null });

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_RESULTS_RETENTION_DAYS, WORKERS_LOGS_HEAD_SAMPLING_RATE } from "../core/plan/cloudflare-pricing.ts";
 import { CliError } from "./connection.ts";
 import { PROJECT_ROOT } from "./paths.ts";
-import { usageOptionsOf } from "./plan-usage-options.ts";
+import { screenshotsOption, usageOptionsOf } from "./plan-usage-options.ts";
 import { readWranglerConfig } from "./wrangler-config.ts";
 
 describe("usageOptionsOf", () => {
@@ -44,5 +44,22 @@ describe("usageOptionsOf", () => {
   ])("refuses %j naming the setting", (config, message) => {
     expect(() => usageOptionsOf(config, "w.toml")).toThrow(CliError);
     expect(() => usageOptionsOf(config, "w.toml")).toThrow(message);
+  });
+});
+
+describe("--screenshots", () => {
+  it.each([
+    // [flag, screenshots priced]
+    // Absent: the plan counts none.
+    [undefined, 0],
+    ["0", 0],
+    // A browser script taking one screenshot an iteration, 2,000 iterations.
+    ["2000", 2_000],
+  ])("%j → %d", (text, n) => {
+    expect(screenshotsOption(text)).toBe(n);
+  });
+
+  it.each(["-1", "1.5", "many", ""])("refuses %j naming the flag", (text) => {
+    expect(() => screenshotsOption(text)).toThrow(`--screenshots: a whole number of screenshots, 0 or more, not "${text}"`);
   });
 });

@@ -3,7 +3,8 @@
  * the share of invocations Workers Logs keeps (`[observability] head_sampling_rate`; none when
  * observability is off, every invocation when it is on without a rate) and how long D1 keeps a
  * run's rows (`[vars] RESULTS_RETENTION_DAYS`, else DEFAULT_RESULTS_RETENTION_DAYS,
- * core/plan/cloudflare-pricing.ts).
+ * core/plan/cloudflare-pricing.ts); and what the command is told of a browser script's
+ * screenshots (`--screenshots`).
  */
 import { DEFAULT_RESULTS_RETENTION_DAYS } from "../core/plan/cloudflare-pricing.ts";
 import type { UsageOptions } from "../core/plan/run-usage.ts";
@@ -37,4 +38,16 @@ function retentionDaysOf(config: PricedConfig, configPath: string): number {
   if (!Number.isInteger(days) || days < 1)
     throw new CliError(`${configPath}: RESULTS_RETENTION_DAYS must be a whole number of days above 0, not "${raw}"`, EXIT.invalidConfig);
   return days;
+}
+
+/**
+ * `--screenshots N`: the screenshots a k6/browser script takes over the run, priced as R2
+ * writes and storage for the retention (the script decides how many; absent, none).
+ */
+export function screenshotsOption(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isInteger(n) || n < 0)
+    throw new CliError(`--screenshots: a whole number of screenshots, 0 or more, not "${text}"`, EXIT.invalidConfig);
+  return n;
 }

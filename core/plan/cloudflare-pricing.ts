@@ -21,7 +21,8 @@
  *   past 5 GB-month, billed until the data is removed)
  * - D1: https://developers.cloudflare.com/d1/platform/pricing/ (storage $0.75 a GB-month
  *   past 5 GB)
- * - R2: https://developers.cloudflare.com/r2/pricing/
+ * - R2: https://developers.cloudflare.com/r2/pricing/ (standard storage $0.015 a GB-month
+ *   past 10 GB-month; a write is a class A operation)
  * - Dynamic Workers (the Worker Loader a k6 script runs in):
  *   https://developers.cloudflare.com/dynamic-workers/pricing/ — each call into one is a
  *   Workers request with its CPU (startup included), plus $0.002 a day for each unique
@@ -62,9 +63,10 @@ export const PRICES = {
   dynamicWorkerPerDay: 0.002,
   /** Workers Logs: an event is an invocation's execution log or one of its console lines. */
   workersLogsEventsPerMillion: 0.6,
-  /** Stored data, per GB-month: D1's results, and SQLite-backed Durable Objects' while they hold it. */
+  /** Stored data, per GB-month: D1's results, SQLite-backed Durable Objects' while they hold it, R2's (a browser script's screenshots). */
   d1StorageGbMonth: 0.75,
   durableObjectStorageGbMonth: 0.2,
+  r2StorageGbMonth: 0.015,
 } as const;
 
 /** A billing month as the storage prices count it: 30 days, in seconds. */

@@ -10,6 +10,8 @@ import type { Plan } from "./plan.ts";
 import type { Preflight } from "./preflight.ts";
 import type { LimitLevel } from "./limit-checks.ts";
 import { formatUsd } from "./run-cost.ts";
+import type { RunUsage } from "./run-usage.ts";
+import { PRICES } from "./cloudflare-pricing.ts";
 import type { LatencyCost } from "./latency-costs.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { table } from "../run/text-format.ts";
@@ -67,9 +69,17 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight, fanIn: 
     ),
     `  k6 Cloud for the same run: ${count(c.k6Cloud.vus)} VUs × ${Math.ceil(u.durationS / 60)} min = ${c.k6Cloud.vuh.toFixed(1)} VUh → ${formatUsd(c.k6Cloud.usd)} (${formatUsd(c.k6Cloud.usdPerMillionRequests)} per million requests)`,
     `    VUs from ${c.k6Cloud.vusBasis}`,
+    afterRetentionLine(u.storage),
     ...(spec.maxCostUsd != null ? [`  budget (maxCost): ${formatUsd(spec.maxCostUsd)} — ${p.overBudget ? "OVER: the API refuses this run" : "within"}`] : []),
     ...(plan.notes.length ? ["", "notes", ...plan.notes.map((n) => `  - ${n}`)] : []),
   ].join("\n");
+}
+
+/** What D1 keeps of the run once its retention is over, and what that costs a month from then on (not in the total). */
+function afterRetentionLine(storage: RunUsage["storage"]): string {
+  const mb = storage.d1BytesAfterRetention / 1e6;
+  const usdPerMonth = (storage.d1BytesAfterRetention / 1e9) * PRICES.d1StorageGbMonth;
+  return `  after the ${storage.retentionDays} days D1 keeps ${mb.toFixed(mb < 10 ? 2 : 0)} MB of it (minute rows, shard counters, the run's row): ${formatUsd(usdPerMonth)} a month from then, not in the total`;
 }
 
 /**

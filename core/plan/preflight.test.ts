@@ -116,6 +116,9 @@ describe("the capacity model at 35,000/s across 6 regions for 10 minutes", () =>
     );
     for (const l of p.limits) expect(text).toContain(l.limit);
     expect(text).toContain("k6 Cloud for the same run: 2,000 VUs × 10 min = 333.3 VUh");
+    // Past the retention: ten minutes of minute rows, 252 shards' counters and the run's row stay.
+    const keptMb = (p.usage.storage.d1BytesAfterRetention / 1e6).toFixed(2);
+    expect(text).toContain(`after the 90 days D1 keeps ${keptMb} MB of it (minute rows, shard counters, the run's row):`);
     expect(text).toContain("warm-up: each shard wakes 1 s before t0, builds its flow and opens its connection with one HEAD of https://auth.example.com/");
   });
 });

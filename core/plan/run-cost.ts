@@ -159,6 +159,21 @@ function logsAndStorageLines(usage: RunUsage): CostLine[] {
       unit: "GB-months",
       usd: storage.durableObjectGbMonths * PRICES.durableObjectStorageGbMonth,
     },
+    ...screenshotLines(storage),
+  ];
+}
+
+/** A browser script's screenshots (when the plan was told how many): an R2 write each, and their bytes kept for the retention. */
+function screenshotLines(storage: RunUsage["storage"]): CostLine[] {
+  if (storage.screenshots <= 0) return [];
+  return [
+    perMillionLine("R2 writes (screenshots, class A)", storage.screenshots, "operations", PRICES.r2ClassAPerMillion),
+    {
+      item: `R2 storage (screenshots, ${storage.retentionDays} days kept)`,
+      quantity: storage.r2GbMonths,
+      unit: "GB-months",
+      usd: storage.r2GbMonths * PRICES.r2StorageGbMonth,
+    },
   ];
 }
 

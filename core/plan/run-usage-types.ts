@@ -20,6 +20,12 @@ export interface UsageOptions {
   readonly logsSamplingRate?: number;
   /** Days D1 keeps the run's rows (RESULTS_RETENTION_DAYS); default DEFAULT_RESULTS_RETENTION_DAYS. */
   readonly resultsRetentionDays?: number;
+  /**
+   * Screenshots a k6/browser script takes over the run (`page.screenshot()`), kept in R2 for the
+   * retention like its per-second rows; the script decides, so the plan is told (`edgeload plan
+   * --screenshots N`). Default 0.
+   */
+  readonly screenshots?: number;
 }
 
 /** What the aggregators of a tree use, all of them together (zeros for a flat run). */

@@ -170,6 +170,7 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
       specBytes: byteLength(JSON.stringify(spec)),
       reporters,
       retentionDays: options.resultsRetentionDays ?? DEFAULT_RESULTS_RETENTION_DAYS,
+      screenshots: options.screenshots ?? 0,
     }),
     peak: {
       ...shardPeak(spec, plan, work, durationS, options.cpuMsPerRequest ?? 0.6),

@@ -8,7 +8,7 @@ import { Histogram } from "../metrics/histogram.ts";
 import { PRICES } from "./cloudflare-pricing.ts";
 import { estimateCost } from "./run-cost.ts";
 import { estimateUsage } from "./run-usage.ts";
-import { histogramRowBytes, shardRowBytes, storageUsage } from "./storage-usage.ts";
+import { histogramRowBytes, SCREENSHOT_BYTES, shardRowBytes, storageUsage } from "./storage-usage.ts";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import { DEFAULT_LIMITS, planRun } from "./plan.ts";
@@ -80,6 +80,7 @@ describe("storageUsage", () => {
     specBytes: 800,
     reporters: 6,
     retentionDays: 90,
+    screenshots: 0,
   };
 
   it("keeps the run's D1 rows for the retention: three months of 90 days, a third of that at 30", () => {
@@ -89,6 +90,20 @@ describe("storageUsage", () => {
     // 600 s × 36 histogram rows of 5,833 samples are most of it.
     expect(s.d1BytesByTable.histograms / s.d1Bytes).toBeGreaterThan(0.9);
     expect(s.d1BytesByTable.histograms).toBe(600 * 36 * histogramRowBytes(18_900_000 / 600 / 6));
+  });
+
+  it("keeps a screenshot's 300 KB in R2 for the retention, none without", () => {
+    expect(storageUsage(shape).r2GbMonths).toBe(0);
+    const s = storageUsage({ ...shape, screenshots: 1_000 });
+    expect(s.r2Bytes).toBe(1_000 * SCREENSHOT_BYTES);
+    expect(s.r2GbMonths).toBeCloseTo(0.3 * 3, 9); // 0.3 GB for 90 days
+  });
+
+  it("keeps a run's minute rows, its shards' counters and its own row after the retention: a sixtieth of its window rows and more", () => {
+    const s = storageUsage(shape);
+    // Ten minutes: 10 × (6 minute rows + 36 histograms of a minute's 315,000 samples), 252 shard rows of 1.3 KB, the run's row.
+    expect(s.d1BytesAfterRetention).toBe(10 * (6 * 208 + 36 * histogramRowBytes(315_000)) + 252 * 1_300 + s.d1BytesByTable.run);
+    expect(s.d1BytesAfterRetention).toBeLessThan(s.d1Bytes / 20);
   });
 
   it("holds the objects' storage only while they are active", () => {
@@ -111,6 +126,13 @@ describe("the storage and Workers Logs lines of a run's cost", () => {
     expect(line(u, "D1 storage (90 days kept)").usd).toBeCloseTo(u.storage.d1GbMonths * PRICES.d1StorageGbMonth, 12);
     expect(line(usage({ resultsRetentionDays: 7 }), "D1 storage (7 days kept)").usd).toBeCloseTo(((u.storage.d1GbMonths * 7) / 90) * 0.75, 9);
     expect(line(u, "Durable Object storage (while it runs)").usd).toBeCloseTo(u.storage.durableObjectGbMonths * 0.2, 12);
+  });
+
+  it("prices a browser script's screenshots when told how many: a class A write each at $4.50 a million, $0.015 a GB-month for the retention", () => {
+    expect(estimateCost(usage(), parsed.spec).lines.map((l) => l.item)).not.toContain("R2 writes (screenshots, class A)");
+    const u = usage({ screenshots: 2_000 });
+    expect(line(u, "R2 writes (screenshots, class A)").usd).toBeCloseTo((2_000 / 1e6) * 4.5, 12);
+    expect(line(u, "R2 storage (screenshots, 90 days kept)").usd).toBeCloseTo(0.6 * 3 * 0.015, 12);
   });
 
   it("prices Workers Logs per invocation sampled: every object request and alarm, the API's, at $0.60 a million", () => {

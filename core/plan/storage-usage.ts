@@ -43,6 +43,13 @@ const SUMMARY_BYTES_PER_REPORTER = 2_500;
 const EMPTY_OBJECT_BYTES = 12_000;
 /** Seconds of its children's windows an aggregator's log holds until a checkpoint trims it. */
 const LOGGED_SECONDS = 5;
+/**
+ * A k6/browser screenshot in R2: a PNG of Browser Run's 1280 × 720 viewport is 100–300 KB
+ * (text pages less, photos more); the most of that range.
+ */
+export const SCREENSHOT_BYTES = 300_000;
+/** A `windows_minute` row (as a `windows` row, and its `seconds`). */
+const D1_MINUTE_ROW_BYTES = D1_WINDOW_ROW_BYTES + 8;
 
 export interface StorageShape {
   readonly durationS: number;
@@ -63,6 +70,8 @@ export interface StorageShape {
   /** Who reports to the coordinator (region roots, else every shard): the summary lists each. */
   readonly reporters: number;
   readonly retentionDays: number;
+  /** Screenshots a browser script takes, kept in R2 for the retention. */
+  readonly screenshots: number;
 }
 
 export interface StorageUsage {
@@ -76,6 +85,17 @@ export interface StorageUsage {
   readonly durableObjectBytes: number;
   /** That, for the seconds the objects are active. */
   readonly durableObjectGbMonths: number;
+  /** Screenshots kept in R2 for the retention, and their bytes (SCREENSHOT_BYTES each). */
+  readonly screenshots: number;
+  readonly r2Bytes: number;
+  readonly r2GbMonths: number;
+  /**
+   * What D1 keeps of the run once the retention is over, for as long as the deployment lasts:
+   * its per-minute rows, its shards' rows without their histograms and its own row
+   * (coordinator/store/retained-rows.ts). Not in the estimate, which prices the retention: a
+   * month of it is `d1GbPerMonthAfterRetention` GB-months.
+   */
+  readonly d1BytesAfterRetention: number;
 }
 
 /** Bytes of a histogram's buckets of `samples` samples as JSON (see the header). */
@@ -115,12 +135,31 @@ export function storageUsage(s: StorageShape): StorageUsage {
     s.shards * (s.specBytes + s.windowsHeldPerShard * windowBytes) +
     senders * LOGGED_SECONDS * windowBytes +
     s.runRowBytes;
+  const r2Bytes = s.screenshots * SCREENSHOT_BYTES;
+  const retainedMonths = (s.retentionDays * 86_400) / SECONDS_PER_BILLED_MONTH;
   return {
     d1Bytes,
     d1BytesByTable,
     retentionDays: s.retentionDays,
-    d1GbMonths: (d1Bytes / BYTES_PER_GB) * ((s.retentionDays * 86_400) / SECONDS_PER_BILLED_MONTH),
+    screenshots: s.screenshots,
+    r2Bytes,
+    r2GbMonths: (r2Bytes / BYTES_PER_GB) * retainedMonths,
+    d1BytesAfterRetention: d1BytesAfterRetention(s, rowsPerS, histogramRowsPerS, d1BytesByTable.run),
+    d1GbMonths: (d1Bytes / BYTES_PER_GB) * retainedMonths,
     durableObjectBytes,
     durableObjectGbMonths: (durableObjectBytes / BYTES_PER_GB) * (s.activeS / SECONDS_PER_BILLED_MONTH),
   };
+}
+
+/**
+ * D1 bytes of a run past the retention: a `windows_minute` row and its `histograms_minute`
+ * rows (each holding a minute of its cell's samples) per region and step a minute, a shard's
+ * row without its histograms, the run's own row.
+ */
+function d1BytesAfterRetention(s: StorageShape, rowsPerS: number, histogramRowsPerS: number, runRowBytes: number): number {
+  const minutes = Math.ceil(s.durationS / 60);
+  const samplesPerMinuteCell = (s.requests / Math.max(1, s.durationS) / rowsPerS) * Math.min(60, s.durationS);
+  return (
+    minutes * (rowsPerS * D1_MINUTE_ROW_BYTES + histogramRowsPerS * histogramRowBytes(samplesPerMinuteCell)) + s.shards * D1_SHARD_ROW_BASE_BYTES + runRowBytes
+  );
 }
