@@ -204,13 +204,18 @@ adminApp.get("/api/admin/users", async (c) => {
 adminApp.post("/api/admin/users", async (c) => {
   const denied = await requireAdmin(c);
   if (denied) return denied;
-  const body = (await c.req.json().catch(() => null)) as { email?: unknown; name?: unknown; email_verified?: unknown } | null;
+  const body = (await c.req.json().catch(() => null)) as { email?: unknown; name?: unknown; email_verified?: unknown; password?: unknown } | null;
   if (!body || typeof body.email !== "string" || body.email.trim() === "")
     return c.json({ error: "invalid_request", error_description: "Email is required" }, 400);
+  // This target's own field (Authrim's users sign in by passkey or mail code): what its sign-in page takes (sign-in-flow.ts).
+  const password = body.password ?? null;
+  if (password !== null && (typeof password !== "string" || password.length < 8 || password.length > 256))
+    return c.json({ error: "invalid_request", error_description: "password must be a string of 8 to 256 characters" }, 400);
   const user = await createUser(c.env.TARGET_DB, {
     email: body.email,
     name: typeof body.name === "string" ? body.name : null,
     email_verified: body.email_verified === true,
+    password,
   });
   if (!user) return c.json({ error: "conflict", error_description: "Unable to create user with the provided information" }, 409);
   return c.json({ user }, 201);

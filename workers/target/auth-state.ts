@@ -2,6 +2,7 @@
  * AuthState: short-lived login state, sharded over AUTH_STATE_SHARDS Durable Objects by a
  * hash of (kind, key): login sessions (`authrim_session` cookie), pre-login OTP sessions
  * mail OTP codes (by OTP session, the `authrim_otp_session` cookie), authorization codes,
+ * the sign-in and consent challenges of the browser flow (by challenge id: sign-in-flow.ts),
  * and each user's live authorization codes (in the user's shard, for Authrim's per-user
  * code limit). Every record expires; `take` reads and deletes in one step, so a code can
  * be used once.
@@ -12,7 +13,7 @@ import { DurableObject } from "cloudflare:workers";
 import { revocationShard } from "./revocations.ts";
 
 export const AUTH_STATE_SHARDS = 8;
-export type AuthKind = "session" | "email_code" | "code" | "user_codes";
+export type AuthKind = "session" | "email_code" | "code" | "user_codes" | "challenge";
 
 export function authStateShard(kind: AuthKind, key: string): number {
   return revocationShard(`${kind}:${key}`) % AUTH_STATE_SHARDS;

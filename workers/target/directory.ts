@@ -1,8 +1,9 @@
 /**
  * The target's clients and users in D1. Client secrets are stored only as SHA-256 hashes
- * and compared in constant time.
+ * and compared in constant time; a user's password (for the sign-in page, sign-in-flow.ts)
+ * only as the SHA-256 of a per-user salt and the password.
  */
-import { secretsEqual, sha256Hex } from "../../core/data/web-crypto.ts";
+import { randomHex, secretsEqual, sha256Hex } from "../../core/data/web-crypto.ts";
 
 export interface ClientInput {
   readonly client_id?: string;
@@ -53,6 +54,7 @@ export async function createClient(db: D1Database, input: ClientInput): Promise<
 
 export interface Client {
   readonly client_id: string;
+  readonly client_name: string;
   readonly redirect_uris: string[];
   readonly grant_types: string[];
   readonly skip_consent: boolean;
@@ -63,6 +65,7 @@ export interface Client {
 
 interface ClientRow {
   readonly client_id: string;
+  readonly client_name: string;
   readonly redirect_uris: string;
   readonly grant_types: string;
   readonly skip_consent: number;
@@ -74,13 +77,14 @@ interface ClientRow {
 export async function findClient(db: D1Database, clientId: string): Promise<Client | null> {
   const row = await db
     .prepare(
-      "SELECT client_id, redirect_uris, grant_types, skip_consent, is_trusted, token_exchange_allowed, allowed_subject_token_clients FROM clients WHERE client_id = ?",
+      "SELECT client_id, client_name, redirect_uris, grant_types, skip_consent, is_trusted, token_exchange_allowed, allowed_subject_token_clients FROM clients WHERE client_id = ?",
     )
     .bind(clientId)
     .first<ClientRow>();
   return row
     ? {
         client_id: row.client_id,
+        client_name: row.client_name,
         redirect_uris: JSON.parse(row.redirect_uris) as string[],
         grant_types: JSON.parse(row.grant_types) as string[],
         skip_consent: row.skip_consent === 1,
@@ -140,14 +144,36 @@ async function findUser(db: D1Database, column: "email" | "id", value: string): 
 export const findUserByEmail = (db: D1Database, email: string) => findUser(db, "email", email);
 export const findUserById = (db: D1Database, id: string) => findUser(db, "id", id);
 
-/** Creates a user; null when the email is taken. */
-export async function createUser(db: D1Database, input: { email: string; name?: string | null; email_verified?: boolean }): Promise<User | null> {
+/** Creates a user, with a password to sign in with when one is given; null when the email is taken. */
+export async function createUser(
+  db: D1Database,
+  input: { email: string; name?: string | null; email_verified?: boolean; password?: string | null },
+): Promise<User | null> {
   const user: User = { id: crypto.randomUUID(), email: input.email, name: input.name ?? null, email_verified: input.email_verified === true };
+  const salt = input.password ? randomHex(16) : null;
+  const hash = salt ? await sha256Hex(salt + input.password) : null;
   const result = await db
-    .prepare("INSERT INTO users (id, email, name, email_verified, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING")
-    .bind(user.id, user.email, user.name, user.email_verified ? 1 : 0, Date.now())
+    .prepare(
+      "INSERT INTO users (id, email, name, email_verified, password_sha256, password_salt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING",
+    )
+    .bind(user.id, user.email, user.name, user.email_verified ? 1 : 0, hash, salt, Date.now())
     .run();
   return result.meta.changes === 1 ? user : null;
+}
+
+/**
+ * The user whose email and password these are, or null: an unknown email, a user made
+ * without a password, or a wrong one. Every answer costs one hash and one comparison, so
+ * timing does not tell which.
+ */
+export async function userByPassword(db: D1Database, email: string, password: string): Promise<User | null> {
+  const row = await db
+    .prepare("SELECT id, email, name, email_verified, password_sha256, password_salt FROM users WHERE email = ?")
+    .bind(email)
+    .first<UserRow & { password_sha256: string | null; password_salt: string | null }>();
+  const matches = await secretsEqual(await sha256Hex((row?.password_salt ?? "") + password), row?.password_sha256 ?? "");
+  if (!row || row.password_sha256 === null || !matches) return null;
+  return { id: row.id, email: row.email, name: row.name, email_verified: row.email_verified === 1 };
 }
 
 export interface UserPage {

@@ -2,7 +2,8 @@
  * Login for the Authrim-style target, as Authrim v0.1.15 answers it (docs/authrim.md):
  * `/authorize` (authorization code flow with PKCE S256, `prompt=none` silent authentication
  * from the `authrim_session` cookie, consent, the per-user code limit) and the mail-OTP
- * steps.
+ * steps. A browser without a session is sent to the provider's own sign-in form and consent
+ * screen (sign-in-flow.ts), the request kept under a challenge (pending-authorization.ts).
  *
  * The mail-OTP login is: GET /authorize without a session (302 to
  * `/login?challenge_id=…`, no cookie) → POST /api/admin/test/email-codes (201 `{code,
@@ -14,10 +15,10 @@
  */
 import type { AuthKind } from "./auth-state.ts";
 import { challengeShard } from "./challenge-shards.ts";
+import { issueCode, keepChallenge, redirect, withParams, type PendingAuthorization } from "./pending-authorization.ts";
 
 export const SESSION_COOKIE = "authrim_session";
 export const OTP_SESSION_COOKIE = "authrim_otp_session";
-export const CODE_TTL_S = 60;
 const OTP_TTL_S = 300;
 
 export interface AuthStore {
@@ -50,19 +51,9 @@ export function cookie(header: string | undefined, name: string): string | null 
 
 const randomId = () => crypto.randomUUID().replace(/-/g, "") + crypto.randomUUID().replace(/-/g, "").slice(0, 16);
 
-function redirect(location: string, extraHeaders: Record<string, string> = {}): Response {
-  return new Response(null, { status: 302, headers: { location, "cache-control": "no-store", ...extraHeaders } });
-}
-
-function withParams(uri: string, params: Record<string, string | null>): string {
-  const url = new URL(uri);
-  for (const [k, v] of Object.entries(params)) if (v !== null) url.searchParams.set(k, v);
-  return url.href;
-}
-
 export interface AuthorizeDeps {
   readonly store: AuthStore;
-  readonly findClient: (id: string) => Promise<{ redirect_uris: string[]; is_trusted: boolean; skip_consent: boolean } | null>;
+  readonly findClient: (id: string) => Promise<{ client_name: string; redirect_uris: string[]; is_trusted: boolean; skip_consent: boolean } | null>;
   /** MAX_CODES_PER_USER (feature-settings.ts). */
   readonly maxCodesPerUser: () => Promise<number>;
 }
@@ -70,6 +61,8 @@ export interface AuthorizeDeps {
 /**
  * GET /authorize. Errors about the client or redirect URI are answered directly (never
  * redirected to an unverified URI, RFC 6749 §4.1.2.1); the rest go back to the client.
+ * Without a session, a browser goes to the sign-in page, with a session but no consent to
+ * the consent screen (sign-in-flow.ts), each under a challenge that keeps the request.
  */
 export async function authorize(url: URL, cookieHeader: string | undefined, deps: AuthorizeDeps): Promise<Response> {
   const p = (name: string) => url.searchParams.get(name);
@@ -93,23 +86,20 @@ export async function authorize(url: URL, cookieHeader: string | undefined, deps
   const session = sessionId ? await deps.store.get<{ user_id: string }>("session", sessionId) : null;
   if (!session) {
     if (silent) return back({ error: "login_required", error_description: "User authentication is required" });
-    // The login page: Authrim keeps the request under a challenge id and sends the browser there.
-    return redirect(`/login?challenge_id=${crypto.randomUUID()}`);
+    const id = await keepChallenge(deps.store, { type: "login", query: url.search, client_name: client.client_name });
+    // The sign-in page's `ms` knob (sign-in-flow.ts) passes through, so a load test can slow the page it reaches from here.
+    const hold = p("ms");
+    return redirect(`/login?challenge_id=${id}${hold === null ? "" : `&ms=${encodeURIComponent(hold)}`}`);
   }
+  const request: PendingAuthorization = { client_id: clientId, redirect_uri: redirectUri, code_challenge: challenge, nonce: p("nonce"), scope, state };
   // This target keeps no consent records: only a trusted client that skips consent gets a
   // code without a consent screen, as on Authrim before anyone consented.
   if (!(client.is_trusted && client.skip_consent)) {
     if (silent) return back({ error: "consent_required", error_description: "User consent is required" });
-    return redirect(`/consent?challenge_id=${crypto.randomUUID()}`);
+    const id = await keepChallenge(deps.store, { type: "consent", request, user_id: session.user_id, client_name: client.client_name });
+    return redirect(`/consent?challenge_id=${id}`);
   }
-  const code = randomId();
-  if (!(await deps.store.admitCode(session.user_id, code, CODE_TTL_S, await deps.maxCodesPerUser()))) {
-    // Authrim's code store throws "Too many authorization codes for this user"; /authorize says only this.
-    return back({ error: "server_error", error_description: "Failed to process authorization request" });
-  }
-  const record: CodeRecord = { client_id: clientId, redirect_uri: redirectUri, user_id: session.user_id, code_challenge: challenge, nonce: p("nonce"), scope };
-  await deps.store.put("code", code, record, CODE_TTL_S);
-  return back({ code });
+  return issueCode(deps.store, await deps.maxCodesPerUser(), request, session.user_id);
 }
 
 /**
