@@ -51,7 +51,7 @@ describe("bundling a k6/browser script", () => {
   });
 
   it("refuses the calls not built yet before any load, naming each call, file and line, also in a helper module", async () => {
-    file("helper.js", "export async function submit(page) {\n  await page.waitForNavigation();\n}\n");
+    file("helper.js", "export async function submit(page) {\n  await page.waitForResponse(/api/);\n}\n");
     const script = file(
       "unbuilt.js",
       'import { browser } from "k6/browser";\nimport { submit } from "./helper.js";\nexport default async function () {\n  const page = await browser.newPage();\n  await page.throttleNetwork({ latency: 100 });\n  page.on("metric", () => {});\n  await submit(page);\n}\n',
@@ -62,17 +62,15 @@ describe("bundling a k6/browser script", () => {
     expect(bundled.problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/unbuilt\.js:5: k6\/browser's \.throttleNetwork\(\): throttling needs raw CDP/),
-        expect.stringMatching(/unbuilt\.js:6: k6\/browser's page\.on\("metric"\): page events are not built yet/),
-        expect.stringMatching(/helper\.js:2: k6\/browser's \.waitForNavigation\(\): not built/),
+        expect.stringMatching(/unbuilt\.js:6: k6\/browser's page\.on\("metric"\): only page\.on\("console"\) is built/),
+        expect.stringMatching(/helper\.js:2: k6\/browser's \.waitForResponse\(\): not built/),
       ]),
     );
     expect(bundled.problems).toHaveLength(3);
   });
 
   it("looks for them only in browser scripts", async () => {
-    const bundled = await bundleScript(
-      file("not-browser.js", "const o = { waitForNavigation() {} };\nexport default function () { o.waitForNavigation(); }\n"),
-    );
+    const bundled = await bundleScript(file("not-browser.js", "const o = { waitForResponse() {} };\nexport default function () { o.waitForResponse(); }\n"));
     expect(bundled.ok).toBe(true);
   });
 });
@@ -83,10 +81,12 @@ describe("unbuiltBrowserCalls", () => {
     ['socket.on("open", () => {});', []],
     ["[1].filter(Boolean); Promise.all([]);", []],
     // A page's event and a page's own object, refused.
-    ['page.on("console", () => {});', ['f.js:1: k6/browser\'s page.on("console"): page events are not built yet']],
-    ["page.mouse.click(1, 2);", ["f.js:1: k6/browser's .mouse: not built yet"]],
+    ['page.on("request", () => {});', ['f.js:1: k6/browser\'s page.on("request"): only page.on("console") is built in edgeload yet']],
+    ["page.touchscreen.tap(1, 2);", ["f.js:1: k6/browser's .touchscreen: not built yet"]],
+    // Built: the console event, the mouse, waiting for a navigation, getBy… locators.
+    ['page.on("console", () => {}); page.mouse.click(1, 2); page.waitForNavigation(); page.getByRole("link");', []],
     // TypeScript esbuild has not stripped yet: left to the runtime's proxy, not misread.
-    ["const p: Page = x; p.getByRole('button');", []],
+    ["const p: Page = x; p.waitForResponse('/api');", []],
   ] as const)("%s → %j", (source, expected) => {
     expect(unbuiltBrowserCalls(source, "f.js")).toEqual(expected);
   });
@@ -104,6 +104,9 @@ describe("a scenario's browser option", () => {
   });
 });
 
+/** A locator step of page.locator(selector). */
+const locator = (selector: string) => ({ by: "locator", args: [selector] });
+
 /** A VU over a host that answers browser calls as the shard would, recording them. */
 function browserVu(withHost = true) {
   const calls: BrowserCall[] = [];
@@ -118,7 +121,10 @@ function browserVu(withHost = true) {
     ...noSockets,
     async browser(_samples, call) {
       calls.push(call);
-      if (call.method === "newPage") return { value: ++handle, url: "about:blank" };
+      if (call.method === "newPage") return { value: ++handle, url: "about:blank", context: 40 + handle };
+      if (call.method === "$") return { value: call.args[0] === "#none" ? null : 70 + handle, url: "about:blank" };
+      if (call.method === "evaluate" && call.args[0] === "() => console.log('hi', 42)")
+        return { value: undefined, events: [{ page: 1, event: "console", type: "log", text: "hi 42", args: ["hi", 42] }] };
       if (call.method === "goto") return { value: { status: 200, statusText: "OK", url: String(call.args[0]), headers: {} }, url: String(call.args[0]) };
       if (call.method === "textContent") return { value: "Signed in", url: "http://t/app/sign-in" };
       return { value: undefined, url: "http://t/app/sign-in#done" };
@@ -170,9 +176,9 @@ describe("the VU's k6/browser", () => {
     expect(calls.map((c) => [c.target, c.method, c.args])).toEqual([
       [{ kind: "browser" }, "newPage", []],
       [{ kind: "page", page: 1 }, "goto", ["http://t/app/sign-in", { waitUntil: "load" }]],
-      [{ kind: "locator", page: 1, selector: "form >> #email" }, "fill", ["a@b.c"]],
+      [{ kind: "locator", page: 1, steps: [locator("form"), locator("#email")] }, "fill", ["a@b.c"]],
       [{ kind: "keyboard", page: 1 }, "press", ["Enter"]],
-      [{ kind: "locator", page: 1, selector: "#status >> nth=0" }, "textContent", []],
+      [{ kind: "locator", page: 1, steps: [locator("#status"), { by: "first", args: [] }] }, "textContent", []],
       [{ kind: "page", page: 1 }, "evaluate", ["(n) => n + 1", true, 41]],
     ]);
     // page.waitForTimeout is the VU's think time, on the shard's clock.
@@ -182,10 +188,82 @@ describe("the VU's k6/browser", () => {
   it("names a k6 call not built yet when the script reaches it, and refuses a function argument", async () => {
     const { modules } = browserVu();
     const page = await modules["k6/browser"].browser.newPage();
-    expect(() => page.waitForNavigation()).toThrow("k6/browser's page.waitForNavigation: not built in edgeload's k6/browser yet");
-    expect(() => page.mouse).toThrow("k6/browser's page.mouse: not built yet");
+    expect(() => page.waitForResponse()).toThrow("k6/browser's page.waitForResponse: not built in edgeload's k6/browser yet");
+    expect(() => page.touchscreen).toThrow("k6/browser's page.touchscreen: not built yet");
+    expect(() => page.on("metric", () => {})).toThrow(`k6/browser's page.on("metric"): only page.on("console") is built in edgeload yet`);
     await expect(page.click("#a", () => {})).rejects.toThrow("page.click(): a function cannot cross to the browser here");
     // What an await or a check reads of any object is still plain JavaScript.
     expect(page.then).toBeUndefined();
+  });
+
+  it("sends a locator as the steps that made it: getBy…, filter, a RegExp as its source and flags, a locator argument as its steps", async () => {
+    const { modules, calls } = browserVu();
+    const page = await modules["k6/browser"].browser.newPage();
+    const heading = page.locator("h3");
+    await page
+      .getByRole("listitem")
+      .filter({ hasNotText: /Product 2/i, has: heading })
+      .first()
+      .textContent();
+    await page.getByText(/Your bet: .*/).isVisible();
+    await page.frameLocator("#frame").getByRole("button", { name: "Submit" }).click();
+    await page.locator("ul").contentFrame().locator("li").nth(2).isVisible();
+    expect(calls.slice(1).map((c) => c.target)).toEqual([
+      {
+        kind: "locator",
+        page: 1,
+        steps: [
+          { by: "getByRole", args: ["listitem"] },
+          { by: "filter", args: [{ hasNotText: { $regexp: "Product 2", flags: "i" }, has: { $locator: [locator("h3")] } }] },
+          { by: "first", args: [] },
+        ],
+      },
+      { kind: "locator", page: 1, steps: [{ by: "getByText", args: [{ $regexp: "Your bet: .*", flags: "" }] }] },
+      {
+        kind: "locator",
+        page: 1,
+        steps: [
+          { by: "frameLocator", args: ["#frame"] },
+          { by: "getByRole", args: ["button", { name: "Submit" }] },
+        ],
+      },
+      { kind: "locator", page: 1, steps: [locator("ul"), { by: "contentFrame", args: [] }, locator("li"), { by: "nth", args: [2] }] },
+    ]);
+    // A frame locator only finds: an action on it is named, not sent.
+    expect(() => page.frameLocator("#frame").click).not.toThrow();
+    expect(page.frameLocator("#frame").click).toBeUndefined();
+  });
+
+  it("answers page.$ with an element handle whose calls name it, or null; page.context() with the page's context; the mouse by page", async () => {
+    const { modules, calls } = browserVu();
+    const page = await modules["k6/browser"].browser.newPage();
+    expect(await page.$("#none")).toBeNull();
+    const element = await page.$(".checked");
+    await element.setChecked(false);
+    await page.context().cookies("http://a.test", "http://b.test");
+    await page.mouse.click(10, 20);
+    await page.evaluate((x: number, y: number) => x * y, 5, 5);
+    expect(calls.slice(1).map((c) => [c.target, c.method, c.args])).toEqual([
+      [{ kind: "page", page: 1 }, "$", ["#none"]],
+      [{ kind: "page", page: 1 }, "$", [".checked"]],
+      [{ kind: "element", page: 1, element: 71 }, "setChecked", [false]],
+      // The context newPage answered with: browser.newPage() made it.
+      [{ kind: "context", context: 41 }, "cookies", ["http://a.test", "http://b.test"]],
+      [{ kind: "mouse", page: 1 }, "click", [10, 20]],
+      // Every argument after the function crosses (k6's evaluate takes any number).
+      [{ kind: "page", page: 1 }, "evaluate", ["(x, y) => x * y", true, 5, 5]],
+    ]);
+  });
+
+  it("tells the shard of a console handler once, with the next call, and hands it each message that comes back", async () => {
+    const { modules, calls } = browserVu();
+    const page = await modules["k6/browser"].browser.newPage();
+    const seen: unknown[] = [];
+    page.on("console", async (msg: any) => seen.push([msg.type(), msg.text(), await msg.args()[1].jsonValue(), msg.page() === page]));
+    await page.evaluate("() => console.log('hi', 42)");
+    await page.title();
+    expect(calls.slice(1).map((c) => c.listen)).toEqual([[{ page: 1, event: "console" }], undefined]);
+    expect(seen).toEqual([["log", "hi 42", 42, true]]);
+    expect(() => page.on("console", "not a function")).toThrow('page.on("console", handler): the handler must be a function');
   });
 });

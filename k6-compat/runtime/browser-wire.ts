@@ -11,26 +11,84 @@
  */
 import type { Sample } from "./wire.ts";
 
-/** The object a call is made on: the VU's browser, or a context, page, locator or keyboard by handle. */
+/**
+ * One step of a locator, from the page it starts on: a Playwright method that narrows or
+ * finds (page.getByRole, locator.filter, frameLocator(…).locator, …) with the script's
+ * arguments, a RegExp among them crossing as a CrossingRegExp. k6 copies Playwright's
+ * locator API, so the shard replays the steps on Playwright's objects as they are.
+ */
+export interface LocatorStep {
+  readonly by: (typeof LOCATOR_STEPS)[number];
+  readonly args: readonly unknown[];
+}
+
+/** The steps a locator may take, on a page, a locator or a frame locator (Playwright answers which has which). */
+export const LOCATOR_STEPS = [
+  "locator",
+  "getByRole",
+  "getByText",
+  "getByLabel",
+  "getByPlaceholder",
+  "getByAltText",
+  "getByTitle",
+  "getByTestId",
+  "filter",
+  "first",
+  "last",
+  "nth",
+  "frameLocator",
+  "contentFrame",
+] as const;
+
+/** A RegExp as it crosses (structured clone keeps RegExps, Workers RPC need not): its source and flags. */
+export interface CrossingRegExp {
+  readonly $regexp: string;
+  readonly flags: string;
+}
+
+/** The object a call is made on: the VU's browser, or a context, page, locator, element, keyboard or mouse by handle. */
 export type BrowserTarget =
   | { readonly kind: "browser" }
   | { readonly kind: "context"; readonly context: number }
   | { readonly kind: "page"; readonly page: number }
-  /** `page.locator(selector)`; a chained `locator.locator(inner)` joins them with ` >> `, as Playwright does. */
-  | { readonly kind: "locator"; readonly page: number; readonly selector: string }
-  | { readonly kind: "keyboard"; readonly page: number };
+  | { readonly kind: "locator"; readonly page: number; readonly steps: readonly LocatorStep[] }
+  /** An ElementHandle (page.$), kept by the shard until its page closes or the script disposes it. */
+  | { readonly kind: "element"; readonly page: number; readonly element: number }
+  | { readonly kind: "keyboard"; readonly page: number }
+  | { readonly kind: "mouse"; readonly page: number };
 
 export interface BrowserCall {
   readonly target: BrowserTarget;
   readonly method: string;
   readonly args: readonly unknown[];
+  /** Page events the script listens to since its last call (page.on), for the shard to collect from now on. */
+  readonly listen?: readonly PageListen[];
+}
+
+/** A page event the shard collects for the script: only `console` (k6's ConsoleMessage) crosses yet. */
+export interface PageListen {
+  readonly page: number;
+  readonly event: "console";
+}
+
+/** A console message of a page, as k6's ConsoleMessage gives it: type(), text(), args()[i].jsonValue(). */
+export interface PageEvent {
+  readonly page: number;
+  readonly event: "console";
+  readonly type: string;
+  readonly text: string;
+  readonly args: readonly unknown[];
 }
 
 export interface BrowserAnswer {
-  /** What the call returned (structured-clone data): a handle's number for newContext and newPage. */
+  /** What the call returned (structured-clone data): a handle's number for newContext, newPage and page.$. */
   readonly value: unknown;
   /** The page's URL after the call, for page.url(), which k6 answers without waiting. */
   readonly url?: string;
+  /** A new page's context (page.context(), which k6 answers without waiting). */
+  readonly context?: number;
+  /** Events of the listened pages since the last answer, in order, for the script's handlers. */
+  readonly events?: readonly PageEvent[];
 }
 
 /** The shard's side of k6/browser, a method of the iteration's host (workers/shard/script-flow.ts). */
@@ -39,16 +97,20 @@ export interface BrowserHostApi {
   browser(samples: readonly Sample[], call: BrowserCall): Promise<BrowserAnswer>;
 }
 
-/** What a page (given a selector) and a locator both do to an element. */
+/** What a page (given a selector), a locator and an element handle all do to an element. */
 const ELEMENT_ACTIONS = [
   "click",
+  "dblclick",
   "fill",
   "type",
   "press",
   "check",
   "uncheck",
+  "setChecked",
   "hover",
   "focus",
+  "tap",
+  "dispatchEvent",
   "textContent",
   "innerText",
   "innerHTML",
@@ -66,15 +128,55 @@ const ELEMENT_ACTIONS = [
 /**
  * What each kind answers. Same names and arguments as Playwright's, which k6's browser
  * module copies: the shard calls them on Playwright's objects as they are. Page's goto,
- * evaluate and screenshot are the shard's own (web vitals, a function's source, R2).
+ * waitForNavigation, evaluate, screenshot, $ and $$ are the shard's own (web vitals, a
+ * function's source, R2, element handles); so are a context's cookies (k6 takes URLs as
+ * arguments where Playwright takes one array).
  */
 export const BROWSER_METHODS = {
   browser: ["newContext", "newPage"],
-  context: ["newPage", "close"],
+  context: [
+    "newPage",
+    "close",
+    "cookies",
+    "addCookies",
+    "clearCookies",
+    "grantPermissions",
+    "clearPermissions",
+    "setDefaultTimeout",
+    "setDefaultNavigationTimeout",
+    "setExtraHTTPHeaders",
+    "setGeolocation",
+    "setOffline",
+  ],
   // A page answers the element actions for a selector it is given first (Playwright's page.click(selector)).
-  page: ["goto", "title", "content", "close", "evaluate", "screenshot", "waitForSelector", ...ELEMENT_ACTIONS, "setContent", "bringToFront"],
-  locator: ["dblclick", "clear", "waitFor", ...ELEMENT_ACTIONS],
+  page: [
+    "goto",
+    "reload",
+    "waitForNavigation",
+    "waitForLoadState",
+    "waitForURL",
+    "title",
+    "content",
+    "close",
+    "evaluate",
+    "screenshot",
+    "waitForSelector",
+    "$",
+    "$$",
+    ...ELEMENT_ACTIONS,
+    "setContent",
+    "bringToFront",
+    "setViewportSize",
+    "viewportSize",
+    "setExtraHTTPHeaders",
+    "emulateMedia",
+    "setDefaultTimeout",
+    "setDefaultNavigationTimeout",
+  ],
+  locator: ["clear", "waitFor", "count", "boundingBox", "scrollIntoViewIfNeeded", "selectText", "blur", ...ELEMENT_ACTIONS],
+  element: ["boundingBox", "scrollIntoViewIfNeeded", "selectText", "waitForElementState", "$", "$$", "dispose", ...ELEMENT_ACTIONS],
   keyboard: ["press", "type", "down", "up", "insertText"],
+  mouse: ["click", "dblclick", "down", "up", "move", "wheel"],
 } as const satisfies Record<BrowserTarget["kind"], readonly string[]>;
 
 /** Whether `method` is one `kind` answers. */
@@ -98,38 +200,15 @@ export const BROWSER_METRICS = {
  */
 export const UNBUILT_BROWSER_CALLS: Readonly<Record<string, string>> = Object.fromEntries([
   ...[
-    "waitForNavigation",
-    "waitForURL",
-    "waitForLoadState",
     "waitForResponse",
     "waitForRequest",
     "waitForEvent",
     "waitForFunction",
-    "frameLocator",
-    "getByRole",
-    "getByText",
-    "getByLabel",
-    "getByTestId",
-    "getByPlaceholder",
-    "getByAltText",
-    "getByTitle",
     "setInputFiles",
-    "setViewportSize",
-    "setExtraHTTPHeaders",
-    "emulateMedia",
     "emulateVisionDeficiency",
-    "addCookies",
-    "clearCookies",
-    "grantPermissions",
-    "clearPermissions",
-    "setGeolocation",
-    "setOffline",
     "addInitScript",
     "exposeFunction",
     "evaluateHandle",
-    "dispatchEvent",
-    "setDefaultTimeout",
-    "setDefaultNavigationTimeout",
     "closeContext",
     "unrouteAll",
   ].map((name) => [name, "not built in edgeload's k6/browser yet"]),
@@ -138,4 +217,4 @@ export const UNBUILT_BROWSER_CALLS: Readonly<Record<string, string>> = Object.fr
 ]);
 
 /** Properties of k6's page that are objects of their own, not built. */
-export const UNBUILT_PROPERTIES: Readonly<Record<string, string>> = { mouse: "not built yet", touchscreen: "not built yet" };
+export const UNBUILT_PROPERTIES: Readonly<Record<string, string>> = { touchscreen: "not built yet" };

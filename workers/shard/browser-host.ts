@@ -2,17 +2,20 @@
  * The shard's side of k6/browser for one iteration: the Playwright contexts and pages a VU's
  * proxies name by handle (k6-compat/runtime/browser-wire.ts), in the shard's browser session
  * (browser-session.ts). Each iteration opens contexts of its own and closes them at its end,
- * as k6 starts a browser per iteration; the session stays.
+ * as k6 starts a browser per iteration; the session stays. Locators are replayed from their
+ * steps (browser-locate.ts); element handles (page.$) and the console messages of a page the
+ * script listens to are kept here, the messages handed back with the next answer.
  *
  * What it records, through the iteration's host as any script sample: the web vitals of each
- * navigation (read in the page after page.goto, core/metrics/web-vitals.ts) and
+ * navigation (read in the page after goto, reload and waitForNavigation: core/metrics/web-vitals.ts) and
  * browser_http_req_duration / browser_http_req_failed for every request a page makes. The
  * browser reaches only what the run may load: every request a context makes is checked
  * against the deployment's allowed targets and aborted when refused.
  */
-import type { BrowserContext, Page, Request, Route } from "@cloudflare/playwright";
+import type { BrowserContext, ConsoleMessage, ElementHandle, FrameLocator, Locator, Page, Request, Response, Route } from "@cloudflare/playwright";
 import { webVitalSamples, type PageVitals } from "../../core/metrics/web-vitals.ts";
-import { answers, type BrowserAnswer, type BrowserCall } from "../../k6-compat/runtime/browser-wire.ts";
+import { answers, type BrowserAnswer, type BrowserCall, type BrowserTarget, type PageEvent, type PageListen } from "../../k6-compat/runtime/browser-wire.ts";
+import { locate, revive } from "./browser-locate.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
 
 /** What the host needs of its shard: a context in the shard's browser, and where screenshots go. */
@@ -46,8 +49,14 @@ const VITALS_PROBE = `new Promise((resolve) => {
 
 interface OpenPage {
   readonly page: Page;
+  /** The context it was opened in (page.context()). */
+  readonly context: number;
   /** Request metrics still being read (a response's status is awaited): the iteration waits for them. */
   readonly pending: Set<Promise<void>>;
+  /** Its element handles (page.$), by handle: disposed with the page. */
+  readonly elements: Map<number, ElementHandle>;
+  /** Console messages not yet sent to the script, in order; null while it does not listen. */
+  console: Promise<PageEvent>[] | null;
 }
 
 export class BrowserHost {
@@ -65,29 +74,12 @@ export class BrowserHost {
     this.#record = record;
   }
 
-  async call({ target, method, args }: BrowserCall): Promise<BrowserAnswer> {
+  async call({ target, method, args, listen }: BrowserCall): Promise<BrowserAnswer> {
     if (!answers(target.kind, method)) throw new Error(`k6/browser's ${target.kind}.${method}() is not built in edgeload`);
-    if (target.kind === "browser") {
-      const context = await this.#newContext(args[0]);
-      if (method === "newContext") return { value: context.handle };
-      return this.#newPage(context.context);
-    }
-    if (target.kind === "context") {
-      const context = this.#contexts.get(target.context);
-      if (!context) throw new Error(`browser context ${target.context} is not open (k6 closes a VU's contexts when its iteration ends)`);
-      if (method === "newPage") return this.#newPage(context);
-      await context.close();
-      this.#contexts.delete(target.context);
-      return { value: undefined };
-    }
-    const open = this.#pages.get(target.page);
-    if (!open) throw new Error(`page ${target.page} is not open (k6 closes a VU's pages when its iteration ends)`);
-    const { page } = open;
-    let value: unknown;
-    if (target.kind === "locator") value = await invoke(page.locator(target.selector), method, args);
-    else if (target.kind === "keyboard") value = await invoke(page.keyboard, method, args);
-    else value = await this.#pageCall(open, method, args);
-    return { value, url: page.url() };
+    for (const wanted of listen ?? []) this.#listen(wanted);
+    const answer = await this.#answer(target, method, args);
+    const events = await this.#events();
+    return events.length ? { ...answer, events } : answer;
   }
 
   /** The iteration is over: its pages' request metrics are recorded, its contexts closed. */
@@ -98,26 +90,82 @@ export class BrowserHost {
     this.#contexts.clear();
   }
 
+  async #answer(target: BrowserTarget, method: string, args: readonly unknown[]): Promise<BrowserAnswer> {
+    if (target.kind === "browser") {
+      const context = await this.#newContext(args[0]);
+      if (method === "newContext") return { value: context.handle };
+      return this.#newPage(context.context, context.handle);
+    }
+    if (target.kind === "context") return this.#contextCall(target.context, method, args);
+    const open = this.#pages.get(target.page);
+    if (!open) throw new Error(`page ${target.page} is not open (k6 closes a VU's pages when its iteration ends)`);
+    const { page } = open;
+    const revived = revive(args, page) as unknown[];
+    let value: unknown;
+    if (target.kind === "locator") value = await elementCall(locate(page, target.steps), method, revived);
+    else if (target.kind === "element") value = await this.#elementCall(open, target.element, method, revived);
+    else if (target.kind === "keyboard") value = await invoke(page.keyboard, method, revived);
+    else if (target.kind === "mouse") value = await invoke(page.mouse, method, revived);
+    else value = await this.#pageCall(open, method, args);
+    return { value, url: page.url() };
+  }
+
+  async #contextCall(handle: number, method: string, args: readonly unknown[]): Promise<BrowserAnswer> {
+    const context = this.#contexts.get(handle);
+    if (!context) throw new Error(`browser context ${handle} is not open (k6 closes a VU's contexts when its iteration ends)`);
+    if (method === "newPage") return this.#newPage(context, handle);
+    if (method === "close") {
+      await context.close();
+      this.#contexts.delete(handle);
+      return { value: undefined };
+    }
+    // k6's context.cookies(...urls); Playwright's takes them as one array.
+    if (method === "cookies") return { value: await context.cookies(args.length ? (args as string[]) : undefined) };
+    return { value: await invoke(context, method, args) };
+  }
+
   async #pageCall(open: OpenPage, method: string, args: readonly unknown[]): Promise<unknown> {
     const { page } = open;
     if (method === "goto") return this.#goto(page, String(args[0]), args[1]);
+    if (method === "waitForNavigation" || method === "reload") {
+      const response = (await invoke(page, method, revive(args, page) as unknown[])) as Response | null;
+      await this.#recordVitals(page);
+      return responseData(response);
+    }
     if (method === "evaluate") {
-      const [source, isFunction, arg] = args;
-      // The function's source, called with its argument, as an expression in the page.
-      return page.evaluate(isFunction ? `(${String(source)})(${arg === undefined ? "" : JSON.stringify(arg)})` : String(source));
+      const [source, isFunction, ...values] = args;
+      // The function's source, called with its arguments, as an expression in the page.
+      const call = `(${String(source)})(${values.map((v) => (v === undefined ? "undefined" : JSON.stringify(v))).join(", ")})`;
+      return page.evaluate(isFunction ? call : String(source));
     }
     if (method === "screenshot") return this.#screenshot(page, args[0] as ScreenshotOptions | undefined, String(args[1]));
-    if (method === "waitForSelector") {
-      const handle = await page.waitForSelector(String(args[0]), args[1] as Parameters<Page["waitForSelector"]>[1]);
-      await handle?.dispose();
-      return handle !== null;
-    }
+    if (method === "waitForSelector" || method === "$") return this.#keep(open, (await invoke(page, method, args)) as ElementHandle | null);
+    if (method === "$$") return ((await page.$$(String(args[0]))) as ElementHandle[]).map((e) => this.#keep(open, e));
     if (method === "close") {
       await page.close();
       await Promise.allSettled(open.pending);
+      for (const element of open.elements.values()) await element.dispose().catch(() => {});
       return undefined;
     }
-    return invoke(page, method, args);
+    if (method === "isEditable") return elementCall(page.locator(String(args[0])), method, []);
+    return invoke(page, method, revive(args, page) as unknown[]);
+  }
+
+  async #elementCall(open: OpenPage, handle: number, method: string, args: unknown[]): Promise<unknown> {
+    const element = open.elements.get(handle);
+    if (!element) throw new Error(`element handle ${handle} is disposed (k6 disposes a page's elements when it closes)`);
+    if (method === "$") return this.#keep(open, await element.$(String(args[0])));
+    if (method === "$$") return (await element.$$(String(args[0]))).map((e) => this.#keep(open, e));
+    if (method === "dispose") open.elements.delete(handle);
+    return elementCall(element, method, args);
+  }
+
+  /** An element handle kept for the script, by the number it gets; null for no element. */
+  #keep(open: OpenPage, element: ElementHandle | null): number | null {
+    if (!element) return null;
+    const handle = this.#nextHandle++;
+    open.elements.set(handle, element);
+    return handle;
   }
 
   async #goto(page: Page, url: string, options: unknown): Promise<unknown> {
@@ -130,10 +178,14 @@ export class BrowserHost {
     const refused = this.#refusal(parsed);
     if (refused) throw new Error(`page.goto(${parsed.href}) refused before it was sent: ${refused}`);
     const response = await page.goto(parsed.href, options as Parameters<Page["goto"]>[1]);
+    await this.#recordVitals(page);
+    return responseData(response);
+  }
+
+  /** The web vitals of the page's last navigation, recorded with its URL. */
+  async #recordVitals(page: Page): Promise<void> {
     const vitals = (await page.evaluate(VITALS_PROBE).catch(() => null)) as PageVitals | null;
     if (vitals) this.#record(webVitalSamples(vitals, page.url()).map((s) => ({ type: "trend", ...s })));
-    if (!response) return null;
-    return { status: response.status(), statusText: response.statusText(), url: response.url(), headers: response.headers() };
   }
 
   async #screenshot(page: Page, options: ScreenshotOptions | undefined, defaultName: string): Promise<ArrayBuffer> {
@@ -158,9 +210,9 @@ export class BrowserHost {
     return { context, handle };
   }
 
-  async #newPage(context: BrowserContext): Promise<BrowserAnswer> {
+  async #newPage(context: BrowserContext, contextHandle: number): Promise<BrowserAnswer> {
     const page = await context.newPage();
-    const open: OpenPage = { page, pending: new Set() };
+    const open: OpenPage = { page, context: contextHandle, pending: new Set(), elements: new Map(), console: null };
     const track = (work: Promise<void>) => {
       open.pending.add(work);
       void work.finally(() => open.pending.delete(work));
@@ -169,7 +221,22 @@ export class BrowserHost {
     page.on("requestfailed", (request) => this.#recordRequest(request, null, true));
     const handle = this.#nextHandle++;
     this.#pages.set(handle, open);
-    return { value: handle, url: page.url() };
+    return { value: handle, url: page.url(), context: contextHandle };
+  }
+
+  /** Starts collecting a page's console for the script (page.on("console")), once. */
+  #listen({ page: handle, event }: PageListen): void {
+    const open = this.#pages.get(handle);
+    if (!open || event !== "console" || open.console) return;
+    const queue: Promise<PageEvent>[] = [];
+    open.console = queue;
+    open.page.on("console", (message) => queue.push(consoleEvent(handle, message)));
+  }
+
+  /** The console messages of every listened page since the last answer, in order. */
+  async #events(): Promise<PageEvent[]> {
+    const waiting = [...this.#pages.values()].flatMap((open) => open.console?.splice(0) ?? []);
+    return Promise.all(waiting);
   }
 
   async #requestFinished(request: Request): Promise<void> {
@@ -190,7 +257,36 @@ export class BrowserHost {
   }
 }
 
+/** What a navigation brings back of its main response (null: none, as for a same-document one). */
+function responseData(response: Response | null): unknown {
+  if (!response) return null;
+  return { status: response.status(), statusText: response.statusText(), url: response.url(), headers: response.headers() };
+}
+
+/** A console message as k6's ConsoleMessage gives it, its arguments' JSON values read now (their handles die with the page). */
+async function consoleEvent(page: number, message: ConsoleMessage): Promise<PageEvent> {
+  const args = await Promise.all(message.args().map((arg) => arg.jsonValue().catch(() => null)));
+  return { page, event: "console", type: message.type(), text: message.text(), args };
+}
+
 type ScreenshotOptions = { path?: unknown; type?: unknown } & Record<string, unknown>;
+
+/**
+ * k6's editable state (its injected script's checkElementState): not disabled, and no
+ * readonly attribute on an input, textarea or select. Playwright's isEditable throws for any
+ * other element (a div), where k6 answers true. Runs in the page.
+ */
+function k6Editable(element: { nodeName: string; hasAttribute(name: string): boolean }): boolean {
+  const disabled = ["BUTTON", "INPUT", "SELECT", "TEXTAREA"].includes(element.nodeName) && element.hasAttribute("disabled");
+  const readonly = ["INPUT", "TEXTAREA", "SELECT"].includes(element.nodeName) && element.hasAttribute("readonly");
+  return !disabled && !readonly;
+}
+
+/** A call on an element (a locator or a handle): as Playwright's, but isEditable as k6 answers it. */
+function elementCall(element: Locator | FrameLocator | ElementHandle, method: string, args: readonly unknown[]): Promise<unknown> {
+  if (method === "isEditable" && "evaluate" in element) return (element as Locator).evaluate(k6Editable);
+  return invoke(element, method, args);
+}
 
 /** One of the listed methods on a Playwright object, with the script's arguments as they are (k6 copies Playwright's). */
 function invoke(object: object, method: string, args: readonly unknown[]): Promise<unknown> {

@@ -1,0 +1,162 @@
+/**
+ * k6/browser's page and what hangs off it, as proxies in the script's isolate: the page, its
+ * locators and frame locators, element handles (page.$), keyboard and mouse, a navigation's
+ * response and a console message. Each call crosses to the shard (browser-proxy.ts), which
+ * replays it on Playwright's objects (workers/shard/browser-host.ts).
+ *
+ * A locator is the list of steps that made it from its page (`getByRole("list")`, then
+ * `.locator("li", { hasText })`, then `.first()`): k6 builds locators without waiting, so
+ * nothing crosses until an action or a read, which carries the steps.
+ */
+import { BROWSER_METHODS, type BrowserTarget, type LocatorStep, type PageEvent } from "../browser-wire.ts";
+import { type Call, crossing, guarded, LOCATOR_OF, type Methods, methods, type PageTools } from "./browser-proxy.ts";
+
+/** The steps that find by what the user sees: a page, a locator and a frame locator each have them. */
+const FINDERS = ["getByRole", "getByText", "getByLabel", "getByPlaceholder", "getByAltText", "getByTitle", "getByTestId"] as const;
+
+export function pageProxy(tools: PageTools, handle: number, firstUrl: string, context: number | undefined): Methods {
+  const { call } = tools;
+  const target: BrowserTarget = { kind: "page", page: handle };
+  let url = firstUrl;
+  let closed = false;
+  /** A call that may move the page: its URL comes back with the answer. */
+  const track = async (what: string, method: string, args: readonly unknown[]) => {
+    const answer = await call(what, target, method, args);
+    if (answer.url !== undefined) url = answer.url;
+    return answer.value;
+  };
+  const navigation =
+    (method: string) =>
+    async (...args: unknown[]) => {
+      const response = (await track(`page.${method}()`, method, args)) as ResponseData | null;
+      return response && responseOf(response);
+    };
+  const element = (value: unknown) => (typeof value === "number" ? elementProxy(call, handle, value) : null);
+  const page: Methods = {};
+  for (const method of BROWSER_METHODS.page) page[method] = (...args: unknown[]) => track(`page.${method}()`, method, args);
+  Object.assign(page, finders(tools.call, handle, []), {
+    url: () => url,
+    isClosed: () => closed,
+    frameLocator: (selector: string) => frameLocatorProxy(call, handle, [{ by: "frameLocator", args: [String(selector)] }]),
+    keyboard: guarded("keyboard", methods(call, "keyboard", { kind: "keyboard", page: handle })),
+    mouse: guarded("mouse", methods(call, "mouse", { kind: "mouse", page: handle })),
+    context() {
+      if (context === undefined) throw new Error("page.context(): this page's context is not known");
+      return tools.context(context);
+    },
+    goto: navigation("goto"),
+    reload: navigation("reload"),
+    waitForNavigation: navigation("waitForNavigation"),
+    // The function's source crosses, not the function: it runs in the page, as in k6, with every argument after it.
+    evaluate: (fn: unknown, ...args: unknown[]) => track("page.evaluate()", "evaluate", [String(fn), typeof fn === "function", ...args]),
+    // k6 returns the image; the shard keeps it in R2 too, under the run (named by options.path or the VU's iteration).
+    screenshot: (options?: { type?: unknown }) => track("page.screenshot()", "screenshot", [options, tools.screenshotName(options?.type)]),
+    waitForSelector: async (selector: string, options?: unknown) =>
+      element(await track("page.waitForSelector()", "waitForSelector", [String(selector), options])),
+    $: async (selector: string) => element(await track("page.$()", "$", [String(selector)])),
+    $$: async (selector: string) => ((await track("page.$$()", "$$", [String(selector)])) as number[]).map(element),
+    waitForTimeout: (ms: number) => tools.sleep(Math.max(0, Number(ms) || 0)),
+    on(event: unknown, handler: unknown) {
+      if (event !== "console") throw new Error(`k6/browser's page.on("${String(event)}"): only page.on("console") is built in edgeload yet`);
+      if (typeof handler !== "function") throw new Error('page.on("console", handler): the handler must be a function');
+      tools.listen(handle, "console", (e) => handler(consoleMessage(e as PageEvent, proxy)));
+    },
+    async close() {
+      await track("page.close()", "close", []);
+      closed = true;
+    },
+  });
+  const proxy = guarded("page", page);
+  return proxy;
+}
+
+/** page.locator, page.getBy…: each starts a locator (or adds a step to `steps`). */
+function finders(call: Call, page: number, steps: readonly LocatorStep[]): Methods {
+  const out: Methods = { locator: (selector: string, options?: unknown) => locatorProxy(call, page, [...steps, step("locator", [String(selector), options])]) };
+  for (const by of FINDERS) out[by] = (...args: unknown[]) => locatorProxy(call, page, [...steps, step(by, args)]);
+  return out;
+}
+
+/** A step with its arguments as they cross (RegExps as their source and flags), checked when it is made, as k6 does. */
+const step = (by: LocatorStep["by"], args: readonly unknown[]): LocatorStep => ({ by, args: crossing(`locator.${by}()`, args) });
+
+function locatorProxy(call: Call, page: number, steps: readonly LocatorStep[]): Methods {
+  const target: BrowserTarget = { kind: "locator", page, steps };
+  const narrow =
+    (by: LocatorStep["by"]) =>
+    (...args: unknown[]) =>
+      locatorProxy(call, page, [...steps, step(by, args)]);
+  const locator: Methods = {
+    ...methods(call, "locator", target),
+    ...finders(call, page, steps),
+    [LOCATOR_OF]: steps,
+    filter: narrow("filter"),
+    first: narrow("first"),
+    last: narrow("last"),
+    nth: (index: number) => locatorProxy(call, page, [...steps, step("nth", [Math.trunc(Number(index))])]),
+    frameLocator: (selector: string) => frameLocatorProxy(call, page, [...steps, step("frameLocator", [String(selector)])]),
+    contentFrame: () => frameLocatorProxy(call, page, [...steps, step("contentFrame", [])]),
+    /** Playwright's locator.all(): a locator of each match now, by its index. */
+    async all() {
+      const count = Number((await call("locator.all()", target, "count", [])).value);
+      return Array.from({ length: count }, (_, i) => locatorProxy(call, page, [...steps, step("nth", [i])]));
+    },
+  };
+  return guarded("locator", locator);
+}
+
+/** k6's FrameLocator: what finds inside the frame; it has no actions of its own. */
+function frameLocatorProxy(call: Call, page: number, steps: readonly LocatorStep[]): Methods {
+  const frameStep =
+    (by: "first" | "last" | "nth") =>
+    (...args: unknown[]) =>
+      frameLocatorProxy(call, page, [...steps, step(by, args)]);
+  return guarded("frameLocator", {
+    ...finders(call, page, steps),
+    frameLocator: (selector: string) => frameLocatorProxy(call, page, [...steps, step("frameLocator", [String(selector)])]),
+    first: frameStep("first"),
+    last: frameStep("last"),
+    nth: frameStep("nth"),
+  });
+}
+
+/** k6's ElementHandle (page.$): the shard keeps the element until its page closes or dispose(). */
+function elementProxy(call: Call, page: number, handle: number): Methods {
+  const target: BrowserTarget = { kind: "element", page, element: handle };
+  const element = (value: unknown) => (typeof value === "number" ? elementProxy(call, page, value) : null);
+  return guarded("elementHandle", {
+    ...methods(call, "element", target),
+    $: async (selector: string) => element((await call("elementHandle.$()", target, "$", [String(selector)])).value),
+    $$: async (selector: string) => ((await call("elementHandle.$$()", target, "$$", [String(selector)])).value as number[]).map(element),
+  });
+}
+
+/** What a navigation brings back of the main response. */
+interface ResponseData {
+  readonly status: number;
+  readonly statusText: string;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+}
+
+/** k6's Response, as far as its data crossed: status(), ok(), url(), headers(). */
+function responseOf(data: ResponseData): Methods {
+  return guarded("response", {
+    status: () => data.status,
+    statusText: () => data.statusText,
+    ok: () => data.status >= 200 && data.status <= 299,
+    url: () => data.url,
+    headers: () => ({ ...data.headers }),
+    headerValue: (name: string) => data.headers[String(name).toLowerCase()] ?? null,
+  });
+}
+
+/** k6's ConsoleMessage: its arguments crossed as their JSON values (JSHandle.jsonValue()). */
+function consoleMessage(event: PageEvent, page: Methods): Methods {
+  return guarded("consoleMessage", {
+    type: () => event.type,
+    text: () => event.text,
+    page: () => page,
+    args: () => event.args.map((value) => guarded("jsHandle", { jsonValue: async () => value })),
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * What k6/browser's proxies share (vu-modules/browser.ts, browser-page.ts): the one way a
+ * call reaches the shard, the plain methods of a kind built from the wire's list, and the
+ * guard that names a k6 method edgeload has not built when a script reaches it.
+ */
+import { BROWSER_METHODS, type BrowserAnswer, type BrowserTarget, UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "../browser-wire.ts";
+
+/** One call to the shard: `what` names it in errors (`page.click()`). */
+export type Call = (what: string, target: BrowserTarget, method: string, args: readonly unknown[]) => Promise<BrowserAnswer>;
+export type Methods = Record<string, unknown>;
+
+/** A page event's handler, as the script gave it to page.on. */
+export type PageHandler = (event: unknown) => unknown;
+
+/** What a page's proxies need of the module: the call, the VU's clock, names and events. */
+export interface PageTools {
+  readonly call: Call;
+  readonly sleep: (ms: number) => Promise<void>;
+  /** The R2 name of the VU's next screenshot of `type`. */
+  readonly screenshotName: (type: unknown) => string;
+  /** Registers a handler of a page's event: the shard starts collecting it with the next call. */
+  readonly listen: (page: number, event: "console", handler: PageHandler) => void;
+  /** The proxy of a context by handle (page.context()). */
+  readonly context: (handle: number) => Methods;
+}
+
+/** The plain methods of `kind`: each one call to the shard, answered with its value. */
+export function methods(call: Call, kind: BrowserTarget["kind"], target: BrowserTarget): Methods {
+  const out: Methods = {};
+  for (const method of BROWSER_METHODS[kind]) out[method] = async (...args: unknown[]) => (await call(`${kind}.${method}()`, target, method, args)).value;
+  return out;
+}
+
+/** `object`, naming the k6 methods not built when the script reaches one (await's `then` and the rest stay undefined). */
+export function guarded(kind: string, object: Methods): Methods {
+  return new Proxy(object, {
+    get(target, property, receiver) {
+      if (typeof property === "string" && !(property in target)) {
+        if (Object.hasOwn(UNBUILT_BROWSER_CALLS, property)) throw new Error(`k6/browser's ${kind}.${property}: ${UNBUILT_BROWSER_CALLS[property]}`);
+        if (Object.hasOwn(UNBUILT_PROPERTIES, property)) throw new Error(`k6/browser's ${kind}.${property}: ${UNBUILT_PROPERTIES[property]}`);
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
+/**
+ * The arguments as they cross: trailing undefineds dropped, RegExps as their source and
+ * flags (getByText(/Your bet/), filter({ hasNotText: /x/ })), a locator as its steps (on
+ * the same page: filter({ has: page.locator("h3") })), functions refused (only
+ * evaluate's source crosses, as a string).
+ */
+export function crossing(what: string, args: readonly unknown[]): unknown[] {
+  const out = [...args];
+  while (out.length && out[out.length - 1] === undefined) out.pop();
+  return out.map((a) => encoded(what, a));
+}
+
+/** Where a locator proxy keeps its steps, for a locator given as an argument (filter({ has }), locator.or(…)). */
+export const LOCATOR_OF = Symbol("k6/browser locator steps");
+
+function encoded(what: string, value: unknown): unknown {
+  const steps = (value as { [LOCATOR_OF]?: unknown } | null)?.[LOCATOR_OF];
+  if (steps !== undefined) return { $locator: steps };
+  if (typeof value === "function") throw new Error(`${what}: a function cannot cross to the browser here (page.evaluate takes one)`);
+  if (value instanceof RegExp) return { $regexp: value.source, flags: value.flags };
+  if (Array.isArray(value)) return value.map((v) => encoded(what, v));
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return value;
+  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, encoded(what, v)]));
+  return value;
+}
