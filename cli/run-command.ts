@@ -34,6 +34,9 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   if (refused.length) throw invalid(where, refused);
   const load = checked("bad load flags", parseLoadFlags(values));
   if (kind === "script") return runScript(file!, values, load);
+  // A built-in scenario that is a k6 script (browser-login) runs as that script.
+  const scripted = kind === "scenario" ? await (await import("./scenario-script.ts")).scenarioScript(values.scenario!, values, given) : null;
+  if (scripted) return runScript(scripted.path, { ...values, env: scripted.env }, load);
 
   const { spec: base, rest } =
     kind === "spec"

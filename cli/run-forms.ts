@@ -67,9 +67,9 @@ export interface ScenarioFlags {
  * from `.edgeload/dev.json`.
  */
 export async function scenarioForm(v: ScenarioFlags, load: LoadFlags): Promise<FormSpec> {
-  const { SCENARIOS } = await import("../scenarios/catalog.ts");
+  const { SCENARIOS, BUILT_IN_SCENARIO_NAMES } = await import("../scenarios/catalog.ts");
   const definition = SCENARIOS[v.scenario];
-  if (!definition) throw new CliError(`--scenario: unknown scenario "${v.scenario}"; built in: ${Object.keys(SCENARIOS).join(", ")}`, EXIT.invalidConfig);
+  if (!definition) throw new CliError(`--scenario: unknown scenario "${v.scenario}"; built in: ${BUILT_IN_SCENARIO_NAMES.join(", ")}`, EXIT.invalidConfig);
   const dev = v.target ? null : await (await import("./dev-file.ts")).readDevFile();
   const target = v.target ?? dev?.targetUrl;
   if (!target) throw new CliError("--target is required (or run `edgeload dev` to default to the local target)", EXIT.invalidConfig);

@@ -22,6 +22,7 @@ export const RUN_COMMAND = {
     "run <script.js> [flags]                          a k6 script, unmodified",
     "run --target URL (--rate N | --vus N) -d 30s [flags]",
     "run --scenario NAME (--preset rpsN | --rate N -d 30s) [flags]",
+    "run --scenario browser-login [--vus N -d 30s | -i N] [flags]",
   ],
   details: [
     "Load flags override the run's own profile as k6's command line overrides a script's options: -d, -i or --stage replace it. A k6 script gets exactly k6's shortcuts (--vus, else the script's vus, else 1). A spec keeps its model: a VU spec gets k6's shortcuts at --vus, else its own vus (or the startVUs of its ramp), else 1; an arrival-rate spec (or preset) a constant or ramping arrival rate at --rate, else its own rate, else its ramp's peak. A spec with named scenarios takes -d only (each scenario held at its level for that long). A flag that cannot apply to what is run is refused (exit 104), never ignored.",
@@ -185,7 +186,8 @@ export const RUN_COMMAND = {
       value: "NAME",
       group: SCENARIO,
       kinds: ["scenario"],
-      description: "a built-in scenario: userinfo, introspect, token-exchange, refresh, silent-auth, otp-login",
+      description:
+        "a built-in scenario: userinfo, introspect, token-exchange, refresh, silent-auth, otp-login; browser-login (a k6 browser script, its load as a script's)",
     },
     {
       name: "preset",
