@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { CliError } from "./connection.ts";
 import { PROJECT_ROOT } from "./paths.ts";
 import { scenarioScript } from "./scenario-script.ts";
+import { scriptRun } from "./script-command.ts";
 
 const GIVEN = { target: "http://127.0.0.1:9090/", "admin-secret": "s3cret" };
 
@@ -36,5 +37,30 @@ describe("scenarioScript", () => {
     expect((refusal as CliError).message).toBe(
       "--rate, --preset, --client-id, --no-preflight cannot apply to --scenario browser-login, a k6 script (k6-scripts/browser-login.js): its load is --vus, -d, -i or --stage, as any script's",
     );
+  });
+});
+
+describe("k6-scripts/browser-login.js's options", () => {
+  const script = join(PROJECT_ROOT, "k6-scripts/browser-login.js");
+
+  it("hold each page's TTFB, FCP and LCP at p75 under its URL on the target, one browser scenario of ITERATIONS", async () => {
+    const run = await scriptRun(script, { BASE_URL: "http://127.0.0.1:9/", ADMIN_SECRET: "s", ITERATIONS: "2" }, null);
+    const thresholds = run.spec.thresholds as Record<string, string[]>;
+    expect(thresholds.browser_web_vital_lcp).toEqual(["p(75)<2500"]);
+    for (const page of ["/login", "/consent", "/app/callback"]) {
+      // The base URL's trailing slash dropped: the URL as Chromium reports the page.
+      expect(thresholds[`browser_web_vital_ttfb{url:http://127.0.0.1:9${page}}`], page).toEqual(["p(75)<800"]);
+      expect(thresholds[`browser_web_vital_fcp{url:http://127.0.0.1:9${page}}`], page).toEqual(["p(75)<1800"]);
+      expect(thresholds[`browser_web_vital_lcp{url:http://127.0.0.1:9${page}}`], page).toEqual(["p(75)<2500"]);
+    }
+    expect(thresholds.browser_login_success).toEqual(["rate>0.99"]);
+    expect(run.spec.scenarios).toMatchObject({ browser_login: { executor: "shared-iterations", vus: 1, iterations: 2 } });
+  });
+
+  it("refuses to start without the admin secret or with a bad count, naming the variable", async () => {
+    const without = await scriptRun(script, { BASE_URL: "http://127.0.0.1:9" }, null).catch((e: unknown) => e);
+    expect((without as CliError).message).toContain("the browser-login script needs ADMIN_SECRET in the environment");
+    const bad = await scriptRun(script, { BASE_URL: "http://127.0.0.1:9", ADMIN_SECRET: "s", VUS: "two" }, null).catch((e: unknown) => e);
+    expect((bad as CliError).message).toContain('VUS must be a whole number of at least 1, got "two"');
   });
 });
