@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSources, targetsOf } from "../support/k6-corpus/docs-table.ts";
 import { findHttpbin, type RealTarget, startHttpbin } from "../support/k6-corpus/real-targets.ts";
+import { type CorpusTargets, startCorpusTargets } from "../support/k6-corpus/targets.ts";
 import { fill, readManifest } from "../support/k6-corpus/run-corpus.ts";
 import { describeWithBinary } from "../support/required-binaries.ts";
 
@@ -21,6 +22,8 @@ describe("corpus.json's placeholders", () => {
     ["{origin}/test.k6.io/", "http://127.0.0.1:4002/test.k6.io/"],
     ["{host}", "127.0.0.1:4002"],
     ["{ws}/echo", "ws://127.0.0.1:4002/echo"],
+    // In a script's args: a WebSocket base for -e BASE_URL.
+    ["BASE_URL={ws}", "BASE_URL=ws://127.0.0.1:4002"],
     // Not a placeholder: a literal object in a script's options stays as it is.
     ["{ duration: '1s', target: 2 }", "{ duration: '1s', target: 2 }"],
   ])("fills %s as %s", (to, filled) => {
@@ -52,6 +55,10 @@ describe("the target column of docs/k6.md's corpus table", () => {
     ["qp-basic", { httpbin: false, lookAlikes: ["quickpizza.grafana.com"] }],
     ["ts-template-get-200", { httpbin: false, lookAlikes: ["test-api.k6.io"] }],
     ["k6-websockets-echo", { httpbin: false, lookAlikes: ["echo.websocket.org"] }],
+    // -e BASE_URL stands for the service its default names: test-api.k6.io's own scripts, its wss:// chat too.
+    ["testapi-api-demo", { httpbin: false, lookAlikes: ["test-api.k6.io"] }],
+    ["testapi-ws-demo", { httpbin: false, lookAlikes: ["test-api.k6.io"] }],
+    ["testk6-website", { httpbin: false, lookAlikes: ["test.k6.io"] }],
     // No request at all.
     ["k6-base64", { httpbin: false, lookAlikes: [] }],
   ])("%s reaches %j", async (name, expected) => {
@@ -70,6 +77,79 @@ describe("the target column of docs/k6.md's corpus table", () => {
   it("names the host it does not know", () => {
     const script = { name: "x", substitutions: [{ from: "https://example.net", to: "{origin}" }] };
     expect(() => targetsOf(script as never, "")).toThrow(/no service at example\.net/);
+  });
+});
+
+describe("the look-alikes of test-api.k6.io and test.k6.io (as their programs answer the corpus's scripts)", () => {
+  let targets: CorpusTargets;
+  beforeAll(async () => {
+    targets = await startCorpusTargets();
+  });
+  afterAll(() => targets?.stop());
+  const at = (path: string, init: RequestInit = {}) => fetch(`${targets.origin}${path}`, { redirect: "manual", ...init });
+  const form = (fields: Record<string, string>, headers: Record<string, string> = {}): RequestInit => ({
+    method: "POST",
+    body: new URLSearchParams(fields).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+  });
+
+  it("redirects a path without its slash as Django's APPEND_SLASH does (301), and lists the public crocodiles with their age", async () => {
+    const moved = await at("/public/crocodiles?x=1");
+    expect([moved.status, moved.headers.get("location")]).toEqual([301, "/public/crocodiles/?x=1"]);
+    const crocodiles = (await (await at("/public/crocodiles/")).json()) as { id: number; age: number }[];
+    expect(crocodiles.map((c) => c.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(crocodiles.every((c) => c.age > 7)).toBe(true);
+  });
+
+  it("authenticates as REST framework does: 401 with a Basic challenge, then Basic, bearer and session cookie each let a user in", async () => {
+    const anonymous = await at("/my/crocodiles/");
+    expect([anonymous.status, anonymous.headers.get("www-authenticate")]).toEqual([401, 'Basic realm="api"']);
+    const basic = await at("/my/crocodiles/", { headers: { authorization: `Basic ${btoa("user:test123!")}` } });
+    expect(basic.status).toBe(200);
+    const { access } = (await (await at("/auth/token/login/", form({ username: "user", password: "test123!" }))).json()) as { access: string };
+    const created = await at("/my/crocodiles/", form({ name: "Croc", sex: "M", date_of_birth: "2019-01-01" }, { authorization: `Bearer ${access}` }));
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: number };
+    const login = await at("/auth/cookie/login/", form({ username: "user", password: "test123!" }));
+    expect(((await login.json()) as { email: string }).email).toBe("user@example.com");
+    const session = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    expect((await at(`/my/crocodiles/${id}/`, { method: "DELETE", headers: { cookie: session } })).status).toBe(204);
+    expect((await at(`/my/crocodiles/${id}/`, { headers: { cookie: session } })).status).toBe(404);
+  });
+
+  it("refuses to register a user the public service has long had (api_demo.js's setup), as it does", async () => {
+    const again = await at("/user/register/", form({ username: "nkjshjkcckjhxewewjfhxkjqehnqlx@example.com", password: "secret" }));
+    expect(again.status).toBe(400);
+  });
+
+  it("logs in on test.k6.io only with the csrf cookie's token, redirecting to the messages of the user (302), and refuses another token (403)", async () => {
+    const page = await at("/my_messages.php");
+    const csrf = /csrf=([^;]+)/.exec(page.headers.get("set-cookie") ?? "")?.[1] ?? "";
+    expect(await page.text()).toContain(`name="csrftoken" value="${csrf}"`);
+    const login = await at("/login.php", form({ login: "admin", password: "123", redir: "1", csrftoken: csrf }, { cookie: `csrf=${csrf}` }));
+    expect([login.status, login.headers.get("location")]).toEqual([302, "/my_messages.php"]);
+    const cookies = login.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
+    expect(await (await at("/my_messages.php", { headers: { cookie: cookies } })).text()).toContain("Welcome, admin!");
+    const forged = await at("/login.php", form({ login: "admin", password: "123", redir: "1", csrftoken: "other" }, { cookie: `csrf=${csrf}` }));
+    expect(forged.status).toBe(403);
+  });
+
+  it("runs test-api.k6.io's chat: every event goes to the room, and LEAVE closes with 3000", async () => {
+    const url = `${targets.origin.replace("http", "ws")}/ws/crocochat/room1/`;
+    const seen: string[] = [];
+    const ws = new WebSocket(url);
+    const closed = new Promise<number>((resolve) => ws.addEventListener("close", (e) => resolve(e.code)));
+    ws.addEventListener("message", (e) => {
+      const event = JSON.parse(String(e.data)) as { event: string; user: string };
+      seen.push(`${event.event} ${event.user}`);
+      if (event.event === "NAME_CHANGE") ws.send(JSON.stringify({ event: "LEAVE" }));
+    });
+    ws.addEventListener("open", () => ws.send(JSON.stringify({ event: "SET_NAME", new_name: "Croc 1" })));
+    expect(await closed).toBe(3000);
+    expect(seen).toEqual(["USER_JOINED anonymous", "NAME_CHANGE Croc 1", "LEAVE Croc 1"]);
   });
 });
 

@@ -86,11 +86,13 @@ function corpus(k6: string, python: string): void {
     else expect(same, `${name} is listed as differing (${expected}) but now ends as under k6: delete its line`).toBe(false);
   });
 
-  it("refuses a script only before any load, naming the import or call it cannot run (exit 104)", () => {
+  it("refuses a script only before any load, naming the import, call or threshold's metric it cannot run (exit 104)", () => {
     const refused = [...results.values()].filter((r) => r.edgeload.exit === 104);
     for (const r of refused) {
       expect(r.edgeload.iterations, r.name).toBe(0);
-      expect(r.edgeload.tail, r.name).toMatch(/cannot run on edgeload:\n\s+- .*(import of \S+|a callback .* passed to \S+)/);
+      expect(r.edgeload.tail, r.name).toMatch(
+        /cannot run on edgeload:\n\s+- .*(import of \S+|a callback .* passed to \S+)|invalid run spec from \S+:\n\s+- thresholds\.\S+: unknown metric/,
+      );
     }
   });
 
