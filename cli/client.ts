@@ -3,6 +3,7 @@
  * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem; an
  * API that cannot be asked at all becomes ApiUnreachable, naming its URL.
  */
+import type { DeploymentProbe } from "./plan-probe.ts";
 import type { Comparison } from "../core/results/compare.ts";
 import type { K6ImportView } from "../core/formats/k6-summary.ts";
 import type { QueryRow } from "../core/results/query.ts";
@@ -138,6 +139,11 @@ export class EdgeloadClient {
   /** What the deployment would do with a spec, and whether its allow-list takes the target (POST /v1/plan). */
   planRun(spec: unknown): Promise<{ target: { url: string; allowed: boolean; detail?: string } }> {
     return this.#call("POST", "/v1/plan", spec);
+  }
+
+  /** The target's time to first byte from each region of the run, one shard a region (POST /v1/probe). */
+  probeTarget(spec: unknown): Promise<DeploymentProbe> {
+    return this.#call("POST", "/v1/probe", spec);
   }
 
   /**

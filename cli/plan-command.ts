@@ -3,7 +3,8 @@
  * what a run would do, before any load — shards per region, how they report (the
  * aggregation tree), platform usage against every documented limit, and its estimated cost
  * at the spec's expectedLatency beside its cost at 30, 50, 100 and 200 ms (or, with
- * `--probe`, at the p95 time to first byte a few requests from here measured: plan-probe.ts) —
+ * `--probe`, at the p95 time to first byte a few requests measured — from each region of the
+ * run through the named deployment's shards, else from here: plan-probe.ts) —
  * under the caps of the deployment's wrangler.toml, or of `--var MAX_RATE_PER_S=…` and the
  * other cap settings (CAP_SETTINGS), which stand for the secrets a deployment sets them with.
  * A run over those caps is planned without them and printed all the same, followed by each
@@ -36,7 +37,7 @@ import { namedValues, withOverrides } from "./spec-overrides.ts";
 import { withPublicEnv } from "./public-env.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
 import { ownershipLine } from "./verify-command.ts";
-import { plannedLatency, type PlannedLatency } from "./plan-probe.ts";
+import { plannedLatency, type DeploymentProbe, type PlannedLatency } from "./plan-probe.ts";
 import { screenshotsOption, usageOptionsOf } from "./plan-usage-options.ts";
 
 const USAGE =
@@ -89,7 +90,7 @@ export async function planCommand(args: string[]): Promise<number> {
   const usageOptions = { ...usageOptionsOf(config, configPath), screenshots: screenshotsOption(values.screenshots) };
   const target = await deploymentTargetCheck(values, raw);
   // The latency the plan is sized for: the spec's, or the p95 a probe of the target measured.
-  const latency = await plannedLatency(spec.spec, raw, { probe: values.probe === true, refused: target?.allowed === false, deployment: target !== null });
+  const latency = await latencyOf(values, spec.spec, raw, target);
   const total = new ArrivalSchedule(latency.spec.stages).total;
   const planned = planRun(latency.spec, total, limits);
   // Over a cap: plan without the caps, so the whole run can be seen, and say what to raise.
@@ -265,6 +266,25 @@ async function deploymentTargetCheck(values: { url?: string | undefined; token?:
     if (error instanceof ApiProblem)
       throw new CliError(`${client.baseUrl} could not check the run: ${error.message}`, exitCodeOfApiStatus(error.status, error.body.type));
     throw new CliError(`${client.baseUrl} could not be reached to check the target: ${(error as Error).message}`);
+  }
+}
+
+/** The latency the plan is sized for: the spec's, or with --probe the p95 measured (by the named deployment's regions, else from here). */
+function latencyOf(values: { probe?: boolean; url?: string; token?: string }, spec: RunSpec, raw: unknown, target: TargetCheck): Promise<PlannedLatency> {
+  const flags = { probe: values.probe === true, refused: target?.allowed === false, deployment: target !== null };
+  return plannedLatency(spec, raw, flags, { deployment: () => deploymentProbe(values, raw) });
+}
+
+/** The named deployment's probe of the target from each region of the run (POST /v1/probe); null from one without the route. */
+async function deploymentProbe(values: { url?: string | undefined; token?: string | undefined }, spec: unknown): Promise<DeploymentProbe | null> {
+  const client = await connect(values);
+  try {
+    return await client.probeTarget(spec);
+  } catch (error) {
+    if (error instanceof ApiProblem && error.status === 404) return null;
+    if (error instanceof ApiProblem)
+      throw new CliError(`${client.baseUrl} could not probe the target: ${error.message}`, exitCodeOfApiStatus(error.status, error.body.type));
+    throw new CliError(`${client.baseUrl} could not be reached to probe the target: ${(error as Error).message}`);
   }
 }
 

@@ -1,56 +1,49 @@
 /**
  * `edgeload plan --probe`: the target's time to first byte, measured with a few sequential
- * requests from where the command runs, so the plan is sized for the latency the target
- * really has rather than the spec's guess (issue 49: a shard sustains connectionSlots /
- * latency requests a second, so a slower target needs more shards and costs more).
+ * requests, so the plan is sized for the latency the target really has rather than the spec's
+ * guess (issue 49: a shard sustains connectionSlots / latency requests a second, so a slower
+ * target needs more shards and costs more).
  *
- * It measures from this machine, not from the shards' regions: a deployment cannot probe yet
- * (no route does), and `plan` says so beside the figure. A request is timed from its send to
- * its response headers, as a shard's connection slot is held (core/plan/plan.ts); a first
- * request opens the connection and is not counted, as a shard's warm-up HEAD is not. The
- * probe sends the first plain GET or HEAD step of the spec (no SSE, no template in its path)
- * without its headers (a spec's secrets stay in it), else GET of the target's origin; it is
- * bounded in time and in requests.
+ * With a deployment named (`--url`), its `POST /v1/probe` times the target from each region the
+ * run uses, through one shard a region, and the plan takes the slowest region's p95; a
+ * deployment without the route (404) is probed from here instead, and `plan` says so. Without
+ * one, the requests go from the machine the command runs on. What is sent and how it reads:
+ * core/plan/latency-probe.ts; it is bounded in time and in requests.
  */
 import { atLatency } from "../core/plan/latency-costs.ts";
+import {
+  PROBE_BUDGET_MS,
+  PROBE_MIN_REQUESTS,
+  PROBE_REQUESTS,
+  probeFigures,
+  probeRequestOf,
+  type ProbeFigures,
+  type RegionProbe,
+} from "../core/plan/latency-probe.ts";
 import type { RunSpec } from "../core/spec/types.ts";
 import { CliError, EXIT } from "./connection.ts";
 
-/** Requests the probe times (after the one that opens the connection). */
-export const PROBE_REQUESTS = 20;
-/** The most the whole probe may take; it plans with what it measured by then, at least PROBE_MIN_REQUESTS. */
-export const PROBE_BUDGET_MS = 15_000;
-export const PROBE_MIN_REQUESTS = 5;
-
-export interface LatencyProbe {
+export interface LatencyProbe extends ProbeFigures {
   readonly url: string;
   readonly method: "GET" | "HEAD";
-  /** Requests timed. */
-  readonly requests: number;
-  readonly p50Ms: number;
-  readonly p95Ms: number;
-  readonly maxMs: number;
-  /** Status codes answered, with their counts: a refused request (401) may answer faster than a real one. */
-  readonly statuses: Readonly<Record<string, number>>;
-  readonly from: "this machine";
+  readonly from: "this machine" | "the deployment's regions";
+  /** Each region's shard's figures, when the deployment probed (its p95 above is the slowest region's). */
+  readonly regions?: readonly RegionProbe[];
 }
 
 export interface ProbeOptions {
   readonly requests?: number;
   readonly budgetMs?: number;
   readonly fetcher?: typeof fetch;
+  /** The named deployment's POST /v1/probe; null from it: the deployment has no such route. */
+  readonly deployment?: () => Promise<DeploymentProbe | null>;
 }
 
-/** What the probe sends: the spec's first plain GET or HEAD step, else GET of the target's origin. */
-export function probeRequestOf(spec: Pick<RunSpec, "target" | "steps">): { url: string; method: "GET" | "HEAD" } {
-  const step = spec.steps.find((s) => (s.method === "GET" || s.method === "HEAD") && !s.sse && !s.path.includes("{{"));
-  if (step) return { url: new URL(step.path, spec.target).href, method: step.method as "GET" | "HEAD" };
-  return { url: `${new URL(spec.target).origin}/`, method: "GET" };
-}
-
-/** The `q` quantile of `sorted` (ascending) by nearest rank: the ⌈q·n⌉-th smallest. */
-export function nearestRank(sorted: readonly number[], q: number): number {
-  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? 0;
+/** What `POST /v1/probe` answers (coordinator/http/probe-api.ts). */
+export interface DeploymentProbe {
+  readonly request: { readonly url: string; readonly method: "GET" | "HEAD" };
+  readonly regions: readonly RegionProbe[];
+  readonly p95Ms: number | null;
 }
 
 /** Times `requests` sequential requests to `url` (see the header); throws a CliError naming the target when it cannot. */
@@ -85,18 +78,18 @@ export async function probeLatency(url: string, method: "GET" | "HEAD", options:
     const why = lastError ? `: ${(lastError as Error).message}` : ` within ${Math.round((options.budgetMs ?? PROBE_BUDGET_MS) / 1000)} s`;
     throw new CliError(`--probe: ${method} ${url} answered ${samples.length} of ${wanted} requests${why}`, EXIT.invalidConfig);
   }
-  const sorted = [...samples].sort((a, b) => a - b);
-  const ms = (n: number) => Math.round(n * 10) / 10;
-  return {
-    url,
-    method,
-    requests: samples.length,
-    p50Ms: ms(nearestRank(sorted, 0.5)),
-    p95Ms: ms(nearestRank(sorted, 0.95)),
-    maxMs: ms(sorted.at(-1) ?? 0),
-    statuses,
-    from: "this machine",
-  };
+  return { url, method, ...probeFigures(samples, statuses), from: "this machine" };
+}
+
+/** The deployment's answer as a probe: the slowest region's figures, every region's beside them; a CliError when no region timed the target. */
+export function deploymentLatency(answer: DeploymentProbe): LatencyProbe {
+  const timed = answer.regions.filter((r): r is RegionProbe & { figures: ProbeFigures } => r.figures !== null);
+  const slowest = timed.reduce<(typeof timed)[number] | null>((a, b) => (a === null || b.figures.p95Ms > a.figures.p95Ms ? b : a), null);
+  if (!slowest) {
+    const why = answer.regions.map((r) => `${r.region}: ${r.error ?? "no answer"}`).join("; ");
+    throw new CliError(`--probe: no region of the deployment timed ${answer.request.method} ${answer.request.url} (${why})`, EXIT.invalidConfig);
+  }
+  return { ...answer.request, ...slowest.figures, from: "the deployment's regions", regions: answer.regions };
 }
 
 /** The probe in a line, e.g. "measured p95 82.4 ms (p50 81.0, max 90.2) over 20 GET of http://…/delay?ms=80 from this machine". */
@@ -104,7 +97,11 @@ export function probeLine(p: LatencyProbe, deployment: boolean): string {
   const statuses = Object.entries(p.statuses)
     .map(([status, n]) => `${status}×${n}`)
     .join(", ");
-  const where = deployment ? "from this machine, not from the deployment's regions (a deployment cannot probe yet)" : "from this machine";
+  if (p.regions) {
+    const each = p.regions.map((r) => (r.figures ? `${r.region} ${r.figures.p95Ms} ms (${r.colo})` : `${r.region} none: ${r.error}`)).join(", ");
+    return `latency probe: p95 ${p.p95Ms} ms to first byte, the slowest of ${p.regions.length} regions, ${p.requests} ${p.method} of ${p.url} from one shard in each: ${each}; answered ${statuses}`;
+  }
+  const where = deployment ? "from this machine, not from the deployment's regions (the deployment has no POST /v1/probe)" : "from this machine";
   return `latency probe: p95 ${p.p95Ms} ms to first byte (p50 ${p.p50Ms}, max ${p.maxMs}) over ${p.requests} ${p.method} of ${p.url} ${where}; answered ${statuses}`;
 }
 
@@ -141,13 +138,14 @@ export async function plannedLatency(
   const own = { spec, view: { plannedMs: spec.expectedLatencyMs, source, specMs: spec.expectedLatencyMs, probe: null }, basis } as const;
   if (!flags.probe) return own;
   if (flags.refused) return { ...own, probeText: "latency probe: not sent: the deployment would refuse the target" };
+  const fromDeployment = flags.deployment && options.deployment ? await options.deployment() : null;
   const { url, method } = probeRequestOf(spec);
-  const probe = await probeLatency(url, method, options);
+  const probe = fromDeployment ? deploymentLatency(fromDeployment) : await probeLatency(url, method, options);
   const plannedMs = Math.max(1, Math.ceil(probe.p95Ms));
   return {
     spec: atLatency(spec, plannedMs),
     view: { plannedMs, source: "probe", specMs: spec.expectedLatencyMs, probe },
-    basis: `the probe's p95, the spec says ${spec.expectedLatencyMs} ms`,
+    basis: `the probe's p95${fromDeployment ? " (the slowest region)" : ""}, the spec says ${spec.expectedLatencyMs} ms`,
     probeText: probeLine(probe, flags.deployment),
   };
 }

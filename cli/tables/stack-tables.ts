@@ -62,10 +62,10 @@ export const PLAN_COMMAND = {
   name: "plan",
   summary: "shards, platform limits and estimated cost of a spec or script, before any load",
   usage: [
-    "plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--probe] [--cron EXPR] [--url URL --token TOKEN]",
+    "plan <spec.json | script.js [-e NAME=VALUE]...> [--max-cost USD] [--var NAME=VALUE]... [--config wrangler.toml] [--format table|json] [--probe] [--screenshots N] [--cron EXPR] [--url URL --token TOKEN]",
   ],
   details: [
-    "The cost is priced at the spec's expectedLatency (50 ms unless it sets one): a shard sustains its connection slots over the target's time to first byte, so a slower target needs more shards and costs more. A table beside it prices the run at 30, 50, 100 and 200 ms. --probe times 20 sequential requests to the target (its first plain GET step, else its origin; 15 s at most) from this machine and plans at their p95, printing both; with a deployment named it still measures from here, not from the deployment's regions.",
+    "The cost is priced at the spec's expectedLatency (50 ms unless it sets one): a shard sustains its connection slots over the target's time to first byte, so a slower target needs more shards and costs more. A table beside it prices the run at 30, 50, 100 and 200 ms. --probe times 20 sequential requests to the target (its first plain GET step, else its origin; 15 s at most) and plans at their p95, printing both: with a deployment named, from one shard in each region of the run (POST /v1/probe), at the slowest region's p95 (a deployment without that route is probed from here, and the plan says so); else from this machine. --screenshots prices a k6/browser script's screenshots (an R2 write each, kept for the results retention): the plan cannot count them itself.",
     "Every line Cloudflare bills is priced: the objects' requests, duration and storage rows, D1's rows, R2, the API Worker, Workers Logs at the config's [observability] head_sampling_rate, D1 storage for its RESULTS_RETENTION_DAYS (90 by default) and a k6 script's Dynamic Workers (one ID for the shards, one each for setup() and teardown()).",
     "The caps are the deployment's wrangler.toml [vars] (or --config), else the defaults; --var MAX_RATE_PER_S=… (and MAX_DURATION_S, MAX_SHARDS, MAX_TOTAL_REQUESTS, MAX_VUS, SUBREQUESTS_PER_INVOCATION, AGGREGATOR_FAN_IN) stands for the secret a deployment sets it with. A run over the caps is planned without them and printed all the same, followed by each cap it needs and the `npx wrangler secret put` command that raises it.",
     "With a deployment named (--url/--token or EDGELOAD_URL/EDGELOAD_TOKEN) it also asks it (POST /v1/plan, which starts nothing) whether its ALLOWED_TARGETS take the target, and whether the target's owner has proved control where the deployment asks it (GET /v1/targets/<host>/verification; `edgeload verify` prints what to publish); without one nothing is contacted. Exit 104 when the spec is invalid, the plan needs a cap raised or breaks a platform limit, the cost is over --max-cost, or the deployment would refuse the target (not allowed, or not verified).",
@@ -97,7 +97,14 @@ export const PLAN_COMMAND = {
     {
       name: "probe",
       type: "boolean",
-      description: "measure the target's time to first byte from here (20 requests, p95) and plan at it instead of expectedLatency",
+      description:
+        "measure the target's time to first byte (20 requests, p95: from each region of the run through the named deployment, else from here) and plan at it instead of expectedLatency",
+    },
+    {
+      name: "screenshots",
+      type: "string",
+      value: "N",
+      description: "the screenshots a k6/browser script takes over the run, priced as R2 writes and storage for the retention (default 0)",
     },
     ...CONNECTION,
   ],

@@ -31,7 +31,7 @@
  * its run's coordinator has it delete that too once the run is final and in D1
  * (shard-end.ts).
  *
- * RPC surface: start(), abort(), inspect(), cleanUp().
+ * RPC surface: start(), abort(), inspect(), cleanUp(), probe().
  */
 import { DurableObject } from "cloudflare:workers";
 import { toRunWindow, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
@@ -44,6 +44,9 @@ import { targetPolicy } from "../outbound/policies.ts";
 import { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { buildShardFlow } from "./shard-flow.ts";
 import { observeColo } from "./observe-colo.ts";
+import { probeFromHere, type ShardProbe } from "./latency-probe.ts";
+import { modeOf } from "../../core/spec/target-policy.ts";
+import type { ProbeRequest } from "../../core/plan/latency-probe.ts";
 import { firstAlarmAtMs, sendWarmUp, shouldWarmUp } from "./warm-up.ts";
 import { WindowFlusher, shardFlushRoute, windowKey, type FlushReceivers } from "./window-flusher.ts";
 import { systemClock } from "./engine-types.ts";
@@ -155,6 +158,15 @@ export class LoadShard extends DurableObject<ShardEnv> {
     const pendingWindows = this.#record.letGo ? 0 : this.#flusher.storedCount();
     const { pending: _windows, ...rest } = (state ?? {}) as ShardState;
     return { ...rest, pendingWindows, alarm: await this.ctx.storage.getAlarm() };
+  }
+
+  /** `POST /v1/probe`: the target's time to first byte from this shard's region (latency-probe.ts); stores nothing. */
+  async probe(request: ProbeRequest, requests: number, budgetMs: number, ownedHosts?: readonly string[]): Promise<ShardProbe> {
+    const fetcher = outboundFetch(targetPolicy(this.env, ownedHosts));
+    // A local shard does not ask its colo, as a local run's does not (shard-state.ts).
+    const colo = modeOf(this.env.EDGELOAD_MODE) === "local" ? Promise.resolve("local") : observeColo(this.env.COLO_TRACE_URL);
+    const [where, timed] = await Promise.all([colo, probeFromHere(fetcher, Date, request, requests, budgetMs)]);
+    return { colo: where, ...timed };
   }
 
   /**

@@ -1,0 +1,60 @@
+/**
+ * A shard's part in `POST /v1/probe` (issue 49; coordinator/http/probe-api.ts): from the
+ * region the shard is placed in, time a few sequential requests to the target, as `edgeload
+ * plan --probe` does from the machine it runs on (core/plan/latency-probe.ts says what is
+ * sent and how it reads). Each request goes through the shard's outbound policy, so only an
+ * allowed target is reached; the shard stores nothing, so the probe leaves nothing behind.
+ *
+ * Timing: from the send to the response headers, on the Workers clock, which moves on I/O;
+ * the body is read to the end so the next request reuses the connection.
+ */
+import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
+import { PROBE_MIN_REQUESTS, probeFigures, type ProbeFigures, type ProbeRequest } from "../../core/plan/latency-probe.ts";
+
+export interface ShardProbe {
+  /** The colo the shard ran in ("local" under wrangler dev). */
+  readonly colo: string;
+  /** Its timings, or why it has none (the target refused or did not answer enough). */
+  readonly figures: ProbeFigures | null;
+  readonly error: string | null;
+}
+
+export interface ProbeClock {
+  now(): number;
+}
+
+/** Times `requests` requests of `request` with `fetcher` within `budgetMs` (see the header); never throws. */
+export async function probeFromHere(
+  fetcher: OutboundFetch,
+  clock: ProbeClock,
+  request: ProbeRequest,
+  requests: number,
+  budgetMs: number,
+): Promise<Omit<ShardProbe, "colo">> {
+  const deadline = clock.now() + budgetMs;
+  const samples: number[] = [];
+  const statuses: Record<string, number> = {};
+  let lastError: string | null = null;
+  // The first opens the connection (DNS, TCP, TLS) and is not timed; then `requests` timed ones.
+  for (let i = 0; i <= requests && clock.now() < deadline; i++) {
+    const started = clock.now();
+    try {
+      const response = await fetcher(request.url, {
+        method: request.method,
+        redirect: "manual",
+        headers: { "user-agent": "edgeload-plan-probe" },
+        signal: AbortSignal.timeout(Math.max(1, Math.floor(deadline - started))),
+      });
+      const ttfbMs = clock.now() - started;
+      await response.arrayBuffer();
+      if (i === 0) continue;
+      samples.push(ttfbMs);
+      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+    } catch (error) {
+      lastError = error instanceof Error ? error.message : String(error);
+    }
+  }
+  if (samples.length < Math.min(PROBE_MIN_REQUESTS, requests))
+    return { figures: null, error: `${request.method} ${request.url} answered ${samples.length} of ${requests} requests${lastError ? `: ${lastError}` : ""}` };
+  return { figures: probeFigures(samples, statuses), error: null };
+}
