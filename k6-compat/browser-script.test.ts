@@ -139,7 +139,8 @@ function browserVu(withHost = true) {
     host: withHost ? host : null,
     jar: new CookieJar(),
     shared: new Map(),
-    declare: (name) => declared.push(name),
+    // A time's name with its unit: CLS is a score, the failure rate a rate.
+    declare: (name, _type, isTime) => declared.push(isTime ? `${name} (ms)` : name),
   };
   const modules = createVuModules(context) as Record<string, any>;
   return { modules, calls, slept, declared };
@@ -151,10 +152,12 @@ describe("the VU's k6/browser", () => {
     expect(vu.declared).toEqual([]);
     void vu.modules["k6/browser"];
     expect(vu.declared).toEqual([
-      "browser_web_vital_ttfb",
-      "browser_web_vital_fcp",
-      "browser_web_vital_lcp",
-      "browser_http_req_duration",
+      "browser_web_vital_ttfb (ms)",
+      "browser_web_vital_fcp (ms)",
+      "browser_web_vital_lcp (ms)",
+      "browser_web_vital_inp (ms)",
+      "browser_web_vital_cls",
+      "browser_http_req_duration (ms)",
       "browser_http_req_failed",
     ]);
   });

@@ -17,7 +17,14 @@ describe("webVitalRating", () => {
     ["fcp", 3001, "poor"],
     ["ttfb", 800, "good"],
     ["ttfb", 1801, "poor"],
-  ] as const)("%s of %d ms is %s", (vital, ms, rating) => {
+    ["inp", 200, "good"],
+    ["inp", 201, "needs-improvement"],
+    ["inp", 501, "poor"],
+    // CLS is a score, not milliseconds: 0.1 is still good, past 0.25 poor.
+    ["cls", 0.1, "good"],
+    ["cls", 0.11, "needs-improvement"],
+    ["cls", 0.26, "poor"],
+  ] as const)("%s of %d is %s", (vital, ms, rating) => {
     expect(webVitalRating(vital, ms)).toBe(rating);
   });
 });
@@ -28,6 +35,13 @@ describe("webVitalSamples", () => {
       { name: "browser_web_vital_ttfb", value: 120, tags: { url: "http://t/sign-in", rating: "good" } },
       { name: "browser_web_vital_fcp", value: 900, tags: { url: "http://t/sign-in", rating: "good" } },
       { name: "browser_web_vital_lcp", value: 4200, tags: { url: "http://t/sign-in", rating: "poor" } },
+    ]);
+  });
+
+  it("records INP and CLS when a page is left, CLS of 0 included (a page that never shifted)", () => {
+    expect(webVitalSamples({ inp: 48, cls: 0 }, "http://t/")).toEqual([
+      { name: "browser_web_vital_inp", value: 48, tags: { url: "http://t/", rating: "good" } },
+      { name: "browser_web_vital_cls", value: 0, tags: { url: "http://t/", rating: "good" } },
     ]);
   });
 

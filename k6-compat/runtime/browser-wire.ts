@@ -184,15 +184,20 @@ export const answers = (kind: BrowserTarget["kind"], method: string): boolean =>
 
 /**
  * k6's browser metrics edgeload records (k6 v1.x internal/js/modules/k6/browser/k6ext/metrics.go):
- * trends in milliseconds, the failure rate by request.
+ * trends in milliseconds but CLS (a score: BROWSER_UNITLESS), the failure rate by request.
  */
 export const BROWSER_METRICS = {
   browser_web_vital_ttfb: "trend",
   browser_web_vital_fcp: "trend",
   browser_web_vital_lcp: "trend",
+  browser_web_vital_inp: "trend",
+  browser_web_vital_cls: "trend",
   browser_http_req_duration: "trend",
   browser_http_req_failed: "rate",
 } as const;
+
+/** The browser trends that are not times. */
+export const BROWSER_UNITLESS: ReadonlySet<string> = new Set(["browser_web_vital_cls"]);
 
 /**
  * k6 v1.x browser methods (@types/k6 browser) not built yet, by the reason given. Browser Run

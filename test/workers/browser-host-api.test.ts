@@ -182,3 +182,56 @@ describe("the browser host's k6/browser calls", () => {
     expect(later.events).toBeUndefined();
   });
 });
+
+describe("the browser host's INP and CLS", () => {
+  /** A busy button, a link to `next` and a shift of the page's content, made in the page after it loaded. */
+  const SHIFT_AND_BUSY_BUTTON = `(next) => {
+    const button = document.createElement("button");
+    button.id = "busy";
+    button.textContent = "busy";
+    button.onclick = () => { const end = performance.now() + 150; while (performance.now() < end) {} };
+    const link = document.createElement("a");
+    link.id = "next";
+    link.href = next;
+    link.textContent = "next";
+    document.body.append(button, link);
+    const banner = document.createElement("div");
+    // Short: a click low in the local Chromium's page gets no event entries (seen at y > 600 of 720).
+    banner.style.height = "60px";
+    banner.textContent = "late banner";
+    document.body.prepend(banner);
+    return new Promise((r) => setTimeout(r, 200));
+  }`;
+
+  it("records a page's INP and CLS when a click leaves it and when it is closed, once each", async () => {
+    const first = `${env.TARGET_URL}/app/sign-in`;
+    const second = `${first}?second`;
+    const recorded = await withPage("<p>start</p>", async (call, page, recorded) => {
+      const onPage = { kind: "page", page } as const;
+      const click = (selector: string) => call({ kind: "locator", page, steps: [step("locator", selector)] }, "click");
+      await call(onPage, "goto", [first]);
+      await call(onPage, "evaluate", [SHIFT_AND_BUSY_BUTTON, true, second]);
+      await click("#busy");
+      // A moment between two clicks, as a user's: the busy click's entry comes after the next frame.
+      await call(onPage, "evaluate", ["() => new Promise((r) => setTimeout(r, 300))", true]);
+      // Left by a click: the document gives its vitals as it is hidden.
+      await Promise.all([call(onPage, "waitForNavigation"), click("#next")]);
+      await call(onPage, "evaluate", [SHIFT_AND_BUSY_BUTTON, true, first]);
+      await click("#busy");
+      // Closed: the shard asks for them first.
+      await call(onPage, "close");
+      return recorded;
+    });
+    type Trend = { name: string; value: number; tags: Record<string, string> };
+    const vitals = recorded.filter((s) => s.type === "trend" && /_(inp|cls)$/.test(s.name)) as unknown as Trend[];
+    expect(vitals.map((s) => [s.name, s.tags.url])).toEqual([
+      ["browser_web_vital_inp", first],
+      ["browser_web_vital_cls", first],
+      ["browser_web_vital_inp", second],
+      ["browser_web_vital_cls", second],
+    ]);
+    // The busy click's 150 ms, and the banner's shift.
+    for (const s of vitals.filter((v) => v.name.endsWith("inp"))) expect(s.value).toBeGreaterThanOrEqual(150);
+    for (const s of vitals.filter((v) => v.name.endsWith("cls"))) expect(s.value).toBeGreaterThan(0);
+  });
+});

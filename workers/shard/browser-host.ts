@@ -7,15 +7,15 @@
  * script listens to are kept here, the messages handed back with the next answer.
  *
  * What it records, through the iteration's host as any script sample: the web vitals of each
- * navigation (read in the page after goto, reload and waitForNavigation: core/metrics/web-vitals.ts) and
+ * page (browser-vitals.ts: TTFB, FCP and LCP after a navigation, INP and CLS when it is left) and
  * browser_http_req_duration / browser_http_req_failed for every request a page makes. The
  * browser reaches only what the run may load: every request a context makes is checked
  * against the deployment's allowed targets and aborted when refused.
  */
 import type { BrowserContext, ConsoleMessage, ElementHandle, FrameLocator, Locator, Page, Request, Response, Route } from "@cloudflare/playwright";
-import { webVitalSamples, type PageVitals } from "../../core/metrics/web-vitals.ts";
 import { answers, type BrowserAnswer, type BrowserCall, type BrowserTarget, type PageEvent, type PageListen } from "../../k6-compat/runtime/browser-wire.ts";
 import { locate, revive } from "./browser-locate.ts";
+import { installVitals, recordNavigationVitals, reportVitals, watchVitals } from "./browser-vitals.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
 
 /** What the host needs of its shard: a context in the shard's browser, and where screenshots go. */
@@ -28,24 +28,6 @@ export interface ShardBrowserPort {
 
 /** Where a run's screenshots are kept in its R2 bucket. */
 export const screenshotKey = (runId: string, shard: number, name: string) => `screenshots/${runId}/shard-${shard}/${name}`;
-
-/**
- * Reads a page's vitals after a navigation: TTFB from its navigation timing, FCP and LCP from
- * buffered performance observers, waited for up to a second, as paint entries arrive after
- * the frame that painted. An expression, not a function: Workers cannot build functions from text.
- */
-const VITALS_PROBE = `new Promise((resolve) => {
-  const nav = performance.getEntriesByType("navigation")[0];
-  const ttfb = nav ? Math.max(nav.responseStart - (nav.activationStart || 0), 0) : null;
-  let fcp = null, lcp = null;
-  try {
-    new PerformanceObserver((l) => { for (const e of l.getEntries()) lcp = e.startTime; }).observe({ type: "largest-contentful-paint", buffered: true });
-    new PerformanceObserver((l) => { for (const e of l.getEntries()) if (e.name === "first-contentful-paint") fcp = e.startTime; }).observe({ type: "paint", buffered: true });
-  } catch {}
-  const started = Date.now();
-  const look = () => (fcp !== null && lcp !== null) || Date.now() - started > 1000 ? resolve({ ttfb, fcp, lcp }) : setTimeout(look, 50);
-  requestAnimationFrame(() => requestAnimationFrame(look));
-})`;
 
 interface OpenPage {
   readonly page: Page;
@@ -82,8 +64,9 @@ export class BrowserHost {
     return events.length ? { ...answer, events } : answer;
   }
 
-  /** The iteration is over: its pages' request metrics are recorded, its contexts closed. */
+  /** The iteration is over: its pages' INP, CLS and request metrics are recorded, its contexts closed. */
   async close(): Promise<void> {
+    await Promise.allSettled([...this.#pages.values()].map((open) => reportVitals(open.page, this.#record)));
     for (const open of this.#pages.values()) await Promise.allSettled(open.pending);
     this.#pages.clear();
     await Promise.allSettled([...this.#contexts.values()].map((c) => c.close()));
@@ -128,8 +111,9 @@ export class BrowserHost {
     const { page } = open;
     if (method === "goto") return this.#goto(page, String(args[0]), args[1]);
     if (method === "waitForNavigation" || method === "reload") {
+      if (method === "reload") await reportVitals(page, this.#record);
       const response = (await invoke(page, method, revive(args, page) as unknown[])) as Response | null;
-      await this.#recordVitals(page);
+      await recordNavigationVitals(page, this.#record);
       return responseData(response);
     }
     if (method === "evaluate") {
@@ -142,6 +126,7 @@ export class BrowserHost {
     if (method === "waitForSelector" || method === "$") return this.#keep(open, (await invoke(page, method, args)) as ElementHandle | null);
     if (method === "$$") return ((await page.$$(String(args[0]))) as ElementHandle[]).map((e) => this.#keep(open, e));
     if (method === "close") {
+      await reportVitals(page, this.#record);
       await page.close();
       await Promise.allSettled(open.pending);
       for (const element of open.elements.values()) await element.dispose().catch(() => {});
@@ -177,15 +162,10 @@ export class BrowserHost {
     }
     const refused = this.#refusal(parsed);
     if (refused) throw new Error(`page.goto(${parsed.href}) refused before it was sent: ${refused}`);
+    await reportVitals(page, this.#record);
     const response = await page.goto(parsed.href, options as Parameters<Page["goto"]>[1]);
-    await this.#recordVitals(page);
+    await recordNavigationVitals(page, this.#record);
     return responseData(response);
-  }
-
-  /** The web vitals of the page's last navigation, recorded with its URL. */
-  async #recordVitals(page: Page): Promise<void> {
-    const vitals = (await page.evaluate(VITALS_PROBE).catch(() => null)) as PageVitals | null;
-    if (vitals) this.#record(webVitalSamples(vitals, page.url()).map((s) => ({ type: "trend", ...s })));
   }
 
   async #screenshot(page: Page, options: ScreenshotOptions | undefined, defaultName: string): Promise<ArrayBuffer> {
@@ -202,6 +182,7 @@ export class BrowserHost {
     const context = await this.#port.newContext(options);
     const handle = this.#nextHandle++;
     this.#contexts.set(handle, context);
+    await installVitals(context);
     // Every request the context's pages make, refused off the deployment's allowed targets.
     await context.route("**/*", (route: Route) => {
       const refused = this.#refusal(new URL(route.request().url()));
@@ -212,6 +193,7 @@ export class BrowserHost {
 
   async #newPage(context: BrowserContext, contextHandle: number): Promise<BrowserAnswer> {
     const page = await context.newPage();
+    await watchVitals(page, this.#record);
     const open: OpenPage = { page, context: contextHandle, pending: new Set(), elements: new Map(), console: null };
     const track = (work: Promise<void>) => {
       open.pending.add(work);

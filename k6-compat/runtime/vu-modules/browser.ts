@@ -16,7 +16,7 @@
  * A method k6 has and edgeload does not build yet is refused when the script is bundled
  * (k6-compat/browser-refusals.ts); one reached another way is named when called.
  */
-import { BROWSER_METRICS, type BrowserHostApi, type BrowserTarget, type PageEvent, type PageListen } from "../browser-wire.ts";
+import { BROWSER_METRICS, BROWSER_UNITLESS, type BrowserHostApi, type BrowserTarget, type PageEvent, type PageListen } from "../browser-wire.ts";
 import type { IterationHost } from "../wire.ts";
 import { type Call, crossing, guarded, type Methods, methods, type PageHandler, type PageTools } from "./browser-proxy.ts";
 import { pageProxy } from "./browser-page.ts";
@@ -24,7 +24,7 @@ import type { VuScope } from "./context.ts";
 
 export function createBrowserModule(scope: VuScope): { browser: Methods } {
   const { vu, host, drain } = scope;
-  for (const [metric, type] of Object.entries(BROWSER_METRICS)) vu.declare?.(metric, type, type === "trend");
+  for (const [metric, type] of Object.entries(BROWSER_METRICS)) vu.declare?.(metric, type, type === "trend" && !BROWSER_UNITLESS.has(metric));
   const handlers = new Map<string, PageHandler[]>();
   /** Listens the shard has not been told of yet: they go with the next call, until one is answered. */
   const untold: PageListen[] = [];
