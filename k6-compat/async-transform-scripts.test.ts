@@ -127,6 +127,34 @@ module.exports = { getJson: getJson };
     expect(await iterate(path)).toEqual({ requests: ["GET /cjs"], checks: ["json through require: true"] });
   });
 
+  it("a CommonJS module that replaces k6/http's get for every importer, as the http-instrumentation jslibs do", async () => {
+    const path = write({
+      "instrumented.js": `import http from "k6/http";
+import { check } from "k6";
+import tracing from "./vendor/tracing.js";
+tracing.instrumentHTTP();
+export default function () {
+  check(http.get(__ENV.BASE_URL + "/traced"), { "through the replaced get": (r) => r.json().path === "/traced/client-1" });
+}
+`,
+      "vendor/tracing.js": `const http = require("k6/http");
+const request = http.request;
+let traced = 0;
+class Client {
+  request(method, url, ...args) {
+    traced++;
+    try { return request(method, url + "/client-" + traced, ...args); } finally { traced += 0; }
+  }
+  get(url, ...args) { return this.request("GET", url, null, ...args); }
+}
+function instrumentHTTP() { const client = new Client(); http.get = client.get.bind(client); }
+module.exports = { default: { instrumentHTTP }, __esModule: true, instrumentHTTP };
+`,
+    });
+    // The script's http.get is the replaced one (the client names its request), as in k6.
+    expect(await iterate(path)).toEqual({ requests: ["GET /traced/client-1"], checks: ["through the replaced get: true"] });
+  });
+
   it("k6chaijs's describe and expect, the requests made in describe's callbacks", async () => {
     const path = write({
       "chai.js": `import http from "k6/http";

@@ -36,6 +36,12 @@ export type Bundled = { ok: true; factory: string; lines: ScriptLines } | { ok: 
 export const LINES_BEFORE_CODE = 3;
 
 const NAMESPACE = "k6-compat";
+/**
+ * `require("k6/…")` in a CommonJS module: the VU's module object itself, as k6's require
+ * gives it, so that a jslib may replace its functions for every importer (the http-instrumentation
+ * jslibs set `http.get = …`); esbuild's copy of an ES module for require has getters only.
+ */
+const REQUIRED = "k6-compat-require";
 /** Modules imported by URL, loaded through RemoteModules. */
 const REMOTE = "remote-module";
 /** k6-compat/runtime/, where k6/html's parser (html.ts) is bundled from. */
@@ -131,8 +137,11 @@ function k6ModulesPlugin(entryDir: string, remote: RemoteModules | null, notes: 
         const reason = refusal(args.path);
         if (reason) refused.push(`${shownPath(args.importer)}: import of ${reason}`);
         if (args.path === "k6/browser") notes.usesBrowser = true;
+        if (args.kind === "require-call" && isSupportedModule(args.path) && args.path !== "k6/html") return { path: args.path, namespace: REQUIRED };
         return { path: args.path, namespace: NAMESPACE };
       });
+      // The async rewrite reads `__k6modules["k6/http"]` as the module (async-transform-heap.ts read).
+      b.onLoad({ filter: /.*/, namespace: REQUIRED }, (args) => ({ contents: `module.exports = __k6modules[${JSON.stringify(args.path)}];`, loader: "js" }));
       // A remote module, and what it imports relative to its own URL, as k6 resolves them.
       b.onResolve({ filter: /^https?:\/\// }, (args) => ({ path: args.path, namespace: REMOTE }));
       b.onResolve({ filter: /^\.\.?\//, namespace: REMOTE }, (args) => ({ path: new URL(args.path, args.importer).href, namespace: REMOTE }));
