@@ -199,7 +199,10 @@ describe("compareRuns on synthetic runs", () => {
     expect(result.outcome).toEqual({ kind: "passed" });
   });
 
-  it("stays fast for millions of requests: the cost is per bucket, not per request", () => {
+  // The cost is per bucket: resampling 2 × 5 million requests 1 000 times, one by one, is
+  // 10^10 draws, far past the test's timeout; per bucket it is ~1 800 per resample. The
+  // generous timeout is the bound: a timing figure belongs in a bench on a shared machine.
+  it("stays fast for millions of requests: the cost is per bucket, not per request", { timeout: 60_000 }, () => {
     // 5 million requests per run over ~1 800 buckets (1 ms to 10 s), one region.
     const wide = (seed: number): QueryInput => {
       const rng = seededRandom(seed);
@@ -232,15 +235,12 @@ describe("compareRuns on synthetic runs", () => {
     const a = wide(13);
     const b = wide(14);
     expect(JSON.parse(a.histograms[0]!.buckets).length).toBeGreaterThan(1500);
-    const started = performance.now();
     const result = compareRuns(a, b);
-    const tookMs = performance.now() - started;
     expect(result.regions[0]!.baselineRequests).toBe(5_000_000);
     expect(result.verdict).toBe("unchanged");
-    expect(tookMs).toBeLessThan(3_000); // two groups × 1 000 resamples × 2 runs × ~1 800 buckets
   });
 
-  it("finds nothing between a run and itself, whatever the run (property)", () => {
+  it("finds nothing between a run and itself, whatever the run (property)", { timeout: 60_000 }, () => {
     const run = fc.record({
       requests: fc.integer({ min: 1, max: 3_000 }),
       seed: fc.integer({ min: 0, max: 2 ** 31 }),
