@@ -106,6 +106,30 @@ describe("k6/timers", () => {
   });
 });
 
+describe("k6/experimental/streams", () => {
+  it("reads to its end a stream a k6/timers timer feeds, as k6's example does, the iteration waiting for the timers", async () => {
+    const { modules, loop, timers } = echoHost();
+    const { ReadableStream } = modules["k6/experimental/streams"];
+    let n = 0;
+    const stream = new ReadableStream({
+      start(controller: { enqueue(v: number): void; close(): void }) {
+        const next = () => {
+          if (n < 3) {
+            controller.enqueue(++n);
+            timers.setTimeout(next, 5);
+          } else controller.close();
+        };
+        timers.setTimeout(next, 5);
+      },
+    });
+    const reader = stream.getReader();
+    const read: number[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) read.push(r.value);
+    await loop.drained();
+    expect(read).toEqual([1, 2, 3]);
+  });
+});
+
 describe("k6/websockets", () => {
   it("connects, sends, receives the echoes in order and ends the iteration when the socket closes", async () => {
     const { WebSocket, loop, log, timers } = echoHost();

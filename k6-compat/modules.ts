@@ -5,6 +5,8 @@
  * init context in Node and the runtime in the shard.
  */
 
+import { STREAM_CLASSES } from "./runtime/streams.ts";
+
 export interface CompatModule {
   readonly exports: readonly string[];
   /** Exports that block a k6 VU (a request, sleep, a group around them). */
@@ -47,6 +49,8 @@ export const MODULES = {
   "k6/timers": { exports: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"], blocking: [] },
   "k6/websockets": { exports: ["WebSocket", "Blob"], blocking: [] },
   "k6/experimental/websockets": { exports: ["WebSocket", "Blob"], blocking: [] },
+  // The isolate's own WHATWG streams: k6 implements the same standard (runtime/streams.ts).
+  "k6/experimental/streams": { exports: STREAM_CLASSES, blocking: [] },
   // k6's older callback API: connect returns once the socket has closed (runtime/ws-legacy.ts).
   "k6/ws": { exports: ["connect"], blocking: ["connect"] },
   // Its calls return promises the script awaits, as in k6: nothing to rewrite. The shard holds

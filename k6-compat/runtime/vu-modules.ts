@@ -14,6 +14,7 @@ import { b64decode, b64encode } from "./encoding.ts";
 import { crypto } from "./crypto.ts";
 import { scriptConsole } from "./script-console.ts";
 import { VuEventLoop } from "./event-loop.ts";
+import { createStreams } from "./streams.ts";
 import { createTimers } from "./timers.ts";
 import { type VuContext, vuScope } from "./vu-modules/context.ts";
 import { createK6 } from "./vu-modules/k6.ts";
@@ -51,6 +52,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     // The bundle installs cheerio's parser (runtime/html.ts) when the script uses HTML.
     "k6/html": html.module,
     "k6/timers": createTimers(() => loop, wait),
+    "k6/experimental/streams": createStreams(),
     // Read when the script imports one (vu-modules/sockets.ts).
     get "k6/websockets"() {
       return sockets("websockets");
