@@ -12,8 +12,8 @@
 import { type Node, parse } from "acorn";
 import { UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "./runtime/browser-wire.ts";
 
-/** A page's events (page.on) not built yet: `console` is (vu-modules/browser.ts); k6's `metric` and the requests are not. */
-const PAGE_EVENTS = new Set(["metric", "request", "response", "requestfailed", "requestfinished"]);
+/** A page's events (page.on) not built yet: `console` and `metric` are (vu-modules/browser.ts), the requests' are not. */
+const PAGE_EVENTS = new Set(["request", "response", "requestfailed", "requestfinished"]);
 
 /** Whether a source names any of them at all: most files are not parsed. */
 const MENTIONS = new RegExp(`\\b(${[...Object.keys(UNBUILT_BROWSER_CALLS), ...Object.keys(UNBUILT_PROPERTIES), "on"].join("|")})\\b`);
@@ -45,7 +45,7 @@ export function unbuiltBrowserCalls(source: string, file: string): string[] {
     if (Object.hasOwn(UNBUILT_BROWSER_CALLS, name)) found.push(`${at(node)}: k6/browser's .${name}(): ${UNBUILT_BROWSER_CALLS[name]}`);
     const first = (node as unknown as { arguments: Node[] }).arguments[0] as (Node & { value?: unknown }) | undefined;
     if (name === "on" && first?.type === "Literal" && PAGE_EVENTS.has(String(first.value)))
-      found.push(`${at(node)}: k6/browser's page.on("${String(first.value)}"): only page.on("console") is built in edgeload yet`);
+      found.push(`${at(node)}: k6/browser's page.on("${String(first.value)}"): only page.on("console") and page.on("metric") are built in edgeload yet`);
   });
   return found;
 }

@@ -54,7 +54,7 @@ describe("bundling a k6/browser script", () => {
     file("helper.js", "export async function submit(page) {\n  await page.waitForResponse(/api/);\n}\n");
     const script = file(
       "unbuilt.js",
-      'import { browser } from "k6/browser";\nimport { submit } from "./helper.js";\nexport default async function () {\n  const page = await browser.newPage();\n  await page.throttleNetwork({ latency: 100 });\n  page.on("metric", () => {});\n  await submit(page);\n}\n',
+      'import { browser } from "k6/browser";\nimport { submit } from "./helper.js";\nexport default async function () {\n  const page = await browser.newPage();\n  await page.throttleNetwork({ latency: 100 });\n  page.on("request", () => {});\n  await submit(page);\n}\n',
     );
     const bundled = await bundleScript(script);
     expect(bundled.ok).toBe(false);
@@ -62,7 +62,7 @@ describe("bundling a k6/browser script", () => {
     expect(bundled.problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/unbuilt\.js:5: k6\/browser's \.throttleNetwork\(\): throttling needs raw CDP/),
-        expect.stringMatching(/unbuilt\.js:6: k6\/browser's page\.on\("metric"\): only page\.on\("console"\) is built/),
+        expect.stringMatching(/unbuilt\.js:6: k6\/browser's page\.on\("request"\): only page\.on\("console"\) and page\.on\("metric"\) are built/),
         expect.stringMatching(/helper\.js:2: k6\/browser's \.waitForResponse\(\): not built/),
       ]),
     );
@@ -81,7 +81,7 @@ describe("unbuiltBrowserCalls", () => {
     ['socket.on("open", () => {});', []],
     ["[1].filter(Boolean); Promise.all([]);", []],
     // A page's event and a page's own object, refused.
-    ['page.on("request", () => {});', ['f.js:1: k6/browser\'s page.on("request"): only page.on("console") is built in edgeload yet']],
+    ['page.on("request", () => {});', ['f.js:1: k6/browser\'s page.on("request"): only page.on("console") and page.on("metric") are built in edgeload yet']],
     ["page.touchscreen.tap(1, 2);", ["f.js:1: k6/browser's .touchscreen: not built yet"]],
     // Built: the console event, the mouse, waiting for a navigation, getBy… locators.
     ['page.on("console", () => {}); page.mouse.click(1, 2); page.waitForNavigation(); page.getByRole("link");', []],
@@ -193,7 +193,9 @@ describe("the VU's k6/browser", () => {
     const page = await modules["k6/browser"].browser.newPage();
     expect(() => page.waitForResponse()).toThrow("k6/browser's page.waitForResponse: not built in edgeload's k6/browser yet");
     expect(() => page.touchscreen).toThrow("k6/browser's page.touchscreen: not built yet");
-    expect(() => page.on("metric", () => {})).toThrow(`k6/browser's page.on("metric"): only page.on("console") is built in edgeload yet`);
+    expect(() => page.on("response", () => {})).toThrow(
+      `k6/browser's page.on("response"): only page.on("console") and page.on("metric") are built in edgeload yet`,
+    );
     await expect(page.click("#a", () => {})).rejects.toThrow("page.click(): a function cannot cross to the browser here");
     // What an await or a check reads of any object is still plain JavaScript.
     expect(page.then).toBeUndefined();
@@ -268,5 +270,24 @@ describe("the VU's k6/browser", () => {
     expect(calls.slice(1).map((c) => c.listen)).toEqual([[{ page: 1, event: "console" }], undefined]);
     expect(seen).toEqual([["log", "hi 42", 42, true]]);
     expect(() => page.on("console", "not a function")).toThrow('page.on("console", handler): the handler must be a function');
+  });
+
+  it('sends a page.on("metric") handler\'s tag rules with the next call, RegExps as their source, a bad rule left out', async () => {
+    const { modules, calls } = browserVu();
+    const page = await modules["k6/browser"].browser.newPage();
+    page.on("metric", (metric: any) => {
+      metric.tag({ name: "search", matches: [{ url: /\?q=[0-9a-z]+$/, method: "get" }, { url: "/news" }] });
+      // k6 logs these and tags nothing.
+      metric.tag({ name: " ", matches: [{ url: /x/ }] });
+      metric.tag({ name: "bad", matches: [{ url: /x/, method: "FETCH" }] });
+    });
+    await page.goto("http://t/?q=abc123");
+    expect(calls[1]?.listen).toEqual([
+      {
+        page: 1,
+        event: "metric",
+        rules: [{ name: "search", matches: [{ url: { $regexp: "\\?q=[0-9a-z]+$", flags: "" }, method: "GET" }, { url: "/news" }] }],
+      },
+    ]);
   });
 });

@@ -65,10 +65,23 @@ export interface BrowserCall {
   readonly listen?: readonly PageListen[];
 }
 
-/** A page event the shard collects for the script: only `console` (k6's ConsoleMessage) crosses yet. */
-export interface PageListen {
-  readonly page: number;
-  readonly event: "console";
+/**
+ * A page event the script listens to: `console` messages the shard collects for its handlers
+ * (k6's ConsoleMessage), or `metric`, whose handlers only tag (metric.tag): the tag rules
+ * they gave, which the shard applies to the page's metrics itself (browser-host.ts).
+ */
+export type PageListen =
+  | { readonly page: number; readonly event: "console" }
+  | { readonly page: number; readonly event: "metric"; readonly rules: readonly MetricTagRule[] };
+
+/**
+ * One metric.tag({ name, matches }) of a page.on("metric") handler (k6 v1.x common/page.go
+ * MetricEvent.Tag): a browser metric of the page whose URL matches a `url` RegExp (with the
+ * request's `method`, when given) gets `name` for its url and name tags.
+ */
+export interface MetricTagRule {
+  readonly name: string;
+  readonly matches: readonly { readonly url: CrossingRegExp | string; readonly method?: string }[];
 }
 
 /** A console message of a page, as k6's ConsoleMessage gives it: type(), text(), args()[i].jsonValue(). */

@@ -183,6 +183,32 @@ describe("the browser host's k6/browser calls", () => {
   });
 });
 
+describe('the browser host\'s page.on("metric") rules', () => {
+  it("gives a matching page's metrics the rule's name for their url and name tags, and leaves the others as they are", async () => {
+    const base = `${env.TARGET_URL}/app/sign-in`;
+    const recorded = await withPage("<p>start</p>", async (call, page, recorded) => {
+      const rules = [
+        { name: "never", matches: [{ url: regexp("q="), method: "POST" }] },
+        { name: "sign-in search", matches: [{ url: regexp("sign-in\\?q=[0-9a-z]+$") }] },
+      ];
+      await call({ kind: "page", page }, "goto", [`${base}?q=abc123`], { listen: [{ page, event: "metric", rules }] });
+      await call({ kind: "page", page }, "goto", [base]);
+      return recorded;
+    });
+    const tagsOf = (name: string) =>
+      (recorded.filter((s) => s.name === name) as unknown as { tags: Record<string, string> }[]).map((s) => [s.tags.url, s.tags.name]);
+    // The POST rule does not match a GET; the second rule does, for the page's request and its vitals.
+    expect(tagsOf("browser_http_req_duration")).toEqual([
+      ["sign-in search", "sign-in search"],
+      [base, undefined],
+    ]);
+    expect(tagsOf("browser_web_vital_lcp")).toEqual([
+      ["sign-in search", "sign-in search"],
+      [base, undefined],
+    ]);
+  });
+});
+
 describe("the browser host's INP and CLS", () => {
   /** A busy button, a link to `next` and a shift of the page's content, made in the page after it loaded. */
   const SHIFT_AND_BUSY_BUTTON = `(next) => {

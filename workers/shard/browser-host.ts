@@ -13,7 +13,16 @@
  * against the deployment's allowed targets and aborted when refused.
  */
 import type { BrowserContext, ConsoleMessage, ElementHandle, FrameLocator, Locator, Page, Request, Response, Route } from "@cloudflare/playwright";
-import { answers, type BrowserAnswer, type BrowserCall, type BrowserTarget, type PageEvent, type PageListen } from "../../k6-compat/runtime/browser-wire.ts";
+import {
+  answers,
+  type BrowserAnswer,
+  type BrowserCall,
+  type BrowserTarget,
+  type CrossingRegExp,
+  type MetricTagRule,
+  type PageEvent,
+  type PageListen,
+} from "../../k6-compat/runtime/browser-wire.ts";
 import { locate, revive } from "./browser-locate.ts";
 import { installVitals, recordNavigationVitals, reportVitals, watchVitals } from "./browser-vitals.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
@@ -39,6 +48,10 @@ interface OpenPage {
   readonly elements: Map<number, ElementHandle>;
   /** Console messages not yet sent to the script, in order; null while it does not listen. */
   console: Promise<PageEvent>[] | null;
+  /** The page's metric.tag() rules (page.on("metric")), in the order the script gave them. */
+  readonly rules: MetricTagRule[];
+  /** Records the page's samples, tagged by its rules. */
+  readonly record: (samples: readonly Sample[]) => void;
 }
 
 export class BrowserHost {
@@ -66,7 +79,7 @@ export class BrowserHost {
 
   /** The iteration is over: its pages' INP, CLS and request metrics are recorded, its contexts closed. */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.#pages.values()].map((open) => reportVitals(open.page, this.#record)));
+    await Promise.allSettled([...this.#pages.values()].map((open) => reportVitals(open.page, open.record)));
     for (const open of this.#pages.values()) await Promise.allSettled(open.pending);
     this.#pages.clear();
     await Promise.allSettled([...this.#contexts.values()].map((c) => c.close()));
@@ -109,11 +122,11 @@ export class BrowserHost {
 
   async #pageCall(open: OpenPage, method: string, args: readonly unknown[]): Promise<unknown> {
     const { page } = open;
-    if (method === "goto") return this.#goto(page, String(args[0]), args[1]);
+    if (method === "goto") return this.#goto(open, String(args[0]), args[1]);
     if (method === "waitForNavigation" || method === "reload") {
-      if (method === "reload") await reportVitals(page, this.#record);
+      if (method === "reload") await reportVitals(page, open.record);
       const response = (await invoke(page, method, revive(args, page) as unknown[])) as Response | null;
-      await recordNavigationVitals(page, this.#record);
+      await recordNavigationVitals(page, open.record);
       return responseData(response);
     }
     if (method === "evaluate") {
@@ -126,7 +139,7 @@ export class BrowserHost {
     if (method === "waitForSelector" || method === "$") return this.#keep(open, (await invoke(page, method, args)) as ElementHandle | null);
     if (method === "$$") return ((await page.$$(String(args[0]))) as ElementHandle[]).map((e) => this.#keep(open, e));
     if (method === "close") {
-      await reportVitals(page, this.#record);
+      await reportVitals(page, open.record);
       await page.close();
       await Promise.allSettled(open.pending);
       for (const element of open.elements.values()) await element.dispose().catch(() => {});
@@ -153,7 +166,8 @@ export class BrowserHost {
     return handle;
   }
 
-  async #goto(page: Page, url: string, options: unknown): Promise<unknown> {
+  async #goto(open: OpenPage, url: string, options: unknown): Promise<unknown> {
+    const { page } = open;
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -162,9 +176,9 @@ export class BrowserHost {
     }
     const refused = this.#refusal(parsed);
     if (refused) throw new Error(`page.goto(${parsed.href}) refused before it was sent: ${refused}`);
-    await reportVitals(page, this.#record);
+    await reportVitals(page, open.record);
     const response = await page.goto(parsed.href, options as Parameters<Page["goto"]>[1]);
-    await recordNavigationVitals(page, this.#record);
+    await recordNavigationVitals(page, open.record);
     return responseData(response);
   }
 
@@ -193,23 +207,31 @@ export class BrowserHost {
 
   async #newPage(context: BrowserContext, contextHandle: number): Promise<BrowserAnswer> {
     const page = await context.newPage();
-    await watchVitals(page, this.#record);
-    const open: OpenPage = { page, context: contextHandle, pending: new Set(), elements: new Map(), console: null };
+    const rules: MetricTagRule[] = [];
+    const record = (samples: readonly Sample[]) => this.#record(rules.length ? samples.map((sample) => taggedByRules(sample, rules)) : samples);
+    const open: OpenPage = { page, context: contextHandle, pending: new Set(), elements: new Map(), console: null, rules, record };
+    await watchVitals(page, record);
     const track = (work: Promise<void>) => {
       open.pending.add(work);
       void work.finally(() => open.pending.delete(work));
     };
-    page.on("requestfinished", (request) => track(this.#requestFinished(request)));
-    page.on("requestfailed", (request) => this.#recordRequest(request, null, true));
+    page.on("requestfinished", (request) => track(requestFinished(request, record)));
+    page.on("requestfailed", (request) => recordRequest(request, null, true, 0, record));
     const handle = this.#nextHandle++;
     this.#pages.set(handle, open);
     return { value: handle, url: page.url(), context: contextHandle };
   }
 
-  /** Starts collecting a page's console for the script (page.on("console")), once. */
-  #listen({ page: handle, event }: PageListen): void {
+  /** Starts collecting a page's console for the script (page.on("console")), once; keeps its metric.tag() rules. */
+  #listen(wanted: PageListen): void {
+    const handle = wanted.page;
     const open = this.#pages.get(handle);
-    if (!open || event !== "console" || open.console) return;
+    if (!open) return;
+    if (wanted.event === "metric") {
+      open.rules.push(...wanted.rules);
+      return;
+    }
+    if (open.console) return;
     const queue: Promise<PageEvent>[] = [];
     open.console = queue;
     open.page.on("console", (message) => queue.push(consoleEvent(handle, message)));
@@ -220,24 +242,44 @@ export class BrowserHost {
     const waiting = [...this.#pages.values()].flatMap((open) => open.console?.splice(0) ?? []);
     return Promise.all(waiting);
   }
-
-  async #requestFinished(request: Request): Promise<void> {
-    const response = await request.response().catch(() => null);
-    const status = response?.status() ?? 0;
-    const timing = request.timing();
-    // k6's browser_http_req_duration: from the request's start to its response's end.
-    const durationMs = timing.responseEnd >= 0 ? timing.responseEnd : null;
-    this.#recordRequest(request, durationMs, status < 200 || status > 399, status);
-  }
-
-  #recordRequest(request: Request, durationMs: number | null, failed: boolean, status = 0): void {
-    if (!/^https?:/.test(request.url())) return;
-    const tags = { url: request.url(), method: request.method(), status: String(status) };
-    const samples: Sample[] = [{ type: "rate", name: "browser_http_req_failed", passed: failed, tags }];
-    if (durationMs !== null) samples.push({ type: "trend", name: "browser_http_req_duration", value: durationMs, tags });
-    this.#record(samples);
-  }
 }
+
+/** k6's browser_http_req_duration and _failed of a request that got an answer. */
+async function requestFinished(request: Request, record: (samples: readonly Sample[]) => void): Promise<void> {
+  const response = await request.response().catch(() => null);
+  const status = response?.status() ?? 0;
+  const timing = request.timing();
+  // From the request's start to its response's end.
+  const durationMs = timing.responseEnd >= 0 ? timing.responseEnd : null;
+  recordRequest(request, durationMs, status < 200 || status > 399, status, record);
+}
+
+function recordRequest(request: Request, durationMs: number | null, failed: boolean, status: number, record: (samples: readonly Sample[]) => void): void {
+  if (!/^https?:/.test(request.url())) return;
+  const tags = { url: request.url(), method: request.method(), status: String(status) };
+  const samples: Sample[] = [{ type: "rate", name: "browser_http_req_failed", passed: failed, tags }];
+  if (durationMs !== null) samples.push({ type: "trend", name: "browser_http_req_duration", value: durationMs, tags });
+  record(samples);
+}
+
+/**
+ * `sample` with k6's grouping by page.on("metric") (k6 v1.x handleURLTag): the last rule with
+ * a match for its url (and method: a web vital's is GET) gives its name to the url and name
+ * tags; within a rule, its first match decides.
+ */
+function taggedByRules(sample: Sample, rules: readonly MetricTagRule[]): Sample {
+  const tags = (sample as { tags?: Record<string, string> }).tags;
+  if (!tags?.url) return sample;
+  const method = tags.method ?? "GET";
+  let name: string | null = null;
+  for (const rule of rules) {
+    const matched = rule.matches.some((m) => (m.method === undefined || m.method === method) && urlPattern(m.url).test(tags.url!));
+    if (matched) name = rule.name;
+  }
+  return name === null ? sample : ({ ...sample, tags: { ...tags, url: name, name } } as Sample);
+}
+
+const urlPattern = (url: CrossingRegExp | string) => (typeof url === "string" ? new RegExp(url) : new RegExp(url.$regexp, url.flags));
 
 /** What a navigation brings back of its main response (null: none, as for a same-document one). */
 function responseData(response: Response | null): unknown {

@@ -8,7 +8,7 @@
  * `.locator("li", { hasText })`, then `.first()`): k6 builds locators without waiting, so
  * nothing crosses until an action or a read, which carries the steps.
  */
-import { BROWSER_METHODS, type BrowserTarget, type LocatorStep, type PageEvent } from "../browser-wire.ts";
+import { BROWSER_METHODS, type BrowserTarget, type LocatorStep, type MetricTagRule, type PageEvent } from "../browser-wire.ts";
 import { type Call, crossing, guarded, LOCATOR_OF, type Methods, methods, type PageTools } from "./browser-proxy.ts";
 
 /** The steps that find by what the user sees: a page, a locator and a frame locator each have them. */
@@ -57,9 +57,11 @@ export function pageProxy(tools: PageTools, handle: number, firstUrl: string, co
     $$: async (selector: string) => ((await track("page.$$()", "$$", [String(selector)])) as number[]).map(element),
     waitForTimeout: (ms: number) => tools.sleep(Math.max(0, Number(ms) || 0)),
     on(event: unknown, handler: unknown) {
-      if (event !== "console") throw new Error(`k6/browser's page.on("${String(event)}"): only page.on("console") is built in edgeload yet`);
-      if (typeof handler !== "function") throw new Error('page.on("console", handler): the handler must be a function');
-      tools.listen(handle, "console", (e) => handler(consoleMessage(e as PageEvent, proxy)));
+      if (event !== "console" && event !== "metric")
+        throw new Error(`k6/browser's page.on("${String(event)}"): only page.on("console") and page.on("metric") are built in edgeload yet`);
+      if (typeof handler !== "function") throw new Error(`page.on("${event}", handler): the handler must be a function`);
+      if (event === "metric") tools.tagMetrics(handle, metricTagRules(handler as (event: unknown) => unknown));
+      else tools.listen(handle, "console", (e) => handler(consoleMessage(e as PageEvent, proxy)));
     },
     async close() {
       await track("page.close()", "close", []);
@@ -149,6 +151,39 @@ function responseOf(data: ResponseData): Methods {
     headers: () => ({ ...data.headers }),
     headerValue: (name: string) => data.headers[String(name).toLowerCase()] ?? null,
   });
+}
+
+/** The HTTP methods k6's metric.tag() accepts in a match. */
+const METHODS = new Set(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "CONNECT", "TRACE"]);
+
+/**
+ * The metric.tag() rules a page.on("metric") handler gives, by calling it once with an event
+ * that records them. A rule k6 would refuse (an empty name, an unknown method) is left out
+ * with a warning, as k6 logs it and tags nothing.
+ */
+function metricTagRules(handler: (event: unknown) => unknown): MetricTagRule[] {
+  const rules: MetricTagRule[] = [];
+  const tag = (value: unknown) => {
+    const { name, matches } = (value ?? {}) as { name?: unknown; matches?: unknown };
+    const trimmed = String(name ?? "").trim();
+    const list = Array.isArray(matches) ? (matches as { url?: unknown; method?: unknown }[]) : [];
+    const bad = list.find((m) => m.method !== undefined && !METHODS.has(String(m.method).trim().toUpperCase()));
+    if (!trimmed || bad) {
+      console.warn(
+        `page.on("metric"): metric.tag() ignored: ${!trimmed ? `name ${JSON.stringify(name)} is invalid` : `method ${JSON.stringify(bad?.method)} is invalid`}`,
+      );
+      return;
+    }
+    rules.push({
+      name: trimmed,
+      matches: list.map((m) => ({
+        url: m.url instanceof RegExp ? { $regexp: m.url.source, flags: m.url.flags } : String(m.url),
+        ...(m.method === undefined || String(m.method).trim() === "" ? {} : { method: String(m.method).trim().toUpperCase() }),
+      })),
+    });
+  };
+  handler(guarded("metricEvent", { tag }));
+  return rules;
 }
 
 /** k6's ConsoleMessage: its arguments crossed as their JSON values (JSHandle.jsonValue()). */

@@ -3,7 +3,7 @@
  * call reaches the shard, the plain methods of a kind built from the wire's list, and the
  * guard that names a k6 method edgeload has not built when a script reaches it.
  */
-import { BROWSER_METHODS, type BrowserAnswer, type BrowserTarget, UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "../browser-wire.ts";
+import { BROWSER_METHODS, type BrowserAnswer, type BrowserTarget, type MetricTagRule, UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "../browser-wire.ts";
 
 /** One call to the shard: `what` names it in errors (`page.click()`). */
 export type Call = (what: string, target: BrowserTarget, method: string, args: readonly unknown[]) => Promise<BrowserAnswer>;
@@ -18,8 +18,10 @@ export interface PageTools {
   readonly sleep: (ms: number) => Promise<void>;
   /** The R2 name of the VU's next screenshot of `type`. */
   readonly screenshotName: (type: unknown) => string;
-  /** Registers a handler of a page's event: the shard starts collecting it with the next call. */
+  /** Registers a handler of a page's console: the shard starts collecting it with the next call. */
   readonly listen: (page: number, event: "console", handler: PageHandler) => void;
+  /** Sends the tag rules of a page.on("metric") handler with the next call. */
+  readonly tagMetrics: (page: number, rules: readonly MetricTagRule[]) => void;
   /** The proxy of a context by handle (page.context()). */
   readonly context: (handle: number) => Methods;
 }

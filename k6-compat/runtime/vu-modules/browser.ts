@@ -11,7 +11,11 @@
  *
  * Page events cross with the answers: a page.on("console") handler is registered here, the
  * shard is told with the next call to collect that page's console, and each answer brings the
- * messages since the last one, which are handed to the handlers before the call resolves.
+ * messages since the last one, which are handed to the handlers before the call resolves. A
+ * page.on("metric") handler only tags: it is called once, here, with an event that records
+ * its metric.tag() rules, and the shard applies them to every metric of the page (k6 calls
+ * it for each metric, whose event has nothing else to read: a handler that tags by its own
+ * changing state is the one that would differ).
  *
  * A method k6 has and edgeload does not build yet is refused when the script is bundled
  * (k6-compat/browser-refusals.ts); one reached another way is named when called.
@@ -47,6 +51,9 @@ export function createBrowserModule(scope: VuScope): { browser: Methods } {
       const key = `${page}:${event}`;
       if (!handlers.has(key)) untold.push({ page, event });
       handlers.set(key, [...(handlers.get(key) ?? []), handler]);
+    },
+    tagMetrics(page, rules) {
+      if (rules.length) untold.push({ page, event: "metric", rules });
     },
     context: (handle) => contextProxy(tools, handle),
   };
