@@ -4,7 +4,6 @@
  * the rows its simulated objects wrote beside these figures; each term below says what it
  * follows in the code, and the constants what the simulation measured. Pure.
  */
-import { SHARD_ROWS_STAGGER_MS } from "../run/protocol.ts";
 import { WINDOWS_PER_WRITE_IN_A_TREE } from "../schedule/shard-assignment.ts";
 import type { AggregationTree, AggregatorPlan } from "./aggregation-tree.ts";
 import { shardIntakeRowsPerS } from "./intake-rows.ts";
@@ -79,16 +78,18 @@ const LEVEL_1_INTAKE_LAG_S = (WINDOWS_PER_WRITE_IN_A_TREE - 1) / 2;
  *   COORDINATOR_FIRST_WINDOWS_S into the run (a shard's held windows, then a tick a level);
  *   each root's done flush is a row of its own (the roots end apart); each row is trimmed
  *   once, at a checkpoint after the first;
- * - its tick through the windows, and its alarm while the level-1 aggregators write their
- *   shards' rows at the end, SHARD_ROWS_STAGGER_MS apart;
+ * - its tick through the windows, and on through the end until the last reporter is done
+ *   (`endTicks`: the level-1 aggregators write their shards' rows SHARD_ROWS_STAGGER_MS apart
+ *   first, object-requests.ts reportingEndLagS), each as many rows as any other tick (at
+ *   1,000,000/s the simulation's coordinator wrote 126 rows where one row an end second
+ *   priced 109);
  * - its children's progress at each checkpoint, and as each root is done.
  */
-function coordinatorRowsInATree(roots: number, level1Aggregators: number, windows: number): number {
+function coordinatorRowsInATree(roots: number, windows: number, endTicks: number): number {
   const flushesPerS = roots * AGGREGATOR_FLUSHES_PER_S;
   const loggedSeconds = Math.max(0, windows - COORDINATOR_FIRST_WINDOWS_S);
   const log = flushesPerS * loggedSeconds + roots + flushesPerS * Math.max(0, loggedSeconds - CHECKPOINT_EVERY_S);
-  const endS = Math.ceil((level1Aggregators * SHARD_ROWS_STAGGER_MS) / 1000);
-  const ticks = windows * COORDINATOR_ROWS_WRITTEN_PER_TICK + endS;
+  const ticks = (windows + endTicks) * COORDINATOR_ROWS_WRITTEN_PER_TICK;
   const progress = Math.floor(windows / CHECKPOINT_EVERY_S) + roots;
   return log + ticks + progress;
 }
@@ -105,13 +106,17 @@ export function aggregatorRowsWritten(tree: AggregationTree, shards: number, win
   return logs + tree.aggregators.length * windows * AGGREGATOR_ROWS_WRITTEN_PER_FORWARD;
 }
 
+/** The coordinator's ticks: all of them (from its creation), and those after the schedule's end. */
+export interface CoordinatorTicks {
+  readonly all: number;
+  readonly afterSchedule: number;
+}
+
 /**
  * Rows the coordinator writes over `windows` seconds and its `ticks`: through a tree as
  * coordinatorRowsInATree says; in a flat run a log row per flush of each of its `reporters`
  * (the shards, whose flushes are not held together), as flatCoordinatorRowsWritten says.
  */
-export function coordinatorRowsWritten(tree: AggregationTree | null, reporters: number, windows: number, ticks: number): number {
-  return tree
-    ? coordinatorRowsInATree(reporters, tree.aggregators.filter((a) => a.level === 1).length, windows)
-    : flatCoordinatorRowsWritten(reporters, windows, ticks);
+export function coordinatorRowsWritten(tree: AggregationTree | null, reporters: number, windows: number, ticks: CoordinatorTicks): number {
+  return tree ? coordinatorRowsInATree(reporters, windows, ticks.afterSchedule) : flatCoordinatorRowsWritten(reporters, windows, ticks.all);
 }

@@ -66,7 +66,7 @@ import { aggregatorRowsWritten, coordinatorRowsWritten as receiverCoordinatorRow
 import { longestClosedInvocationMs, longestInvocationMs } from "./wall-time.ts";
 import { DEFAULT_RESULTS_RETENTION_DAYS, DURABLE_OBJECT_BILLED_GB, WORKERS_LOGS_HEAD_SAMPLING_RATE } from "./cloudflare-pricing.ts";
 import { dynamicWorkerUsage, type DynamicWorkerUsage } from "./dynamic-worker-usage.ts";
-import { objectRequestsByKind, reportingRequests, statusPolls, type ObjectRequestsByKind } from "./object-requests.ts";
+import { objectRequestsByKind, reportingEndLagS, reportingRequests, statusPolls, type ObjectRequestsByKind } from "./object-requests.ts";
 import { storageUsage } from "./storage-usage.ts";
 import type { AggregatorUsage, RunUsage, UsageOptions } from "./run-usage-types.ts";
 
@@ -124,7 +124,8 @@ export function estimateUsage(spec: RunSpec, plan: Plan, options: UsageOptions =
   const r2ReadsPerShard = (seeded ? 1 : 0) + (spec.script ? 1 : 0);
 
   const shardRowsWritten = shardRowsWrittenOf(spec, tree !== null, shards, windows, work);
-  const coordinatorRowsWritten = receiverCoordinatorRows(tree, reporters, windows, reporting.coordinatorTicks);
+  const ticks = { all: reporting.coordinatorTicks, afterSchedule: Math.ceil(reportingEndLagS(tree, spec.expectedLatencyMs)) };
+  const coordinatorRowsWritten = receiverCoordinatorRows(tree, reporters, windows, ticks);
   const d1RowsWritten = d1PerS.d1RowsPerS * durationS + 2 * shards + 4; // windows + shards rows (insert, update) + run row and its updates
   const aggregators = aggregatorUsage(tree, shards, reporters, windows, activeS, requestsByKind.aggregators);
   const dynamicWorker = dynamicWorkerOf(spec, plan, work);

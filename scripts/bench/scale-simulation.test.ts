@@ -112,8 +112,10 @@ describe("a whole run simulated shard by shard, through the aggregation tree", (
     expect(usage.shardRowsWritten).toBe(rows.shards);
     expect(usage.aggregators.rowsWritten / rows.aggregators).toBeGreaterThan(0.9);
     expect(usage.aggregators.rowsWritten / rows.aggregators).toBeLessThan(1.1);
-    expect(usage.coordinatorRowsWritten / rows.coordinator).toBeGreaterThan(0.9);
-    expect(usage.coordinatorRowsWritten / rows.coordinator).toBeLessThan(1.15);
+    // The coordinator's two dozen: its end priced at two ticks of rows (the plan's drain, 1.12 s, is
+    // longer than the simulation's 0.81 s), four rows more than it wrote.
+    expect(usage.coordinatorRowsWritten).toBeGreaterThanOrEqual(rows.coordinator);
+    expect(usage.coordinatorRowsWritten / rows.coordinator).toBeLessThan(1.2);
     const total = rows.shards + rows.aggregators + rows.coordinator;
     expect(Math.abs(usage.shardRowsWritten + usage.aggregators.rowsWritten + usage.coordinatorRowsWritten - total) / total).toBeLessThan(0.1);
   }, 120_000);
