@@ -44,8 +44,10 @@
  * 10. scale: whole runs of 35,000, 100,000 and 1,000,000 requests a second simulated on a
  *     virtual clock, every shard's real engine reporting through the aggregation tree to the
  *     coordinator: exact counts, merged percentiles, requests and CPU per object, D1 rows,
- *     start and abort fan-out (scripts/bench/scale-bench.ts, its own process; ~3 minutes
- *     on a 2-core machine, so part of the full run).
+ *     start and abort fan-out, and by kind of object its requests, log events, storage rows
+ *     and storage left beside the plan's (scripts/bench/scale-bench.ts, its own process;
+ *     13 s of schedule a rate, ~15–30 minutes on the shared 2-core machine, most of it the
+ *     1,000,000/s run; part of the full run).
  *
  * 11. chaos (never part of the full run: a seed is a run of seconds): seeded schedules of 2–6
  *     faults at once, drawn from what the fault table injects, over a flat run and a small
