@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "./runtime/cookie-jar.ts";
+import { digestAuthorization, digestChallenge } from "./runtime/digest-auth.ts";
 import { K6_USER_AGENT, k6Request, type RequestInput } from "./runtime/k6-request.ts";
 import { canonicalHeaderKey } from "./runtime/request-encoding.ts";
 import { vuOptions } from "./runtime/vu-options.ts";
@@ -166,5 +167,50 @@ describe("the VU's jar across redirects", () => {
     await v.http.get("http://127.0.0.1/x", { redirects: 0 });
     await v.http.get("http://127.0.0.1/x");
     expect(v.hooks.map((h) => typeof h)).toEqual(["undefined", "function"]);
+  });
+});
+
+describe("params.auth: digest (runtime/digest-auth.ts)", () => {
+  it("answers RFC 2617's worked example (§3.5) with its response", () => {
+    const challenge = digestChallenge(
+      'Digest realm="testrealm@host.com", qop="auth,auth-int", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque="5ccc069c403ebaf9f0171e9517f40e41"',
+    );
+    const header = digestAuthorization(challenge!, { username: "Mufasa", password: "Circle Of Life" }, "GET", "/dir/index.html", "0a4f113b");
+    expect(header).toContain('response="6629fae49393a05397450978507c4ef1"');
+    expect(header).toContain('opaque="5ccc069c403ebaf9f0171e9517f40e41"');
+    expect(header).toContain('qop=auth, nc=00000001, cnonce="0a4f113b"');
+  });
+
+  it.each([
+    // Basic only: nothing to answer.
+    ['Basic realm="api"', null],
+    // Without a nonce a Digest challenge cannot be answered.
+    ['Digest realm="r"', null],
+    // After another scheme in the same header.
+    ['Basic realm="a", Digest realm="r", nonce="n1"', { realm: "r", nonce: "n1" }],
+  ])("reads %s as %j", (header, expected) => {
+    expect(digestChallenge(header)).toEqual(expected);
+  });
+
+  it("sends first without credentials, then answers the 401's challenge once: two requests, as k6 counts them", async () => {
+    const sent: (string | undefined)[] = [];
+    const host: IterationHost = {
+      async send(_samples, request) {
+        sent.push(request.headers.Authorization);
+        const base = { error: null, setCookies: [], body: "{}", durationMs: 1 };
+        if (!request.headers.Authorization) return { ...base, status: 401, headers: { "WWW-Authenticate": 'Digest realm="me@x", nonce="abc", qop="auth"' } };
+        return { ...base, status: 200, headers: {} };
+      },
+      async sleep() {},
+      ...noSockets,
+    };
+    const http = (createVuModules(vuContext(host)) as Record<string, any>)["k6/http"];
+    const res = await http.get("http://user:passwd@127.0.0.1/digest-auth/auth/user/passwd?x=1", { auth: "digest" });
+    expect(res.status).toBe(200);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toBeUndefined();
+    expect(sent[1]).toMatch(
+      /^Digest username="user", realm="me@x", nonce="abc", uri="\/digest-auth\/auth\/user\/passwd\?x=1", algorithm=MD5, response="[0-9a-f]{32}", qop=auth, nc=00000001, cnonce="[0-9a-f]{16}"$/,
+    );
   });
 });

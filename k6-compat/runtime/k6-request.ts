@@ -48,6 +48,8 @@ export interface RequestInput {
   readonly jar: CookieJar;
   /** options.userAgent, else k6's; "" sends none, as Go sends none for an empty User-Agent. */
   readonly userAgent: string;
+  /** k6's params.auth: "digest" sends the URL's credentials only to answer a challenge (digest-auth.ts), never as Basic. */
+  readonly auth?: string;
 }
 
 /** Builds one k6 request; `call` (`http.post()`) names it in an error. */
@@ -74,7 +76,7 @@ export function k6Request(input: RequestInput, call: string): K6Request {
   // A Worker's fetch takes the Host from the URL; Go sends no User-Agent when it is empty.
   delete sent.Host;
   if (sent["User-Agent"] === "") delete sent["User-Agent"];
-  if (credentials.Authorization !== undefined && sent.Authorization === undefined) sent.Authorization = credentials.Authorization;
+  if (credentials.Authorization !== undefined && sent.Authorization === undefined && input.auth !== "digest") sent.Authorization = credentials.Authorization;
   const shown: ShownRequest = {
     method: input.method,
     url,

@@ -5,6 +5,7 @@
  * VU's jar; the answer comes back as k6's response object (../k6-response.ts).
  */
 import { CookieJar } from "../cookie-jar.ts";
+import { digestAuthorization, digestChallenge, userOf } from "../digest-auth.ts";
 import { K6_USER_AGENT, k6Request } from "../k6-request.ts";
 import { failureText, k6Response, type HtmlParser, type K6Response } from "../k6-response.ts";
 import { redirectLimit } from "../redirect-limit.ts";
@@ -25,6 +26,8 @@ interface RequestParams {
   readonly jar?: unknown;
   /** k6's per-request cookies (cookie-jar.ts requestCookies). */
   readonly cookies?: unknown;
+  /** k6's `auth`: "digest" (../digest-auth.ts); Basic comes from the URL's credentials anyway. */
+  readonly auth?: string;
 }
 
 interface ExpectedStatuses {
@@ -90,7 +93,10 @@ async function send(
   const timeoutMs = requestTimeoutMs(params.timeout);
   const jar = params.jar instanceof CookieJar ? params.jar : vu.jar;
   const userAgent = vu.userAgent ?? K6_USER_AGENT;
-  const built = k6Request({ method: method.toUpperCase(), url, body, jar, userAgent, headers: params.headers, cookies: params.cookies }, call);
+  const built = k6Request(
+    { method: method.toUpperCase(), url, body, jar, userAgent, headers: params.headers, cookies: params.cookies, auth: params.auth },
+    call,
+  );
   const wire: WireRequest = {
     method: built.shown.method,
     url: built.url,
@@ -112,13 +118,27 @@ async function send(
           jar.receive(fromUrl, setCookies);
           return jar.header(toUrl, built.own);
         };
-  const response = await target.send(drain(), wire, redirectCookies);
+  let response = await target.send(drain(), wire, redirectCookies);
+  const answer = params.auth === "digest" ? digestAnswer(String(url), wire, response) : null;
+  if (answer) response = await target.send(drain(), { ...wire, headers: { ...wire.headers, Authorization: answer } }, redirectCookies);
   // k6's `throw`: a request that got no response (a timeout, a refused connection) throws, its
   // metrics already recorded; a response of any status does not (js/modules/k6/http/request.go).
   if (response.error && requestThrows(params.throw, vu.throws ?? false)) throw new Error(failureMessage(wire, response));
   // The response's cookies belong to the URL it came from, after its redirects.
   return k6Response(built.shown, response, jar.receive(response.url ?? built.url, response.setCookies), parseHtml);
 }
+
+/** The Authorization answering a 401's Digest challenge with the URL's credentials, or null when there is none to answer. */
+function digestAnswer(url: string, wire: WireRequest, response: WireResponse): string | null {
+  const user = userOf(url);
+  const challenge = response.status === 401 ? digestChallenge(headerOf(response.headers, "www-authenticate")) : null;
+  if (!user || !challenge) return null;
+  const sent = new URL(wire.url);
+  const cnonce = [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return digestAuthorization(challenge, user, wire.method, sent.pathname + sent.search, cnonce);
+}
+
+const headerOf = (headers: Readonly<Record<string, string>>, name: string) => Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
 
 /** What k6 throws for a request that got no response: Go's `Get "url": reason`, with k6's words for a timeout. */
 function failureMessage(request: WireRequest, response: WireResponse): string {
