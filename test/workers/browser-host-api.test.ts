@@ -196,7 +196,7 @@ describe('the browser host\'s page.on("metric") rules', () => {
       return recorded;
     });
     const tagsOf = (name: string) =>
-      (recorded.filter((s) => s.name === name) as unknown as { tags: Record<string, string> }[]).map((s) => [s.tags.url, s.tags.name]);
+      (recorded as unknown as { name?: string; tags: Record<string, string> }[]).filter((s) => s.name === name).map((s) => [s.tags.url, s.tags.name]);
     // The POST rule does not match a GET; the second rule does, for the page's request and its vitals.
     expect(tagsOf("browser_http_req_duration")).toEqual([
       ["sign-in search", "sign-in search"],
