@@ -17,6 +17,8 @@ export const EXPECTED_DIFFERENCES: Readonly<Record<string, string>> = {
     "ws.ping() throws (a Worker's WebSocket cannot send pings; the runtime answers the server's), so the iteration ends with an error and neither ws_ping nor ws_session_duration is reported",
   "xws-local-echo":
     "ws.ping() throws (a Worker's WebSocket cannot send pings; the runtime answers the server's), so the interval that pings ends the iteration with an error and neither ws_ping nor ws_session_duration is reported",
+  "k6-ws-legacy-echo":
+    "k6/ws's socket.ping() throws (a Worker's WebSocket cannot send pings), so the interval that pings ends the session with an error before the script's check of the 101 runs; neither ws_ping nor ws_session_duration is reported",
   "dashboard-demo-ws":
     "refused, exit 104: its thresholds are on ws_ping, which edgeload cannot measure (a Worker's WebSocket cannot send pings), so the run spec is invalid; k6 runs it",
   // Not platform limits: gaps to close. exec.test.fail() needs a verdict the coordinator does not
