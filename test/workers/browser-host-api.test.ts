@@ -122,6 +122,17 @@ describe("the browser host's k6/browser calls", () => {
     });
   });
 
+  it("makes a page's input actions one by one: clicks a script starts at once each land on their own element", async () => {
+    const boxes = Array.from({ length: 6 }, (_, i) => `<input type="checkbox" class="b${i}"${i % 2 ? " checked" : ""}>`).join("<br>");
+    const states = await withPage(boxes, async (call, page) => {
+      const handles = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await call({ kind: "page", page }, "$", [`.b${i}`])).value as number));
+      // As k6-utils' check() runs its predicates: every setChecked at once.
+      await Promise.all(handles.map((element, i) => call({ kind: "element", page, element }, "setChecked", [i % 2 === 0])));
+      return Promise.all(handles.map(async (element) => (await call({ kind: "element", page, element }, "isChecked")).value));
+    });
+    expect(states).toEqual([true, false, true, false, true, false]);
+  });
+
   it("waits for the navigation a mouse click starts, answering its response and recording its web vitals", async () => {
     const url = `${env.TARGET_URL}/app/sign-in`;
     const { response, pageUrl, lcp } = await withPage(

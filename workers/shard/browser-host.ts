@@ -12,18 +12,18 @@
  * browser reaches only what the run may load: every request a context makes is checked
  * against the deployment's allowed targets and aborted when refused.
  */
-import type { BrowserContext, ConsoleMessage, ElementHandle, FrameLocator, Locator, Page, Request, Response, Route } from "@cloudflare/playwright";
+import type { BrowserContext, ConsoleMessage, ElementHandle, FrameLocator, Locator, Page, Response, Route } from "@cloudflare/playwright";
 import {
   answers,
   type BrowserAnswer,
   type BrowserCall,
   type BrowserTarget,
-  type CrossingRegExp,
   type MetricTagRule,
   type PageEvent,
   type PageListen,
 } from "../../k6-compat/runtime/browser-wire.ts";
 import { locate, revive } from "./browser-locate.ts";
+import { recordRequest, requestFinished, taggedByRules } from "./browser-page-metrics.ts";
 import { installVitals, recordNavigationVitals, reportVitals, watchVitals } from "./browser-vitals.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
 
@@ -52,6 +52,8 @@ interface OpenPage {
   readonly rules: MetricTagRule[];
   /** Records the page's samples, tagged by its rules. */
   readonly record: (samples: readonly Sample[]) => void;
+  /** The page's input actions, one after another (inputInOrder). */
+  inputs: Promise<unknown>;
 }
 
 export class BrowserHost {
@@ -97,13 +99,14 @@ export class BrowserHost {
     if (!open) throw new Error(`page ${target.page} is not open (k6 closes a VU's pages when its iteration ends)`);
     const { page } = open;
     const revived = revive(args, page) as unknown[];
-    let value: unknown;
-    if (target.kind === "locator") value = await elementCall(locate(page, target.steps), method, revived);
-    else if (target.kind === "element") value = await this.#elementCall(open, target.element, method, revived);
-    else if (target.kind === "keyboard") value = await invoke(page.keyboard, method, revived);
-    else if (target.kind === "mouse") value = await invoke(page.mouse, method, revived);
-    else value = await this.#pageCall(open, method, args);
-    return { value, url: page.url() };
+    const run = (): Promise<unknown> => {
+      if (target.kind === "locator") return elementCall(locate(page, target.steps), method, revived);
+      if (target.kind === "element") return this.#elementCall(open, target.element, method, revived);
+      if (target.kind === "keyboard") return invoke(page.keyboard, method, revived);
+      if (target.kind === "mouse") return invoke(page.mouse, method, revived);
+      return this.#pageCall(open, method, args);
+    };
+    return { value: await (usesInput(target.kind, method) ? inputInOrder(open, run) : run()), url: page.url() };
   }
 
   async #contextCall(handle: number, method: string, args: readonly unknown[]): Promise<BrowserAnswer> {
@@ -209,7 +212,7 @@ export class BrowserHost {
     const page = await context.newPage();
     const rules: MetricTagRule[] = [];
     const record = (samples: readonly Sample[]) => this.#record(rules.length ? samples.map((sample) => taggedByRules(sample, rules)) : samples);
-    const open: OpenPage = { page, context: contextHandle, pending: new Set(), elements: new Map(), console: null, rules, record };
+    const open: OpenPage = { page, context: contextHandle, pending: new Set(), elements: new Map(), console: null, rules, record, inputs: Promise.resolve() };
     await watchVitals(page, record);
     const track = (work: Promise<void>) => {
       open.pending.add(work);
@@ -244,42 +247,36 @@ export class BrowserHost {
   }
 }
 
-/** k6's browser_http_req_duration and _failed of a request that got an answer. */
-async function requestFinished(request: Request, record: (samples: readonly Sample[]) => void): Promise<void> {
-  const response = await request.response().catch(() => null);
-  const status = response?.status() ?? 0;
-  const timing = request.timing();
-  // From the request's start to its response's end.
-  const durationMs = timing.responseEnd >= 0 ? timing.responseEnd : null;
-  recordRequest(request, durationMs, status < 200 || status > 399, status, record);
-}
+/** The element actions that move the page's one mouse or keyboard (and its focus). */
+const INPUT_ACTIONS: ReadonlySet<string> = new Set([
+  "click",
+  "dblclick",
+  "fill",
+  "type",
+  "press",
+  "check",
+  "uncheck",
+  "setChecked",
+  "hover",
+  "tap",
+  "selectOption",
+  "clear",
+  "selectText",
+]);
 
-function recordRequest(request: Request, durationMs: number | null, failed: boolean, status: number, record: (samples: readonly Sample[]) => void): void {
-  if (!/^https?:/.test(request.url())) return;
-  const tags = { url: request.url(), method: request.method(), status: String(status) };
-  const samples: Sample[] = [{ type: "rate", name: "browser_http_req_failed", passed: failed, tags }];
-  if (durationMs !== null) samples.push({ type: "trend", name: "browser_http_req_duration", value: durationMs, tags });
-  record(samples);
-}
+const usesInput = (kind: BrowserTarget["kind"], method: string) => kind === "keyboard" || kind === "mouse" || INPUT_ACTIONS.has(method);
 
 /**
- * `sample` with k6's grouping by page.on("metric") (k6 v1.x handleURLTag): the last rule with
- * a match for its url (and method: a web vital's is GET) gives its name to the url and name
- * tags; within a rule, its first match decides.
+ * Runs a page's input action after the ones before it. A page has one mouse and one keyboard:
+ * two clicks a script starts at once (k6-utils' check() runs its predicates together) would
+ * interleave their moves and land on each other's element, where k6 makes them one by one.
+ * Waits (waitForNavigation beside a click) and reads are not held.
  */
-function taggedByRules(sample: Sample, rules: readonly MetricTagRule[]): Sample {
-  const tags = (sample as { tags?: Record<string, string> }).tags;
-  if (!tags?.url) return sample;
-  const method = tags.method ?? "GET";
-  let name: string | null = null;
-  for (const rule of rules) {
-    const matched = rule.matches.some((m) => (m.method === undefined || m.method === method) && urlPattern(m.url).test(tags.url!));
-    if (matched) name = rule.name;
-  }
-  return name === null ? sample : ({ ...sample, tags: { ...tags, url: name, name } } as Sample);
+function inputInOrder(open: OpenPage, action: () => Promise<unknown>): Promise<unknown> {
+  const run = open.inputs.then(action);
+  open.inputs = run.catch(() => undefined);
+  return run;
 }
-
-const urlPattern = (url: CrossingRegExp | string) => (typeof url === "string" ? new RegExp(url) : new RegExp(url.$regexp, url.flags));
 
 /** What a navigation brings back of its main response (null: none, as for a same-document one). */
 function responseData(response: Response | null): unknown {
