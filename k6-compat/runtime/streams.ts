@@ -1,14 +1,15 @@
 /**
- * k6/experimental/streams: k6 implements the WHATWG Streams standard's readable side for
- * scripts; a Worker's isolate (and Node, for the init context) has the standard's own classes,
- * so the module is those globals. What k6 v1.8.1 exports under that name, nothing more.
+ * k6/experimental/streams: k6 implements parts of the WHATWG Streams standard for scripts; a
+ * Worker's isolate (and Node, for the init context) has the standard's own classes, so the
+ * module is those globals. What k6 v1.8.1 exports under that name, nothing more
+ * (internal/js/modules/k6/experimental/streams/module.go).
  */
 export const STREAM_CLASSES = [
   "ReadableStream",
   "ReadableStreamDefaultReader",
-  "ReadableStreamDefaultController",
   "CountQueuingStrategy",
-  "ByteLengthQueuingStrategy",
+  "WritableStream",
+  "WritableStreamDefaultWriter",
 ] as const;
 
 /** The module's exports: each the isolate's global of that name. */
