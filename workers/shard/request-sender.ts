@@ -14,7 +14,7 @@ import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import type { LoopWatch } from "../../core/metrics/loop-delay.ts";
 import { IterationInterrupted, redirectInit, type FlowRequest, type FlowResponse, type RedirectInit } from "../../scenarios/flow.ts";
 import type { ConnectionSlots } from "./connection-slots.ts";
-import type { TimeoutQueue } from "./timeout-queue.ts";
+import { CUT_AT_GRACEFUL_STOP, type TimeoutQueue } from "./timeout-queue.ts";
 import { CloudflareSignature } from "./cloudflare-signature.ts";
 import type { ShardWindows } from "./shard-windows.ts";
 import { fetchAndMeasure, trailOf, type Measured } from "./measure-request.ts";
@@ -48,7 +48,6 @@ interface Sending {
   readonly sendMs: number;
   /** Its timeout: the request's own (a k6 script's params.timeout), else the run's. */
   readonly timeoutMs: number;
-  readonly timeoutAtMs: number;
   readonly timeout: { readonly signal: AbortSignal; done(): void };
   readonly streamAbort: AbortController | null;
   readonly init: RequestInit & RedirectInit;
@@ -85,7 +84,7 @@ export class RequestSender {
     const { sendMs, timeout, timeoutMs } = sending;
     const deps = { fetch: d.fetch, clock: d.clock, slots: d.slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs };
     const measured = await fetchAndMeasure(deps, request, sending.init, sendMs);
-    if (measured.error === "timeout" && holdUntilMs < sending.timeoutAtMs && d.clock.now() >= holdUntilMs) {
+    if (timeout.signal.reason === CUT_AT_GRACEFUL_STOP) {
       // Cut at its iteration's hard stop: k6 cancels it there and records nothing of it
       // (k6 v1.8.1: no http_reqs, the iteration interrupted; engine.test.ts).
       timeout.done();
@@ -127,7 +126,7 @@ export class RequestSender {
     // iteration's hard stop (its graceful stop, core/schedule/graceful-stop.ts) cuts it sooner.
     const timeoutMs = request.timeoutMs ?? d.a.spec.timeoutMs;
     const timeoutAtMs = sendMs + timeoutMs;
-    const timeout = d.timeouts.add(Math.min(timeoutAtMs, holdUntilMs));
+    const timeout = holdUntilMs < timeoutAtMs ? d.timeouts.add(holdUntilMs, CUT_AT_GRACEFUL_STOP) : d.timeouts.add(timeoutAtMs);
     // A stream is closed by aborting its request: cancelling the body alone can leave the
     // connection open (the target would hold the stream until its next write fails).
     const streamAbort = request.stream ? new AbortController() : null;
@@ -141,7 +140,7 @@ export class RequestSender {
     const body = request.bodyBytes ?? request.body;
     if (body !== undefined) init.body = body;
     d.windows.statsFor(sentWindow, stepIndex).counters.sent++;
-    return { queuedMs, sendMs, timeoutMs, timeoutAtMs, timeout, streamAbort, init, sentWindow };
+    return { queuedMs, sendMs, timeoutMs, timeout, streamAbort, init, sentWindow };
   }
 
   /** Records a measured request's trail in the window of its completion second, and its sub-metrics. */

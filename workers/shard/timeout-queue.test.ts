@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TimeoutQueue } from "./timeout-queue.ts";
+import { CUT_AT_GRACEFUL_STOP, TIMED_OUT, TimeoutQueue } from "./timeout-queue.ts";
 
 describe("TimeoutQueue", () => {
   it("aborts exactly the requests whose deadline has passed, with a TimeoutError", () => {
@@ -17,6 +17,30 @@ describe("TimeoutQueue", () => {
     q.sweep(300);
     expect(c.signal.aborted).toBe(true);
     expect(q.nextDeadlineMs).toBe(Infinity);
+  });
+
+  it("aborts each request with the reason it was added with, however late the sweep", () => {
+    const q = new TimeoutQueue();
+    const timedOut = q.add(100);
+    const cut = q.add(150, CUT_AT_GRACEFUL_STOP);
+    // Swept long after both deadlines (a loaded isolate): the reason, not the time, says which.
+    q.sweep(10_000);
+    expect(timedOut.signal.reason).toBe(TIMED_OUT);
+    expect(cut.signal.reason).toBe(CUT_AT_GRACEFUL_STOP);
+    expect((cut.signal.reason as DOMException).name).not.toBe("TimeoutError");
+  });
+
+  it("keeps each request's reason through compaction", () => {
+    const q = new TimeoutQueue();
+    for (let i = 0; i < 3_000; i++) {
+      q.add(i).done();
+      q.sweep(i);
+    }
+    const cut = q.add(5_000, CUT_AT_GRACEFUL_STOP);
+    const timedOut = q.add(5_001);
+    q.sweep(6_000);
+    expect(cut.signal.reason).toBe(CUT_AT_GRACEFUL_STOP);
+    expect(timedOut.signal.reason).toBe(TIMED_OUT);
   });
 
   it("stays bounded over many requests and still finds late ones after compaction", () => {

@@ -7,16 +7,27 @@
  * order, so deadlines arrive already sorted: a FIFO, swept whenever the engine wakes,
  * aborts what has expired in O(1) per request.
  */
+/** The reason a request is aborted with when its own timeout came first: a timeout, a result. */
+export const TIMED_OUT = new DOMException("request timed out", "TimeoutError");
+/**
+ * The reason when its iteration's graceful stop came first: cut, as k6 cuts it, and no
+ * result. Told apart by identity, never by the time it fired (a timer swept late would pass
+ * for the other).
+ */
+export const CUT_AT_GRACEFUL_STOP = new DOMException("in flight at the iteration's graceful stop", "AbortError");
+
 export class TimeoutQueue {
   readonly #controllers: Array<AbortController | null> = [];
   readonly #deadlines: number[] = [];
+  readonly #reasons: DOMException[] = [];
   #head = 0;
 
-  /** A signal that aborts with a TimeoutError once `deadlineMs` has passed (see sweep). */
-  add(deadlineMs: number): { signal: AbortSignal; done: () => void } {
+  /** A signal that aborts with `reason` once `deadlineMs` has passed (see sweep). */
+  add(deadlineMs: number, reason: DOMException = TIMED_OUT): { signal: AbortSignal; done: () => void } {
     const controller = new AbortController();
     const slot = this.#controllers.push(controller) - 1 + this.#offset;
     this.#deadlines.push(deadlineMs);
+    this.#reasons.push(reason);
     return { signal: controller.signal, done: () => this.#clear(slot) };
   }
 
@@ -35,7 +46,7 @@ export class TimeoutQueue {
   /** Aborts every request whose deadline is at or before `nowMs`. */
   sweep(nowMs: number): void {
     while (this.#head < this.#deadlines.length && this.#deadlines[this.#head]! <= nowMs) {
-      this.#controllers[this.#head]?.abort(new DOMException("request timed out", "TimeoutError"));
+      this.#controllers[this.#head]?.abort(this.#reasons[this.#head]);
       this.#controllers[this.#head] = null;
       this.#head++;
     }
@@ -44,6 +55,7 @@ export class TimeoutQueue {
     if (this.#head > 1024 && this.#head * 2 > this.#controllers.length) {
       this.#controllers.splice(0, this.#head);
       this.#deadlines.splice(0, this.#head);
+      this.#reasons.splice(0, this.#head);
       this.#offset += this.#head;
       this.#head = 0;
     }

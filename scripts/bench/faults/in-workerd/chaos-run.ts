@@ -143,7 +143,7 @@ export async function playSchedule(schedule: ChaosSchedule): Promise<ChaosObserv
   try {
     const created = await createChaosRun(schedule, secrets);
     runId = created.runId;
-    watchAnswers(runId, CHAOS_RUN.timeoutMs);
+    watchAnswers(runId);
     const setupKilled = schedule.faults.some((f) => f.kind === "setup-killed");
     const played: Played = { runId, t0: created.t0Ms, tree: await treeOf(runId), setupKilled, abortedAt: null, stoppedAfterMs: null };
     injections = Promise.allSettled(schedule.faults.map((f) => inject(played, f, shards)));

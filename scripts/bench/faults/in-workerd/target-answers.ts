@@ -22,15 +22,11 @@ interface Tally {
   garbage: number;
   connectionErrors: number;
   cut: number;
-  /** The run's request timeout. */
-  readonly timeoutMs: number;
   /** The bad answer being given now, if any. */
   bad: { readonly answer: BadAnswer; readonly timeoutMs: number } | null;
 }
 
 const tallies = new Map<string, Tally>();
-/** How much earlier than its timeout a request's timer may fire (the shard sweeps timeouts on its own turns, never early; this is margin). */
-const TIMER_SLACK_MS = 50;
 let fetchWrapped = false;
 
 /** The knobs that make the target answer `answer` (a request's own query kept otherwise). */
@@ -52,7 +48,6 @@ export function wrapFetch(): void {
     const bad = tally.bad;
     const url = new URL(input);
     if (bad) badly(url, bad.answer, bad.timeoutMs);
-    const sentMs = Date.now();
     try {
       const response = await original(url.toString(), init);
       if (response.status >= 500) tally.status5xx++;
@@ -60,10 +55,12 @@ export function wrapFetch(): void {
       return response;
     } catch (error) {
       const reason = init?.signal?.aborted ? (init.signal.reason as { name?: string } | undefined) : undefined;
-      // A timeout is a result; the same signal cuts a request sooner at its iteration's graceful
-      // stop (the run's end plus the timeout here, workers/shard/engine.ts), or at the shard's
-      // stop (an abort): neither is a result, as the shard counts them.
-      if (reason?.name === "TimeoutError" && Date.now() - sentMs >= tally.timeoutMs - TIMER_SLACK_MS) tally.timeouts++;
+      // A timeout is a result. The same signal cuts a request at its iteration's graceful stop
+      // (the run's end plus the timeout here), and stop() cuts it: neither is a result, as the
+      // shard counts them, and each has a reason of its own (workers/shard/timeout-queue.ts).
+      // The time since the request left cannot tell them apart: on a loaded machine the
+      // shard's timer starts before this wrapper runs and is swept late.
+      if (reason?.name === "TimeoutError") tally.timeouts++;
       else if (init?.signal?.aborted) tally.cut++;
       else tally.connectionErrors++;
       throw error;
@@ -71,9 +68,9 @@ export function wrapFetch(): void {
   };
 }
 
-/** Starts counting `runId`'s requests (before its t0: nothing carries its header before); `timeoutMs` is its request timeout. */
-export function watchAnswers(runId: string, timeoutMs: number): void {
-  tallies.set(runId, { status5xx: 0, timeouts: 0, garbage: 0, connectionErrors: 0, cut: 0, timeoutMs, bad: null });
+/** Starts counting `runId`'s requests (before its t0: nothing carries its header before). */
+export function watchAnswers(runId: string): void {
+  tallies.set(runId, { status5xx: 0, timeouts: 0, garbage: 0, connectionErrors: 0, cut: 0, bad: null });
 }
 
 /** The target answers `runId`'s requests `answer` from now until `untilMs` (epoch ms). */
