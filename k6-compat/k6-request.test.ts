@@ -195,7 +195,7 @@ describe("params.auth: digest (runtime/digest-auth.ts)", () => {
   it("sends first without credentials, then answers the 401's challenge once: two requests, as k6 counts them", async () => {
     const sent: (string | undefined)[] = [];
     const host: IterationHost = {
-      async send(_samples, request) {
+      async send(_samples, request): Promise<WireResponse> {
         sent.push(request.headers.Authorization);
         const base = { error: null, setCookies: [], body: "{}", durationMs: 1 };
         if (!request.headers.Authorization) return { ...base, status: 401, headers: { "WWW-Authenticate": 'Digest realm="me@x", nonce="abc", qop="auth"' } };
