@@ -3,7 +3,7 @@
  * Problem responses (RFC 9457) become ApiProblem errors carrying every listed problem; an
  * API that cannot be asked at all becomes ApiUnreachable, naming its URL.
  */
-import type { DeploymentProbe } from "./plan-probe.ts";
+import type { DeploymentProbe } from "../core/plan/latency-probe.ts";
 import type { Comparison } from "../core/results/compare.ts";
 import type { K6ImportView } from "../core/formats/k6-summary.ts";
 import type { QueryRow } from "../core/results/query.ts";

@@ -37,7 +37,8 @@ import { namedValues, withOverrides } from "./spec-overrides.ts";
 import { withPublicEnv } from "./public-env.ts";
 import { limitsFromConfig, readWranglerConfig } from "./wrangler-config.ts";
 import { ownershipLine } from "./verify-command.ts";
-import { plannedLatency, type DeploymentProbe, type PlannedLatency } from "./plan-probe.ts";
+import type { DeploymentProbe } from "../core/plan/latency-probe.ts";
+import { plannedLatency, type PlannedLatency } from "./plan-probe.ts";
 import { screenshotsOption, usageOptionsOf } from "./plan-usage-options.ts";
 
 const USAGE =

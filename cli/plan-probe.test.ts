@@ -8,7 +8,8 @@
 import { describe, expect, it } from "vitest";
 import { parseRunSpec } from "../core/spec/run-spec.ts";
 import { CliError } from "./connection.ts";
-import { type DeploymentProbe, deploymentLatency, plannedLatency } from "./plan-probe.ts";
+import type { DeploymentProbe } from "../core/plan/latency-probe.ts";
+import { deploymentLatency, plannedLatency } from "./plan-probe.ts";
 
 const parsed = parseRunSpec({
   target: "https://api.example.com",

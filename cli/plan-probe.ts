@@ -18,6 +18,7 @@ import {
   probeFigures,
   probeRequestOf,
   type ProbeFigures,
+  type DeploymentProbe,
   type RegionProbe,
 } from "../core/plan/latency-probe.ts";
 import type { RunSpec } from "../core/spec/types.ts";
@@ -37,13 +38,6 @@ export interface ProbeOptions {
   readonly fetcher?: typeof fetch;
   /** The named deployment's POST /v1/probe; null from it: the deployment has no such route. */
   readonly deployment?: () => Promise<DeploymentProbe | null>;
-}
-
-/** What `POST /v1/probe` answers (coordinator/http/probe-api.ts). */
-export interface DeploymentProbe {
-  readonly request: { readonly url: string; readonly method: "GET" | "HEAD" };
-  readonly regions: readonly RegionProbe[];
-  readonly p95Ms: number | null;
 }
 
 /** Times `requests` sequential requests to `url` (see the header); throws a CliError naming the target when it cannot. */

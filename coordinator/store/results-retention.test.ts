@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runQuery } from "../../core/results/query.ts";
 import { loadQueryInput, type SqlReader } from "./results-queries.ts";
-import { markRolledUp, pruneSettledAlerts, rollUp, runToRollUp, type SqlWriter } from "./results-retention.ts";
+import { markRolledUp, pruneSettledAlerts, rollUp, runToRollUp } from "./results-retention.ts";
+import type { SqlWriter } from "./sql-writer.ts";
 
 const MIGRATIONS = join(import.meta.dirname, "../migrations");
 

@@ -11,19 +11,7 @@
  */
 import { FINAL_STATUSES } from "../../core/run/protocol.ts";
 import { rolledUpRows, thinSeries } from "./retained-rows.ts";
-
-/** Anything D1Database-like: D1 itself, or node:sqlite in the unit test. */
-export interface SqlWriter {
-  prepare(sql: string): SqlBound;
-  batch(statements: SqlBound[]): Promise<unknown[]>;
-}
-interface SqlBound {
-  bind(...params: unknown[]): SqlBound;
-  all<T = Record<string, unknown>>(): Promise<{ results: T[] }>;
-}
-
-/** The first second of the minute `x` (seconds since t0) falls in, in SQL: a floor, also below 0 (as core/results/retention.ts minuteOf). */
-const minute = (x: string) => `(${x} - ((${x} % 60) + 60) % 60)`;
+import { minute, type SqlWriter } from "./sql-writer.ts";
 
 /** `FROM from` the rows `x` of the same run, minute, region and step as the outer row `w`. */
 const sameCell = (from: string, w: string) =>

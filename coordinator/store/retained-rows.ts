@@ -21,12 +21,9 @@
  * `runs.artifacts_swept_at`, migration 0013), and whether a script bundle is still wanted.
  */
 import { FINAL_STATUSES } from "../../core/run/protocol.ts";
-import type { SqlWriter } from "./results-retention.ts";
+import { minute, type SqlWriter } from "./sql-writer.ts";
 
 type Statement = ReturnType<SqlWriter["prepare"]>;
-
-/** The first second of the minute of `x` (seconds since t0), a floor also below 0 (as core/results/retention.ts minuteOf). */
-const minute = (x: string) => `(${x} - ((${x} % 60) + 60) % 60)`;
 
 /**
  * Deletes every sample of run ?1 in [?2, ?3) (whole minutes) but the last of its minute, per

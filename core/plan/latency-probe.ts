@@ -42,6 +42,13 @@ export interface RegionProbe {
   readonly error: string | null;
 }
 
+/** What `POST /v1/probe` answers (coordinator/http/probe-api.ts). */
+export interface DeploymentProbe {
+  readonly request: { readonly url: string; readonly method: "GET" | "HEAD" };
+  readonly regions: readonly RegionProbe[];
+  readonly p95Ms: number | null;
+}
+
 /** What the probe sends: the spec's first plain GET or HEAD step, else GET of the target's origin. */
 export function probeRequestOf(spec: Pick<RunSpec, "target" | "steps">): ProbeRequest {
   const step = spec.steps.find((s) => (s.method === "GET" || s.method === "HEAD") && !s.sse && !s.path.includes("{{"));

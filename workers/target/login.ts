@@ -13,32 +13,13 @@
  * Like Authrim, /authorize reads the session cookie from the raw header without decoding
  * it, and session ids contain `:`, so a client must send the cookie decoded.
  */
-import type { AuthKind } from "./auth-state.ts";
+import type { AuthStore } from "./auth-store.ts";
 import { challengeShard } from "./challenge-shards.ts";
 import { issueCode, keepChallenge, redirect, withParams, type PendingAuthorization } from "./pending-authorization.ts";
 
 export const SESSION_COOKIE = "authrim_session";
 export const OTP_SESSION_COOKIE = "authrim_otp_session";
 const OTP_TTL_S = 300;
-
-export interface AuthStore {
-  put(kind: AuthKind, key: string, value: unknown, ttlS: number): Promise<void>;
-  get<T>(kind: AuthKind, key: string): Promise<T | null>;
-  take<T>(kind: AuthKind, key: string): Promise<T | null>;
-  /** Counts a new code against its user's limit; false (nothing stored) when the user has `limit` live codes. */
-  admitCode(userId: string, code: string, ttlS: number, limit: number): Promise<boolean>;
-  /** A redeemed code no longer counts against its user. */
-  releaseCode(userId: string, code: string): Promise<void>;
-}
-
-export interface CodeRecord {
-  readonly client_id: string;
-  readonly redirect_uri: string;
-  readonly user_id: string;
-  readonly code_challenge: string;
-  readonly nonce: string | null;
-  readonly scope: string;
-}
 
 /** A cookie's value as it stands in the header: not decoded, as Authrim reads it. */
 export function cookie(header: string | undefined, name: string): string | null {

@@ -11,7 +11,8 @@ import { checkAccessToken, issuerOf, type TokenCheck } from "./access-token.ts";
 import { authenticateClient, clientExists, findClient, findUserById } from "./directory.ts";
 import { featureSettings } from "./feature-settings.ts";
 import { cacheAnswer, cachedAnswer, introspectionSettings } from "./introspection-settings.ts";
-import { authorize, cookie, OTP_SESSION_COOKIE, verifyEmailCode, type CodeRecord } from "./login.ts";
+import type { CodeRecord } from "./auth-store.ts";
+import { authorize, cookie, OTP_SESSION_COOKIE, verifyEmailCode } from "./login.ts";
 import { authStore, keysOf, refreshTokensIn, revocationsFor, type TargetEnv } from "./target-env.ts";
 import { tokenEndpoint } from "./token-endpoint.ts";
 

@@ -8,7 +8,7 @@
  * not skip consent); the pages post the id back. A challenge lives CHALLENGE_TTL_S and is
  * used once: a successful sign-in or a consent answer takes it.
  */
-import type { AuthStore, CodeRecord } from "./login.ts";
+import type { AuthStore, CodeRecord } from "./auth-store.ts";
 
 export const CODE_TTL_S = 60;
 /** How long a user has to sign in or answer the consent screen (Authrim keeps its challenges 10 minutes). */

@@ -6,7 +6,7 @@
  */
 import { authStateShard, type AuthKind, type AuthState } from "./auth-state.ts";
 import type { ConfigHub } from "./config-hub.ts";
-import type { AuthStore } from "./login.ts";
+import type { AuthStore } from "./auth-store.ts";
 import type { RefreshTokens } from "./refresh-tokens.ts";
 import type { RequestLedger } from "./request-ledger.ts";
 import { revocationShard, type Revocations } from "./revocations.ts";

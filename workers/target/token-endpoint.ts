@@ -18,7 +18,7 @@
 import { importPKCS8, SignJWT } from "jose";
 import type { TokenCheck } from "./access-token.ts";
 import { refreshFamilyShard, s256 } from "../../core/data/web-crypto.ts";
-import type { CodeRecord } from "./login.ts";
+import type { CodeRecord } from "./auth-store.ts";
 import { REFRESH_SHARDS, refreshShard, type RefreshTokens } from "./refresh-tokens.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 
