@@ -17,21 +17,14 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { PROJECT_ROOT } from "../../../cli/paths.ts";
 import { type Outcome, outcomeOf, type SummaryExport } from "../k6-corpus/outcome.ts";
+import type { CorpusScript } from "../k6-corpus/run-corpus.ts";
 
 export const BROWSER_CORPUS_DIR = join(PROJECT_ROOT, "test/fixtures/k6-browser-corpus");
 /** The jslib modules both tools read (laid out as --modules-dir takes them). */
 const MODULES_DIR = join(BROWSER_CORPUS_DIR, "modules");
 
-export interface BrowserCorpusScript {
-  readonly name: string;
-  readonly file: string;
-  readonly repository: string;
-  readonly path: string;
-  readonly commit: string;
-  readonly licence: string;
-  readonly substitutions: readonly { readonly from: string; readonly to: string }[];
-  readonly features: readonly string[];
-}
+/** A browser script is recorded as the protocol corpus records its scripts, without companions or args. */
+export type BrowserCorpusScript = Pick<CorpusScript, "name" | "file" | "repository" | "path" | "commit" | "licence" | "substitutions" | "features">;
 
 export interface BrowserCorpusManifest {
   readonly scripts: readonly BrowserCorpusScript[];
