@@ -98,3 +98,20 @@ export const DURABLE_OBJECT_BILLED_GB = 0.128;
 export const K6_CLOUD_USD_PER_VUH = 0.15;
 /** k6 Cloud bills at least this many VUh per test. */
 export const K6_CLOUD_MIN_VUH_PER_TEST = 1;
+
+/**
+ * Browser Run (formerly Browser Rendering), what a k6/browser scenario's sessions are billed
+ * on Workers Paid, read 2026-12-07 from https://developers.cloudflare.com/browser-run/pricing/
+ * (and its FAQ, "How is the number of concurrent browsers calculated?"): browser hours past
+ * 10 h a month at $0.09 an hour (seconds summed per day, rounded to the hour once a month),
+ * and concurrent browsers past 10 at $2.00 each, counted as the month's average of each day's
+ * peak. A run on one day raises that average by its peak / 30 at most (core/plan/browser-plan.ts).
+ */
+export const BROWSER_RUN_PRICES = {
+  browserHour: 0.09,
+  /** One concurrent browser of the month's average daily peak. */
+  concurrentBrowserMonth: 2.0,
+} as const;
+
+/** Days the concurrency price averages daily peaks over (as SECONDS_PER_BILLED_MONTH, a 30-day month). */
+export const DAYS_PER_BILLED_MONTH = 30;

@@ -20,7 +20,7 @@ const TICK_CPU_BUDGET_MS = 1_000;
 const figure = (n: number) => n.toLocaleString("en-US");
 
 /** Which object (or store) a limit is about, so that `edgeload plan` can show them level by level. */
-export type LimitLevel = "shard" | "aggregator" | "coordinator" | "D1" | "R2";
+export type LimitLevel = "shard" | "aggregator" | "coordinator" | "D1" | "R2" | "Browser Run";
 
 /** One documented limit set against what the run would use. */
 export interface LimitCheck {

@@ -60,3 +60,17 @@ export const D1_ROWS_PER_S_BUDGET = 1_000;
  * warm-up of a large seeded run would need its reads spread over more than a second.
  */
 export const R2_READS_PER_S_BUDGET = 1_000;
+
+/**
+ * Browser Run's account limits on Workers Paid (Browser Sessions, i.e. the binding a shard
+ * uses), read 2026-12-07 from https://developers.cloudflare.com/browser-run/limits/: 120
+ * concurrent browsers per account and 1 new browser instance a second, enforced as a
+ * per-second fill rate (a burst is refused, not queued). A variant of the same page has
+ * shown 200 and 3 a second; the lower figures are kept until an account's `limits()` says
+ * otherwise. Both are per account: another run, or anything else of the account's using
+ * Browser Run at once, shares them.
+ */
+export const BROWSER_RUN_LIMITS = {
+  concurrentBrowsersPerAccount: 120,
+  newBrowsersPerS: 1,
+} as const;

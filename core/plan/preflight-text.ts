@@ -15,6 +15,8 @@ import { PRICES } from "./cloudflare-pricing.ts";
 import type { LatencyCost } from "./latency-costs.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { table } from "../run/text-format.ts";
+import type { BrowserPlan } from "./browser-plan.ts";
+import { BROWSER_RUN_LIMITS } from "./platform-limits.ts";
 import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
 
 const LEVEL_HEADINGS: Readonly<Record<LimitLevel, string>> = {
@@ -23,6 +25,7 @@ const LEVEL_HEADINGS: Readonly<Record<LimitLevel, string>> = {
   coordinator: "the coordinator",
   D1: "D1",
   R2: "R2",
+  "Browser Run": "Browser Run (the account's, shared with anything else of it)",
 };
 
 const count = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -46,6 +49,7 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight, fanIn: 
     reportingLine(plan, spec.steps.length, fanIn),
     `invocations: ${count(u.shardInvocations)} shard alarms (each sends at most ${count(plan.iterationsPerInvocation)} ${plan.closedModel ? "requests" : "iterations"}, then hands over)`,
     `warm-up: each shard wakes ${WARM_UP_LEAD_MS / 1000} s before t0, builds its flow${spec.scenario?.seed || spec.data ? " and reads its seed set" : ""} and opens its connection with one HEAD of ${warmUpOrigin(spec.target)} (counted in no metric)`,
+    ...(p.browsers ? [browsersLine(p.browsers)] : []),
     "",
     "platform limits",
     ...table(
@@ -73,6 +77,12 @@ export function renderPreflight(spec: RunSpec, plan: Plan, p: Preflight, fanIn: 
     ...(spec.maxCostUsd != null ? [`  budget (maxCost): ${formatUsd(spec.maxCostUsd)} — ${p.overBudget ? "OVER: the API refuses this run" : "within"}`] : []),
     ...(plan.notes.length ? ["", "notes", ...plan.notes.map((n) => `  - ${n}`)] : []),
   ].join("\n");
+}
+
+/** The Browser Run sessions of the run's browser scenarios: how many, how full, how their starts are spread. */
+function browsersLine(b: BrowserPlan): string {
+  const lastStartS = Math.max(0, ...b.sessions.map((s) => s.startsAtMs)) / 1000;
+  return `browsers: ${count(b.sessions.length)} Browser Run sessions (one per shard of a browser scenario, up to ${count(b.mostVusPerBrowser)} VUs' contexts each), started at least ${1000 / BROWSER_RUN_LIMITS.newBrowsersPerS} ms apart (the last at ${lastStartS} s), ${b.browserHours.toFixed(2)} browser-hours, ${count(b.peakConcurrent)} at once at the peak`;
 }
 
 /** What D1 keeps of the run once its retention is over, and what that costs a month from then on (not in the total). */

@@ -10,6 +10,7 @@ import { estimateCost, formatUsd, type RunCost } from "./run-cost.ts";
 import { checkPlatformLimits, type LimitCheck } from "./limit-checks.ts";
 import { estimateUsage, type RunUsage, type UsageOptions } from "./run-usage.ts";
 import type { RunSpec } from "../spec/types.ts";
+import { browserChecks, planBrowsers, withBrowserCost, type BrowserPlan } from "./browser-plan.ts";
 
 export interface Preflight {
   readonly usage: RunUsage;
@@ -17,11 +18,14 @@ export interface Preflight {
   readonly cost: RunCost;
   /** Set when the estimate is above the spec's `maxCost`. */
   readonly overBudget: Problem | null;
+  /** The Browser Run sessions of its browser scenarios (UsageOptions.browserScenarios); null when it has none. */
+  readonly browsers: BrowserPlan | null;
 }
 
 export function preflight(spec: RunSpec, plan: Plan, options: UsageOptions = {}): Preflight {
   const usage = estimateUsage(spec, plan, options);
-  const cost = estimateCost(usage, spec);
+  const browsers = options.browserScenarios?.length ? planBrowsers(spec, plan, options.browserScenarios) : null;
+  const cost = browsers ? withBrowserCost(estimateCost(usage, spec), browsers, usage.requests) : estimateCost(usage, spec);
   const budget = spec.maxCostUsd ?? null;
   const overBudget =
     budget !== null && cost.totalUsd > budget
@@ -30,5 +34,6 @@ export function preflight(spec: RunSpec, plan: Plan, options: UsageOptions = {})
           detail: `the run's estimated cost is ${formatUsd(cost.totalUsd)} (prices of ${cost.pricingDate}), above its budget of ${formatUsd(budget)}; raise maxCost or make the run smaller`,
         }
       : null;
-  return { usage, limits: checkPlatformLimits(spec, plan, usage), cost, overBudget };
+  const limits = [...checkPlatformLimits(spec, plan, usage), ...(browsers ? browserChecks(browsers) : [])];
+  return { usage, limits, cost, overBudget, browsers };
 }

@@ -1,0 +1,196 @@
+/**
+ * The browsers of a run's k6/browser scenarios (`options.scenarios[].options.browser.type:
+ * 'chromium'`): how many Browser Run sessions, when each starts, what they cost, and the
+ * account limits they meet. A shard owns one session for the whole run and opens a context
+ * per iteration in it (workers/shard/browser-session.ts), so a scenario has one browser per
+ * shard that gets a VU, holding the contexts of that shard's VUs; the session is acquired at
+ * the shard's first iteration and closed at its last alarm.
+ *
+ * Browser Run allows an account one new browser a second (BROWSER_RUN_LIMITS): shards that
+ * would all start at t0 are spread (spreadBrowserStarts), each starting its session at least
+ * a second after the one before, and billed from then. The spec does not record which
+ * scenarios drive a browser (the script's options do), so the caller names them.
+ */
+import type { RunSpec } from "../spec/types.ts";
+import { VuSchedule } from "../schedule/vu-schedule.ts";
+import type { Plan } from "./plan.ts";
+import { BROWSER_RUN_PRICES, DAYS_PER_BILLED_MONTH } from "./cloudflare-pricing.ts";
+import { BROWSER_RUN_LIMITS } from "./platform-limits.ts";
+import type { CostLine, RunCost } from "./run-cost.ts";
+import type { LimitCheck } from "./limit-checks.ts";
+
+/**
+ * Most VUs (each an open context with its page) one browser session should hold. Browser Run
+ * documents no memory per session or per context; its limits page advises tabs in a shared
+ * browser over more browsers. The assumption: a session is one Chromium of about 2 GB, and a
+ * context with one page of a sign-in or app page takes 100–200 MB of renderer memory, so ten
+ * leave headroom for the browser process itself. Above it, give the scenario more shards.
+ */
+export const VUS_PER_BROWSER = 10;
+
+/** One shard's Browser Run session. */
+export interface BrowserSession {
+  readonly scenario: string;
+  /** The run's shard index. */
+  readonly shard: number;
+  /** When the shard's first VU starts (ms after t0): when it would acquire its session. */
+  readonly wantedAtMs: number;
+  /** When it acquires it, spread to the account's new-browser rate. */
+  readonly startsAtMs: number;
+  /** When the scenario ends and the session is closed. */
+  readonly endsAtMs: number;
+  /** The shard's VUs: contexts open in the session at once. */
+  readonly vus: number;
+}
+
+export interface BrowserPlan {
+  readonly sessions: readonly BrowserSession[];
+  readonly peakConcurrent: number;
+  readonly browserHours: number;
+  /** The most sessions acquired in any one second (any window of 1,000 ms). */
+  readonly mostNewPerS: number;
+  readonly mostVusPerBrowser: number;
+  /** The scenario's shard count that keeps it within VUS_PER_BROWSER, for the note. */
+  readonly shardsNeeded: number;
+}
+
+/** The names of a k6 script's scenarios whose `options.browser.type` is "chromium" (k6's browser scenarios). */
+export function browserScenarioNames(options: unknown): string[] {
+  const scenarios = (options as { scenarios?: unknown } | null)?.scenarios;
+  if (typeof scenarios !== "object" || scenarios === null) return [];
+  return Object.entries(scenarios)
+    .filter(([, s]) => (s as { options?: { browser?: { type?: unknown } } } | null)?.options?.browser?.type === "chromium")
+    .map(([name]) => name);
+}
+
+/**
+ * Each start moved no earlier than wanted and at least 1000 / newPerS ms after the previous
+ * start (in the order wanted), so any second holds at most `newPerS` starts: Browser Run
+ * enforces its new-browser limit as a fill rate, refusing a burst. Returned in input order.
+ * @example spreadBrowserStarts([0, 0, 0], 1) // [0, 1000, 2000]
+ */
+export function spreadBrowserStarts(wantedMs: readonly number[], newPerS: number): number[] {
+  if (!(newPerS > 0)) throw new RangeError(`new browsers per second must be above 0, got ${newPerS}`);
+  const gapMs = 1000 / newPerS;
+  const order = wantedMs.map((_, i) => i).sort((a, b) => wantedMs[a]! - wantedMs[b]! || a - b);
+  const starts = new Array<number>(wantedMs.length);
+  const sorted: number[] = [];
+  for (const i of order) {
+    const k = sorted.length;
+    // The gap spreads them; the window bound keeps a sum of fractional gaps from rounding under a second.
+    const start = Math.max(wantedMs[i]!, (sorted[k - 1] ?? -Infinity) + gapMs, (sorted[k - newPerS] ?? -Infinity) + 1000);
+    sorted.push(start);
+    starts[i] = start;
+  }
+  return starts;
+}
+
+/** A browser scenario as planned: its spec, its plan, where it starts and its first shard. */
+interface BrowserPart {
+  readonly name: string;
+  readonly startMs: number;
+  readonly firstShard: number;
+  readonly spec: RunSpec;
+  readonly plan: Plan;
+}
+
+/** The browser scenarios of a planned run (a run of one scenario is one when any name is given). */
+function browserParts(spec: RunSpec, plan: Plan, names: readonly string[]): BrowserPart[] {
+  if (!spec.scenarios?.length) return names.length ? [{ name: names[0]!, startMs: 0, firstShard: 0, spec, plan }] : [];
+  return (plan.scenarios ?? [])
+    .filter((s) => names.includes(s.name))
+    .map((s) => ({ name: s.name, startMs: s.startMs, firstShard: s.firstShard, spec: spec.scenarios!.find((n) => n.name === s.name)!.spec, plan: s.plan }));
+}
+
+/**
+ * When each shard of a part gets its first VU. VUs are dealt to equal-weight shards in turn
+ * (core/schedule/vu-schedule.ts ShardVus), so shard i's first is global VU i: it starts when
+ * the ramp first has more than i active. An arrival-rate scenario's shards start at once.
+ */
+function firstVuAtMs(part: BrowserPart): Array<{ shard: number; atMs: number; vus: number }> {
+  const shards = part.plan.shards.length;
+  const schedule = part.spec.vus ? new VuSchedule(part.spec.vus) : null;
+  const peak = schedule ? schedule.peak : part.spec.maxInFlight;
+  const out: Array<{ shard: number; atMs: number; vus: number }> = [];
+  for (let i = 0; i < Math.min(shards, peak); i++) {
+    let t = 0;
+    while (schedule && t < schedule.durationMs && schedule.activeAt(t) <= i) t = schedule.nextChangeAfter(t);
+    if (schedule && t >= schedule.durationMs) continue;
+    out.push({ shard: part.firstShard + i, atMs: part.startMs + t, vus: Math.floor(peak / shards) + (i < peak % shards ? 1 : 0) });
+  }
+  return out;
+}
+
+/** The sessions of the named browser scenarios of a planned run, spread to the account's new-browser rate. */
+export function planBrowsers(spec: RunSpec, plan: Plan, names: readonly string[]): BrowserPlan {
+  const parts = browserParts(spec, plan, names);
+  const wanted = parts.flatMap((part) => firstVuAtMs(part).map((w) => ({ ...w, part })));
+  const starts = spreadBrowserStarts(
+    wanted.map((w) => w.atMs),
+    BROWSER_RUN_LIMITS.newBrowsersPerS,
+  );
+  const sessions = wanted.map((w, i) => {
+    const endsAtMs = w.part.startMs + w.part.spec.durationMs;
+    return { scenario: w.part.name, shard: w.shard, wantedAtMs: w.atMs, startsAtMs: Math.min(starts[i]!, endsAtMs), endsAtMs, vus: w.vus };
+  });
+  const openAt = (t: number) => sessions.filter((s) => s.startsAtMs <= t && t < s.endsAtMs).length;
+  const inSecondFrom = (t: number) => sessions.filter((s) => s.startsAtMs >= t && s.startsAtMs < t + 1000).length;
+  const peakVus = (p: BrowserPart) => (p.spec.vus ? new VuSchedule(p.spec.vus).peak : p.spec.maxInFlight);
+  return {
+    sessions,
+    peakConcurrent: Math.max(0, ...sessions.map((s) => openAt(s.startsAtMs))),
+    browserHours: sessions.reduce((a, s) => a + (s.endsAtMs - s.startsAtMs), 0) / 3_600_000,
+    mostNewPerS: Math.max(0, ...sessions.map((s) => inSecondFrom(s.startsAtMs))),
+    mostVusPerBrowser: Math.max(0, ...sessions.map((s) => s.vus)),
+    shardsNeeded: Math.max(0, ...parts.map((p) => Math.ceil(peakVus(p) / VUS_PER_BROWSER))),
+  };
+}
+
+/** The account's Browser Run limits and a browser's memory, against the plan's sessions. */
+export function browserChecks(b: BrowserPlan): LimitCheck[] {
+  const check = (limit: string, value: number, max: number, note: string): LimitCheck => ({ level: "Browser Run", limit, value, max, ok: value <= max, note });
+  const last = Math.max(0, ...b.sessions.map((s) => s.startsAtMs - s.wantedAtMs)) / 1000;
+  return [
+    check(
+      "concurrent browsers (account)",
+      b.peakConcurrent,
+      BROWSER_RUN_LIMITS.concurrentBrowsersPerAccount,
+      "one session per shard of a browser scenario; fewer shards hold more VUs each (up to the VUs per browser below)",
+    ),
+    check(
+      "new browsers in any second (account)",
+      b.mostNewPerS,
+      BROWSER_RUN_LIMITS.newBrowsersPerS,
+      `shards start their sessions at least ${1000 / BROWSER_RUN_LIMITS.newBrowsersPerS} ms apart; the last waits ${last} s for its turn`,
+    ),
+    check(
+      "VUs per browser (contexts)",
+      b.mostVusPerBrowser,
+      VUS_PER_BROWSER,
+      `each VU keeps a context open in its shard's one session; give the scenario at least ${b.shardsNeeded} shards (core/plan/browser-plan.ts VUS_PER_BROWSER)`,
+    ),
+  ];
+}
+
+/**
+ * Browser hours at their price, and the run's peak of concurrent browsers as the part of the
+ * month's average of daily peaks one day adds (peak / 30), at the concurrency price.
+ */
+export function browserCostLines(b: BrowserPlan): CostLine[] {
+  return [
+    { item: "Browser Run browser hours", quantity: b.browserHours, unit: "browser-hours", usd: b.browserHours * BROWSER_RUN_PRICES.browserHour },
+    {
+      item: "Browser Run concurrent browsers",
+      quantity: b.peakConcurrent,
+      unit: `browsers (a day's peak, 1/${DAYS_PER_BILLED_MONTH} of the monthly average)`,
+      usd: (b.peakConcurrent * BROWSER_RUN_PRICES.concurrentBrowserMonth) / DAYS_PER_BILLED_MONTH,
+    },
+  ];
+}
+
+/** A run's cost with its browser lines added, per million requests recounted as estimateCost counts it. */
+export function withBrowserCost(cost: RunCost, b: BrowserPlan, requests: number): RunCost {
+  const lines = [...cost.lines, ...browserCostLines(b)];
+  const totalUsd = lines.reduce((a, l) => a + l.usd, 0);
+  return { ...cost, lines, totalUsd, usdPerMillionRequests: totalUsd / (Math.max(1, requests) / 1e6) };
+}
