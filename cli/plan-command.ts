@@ -73,12 +73,10 @@ export async function planCommand(args: string[]): Promise<number> {
   if (values.format !== "table" && values.format !== "json") throw new CliError(`--format: table or json, not "${values.format}"`, EXIT.invalidConfig);
   const script = await import("./script-command.ts");
   const imports = { dir: values["modules-dir"] ?? null, allowHttp: values["allow-http-modules"] };
-  const input = script.isScriptPath(positionals[0])
-    ? withPublicEnv(
-        (await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null, { load: {} }, imports)).spec,
-        values["public-env"],
-      )
-    : await readJsonFile(positionals[0], "run spec");
+  const scripted = script.isScriptPath(positionals[0])
+    ? await script.scriptRun(positionals[0], namedValues("env", values.env), values.target ?? null, { load: {} }, imports)
+    : null;
+  const input = scripted ? withPublicEnv(scripted.spec, values["public-env"]) : await readJsonFile(positionals[0], "run spec");
   if (script.isScriptPath(positionals[0]) && values.format === "table")
     console.log("note: a k6 script's iterations are counted as one request each; what one sends is the script's to decide at run time\n");
   const { settings, specVars } = splitVars(namedValues("var", values.var));
@@ -88,7 +86,8 @@ export async function planCommand(args: string[]): Promise<number> {
   const configPath = values.config ?? join(PROJECT_ROOT, "wrangler.toml");
   const config = readWranglerConfig(configPath);
   const limits = limitsFromConfig({ ...config, vars: { ...config.vars, ...settings } });
-  const usageOptions = { ...usageOptionsOf(config, configPath), screenshots: screenshotsOption(values.screenshots) };
+  const browserScenarios = scripted?.browserScenarios ?? [];
+  const usageOptions = { ...usageOptionsOf(config, configPath), screenshots: screenshotsOption(values.screenshots), browserScenarios };
   const target = await deploymentTargetCheck(values, raw);
   // The latency the plan is sized for: the spec's, or the p95 a probe of the target measured.
   const latency = await latencyOf(values, spec.spec, raw, target);
