@@ -5,6 +5,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ArrivalSchedule } from "../schedule/arrival-schedule.ts";
+import { shardSlices } from "../schedule/shard-slice.ts";
+import { ShardVus } from "../schedule/vu-schedule.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { browserScenarioNames, planBrowsers, spreadBrowserStarts, VUS_PER_BROWSER } from "./browser-plan.ts";
@@ -120,6 +122,13 @@ describe("planBrowsers", () => {
       [3, 40_000, 40_000],
     ]);
     expect(b.browserHours).toBeCloseTo((50 + 40 + 30 + 20) / 3600, 9);
+  });
+
+  it("takes shard i's first VU to be VU i, as equal-weight shards are dealt VUs", () => {
+    for (const n of [1, 4, 7, 50]) {
+      const firsts = shardSlices(Array.from({ length: n }, () => 1)).map((slice) => new ShardVus(slice).owned(n)[0]);
+      expect(firsts).toEqual(Array.from({ length: n }, (_, i) => i));
+    }
   });
 
   it("counts only the browser scenarios of a hybrid run, numbered as the run's shards", () => {
