@@ -13,13 +13,12 @@
 import { atLatency } from "../core/plan/latency-costs.ts";
 import {
   PROBE_BUDGET_MS,
-  PROBE_MIN_REQUESTS,
   PROBE_REQUESTS,
-  probeFigures,
   probeRequestOf,
   type ProbeFigures,
   type DeploymentProbe,
   type RegionProbe,
+  timeSequentialRequests,
 } from "../core/plan/latency-probe.ts";
 import type { RunSpec } from "../core/spec/types.ts";
 import { CliError, EXIT } from "./connection.ts";
@@ -42,37 +41,14 @@ export interface ProbeOptions {
 
 /** Times `requests` sequential requests to `url` (see the header); throws a CliError naming the target when it cannot. */
 export async function probeLatency(url: string, method: "GET" | "HEAD", options: ProbeOptions = {}): Promise<LatencyProbe> {
-  const fetcher = options.fetcher ?? fetch;
   const wanted = options.requests ?? PROBE_REQUESTS;
-  const deadline = performance.now() + (options.budgetMs ?? PROBE_BUDGET_MS);
-  const samples: number[] = [];
-  const statuses: Record<string, number> = {};
-  let lastError: unknown = null;
-  // The first opens the connection (DNS, TCP, TLS) and is not timed; then `wanted` timed ones.
-  for (let i = 0; i <= wanted && performance.now() < deadline; i++) {
-    const started = performance.now();
-    try {
-      const response = await fetcher(url, {
-        method,
-        redirect: "manual",
-        headers: { "user-agent": "edgeload-plan-probe" },
-        signal: AbortSignal.timeout(Math.max(1, Math.floor(deadline - started))),
-      });
-      const ttfbMs = performance.now() - started;
-      // Read to the end, so the next request reuses the connection as a shard's does.
-      await response.arrayBuffer();
-      if (i === 0) continue;
-      samples.push(ttfbMs);
-      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
-    } catch (error) {
-      lastError = error;
-    }
+  const budgetMs = options.budgetMs ?? PROBE_BUDGET_MS;
+  const timed = await timeSequentialRequests(options.fetcher ?? fetch, () => performance.now(), { url, method }, wanted, budgetMs);
+  if (!timed.figures) {
+    const why = timed.lastError ? `: ${timed.lastError}` : ` within ${Math.round(budgetMs / 1000)} s`;
+    throw new CliError(`--probe: ${method} ${url} answered ${timed.answered} of ${wanted} requests${why}`, EXIT.invalidConfig);
   }
-  if (samples.length < Math.min(PROBE_MIN_REQUESTS, wanted)) {
-    const why = lastError ? `: ${(lastError as Error).message}` : ` within ${Math.round((options.budgetMs ?? PROBE_BUDGET_MS) / 1000)} s`;
-    throw new CliError(`--probe: ${method} ${url} answered ${samples.length} of ${wanted} requests${why}`, EXIT.invalidConfig);
-  }
-  return { url, method, ...probeFigures(samples, statuses), from: "this machine" };
+  return { url, method, ...timed.figures, from: "this machine" };
 }
 
 /** The deployment's answer as a probe: the slowest region's figures, every region's beside them; a CliError when no region timed the target. */

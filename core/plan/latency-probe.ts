@@ -67,3 +67,54 @@ export function probeFigures(samplesMs: readonly number[], statuses: Readonly<Re
   const ms = (n: number) => Math.round(n * 10) / 10;
   return { requests: sorted.length, p50Ms: ms(nearestRank(sorted, 0.5)), p95Ms: ms(nearestRank(sorted, 0.95)), maxMs: ms(sorted.at(-1) ?? 0), statuses };
 }
+
+/** What a probe may send with: a fetch (the CLI's, or a shard's through its outbound policy). */
+export type ProbeFetch = (url: string, init: RequestInit) => Promise<Response>;
+
+export interface TimedRequests {
+  /** The timings; null when fewer than PROBE_MIN_REQUESTS (or all asked, if fewer) were answered. */
+  readonly figures: ProbeFigures | null;
+  readonly answered: number;
+  /** The last failure's message, if any. */
+  readonly lastError: string | null;
+}
+
+/**
+ * Times `requests` sequential requests of `request` within `budgetMs`, from the send to the
+ * response headers on `now`'s clock; never throws. The first opens the connection (DNS, TCP,
+ * TLS) and is not timed; each body is read to the end so the next request reuses the
+ * connection, as a shard's do. One loop for the CLI's probe and a shard's (cli/plan-probe.ts,
+ * workers/shard/latency-probe.ts).
+ */
+export async function timeSequentialRequests(
+  fetcher: ProbeFetch,
+  now: () => number,
+  request: ProbeRequest,
+  requests: number,
+  budgetMs: number,
+): Promise<TimedRequests> {
+  const deadline = now() + budgetMs;
+  const samples: number[] = [];
+  const statuses: Record<string, number> = {};
+  let lastError: string | null = null;
+  for (let i = 0; i <= requests && now() < deadline; i++) {
+    const started = now();
+    try {
+      const response = await fetcher(request.url, {
+        method: request.method,
+        redirect: "manual",
+        headers: { "user-agent": "edgeload-plan-probe" },
+        signal: AbortSignal.timeout(Math.max(1, Math.floor(deadline - started))),
+      });
+      const ttfbMs = now() - started;
+      await response.arrayBuffer();
+      if (i === 0) continue;
+      samples.push(ttfbMs);
+      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+    } catch (error) {
+      lastError = error instanceof Error ? error.message : String(error);
+    }
+  }
+  const enough = samples.length >= Math.min(PROBE_MIN_REQUESTS, requests);
+  return { figures: enough ? probeFigures(samples, statuses) : null, answered: samples.length, lastError };
+}

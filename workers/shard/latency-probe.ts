@@ -9,7 +9,7 @@
  * the body is read to the end so the next request reuses the connection.
  */
 import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
-import { PROBE_MIN_REQUESTS, probeFigures, type ProbeFigures, type ProbeRequest } from "../../core/plan/latency-probe.ts";
+import { type ProbeFigures, type ProbeRequest, timeSequentialRequests } from "../../core/plan/latency-probe.ts";
 
 export interface ShardProbe {
   /** The colo the shard ran in ("local" under wrangler dev). */
@@ -31,30 +31,10 @@ export async function probeFromHere(
   requests: number,
   budgetMs: number,
 ): Promise<Omit<ShardProbe, "colo">> {
-  const deadline = clock.now() + budgetMs;
-  const samples: number[] = [];
-  const statuses: Record<string, number> = {};
-  let lastError: string | null = null;
-  // The first opens the connection (DNS, TCP, TLS) and is not timed; then `requests` timed ones.
-  for (let i = 0; i <= requests && clock.now() < deadline; i++) {
-    const started = clock.now();
-    try {
-      const response = await fetcher(request.url, {
-        method: request.method,
-        redirect: "manual",
-        headers: { "user-agent": "edgeload-plan-probe" },
-        signal: AbortSignal.timeout(Math.max(1, Math.floor(deadline - started))),
-      });
-      const ttfbMs = clock.now() - started;
-      await response.arrayBuffer();
-      if (i === 0) continue;
-      samples.push(ttfbMs);
-      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
-    } catch (error) {
-      lastError = error instanceof Error ? error.message : String(error);
-    }
-  }
-  if (samples.length < Math.min(PROBE_MIN_REQUESTS, requests))
-    return { figures: null, error: `${request.method} ${request.url} answered ${samples.length} of ${requests} requests${lastError ? `: ${lastError}` : ""}` };
-  return { figures: probeFigures(samples, statuses), error: null };
+  const timed = await timeSequentialRequests(fetcher, () => clock.now(), request, requests, budgetMs);
+  if (timed.figures) return { figures: timed.figures, error: null };
+  return {
+    figures: null,
+    error: `${request.method} ${request.url} answered ${timed.answered} of ${requests} requests${timed.lastError ? `: ${timed.lastError}` : ""}`,
+  };
 }
