@@ -11,6 +11,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EdgeloadClient } from "../../cli/client.ts";
 import { startLocalStack, PROJECT_ROOT } from "../../cli/local-stack.ts";
+import { benchRegions } from "./generator-clients.ts";
 import { markdownTable } from "./markdown-table.ts";
 
 interface ProfileNode {
@@ -116,7 +117,7 @@ export async function engineProfile(options: { rate: number; duration: string; d
       rate: options.rate,
       duration: options.duration,
       ...(options.shards === null ? {} : { shards: options.shards }),
-      regions: ["wnam", "enam", "weur", "apac"],
+      regions: benchRegions(options.shards),
       maxVUs: Math.max(200, options.rate),
       timeout: "10s",
     });

@@ -133,6 +133,14 @@ export async function fetchFloor(targetUrl: string, requests: number, rate?: num
   }
 }
 
+/**
+ * The regions of a bench's run: four, as a user's run spans, but a forced count below four
+ * runs in one (the caps refuse fewer shards than regions), so `--shards 1` isolates one shard.
+ */
+export function benchRegions(shards: number | null): string[] {
+  return shards !== null && shards < 4 ? ["wnam"] : ["wnam", "enam", "weur", "apac"];
+}
+
 /** One edgeload run; `shards` null leaves the count to the plan, as a user's run does. */
 export async function edgeloadRun(
   stack: LocalStack,
@@ -154,8 +162,7 @@ export async function edgeloadRun(
     rate,
     duration,
     ...(shards === null ? {} : { shards }),
-    // A forced count below four regions runs in one, so `--shards 1` isolates a single shard.
-    regions: shards !== null && shards < 4 ? ["wnam"] : ["wnam", "enam", "weur", "apac"],
+    regions: benchRegions(shards),
     maxVUs: Math.max(200, rate),
     timeout: "10s",
   });
