@@ -7,6 +7,7 @@
  */
 import type { CookieJar, RequestCookies } from "./cookie-jar.ts";
 import { requestCookies } from "./cookie-jar.ts";
+import { holdsFile, multipartBody } from "./multipart.ts";
 import { canonicalHeaderKey, formBody, withoutCredentials } from "./request-encoding.ts";
 
 /** k6 v1.8.1's User-Agent (internal/cmd/options.go: `Grafana k6/<version>`), unless options.userAgent or a header sets one. */
@@ -89,13 +90,19 @@ export function k6Request(input: RequestInput, call: string): K6Request {
 
 /**
  * The body's bytes, as k6 takes them: a string as UTF-8, an ArrayBuffer (or a view of one) as
- * it is, an object as a form with its Content-Type; undefined for none.
+ * it is, an object as a form with its Content-Type (multipart when a field is an `http.file()`);
+ * undefined for none.
  */
 function requestBody(body: unknown, call: string, set: (name: string, value: string) => void): Uint8Array | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === "string") return new TextEncoder().encode(body);
   if (body instanceof ArrayBuffer) return new Uint8Array(body.slice(0));
   if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength));
+  if (typeof body === "object" && !Array.isArray(body) && holdsFile(body as Record<string, unknown>)) {
+    const { body: bytes, contentType } = multipartBody(body as Record<string, unknown>);
+    set("Content-Type", contentType);
+    return bytes;
+  }
   if (typeof body === "object" && !Array.isArray(body)) {
     set("Content-Type", "application/x-www-form-urlencoded");
     return new TextEncoder().encode(formBody(body as Record<string, unknown>));

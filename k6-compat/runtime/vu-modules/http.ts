@@ -7,6 +7,7 @@
 import { CookieJar } from "../cookie-jar.ts";
 import { digestAuthorization, digestChallenge, userOf } from "../digest-auth.ts";
 import { K6_USER_AGENT, k6Request } from "../k6-request.ts";
+import { httpFile } from "../multipart.ts";
 import { failureText, k6Response, type HtmlParser, type K6Response } from "../k6-response.ts";
 import { redirectLimit } from "../redirect-limit.ts";
 import type { RedirectHop, WireRequest, WireResponse } from "../wire.ts";
@@ -69,9 +70,7 @@ export function createHttp(scope: VuScope, parseHtml: HtmlParser) {
       responseCallback = expectList(callback);
     },
     url: (strings: TemplateStringsArray, ...values: unknown[]) => strings.reduce((out, s, i) => out + s + (i < values.length ? String(values[i]) : ""), ""),
-    file(): never {
-      throw new Error("http.file() (multipart uploads) is not supported by edgeload's k6 compat layer yet");
-    },
+    file: (data: unknown, filename?: string, contentType?: string) => httpFile(data, filename, contentType),
     /** The VU's own jar. */
     cookieJar: () => vu.jar,
     CookieJar,
