@@ -9,11 +9,14 @@
 
 /** What `http.file()` returns; its fields are named as k6 exposes them to a script. */
 export class FileData {
-  constructor(
-    readonly data: string | ArrayBuffer,
-    readonly filename: string,
-    readonly content_type: string,
-  ) {}
+  readonly data: string | ArrayBuffer;
+  readonly filename: string;
+  readonly content_type: string;
+  constructor(data: string | ArrayBuffer, filename: string, contentType: string) {
+    this.data = data;
+    this.filename = filename;
+    this.content_type = contentType;
+  }
 }
 
 /** `http.file(data, filename?, contentType?)`; the default filename is the time in nanoseconds, as k6's. */
