@@ -21,10 +21,28 @@ export interface RedirectHop {
  */
 export type RedirectCookies = (hop: RedirectHop) => string | null | Promise<string | null>;
 
-/** fetch's init, with how many redirects to follow (k6's `redirects` / `maxRedirects`) and a jar's hook. */
+/** Where and how one hop of a redirect chain is sent. */
+export interface HopTarget {
+  readonly url: string;
+  readonly method: string;
+}
+
+/**
+ * Who watches a request's redirect chain hop by hop (a shard's sender, which records each hop
+ * as k6 does): `followed` gets each 3xx about to be followed at its headers, its body to read;
+ * `leaving` is told just before each later hop is sent (or refused) and names headers that hop
+ * carries in place of the request's.
+ */
+export interface RedirectWatcher {
+  followed(response: Response, hop: HopTarget): Promise<void>;
+  leaving(hop: HopTarget): Readonly<Record<string, string>> | undefined;
+}
+
+/** fetch's init, with how many redirects to follow (k6's `redirects` / `maxRedirects`), a jar's hook and a hop watcher. */
 export interface OutboundInit extends RequestInit {
   readonly maxRedirects?: number;
   readonly redirectCookies?: RedirectCookies;
+  readonly redirectWatcher?: RedirectWatcher;
 }
 
 export type OutboundFetch = (input: string | URL, init?: OutboundInit) => Promise<Response>;

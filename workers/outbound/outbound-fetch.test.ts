@@ -195,6 +195,49 @@ describe("outboundFetch", () => {
     expect(plain.sent.map((s) => s.headers.get("referer"))).toEqual([null, null]);
   });
 
+  it("shows a watcher each followed 3xx with its body to read, then each next hop before it is sent, with the headers it names", async () => {
+    const net = network({
+      "http://127.0.0.1:9/a": { status: 302, location: "/b" },
+      "http://127.0.0.1:9/b": { status: 303, location: "/c" },
+      "http://127.0.0.1:9/c": { status: 200 },
+    });
+    const seen: string[] = [];
+    const redirectWatcher = {
+      async followed(response: Response, hop: { url: string; method: string }) {
+        seen.push(`followed ${response.status} ${hop.method} ${hop.url} body=${await response.text()}`);
+      },
+      leaving(hop: { url: string; method: string }) {
+        seen.push(`leaving ${hop.method} ${hop.url}`);
+        return { "x-hop": String(seen.length) };
+      },
+    };
+    const response = await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/a", { method: "POST", body: "x", headers: { "x-hop": "first" }, redirectWatcher });
+    expect(response.status).toBe(200);
+    expect(seen).toEqual([
+      "followed 302 POST http://127.0.0.1:9/a body=body",
+      "leaving GET http://127.0.0.1:9/b",
+      "followed 303 GET http://127.0.0.1:9/b body=body",
+      "leaving GET http://127.0.0.1:9/c",
+    ]);
+    // Each hop carries the header its watcher named in place of the request's.
+    expect(net.sent.map((s) => s.headers.get("x-hop"))).toEqual(["first", "2", "4"]);
+  });
+
+  it("tells a watcher of a hop before asking the policy, so a refused hop is one the watcher knows failed; the 3xx past the limit is the answer, not shown", async () => {
+    const net = network({ "http://127.0.0.1:9/a": { status: 302, location: "https://example.com/x" } });
+    const seen: string[] = [];
+    const redirectWatcher = {
+      followed: async (response: Response) => void seen.push(`followed ${response.status}`),
+      leaving: (hop: { url: string }) => void seen.push(`leaving ${hop.url}`),
+    };
+    const guarded = outboundFetch(loopbackOnly, net.fetcher);
+    await expect(guarded("http://127.0.0.1:9/a", { redirectWatcher })).rejects.toThrow(OutboundRefused);
+    expect(seen).toEqual(["followed 302", "leaving https://example.com/x"]);
+    seen.length = 0;
+    expect((await guarded("http://127.0.0.1:9/a", { ...limit(0), redirectWatcher })).status).toBe(302);
+    expect(seen).toEqual([]);
+  });
+
   it("leaves manual requests' redirects to them", async () => {
     const net = network({ "http://127.0.0.1:9/form": { status: 303, location: "/done" } });
     const manual = await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/form", { method: "GET", redirect: "manual" });

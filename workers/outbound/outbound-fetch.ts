@@ -13,12 +13,13 @@
  *    which names the next hop's Cookie header; such a request's hops carry Go's Referer;
  *  - stops after a request's `maxRedirects` (RedirectInit: a k6 script's params.redirects or
  *    options.maxRedirects; default MAX_REDIRECTS) and answers with the last 3xx, which is not
- *    an error, as in k6. The response's `url` is the last URL fetched.
+ *    an error, as in k6. The response's `url` is the last URL fetched;
+ *  - shows each hop to the request's `redirectWatcher`, if it has one: a shard's sender records
+ *    every hop as its own request, as k6 does (workers/shard/redirect-hops.ts).
  *
  * A refused URL is not sent; the call throws OutboundRefused naming it, which each caller
  * counts as it counts a connection error. Requests that ask for `redirect: "manual"` (silent
- * authentication reads the 302 itself) are checked and sent once. The whole chain is one
- * request to the engine: its duration runs from the first send to the last response.
+ * authentication reads the 302 itself) are checked and sent once.
  *
  * A layer rule (scripts/lint/structure.mjs) refuses a bare `fetch` anywhere else in the
  * Worker's code, so a new outbound path cannot slip around the policy.
@@ -61,7 +62,7 @@ export function outboundFetch(policy: OutboundPolicy, fetcher: typeof fetch = pl
     lastAllowed = href;
   };
   return async (input, init = {}) => {
-    const { maxRedirects = MAX_REDIRECTS, redirectCookies, ...fetchInit } = init;
+    const { maxRedirects = MAX_REDIRECTS, redirectCookies, redirectWatcher, ...fetchInit } = init;
     const first = typeof input === "string" ? input : input.href;
     checked(first, "request to");
     if (fetchInit.redirect === "manual") return fetcher(first, fetchInit);
@@ -72,13 +73,18 @@ export function outboundFetch(policy: OutboundPolicy, fetcher: typeof fetch = pl
       hop ??= { url: first, method: fetchInit.method ?? "GET", headers: fetchInit.headers, body: fetchInit.body };
       const next = redirectTarget(response.status, response.headers.get("location"), hop.url);
       if (next === null) break;
-      await response.body?.cancel();
-      checked(next, "redirect to");
+      // A watcher reads the 3xx's body (its bytes and time are the hop's, as Go drains it); else it is dropped.
+      if (redirectWatcher) await redirectWatcher.followed(response, hop);
+      else await response.body?.cancel();
       const from = hop.url;
       // A k6 script's request (the one with a VU's jar) follows Go's client: Referer too.
       hop = nextHop(hop, response.status, next, redirectCookies !== undefined);
-      // A k6 VU's jar keeps the 3xx's cookies and names the next hop's, as k6's CheckRedirect does.
+      // A k6 VU's jar keeps the 3xx's cookies and names the next hop's, as k6's CheckRedirect does
+      // (before the hop is dialled, so a refused hop's 3xx still leaves its cookies, as in k6).
       if (redirectCookies) hop = withCookie(hop, await redirectCookies({ fromUrl: from, setCookies: response.headers.getSetCookie(), toUrl: next }));
+      // Told before the policy is asked: a refused hop is a request that failed, as k6 counts a blocked one.
+      if (redirectWatcher) hop = withHeaders(hop, redirectWatcher.leaving(hop));
+      checked(next, "redirect to");
       response = await fetcher(hop.url, { ...fetchInit, method: hop.method, headers: hop.headers, body: hop.body, redirect: "manual" });
     }
     return response;
@@ -90,6 +96,14 @@ function withCookie(hop: HopRequest, cookie: string | null): HopRequest {
   const headers = new Headers(hop.headers);
   headers.delete("cookie");
   if (cookie) headers.set("Cookie", cookie);
+  return { ...hop, headers };
+}
+
+/** `hop` with `named` headers in place of its own of the same names. */
+function withHeaders(hop: HopRequest, named: Readonly<Record<string, string>> | undefined): HopRequest {
+  if (!named) return hop;
+  const headers = new Headers(hop.headers);
+  for (const [name, value] of Object.entries(named)) headers.set(name, value);
   return { ...hop, headers };
 }
 

@@ -2,9 +2,11 @@
  * The measuring half of a send: fetch, time the headers (TTFB), read or drain the body,
  * give the connection slot back at the headers, and tell a timeout from a connection
  * error. What it returns goes into the request's trail (core/metrics/request-trail.ts); a request
- * cut by stop() is not measured at all (IterationInterrupted, as k6 drops it).
+ * cut by stop() is not measured at all (IterationInterrupted, as k6 drops it). Behind a
+ * redirect it measures the chain's last hop: the hops before it were measured and recorded as
+ * they were followed (redirect-hops.ts), so its TTFB runs from the last hop's own send.
  */
-import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
+import type { OutboundFetch, OutboundInit } from "../../core/outbound/outbound-request.ts";
 import { IterationInterrupted, type FlowRequest } from "../../scenarios/flow.ts";
 import type { ConnectionSlots } from "./connection-slots.ts";
 import type { EngineClock } from "./engine-types.ts";
@@ -36,7 +38,12 @@ export interface Measured {
   readonly errorMessage: string;
 }
 
-export async function fetchAndMeasure(d: MeasureDeps, request: FlowRequest, init: RequestInit, sendMs: number): Promise<Measured> {
+/** The hop in flight (redirect-hops.ts): its send time moves on with each redirect followed. */
+export interface HopInFlight {
+  readonly current: { readonly sendMs: number };
+}
+
+export async function fetchAndMeasure(d: MeasureDeps, request: FlowRequest, init: OutboundInit, hop: HopInFlight): Promise<Measured> {
   let holdingSlot = true;
   let response: Response | null = null;
   let ttfbMs = 0;
@@ -44,7 +51,7 @@ export async function fetchAndMeasure(d: MeasureDeps, request: FlowRequest, init
   let body: string | null = null;
   try {
     response = await d.fetch(request.url, init);
-    ttfbMs = d.clock.now() - sendMs;
+    ttfbMs = d.clock.now() - hop.current.sendMs;
     d.slots.release();
     holdingSlot = false;
     if (request.stream && response.ok && response.body) {
@@ -58,9 +65,10 @@ export async function fetchAndMeasure(d: MeasureDeps, request: FlowRequest, init
     return { response, status: response.status, ttfbMs, bytes, headers: response.headers, body, error: null, errorMessage: "" };
   } catch (e) {
     if (holdingSlot) d.slots.release();
-    if (d.timeout.signal.reason === d.stoppedReason) {
+    // Stopped between two hops (redirect-hops.ts) or cut by stop() in flight: not measured.
+    if (e instanceof IterationInterrupted || d.timeout.signal.reason === d.stoppedReason) {
       d.timeout.done();
-      throw new IterationInterrupted("in flight when the run stopped");
+      throw e instanceof IterationInterrupted ? e : new IterationInterrupted("in flight when the run stopped");
     }
     const error = isTimeout(e) ? "timeout" : "connection";
     // An error sample is stored with the run: a URL it quotes keeps no credentials.

@@ -4,20 +4,24 @@
  * (engine.ts) decides when iterations run; this waits for a connection slot, tags the
  * request with its run and second, measures it (measure-request.ts), records its trail into
  * the window of its completion second (core/metrics/request-trail.ts) and, for a stream,
- * reads it until its hold time (event-stream.ts).
+ * reads it until its hold time (event-stream.ts). A request that is redirected is recorded
+ * hop by hop, as k6 records it (redirect-hops.ts): each hop counted sent in the second it
+ * leaves in, with its own run tag, and recorded once when it ends; the flow gets the last
+ * hop's response.
  */
-import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
+import type { OutboundFetch, OutboundInit } from "../../core/outbound/outbound-request.ts";
 import { RUN_HEADER, runHeaderValue, type ShardAssignment } from "../../core/run/protocol.ts";
 import { recordTrail } from "../../core/metrics/request-trail.ts";
 import { recordRequestSubMetrics, type SampleTags, type SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
 import { ClockGrid } from "../../core/metrics/clock-resolution.ts";
 import type { LoopWatch } from "../../core/metrics/loop-delay.ts";
-import { IterationInterrupted, redirectInit, type FlowRequest, type FlowResponse, type RedirectInit } from "../../scenarios/flow.ts";
+import { IterationInterrupted, redirectInit, type FlowRequest, type FlowResponse } from "../../scenarios/flow.ts";
 import type { ConnectionSlots } from "./connection-slots.ts";
 import { CUT_AT_GRACEFUL_STOP, type TimeoutQueue } from "./timeout-queue.ts";
 import { CloudflareSignature } from "./cloudflare-signature.ts";
 import type { ShardWindows } from "./shard-windows.ts";
 import { fetchAndMeasure, trailOf, type Measured } from "./measure-request.ts";
+import { RedirectHops, type Hop, type HopSender } from "./redirect-hops.ts";
 import { readEventStream } from "./event-stream.ts";
 import type { EngineClock } from "./engine-types.ts";
 
@@ -50,7 +54,7 @@ interface Sending {
   readonly timeoutMs: number;
   readonly timeout: { readonly signal: AbortSignal; done(): void };
   readonly streamAbort: AbortController | null;
-  readonly init: RequestInit & RedirectInit;
+  readonly init: OutboundInit;
   readonly sentWindow: number;
 }
 
@@ -61,8 +65,21 @@ export class RequestSender {
   /** Whether responses carried Cloudflare's signature (cloudflare-signature.ts). */
   readonly cloudflare = new CloudflareSignature();
 
+  /** What a redirect chain asks of the sender: its hops counted sent and recorded (redirect-hops.ts). */
+  readonly #hopSender: HopSender;
+
   constructor(deps: SenderDeps) {
     this.#d = deps;
+    this.#hopSender = {
+      clock: deps.clock,
+      isStopped: deps.isStopped,
+      recordHop: (chain, hop, measured, endMs) => this.#record(chain, hop, measured, endMs, deps.loopWatch.delayAt(endMs)),
+      sendingHop: (chain, sendMs) => {
+        const sentWindow = deps.windows.windowOf(sendMs);
+        deps.windows.statsFor(sentWindow, chain.stepIndex).counters.sent++;
+        return { [RUN_HEADER]: runHeaderValue(deps.a.runId, sentWindow, chain.stepIndex, deps.a.part) };
+      },
+    };
   }
 
   /**
@@ -81,32 +98,34 @@ export class RequestSender {
     const d = this.#d;
     const sending = await this.#leave(stepIndex, request, holdUntilMs);
     countedSent?.(sending.sentWindow);
-    const { sendMs, timeout, timeoutMs } = sending;
+    const { timeout, timeoutMs } = sending;
     const deps = { fetch: d.fetch, clock: d.clock, slots: d.slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs };
-    const measured = await fetchAndMeasure(deps, request, sending.init, sendMs);
+    const first: Hop = { url: request.url, method: request.method, queuedMs: sending.queuedMs, sendMs: sending.sendMs, intendedMs };
+    const hops = new RedirectHops(this.#hopSender, stepIndex, request, first);
+    const measured = await fetchAndMeasure(deps, request, { ...sending.init, redirectWatcher: hops }, hops);
     if (timeout.signal.reason === CUT_AT_GRACEFUL_STOP) {
       // Cut at its iteration's hard stop: k6 cancels it there and records nothing of it
-      // (k6 v1.8.1: no http_reqs, the iteration interrupted; engine.test.ts).
+      // (k6 v1.8.1: no http_reqs, the iteration interrupted; engine.test.ts). Hops already
+      // followed were recorded, as k6 had saved theirs.
       timeout.done();
       throw new IterationInterrupted("in flight at the iteration's graceful stop");
     }
-    const { status, ttfbMs, headers, body, error, response } = measured;
+    const { status, headers, body, error, response } = measured;
+    // The hop that ended the chain: the request itself unless a redirect was followed.
+    const last = hops.current;
     // Where the redirects led (fetch's response.url), for a script's res.url.
     const url = response?.url ? { url: response.url } : {};
     const opened = request.stream && !error && response?.ok && response.body ? response.body : null;
-    const endMs = opened ? sendMs + ttfbMs : d.clock.now();
-    const clientDelayMs = d.loopWatch.delayAt(opened ? d.clock.now() : endMs);
+    const endMs = opened ? last.sendMs + measured.ttfbMs : d.clock.now();
     timeout.done();
-    this.clockGrid.observe(sendMs);
-    this.clockGrid.observe(endMs);
-    // A target is behind Cloudflare or not: the first responses of an invocation tell.
-    if (headers) this.cloudflare.observe(headers);
-    this.#record(stepIndex, request, measured, { queuedMs: sending.queuedMs, sendMs, endMs, intendedMs, clientDelayMs });
+    this.#record(hops, last, measured, endMs, d.loopWatch.delayAt(opened ? d.clock.now() : endMs));
+    // As k6's res.timings: the last hop's.
+    const durationMs = endMs - last.sendMs;
     if (opened) {
-      const stream = await this.#readStream(stepIndex, request, opened, sending, endMs, holdUntilMs);
-      return { status, error, headers, body, durationMs: endMs - sendMs, stream, ...url };
+      const stream = await this.#readStream(stepIndex, request, opened, { ...sending, sendMs: last.sendMs }, endMs, holdUntilMs);
+      return { status, error, headers, body, durationMs, stream, ...url };
     }
-    return { status, error, headers, body, durationMs: error ? 0 : endMs - sendMs, ...url };
+    return { status, error, headers, body, durationMs: error ? 0 : durationMs, ...url };
   }
 
   /** Waits for a slot, then starts the request's timeout and counts it sent in the second it leaves in. */
@@ -131,7 +150,7 @@ export class RequestSender {
     // connection open (the target would hold the stream until its next write fails).
     const streamAbort = request.stream ? new AbortController() : null;
     const signal = streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal;
-    const init: RequestInit & RedirectInit = { method: request.method, signal, ...redirectInit(request) };
+    const init: OutboundInit = { method: request.method, signal, ...redirectInit(request) };
     // The run, the second it was sent in and its step, for the target's side of the count
     // (workers/target/request-ledger.ts, core/run/delivery.ts).
     const sentWindow = d.windows.windowOf(sendMs);
@@ -143,15 +162,24 @@ export class RequestSender {
     return { queuedMs, sendMs, timeoutMs, timeout, streamAbort, init, sentWindow };
   }
 
-  /** Records a measured request's trail in the window of its completion second, and its sub-metrics. */
-  #record(stepIndex: number, request: FlowRequest, measured: Measured, times: Parameters<typeof trailOf>[1]): void {
+  /**
+   * Records one hop's trail in the window of its completion second, and its sub-metrics under
+   * k6's request tags as the shard knows them: the hop's URL as `name` and `url` (unless the
+   * request is tagged), its method, the script's own tags over them.
+   */
+  #record(chain: RedirectHops, hop: Hop, measured: Measured, endMs: number, clientDelayMs: number): void {
     const d = this.#d;
-    const trail = trailOf(measured, times);
-    const stats = d.windows.statsFor(d.windows.windowOf(times.endMs), stepIndex);
+    const { stepIndex, request } = chain;
+    this.clockGrid.observe(hop.sendMs);
+    this.clockGrid.observe(endMs);
+    // A target is behind Cloudflare or not: the first responses of an invocation tell.
+    if (measured.headers) this.cloudflare.observe(measured.headers);
+    const trail = trailOf(measured, { queuedMs: hop.queuedMs, sendMs: hop.sendMs, endMs, intendedMs: hop.intendedMs, clientDelayMs });
+    const stats = d.windows.statsFor(d.windows.windowOf(endMs), stepIndex);
+    // Every hop by the request's expected statuses, as k6's responseCallback judges each round trip.
     const failed = recordTrail(stats, trail, request.expect);
     if (d.subMetrics.length) {
-      // k6's request tags as the shard knows them (name is the URL unless tagged), under the script's own.
-      const tags = { name: request.url, url: request.url, method: request.method, ...d.defaultTags, ...request.tags };
+      const tags = { name: hop.url, url: hop.url, method: hop.method, ...d.defaultTags, ...request.tags };
       recordRequestSubMetrics(() => stats.custom, d.subMetrics, tags, trail, failed);
     }
   }
