@@ -159,6 +159,8 @@ describe("the VU's k6/browser", () => {
       "browser_web_vital_cls",
       "browser_http_req_duration (ms)",
       "browser_http_req_failed",
+      "browser_data_sent",
+      "browser_data_received",
     ]);
   });
 

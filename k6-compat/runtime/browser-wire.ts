@@ -197,7 +197,8 @@ export const answers = (kind: BrowserTarget["kind"], method: string): boolean =>
 
 /**
  * k6's browser metrics edgeload records (k6 v1.x internal/js/modules/k6/browser/k6ext/metrics.go):
- * trends in milliseconds but CLS (a score: BROWSER_UNITLESS), the failure rate by request.
+ * trends in milliseconds but CLS (a score: BROWSER_UNITLESS), the failure rate by request, the
+ * bytes of the pages' requests and responses as counters (workers/shard/browser-page-metrics.ts).
  */
 export const BROWSER_METRICS = {
   browser_web_vital_ttfb: "trend",
@@ -207,6 +208,8 @@ export const BROWSER_METRICS = {
   browser_web_vital_cls: "trend",
   browser_http_req_duration: "trend",
   browser_http_req_failed: "rate",
+  browser_data_sent: "counter",
+  browser_data_received: "counter",
 } as const;
 
 /** The browser trends that are not times. */

@@ -8,7 +8,8 @@
  *
  * What it records, through the iteration's host as any script sample: the web vitals of each
  * page (browser-vitals.ts: TTFB, FCP and LCP after a navigation, INP and CLS when it is left) and
- * browser_http_req_duration / browser_http_req_failed for every request a page makes. The
+ * browser_http_req_duration / browser_http_req_failed, browser_data_sent / _received for every
+ * request a page makes (browser-page-metrics.ts). The
  * browser reaches only what the run may load: every request a context makes is checked
  * against the deployment's allowed targets and aborted when refused.
  */
@@ -23,7 +24,7 @@ import {
   type PageListen,
 } from "../../k6-compat/runtime/browser-wire.ts";
 import { locate, revive } from "./browser-locate.ts";
-import { recordRequest, requestFinished, taggedByRules } from "./browser-page-metrics.ts";
+import { recordRequest, requestFinished, taggedByRules, watchPageBytes } from "./browser-page-metrics.ts";
 import { installVitals, recordNavigationVitals, reportVitals, watchVitals } from "./browser-vitals.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
 
@@ -213,7 +214,10 @@ export class BrowserHost {
     const rules: MetricTagRule[] = [];
     const record = (samples: readonly Sample[]) => this.#record(rules.length ? samples.map((sample) => taggedByRules(sample, rules)) : samples);
     const open: OpenPage = { page, context: contextHandle, pending: new Set(), elements: new Map(), console: null, rules, record, inputs: Promise.resolve() };
-    await watchVitals(page, record);
+    // One CDP session of the page's own: its hidden documents' vitals and its requests' bytes.
+    const cdp = await context.newCDPSession(page);
+    await watchVitals(cdp, record);
+    await watchPageBytes(cdp, record);
     const track = (work: Promise<void>) => {
       open.pending.add(work);
       void work.finally(() => open.pending.delete(work));

@@ -19,7 +19,7 @@
  *
  * Expressions and scripts, not functions: Workers cannot build functions from text.
  */
-import type { BrowserContext, Page } from "@cloudflare/playwright";
+import type { BrowserContext, CDPSession, Page } from "@cloudflare/playwright";
 import { type PageVitals, webVitalSamples } from "../../core/metrics/web-vitals.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
 
@@ -111,9 +111,8 @@ export async function installVitals(context: BrowserContext): Promise<void> {
   await context.addInitScript({ content: VITALS_SCRIPT });
 }
 
-/** Records the INP and CLS a document of `page` gives when it is hidden (a CDP binding: the call arrives as the document goes). */
-export async function watchVitals(page: Page, record: RecordSamples): Promise<void> {
-  const cdp = await page.context().newCDPSession(page);
+/** Records the INP and CLS a document of the page of `cdp` (a session of its own) gives when it is hidden (a CDP binding: the call arrives as the document goes). */
+export async function watchVitals(cdp: CDPSession, record: RecordSamples): Promise<void> {
   cdp.on("Runtime.bindingCalled", (event) => {
     if (event.name !== BINDING) return;
     const left = parseLeft(event.payload);
