@@ -4,7 +4,8 @@
  * records every request as it arrived (method, path and query, the raw header lines with their
  * case and order, the body's bytes). The two logs are compared request by request over a
  * matrix of bodies × methods, params and redirects; so are the checks naming what each
- * `res.request` showed.
+ * `res.request` showed, and the requests each tool counted: every redirect hop is one
+ * `http_reqs` with its own status and URL, as k6 counts them.
  *
  * What a Worker cannot control is set aside by name below, each with its reason; docs/k6.md
  * ("What a target sees") lists the same.
@@ -19,7 +20,13 @@ import { runUnderEdgeload, runUnderK6, type SideRun } from "./beside-k6.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
 
-type Exported = { root_group: { checks: Record<string, { name: string; passes: number; fails: number }> } };
+type Exported = {
+  root_group: { checks: Record<string, { name: string; passes: number; fails: number }> };
+  metrics: Record<string, { count?: number; passes?: number; fails?: number }>;
+};
+
+/** The statuses the matrix's hops answer with, each counted by a sub-metric both tools export. */
+const STATUSES = [200, 301, 302, 303, 307, 308] as const;
 
 /** One request as the target saw it. */
 interface Seen {
@@ -72,6 +79,12 @@ import http from "k6/http";
 import { check } from "k6";
 
 const ROWS = ${JSON.stringify(ROWS)};
+
+// Sub-metrics, so that the summaries count the requests by status and by the URL of one hop.
+const thresholds = { http_reqs: ["count>=0"], http_req_failed: ["rate>=0"] };
+for (const status of ${JSON.stringify(STATUSES)}) thresholds["http_reqs{status:" + status + "}"] = ["count>=0"];
+thresholds["http_reqs{name:" + __ENV.BASE_URL + "/w/after-301}"] = ["count>=0"];
+export const options = { thresholds };
 function bodyOf(kind) {
   if (kind === "string") return "hello wire é";
   if (kind === "object") return { b: "2", a: ["x", "y z"] };
@@ -208,5 +221,16 @@ describeWithK6("k6's requests on the wire, beside k6", (k6) => {
     expect(byEdge.map((r) => r.request)).toEqual(byK6.map((r) => r.request));
     expect(byEdge.map((edge, i) => withoutPlatformContentLength(byK6[i]!, edge))).toEqual(byK6);
     expect(checkNames(edgeRun).sort()).toEqual(checkNames(k6Run).sort());
+
+    // Counted as k6 counts them: one http_reqs per request the target saw, each redirect hop
+    // with its own status and its own URL as its name.
+    const counts = (run: SideRun<Exported>) => ({
+      all: run.summary.metrics.http_reqs?.count,
+      failed: run.summary.metrics.http_req_failed?.passes,
+      byStatus: Object.fromEntries(STATUSES.map((status) => [status, run.summary.metrics[`http_reqs{status:${status}}`]?.count ?? 0])),
+      afterThe301: run.summary.metrics[`http_reqs{name:http://127.0.0.1:${port}/w/after-301}`]?.count ?? 0,
+    });
+    expect(counts(k6Run)).toMatchObject({ all: byK6.length, failed: 0, byStatus: { 301: 1, 303: 1, 307: 1, 308: 1 }, afterThe301: 1 });
+    expect(counts(edgeRun)).toEqual(counts(k6Run));
   });
 });

@@ -211,7 +211,12 @@ describe("outboundFetch", () => {
         return { "x-hop": String(seen.length) };
       },
     };
-    const response = await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/a", { method: "POST", body: "x", headers: { "x-hop": "first" }, redirectWatcher });
+    const response = await outboundFetch(loopbackOnly, net.fetcher)("http://127.0.0.1:9/a", {
+      method: "POST",
+      body: "x",
+      headers: { "x-hop": "first" },
+      redirectWatcher,
+    });
     expect(response.status).toBe(200);
     expect(seen).toEqual([
       "followed 302 POST http://127.0.0.1:9/a body=body",

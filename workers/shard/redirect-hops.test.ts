@@ -70,7 +70,13 @@ function assignment(time: VirtualTime, spec: Record<string, unknown>): ShardAssi
 async function run(time: VirtualTime, a: ShardAssignment, routes: Record<string, Route>, options: { policy?: OutboundPolicy; flow?: Flow } = {}) {
   const net = network(time, routes);
   const windows: Array<Omit<ShardWindow, "part">> = [];
-  const engine = new ShardEngine(a, time.clock, outboundFetch(options.policy ?? allowAll, net.fetcher), (w) => windows.push(w), options.flow ?? customStepsFlow(a.spec));
+  const engine = new ShardEngine(
+    a,
+    time.clock,
+    outboundFetch(options.policy ?? allowAll, net.fetcher),
+    (w) => windows.push(w),
+    options.flow ?? customStepsFlow(a.spec),
+  );
   await time.run(engine.run(0, Infinity));
   const all = new MetricStats();
   for (const w of windows) for (const [, stats] of w.steps) all.mergeWire(stats);
@@ -189,7 +195,12 @@ describe("a redirected request, hop by hop", () => {
       recordHop: () => {},
       sendingHop: () => ({ "x-edgeload-run": String(++counted) }),
     };
-    const hops = new RedirectHops(sender, 0, { url: `${TARGET}/a`, method: "GET" }, { url: `${TARGET}/a`, method: "GET", queuedMs: 0, sendMs: 0, intendedMs: null });
+    const hops = new RedirectHops(
+      sender,
+      0,
+      { url: `${TARGET}/a`, method: "GET" },
+      { url: `${TARGET}/a`, method: "GET", queuedMs: 0, sendMs: 0, intendedMs: null },
+    );
     expect(hops.leaving({ url: `${TARGET}/b`, method: "GET" })).toEqual({ "x-edgeload-run": "1" });
     expect(hops.current.url).toBe(`${TARGET}/b`);
     stopped = true;
