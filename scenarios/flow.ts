@@ -111,12 +111,14 @@ export interface FlowIO {
   now(): number;
   /**
    * What a k6 script said (workers/shard/script-flow.ts): a console line, an uncaught
-   * error that ended the iteration, an exec.test.abort() that ends the run. Counted with
-   * the window's stats; absent where there are none (setup and teardown).
+   * error that ended the iteration, an exec.test.abort() that ends the run, an
+   * exec.test.fail() that marks it failed. Counted with the window's stats; absent where
+   * there are none (setup and teardown).
    */
   log?(level: LogLevel, message: string, vu: number): void;
   scriptError?(message: string, at: string | null): void;
   abortTest?(message: string): void;
+  failTest?(message: string): void;
 }
 
 export interface IterationInfo {

@@ -42,6 +42,23 @@ describe("ScriptOutput", () => {
     expect(new ScriptOutput().mergeWire(o.toWire()).aborted).toBe("why");
   });
 
+  it("keeps the first exec.test.fail() message apart from an abort, through the wire and a MetricStats merge", () => {
+    const o = new ScriptOutput();
+    o.markFailed("soft check failed");
+    o.markFailed("a later iteration's");
+    // A fail alone is something to send (the coordinator must hear of it), and is no abort.
+    expect(o.isEmpty).toBe(false);
+    expect(o.aborted).toBeNull();
+    expect(o.toWire()).toEqual({ f: "soft check failed" });
+    // Merged where the mark came second, as an aggregator merges two shards' windows.
+    const first = new MetricStats();
+    first.script.log("info", "hello", 1);
+    const second = MetricStats.fromWire({ ...new MetricStats().toWire(), y: o.toWire() });
+    const merged = MetricStats.fromWire(JSON.parse(JSON.stringify(first.merge(second).toWire())));
+    expect(merged.script.markedFailed).toBe("soft check failed");
+    expect(merged.script.aborted).toBeNull();
+  });
+
   it("adds up exactly under any grouping: counts of errors and lines survive merges and the wire", () => {
     const entry = fc.record({
       error: fc.boolean(),

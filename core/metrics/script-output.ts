@@ -1,8 +1,8 @@
 /**
  * What a k6 script said while it ran, beside what it measured: its uncaught iteration
  * errors (message and the script line the stack names, with counts), its console lines
- * (level, message and the first VU that printed it, with counts) and the message of an
- * `exec.test.abort()`. k6 prints each of these as it happens; edgeload counts them per
+ * (level, message and the first VU that printed it, with counts), the message of an
+ * `exec.test.abort()` and that of an `exec.test.fail()`. k6 prints each of these as it happens; edgeload counts them per
  * window and step, where the requests are counted, so they travel with a window's stats
  * through the aggregators to the coordinator, into the live view and the summary.
  *
@@ -47,6 +47,8 @@ export interface ScriptOutputWire {
   readonly lo?: number;
   /** The message of exec.test.abort(), when the script called it. */
   readonly a?: string;
+  /** The message of exec.test.fail(), when the script called it: the run goes on, and ends failed. */
+  readonly f?: string;
 }
 
 const cut = (message: string) => (message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…` : message);
@@ -58,6 +60,8 @@ export class ScriptOutput {
   #moreLogs = 0;
   /** The abort message (the first one kept when several VUs abort). */
   aborted: string | null = null;
+  /** The exec.test.fail() message (the first one kept when several VUs or iterations call it). */
+  markedFailed: string | null = null;
 
   /** Counts `n` uncaught errors with this message, thrown at `at`. */
   error(message: string, at: string | null, n = 1): void {
@@ -85,6 +89,11 @@ export class ScriptOutput {
     this.aborted ??= cut(message);
   }
 
+  /** Notes exec.test.fail(): the run is marked failed, and goes on (k6's MarkedAsFailed). */
+  markFailed(message: string): void {
+    this.markedFailed ??= cut(message);
+  }
+
   /** Every error counted, kept or not. */
   get errorCount(): number {
     let n = this.#moreErrors;
@@ -109,7 +118,9 @@ export class ScriptOutput {
   }
 
   get isEmpty(): boolean {
-    return this.#errors.size === 0 && this.#moreErrors === 0 && this.#logs.size === 0 && this.#moreLogs === 0 && this.aborted === null;
+    return (
+      this.#errors.size === 0 && this.#moreErrors === 0 && this.#logs.size === 0 && this.#moreLogs === 0 && this.aborted === null && this.markedFailed === null
+    );
   }
 
   merge(other: ScriptOutput): this {
@@ -122,6 +133,7 @@ export class ScriptOutput {
     for (const [level, message, vu, count] of wire.l ?? []) this.log(level, message, vu, count);
     this.#moreLogs += wire.lo ?? 0;
     if (wire.a !== undefined) this.abort(wire.a);
+    if (wire.f !== undefined) this.markFailed(wire.f);
     return this;
   }
 
@@ -132,12 +144,14 @@ export class ScriptOutput {
       l?: Array<[LogLevel, string, number, number]>;
       lo?: number;
       a?: string;
+      f?: string;
     } = {};
     if (this.#errors.size) out.e = [...this.#errors.values()].map((e) => [e.message, e.at, e.count]);
     if (this.#moreErrors) out.eo = this.#moreErrors;
     if (this.#logs.size) out.l = [...this.#logs.values()].map((l) => [l.level, l.message, l.vu, l.count]);
     if (this.#moreLogs) out.lo = this.#moreLogs;
     if (this.aborted !== null) out.a = this.aborted;
+    if (this.markedFailed !== null) out.f = this.markedFailed;
     return out;
   }
 }

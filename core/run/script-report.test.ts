@@ -7,6 +7,8 @@ import {
   scriptAbortReason,
   scriptErrorsSection,
   scriptErrorsSummary,
+  scriptFailIn,
+  scriptFailReason,
   scriptLines,
   scriptWindow,
   withLateScript,
@@ -108,5 +110,29 @@ describe("a script's abort in a flush", () => {
     expect(scriptAbortIn(windows.slice(0, 1))).toBeNull();
     expect(scriptAbortReason("why")).toBe("script aborted: why");
     expect(scriptAbortReason("")).toBe("script aborted");
+  });
+});
+
+describe("a script's exec.test.fail() in a flush", () => {
+  it("is found in any step of any window, is not an abort, and names the reason the run ends with", () => {
+    const plain = statsWith((s) => s.counters.sent++).toWire();
+    const failing = statsWith((s) => s.script.markFailed("soft check failed")).toWire();
+    const windows: ShardWindow[] = [
+      { windowS: 1, part: 1, steps: [[0, plain]] },
+      {
+        windowS: 2,
+        part: 1,
+        steps: [
+          [0, plain],
+          [1, failing],
+        ],
+      },
+    ];
+    expect(scriptFailIn(windows)).toBe("soft check failed");
+    expect(scriptFailIn(windows.slice(0, 1))).toBeNull();
+    // The run goes on: a fail must never read as an abort, which stops it.
+    expect(scriptAbortIn(windows)).toBeNull();
+    expect(scriptFailReason("soft check failed")).toBe("marked failed by the script: soft check failed");
+    expect(scriptFailReason("")).toBe("marked failed by the script");
   });
 });

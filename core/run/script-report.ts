@@ -129,3 +129,17 @@ export function scriptAbortIn(windows: readonly ShardWindow[]): string | null {
 
 /** The reason a run its script aborted ends with. */
 export const scriptAbortReason = (message: string) => (message ? `script aborted: ${message}` : "script aborted");
+
+/**
+ * The exec.test.fail() message a flush carries, if any (null: none): the coordinator keeps
+ * the first, lets the run go on, and ends it failed (k6's MarkedAsFailed, exit 110).
+ */
+export function scriptFailIn(windows: readonly ShardWindow[]): string | null {
+  for (const window of windows) {
+    for (const [, stats] of window.steps) if (stats.y?.f !== undefined) return stats.y.f;
+  }
+  return null;
+}
+
+/** The reason a run its script marked failed ends with (k6 logs `test marked as failed: …`). */
+export const scriptFailReason = (message: string) => (message ? `marked failed by the script: ${message}` : "marked failed by the script");

@@ -102,6 +102,20 @@ function vuFor(start: IterationStart): Vu {
 }
 
 /**
+ * What a VU's iteration (or setup() or teardown()) reports: the samples it left, how it ended,
+ * and its exec.test.fail() mark, taken so that each call of fail() is reported once.
+ */
+function outcomeOf(context: VuContext, error: unknown, threw: boolean): IterationOutcome {
+  const markedFailed = context.markedFailed;
+  delete context.markedFailed;
+  return {
+    samples: context.samples.splice(0),
+    ...scriptFailure(error, threw, context.aborted, lines),
+    ...(markedFailed === undefined ? {} : { markedFailed }),
+  };
+}
+
+/**
  * Iterations, many per call into this isolate: a shard opens one session and runs its
  * iterations on it. Each call into a Dynamic Worker is billed as a request, while calls on an
  * RpcTarget it returns share that call's session and are not (Dynamic Workers pricing).
@@ -130,10 +144,10 @@ class ScriptSession extends RpcTarget implements ScriptSessionApi {
       await fn(data);
       // k6's event loop: the iteration ends once its timers and WebSockets are done.
       await context.loop?.drained();
-      return { samples: context.samples.splice(0), ...scriptFailure(null, false, context.aborted, lines) };
+      return outcomeOf(context, null, false);
     } catch (error) {
       context.loop?.cancelAll();
-      return { samples: context.samples.splice(0), ...scriptFailure(error, true, context.aborted, lines) };
+      return outcomeOf(context, error, true);
     } finally {
       context.host = null;
       context.iteration++;
@@ -168,10 +182,10 @@ export default class K6Script extends WorkerEntrypoint {
       const result = await fn(setupJson === null ? undefined : JSON.parse(setupJson));
       await vu.context.loop?.drained();
       const data = result === undefined ? null : JSON.stringify(result);
-      return { samples: vu.context.samples.splice(0), ...scriptFailure(null, false, vu.context.aborted, lines), data };
+      return { ...outcomeOf(vu.context, null, false), data };
     } catch (error) {
       vu.context.loop?.cancelAll();
-      return { samples: vu.context.samples.splice(0), ...scriptFailure(error, true, vu.context.aborted, lines), data: null };
+      return { ...outcomeOf(vu.context, error, true), data: null };
     }
   }
 }

@@ -139,6 +139,8 @@ export interface IterationOutcome {
   readonly at?: string | null;
   /** The script called exec.test.abort(): its message. The whole run stops (k6's exit code 108). */
   readonly aborted?: string | null;
+  /** The script called exec.test.fail(): its first message. The run goes on and ends failed (k6's exit code 110). */
+  readonly markedFailed?: string;
 }
 
 /** k6's built-in trend of each group's time (ms), recorded by group() (vu-modules.ts). */

@@ -128,6 +128,11 @@ export class IterationIO implements FlowIO {
     this.#engine.statsNow(this.step).script.abort(message);
     this.#engine.stop();
   }
+
+  /** Records exec.test.fail() in this window, which carries it to the coordinator; the shard goes on. */
+  failTest(message: string): void {
+    this.#engine.statsNow(this.step).script.markFailed(message);
+  }
 }
 
 /**

@@ -137,6 +137,8 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
       // exec.test.abort(): this shard stops now, and the window carries the abort up to the
       // coordinator, which stops the others (k6's ScriptAborted).
       if (outcome.aborted !== undefined && outcome.aborted !== null) io.abortTest?.(outcome.aborted);
+      // exec.test.fail(): the window carries the mark to the coordinator; the run goes on.
+      if (outcome.markedFailed !== undefined) io.failTest?.(outcome.markedFailed);
       if (host.interrupted) throw new IterationInterrupted(host.interrupted);
       // k6 prints an uncaught exception and ends the iteration, which still counts:
       // counted in this window, which `edgeload run` prints (core/run/script-report.ts).

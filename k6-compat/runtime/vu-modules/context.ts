@@ -32,6 +32,8 @@ export interface VuContext {
   readonly shared: Map<string, readonly unknown[]>;
   /** exec.test.abort()'s message once the VU called it ("" without one): the run stops (script-failure.ts). */
   aborted?: string;
+  /** exec.test.fail()'s first message in the running iteration ("" without one), until its outcome takes it. */
+  markedFailed?: string;
   /** k6's `group` tag of what the VU records now: "" at the root, `::outer::inner` inside groups. */
   group?: string;
   /** The script's options.maxRedirects, when it sets one (redirect-limit.ts). */

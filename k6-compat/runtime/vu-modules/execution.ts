@@ -1,6 +1,7 @@
 /**
  * k6/execution for one VU: what the VU, its scenario and the test are now (the test's
- * options as k6 consolidates them, ../../test-options.ts), and exec.test.abort().
+ * options as k6 consolidates them, ../../test-options.ts), exec.test.abort() and
+ * exec.test.fail().
  */
 import type { VuContext } from "./context.ts";
 
@@ -50,6 +51,15 @@ export function createExecution(vu: VuContext) {
         // Kept on the VU, so an abort the script catches still stops the run (as in k6).
         vu.aborted = message === undefined ? "" : String(message);
         throw new Error(vu.aborted ? `test aborted: ${vu.aborted}` : "test aborted");
+      },
+      fail(message?: unknown): void {
+        // k6 v1.8.1 (execution.go): refused outside VU code, logged at error level at each
+        // call, and the test marked failed while it goes on to its end (exit code 110).
+        if (!vu.host) throw new Error("execution.test.fail() called outside of VU context");
+        const given = message === undefined || message === null ? "" : String(message);
+        vu.samples.push({ type: "log", level: "error", message: given ? `test marked as failed: ${given}` : "test marked as failed", vu: vu.id });
+        // Taken with the iteration's outcome (../entry.ts), which carries it to the coordinator.
+        vu.markedFailed ??= given;
       },
       get options() {
         // k6 has no test options in the init context, and says so (k6 v1.8.1 execution.go).
