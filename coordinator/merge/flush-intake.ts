@@ -10,7 +10,7 @@ import type { ChildFlush, ShardWindow } from "../../core/run/protocol.ts";
 import type { RunTotals } from "../../core/run/run-totals.ts";
 import { loggedWindowKey, type FlushLog, type LoggedEntry } from "./flush-log.ts";
 import type { OpenWindows } from "./open-windows.ts";
-import { scriptAbortIn } from "../../core/run/script-report.ts";
+import { scriptAbortIn, scriptFailIn } from "../../core/run/script-report.ts";
 
 /** What one flush brought: windows new and repeated, and the newest new one (null: none). */
 export interface FlushIntake {
@@ -19,6 +19,8 @@ export interface FlushIntake {
   readonly latest: ShardWindow | null;
   /** A k6 script's exec.test.abort() message among the new windows (null: none). */
   readonly scriptAbort: string | null;
+  /** A k6 script's exec.test.fail() message among the windows (null: none): the run goes on, marked failed. */
+  readonly scriptFail: string | null;
 }
 
 /** Takes in the windows of `message`, from a child in `region`. */
@@ -55,6 +57,12 @@ export function takeInFlushes(
       open.merge(message.childIndex, regionOf(message.childIndex), window, totals);
       if (!latest || window.windowS >= latest.windowS) latest = window;
     }
-    return { accepted: news[i]!.length, duplicates: message.windows.length - news[i]!.length, latest, scriptAbort: scriptAbortIn(message.windows) };
+    return {
+      accepted: news[i]!.length,
+      duplicates: message.windows.length - news[i]!.length,
+      latest,
+      scriptAbort: scriptAbortIn(message.windows),
+      scriptFail: scriptFailIn(message.windows),
+    };
   });
 }

@@ -9,7 +9,8 @@
  * (k6's setupTimeout and teardownTimeout, 60 s unless the options say; exit 100 and 101),
  * and a phase that cannot run at all (its bundle unreadable, its isolate gone) ends the run
  * in error (103) with the reason, rather than leave it pending. A teardown() that throws or
- * calls exec.test.abort() ends the run as k6 does (107, 108).
+ * calls exec.test.abort() ends the run as k6 does (107, 108); a setup() or teardown() that
+ * calls exec.test.fail() marks it failed (RunRecord.markedFailed, 110) and it goes on.
  */
 import { SETUP_DATA } from "../../core/spec/script-schema.ts";
 import type { RunSpec } from "../../core/spec/run-spec.ts";
@@ -19,6 +20,7 @@ import type { Env } from "../../workers/env.ts";
 import { outboundFetch } from "../../workers/outbound/outbound-fetch.ts";
 import { targetPolicy } from "../../workers/outbound/policies.ts";
 import { runScript, runScriptPhase, type ScriptPhaseResult } from "./script-phase.ts";
+import { scriptFailReason } from "../../core/run/script-report.ts";
 import { phaseView, START_LEAD_MS, type PhaseView, type RunRecord } from "./run-record.ts";
 import type { PhaseCells } from "./phase-metrics.ts";
 
@@ -33,7 +35,13 @@ export interface SetupOutcome {
   readonly timedOut?: ScriptTimeout;
   /** What a k6 script's setup() measured (phase-metrics.ts), for the run's totals. */
   readonly cells?: PhaseCells;
+  /** setup() called exec.test.fail(): the reason the run will end failed with (RunRecord.markedFailed). */
+  readonly markedFailed?: string;
 }
+
+/** The reason a phase's exec.test.fail() marks the run failed with, if it called it. */
+const markedIn = (result: ScriptPhaseResult, phase: "setup" | "teardown") =>
+  result.markedFailed === null ? {} : { markedFailed: `${scriptFailReason(result.markedFailed)} (in ${phase}())` };
 
 /** A phase that failed before it could say anything: no steps. */
 const NOTHING_RAN: PhaseView = { ok: false, steps: [] };
@@ -77,11 +85,12 @@ export async function runScriptSetup(env: Env, runId: string, spec: RunSpec, own
   const view = phaseView({ ok: setup.ok, steps: setup.steps, captured: {} });
   const setupData: Readonly<Record<string, string>> = setup.data === null ? {} : { [SETUP_DATA]: setup.data };
   const { cells } = setup;
+  const marked = markedIn(setup, "setup");
   if (setup.aborted !== null)
     return { view, failure: `script aborted${setup.aborted ? `: ${setup.aborted}` : ""} (in setup())`, setupData, byScript: "aborted", cells };
   if (setup.error !== null)
     return { view, failure: `setup() failed: ${setup.error}${setup.at ? ` at ${setup.at}` : ""}`, setupData, byScript: "exception", cells };
-  return { view, failure: setup.ok ? null : "setup() failed", setupData, cells };
+  return { view, failure: setup.ok ? null : "setup() failed", setupData, cells, ...marked };
 }
 
 /** How teardown went, and the end it gives the run when it failed as k6 fails a test. */
@@ -90,6 +99,8 @@ export interface TeardownOutcome {
   readonly failure: { readonly status: "error" | "aborted"; readonly reason: string; readonly byScript?: true; readonly timedOut?: ScriptTimeout } | null;
   /** What a k6 script's teardown() measured (phase-metrics.ts), for the run's totals. */
   readonly cells?: PhaseCells;
+  /** teardown() called exec.test.fail(): the reason the run ends failed with, unless it ends otherwise. */
+  readonly markedFailed?: string;
 }
 
 /** The run's teardown, with what setup captured; null when there is none to run (or it ran). */
@@ -111,7 +122,8 @@ export async function runTeardown(env: Env, run: RunRecord): Promise<TeardownOut
       const reason = `teardown() did not finish within ${seconds(script.teardownTimeout)} (teardownTimeout)`;
       return { view: NOTHING_RAN, failure: { status: "error", reason, timedOut: "teardown" } };
     }
-    return { view: phaseView({ ok: result.ok, steps: result.steps, captured: {} }), failure: scriptTeardownFailure(result), cells: result.cells };
+    const view = phaseView({ ok: result.ok, steps: result.steps, captured: {} });
+    return { view, failure: scriptTeardownFailure(result), cells: result.cells, ...markedIn(result, "teardown") };
   }
   if (steps.length === 0) return null;
   // A spec's own teardown steps are reported, not judged: k6 has no such steps to follow.
@@ -148,7 +160,7 @@ export async function setUpRun(env: Env, run: RunRecord): Promise<{ run: RunReco
       (error: unknown): SetupOutcome => ({ view: NOTHING_RAN, failure: `setup could not run: ${messageOf(error)}`, setupData: {} }),
     );
     if (!outcome) continue;
-    const { view, failure, setupData, byScript, timedOut, cells } = outcome;
+    const { view, failure, setupData, byScript, timedOut, cells, markedFailed } = outcome;
     current = {
       ...current,
       phases: { setup: view },
@@ -156,6 +168,7 @@ export async function setUpRun(env: Env, run: RunRecord): Promise<{ run: RunReco
       ...(cells?.length ? { phaseStats: { setup: cells } } : {}),
       ...(byScript ? { endedByScript: true as const } : {}),
       ...(timedOut ? { scriptTimeout: timedOut } : {}),
+      ...(markedFailed !== undefined ? { markedFailed } : {}),
     };
     if (failure) return { run: current, failure: { status: byScript === "aborted" ? "aborted" : "error", reason: failure } };
     const t0Ms = Math.max(current.t0Ms, Date.now() + START_LEAD_MS[current.mode]);

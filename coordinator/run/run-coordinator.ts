@@ -47,7 +47,7 @@ import { setupOverdue, startRun, type StartingHost } from "./run-start.ts";
 import { finishRun, giveUpRun, type EndingHost } from "./run-end.ts";
 import { liveStatus, metricsSourceOf, runView, type RunFigures } from "./status-view.ts";
 import { liveSummary, type SummarySources } from "./summary-of.ts";
-import { scriptAbortReason } from "../../core/run/script-report.ts";
+import { scriptAbortReason, scriptFailReason } from "../../core/run/script-report.ts";
 import { lifecycleStateOf, START_LEAD_MS, type RunRecord } from "./run-record.ts";
 import { CHECKPOINT_EVERY_MS, TICK_MS } from "../merge/ticks.ts";
 import { abortShards, ShardStopper, startingWatermarks } from "./run-shards.ts";
@@ -104,7 +104,9 @@ export class RunCoordinator extends DurableObject<Env> {
     if (region === undefined) throw new Error(`unknown ${run.plan.tree ? "aggregator" : "shard"} ${message.childIndex}`);
     // After the summary is written the run's figures are final: tell the shard to stop.
     if (FINAL_STATUSES.includes(run.status)) return { accepted: 0, duplicates: 0, stop: true };
-    const { accepted, duplicates, latest, scriptAbort } = takeInFlush(this.#tables.log, this.#open, this.#totals, message, region);
+    const { accepted, duplicates, latest, scriptAbort, scriptFail } = takeInFlush(this.#tables.log, this.#open, this.#totals, message, region);
+    // exec.test.fail(): the run goes on, to end failed (run-end.ts); saved in this turn, with the flush's log row.
+    if (scriptFail !== null && run.markedFailed === undefined) this.#save({ ...run, markedFailed: scriptFailReason(scriptFail) });
     if (latest) this.#tables.live.noteShard(message.childIndex, latest);
     this.#tables.children.record(message.childIndex, message.watermarkS, message.done, message.telemetry, Date.now());
     // The script called exec.test.abort() (its shard has stopped): stop the run like an abort, as the script's.

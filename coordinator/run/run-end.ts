@@ -10,6 +10,7 @@
 import { hideInSummary, redactSpec, secretHider } from "../../core/spec/redact.ts";
 import type { ForcedStatus, Summary } from "../../core/run/summary.ts";
 import { noIterationRan } from "../../core/run/script-start.ts";
+import { runEndStatus } from "../../core/run/run-end-status.ts";
 import type { Env } from "../../workers/env.ts";
 import { updateRunStatus } from "../store/results-store.ts";
 import { runTeardown } from "./phases.ts";
@@ -38,7 +39,8 @@ export interface EndingHost {
 /**
  * Ends the run: runs teardown, writes what is left, builds the summary once with its
  * verdict (`forced` when aborted or failed by abortOnFail, otherwise the thresholds'; a k6
- * teardown() that threw, aborted or ran past its timeout ends it as k6 does, phases.ts),
+ * teardown() that threw, aborted or ran past its timeout ends it as k6 does, phases.ts; a
+ * script that called exec.test.fail() ends it failed, RunRecord.markedFailed),
  * stores it in D1, forgets the secrets, and sets the alarm of its clean-up.
  */
 export async function finishRun(host: EndingHost, forced: ForcedStatus | null, note: string | null, silentReporters: number): Promise<void> {
@@ -52,17 +54,15 @@ export async function finishRun(host: EndingHost, forced: ForcedStatus | null, n
       ...(teardown.cells?.length ? { phaseStats: { ...host.run().phaseStats, teardown: teardown.cells } } : {}),
       ...(failed?.byScript ? { endedByScript: true as const } : {}),
       ...(failed?.timedOut ? { scriptTimeout: failed.timedOut } : {}),
+      // teardown()'s exec.test.fail(), unless an earlier call marked the run first.
+      ...(teardown.markedFailed !== undefined && host.run().markedFailed === undefined ? { markedFailed: teardown.markedFailed } : {}),
     });
   }
   // A script run in which no iteration could run (its isolate never started) is an error, not a pass.
   // The load's own figures: requests setup() or teardown() sent are not an iteration that ran.
   const nothingRan = forced === null && !failed ? noIterationRan(loadStats(host.sources().totals, host.run().plan)) : null;
-  const end = failed
-    ? { status: failed.status, reason: failed.reason }
-    : nothingRan
-      ? { status: "error" as const, reason: nothingRan }
-      : { status: forced, reason: note };
-  const run = host.run();
+  const end = runEndStatus({ forced, note, teardown: failed ?? null, nothingRan, markedFailed: host.run().markedFailed });
+  const run = end.markedFailed ? { ...host.run(), endedByScript: true as const } : host.run();
   const now = Date.now();
   const endMs = endOf(run, now);
   await host.showClosedWindows(run, now, true);

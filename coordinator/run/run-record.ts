@@ -28,8 +28,17 @@ export interface RunRecord {
   readonly abortReason: string | null;
   /** Every shard (every region root) answered the stop (stop-signal.ts); until then each tick may send it again. */
   readonly stopDelivered?: true;
-  /** The k6 script ended the run: exec.test.abort(), or an exception in setup() or teardown() (protocol.ts exitCodeOf). */
+  /**
+   * The k6 script decided how the run ended: exec.test.abort(), an exception in setup() or
+   * teardown(), or exec.test.fail() once the run went to its end (protocol.ts exitCodeOf).
+   */
   readonly endedByScript?: true;
+  /**
+   * Why the run ends failed: its k6 script called exec.test.fail() (in an iteration, setup()
+   * or teardown()), the first call's reason. The run goes on; finishRun (run-end.ts) ends it
+   * failed, exit 110, unless it ends aborted or in error. Kept here so a restart keeps it.
+   */
+  readonly markedFailed?: string;
   /** Its setup() or teardown() ran past its timeout (protocol.ts exitCodeOf: 100, 101). */
   readonly scriptTimeout?: ScriptTimeout;
   /** Consecutive ticks that failed (D1 unreachable, …) and the last error, while retrying. */

@@ -8,7 +8,8 @@
  *
  * setup()'s return value travels as JSON to every shard (`setupData`), as k6 hands each
  * VU a copy; a setup() that throws ends the run as `error` before any load (k6's exit code
- * 107), one that calls exec.test.abort() as `aborted` (108).
+ * 107), one that calls exec.test.abort() as `aborted` (108). One that calls exec.test.fail()
+ * marks the run failed (110) and the run goes on, as k6's does.
  */
 import type { ScriptSpec } from "../../core/spec/script-schema.ts";
 import { scriptObjectKey } from "../../core/spec/script-schema.ts";
@@ -33,6 +34,8 @@ export interface ScriptPhaseResult extends PhaseResult {
   readonly at?: string | null;
   /** It called exec.test.abort(): the message ("" without one); null otherwise. */
   readonly aborted: string | null;
+  /** It called exec.test.fail(): the first message ("" without one); null otherwise. The run goes on. */
+  readonly markedFailed: string | null;
   /** What it measured, per step (phase-metrics.ts); empty when it measured nothing. */
   readonly cells: PhaseCells;
 }
@@ -48,7 +51,16 @@ export async function runScriptPhase(
 ): Promise<ScriptPhaseResult> {
   const object = env.LOADER ? await env.SEEDS.get(scriptObjectKey(script.bundle)) : null;
   if (!env.LOADER || !object)
-    return { ok: false, steps: [], captured: {}, data: null, error: `script bundle ${script.bundle} cannot be loaded`, aborted: null, cells: [] };
+    return {
+      ok: false,
+      steps: [],
+      captured: {},
+      data: null,
+      error: `script bundle ${script.bundle} cannot be loaded`,
+      aborted: null,
+      markedFailed: null,
+      cells: [],
+    };
   const entry = scriptEntrypoint(env.LOADER, `${runId}:${script.bundle}:${phase}`, await object.json<ScriptModules>());
   const toTargets = outbound(targetPolicy(env, ownedHosts));
   const recorder = phaseIO({
@@ -88,6 +100,7 @@ export async function runScriptPhase(
     error: outcome.error,
     at: outcome.at ?? null,
     aborted,
+    markedFailed: outcome.markedFailed ?? null,
     cells: measured.cells(),
   };
 }

@@ -11,9 +11,12 @@ describe("exitCodeOf", () => {
     ["error", false, 103],
     // In error by an exception in the script's setup(): k6's ScriptException.
     ["error", true, 107],
-    // The script's end does not change a verdict the thresholds gave.
+    // The script's end does not change a pass.
     ["passed", true, 0],
+    // Failed by thresholds (or an abortOnFail threshold): k6's ThresholdsHaveFailed.
     ["failed", false, 99],
+    // Failed by the script's exec.test.fail(), thresholds failing too or not: k6's MarkedAsFailed.
+    ["failed", true, 110],
     // Still going: no code yet.
     ["running", true, null],
   ])("%s (ended by the script: %s) exits %s", (status, byScript, code) => {

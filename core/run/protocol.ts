@@ -201,17 +201,23 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "fin
  * 105 aborted, 103 any other error) and 75 for a run whose result could not be established
  * (core/run/verdict.ts); null while the run goes on. A run its k6 script ended
  * (`endedByScript`) has k6's codes for that: 108 aborted by exec.test.abort()
- * (ScriptAborted), 107 in error by an exception in setup() or teardown() (ScriptException);
- * one whose setup() or teardown() ran past its timeout, 100 or 101 (k6's SetupTimeout and
+ * (ScriptAborted), 107 in error by an exception in setup() or teardown() (ScriptException),
+ * 110 failed by exec.test.fail() (MarkedAsFailed; k6 v1.8.1 exits 110 when thresholds failed
+ * too: its run command returns the mark and only logs the thresholds' error); one whose
+ * setup() or teardown() ran past its timeout, 100 or 101 (k6's SetupTimeout and
  * TeardownTimeout). The CLI exits with it and the HTTP API reports it, so a CI job reads one
  * verdict either way.
  */
-export function exitCodeOf(status: RunStatus, endedByScript = false, scriptTimeout?: ScriptTimeout): 0 | 75 | 99 | 100 | 101 | 103 | 105 | 107 | 108 | null {
+export function exitCodeOf(
+  status: RunStatus,
+  endedByScript = false,
+  scriptTimeout?: ScriptTimeout,
+): 0 | 75 | 99 | 100 | 101 | 103 | 105 | 107 | 108 | 110 | null {
   switch (status) {
     case "passed":
       return VERDICT_EXIT_CODES.passed;
     case "failed":
-      return VERDICT_EXIT_CODES.failed;
+      return endedByScript ? 110 : VERDICT_EXIT_CODES.failed;
     case "inconclusive":
       return VERDICT_EXIT_CODES.inconclusive;
     case "aborted":
@@ -238,8 +244,9 @@ export interface RunView {
   readonly endedAt: string | null;
   readonly abortReason: string | null;
   /**
-   * The k6 script ended the run: exec.test.abort() (aborted) or an exception in setup()
-   * (error); see exitCodeOf. Absent otherwise.
+   * The k6 script decided how the run ended: exec.test.abort() (aborted), an exception in
+   * setup() or teardown() (error), or exec.test.fail() (failed, once the run went to its end);
+   * see exitCodeOf. Absent otherwise.
    */
   readonly endedByScript?: true;
   /** Its setup() or teardown() ran past its timeout: the run ended in error (exit 100 or 101). */
