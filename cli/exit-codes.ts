@@ -23,6 +23,7 @@ export const EXIT = {
   aborted: 105,
   scriptException: 107,
   scriptAborted: 108,
+  markedFailed: 110,
 } as const;
 
 export type ExitName = keyof typeof EXIT;
@@ -81,6 +82,13 @@ export const EXIT_CODES: ReadonlyArray<{ readonly name: ExitName; readonly code:
     code: EXIT.scriptAborted,
     meaning: "a k6 script called `exec.test.abort()` (in an iteration, setup() or teardown())",
     source: "k6 ScriptAborted",
+  },
+  {
+    name: "markedFailed",
+    code: EXIT.markedFailed,
+    meaning:
+      "a k6 script called `exec.test.fail()` (in an iteration, setup() or teardown()): the run went on to its end and failed, whatever its thresholds said; an abort or an error ends it with its own code instead",
+    source: "k6 MarkedAsFailed",
   },
   {
     name: "authFailed",
