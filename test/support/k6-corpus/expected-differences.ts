@@ -21,15 +21,9 @@ export const EXPECTED_DIFFERENCES: Readonly<Record<string, string>> = {
     "k6/ws's socket.ping() throws (a Worker's WebSocket cannot send pings), so the interval that pings ends the session with an error before the script's check of the 101 runs; neither ws_ping nor ws_session_duration is reported",
   "dashboard-demo-ws":
     "refused, exit 104: its thresholds are on ws_ping, which edgeload cannot measure (a Worker's WebSocket cannot send pings), so the run spec is invalid; k6 runs it",
-  // Not platform limits: gaps to close. exec.test.fail() needs a verdict the coordinator does not
-  // have; k6chaijs 4.3.4.0's webpack bundle needs the rewrite's analysis to tell its modules apart
-  // (one `exports: {}` made for all of them, read through `n[e]` with an index it does not follow).
-  "testing-soft-default":
-    "exit 0 (k6: 110): exec.test.fail() is not there (TypeError), and a run has no 'marked failed' verdict to end with k6's 110 (the coordinator's verdict and exit codes: core/run/protocol.ts exitCodeOf)",
-  "testing-soft-mode-fail":
-    "exit 0 (k6: 110): exec.test.fail() is not there (TypeError), and a run has no 'marked failed' verdict to end with k6's 110 (the coordinator's verdict and exit codes: core/run/protocol.ts exitCodeOf)",
-  "testing-env-soft-mode-fail":
-    "exit 0 (k6: 110): exec.test.fail() is not there (TypeError), and a run has no 'marked failed' verdict to end with k6's 110 (the coordinator's verdict and exit codes: core/run/protocol.ts exitCodeOf)",
+  // Not platform limits: a gap to close. k6chaijs 4.3.4.0's webpack bundle needs the rewrite's
+  // analysis to tell its modules apart (one `exports: {}` made for all of them, read through
+  // `n[e]` with an index it does not follow).
   "contracts-test":
     "refused, exit 104: describe() of k6chaijs 4.3.4.0, a webpack bundle, is lost to the async rewrite's analysis (its exports object is widened), so a callback that makes requests cannot be awaited in it",
   "contracts-simple":
