@@ -56,6 +56,8 @@ interface Sending {
   readonly streamAbort: AbortController | null;
   readonly init: OutboundInit;
   readonly sentWindow: number;
+  /** Its hops: the one in flight, and each followed redirect's, recorded as it is followed. */
+  readonly hops: RedirectHops;
 }
 
 export class RequestSender {
@@ -96,13 +98,11 @@ export class RequestSender {
     countedSent: ((windowS: number) => void) | undefined,
   ): Promise<FlowResponse> {
     const d = this.#d;
-    const sending = await this.#leave(stepIndex, request, holdUntilMs);
+    const sending = await this.#leave(stepIndex, request, intendedMs, holdUntilMs);
     countedSent?.(sending.sentWindow);
-    const { timeout, timeoutMs } = sending;
+    const { timeout, timeoutMs, hops } = sending;
     const deps = { fetch: d.fetch, clock: d.clock, slots: d.slots, timeout, stoppedReason: RUN_STOPPED, timeoutMs };
-    const first: Hop = { url: request.url, method: request.method, queuedMs: sending.queuedMs, sendMs: sending.sendMs, intendedMs };
-    const hops = new RedirectHops(this.#hopSender, stepIndex, request, first);
-    const measured = await fetchAndMeasure(deps, request, { ...sending.init, redirectWatcher: hops }, hops);
+    const measured = await fetchAndMeasure(deps, request, sending.init, hops);
     if (timeout.signal.reason === CUT_AT_GRACEFUL_STOP) {
       // Cut at its iteration's hard stop: k6 cancels it there and records nothing of it
       // (k6 v1.8.1: no http_reqs, the iteration interrupted; engine.test.ts). Hops already
@@ -129,7 +129,7 @@ export class RequestSender {
   }
 
   /** Waits for a slot, then starts the request's timeout and counts it sent in the second it leaves in. */
-  async #leave(stepIndex: number, request: FlowRequest, holdUntilMs: number): Promise<Sending> {
+  async #leave(stepIndex: number, request: FlowRequest, intendedMs: number | null, holdUntilMs: number): Promise<Sending> {
     const d = this.#d;
     const queuedMs = d.clock.now();
     const wait = d.slots.acquire();
@@ -150,7 +150,10 @@ export class RequestSender {
     // connection open (the target would hold the stream until its next write fails).
     const streamAbort = request.stream ? new AbortController() : null;
     const signal = streamAbort ? AbortSignal.any([timeout.signal, streamAbort.signal]) : timeout.signal;
-    const init: OutboundInit = { method: request.method, signal, ...redirectInit(request) };
+    // Its redirects, if any, are recorded hop by hop: the first hop is the request itself.
+    const first: Hop = { url: request.url, method: request.method, queuedMs, sendMs, intendedMs };
+    const hops = new RedirectHops(this.#hopSender, stepIndex, request, first);
+    const init: OutboundInit = { method: request.method, signal, redirectWatcher: hops, ...redirectInit(request) };
     // The run, the second it was sent in and its step, for the target's side of the count
     // (workers/target/request-ledger.ts, core/run/delivery.ts).
     const sentWindow = d.windows.windowOf(sendMs);
@@ -159,7 +162,7 @@ export class RequestSender {
     const body = request.bodyBytes ?? request.body;
     if (body !== undefined) init.body = body;
     d.windows.statsFor(sentWindow, stepIndex).counters.sent++;
-    return { queuedMs, sendMs, timeoutMs, timeout, streamAbort, init, sentWindow };
+    return { queuedMs, sendMs, timeoutMs, timeout, streamAbort, init, sentWindow, hops };
   }
 
   /**
