@@ -164,3 +164,28 @@ describe("runsExposition", () => {
     if (two.ok) expect(two.samples.filter((x) => x.name === "edgeload_run_info")).toHaveLength(2);
   });
 });
+
+describe("runsExposition of k6/browser's metrics", () => {
+  // As the shard records them: trends ×1000 (a time's ms as µs), the pages' bytes as counters.
+  const s = new MetricStats();
+  s.custom.trend("browser_web_vital_lcp", 1_200_000); // 1.2 s
+  s.custom.trend("browser_web_vital_cls", 250); // a score of 0.25
+  s.custom.count("browser_data_received", 5123);
+  const totals = new RunTotals();
+  totals.add(0, "wnam", 0, s);
+  const parsed = parsePrometheusText(runsExposition([source(totals)]));
+
+  it("exports the times in seconds, CLS as the score it is, the bytes as counters", () => {
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems.slice(0, 3)));
+    expect(parsed.types.edgeload_custom_browser_web_vital_lcp_seconds).toBe("histogram");
+    expect(value(parsed.samples, "edgeload_custom_browser_web_vital_lcp_seconds_sum", {})).toBeCloseTo(1.2, 6);
+    // Not edgeload_custom_browser_web_vital_cls_seconds, whose sum would read 0.00025.
+    expect(parsed.types.edgeload_custom_browser_web_vital_cls).toBe("histogram");
+    expect(parsed.types.edgeload_custom_browser_web_vital_cls_seconds).toBeUndefined();
+    expect(value(parsed.samples, "edgeload_custom_browser_web_vital_cls_sum", {})).toBeCloseTo(0.25, 6);
+    // The score's buckets are in its own unit: 0.25 is under le=0.256, not under 0.224.
+    const bucket = (le: string) => value(parsed.samples, "edgeload_custom_browser_web_vital_cls_bucket", { le });
+    expect([bucket("0.224"), bucket("0.256")]).toEqual([0, 1]);
+    expect(value(parsed.samples, "edgeload_custom_browser_data_received_total", {})).toBe(5123);
+  });
+});

@@ -30,6 +30,7 @@ import type { Histogram } from "../metrics/histogram.ts";
 import { exitCodeOf, type RunStatus } from "../run/protocol.ts";
 import type { Verdict } from "../run/verdict.ts";
 import { parseMetricKey } from "../metrics/metric-key.ts";
+import { webVitalMetric } from "../metrics/web-vitals.ts";
 
 /** Longest verdict reason carried as a label (the summary has them whole). */
 const MAX_REASON_LABEL = 200;
@@ -114,11 +115,14 @@ class Families {
     f.lines.push(`${name}${labelText(labels)} ${formatValue(value)}`);
   }
 
-  histogram(family: string, help: string, labels: Labels, h: Histogram): void {
+  /** `perUnit`: the histogram's units in one exported unit (a time's µs in a second; a score's thousandths in one). */
+  histogram(family: string, help: string, labels: Labels, h: Histogram, perUnit = 1e6): void {
     const cumulative = cumulativeCounts(h);
-    LE_BOUNDS_US.forEach((bound, i) => this.add(family, "histogram", help, `${family}_bucket`, { ...labels, le: formatValue(bound / 1e6) }, cumulative[i]!));
+    LE_BOUNDS_US.forEach((bound, i) =>
+      this.add(family, "histogram", help, `${family}_bucket`, { ...labels, le: formatValue(bound / perUnit) }, cumulative[i]!),
+    );
     this.add(family, "histogram", help, `${family}_bucket`, { ...labels, le: "+Inf" }, h.count);
-    this.add(family, "histogram", help, `${family}_sum`, labels, h.sum / 1e6);
+    this.add(family, "histogram", help, `${family}_sum`, labels, h.sum / perUnit);
     this.add(family, "histogram", help, `${family}_count`, labels, h.count);
   }
 
@@ -226,7 +230,10 @@ function addCustom(f: Families, labels: Labels, stats: MetricStats): void {
   }
   for (const [key, h] of [...custom.trends].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const { family, extra } = customName(key);
-    if (h.count > 0) f.histogram(`${family}_seconds`, `Scenario trend ${family.slice(16)}.`, { ...labels, ...extra }, h);
+    if (h.count === 0) continue;
+    // A trend's values are kept ×1000 (ms as µs); a score is exported as itself, not as seconds.
+    if (UNITLESS_TRENDS.has(family)) f.histogram(family, `Scenario trend ${family.slice(16)} (a score).`, { ...labels, ...extra }, h, 1e3);
+    else f.histogram(`${family}_seconds`, `Scenario trend ${family.slice(16)}.`, { ...labels, ...extra }, h);
   }
 }
 
@@ -247,6 +254,9 @@ function customName(key: string): { family: string; extra: Labels } {
   }
   return { family: `edgeload_custom_${base}`, extra };
 }
+
+/** Custom trends that are scores, not times: k6/browser's CLS. */
+const UNITLESS_TRENDS: ReadonlySet<string> = new Set([`edgeload_custom_${webVitalMetric("cls")}`]);
 
 /** Labels the writer sets itself, which a sub-metric's tag may not take over. */
 const RESERVED_LABELS: ReadonlySet<string> = new Set(["run_id", "region", "step", "result", "le", "status"]);

@@ -146,7 +146,7 @@ function showStatus(s) {
   );
   setRows(
     byId("custom"),
-    Object.entries(s.customMetrics).map(([name, m]) => [name, m.type, customValue(m)]),
+    Object.entries(s.customMetrics).map(([name, m]) => [name, m.type, customValue(name, m)]),
   );
   const nowS = (Date.now() - s.t0Ms) / 1000;
   setRows(
@@ -173,9 +173,13 @@ function thresholdWord(t) {
   return state === "passed" ? "pass" : t.abortOnFail ? "FAIL (aborts)" : "FAIL";
 }
 
-function customValue(m) {
+/** Custom trends that are scores, not times: k6/browser's CLS (a layout shift score, 0.1 is "good"). */
+const UNITLESS_TRENDS = new Set(["browser_web_vital_cls"]);
+
+function customValue(name, m) {
   if (m.type === "counter") return `${m.count} (${rate(m.rate)}/s)`;
   if (m.type === "rate") return `${percent(m.value)} (${m.passes} of ${m.passes + m.fails})`;
+  if (UNITLESS_TRENDS.has(name.replace(/\{.*$/, ""))) return `p95 ${fixed(m["p(95)"], 3)} · med ${fixed(m.med, 3)}`;
   return `p95 ${ms(m["p(95)"], clockStep())} · med ${ms(m.med, clockStep())}`;
 }
 
