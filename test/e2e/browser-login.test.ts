@@ -26,6 +26,7 @@ type Stats = {
   "p(75)"?: number;
   passes?: number;
   fails?: number;
+  count?: number;
   value?: number;
   thresholds?: Record<string, boolean>;
 };
@@ -110,7 +111,7 @@ describeWithChromium("edgeload run --scenario browser-login", (chromium) => {
       const page = await browser.newPage();
       await page.goto((await fixture.client.dashboardLink({ run: id })).url);
       await page.getByTestId("final").waitFor({ state: "visible", timeout: 20_000 });
-      const rows = await page.locator("#custom tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+      const rows = await page.locator("#custom tbody tr").evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent)));
       const shown = new Map(rows.map(([name, type, value]) => [name, `${type} ${value}`]));
       for (const vital of ["ttfb", "fcp", "lcp"]) expect(shown.get(`browser_web_vital_${vital}`), JSON.stringify(rows)).toMatch(/^trend p95 \d+/);
       // CLS is a score, not a time: shown as a number, never "0 ms".
@@ -175,7 +176,7 @@ scrape_configs:
       const lcp = counts.filter((r) => r.metric.__name__ === "edgeload_custom_browser_web_vital_lcp_seconds_count");
       expect(lcp.reduce((sum, r) => sum + Number(r.value[1]), 0)).toBeGreaterThanOrEqual(3);
       const bytes = await query(`{__name__=~"edgeload_custom_browser_data_(received|sent).*",run_id="${id}"}`);
-      expect(new Set(bytes.map((r) => r.metric.__name__.replace(/_total$/, ""))), JSON.stringify(bytes)).toEqual(
+      expect(new Set(bytes.map((r) => (r.metric.__name__ ?? "").replace(/_total$/, ""))), JSON.stringify(bytes)).toEqual(
         new Set(["edgeload_custom_browser_data_received", "edgeload_custom_browser_data_sent"]),
       );
     },
