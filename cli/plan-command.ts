@@ -86,8 +86,8 @@ export async function planCommand(args: string[]): Promise<number> {
   const configPath = values.config ?? join(PROJECT_ROOT, "wrangler.toml");
   const config = readWranglerConfig(configPath);
   const limits = limitsFromConfig({ ...config, vars: { ...config.vars, ...settings } });
-  const browserScenarios = scripted?.browserScenarios ?? [];
-  const usageOptions = { ...usageOptionsOf(config, configPath), screenshots: screenshotsOption(values.screenshots), browserScenarios };
+  // A script's browser scenarios are priced from its spec (script.browser), as the API prices them.
+  const usageOptions = { ...usageOptionsOf(config, configPath), screenshots: screenshotsOption(values.screenshots) };
   const target = await deploymentTargetCheck(values, raw);
   // The latency the plan is sized for: the spec's, or the p95 a probe of the target measured.
   const latency = await latencyOf(values, spec.spec, raw, target);

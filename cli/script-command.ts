@@ -5,7 +5,6 @@
  * (k6-compat/options.ts); the bundle is uploaded under its SHA-256 and the spec names it.
  * Anything edgeload cannot run is refused here, before any load, with exit code 104.
  */
-import { browserScenarioNames } from "../core/plan/browser-plan.ts";
 import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { bundleId, bundleRuntime, bundleScript } from "../k6-compat/bundle.ts";
@@ -43,8 +42,6 @@ export interface ScriptRun {
   readonly ignored: readonly string[];
   /** The script's handleSummary, run on the run's summary; null when it exports none. */
   readonly handleSummary: ((summary: Record<string, unknown>) => Promise<void>) | null;
-  /** Its scenarios whose VUs drive a browser (options.browser.type 'chromium'), for the planner's Browser Run lines. */
-  readonly browserScenarios: readonly string[];
 }
 
 /** Where a script's remote imports may come from: the CLI's --modules-dir and --allow-http-modules. */
@@ -114,5 +111,5 @@ export async function scriptRun(
     ? async (summary: Record<string, unknown>) =>
         writeSummaryOutputs(await runHandleSummary(bundled.factory, path, env, handleSummaryData(summary, timeTrends)))
     : null;
-  return { spec: mapped.spec, modules, id, ignored: mapped.ignored, handleSummary, browserScenarios: browserScenarioNames(options.value) };
+  return { spec: mapped.spec, modules, id, ignored: mapped.ignored, handleSummary };
 }

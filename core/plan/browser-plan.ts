@@ -8,8 +8,10 @@
  *
  * Browser Run allows an account one new browser a second (BROWSER_RUN_LIMITS): shards that
  * would all start at t0 are spread (spreadBrowserStarts), each starting its session at least
- * a second after the one before, and billed from then. The spec does not record which
- * scenarios drive a browser (the script's options do), so the caller names them.
+ * a second after the one before, and billed from then; each shard is told its start
+ * (browserStartsByShard, into its assignment) and acquires its session no earlier. A
+ * scenario drives a browser when its script spec says so (`script.browser`, set from the
+ * k6 options), so the CLI's plan, the API's plan and the maxCost check all price it alike.
  */
 import type { RunSpec } from "../spec/types.ts";
 import { VuSchedule } from "../schedule/vu-schedule.ts";
@@ -54,13 +56,13 @@ export interface BrowserPlan {
   readonly shardsNeeded: number;
 }
 
-/** The names of a k6 script's scenarios whose `options.browser.type` is "chromium" (k6's browser scenarios). */
-export function browserScenarioNames(options: unknown): string[] {
-  const scenarios = (options as { scenarios?: unknown } | null)?.scenarios;
-  if (typeof scenarios !== "object" || scenarios === null) return [];
-  return Object.entries(scenarios)
-    .filter(([, s]) => (s as { options?: { browser?: { type?: unknown } } } | null)?.options?.browser?.type === "chromium")
-    .map(([name]) => name);
+/**
+ * The names of a run's scenarios whose VUs drive a browser (`script.browser`, from k6's
+ * `options.browser.type: "chromium"`); a run without named scenarios is "default".
+ */
+export function browserScenariosOf(spec: RunSpec): string[] {
+  if (!spec.scenarios?.length) return spec.script?.browser ? ["default"] : [];
+  return spec.scenarios.filter((s) => s.spec.script?.browser).map((s) => s.name);
 }
 
 /**
@@ -108,7 +110,8 @@ function browserParts(spec: RunSpec, plan: Plan, names: readonly string[]): Brow
  * the ramp first has more than i active. An arrival-rate scenario's shards start at once.
  */
 function firstVuAtMs(part: BrowserPart): Array<{ shard: number; atMs: number; vus: number }> {
-  const shards = part.plan.shards.length;
+  // The weights, not the shards: an aggregator's plan has its subtree's shards only (subtreeStart).
+  const shards = part.plan.weights.length;
   const schedule = part.spec.vus ? new VuSchedule(part.spec.vus) : null;
   const peak = schedule ? schedule.peak : part.spec.maxInFlight;
   const out: Array<{ shard: number; atMs: number; vus: number }> = [];
@@ -121,8 +124,19 @@ function firstVuAtMs(part: BrowserPart): Array<{ shard: number; atMs: number; vu
   return out;
 }
 
-/** The sessions of the named browser scenarios of a planned run, spread to the account's new-browser rate. */
-export function planBrowsers(spec: RunSpec, plan: Plan, names: readonly string[]): BrowserPlan {
+/**
+ * When each shard of a browser scenario may acquire its session: ms after the run's t0, by
+ * the run's shard index (a named scenario's `firstShard` + its own). Shards without a VU, and
+ * every shard of a run without browsers, are absent.
+ */
+export function browserStartsByShard(spec: RunSpec, plan: Plan): ReadonlyMap<number, number> {
+  const names = browserScenariosOf(spec);
+  if (!names.length) return new Map();
+  return new Map(planBrowsers(spec, plan, names).sessions.map((s) => [s.shard, s.startsAtMs]));
+}
+
+/** The sessions of the browser scenarios of a planned run (by default the spec's), spread to the account's new-browser rate. */
+export function planBrowsers(spec: RunSpec, plan: Plan, names: readonly string[] = browserScenariosOf(spec)): BrowserPlan {
   const parts = browserParts(spec, plan, names);
   const wanted = parts.flatMap((part) => firstVuAtMs(part).map((w) => ({ ...w, part })));
   const starts = spreadBrowserStarts(

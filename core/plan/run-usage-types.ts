@@ -26,12 +26,6 @@ export interface UsageOptions {
    * --screenshots N`). Default 0.
    */
   readonly screenshots?: number;
-  /**
-   * The scenarios whose VUs drive a browser (a k6 script's `options.browser.type: 'chromium'`,
-   * which the spec does not keep): their Browser Run sessions are priced and checked against
-   * the account's limits (browser-plan.ts). Default none.
-   */
-  readonly browserScenarios?: readonly string[];
 }
 
 /** What the aggregators of a tree use, all of them together (zeros for a flat run). */

@@ -41,6 +41,12 @@ export const scriptSchema = z
      * its next (workers/shard/iteration-io.ts). Absent: no wait.
      */
     minIterationDuration: duration("minIterationDuration").optional(),
+    /**
+     * The scenario drives a browser (k6's `options.browser.type: "chromium"`, set from the
+     * script's options): the planner prices its Browser Run sessions and spreads their starts
+     * (core/plan/browser-plan.ts). Absent: no browser is planned or priced.
+     */
+    browser: z.boolean().optional(),
   })
   .strict();
 
