@@ -94,6 +94,12 @@ export interface ShardAssignment {
    * run was admitted without the check.
    */
   readonly ownedHosts?: readonly string[];
+  /**
+   * A browser scenario's shard: when it may acquire its Browser Run session, ms after `t0Ms`,
+   * spread so the run asks for no more new browsers a second than the account allows
+   * (core/plan/browser-plan.ts browserStartsByShard). Absent: at once (a shard without a browser).
+   */
+  readonly browserStartMs?: number;
 }
 
 /** The Durable Object name of aggregator `index` of run `runId` (a shard's is `<run>/<index>`). */

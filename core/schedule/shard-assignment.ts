@@ -2,7 +2,8 @@
  * What each shard of a run is told to do: its share of the plan, the common start, its
  * deadline and the spec it runs. In a run of named scenarios each shard runs its own
  * scenario's spec from that scenario's start (see core/spec/named-scenarios.ts), its VUs
- * numbered after the scenarios before it (vu-ids.ts).
+ * numbered after the scenarios before it (vu-ids.ts). A browser scenario's shard is told when
+ * it may acquire its browser (browserStartMs), the run's starts spread by the planner.
  */
 import type { Plan } from "../plan/plan.ts";
 import { shardsUnder } from "../plan/aggregation-tree.ts";
@@ -15,6 +16,7 @@ import { EXPECTED_RESPONSE_DURATION, subMetricFilters, type SubMetricFilter } fr
 import { isScriptRun } from "../spec/script-schema.ts";
 import { customMetricKinds } from "../spec/metrics-schema.ts";
 import { shardSlices } from "./shard-slice.ts";
+import { browserStartsByShard } from "../plan/browser-plan.ts";
 
 /**
  * How long before t0 each shard wakes to warm up (workers/shard/warm-up.ts): its colo, its
@@ -83,6 +85,12 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
   const { runId, spec, plan, t0Ms, mode, flushGraceMs } = input;
   // What every shard of the run carries besides its own plan: the sub-metrics to record, the hosts proved.
   const subMetrics = { ...runSubMetrics(spec), ...(input.ownedHosts ? { ownedHosts: input.ownedHosts } : {}) };
+  const browserStarts = browserStartsByShard(spec, plan);
+  /** The shard's browser start after its own t0 (its scenario's start), when it has a browser. */
+  const browserStart = (runShard: number, startMs: number) => {
+    const at = browserStarts.get(runShard);
+    return at === undefined ? {} : { browserStartMs: at - startMs };
+  };
   if (!plan.scenarios?.length) {
     const tree = plan.tree;
     const slices = shardSlices(plan.weights);
@@ -97,6 +105,7 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       spec,
       mode,
       ...subMetrics,
+      ...browserStart(shard.index, 0),
       ...(tree ? { reportsTo: tree.parentOfShard[shard.index]!, windowsPerWrite: WINDOWS_PER_WRITE_IN_A_TREE } : {}),
     }));
   }
@@ -119,6 +128,7 @@ export function shardAssignments(input: AssignmentInput): ShardAssignment[] {
       spec: scenarioSpec,
       mode,
       ...subMetrics,
+      ...browserStart(planned.firstShard + shard.index, scenario.startMs),
       part: {
         scenario: scenario.name,
         runShard: planned.firstShard + shard.index,

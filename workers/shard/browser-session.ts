@@ -10,6 +10,13 @@
  * session that is gone (keep_alive ran out, the browser crashed, the platform closed it) is
  * replaced by a new one, whose id replaces the stored one. The last alarm closes it: an idle
  * session is billed until its keep_alive ends.
+ *
+ * A new session is acquired no earlier than the shard's turn (`notBeforeMs`: its t0 plus the
+ * planner's browserStartMs), so a run's shards do not ask Browser Run for more new browsers a
+ * second than the account allows. Until then the first browser call of each iteration waits,
+ * as a k6 iteration waits for its browser to launch: a VU's iteration goes on when the
+ * browser is ready, and an arrival-rate scenario's iterations hold their VUs meanwhile, so
+ * the ones due when every VU is waiting are dropped and counted in dropped_iterations.
  */
 import { acquire, connect, type Browser, type BrowserContext, type BrowserContextOptions } from "@cloudflare/playwright";
 
@@ -29,6 +36,18 @@ export interface SessionStore {
   delete(key: string): boolean;
 }
 
+/** The clock the owner waits for its turn by (the engine's: workers/shard/engine-types.ts systemClock). */
+export interface SessionClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+/** When a new session may be acquired (epoch ms), and the clock to wait by. */
+export interface SessionTurn {
+  readonly notBeforeMs: number;
+  readonly clock: SessionClock;
+}
+
 /** What the owner did to get a browser: for tests and the shard's log. */
 export type SessionEvent = "acquired" | "reconnected" | "replaced";
 
@@ -36,14 +55,19 @@ export class ShardBrowser {
   readonly #binding: Fetcher;
   readonly #store: SessionStore;
   readonly #onEvent: (event: SessionEvent, sessionId: string) => void;
+  readonly #turn: SessionTurn | null;
   #browser: Browser | null = null;
+  /** Ends a wait for the turn early: the invocation ended first (endInvocation). */
+  #cancelWait: (() => void) | null = null;
   /** The connection being made, shared by the iterations that ask at once. */
   #connecting: Promise<Browser> | null = null;
 
-  constructor(binding: Fetcher, store: SessionStore, onEvent: (event: SessionEvent, sessionId: string) => void = () => {}) {
+  /** `turn`: a new session is acquired no earlier than it (absent: at the first call). */
+  constructor(binding: Fetcher, store: SessionStore, onEvent: (event: SessionEvent, sessionId: string) => void = () => {}, turn: SessionTurn | null = null) {
     this.#binding = binding;
     this.#store = store;
     this.#onEvent = onEvent;
+    this.#turn = turn;
   }
 
   /** The stored session's id, or null before the first acquire. */
@@ -87,11 +111,24 @@ export class ShardBrowser {
         // The session is gone: a new one replaces it below.
       }
     }
+    // A replacement too is a new browser to the account: it waits for the turn (long past by then).
+    await this.#waitForTurn();
     const { sessionId } = await acquire(this.#binding, { keep_alive: KEEP_ALIVE_MS });
     this.#store.put(BROWSER_SESSION_KEY, sessionId);
     this.#browser = await connect(this.#binding, sessionId);
     this.#onEvent(replacing === null ? "acquired" : "replaced", sessionId);
     return this.#browser;
+  }
+
+  /** Waits until the shard's turn to acquire; throws when the invocation ends first, so no browser is acquired only to be closed. */
+  async #waitForTurn(): Promise<void> {
+    const turn = this.#turn;
+    const waitMs = turn ? turn.notBeforeMs - turn.clock.now() : 0;
+    if (!turn || waitMs <= 0) return;
+    const cancelled = new Promise<"cancelled">((resolve) => (this.#cancelWait = () => resolve("cancelled")));
+    const ended = await Promise.race([turn.clock.sleep(waitMs), cancelled]);
+    this.#cancelWait = null;
+    if (ended === "cancelled") throw new Error("the shard's invocation ended while its browser waited for its turn (the account's new-browser rate)");
   }
 
   /**
@@ -100,6 +137,7 @@ export class ShardBrowser {
    * ends too, and its id is forgotten.
    */
   async endInvocation(final: boolean): Promise<void> {
+    this.#cancelWait?.();
     const browser = this.#browser ?? (this.#connecting ? await this.#connecting.catch(() => null) : null);
     this.#browser = null;
     await browser?.close().catch(() => {});

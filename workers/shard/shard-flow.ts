@@ -15,7 +15,8 @@ import type { Flow } from "../../scenarios/flow.ts";
 import type { Env } from "../env.ts";
 import { scriptEntrypoint, scriptFlow, type ScriptModules } from "./script-flow.ts";
 import type { BrowserContextOptions } from "@cloudflare/playwright";
-import { ShardBrowser, type SessionStore } from "./browser-session.ts";
+import { ShardBrowser, type SessionEvent, type SessionStore } from "./browser-session.ts";
+import { systemClock } from "./engine-types.ts";
 import { screenshotKey } from "./browser-host.ts";
 
 /** The bindings a flow is built from. */
@@ -67,10 +68,18 @@ async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment, stor
 
 /**
  * The shard's browser for k6/browser: its Browser Run session, acquired at the first browser
- * call (a script without one never acquires), and its screenshots kept in R2 under the run.
+ * call (a script without one never acquires) and not before the shard's turn (its t0 plus
+ * browserStartMs), and its screenshots kept in R2 under the run. `onEvent`: for tests.
  */
-function shardBrowserPort(binding: Fetcher, bucket: R2Bucket, assignment: ShardAssignment, storage: SessionStore) {
-  const session = new ShardBrowser(binding, storage);
+export function shardBrowserPort(
+  binding: Fetcher,
+  bucket: R2Bucket,
+  assignment: ShardAssignment,
+  storage: SessionStore,
+  onEvent?: (event: SessionEvent, sessionId: string) => void,
+) {
+  const turn = { notBeforeMs: assignment.t0Ms + (assignment.browserStartMs ?? 0), clock: systemClock };
+  const session = new ShardBrowser(binding, storage, onEvent, turn);
   return {
     newContext: (options?: unknown) => session.newContext(options as BrowserContextOptions | undefined),
     saveScreenshot: async (name: string, bytes: Uint8Array, contentType: string) => {
