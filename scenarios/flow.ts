@@ -73,6 +73,21 @@ export interface FlowResponse {
   readonly stream?: StreamOutcome;
   /** The URL the response came from, after the redirects followed (absent: the request's). */
   readonly url?: string;
+  /**
+   * The 3xx hops followed before it, each a request of its own as k6 counts them, when its
+   * sender does not record them itself (a setup or teardown phase: scenarios/run-phase.ts).
+   */
+  readonly redirects?: readonly FollowedHop[];
+}
+
+/** A 3xx a request's redirect chain went through: where, how, its status, its own time and bytes, and where it led. */
+export interface FollowedHop {
+  readonly url: string;
+  readonly method: string;
+  readonly status: number;
+  readonly durationMs: number;
+  readonly bytes: number;
+  readonly to: { readonly url: string; readonly method: string };
 }
 
 /**

@@ -14,8 +14,8 @@
 import type { RunSpec, StepSpec } from "../core/spec/types.ts";
 import { isExpectedStatus } from "../core/metrics/request-trail.ts";
 import { customStepsFlow } from "./custom-steps.ts";
-import type { OutboundFetch } from "../core/outbound/outbound-request.ts";
-import { redirectInit, type FlowIO, type FlowRequest, type FlowResponse, type RedirectInit } from "./flow.ts";
+import type { OutboundFetch, OutboundInit, RedirectWatcher } from "../core/outbound/outbound-request.ts";
+import { redirectInit, type FlowIO, type FlowRequest, type FlowResponse, type FollowedHop, type RedirectInit } from "./flow.ts";
 
 export interface PhaseStepResult {
   readonly name: string;
@@ -112,9 +112,29 @@ async function sendOnce(
   fetcher: OutboundFetch,
   clock: () => number = Date.now,
 ): Promise<{ response: FlowResponse; problem: string | null }> {
-  const started = clock();
+  // Each 3xx followed is a request of its own, timed from its own send (k6 counts every hop);
+  // the response's time is the last hop's.
+  const redirects: FollowedHop[] = [];
+  let hopStarted = clock();
+  const redirectWatcher: RedirectWatcher = {
+    async followed(response, hop) {
+      const bytes = (await response.arrayBuffer()).byteLength;
+      redirects.push({ url: hop.url, method: hop.method, status: response.status, durationMs: clock() - hopStarted, bytes, to: hop });
+    },
+    leaving(next) {
+      const last = redirects.pop();
+      if (last) redirects.push({ ...last, to: { url: next.url, method: next.method } });
+      hopStarted = clock();
+      return undefined;
+    },
+  };
   try {
-    const init: RequestInit & RedirectInit = { method: request.method, signal: AbortSignal.timeout(timeoutMs), ...redirectInit(request) };
+    const init: OutboundInit & RedirectInit = {
+      method: request.method,
+      signal: AbortSignal.timeout(timeoutMs),
+      ...redirectInit(request),
+      redirectWatcher,
+    };
     if (request.headers) init.headers = request.headers;
     // Bytes as the script encoded them (never a SharedArrayBuffer's view, which DOM's BodyInit rules out).
     const sent = (request.bodyBytes as Uint8Array<ArrayBuffer> | undefined) ?? request.body;
@@ -128,15 +148,23 @@ async function sendOnce(
         error: null,
         headers: response.headers,
         body,
-        durationMs: clock() - started,
+        durationMs: clock() - hopStarted,
         ...(response.url ? { url: response.url } : {}),
+        ...(redirects.length > 0 ? { redirects } : {}),
       },
       problem: ok ? null : `status ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}`,
     };
   } catch (error) {
     const timeout = (error as { name?: string } | null)?.name === "TimeoutError";
     return {
-      response: { status: 0, error: timeout ? "timeout" : "connection", headers: null, body: null, durationMs: 0 },
+      response: {
+        status: 0,
+        error: timeout ? "timeout" : "connection",
+        headers: null,
+        body: null,
+        durationMs: 0,
+        ...(redirects.length > 0 ? { redirects } : {}),
+      },
       problem: timeout ? `no response within ${timeoutMs} ms` : `connection failed: ${String(error)}`,
     };
   }

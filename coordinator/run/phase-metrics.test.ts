@@ -55,6 +55,33 @@ describe("a script phase's metrics", () => {
     expect(custom.t?.[EXPECTED_RESPONSE_DURATION.name]?.n).toBe(1);
   });
 
+  it("records each redirect hop a phase's request followed as a request of its own, as k6 counts them", async () => {
+    let nowMs = 1_000;
+    // The outbound module's side of a chain POST /login → 303 → GET /home (workers/outbound/outbound-fetch.ts).
+    const inner = phaseIO({
+      fetcher: async (input, init) => {
+        const watcher = init?.redirectWatcher;
+        nowMs += 10;
+        await watcher?.followed(new Response("see other", { status: 303, headers: { location: "/home" } }), { url: String(input), method: "POST" });
+        watcher?.leaving({ url: "http://t/home", method: "GET" });
+        nowMs += 30;
+        return new Response("{}", { status: 200 });
+      },
+      timeoutMs: 60_000,
+      failsOn: "exception",
+      nameOf: (_i, request) => request.url,
+      sleep: async () => {},
+      clock: () => nowMs,
+    });
+    const phase = phaseMetrics(inner.io, [EXPECTED_RESPONSE_DURATION], 60_000);
+    const response = await phase.io.send(0, { url: "http://t/login", method: "POST", tags: { group: "::setup" } });
+    expect(response).toMatchObject({ status: 200, durationMs: 30 });
+    const stats = MetricStats.fromWire(phase.cells()[0]![1]);
+    expect(stats.counters).toMatchObject({ sent: 2, completed: 2, failed: 0 });
+    expect(stats.trends.duration.count).toBe(2);
+    expect([stats.trends.duration.min, stats.trends.duration.max]).toEqual([10_000, 30_000]); // µs
+  });
+
   it("is counted in the run's totals once, however often the record is saved, and after a restore", async () => {
     const phaseStats: PhaseStats = { setup: await setupCells() };
     const totals = new RunTotals();

@@ -89,9 +89,11 @@ export function phaseMetrics(inner: FlowIO, subMetrics: readonly SubMetricFilter
 }
 
 /**
- * One request of a phase into its step's stats, as the shard records a request: counted
- * sent, its trail recorded, its sub-metrics. The phase's send times the whole response, so
- * its time to first byte is its duration.
+ * One request of a phase into its step's stats, as the shard records a request: each 3xx hop
+ * it followed first, then its last response, each a request of its own as k6 counts them
+ * (workers/shard/redirect-hops.ts does the same on a shard): counted sent, its trail recorded,
+ * its sub-metrics, tagged with its own URL, method and status. A phase's send times a whole
+ * response, so a hop's time to first byte is its duration.
  */
 function recordPhaseRequest(
   stats: MetricStats,
@@ -100,22 +102,43 @@ function recordPhaseRequest(
   { sendMs, endMs, timeoutMs }: { readonly sendMs: number; readonly endMs: number; readonly timeoutMs: number },
   subMetrics: readonly SubMetricFilter[],
 ): void {
+  let hopSendMs = sendMs;
+  let target = { url: request.url, method: request.method };
+  for (const hop of response.redirects ?? []) {
+    const round = { status: hop.status, error: null, durationMs: hop.durationMs, bytes: hop.bytes };
+    recordPhaseRound(stats, request, target, round, { sendMs: hopSendMs, endMs: hopSendMs + hop.durationMs, timeoutMs }, subMetrics);
+    hopSendMs += hop.durationMs;
+    target = hop.to;
+  }
+  const round = { status: response.status, error: response.error, durationMs: response.durationMs, bytes: response.body?.length ?? 0 };
+  recordPhaseRound(stats, request, target, round, { sendMs: hopSendMs, endMs, timeoutMs }, subMetrics);
+}
+
+/** One round trip of a phase's request: to `target`, with what came back. */
+function recordPhaseRound(
+  stats: MetricStats,
+  request: FlowRequest,
+  target: { readonly url: string; readonly method: string },
+  round: { readonly status: number; readonly error: FlowResponse["error"]; readonly durationMs: number; readonly bytes: number },
+  { sendMs, endMs, timeoutMs }: { readonly sendMs: number; readonly endMs: number; readonly timeoutMs: number },
+  subMetrics: readonly SubMetricFilter[],
+): void {
   const trail: RequestTrail = {
     queuedMs: sendMs,
     sendMs,
-    ttfbMs: response.durationMs,
-    endMs: response.error ? endMs : sendMs + response.durationMs,
+    ttfbMs: round.durationMs,
+    endMs: round.error ? endMs : sendMs + round.durationMs,
     intendedMs: null,
     clientDelayMs: 0,
-    status: response.status,
+    status: round.status,
     statusText: "",
-    bytes: response.body?.length ?? 0,
-    error: response.error,
-    errorMessage: response.error === "timeout" ? `timeout after ${timeoutMs} ms` : "connection error",
+    bytes: round.bytes,
+    error: round.error,
+    errorMessage: round.error === "timeout" ? `timeout after ${timeoutMs} ms` : "connection error",
   };
   stats.counters.sent++;
   const failed = recordTrail(stats, trail, request.expect);
-  const tags = { name: request.url, url: request.url, method: request.method, ...request.tags };
+  const tags = { name: target.url, url: target.url, method: target.method, ...request.tags };
   recordRequestSubMetrics(() => stats.custom, subMetrics, tags, trail, failed);
 }
 
