@@ -254,6 +254,16 @@ describe("renderReport", async () => {
     expect(Object.fromEntries(tableAfter(markdown, "## Summary").map(([k, v]) => [k, v])).thresholds).toBe("1 without data");
   });
 
+  it("names why a run ended as it did: 'aborted' only for an abort, 'why' for a run the script marked failed", async () => {
+    const { summary: base } = fixture();
+    const ended = (status: string, abortReason: string) => ({ ...base, edgeload: { ...base.edgeload, status, abortReason } }) as Summary;
+    const first = async (summary: Summary) => (await renderReport({ ...input, summary })).markdown.split("\n").find((l) => l.startsWith("Run "));
+    expect(await first(ended("aborted", "aborted by user"))).toContain(" · aborted: aborted by user");
+    const marked = await first(ended("failed", "marked failed by the script: soft assertion"));
+    expect(marked).toContain(" · why: marked failed by the script: soft assertion");
+    expect(marked).not.toContain("aborted");
+  });
+
   it("shows what edgeload did not send, with its causes and bound; a summary stored before it, the restarts alone", async () => {
     const { summary: base } = fixture();
     const figures = async (summary: Summary) =>

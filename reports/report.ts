@@ -68,7 +68,8 @@ function reportBlocks(input: ReportInput): Block[] {
         "Run ",
         { code: e.runId },
         ` · ${e.status} · started ${e.startedAt} · ended ${e.endedAt} · ${e.durationS} s`,
-        ...(e.abortReason ? [` · aborted: ${e.abortReason}`] : []),
+        // The reason a run ended as it did: an abort's, or a failure's (exec.test.fail(), abortOnFail, an error).
+        ...(e.abortReason ? [` · ${e.status === "aborted" ? "aborted" : "why"}: ${e.abortReason}`] : []),
       ],
     },
     ...(ACTIVE_STATUSES.includes(e.status)
