@@ -70,7 +70,7 @@ export interface MetricStatsWire {
   readonly x?: CustomMetricsWire;
   /** Error samples (see MetricStats.errors); absent when nothing failed. */
   readonly e?: Readonly<Record<string, number>>;
-  /** A k6 script's errors, console lines and abort (script-output.ts); absent when it said nothing. */
+  /** A k6 script's errors, console lines, abort and exec.test.fail() mark (script-output.ts); absent when it said nothing. */
   readonly y?: ScriptOutputWire;
   /** Each k6 check's passes and fails by group and name (check-results.ts); absent when no check was named. */
   readonly k?: CheckResultsWire;
