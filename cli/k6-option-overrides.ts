@@ -5,7 +5,7 @@
  * which k6-compat/options.ts derives the scenario from the shortcuts as k6 does (`--stage`
  * → ramping-vus from vus, `-i` → shared-iterations, `-d` → constant-vus; vus defaults to
  * the script's, else 1). `--tag` adds to `tags`, `--threshold` replaces the thresholds of
- * its metric, `--no-thresholds` drops them all.
+ * its metric, `--no-thresholds` drops them all, `--rps` replaces `rps`.
  *
  * What k6 would ignore is refused instead: `--vus` alone while the script's own scenarios
  * stay (each sets its VUs), and the pairs k6 refuses too (-d with --stage, -i with --stage).
@@ -31,10 +31,9 @@ export function applyK6Flags(options: Readonly<Record<string, unknown>>, f: K6Fl
   const out: Record<string, unknown> = { ...options };
   if (load.rate !== undefined)
     problems.push("--rate: a k6 script's load is its options (or -d, -i, --stage, --vus): --rate is the --target form's and an arrival-rate spec's");
-  if (load.rps !== undefined)
-    problems.push(
-      "--rps: k6 caps requests, but a script's iteration sends what it sends, and edgeload paces iterations, not requests: use an arrival-rate scenario in the script",
-    );
+  // --rps replaces options.rps (k6-compat/runtime/rps-limit.ts); k6 takes a whole number.
+  if (load.rps !== undefined && !Number.isInteger(load.rps)) problems.push(`--rps: k6 takes a whole number of requests per second, got ${load.rps}`);
+  else if (load.rps !== undefined) out.rps = load.rps;
   if (load.duration !== undefined && load.stages) problems.push("-d and --stage: give one (k6 refuses the pair too): --stage's durations add up to the run's");
   if (load.iterations !== undefined && load.stages) problems.push("-i and --stage: give one (k6 refuses the pair too)");
   const replaces = load.duration !== undefined || load.iterations !== undefined || load.stages !== undefined;

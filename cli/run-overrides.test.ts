@@ -112,6 +112,8 @@ describe("k6's flags on a script's options", () => {
       { tags: { a: "1", b: "2" }, thresholds: { checks: ["rate>0.5"], http_req_failed: ["rate<0.1"] } },
     ],
     ["--no-thresholds", { thresholds: { checks: ["rate>0.9"] } }, { load: {}, noThresholds: true }, {}],
+    // --rps replaces the script's rps (k6-compat/runtime/rps-limit.ts applies it).
+    ["--rps", { vus: 2, duration: "1m", rps: 50 }, { load: { rps: 5 } }, { vus: 2, duration: "1m", rps: 5 }],
   ])("%s", (_, options, flags, expected) => {
     expect(applyK6Flags(options, flags)).toEqual({ ok: true, value: expected });
   });
@@ -125,7 +127,8 @@ describe("k6's flags on a script's options", () => {
       /--vus: the script's scenarios set their own VUs/,
     ],
     ["-d with --stage", {}, { load: { duration: "5s", stages: [{ duration: "1s", target: 1 }] } }, /-d and --stage: give one/],
-    ["--rps", {}, { load: { rps: 5 } }, /--rps: k6 caps requests/],
+    // k6's --rps is a whole number.
+    ["--rps 2.5", {}, { load: { rps: 2.5 } }, /--rps: k6 takes a whole number of requests per second, got 2.5/],
   ])("refuses %s", (_, options, flags, message) => {
     const r = applyK6Flags(options, flags);
     expect(r.ok ? "" : r.problems.join("\n")).toMatch(message);

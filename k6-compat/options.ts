@@ -21,6 +21,7 @@ import type { MetricType } from "./runtime/vu-modules.ts";
 import { GROUP_DURATION } from "./runtime/wire.ts";
 import { redirectCount } from "./runtime/redirect-limit.ts";
 import { userAgentOption } from "./runtime/vu-options.ts";
+import { rpsOption } from "./runtime/rps-limit.ts";
 import { BEHAVIOUR_OPTIONS, behaviourProblems, scriptBehaviour } from "./behaviour-options.ts";
 import { vuThresholdProblems } from "./vu-thresholds.ts";
 import { scenarioOptionsProblems } from "./browser-options.ts";
@@ -93,10 +94,12 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
     "teardownTimeout",
     // The VUs send it (k6-compat/runtime/k6-request.ts): checked here, before any load.
     "userAgent",
+    // The VUs wait on it before each request, each shard on its part (k6-compat/runtime/rps-limit.ts): checked here.
+    "rps",
     ...BEHAVIOUR_OPTIONS,
   ]);
   problems.push(...behaviourProblems(raw));
-  for (const check of [() => redirectCount(raw.maxRedirects, "options.maxRedirects"), () => userAgentOption(raw.userAgent)]) {
+  for (const check of [() => redirectCount(raw.maxRedirects, "options.maxRedirects"), () => userAgentOption(raw.userAgent), () => rpsOption(raw.rps)]) {
     try {
       check();
     } catch (error) {

@@ -220,11 +220,20 @@ describe("specFromOptions", () => {
     expect(specFromOptions({ vus: 1, duration: "1s" }, ctx)).not.toHaveProperty("spec.metrics");
   });
 
+  it("accepts options.rps, which the VUs apply (runtime/rps-limit.ts), and puts nothing of it in the spec", () => {
+    const r = specFromOptions({ vus: 10, duration: "4s", rps: 5 }, ctx);
+    expect(r.ok ? "" : r.problems.join("\n")).toBe("");
+    expect(r.ok && JSON.stringify(r.spec)).not.toMatch(/rps/);
+    expect(r.ok && r.ignored).toEqual([]);
+  });
+
   it.each([
     [{ stages: [{ duration: "1s", target: 1 }], iterations: 3 }, /not with stages/],
     [{ scenarios: { s: { executor: "externally-controlled", vus: 1, duration: "1m" } } }, /externally-controlled is not an executor edgeload runs/],
     [{ scenarios: { s: { executor: "constant-vus", vus: 1, duration: "1s", exec: "nope" } } }, /exports no function named nope/],
     [{ vus: 1, duration: "1s", hosts: { "a.test": "127.0.0.1" } }, /options.hosts: not supported/],
+    // k6 reads rps as a whole number.
+    [{ vus: 1, duration: "1s", rps: 2.5 }, /options.rps must be a whole number of requests per second, got 2.5/],
   ])("refuses %j", (options, message) => {
     const r = specFromOptions(options, ctx);
     expect(r.ok).toBe(false);

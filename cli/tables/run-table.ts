@@ -69,8 +69,7 @@ export const RUN_COMMAND = {
       type: "string",
       value: "N",
       group: LOAD,
-      kinds: ["spec", "quick", "scenario"],
-      description: "cap the arrival rate at N iterations/s (k6's --rps; arrival-rate runs)",
+      description: "a k6 script: at most N requests/s, split over its shards (k6's --rps); an arrival-rate spec: its rate capped at N iterations/s",
     },
     {
       name: "max-vus",

@@ -18,6 +18,7 @@ import { CookieJar } from "./cookie-jar.ts";
 import { vuOptions } from "./vu-options.ts";
 import { createVuModules, sequence, type VuContext } from "./vu-modules.ts";
 import { VuPool } from "./vu-pool.ts";
+import { rpsOption, RpsLimiter, scenarioShare, shardLimiter } from "./rps-limit.ts";
 import { defineGlobal } from "./script-global.ts";
 import type { IterationHost, IterationOutcome, IterationStart, ScriptSessionApi } from "./wire.ts";
 
@@ -47,6 +48,11 @@ const byId = new Map<number, Vu>();
 /** Arrival-rate shards' pools, by their first id. */
 const pools = new Map<number, VuPool>();
 const shared = new Map<string, readonly unknown[]>();
+/** options.rps's buckets, one per shard (rps-limit.ts shardLimiter). */
+const rpsLimiters = new Map<number, RpsLimiter>();
+const consolidated = (testOptions as Record<string, unknown> | null | undefined) ?? null;
+/** The test's rps: exec.test.options' (the script's with --rps merged), else the script's own (a bundle made without them). */
+const testRps = (vu: VuContext): number | undefined => (consolidated ? rpsOption(consolidated.rps) : vu.rps);
 /** setup()'s result, parsed once per isolate (see IterationStart.setupDataKey). */
 let setupCache: { key: string; value: unknown } | null = null;
 
@@ -68,7 +74,7 @@ function startVu(id: number, start: IterationStart, pool: VuPool | null): Vu {
     host: null,
     jar: new CookieJar(),
     shared,
-    testOptions: (testOptions as Record<string, unknown> | null | undefined) ?? null,
+    testOptions: consolidated,
   };
   const instance = (instantiate as Factory)(createVuModules(context), { ...start.env }, id, open, sequence);
   const options = vuOptions(instance.exports.options);
@@ -76,6 +82,7 @@ function startVu(id: number, start: IterationStart, pool: VuPool | null): Vu {
   context.throws = options.throws;
   context.keepsCookies = options.keepsCookies;
   if (options.userAgent !== undefined) context.userAgent = options.userAgent;
+  if (options.rps !== undefined) context.rps = options.rps;
   return { context, instance, pool };
 }
 
@@ -137,6 +144,7 @@ class ScriptSession extends RpcTarget implements ScriptSessionApi {
     if (!context.keepsCookies) context.jar = new CookieJar();
     context.iterationInTest = start.iterationInTest;
     context.scenario = { ...start.scenario };
+    context.rpsLimit = shardLimiter(rpsLimiters, testRps(context), start.shard, () => scenarioShare(consolidated, start.scenario.name));
     instance.setIteration(context.iteration);
     try {
       const fn = instance.exports[start.exec];
@@ -176,6 +184,9 @@ export default class K6Script extends WorkerEntrypoint {
     vu.context.host = host;
     // k6 tags what setup() and teardown() record with a group of their name (runner.go runPart).
     vu.context.group = `::${name}`;
+    // Alone in the test, setup() and teardown() have the whole rate (k6 gives their VU the test's bucket).
+    const rps = testRps(vu.context);
+    vu.context.rpsLimit = rps === undefined ? null : new RpsLimiter(rps);
     try {
       const fn = vu.instance.exports[name];
       if (typeof fn !== "function") return { samples: [], error: null, data: null };

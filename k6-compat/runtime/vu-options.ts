@@ -6,6 +6,7 @@
  */
 import { parseDurationMs } from "../../core/spec/duration.ts";
 import { redirectCount } from "./redirect-limit.ts";
+import { rpsOption } from "./rps-limit.ts";
 
 export interface VuOptions {
   /** options.maxRedirects, when set (redirect-limit.ts). */
@@ -16,6 +17,8 @@ export interface VuOptions {
   readonly keepsCookies: boolean;
   /** options.userAgent, when set: every request's User-Agent unless it sets its own ("" sends none). */
   readonly userAgent?: string;
+  /** options.rps, when above 0: the test's requests per second (rps-limit.ts); the CLI's --rps is in exec.test.options. */
+  readonly rps?: number;
 }
 
 /** The VU's options from its script's `options` export (absent: k6's defaults). */
@@ -23,11 +26,13 @@ export function vuOptions(exported: unknown): VuOptions {
   const options = (typeof exported === "object" && exported !== null ? exported : {}) as Record<string, unknown>;
   const maxRedirects = redirectCount(options.maxRedirects, "options.maxRedirects");
   const userAgent = userAgentOption(options.userAgent);
+  const rps = rpsOption(options.rps);
   return {
     ...(maxRedirects !== undefined ? { maxRedirects } : {}),
     throws: options.throw === true,
     keepsCookies: options.noCookiesReset === true,
     ...(userAgent !== undefined ? { userAgent } : {}),
+    ...(rps !== undefined ? { rps } : {}),
   };
 }
 

@@ -7,6 +7,7 @@
 import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
 import type { LogLevel } from "../../core/metrics/script-output.ts";
 import type { RedirectCookies } from "../../core/outbound/outbound-request.ts";
+import type { ShardLoadShare } from "./rps-limit.ts";
 
 export type { RedirectCookies, RedirectHop } from "../../core/outbound/outbound-request.ts";
 
@@ -126,6 +127,8 @@ export interface IterationStart {
    * may be a whole seed set, crosses once per isolate through `prepare`), or null for none.
    */
   readonly setupDataKey: string | null;
+  /** The shard's share of the test's load: its part of options.rps (rps-limit.ts). Absent: the isolate's requests share the whole rate. */
+  readonly shard?: ShardLoadShare;
 }
 
 export interface IterationOutcome {

@@ -32,6 +32,7 @@ import type {
 import { ScriptSockets } from "./script-sockets.ts";
 import { setupDataKey } from "../../k6-compat/runtime/setup-data-key.ts";
 import type { VuPoolRange } from "../../core/schedule/vu-ids.ts";
+import type { ShardLoadShare } from "../../k6-compat/runtime/rps-limit.ts";
 import { ScriptSessions, type ScriptSession } from "./script-sessions.ts";
 import { BrowserHost, type ShardBrowserPort } from "./browser-host.ts";
 import type { BrowserAnswer, BrowserCall } from "../../k6-compat/runtime/browser-wire.ts";
@@ -72,6 +73,8 @@ export interface ScriptRun {
   readonly vuIdOffset: number;
   /** This shard's VUs for arrival-rate iterations. */
   readonly pool: VuPoolRange;
+  /** Which shard this is and its share of its scenario: its part of options.rps (k6-compat/runtime/rps-limit.ts). */
+  readonly shard?: ShardLoadShare;
   /** The scenario-wide number of this shard's k-th closed-model iteration (segmentedIndex). */
   readonly iterationInTest: (k: number) => number;
   /** k6's test-wide tags (options.tags, a scenario's tags): every sample has them unless it says otherwise. */
@@ -114,6 +117,7 @@ export function scriptFlow(entry: ScriptEntrypoint, run: ScriptRun): Flow {
         scenario: run.scenario,
         env: run.script.env,
         setupDataKey: setupDataKeyOf,
+        ...(run.shard ? { shard: run.shard } : {}),
       };
       const outcome = await sessions
         .use(async (session) => {

@@ -10,6 +10,7 @@ import { SETUP_DATA, scriptObjectKey } from "../../core/spec/script-schema.ts";
 import { outbound } from "../outbound/outbound-fetch.ts";
 import { targetPolicy } from "../outbound/policies.ts";
 import { segmentedIndex, shardVuPool } from "../../core/schedule/vu-ids.ts";
+import { sliceWeight } from "../../core/schedule/shard-slice.ts";
 import { createFlow } from "../../scenarios/create-flow.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import type { Env } from "../env.ts";
@@ -57,6 +58,8 @@ async function scriptFlowOf(env: FlowBindings, assignment: ShardAssignment, stor
     scenario: { name: assignment.part?.scenario ?? "default", executor: spec.executor, startTimeMs: (assignment.part?.windowOffsetS ?? 0) * 1000 },
     vuIdOffset,
     pool: shardVuPool({ offset: vuIdOffset, shard: assignment.shard, slice: assignment.slice, preAllocatedVUs: spec.preAllocatedVUs }),
+    // Its weight in its scenario's plan: its part of options.rps, in proportion (k6-compat/runtime/rps-limit.ts).
+    shard: { index: assignment.part?.runShard ?? assignment.shard.index, ofScenario: sliceWeight(assignment.slice) / assignment.slice.cycle },
     iterationInTest: segmentedIndex(assignment.slice),
     tags: spec.tags,
     steps: spec.steps.map((s) => s.name),

@@ -6,6 +6,7 @@
  */
 import type { CookieJar } from "../cookie-jar.ts";
 import type { VuEventLoop } from "../event-loop.ts";
+import type { RpsLimiter } from "../rps-limit.ts";
 import type { IterationHost, Sample } from "../wire.ts";
 
 export type MetricType = "counter" | "gauge" | "rate" | "trend";
@@ -40,6 +41,10 @@ export interface VuContext {
   maxRedirects?: number;
   /** The script's options.userAgent, when it sets one; else k6's (k6-request.ts K6_USER_AGENT). */
   userAgent?: string;
+  /** The script's own options.rps, when above 0 (vu-options.ts). */
+  rps?: number;
+  /** The bucket of options.rps the running iteration's requests wait on (its shard's); absent or null: no limit. */
+  rpsLimit?: RpsLimiter | null;
   /** exec.test.options as the CLI made it (k6-compat/test-options.ts); absent or null: an empty object. */
   readonly testOptions?: Readonly<Record<string, unknown>> | null;
   /** Timers and WebSockets the running iteration waits for (event-loop.ts); made by createVuModules. */

@@ -117,6 +117,10 @@ async function send(
           jar.receive(fromUrl, setCookies);
           return jar.header(toUrl, built.own);
         };
+  // options.rps: the request waits its turn once built and before it is timed, as in k6
+  // (lib/netext/httpext/request.go); the wait is the shard's sleep, so a stopping run cuts it.
+  const waitMs = vu.rpsLimit?.reserve() ?? 0;
+  if (waitMs > 0) await target.sleep(drain(), waitMs);
   let response = await target.send(drain(), wire, redirectCookies);
   const answer = params.auth === "digest" ? digestAnswer(String(url), wire, response) : null;
   if (answer) response = await target.send(drain(), { ...wire, headers: { ...wire.headers, Authorization: answer } }, redirectCookies);
