@@ -224,7 +224,7 @@ function fromScenarios(input: unknown, ctx: ScriptContext, problems: string[], i
     if (s.tags !== undefined) fields.tags = s.tags;
     const env = (s.env ?? {}) as Record<string, string>;
     Object.assign(fields, scriptField(ctx, typeof s.exec === "string" ? s.exec : "default", env, problems, where));
-    // Its VUs drive a browser: the planner and the API price its sessions from this (core/plan/browser-plan.ts).
+    // Its VUs drive a browser: the planner and the API price its sessions from this (core/plan/browser-sessions.ts, browser-plan.ts).
     if ((s.options as { browser?: { type?: unknown } } | undefined)?.browser?.type === "chromium") (fields.script as Record<string, unknown>).browser = true;
     out.push({ name, fields });
   }

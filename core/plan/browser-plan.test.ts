@@ -9,7 +9,7 @@ import { shardSlices } from "../schedule/shard-slice.ts";
 import { ShardVus } from "../schedule/vu-schedule.ts";
 import { parseRunSpec } from "../spec/run-spec.ts";
 import type { RunSpec } from "../spec/types.ts";
-import { browserScenariosOf, planBrowsers, spreadBrowserStarts, VUS_PER_BROWSER } from "./browser-plan.ts";
+import { browserScenariosOf, planBrowsers, spreadBrowserStarts, VUS_PER_BROWSER } from "./browser-sessions.ts";
 import { DEFAULT_LIMITS, planRun } from "./plan.ts";
 import { preflight } from "./preflight.ts";
 import { shardAssignments } from "../schedule/shard-assignment.ts";

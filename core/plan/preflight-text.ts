@@ -15,7 +15,7 @@ import { PRICES } from "./cloudflare-pricing.ts";
 import type { LatencyCost } from "./latency-costs.ts";
 import type { RunSpec } from "../spec/types.ts";
 import { table } from "../run/text-format.ts";
-import type { BrowserPlan } from "./browser-plan.ts";
+import type { BrowserPlan } from "./browser-sessions.ts";
 import { BROWSER_RUN_LIMITS } from "./platform-limits.ts";
 import { WARM_UP_LEAD_MS } from "../schedule/shard-assignment.ts";
 

@@ -11,7 +11,8 @@ import { estimateCost, formatUsd, type RunCost } from "./run-cost.ts";
 import { checkPlatformLimits, type LimitCheck } from "./limit-checks.ts";
 import { estimateUsage, type RunUsage, type UsageOptions } from "./run-usage.ts";
 import type { RunSpec } from "../spec/types.ts";
-import { browserChecks, browserCostLines, browserScenariosOf, planBrowsers, withBrowserCost, type BrowserPlan } from "./browser-plan.ts";
+import { browserChecks, browserCostLines, withBrowserCost } from "./browser-plan.ts";
+import { browserScenariosOf, planBrowsers, type BrowserPlan } from "./browser-sessions.ts";
 
 export interface Preflight {
   readonly usage: RunUsage;

@@ -97,7 +97,7 @@ export interface ShardAssignment {
   /**
    * A browser scenario's shard: when it may acquire its Browser Run session, ms after `t0Ms`,
    * spread so the run asks for no more new browsers a second than the account allows
-   * (core/plan/browser-plan.ts browserStartsByShard). Absent: at once (a shard without a browser).
+   * (core/plan/browser-sessions.ts browserStartsByShard). Absent: at once (a shard without a browser).
    */
   readonly browserStartMs?: number;
 }

@@ -16,7 +16,7 @@ import { EXPECTED_RESPONSE_DURATION, subMetricFilters, type SubMetricFilter } fr
 import { isScriptRun } from "../spec/script-schema.ts";
 import { customMetricKinds } from "../spec/metrics-schema.ts";
 import { shardSlices } from "./shard-slice.ts";
-import { browserStartsByShard } from "../plan/browser-plan.ts";
+import { browserStartsByShard } from "../plan/browser-sessions.ts";
 
 /**
  * How long before t0 each shard wakes to warm up (workers/shard/warm-up.ts): its colo, its
