@@ -10,13 +10,13 @@
  * (runtime/vu-modules/browser.ts).
  */
 import { type Node, parse } from "acorn";
-import { UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "./runtime/browser-wire.ts";
+import { PREDICATE_REFUSAL, UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "./runtime/browser-wire.ts";
 
 /** A page's events (page.on) not built yet: `console` and `metric` are (vu-modules/browser.ts), the requests' are not. */
 const PAGE_EVENTS = new Set(["request", "response", "requestfailed", "requestfinished"]);
 
 /** Whether a source names any of them at all: most files are not parsed. */
-const MENTIONS = new RegExp(`\\b(${[...Object.keys(UNBUILT_BROWSER_CALLS), ...Object.keys(UNBUILT_PROPERTIES), "on"].join("|")})\\b`);
+const MENTIONS = new RegExp(`\\b(${[...Object.keys(UNBUILT_BROWSER_CALLS), ...Object.keys(UNBUILT_PROPERTIES), "on", "waitForEvent"].join("|")})\\b`);
 
 /**
  * The unbuilt calls `source` (a JavaScript module; TypeScript is stripped by esbuild first, so
@@ -46,8 +46,23 @@ export function unbuiltBrowserCalls(source: string, file: string): string[] {
     const first = (node as unknown as { arguments: Node[] }).arguments[0] as (Node & { value?: unknown }) | undefined;
     if (name === "on" && first?.type === "Literal" && PAGE_EVENTS.has(String(first.value)))
       found.push(`${at(node)}: k6/browser's page.on("${String(first.value)}"): only page.on("console") and page.on("metric") are built in edgeload yet`);
+    if (name === "waitForEvent" && hasPredicate((node as unknown as { arguments: Node[] }).arguments[1]))
+      found.push(`${at(node)}: k6/browser's page.waitForEvent(…, predicate): ${PREDICATE_REFUSAL}`);
   });
   return found;
+}
+
+/**
+ * Whether waitForEvent's second argument is seen to be a predicate: a function written there,
+ * or options with a `predicate`. One named by a variable is left to the page proxy, which
+ * refuses it when called.
+ */
+function hasPredicate(options: Node | undefined): boolean {
+  if (!options) return false;
+  if (options.type === "ArrowFunctionExpression" || options.type === "FunctionExpression") return true;
+  if (options.type !== "ObjectExpression") return false;
+  const properties = (options as unknown as { properties: Array<Node & { key?: Node & { name?: string; value?: unknown } }> }).properties;
+  return properties.some((p) => p.key?.name === "predicate" || p.key?.value === "predicate");
 }
 
 /** `x.name` or `x["name"]`: the name, else null. */

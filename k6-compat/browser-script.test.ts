@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { bundleScript } from "./bundle.ts";
 import { scenarioOptionsProblems } from "./browser-options.ts";
 import { unbuiltBrowserCalls } from "./browser-refusals.ts";
-import type { BrowserCall, BrowserHostApi } from "./runtime/browser-wire.ts";
+import { type BrowserCall, type BrowserHostApi, PREDICATE_REFUSAL } from "./runtime/browser-wire.ts";
 import { CookieJar } from "./runtime/cookie-jar.ts";
 import { createVuModules, type VuContext } from "./runtime/vu-modules.ts";
 import type { IterationHost } from "./runtime/wire.ts";
@@ -51,7 +51,7 @@ describe("bundling a k6/browser script", () => {
   });
 
   it("refuses the calls not built yet before any load, naming each call, file and line, also in a helper module", async () => {
-    file("helper.js", "export async function submit(page) {\n  await page.waitForResponse(/api/);\n}\n");
+    file("helper.js", 'export async function submit(page) {\n  await page.waitForEvent("response", (r) => r.ok());\n}\n');
     const script = file(
       "unbuilt.js",
       'import { browser } from "k6/browser";\nimport { submit } from "./helper.js";\nexport default async function () {\n  const page = await browser.newPage();\n  await page.throttleNetwork({ latency: 100 });\n  page.on("request", () => {});\n  await submit(page);\n}\n',
@@ -63,7 +63,7 @@ describe("bundling a k6/browser script", () => {
       expect.arrayContaining([
         expect.stringMatching(/unbuilt\.js:5: k6\/browser's \.throttleNetwork\(\): throttling needs raw CDP/),
         expect.stringMatching(/unbuilt\.js:6: k6\/browser's page\.on\("request"\): only page\.on\("console"\) and page\.on\("metric"\) are built/),
-        expect.stringMatching(/helper\.js:2: k6\/browser's \.waitForResponse\(\): not built/),
+        expect.stringMatching(/helper\.js:2: k6\/browser's page\.waitForEvent\(…, predicate\): a predicate is a function of the script/),
       ]),
     );
     expect(bundled.problems).toHaveLength(3);
@@ -86,7 +86,15 @@ describe("unbuiltBrowserCalls", () => {
     // Built: the console event, the mouse, waiting for a navigation, getBy… locators.
     ['page.on("console", () => {}); page.mouse.click(1, 2); page.waitForNavigation(); page.getByRole("link");', []],
     // TypeScript esbuild has not stripped yet: left to the runtime's proxy, not misread.
-    ["const p: Page = x; p.waitForResponse('/api');", []],
+    ["const p: Page = x; p.throttleCPU({ rate: 2 });", []],
+    // Built: the waits on what the page does; waitForEvent without a predicate, or with one named by a variable (the proxy refuses it when called).
+    [
+      'page.waitForResponse(/api/); page.waitForRequest("http://t/a"); page.waitForFunction(() => true); page.waitForEvent("console", { timeout: 1 }); page.waitForEvent("request", check);',
+      [],
+    ],
+    // waitForEvent with a predicate written there: a function, or options with one.
+    ['page.waitForEvent("response", (r) => r.ok());', [`f.js:1: k6/browser's page.waitForEvent(…, predicate): ${PREDICATE_REFUSAL}`]],
+    ['page.waitForEvent("request", { predicate: isApi, timeout: 5 });', [`f.js:1: k6/browser's page.waitForEvent(…, predicate): ${PREDICATE_REFUSAL}`]],
   ] as const)("%s → %j", (source, expected) => {
     expect(unbuiltBrowserCalls(source, "f.js")).toEqual(expected);
   });
@@ -127,6 +135,12 @@ function browserVu(withHost = true) {
         return { value: undefined, events: [{ page: 1, event: "console", type: "log", text: "hi 42", args: ["hi", 42] }] };
       if (call.method === "goto") return { value: { status: 200, statusText: "OK", url: String(call.args[0]), headers: {} }, url: String(call.args[0]) };
       if (call.method === "textContent") return { value: "Signed in", url: "http://t/app/sign-in" };
+      // The waits answer what they waited for, as data (workers/shard/browser-waits.ts).
+      if (call.method === "waitForFunction") return { value: { ready: true }, url: "http://t/app" };
+      if (call.method === "waitForResponse") return { value: { status: 201, statusText: "Created", url: "http://t/api/items", headers: { "x-id": "7" } } };
+      if (call.method === "waitForRequest" || (call.method === "waitForEvent" && call.args[0] === "request"))
+        return { value: { url: "http://t/api/items", method: "POST", headers: {}, postData: "{}", resourceType: "fetch", isNavigationRequest: false } };
+      if (call.method === "waitForEvent") return { value: { type: "warning", text: "slow", args: ["slow"] } };
       return { value: undefined, url: "http://t/app/sign-in#done" };
     },
   };
@@ -190,10 +204,35 @@ describe("the VU's k6/browser", () => {
     expect(slept).toEqual([250]);
   });
 
+  it("crosses the waits on what the page does, and makes k6's objects of what they bring back", async () => {
+    const { modules, calls } = browserVu();
+    const page = await modules["k6/browser"].browser.newPage();
+    const handle = await page.waitForFunction((min: number) => document.querySelectorAll("li").length >= min, { polling: "mutation" }, 3);
+    expect(await handle.jsonValue()).toEqual({ ready: true });
+    const response = await page.waitForResponse(/\/api\/items$/, { timeout: 500 });
+    expect([response.status(), response.ok(), response.url(), response.headerValue("X-Id")]).toEqual([201, true, "http://t/api/items", "7"]);
+    const request = await page.waitForRequest("http://t/api/items");
+    expect([request.method(), request.postData(), request.resourceType(), request.isNavigationRequest()]).toEqual(["POST", "{}", "fetch", false]);
+    expect((await page.waitForEvent("request")).url()).toBe("http://t/api/items");
+    const message = await page.waitForEvent("console", { timeout: 100 });
+    expect([message.type(), message.text(), message.page() === page]).toEqual(["warning", "slow", true]);
+    expect(calls.slice(1).map((c) => [c.method, c.args])).toEqual([
+      // The function's source and that it is one, k6's options, then its arguments.
+      ["waitForFunction", ['(min) => document.querySelectorAll("li").length >= min', true, { polling: "mutation" }, 3]],
+      ["waitForResponse", [{ $regexp: "\\/api\\/items$", flags: "" }, { timeout: 500 }]],
+      ["waitForRequest", ["http://t/api/items"]],
+      ["waitForEvent", ["request"]],
+      ["waitForEvent", ["console", { timeout: 100 }]],
+    ]);
+  });
+
   it("names a k6 call not built yet when the script reaches it, and refuses a function argument", async () => {
     const { modules } = browserVu();
     const page = await modules["k6/browser"].browser.newPage();
-    expect(() => page.waitForResponse()).toThrow("k6/browser's page.waitForResponse: not built in edgeload's k6/browser yet");
+    expect(() => page.throttleCPU()).toThrow("k6/browser's page.throttleCPU: throttling needs raw CDP, not built yet");
+    await expect(page.waitForEvent("request", () => true)).rejects.toThrow(`k6/browser's page.waitForEvent("request", predicate): ${PREDICATE_REFUSAL}`);
+    await expect(page.waitForEvent("request", { predicate: () => true })).rejects.toThrow(PREDICATE_REFUSAL);
+    await expect(page.waitForResponse(42)).rejects.toThrow("k6/browser's page.waitForResponse(): the URL to wait for must be a string or a RegExp, not number");
     expect(() => page.touchscreen).toThrow("k6/browser's page.touchscreen: not built yet");
     expect(() => page.on("response", () => {})).toThrow(
       `k6/browser's page.on("response"): only page.on("console") and page.on("metric") are built in edgeload yet`,

@@ -142,8 +142,9 @@ const ELEMENT_ACTIONS = [
  * What each kind answers. Same names and arguments as Playwright's, which k6's browser
  * module copies: the shard calls them on Playwright's objects as they are. Page's goto,
  * waitForNavigation, evaluate, screenshot, $ and $$ are the shard's own (web vitals, a
- * function's source, R2, element handles); so are a context's cookies (k6 takes URLs as
- * arguments where Playwright takes one array).
+ * function's source, R2, element handles), and so are its waits on what the page does
+ * (waitForFunction, waitForResponse, waitForRequest, waitForEvent: workers/shard/browser-waits.ts)
+ * and a context's cookies (k6 takes URLs as arguments where Playwright takes one array).
  */
 export const BROWSER_METHODS = {
   browser: ["newContext", "newPage"],
@@ -174,6 +175,10 @@ export const BROWSER_METHODS = {
     "evaluate",
     "screenshot",
     "waitForSelector",
+    "waitForFunction",
+    "waitForResponse",
+    "waitForRequest",
+    "waitForEvent",
     "$",
     "$$",
     ...ELEMENT_ACTIONS,
@@ -218,24 +223,21 @@ export const BROWSER_UNITLESS: ReadonlySet<string> = new Set(["browser_web_vital
 /**
  * k6 v1.x browser methods (@types/k6 browser) not built yet, by the reason given. Browser Run
  * gives CDP, so throttling and page events can come; the rest is plain work still to do.
+ * waitForEvent with a predicate is refused apart (k6-compat/browser-refusals.ts): the
+ * predicate is the script's function, which cannot run where the events are.
  */
 export const UNBUILT_BROWSER_CALLS: Readonly<Record<string, string>> = Object.fromEntries([
-  ...[
-    "waitForResponse",
-    "waitForRequest",
-    "waitForEvent",
-    "waitForFunction",
-    "setInputFiles",
-    "emulateVisionDeficiency",
-    "addInitScript",
-    "exposeFunction",
-    "evaluateHandle",
-    "closeContext",
-    "unrouteAll",
-  ].map((name) => [name, "not built in edgeload's k6/browser yet"]),
+  ...["setInputFiles", "emulateVisionDeficiency", "addInitScript", "exposeFunction", "evaluateHandle", "closeContext", "unrouteAll"].map((name) => [
+    name,
+    "not built in edgeload's k6/browser yet",
+  ]),
   ...["throttleNetwork", "throttleCPU"].map((name) => [name, "throttling needs raw CDP, not built yet"]),
   ...["route", "unroute"].map((name) => [name, "request interception is the shard's (it keeps the browser on the allowed targets), not the script's yet"]),
 ]);
+
+/** Why waitForEvent with a predicate is refused, when the script is bundled (k6-compat/browser-refusals.ts) or when it is called. */
+export const PREDICATE_REFUSAL =
+  "a predicate is a function of the script, and the events are the shard's browser's: not built in edgeload yet (wait without one, or with waitForResponse/waitForRequest and a URL)";
 
 /** Properties of k6's page that are objects of their own, not built. */
 export const UNBUILT_PROPERTIES: Readonly<Record<string, string>> = { touchscreen: "not built yet" };

@@ -26,6 +26,7 @@ import {
 import { locate, revive } from "./browser-locate.ts";
 import { recordRequest, requestFinished, taggedByRules, watchPageBytes } from "./browser-page-metrics.ts";
 import { installVitals, recordNavigationVitals, reportVitals, watchVitals } from "./browser-vitals.ts";
+import { consoleData, PAGE_WAITS, pageWait, responseData } from "./browser-waits.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
 
 /** What the host needs of its shard: a context in the shard's browser, and where screenshots go. */
@@ -127,6 +128,8 @@ export class BrowserHost {
   async #pageCall(open: OpenPage, method: string, args: readonly unknown[]): Promise<unknown> {
     const { page } = open;
     if (method === "goto") return this.#goto(open, String(args[0]), args[1]);
+    // Registered before anything is awaited: the action that brings what it waits for may be the next call.
+    if (PAGE_WAITS.has(method)) return pageWait(page, method, args);
     if (method === "waitForNavigation" || method === "reload") {
       if (method === "reload") await reportVitals(page, open.record);
       const response = (await invoke(page, method, revive(args, page) as unknown[])) as Response | null;
@@ -282,16 +285,9 @@ function inputInOrder(open: OpenPage, action: () => Promise<unknown>): Promise<u
   return run;
 }
 
-/** What a navigation brings back of its main response (null: none, as for a same-document one). */
-function responseData(response: Response | null): unknown {
-  if (!response) return null;
-  return { status: response.status(), statusText: response.statusText(), url: response.url(), headers: response.headers() };
-}
-
-/** A console message as k6's ConsoleMessage gives it, its arguments' JSON values read now (their handles die with the page). */
+/** A listened page's console message, as it crosses with the next answer. */
 async function consoleEvent(page: number, message: ConsoleMessage): Promise<PageEvent> {
-  const args = await Promise.all(message.args().map((arg) => arg.jsonValue().catch(() => null)));
-  return { page, event: "console", type: message.type(), text: message.text(), args };
+  return { page, event: "console", ...(await consoleData(message)) };
 }
 
 type ScreenshotOptions = { path?: unknown; type?: unknown } & Record<string, unknown>;

@@ -8,7 +8,7 @@
  * `.locator("li", { hasText })`, then `.first()`): k6 builds locators without waiting, so
  * nothing crosses until an action or a read, which carries the steps.
  */
-import { BROWSER_METHODS, type BrowserTarget, type LocatorStep, type MetricTagRule, type PageEvent } from "../browser-wire.ts";
+import { BROWSER_METHODS, type BrowserTarget, type LocatorStep, type MetricTagRule, PREDICATE_REFUSAL, type PageEvent } from "../browser-wire.ts";
 import { type Call, crossing, guarded, LOCATOR_OF, type Methods, methods, type PageTools } from "./browser-proxy.ts";
 
 /** The steps that find by what the user sees: a page, a locator and a frame locator each have them. */
@@ -53,6 +53,20 @@ export function pageProxy(tools: PageTools, handle: number, firstUrl: string, co
     screenshot: (options?: { type?: unknown }) => track("page.screenshot()", "screenshot", [options, tools.screenshotName(options?.type)]),
     waitForSelector: async (selector: string, options?: unknown) =>
       element(await track("page.waitForSelector()", "waitForSelector", [String(selector), options])),
+    // As evaluate: the function's source crosses, with k6's options and every argument after them.
+    waitForFunction: async (fn: unknown, options?: unknown, ...args: unknown[]) =>
+      jsHandle(await track("page.waitForFunction()", "waitForFunction", [String(fn), typeof fn === "function", options ?? null, ...args])),
+    waitForResponse: async (url: unknown, options?: unknown) =>
+      responseOf((await track("page.waitForResponse()", "waitForResponse", [waitedUrl("waitForResponse", url), options])) as ResponseData),
+    waitForRequest: async (url: unknown, options?: unknown) =>
+      requestOf((await track("page.waitForRequest()", "waitForRequest", [waitedUrl("waitForRequest", url), options])) as RequestData),
+    async waitForEvent(event: unknown, options?: unknown) {
+      const predicate = typeof options === "function" ? options : (options as { predicate?: unknown } | null | undefined)?.predicate;
+      if (predicate !== undefined) throw new Error(`k6/browser's page.waitForEvent("${String(event)}", predicate): ${PREDICATE_REFUSAL}`);
+      const data = await track("page.waitForEvent()", "waitForEvent", [String(event), options]);
+      if (event === "console") return consoleMessage({ page: handle, event: "console", ...(data as Omit<PageEvent, "page" | "event">) }, proxy);
+      return event === "response" ? responseOf(data as ResponseData) : requestOf(data as RequestData);
+    },
     $: async (selector: string) => element(await track("page.$()", "$", [String(selector)])),
     $$: async (selector: string) => ((await track("page.$$()", "$$", [String(selector)])) as number[]).map(element),
     waitForTimeout: (ms: number) => tools.sleep(Math.max(0, Number(ms) || 0)),
@@ -150,6 +164,40 @@ function responseOf(data: ResponseData): Methods {
     url: () => data.url,
     headers: () => ({ ...data.headers }),
     headerValue: (name: string) => data.headers[String(name).toLowerCase()] ?? null,
+  });
+}
+
+/** waitForResponse/waitForRequest's URL: k6 takes a string (the URL itself) or a RegExp. */
+function waitedUrl(method: string, url: unknown): unknown {
+  if (typeof url === "string" || url instanceof RegExp) return url;
+  throw new Error(`k6/browser's page.${method}(): the URL to wait for must be a string or a RegExp, not ${typeof url}`);
+}
+
+/** k6's JSHandle of waitForFunction's value: the value crossed (jsonValue()); there is no page object to hold. */
+function jsHandle(value: unknown): Methods {
+  return guarded("jsHandle", { jsonValue: async () => value, dispose: async () => {} });
+}
+
+/** What a wait brings back of a request. */
+interface RequestData {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Record<string, string>;
+  readonly postData: string | null;
+  readonly resourceType: string;
+  readonly isNavigationRequest: boolean;
+}
+
+/** k6's Request, as far as its data crossed. */
+function requestOf(data: RequestData): Methods {
+  return guarded("request", {
+    url: () => data.url,
+    method: () => data.method,
+    headers: () => ({ ...data.headers }),
+    headerValue: (name: string) => data.headers[String(name).toLowerCase()] ?? null,
+    postData: () => data.postData,
+    resourceType: () => data.resourceType,
+    isNavigationRequest: () => data.isNavigationRequest,
   });
 }
 
