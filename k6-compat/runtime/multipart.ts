@@ -46,7 +46,7 @@ function fieldText(value: unknown): string {
 }
 
 /** The multipart body of a form holding a file, and its Content-Type; `boundary` is Go's random 30 bytes in hex. */
-export function multipartBody(form: Record<string, unknown>, boundary: string = randomBoundary()): { body: Uint8Array; contentType: string } {
+export function multipartBody(form: Record<string, unknown>, boundary: string = randomBoundary()): { body: Uint8Array<ArrayBuffer>; contentType: string } {
   const encoder = new TextEncoder();
   const chunks: Uint8Array[] = [];
   Object.keys(form)
