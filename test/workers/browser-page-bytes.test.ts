@@ -35,13 +35,15 @@ describe("a page's browser data counters", () => {
           method: "evaluate",
           args: [
             `async (base) => {
-              await fetch(base + "/post-sink?size=10", { method: "POST", body: "y".repeat(3000) });
-              await fetch(base + "/hop?redirect=" + encodeURIComponent("/after-hop?size=20"));
+              await (await fetch(base + "/post-sink?size=10", { method: "POST", body: "y".repeat(3000) })).text();
+              await (await fetch(base + "/hop?redirect=" + encodeURIComponent("/after-hop?size=20"))).text();
             }`,
             true,
             env.TARGET_URL,
           ],
         });
+        // Read only once the page is closed: a body read in the page may be told to the shard just after.
+        await call({ target, method: "close", args: [] });
         return recorded;
       } finally {
         await host.close();
