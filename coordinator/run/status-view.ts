@@ -117,5 +117,6 @@ export function metricsSourceOf(run: RunRecord, figures: RunFigures, now: number
     targetVUs: target.vus === null ? null : ended ? 0 : target.vus,
     achievedRatePerS: ended ? 0 : achievedRatePerS,
     peakInFlight: figures.shards.peakInFlight(),
+    ...(run.spec.unitlessTrends?.length ? { unitlessTrends: run.spec.unitlessTrends } : {}),
   };
 }

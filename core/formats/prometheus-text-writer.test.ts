@@ -188,4 +188,17 @@ describe("runsExposition of k6/browser's metrics", () => {
     expect([bucket("0.224"), bucket("0.256")]).toEqual([0, 1]);
     expect(value(parsed.samples, "edgeload_custom_browser_data_received_total", {})).toBe(5123);
   });
+
+  it("exports a script's trend that is not a time (k6's new Trend(name, false)) as itself, and its other trends in seconds", () => {
+    const t = new MetricStats();
+    t.custom.trend("cart_items", 3_000); // 3 items, kept ×1000 as every trend
+    t.custom.trend("checkout_time", 40_000); // 40 ms
+    const run = new RunTotals();
+    run.add(0, "wnam", 0, t);
+    const out = parsePrometheusText(runsExposition([{ ...source(run), unitlessTrends: ["cart_items"] }]));
+    if (!out.ok) throw new Error(JSON.stringify(out.problems.slice(0, 3)));
+    expect(value(out.samples, "edgeload_custom_cart_items_sum", {})).toBeCloseTo(3, 6);
+    expect(out.types.edgeload_custom_cart_items_seconds).toBeUndefined();
+    expect(value(out.samples, "edgeload_custom_checkout_time_seconds_sum", {})).toBeCloseTo(0.04, 6);
+  });
 });

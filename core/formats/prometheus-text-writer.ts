@@ -60,6 +60,8 @@ export interface RunMetricsSource {
   readonly achievedRatePerS: number;
   /** Highest in-flight request count any shard reported, summed over shards. */
   readonly peakInFlight: number;
+  /** The script's trends that are not times (k6's `new Trend(name, false)`: RunSpec.unitlessTrends). */
+  readonly unitlessTrends?: readonly string[];
 }
 
 /** A RunMetricsSource as the RunCoordinator sends it over RPC (totals in their wire form). */
@@ -179,16 +181,18 @@ function addRun(f: Families, run: RunMetricsSource): void {
     run.peakInFlight,
   );
 
+  // A trend that is not a time is exported as itself, not in seconds: the script's, and CLS (a score).
+  const unitless = new Set([...(run.unitlessTrends ?? []), webVitalMetric("cls")].map((name) => customName(name).family));
   for (const region of run.totals.regions()) {
     for (const step of run.totals.steps()) {
       const stats = run.totals.select({ region, step });
       if (stats.isEmpty) continue;
-      addCell(f, { ...id, region, step: String(step) }, stats);
+      addCell(f, { ...id, region, step: String(step) }, stats, unitless);
     }
   }
 }
 
-function addCell(f: Families, labels: Labels, stats: MetricStats): void {
+function addCell(f: Families, labels: Labels, stats: MetricStats, unitless: ReadonlySet<string>): void {
   const c = stats.counters;
   const counter = (family: string, help: string, value: number, extra: Labels = {}) =>
     f.add(family, "counter", help, `${family}_total`, { ...labels, ...extra }, value);
@@ -207,10 +211,10 @@ function addCell(f: Families, labels: Labels, stats: MetricStats): void {
   counter("edgeload_checks", "Check results (k6 checks).", c.checksFailed, { result: "fail" });
   counter("edgeload_data_received_bytes", "Response bytes received (k6 data_received).", c.bytesReceived);
   for (const [trend, family, help] of TREND_FAMILIES) if (stats.trends[trend].count > 0) f.histogram(family, help, labels, stats.trends[trend]);
-  if (stats.hasCustom) addCustom(f, labels, stats);
+  if (stats.hasCustom) addCustom(f, labels, stats, unitless);
 }
 
-function addCustom(f: Families, labels: Labels, stats: MetricStats): void {
+function addCustom(f: Families, labels: Labels, stats: MetricStats, unitless: ReadonlySet<string>): void {
   const custom = stats.custom;
   for (const [key, n] of [...custom.counters].sort()) {
     const { family, extra } = customName(key);
@@ -231,8 +235,8 @@ function addCustom(f: Families, labels: Labels, stats: MetricStats): void {
   for (const [key, h] of [...custom.trends].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const { family, extra } = customName(key);
     if (h.count === 0) continue;
-    // A trend's values are kept ×1000 (ms as µs); a score is exported as itself, not as seconds.
-    if (UNITLESS_TRENDS.has(family)) f.histogram(family, `Scenario trend ${family.slice(16)} (a score).`, { ...labels, ...extra }, h, 1e3);
+    // A trend's values are kept ×1000 (ms as µs); one that is not a time is exported as itself, not as seconds.
+    if (unitless.has(family)) f.histogram(family, `Scenario trend ${family.slice(16)} (not a time).`, { ...labels, ...extra }, h, 1e3);
     else f.histogram(`${family}_seconds`, `Scenario trend ${family.slice(16)}.`, { ...labels, ...extra }, h);
   }
 }
@@ -254,9 +258,6 @@ function customName(key: string): { family: string; extra: Labels } {
   }
   return { family: `edgeload_custom_${base}`, extra };
 }
-
-/** Custom trends that are scores, not times: k6/browser's CLS. */
-const UNITLESS_TRENDS: ReadonlySet<string> = new Set([`edgeload_custom_${webVitalMetric("cls")}`]);
 
 /** Labels the writer sets itself, which a sub-metric's tag may not take over. */
 const RESERVED_LABELS: ReadonlySet<string> = new Set(["run_id", "region", "step", "result", "le", "status"]);
