@@ -17,7 +17,8 @@ import { METRIC_KINDS } from "../core/metrics/thresholds.ts";
 
 type Exported = Record<string, unknown> & { metrics?: Record<string, Record<string, unknown>> };
 
-const DATA_METRICS = new Set(["data_received", "data_sent"]);
+/** Metrics of bytes (k6's `contains: "data"`): the protocol's and k6/browser's pages' (metrics.Data in k6). */
+const DATA_METRICS = new Set(["data_received", "data_sent", "browser_data_received", "browser_data_sent"]);
 /** Built-in trends of times outside METRIC_KINDS (no threshold reads them). */
 const TIME_TRENDS = new Set(["iteration_duration", "group_duration"]);
 
