@@ -11,7 +11,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EdgeloadClient } from "../../cli/client.ts";
 import { startLocalStack, PROJECT_ROOT } from "../../cli/local-stack.ts";
-import { benchRegions } from "./generator-clients.ts";
+import { benchRegions, runBySecond } from "./generator-clients.ts";
+import { bookkeepingBySecond, PIECES } from "./profile-attribution.ts";
 import { markdownTable } from "./markdown-table.ts";
 
 interface ProfileNode {
@@ -122,6 +123,7 @@ export async function engineProfile(options: { rate: number; duration: string; d
       timeout: "10s",
     });
     await session.send("Profiler.start");
+    const profileStartMs = Date.now();
     await client.waitForEnd(run.id, () => {}, 1000);
     const { profile } = (await session.send("Profiler.stop")) as { profile: CpuProfile };
     // Anonymous functions are named by the start of their source (the bundle is temporary).
@@ -172,7 +174,26 @@ export async function engineProfile(options: { rate: number; duration: string; d
         new Set([0]),
       ),
     );
+    await printBySecond(stack, run.id, profile, Date.parse(s.edgeload.startedAt) - profileStartMs);
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * Each second of the run: its p95 and largest client delay beside the sampled ms of each
+ * piece of bookkeeping in it (profile-attribution.ts), so a slow second shows what ran in it.
+ */
+async function printBySecond(stack: Awaited<ReturnType<typeof startLocalStack>>, runId: string, profile: CpuProfile, offsetMs: number): Promise<void> {
+  const { p95BySecond, clientDelayMaxBySecond } = await runBySecond(stack, runId);
+  const seconds = bookkeepingBySecond(profile, offsetMs);
+  const fixed = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? "-" : x.toFixed(1));
+  console.log(`\n### By second: the run's p95 and client delay, and the isolate's sampled ms in each piece\n`);
+  console.log(
+    markdownTable(
+      ["second", "p95 ms", "client delay max ms", ...PIECES],
+      p95BySecond.map((p95, t) => [String(t), fixed(p95), fixed(clientDelayMaxBySecond[t]), ...PIECES.map((piece) => fixed(seconds[t]?.[piece]))]),
+      new Set([0]),
+    ),
+  );
 }

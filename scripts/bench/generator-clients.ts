@@ -169,15 +169,7 @@ export async function edgeloadRun(
   await client.follow(run.id, () => {}); // as `edgeload run` follows a run
   const cpuS = cpuSeconds(generatorPids) - cpuBefore;
   const s = await client.summary(run.id);
-  const perSecond = await fetch(`${stack.apiUrl}/v1/runs/${run.id}/query?every=1s&metrics=p95`, { headers: { authorization: `Bearer ${stack.token}` } });
-  const rows = perSecond.ok ? ((await perSecond.json()) as { rows: Array<{ t: number; p95: number | null }> }).rows : [];
-  // The query API has no client_delay trend; its stored per-second histograms answer in SQL.
-  const delays = await client.sql(
-    "SELECT window_s AS t, MAX(max_us) / 1000.0 AS max_ms FROM histograms WHERE run_id = ? AND metric = 'client_delay' GROUP BY window_s",
-    [run.id],
-  );
-  const bySecond = (values: ReadonlyArray<{ t: number; value: number | null }>) =>
-    Array.from({ length: Math.max(0, ...values.map((r) => r.t + 1)) }, (_, t) => values.find((r) => r.t === t)?.value ?? NaN);
+  const { p95BySecond, clientDelayMaxBySecond } = await runBySecond(stack, run.id);
   const m = s.metrics as Record<string, any>;
   if (s.edgeload.saturated) console.log(`  note: edgeload reported saturation at ${rate}/s: ${s.edgeload.saturation.join("; ")}`);
   return {
@@ -193,6 +185,24 @@ export async function edgeloadRun(
       ? { clientDelayMs: { p95: s.edgeload.totals.client_delay["p(95)"], p99: s.edgeload.totals.client_delay["p(99)"] } }
       : {}),
     figures: edgeFigures(s),
+    p95BySecond,
+    clientDelayMaxBySecond,
+  };
+}
+
+/** A run's p95 and its largest client delay in each second, from its own per-second histograms (NaN: none). */
+export async function runBySecond(stack: LocalStack, runId: string): Promise<{ p95BySecond: number[]; clientDelayMaxBySecond: number[] }> {
+  const client = new EdgeloadClient(stack.apiUrl, stack.token);
+  const perSecond = await fetch(`${stack.apiUrl}/v1/runs/${runId}/query?every=1s&metrics=p95`, { headers: { authorization: `Bearer ${stack.token}` } });
+  const rows = perSecond.ok ? ((await perSecond.json()) as { rows: Array<{ t: number; p95: number | null }> }).rows : [];
+  // The query API has no client_delay trend; its stored per-second histograms answer in SQL.
+  const delays = await client.sql(
+    "SELECT window_s AS t, MAX(max_us) / 1000.0 AS max_ms FROM histograms WHERE run_id = ? AND metric = 'client_delay' GROUP BY window_s",
+    [runId],
+  );
+  const bySecond = (values: ReadonlyArray<{ t: number; value: number | null }>) =>
+    Array.from({ length: Math.max(0, ...values.map((r) => r.t + 1)) }, (_, t) => values.find((r) => r.t === t)?.value ?? NaN);
+  return {
     p95BySecond: bySecond(rows.map((r) => ({ t: r.t, value: r.p95 }))),
     clientDelayMaxBySecond: bySecond(delays.rows.map((r) => ({ t: Number(r.t), value: Number(r.max_ms) }))),
   };
