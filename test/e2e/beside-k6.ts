@@ -4,8 +4,11 @@
  * edgeload with k6 on a script of their own share.
  */
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
+import { beforeAll } from "vitest";
 import { runCli } from "./cli-process.ts";
 import type { StackFixture } from "./local-stack-fixture.ts";
 
@@ -45,4 +48,36 @@ export async function runUnderEdgeload<Summary>(fixture: StackFixture, script: s
     },
   );
   return { code: r.code, summary, output };
+}
+
+/** A k6 summary export's metrics, as far as these tests read them. */
+export type ExportedMetrics = { metrics: Record<string, { count?: number; avg?: number; thresholds?: Record<string, boolean> }> };
+
+/** A metric's count in a summary export (0 when the run has none of it). */
+export const countOf = (run: SideRun<ExportedMetrics>, metric: string): number => run.summary.metrics[metric]?.count ?? 0;
+
+/**
+ * Scripts of a test's own, written to a temporary folder before its tests, and `both(name)`:
+ * that script under k6 and under edgeload at once, each given `BASE_URL` (the stack's target)
+ * and `extra` arguments. Call inside a describeWithK6 block.
+ */
+export function scriptsBesideK6(
+  k6: string,
+  fixture: StackFixture,
+  scripts: Readonly<Record<string, string>>,
+): { both(name: string, extra?: readonly string[]): Promise<[SideRun<ExportedMetrics>, SideRun<ExportedMetrics>]> } {
+  let dir = "";
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "edgeload-beside-k6-"));
+    await Promise.all(Object.entries(scripts).map(([name, text]) => writeFile(join(dir, name), text)));
+  });
+  return {
+    both(name, extra = []) {
+      const args = ["-e", `BASE_URL=${fixture.stack.targetUrl}`, ...extra];
+      return Promise.all([
+        runUnderK6<ExportedMetrics>(k6, join(dir, name), args, join(dir, `${name}.k6.json`)),
+        runUnderEdgeload<ExportedMetrics>(fixture, join(dir, name), args, join(dir, `${name}.edge.json`)),
+      ]);
+    },
+  };
 }

@@ -5,15 +5,10 @@
  * share its part of the rate, here the whole of it on the local stack's shard). `--rps`
  * replaces the script's rate under both.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { beforeAll, expect, it } from "vitest";
-import { runUnderEdgeload, runUnderK6, type SideRun } from "./beside-k6.ts";
+import { expect, it } from "vitest";
+import { countOf, scriptsBesideK6, type ExportedMetrics, type SideRun } from "./beside-k6.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
-
-type Exported = { metrics: Record<string, { count?: number; avg?: number }> };
 
 const SECONDS = 4;
 const VUS = 10;
@@ -35,24 +30,12 @@ export default function () {
 /** The most requests `rps` lets through in the run and its graceful tail, and the fewest in its 4 s, with margins. */
 const bounds = (rps: number) => ({ most: rps * (SECONDS + VUS / rps) + 2, fewest: rps * SECONDS * 0.6 });
 
-const count = (run: SideRun<Exported>, metric: string) => run.summary.metrics[metric]?.count ?? 0;
-const avg = (run: SideRun<Exported>, metric: string) => run.summary.metrics[metric]?.avg ?? Number.NaN;
+const count = countOf;
+const avg = (run: SideRun<ExportedMetrics>, metric: string) => run.summary.metrics[metric]?.avg ?? Number.NaN;
 
 describeWithK6("options.rps, beside k6", (k6) => {
   const fixture = useLocalStack("edgeload-k6-rps-");
-  let dir: string;
-  let args: string[];
-  const both = (name: string, extra: readonly string[] = []) =>
-    Promise.all([
-      runUnderK6<Exported>(k6, join(dir, name), [...args, ...extra], join(dir, `${name}.k6.json`)),
-      runUnderEdgeload<Exported>(fixture, join(dir, name), [...args, ...extra], join(dir, `${name}.edge.json`)),
-    ]);
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "edgeload-k6-rps-"));
-    args = ["-e", `BASE_URL=${fixture.stack.targetUrl}`];
-    await writeFile(join(dir, "rps.js"), TEN_VUS_AT_5_RPS);
-  });
+  const { both } = scriptsBesideK6(k6, fixture, { "rps.js": TEN_VUS_AT_5_RPS });
 
   it("sends at most ~5 requests a second with 10 VUs, the wait in the iteration and not in the request, as k6 does", async () => {
     const [k6Run, edge] = await both("rps.js");

@@ -6,15 +6,10 @@
  * (k6-compat/runtime/vu-modules/execution.ts → the window's script output → the coordinator's
  * RunRecord.markedFailed → core/run/run-end-status.ts → exit code 110.)
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { beforeAll, expect, it } from "vitest";
-import { runUnderEdgeload, runUnderK6, type SideRun } from "./beside-k6.ts";
+import { expect, it } from "vitest";
+import { countOf, scriptsBesideK6 } from "./beside-k6.ts";
 import { describeWithK6 } from "./k6.ts";
 import { useLocalStack } from "./local-stack-fixture.ts";
-
-type Exported = { metrics: Record<string, { count?: number; thresholds?: Record<string, boolean> }> };
 
 /** Every iteration marks the test failed and goes on to a request; teardown() still sends its own. */
 const IN_DEFAULT = `
@@ -56,24 +51,11 @@ export function teardown() {
 }
 `;
 
-const count = (run: SideRun<Exported>, metric: string) => run.summary.metrics[metric]?.count ?? 0;
+const count = countOf;
 
 describeWithK6("exec.test.fail(), beside k6", (k6) => {
   const fixture = useLocalStack("edgeload-k6-test-fail-");
-  let dir: string;
-  let args: string[];
-  const both = (name: string) =>
-    Promise.all([
-      runUnderK6<Exported>(k6, join(dir, name), args, join(dir, `${name}.k6.json`)),
-      runUnderEdgeload<Exported>(fixture, join(dir, name), args, join(dir, `${name}.edge.json`)),
-    ]);
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "edgeload-k6-test-fail-"));
-    args = ["-e", `BASE_URL=${fixture.stack.targetUrl}`];
-    const scripts = { "in-default.js": IN_DEFAULT, "in-setup.js": IN_SETUP_WITH_FAILED_THRESHOLD, "in-teardown.js": IN_TEARDOWN };
-    await Promise.all(Object.entries(scripts).map(([name, text]) => writeFile(join(dir, name), text)));
-  });
+  const { both } = scriptsBesideK6(k6, fixture, { "in-default.js": IN_DEFAULT, "in-setup.js": IN_SETUP_WITH_FAILED_THRESHOLD, "in-teardown.js": IN_TEARDOWN });
 
   it("in the default function: the run goes on to its end, teardown() included, and exits 110 as k6 does", async () => {
     const [k6Run, edge] = await both("in-default.js");
