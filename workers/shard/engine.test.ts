@@ -15,6 +15,7 @@ import { ShardEngine } from "./engine.ts";
 import { subMetricFilters } from "../../core/metrics/sub-metrics.ts";
 import { parseRunThresholds } from "../../core/run/run-thresholds.ts";
 import { VirtualTime } from "../../test/support/virtual-time.ts";
+import { testAssignment } from "../../test/support/shard-assignment-fixture.ts";
 import { RECORDED_RESPONSE_HEADERS } from "../../test/fixtures/cloudflare/cloudflare-response-headers.ts";
 import { shardSliceOf } from "../../core/schedule/shard-slice.ts";
 
@@ -23,19 +24,7 @@ const engineFor = (a: ShardAssignment, ...rest: [ConstructorParameters<typeof Sh
   new ShardEngine(a, ...rest, customStepsFlow(a.spec));
 
 function assignment(time: VirtualTime, spec: Record<string, unknown>, shard = { index: 0, weights: [1] }, maxInFlight = 1000): ShardAssignment {
-  const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], executor: "constant-arrival-rate", ...spec });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  return {
-    runId: "r-test",
-    slice: shardSliceOf(shard.weights, shard.index),
-    iterationsPerInvocation: 1_000_000,
-    t0Ms: time.now,
-    mode: "local",
-    flushGraceMs: 0,
-    deadlineMs: time.now + parsed.spec.durationMs + afterEndMs(parsed.spec),
-    spec: parsed.spec,
-    shard: { index: shard.index, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight },
-  };
+  return testAssignment({ executor: "constant-arrival-rate", ...spec }, { runId: "r-test", t0Ms: time.now, ...shard, maxInFlight });
 }
 
 /** A fake target: answers after `delayMs` of virtual time, tracking calls and concurrency. */

@@ -4,30 +4,16 @@
  * request's own timeout (params.timeout, the FlowRequest's timeoutMs) over the run's.
  */
 import { describe, expect, it } from "vitest";
-import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import type { ShardAssignment, ShardWindow } from "../../core/run/protocol.ts";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
 import { ITERATION_DURATION } from "../../core/metrics/aggregate.ts";
-import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
 import type { Flow } from "../../scenarios/flow.ts";
 import { ShardEngine } from "./engine.ts";
 import { VirtualTime } from "../../test/support/virtual-time.ts";
-import { shardSliceOf } from "../../core/schedule/shard-slice.ts";
+import { testAssignment } from "../../test/support/shard-assignment-fixture.ts";
 
 function assignment(time: VirtualTime, spec: Record<string, unknown>, maxInFlight: number): ShardAssignment {
-  const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], ...spec });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  return {
-    runId: "r-k6-options",
-    slice: shardSliceOf([1], 0),
-    iterationsPerInvocation: 1_000_000,
-    t0Ms: time.now,
-    mode: "local",
-    flushGraceMs: 0,
-    deadlineMs: time.now + parsed.spec.durationMs + afterEndMs(parsed.spec),
-    spec: parsed.spec,
-    shard: { index: 0, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight },
-  };
+  return testAssignment(spec, { runId: "r-k6-options", t0Ms: time.now, maxInFlight });
 }
 
 /** A target answering after 10 ms of virtual time, noting when each request came. */

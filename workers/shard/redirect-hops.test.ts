@@ -4,17 +4,13 @@
  * policy) onto a fake network whose every answer takes a known time.
  */
 import { describe, expect, it } from "vitest";
-import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import type { ShardAssignment, ShardWindow } from "../../core/run/protocol.ts";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
-import { shardSliceOf } from "../../core/schedule/shard-slice.ts";
-import { subMetricFilters } from "../../core/metrics/sub-metrics.ts";
-import { parseRunThresholds } from "../../core/run/run-thresholds.ts";
 import type { Flow, FlowResponse } from "../../scenarios/flow.ts";
 import { IterationInterrupted } from "../../scenarios/flow.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import { VirtualTime } from "../../test/support/virtual-time.ts";
+import { testAssignment } from "../../test/support/shard-assignment-fixture.ts";
 import { outboundFetch, type OutboundPolicy } from "../outbound/outbound-fetch.ts";
 import { ShardEngine } from "./engine.ts";
 import { RedirectHops, type HopSender } from "./redirect-hops.ts";
@@ -50,20 +46,7 @@ const loopbackOnly: OutboundPolicy = (url) => (url.hostname === "127.0.0.1" ? nu
 /** A one-shard assignment of `spec` (one iteration unless it says otherwise), with the sub-metrics its thresholds name. */
 function assignment(time: VirtualTime, spec: Record<string, unknown>): ShardAssignment {
   const oneIteration = spec.executor ? {} : { executor: "per-vu-iterations", vus: 1, iterations: 1 };
-  const parsed = parseRunSpec({ target: TARGET, ...oneIteration, ...spec });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  return {
-    runId: "r-hops",
-    slice: shardSliceOf([1], 0),
-    iterationsPerInvocation: 1_000_000,
-    t0Ms: time.now,
-    mode: "local",
-    flushGraceMs: 0,
-    deadlineMs: time.now + parsed.spec.durationMs + afterEndMs(parsed.spec),
-    spec: parsed.spec,
-    shard: { index: 0, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight: 10 },
-    subMetrics: subMetricFilters(parseRunThresholds(parsed.spec).thresholds),
-  };
+  return testAssignment({ target: TARGET, ...oneIteration, ...spec }, { runId: "r-hops", t0Ms: time.now, maxInFlight: 10, subMetrics: true });
 }
 
 /** Runs `a` against `routes` through the outbound module; the run's totals and what went out. */

@@ -3,33 +3,19 @@
  * ShardEngine under a virtual clock: the windows it hands out say what the coordinator sees.
  */
 import { describe, expect, it } from "vitest";
-import { parseRunSpec } from "../../core/spec/run-spec.ts";
 import type { ShardAssignment, ShardWindow } from "../../core/run/protocol.ts";
 import { MetricStats } from "../../core/metrics/metric-stats.ts";
-import { afterEndMs } from "../../core/schedule/graceful-stop.ts";
 import { customStepsFlow } from "../../scenarios/custom-steps.ts";
 import { VirtualTime } from "../../test/support/virtual-time.ts";
+import { testAssignment } from "../../test/support/shard-assignment-fixture.ts";
 import { ShardEngine } from "./engine.ts";
 import { countRestartLoss, lastKnownRunningMs } from "./restart-loss.ts";
 import { scheduledState, type ShardState } from "./shard-state.ts";
-import { shardSliceOf } from "../../core/schedule/shard-slice.ts";
 
 const T0 = 1_000_000;
 
 function assignmentOf(spec: Record<string, unknown>, shard = { index: 0, weights: [1] }): ShardAssignment {
-  const parsed = parseRunSpec({ target: "http://127.0.0.1:9", steps: [{ path: "/" }], ...spec });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  return {
-    runId: "r-restart",
-    slice: shardSliceOf(shard.weights, shard.index),
-    iterationsPerInvocation: 1_000_000,
-    t0Ms: T0,
-    mode: "local",
-    flushGraceMs: 0,
-    deadlineMs: T0 + parsed.spec.durationMs + afterEndMs(parsed.spec),
-    spec: parsed.spec,
-    shard: { index: shard.index, region: "wnam", weight: 1, segment: "0/1:1/1", maxInFlight: 1000 },
-  };
+  return testAssignment(spec, { runId: "r-restart", t0Ms: T0, ...shard });
 }
 
 /** A shard found running without a handoff (a crash), having stored windows below `watermarkS`. */
