@@ -20,7 +20,7 @@ import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Message, type Plugin } from "esbuild";
 import { makeBlockingCallsAwaited } from "./async-transform.ts";
-import { isBlockingMember, isBlockingName, isSupportedModule, refusal, virtualModuleSource } from "./modules.ts";
+import { isBlockingMember, isBlockingName, isSupportedModule, missingExport, refusal, virtualModuleSource } from "./modules.ts";
 import { unbuiltBrowserCalls } from "./browser-refusals.ts";
 import { sourceLines } from "./source-lines.ts";
 import type { ScriptLines } from "./runtime/script-failure.ts";
@@ -204,7 +204,9 @@ function wrapFactory(code: string): string {
 
 function formatMessage(m: Message): string {
   const at = m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ` : "";
-  return `${at}${m.text}`;
+  // A named import a compat module lacks: esbuild names the virtual module; say what it is.
+  const missing = /^No matching export in "k6-compat:(k6(?:\/[^"]*)?)" for import "([^"]+)"$/.exec(m.text);
+  return `${at}${missing ? missingExport(missing[1]!, missing[2]!) : m.text}`;
 }
 
 /** The runtime that runs the factory in a shard's loaded isolate, bundled from runtime/entry.ts. */

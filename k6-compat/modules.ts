@@ -60,6 +60,25 @@ export const MODULES = {
 
 export type ModuleName = keyof typeof MODULES;
 
+/** Exports k6 v1.8.1 has that edgeload has not built yet, with what they are: refused by name. */
+const NOT_BUILT_EXPORTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "k6/browser": {
+    devices: "k6's device descriptors, for device emulation",
+    networkProfiles: "k6's network profiles, for throttling (refused too: Browser Run gives no raw CDP throttling)",
+  },
+};
+
+/**
+ * What a script is told for a named import a compat module does not export: the refusal
+ * naming what is not built, when k6 has it; else k6's own complaint, as k6 has no such
+ * export either ("does not provide an export named").
+ */
+export function missingExport(module: string, name: string): string {
+  const why = NOT_BUILT_EXPORTS[module]?.[name];
+  if (why) return `import of \`${name}\` from ${module}: ${why}, is not built in edgeload yet`;
+  return `${module} does not provide an export named \`${name}\` (as k6 says of it)`;
+}
+
 export const isSupportedModule = (name: string): name is ModuleName => Object.hasOwn(MODULES, name);
 
 /** Why a k6 module or a kind of import is not run by edgeload (exit 104 before any load). */
