@@ -136,7 +136,11 @@ function browserVu(withHost = true) {
       if (call.method === "goto") return { value: { status: 200, statusText: "OK", url: String(call.args[0]), headers: {} }, url: String(call.args[0]) };
       if (call.method === "textContent") return { value: "Signed in", url: "http://t/app/sign-in" };
       // The waits answer what they waited for, as data (workers/shard/browser-waits.ts).
-      if (call.method === "waitForFunction") return { value: { ready: true }, url: "http://t/app" };
+      if (call.method === "newContext")
+        return { value: 30, browser: { userAgent: "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0.0.0 Safari/537.36", version: "120.0.6099.28" } };
+      // A function that returns an element answers its handle; any other, its value.
+      if (call.method === "waitForFunction" && call.args[0] === "document.querySelector('h1')") return { value: { kind: "element", element: 90 } };
+      if (call.method === "waitForFunction") return { value: { kind: "value", value: { ready: true } }, url: "http://t/app" };
       if (call.method === "waitForResponse") return { value: { status: 201, statusText: "Created", url: "http://t/api/items", headers: { "x-id": "7" } } };
       if (call.method === "waitForRequest" || (call.method === "waitForEvent" && call.args[0] === "request"))
         return { value: { url: "http://t/api/items", method: "POST", headers: {}, postData: "{}", resourceType: "fetch", isNavigationRequest: false } };
@@ -330,5 +334,59 @@ describe("the VU's k6/browser", () => {
         rules: [{ name: "search", matches: [{ url: { $regexp: "\\?q=[0-9a-z]+$", flags: "" }, method: "GET" }, { url: "/news" }] }],
       },
     ]);
+  });
+
+  it("answers waitForFunction with an element handle when the function returned an element, whose calls name the element", async () => {
+    const { modules, calls } = browserVu();
+    const page = await modules["k6/browser"].browser.newPage();
+    const heading = await page.waitForFunction("document.querySelector('h1')", { polling: "mutation", timeout: 2000 });
+    await heading.innerHTML();
+    const value = await page.waitForFunction(() => ({ ready: true }));
+    expect([await value.jsonValue(), value.asElement()]).toEqual([{ ready: true }, null]);
+    expect(calls.slice(1).map((c) => [c.target, c.method])).toEqual([
+      [{ kind: "page", page: 1 }, "waitForFunction"],
+      [{ kind: "element", page: 1, element: 90 }, "innerHTML"],
+      [{ kind: "page", page: 1 }, "waitForFunction"],
+    ]);
+  });
+
+  it("answers browser.userAgent() and version() at once from what the first context's answer told, and context.browser() with the browser", async () => {
+    const { modules } = browserVu();
+    const { browser } = modules["k6/browser"];
+    // Before any context the VU has not heard from its browser: named, not a wrong answer.
+    expect(() => browser.userAgent()).toThrow(
+      "k6/browser's browser.userAgent(): edgeload's VU learns its browser's user agent when it opens its first context or page (browser.newContext() or newPage()); call it after one",
+    );
+    expect(() => browser.version()).toThrow("learns its browser's version");
+    const context = await browser.newContext();
+    expect(context.browser()).toBe(browser);
+    expect([context.browser().userAgent(), browser.version()]).toEqual(["Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0.0.0 Safari/537.36", "120.0.6099.28"]);
+  });
+});
+
+describe("k6/browser's devices", () => {
+  it("has k6 v1.8.1's 71 descriptors, a landscape twin beside each but the Lumia 550, each VU its own copy", () => {
+    const { devices } = browserVu().modules["k6/browser"];
+    expect(Object.keys(devices)).toHaveLength(71);
+    expect(devices["iPhone X"]).toEqual({
+      name: "iPhone X",
+      userAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 11_0 like Mac OS X) AppleWebKit/604.1.38 (KHTML, like Gecko) Version/11.0 Mobile/15A372 Safari/604.1",
+      viewport: { width: 375, height: 812 },
+      deviceScaleFactor: 3,
+      isMobile: true,
+      hasTouch: true,
+    });
+    // A twin: its width and height swapped, the rest the same.
+    expect(devices["Nexus 5X landscape"]).toMatchObject({ name: "Nexus 5X landscape", viewport: { width: 732, height: 412 }, deviceScaleFactor: 2.625 });
+    expect([devices["Microsoft Lumia 550"]?.viewport, devices["Microsoft Lumia 550 landscape"]]).toEqual([{ width: 640, height: 360 }, undefined]);
+    devices["iPhone X"].viewport.width = 1;
+    expect(browserVu().modules["k6/browser"].devices["iPhone X"].viewport.width).toBe(375);
+  });
+
+  it("crosses a descriptor given to newContext as the context's options, as k6's device_emulation example gives it", async () => {
+    const { modules, calls } = browserVu();
+    const { browser, devices } = modules["k6/browser"];
+    await browser.newContext(Object.assign({ locale: "es-ES" }, devices["iPhone X"]));
+    expect(calls[0]?.args).toEqual([{ locale: "es-ES", ...devices["iPhone X"] }]);
   });
 });

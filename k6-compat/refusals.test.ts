@@ -60,10 +60,14 @@ describe("a refused import", () => {
 describe("a named import a compat module does not export", () => {
   it("names what is not built when k6 has it, and says what k6 says when k6 has it not either", async () => {
     const bundled = await bundleScript(
-      script('import { browser, devices } from "k6/browser";\nimport { foo } from "k6/http";\nexport default function () { browser; devices; foo; }\n'),
+      script(
+        'import { browser, networkProfiles } from "k6/browser";\nimport { foo } from "k6/http";\nexport default function () { browser; networkProfiles; foo; }\n',
+      ),
     );
     expect(bundled.ok ? [] : bundled.problems).toEqual([
-      expect.stringMatching(/:1:18: import of `devices` from k6\/browser: k6's device descriptors, for device emulation, is not built in edgeload yet$/),
+      expect.stringMatching(
+        /:1:18: import of `networkProfiles` from k6\/browser: k6's network profiles, for throttling \(refused too: Browser Run gives no raw CDP throttling\), is not built in edgeload yet$/,
+      ),
       expect.stringMatching(/:2:9: k6\/http does not provide an export named `foo`/),
     ]);
   });

@@ -94,7 +94,7 @@ export interface PageEvent {
 }
 
 export interface BrowserAnswer {
-  /** What the call returned (structured-clone data): a handle's number for newContext, newPage and page.$. */
+  /** What the call returned (structured-clone data): a handle's number for newContext, newPage and page.$; a FunctionValue for waitForFunction. */
   readonly value: unknown;
   /** The page's URL after the call, for page.url(), which k6 answers without waiting. */
   readonly url?: string;
@@ -102,7 +102,28 @@ export interface BrowserAnswer {
   readonly context?: number;
   /** Events of the listened pages since the last answer, in order, for the script's handlers. */
   readonly events?: readonly PageEvent[];
+  /** The shard's browser, with the answer of browser.newContext() and newPage(): its session is ready then. */
+  readonly browser?: BrowserIdentity;
 }
+
+/**
+ * What k6's browser.userAgent() and version() answer at once, without a call: the shard
+ * reads them when its browser session starts (Browser.getVersion), with "Headless" taken out
+ * of the user agent as k6 does (v1.8.1 common/browser.go fetchVersion), which is also a new
+ * context's user agent unless the script gives one.
+ */
+export interface BrowserIdentity {
+  readonly userAgent: string;
+  /** The browser's version, as k6 answers it: "120.0.6099.28" of "HeadlessChrome/120.0.6099.28". */
+  readonly version: string;
+}
+
+/**
+ * What waitForFunction's function returned, as it crosses: an element stays in the page and
+ * crosses as a handle (k6 answers an ElementHandle: e.innerHTML()), anything else as its value
+ * (a JSHandle's jsonValue()).
+ */
+export type FunctionValue = { readonly kind: "element"; readonly element: number } | { readonly kind: "value"; readonly value: unknown };
 
 /** The shard's side of k6/browser, a method of the iteration's host (workers/shard/script-flow.ts). */
 export interface BrowserHostApi {

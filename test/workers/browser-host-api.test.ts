@@ -25,7 +25,7 @@ async function withPage<T>(html: string, body: (call: Call, page: number, record
     const session = new ShardBrowser(env.BROWSER!, state.storage.kv);
     const recorded: Sample[] = [];
     const host = new BrowserHost(
-      { newContext: () => session.newContext(), saveScreenshot: async () => {} },
+      { newContext: () => session.newContext(), identity: () => session.identity(), saveScreenshot: async () => {} },
       () => null,
       (s) => recorded.push(...s),
     );

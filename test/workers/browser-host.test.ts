@@ -23,8 +23,10 @@ describe("the shard's browser host", () => {
       const session = new ShardBrowser(env.BROWSER!, state.storage.kv);
       const saved: string[] = [];
       const recorded: Sample[] = [];
-      const host = new BrowserHost({ newContext: () => session.newContext(), saveScreenshot: async (name) => void saved.push(name) }, refusal, (s) =>
-        recorded.push(...s),
+      const host = new BrowserHost(
+        { newContext: () => session.newContext(), identity: () => session.identity(), saveScreenshot: async (name) => void saved.push(name) },
+        refusal,
+        (s) => recorded.push(...s),
       );
       const call = (c: BrowserCall) => host.call(c);
       try {

@@ -21,7 +21,7 @@ describe("a page's browser data counters", () => {
       const session = new ShardBrowser(env.BROWSER!, state.storage.kv);
       const recorded: Sample[] = [];
       const host = new BrowserHost(
-        { newContext: () => session.newContext(), saveScreenshot: async () => {} },
+        { newContext: () => session.newContext(), identity: () => session.identity(), saveScreenshot: async () => {} },
         () => null,
         (s) => recorded.push(...s),
       );

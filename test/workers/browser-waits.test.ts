@@ -26,7 +26,7 @@ async function withPage<T>(body: (call: Call, page: BrowserTarget) => Promise<T>
   return runInDurableObject(stub, async (_instance, state) => {
     const session = new ShardBrowser(env.BROWSER!, state.storage.kv);
     const host = new BrowserHost(
-      { newContext: () => session.newContext(), saveScreenshot: async () => {} },
+      { newContext: () => session.newContext(), identity: () => session.identity(), saveScreenshot: async () => {} },
       () => null,
       () => {},
     );
@@ -76,9 +76,20 @@ describe("the browser host's waits", () => {
       const badPolling = await call(page, "waitForFunction", ["true", false, { polling: "often" }]).catch((e: Error) => e.message);
       return { listed: listed.value, expression: expression.value, timedOut, badPolling };
     });
-    expect(answers.listed).toEqual(["a", "b", "c"]);
-    expect(answers.expression).toBe(3);
+    expect(answers.listed).toEqual({ kind: "value", value: ["a", "b", "c"] });
+    expect(answers.expression).toEqual({ kind: "value", value: 3 });
     expect(answers.timedOut).toMatch(/Timeout 300ms exceeded/);
     expect(answers.badPolling).toBe('page.waitForFunction(): polling must be "raf", "mutation" or a number of milliseconds above 0, not "often"');
+  }, 60_000);
+
+  it("answers a function that returns an element with an element handle the script's calls reach, as k6's waitForFunction example reads it", async () => {
+    const read = await withPage(async (call, page) => {
+      await call(page, "evaluate", ["() => setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<h1>Hello</h1>'), 200)", true]);
+      const { value } = await call(page, "waitForFunction", ["document.querySelector('h1')", false, { polling: "mutation", timeout: 5000 }]);
+      const { element } = value as { kind: "element"; element: number };
+      const innerHTML = await call({ kind: "element", page: (page as { page: number }).page, element }, "innerHTML");
+      return { value, innerHTML: innerHTML.value };
+    });
+    expect(read).toEqual({ value: { kind: "element", element: expect.any(Number) }, innerHTML: "Hello" });
   }, 60_000);
 });

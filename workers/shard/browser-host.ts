@@ -18,7 +18,9 @@ import {
   answers,
   type BrowserAnswer,
   type BrowserCall,
+  type BrowserIdentity,
   type BrowserTarget,
+  type FunctionValue,
   type MetricTagRule,
   type PageEvent,
   type PageListen,
@@ -26,13 +28,15 @@ import {
 import { locate, revive } from "./browser-locate.ts";
 import { recordRequest, requestFinished, taggedByRules, watchPageBytes } from "./browser-page-metrics.ts";
 import { installVitals, recordNavigationVitals, reportVitals, watchVitals } from "./browser-vitals.ts";
-import { consoleData, PAGE_WAITS, pageWait, responseData } from "./browser-waits.ts";
+import { consoleData, type FunctionResult, PAGE_WAITS, pageWait, responseData } from "./browser-waits.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
 
 /** What the host needs of its shard: a context in the shard's browser, and where screenshots go. */
 export interface ShardBrowserPort {
   /** `options`: k6's NewBrowserContextOptions, which are Playwright's. */
   newContext(options?: unknown): Promise<BrowserContext>;
+  /** The browser's user agent (without "Headless") and version, read when its session started (browser-session.ts). */
+  identity(): Promise<BrowserIdentity>;
   /** Keeps a screenshot (R2, under the run: screenshotKey). */
   saveScreenshot(name: string, bytes: Uint8Array, contentType: string): Promise<void>;
 }
@@ -92,9 +96,10 @@ export class BrowserHost {
 
   async #answer(target: BrowserTarget, method: string, args: readonly unknown[]): Promise<BrowserAnswer> {
     if (target.kind === "browser") {
-      const context = await this.#newContext(args[0]);
-      if (method === "newContext") return { value: context.handle };
-      return this.#newPage(context.context, context.handle);
+      const { context, handle, browser } = await this.#newContext(args[0]);
+      // The session is ready: the script learns what browser.userAgent() and version() answer at once.
+      if (method === "newContext") return { value: handle, browser };
+      return { ...(await this.#newPage(context, handle)), browser };
     }
     if (target.kind === "context") return this.#contextCall(target.context, method, args);
     const open = this.#pages.get(target.page);
@@ -129,6 +134,7 @@ export class BrowserHost {
     const { page } = open;
     if (method === "goto") return this.#goto(open, String(args[0]), args[1]);
     // Registered before anything is awaited: the action that brings what it waits for may be the next call.
+    if (method === "waitForFunction") return this.#functionValue(open, await (pageWait(page, method, args) as Promise<FunctionResult>));
     if (PAGE_WAITS.has(method)) return pageWait(page, method, args);
     if (method === "waitForNavigation" || method === "reload") {
       if (method === "reload") await reportVitals(page, open.record);
@@ -173,6 +179,12 @@ export class BrowserHost {
     return handle;
   }
 
+  /** waitForFunction's result as it crosses: an element kept for the script as page.$'s, else its value. */
+  #functionValue(open: OpenPage, result: FunctionResult): FunctionValue {
+    if (result.kind === "value") return result;
+    return { kind: "element", element: this.#keep(open, result.element) as number };
+  }
+
   async #goto(open: OpenPage, url: string, options: unknown): Promise<unknown> {
     const { page } = open;
     let parsed: URL;
@@ -199,8 +211,9 @@ export class BrowserHost {
     return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   }
 
-  async #newContext(options: unknown): Promise<{ context: BrowserContext; handle: number }> {
-    const context = await this.#port.newContext(options);
+  async #newContext(options: unknown): Promise<{ context: BrowserContext; handle: number; browser: BrowserIdentity }> {
+    const browser = await this.#port.identity();
+    const context = await this.#port.newContext(withUserAgent(options, browser.userAgent));
     const handle = this.#nextHandle++;
     this.#contexts.set(handle, context);
     await installVitals(context);
@@ -209,7 +222,7 @@ export class BrowserHost {
       const refused = this.#refusal(new URL(route.request().url()));
       return refused ? route.abort("blockedbyclient") : route.continue();
     });
-    return { context, handle };
+    return { context, handle, browser };
   }
 
   async #newPage(context: BrowserContext, contextHandle: number): Promise<BrowserAnswer> {
@@ -252,6 +265,16 @@ export class BrowserHost {
     const waiting = [...this.#pages.values()].flatMap((open) => open.console?.splice(0) ?? []);
     return Promise.all(waiting);
   }
+}
+
+/**
+ * A context's options with the browser's user agent when the script gives none (or a blank
+ * one), as k6 does (v1.8.1 common/browser_context.go NewBrowserContext): its pages then send
+ * the user agent browser.userAgent() answers, without "Headless".
+ */
+export function withUserAgent(options: unknown, userAgent: string): Record<string, unknown> {
+  const given = typeof options === "object" && options !== null ? (options as Record<string, unknown>) : {};
+  return typeof given.userAgent === "string" && given.userAgent.trim() !== "" ? given : { ...given, userAgent };
 }
 
 /** The element actions that move the page's one mouse or keyboard (and its focus). */

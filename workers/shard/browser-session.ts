@@ -19,6 +19,7 @@
  * the ones due when every VU is waiting are dropped and counted in dropped_iterations.
  */
 import { acquire, connect, type Browser, type BrowserContext, type BrowserContextOptions } from "@cloudflare/playwright";
+import type { BrowserIdentity } from "../../k6-compat/runtime/browser-wire.ts";
 
 /** Where the session's id is stored in the shard's storage. */
 export const BROWSER_SESSION_KEY = "browserSession";
@@ -57,6 +58,8 @@ export class ShardBrowser {
   readonly #onEvent: (event: SessionEvent, sessionId: string) => void;
   readonly #turn: SessionTurn | null;
   #browser: Browser | null = null;
+  /** Its user agent and version, read when it was connected (k6's browser.userAgent(), version()). */
+  #identity: BrowserIdentity | null = null;
   /** Ends a wait for the turn early: the invocation ended first (endInvocation). */
   #cancelWait: (() => void) | null = null;
   /** The connection being made, shared by the iterations that ask at once. */
@@ -73,6 +76,13 @@ export class ShardBrowser {
   /** The stored session's id, or null before the first acquire. */
   get sessionId(): string | null {
     return this.#store.get<string>(BROWSER_SESSION_KEY) ?? null;
+  }
+
+  /** The browser's user agent without "Headless" and its version, as k6 gives them (k6-compat/runtime/browser-wire.ts BrowserIdentity). */
+  async identity(): Promise<BrowserIdentity> {
+    const browser = await this.browser();
+    if (this.#browser === browser && this.#identity) return this.#identity;
+    return readIdentity(browser);
   }
 
   /** A connected browser: this alarm's connection, else the stored session reconnected, else a new session. */
@@ -105,6 +115,7 @@ export class ShardBrowser {
     if (stored !== null) {
       try {
         this.#browser = await connect(this.#binding, stored);
+        this.#identity = await readIdentity(this.#browser);
         this.#onEvent("reconnected", stored);
         return this.#browser;
       } catch {
@@ -116,6 +127,7 @@ export class ShardBrowser {
     const { sessionId } = await acquire(this.#binding, { keep_alive: KEEP_ALIVE_MS });
     this.#store.put(BROWSER_SESSION_KEY, sessionId);
     this.#browser = await connect(this.#binding, sessionId);
+    this.#identity = await readIdentity(this.#browser);
     this.#onEvent(replacing === null ? "acquired" : "replaced", sessionId);
     return this.#browser;
   }
@@ -145,6 +157,22 @@ export class ShardBrowser {
     if (!final || sessionId === null) return;
     this.#store.delete(BROWSER_SESSION_KEY);
     await closeSession(this.#binding, sessionId);
+  }
+}
+
+/**
+ * The browser's user agent and version, read once a session is connected: CDP's
+ * Browser.getVersion, as k6 reads them (v1.8.1 common/browser.go fetchVersion), with "Headless"
+ * taken out of the user agent as k6 does for a headless browser (Browser Run's always is), so
+ * that sites which treat a headless browser apart see the one k6 shows them.
+ */
+async function readIdentity(browser: Browser): Promise<BrowserIdentity> {
+  const cdp = await browser.newBrowserCDPSession();
+  try {
+    const { product, userAgent } = await cdp.send("Browser.getVersion");
+    return { userAgent: userAgent.replaceAll("Headless", ""), version: product.includes("/") ? product.slice(product.indexOf("/") + 1) : product };
+  } finally {
+    await cdp.detach().catch(() => {});
   }
 }
 

@@ -10,7 +10,7 @@
  * matches with a function of the script (waitForEvent's predicate) cannot be matched here: the
  * script's functions stay in its isolate, and those calls are refused before they cross.
  */
-import type { ConsoleMessage, Page, Request, Response } from "@cloudflare/playwright";
+import type { ConsoleMessage, ElementHandle, Page, Request, Response } from "@cloudflare/playwright";
 import type { CrossingRegExp } from "../../k6-compat/runtime/browser-wire.ts";
 
 /** The waits this file answers. */
@@ -19,7 +19,10 @@ export const PAGE_WAITS: ReadonlySet<string> = new Set(["waitForFunction", "wait
 /** The page events waitForEvent waits for (k6 v1.x page_mapping.go: every page.on event but metric). */
 const WAITED_EVENTS: ReadonlySet<string> = new Set(["console", "request", "response", "requestfinished", "requestfailed"]);
 
-/** Starts the wait `method` (one of PAGE_WAITS) on `page` at once; resolves with what it waited for, as data. */
+/** What waitForFunction's function returned: an element (its handle, for the host to keep), else its value. */
+export type FunctionResult = { readonly kind: "element"; readonly element: ElementHandle } | { readonly kind: "value"; readonly value: unknown };
+
+/** Starts the wait `method` (one of PAGE_WAITS) on `page` at once; resolves with what it waited for, as data (waitForFunction: a FunctionResult). */
 export function pageWait(page: Page, method: string, args: readonly unknown[]): Promise<unknown> {
   if (method === "waitForFunction") return waitForFunction(page, args);
   if (method === "waitForResponse" || method === "waitForRequest") {
@@ -44,7 +47,7 @@ export function pageWait(page: Page, method: string, args: readonly unknown[]): 
  * of a string; Workers cannot make a function of text). k6's `polling: "mutation"` is polled
  * every frame ("raf"), which Playwright has: the same answer, a frame later at most.
  */
-async function waitForFunction(page: Page, args: readonly unknown[]): Promise<unknown> {
+async function waitForFunction(page: Page, args: readonly unknown[]): Promise<FunctionResult> {
   const [source, isFunction, options, ...values] = args;
   const expression = isFunction ? `(${String(source)})(${values.map((v) => (v === undefined ? "undefined" : JSON.stringify(v))).join(", ")})` : String(source);
   const { polling, timeout } = (options ?? {}) as { polling?: unknown; timeout?: unknown };
@@ -54,10 +57,13 @@ async function waitForFunction(page: Page, args: readonly unknown[]): Promise<un
     polling: typeof polling === "number" ? polling : "raf",
     ...(typeof timeout === "number" ? { timeout } : {}),
   });
-  // k6 answers a JSHandle; its value is what crosses (jsonValue()), and the page's handle is let go.
+  // k6 answers an ElementHandle for an element, which stays in the page; else a JSHandle, whose
+  // value is what crosses (jsonValue()), and the page's handle is let go.
+  const element = handle.asElement();
+  if (element) return { kind: "element", element };
   const value = await handle.jsonValue().catch(() => null);
   await handle.dispose().catch(() => {});
-  return value;
+  return { kind: "value", value };
 }
 
 /** k6's URL match of waitForResponse/Request: a RegExp tested on the URL, else the URL itself. */

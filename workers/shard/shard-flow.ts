@@ -85,6 +85,7 @@ export function shardBrowserPort(
   const session = new ShardBrowser(binding, storage, onEvent, turn);
   return {
     newContext: (options?: unknown) => session.newContext(options as BrowserContextOptions | undefined),
+    identity: () => session.identity(),
     saveScreenshot: async (name: string, bytes: Uint8Array, contentType: string) => {
       await bucket.put(screenshotKey(assignment.runId, assignment.shard.index, name), bytes, { httpMetadata: { contentType } });
     },

@@ -8,7 +8,15 @@
  * `.locator("li", { hasText })`, then `.first()`): k6 builds locators without waiting, so
  * nothing crosses until an action or a read, which carries the steps.
  */
-import { BROWSER_METHODS, type BrowserTarget, type LocatorStep, type MetricTagRule, PREDICATE_REFUSAL, type PageEvent } from "../browser-wire.ts";
+import {
+  BROWSER_METHODS,
+  type BrowserTarget,
+  type FunctionValue,
+  type LocatorStep,
+  type MetricTagRule,
+  PREDICATE_REFUSAL,
+  type PageEvent,
+} from "../browser-wire.ts";
 import { type Call, crossing, guarded, LOCATOR_OF, type Methods, methods, type PageTools } from "./browser-proxy.ts";
 
 /** The steps that find by what the user sees: a page, a locator and a frame locator each have them. */
@@ -55,7 +63,11 @@ export function pageProxy(tools: PageTools, handle: number, firstUrl: string, co
       element(await track("page.waitForSelector()", "waitForSelector", [String(selector), options])),
     // As evaluate: the function's source crosses, with k6's options and every argument after them.
     waitForFunction: async (fn: unknown, options?: unknown, ...args: unknown[]) =>
-      jsHandle(await track("page.waitForFunction()", "waitForFunction", [String(fn), typeof fn === "function", options ?? null, ...args])),
+      functionHandle(
+        call,
+        handle,
+        (await track("page.waitForFunction()", "waitForFunction", [String(fn), typeof fn === "function", options ?? null, ...args])) as FunctionValue,
+      ),
     waitForResponse: async (url: unknown, options?: unknown) =>
       responseOf((await track("page.waitForResponse()", "waitForResponse", [waitedUrl("waitForResponse", url), options])) as ResponseData),
     waitForRequest: async (url: unknown, options?: unknown) =>
@@ -173,9 +185,14 @@ function waitedUrl(method: string, url: unknown): unknown {
   throw new Error(`k6/browser's page.${method}(): the URL to wait for must be a string or a RegExp, not ${typeof url}`);
 }
 
-/** k6's JSHandle of waitForFunction's value: the value crossed (jsonValue()); there is no page object to hold. */
-function jsHandle(value: unknown): Methods {
-  return guarded("jsHandle", { jsonValue: async () => value, dispose: async () => {} });
+/**
+ * waitForFunction's handle, as k6 answers it: an element handle when the function returned an
+ * element (kept by the shard, as page.$'s), else a JSHandle of the value that crossed
+ * (jsonValue()), with no page object to hold.
+ */
+function functionHandle(call: Call, page: number, result: FunctionValue): Methods {
+  if (result.kind === "element") return elementProxy(call, page, result.element);
+  return guarded("jsHandle", { jsonValue: async () => result.value, asElement: () => null, dispose: async () => {} });
 }
 
 /** What a wait brings back of a request. */

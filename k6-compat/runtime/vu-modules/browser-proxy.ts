@@ -24,6 +24,8 @@ export interface PageTools {
   readonly tagMetrics: (page: number, rules: readonly MetricTagRule[]) => void;
   /** The proxy of a context by handle (page.context()). */
   readonly context: (handle: number) => Methods;
+  /** The module's browser (context.browser()). */
+  readonly browser: () => Methods;
 }
 
 /** The plain methods of `kind`: each one call to the shard, answered with its value. */

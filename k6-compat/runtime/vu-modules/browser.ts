@@ -20,14 +20,25 @@
  * A method k6 has and edgeload does not build yet is refused when the script is bundled
  * (k6-compat/browser-refusals.ts); one reached another way is named when called.
  */
-import { BROWSER_METRICS, BROWSER_UNITLESS, type BrowserHostApi, type BrowserTarget, type PageEvent, type PageListen } from "../browser-wire.ts";
+import {
+  BROWSER_METRICS,
+  BROWSER_UNITLESS,
+  type BrowserHostApi,
+  type BrowserIdentity,
+  type BrowserTarget,
+  type PageEvent,
+  type PageListen,
+} from "../browser-wire.ts";
 import type { IterationHost } from "../wire.ts";
+import { type BrowserDevice, browserDevices } from "./browser-devices.ts";
 import { type Call, crossing, guarded, type Methods, methods, type PageHandler, type PageTools } from "./browser-proxy.ts";
 import { pageProxy } from "./browser-page.ts";
 import type { VuScope } from "./context.ts";
 
-export function createBrowserModule(scope: VuScope): { browser: Methods } {
+export function createBrowserModule(scope: VuScope): { browser: Methods; devices: Record<string, BrowserDevice> } {
   const { vu, host, drain } = scope;
+  /** The shard's browser, as the last newContext/newPage answer told it (the VU's module outlives its iterations). */
+  let identity: BrowserIdentity | null = null;
   for (const [metric, type] of Object.entries(BROWSER_METRICS)) vu.declare?.(metric, type, type === "trend" && !BROWSER_UNITLESS.has(metric));
   const handlers = new Map<string, PageHandler[]>();
   /** Listens the shard has not been told of yet: they go with the next call, until one is answered. */
@@ -38,6 +49,7 @@ export function createBrowserModule(scope: VuScope): { browser: Methods } {
     const listen = untold.length ? { listen: [...untold] } : {};
     const answer = await shard.browser(drain(), { target, method, args: crossing(what, args), ...listen });
     untold.splice(0, listen.listen?.length ?? 0);
+    if (answer.browser) identity = answer.browser;
     for (const event of answer.events ?? []) dispatch(handlers, event);
     return answer;
   };
@@ -56,6 +68,14 @@ export function createBrowserModule(scope: VuScope): { browser: Methods } {
       if (rules.length) untold.push({ page, event: "metric", rules });
     },
     context: (handle) => contextProxy(tools, handle),
+    browser: () => proxy,
+  };
+  /** k6 answers these at once; the shard tells them with the first context or page of the VU. */
+  const known = (what: string): BrowserIdentity => {
+    if (identity) return identity;
+    throw new Error(
+      `k6/browser's browser.${what}(): edgeload's VU learns its browser's ${what === "version" ? "version" : "user agent"} when it opens its first context or page (browser.newContext() or newPage()); call it after one`,
+    );
   };
 
   const browser: Methods = {
@@ -69,14 +89,18 @@ export function createBrowserModule(scope: VuScope): { browser: Methods } {
       return pageProxy(tools, value as number, url ?? "about:blank", context);
     },
     isConnected: () => true,
+    userAgent: () => known("userAgent").userAgent,
+    version: () => known("version").version,
   };
-  return { browser: guarded("browser", browser) };
+  const proxy = guarded("browser", browser);
+  return { browser: proxy, devices: browserDevices() };
 }
 
 function contextProxy(tools: PageTools, handle: number): Methods {
   const target: BrowserTarget = { kind: "context", context: handle };
   return guarded("context", {
     ...methods(tools.call, "context", target),
+    browser: tools.browser,
     async newPage() {
       const { value, url } = await tools.call("context.newPage()", target, "newPage", []);
       return pageProxy(tools, value as number, url ?? "about:blank", handle);
