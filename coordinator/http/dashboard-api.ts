@@ -33,25 +33,24 @@ const nowS = () => Math.floor(Date.now() / 1000);
 /** The pages: HTML for people, refused with an HTML explanation when not signed in. */
 export const dashboardPages = new Hono<App>();
 
-dashboardPages.get("/", (c) => page(c, { kind: "runs" }, () => indexPage()));
+dashboardPages.get("/", (c) => page(c, () => indexPage()));
 
 dashboardPages.get("/v1/runs/:a/compare/:b/dashboard", (c) => {
-  const view = parseView({ kind: "compare", a: c.req.param("a"), b: c.req.param("b") });
-  if (!view) throw notFound(`runs ${c.req.param("a")} and ${c.req.param("b")}`);
-  return page(c, view, () => comparePage(c.req.param("a"), c.req.param("b")));
+  if (!parseView({ kind: "compare", a: c.req.param("a"), b: c.req.param("b") })) throw notFound(`runs ${c.req.param("a")} and ${c.req.param("b")}`);
+  return page(c, () => comparePage(c.req.param("a"), c.req.param("b")));
 });
 
 // The session is checked first; an unknown schedule is then the page's own "not found".
 dashboardPages.get("/v1/schedules/:id/dashboard", (c) => {
   const id = c.req.param("id");
   if (!isScheduleId(id)) throw notFound(`schedule ${id}`);
-  return page(c, { kind: "schedule", id }, () => schedulePage(id));
+  return page(c, () => schedulePage(id));
 });
 
 dashboardPages.get("/v1/runs/:id/dashboard", (c) => {
   const id = c.req.param("id");
   if (!RUN_ID.test(id)) throw notFound(`run ${id}`);
-  return page(c, { kind: "run", id }, (abortCsrf) => runPage(id, abortCsrf));
+  return page(c, (abortCsrf) => runPage(id, abortCsrf));
 });
 
 const DENIED: Record<string, string> = {
@@ -61,11 +60,12 @@ const DENIED: Record<string, string> = {
 };
 
 /**
- * A page of `view`: a view link in `?view=` is spent for a session of this view; else the
- * browser's session of this view, or a bearer token (`curl -H "Authorization: Bearer …"`).
+ * A dashboard page (its session and links name it by its path): a view link in `?view=` is
+ * spent for a session of this page; else the browser's session of this page, or a bearer
+ * token (`curl -H "Authorization: Bearer …"`).
  * `render` gets the abort button's CSRF token when the session may abort.
  */
-async function page(c: Context<App>, view: View, render: (abortCsrf: string | null) => string): Promise<Response> {
+async function page(c: Context<App>, render: (abortCsrf: string | null) => string): Promise<Response> {
   const url = new URL(c.req.url);
   c.header("cache-control", "no-store");
   c.header("referrer-policy", "no-referrer");
