@@ -10,14 +10,13 @@
  * (test/support/k6-corpus/outcome.ts).
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { PROJECT_ROOT } from "../../../cli/paths.ts";
 import { type Outcome, outcomeOf, type SummaryExport } from "../k6-corpus/outcome.ts";
-import type { CorpusScript } from "../k6-corpus/run-corpus.ts";
+import { layOutScript, type CorpusScript } from "../k6-corpus/run-corpus.ts";
 
 export const BROWSER_CORPUS_DIR = join(PROJECT_ROOT, "test/fixtures/k6-browser-corpus");
 /** The jslib modules both tools read (laid out as --modules-dir takes them). */
@@ -54,17 +53,8 @@ export function fillPlaceholders(to: string, origin: string, tool: Tool): string
 }
 
 /** The script's work folder for one tool: returns the script's path in it. */
-async function layOut(script: BrowserCorpusScript, origin: string, tool: Tool): Promise<{ dir: string; entry: string }> {
-  const dir = await mkdtemp(join(tmpdir(), `edgeload-browser-corpus-${script.name}-${tool}-`));
-  let source = await readFile(join(BROWSER_CORPUS_DIR, script.file), "utf8");
-  for (const s of script.substitutions) {
-    if (!source.includes(s.from)) throw new Error(`${script.name}: substitution ${JSON.stringify(s.from)} matches nothing in ${script.file}`);
-    source = source.replaceAll(s.from, fillPlaceholders(s.to, origin, tool));
-  }
-  const entry = join(dir, script.path);
-  await mkdir(dirname(entry), { recursive: true });
-  await writeFile(entry, source);
-  return { dir, entry };
+function layOut(script: BrowserCorpusScript, origin: string, tool: Tool): Promise<{ dir: string; entry: string }> {
+  return layOutScript(BROWSER_CORPUS_DIR, script, "browser-corpus", tool, (to) => fillPlaceholders(to, origin, tool));
 }
 
 /** Runs a process to its end; a non-zero exit is a value, not an error. */

@@ -102,19 +102,35 @@ export function fill(to: string, origins: TargetOrigins, tool: Tool): string {
 const argsOf = (script: CorpusScript, origins: TargetOrigins, tool: Tool) => script.args.map((a) => fill(a, origins, tool));
 
 /** The script's work folder for one tool: returns the script's path in it. */
-async function layOut(script: CorpusScript, origins: TargetOrigins, tool: Tool): Promise<{ dir: string; entry: string }> {
-  const dir = await mkdtemp(join(tmpdir(), `edgeload-corpus-${script.name}-${tool}-`));
-  let source = await readFile(join(CORPUS_DIR, script.file), "utf8");
+function layOut(script: CorpusScript, origins: TargetOrigins, tool: Tool): Promise<{ dir: string; entry: string }> {
+  return layOutScript(CORPUS_DIR, script, "corpus", tool, (to) => fill(to, origins, tool));
+}
+
+/**
+ * A corpus script copied into a work folder of its own, at its repository path, with its
+ * substitutions made (`fillTo` fills a substitution's placeholders) and its companions beside
+ * it: the protocol and browser corpora lay out their scripts alike. A substitution that
+ * matches nothing is an error: the script changed under it.
+ */
+export async function layOutScript(
+  corpusDir: string,
+  script: Pick<CorpusScript, "name" | "file" | "path" | "substitutions"> & { readonly companions?: CorpusScript["companions"] },
+  corpus: string,
+  tool: Tool,
+  fillTo: (to: string) => string,
+): Promise<{ dir: string; entry: string }> {
+  const dir = await mkdtemp(join(tmpdir(), `edgeload-${corpus}-${script.name}-${tool}-`));
+  let source = await readFile(join(corpusDir, script.file), "utf8");
   for (const s of script.substitutions) {
     if (!source.includes(s.from)) throw new Error(`${script.name}: substitution ${JSON.stringify(s.from)} matches nothing in ${script.file}`);
-    source = source.replaceAll(s.from, fill(s.to, origins, tool));
+    source = source.replaceAll(s.from, fillTo(s.to));
   }
   const entry = join(dir, script.path);
   await mkdir(dirname(entry), { recursive: true });
   await writeFile(entry, source);
-  for (const c of script.companions) {
+  for (const c of script.companions ?? []) {
     await mkdir(dirname(join(dir, c.path)), { recursive: true });
-    await writeFile(join(dir, c.path), await readFile(join(CORPUS_DIR, c.file)));
+    await writeFile(join(dir, c.path), await readFile(join(corpusDir, c.file)));
   }
   return { dir, entry };
 }
