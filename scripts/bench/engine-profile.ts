@@ -2,7 +2,8 @@
  * Where the generator's CPU goes: runs one constant-arrival-rate run on the local stack with
  * the coordinator's DevTools inspector open, records a V8 CPU profile of its isolate (every
  * shard and the coordinator share it locally) for the run's steady part, and prints the
- * functions and files with the most self time. The profile is written next to the output
+ * functions and files with the most self time, then each second's p95 and client delay beside
+ * the time each piece of the shard's bookkeeping took in it (profile-attribution.ts). The profile is written next to the output
  * so it can be opened in Chrome DevTools or speedscope.
  *
  *   npm run bench -- --only profile [--rates 500] [--duration 10s] [--delay 20] [--shards N]
