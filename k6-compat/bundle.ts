@@ -195,7 +195,8 @@ function wrapFactory(code: string): string {
   return [
     "(function (__k6modules, __ENV, __VU, __k6open, __k6seq) {",
     // k6's timer globals are k6/timers' (the VU's event loop waits for them), not the isolate's.
-    'let __ITER = 0; const console = __k6modules.console; const { setTimeout, clearTimeout, setInterval, clearInterval } = __k6modules["k6/timers"];',
+    // `Math` is the VU's own, so that randomSeed seeds this VU's Math.random alone (runtime/vu-modules/vu-math.ts).
+    'let __ITER = 0; const console = __k6modules.console, Math = __k6modules.Math; const { setTimeout, clearTimeout, setInterval, clearInterval } = __k6modules["k6/timers"];',
     code,
     `return { exports: ${EXPORTS}, setIteration(n) { __ITER = n; } };`,
     "})",

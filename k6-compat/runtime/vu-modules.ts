@@ -18,6 +18,7 @@ import { createStreams } from "./streams.ts";
 import { createTimers } from "./timers.ts";
 import { type VuContext, vuScope } from "./vu-modules/context.ts";
 import { createK6 } from "./vu-modules/k6.ts";
+import { createVuMath } from "./vu-modules/vu-math.ts";
 import { createHttp } from "./vu-modules/http.ts";
 import { createMetrics } from "./vu-modules/metrics.ts";
 import { createData } from "./vu-modules/data.ts";
@@ -34,6 +35,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
   const loop = (vu.loop ??= new VuEventLoop());
   const wait = (ms: number) => scope.host("a timer").sleep(scope.drain(), ms);
   const sockets = createSockets(scope, loop, wait);
+  const vuMath = createVuMath();
   let browser: ReturnType<typeof createBrowserModule> | undefined;
 
   const http = createHttp(scope, html.parse);
@@ -42,7 +44,7 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
   http.asyncRequest = (...args) => loop.track(asyncRequest(...args));
 
   return {
-    k6: createK6(scope),
+    k6: createK6(scope, vuMath),
     "k6/http": http,
     "k6/metrics": createMetrics(scope),
     "k6/data": createData(vu),
@@ -67,6 +69,8 @@ export function createVuModules(vu: VuContext): Record<string, unknown> {
     get "k6/browser"() {
       return (browser ??= createBrowserModule(scope));
     },
+    // Not a k6 module: the factory's `Math` (bundle.ts), the VU's own for randomSeed (vu-modules/vu-math.ts).
+    Math: vuMath.math,
     // Not a k6 module: the factory's `console` (bundle.ts), so console lines are the VU's.
     console: scriptConsole(vu),
   };

@@ -1,12 +1,14 @@
 /**
  * The `k6` module of one VU: check, sleep, group, fail, randomSeed. Checks and group
  * durations are buffered as samples (context.ts drain) and travel with the next call to
- * the host.
+ * the host. randomSeed seeds the VU's own `Math` (vu-math.ts), which the script's code sees as
+ * `Math`.
  */
 import { GROUP_DURATION } from "../wire.ts";
 import type { VuScope } from "./context.ts";
+import type { VuMath } from "./vu-math.ts";
 
-export function createK6({ vu, host, drain, tags: sampleTags }: VuScope) {
+export function createK6({ vu, host, drain, tags: sampleTags }: VuScope, vuMath: VuMath) {
   return {
     check(value: unknown, sets: Record<string, unknown>, tags?: Record<string, unknown>): boolean {
       let all = true;
@@ -40,9 +42,10 @@ export function createK6({ vu, host, drain, tags: sampleTags }: VuScope) {
     fail(message = ""): never {
       throw new Error(message);
     },
-    randomSeed(_seed: number): void {
-      // Math.random is the isolate's own, shared by its VUs: a seed would not make a VU's
-      // sequence repeatable. Accepted so scripts run; documented as a no-op.
+    randomSeed(seed: number): void {
+      // This VU's Math.random only, in VU code and in the init context alike, as in k6
+      // (vu-math.test.ts pins both).
+      vuMath.seed(seed);
     },
   };
 }
