@@ -179,6 +179,26 @@ describe("ShardEngine", () => {
     expect(t.trends.corrected.max).toBeLessThanOrEqual(502_000);
   });
 
+  it("times a request out at its own shorter timeout, though one sent before it waits on the run's longer one", async () => {
+    const time = new VirtualTime();
+    const a = assignment(time, { rate: 2, duration: "1s", timeout: "60s" });
+    const windows: Array<Omit<ShardWindow, "part">> = [];
+    // Iteration 0 on the run's 60 s, iteration 1 (sent 500 ms later) with a script's params.timeout of 500 ms.
+    const flow: Flow = {
+      async run(io, it) {
+        await io.send(0, { url: "http://127.0.0.1:9/a", method: "GET", ...(it.global === 1 ? { timeoutMs: 500 } : {}) });
+      },
+    };
+    const engine = new ShardEngine(a, time.clock, neverAnswers, (w) => windows.push(w), flow);
+    const running = engine.run(0, Infinity);
+    // Stop 2 s in: the short one has timed out by then; the long one is cut by the stop, not counted.
+    void time.clock.sleep(2_000).then(() => engine.stop());
+    await time.run(running);
+    const t = totals(windows);
+    expect([t.counters.timeouts, t.counters.completed]).toEqual([1, 1]);
+    expect(t.trends.corrected.max).toBeLessThanOrEqual(502_000);
+  });
+
   it("cuts requests still in flight one second after stop(), whatever the timeout: sent, interrupted, not counted", async () => {
     const time = new VirtualTime();
     const a = assignment(time, { rate: 10, duration: "10s", timeout: "60s" });

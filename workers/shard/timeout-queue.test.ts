@@ -57,3 +57,38 @@ describe("TimeoutQueue", () => {
     expect(kept!.signal.aborted).toBe(true);
   });
 });
+
+describe("TimeoutQueue with deadlines out of order", () => {
+  it("aborts a shorter timeout added after a longer one at its own deadline", () => {
+    // A k6 script's params.timeout of 1 s on a request sent after one on the run's 60 s.
+    const q = new TimeoutQueue();
+    const long = q.add(60_000);
+    const short = q.add(1_000);
+    expect(q.nextDeadlineMs).toBe(1_000);
+    q.sweep(2_000);
+    expect(short.signal.reason).toBe(TIMED_OUT);
+    expect(long.signal.aborted).toBe(false);
+    expect(q.nextDeadlineMs).toBe(60_000);
+  });
+
+  it("keeps equal deadlines in the order they came and each reason with its own", () => {
+    const q = new TimeoutQueue();
+    const last = q.add(900);
+    const cut = q.add(500, CUT_AT_GRACEFUL_STOP);
+    const timedOut = q.add(500);
+    const first = q.add(100);
+    q.sweep(500);
+    expect(first.signal.reason).toBe(TIMED_OUT);
+    expect(cut.signal.reason).toBe(CUT_AT_GRACEFUL_STOP);
+    expect(timedOut.signal.reason).toBe(TIMED_OUT);
+    expect(last.signal.aborted).toBe(false);
+  });
+
+  it("wakes nobody for a request that has settled", () => {
+    const q = new TimeoutQueue();
+    const answered = q.add(100);
+    q.add(10_000);
+    answered.done();
+    expect(q.nextDeadlineMs).toBe(10_000);
+  });
+});

@@ -3,10 +3,14 @@
  *
  * workerd caps an isolate at 10,000 active timeouts, and each timer wake costs CPU;
  * `AbortSignal.timeout()` per request would hit the cap at high rates with long
- * timeouts. Every request of a shard has the same timeout and requests are sent in time
- * order, so deadlines arrive already sorted: a FIFO, swept whenever the engine wakes,
- * aborts what has expired in O(1) per request.
+ * timeouts. Requests are sent in time order and most share the run's timeout, so deadlines
+ * mostly arrive sorted: a queue kept in deadline order, appended to in O(1) in the common
+ * case and swept whenever the engine wakes, aborts what has expired in O(1) per request. A
+ * deadline that comes before one already queued (a k6 script's own `params.timeout` shorter
+ * than an earlier request's, an iteration's graceful stop) is inserted in its place, so it is
+ * not held back behind a later one.
  */
+
 /** The reason a request is aborted with when its own timeout came first: a timeout, a result. */
 export const TIMED_OUT = new DOMException("request timed out", "TimeoutError");
 /**
@@ -16,53 +20,84 @@ export const TIMED_OUT = new DOMException("request timed out", "TimeoutError");
  */
 export const CUT_AT_GRACEFUL_STOP = new DOMException("in flight at the iteration's graceful stop", "AbortError");
 
+/** One request's timeout: its signal, and done() once it has settled (nothing left to abort). */
+class PendingTimeout {
+  #controller: AbortController | null = new AbortController();
+  readonly signal = this.#controller!.signal;
+
+  constructor(
+    readonly deadlineMs: number,
+    readonly reason: DOMException,
+  ) {}
+
+  get settled(): boolean {
+    return this.#controller === null;
+  }
+
+  done(): void {
+    this.#controller = null;
+  }
+
+  abort(reason: unknown): void {
+    this.#controller?.abort(reason);
+    this.#controller = null;
+  }
+}
+
 export class TimeoutQueue {
-  readonly #controllers: Array<AbortController | null> = [];
-  readonly #deadlines: number[] = [];
-  readonly #reasons: DOMException[] = [];
+  /** In deadline order from #head; entries before #head are swept, kept until compaction. */
+  readonly #pending: PendingTimeout[] = [];
   #head = 0;
 
   /** A signal that aborts with `reason` once `deadlineMs` has passed (see sweep). */
-  add(deadlineMs: number, reason: DOMException = TIMED_OUT): { signal: AbortSignal; done: () => void } {
-    const controller = new AbortController();
-    const slot = this.#controllers.push(controller) - 1 + this.#offset;
-    this.#deadlines.push(deadlineMs);
-    this.#reasons.push(reason);
-    return { signal: controller.signal, done: () => this.#clear(slot) };
+  add(deadlineMs: number, reason: DOMException = TIMED_OUT): { readonly signal: AbortSignal; done(): void } {
+    const timeout = new PendingTimeout(deadlineMs, reason);
+    const pending = this.#pending;
+    if (pending.length === this.#head || pending[pending.length - 1]!.deadlineMs <= deadlineMs) pending.push(timeout);
+    else pending.splice(this.#insertionIndex(deadlineMs), 0, timeout);
+    return timeout;
   }
 
-  #offset = 0;
-
-  #clear(slot: number): void {
-    const i = slot - this.#offset;
-    if (i >= this.#head && i < this.#controllers.length) this.#controllers[i] = null;
+  /** Where a deadline earlier than the last queued goes: after every queued one at or before it. */
+  #insertionIndex(deadlineMs: number): number {
+    let low = this.#head;
+    let high = this.#pending.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.#pending[mid]!.deadlineMs <= deadlineMs) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   /** Aborts every request still in flight with `reason` (the run stopped). */
   abortAll(reason: unknown): void {
-    for (let i = this.#head; i < this.#controllers.length; i++) this.#controllers[i]?.abort(reason);
+    for (let i = this.#head; i < this.#pending.length; i++) this.#pending[i]!.abort(reason);
   }
 
   /** Aborts every request whose deadline is at or before `nowMs`. */
   sweep(nowMs: number): void {
-    while (this.#head < this.#deadlines.length && this.#deadlines[this.#head]! <= nowMs) {
-      this.#controllers[this.#head]?.abort(this.#reasons[this.#head]);
-      this.#controllers[this.#head] = null;
-      this.#head++;
+    const pending = this.#pending;
+    while (this.#head < pending.length && pending[this.#head]!.deadlineMs <= nowMs) {
+      const timeout = pending[this.#head++]!;
+      timeout.abort(timeout.reason);
     }
-    // Drop settled entries at the front so the arrays stay as long as what is in flight.
-    while (this.#head < this.#controllers.length && this.#controllers[this.#head] === null) this.#head++;
-    if (this.#head > 1024 && this.#head * 2 > this.#controllers.length) {
-      this.#controllers.splice(0, this.#head);
-      this.#deadlines.splice(0, this.#head);
-      this.#reasons.splice(0, this.#head);
-      this.#offset += this.#head;
+    this.#skipSettled();
+    // Drop swept entries at the front so the queue stays as long as what is in flight.
+    if (this.#head > 1024 && this.#head * 2 > pending.length) {
+      pending.splice(0, this.#head);
       this.#head = 0;
     }
   }
 
-  /** The earliest deadline still pending, or Infinity. */
+  /** The earliest deadline of a request still in flight, or Infinity. */
   get nextDeadlineMs(): number {
-    return this.#head < this.#deadlines.length ? this.#deadlines[this.#head]! : Infinity;
+    this.#skipSettled();
+    return this.#head < this.#pending.length ? this.#pending[this.#head]!.deadlineMs : Infinity;
+  }
+
+  /** Passes over settled requests at the front: their deadlines wake nobody. */
+  #skipSettled(): void {
+    while (this.#head < this.#pending.length && this.#pending[this.#head]!.settled) this.#head++;
   }
 }
