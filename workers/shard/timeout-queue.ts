@@ -25,10 +25,13 @@ class PendingTimeout {
   #controller: AbortController | null = new AbortController();
   readonly signal = this.#controller!.signal;
 
-  constructor(
-    readonly deadlineMs: number,
-    readonly reason: DOMException,
-  ) {}
+  readonly deadlineMs: number;
+  readonly reason: DOMException;
+
+  constructor(deadlineMs: number, reason: DOMException) {
+    this.deadlineMs = deadlineMs;
+    this.reason = reason;
+  }
 
   get settled(): boolean {
     return this.#controller === null;
