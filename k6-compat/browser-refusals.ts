@@ -1,22 +1,18 @@
 /**
  * The k6/browser calls edgeload does not make yet, refused when a script is bundled, before
  * any load, naming the call and where it is (bundle.ts): a browser script that would run
- * differently (no navigation wait, no throttling, no page events) is not run at all.
+ * differently (a file not set, an init script not run) is not run at all.
  *
- * Only names that mean k6's browser are looked for (waitForNavigation, getByRole, …), and
- * `.on(…)` with one of a page's event names: the script's own objects and other modules
- * (`socket.on("open")`, `list.filter`) have names like `first` or `on` too. A call this scan
- * cannot see (a name computed at run time) meets the page proxy, which names it then
- * (runtime/vu-modules/browser.ts).
+ * Only names that mean k6's browser are looked for (setInputFiles, addInitScript, …): the
+ * script's own objects and other modules have names like `first` or `on` too. A call this
+ * scan cannot see (a name computed at run time) meets the page proxy, which names it then
+ * (runtime/vu-modules/browser-proxy.ts guarded).
  */
 import { type Node, parse } from "acorn";
-import { PREDICATE_REFUSAL, UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "./runtime/browser-wire.ts";
-
-/** A page's events (page.on) not built yet: `console` and `metric` are (vu-modules/browser.ts), the requests' are not. */
-const PAGE_EVENTS = new Set(["request", "response", "requestfailed", "requestfinished"]);
+import { UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "./runtime/browser-wire.ts";
 
 /** Whether a source names any of them at all: most files are not parsed. */
-const MENTIONS = new RegExp(`\\b(${[...Object.keys(UNBUILT_BROWSER_CALLS), ...Object.keys(UNBUILT_PROPERTIES), "on", "waitForEvent"].join("|")})\\b`);
+const MENTIONS = new RegExp(`\\b(${[...Object.keys(UNBUILT_BROWSER_CALLS), ...Object.keys(UNBUILT_PROPERTIES)].join("|")})\\b`);
 
 /**
  * The unbuilt calls `source` (a JavaScript module; TypeScript is stripped by esbuild first, so
@@ -43,26 +39,8 @@ export function unbuiltBrowserCalls(source: string, file: string): string[] {
     const name = propertyName(callee);
     if (name === null) return;
     if (Object.hasOwn(UNBUILT_BROWSER_CALLS, name)) found.push(`${at(node)}: k6/browser's .${name}(): ${UNBUILT_BROWSER_CALLS[name]}`);
-    const first = (node as unknown as { arguments: Node[] }).arguments[0] as (Node & { value?: unknown }) | undefined;
-    if (name === "on" && first?.type === "Literal" && PAGE_EVENTS.has(String(first.value)))
-      found.push(`${at(node)}: k6/browser's page.on("${String(first.value)}"): only page.on("console") and page.on("metric") are built in edgeload yet`);
-    if (name === "waitForEvent" && hasPredicate((node as unknown as { arguments: Node[] }).arguments[1]))
-      found.push(`${at(node)}: k6/browser's page.waitForEvent(…, predicate): ${PREDICATE_REFUSAL}`);
   });
   return found;
-}
-
-/**
- * Whether waitForEvent's second argument is seen to be a predicate: a function written there,
- * or options with a `predicate`. One named by a variable is left to the page proxy, which
- * refuses it when called.
- */
-function hasPredicate(options: Node | undefined): boolean {
-  if (!options) return false;
-  if (options.type === "ArrowFunctionExpression" || options.type === "FunctionExpression") return true;
-  if (options.type !== "ObjectExpression") return false;
-  const properties = (options as unknown as { properties: Array<Node & { key?: Node & { name?: string; value?: unknown } }> }).properties;
-  return properties.some((p) => p.key?.name === "predicate" || p.key?.value === "predicate");
 }
 
 /** `x.name` or `x["name"]`: the name, else null. */

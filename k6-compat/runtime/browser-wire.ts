@@ -46,7 +46,7 @@ export interface CrossingRegExp {
   readonly flags: string;
 }
 
-/** The object a call is made on: the VU's browser, or a context, page, locator, element, keyboard or mouse by handle. */
+/** The object a call is made on: the VU's browser, or a context, page, locator, element, keyboard, mouse, touchscreen or intercepted request by handle. */
 export type BrowserTarget =
   | { readonly kind: "browser" }
   | { readonly kind: "context"; readonly context: number }
@@ -55,7 +55,10 @@ export type BrowserTarget =
   /** An ElementHandle (page.$), kept by the shard until its page closes or the script disposes it. */
   | { readonly kind: "element"; readonly page: number; readonly element: number }
   | { readonly kind: "keyboard"; readonly page: number }
-  | { readonly kind: "mouse"; readonly page: number };
+  | { readonly kind: "mouse"; readonly page: number }
+  | { readonly kind: "touchscreen"; readonly page: number }
+  /** A request a page.route handler holds, until it aborts, continues or fulfills it. */
+  | { readonly kind: "route"; readonly page: number; readonly route: number };
 
 export interface BrowserCall {
   readonly target: BrowserTarget;
@@ -65,14 +68,20 @@ export interface BrowserCall {
   readonly listen?: readonly PageListen[];
 }
 
+/** The page events whose data the shard collects for the script's handlers and waits (page.on, waitForEvent). */
+export const COLLECTED_PAGE_EVENTS = ["console", "request", "response", "requestfinished", "requestfailed"] as const;
+export type CollectedPageEvent = (typeof COLLECTED_PAGE_EVENTS)[number];
+
 /**
- * A page event the script listens to: `console` messages the shard collects for its handlers
- * (k6's ConsoleMessage), or `metric`, whose handlers only tag (metric.tag): the tag rules
- * they gave, which the shard applies to the page's metrics itself (browser-host.ts).
+ * A page event the script listens to: one whose data the shard collects for its handlers
+ * (k6's ConsoleMessage, Request, Response), `metric`, whose handlers only tag (metric.tag):
+ * the tag rules they gave, which the shard applies to the page's metrics itself
+ * (browser-host.ts), or the pages a context opens (context.waitForEvent("page")).
  */
 export type PageListen =
-  | { readonly page: number; readonly event: "console" }
-  | { readonly page: number; readonly event: "metric"; readonly rules: readonly MetricTagRule[] };
+  | { readonly page: number; readonly event: CollectedPageEvent }
+  | { readonly page: number; readonly event: "metric"; readonly rules: readonly MetricTagRule[] }
+  | { readonly context: number; readonly event: "page" };
 
 /**
  * One metric.tag({ name, matches }) of a page.on("metric") handler (k6 v1.x common/page.go
@@ -84,14 +93,50 @@ export interface MetricTagRule {
   readonly matches: readonly { readonly url: CrossingRegExp | string; readonly method?: string }[];
 }
 
-/** A console message of a page, as k6's ConsoleMessage gives it: type(), text(), args()[i].jsonValue(). */
-export interface PageEvent {
-  readonly page: number;
-  readonly event: "console";
-  readonly type: string;
-  readonly text: string;
-  readonly args: readonly unknown[];
+/**
+ * An event of a page (or a context's new page) as it crosses with an answer: a console message
+ * as k6's ConsoleMessage gives it (type(), text(), args()[i].jsonValue()), a request or a
+ * response, a request a page.route handler is to decide on (`route`: the handle its calls
+ * name, `id`: the script's route), or a page a listened context opened.
+ */
+export type PageEvent =
+  | { readonly page: number; readonly event: "console"; readonly type: string; readonly text: string; readonly args: readonly unknown[] }
+  | { readonly page: number; readonly event: "request" | "requestfinished" | "requestfailed"; readonly request: RequestData }
+  | { readonly page: number; readonly event: "response"; readonly response: ResponseData }
+  | { readonly page: number; readonly event: "route"; readonly route: number; readonly id: number; readonly request: RequestData }
+  | { readonly context: number; readonly event: "page"; readonly page: number; readonly url: string };
+
+/** What crosses of a request: k6's Request reads. */
+export interface RequestData {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Record<string, string>;
+  readonly postData: string | null;
+  readonly resourceType: string;
+  readonly isNavigationRequest: boolean;
+  /** k6's request.failure(): why it failed (requestfailed), else absent. */
+  readonly failure?: { readonly errorText: string } | null;
+  /** Its response, for a request that finished (requestfinished): k6's request.response(). */
+  readonly response?: ResponseData | null;
 }
+
+/** What crosses of a response: k6's Response reads, with its request when a page event brought it. */
+export interface ResponseData {
+  readonly status: number;
+  readonly statusText: string;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly request?: RequestData;
+}
+
+/**
+ * The shard's call that answers when events of listened pages are waiting (or the page closes,
+ * or `timeoutMs` passes), for the VU to hand them to a page.route handler or a waitForEvent
+ * predicate while the script awaits something else. Not a k6 method: no proxy has it.
+ * Arguments: the VU's wait number and its timeout (null: none); answers an EventPoll.
+ */
+export const EVENT_POLL = "nextEvents";
+export type EventPoll = "events" | "timeout" | "closed";
 
 export interface BrowserAnswer {
   /** What the call returned (structured-clone data): a handle's number for newContext, newPage and page.$; a FunctionValue for waitForFunction. */
@@ -211,11 +256,17 @@ export const BROWSER_METHODS = {
     "emulateMedia",
     "setDefaultTimeout",
     "setDefaultNavigationTimeout",
+    "route",
+    "unroute",
+    "throttleNetwork",
+    "throttleCPU",
   ],
   locator: ["clear", "waitFor", "count", "boundingBox", "scrollIntoViewIfNeeded", "selectText", "blur", ...ELEMENT_ACTIONS],
   element: ["boundingBox", "scrollIntoViewIfNeeded", "selectText", "waitForElementState", "$", "$$", "dispose", ...ELEMENT_ACTIONS],
   keyboard: ["press", "type", "down", "up", "insertText"],
   mouse: ["click", "dblclick", "down", "up", "move", "wheel"],
+  touchscreen: ["tap"],
+  route: ["abort", "continue", "fulfill"],
 } as const satisfies Record<BrowserTarget["kind"], readonly string[]>;
 
 /** Whether `method` is one `kind` answers. */
@@ -241,24 +292,23 @@ export const BROWSER_METRICS = {
 /** The browser trends that are not times. */
 export const BROWSER_UNITLESS: ReadonlySet<string> = new Set(["browser_web_vital_cls"]);
 
-/**
- * k6 v1.x browser methods (@types/k6 browser) not built yet, by the reason given. Browser Run
- * gives CDP, so throttling and page events can come; the rest is plain work still to do.
- * waitForEvent with a predicate is refused apart (k6-compat/browser-refusals.ts): the
- * predicate is the script's function, which cannot run where the events are.
- */
-export const UNBUILT_BROWSER_CALLS: Readonly<Record<string, string>> = Object.fromEntries([
-  ...["setInputFiles", "emulateVisionDeficiency", "addInitScript", "exposeFunction", "evaluateHandle", "closeContext", "unrouteAll"].map((name) => [
+/** k6 v1.x browser methods (@types/k6 browser) not built yet, by the reason given: plain work still to do. */
+export const UNBUILT_BROWSER_CALLS: Readonly<Record<string, string>> = Object.fromEntries(
+  ["setInputFiles", "emulateVisionDeficiency", "addInitScript", "exposeFunction", "evaluateHandle", "closeContext", "unrouteAll"].map((name) => [
     name,
     "not built in edgeload's k6/browser yet",
   ]),
-  ...["throttleNetwork", "throttleCPU"].map((name) => [name, "throttling needs raw CDP, not built yet"]),
-  ...["route", "unroute"].map((name) => [name, "request interception is the shard's (it keeps the browser on the allowed targets), not the script's yet"]),
-]);
+);
 
-/** Why waitForEvent with a predicate is refused, when the script is bundled (k6-compat/browser-refusals.ts) or when it is called. */
-export const PREDICATE_REFUSAL =
-  "a predicate is a function of the script, and the events are the shard's browser's: not built in edgeload yet (wait without one, or with waitForResponse/waitForRequest and a URL)";
+/** Properties of k6's page that are objects of their own, not built: none now (page.touchscreen is). */
+export const UNBUILT_PROPERTIES: Readonly<Record<string, string>> = {};
 
-/** Properties of k6's page that are objects of their own, not built. */
-export const UNBUILT_PROPERTIES: Readonly<Record<string, string>> = { touchscreen: "not built yet" };
+/**
+ * k6's `networkProfiles` of k6/browser, for page.throttleNetwork (v1.8.1 common/network_profile.go):
+ * latency in ms, throughputs in bytes per second, -1 for none.
+ */
+export const NETWORK_PROFILES = {
+  "No Throttling": { latency: 0, download: -1, upload: -1 },
+  "Slow 3G": { latency: 400 * 5, download: ((500 * 1000) / 8) * 0.8, upload: ((500 * 1000) / 8) * 0.8 },
+  "Fast 3G": { latency: 150 * 3.75, download: ((1.6 * 1000 * 1000) / 8) * 0.9, upload: ((750 * 1000) / 8) * 0.9 },
+} as const;

@@ -3,8 +3,10 @@
  * proxies name by handle (k6-compat/runtime/browser-wire.ts), in the shard's browser session
  * (browser-session.ts). Each iteration opens contexts of its own and closes them at its end,
  * as k6 starts a browser per iteration; the session stays. Locators are replayed from their
- * steps (browser-locate.ts); element handles (page.$) and the console messages of a page the
- * script listens to are kept here, the messages handed back with the next answer.
+ * steps (browser-locate.ts); element handles (page.$) are kept here, and the events of the
+ * pages the script listens to (browser-events.ts), handed back with the next answer. A page's
+ * page.route handlers hold its requests here (browser-routes.ts); throttling and taps go by
+ * CDP (browser-emulation.ts).
  *
  * What it records, through the iteration's host as any script sample: the web vitals of each
  * page (browser-vitals.ts: TTFB, FCP and LCP after a navigation, INP and CLS when it is left) and
@@ -13,22 +15,27 @@
  * browser reaches only what the run may load: every request a context makes is checked
  * against the deployment's allowed targets and aborted when refused.
  */
-import type { BrowserContext, ConsoleMessage, ElementHandle, FrameLocator, Locator, Page, Response, Route } from "@cloudflare/playwright";
+import type { BrowserContext, CDPSession, ElementHandle, Page, Response, Route } from "@cloudflare/playwright";
 import {
   answers,
   type BrowserAnswer,
   type BrowserCall,
   type BrowserIdentity,
   type BrowserTarget,
+  type CollectedPageEvent,
+  EVENT_POLL,
   type FunctionValue,
   type MetricTagRule,
-  type PageEvent,
   type PageListen,
 } from "../../k6-compat/runtime/browser-wire.ts";
+import { elementCall, inputInOrder, invoke, usesInput } from "./browser-element-calls.ts";
+import { tap, throttleCPU, throttleNetwork } from "./browser-emulation.ts";
+import { collectPageEvents, PageEventQueue } from "./browser-events.ts";
 import { locate, revive } from "./browser-locate.ts";
 import { recordRequest, requestFinished, taggedByRules, watchPageBytes } from "./browser-page-metrics.ts";
+import { PageRoutes } from "./browser-routes.ts";
 import { installVitals, recordNavigationVitals, reportVitals, watchVitals } from "./browser-vitals.ts";
-import { consoleData, type FunctionResult, PAGE_WAITS, pageWait, responseData } from "./browser-waits.ts";
+import { type FunctionResult, PAGE_WAITS, pageWait, responseData } from "./browser-waits.ts";
 import type { Sample } from "../../k6-compat/runtime/wire.ts";
 
 /** What the host needs of its shard: a context in the shard's browser, and where screenshots go. */
@@ -52,8 +59,12 @@ interface OpenPage {
   readonly pending: Set<Promise<void>>;
   /** Its element handles (page.$), by handle: disposed with the page. */
   readonly elements: Map<number, ElementHandle>;
-  /** Console messages not yet sent to the script, in order; null while it does not listen. */
-  console: Promise<PageEvent>[] | null;
+  /** The page's events the script listens to, collected since it said so (browser-events.ts). */
+  readonly listening: Set<CollectedPageEvent>;
+  /** The page's own CDP session: its vitals, its bytes, throttling and taps. */
+  readonly cdp: CDPSession;
+  /** Its page.route handlers and the requests they hold. */
+  readonly routes: PageRoutes;
   /** The page's metric.tag() rules (page.on("metric")), in the order the script gave them. */
   readonly rules: MetricTagRule[];
   /** Records the page's samples, tagged by its rules. */
@@ -68,6 +79,10 @@ export class BrowserHost {
   readonly #record: (samples: readonly Sample[]) => void;
   readonly #contexts = new Map<number, BrowserContext>();
   readonly #pages = new Map<number, OpenPage>();
+  /** The listened pages' events, in order, until the next answer. */
+  readonly #events = new PageEventQueue();
+  /** The contexts whose new pages the script waits for (context.waitForEvent("page")). */
+  readonly #pageWatched = new Set<number>();
   #nextHandle = 1;
 
   /** `refusal`: why a URL may not be loaded (the deployment's allowed targets), or null. */
@@ -78,10 +93,11 @@ export class BrowserHost {
   }
 
   async call({ target, method, args, listen }: BrowserCall): Promise<BrowserAnswer> {
-    if (!answers(target.kind, method)) throw new Error(`k6/browser's ${target.kind}.${method}() is not built in edgeload`);
+    const polls = method === EVENT_POLL && (target.kind === "page" || target.kind === "context");
+    if (!polls && !answers(target.kind, method)) throw new Error(`k6/browser's ${target.kind}.${method}() is not built in edgeload`);
     for (const wanted of listen ?? []) this.#listen(wanted);
-    const answer = await this.#answer(target, method, args);
-    const events = await this.#events();
+    const answer = polls ? await this.#poll(target, args) : await this.#answer(target, method, args);
+    const events = await this.#events.drain();
     return events.length ? { ...answer, events } : answer;
   }
 
@@ -89,9 +105,20 @@ export class BrowserHost {
   async close(): Promise<void> {
     await Promise.allSettled([...this.#pages.values()].map((open) => reportVitals(open.page, open.record)));
     for (const open of this.#pages.values()) await Promise.allSettled(open.pending);
+    for (const open of this.#pages.values()) open.routes.clear();
     this.#pages.clear();
     await Promise.allSettled([...this.#contexts.values()].map((c) => c.close()));
     this.#contexts.clear();
+    this.#events.closed();
+  }
+
+  /** A VU's poll (EVENT_POLL: its number, its timeout or null): answered once events wait, or its page or context closed, or it timed out. */
+  async #poll(target: BrowserTarget, [id, timeoutMs]: readonly unknown[]): Promise<BrowserAnswer> {
+    const open =
+      target.kind === "context"
+        ? () => this.#contexts.has(target.context)
+        : () => !(this.#pages.get((target as { page: number }).page)?.page.isClosed() ?? true);
+    return { value: await this.#events.poll(Number(id), typeof timeoutMs === "number" ? timeoutMs : null, open, Date.now) };
   }
 
   async #answer(target: BrowserTarget, method: string, args: readonly unknown[]): Promise<BrowserAnswer> {
@@ -111,6 +138,8 @@ export class BrowserHost {
       if (target.kind === "element") return this.#elementCall(open, target.element, method, revived);
       if (target.kind === "keyboard") return invoke(page.keyboard, method, revived);
       if (target.kind === "mouse") return invoke(page.mouse, method, revived);
+      if (target.kind === "touchscreen") return tap(open.cdp, args[0], args[1]);
+      if (target.kind === "route") return open.routes.decide(target.route, method, args);
       return this.#pageCall(open, method, args);
     };
     return { value: await (usesInput(target.kind, method) ? inputInOrder(open, run) : run()), url: page.url() };
@@ -148,12 +177,17 @@ export class BrowserHost {
       const call = `(${String(source)})(${values.map((v) => (v === undefined ? "undefined" : JSON.stringify(v))).join(", ")})`;
       return page.evaluate(isFunction ? call : String(source));
     }
+    if (method === "route") return open.routes.route(Number(args[0]), args[1]);
+    if (method === "unroute") return open.routes.unroute(args);
+    if (method === "throttleNetwork") return throttleNetwork(open.cdp, args[0]);
+    if (method === "throttleCPU") return throttleCPU(open.cdp, args[0]);
     if (method === "screenshot") return this.#screenshot(page, args[0] as ScreenshotOptions | undefined, String(args[1]));
     if (method === "waitForSelector" || method === "$") return this.#keep(open, (await invoke(page, method, args)) as ElementHandle | null);
     if (method === "$$") return ((await page.$$(String(args[0]))) as ElementHandle[]).map((e) => this.#keep(open, e));
     if (method === "close") {
       await reportVitals(page, open.record);
       await page.close();
+      open.routes.clear();
       await Promise.allSettled(open.pending);
       for (const element of open.elements.values()) await element.dispose().catch(() => {});
       return undefined;
@@ -229,9 +263,28 @@ export class BrowserHost {
     const page = await context.newPage();
     const rules: MetricTagRule[] = [];
     const record = (samples: readonly Sample[]) => this.#record(rules.length ? samples.map((sample) => taggedByRules(sample, rules)) : samples);
-    const open: OpenPage = { page, context: contextHandle, pending: new Set(), elements: new Map(), console: null, rules, record, inputs: Promise.resolve() };
-    // One CDP session of the page's own: its hidden documents' vitals and its requests' bytes.
+    // One CDP session of the page's own: its hidden documents' vitals, its requests' bytes, throttling and taps.
     const cdp = await context.newCDPSession(page);
+    const handle = this.#nextHandle++;
+    const routes = new PageRoutes(
+      page,
+      handle,
+      (event) => this.#events.push(event),
+      this.#refusal,
+      () => this.#nextHandle++,
+    );
+    const open: OpenPage = {
+      page,
+      context: contextHandle,
+      pending: new Set(),
+      elements: new Map(),
+      listening: new Set(),
+      cdp,
+      routes,
+      rules,
+      record,
+      inputs: Promise.resolve(),
+    };
     await watchVitals(cdp, record);
     await watchPageBytes(cdp, record);
     const track = (work: Promise<void>) => {
@@ -240,30 +293,28 @@ export class BrowserHost {
     };
     page.on("requestfinished", (request) => track(requestFinished(request, record)));
     page.on("requestfailed", (request) => recordRequest(request, null, true, 0, record));
-    const handle = this.#nextHandle++;
+    // A poll on the page ends when it closes, by the script or by itself.
+    page.on("close", () => this.#events.closed());
     this.#pages.set(handle, open);
+    if (this.#pageWatched.has(contextHandle)) this.#events.push(Promise.resolve({ context: contextHandle, event: "page", page: handle, url: page.url() }));
     return { value: handle, url: page.url(), context: contextHandle };
   }
 
-  /** Starts collecting a page's console for the script (page.on("console")), once; keeps its metric.tag() rules. */
+  /** Starts collecting a page's events of a kind for the script (page.on, waitForEvent), once; keeps its metric.tag() rules; watches a context's new pages. */
   #listen(wanted: PageListen): void {
-    const handle = wanted.page;
-    const open = this.#pages.get(handle);
+    if ("context" in wanted) {
+      this.#pageWatched.add(wanted.context);
+      return;
+    }
+    const open = this.#pages.get(wanted.page);
     if (!open) return;
     if (wanted.event === "metric") {
       open.rules.push(...wanted.rules);
       return;
     }
-    if (open.console) return;
-    const queue: Promise<PageEvent>[] = [];
-    open.console = queue;
-    open.page.on("console", (message) => queue.push(consoleEvent(handle, message)));
-  }
-
-  /** The console messages of every listened page since the last answer, in order. */
-  async #events(): Promise<PageEvent[]> {
-    const waiting = [...this.#pages.values()].flatMap((open) => open.console?.splice(0) ?? []);
-    return Promise.all(waiting);
+    if (open.listening.has(wanted.event)) return;
+    open.listening.add(wanted.event);
+    collectPageEvents(open.page, wanted.page, wanted.event, this.#events);
   }
 }
 
@@ -277,64 +328,4 @@ export function withUserAgent(options: unknown, userAgent: string): Record<strin
   return typeof given.userAgent === "string" && given.userAgent.trim() !== "" ? given : { ...given, userAgent };
 }
 
-/** The element actions that move the page's one mouse or keyboard (and its focus). */
-const INPUT_ACTIONS: ReadonlySet<string> = new Set([
-  "click",
-  "dblclick",
-  "fill",
-  "type",
-  "press",
-  "check",
-  "uncheck",
-  "setChecked",
-  "hover",
-  "tap",
-  "selectOption",
-  "clear",
-  "selectText",
-]);
-
-const usesInput = (kind: BrowserTarget["kind"], method: string) => kind === "keyboard" || kind === "mouse" || INPUT_ACTIONS.has(method);
-
-/**
- * Runs a page's input action after the ones before it. A page has one mouse and one keyboard:
- * two clicks a script starts at once (k6-utils' check() runs its predicates together) would
- * interleave their moves and land on each other's element, where k6 makes them one by one.
- * Waits (waitForNavigation beside a click) and reads are not held.
- */
-function inputInOrder(open: OpenPage, action: () => Promise<unknown>): Promise<unknown> {
-  const run = open.inputs.then(action);
-  open.inputs = run.catch(() => undefined);
-  return run;
-}
-
-/** A listened page's console message, as it crosses with the next answer. */
-async function consoleEvent(page: number, message: ConsoleMessage): Promise<PageEvent> {
-  return { page, event: "console", ...(await consoleData(message)) };
-}
-
 type ScreenshotOptions = { path?: unknown; type?: unknown } & Record<string, unknown>;
-
-/**
- * k6's editable state (its injected script's checkElementState): not disabled, and no
- * readonly attribute on an input, textarea or select. Playwright's isEditable throws for any
- * other element (a div), where k6 answers true. Runs in the page.
- */
-function k6Editable(element: { nodeName: string; hasAttribute(name: string): boolean }): boolean {
-  const disabled = ["BUTTON", "INPUT", "SELECT", "TEXTAREA"].includes(element.nodeName) && element.hasAttribute("disabled");
-  const readonly = ["INPUT", "TEXTAREA", "SELECT"].includes(element.nodeName) && element.hasAttribute("readonly");
-  return !disabled && !readonly;
-}
-
-/** A call on an element (a locator or a handle): as Playwright's, but isEditable as k6 answers it. */
-function elementCall(element: Locator | FrameLocator | ElementHandle, method: string, args: readonly unknown[]): Promise<unknown> {
-  if (method === "isEditable" && "evaluate" in element) return (element as Locator).evaluate(k6Editable);
-  return invoke(element, method, args);
-}
-
-/** One of the listed methods on a Playwright object, with the script's arguments as they are (k6 copies Playwright's). */
-function invoke(object: object, method: string, args: readonly unknown[]): Promise<unknown> {
-  const fn = (object as Record<string, unknown>)[method];
-  if (typeof fn !== "function") throw new Error(`${method}() is not available on this browser object`);
-  return Promise.resolve(fn.apply(object, args));
-}

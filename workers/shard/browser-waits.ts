@@ -6,12 +6,12 @@
  *
  * A wait is registered as soon as its call reaches the shard, before the host awaits anything
  * (browser-host.ts), so the action a script starts beside it (`Promise.all([page.waitForResponse(…),
- * button.click()])`, k6's way) cannot bring its response before the wait listens. What k6
- * matches with a function of the script (waitForEvent's predicate) cannot be matched here: the
- * script's functions stay in its isolate, and those calls are refused before they cross.
+ * button.click()])`, k6's way) cannot bring its response before the wait listens. A wait with a
+ * predicate (a function of the script, which stays in its isolate) is the VU's: the events
+ * cross to it (browser-events.ts).
  */
 import type { ConsoleMessage, ElementHandle, Page, Request, Response } from "@cloudflare/playwright";
-import type { CrossingRegExp } from "../../k6-compat/runtime/browser-wire.ts";
+import type { CrossingRegExp, RequestData, ResponseData } from "../../k6-compat/runtime/browser-wire.ts";
 
 /** The waits this file answers. */
 export const PAGE_WAITS: ReadonlySet<string> = new Set(["waitForFunction", "waitForResponse", "waitForRequest", "waitForEvent"]);
@@ -66,8 +66,8 @@ async function waitForFunction(page: Page, args: readonly unknown[]): Promise<Fu
   return { kind: "value", value };
 }
 
-/** k6's URL match of waitForResponse/Request: a RegExp tested on the URL, else the URL itself. */
-function urlMatcher(what: string, pattern: unknown): (url: string) => boolean {
+/** k6's URL match of waitForResponse/Request and page.route: a RegExp tested on the URL, else the URL itself. */
+export function urlMatcher(what: string, pattern: unknown): (url: string) => boolean {
   if (typeof pattern === "string") return (url) => url === pattern;
   const regexp = pattern as CrossingRegExp | null;
   if (typeof regexp?.$regexp === "string") {
@@ -87,13 +87,13 @@ function timeoutOf(options: unknown): { timeout?: number } {
 }
 
 /** What a navigation or a wait brings back of a response (null: none, as for a same-document navigation). */
-export function responseData(response: Response | null): unknown {
+export function responseData(response: Response | null): ResponseData | null {
   if (!response) return null;
   return { status: response.status(), statusText: response.statusText(), url: response.url(), headers: response.headers() };
 }
 
-/** What a wait brings back of a request: k6's Request reads. */
-function requestData(request: Request): unknown {
+/** What a wait or an event brings back of a request: k6's Request reads. */
+export function requestData(request: Request): RequestData {
   return {
     url: request.url(),
     method: request.method(),

@@ -1,8 +1,9 @@
 /**
  * k6/browser's page and what hangs off it, as proxies in the script's isolate: the page, its
  * locators and frame locators, element handles (page.$), keyboard and mouse, a navigation's
- * response and a console message. Each call crosses to the shard (browser-proxy.ts), which
- * replays it on Playwright's objects (workers/shard/browser-host.ts).
+ * response, a console message and a page event (browser-objects.ts). Each call crosses to
+ * the shard (browser-proxy.ts), which replays it on Playwright's objects
+ * (workers/shard/browser-host.ts).
  *
  * A locator is the list of steps that made it from its page (`getByRole("list")`, then
  * `.locator("li", { hasText })`, then `.first()`): k6 builds locators without waiting, so
@@ -11,13 +12,19 @@
 import {
   BROWSER_METHODS,
   type BrowserTarget,
+  COLLECTED_PAGE_EVENTS,
+  type CollectedPageEvent,
   type FunctionValue,
   type LocatorStep,
   type MetricTagRule,
-  PREDICATE_REFUSAL,
   type PageEvent,
+  type RequestData,
+  type ResponseData,
 } from "../browser-wire.ts";
+import { DEFAULT_TIMEOUT_MS, waitForEventWith, waitOptions } from "./browser-events.ts";
+import { consoleMessage, pageEventObject, requestOf, responseOf } from "./browser-objects.ts";
 import { type Call, crossing, guarded, LOCATOR_OF, type Methods, methods, type PageTools } from "./browser-proxy.ts";
+import { pageRoutes } from "./browser-routes.ts";
 
 /** The steps that find by what the user sees: a page, a locator and a frame locator each have them. */
 const FINDERS = ["getByRole", "getByText", "getByLabel", "getByPlaceholder", "getByAltText", "getByTitle", "getByTestId"] as const;
@@ -27,6 +34,9 @@ export function pageProxy(tools: PageTools, handle: number, firstUrl: string, co
   const target: BrowserTarget = { kind: "page", page: handle };
   let url = firstUrl;
   let closed = false;
+  /** page.setDefaultTimeout's, for the waits that run here (a predicate's). */
+  let defaultTimeoutMs = DEFAULT_TIMEOUT_MS;
+  const routes = pageRoutes(tools, handle, () => closed);
   /** A call that may move the page: its URL comes back with the answer. */
   const track = async (what: string, method: string, args: readonly unknown[]) => {
     const answer = await call(what, target, method, args);
@@ -42,12 +52,25 @@ export function pageProxy(tools: PageTools, handle: number, firstUrl: string, co
   const element = (value: unknown) => (typeof value === "number" ? elementProxy(call, handle, value) : null);
   const page: Methods = {};
   for (const method of BROWSER_METHODS.page) page[method] = (...args: unknown[]) => track(`page.${method}()`, method, args);
-  Object.assign(page, finders(tools.call, handle, []), {
+  const events = pageEvents(
+    tools,
+    handle,
+    track,
+    () => proxy,
+    () => defaultTimeoutMs,
+  );
+  // page.route and page.unroute (browser-routes.ts).
+  Object.assign(page, finders(tools.call, handle, []), events, routes, {
     url: () => url,
     isClosed: () => closed,
     frameLocator: (selector: string) => frameLocatorProxy(call, handle, [{ by: "frameLocator", args: [String(selector)] }]),
     keyboard: guarded("keyboard", methods(call, "keyboard", { kind: "keyboard", page: handle })),
     mouse: guarded("mouse", methods(call, "mouse", { kind: "mouse", page: handle })),
+    touchscreen: guarded("touchscreen", methods(call, "touchscreen", { kind: "touchscreen", page: handle })),
+    setDefaultTimeout(timeout: unknown) {
+      if (typeof timeout === "number" && timeout >= 0) defaultTimeoutMs = timeout;
+      return track("page.setDefaultTimeout()", "setDefaultTimeout", [timeout]);
+    },
     context() {
       if (context === undefined) throw new Error("page.context(): this page's context is not known");
       return tools.context(context);
@@ -72,23 +95,9 @@ export function pageProxy(tools: PageTools, handle: number, firstUrl: string, co
       responseOf((await track("page.waitForResponse()", "waitForResponse", [waitedUrl("waitForResponse", url), options])) as ResponseData),
     waitForRequest: async (url: unknown, options?: unknown) =>
       requestOf((await track("page.waitForRequest()", "waitForRequest", [waitedUrl("waitForRequest", url), options])) as RequestData),
-    async waitForEvent(event: unknown, options?: unknown) {
-      const predicate = typeof options === "function" ? options : (options as { predicate?: unknown } | null | undefined)?.predicate;
-      if (predicate !== undefined) throw new Error(`k6/browser's page.waitForEvent("${String(event)}", predicate): ${PREDICATE_REFUSAL}`);
-      const data = await track("page.waitForEvent()", "waitForEvent", [String(event), options]);
-      if (event === "console") return consoleMessage({ page: handle, event: "console", ...(data as Omit<PageEvent, "page" | "event">) }, proxy);
-      return event === "response" ? responseOf(data as ResponseData) : requestOf(data as RequestData);
-    },
     $: async (selector: string) => element(await track("page.$()", "$", [String(selector)])),
     $$: async (selector: string) => ((await track("page.$$()", "$$", [String(selector)])) as number[]).map(element),
     waitForTimeout: (ms: number) => tools.sleep(Math.max(0, Number(ms) || 0)),
-    on(event: unknown, handler: unknown) {
-      if (event !== "console" && event !== "metric")
-        throw new Error(`k6/browser's page.on("${String(event)}"): only page.on("console") and page.on("metric") are built in edgeload yet`);
-      if (typeof handler !== "function") throw new Error(`page.on("${event}", handler): the handler must be a function`);
-      if (event === "metric") tools.tagMetrics(handle, metricTagRules(handler as (event: unknown) => unknown));
-      else tools.listen(handle, "console", (e) => handler(consoleMessage(e as PageEvent, proxy)));
-    },
     async close() {
       await track("page.close()", "close", []);
       closed = true;
@@ -96,6 +105,44 @@ export function pageProxy(tools: PageTools, handle: number, firstUrl: string, co
   });
   const proxy = guarded("page", page);
   return proxy;
+}
+
+/**
+ * A page's events: page.on(event, handler) and waitForEvent(event, predicate or options), as
+ * k6 maps them (page_mapping.go mapPageOn, waitForEvent). `track` makes a call of the page,
+ * `page` is its proxy, `timeoutMs` its default timeout now.
+ */
+function pageEvents(
+  tools: PageTools,
+  handle: number,
+  track: (what: string, method: string, args: readonly unknown[]) => Promise<unknown>,
+  page: () => Methods,
+  timeoutMs: () => number,
+): Methods {
+  const target: BrowserTarget = { kind: "page", page: handle };
+  return {
+    async waitForEvent(event: unknown, options?: unknown) {
+      const what = `page.waitForEvent("${String(event)}")`;
+      const parsed = waitOptions(what, options, timeoutMs());
+      // With a predicate the events cross and it runs here (browser-events.ts); without one the shard waits for the first.
+      if (parsed.predicate) {
+        if (!(COLLECTED_PAGE_EVENTS as readonly unknown[]).includes(event))
+          throw new Error(`${what}: k6 waits for ${COLLECTED_PAGE_EVENTS.map((e) => `"${e}"`).join(", ")}`);
+        const key = { page: handle, event: event as CollectedPageEvent };
+        return waitForEventWith(tools, { what, target, key, make: (e) => pageEventObject(e, page()), options: parsed });
+      }
+      const data = await track("page.waitForEvent()", "waitForEvent", [String(event), options]);
+      if (event === "console") return consoleMessage({ page: handle, event: "console", ...(data as { type: string; text: string; args: unknown[] }) }, page());
+      return event === "response" ? responseOf(data as ResponseData) : requestOf(data as RequestData);
+    },
+    on(event: unknown, handler: unknown) {
+      if (event !== "metric" && !(COLLECTED_PAGE_EVENTS as readonly unknown[]).includes(event))
+        throw new Error(`k6/browser's page.on("${String(event)}"): k6 has the page events "metric", ${COLLECTED_PAGE_EVENTS.map((e) => `"${e}"`).join(", ")}`);
+      if (typeof handler !== "function") throw new Error(`page.on("${String(event)}", handler): the handler must be a function`);
+      if (event === "metric") tools.tagMetrics(handle, metricTagRules(handler as (event: unknown) => unknown));
+      else tools.listen({ page: handle, event: event as CollectedPageEvent }, (e) => handler(pageEventObject(e as PageEvent, page())));
+    },
+  };
 }
 
 /** page.locator, page.getBy…: each starts a locator (or adds a step to `steps`). */
@@ -159,26 +206,6 @@ function elementProxy(call: Call, page: number, handle: number): Methods {
   });
 }
 
-/** What a navigation brings back of the main response. */
-interface ResponseData {
-  readonly status: number;
-  readonly statusText: string;
-  readonly url: string;
-  readonly headers: Record<string, string>;
-}
-
-/** k6's Response, as far as its data crossed: status(), ok(), url(), headers(). */
-function responseOf(data: ResponseData): Methods {
-  return guarded("response", {
-    status: () => data.status,
-    statusText: () => data.statusText,
-    ok: () => data.status >= 200 && data.status <= 299,
-    url: () => data.url,
-    headers: () => ({ ...data.headers }),
-    headerValue: (name: string) => data.headers[String(name).toLowerCase()] ?? null,
-  });
-}
-
 /** waitForResponse/waitForRequest's URL: k6 takes a string (the URL itself) or a RegExp. */
 function waitedUrl(method: string, url: unknown): unknown {
   if (typeof url === "string" || url instanceof RegExp) return url;
@@ -193,29 +220,6 @@ function waitedUrl(method: string, url: unknown): unknown {
 function functionHandle(call: Call, page: number, result: FunctionValue): Methods {
   if (result.kind === "element") return elementProxy(call, page, result.element);
   return guarded("jsHandle", { jsonValue: async () => result.value, asElement: () => null, dispose: async () => {} });
-}
-
-/** What a wait brings back of a request. */
-interface RequestData {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: Record<string, string>;
-  readonly postData: string | null;
-  readonly resourceType: string;
-  readonly isNavigationRequest: boolean;
-}
-
-/** k6's Request, as far as its data crossed. */
-function requestOf(data: RequestData): Methods {
-  return guarded("request", {
-    url: () => data.url,
-    method: () => data.method,
-    headers: () => ({ ...data.headers }),
-    headerValue: (name: string) => data.headers[String(name).toLowerCase()] ?? null,
-    postData: () => data.postData,
-    resourceType: () => data.resourceType,
-    isNavigationRequest: () => data.isNavigationRequest,
-  });
 }
 
 /** The HTTP methods k6's metric.tag() accepts in a match. */
@@ -249,14 +253,4 @@ function metricTagRules(handler: (event: unknown) => unknown): MetricTagRule[] {
   };
   handler(guarded("metricEvent", { tag }));
   return rules;
-}
-
-/** k6's ConsoleMessage: its arguments crossed as their JSON values (JSHandle.jsonValue()). */
-function consoleMessage(event: PageEvent, page: Methods): Methods {
-  return guarded("consoleMessage", {
-    type: () => event.type,
-    text: () => event.text,
-    page: () => page,
-    args: () => event.args.map((value) => guarded("jsHandle", { jsonValue: async () => value })),
-  });
 }

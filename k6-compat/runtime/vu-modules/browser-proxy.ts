@@ -3,14 +3,28 @@
  * call reaches the shard, the plain methods of a kind built from the wire's list, and the
  * guard that names a k6 method edgeload has not built when a script reaches it.
  */
-import { BROWSER_METHODS, type BrowserAnswer, type BrowserTarget, type MetricTagRule, UNBUILT_BROWSER_CALLS, UNBUILT_PROPERTIES } from "../browser-wire.ts";
+import {
+  BROWSER_METHODS,
+  type BrowserAnswer,
+  type BrowserTarget,
+  type CollectedPageEvent,
+  type MetricTagRule,
+  UNBUILT_BROWSER_CALLS,
+  UNBUILT_PROPERTIES,
+} from "../browser-wire.ts";
 
 /** One call to the shard: `what` names it in errors (`page.click()`). */
 export type Call = (what: string, target: BrowserTarget, method: string, args: readonly unknown[]) => Promise<BrowserAnswer>;
 export type Methods = Record<string, unknown>;
 
-/** A page event's handler, as the script gave it to page.on. */
+/** A page event's handler: it is given the event as it crossed (browser-wire.ts PageEvent). */
 export type PageHandler = (event: unknown) => unknown;
+
+/**
+ * Whose events a handler takes: a page's of one kind (`route`: the requests its page.route
+ * handlers decide on), or the pages a context opens.
+ */
+export type ListenKey = { readonly page: number; readonly event: CollectedPageEvent | "route" } | { readonly context: number; readonly event: "page" };
 
 /** What a page's proxies need of the module: the call, the VU's clock, names and events. */
 export interface PageTools {
@@ -18,12 +32,19 @@ export interface PageTools {
   readonly sleep: (ms: number) => Promise<void>;
   /** The R2 name of the VU's next screenshot of `type`. */
   readonly screenshotName: (type: unknown) => string;
-  /** Registers a handler of a page's console: the shard starts collecting it with the next call. */
-  readonly listen: (page: number, event: "console", handler: PageHandler) => void;
+  /**
+   * Registers a handler of events: the shard starts collecting them with the next call (route
+   * events it sends as soon as the page has routes). Returns the handler's removal.
+   */
+  readonly listen: (key: ListenKey, handler: PageHandler) => () => void;
   /** Sends the tag rules of a page.on("metric") handler with the next call. */
   readonly tagMetrics: (page: number, rules: readonly MetricTagRule[]) => void;
   /** The proxy of a context by handle (page.context()). */
   readonly context: (handle: number) => Methods;
+  /** A number for the next event poll, unique in the VU (browser-events.ts). */
+  readonly pollId: () => number;
+  /** The proxy of a page by handle, one a page: made with its first URL and its context's handle when first named. */
+  readonly page: (handle: number, url: string, context: number | undefined) => Methods;
   /** The module's browser (context.browser()). */
   readonly browser: () => Methods;
 }
