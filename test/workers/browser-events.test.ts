@@ -20,13 +20,14 @@ const fetchIn = (path: string) =>
 
 type PageTarget = { readonly kind: "page"; readonly page: number };
 
-async function withPage<T>(body: (call: Call, page: PageTarget, context: number) => Promise<T>): Promise<T> {
+/** `refusal`: the deployment's allowed targets, as the host is given them (none refused by default). */
+async function withPage<T>(body: (call: Call, page: PageTarget, context: number) => Promise<T>, refusal: (url: URL) => string | null = () => null): Promise<T> {
   const stub = env.LOAD_SHARD.get(env.LOAD_SHARD.idFromName(`browser-events-${crypto.randomUUID()}`));
   return runInDurableObject(stub, async (_instance, state) => {
     const session = new ShardBrowser(env.BROWSER!, state.storage.kv);
     const host = new BrowserHost(
       { newContext: () => session.newContext(), identity: () => session.identity(), saveScreenshot: async () => {} },
-      () => null,
+      refusal,
       () => {},
     );
     const call: Call = (target, method, args = [], listen) => host.call({ target, method, args, ...(listen ? { listen } : {}) });
@@ -85,6 +86,24 @@ describe("the browser host's page events and routes", () => {
     expect(failed).toMatchObject({ request: { url: `${env.TARGET_URL}/api/items?size=5`, failure: { errorText: "net::ERR_FAILED" } } });
     const response = seen.events.find((e) => e.event === "response" && e.response.url.endsWith("size=4"));
     expect(response).toMatchObject({ response: { status: 404, request: { method: "POST" } } });
+  }, 60_000);
+
+  it("aborts a routed request the script continues to a URL off the allowed targets, naming why", async () => {
+    const seen = await withPage(
+      async (call, page) => {
+        await call(page, "route", [1, ""]);
+        let refused = "";
+        const routedTo = await routed(call, page, "/api/items?size=2", (r) =>
+          call({ kind: "route", page: page.page, route: r }, "continue", [{ url: `${env.TARGET_URL}/forbidden` }]).catch((e: Error) => {
+            refused = e.message;
+          }),
+        );
+        return { refused, fetched: routedTo.fetched };
+      },
+      (url) => (url.pathname === "/forbidden" ? "not an allowed target" : null),
+    );
+    expect(seen.refused).toBe(`route.continue(): ${env.TARGET_URL}/forbidden refused: not an allowed target`);
+    expect(seen.fetched).toBe("failed: Failed to fetch");
   }, 60_000);
 
   it("taps through the touchscreen, throttles the network and the CPU by CDP, and names a bad rate; a poll with nothing to bring times out", async () => {
