@@ -54,10 +54,10 @@ describe("LoopWatch", () => {
     const m = manualClock();
     const watch = new LoopWatch(m.clock);
     watch.join(() => true).arm();
-    await m.idleUntil(12); // probe fired at 5 and 10, next due at 15
+    await m.idleUntil(12); // probe fired at 10, next due at 20
     m.stall(30); // busy from 12 to 42: a response arriving at 13 is timed at 42
     const delay = watch.delayAt(m.now);
-    expect(delay).toBe(42 - 15);
+    expect(delay).toBe(42 - 2 * PROBE_MS);
     expect(delay).toBeLessThanOrEqual(30);
     expect(delay).toBeGreaterThan(30 - PROBE_MS);
   });
@@ -68,8 +68,8 @@ describe("LoopWatch", () => {
     watch.join(() => true).arm();
     await m.idleUntil(12);
     m.stall(30);
-    await m.runOverdue(); // the probe fires first, 27 ms late, and re-arms
-    expect(watch.delayAt(m.now)).toBe(27);
+    await m.runOverdue(); // the probe fires first, 22 ms late, and re-arms
+    expect(watch.delayAt(m.now)).toBe(42 - 2 * PROBE_MS);
     await m.idleUntil(m.now + 2); // a later response, loop free again
     expect(watch.delayAt(m.now)).toBe(0);
   });
@@ -113,7 +113,7 @@ describe("LoopWatch", () => {
     const engine = watch.join(() => true);
     engine.arm();
     m.stall(50);
-    expect(watch.delayAt(m.now)).toBe(45);
+    expect(watch.delayAt(m.now)).toBe(50 - PROBE_MS);
     m.stall(STALE_PROBE_MS);
     expect(watch.delayAt(m.now)).toBe(0);
     engine.arm(); // the next request's arm replaces the dead chain
@@ -133,5 +133,53 @@ describe("LoopWatch", () => {
     expect(dyingWatch.delayAt(m.now)).toBe(0); // nobody is charged for a's dead timer
     b.arm();
     expect(dyingWatch.delayAt(m.now + PROBE_MS + 2)).toBe(2);
+  });
+
+  it("arms no probe while an engine's own timers look at the loop often enough, and sees a stall through them", async () => {
+    const m = manualClock();
+    let wakes = 0;
+    const counting = { now: m.clock.now, sleep: (ms: number) => (wakes++, m.clock.sleep(ms)) };
+    const watch = new LoopWatch(counting);
+    const engine = watch.join(() => true);
+    // An arrival schedule every 7 ms (140/s) to 700 ms: each wake sets the next timer in the
+    // same turn, told to the watch as EngineSleeps tells it.
+    const next = (dueMs: number) => {
+      engine.timerSet(dueMs);
+      void counting.sleep(dueMs - m.now).then(() => {
+        engine.timerFired(dueMs);
+        if (dueMs + 7 <= 700) next(dueMs + 7);
+      });
+    };
+    next(7);
+    engine.arm(); // a request leaves: the engine's timer, due within PROBE_MS, will look
+    await m.idleUntil(700);
+    expect(wakes).toBe(100); // the schedule's wakes, and no probe between them
+    // Busy from 700 to 740: the engine's timer due at 707 is overdue.
+    next(707);
+    m.stall(40);
+    expect(watch.delayAt(m.now)).toBe(740 - 707);
+    await m.runOverdue();
+    expect(watch.delayAt(m.now)).toBe(740 - 707); // its lateness, in the same millisecond
+    // The schedule ends with requests in flight: a probe of its own watches them.
+    const before = wakes;
+    engine.idle();
+    expect(wakes).toBe(before + 1);
+    await m.idleUntil(m.now + 5 * PROBE_MS);
+    expect(wakes).toBe(before + 6);
+  });
+
+  it("arms a probe when the engine's next timer is further off than PROBE_MS", async () => {
+    const m = manualClock();
+    let probes = 0;
+    const watch = new LoopWatch({ now: m.clock.now, sleep: (ms: number) => (probes++, m.clock.sleep(ms)) });
+    const engine = watch.join(() => true);
+    engine.timerSet(50); // 20/s: the next arrival is 50 ms away
+    engine.arm();
+    expect(probes).toBe(1);
+    await m.idleUntil(45);
+    // Armed at 0, 10, 20 and 30; at 40 the engine's timer at 50 is near enough.
+    expect(probes).toBe(4);
+    m.stall(30); // the probe due at 50 and the engine's timer are both overdue at 75
+    expect(watch.delayAt(m.now)).toBe(75 - 50);
   });
 });

@@ -6,6 +6,7 @@
  */
 import { IterationInterrupted } from "../../scenarios/flow.ts";
 import type { EngineClock } from "./engine-types.ts";
+import type { LoopProbe } from "../../core/metrics/loop-delay.ts";
 
 export class EngineSleeps {
   readonly #clock: EngineClock;
@@ -15,17 +16,28 @@ export class EngineSleeps {
   /** Think times in progress: cut short by stop() or the deadline. */
   readonly #thinkers = new Set<() => void>();
 
-  constructor(clock: EngineClock, isStopped: () => boolean) {
+  /** The loop's watch (core/metrics/loop-delay.ts): the executor's wakes are its probes too. */
+  readonly #probe: Pick<LoopProbe, "timerSet" | "timerFired"> | null;
+
+  constructor(clock: EngineClock, isStopped: () => boolean, probe: Pick<LoopProbe, "timerSet" | "timerFired"> | null = null) {
     this.#clock = clock;
     this.#isStopped = isStopped;
+    this.#probe = probe;
   }
 
   /** The executor's sleep: woken early by wake(), never before the next millisecond. */
   sleep(ms: number): Promise<void> {
     // Wake on the next millisecond boundary; the pacer re-checks and never sends early.
+    const waitMs = Math.max(1, Math.ceil(ms));
+    const dueMs = this.#clock.now() + waitMs;
+    this.#probe?.timerSet(dueMs);
     return new Promise<void>((resolve) => {
       this.#wake = resolve;
-      void this.#clock.sleep(Math.max(1, Math.ceil(ms))).then(resolve);
+      void this.#clock.sleep(waitMs).then(() => {
+        // Its lateness is the loop's, unless wake() ended this sleep before it (another sleep may be on).
+        if (this.#wake === resolve) this.#probe?.timerFired(dueMs);
+        resolve();
+      });
     }).finally(() => (this.#wake = null));
   }
 

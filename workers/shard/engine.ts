@@ -33,7 +33,7 @@ import type { ShardAssignment, ShardWindow } from "../../core/run/protocol.ts";
 import type { MetricStats } from "../../core/metrics/metric-stats.ts";
 import type { SampleTags, SubMetricFilter } from "../../core/metrics/sub-metrics.ts";
 import { DEFAULT_SCENARIO } from "../../core/run/run-thresholds.ts";
-import { LoopWatch } from "../../core/metrics/loop-delay.ts";
+import { LoopWatch, type LoopProbe } from "../../core/metrics/loop-delay.ts";
 import type { Flow, FlowRequest, FlowResponse, IterationInfo, SeriesSample } from "../../scenarios/flow.ts";
 import { ConnectionSlots } from "./connection-slots.ts";
 import { TimeoutQueue } from "./timeout-queue.ts";
@@ -83,7 +83,7 @@ export class ShardEngine implements IterationHost {
   readonly #inFlight = new InFlightIterations();
   #stop = false;
   /** This engine's probe of the event loop (client_delay), left when its slice ends. */
-  readonly #loopProbe: { arm(): void; leave(): void };
+  readonly #loopProbe: LoopProbe;
 
   /**
    * `loopWatch`: the probes of the event loop this engine runs in, shared with the other
@@ -105,13 +105,14 @@ export class ShardEngine implements IterationHost {
     this.#clock = clock;
     this.#windows = new ShardWindows(a, onWindow);
     this.#flow = flow;
-    this.#sleeps = new EngineSleeps(clock, () => this.#stop);
+    this.#loopProbe = loopWatch.join(() => this.#inFlight.count > 0 && !this.#stop);
+    // The executor's wakes look at the loop too: a shard whose arrivals come often arms no probe timer.
+    this.#sleeps = new EngineSleeps(clock, () => this.#stop, this.#loopProbe);
     const vus = a.spec.vus ?? null;
     this.closedModel = vus !== null;
     this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.slice);
     this.#host = this.#executorHost();
     this.#vus = vus ? new VuExecutor(this.#host, vus, progress) : null;
-    this.#loopProbe = loopWatch.join(() => this.#inFlight.count > 0 && !this.#stop);
     this.#sender = new RequestSender({
       a,
       clock,
@@ -252,6 +253,7 @@ export class ShardEngine implements IterationHost {
         this.#inFlight.add();
         return this.#iteration(it, null, hardStopMs);
       },
+      sleepsEnded: () => this.#loopProbe.idle(),
       drain: () => this.#inFlight.drain(this.#timeouts, this.#clock),
       closeAll: () => this.closeAll(),
     };

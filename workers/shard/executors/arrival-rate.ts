@@ -49,6 +49,7 @@ export async function runArrivalRate(host: ExecutorHost, share: ShardShare, curs
     cursor = share.total;
     host.setCursor(cursor);
   }
+  host.sleepsEnded();
   await host.drain();
   // Hand out everything, including the current partial window: after a handoff the
   // next invocation reports the rest of that second as another part of the window.

@@ -24,6 +24,11 @@ export interface ExecutorHost {
   sweepTimeouts(nowMs: number): void;
   /** Sleeps, woken early by stop() or wake(); never wakes before the next millisecond. */
   sleep(ms: number): Promise<void>;
+  /**
+   * The executor's schedule is over and it sleeps no more (its wakes looked at the event loop,
+   * core/metrics/loop-delay.ts): what is still in flight is watched without them.
+   */
+  sleepsEnded(): void;
   wake(): void;
   /** Cuts every think time in progress short (the run's end or deadline). */
   wakeSleepers(): void;

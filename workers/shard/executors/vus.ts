@@ -90,6 +90,7 @@ export class VuExecutor {
       host.sweepTimeouts(host.clock.now());
     }
     this.#vusStopping = true;
+    host.sleepsEnded();
     // Iterations finish (a handoff lets them run their course; the run's end and the
     // deadline cut their think time) while timeouts are enforced and windows close.
     while (this.#vuLoops.size > 0) {
