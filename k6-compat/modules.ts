@@ -55,18 +55,15 @@ export const MODULES = {
   "k6/ws": { exports: ["connect"], blocking: ["connect"] },
   // Its calls return promises the script awaits, as in k6: nothing to rewrite. The shard holds
   // the browser (runtime/vu-modules/browser.ts); what is not built is refused (browser-refusals.ts).
-  // `devices` is k6's table of device descriptors, data the VU has (runtime/vu-modules/browser-devices.ts).
-  "k6/browser": { exports: ["browser", "devices"], blocking: [] },
+  // `devices` is k6's table of device descriptors, data the VU has (runtime/vu-modules/browser-devices.ts),
+  // `networkProfiles` k6's throttling profiles (runtime/browser-wire.ts NETWORK_PROFILES).
+  "k6/browser": { exports: ["browser", "devices", "networkProfiles"], blocking: [] },
 } as const satisfies Readonly<Record<string, CompatModule>>;
 
 export type ModuleName = keyof typeof MODULES;
 
 /** Exports k6 v1.8.1 has that edgeload has not built yet, with what they are: refused by name. */
-const NOT_BUILT_EXPORTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  "k6/browser": {
-    networkProfiles: "k6's network profiles, for throttling (refused too: Browser Run gives no raw CDP throttling)",
-  },
-};
+const NOT_BUILT_EXPORTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {};
 
 /**
  * What a script is told for a named import a compat module does not export: the refusal
