@@ -23,6 +23,9 @@ describe("behaviour options before any load", () => {
     [{ throw: "yes" }, /options.throw must be true or false, got "yes"/],
     [{ noCookiesReset: 1 }, /options.noCookiesReset must be true or false, got 1/],
     [{ minIterationDuration: "soon" }, /options.minIterationDuration: "soon" is not a duration/],
+    [{ discardResponseBodies: "yes" }, /options.discardResponseBodies must be true or false, got "yes"/],
+    // A Worker cannot send a name to another address: refused, saying why and what to do.
+    [{ hosts: { "test.k6.io": "127.0.0.1" } }, /options.hosts: a Worker's fetch\(\) resolves a name through Cloudflare's DNS .* run this script under k6/],
   ])("refuses %j", (options, message) => {
     const r = specFromOptions({ vus: 1, duration: "1s", ...options }, ctx);
     expect(r.ok).toBe(false);
@@ -30,7 +33,7 @@ describe("behaviour options before any load", () => {
   });
 
   it("accepts the options it acts on, none of them listed as ignored, and insecureSkipTLSVerify: false", () => {
-    const options = { throw: true, noCookiesReset: true, insecureSkipTLSVerify: false, minIterationDuration: "2s" };
+    const options = { throw: true, noCookiesReset: true, discardResponseBodies: true, insecureSkipTLSVerify: false, minIterationDuration: "2s", hosts: {} };
     expect(behaviourProblems(options)).toEqual([]);
     const r = specFromOptions({ vus: 1, duration: "1s", ...options }, ctx);
     expect(r.ok && r.ignored).toEqual([]);
@@ -66,8 +69,13 @@ describe("behaviour options before any load", () => {
 
 describe("a VU's options and a request's own", () => {
   it("reads throw, noCookiesReset and maxRedirects off the script's options, k6's defaults without them", () => {
-    expect(vuOptions({ throw: true, noCookiesReset: true, maxRedirects: 2 })).toEqual({ maxRedirects: 2, throws: true, keepsCookies: true });
-    expect(vuOptions(undefined)).toEqual({ throws: false, keepsCookies: false });
+    expect(vuOptions({ throw: true, noCookiesReset: true, maxRedirects: 2, discardResponseBodies: true })).toEqual({
+      maxRedirects: 2,
+      throws: true,
+      keepsCookies: true,
+      discardsBodies: true,
+    });
+    expect(vuOptions(undefined)).toEqual({ throws: false, keepsCookies: false, discardsBodies: false });
     // A request's params.throw wins over the options' either way.
     expect([requestThrows(undefined, true), requestThrows(false, true), requestThrows(true, false)]).toEqual([true, false, true]);
   });

@@ -66,13 +66,7 @@ const NO_EFFECT_HERE = [
   "batch",
   "batchPerHost",
 ];
-/**
- * Options k6 acts on and edgeload does not yet: accepted and listed as ignored, so a script
- * still runs, but its behaviour may differ from k6's (bodies are read whatever
- * discardResponseBodies says).
- */
-const NOT_YET_ACTED_ON = ["discardResponseBodies"];
-const IGNORED = new Set([...NO_EFFECT_HERE, ...NOT_YET_ACTED_ON]);
+const IGNORED = new Set(NO_EFFECT_HERE);
 /** Per-scenario options edgeload accepts without acting on (gracefulStop is acted on: core/schedule/graceful-stop.ts). */
 const IGNORED_IN_SCENARIO = new Set<string>();
 

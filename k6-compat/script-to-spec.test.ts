@@ -231,7 +231,7 @@ describe("specFromOptions", () => {
     [{ stages: [{ duration: "1s", target: 1 }], iterations: 3 }, /not with stages/],
     [{ scenarios: { s: { executor: "externally-controlled", vus: 1, duration: "1m" } } }, /externally-controlled is not an executor edgeload runs/],
     [{ scenarios: { s: { executor: "constant-vus", vus: 1, duration: "1s", exec: "nope" } } }, /exports no function named nope/],
-    [{ vus: 1, duration: "1s", hosts: { "a.test": "127.0.0.1" } }, /options.hosts: not supported/],
+    [{ vus: 1, duration: "1s", hosts: { "a.test": "127.0.0.1" } }, /options.hosts: a Worker.s fetch\(\) resolves a name through Cloudflare.s DNS/],
     // k6 reads rps as a whole number.
     [{ vus: 1, duration: "1s", rps: 2.5 }, /options.rps must be a whole number of requests per second, got 2.5/],
   ])("refuses %j", (options, message) => {

@@ -100,6 +100,18 @@ describe("k6/http", () => {
     expect(v.sent[0]!.request).toMatchObject(wire);
   });
 
+  it("reads no body under options.discardResponseBodies unless a request names its responseType, as k6", async () => {
+    const v = vu();
+    v.context.discardsBodies = true; // the script's options.discardResponseBodies (entry.ts)
+    await v.http.get("http://127.0.0.1/x");
+    await v.http.get("http://127.0.0.1/x", { responseType: "text" });
+    await v.http.get("http://127.0.0.1/x", { responseType: "none" });
+    expect(v.sent.map((s) => s.request.readBody)).toEqual([false, true, false]);
+    v.context.discardsBodies = false;
+    await v.http.get("http://127.0.0.1/x");
+    expect(v.sent[3]!.request.readBody).toBe(true);
+  });
+
   it("limits redirects by params.redirects, else options.maxRedirects, else leaves k6's default to the shard", async () => {
     const v = vu();
     await v.http.get("http://127.0.0.1/x");

@@ -81,6 +81,7 @@ function startVu(id: number, start: IterationStart, pool: VuPool | null): Vu {
   if (options.maxRedirects !== undefined) context.maxRedirects = options.maxRedirects;
   context.throws = options.throws;
   context.keepsCookies = options.keepsCookies;
+  context.discardsBodies = options.discardsBodies;
   if (options.userAgent !== undefined) context.userAgent = options.userAgent;
   if (options.rps !== undefined) context.rps = options.rps;
   return { context, instance, pool };

@@ -15,6 +15,8 @@ export interface VuOptions {
   readonly throws: boolean;
   /** options.noCookiesReset: the VU's jar is kept from one iteration to the next. */
   readonly keepsCookies: boolean;
+  /** options.discardResponseBodies: a request's responseType is "none" unless it names one. */
+  readonly discardsBodies: boolean;
   /** options.userAgent, when set: every request's User-Agent unless it sets its own ("" sends none). */
   readonly userAgent?: string;
   /** options.rps, when above 0: the test's requests per second (rps-limit.ts); the CLI's --rps is in exec.test.options. */
@@ -31,6 +33,7 @@ export function vuOptions(exported: unknown): VuOptions {
     ...(maxRedirects !== undefined ? { maxRedirects } : {}),
     throws: options.throw === true,
     keepsCookies: options.noCookiesReset === true,
+    discardsBodies: options.discardResponseBodies === true,
     ...(userAgent !== undefined ? { userAgent } : {}),
     ...(rps !== undefined ? { rps } : {}),
   };

@@ -27,6 +27,8 @@ export interface VuContext {
   jar: CookieJar;
   /** The script's options.noCookiesReset: the jar is kept across iterations (vu-options.ts). */
   keepsCookies?: boolean;
+  /** options.discardResponseBodies: requests read no body unless their responseType says so. */
+  discardsBodies?: boolean;
   /** The script's options.throw: a request failing without a response throws (vu-options.ts). */
   throws?: boolean;
   /** The process's SharedArrays by name: data is built once per isolate. */

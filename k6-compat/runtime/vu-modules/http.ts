@@ -102,7 +102,8 @@ async function send(
     headers: built.headers,
     ...(built.body !== undefined ? { body: built.body } : {}),
     expect: params.responseCallback !== undefined ? expectList(params.responseCallback) : responseCallback,
-    readBody: params.responseType !== "none",
+    // As k6: discardResponseBodies makes "none" the default, and a request's own responseType wins.
+    readBody: (params.responseType ?? (vu.discardsBodies ? "none" : "text")) !== "none",
     ...redirectLimit(params.redirects, vu.maxRedirects),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...((params.tags?.step ?? params.tags?.name) ? { step: String(params.tags?.step ?? params.tags?.name) } : {}),
