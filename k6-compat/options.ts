@@ -19,6 +19,7 @@ import { parseMetricKey } from "../core/metrics/metric-key.ts";
 import { OTHER_TAGS_STEP } from "../core/spec/script-schema.ts";
 import type { MetricType } from "./runtime/vu-modules.ts";
 import { GROUP_DURATION } from "./runtime/wire.ts";
+import { ITERATION_DURATION } from "../core/metrics/aggregate.ts";
 import { redirectCount } from "./runtime/redirect-limit.ts";
 import { userAgentOption } from "./runtime/vu-options.ts";
 import { rpsOption } from "./runtime/rps-limit.ts";
@@ -121,9 +122,11 @@ export function specFromOptions(raw: Record<string, unknown>, ctx: ScriptContext
       type === "trend" || type === "gauge" ? [name, { type, ...(timed(name) ? {} : { time: false }) }] : [name, { type }],
     ),
   );
-  // k6's group_duration (every group() records it): declared when a threshold names it, so thresholds and the summary know it.
+  // k6's group_duration (every group() records it) and iteration_duration (the shards time every
+  // iteration of a script): declared when a threshold names one, so thresholds and the summary know it.
   const thresholdKeys = Object.keys(typeof raw.thresholds === "object" && raw.thresholds !== null ? raw.thresholds : {});
-  if (thresholdKeys.some((key) => key === GROUP_DURATION || key.startsWith(`${GROUP_DURATION}{`))) metrics[GROUP_DURATION] = { type: "trend" };
+  for (const timed of [GROUP_DURATION, ITERATION_DURATION])
+    if (thresholdKeys.some((key) => key === timed || key.startsWith(`${timed}{`))) metrics[timed] = { type: "trend" };
   const common = {
     name: ctx.name,
     target: ctx.target,

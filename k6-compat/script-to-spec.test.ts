@@ -220,6 +220,15 @@ describe("specFromOptions", () => {
     expect(specFromOptions({ vus: 1, duration: "1s" }, ctx)).not.toHaveProperty("spec.metrics");
   });
 
+  it("declares k6's iteration_duration when a threshold names it, per scenario too, as the shards time every iteration", () => {
+    const scenarios = { normal: { executor: "shared-iterations", iterations: 1 } };
+    const thresholds = { "iteration_duration{scenario:normal}": ["p(99)<5000"], iteration_duration: ["max<9000"] };
+    const r = specFromOptions({ scenarios, thresholds }, ctx);
+    expect(r.ok ? r.spec.metrics : r.problems).toEqual({ iteration_duration: { type: "trend" } });
+    const parsed = r.ok ? parseRunSpec(r.spec) : null;
+    expect(parsed?.ok ? "" : JSON.stringify(parsed)).toBe("");
+  });
+
   it("accepts options.rps, which the VUs apply (runtime/rps-limit.ts), and puts nothing of it in the spec", () => {
     const r = specFromOptions({ vus: 10, duration: "4s", rps: 5 }, ctx);
     expect(r.ok ? "" : r.problems.join("\n")).toBe("");
