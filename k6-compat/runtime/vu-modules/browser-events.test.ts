@@ -20,12 +20,22 @@ const REQUEST: RequestData = {
   isNavigationRequest: false,
 };
 
-/** A VU whose host answers newContext/newPage with handles and polls with the events `emit` queued. */
-function browserVu() {
+/**
+ * A VU whose host answers newContext/newPage with handles and polls with the events `emit`
+ * queued. Its page.close() closes the page at once, as Playwright's does, but is answered only
+ * when the test calls `answerClose()`; from then on polls answer "closed". `pollsFail`: every
+ * poll rejects, as one on an iteration that has ended would.
+ */
+function browserVu({ pollsFail = false } = {}) {
   const calls: BrowserCall[] = [];
   let queued: PageEvent[] = [];
   const wakePolls: (() => void)[] = [];
   let handle = 0;
+  let closedAtShard = false;
+  let answerClose = () => {};
+  /** Polls past this many are never answered: a VU that polls in a loop stops there, and the test counts. */
+  const MAX_POLLS = 100;
+  let polls = 0;
   const host: IterationHost & BrowserHostApi = {
     send: () => Promise.reject(new Error("no requests here")),
     sleep: async () => {},
@@ -33,9 +43,19 @@ function browserVu() {
     async browser(_samples, call) {
       calls.push(call);
       if (call.method === EVENT_POLL) {
+        if (++polls > MAX_POLLS) await new Promise(() => {});
+        if (pollsFail) throw new Error("the iteration is over");
         // A poll with a short timeout times out when nothing is queued; any other waits for an event.
-        if (!queued.length && typeof call.args[1] === "number" && call.args[1] < 1000) return { value: "timeout" };
-        if (!queued.length) await new Promise<void>((resolve) => wakePolls.push(resolve));
+        if (!queued.length && !closedAtShard && typeof call.args[1] === "number" && call.args[1] < 1000) return { value: "timeout" };
+        if (!queued.length && !closedAtShard) await new Promise<void>((resolve) => wakePolls.push(resolve));
+        if (!queued.length && closedAtShard) return { value: "closed" };
+      }
+      if (call.method === "close") {
+        closedAtShard = true;
+        for (const wake of wakePolls.splice(0)) wake();
+        await new Promise<void>((resolve) => {
+          answerClose = resolve;
+        });
       }
       const value = call.method === "newPage" ? ++handle : call.method === "newContext" ? 50 : undefined;
       const events = queued;
@@ -58,7 +78,7 @@ function browserVu() {
     for (const wake of wakePolls.splice(0)) wake();
   };
   const k6browser = (createVuModules(vu) as Record<string, any>)["k6/browser"];
-  return { k6browser, calls, emit };
+  return { k6browser, calls, emit, answerClose: () => answerClose() };
 }
 
 /** The promise jobs queued now, and those they queue, run. */
@@ -169,6 +189,33 @@ describe("page.route", () => {
       [{ kind: "route", page: 1, route: 7 }, "abort", ["failed"]],
       [{ kind: "route", page: 1, route: 8 }, "continue", [{ headers: { a: "1" }, postData: '{"customName":"My Pizza"}' }]],
     ]);
+  });
+
+  it("stops polling when the shard answers that the page closed, before the script's page.close() is answered (route.js looped here)", async () => {
+    const { k6browser, calls, answerClose } = browserVu();
+    const page = await k6browser.browser.newPage();
+    await page.route(/\.png$/, (route: any) => route.abort());
+    await settle();
+    // route.js's `finally { await page.close() }`: the shard closes the page, which ends the
+    // open poll, and answers the close itself only after its own awaits (the page's vitals).
+    const closing = page.close();
+    await settle();
+    await settle();
+    const pollsBeforeCloseAnswered = calls.filter((c) => c.method === EVENT_POLL).length;
+    answerClose();
+    await closing;
+    await settle();
+    // The one poll the route opened, answered "closed": none after it, and none once the page is closed here too.
+    expect([pollsBeforeCloseAnswered, calls.filter((c) => c.method === EVENT_POLL).length, page.isClosed()]).toEqual([1, 1, true]);
+  });
+
+  it("stops polling when a poll fails, rather than polling again at once", async () => {
+    const { k6browser, calls } = browserVu({ pollsFail: true });
+    const page = await k6browser.browser.newPage();
+    await page.route("http://t/api/tools", (route: any) => route.abort());
+    await settle();
+    await settle();
+    expect(calls.filter((c) => c.method === EVENT_POLL)).toHaveLength(1);
   });
 
   it("refuses a function as the URL and an option fulfill does not have; unroute sends the routes of that URL", async () => {
