@@ -4,7 +4,8 @@
  * k6 v1.8.1, whose browser module drives Debian's Chromium, and under `edgeload run`, whose
  * shard drives the local Browser Run binding (the same Chromium), against look-alike pages
  * served on loopback (test/support/k6-browser-corpus/site.ts). Per script, the exit code, the
- * checks verdict and counts and each threshold's verdict must agree, or the difference must be
+ * checks verdict and counts (exactly, unless the script's counts are "timing") and each
+ * threshold's verdict must agree, or the difference must be
  * listed with its reason in expected-differences.ts. At least 90 % of the scripts must get k6's
  * exit code and checks verdict, or differ only where edgeload's verdict is inconclusive by
  * design (exit 75: a threshold with no samples, which k6 passes; the table gives both
@@ -59,10 +60,10 @@ function corpus(k6: string): void {
     const k6Lane = lane((s) => underK6(k6, s, origin), k6Outcomes, [...chosen]);
     const edgeLane = lane((s) => underEdgeload(api, s, origin), edgeOutcomes, [...chosen]);
     await Promise.all([k6Lane(), ...Array.from({ length: EDGELOAD_LANES }, () => edgeLane())]);
-    for (const { name } of chosen) {
+    for (const { name, counts } of chosen) {
       const k6Outcome = k6Outcomes.get(name);
       const edgeOutcome = edgeOutcomes.get(name);
-      if (k6Outcome && edgeOutcome) results.set(name, { name, counts: "timing", k6: k6Outcome, edgeload: edgeOutcome });
+      if (k6Outcome && edgeOutcome) results.set(name, { name, counts: counts ?? "exact", k6: k6Outcome, edgeload: edgeOutcome });
     }
     await mkdir(join(PROJECT_ROOT, ".cache/k6-browser-corpus"), { recursive: true });
     await writeFile(
@@ -89,6 +90,13 @@ function corpus(k6: string): void {
     }
     for (const s of manifest.scripts) expect(s.path).toMatch(/^examples\/browser\/[\w-]+\.js$/);
     expect(new Set(manifest.scripts.map((s) => s.name)).size).toBe(manifest.scripts.length);
+    // An example left out says why, and is not also in the corpus.
+    for (const left of manifest.leftOut ?? []) {
+      expect(left.path, JSON.stringify(left)).toMatch(/^examples\/browser\/[\w-]+\.js$/);
+      expect(left.commit, JSON.stringify(left)).toMatch(/^[0-9a-f]{40}$/);
+      expect(left.reason.length, JSON.stringify(left)).toBeGreaterThan(40);
+      expect(manifest.scripts.map((s) => s.path)).not.toContain(left.path);
+    }
   });
 
   it.each(chosen.map((s) => [s.name]))("%s: ends under edgeload as under k6, or differs as listed", (name) => {

@@ -10,12 +10,19 @@ import type { CorpusResult } from "../k6-corpus/outcome.ts";
 const NO_CHECKS =
   "exit 75: its threshold checks rate==1.0 has no samples (the script makes no check), so edgeload's verdict is inconclusive, the design's third verdict; k6 passes a threshold nobody measured and exits 0";
 
+/** An option edgeload refuses before any load, naming it, in a script k6 runs to its end. */
+const refused = (what: string, k6: string) => `exit 104: refused before any load: ${what}; k6 runs it and ${k6}`;
+
 export const EXPECTED_DIFFERENCES: Readonly<Record<string, string>> = {
   "k6-browser-locator": NO_CHECKS,
   "k6-browser-locator_pom": NO_CHECKS,
   "k6-browser-multiple-scenario": NO_CHECKS,
   "k6-browser-screenshot": NO_CHECKS,
   "k6-browser-grant_permission": NO_CHECKS,
+  "k6-browser-hosts": refused(
+    "`options.hosts`, a platform limit (a Worker's fetch and a Browser Run browser resolve names through Cloudflare's DNS and cannot be sent to another address for one)",
+    "exits 0: the navigation to 127.0.0.254 fails (nothing listens there), the script's fail() ends the iteration before its check, and k6 passes checks rate==1.0 with no samples",
+  ),
 };
 
 /**

@@ -22,11 +22,18 @@ export const BROWSER_CORPUS_DIR = join(PROJECT_ROOT, "test/fixtures/k6-browser-c
 /** The jslib modules both tools read (laid out as --modules-dir takes them). */
 const MODULES_DIR = join(BROWSER_CORPUS_DIR, "modules");
 
-/** A browser script is recorded as the protocol corpus records its scripts, without companions or args. */
-export type BrowserCorpusScript = Pick<CorpusScript, "name" | "file" | "repository" | "path" | "commit" | "licence" | "substitutions" | "features">;
+/**
+ * A browser script is recorded as the protocol corpus records its scripts, without companions or
+ * args. Its counts are compared exactly unless it says "timing" (a scenario of a duration).
+ */
+export type BrowserCorpusScript = Pick<CorpusScript, "name" | "file" | "repository" | "path" | "commit" | "licence" | "substitutions" | "features"> & {
+  readonly counts?: "timing";
+};
 
 export interface BrowserCorpusManifest {
   readonly scripts: readonly BrowserCorpusScript[];
+  /** grafana/k6's examples left out of the corpus, each with why. */
+  readonly leftOut?: readonly { readonly path: string; readonly commit: string; readonly reason: string }[];
   readonly modules: readonly {
     readonly url: string;
     readonly file: string;

@@ -1,7 +1,7 @@
 /**
  * The pages grafana/k6's browser examples read, served on loopback for the browser corpus
- * (test/e2e/k6-browser-corpus.test.ts): quickpizza.grafana.com's legacy test.k6.io pages and
- * the dark-mode-toggle demo, cut down to the elements the scripts find. They are look-alikes,
+ * (test/e2e/k6-browser-corpus.test.ts): quickpizza.grafana.com's home page and legacy
+ * test.k6.io pages, example.com and the dark-mode-toggle demo, cut down to the elements the scripts find. They are look-alikes,
  * not copies: the real sites are on the internet, which the tests do not reach.
  *
  * - /test.k6.io/ — the front page: `header h1.title` "QuickPizza Legacy" and links named by
@@ -13,12 +13,23 @@
  * - /flip_coin.php — two submit buttons; `?bet=` shows "Your bet: heads." or "tails.".
  * - /news.php, /contacts.php (an h3 "Contact us"), /dark-mode-toggle/demo/ (the toggle with
  *   mode="light").
+ * - / — QuickPizza's home page: it reads /api/tools when it loads, and its "Pizza, Please!"
+ *   button POSTs the pizza's restrictions to /api/pizza and shows "Name: " and the pizza's
+ *   name, which is the body's customName when it has one (route_continue.js rewrites the body
+ *   to set it), as the real API does.
+ * - /example.com/ — example.com's page, for page_waitForEvent.js, whose wait matches a URL that
+ *   contains "example.com".
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/**
+ * Each page says it is laid out at the device's width, as a page made for phones does: without
+ * it a phone's browser lays a page out 980 px wide, and device_emulation.js checks that the
+ * page's width is the emulated iPhone's.
+ */
 const page = (title: string, body: string) =>
-  `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head>\n<body>\n${body}\n</body></html>\n`;
+  `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head>\n<body>\n${body}\n</body></html>\n`;
 
 const FRONT = page(
   "QuickPizza Legacy",
@@ -44,6 +55,24 @@ const FLIP_FORM = `<form method="GET" action="/flip_coin.php">
 <input type="submit" name="bet" value="Bet on tails!">
 </form>`;
 
+const QUICKPIZZA = page(
+  "QuickPizza",
+  `<h1>Looking to break out of your pizza routine?</h1>
+<button type="button" id="pizza">Pizza, Please!</button>
+<div id="recommendation"></div>
+<script>
+fetch("/api/tools").catch(() => {});
+document.getElementById("pizza").addEventListener("click", async () => {
+  const restrictions = { maxCaloriesPerSlice: 1000, mustBeVegetarian: false, excludedIngredients: [], excludedTools: [], maxNumberOfToppings: 5, minNumberOfToppings: 2, customName: "" };
+  const res = await fetch("/api/pizza", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(restrictions) });
+  const { pizza } = await res.json();
+  const name = document.createElement("p");
+  name.textContent = "Name: " + pizza.name;
+  document.getElementById("recommendation").replaceChildren(name);
+});
+</script>`,
+);
+
 /** How long the login POST is held: the real one crosses the internet (see the header). */
 const LOGIN_HOLD_MS = 500;
 
@@ -53,21 +82,36 @@ export interface BrowserCorpusSite {
   stop(): Promise<void>;
 }
 
-async function body(req: IncomingMessage): Promise<URLSearchParams> {
+async function text(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+  return Buffer.concat(chunks).toString("utf8");
 }
+
+const body = async (req: IncomingMessage) => new URLSearchParams(await text(req));
 
 function html(res: ServerResponse, content: string, headers: Record<string, string> = {}): void {
   res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...headers });
   res.end(content);
 }
 
+function json(res: ServerResponse, value: unknown): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(value));
+}
+
 async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
   const path = url.pathname;
-  if (path === "/test.k6.io" || path === "/test.k6.io/" || path === "/") return html(res, FRONT);
+  if (path === "/test.k6.io" || path === "/test.k6.io/") return html(res, FRONT);
+  if (path === "/") return html(res, QUICKPIZZA);
+  if (path === "/api/tools") return json(res, { tools: ["Knife", "Pizza cutter", "Scissors"] });
+  if (path === "/api/pizza" && req.method === "POST") {
+    const restrictions = JSON.parse((await text(req)) || "{}") as { customName?: unknown };
+    const name = typeof restrictions.customName === "string" && restrictions.customName ? restrictions.customName : "Loopback Margherita";
+    return json(res, { pizza: { id: 1, name } });
+  }
+  if (path === "/example.com" || path === "/example.com/") return html(res, page("Example Domain", "<h1>Example Domain</h1>"));
   if (path === "/my_messages.php" && req.method === "POST") {
     const form = await body(req);
     await new Promise((resolve) => setTimeout(resolve, LOGIN_HOLD_MS));

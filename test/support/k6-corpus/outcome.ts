@@ -68,13 +68,19 @@ export interface Comparison {
   readonly same: boolean;
 }
 
-/** How counts are compared: "timing" within max(2, 35 %); "throughput" (no think time: each tool's own speed) within a factor of 20. */
-export type CountTolerance = "timing" | "throughput";
+/**
+ * How counts are compared: "exact" (a set number of iterations, as most browser scripts run: a
+ * check one tool made and the other did not is a difference, however few); "timing" within
+ * max(2, 35 %); "throughput" (no think time: each tool's own speed) within a factor of 20.
+ */
+export type CountTolerance = "exact" | "timing" | "throughput";
 
 const nearness = (tolerance: CountTolerance) =>
-  tolerance === "throughput"
-    ? (a: number, b: number) => (a === 0) === (b === 0) && Math.max(a, b) <= 20 * Math.max(1, Math.min(a, b))
-    : (a: number, b: number) => Math.abs(a - b) <= Math.max(2, 0.35 * Math.max(a, b));
+  tolerance === "exact"
+    ? (a: number, b: number) => a === b
+    : tolerance === "throughput"
+      ? (a: number, b: number) => (a === 0) === (b === 0) && Math.max(a, b) <= 20 * Math.max(1, Math.min(a, b))
+      : (a: number, b: number) => Math.abs(a - b) <= Math.max(2, 0.35 * Math.max(a, b));
 
 export function compare(k6: Outcome, edge: Outcome, tolerance: CountTolerance = "timing"): Comparison {
   const near = nearness(tolerance);
