@@ -86,6 +86,31 @@ describe("externally-controlled runs", () => {
     expect(await problemsOf(await control(id, { vus: 1 }))).toMatchObject({ status: 400, fields: ["status"], details: expect.stringMatching(/ended/) });
   });
 
+  it("a shard killed mid-run resumes at the current level, not the run's start level", { timeout: 60_000 }, async () => {
+    // 3 VUs over two shards of equal weight: shard 0 runs VUs 1 and 3, shard 1 VU 2. Back at
+    // the start level shard 0 would run one VU, as many as shard 1.
+    const { id, startsAt } = await createRun(controlled({ duration: "9s", maxNotSentShare: 0.5 }));
+    const t0 = Date.parse(startsAt);
+    await waitForStatus(id, ["running"]);
+    await until(t0, 1_000);
+    expect((await control(id, { vus: 3 })).status).toBe(200);
+    await until(t0, 2_500);
+    // Killed mid-invocation: its alarm comes again, to a new instance that knows only its storage.
+    await runInDurableObject(shardOf(id, 0), (_o, state) => state.abort("fault: killed mid-run")).catch(() => {});
+    expect((await waitForStatus(id)).status).toBe("passed");
+    expect((await shardOf(id, 0).inspect()).restarts).toBe(1);
+    const { results } = await env.DB.prepare(
+      "SELECT region, SUM(requests) AS n FROM windows WHERE run_id = ? AND window_s >= 6 AND window_s < 9 GROUP BY region ORDER BY n DESC",
+    )
+      .bind(id)
+      .all<{ region: string; n: number }>();
+    expect(results).toHaveLength(2);
+    // Two VUs against one once it has restarted (the runtime retries its alarm after a backoff of
+    // seconds): about twice the requests (a slow machine lowers both).
+    expect(results[0]!.n).toBeGreaterThanOrEqual(1.5 * results[1]!.n);
+    expect(results[1]!.n).toBeGreaterThan(0);
+  });
+
   it("refuses to control a run of another executor, and answers 404 for an unknown run", async () => {
     const { id } = await createRun({ duration: "1s" });
     expect(await problemsOf(await control(id, { vus: 2 }))).toMatchObject({
