@@ -12,7 +12,7 @@
  * restarted coordinator tells every shard once more, not knowing who heard.
  */
 import { activeVus, externalLimitsOf, initialControl, nextControl, type ControlRequest, type VuControl } from "../../core/run/vu-control.ts";
-import { FINAL_STATUSES, type RunView } from "../../core/run/protocol.ts";
+import type { RunView } from "../../core/run/protocol.ts";
 import type { Problem } from "../../core/spec/input-problem.ts";
 import type { RunRecord } from "./run-record.ts";
 import { shardStub, type RunObjects } from "./run-shards.ts";
@@ -48,12 +48,19 @@ export class RunControl {
   }
 
   /** `view` with an externally-controlled run's level: the VUs it has active now are the level's, not its plan's maxVUs. */
-  shown(run: RunRecord, view: RunView): RunView {
+  shown<V extends RunView>(run: RunRecord, view: V): V {
     const level = this.levelOf(run);
     const limits = externalLimitsOf(run.spec);
     if (!level || !limits) return view;
-    const live = FINAL_STATUSES.includes(run.status) ? view.live : { ...view.live, targetVUs: activeVus(level) };
+    // Within the run only (the schedule's maxVUs): before T0 and after the end it says 0.
+    const live = view.live.targetVUs ? { ...view.live, targetVUs: activeVus(level) } : view.live;
     return { ...view, live, control: { vus: level.vus, paused: level.paused, maxVUs: limits.maxVUs } };
+  }
+
+  /** The metrics' gauges (GET /v1/runs/:id/metrics, the push outputs) with the level's active VUs; an ended run's 0 stays. */
+  gauged<M extends { readonly targetVUs: number | null }>(run: RunRecord, source: M): M {
+    const level = this.levelOf(run);
+    return level && source.targetVUs !== 0 && source.targetVUs !== null ? { ...source, targetVUs: activeVus(level) } : source;
   }
 
   /** Judges `request`, stores the new level and tells every shard, answering once each answered or failed. */

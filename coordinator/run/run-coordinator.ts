@@ -140,7 +140,7 @@ export class RunCoordinator extends DurableObject<Env> {
   async metricsSource(): Promise<RunMetricsWire | null> {
     const run = this.#run;
     if (!run) return null;
-    const { totals, ...rest } = metricsSourceOf(run, this.#figures(), Date.now());
+    const { totals, ...rest } = this.#control.gauged(run, metricsSourceOf(run, this.#figures(), Date.now()));
     return { ...rest, totals: totals.cellsWire() }; // per-shard stats are not exposed: not sent either
   }
 
@@ -254,7 +254,7 @@ export class RunCoordinator extends DurableObject<Env> {
 
   /** Starts the push outputs' requests (never awaited: see metrics-push.ts). */
   #pushMetrics(run: RunRecord, now: number): void {
-    pushRunMetrics(this.#pusher, run, () => metricsSourceOf(run, this.#figures(), now), now);
+    pushRunMetrics(this.#pusher, run, () => this.#control.gauged(run, metricsSourceOf(run, this.#figures(), now)), now);
   }
 
   get #objects() {
@@ -306,7 +306,7 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   #liveStatus(run: RunRecord, now: number) {
-    return liveStatus(run, this.#figures(), now, this.#outputs(run), this.#thresholds!, this.#tables.live.shardHealth);
+    return this.#control.shown(run, liveStatus(run, this.#figures(), now, this.#outputs(run), this.#thresholds!, this.#tables.live.shardHealth));
   }
 
   /** Ends the run (run-end.ts). */

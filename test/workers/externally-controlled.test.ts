@@ -65,8 +65,12 @@ describe("externally-controlled runs", () => {
       expect(await runInDurableObject(shardOf(id, i), (_o, state) => state.storage.kv.get("control"))).toMatchObject({ vus: 3, paused: false });
     }
 
+    // The Prometheus gauge of active VUs is the level too, not the plan's maxVUs.
+    expect(await (await api(`/v1/runs/${id}/metrics`)).text()).toMatch(/^edgeload_vus\{[^}]*\} 3$/m);
+
     await until(t0, 4_500);
     expect(await (await control(id, { paused: true })).json()).toMatchObject({ vus: 3, paused: true });
+    expect(((await (await api(`/v1/runs/${id}`)).json()) as Record<string, any>).live.targetVUs).toBe(0);
     await until(t0, 6_000);
     expect(await (await control(id, { paused: false })).json()).toMatchObject({ vus: 3, paused: false });
 
