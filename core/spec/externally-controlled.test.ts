@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { specProblems, validSpec } from "../../test/support/run-spec-fixtures.ts";
 import { VuSchedule } from "../schedule/vu-schedule.ts";
+import { planRun } from "../plan/plan.ts";
 
 const base = { target: "http://127.0.0.1:9090", steps: [{ path: "/" }], executor: "externally-controlled" };
 
@@ -19,6 +20,17 @@ describe("externally-controlled in a run spec", () => {
     // k6 cuts its iterations at the end: no graceful stop.
     expect(spec.gracefulStopMs).toBe(0);
     expect(new VuSchedule(spec.vus!).vuSeconds()).toBe(600);
+  });
+
+  it("is planned as constant-vus at maxVUs would be: the same shards, VU-seconds and estimate, since it may be scaled there", () => {
+    const controlled = validSpec({ ...base, vus: 1, maxVUs: 400, duration: "1m" });
+    const atMax = validSpec({ ...base, executor: "constant-vus", vus: 400, duration: "1m" });
+    const [a, b] = [planRun(controlled, 0), planRun(atMax, 0)];
+    if (!a.ok || !b.ok) throw new Error("both plan");
+    expect(a.plan.shards.length).toBeGreaterThan(1);
+    expect(a.plan.shards).toEqual(b.plan.shards);
+    expect(a.plan.closedModel).toEqual(b.plan.closedModel);
+    expect(a.plan.totalIterations).toBe(b.plan.totalIterations);
   });
 
   it("takes k6's defaults: vus 0, maxVUs = vus", () => {
