@@ -33,6 +33,11 @@ describe("externally-controlled in a run spec", () => {
     expect(a.plan.totalIterations).toBe(b.plan.totalIterations);
   });
 
+  it("is refused above the deployment's VU cap at maxVUs, naming maxVUs", () => {
+    const planned = planRun(validSpec({ ...base, vus: 1, maxVUs: 20_000, duration: "1m" }), 0);
+    expect(planned.ok ? [] : planned.problems).toContainEqual({ field: "maxVUs", detail: "20000 VUs exceed this deployment's cap of 5000" });
+  });
+
   it("takes k6's defaults: vus 0, maxVUs = vus", () => {
     expect(validSpec({ ...base, vus: 3, duration: "10s" }).vus).toMatchObject({ startVUs: 3, externallyControlled: { startVUs: 3 } });
     expect(validSpec({ ...base, maxVUs: 4, duration: "10s" }).vus).toMatchObject({ startVUs: 4, externallyControlled: { startVUs: 0 } });
