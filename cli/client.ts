@@ -92,6 +92,16 @@ export type DashboardView =
   | { readonly schedule: string }
   | { readonly compare: readonly [string, string] };
 
+/** What PATCH /v1/runs/:id/control answers: the level now held, and how many shards heard it. */
+export interface ControlAnswer {
+  readonly id: string;
+  readonly vus: number;
+  readonly paused: boolean;
+  readonly maxVUs: number;
+  readonly shardsTold: number;
+  readonly shards: number;
+}
+
 export class EdgeloadClient {
   readonly baseUrl: string;
   readonly #token: string;
@@ -234,6 +244,11 @@ export class EdgeloadClient {
 
   abort(id: string): Promise<RunView> {
     return this.#call("POST", `/v1/runs/${id}/abort`);
+  }
+
+  /** An externally-controlled run's VUs and/or pause (PATCH /v1/runs/:id/control). */
+  control(id: string, change: { vus?: number; paused?: boolean }): Promise<ControlAnswer> {
+    return this.#call("PATCH", `/v1/runs/${encodeURIComponent(id)}/control`, change);
   }
 
   uploadSeed(name: string, doc: unknown): Promise<{ name: string; total: number; counts: Record<string, number>; sha256: string }> {

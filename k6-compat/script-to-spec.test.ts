@@ -229,6 +229,13 @@ describe("specFromOptions", () => {
     expect(parsed?.ok ? "" : JSON.stringify(parsed)).toBe("");
   });
 
+  it("maps an externally-controlled scenario (vus, maxVUs, duration) to a spec that parses, sized for maxVUs", () => {
+    const r = specFromOptions({ scenarios: { ctl: { executor: "externally-controlled", vus: 1, maxVUs: 4, duration: "1m" } } }, ctx);
+    expect(r.ok ? "" : r.problems.join("\n")).toBe("");
+    const parsed = r.ok ? parseRunSpec(r.spec) : null;
+    expect(parsed?.ok ? parsed.spec.scenarios?.[0]?.spec.vus : parsed).toMatchObject({ startVUs: 4, externallyControlled: { startVUs: 1 } });
+  });
+
   it("accepts options.rps, which the VUs apply (runtime/rps-limit.ts), and puts nothing of it in the spec", () => {
     const r = specFromOptions({ vus: 10, duration: "4s", rps: 5 }, ctx);
     expect(r.ok ? "" : r.problems.join("\n")).toBe("");
@@ -238,7 +245,6 @@ describe("specFromOptions", () => {
 
   it.each([
     [{ stages: [{ duration: "1s", target: 1 }], iterations: 3 }, /not with stages/],
-    [{ scenarios: { s: { executor: "externally-controlled", vus: 1, duration: "1m" } } }, /externally-controlled is not an executor edgeload runs/],
     [{ scenarios: { s: { executor: "constant-vus", vus: 1, duration: "1s", exec: "nope" } } }, /exports no function named nope/],
     [{ vus: 1, duration: "1s", hosts: { "a.test": "127.0.0.1" } }, /options.hosts: a Worker.s fetch\(\) resolves a name through Cloudflare.s DNS/],
     // k6 reads rps as a whole number.

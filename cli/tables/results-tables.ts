@@ -42,6 +42,40 @@ export const ABORT_COMMAND = {
   options: [...CONNECTION],
 } as const satisfies CommandSpec;
 
+const CONTROL_DETAILS = [
+  "For a run whose executor is externally-controlled (k6's `scale`, `pause` and `resume`); any other run, one not running yet and an ended one are refused with the reason (exit 104). The coordinator keeps the level and tells every shard at once.",
+];
+
+export const SCALE_COMMAND = {
+  name: "scale",
+  summary: "set how many VUs an externally-controlled run has active (at most its maxVUs), as `k6 scale`",
+  usage: ["scale <run> --vus N"],
+  details: [
+    ...CONTROL_DETAILS,
+    "A scale-up starts its VUs within a second; a VU a scale-down leaves out finishes its iteration and starts no other (k6 cuts that iteration instead).",
+  ],
+  positionals: true,
+  options: [{ name: "vus", type: "string", value: "N", description: "the VUs to run, from 0 to the run's maxVUs" }, ...CONNECTION],
+} as const satisfies CommandSpec;
+
+export const PAUSE_COMMAND = {
+  name: "pause",
+  summary: "pause an externally-controlled run: no iteration starts, those in progress finish, as `k6 pause`",
+  usage: ["pause <run>"],
+  details: [...CONTROL_DETAILS, "Its duration goes on while it is paused (k6 stops its clock instead)."],
+  positionals: true,
+  options: [...CONNECTION],
+} as const satisfies CommandSpec;
+
+export const RESUME_COMMAND = {
+  name: "resume",
+  summary: "resume a paused externally-controlled run at its VUs, as `k6 resume`",
+  usage: ["resume <run>"],
+  details: CONTROL_DETAILS,
+  positionals: true,
+  options: [...CONNECTION],
+} as const satisfies CommandSpec;
+
 export const DASHBOARD_COMMAND = {
   name: "dashboard",
   summary: "a single-use link that opens one dashboard page: a run's, a schedule's, two runs compared, or the runs list",

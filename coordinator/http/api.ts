@@ -29,6 +29,7 @@ import { admitRun, plannedRun } from "./run-admission.ts";
 import { schedulesApi } from "./schedules-api.ts";
 import { targetsApi } from "./targets-api.ts";
 import { probeApi } from "./probe-api.ts";
+import { controlApi } from "./control-api.ts";
 import { ensureSchema } from "../store/schema.ts";
 import { exitCodeOf, FINAL_STATUSES, type RunView } from "../../core/run/protocol.ts";
 
@@ -265,6 +266,7 @@ api.route("/v1", dashboardApi); // POST /v1/dashboard-links, GET /v1/runs/:id/li
 api.route("/v1/schedules", schedulesApi); // POST/GET/DELETE /v1/schedules, pause, resume
 api.route("/v1/targets", targetsApi); // GET/POST /v1/targets/:host/verification (proof of ownership)
 api.route("/v1/probe", probeApi); // POST /v1/probe: the target's latency from each region of a run
+api.route("/v1/runs", controlApi); // PATCH /v1/runs/:id/control: an externally-controlled run's VUs, pause and resume
 
 /** The route's run id, which must look like one (anything else is an unknown run). */
 function runIdOf(c: Context<App>): string {

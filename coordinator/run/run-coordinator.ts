@@ -1,23 +1,21 @@
 /**
- * RunCoordinator: one Durable Object per run. It starts the shards at a common T0 (in a
- * run with an aggregation tree, core/plan/aggregation-tree.ts, one root aggregator per
- * region instead: its children then), takes in their window flushes, shows each closed
- * window live and writes it to D1 every few ticks, watches abortOnFail thresholds, and
- * ends the run with its verdict and summary. Lifecycle: pending → running → finishing →
- * passed | failed | inconclusive | aborted | error (run-record.ts).
+ * RunCoordinator: one Durable Object per run. It starts the shards at a common T0 (in a run with an aggregation
+ * tree, core/plan/aggregation-tree.ts, one root aggregator per region instead: its children then), takes in their
+ * window flushes, shows each closed window live and writes it to D1 every few ticks, watches abortOnFail
+ * thresholds, and ends the run with its verdict and summary. Lifecycle: pending → running → finishing → passed |
+ * failed | inconclusive | aborted | error (run-record.ts).
  *
- * The object is thin: it reads its state, asks pure functions what to do at `now`
- * (core/run/run-lifecycle.ts, status-view.ts, summary-of.ts, tick-failure.ts) and writes.
- * What it shares with the aggregators is in ../merge/ (the flush log, taking flushes in,
- * the open windows, the children's progress, the ticks); its own parts are here: showing
- * and writing windows (window-writes.ts, log-replay.ts after a restart), reaching the
- * shards (run-shards.ts), setup and teardown (phases.ts), starting the run (run-start.ts),
- * stopping it early (run-stop.ts), ending it (run-end.ts), deleting the storage of its
- * objects once it is final and in D1 (run-cleanup.ts), the dashboards' feed (live-feed.ts),
- * the push outputs (metrics-push.ts) and the run's D1 rows.
+ * The object is thin: it reads its state, asks pure functions what to do at `now` (core/run/run-lifecycle.ts,
+ * status-view.ts, summary-of.ts, tick-failure.ts) and writes. What it shares with the aggregators is in ../merge/
+ * (the flush log, taking flushes in, the open windows, the children's progress, the ticks); its own parts are
+ * here: showing and writing windows (window-writes.ts, log-replay.ts after a restart), reaching the shards
+ * (run-shards.ts), setup and teardown (phases.ts), starting the run (run-start.ts), stopping it early
+ * (run-stop.ts), ending it (run-end.ts), deleting the storage of its objects once it is final and in D1
+ * (run-cleanup.ts), the dashboards' feed (live-feed.ts), the push outputs (metrics-push.ts), the run's D1 rows,
+ * and an externally-controlled run's level (run-control.ts).
  *
- * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(), cleanUp();
- * fetch() serves the live event stream (GET /live).
+ * RPC surface: create(), flush(), status(), summary(), metricsSource(), abort(), control(), cleanUp(); fetch()
+ * serves the live event stream (GET /live).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Plan } from "../../core/plan/plan.ts";
@@ -54,6 +52,7 @@ import { abortShards, ShardStopper, startingWatermarks } from "./run-shards.ts";
 import { tickFailureBudget, tickRetryDelayMs, withTickFailure } from "./tick-failure.ts";
 import { UnwrittenWindows, showClosedWindows } from "./window-writes.ts";
 import { addPhaseStats } from "./phase-metrics.ts";
+import { RunControl, type ControlAnswer, type ControlRequest } from "./run-control.ts";
 
 /** The bindings as this object reads them: the shards' namespace typed by their class. */
 type Env = Bindings & ObjectNamespaces<undefined, LoadShard, RunAggregator>;
@@ -70,6 +69,8 @@ export class RunCoordinator extends DurableObject<Env> {
   #lastCheckpointMs = 0;
   /** Tells the shards a stopping run's stop (in memory: a restarted object sends it again). */
   readonly #stopper = new ShardStopper();
+  /** An externally-controlled run's level, stored, and the shards still to be told it (run-control.ts). */
+  readonly #control = new RunControl(this.ctx.storage.kv, () => this.#objects);
   /** Push outputs' in-flight state and counts (in memory: a restarted object starts them at 0). */
   readonly #pusher = new MetricsPusher(this.env);
   /** The flush log, the live feed, the children's progress: made on first use (run-tables.ts). Set once super() has run. */
@@ -122,13 +123,10 @@ export class RunCoordinator extends DurableObject<Env> {
   /** Status, progress and live totals. */
   async status(): Promise<RunView | null> {
     const run = this.#run;
-    return run ? runView(run, this.#figures(), Date.now(), this.#outputs(run)) : null;
+    return run ? this.#control.shown(run, runView(run, this.#figures(), Date.now(), this.#outputs(run))) : null;
   }
 
-  /**
-   * GET /live: the run's event stream for the dashboard. It starts with the windows so far
-   * and the status; after the run it also carries the summary and ends.
-   */
+  /** GET /live: the run's event stream for the dashboard: the windows so far and the status; after the run, the summary too, and it ends. */
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (request.method !== "GET" || url.pathname !== "/live") return new Response("not found", { status: 404 });
@@ -138,14 +136,11 @@ export class RunCoordinator extends DurableObject<Env> {
     return this.#tables.live.open(this.#liveStatus(run, Date.now()), summary ? { summary, status: run.status } : null);
   }
 
-  /**
-   * What GET /v1/runs/:id/metrics exposes (core/formats/prometheus-text-writer.ts): the run's totals
-   * per region and step as they stand, and its live gauges.
-   */
+  /** What GET /v1/runs/:id/metrics exposes (core/formats/prometheus-text-writer.ts): the run's totals per region and step, its live gauges. */
   async metricsSource(): Promise<RunMetricsWire | null> {
     const run = this.#run;
     if (!run) return null;
-    const { totals, ...rest } = metricsSourceOf(run, this.#figures(), Date.now());
+    const { totals, ...rest } = this.#control.gauged(run, metricsSourceOf(run, this.#figures(), Date.now()));
     return { ...rest, totals: totals.cellsWire() }; // per-shard stats are not exposed: not sent either
   }
 
@@ -157,15 +152,17 @@ export class RunCoordinator extends DurableObject<Env> {
     return run ? liveSummary(run, Date.now(), this.#sources()) : null;
   }
 
-  /**
-   * Stops every shard (within seconds): `finishing` while they flush what they measured, then
-   * `aborted`. Answers once the stop is recorded, without waiting for the shards (stop-signal.ts).
-   */
+  /** Stops every shard (within seconds): `finishing` while they flush, then `aborted`; answers once the stop is recorded (stop-signal.ts). */
   async abort(reason: string): Promise<RunView | null> {
     const run = this.#run;
     if (!run) return null;
     if (!FINAL_STATUSES.includes(run.status) && run.stopping === null) await this.#stop("aborted", reason);
     return this.status();
+  }
+
+  /** PATCH /v1/runs/:id/control: an externally-controlled run's new level, judged, stored and sent to its shards. */
+  async control(request: ControlRequest): Promise<ControlAnswer | null> {
+    return this.#run ? this.#control.change(this.#run, request, Date.now()) : null;
   }
 
   #stop(status: "aborted" | "failed", given: string, byScript = false): Promise<void> {
@@ -241,6 +238,7 @@ export class RunCoordinator extends DurableObject<Env> {
     // Real shards, counted through the tree: a root that gave up on its silent children still says done.
     if (step.kind === "finish") return this.#finish(step.status, null, Math.max(0, run.plan.shards.length - this.#tables.children.shardsDone()));
     this.#signalStop(now);
+    this.#control.retellDue(run, now);
     if (step.evaluateThresholds) {
       const abortBy = shouldAbortRun(run.spec, this.#totals, now - run.t0Ms, this.#thresholds!);
       if (abortBy) return this.#stop("failed", `threshold ${abortBy.key}: ${abortBy.source} failed (abortOnFail)`);
@@ -256,7 +254,7 @@ export class RunCoordinator extends DurableObject<Env> {
 
   /** Starts the push outputs' requests (never awaited: see metrics-push.ts). */
   #pushMetrics(run: RunRecord, now: number): void {
-    pushRunMetrics(this.#pusher, run, () => metricsSourceOf(run, this.#figures(), now), now);
+    pushRunMetrics(this.#pusher, run, () => this.#control.gauged(run, metricsSourceOf(run, this.#figures(), now)), now);
   }
 
   get #objects() {
@@ -308,7 +306,7 @@ export class RunCoordinator extends DurableObject<Env> {
   }
 
   #liveStatus(run: RunRecord, now: number) {
-    return liveStatus(run, this.#figures(), now, this.#outputs(run), this.#thresholds!, this.#tables.live.shardHealth);
+    return this.#control.shown(run, liveStatus(run, this.#figures(), now, this.#outputs(run), this.#thresholds!, this.#tables.live.shardHealth));
   }
 
   /** Ends the run (run-end.ts). */

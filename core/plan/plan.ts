@@ -172,7 +172,15 @@ export function planRun(spec: RunSpec, totalIterations: number, limits: Limits =
  */
 function capProblems(spec: RunSpec, closed: ClosedModelEstimate | null, totalIterations: number, limits: Limits): Problem[] {
   const problems: Problem[] = [];
-  const rateField = spec.executor === "constant-arrival-rate" ? "rate" : spec.executor === "constant-vus" ? "vus" : "stages";
+  // The field a cap problem names: the option that set the load (externally-controlled's is the most it may be scaled to).
+  const rateField =
+    spec.executor === "constant-arrival-rate"
+      ? "rate"
+      : spec.executor === "constant-vus"
+        ? "vus"
+        : spec.executor === "externally-controlled"
+          ? "maxVUs"
+          : "stages";
   const totalRequests = closed ? closed.estimatedRequests : totalIterations;
   if (closed) {
     if (closed.peakVUs > limits.maxVUs) problems.push({ field: rateField, detail: `${closed.peakVUs} VUs exceed this deployment's cap of ${limits.maxVUs}` });
@@ -181,7 +189,7 @@ function capProblems(spec: RunSpec, closed: ClosedModelEstimate | null, totalIte
   }
   if (spec.durationMs > limits.maxDurationMs) {
     problems.push({
-      field: rateField === "rate" || rateField === "vus" ? "duration" : "stages",
+      field: rateField === "stages" ? "stages" : "duration",
       detail: `duration ${spec.durationMs / 1000}s exceeds the cap of ${limits.maxDurationMs / 1000}s`,
     });
   }

@@ -284,6 +284,8 @@ export interface RunView {
   readonly lastError: string | null;
   /** Push outputs (spec `outputs`) and how their pushes went; absent without outputs. */
   readonly outputs?: readonly OutputStatus[];
+  /** An externally-controlled run's level as the user last set it (core/run/vu-control.ts); absent for other runs. */
+  readonly control?: { readonly vus: number; readonly paused: boolean; readonly maxVUs: number };
 }
 
 export interface OutputStatus {

@@ -115,12 +115,15 @@ function loadLines(e: Edgeload): string[] {
     // Closed model: the load is the VUs, the rate is whatever the target's latency allows.
     const stages = e.vus.stages.map((s) => `${s.target} for ${s.durationS}s`).join(", ");
     const it = e.vus.iterations;
+    const external = e.vus.externallyControlled;
     return [
       dotted(
         "vus",
         it
           ? `${e.vus.peak} · ${it.kind === "per-vu" ? `${it.count} iteration${it.count === 1 ? "" : "s"} each` : `${it.count} iteration${it.count === 1 ? "" : "s"} shared`} · maxDuration ${e.vus.stages[0]?.durationS ?? 0}s`
-          : `peak ${e.vus.peak} · from ${e.vus.startVUs}: ${stages}`,
+          : external
+            ? `externally controlled · from ${external.startVUs}, at most ${external.maxVUs} · ${e.vus.stages[0]?.durationS ?? 0}s`
+            : `peak ${e.vus.peak} · from ${e.vus.startVUs}: ${stages}`,
       ),
       dotted("achieved iteration rate", `${e.achievedRatePerS.toFixed(2)}/s`),
     ];

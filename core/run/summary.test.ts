@@ -321,6 +321,17 @@ describe("closed-model summaries", () => {
   });
 });
 
+describe("externally-controlled summaries", () => {
+  it("say the level was the user's, from its vus to at most its maxVUs, not a planned peak", () => {
+    const { spec, plan } = setup({ executor: "externally-controlled", vus: 1, maxVUs: 4, duration: "10s", rate: undefined, thresholds: {} });
+    const totals = new RunTotals();
+    totals.add(0, "wnam", 0, requests(20, 100));
+    const summary = buildSummary({ runId: "r-ext", status: "passed", spec, plan, t0Ms: 0, endMs: 10_000, totals, shards: [] });
+    expect(summary.edgeload.vus).toMatchObject({ externallyControlled: { startVUs: 1, maxVUs: 4 } });
+    expect(renderSummary(summary)).toMatch(/vus\.+: externally controlled · from 1, at most 4 · 10s/);
+  });
+});
+
 describe("what edgeload did not send", () => {
   // 10/s for 10 s: 100 iterations scheduled; 95 sent and answered in 10 ms, 5 lost to a shard restart.
   const restarted = (overrides: Record<string, unknown> = {}) => {

@@ -300,5 +300,7 @@ export function vusSummary(vus: VuProfile) {
     stages: vus.stages.map((s) => ({ target: s.target, durationS: s.durationMs / 1000 })),
     gracefulRampDownS: vus.gracefulRampDownMs / 1000,
     ...(vus.iterations ? { iterations: vus.iterations } : {}),
+    // The level was the user's: the plan's peak is the most it could be scaled to (maxVUs).
+    ...(vus.externallyControlled ? { externallyControlled: { startVUs: vus.externallyControlled.startVUs, maxVUs: vus.startVUs } } : {}),
   };
 }

@@ -31,6 +31,8 @@ describe("vuGauges", () => {
       },
       { vus_max: { value: 4, min: 4, max: 4 } },
     ],
+    // externally-controlled: its VUs are the user's to move, only vus_max (its maxVUs, all initialised by k6)
+    [{ executor: "externally-controlled", vus: 1, maxVUs: 6, duration: "5s" }, { vus_max: { value: 6, min: 6, max: 6 } }],
     // arrival rate: the VUs k6 initialises up front
     [{ executor: "constant-arrival-rate", rate: 5, duration: "2s", preAllocatedVUs: 7, maxVUs: 20 }, { vus_max: { value: 7, min: 7, max: 7 } }],
   ])("%j", (executor, gauges) => {

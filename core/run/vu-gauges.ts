@@ -4,7 +4,8 @@
  * the plan: `vus_max` is the VUs the run initialises (every closed-model scenario's peak, an
  * arrival-rate one's preAllocatedVUs, summed as k6 initialises every scenario's VUs up front),
  * and `vus` is given only when it cannot move (one scenario at a constant level: constant-vus
- * and the iteration executors). A ramp's sampled values depend on timing; they are left out.
+ * and the iteration executors). A ramp's sampled values depend on timing, an externally-controlled
+ * run's on its user: they are left out.
  */
 import { VuSchedule } from "../schedule/vu-schedule.ts";
 import type { RunSpec } from "../spec/types.ts";
@@ -26,6 +27,7 @@ export function vuGauges(spec: RunSpec): { vus?: Gauge; vus_max?: Gauge } {
     else return {};
   }
   const only = parts.length === 1 ? parts[0]!.vus : null;
-  const constant = only ? only.stages.every((stage) => stage.target === only.startVUs) : false;
+  // An externally-controlled run's level is the user's, moved while it runs: its flat stages are its maxVUs.
+  const constant = only && !only.externallyControlled ? only.stages.every((stage) => stage.target === only.startVUs) : false;
   return { ...(only && constant ? { vus: level(only.startVUs) } : {}), vus_max: level(initialised) };
 }

@@ -35,6 +35,13 @@ export interface VuProfile {
    * (k6's maxDuration). Absent for the time-based executors.
    */
   readonly iterations?: { readonly kind: "per-vu" | "shared"; readonly count: number };
+  /**
+   * k6's externally-controlled: the stages hold maxVUs for the whole duration (what the
+   * plan sizes and prices, since the run may be scaled there), and the VUs active are the
+   * run's control level instead (core/run/vu-control.ts), `startVUs` until it is first
+   * changed. Absent for the other executors.
+   */
+  readonly externallyControlled?: { readonly startVUs: number };
 }
 
 /** Guards step times like d·i/n, computed in floating point, against landing just before step i. */

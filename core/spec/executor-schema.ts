@@ -80,6 +80,28 @@ const sharedIterations = z
   .strict()
   .refine((e) => e.iterations >= e.vus, { path: ["iterations"], message: "must be at least vus (k6 refuses more VUs than shared iterations)" });
 
+/**
+ * k6's externally-controlled (v1.8.1 lib/executor/externally_controlled.go): `vus` active at
+ * the start (k6's default 0), `maxVUs` the most it may be scaled to (default `vus`), a
+ * `duration` it must have. k6 refuses a gracefulStop for it (its iterations are cut at the
+ * end): the strict schema names it, and its graceful stop is 0.
+ */
+const externallyControlled = z
+  .object({
+    executor: z.literal("externally-controlled"),
+    vus: z.number().int().nonnegative().default(0),
+    maxVUs: positiveInt.optional(),
+    duration: duration("duration").optional(),
+  })
+  .strict()
+  .refine((e) => e.duration !== undefined, { path: ["duration"], message: "required: how long the run lasts (k6 requires it too)" })
+  .transform((e) => ({ ...e, duration: e.duration ?? 0, maxVUs: e.maxVUs ?? e.vus, gracefulStop: 0 }))
+  .refine((e) => e.maxVUs >= 1, { path: ["maxVUs"], message: "must be at least 1 (the most VUs the run may be scaled to; k6's default is vus)" })
+  .refine((e) => e.maxVUs >= e.vus, { path: ["vus"], message: "must be at most maxVUs (k6 refuses more active VUs than maxVUs)" });
+
+/** Fields an executor takes that a run spec also has at its top level for others (maxVUs, an arrival-rate run's pool). */
+const TOP_LEVEL_FIELDS_OF: Readonly<Partial<Record<ExecutorName, readonly string[]>>> = { "externally-controlled": ["maxVUs"] };
+
 const EXECUTORS: { readonly [E in ExecutorName]: z.ZodType } = {
   "constant-arrival-rate": constantArrivalRate,
   "ramping-arrival-rate": rampingArrivalRate,
@@ -87,11 +109,17 @@ const EXECUTORS: { readonly [E in ExecutorName]: z.ZodType } = {
   "ramping-vus": rampingVus,
   "per-vu-iterations": perVuIterations,
   "shared-iterations": sharedIterations,
+  "externally-controlled": externallyControlled,
 };
 
 type ArrivalOptions = z.output<typeof constantArrivalRate> | z.output<typeof rampingArrivalRate>;
 type IterationOptions = z.output<typeof perVuIterations> | z.output<typeof sharedIterations>;
-export type ExecutorOptions = ArrivalOptions | z.output<typeof constantVus> | z.output<typeof rampingVus> | IterationOptions;
+export type ExecutorOptions =
+  | ArrivalOptions
+  | z.output<typeof constantVus>
+  | z.output<typeof rampingVus>
+  | IterationOptions
+  | z.output<typeof externallyControlled>;
 
 /**
  * The executor's options from raw input, or null with every problem pushed: an unknown
@@ -105,10 +133,9 @@ export function decodeExecutor(input: unknown, problems: Problem[]): ExecutorOpt
     problems.push({ field: "executor", detail: `must be one of ${EXECUTOR_NAMES.join(", ")}` });
     return null;
   }
+  const fields: readonly string[] = [...EXECUTOR_FIELDS, ...(TOP_LEVEL_FIELDS_OF[executorName as ExecutorName] ?? [])];
   const executorInput =
-    typeof input === "object" && input !== null
-      ? Object.fromEntries(Object.entries(input).filter(([k, v]) => (EXECUTOR_FIELDS as readonly string[]).includes(k) && v !== undefined))
-      : {};
+    typeof input === "object" && input !== null ? Object.fromEntries(Object.entries(input).filter(([k, v]) => fields.includes(k) && v !== undefined)) : {};
   const exec = schema.safeParse(executorInput);
   if (exec.success) return exec.data as ExecutorOptions;
   for (const issue of exec.error.issues) {
@@ -124,6 +151,9 @@ export function decodeExecutor(input: unknown, problems: Problem[]): ExecutorOpt
 
 /** The VU profile of a closed-model executor, or null for arrival-rate ones. */
 export function vuProfile(e: ExecutorOptions): VuProfile | null {
+  if (e.executor === "externally-controlled") {
+    return { startVUs: e.maxVUs, stages: [{ target: e.maxVUs, durationMs: e.duration }], gracefulRampDownMs: 0, externallyControlled: { startVUs: e.vus } };
+  }
   if (e.executor === "constant-vus") return { startVUs: e.vus, stages: [{ target: e.vus, durationMs: e.duration }], gracefulRampDownMs: 30_000 };
   if (e.executor === "ramping-vus") {
     return { startVUs: e.startVUs, stages: e.stages.map((s) => ({ target: s.target, durationMs: s.duration })), gracefulRampDownMs: e.gracefulRampDown };

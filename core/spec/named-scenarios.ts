@@ -91,6 +91,14 @@ export function parseNamedScenarios(raw: Record<string, unknown>, parseOne: Pars
     stepOffset += decoded.spec.steps.length;
   }
 
+  // k6 runs an externally-controlled scenario alone: the user's level is the whole test's.
+  const controlled = scenarios.find((s) => s.spec.executor === "externally-controlled");
+  if (controlled && entries.length > 1) {
+    problems.push({
+      field: `scenarios.${controlled.name}.executor`,
+      detail: "externally-controlled runs alone: it cannot be combined with other scenarios (as in k6)",
+    });
+  }
   const metrics = mergedMetricKinds(scenarios, problems);
   const thresholds = runThresholds(thresholdInput(raw), scenarios);
   const names = entries.map(([name]) => name);

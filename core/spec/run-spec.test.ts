@@ -79,10 +79,11 @@ describe("parseRunSpec", () => {
   });
 
   it("names the executors it knows when the executor is wrong, and still checks the rest", () => {
-    const found = problems({ ...minimal, executor: "externally-controlled", steps: [] });
+    const found = problems({ ...minimal, executor: "ramping-nothing", steps: [] });
     expect(found).toContainEqual({
       field: "executor",
-      detail: "must be one of constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus, per-vu-iterations, shared-iterations",
+      detail:
+        "must be one of constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus, per-vu-iterations, shared-iterations, externally-controlled",
     });
     expect(found.map((p) => p.field)).toContain("steps");
   });

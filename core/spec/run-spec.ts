@@ -182,9 +182,14 @@ function loadOf(e: ExecutorOptions): Load {
 /** A load that lasts no time, and fields given that belong to the other model's executors. */
 function executorFitProblems(b: Common, e: ExecutorOptions, input: unknown, load: Load): Problem[] {
   const problems: Problem[] = [];
-  if (load.durationMs <= 0) problems.push({ field: e.executor.startsWith("constant-") ? "duration" : "stages", detail: "the run must last longer than 0s" });
+  const byDuration = e.executor.startsWith("constant-") || e.executor === "externally-controlled";
+  // k6's externally-controlled takes 0 for "no end"; a run here has one (its shards' deadlines, its cost).
+  const noEnd = e.executor === "externally-controlled" ? " (k6's 0, no end, is not supported: give how long it runs)" : "";
+  if (load.durationMs <= 0) problems.push({ field: byDuration ? "duration" : "stages", detail: `the run must last longer than 0s${noEnd}` });
   if (load.vus) {
     for (const field of ["preAllocatedVUs", "maxVUs"] as const) {
+      // externally-controlled's maxVUs is its own option (executor-schema.ts).
+      if (field === "maxVUs" && e.executor === "externally-controlled") continue;
       if (b[field] !== undefined)
         problems.push({
           field,

@@ -24,7 +24,8 @@ export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "O
 
 /**
  * k6's executors that edgeload runs: two open-model (arrival rate), and closed-model ones
- * (VUs): two by time, two by iteration count (which end when their iterations are done).
+ * (VUs): two by time, two by iteration count (which end when their iterations are done),
+ * and one whose VUs the user changes while it runs (externally-controlled: core/run/vu-control.ts).
  */
 export const EXECUTOR_NAMES = [
   "constant-arrival-rate",
@@ -33,6 +34,7 @@ export const EXECUTOR_NAMES = [
   "ramping-vus",
   "per-vu-iterations",
   "shared-iterations",
+  "externally-controlled",
 ] as const;
 export type ExecutorName = (typeof EXECUTOR_NAMES)[number];
 

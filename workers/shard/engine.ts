@@ -1,9 +1,9 @@
 /**
  * The shard's send loop: open-model pacing, connection slots, timing and window stats.
  *
- * No Durable Object API in here: the clock, sleep and fetch are injected, and closed
- * windows leave through a callback. LoadShard (a thin Durable Object) persists state and
- * flushes windows; tests and benchmarks can drive the engine directly.
+ * No Durable Object API in here: the clock, sleep and fetch are injected, and closed windows
+ * leave through a callback. LoadShard (a thin Durable Object) persists state and flushes
+ * windows; tests and benchmarks drive the engine directly.
  *
  * Per iteration: when the pacer says it is due (never earlier), the engine either starts
  * it or, if the in-flight cap is reached, counts it in `dropped` — it never slides the
@@ -15,14 +15,12 @@
  * loop held the response, core/metrics/loop-delay.ts) into the window of its completion
  * second; it is counted as `sent` in the window of the second it left in, the second its
  * `x-edgeload-run` header names, so the target's count of it lines up (core/run/delivery.ts).
- *
  * The executors decide when iterations start (executors/: the arrival-rate pacer, the VU
- * loops); the engine runs them, sends, and keeps the windows. Closed model: connection
- * slots, timeouts and per-window stats work as in the open model; schedule lag and
- * corrected latency do not apply (executors/vus.ts).
- *
- * Its pieces: the open windows (shard-windows.ts), iterations in flight (in-flight.ts),
- * sleeps (engine-sleeps.ts), sending a request and recording it (request-sender.ts).
+ * loops, which an externally-controlled run's level drives: shard-control.ts); the engine runs
+ * them, sends, and keeps the windows. Closed model: slots, timeouts and window stats work as
+ * in the open model; schedule lag and corrected latency do not apply (executors/vus.ts). Its
+ * pieces: windows (shard-windows.ts), iterations in flight (in-flight.ts), sleeps
+ * (engine-sleeps.ts), sending a request and recording it (request-sender.ts).
  */
 import type { OutboundFetch } from "../../core/outbound/outbound-request.ts";
 import { ArrivalSchedule } from "../../core/schedule/arrival-schedule.ts";
@@ -46,6 +44,7 @@ import { RequestSender, RUN_STOPPED } from "./request-sender.ts";
 import { runArrivalRate } from "./executors/arrival-rate.ts";
 import type { ExecutorHost } from "./executors/host.ts";
 import { VuExecutor } from "./executors/vus.ts";
+import type { ShardControl } from "./shard-control.ts";
 
 export type { EngineClock, IterationProgress, SliceEnd, SliceResult } from "./engine-types.ts";
 import type { EngineClock, IterationProgress, SliceResult } from "./engine-types.ts";
@@ -97,6 +96,7 @@ export class ShardEngine implements IterationHost {
     flow: Flow,
     loopWatch = new LoopWatch(clock),
     progress: IterationProgress | null = null,
+    control: ShardControl | null = null,
   ) {
     this.#a = a;
     this.subMetrics = a.subMetrics ?? [];
@@ -112,7 +112,7 @@ export class ShardEngine implements IterationHost {
     this.closedModel = vus !== null;
     this.#share = vus ? null : new ShardShare(new ArrivalSchedule(a.spec.stages), a.slice);
     this.#host = this.#executorHost();
-    this.#vus = vus ? new VuExecutor(this.#host, vus, progress) : null;
+    this.#vus = vus ? new VuExecutor(this.#host, vus, progress, control) : null;
     this.#sender = new RequestSender({
       a,
       clock,

@@ -2,36 +2,33 @@
  * LoadShard: one Durable Object per shard of a run, placed with a location hint.
  *
  * It stores its assignment and state (its cursor among them), builds its flow, runs the
- * ShardEngine from alarms, persists its closed windows (each one, or every fourth in a run with
- * an aggregation tree: #windowClosed), flushes the windows to the
- * RunCoordinator (in a run with an aggregation tree, to its aggregator) oldest first (a final flush retried with backoff until its grace ends) and
- * reports its telemetry, with the colo it observes (core/formats/cdn-cgi-trace.ts). Running from
- * alarms means it survives eviction: a planned handover between invocations (to stay
- * under the per-invocation subrequest limit) continues where it left off, while an
- * unplanned restart resumes at the current time and counts what it lost interrupted
- * (restart-loss.ts). It stops by its own deadline even if the coordinator is gone.
- * Closed-model runs (VUs) work the same way: their budget counts requests, and a new
- * invocation (handoff or restart) restarts the VU loops the schedule has active at its
- * current time.
+ * ShardEngine from alarms, persists its closed windows (each one, or every fourth in a run
+ * with an aggregation tree: #windowClosed), flushes the windows to the RunCoordinator (in a
+ * run with an aggregation tree, to its aggregator) oldest first (a final flush retried with
+ * backoff until its grace ends) and reports its telemetry, with the colo it observes
+ * (core/formats/cdn-cgi-trace.ts). Running from alarms means it survives eviction: a planned
+ * handover between invocations (to stay under the per-invocation subrequest limit) continues
+ * where it left off, while an unplanned restart resumes at the current time and counts what
+ * it lost interrupted (restart-loss.ts). It stops by its own deadline even if the coordinator
+ * is gone. Closed-model runs (VUs) work the same way: their budget counts requests, and a new
+ * invocation (handoff or restart) restarts the VU loops the schedule (or an externally-controlled
+ * run's level, told by control() and stored: shard-control.ts) has active at its current time.
  *
  * The flow (custom steps or a built-in scenario) is built once per object instance; a
  * scenario's seed set is read from R2 then, never per request. Flow state (refresh-token
  * families) is checkpointed with each window the shard writes (every window, or every
  * assignment.windowsPerWrite in a run with a tree), so a restart continues it from there.
  *
- * Its first alarm comes before t0 (warm-up.ts): it reads its colo, builds its flow, opens
- * its connection to the target with one uncounted request and waits for t0, so the run's
- * first second is not a cold start.
+ * Its first alarm comes before t0 (warm-up.ts): it reads its colo, builds its flow, opens its connection
+ * to the target with one uncounted request and waits for t0, so the run's first second is not a cold start.
  *
- * The object is thin: its state and each change of it are in shard-state.ts, building the
- * flow in shard-flow.ts, sending the stored windows in window-flusher.ts, reading the colo
- * in observe-colo.ts, the warm-up in warm-up.ts.
+ * The object is thin: its state and each change of it are in shard-state.ts, building the flow in shard-flow.ts,
+ * sending the stored windows in window-flusher.ts, reading the colo in observe-colo.ts, the warm-up in warm-up.ts.
  *
  * Once its receiver has acknowledged its done it deletes its storage but a tombstone, and
- * its run's coordinator has it delete that too once the run is final and in D1
- * (shard-end.ts).
+ * its run's coordinator has it delete that too once the run is final and in D1 (shard-end.ts).
  *
- * RPC surface: start(), abort(), inspect(), cleanUp(), probe().
+ * RPC surface: start(), abort(), control(), inspect(), cleanUp(), probe().
  */
 import { DurableObject } from "cloudflare:workers";
 import { toRunWindow, type ShardAssignment, type ShardWindow } from "../../core/run/protocol.ts";
@@ -52,6 +49,8 @@ import { WindowFlusher, shardFlushRoute, windowKey, type FlushReceivers } from "
 import { systemClock } from "./engine-types.ts";
 import { countRestartLoss } from "./restart-loss.ts";
 import { ShardRecord } from "./shard-record.ts";
+import { ShardControl } from "./shard-control.ts";
+import type { VuControl } from "../../core/run/vu-control.ts";
 import { deleteEverything, keepOnlyTombstone, startTooLate, tombstone } from "./shard-end.ts";
 import {
   invocationStarted,
@@ -84,6 +83,8 @@ export class LoadShard extends DurableObject<ShardEnv> {
   #invoking = false;
   /** Its assignment and state, stored and mirrored (shard-record.ts); a stored window goes to the flusher. */
   readonly #record = new ShardRecord(this.ctx.storage, (key, window) => this.#flusher.stored(key, window));
+  /** An externally-controlled run's level, stored (shard-control.ts). */
+  readonly #control = new ShardControl(this.ctx.storage.kv);
   /** Sends the stored windows to the coordinator, or to the shard's aggregator (window-flusher.ts). */
   readonly #flusher = new WindowFlusher({
     pending: {
@@ -150,6 +151,12 @@ export class LoadShard extends DurableObject<ShardEnv> {
       await this.#finalFlush();
     }
     return { phase: "done" };
+  }
+
+  /** An externally-controlled run's new level: kept if newer, followed at once; ignored once the shard has stopped. */
+  async control(level: VuControl): Promise<{ held: VuControl | null }> {
+    const sending = this.#assignment() !== undefined && this.#state()?.phase !== "done" && !this.#record.letGo;
+    return { held: sending ? this.#control.tell(level) : null };
   }
 
   /** State for tests and diagnostics (no secrets); once the run ended for it, as its tombstone keeps it. */
@@ -241,6 +248,7 @@ export class LoadShard extends DurableObject<ShardEnv> {
       this.#flow,
       loopWatch,
       state.iterationProgress ?? null,
+      this.#control,
     );
     const now = Date.now();
     const resumedAfterCrash = resumesAfterCrash(state);

@@ -18,10 +18,17 @@
  * how far they got survives a handoff (`iterationProgress`, stored by the shard). After a
  * crash, iterations started since the last handoff may run again. What a crash loses is
  * counted by inFlightAt (workers/shard/restart-loss.ts).
+ *
+ * externally-controlled follows its shard's control level (shard-control.ts) instead of a
+ * schedule: woken when it changes, it starts the VUs a scale-up adds at once; a VU that a
+ * scale-down or a pause leaves out finishes its iteration and starts no other. Iterations
+ * still running at the end are cut (k6 refuses a gracefulStop for this executor).
  */
 import { WINDOW_MS } from "../../../core/run/protocol.ts";
 import { ShardVus, VuSchedule, type VuProfile } from "../../../core/schedule/vu-schedule.ts";
 import { gracefulStopOf, iterationStopMs } from "../../../core/schedule/graceful-stop.ts";
+import { activeVus, profileLimits } from "../../../core/run/vu-control.ts";
+import type { ShardControl } from "../shard-control.ts";
 import type { IterationProgress, SliceEnd, SliceResult } from "../engine-types.ts";
 import { type ExecutorHost, tickEnd } from "./host.ts";
 
@@ -38,11 +45,21 @@ export class VuExecutor {
   readonly #vuIterations = new Map<number, number>();
   #vusStopping = false;
   #budget = Infinity;
+  /** externally-controlled: the VUs active now, from the shard's control level (else null: the schedule's). */
+  readonly #controlled: (() => number) | null;
+  readonly #control: ShardControl | null;
 
-  /** `progress`: how far an iteration-count executor got before a handoff (else null). */
-  constructor(host: ExecutorHost, vus: VuProfile, progress: IterationProgress | null) {
+  /**
+   * `progress`: how far an iteration-count executor got before a handoff (else null);
+   * `control`: an externally-controlled run's level (required for one).
+   */
+  constructor(host: ExecutorHost, vus: VuProfile, progress: IterationProgress | null, control: ShardControl | null = null) {
     this.#host = host;
     this.#schedule = new VuSchedule(vus);
+    const limits = profileLimits(vus);
+    if (limits && !control) throw new Error("an externally-controlled run needs its shard's control level");
+    this.#control = limits ? control : null;
+    this.#controlled = limits && control ? () => activeVus(control.levelOf(limits)) : null;
     this.#shardVus = new ShardVus(host.a.slice);
     if (vus.iterations?.kind === "shared") this.#sharedLeft = progress?.sharedLeft ?? this.#shardVus.sharedIterations(vus.iterations.count, vus.startVUs);
     for (const [vu, n] of progress?.perVu ?? []) this.#vuIterations.set(vu, n);
@@ -58,6 +75,7 @@ export class VuExecutor {
     const schedule = this.#schedule;
     const runEndMs = a.t0Ms + schedule.durationMs;
     this.#budget = budget;
+    this.#control?.follow(() => host.wake());
     let end: SliceEnd;
     for (;;) {
       const now = host.clock.now();
@@ -74,7 +92,7 @@ export class VuExecutor {
         end = "handoff";
         break;
       }
-      const owned = this.#shardVus.owned(schedule.activeAt(now - a.t0Ms));
+      const owned = this.#shardVus.owned(this.#activeAt(now - a.t0Ms));
       // Iteration-count executors end when every VU has run its iterations.
       if (schedule.profile.iterations && this.#vusDone.size >= owned.length) {
         end = "finished";
@@ -90,6 +108,7 @@ export class VuExecutor {
       host.sweepTimeouts(host.clock.now());
     }
     this.#vusStopping = true;
+    this.#control?.follow(null);
     host.sleepsEnded();
     // Iterations finish (a handoff lets them run their course; the run's end and the
     // deadline cut their think time) while timeouts are enforced and windows close.
@@ -120,7 +139,7 @@ export class VuExecutor {
           return;
         }
         if (this.#vusStopping || host.isStopped() || now >= runEndMs) return;
-        if (schedule.activeAt(t) <= vu) return; // ramped down
+        if (this.#activeAt(t) <= vu) return; // ramped down (scaled down, paused)
         if (!this.#takeIteration(vu)) {
           this.#vusDone.add(vu);
           host.wake(); // the supervisor may end the run now
@@ -151,7 +170,13 @@ export class VuExecutor {
    */
   inFlightAt(atMs: number): number {
     if (this.#schedule.profile.iterations) return 0;
-    return this.#shardVus.owned(this.#schedule.activeAt(atMs - this.#host.a.t0Ms)).length;
+    return this.#shardVus.owned(this.#activeAt(atMs - this.#host.a.t0Ms)).length;
+  }
+
+  /** VUs active at `tMs` after T0: the schedule's, or an externally-controlled run's level (its latest) within its duration. */
+  #activeAt(tMs: number): number {
+    if (!this.#controlled) return this.#schedule.activeAt(tMs);
+    return tMs < 0 || tMs >= this.#schedule.durationMs ? 0 : this.#controlled();
   }
 
   /**
