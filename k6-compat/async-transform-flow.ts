@@ -226,7 +226,9 @@ export class Flow implements Evaluator {
     const heap = this.heap;
     const outer = heap.clone;
     heap.clone = fn.clone;
-    heap.add(fieldOf(fn.args.fields, ELEMENTS), args.all());
+    // Only a function that reads `arguments` can see them all together: for the others, one
+    // set of every call's arguments would only grow (a bundle's require gets every module).
+    if (this.names.argumentsOf.has(fn.node)) heap.add(fieldOf(fn.args.fields, ELEMENTS), args.all());
     if (receiver && fn.node.type !== "ArrowFunctionExpression") heap.add(fn.thisValues, receiver);
     fn.node.params.forEach((param: AnyNode, i: number) => this.bindParameter(fn, param, i, param.type === "RestElement" ? args.from(i) : args.at(i), false));
     heap.clone = outer;

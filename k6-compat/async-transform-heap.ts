@@ -162,6 +162,8 @@ export class Heap {
   writeName(id: AnyNode, values: Iterable<Token>): void {
     const binding = this.names.refs.get(id);
     this.add(binding ? this.bindingValues(binding) : this.#global(id.name), values);
+    const parameter = binding && this.names.laterValueOf.get(binding);
+    if (parameter) this.add(this.bindingValues(parameter), values);
   }
 
   #global(name: string): Values {

@@ -23,8 +23,9 @@ export interface Binding {
 export interface Names {
   /** What every identifier of the program refers to: its binding, or null for a global. */
   readonly refs: ReadonlyMap<AnyNode, Binding | null>;
-  /** Each non-arrow function's `arguments`. */
+  /** Each non-arrow function's `arguments`, when its code reads it (else nothing can see it). */
   readonly argumentsOf: ReadonlyMap<AnyNode, Binding>;
+  readonly laterValueOf: ReadonlyMap<Binding, Binding>;
 }
 
 interface Scope {
@@ -45,11 +46,77 @@ export function resolveNames(program: AnyNode): Names {
   const refs = new Map<AnyNode, Binding | null>();
   resolve(program, null, null, scopes, refs);
   const argumentsOf = new Map<AnyNode, Binding>();
+  const read = new Set(refs.values());
   for (const [node, scope] of scopes) {
     const args = FUNCTION_TYPES.has(node.type) ? scope.names.get("arguments") : undefined;
-    if (args) argumentsOf.set(node, args);
+    if (args && read.has(args)) argumentsOf.set(node, args);
   }
-  return { refs, argumentsOf };
+  return { refs, argumentsOf, laterValueOf: splitRedeclaredParameters(program, refs) };
+}
+
+function splitRedeclaredParameters(program: AnyNode, refs: Map<AnyNode, Binding | null>): Map<Binding, Binding> {
+  const laterValueOf = new Map<Binding, Binding>();
+  const visit = (node: AnyNode) => {
+    if (FUNCTION_TYPES.has(node.type) && node.body?.type === "BlockStatement") splitIn(node, refs, laterValueOf);
+    forEachChild(node, visit);
+  };
+  visit(program);
+  return laterValueOf;
+}
+
+function splitIn(fn: AnyNode, refs: Map<AnyNode, Binding | null>, laterValueOf: Map<Binding, Binding>): void {
+  const params = new Set(fn.params.flatMap((p: AnyNode) => patternNames(p).map((id) => id.name as string)));
+  for (const statement of fn.body.body as AnyNode[]) {
+    for (const { id, end } of redeclarations(statement)) {
+      const parameter = params.has(id.name) ? refs.get(id) : null;
+      if (!parameter || parameter.declaredIn !== fn || assignedInClosure(fn, parameter, refs)) continue;
+      const later: Binding = { name: parameter.name, declaredIn: fn };
+      if (readInClosure(fn, parameter, refs)) laterValueOf.set(later, parameter);
+      refs.set(id, later);
+      ownIdentifiers(fn.body, (ref) => {
+        if (ref.start >= end && refs.get(ref) === parameter) refs.set(ref, later);
+      });
+      params.delete(id.name);
+    }
+  }
+}
+
+function redeclarations(statement: AnyNode): Array<{ id: AnyNode; end: number }> {
+  if (statement.type === "VariableDeclaration" && statement.kind === "var")
+    return (statement.declarations as AnyNode[]).filter((d) => d.id.type === "Identifier" && d.init).map((d) => ({ id: d.id, end: d.end }));
+  const e = statement.type === "ExpressionStatement" ? statement.expression : null;
+  if (e?.type === "AssignmentExpression" && e.operator === "=" && e.left.type === "Identifier") return [{ id: e.left, end: e.end }];
+  return [];
+}
+
+function ownIdentifiers(node: AnyNode, each: (id: AnyNode) => void): void {
+  if (node.type === "Identifier") each(node);
+  forEachChild(node, (child) => {
+    if (!FUNCTION_TYPES.has(child.type)) ownIdentifiers(child, each);
+  });
+}
+
+function readInClosure(fn: AnyNode, binding: Binding, refs: ReadonlyMap<AnyNode, Binding | null>): boolean {
+  let found = false;
+  const search = (node: AnyNode, nested: boolean) => {
+    if (found) return;
+    if (nested && node.type === "Identifier" && refs.get(node) === binding) found = true;
+    forEachChild(node, (child) => search(child, nested || FUNCTION_TYPES.has(child.type)));
+  };
+  search(fn.body, false);
+  return found;
+}
+
+function assignedInClosure(fn: AnyNode, binding: Binding, refs: ReadonlyMap<AnyNode, Binding | null>): boolean {
+  let found = false;
+  const search = (node: AnyNode, nested: boolean) => {
+    if (found) return;
+    const target = node.type === "AssignmentExpression" ? node.left : node.type === "UpdateExpression" ? node.argument : null;
+    if (nested && target?.type === "Identifier" && refs.get(target) === binding) found = true;
+    forEachChild(node, (child) => search(child, nested || FUNCTION_TYPES.has(child.type)));
+  };
+  search(fn.body, false);
+  return found;
 }
 
 function newScope(node: AnyNode, parent: Scope | null, isFunction: boolean, scopes: Map<AnyNode, Scope>): Scope {
