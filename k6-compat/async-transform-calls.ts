@@ -10,6 +10,7 @@
 import { Args } from "./async-transform-args.ts";
 import { esbuildHelper, isModuleRunner, runModule } from "./async-transform-esbuild.ts";
 import { functionsIn, hostCall, register } from "./async-transform-hosts.ts";
+import { argumentKey } from "./async-transform-keys.ts";
 import type { CallFacts, Evaluator as Flow } from "./async-transform-types.ts";
 import { EMPTY, type FnToken, UNKNOWN, type Values } from "./async-transform-values.ts";
 import { type AnyNode, keyName, unwrapCallee } from "./async-transform-walk.ts";
@@ -101,7 +102,8 @@ const mayBeScript = (callee: Values) => [...callee].some((t) => t.kind === "fn" 
 /** `f.call(self, a)`, `f.apply(self, [a])`, `f.bind(self, a)`: a call of f, or f itself. */
 function indirectCall(flow: Flow, facts: CallFacts, kind: "call" | "apply" | "bind", functions: Values, args: Args, node: AnyNode, how: How): Values {
   const self = args.at(0);
-  const rest = kind === "apply" ? new Args([], flow.elements(args.at(1)), 0) : new Args(args.positional.slice(1), args.spread, args.spreadAt - 1);
+  const rest =
+    kind === "apply" ? new Args([], flow.elements(args.at(1)), 0) : new Args(args.positional.slice(1), args.spread, args.spreadAt - 1, args.keys.slice(1));
   if (kind !== "bind") return runCallee(flow, facts, functions, self, rest, null, node, { ...how, indirect: true });
   const bound: Values = new Set();
   for (const t of functions) {
@@ -178,6 +180,7 @@ function construct(flow: Flow, facts: CallFacts, cls: FnToken, args: Args, self:
 function argumentsOf(flow: Flow, node: AnyNode): Args {
   if (node.type === "TaggedTemplateExpression") return new Args([new Set([UNKNOWN]), ...node.quasi.expressions.map((e: AnyNode) => flow.value(e))]);
   const positional: Values[] = [];
+  const keys = (node.arguments as AnyNode[]).map(argumentKey);
   let spread: Values | null = null;
   let spreadAt = Number.POSITIVE_INFINITY;
   node.arguments.forEach((a: AnyNode, i: number) => {
@@ -186,7 +189,7 @@ function argumentsOf(flow: Flow, node: AnyNode): Args {
     spreadAt = Math.min(spreadAt, i);
     positional.push(EMPTY as Values);
   });
-  return new Args(positional, spread, spreadAt);
+  return new Args(positional, spread, spreadAt, keys);
 }
 
 /** `xs.filter`, `setTimeout`, `a.b.c`: the callee as a message shows it. */

@@ -15,6 +15,7 @@ import { evaluateCall } from "./async-transform-calls.ts";
 import { type AsyncRoots, Heap } from "./async-transform-heap.ts";
 import { copyGetters } from "./async-transform-hosts.ts";
 import { arrayLiteral, classValue, dataLiterals, objectLiteral } from "./async-transform-literals.ts";
+import { computedKey, forInCopy, recordKeys } from "./async-transform-keys.ts";
 import { type Names, resolveNames } from "./async-transform-scope.ts";
 import type { CallFacts, Evaluator } from "./async-transform-types.ts";
 import { EMPTY, ELEMENTS, type FnToken, fieldOf, PRIMITIVE, UNKNOWN, type Values } from "./async-transform-values.ts";
@@ -159,8 +160,10 @@ export class Flow implements Evaluator {
         break;
       case "ForOfStatement":
       case "ForInStatement": {
+        if (node.type === "ForInStatement" && forInCopy(this, node)) break;
         const right = this.value(node.right);
-        const each = node.type === "ForOfStatement" ? this.elements(right) : (EMPTY as Values);
+        // for-in gives the keys: strings, nothing to call.
+        const each = node.type === "ForOfStatement" ? this.elements(right) : new Set([PRIMITIVE]);
         if (node.left.type === "VariableDeclaration") this.bindPattern(node.left.declarations[0].id, each, true);
         else this.assign(node.left, each);
         this.value(node.body);
@@ -184,7 +187,7 @@ export class Flow implements Evaluator {
 
   /** What iterating `values` gives: an array's elements, or anything for a value from elsewhere. */
   elements(values: Values): Values {
-    return this.heap.read(values, "0");
+    return this.heap.read(values, ELEMENTS);
   }
 
   #function(node: AnyNode): Values {
@@ -246,6 +249,7 @@ export class Flow implements Evaluator {
     const heap = this.heap;
     const outer = heap.clone;
     const clone = heap.cloneOf(node, call);
+    recordKeys(heap, clone, args);
     heap.clone = clone;
     const copy = heap.fnToken(node);
     this.callFunction(copy, args, receiver);
@@ -318,9 +322,7 @@ export class Flow implements Evaluator {
   propertyName(member: AnyNode): string | null {
     if (!member.computed) return keyName(member.property, false);
     this.value(member.property);
-    const p = member.property;
-    if (p.type === "TemplateLiteral" && p.expressions.length === 0) return p.quasis[0].value.cooked;
-    return keyName(p, true);
+    return computedKey(this.heap, member.property);
   }
 
   #member(node: AnyNode): Values {

@@ -13,6 +13,7 @@
  * reachable by name through them rather than escape.
  */
 import type { Args } from "./async-transform-args.ts";
+import { computedKey } from "./async-transform-keys.ts";
 import { copyFields } from "./async-transform-literals.ts";
 import type { CallFacts, Evaluator as Flow, HostKind } from "./async-transform-types.ts";
 import {
@@ -155,6 +156,10 @@ function objectBuiltin(flow: Flow, call: HostCall, callbacks: Callbacks): Values
   const heap = flow.heap;
   const { args } = call;
   switch (call.name) {
+    case "Object":
+      // `Object(f)` is f itself for an object or a function (webpack writes `Object(l.group)(…)`
+      // to call an import without `this`); for a primitive, a wrapper with nothing to call.
+      return call.receiver === null ? new Set([...args.at(0)].filter((t) => t.kind !== "primitive")) : null;
     case "defineProperty":
       return call.node ? defineProperty(flow, call, callbacks) : null;
     case "create": {
@@ -219,7 +224,8 @@ function defineProperty(flow: Flow, call: HostCall, callbacks: Callbacks): Value
     }
     return target;
   }
-  const key = fieldName(keyNode?.type === "Literal" ? keyName(keyNode, true) : null);
+  // A literal, or a parameter of a copy whose call gave one (webpack's `r.d(exports, "describe", getter)`).
+  const key = fieldName(keyNode ? computedKey(flow.heap, keyNode) : null);
   for (const d of call.args.at(2)) {
     if (d.kind !== "obj") {
       heap.store(target, key === ANY_KEY ? null : key, [UNKNOWN]);

@@ -10,6 +10,7 @@
  * name. Annex B's sloppy-mode hoisting of a function declared in a block is not modelled:
  * esbuild's output declares functions at the top of their function.
  */
+import { type SelfAssignment, splitSelfAssignments } from "./async-transform-self-assign.ts";
 import type { AnyNode } from "./async-transform-walk.ts";
 import { FUNCTION_TYPES, forEachChild } from "./async-transform-walk.ts";
 
@@ -25,7 +26,16 @@ export interface Names {
   readonly refs: ReadonlyMap<AnyNode, Binding | null>;
   /** Each non-arrow function's `arguments`, when its code reads it (else nothing can see it). */
   readonly argumentsOf: ReadonlyMap<AnyNode, Binding>;
+  /**
+   * A parameter redeclared at its function's top level (`var n = n(0)`, minified webpack's
+   * reuse of require's parameter) has a second binding for what follows; this maps it to
+   * the parameter's when a closure reads the parameter, for the closure may run later.
+   */
   readonly laterValueOf: ReadonlyMap<Binding, Binding>;
+  /** For a variable, its self-assignments' bindings (async-transform-self-assign.ts). */
+  readonly selfAssignments: ReadonlyMap<Binding, readonly SelfAssignment[]>;
+  /** The bindings something assigns after their declaration (async-transform-keys.ts trusts a parameter's key only if none does). */
+  readonly written: ReadonlySet<Binding>;
 }
 
 interface Scope {
@@ -51,7 +61,36 @@ export function resolveNames(program: AnyNode): Names {
     const args = FUNCTION_TYPES.has(node.type) ? scope.names.get("arguments") : undefined;
     if (args && read.has(args)) argumentsOf.set(node, args);
   }
-  return { refs, argumentsOf, laterValueOf: splitRedeclaredParameters(program, refs) };
+  const laterValueOf = splitRedeclaredParameters(program, refs);
+  const selfAssignments = splitSelfAssignments(program, refs);
+  return { refs, argumentsOf, laterValueOf, selfAssignments, written: writtenBindings(program, refs, laterValueOf) };
+}
+
+/**
+ * What assignments, updates, `for (x in/of …)`, declarations with a value and function or
+ * class declarations write to (a parameter's own binding by its call is not counted), and
+ * the parameters that receive a later binding's values.
+ */
+function writtenBindings(program: AnyNode, refs: ReadonlyMap<AnyNode, Binding | null>, laterValueOf: ReadonlyMap<Binding, Binding>): Set<Binding> {
+  const written = new Set<Binding>(laterValueOf.values());
+  const write = (pattern: AnyNode | null) => {
+    if (pattern?.type === "MemberExpression") return;
+    for (const id of patternNames(pattern)) {
+      const binding = refs.get(id);
+      if (binding) written.add(binding);
+    }
+  };
+  const visit = (node: AnyNode) => {
+    if (node.type === "AssignmentExpression") write(node.left);
+    else if (node.type === "UpdateExpression" && node.argument.type === "Identifier") write(node.argument);
+    else if (node.type === "ForInStatement" || node.type === "ForOfStatement")
+      write(node.left.type === "VariableDeclaration" ? node.left.declarations[0].id : node.left);
+    else if (node.type === "VariableDeclarator" && node.init) write(node.id);
+    else if ((node.type === "FunctionDeclaration" || node.type === "ClassDeclaration") && node.id) write(node.id);
+    forEachChild(node, visit);
+  };
+  visit(program);
+  return written;
 }
 
 function splitRedeclaredParameters(program: AnyNode, refs: Map<AnyNode, Binding | null>): Map<Binding, Binding> {
