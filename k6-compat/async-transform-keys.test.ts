@@ -1,0 +1,111 @@
+/**
+ * The async rewrite's property keys (async-transform-keys.ts) and the rules that keep a
+ * minified webpack bundle's modules apart (issue 53, k6chaijs 4.3.4.0): an array literal's
+ * elements by index, a small function's copy that knows the literal its call gives, a
+ * variable read in its own assignment, a for-in copy, a well-known symbol key, `Object(f)`.
+ * Each row says what the rewrite writes; "awaited" rows are the sound side of each rule (a
+ * key not known reads every field).
+ */
+import { describe, expect, it } from "vitest";
+import { makeBlockingCallsAwaited } from "./async-transform.ts";
+import { isBlockingMember, isBlockingName } from "./modules.ts";
+
+const roots = { isAsyncName: isBlockingName, isAsyncMember: isBlockingMember };
+const wrap = (body: string) => `var s = (() => {\n${body}\nreturn { f };\n})();`;
+/** The rewritten body alone, or the problems joined. */
+const rewrite = (body: string) => {
+  const r = makeBlockingCallsAwaited(wrap(body), roots);
+  return r.ok ? r.code.slice("var s = (() => {\n".length, r.code.indexOf("\nreturn { f };")) : `refused: ${r.problems.join("; ")}`;
+};
+
+const FNS = "var fns = [() => __k6async_k6_sleep(1), () => 1];";
+const FNS_ASYNC = "var fns = [async () => (await __k6async_k6_sleep(1)), () => 1];";
+
+describe("an array literal's elements by index", () => {
+  it.each([
+    // Element 1 does not block: its call is left alone, and f stays synchronous.
+    [`${FNS} function f() { return fns[1](); }`, `${FNS_ASYNC} function f() { return fns[1](); }`],
+    // Element 0 blocks: awaited.
+    [`${FNS} function f() { return fns[0](); }`, `${FNS_ASYNC} async function f() { return (await fns[0]()); }`],
+    // An index known only at run time may be any element: awaited.
+    [`${FNS} function f(i) { return fns[i](); }`, `${FNS_ASYNC} async function f(i) { return (await fns[i]()); }`],
+    // After a spread an element's index is not known: every index may be it.
+    [
+      "var fns = [...[() => 1], () => __k6async_k6_sleep(1)]; function f() { return fns[0](); }",
+      "var fns = [...[() => 1], async () => (await __k6async_k6_sleep(1))]; async function f() { return (await fns[0]()); }",
+    ],
+    // Iterating gives every element.
+    [`${FNS} function f() { for (const g of fns) g(); }`, `${FNS_ASYNC} async function f() { for (const g of fns) (await g()); }`],
+  ])("%s", (input, expected) => {
+    expect(rewrite(input)).toBe(expected);
+  });
+});
+
+describe("a copy's parameter given a literal", () => {
+  it.each([
+    // pick(1) reads element 1 only.
+    [
+      `${FNS} function pick(i) { return fns[i]; } function f() { return pick(1)(); }`,
+      `${FNS_ASYNC} function pick(i) { return fns[i]; } function f() { return pick(1)(); }`,
+    ],
+    // pick(0) reads element 0.
+    [
+      `${FNS} function pick(i) { return fns[i]; } function f() { return pick(0)(); }`,
+      `${FNS_ASYNC} function pick(i) { return fns[i]; } async function f() { return (await pick(0)()); }`,
+    ],
+    // A parameter something assigns is not the literal any more.
+    [
+      `${FNS} function pick(i) { i = i - 1; return fns[i]; } function f() { return pick(1)(); }`,
+      `${FNS_ASYNC} function pick(i) { i = i - 1; return fns[i]; } async function f() { return (await pick(1)()); }`,
+    ],
+    // A function reading `arguments` may change its parameters through it (sloppy code).
+    [
+      `${FNS} function pick(i) { arguments[0] = 0; return fns[i]; } function f() { return pick(1)(); }`,
+      `${FNS_ASYNC} function pick(i) { arguments[0] = 0; return fns[i]; } async function f() { return (await pick(1)()); }`,
+    ],
+  ])("%s", (input, expected) => {
+    expect(rewrite(input)).toBe(expected);
+  });
+});
+
+describe("the other rules a webpack bundle needs", () => {
+  it.each([
+    // `e = e()` calls what e held before: the factory, not the sleeping function it returns
+    // (else a sleep in the init context).
+    [
+      "var e = function () { return function () { __k6async_k6_sleep(1); }; }; e = e(); function f() { e(); }",
+      "var e = function () { return async function () { (await __k6async_k6_sleep(1)); }; }; e = e(); async function f() { (await e()); }",
+    ],
+    // In a loop the assignment's reads may see its own earlier result: not split.
+    ["var e = function () { return function () { __k6async_k6_sleep(1); }; }; for (var i = 0; i < 2; i++) e = e(); function f() {}", "refused:"],
+    // for (k in src) dst[k] = src[k] copies by name: dst.b is src.b only.
+    [
+      "var src = { a: () => __k6async_k6_sleep(1), b: () => 1 }; var dst = {}; for (var k in src) dst[k] = src[k]; function f() { return dst.b(); }",
+      "var src = { a: async () => (await __k6async_k6_sleep(1)), b: () => 1 }; var dst = {}; for (var k in src) dst[k] = src[k]; function f() { return dst.b(); }",
+    ],
+    // ... and dst.a is src.a.
+    [
+      "var src = { a: () => __k6async_k6_sleep(1) }; var dst = {}; for (var k in src) dst[k] = src[k]; function f() { return dst.a(); }",
+      "var src = { a: async () => (await __k6async_k6_sleep(1)) }; var dst = {}; for (var k in src) dst[k] = src[k]; async function f() { return (await dst.a()); }",
+    ],
+    // A well-known symbol is no string key: o[Symbol.iterator] is not o.a.
+    [
+      "var o = { a: () => __k6async_k6_sleep(1) }; function f() { if (o[Symbol.iterator]) o[Symbol.iterator](); }",
+      "var o = { a: async () => (await __k6async_k6_sleep(1)) }; function f() { if (o[Symbol.iterator]) o[Symbol.iterator](); }",
+    ],
+    // ... but what a literal defines under it is found.
+    [
+      "var o = { [Symbol.iterator]: () => __k6async_k6_sleep(1) }; function f() { o[Symbol.iterator](); }",
+      "var o = { [Symbol.iterator]: async () => (await __k6async_k6_sleep(1)) }; async function f() { (await o[Symbol.iterator]()); }",
+    ],
+    // Object(g) is g: its call is awaited like g's.
+    [
+      "function g() { __k6async_k6_sleep(1); } function f() { Object(g)(); }",
+      "async function g() { (await __k6async_k6_sleep(1)); } async function f() { (await Object(g)()); }",
+    ],
+  ])("%s", (input, expected) => {
+    const out = rewrite(input);
+    if (expected === "refused:") expect(out).toMatch(/^refused: .*in the init context/);
+    else expect(out).toBe(expected);
+  });
+});
