@@ -73,9 +73,11 @@ export function computedKey(heap: Heap, property: AnyNode): string | null {
   // class defines under a computed key is under "*", which every read reaches.
   if (isWellKnownSymbol(heap, property)) return `${SYMBOL_KEY}${property.property.name}`;
   const clone = heap.clone;
-  if (property.type !== "Identifier" || !clone?.keys) return null;
-  const binding = heap.names.refs.get(property);
-  if (!binding || binding.declaredIn !== clone.root) return null;
+  const binding = property.type === "Identifier" ? heap.names.refs.get(property) : null;
+  // A parameter no call gives a value: undefined (or the function is never called). webpack's
+  // require itself, run as no copy, would otherwise run every module under a key not known.
+  if (binding && heap.names.parameters.has(binding) && heap.bindingValues(binding).size === 0) return "undefined";
+  if (!binding || !clone?.keys || binding.declaredIn !== clone.root) return null;
   const key = clone.keys.get(binding) ?? null;
   if (key === null) return null;
   for (const t of heap.bindingValues(binding)) if (t.kind !== "primitive") return null;

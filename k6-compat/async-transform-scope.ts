@@ -32,6 +32,8 @@ export interface Names {
    * the parameter's when a closure reads the parameter, for the closure may run later.
    */
   readonly laterValueOf: ReadonlyMap<Binding, Binding>;
+  /** The bindings of functions' parameters (plain names). */
+  readonly parameters: ReadonlySet<Binding>;
   /** For a variable, its self-assignments' bindings (async-transform-self-assign.ts). */
   readonly selfAssignments: ReadonlyMap<Binding, readonly SelfAssignment[]>;
   /** The bindings something assigns after their declaration (async-transform-keys.ts trusts a parameter's key only if none does). */
@@ -63,7 +65,10 @@ export function resolveNames(program: AnyNode): Names {
   }
   const laterValueOf = splitRedeclaredParameters(program, refs);
   const selfAssignments = splitSelfAssignments(program, refs);
-  return { refs, argumentsOf, laterValueOf, selfAssignments, written: writtenBindings(program, refs, laterValueOf) };
+  const parameters = new Set<Binding>();
+  for (const node of scopes.keys())
+    if (FUNCTION_TYPES.has(node.type)) for (const p of node.params) if (p.type === "Identifier" && refs.get(p)) parameters.add(refs.get(p)!);
+  return { refs, argumentsOf, laterValueOf, selfAssignments, parameters, written: writtenBindings(program, refs, laterValueOf) };
 }
 
 /**
