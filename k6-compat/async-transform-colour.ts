@@ -145,6 +145,8 @@ function pin(syntax: BundleSyntax, callsIn: Map<Context, CallFacts[]>, mayBlock:
   }
   for (const [within, calls] of callsIn) {
     for (const c of calls) {
+      // An async function has no prototype and cannot be `new`ed: a function constructor stays as it is.
+      if (c.isNew) for (const fn of c.functions) if (fn.info && mayBlock.has(fn.info)) pinRoot(fn.info, "a function called with new");
       for (const cb of c.callbacks) {
         if (cb.host === "sync" && cb.fn.info && mayBlock.has(cb.fn.info)) pinRoot(cb.fn.info, `a callback passed to ${c.calleeText}()`);
       }
