@@ -10,7 +10,7 @@
 import { Args } from "./async-transform-args.ts";
 import { esbuildHelper, isModuleRunner, runModule } from "./async-transform-esbuild.ts";
 import { functionsIn, hostCall, register } from "./async-transform-hosts.ts";
-import { argumentKey } from "./async-transform-keys.ts";
+import { argumentKey, readKeys } from "./async-transform-keys.ts";
 import type { CallFacts, Evaluator as Flow } from "./async-transform-types.ts";
 import { EMPTY, type FnToken, UNKNOWN, type Values } from "./async-transform-values.ts";
 import { type AnyNode, keyName, unwrapCallee } from "./async-transform-walk.ts";
@@ -28,7 +28,7 @@ export function evaluateCall(flow: Flow, node: AnyNode): Values {
     functions: new Set(),
     roots: new Set(),
     unknown: "none",
-    unknownMember: null,
+    unknownMembers: new Set(),
     isNew,
     callbacks: [],
     sequenceMethod: null,
@@ -69,19 +69,20 @@ export function evaluateCall(flow: Flow, node: AnyNode): Values {
  */
 function memberCall(flow: Flow, facts: CallFacts, callee: AnyNode, node: AnyNode): Values {
   const receivers = flow.value(callee.object);
-  const member = flow.propertyName(callee);
+  const members = flow.propertyNames(callee);
   const args = argumentsOf(flow, node);
-  const all = flow.heap.read(receivers, member);
+  const all = readKeys(flow.heap, receivers, members);
   const how = { record: !mayBeScript(all), copy: monomorphic(all) };
   const result: Values = new Set();
-  for (const r of receivers) {
-    const one = new Set([r]);
-    const values =
-      !facts.isNew && (member === "call" || member === "apply" || member === "bind") && r.kind !== "obj" && r.kind !== "ns"
-        ? indirectCall(flow, facts, member, one, args, node, how)
-        : runCallee(flow, facts, flow.heap.read(one, member), one, args, member, node, how);
-    for (const v of values) result.add(v);
-  }
+  for (const member of members)
+    for (const r of receivers) {
+      const one = new Set([r]);
+      const values =
+        !facts.isNew && (member === "call" || member === "apply" || member === "bind") && r.kind !== "obj" && r.kind !== "ns"
+          ? indirectCall(flow, facts, member, one, args, node, how)
+          : runCallee(flow, facts, flow.heap.read(one, member), one, args, member, node, how);
+      for (const v of values) result.add(v);
+    }
   return result;
 }
 
@@ -147,12 +148,16 @@ function runCallee(flow: Flow, facts: CallFacts, callee: Values, receiver: Value
   return result;
 }
 
+/**
+ * A call's callee may come from unseen code. Of a member, any escaped object's of that name:
+ * the names add up over the call's copies (each may read another key) and a conditional key.
+ */
 function markUnknown(facts: CallFacts, isMember: boolean, member: string | null): void {
   if (!isMember) facts.unknown = "call";
-  else if (facts.unknown === "none") {
-    facts.unknown = "member";
-    facts.unknownMember = member;
-  }
+  if (facts.unknown === "call") return;
+  facts.unknown = "member";
+  if (member === null) facts.unknownMembers = null;
+  else facts.unknownMembers?.add(member);
 }
 
 /** `new C(…)`: C's constructor (or, without one, its parent's) runs with `self` as `this`. */

@@ -63,7 +63,9 @@ export function colourBlockingCalls(syntax: BundleSyntax, { heap, facts }: FlowR
   };
   /** Whether a call may reach something of `colour` through a value from unseen code. */
   const doubtful = (c: CallFacts, colour: ReadonlySet<FunctionInfo>) =>
-    c.unknown === "call" ? blockerIn(escapedCallables, colour) : c.unknown === "member" ? blockerIn(heap.escapedField(c.unknownMember), colour) : false;
+    c.unknown === "call" ? blockerIn(escapedCallables, colour) : c.unknown === "member" ? escapedMembersBlock(c.unknownMembers, colour) : false;
+  const escapedMembersBlock = (names: ReadonlySet<string> | null, colour: ReadonlySet<FunctionInfo>) =>
+    names === null ? blockerIn(heap.escapedField(null), colour) : [...names].some((name) => blockerIn(heap.escapedField(name), colour));
   const inOrder = (c: CallFacts, colour: ReadonlySet<FunctionInfo>) =>
     c.sequenceMethod !== null && c.callbacks.some((cb) => cb.host === "sequence" && !isAsyncWritten(cb.fn) && colour.has(cb.fn.info!));
 

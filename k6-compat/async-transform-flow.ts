@@ -15,7 +15,7 @@ import { evaluateCall } from "./async-transform-calls.ts";
 import { type AsyncRoots, Heap } from "./async-transform-heap.ts";
 import { copyGetters } from "./async-transform-hosts.ts";
 import { arrayLiteral, classValue, dataLiterals, objectLiteral } from "./async-transform-literals.ts";
-import { computedKey, forInCopy, recordKeys } from "./async-transform-keys.ts";
+import { computedKeys, forInCopy, readKeys, recordKeys } from "./async-transform-keys.ts";
 import { type Names, resolveNames } from "./async-transform-scope.ts";
 import type { CallFacts, Evaluator } from "./async-transform-types.ts";
 import { EMPTY, ELEMENTS, type FnToken, fieldOf, PRIMITIVE, UNKNOWN, type Values } from "./async-transform-values.ts";
@@ -315,20 +315,25 @@ export class Flow implements Evaluator {
   #storeMember(target: AnyNode, values: Values): void {
     const objects = target.object.type === "Super" ? this.thisValues : this.value(target.object);
     const hostObject = target.object.type === "Identifier" ? target.object.name : undefined;
-    this.heap.store(objects, this.propertyName(target), values, hostObject);
+    for (const name of this.propertyNames(target)) this.heap.store(objects, name, values, hostObject);
   }
 
   /** A member's property name, evaluating a computed key; null when only known at run time. */
   propertyName(member: AnyNode): string | null {
-    if (!member.computed) return keyName(member.property, false);
+    const names = this.propertyNames(member);
+    return names.length === 1 ? names[0] : null;
+  }
+
+  /** Each name a member's property may be (computedKeys: `o[c ? "a" : "b"]` is o.a or o.b); [null] when only known at run time. */
+  propertyNames(member: AnyNode): (string | null)[] {
+    if (!member.computed) return [keyName(member.property, false)];
     this.value(member.property);
-    return computedKey(this.heap, member.property);
+    return computedKeys(this.heap, member.property) ?? [null];
   }
 
   #member(node: AnyNode): Values {
-    const name = this.propertyName(node);
-    if (node.object.type === "Super") return this.heap.read(this.superObjects(), name);
-    return this.heap.read(this.value(node.object), name);
+    const names = this.propertyNames(node);
+    return readKeys(this.heap, node.object.type === "Super" ? this.superObjects() : this.value(node.object), names);
   }
 
   /** What `super.m` reads from: the parent class's prototype (and the class, for a static method). */

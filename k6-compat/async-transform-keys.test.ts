@@ -2,7 +2,9 @@
  * The async rewrite's property keys (async-transform-keys.ts) and the rules that keep a
  * minified webpack bundle's modules apart (issue 53, k6chaijs 4.3.4.0): an array literal's
  * elements by index, a small function's copy that knows the literal its call gives, a
- * variable read in its own assignment, a for-in copy, a well-known symbol key, `Object(f)`.
+ * variable read in its own assignment, a for-in copy, a well-known symbol key, `Object(f)`;
+ * and for its ajv and chai modules, a conditional key of literals and a copy's parameter in a
+ * function that only reads `arguments`.
  * Each row says what the rewrite writes; "awaited" rows are the sound side of each rule (a
  * key not known reads every field).
  */
@@ -149,5 +151,83 @@ describe("the other rules a webpack bundle needs", () => {
     if (expected === "refused:") expect(out).toMatch(/^refused: .*in the init context/);
     else if (expected.startsWith("refused: ")) expect(out).toContain(expected.slice("refused: ".length));
     else expect(out).toBe(expected);
+  });
+});
+
+/** An object in a Map (which keeps what it holds out of sight): `m.get(1)` is any such object. */
+const HELD = "var o = { a: () => __k6async_k6_sleep(1), b: () => 1 }; var m = new Map(); m.set(1, o);";
+const HELD_ASYNC = "var o = { a: async () => (await __k6async_k6_sleep(1)), b: () => 1 }; var m = new Map(); m.set(1, o);";
+
+describe("a conditional key of literals reads those fields only", () => {
+  it.each([
+    // o[x ? "b" : "c"] is o.b or o.c: neither blocks.
+    [
+      'var o = { a: () => __k6async_k6_sleep(1), b: () => 1, c: () => 1 }; function f(x) { return o[x ? "b" : "c"](); }',
+      'var o = { a: async () => (await __k6async_k6_sleep(1)), b: () => 1, c: () => 1 }; function f(x) { return o[x ? "b" : "c"](); }',
+    ],
+    // One branch names the blocking field: awaited.
+    [
+      'var o = { a: () => __k6async_k6_sleep(1), b: () => 1, c: () => 1 }; function f(x) { return o[x ? "c" : "a"](); }',
+      'var o = { a: async () => (await __k6async_k6_sleep(1)), b: () => 1, c: () => 1 }; async function f(x) { return (await o[x ? "c" : "a"]()); }',
+    ],
+    // A branch known only at run time may be any field: awaited.
+    [
+      'var o = { a: () => __k6async_k6_sleep(1), b: () => 1 }; function f(x, k) { return o[x ? "b" : k](); }',
+      'var o = { a: async () => (await __k6async_k6_sleep(1)), b: () => 1 }; async function f(x, k) { return (await o[x ? "b" : k]()); }',
+    ],
+    // On a value from unseen code (ajv's `it.util[…]`), the escaped objects' b or c: neither blocks.
+    [`${HELD} function f(x) { return m.get(1)[x ? "b" : "c"](); }`, `${HELD_ASYNC} function f(x) { return m.get(1)[x ? "b" : "c"](); }`],
+    // ... and their a, which does: awaited.
+    [`${HELD} function f(x) { return m.get(1)[x ? "a" : "c"](); }`, `${HELD_ASYNC} async function f(x) { return (await m.get(1)[x ? "a" : "c"]()); }`],
+    // A store under a conditional key may be either field: o.b may then hold the blocking function.
+    [
+      'var o = { b: () => 1 }; o[Math.random() ? "b" : "c"] = () => __k6async_k6_sleep(1); function f() { return o.b(); }',
+      'var o = { b: () => 1 }; o[Math.random() ? "b" : "c"] = async () => (await __k6async_k6_sleep(1)); async function f() { return (await o.b()); }',
+    ],
+  ])("%s", (input, expected) => {
+    expect(rewrite(input)).toBe(expected);
+  });
+
+  it("adds up the names each copy of a call calls on a value from unseen code", () => {
+    // g("b") then g("a"): the one call in g reads b in a copy, a in the other; a blocks.
+    expect(rewrite(`${HELD} function g(k) { return m.get(1)[k](); } function f() { g("b"); return g("a"); }`)).toBe(
+      `${HELD_ASYNC} async function g(k) { return (await m.get(1)[k]()); } async function f() { (await g("b")); return (await g("a")); }`,
+    );
+    // g("b") alone: b only.
+    expect(rewrite(`${HELD} function g(k) { return m.get(1)[k](); } function f() { return g("b"); }`)).toBe(
+      `${HELD_ASYNC} function g(k) { return m.get(1)[k](); } function f() { return g("b"); }`,
+    );
+  });
+});
+
+describe("a copy's parameter, when its function only reads `arguments`", () => {
+  it.each([
+    // chai's flag(obj, key, value) counts its arguments: pick(1) still reads element 1 only.
+    [
+      `${FNS} function pick(i) { if (arguments.length !== 1) return null; return fns[i]; } function f() { return pick(1)(); }`,
+      `${FNS_ASYNC} function pick(i) { if (arguments.length !== 1) return null; return fns[i]; } function f() { return pick(1)(); }`,
+    ],
+    // Reading an argument by index writes nothing either.
+    [
+      `${FNS} function pick(i) { return arguments[0] === 1 ? fns[i] : null; } function f() { return pick(1)(); }`,
+      `${FNS_ASYNC} function pick(i) { return arguments[0] === 1 ? fns[i] : null; } function f() { return pick(1)(); }`,
+    ],
+    // Handed on, `arguments` may be written where it goes: the key is not known.
+    [
+      `${FNS} function pick(i) { console.log(arguments); return fns[i]; } function f() { return pick(1)(); }`,
+      `${FNS_ASYNC} function pick(i) { console.log(arguments); return fns[i]; } async function f() { return (await pick(1)()); }`,
+    ],
+    // arguments[2]() runs a function with `arguments` as its `this`, which may write it.
+    [
+      `${FNS} function pick(i) { arguments[2](); return fns[i]; } function f() { return pick(1, 0, function () { this[0] = 0; })(); }`,
+      `${FNS_ASYNC} function pick(i) { arguments[2](); return fns[i]; } async function f() { return (await pick(1, 0, function () { this[0] = 0; })()); }`,
+    ],
+    // Updated in place: written.
+    [
+      `${FNS} function pick(i) { arguments[0]--; return fns[i]; } function f() { return pick(1)(); }`,
+      `${FNS_ASYNC} function pick(i) { arguments[0]--; return fns[i]; } async function f() { return (await pick(1)()); }`,
+    ],
+  ])("%s", (input, expected) => {
+    expect(rewrite(input)).toBe(expected);
   });
 });

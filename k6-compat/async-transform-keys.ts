@@ -11,8 +11,8 @@ import type { Args } from "./async-transform-args.ts";
 import type { Heap } from "./async-transform-heap.ts";
 import { copyFields } from "./async-transform-literals.ts";
 import type { Evaluator as Flow } from "./async-transform-types.ts";
-import { ANY_KEY, type Clone, fieldOf, isHeap, PRIMITIVE, type Token, UNKNOWN } from "./async-transform-values.ts";
-import { type AnyNode, keyName } from "./async-transform-walk.ts";
+import { ANY_KEY, type Clone, fieldOf, isHeap, PRIMITIVE, type Token, UNKNOWN, type Values } from "./async-transform-values.ts";
+import { type AnyNode, forEachChild, keyName } from "./async-transform-walk.ts";
 
 /** How a well-known symbol is named as a key: `@@iterator`. */
 export const SYMBOL_KEY = "@@";
@@ -43,7 +43,7 @@ export function recordKeys(heap: Heap, clone: Clone, args: Args): void {
   const { names } = heap;
   const keys = new Map<AnyNode, string | null>();
   const root = clone.root;
-  if (!names.argumentsOf.has(root))
+  if (!names.argumentsOf.has(root) || readsArgumentsOnly(heap, root))
     root.params.forEach((param: AnyNode, i: number) => {
       const binding = param.type === "Identifier" ? names.refs.get(param) : null;
       if (binding && !names.written.has(binding)) keys.set(param, args.keyAt(i));
@@ -59,6 +59,44 @@ export function recordKeys(heap: Heap, clone: Clone, args: Args): void {
     clone.keys.set(binding, null);
     heap.changed = true;
   }
+}
+
+/** Per function: whether its code only reads its `arguments` (see readsArgumentsOnly). */
+const argumentsOnlyRead = new WeakMap<AnyNode, boolean>();
+
+/**
+ * Whether every use of a function's `arguments` is a read of one of its members
+ * (`arguments.length`, `arguments[2]`): then nothing reassigns a parameter through it. chai's
+ * `flag(obj, key, value)` counts its arguments to tell a read from a write; its key is still
+ * the literal each call gives. Any other use — `arguments[0] = x`, or the object handed on
+ * (`f.apply(this, arguments)`), where the callee may write it — and the keys are not known.
+ */
+function readsArgumentsOnly(heap: Heap, root: AnyNode): boolean {
+  const known = argumentsOnlyRead.get(root);
+  if (known !== undefined) return known;
+  const args = heap.names.argumentsOf.get(root);
+  let onlyRead = true;
+  const visit = (node: AnyNode, parent: AnyNode | null, grandparent: AnyNode | null) => {
+    if (!onlyRead) return;
+    if (node.type === "Identifier" && heap.names.refs.get(node) === args) {
+      onlyRead = parent?.type === "MemberExpression" && parent.object === node && grandparent !== null && !isWrittenThere(parent, grandparent);
+      return;
+    }
+    forEachChild(node, (child) => visit(child, node, parent));
+  };
+  visit(root.body, root, null);
+  argumentsOnlyRead.set(root, onlyRead);
+  return onlyRead;
+}
+
+/** Whether `member` is a target where it sits in `parent` (assigned, updated, a pattern's or a loop's target). */
+function isWrittenThere(member: AnyNode, parent: AnyNode): boolean {
+  const type = parent.type;
+  if (type === "AssignmentExpression" || type === "AssignmentPattern" || type === "ForInStatement" || type === "ForOfStatement") return parent.left === member;
+  // A property's value may be a destructuring target (`({ a: arguments[0] } = o)`): taken as one.
+  if (type === "UpdateExpression" || type === "ArrayPattern" || type === "RestElement" || (type === "Property" && parent.value === member)) return true;
+  // `arguments[0]()` runs a function with `arguments` as its `this`, which it may write.
+  return (type === "CallExpression" && parent.callee === member) || (type === "TaggedTemplateExpression" && parent.tag === member);
 }
 
 /**
@@ -82,6 +120,29 @@ export function computedKey(heap: Heap, property: AnyNode): string | null {
   if (key === null) return null;
   for (const t of heap.bindingValues(binding)) if (t.kind !== "primitive") return null;
   return key;
+}
+
+/**
+ * The keys a computed member's property (evaluated already) may be: its one key, or each of
+ * a conditional's branches' (ajv's `it.util[several ? "checkDataTypes" : "checkDataType"]`
+ * reads those two fields, not every field of `util`); null when one is known only at run time.
+ */
+export function computedKeys(heap: Heap, property: AnyNode): string[] | null {
+  if (property.type !== "ConditionalExpression") {
+    const key = computedKey(heap, property);
+    return key === null ? null : [key];
+  }
+  const whenTrue = computedKeys(heap, property.consequent);
+  const whenFalse = whenTrue && computedKeys(heap, property.alternate);
+  return whenTrue && whenFalse ? [...new Set([...whenTrue, ...whenFalse])] : null;
+}
+
+/** What reading any of `keys` (a member's property names; null: any name) of `objects` gives. */
+export function readKeys(heap: Heap, objects: Values, keys: readonly (string | null)[]): Values {
+  if (keys.length === 1) return heap.read(objects, keys[0]);
+  const out: Values = new Set();
+  for (const key of keys) for (const v of heap.read(objects, key)) out.add(v);
+  return out;
 }
 
 /**
