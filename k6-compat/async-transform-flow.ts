@@ -11,6 +11,7 @@
  * Calls are evaluated in async-transform-calls.ts, which records what each may call.
  */
 import type { Args } from "./async-transform-args.ts";
+import { liveBranches } from "./async-transform-branches.ts";
 import { evaluateCall } from "./async-transform-calls.ts";
 import { type AsyncRoots, Heap } from "./async-transform-heap.ts";
 import { copyGetters } from "./async-transform-hosts.ts";
@@ -119,7 +120,7 @@ export class Flow implements Evaluator {
       }
       case "ConditionalExpression":
         this.value(node.test);
-        return new Set([...this.value(node.consequent), ...this.value(node.alternate)]);
+        return new Set(liveBranches(this.names, node).flatMap((branch) => [...this.value(branch)]));
       case "LogicalExpression":
         return new Set([...this.value(node.left), ...this.value(node.right)]);
       case "AwaitExpression":
