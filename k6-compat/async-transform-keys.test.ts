@@ -125,6 +125,11 @@ describe("the other rules a webpack bundle needs", () => {
       "var src = { a: () => __k6async_k6_sleep(1) }; var dst = {}; for (var k in src) dst[k] = src[k]; function f() { return dst.a(); }",
       "var src = { a: async () => (await __k6async_k6_sleep(1)) }; var dst = {}; for (var k in src) dst[k] = src[k]; async function f() { return (await dst.a()); }",
     ],
+    // ajv's util.copy, `for (k in to = to || {}, from)`: the sequence's last is the source, copied by name.
+    [
+      "var src = { a: () => __k6async_k6_sleep(1), b: () => 1 }; function copy(from, to) { for (var k in to = to || {}, from) to[k] = from[k]; return to; } var dst = copy(src); function f() { return dst.b(); }",
+      "var src = { a: async () => (await __k6async_k6_sleep(1)), b: () => 1 }; function copy(from, to) { for (var k in to = to || {}, from) to[k] = from[k]; return to; } var dst = copy(src); function f() { return dst.b(); }",
+    ],
     // A well-known symbol is no string key: o[Symbol.iterator] is not o.a.
     [
       "var o = { a: () => __k6async_k6_sleep(1) }; function f() { if (o[Symbol.iterator]) o[Symbol.iterator](); }",

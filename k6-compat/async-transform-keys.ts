@@ -164,7 +164,9 @@ export function forInCopy(flow: Flow, loop: AnyNode): boolean {
     names.refs.get(n.property) === names.refs.get(key);
   const sameName = (a: AnyNode, b: AnyNode) => a.type === "Identifier" && b.type === "Identifier" && names.refs.get(a) === names.refs.get(b);
   if (copy?.type !== "AssignmentExpression" || copy.operator !== "=" || !byKey(copy.left) || !byKey(copy.right)) return false;
-  if (copy.left.object.type !== "Identifier" || !sameName(copy.right.object, loop.right) || !names.refs.get(key)) return false;
+  // ajv's util.copy writes `for (var k in to = to || {}, from)`: the source is the sequence's last.
+  const source = loop.right.type === "SequenceExpression" ? loop.right.expressions.at(-1) : loop.right;
+  if (copy.left.object.type !== "Identifier" || !sameName(copy.right.object, source) || !names.refs.get(key)) return false;
   const heap = flow.heap;
   const sources = [...flow.value(loop.right)];
   heap.writeName(key, [PRIMITIVE]);
