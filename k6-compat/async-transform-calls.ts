@@ -44,7 +44,8 @@ export function evaluateCall(flow: Flow, node: AnyNode): Values {
     }
     return EMPTY as Values;
   }
-  if (inner.type === "MemberExpression" && inner.object.type !== "Super") return memberCall(flow, facts, inner, node);
+  // `(0, o.f)(…)`, esbuild's call of an import: o.f run with no `this`, so o goes nowhere.
+  if (inner.type === "MemberExpression" && inner.object.type !== "Super") return memberCall(flow, facts, inner, node, calleeNode.type === "SequenceExpression");
   let callee: Values;
   let receiver: Values | null = null;
   let member: string | null = null;
@@ -67,18 +68,18 @@ export function evaluateCall(flow: Flow, node: AnyNode): Values {
  * concerns that receiver only, not the script's objects `o` may also be. `f.call(…)`,
  * `f.apply(…)` and `f.bind(…)` of a function are calls of f; of an object, its own method.
  */
-function memberCall(flow: Flow, facts: CallFacts, callee: AnyNode, node: AnyNode): Values {
+function memberCall(flow: Flow, facts: CallFacts, callee: AnyNode, node: AnyNode, thisless: boolean): Values {
   const receivers = flow.value(callee.object);
   const members = flow.propertyNames(callee);
   const args = argumentsOf(flow, node);
   const all = readKeys(flow.heap, receivers, members);
-  const how = { record: !mayBeScript(all), copy: monomorphic(all) };
+  const how = { record: !mayBeScript(all), copy: monomorphic(all), thisless };
   const result: Values = new Set();
   for (const member of members)
     for (const r of receivers) {
       const one = new Set([r]);
       const values =
-        !facts.isNew && (member === "call" || member === "apply" || member === "bind") && r.kind !== "obj" && r.kind !== "ns"
+        !thisless && !facts.isNew && (member === "call" || member === "apply" || member === "bind") && r.kind !== "obj" && r.kind !== "ns"
           ? indirectCall(flow, facts, member, one, args, node, how)
           : runCallee(flow, facts, flow.heap.read(one, member), one, args, member, node, how);
       for (const v of values) result.add(v);
@@ -93,6 +94,8 @@ interface How {
   readonly copy: boolean;
   /** Through `.call` or `.apply`. */
   readonly indirect?: boolean;
+  /** A member called with no `this` (`(0, o.f)(…)`): the receiver is where the callee was read, not what it runs on. */
+  readonly thisless?: boolean;
 }
 
 const monomorphic = (callee: Values) => [...callee].filter((t) => t.kind === "fn").length === 1;
@@ -117,6 +120,7 @@ function indirectCall(flow: Flow, facts: CallFacts, kind: "call" | "apply" | "bi
 /** What running each possible callee does; the values the call may give. */
 function runCallee(flow: Flow, facts: CallFacts, callee: Values, receiver: Values | null, args: Args, member: string | null, node: AnyNode, how: How): Values {
   const { record, indirect } = how;
+  const self = how.thisless ? null : receiver;
   const result: Values = new Set();
   for (const t of callee) {
     if (t.kind === "fn") {
@@ -125,8 +129,8 @@ function runCallee(flow: Flow, facts: CallFacts, callee: Values, receiver: Value
         result.add(t.instance());
       } else if (!t.isClass) {
         facts.functions.add(t);
-        const copied = how.copy ? flow.callCopy(t, args, receiver, node) : null;
-        if (!copied) flow.callFunction(t, args, receiver);
+        const copied = how.copy ? flow.callCopy(t, args, self, node) : null;
+        if (!copied) flow.callFunction(t, args, self);
         for (const v of t.info!.isGenerator ? [UNKNOWN] : (copied ?? t.returns)) result.add(v);
         // The bundle's exports (default, setup, scenario functions…): the runtime calls them, with anything.
         if (t.info!.kind === "init") for (const fn of functionsIn(flow.heap.read(t.returns, null))) flow.heap.markHostCalled(fn);
@@ -142,7 +146,7 @@ function runCallee(flow: Flow, facts: CallFacts, callee: Values, receiver: Value
       if (t.kind === "unknown") markUnknown(facts, receiver !== null && !indirect, member);
       const name = t.kind === "host" ? (member ?? t.name) : (member ?? "");
       const k6 = t.kind === "host" && t.k6;
-      for (const v of hostCall(flow, facts, { name, k6, receiver, args, node: indirect ? null : node, recordCallbacks: record })) result.add(v);
+      for (const v of hostCall(flow, facts, { name, k6, receiver: self, args, node: indirect ? null : node, recordCallbacks: record })) result.add(v);
     }
   }
   return result;

@@ -61,6 +61,8 @@ export class Heap {
   readonly escaped: Values = new Set();
   /** Functions that code the analysis does not see calls: with anything, its result kept. */
   readonly hostCalled = new Set<FnToken>();
+  /** Of those, the ones whose result that code keeps (not an accessor's, which a field holds: see markHostCalled). */
+  readonly #resultKept = new Set<FnToken>();
   readonly #widened = new WeakSet<Values>();
   readonly #bindings = new Map<Binding, Map<Clone | null, Values>>();
   readonly #globals = new Map<string, Values>();
@@ -232,7 +234,17 @@ export class Heap {
     }
   }
 
-  markHostCalled(fn: FnToken): void {
+  /**
+   * `resultTo: "field"` for a getter or setter `Object.defineProperty` installs: the platform
+   * runs it on a read or write of the property, and what a getter returns is already the
+   * property's value in the analysis (it escapes with the object). Called any other way (or
+   * once it escapes itself), what it returns goes to code not seen.
+   */
+  markHostCalled(fn: FnToken, resultTo: "host" | "field" = "host"): void {
+    if (resultTo === "host" && !this.#resultKept.has(fn)) {
+      this.#resultKept.add(fn);
+      this.changed = true;
+    }
     if (this.hostCalled.has(fn)) return;
     this.hostCalled.add(fn);
     this.changed = true;
@@ -280,7 +292,7 @@ export class Heap {
         reach(t.owned());
       }
     }
-    for (const fn of this.hostCalled) reach(fn.returns);
+    for (const fn of this.#resultKept) reach(fn.returns);
     this.#escapedFields = new Map();
   }
 }

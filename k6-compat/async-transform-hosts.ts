@@ -80,8 +80,8 @@ const STORES_IN_RECEIVER = new Set(["push", "unshift", "fill", "splice"]);
 const KEEPS = new Set([...STORES_IN_RECEIVER, "set", "add"]);
 
 /** A function handed to code that runs it: that code gives it anything, and keeps what it returns. */
-export function register(flow: Flow, facts: CallFacts | null, fn: FnToken, host: HostKind): void {
-  flow.heap.markHostCalled(fn);
+export function register(flow: Flow, facts: CallFacts | null, fn: FnToken, host: HostKind, resultTo: "host" | "field" = "host"): void {
+  flow.heap.markHostCalled(fn, resultTo);
   facts?.callbacks.push({ fn, host });
 }
 
@@ -94,7 +94,7 @@ export function functionsInOrFields(values: Iterable<Token>): FnToken[] {
   return [...out];
 }
 
-type Callbacks = (fns: Iterable<FnToken>, host: HostKind) => void;
+type Callbacks = (fns: Iterable<FnToken>, host: HostKind, resultTo?: "host" | "field") => void;
 
 export interface HostCall {
   readonly name: string;
@@ -109,8 +109,8 @@ export interface HostCall {
 }
 
 export function hostCall(flow: Flow, facts: CallFacts, call: HostCall): Values {
-  const callbacks = (fns: Iterable<FnToken>, host: HostKind) => {
-    for (const fn of fns) register(flow, call.recordCallbacks ? facts : null, fn, host);
+  const callbacks: Callbacks = (fns, host, resultTo) => {
+    for (const fn of fns) register(flow, call.recordCallbacks ? facts : null, fn, host, resultTo);
   };
   const heap = flow.heap;
   const { name, args, receiver } = call;
@@ -233,7 +233,7 @@ function defineProperty(flow: Flow, call: HostCall, callbacks: Callbacks): Value
     }
     const getters = functionsIn(d.fields.get("get") ?? EMPTY);
     // The platform runs a getter or setter when the property is used: at once, as `sync` callbacks.
-    callbacks([...getters, ...functionsIn(d.fields.get("set") ?? EMPTY)], "sync");
+    callbacks([...getters, ...functionsIn(d.fields.get("set") ?? EMPTY)], "sync", "field");
     heap.store(target, key === ANY_KEY ? null : key, [...(d.fields.get("value") ?? EMPTY), ...getters.flatMap((g) => [...g.returns])]);
   }
   return target;
