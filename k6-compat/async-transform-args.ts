@@ -9,10 +9,17 @@ export class Args {
   readonly positional: readonly Values[];
   readonly spread: Values | null;
   readonly spreadAt: number;
-  constructor(positional: readonly Values[], spread: Values | null = null, spreadAt = Number.POSITIVE_INFINITY) {
+  /** The property key each argument is written as (`require(10)`: "10"), or null (see argumentKey). */
+  readonly keys: readonly (string | null)[];
+  constructor(positional: readonly Values[], spread: Values | null = null, spreadAt = Number.POSITIVE_INFINITY, keys: readonly (string | null)[] = []) {
     this.positional = positional;
     this.spread = spread;
     this.spreadAt = spreadAt;
+    this.keys = keys;
+  }
+  /** The key argument `i` surely is, or null: not written as a literal, or a spread may fill its place. */
+  keyAt(i: number): string | null {
+    return this.spread && i >= this.spreadAt ? null : (this.keys[i] ?? null);
   }
   at(i: number): Values {
     const own = this.positional[i] ?? (EMPTY as Values);

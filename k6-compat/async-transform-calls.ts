@@ -10,6 +10,7 @@
 import { Args } from "./async-transform-args.ts";
 import { esbuildHelper, isModuleRunner, runModule } from "./async-transform-esbuild.ts";
 import { functionsIn, hostCall, register } from "./async-transform-hosts.ts";
+import { argumentKey, readKeys } from "./async-transform-keys.ts";
 import type { CallFacts, Evaluator as Flow } from "./async-transform-types.ts";
 import { EMPTY, type FnToken, UNKNOWN, type Values } from "./async-transform-values.ts";
 import { type AnyNode, keyName, unwrapCallee } from "./async-transform-walk.ts";
@@ -27,7 +28,7 @@ export function evaluateCall(flow: Flow, node: AnyNode): Values {
     functions: new Set(),
     roots: new Set(),
     unknown: "none",
-    unknownMember: null,
+    unknownMembers: new Set(),
     isNew,
     callbacks: [],
     sequenceMethod: null,
@@ -43,7 +44,8 @@ export function evaluateCall(flow: Flow, node: AnyNode): Values {
     }
     return EMPTY as Values;
   }
-  if (inner.type === "MemberExpression" && inner.object.type !== "Super") return memberCall(flow, facts, inner, node);
+  // `(0, o.f)(…)`, esbuild's call of an import: o.f run with no `this`, so o goes nowhere.
+  if (inner.type === "MemberExpression" && inner.object.type !== "Super") return memberCall(flow, facts, inner, node, calleeNode.type === "SequenceExpression");
   let callee: Values;
   let receiver: Values | null = null;
   let member: string | null = null;
@@ -66,21 +68,22 @@ export function evaluateCall(flow: Flow, node: AnyNode): Values {
  * concerns that receiver only, not the script's objects `o` may also be. `f.call(…)`,
  * `f.apply(…)` and `f.bind(…)` of a function are calls of f; of an object, its own method.
  */
-function memberCall(flow: Flow, facts: CallFacts, callee: AnyNode, node: AnyNode): Values {
+function memberCall(flow: Flow, facts: CallFacts, callee: AnyNode, node: AnyNode, thisless: boolean): Values {
   const receivers = flow.value(callee.object);
-  const member = flow.propertyName(callee);
+  const members = flow.propertyNames(callee);
   const args = argumentsOf(flow, node);
-  const all = flow.heap.read(receivers, member);
-  const how = { record: !mayBeScript(all), copy: monomorphic(all) };
+  const all = readKeys(flow.heap, receivers, members);
+  const how = { record: !mayBeScript(all), copy: monomorphic(all), thisless };
   const result: Values = new Set();
-  for (const r of receivers) {
-    const one = new Set([r]);
-    const values =
-      !facts.isNew && (member === "call" || member === "apply" || member === "bind") && r.kind !== "obj" && r.kind !== "ns"
-        ? indirectCall(flow, facts, member, one, args, node, how)
-        : runCallee(flow, facts, flow.heap.read(one, member), one, args, member, node, how);
-    for (const v of values) result.add(v);
-  }
+  for (const member of members)
+    for (const r of receivers) {
+      const one = new Set([r]);
+      const values =
+        !thisless && !facts.isNew && (member === "call" || member === "apply" || member === "bind") && r.kind !== "obj" && r.kind !== "ns"
+          ? indirectCall(flow, facts, member, one, args, node, how)
+          : runCallee(flow, facts, flow.heap.read(one, member), one, args, member, node, how);
+      for (const v of values) result.add(v);
+    }
   return result;
 }
 
@@ -91,6 +94,8 @@ interface How {
   readonly copy: boolean;
   /** Through `.call` or `.apply`. */
   readonly indirect?: boolean;
+  /** A member called with no `this` (`(0, o.f)(…)`): the receiver is where the callee was read, not what it runs on. */
+  readonly thisless?: boolean;
 }
 
 const monomorphic = (callee: Values) => [...callee].filter((t) => t.kind === "fn").length === 1;
@@ -101,7 +106,8 @@ const mayBeScript = (callee: Values) => [...callee].some((t) => t.kind === "fn" 
 /** `f.call(self, a)`, `f.apply(self, [a])`, `f.bind(self, a)`: a call of f, or f itself. */
 function indirectCall(flow: Flow, facts: CallFacts, kind: "call" | "apply" | "bind", functions: Values, args: Args, node: AnyNode, how: How): Values {
   const self = args.at(0);
-  const rest = kind === "apply" ? new Args([], flow.elements(args.at(1)), 0) : new Args(args.positional.slice(1), args.spread, args.spreadAt - 1);
+  const rest =
+    kind === "apply" ? new Args([], flow.elements(args.at(1)), 0) : new Args(args.positional.slice(1), args.spread, args.spreadAt - 1, args.keys.slice(1));
   if (kind !== "bind") return runCallee(flow, facts, functions, self, rest, null, node, { ...how, indirect: true });
   const bound: Values = new Set();
   for (const t of functions) {
@@ -114,6 +120,7 @@ function indirectCall(flow: Flow, facts: CallFacts, kind: "call" | "apply" | "bi
 /** What running each possible callee does; the values the call may give. */
 function runCallee(flow: Flow, facts: CallFacts, callee: Values, receiver: Values | null, args: Args, member: string | null, node: AnyNode, how: How): Values {
   const { record, indirect } = how;
+  const self = how.thisless ? null : receiver;
   const result: Values = new Set();
   for (const t of callee) {
     if (t.kind === "fn") {
@@ -122,8 +129,8 @@ function runCallee(flow: Flow, facts: CallFacts, callee: Values, receiver: Value
         result.add(t.instance());
       } else if (!t.isClass) {
         facts.functions.add(t);
-        const copied = how.copy ? flow.callCopy(t, args, receiver, node) : null;
-        if (!copied) flow.callFunction(t, args, receiver);
+        const copied = how.copy ? flow.callCopy(t, args, self, node) : null;
+        if (!copied) flow.callFunction(t, args, self);
         for (const v of t.info!.isGenerator ? [UNKNOWN] : (copied ?? t.returns)) result.add(v);
         // The bundle's exports (default, setup, scenario functions…): the runtime calls them, with anything.
         if (t.info!.kind === "init") for (const fn of functionsIn(flow.heap.read(t.returns, null))) flow.heap.markHostCalled(fn);
@@ -139,18 +146,22 @@ function runCallee(flow: Flow, facts: CallFacts, callee: Values, receiver: Value
       if (t.kind === "unknown") markUnknown(facts, receiver !== null && !indirect, member);
       const name = t.kind === "host" ? (member ?? t.name) : (member ?? "");
       const k6 = t.kind === "host" && t.k6;
-      for (const v of hostCall(flow, facts, { name, k6, receiver, args, node: indirect ? null : node, recordCallbacks: record })) result.add(v);
+      for (const v of hostCall(flow, facts, { name, k6, receiver: self, args, node: indirect ? null : node, recordCallbacks: record })) result.add(v);
     }
   }
   return result;
 }
 
+/**
+ * A call's callee may come from unseen code. Of a member, any escaped object's of that name:
+ * the names add up over the call's copies (each may read another key) and a conditional key.
+ */
 function markUnknown(facts: CallFacts, isMember: boolean, member: string | null): void {
   if (!isMember) facts.unknown = "call";
-  else if (facts.unknown === "none") {
-    facts.unknown = "member";
-    facts.unknownMember = member;
-  }
+  if (facts.unknown === "call") return;
+  facts.unknown = "member";
+  if (member === null) facts.unknownMembers = null;
+  else facts.unknownMembers?.add(member);
 }
 
 /** `new C(…)`: C's constructor (or, without one, its parent's) runs with `self` as `this`. */
@@ -178,6 +189,7 @@ function construct(flow: Flow, facts: CallFacts, cls: FnToken, args: Args, self:
 function argumentsOf(flow: Flow, node: AnyNode): Args {
   if (node.type === "TaggedTemplateExpression") return new Args([new Set([UNKNOWN]), ...node.quasi.expressions.map((e: AnyNode) => flow.value(e))]);
   const positional: Values[] = [];
+  const keys = (node.arguments as AnyNode[]).map(argumentKey);
   let spread: Values | null = null;
   let spreadAt = Number.POSITIVE_INFINITY;
   node.arguments.forEach((a: AnyNode, i: number) => {
@@ -186,7 +198,7 @@ function argumentsOf(flow: Flow, node: AnyNode): Args {
     spreadAt = Math.min(spreadAt, i);
     positional.push(EMPTY as Values);
   });
-  return new Args(positional, spread, spreadAt);
+  return new Args(positional, spread, spreadAt, keys);
 }
 
 /** `xs.filter`, `setTimeout`, `a.b.c`: the callee as a message shows it. */

@@ -63,7 +63,9 @@ export function colourBlockingCalls(syntax: BundleSyntax, { heap, facts }: FlowR
   };
   /** Whether a call may reach something of `colour` through a value from unseen code. */
   const doubtful = (c: CallFacts, colour: ReadonlySet<FunctionInfo>) =>
-    c.unknown === "call" ? blockerIn(escapedCallables, colour) : c.unknown === "member" ? blockerIn(heap.escapedField(c.unknownMember), colour) : false;
+    c.unknown === "call" ? blockerIn(escapedCallables, colour) : c.unknown === "member" ? escapedMembersBlock(c.unknownMembers, colour) : false;
+  const escapedMembersBlock = (names: ReadonlySet<string> | null, colour: ReadonlySet<FunctionInfo>) =>
+    names === null ? blockerIn(heap.escapedField(null), colour) : [...names].some((name) => blockerIn(heap.escapedField(name), colour));
   const inOrder = (c: CallFacts, colour: ReadonlySet<FunctionInfo>) =>
     c.sequenceMethod !== null && c.callbacks.some((cb) => cb.host === "sequence" && !isAsyncWritten(cb.fn) && colour.has(cb.fn.info!));
 
@@ -145,6 +147,8 @@ function pin(syntax: BundleSyntax, callsIn: Map<Context, CallFacts[]>, mayBlock:
   }
   for (const [within, calls] of callsIn) {
     for (const c of calls) {
+      // An async function has no prototype and cannot be `new`ed: a function constructor stays as it is.
+      if (c.isNew) for (const fn of c.functions) if (fn.info && mayBlock.has(fn.info)) pinRoot(fn.info, "a function called with new");
       for (const cb of c.callbacks) {
         if (cb.host === "sync" && cb.fn.info && mayBlock.has(cb.fn.info)) pinRoot(cb.fn.info, `a callback passed to ${c.calleeText}()`);
       }

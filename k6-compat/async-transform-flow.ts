@@ -11,10 +11,12 @@
  * Calls are evaluated in async-transform-calls.ts, which records what each may call.
  */
 import type { Args } from "./async-transform-args.ts";
+import { liveBranches } from "./async-transform-branches.ts";
 import { evaluateCall } from "./async-transform-calls.ts";
 import { type AsyncRoots, Heap } from "./async-transform-heap.ts";
 import { copyGetters } from "./async-transform-hosts.ts";
 import { arrayLiteral, classValue, dataLiterals, objectLiteral } from "./async-transform-literals.ts";
+import { computedKeys, forInCopy, readKeys, recordKeys } from "./async-transform-keys.ts";
 import { type Names, resolveNames } from "./async-transform-scope.ts";
 import type { CallFacts, Evaluator } from "./async-transform-types.ts";
 import { EMPTY, ELEMENTS, type FnToken, fieldOf, PRIMITIVE, UNKNOWN, type Values } from "./async-transform-values.ts";
@@ -118,7 +120,7 @@ export class Flow implements Evaluator {
       }
       case "ConditionalExpression":
         this.value(node.test);
-        return new Set([...this.value(node.consequent), ...this.value(node.alternate)]);
+        return new Set(liveBranches(this.names, node).flatMap((branch) => [...this.value(branch)]));
       case "LogicalExpression":
         return new Set([...this.value(node.left), ...this.value(node.right)]);
       case "AwaitExpression":
@@ -159,8 +161,10 @@ export class Flow implements Evaluator {
         break;
       case "ForOfStatement":
       case "ForInStatement": {
+        if (node.type === "ForInStatement" && forInCopy(this, node)) break;
         const right = this.value(node.right);
-        const each = node.type === "ForOfStatement" ? this.elements(right) : (EMPTY as Values);
+        // for-in gives the keys: strings, nothing to call.
+        const each = node.type === "ForOfStatement" ? this.elements(right) : new Set([PRIMITIVE]);
         if (node.left.type === "VariableDeclaration") this.bindPattern(node.left.declarations[0].id, each, true);
         else this.assign(node.left, each);
         this.value(node.body);
@@ -184,7 +188,7 @@ export class Flow implements Evaluator {
 
   /** What iterating `values` gives: an array's elements, or anything for a value from elsewhere. */
   elements(values: Values): Values {
-    return this.heap.read(values, "0");
+    return this.heap.read(values, ELEMENTS);
   }
 
   #function(node: AnyNode): Values {
@@ -226,7 +230,9 @@ export class Flow implements Evaluator {
     const heap = this.heap;
     const outer = heap.clone;
     heap.clone = fn.clone;
-    heap.add(fieldOf(fn.args.fields, ELEMENTS), args.all());
+    // Only a function that reads `arguments` can see them all together: for the others, one
+    // set of every call's arguments would only grow (a bundle's require gets every module).
+    if (this.names.argumentsOf.has(fn.node)) heap.add(fieldOf(fn.args.fields, ELEMENTS), args.all());
     if (receiver && fn.node.type !== "ArrowFunctionExpression") heap.add(fn.thisValues, receiver);
     fn.node.params.forEach((param: AnyNode, i: number) => this.bindParameter(fn, param, i, param.type === "RestElement" ? args.from(i) : args.at(i), false));
     heap.clone = outer;
@@ -244,6 +250,7 @@ export class Flow implements Evaluator {
     const heap = this.heap;
     const outer = heap.clone;
     const clone = heap.cloneOf(node, call);
+    recordKeys(heap, clone, args);
     heap.clone = clone;
     const copy = heap.fnToken(node);
     this.callFunction(copy, args, receiver);
@@ -309,22 +316,25 @@ export class Flow implements Evaluator {
   #storeMember(target: AnyNode, values: Values): void {
     const objects = target.object.type === "Super" ? this.thisValues : this.value(target.object);
     const hostObject = target.object.type === "Identifier" ? target.object.name : undefined;
-    this.heap.store(objects, this.propertyName(target), values, hostObject);
+    for (const name of this.propertyNames(target)) this.heap.store(objects, name, values, hostObject);
   }
 
   /** A member's property name, evaluating a computed key; null when only known at run time. */
   propertyName(member: AnyNode): string | null {
-    if (!member.computed) return keyName(member.property, false);
+    const names = this.propertyNames(member);
+    return names.length === 1 ? names[0] : null;
+  }
+
+  /** Each name a member's property may be (computedKeys: `o[c ? "a" : "b"]` is o.a or o.b); [null] when only known at run time. */
+  propertyNames(member: AnyNode): (string | null)[] {
+    if (!member.computed) return [keyName(member.property, false)];
     this.value(member.property);
-    const p = member.property;
-    if (p.type === "TemplateLiteral" && p.expressions.length === 0) return p.quasis[0].value.cooked;
-    return keyName(p, true);
+    return computedKeys(this.heap, member.property) ?? [null];
   }
 
   #member(node: AnyNode): Values {
-    const name = this.propertyName(node);
-    if (node.object.type === "Super") return this.heap.read(this.superObjects(), name);
-    return this.heap.read(this.value(node.object), name);
+    const names = this.propertyNames(node);
+    return readKeys(this.heap, node.object.type === "Super" ? this.superObjects() : this.value(node.object), names);
   }
 
   /** What `super.m` reads from: the parent class's prototype (and the class, for a static method). */

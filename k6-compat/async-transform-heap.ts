@@ -8,9 +8,9 @@
  * escaped object's `m`, calling an UNKNOWN value any escaped function (the colouring asks,
  * async-transform-colour.ts).
  */
+import { SYMBOL_KEY } from "./async-transform-keys.ts";
 import type { Binding, Names } from "./async-transform-scope.ts";
 import {
-  ANY_KEY,
   addAll,
   type Clone,
   EMPTY,
@@ -22,6 +22,7 @@ import {
   nsToken,
   OBJECT_PROTOTYPE,
   ObjToken,
+  readFields,
   rootToken,
   type Token,
   UNKNOWN,
@@ -60,6 +61,8 @@ export class Heap {
   readonly escaped: Values = new Set();
   /** Functions that code the analysis does not see calls: with anything, its result kept. */
   readonly hostCalled = new Set<FnToken>();
+  /** Of those, the ones whose result that code keeps (not an accessor's, which a field holds: see markHostCalled). */
+  readonly #resultKept = new Set<FnToken>();
   readonly #widened = new WeakSet<Values>();
   readonly #bindings = new Map<Binding, Map<Clone | null, Values>>();
   readonly #globals = new Map<string, Values>();
@@ -104,7 +107,7 @@ export class Heap {
   /** The copy of `root` for the call `call`. */
   cloneOf(root: AnyNode, call: AnyNode): Clone {
     const byCall = inner(this.#clones, root, () => new Map<AnyNode, Clone>());
-    return inner(byCall, call, () => ({ root, call }));
+    return inner(byCall, call, () => ({ root, call, keys: null }));
   }
 
   /** The copy `node` belongs to: the one being evaluated, when node is inside its function. */
@@ -161,7 +164,19 @@ export class Heap {
   /** Assigns to an identifier: its binding, or a global variable. */
   writeName(id: AnyNode, values: Iterable<Token>): void {
     const binding = this.names.refs.get(id);
-    this.add(binding ? this.bindingValues(binding) : this.#global(id.name), values);
+    if (!binding) {
+      this.add(this.#global(id.name), values);
+      return;
+    }
+    this.#writeBinding(binding, id, values);
+    const parameter = this.names.laterValueOf.get(binding);
+    if (parameter) this.#writeBinding(parameter, id, values);
+  }
+
+  /** A write to `binding` by `id`: it reaches the reads of every self-assignment of it but the one `id` is the target of. */
+  #writeBinding(binding: Binding, id: AnyNode, values: Iterable<Token>): void {
+    this.add(this.bindingValues(binding), values);
+    for (const { before, target } of this.names.selfAssignments.get(binding) ?? []) if (target !== id) this.add(this.bindingValues(before), values);
   }
 
   #global(name: string): Values {
@@ -191,16 +206,16 @@ export class Heap {
       // A class extending a builtin (`Error`, `Map`) has its methods.
       if (o.kind === "host" && name !== null && (o.name !== OBJECT_PROTOTYPE || Reflect.has(Object.prototype, name))) out.add(hostToken(name));
       if (!isHeap(o)) return;
-      if (name === null) for (const values of o.fields.values()) addAll(out, values);
-      else for (const key of [fieldName(name), ANY_KEY]) addAll(out, o.fields.get(key) ?? EMPTY);
+      readFields(o.fields, name, out);
       for (const p of o.proto) visit(p, depth + 1);
     };
     visit(t, 0);
     // Code that holds it may have put anything there.
     if (this.escaped.has(t)) out.add(UNKNOWN);
     // A builtin every such value has (`hasOwnProperty`, an array's `push`, a function's `call`).
-    if (name !== null && Reflect.has(t.kind === "fn" ? Function.prototype : ARRAYS.has(t.label) ? Array.prototype : Object.prototype, name))
-      out.add(hostToken(name));
+    const builtin = name?.startsWith(SYMBOL_KEY) ? Reflect.get(Symbol, name.slice(SYMBOL_KEY.length)) : name;
+    if (builtin !== null && Reflect.has(t.kind === "fn" ? Function.prototype : ARRAYS.has(t.label) ? Array.prototype : Object.prototype, builtin))
+      out.add(hostToken(name!));
   }
 
   #readModule(ns: string, name: string | null, out: Values): void {
@@ -219,7 +234,17 @@ export class Heap {
     }
   }
 
-  markHostCalled(fn: FnToken): void {
+  /**
+   * `resultTo: "field"` for a getter or setter `Object.defineProperty` installs: the platform
+   * runs it on a read or write of the property, and what a getter returns is already the
+   * property's value in the analysis (it escapes with the object). Called any other way (or
+   * once it escapes itself), what it returns goes to code not seen.
+   */
+  markHostCalled(fn: FnToken, resultTo: "host" | "field" = "host"): void {
+    if (resultTo === "host" && !this.#resultKept.has(fn)) {
+      this.#resultKept.add(fn);
+      this.changed = true;
+    }
     if (this.hostCalled.has(fn)) return;
     this.hostCalled.add(fn);
     this.changed = true;
@@ -240,10 +265,8 @@ export class Heap {
     if (values) return values;
     values = new Set();
     for (const t of this.escaped) {
-      if (isHeap(t)) {
-        if (name === null) for (const v of t.fields.values()) addAll(values, v);
-        else addAll(values, union2(t.fields.get(fieldName(name)), t.fields.get(ANY_KEY)));
-      } else if (t.kind === "ns") this.#readModule(t.name, name, values);
+      if (isHeap(t)) readFields(t.fields, name, values);
+      else if (t.kind === "ns") this.#readModule(t.name, name, values);
     }
     this.#escapedFields.set(name, values);
     return values;
@@ -269,7 +292,7 @@ export class Heap {
         reach(t.owned());
       }
     }
-    for (const fn of this.hostCalled) reach(fn.returns);
+    for (const fn of this.#resultKept) reach(fn.returns);
     this.#escapedFields = new Map();
   }
 }
@@ -279,10 +302,6 @@ function inner<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   let value = map.get(key);
   if (value === undefined) map.set(key, (value = make()));
   return value;
-}
-
-function union2(a: Values | undefined, b: Values | undefined): Values {
-  return new Set([...(a ?? EMPTY), ...(b ?? EMPTY)]);
 }
 
 /** A marked name as the script wrote it: `__k6async_http_get` → `get`, `__k6asyncns_http` → `http`. */

@@ -13,6 +13,7 @@
  * reachable by name through them rather than escape.
  */
 import type { Args } from "./async-transform-args.ts";
+import { computedKey } from "./async-transform-keys.ts";
 import { copyFields } from "./async-transform-literals.ts";
 import type { CallFacts, Evaluator as Flow, HostKind } from "./async-transform-types.ts";
 import {
@@ -79,8 +80,8 @@ const STORES_IN_RECEIVER = new Set(["push", "unshift", "fill", "splice"]);
 const KEEPS = new Set([...STORES_IN_RECEIVER, "set", "add"]);
 
 /** A function handed to code that runs it: that code gives it anything, and keeps what it returns. */
-export function register(flow: Flow, facts: CallFacts | null, fn: FnToken, host: HostKind): void {
-  flow.heap.markHostCalled(fn);
+export function register(flow: Flow, facts: CallFacts | null, fn: FnToken, host: HostKind, resultTo: "host" | "field" = "host"): void {
+  flow.heap.markHostCalled(fn, resultTo);
   facts?.callbacks.push({ fn, host });
 }
 
@@ -93,7 +94,7 @@ export function functionsInOrFields(values: Iterable<Token>): FnToken[] {
   return [...out];
 }
 
-type Callbacks = (fns: Iterable<FnToken>, host: HostKind) => void;
+type Callbacks = (fns: Iterable<FnToken>, host: HostKind, resultTo?: "host" | "field") => void;
 
 export interface HostCall {
   readonly name: string;
@@ -108,8 +109,8 @@ export interface HostCall {
 }
 
 export function hostCall(flow: Flow, facts: CallFacts, call: HostCall): Values {
-  const callbacks = (fns: Iterable<FnToken>, host: HostKind) => {
-    for (const fn of fns) register(flow, call.recordCallbacks ? facts : null, fn, host);
+  const callbacks: Callbacks = (fns, host, resultTo) => {
+    for (const fn of fns) register(flow, call.recordCallbacks ? facts : null, fn, host, resultTo);
   };
   const heap = flow.heap;
   const { name, args, receiver } = call;
@@ -155,6 +156,10 @@ function objectBuiltin(flow: Flow, call: HostCall, callbacks: Callbacks): Values
   const heap = flow.heap;
   const { args } = call;
   switch (call.name) {
+    case "Object":
+      // `Object(f)` is f itself for an object or a function (webpack writes `Object(l.group)(…)`
+      // to call an import without `this`); for a primitive, a wrapper with nothing to call.
+      return call.receiver === null ? new Set([...args.at(0)].filter((t) => t.kind !== "primitive")) : null;
     case "defineProperty":
       return call.node ? defineProperty(flow, call, callbacks) : null;
     case "create": {
@@ -219,7 +224,8 @@ function defineProperty(flow: Flow, call: HostCall, callbacks: Callbacks): Value
     }
     return target;
   }
-  const key = fieldName(keyNode?.type === "Literal" ? keyName(keyNode, true) : null);
+  // A literal, or a parameter of a copy whose call gave one (webpack's `r.d(exports, "describe", getter)`).
+  const key = fieldName(keyNode ? computedKey(flow.heap, keyNode) : null);
   for (const d of call.args.at(2)) {
     if (d.kind !== "obj") {
       heap.store(target, key === ANY_KEY ? null : key, [UNKNOWN]);
@@ -227,7 +233,7 @@ function defineProperty(flow: Flow, call: HostCall, callbacks: Callbacks): Value
     }
     const getters = functionsIn(d.fields.get("get") ?? EMPTY);
     // The platform runs a getter or setter when the property is used: at once, as `sync` callbacks.
-    callbacks([...getters, ...functionsIn(d.fields.get("set") ?? EMPTY)], "sync");
+    callbacks([...getters, ...functionsIn(d.fields.get("set") ?? EMPTY)], "sync", "field");
     heap.store(target, key === ANY_KEY ? null : key, [...(d.fields.get("value") ?? EMPTY), ...getters.flatMap((g) => [...g.returns])]);
   }
   return target;

@@ -9,11 +9,22 @@ import type { Evaluator as Flow } from "./async-transform-types.ts";
 import { ANY_KEY, ELEMENTS, fieldName, fieldOf, isHeap, type Token, UNKNOWN, type Values } from "./async-transform-values.ts";
 import { type AnyNode, FUNCTION_TYPES, forEachChild, keyName } from "./async-transform-walk.ts";
 
+/**
+ * `[a, b]`: each element in its index's field, so that `xs[1]` gives b alone (a webpack
+ * bundle's table of modules is such an array, and `require(1)` must run module 1 only).
+ * From a spread on, an element's index is not known: those go to ELEMENTS, which every
+ * index reads.
+ */
 export function arrayLiteral(flow: Flow, node: AnyNode): Values {
   if (flow.dataLiterals.has(node)) return new Set([UNKNOWN]);
   const array = flow.heap.objectAt(node, "array");
-  for (const e of node.elements)
-    if (e) flow.heap.add(fieldOf(array.fields, ELEMENTS), e.type === "SpreadElement" ? flow.elements(flow.value(e.argument)) : flow.value(e));
+  let indexKnown = true;
+  node.elements.forEach((e: AnyNode | null, i: number) => {
+    if (e?.type === "SpreadElement") indexKnown = false;
+    if (!e) return;
+    const values = e.type === "SpreadElement" ? flow.elements(flow.value(e.argument)) : flow.value(e);
+    flow.heap.add(fieldOf(array.fields, indexKnown ? String(i) : ELEMENTS), values);
+  });
   return new Set([array]);
 }
 

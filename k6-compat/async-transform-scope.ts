@@ -10,6 +10,7 @@
  * name. Annex B's sloppy-mode hoisting of a function declared in a block is not modelled:
  * esbuild's output declares functions at the top of their function.
  */
+import { type SelfAssignment, splitSelfAssignments } from "./async-transform-self-assign.ts";
 import type { AnyNode } from "./async-transform-walk.ts";
 import { FUNCTION_TYPES, forEachChild } from "./async-transform-walk.ts";
 
@@ -23,8 +24,20 @@ export interface Binding {
 export interface Names {
   /** What every identifier of the program refers to: its binding, or null for a global. */
   readonly refs: ReadonlyMap<AnyNode, Binding | null>;
-  /** Each non-arrow function's `arguments`. */
+  /** Each non-arrow function's `arguments`, when its code reads it (else nothing can see it). */
   readonly argumentsOf: ReadonlyMap<AnyNode, Binding>;
+  /**
+   * A parameter redeclared at its function's top level (`var n = n(0)`, minified webpack's
+   * reuse of require's parameter) has a second binding for what follows; this maps it to
+   * the parameter's when a closure reads the parameter, for the closure may run later.
+   */
+  readonly laterValueOf: ReadonlyMap<Binding, Binding>;
+  /** The bindings of functions' parameters (plain names). */
+  readonly parameters: ReadonlySet<Binding>;
+  /** For a variable, its self-assignments' bindings (async-transform-self-assign.ts). */
+  readonly selfAssignments: ReadonlyMap<Binding, readonly SelfAssignment[]>;
+  /** The bindings something assigns after their declaration (async-transform-keys.ts trusts a parameter's key only if none does). */
+  readonly written: ReadonlySet<Binding>;
 }
 
 interface Scope {
@@ -45,11 +58,109 @@ export function resolveNames(program: AnyNode): Names {
   const refs = new Map<AnyNode, Binding | null>();
   resolve(program, null, null, scopes, refs);
   const argumentsOf = new Map<AnyNode, Binding>();
+  const read = new Set(refs.values());
   for (const [node, scope] of scopes) {
     const args = FUNCTION_TYPES.has(node.type) ? scope.names.get("arguments") : undefined;
-    if (args) argumentsOf.set(node, args);
+    if (args && read.has(args)) argumentsOf.set(node, args);
   }
-  return { refs, argumentsOf };
+  const laterValueOf = splitRedeclaredParameters(program, refs);
+  const selfAssignments = splitSelfAssignments(program, refs);
+  const parameters = new Set<Binding>();
+  for (const node of scopes.keys())
+    if (FUNCTION_TYPES.has(node.type)) for (const p of node.params) if (p.type === "Identifier" && refs.get(p)) parameters.add(refs.get(p)!);
+  return { refs, argumentsOf, laterValueOf, selfAssignments, parameters, written: writtenBindings(program, refs, laterValueOf) };
+}
+
+/**
+ * What assignments, updates, `for (x in/of …)`, declarations with a value and function or
+ * class declarations write to (a parameter's own binding by its call is not counted), and
+ * the parameters that receive a later binding's values.
+ */
+function writtenBindings(program: AnyNode, refs: ReadonlyMap<AnyNode, Binding | null>, laterValueOf: ReadonlyMap<Binding, Binding>): Set<Binding> {
+  const written = new Set<Binding>(laterValueOf.values());
+  const write = (pattern: AnyNode | null) => {
+    if (pattern?.type === "MemberExpression") return;
+    for (const id of patternNames(pattern)) {
+      const binding = refs.get(id);
+      if (binding) written.add(binding);
+    }
+  };
+  const visit = (node: AnyNode) => {
+    if (node.type === "AssignmentExpression") write(node.left);
+    else if (node.type === "UpdateExpression" && node.argument.type === "Identifier") write(node.argument);
+    else if (node.type === "ForInStatement" || node.type === "ForOfStatement")
+      write(node.left.type === "VariableDeclaration" ? node.left.declarations[0].id : node.left);
+    else if (node.type === "VariableDeclarator" && node.init) write(node.id);
+    else if ((node.type === "FunctionDeclaration" || node.type === "ClassDeclaration") && node.id) write(node.id);
+    forEachChild(node, visit);
+  };
+  visit(program);
+  return written;
+}
+
+function splitRedeclaredParameters(program: AnyNode, refs: Map<AnyNode, Binding | null>): Map<Binding, Binding> {
+  const laterValueOf = new Map<Binding, Binding>();
+  const visit = (node: AnyNode) => {
+    if (FUNCTION_TYPES.has(node.type) && node.body?.type === "BlockStatement") splitIn(node, refs, laterValueOf);
+    forEachChild(node, visit);
+  };
+  visit(program);
+  return laterValueOf;
+}
+
+function splitIn(fn: AnyNode, refs: Map<AnyNode, Binding | null>, laterValueOf: Map<Binding, Binding>): void {
+  const params = new Set(fn.params.flatMap((p: AnyNode) => patternNames(p).map((id) => id.name as string)));
+  for (const statement of fn.body.body as AnyNode[]) {
+    for (const { id, end } of redeclarations(statement)) {
+      const parameter = params.has(id.name) ? refs.get(id) : null;
+      if (!parameter || parameter.declaredIn !== fn || assignedInClosure(fn, parameter, refs)) continue;
+      const later: Binding = { name: parameter.name, declaredIn: fn };
+      if (readInClosure(fn, parameter, refs)) laterValueOf.set(later, parameter);
+      refs.set(id, later);
+      ownIdentifiers(fn.body, (ref) => {
+        if (ref.start >= end && refs.get(ref) === parameter) refs.set(ref, later);
+      });
+      params.delete(id.name);
+    }
+  }
+}
+
+function redeclarations(statement: AnyNode): Array<{ id: AnyNode; end: number }> {
+  if (statement.type === "VariableDeclaration" && statement.kind === "var")
+    return (statement.declarations as AnyNode[]).filter((d) => d.id.type === "Identifier" && d.init).map((d) => ({ id: d.id, end: d.end }));
+  const e = statement.type === "ExpressionStatement" ? statement.expression : null;
+  if (e?.type === "AssignmentExpression" && e.operator === "=" && e.left.type === "Identifier") return [{ id: e.left, end: e.end }];
+  return [];
+}
+
+function ownIdentifiers(node: AnyNode, each: (id: AnyNode) => void): void {
+  if (node.type === "Identifier") each(node);
+  forEachChild(node, (child) => {
+    if (!FUNCTION_TYPES.has(child.type)) ownIdentifiers(child, each);
+  });
+}
+
+function readInClosure(fn: AnyNode, binding: Binding, refs: ReadonlyMap<AnyNode, Binding | null>): boolean {
+  let found = false;
+  const search = (node: AnyNode, nested: boolean) => {
+    if (found) return;
+    if (nested && node.type === "Identifier" && refs.get(node) === binding) found = true;
+    forEachChild(node, (child) => search(child, nested || FUNCTION_TYPES.has(child.type)));
+  };
+  search(fn.body, false);
+  return found;
+}
+
+function assignedInClosure(fn: AnyNode, binding: Binding, refs: ReadonlyMap<AnyNode, Binding | null>): boolean {
+  let found = false;
+  const search = (node: AnyNode, nested: boolean) => {
+    if (found) return;
+    const target = node.type === "AssignmentExpression" ? node.left : node.type === "UpdateExpression" ? node.argument : null;
+    if (nested && target?.type === "Identifier" && refs.get(target) === binding) found = true;
+    forEachChild(node, (child) => search(child, nested || FUNCTION_TYPES.has(child.type)));
+  };
+  search(fn.body, false);
+  return found;
 }
 
 function newScope(node: AnyNode, parent: Scope | null, isFunction: boolean, scopes: Map<AnyNode, Scope>): Scope {

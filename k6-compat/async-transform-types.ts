@@ -27,11 +27,11 @@ export interface CallFacts {
   readonly roots: Set<string>;
   /**
    * Its callee may be a value from code the analysis does not see: `call`, any escaped
-   * function; `member`, any escaped object's method of the name called (`unknownMember`,
-   * null when computed).
+   * function; `member`, any escaped object's method of a name called (`unknownMembers`:
+   * each name its copies and a conditional key may call; null when one is known only at run time).
    */
   unknown: "none" | "call" | "member";
-  unknownMember: string | null;
+  unknownMembers: Set<string> | null;
   readonly isNew: boolean;
   /** Functions it hands to code that runs them, and how that code runs them. */
   readonly callbacks: { readonly fn: FnToken; readonly host: HostKind }[];
@@ -59,5 +59,6 @@ export interface Evaluator {
   callFunction(fn: FnToken, args: Args, receiver: Values | null): void;
   callCopy(fn: FnToken, args: Args, receiver: Values | null, call: AnyNode): Values | null;
   propertyName(member: AnyNode): string | null;
+  propertyNames(member: AnyNode): (string | null)[];
   superObjects(): Values;
 }

@@ -10,12 +10,17 @@
  * Andersen's points-to analysis. What reaches code the analysis does not see "escapes":
  * that code may keep it and hand it back anywhere an UNKNOWN value appears.
  */
+import type { Binding } from "./async-transform-scope.ts";
 import type { AnyNode, FunctionInfo } from "./async-transform-walk.ts";
 
 export type Token = FnToken | ObjToken | NsToken | RootToken | HostToken | UnknownToken | PrimitiveToken;
 export type Values = Set<Token>;
 
-/** Fields by name; "*" holds what was stored under a key computed at run time, "[]" array elements. */
+/**
+ * Fields by name; "*" holds what was stored under a key computed at run time, "[]" array
+ * elements at an index not known (`push`, after a spread), and an index known when written
+ * (`[a, b]`, `xs[1] = c`) has a field of its own, "1".
+ */
 export type Fields = Map<string, Values>;
 
 export const ANY_KEY = "*";
@@ -90,6 +95,13 @@ export class FnToken {
 export interface Clone {
   readonly root: AnyNode;
   readonly call: AnyNode;
+  /**
+   * The root's parameters that surely hold one key in this copy: never assigned, and given
+   * an argument written as a literal (`require(10)`); a parameter's key is null once two
+   * calls of the copy disagree, and the map null until the copy is first called
+   * (async-transform-keys.ts).
+   */
+  keys: Map<Binding, string | null> | null;
 }
 
 /** An object or array made by the script at one place. */
@@ -171,7 +183,30 @@ export function fieldOf(fields: Fields, name: string): Values {
   return values;
 }
 
-/** Array indexes share one field: the analysis does not tell elements apart. */
-export const fieldName = (name: string | null): string => (name === null ? ANY_KEY : /^\d+$/.test(name) ? ELEMENTS : name);
+/** The field a store under `name` goes to (null: a key computed at run time). */
+export const fieldName = (name: string | null): string => name ?? ANY_KEY;
+
+const isIndex = (name: string) => /^\d+$/.test(name);
+
+/**
+ * What reading `name` may give of an object's own fields: its field, and what was stored
+ * under a key not known ("*"); for an index, also the elements at an index not known ("[]");
+ * for ELEMENTS (any element, as iterating gives), every index's field; for null (a key
+ * known only at run time), every field. Reading one index of a module table then gives
+ * that module only, and an index not known still gives them all.
+ */
+export function readFields(fields: Fields, name: string | null, out: Values): void {
+  if (name === null) {
+    for (const values of fields.values()) addAll(out, values);
+    return;
+  }
+  if (name === ELEMENTS) {
+    for (const [key, values] of fields) if (key === ELEMENTS || key === ANY_KEY || isIndex(key)) addAll(out, values);
+    return;
+  }
+  addAll(out, fields.get(name) ?? EMPTY);
+  addAll(out, fields.get(ANY_KEY) ?? EMPTY);
+  if (isIndex(name)) addAll(out, fields.get(ELEMENTS) ?? EMPTY);
+}
 
 export const isHeap = (t: Token): t is FnToken | ObjToken => t.kind === "fn" || t.kind === "obj";
