@@ -322,7 +322,7 @@ export class Flow implements Evaluator {
   /** A member's property name, evaluating a computed key; null when only known at run time. */
   propertyName(member: AnyNode): string | null {
     const names = this.propertyNames(member);
-    return names.length === 1 ? names[0] : null;
+    return names.length === 1 ? names[0]! : null;
   }
 
   /** Each name a member's property may be (computedKeys: `o[c ? "a" : "b"]` is o.a or o.b); [null] when only known at run time. */

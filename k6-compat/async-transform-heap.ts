@@ -8,7 +8,6 @@
  * escaped object's `m`, calling an UNKNOWN value any escaped function (the colouring asks,
  * async-transform-colour.ts).
  */
-import { SYMBOL_KEY } from "./async-transform-keys.ts";
 import type { Binding, Names } from "./async-transform-scope.ts";
 import {
   addAll,
@@ -24,6 +23,7 @@ import {
   ObjToken,
   readFields,
   rootToken,
+  SYMBOL_KEY,
   type Token,
   UNKNOWN,
   type Values,

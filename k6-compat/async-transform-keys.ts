@@ -11,11 +11,8 @@ import type { Args } from "./async-transform-args.ts";
 import type { Heap } from "./async-transform-heap.ts";
 import { copyFields } from "./async-transform-literals.ts";
 import type { Evaluator as Flow } from "./async-transform-types.ts";
-import { ANY_KEY, type Clone, fieldOf, isHeap, PRIMITIVE, type Token, UNKNOWN, type Values } from "./async-transform-values.ts";
+import { ANY_KEY, type Clone, fieldOf, isHeap, PRIMITIVE, SYMBOL_KEY, type Token, UNKNOWN, type Values } from "./async-transform-values.ts";
 import { type AnyNode, forEachChild, keyName } from "./async-transform-walk.ts";
-
-/** How a well-known symbol is named as a key: `@@iterator`. */
-export const SYMBOL_KEY = "@@";
 
 const isWellKnownSymbol = (heap: Heap, node: AnyNode) =>
   node.type === "MemberExpression" &&
@@ -139,7 +136,7 @@ export function computedKeys(heap: Heap, property: AnyNode): string[] | null {
 
 /** What reading any of `keys` (a member's property names; null: any name) of `objects` gives. */
 export function readKeys(heap: Heap, objects: Values, keys: readonly (string | null)[]): Values {
-  if (keys.length === 1) return heap.read(objects, keys[0]);
+  if (keys.length === 1) return heap.read(objects, keys[0]!);
   const out: Values = new Set();
   for (const key of keys) for (const v of heap.read(objects, key)) out.add(v);
   return out;

@@ -11,15 +11,11 @@
  * esbuild's output declares functions at the top of their function.
  */
 import { type SelfAssignment, splitSelfAssignments } from "./async-transform-self-assign.ts";
-import type { AnyNode } from "./async-transform-walk.ts";
+import type { AnyNode, Binding } from "./async-transform-walk.ts";
 import { FUNCTION_TYPES, forEachChild } from "./async-transform-walk.ts";
 
 /** One declared name. */
-export interface Binding {
-  readonly name: string;
-  /** The function (or the program) it belongs to: each call of a function copied per call has its own. */
-  readonly declaredIn: AnyNode;
-}
+export type { Binding } from "./async-transform-walk.ts";
 
 export interface Names {
   /** What every identifier of the program refers to: its binding, or null for a global. */

@@ -12,8 +12,7 @@
  * the variable's function — not in a loop nor in a nested function — and only for reads in
  * the right side itself, not in a closure made there (which may run after the assignment).
  */
-import type { Binding } from "./async-transform-scope.ts";
-import { type AnyNode, FUNCTION_TYPES, forEachChild } from "./async-transform-walk.ts";
+import { type AnyNode, type Binding, FUNCTION_TYPES, forEachChild } from "./async-transform-walk.ts";
 
 /** A self-assignment `x = …x…`: the binding its reads of x see, and its target (whose write does not reach it). */
 export interface SelfAssignment {

@@ -25,6 +25,8 @@ export type Fields = Map<string, Values>;
 
 export const ANY_KEY = "*";
 export const ELEMENTS = "[]";
+/** How a well-known symbol is named as a key: `@@iterator`. */
+export const SYMBOL_KEY = "@@";
 
 /** A script function or class. A function is an object too: `f.x = …`, `F.prototype.m = …`. */
 export class FnToken {

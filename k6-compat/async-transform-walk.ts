@@ -144,3 +144,10 @@ function nameFromParent(parent: AnyNode | null): string | null {
   if (parent?.type === "PropertyDefinition") return keyName(parent.key, parent.computed);
   return null;
 }
+
+/** A variable of the script: its name and where it is declared (async-transform-scope.ts resolves names to these). */
+export interface Binding {
+  readonly name: string;
+  /** The function (or the program) it belongs to: each call of a function copied per call has its own. */
+  readonly declaredIn: AnyNode;
+}
