@@ -21,11 +21,10 @@ export const EXPECTED_DIFFERENCES: Readonly<Record<string, string>> = {
     "k6/ws's socket.ping() throws (a Worker's WebSocket cannot send pings), so the interval that pings ends the session with an error before the script's check of the 101 runs; neither ws_ping nor ws_session_duration is reported",
   "dashboard-demo-ws":
     "refused, exit 104: its thresholds are on ws_ping, which edgeload cannot measure (a Worker's WebSocket cannot send pings), so the run spec is invalid; k6 runs it",
-  // Not platform limits: a gap to close. k6chaijs 4.3.4.0's webpack bundle needs the rewrite's
-  // analysis to tell its modules apart (one `exports: {}` made for all of them, read through
-  // `n[e]` with an index it does not follow).
+  // Platform limit: a Worker may not generate code from strings. k6chaijs-contracts validates
+  // with ajv 6, which compiles every JSON schema into a function with new Function().
   "contracts-test":
-    "refused, exit 104: describe() of k6chaijs 4.3.4.0, a webpack bundle, is lost to the async rewrite's analysis (its exports object is widened), so a callback that makes requests cannot be awaited in it",
+    "exit 99: ajv 6 (bundled by k6chaijs-contracts) compiles each JSON schema with new Function(), which a Worker forbids (EvalError: code generation from strings disallowed), so the checks that validate a response against a schema fail; k6's goja allows it and every check passes",
   "contracts-simple":
-    "refused, exit 104: describe() of k6chaijs 4.3.4.0, a webpack bundle, is lost to the async rewrite's analysis (its exports object is widened), so a callback that makes requests cannot be awaited in it",
+    "exit 99: ajv 6 (bundled by k6chaijs-contracts) compiles each JSON schema with new Function(), which a Worker forbids (EvalError: code generation from strings disallowed), so its check that validates against a schema fails; k6's goja allows it and every check passes",
 };
