@@ -44,7 +44,7 @@ export function createK6({ vu, host, drain, tags: sampleTags }: VuScope, vuMath:
     },
     randomSeed(seed: number): void {
       // This VU's Math.random only, in VU code and in the init context alike, as in k6
-      // (vu-math.test.ts pins both).
+      // (k6-compat/vu-math.test.ts pins both).
       vuMath.seed(seed);
     },
   };

@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import vm from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { vuContext } from "../../../test/support/vu-context.ts";
-import { bundleScript } from "../../bundle.ts";
-import { createVuModules, sequence } from "../vu-modules.ts";
-import type { IterationHost } from "../wire.ts";
-import { createVuMath, int64Seed, seededRandom } from "./vu-math.ts";
+import { vuContext } from "../test/support/vu-context.ts";
+import { bundleScript } from "./bundle.ts";
+import { createVuModules, sequence } from "./runtime/vu-modules.ts";
+import type { IterationHost } from "./runtime/wire.ts";
+import { createVuMath, int64Seed, seededRandom } from "./runtime/vu-modules/vu-math.ts";
 
 const draws = (random: () => number, n: number) => Array.from({ length: n }, random);
 
