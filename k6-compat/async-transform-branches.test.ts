@@ -4,16 +4,9 @@
  * known only at run time (chai's deep-eql) does not spread what it stores to every object.
  */
 import { describe, expect, it } from "vitest";
-import { makeBlockingCallsAwaited } from "./async-transform.ts";
-import { isBlockingMember, isBlockingName } from "./modules.ts";
+import { rewriteBody } from "../test/support/async-rewrite-body.ts";
 
-const roots = { isAsyncName: isBlockingName, isAsyncMember: isBlockingMember };
-const wrap = (body: string) => `var s = (() => {\n${body}\nreturn { f };\n})();`;
-/** The rewritten body alone, or the problems joined. */
-const rewrite = (body: string) => {
-  const r = makeBlockingCallsAwaited(wrap(body), roots);
-  return r.ok ? r.code.slice("var s = (() => {\n".length, r.code.indexOf("\nreturn { f };")) : `refused: ${r.problems.join("; ")}`;
-};
+const rewrite = rewriteBody;
 
 /** A fallback map that stores under a key known only at run time, as deep-eql's does, and a use of whichever map M is. */
 const FAKE = "function Fake() {} Fake.prototype.set = function (o, v) { o[this.k] = v; };";

@@ -8,16 +8,9 @@
  * `box` below is such a place: `box.run` is whatever escaped.
  */
 import { describe, expect, it } from "vitest";
-import { makeBlockingCallsAwaited } from "./async-transform.ts";
-import { isBlockingMember, isBlockingName } from "./modules.ts";
+import { rewriteBody } from "../test/support/async-rewrite-body.ts";
 
-const roots = { isAsyncName: isBlockingName, isAsyncMember: isBlockingMember };
-const wrap = (body: string) => `var s = (() => {\n${body}\nreturn { f };\n})();`;
-/** The rewritten body alone, or the problems joined. */
-const rewrite = (body: string) => {
-  const r = makeBlockingCallsAwaited(wrap(body), roots);
-  return r.ok ? r.code.slice("var s = (() => {\n".length, r.code.indexOf("\nreturn { f };")) : `refused: ${r.problems.join("; ")}`;
-};
+const rewrite = rewriteBody;
 
 /** An object unseen code holds (a Map keeps it), and a call of what it may hold. */
 const BOX = "var box = {}; new Map().set(1, box);";

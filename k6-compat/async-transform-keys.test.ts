@@ -9,16 +9,9 @@
  * key not known reads every field).
  */
 import { describe, expect, it } from "vitest";
-import { makeBlockingCallsAwaited } from "./async-transform.ts";
-import { isBlockingMember, isBlockingName } from "./modules.ts";
+import { rewriteBody } from "../test/support/async-rewrite-body.ts";
 
-const roots = { isAsyncName: isBlockingName, isAsyncMember: isBlockingMember };
-const wrap = (body: string) => `var s = (() => {\n${body}\nreturn { f };\n})();`;
-/** The rewritten body alone, or the problems joined. */
-const rewrite = (body: string) => {
-  const r = makeBlockingCallsAwaited(wrap(body), roots);
-  return r.ok ? r.code.slice("var s = (() => {\n".length, r.code.indexOf("\nreturn { f };")) : `refused: ${r.problems.join("; ")}`;
-};
+const rewrite = rewriteBody;
 
 const FNS = "var fns = [() => __k6async_k6_sleep(1), () => 1];";
 const FNS_ASYNC = "var fns = [async () => (await __k6async_k6_sleep(1)), () => 1];";
